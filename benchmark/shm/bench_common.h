@@ -1,0 +1,71 @@
+// Code the three mains share: common flags, argument checking, start-up,
+// error exits and the report. The mains are C++ only because gflags and glog
+// are; everything that measures lives in the C library.
+#ifndef SHMBENCH_BENCH_COMMON_H
+#define SHMBENCH_BENCH_COMMON_H
+
+#include <gflags/gflags.h>
+
+#include <cstdint>
+#include <string>
+
+#include "shmbench/shmbench.h"
+
+// Defines the flags every binary has. Expanded in each main's own file, so
+// that gflags' --helpshort (flags of the file named after the binary) lists
+// them with the binary's own flags.
+#define SHMB_DEFINE_COMMON_FLAGS()                                                          \
+    DEFINE_string(format, "table", "Output format: table, csv or json");                    \
+    DEFINE_int32(repetitions, 1,                                                            \
+                 "Run the whole measurement this many times; with more than one, each "      \
+                 "row is followed by its mean, median, stddev and cv");                     \
+    DEFINE_uint64(seed, 42, "Seed of every random input (free order, addresses, requests)"); \
+    DEFINE_string(shm_prefix, "/mooncake_bench_",                                           \
+                  "Name prefix of the SHM segments (one leading '/', no other '/')");       \
+    DEFINE_int32(cpu, -1, "Pin the measuring thread to this CPU (-1: do not pin)")
+
+DECLARE_string(format);
+DECLARE_int32(repetitions);
+DECLARE_uint64(seed);
+DECLARE_string(shm_prefix);
+DECLARE_int32(cpu);
+
+namespace shmb {
+
+// Parses the command line. Bad or unknown flags and stray arguments exit 2
+// with one line; --help, --helpshort and --version print and exit 0. Then
+// checks the common flags, starts glog on stderr, installs the signal
+// handlers that unlink our segments and pins the thread if --cpu asks.
+// main_file is the main's __FILE__ (its flags are the binary's own).
+void Init(int* argc, char*** argv, const char* usage, const char* main_file);
+
+// One line "<program>: invalid --<flag>=<value>: <allowed>" on stderr, exit 2.
+[[noreturn]] void FlagError(const char* flag, const std::string& value, const std::string& allowed);
+
+// For a failed library call: one line naming the system call, the errno text
+// and what to try, on stderr; unlinks our segments; exit 1.
+[[noreturn]] void Fail(int ret, const char* what);
+
+// Checks lo <= value <= hi for an integer flag, else FlagError.
+uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
+
+// Splits a comma-separated list flag; every item must be one of `allowed`
+// (comma-separated), no item may repeat, the list may not be empty.
+// Returns the items in the order given.
+std::string CheckList(const char* flag, const std::string& value, const std::string& allowed);
+
+// True if `item` is in the comma-separated `list`.
+bool InList(const std::string& list, const std::string& item);
+
+// Fills the parts of a report that every binary shares (context, flags,
+// repetitions, CPU) and writes the rows to stdout in --format.
+// Exits 1 if stdout cannot be written.
+void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
+
+// Checks that `bytes` fit in the free space of /dev/shm, else one line
+// naming `flag`, the space needed and the space free, exit 1.
+void CheckShmSpace(const char* flag, uint64_t bytes);
+
+}  // namespace shmb
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * error: what the library's last failed system call was.
+ *
+ * Library functions return 0 (or a count) on success and -errno on failure.
+ * When the failure comes from a system call, the function also records the
+ * call's name and the object it acted on, so that the caller can print
+ * "shm_open(/name) failed: Permission denied" without the library printing.
+ * The record is per thread and is overwritten by the next failure.
+ */
+#ifndef SHMBENCH_ERROR_H
+#define SHMBENCH_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMB_ERROR_OBJECT_MAX 256
+
+typedef struct shmb_error {
+    const char *call;                   /* static string, e.g. "shm_open"; NULL if none */
+    int err;                            /* positive errno value */
+    char object[SHMB_ERROR_OBJECT_MAX]; /* what the call acted on, may be "" */
+} shmb_error_t;
+
+/* Records a failed call for this thread. Returns -err, so a caller can write
+ * `return shmb_error_record("mmap", errno, name);`. object may be NULL. */
+int shmb_error_record(const char *call, int err, const char *object);
+
+/* The last failure recorded on this thread (call is NULL if there was none). */
+const shmb_error_t *shmb_error_last(void);
+
+/* Forgets the last failure of this thread. */
+void shmb_error_clear(void);
+
+/* What a user can try for this errno when it comes from a SHM call: a static,
+ * one-line hint, or "" when there is nothing specific to say. */
+const char *shmb_error_hint(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

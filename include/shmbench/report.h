@@ -1,0 +1,107 @@
+/*
+ * report: result rows and the run's context, written as an aligned table, as
+ * CSV (RFC 4180) or as Google Benchmark's JSON (so its compare.py works).
+ *
+ * A row is one measured thing: <bench>/<variant>/<step>/<arg_name>:<arg>
+ * (+ /threads:T when T > 1). Times are nanoseconds per operation; rates are
+ * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
+ * With repetitions > 1, each row's repetitions are followed by its
+ * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions.
+ */
+#ifndef SHMBENCH_REPORT_H
+#define SHMBENCH_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shmbench/stats.h"
+#include "shmbench/sysinfo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum shmb_format {
+    SHMB_FORMAT_TABLE,
+    SHMB_FORMAT_CSV,
+    SHMB_FORMAT_JSON,
+} shmb_format_t;
+
+typedef struct shmb_row {
+    char variant[32];        /* "posix", "linear", "memcpy" */
+    char step[32];           /* "shm_open"; "" when the bench has no steps */
+    char arg_name[16];       /* "size_kb", "segments" */
+    uint64_t arg;            /* the argument's value */
+    int threads;             /* 1 unless split across threads */
+    int repetition;          /* 0-based index of the repetition */
+    char aggregate[8];       /* "" for a measured row; "mean", "median", "stddev", "cv" */
+    uint64_t iterations;     /* operations measured */
+    shmb_stats_t ns;         /* nanoseconds per operation: of each sample, or of each batch */
+    double items_per_second; /* operations per second from ns.mean; 0 = not reported */
+    double bytes_per_second; /* bytes moved per second; 0 = not reported */
+    double speedup;          /* baseline mean / this mean; 0 = not reported */
+    char note[48];           /* e.g. "verified 10000/10000", "cold"; "" = none */
+} shmb_row_t;
+
+typedef struct shmb_rows {
+    shmb_row_t *v;
+    size_t n;
+    size_t cap;
+} shmb_rows_t;
+
+typedef struct shmb_report {
+    const char *program;       /* "shm_allocation_bench" */
+    const char *version;       /* "0.1.0" */
+    const char *bench;         /* JSON name prefix: "shm_alloc" */
+    const char *variant_label; /* table column of row.variant: "allocator" */
+    const char *speedup_label; /* table column of row.speedup: "speedup_vs_posix" */
+    int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
+    const char *executable;    /* argv[0] */
+    const char *flags;         /* "name=value ..." of every flag of the binary */
+    const char *notes[8];      /* further context lines, NULL-terminated */
+    const shmb_sysinfo_t *sys;
+    double timer_overhead_ns;
+    int cpu;                   /* pinned CPU, or -1 */
+    int repetitions;           /* >= 1 */
+    int64_t date;              /* seconds since the epoch of the run's start */
+} shmb_report_t;
+
+/* Appends a copy of *row. Returns 0 or -ENOMEM. */
+int shmb_rows_push(shmb_rows_t *rows, const shmb_row_t *row);
+
+/* Summarises samples[0..n) (nanoseconds per operation; reordered) into
+ * row->ns and row->items_per_second (10^9 / mean), then appends the row.
+ * Returns 0, -EINVAL (n = 0) or -ENOMEM. */
+int shmb_rows_push_samples(shmb_rows_t *rows, shmb_row_t *row, double *samples, size_t n);
+
+/* The first row with this variant, step, argument and repetition, or NULL. */
+shmb_row_t *shmb_rows_find(const shmb_rows_t *rows, const char *variant, const char *step,
+                           uint64_t arg, int repetition);
+
+/* Frees the rows' storage; rows is empty afterwards. */
+void shmb_rows_free(shmb_rows_t *rows);
+
+/* "table", "csv" or "json" -> *out. Returns 0 or -EINVAL. */
+int shmb_report_parse_format(const char *text, shmb_format_t *out);
+
+/* The row's benchmark name, e.g. "shm_alloc/posix/total/size_kb:4", into buf.
+ * Aggregate rows get "_<aggregate>" appended, as Google Benchmark names them. */
+void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, char *buf,
+                          size_t cap);
+
+/* Adds, for every row name that has several repetitions, its mean, median,
+ * stddev and cv rows (over the repetitions' values) to out. Returns 0 or
+ * -ENOMEM. */
+int shmb_report_aggregate(const shmb_rows_t *rows, shmb_rows_t *out);
+
+/* Writes the context and rows (with their aggregates when repetitions > 1) in
+ * the format. Returns 0, -ENOMEM, or -EIO if writing failed. */
+int shmb_report_write(FILE *out, shmb_format_t format, const shmb_report_t *report,
+                      const shmb_rows_t *rows);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

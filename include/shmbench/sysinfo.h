@@ -1,0 +1,81 @@
+/*
+ * sysinfo: the facts of the machine a result was measured on.
+ *
+ * Each fact is read from its real source (/proc, /sys, uname, statvfs of
+ * /dev/shm, glibc's dynamic loader) and degrades to "unknown" (strings) or a
+ * negative value (numbers) when the source is absent. Nothing here fails a
+ * run. Sizes are in bytes.
+ */
+#ifndef SHMBENCH_SYSINFO_H
+#define SHMBENCH_SYSINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMB_SYSINFO_STR 128
+#define SHMB_SYSINFO_MAX_CACHES 8
+
+typedef struct shmb_cache_info {
+    int level;                   /* 1, 2, 3 */
+    char type[16];               /* "Data", "Instruction", "Unified" */
+    int64_t size;                /* bytes */
+    int num_sharing;             /* CPUs sharing one instance */
+} shmb_cache_info_t;
+
+typedef struct shmb_sysinfo {
+    char host[SHMB_SYSINFO_STR];
+    char cpu_model[SHMB_SYSINFO_STR];
+    int num_cpus;                /* online CPUs; -1 unknown */
+    double mhz;                  /* of CPU 0 per /proc/cpuinfo; -1 unknown */
+    char kernel[SHMB_SYSINFO_STR];   /* "release version" from uname */
+    char clocksource[SHMB_SYSINFO_STR];
+    char governor[SHMB_SYSINFO_STR]; /* of cpu0; "unknown" without cpufreq */
+    int scaling_enabled;         /* 1 if a governor other than performance; 0; -1 unknown */
+    char thp_enabled[SHMB_SYSINFO_STR];  /* the bracketed mode, e.g. "madvise" */
+    char thp_shmem[SHMB_SYSINFO_STR];    /* shmem_enabled mode, e.g. "never" */
+    int64_t shm_total;           /* /dev/shm size; -1 unknown */
+    int64_t shm_free;            /* /dev/shm space available; -1 unknown */
+    int64_t nt_threshold;        /* glibc.cpu.x86_non_temporal_threshold; -1 unknown */
+    int64_t rep_movsb_threshold; /* glibc.cpu.x86_rep_movsb_threshold; -1 unknown */
+    char glibc_version[32];
+    double load_avg[3];          /* -1 unknown */
+    int num_caches;
+    shmb_cache_info_t caches[SHMB_SYSINFO_MAX_CACHES];
+} shmb_sysinfo_t;
+
+/* Reads every fact of this machine. Always succeeds. */
+void shmb_sysinfo_read(shmb_sysinfo_t *out);
+
+/* Reads the /proc, /sys and /dev/shm facts below `root` instead of "/" (a test
+ * points it at a fake tree); host, kernel, glibc and the non-temporal
+ * threshold still come from this process. */
+void shmb_sysinfo_read_at(const char *root, shmb_sysinfo_t *out);
+
+/* Space of the file system holding `path`: total and available bytes.
+ * Returns 0 or -errno (statvfs). */
+int shmb_sysinfo_fs_space(const char *path, int64_t *total, int64_t *avail);
+
+/* Parses the value of tunable `name` (e.g. "glibc.cpu.x86_non_temporal_threshold")
+ * from the text `ld.so --list-tunables` prints. Returns it, or -1 if absent. */
+int64_t shmb_sysinfo_parse_tunable(const char *tunables_text, const char *name);
+
+/* Extracts the selected mode from a sysfs mode line such as
+ * "always [madvise] never" into out ("madvise"); "unknown" if none. */
+void shmb_sysinfo_parse_mode(const char *line, char *out, size_t cap);
+
+/* Pins the calling thread to one CPU. Returns 0, -EINVAL for a CPU that does
+ * not exist, or -errno (sched_setaffinity). */
+int shmb_sysinfo_pin_cpu(int cpu);
+
+/* Formats bytes as "24.0 GiB", "768 KiB", "12 B" into out. */
+void shmb_sysinfo_format_bytes(int64_t bytes, char *out, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
