@@ -34,8 +34,10 @@ const char *shmb_error_hint(int err)
     case EPERM:
         return "check the permissions of /dev/shm (ls -ld /dev/shm; it should be "
                "drwxrwxrwt: sudo chmod 1777 /dev/shm) or run with sufficient permissions";
-    case ENOSPC:
     case EFBIG:
+        return "the segment is larger than this process may create: check ulimit -f, "
+               "and the free space with df -h /dev/shm";
+    case ENOSPC:
         return "/dev/shm is full: check it with df -h /dev/shm and remove stale "
                "segments of earlier runs (rm /dev/shm/mooncake_bench_*)";
     case ENOMEM:

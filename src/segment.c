@@ -91,6 +91,9 @@ int shmb_segment_install_signal_cleanup(void)
         if (sigaction(signals[i], &sa, NULL) != 0)
             return shmb_error_record("sigaction", errno, NULL);
     }
+    /* A segment above the file-size limit is an error (EFBIG), not a death. */
+    if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+        return shmb_error_record("signal", errno, "SIGXFSZ");
     return 0;
 }
 

@@ -77,6 +77,14 @@ void PrecheckArgs(int argc, char** argv)
         std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
         size_t eq = body.find('=');
         std::string name = body.substr(0, eq);
+        if (name == "helpshort" || name == "help") {
+            // gflags would exit 1 after help; asking for help is no error.
+            if (name == "helpshort")
+                gflags::ShowUsageWithFlagsRestrict(argv[0], g_main_file.c_str());
+            else
+                gflags::ShowUsageWithFlags(argv[0]);
+            std::exit(0);
+        }
         gflags::CommandLineFlagInfo info;
         bool negated = false;
         if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info)) {

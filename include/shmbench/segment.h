@@ -71,7 +71,8 @@ int shmb_segment_release(shmb_segment_t *seg);
 void shmb_segment_touch(void *addr, size_t bytes);
 
 /* Installs the handlers that unlink every registered segment and then let the
- * signal take its default action. Returns 0 or -errno (sigaction). */
+ * signal take its default action, and ignores SIGXFSZ so that a segment above
+ * the file-size limit fails with EFBIG. Returns 0 or -errno (sigaction). */
 int shmb_segment_install_signal_cleanup(void);
 
 /* Unlinks every registered segment now (for fatal-error paths). Async-signal

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# shm_allocation_bench as a user runs it: flags, errors, formats, clean-up,
+# Ctrl-C, and Google Benchmark's compare.py on its JSON.
+#   cli_allocation.sh BIN_DIR PYTHON
+bindir=$1
+python=${2:-/usr/bin/python3}
+source "$(dirname "$0")/cli_lib.sh"
+bin=$bindir/shm_allocation_bench
+prefix=shmb_cli_alloc_$$_
+common=(--shm_prefix=/$prefix)
+quick=("${common[@]}" --num_iterations=20 --min_size_kb=4 --max_size_kb=16)
+
+# --version and --helpshort
+out=$("$bin" --version 2>&1)
+[ $? -eq 0 ] && [[ "$out" == *"shm_allocation_bench version 0.1.0"* ]] && ok || fail "--version: $out"
+"$bin" --helpshort >"$work/help" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then fail "--helpshort exit $rc"; fi
+tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
+for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" \
+         "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,arena"' \
+         "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
+         'shm_prefix string "/mooncake_bench_"' "cpu int32 -1"; do
+  read -r name type value <<<"$f"
+  grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
+done
+grep -q logtostderr "$work/help" && fail "--helpshort lists glog's flags" || ok
+
+# bad values: exit 2, one line naming the flag
+expect_usage_error "$bin" num_iterations --num_iterations=0
+expect_usage_error "$bin" num_iterations --num_iterations=-5
+expect_usage_error "$bin" num_iterations --num_iterations=99999999999999999999
+expect_usage_error "$bin" num_iterations --num_iterations=abc
+expect_usage_error "$bin" min_size_kb --min_size_kb=0
+expect_usage_error "$bin" max_size_kb --max_size_kb=-1
+expect_usage_error "$bin" max_size_kb --max_size_kb=9223372036854775807
+expect_usage_error "$bin" min_size_kb --min_size_kb=64 --max_size_kb=8
+expect_usage_error "$bin" allocator --allocator=jemalloc
+expect_usage_error "$bin" allocator --allocator=
+expect_usage_error "$bin" allocator --allocator=posix,posix
+expect_usage_error "$bin" format --format=xml
+expect_usage_error "$bin" repetitions --repetitions=0
+expect_usage_error "$bin" cpu --cpu=4096
+expect_usage_error "$bin" shm_prefix --shm_prefix=no_slash
+expect_usage_error "$bin" shm_prefix --shm_prefix=/a/b
+expect_usage_error "$bin" cleanup --cleanup=maybe
+expect_usage_error "$bin" bogus --bogus=1
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after usage errors"
+
+# the three formats carry the same rows
+"$bin" "${quick[@]}" --format=table >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"
+"$bin" "${quick[@]}" --format=csv >"$work/t.csv" 2>/dev/null || fail "csv run"
+"$bin" "${quick[@]}" --format=json >"$work/a.json" 2>/dev/null || fail "json run"
+"$bin" "${quick[@]}" --format=json --seed=7 >"$work/b.json" 2>/dev/null || fail "json run 2"
+rows=$(table_rows "$work/t.txt" | wc -l)
+[ "$rows" -eq 27 ] && ok || fail "table has $rows rows, expected 27 (3 sizes x 9)"
+[ "$(($(wc -l <"$work/t.csv") - 1))" -eq "$rows" ] && ok || fail "csv rows differ from the table"
+grep -q '^#' "$work/t.csv" && fail "csv has # lines" || ok
+names=$("$python" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["context"]["library_build_type"] == "release"
+for b in d["benchmarks"]:
+    assert b["time_unit"] == "ns" and b["run_type"] == "iteration", b
+    assert b["real_time"] > 0, b
+print("\n".join(b["name"] for b in d["benchmarks"]))' "$work/a.json")
+[ $? -eq 0 ] && ok || fail "json does not parse"
+[ "$(echo "$names" | wc -l)" -eq "$rows" ] && ok || fail "json rows differ from the table"
+for n in shm_alloc/posix/shm_open/size_kb:4 shm_alloc/posix/total/size_kb:16 \
+         shm_alloc/posix/cleanup/size_kb:8 shm_alloc/arena/setup/size_kb:4 \
+         shm_alloc/arena/alloc/size_kb:16 shm_alloc/arena/free/size_kb:16 \
+         shm_alloc/arena/alloc_reuse/size_kb:4; do
+  echo "$names" | grep -qx "$n" && ok || fail "json lacks $n"
+  grep -q "^$n," "$work/t.csv" && ok || fail "csv lacks $n"
+done
+table_rows "$work/t.txt" | awk '$2=="arena" && $3=="alloc" && $NF+0 <= 1 {bad=1} END {exit bad}' \
+  && ok || fail "arena alloc rows lack a speedup above 1"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
+
+# repetitions add aggregates
+"$bin" "${quick[@]}" --allocator=arena --repetitions=3 --format=json >"$work/r.json" 2>/dev/null
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+aggs = [x for x in b if x["run_type"] == "aggregate"]
+assert len(aggs) == 4 * len(b) // 7, len(aggs)
+assert {x["aggregate_name"] for x in aggs} == {"mean", "median", "stddev", "cv"}
+' "$work/r.json" && ok || fail "repetitions: aggregates wrong"
+
+# compare.py on real runs
+compare=/usr/share/benchmark/compare.py
+if [ -f "$compare" ] && "$python" -c 'import scipy' 2>/dev/null; then
+  "$python" "$compare" benchmarks "$work/a.json" "$work/b.json" >"$work/cmp" 2>&1 \
+    && grep -q "shm_alloc/arena/alloc/size_kb:16" "$work/cmp" && ok || fail "compare.py benchmarks: $(tail -3 "$work/cmp")"
+  "$python" "$compare" filters "$work/a.json" posix/total arena/alloc >"$work/cmpf" 2>&1 \
+    && grep -q "size_kb:16" "$work/cmpf" && ok || fail "compare.py filters: $(tail -3 "$work/cmpf")"
+  "$python" "$compare" -a benchmarks "$work/r.json" "$work/r.json" >"$work/cmpr" 2>&1 \
+    && grep -q "_mean" "$work/cmpr" && ok || fail "compare.py with repetitions: $(tail -3 "$work/cmpr")"
+else
+  fail "compare.py or scipy missing: run scripts/install_deps.sh"
+fi
+
+# --measure_mmap_only and --touch
+"$bin" "${quick[@]}" --measure_mmap_only --touch >"$work/m.txt" 2>/dev/null || fail "mmap_only run"
+table_rows "$work/m.txt" | awk '$2=="posix"{print $3}' | sort -u | tr '\n' ' ' | grep -qx "cleanup mmap touch " \
+  && ok || fail "mmap_only rows: $(table_rows "$work/m.txt" | awk '{print $3}' | sort -u | tr '\n' ' ')"
+
+# --cleanup=false leaves the segments and says how to remove them
+"$bin" "${quick[@]}" --allocator=posix --cleanup=false >/dev/null 2>"$work/c.err"
+n=$(leftovers "$prefix")
+[ "$n" -eq 60 ] && ok || fail "--cleanup=false left $n segments, expected 60"
+grep -q "left 60 segments" "$work/c.err" && ok || fail "--cleanup=false message: $(cat "$work/c.err")"
+cmd=$(sed -n 's/.*remove them with: //p' "$work/c.err")
+eval "$cmd"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "the suggested command did not remove them: $cmd"
+
+# a failing system call: exit 1, names the call, the errno text and a hint
+(ulimit -f 1; exec "$bin" "${quick[@]}") >/dev/null 2>"$work/f.err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^shm_allocation_bench: ftruncate(/$prefix.*) failed: File too large; .*ulimit -f" "$work/f.err" \
+  && ok || fail "EFBIG: exit $rc: $(cat "$work/f.err")"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after a failed call"
+
+# too little room in /dev/shm for what --touch writes
+expect_space() {
+  "$bin" "${common[@]}" --touch --num_iterations=100000 --max_size_kb=1048576 >/dev/null 2>"$work/s.err"
+  local rc=$?
+  [ "$rc" -eq 1 ] && grep -q "needs .* only .* is free" "$work/s.err" && ok || fail "no space: exit $rc: $(cat "$work/s.err")"
+}
+expect_space
+
+# Ctrl-C in the middle of a run leaves nothing behind
+set -m
+"$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator=posix >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+set +m
+[ "$rc" -eq 130 ] && ok || fail "SIGINT: exit $rc, expected 130"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "SIGINT left $(leftovers "$prefix") segments"
+
+"$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator=posix >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "SIGTERM left segments"
+
+finish

@@ -1,0 +1,234 @@
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmbench/alloc_bench.h"
+#include "shmbench/segment.h"
+
+#define PREFIX "/shmb_test_alloc_"
+
+/* Removes (if asked) and counts /dev/shm entries of this test's prefix. */
+static int count_ours(int remove)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, PREFIX + 1, strlen(PREFIX) - 1) != 0)
+            continue;
+        n++;
+        if (remove) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static shmb_alloc_config_t small_config(void)
+{
+    shmb_alloc_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.num_iterations = 8;
+    c.min_size_kb = 4;
+    c.max_size_kb = 12;
+    c.cleanup = 1;
+    c.posix = 1;
+    c.arena = 1;
+    c.seed = 1;
+    c.shm_prefix = PREFIX;
+    return c;
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    uint64_t s[SHMB_ALLOC_MAX_SIZES];
+    assert_int_equal(shmb_alloc_bench_sizes(4, 1024, s, SHMB_ALLOC_MAX_SIZES), 9);
+    assert_true(s[0] == 4 && s[1] == 8 && s[8] == 1024);
+    assert_int_equal(shmb_alloc_bench_sizes(4, 1000, s, SHMB_ALLOC_MAX_SIZES), 9);
+    assert_true(s[7] == 512 && s[8] == 1000); /* max added when doubling skips it */
+    assert_int_equal(shmb_alloc_bench_sizes(7, 7, s, SHMB_ALLOC_MAX_SIZES), 1);
+    assert_true(s[0] == 7);
+    assert_int_equal(shmb_alloc_bench_sizes(1, 2, s, SHMB_ALLOC_MAX_SIZES), 2);
+    assert_int_equal(shmb_alloc_bench_sizes(0, 4, s, SHMB_ALLOC_MAX_SIZES), -EINVAL);
+    assert_int_equal(shmb_alloc_bench_sizes(8, 4, s, SHMB_ALLOC_MAX_SIZES), -EINVAL);
+    assert_int_equal(shmb_alloc_bench_sizes(1, 1024, s, 3), -EINVAL); /* cap too small */
+    /* no overflow near the top of the range */
+    assert_int_equal(shmb_alloc_bench_sizes(UINT64_MAX / 2 + 1, UINT64_MAX, s, 4), 2);
+    assert_true(s[1] == UINT64_MAX);
+}
+
+static void test_arena_blocks_and_space(void **state)
+{
+    (void)state;
+    assert_true(shmb_alloc_bench_arena_blocks(1) == SHMB_ALLOC_ARENA_MIN_BATCH);
+    assert_true(shmb_alloc_bench_arena_blocks(5000) == 5000);
+    shmb_alloc_config_t c = small_config();
+    uint64_t bytes = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == 0); /* nothing is touched */
+    c.touch = 1;
+    c.max_size_kb = 1024;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == SHMB_ALLOC_ARENA_MIN_BATCH * 1024ull * 1024);
+    c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB;
+    c.num_iterations = SHMB_ALLOC_MAX_ITERATIONS;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), -EOVERFLOW);
+}
+
+static int has_row(const shmb_rows_t *rows, const char *variant, const char *step, uint64_t kb)
+{
+    return shmb_rows_find(rows, variant, step, kb, 0) != NULL;
+}
+
+static void test_default_rows(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    assert_true(kept == 0);
+    assert_int_equal(count_ours(0), 0);
+    /* sizes 4, 8, 12; posix 5 steps, arena 4 steps */
+    assert_int_equal(rows.n, 3 * 9);
+    static const char *posix[] = {"shm_open", "ftruncate", "mmap", "total", "cleanup"};
+    static const char *arena[] = {"setup", "alloc", "free", "alloc_reuse"};
+    for (int i = 0; i < 5; i++)
+        assert_true(has_row(&rows, "posix", posix[i], 12));
+    for (int i = 0; i < 4; i++)
+        assert_true(has_row(&rows, "arena", arena[i], 12));
+    assert_false(has_row(&rows, "posix", "touch", 4));
+    const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 4, 0);
+    assert_true(total->iterations == 8 && total->ns.count == 8);
+    assert_true(total->ns.mean > 0);
+    const shmb_row_t *open = shmb_rows_find(&rows, "posix", "shm_open", 4, 0);
+    const shmb_row_t *mmap_row = shmb_rows_find(&rows, "posix", "mmap", 4, 0);
+    assert_true(total->ns.mean >= open->ns.mean + mmap_row->ns.mean - 1e-6);
+    const shmb_row_t *alloc = shmb_rows_find(&rows, "arena", "alloc", 4, 0);
+    assert_true(alloc->iterations >= SHMB_ALLOC_ARENA_MIN_OPS);
+    assert_float_equal(alloc->speedup, total->ns.mean / alloc->ns.mean, 1e-9);
+    assert_true(shmb_rows_find(&rows, "arena", "free", 4, 0)->speedup > 0);
+    assert_true(shmb_rows_find(&rows, "arena", "setup", 4, 0)->speedup == 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+static void test_touch_and_single_allocator(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.touch = 1;
+    c.arena = 0;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    assert_true(has_row(&rows, "posix", "touch", 8));
+    assert_false(has_row(&rows, "arena", "alloc", 8));
+    shmb_rows_free(&rows);
+
+    c.posix = 0;
+    c.arena = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    assert_true(has_row(&rows, "arena", "touch", 8));
+    assert_true(has_row(&rows, "arena", "touch_reuse", 8));
+    assert_false(has_row(&rows, "posix", "total", 8));
+    assert_true(shmb_rows_find(&rows, "arena", "alloc", 8, 0)->speedup == 0); /* no baseline */
+    assert_int_equal(count_ours(0), 0);
+    shmb_rows_free(&rows);
+}
+
+static void test_mmap_only(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.measure_mmap_only = 1;
+    c.arena = 0;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    assert_int_equal(rows.n, 3 * 2);
+    assert_true(has_row(&rows, "posix", "mmap", 4));
+    assert_true(has_row(&rows, "posix", "cleanup", 4));
+    assert_false(has_row(&rows, "posix", "shm_open", 4));
+    assert_false(has_row(&rows, "posix", "total", 4));
+    assert_int_equal(count_ours(0), 0);
+    shmb_rows_free(&rows);
+}
+
+static void test_no_cleanup_keeps_segments(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.cleanup = 0;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    /* 3 sizes x 8 posix segments + 3 arena pools */
+    assert_true(kept == 3 * 8 + 3);
+    assert_int_equal(count_ours(1), 3 * 8 + 3);
+    assert_int_equal(count_ours(0), 0);
+    assert_false(has_row(&rows, "posix", "cleanup", 4));
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+static void test_bad_config(void **state)
+{
+    (void)state;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    shmb_alloc_config_t c = small_config();
+    c.num_iterations = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    c = small_config();
+    c.min_size_kb = 16;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
+static void test_bad_prefix_fails_cleanly(void **state)
+{
+    (void)state;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    shmb_alloc_config_t c = small_config();
+    c.shm_prefix = "no_slash";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+int main(void)
+{
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    count_ours(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_arena_blocks_and_space),
+        cmocka_unit_test(test_default_rows),
+        cmocka_unit_test(test_touch_and_single_allocator),
+        cmocka_unit_test(test_mmap_only),
+        cmocka_unit_test(test_no_cleanup_keeps_segments),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_bad_prefix_fails_cleanly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

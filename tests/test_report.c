@@ -1,0 +1,261 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shmbench/report.h"
+
+static shmb_sysinfo_t sys;
+
+static shmb_report_t make_report(int repetitions)
+{
+    shmb_report_t r;
+    memset(&r, 0, sizeof(r));
+    r.program = "shm_test_bench";
+    r.version = "9.9.9";
+    r.bench = "shm_test";
+    r.variant_label = "allocator";
+    r.speedup_label = "speedup_vs_posix";
+    r.executable = "./shm_test_bench";
+    r.flags = "a=1 b=2";
+    r.notes[0] = "a note";
+    r.sys = &sys;
+    r.timer_overhead_ns = 20;
+    r.cpu = -1;
+    r.repetitions = repetitions;
+    r.date = 0;
+    return r;
+}
+
+static shmb_row_t make_row(const char *variant, const char *step, uint64_t arg, double mean, int rep)
+{
+    shmb_row_t row;
+    memset(&row, 0, sizeof(row));
+    snprintf(row.variant, sizeof(row.variant), "%s", variant);
+    snprintf(row.step, sizeof(row.step), "%s", step);
+    snprintf(row.arg_name, sizeof(row.arg_name), "size_kb");
+    row.arg = arg;
+    row.threads = 1;
+    row.repetition = rep;
+    row.iterations = 1000;
+    double samples[3] = {mean - 1, mean, mean + 1};
+    shmb_stats_compute(samples, 3, &row.ns);
+    row.items_per_second = 1e9 / mean;
+    return row;
+}
+
+/* Writes rows in a format into a string the caller frees. */
+static char *render(shmb_format_t format, const shmb_report_t *r, const shmb_rows_t *rows)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(shmb_report_write(f, format, r, rows), 0);
+    long len = ftell(f);
+    assert_true(len > 0);
+    rewind(f);
+    char *text = calloc((size_t)len + 1, 1);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    return text;
+}
+
+static int count_lines(const char *text, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+    return n;
+}
+
+static void test_parse_format(void **state)
+{
+    (void)state;
+    shmb_format_t f = SHMB_FORMAT_TABLE;
+    assert_int_equal(shmb_report_parse_format("csv", &f), 0);
+    assert_int_equal(f, SHMB_FORMAT_CSV);
+    assert_int_equal(shmb_report_parse_format("json", &f), 0);
+    assert_int_equal(f, SHMB_FORMAT_JSON);
+    assert_int_equal(shmb_report_parse_format("table", &f), 0);
+    assert_int_equal(f, SHMB_FORMAT_TABLE);
+    assert_int_equal(shmb_report_parse_format("xml", &f), -EINVAL);
+    assert_int_equal(shmb_report_parse_format("", &f), -EINVAL);
+    assert_int_equal(shmb_report_parse_format(NULL, &f), -EINVAL);
+    assert_int_equal(f, SHMB_FORMAT_TABLE);
+}
+
+static void test_row_names(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    char name[128];
+    shmb_row_t row = make_row("posix", "total", 4, 10, 0);
+    shmb_report_row_name(&r, &row, name, sizeof(name));
+    assert_string_equal(name, "shm_test/posix/total/size_kb:4");
+    row.step[0] = '\0';
+    snprintf(row.arg_name, sizeof(row.arg_name), "segments");
+    shmb_report_row_name(&r, &row, name, sizeof(name));
+    assert_string_equal(name, "shm_test/posix/segments:4");
+    row.threads = 2;
+    shmb_report_row_name(&r, &row, name, sizeof(name));
+    assert_string_equal(name, "shm_test/posix/segments:4/threads:2");
+    snprintf(row.aggregate, sizeof(row.aggregate), "mean");
+    shmb_report_row_name(&r, &row, name, sizeof(name));
+    assert_string_equal(name, "shm_test/posix/segments:4/threads:2_mean");
+}
+
+static void test_push_samples_and_find(void **state)
+{
+    (void)state;
+    shmb_rows_t rows = {0};
+    shmb_row_t row = make_row("arena", "alloc", 8, 1, 0);
+    double samples[] = {4, 2};
+    assert_int_equal(shmb_rows_push_samples(&rows, &row, samples, 2), 0);
+    assert_int_equal(shmb_rows_push_samples(&rows, &row, samples, 0), -EINVAL);
+    assert_int_equal(rows.n, 1);
+    assert_float_equal(rows.v[0].ns.mean, 3.0, 1e-12);
+    assert_float_equal(rows.v[0].items_per_second, 1e9 / 3.0, 1e-3);
+    assert_ptr_equal(shmb_rows_find(&rows, "arena", "alloc", 8, 0), &rows.v[0]);
+    assert_null(shmb_rows_find(&rows, "arena", "alloc", 8, 1));
+    assert_null(shmb_rows_find(&rows, "arena", "free", 8, 0));
+    shmb_rows_free(&rows);
+    assert_int_equal(rows.n, 0);
+}
+
+static void test_aggregates(void **state)
+{
+    (void)state;
+    shmb_rows_t rows = {0}, aggs = {0};
+    for (int rep = 0; rep < 3; rep++) {
+        shmb_row_t a = make_row("posix", "total", 4, 10.0 * (rep + 1), rep);
+        shmb_row_t b = make_row("arena", "alloc", 4, 5.0, rep);
+        shmb_rows_push(&rows, &a);
+        shmb_rows_push(&rows, &b);
+    }
+    shmb_row_t lone = make_row("posix", "total", 8, 7.0, 0);
+    shmb_rows_push(&rows, &lone);
+    assert_int_equal(shmb_report_aggregate(&rows, &aggs), 0);
+    assert_int_equal(aggs.n, 8); /* two names with 3 repetitions; the lone row has none */
+    assert_string_equal(aggs.v[0].aggregate, "mean");
+    assert_float_equal(aggs.v[0].ns.mean, 20.0, 1e-9);
+    assert_string_equal(aggs.v[1].aggregate, "median");
+    assert_float_equal(aggs.v[1].ns.mean, 20.0, 1e-9);
+    assert_string_equal(aggs.v[2].aggregate, "stddev");
+    assert_float_equal(aggs.v[2].ns.mean, 10.0, 1e-9);
+    assert_string_equal(aggs.v[3].aggregate, "cv");
+    assert_float_equal(aggs.v[3].ns.mean, 0.5, 1e-9);
+    assert_string_equal(aggs.v[4].variant, "arena");
+    assert_float_equal(aggs.v[6].ns.mean, 0.0, 1e-9); /* stddev of equal values */
+    shmb_rows_free(&rows);
+    shmb_rows_free(&aggs);
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    shmb_rows_t rows = {0};
+    shmb_row_t a = make_row("posix", "shm_open", 4, 4491.4, 0);
+    shmb_row_t b = make_row("arena", "alloc", 1024, 2.25, 0);
+    b.speedup = 1996.2;
+    shmb_rows_push(&rows, &a);
+    shmb_rows_push(&rows, &b);
+    char *out = render(SHMB_FORMAT_TABLE, &r, &rows);
+    assert_non_null(strstr(out, "# shm_test_bench 9.9.9\n"));
+    assert_non_null(strstr(out, "# date: 1970-01-01T00:00:00Z\n"));
+    assert_non_null(strstr(out, "# timer overhead: 20 ns\n"));
+    assert_non_null(strstr(out, "# flags: a=1 b=2\n"));
+    assert_non_null(strstr(out, "# a note\n"));
+    const char *header = strstr(out, "size_kb  allocator  step");
+    assert_non_null(header);
+    assert_non_null(strstr(header, "mean_ns  p50_ns  p99_ns  max_ns  ops_per_s  speedup_vs_posix\n"));
+    assert_int_equal(count_lines(out, "4 "), 1);
+    assert_int_equal(count_lines(out, "1024 "), 1);
+    /* columns line up: "mean_ns" starts where each row's mean starts */
+    const char *row_a = strstr(out, "\n4 ") + 1;
+    const char *row_b = strstr(out, "\n1024 ") + 1;
+    size_t col = (size_t)(strstr(header, "mean_ns") - header);
+    assert_memory_equal(row_a + col, "4491 ", 5);
+    assert_memory_equal(row_b + col, "2.25 ", 5);
+    /* no trailing blanks, so diffs stay clean */
+    assert_null(strstr(out, " \n"));
+    free(out);
+    shmb_rows_free(&rows);
+}
+
+static void test_csv(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    shmb_rows_t rows = {0};
+    shmb_row_t a = make_row("posix", "total", 4, 100, 0);
+    snprintf(a.note, sizeof(a.note), "say \"hi\", twice");
+    shmb_rows_push(&rows, &a);
+    char *out = render(SHMB_FORMAT_CSV, &r, &rows);
+    assert_null(strchr(out, '#'));
+    assert_true(strncmp(out, "name,variant,step,arg_name,arg,", 31) == 0);
+    assert_non_null(strstr(out, "shm_test/posix/total/size_kb:4,posix,total,size_kb,4,1,0,1000,100.000,"));
+    assert_non_null(strstr(out, ",\"say \"\"hi\"\", twice\"\r\n"));
+    assert_int_equal(count_lines(out, "shm_test/"), 1);
+    free(out);
+    shmb_rows_free(&rows);
+}
+
+static void test_json(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(2);
+    shmb_rows_t rows = {0};
+    for (int rep = 0; rep < 2; rep++) {
+        shmb_row_t a = make_row("posix", "total", 4, 100 + rep, rep);
+        shmb_rows_push(&rows, &a);
+    }
+    char *out = render(SHMB_FORMAT_JSON, &r, &rows);
+    assert_non_null(strstr(out, "\"context\": {"));
+    assert_non_null(strstr(out, "\"library_build_type\": \"release\""));
+    assert_non_null(strstr(out, "\"name\": \"shm_test/posix/total/size_kb:4\""));
+    assert_non_null(strstr(out, "\"name\": \"shm_test/posix/total/size_kb:4_mean\""));
+    assert_non_null(strstr(out, "\"run_type\": \"aggregate\""));
+    assert_non_null(strstr(out, "\"aggregate_name\": \"cv\""));
+    assert_non_null(strstr(out, "\"repetition_index\": 1"));
+    assert_non_null(strstr(out, "\"real_time\": 100.5"));
+    assert_non_null(strstr(out, "\"time_unit\": \"ns\""));
+    int depth = 0;
+    for (const char *p = out; *p; p++)
+        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+    assert_int_equal(depth, 0);
+    free(out);
+    shmb_rows_free(&rows);
+}
+
+static void test_write_error_is_reported(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    shmb_rows_t rows = {0};
+    shmb_row_t a = make_row("posix", "total", 4, 100, 0);
+    shmb_rows_push(&rows, &a);
+    FILE *f = fopen("/dev/full", "w");
+    if (!f)
+        skip();
+    assert_int_equal(shmb_report_write(f, SHMB_FORMAT_CSV, &r, &rows), -EIO);
+    fclose(f);
+    shmb_rows_free(&rows);
+}
+
+int main(void)
+{
+    shmb_sysinfo_read(&sys);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_format),   cmocka_unit_test(test_row_names),
+        cmocka_unit_test(test_push_samples_and_find), cmocka_unit_test(test_aggregates),
+        cmocka_unit_test(test_table),          cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_json),           cmocka_unit_test(test_write_error_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

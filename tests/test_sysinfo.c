@@ -1,0 +1,180 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmbench/sysinfo.h"
+
+static void put(const char *root, const char *path, const char *text)
+{
+    char full[512], dir[512];
+    snprintf(full, sizeof(full), "%s%s", root, path);
+    /* mkdir -p of the parent */
+    snprintf(dir, sizeof(dir), "%s", full);
+    for (char *p = dir + strlen(root) + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    }
+    FILE *f = fopen(full, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_reads_a_fake_tree(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/shmb_sysinfo_XXXXXX";
+    assert_non_null(mkdtemp(root));
+    put(root, "/proc/cpuinfo",
+        "processor\t: 0\nmodel name\t: Test CPU 9000\ncpu MHz\t\t: 3100.500\n\n"
+        "processor\t: 1\nmodel name\t: Other\ncpu MHz\t\t: 1.0\n");
+    put(root, "/proc/loadavg", "0.50 0.25 0.125 1/100 42\n");
+    put(root, "/sys/devices/system/clocksource/clocksource0/current_clocksource", "hpet\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n");
+    put(root, "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    put(root, "/sys/kernel/mm/transparent_hugepage/shmem_enabled",
+        "always within_size advise [never] deny force\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index0/level", "1\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index0/type", "Data\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index0/size", "48K\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index0/shared_cpu_list", "0\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index1/level", "3\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index1/type", "Unified\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index1/size", "32768K\n");
+    put(root, "/sys/devices/system/cpu/cpu0/cache/index1/shared_cpu_list", "0-3,8,10-11\n");
+
+    shmb_sysinfo_t s;
+    shmb_sysinfo_read_at(root, &s);
+    assert_string_equal(s.cpu_model, "Test CPU 9000");
+    assert_float_equal(s.mhz, 3100.5, 1e-9);
+    assert_string_equal(s.clocksource, "hpet");
+    assert_string_equal(s.governor, "powersave");
+    assert_int_equal(s.scaling_enabled, 1);
+    assert_string_equal(s.thp_enabled, "madvise");
+    assert_string_equal(s.thp_shmem, "never");
+    assert_float_equal(s.load_avg[2], 0.125, 1e-9);
+    assert_int_equal(s.num_caches, 2);
+    assert_int_equal(s.caches[0].level, 1);
+    assert_string_equal(s.caches[0].type, "Data");
+    assert_int_equal(s.caches[0].size, 48 * 1024);
+    assert_int_equal(s.caches[0].num_sharing, 1);
+    assert_int_equal(s.caches[1].size, 32768 * 1024);
+    assert_int_equal(s.caches[1].num_sharing, 7);
+    assert_int_equal(s.shm_total, -1); /* no <root>/dev/shm */
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_missing_sources_are_unknown(void **state)
+{
+    (void)state;
+    shmb_sysinfo_t s;
+    shmb_sysinfo_read_at("/nonexistent_shmb_root", &s);
+    assert_string_equal(s.cpu_model, "unknown");
+    assert_float_equal(s.mhz, -1.0, 0.0);
+    assert_string_equal(s.clocksource, "unknown");
+    assert_string_equal(s.governor, "unknown");
+    assert_int_equal(s.scaling_enabled, -1);
+    assert_string_equal(s.thp_enabled, "unknown");
+    assert_string_equal(s.thp_shmem, "unknown");
+    assert_int_equal(s.num_caches, 0);
+    assert_int_equal(s.shm_total, -1);
+    assert_int_equal(s.shm_free, -1);
+    assert_float_equal(s.load_avg[0], -1.0, 0.0);
+    /* facts of the process itself are still there */
+    assert_true(s.num_cpus >= 1);
+    assert_string_not_equal(s.kernel, "unknown");
+}
+
+static void test_this_machine(void **state)
+{
+    (void)state;
+    shmb_sysinfo_t s;
+    shmb_sysinfo_read(&s);
+    assert_true(s.num_cpus >= 1);
+    assert_true(strlen(s.glibc_version) > 0);
+    if (access("/dev/shm", F_OK) == 0) {
+        assert_true(s.shm_total > 0);
+        assert_true(s.shm_free >= 0 && s.shm_free <= s.shm_total);
+    }
+}
+
+static void test_parse_mode(void **state)
+{
+    (void)state;
+    char out[32];
+    shmb_sysinfo_parse_mode("always [madvise] never", out, sizeof(out));
+    assert_string_equal(out, "madvise");
+    shmb_sysinfo_parse_mode("[always] never", out, sizeof(out));
+    assert_string_equal(out, "always");
+    shmb_sysinfo_parse_mode("always never", out, sizeof(out));
+    assert_string_equal(out, "unknown");
+    shmb_sysinfo_parse_mode("broken [open", out, sizeof(out));
+    assert_string_equal(out, "unknown");
+    shmb_sysinfo_parse_mode(NULL, out, sizeof(out));
+    assert_string_equal(out, "unknown");
+}
+
+static void test_parse_tunable(void **state)
+{
+    (void)state;
+    const char *text =
+        "glibc.cpu.x86_rep_movsb_threshold: 0x840 (min: 0x200, max: 0xffffffffffffffff)\n"
+        "glibc.cpu.x86_non_temporal_threshold: 0xf000000 (min: 0x4040, max: 0xfffffffffffffff)\n"
+        "glibc.malloc.arena_max: 0x0 (min: 0x1, max: 0xffffffffffffffff)\n";
+    assert_int_equal(shmb_sysinfo_parse_tunable(text, "glibc.cpu.x86_non_temporal_threshold"),
+                     0xf000000);
+    assert_int_equal(shmb_sysinfo_parse_tunable(text, "glibc.cpu.x86_rep_movsb_threshold"), 0x840);
+    assert_int_equal(shmb_sysinfo_parse_tunable(text, "glibc.cpu.x86_rep_stosb_threshold"), -1);
+    assert_int_equal(shmb_sysinfo_parse_tunable(text, "glibc.cpu.x86"), -1); /* no prefix match */
+    assert_int_equal(shmb_sysinfo_parse_tunable("", "glibc.cpu.x86_non_temporal_threshold"), -1);
+}
+
+static void test_format_bytes(void **state)
+{
+    (void)state;
+    char out[32];
+    shmb_sysinfo_format_bytes(12, out, sizeof(out));
+    assert_string_equal(out, "12 B");
+    shmb_sysinfo_format_bytes(768 * 1024, out, sizeof(out));
+    assert_string_equal(out, "768 KiB");
+    shmb_sysinfo_format_bytes(0x840, out, sizeof(out));
+    assert_string_equal(out, "2.1 KiB");
+    shmb_sysinfo_format_bytes(24LL << 30, out, sizeof(out));
+    assert_string_equal(out, "24 GiB");
+}
+
+static void test_pin_cpu(void **state)
+{
+    (void)state;
+    assert_int_equal(shmb_sysinfo_pin_cpu(-1), -EINVAL);
+    assert_int_equal(shmb_sysinfo_pin_cpu(100000), -EINVAL);
+    assert_int_equal(shmb_sysinfo_pin_cpu(0), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_a_fake_tree),
+        cmocka_unit_test(test_missing_sources_are_unknown),
+        cmocka_unit_test(test_this_machine),
+        cmocka_unit_test(test_parse_mode),
+        cmocka_unit_test(test_parse_tunable),
+        cmocka_unit_test(test_format_bytes),
+        cmocka_unit_test(test_pin_cpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
