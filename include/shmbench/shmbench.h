@@ -23,6 +23,8 @@
 #include "shmbench/arena.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/lookup.h"
+#include "shmbench/lookup_bench.h"
 #include "shmbench/report.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"

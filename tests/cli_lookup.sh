@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# shm_address_lookup_bench as a user runs it: flags, errors, formats, sweep.
+#   cli_lookup.sh BIN_DIR PYTHON
+bindir=$1
+python=${2:-/usr/bin/python3}
+source "$(dirname "$0")/cli_lib.sh"
+bin=$bindir/shm_address_lookup_bench
+quick=(--num_segments=20 --num_lookups=500 --min_time_ms=1)
+
+"$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
+tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
+for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int64 64" \
+         'strategies string "linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
+         "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"'; do
+  read -r name type value <<<"$f"
+  grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
+done
+
+expect_usage_error "$bin" num_segments --num_segments=0
+expect_usage_error "$bin" num_segments --num_segments=-3
+expect_usage_error "$bin" num_lookups --num_lookups=0
+expect_usage_error "$bin" segment_size_mb --segment_size_mb=0
+expect_usage_error "$bin" segment_size_mb --segment_size_mb=99999999999999999999
+expect_usage_error "$bin" lookup_len_kb --lookup_len_kb=0
+expect_usage_error "$bin" lookup_len_kb --segment_size_mb=1 --lookup_len_kb=1025
+expect_usage_error "$bin" num_segments --num_segments=2000000 --segment_size_mb=64
+expect_usage_error "$bin" sweep_segments --sweep_segments=1,,10
+expect_usage_error "$bin" sweep_segments --sweep_segments=1,10,
+expect_usage_error "$bin" sweep_segments --sweep_segments=ten
+expect_usage_error "$bin" sweep_segments --sweep_segments=0,10
+expect_usage_error "$bin" sweep_segments --sweep_segments=-1
+expect_usage_error "$bin" sweep_segments --sweep_segments=10,2000000
+expect_usage_error "$bin" strategies --strategies=hash
+expect_usage_error "$bin" strategies --strategies=linear,
+expect_usage_error "$bin" pattern --pattern=zigzag
+
+"$bin" "${quick[@]}" >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"
+"$bin" "${quick[@]}" --format=csv >"$work/t.csv" 2>/dev/null || fail "csv run"
+"$bin" "${quick[@]}" --format=json --pattern=sequential >"$work/t.json" 2>/dev/null || fail "json run"
+rows=$(table_rows "$work/t.txt" | wc -l)
+[ "$rows" -eq 4 ] && ok || fail "table has $rows rows, expected 4"
+[ "$(($(wc -l <"$work/t.csv") - 1))" -eq 4 ] && ok || fail "csv rows"
+grep -q "^segments  strategy .* speedup_vs_linear  note$" "$work/t.txt" && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
+[ "$(table_rows "$work/t.txt" | grep -c 'verified 500/500$')" -eq 4 ] && ok || fail "rows not verified"
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+names = [x["name"] for x in b]
+assert names == ["shm_lookup/%s/segments:20" % s for s in ("linear", "lower_bound", "tree", "arithmetic")], names
+assert all(x["label"] == "verified 500/500" and x["items_per_second"] > 0 for x in b)
+' "$work/t.json" && ok || fail "json rows"
+
+"$bin" --sweep_segments=1,10,100 --strategies=arithmetic,linear --num_lookups=200 --min_time_ms=1 \
+  >"$work/s.txt" 2>/dev/null || fail "sweep run"
+table_rows "$work/s.txt" | awk '{print $1, $2}' | tr '\n' ' ' \
+  | grep -qx "1 linear 1 arithmetic 10 linear 10 arithmetic 100 linear 100 arithmetic " \
+  && ok || fail "sweep rows: $(table_rows "$work/s.txt" | awk '{print $1, $2}' | tr '\n' ' ')"
+
+finish
