@@ -22,6 +22,7 @@
 #include "shmbench/alloc_bench.h"
 #include "shmbench/arena.h"
 #include "shmbench/clock.h"
+#include "shmbench/copy.h"
 #include "shmbench/error.h"
 #include "shmbench/lookup.h"
 #include "shmbench/lookup_bench.h"
@@ -30,5 +31,6 @@
 #include "shmbench/segment.h"
 #include "shmbench/stats.h"
 #include "shmbench/sysinfo.h"
+#include "shmbench/transfer_bench.h"
 
 #endif

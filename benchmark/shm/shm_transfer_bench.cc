@@ -1,0 +1,108 @@
+// shm_transfer_bench: copy bandwidth through SHM, the part neither design
+// changes.
+#include <glog/logging.h>
+
+#include <cstdio>
+
+#include "bench_common.h"
+
+SHMB_DEFINE_COMMON_FLAGS();
+DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
+DEFINE_int64(max_transfer_size_mb, 64, "Maximum transfer size for the sweep in MB (sizes double up to it, included)");
+DEFINE_int64(num_transfers, 1000, "Number of transfers per size and method (fewer if --time_per_size_ms runs out)");
+DEFINE_bool(use_memcpy, true, "Use memcpy for transfers; false selects the plain C loop (when --methods is not given)");
+DEFINE_bool(verify_data, false, "Verify dst against the pattern after each size and method (a transfer is always verified before timing)");
+DEFINE_string(methods, "",
+              "Copy methods: memcpy, loop, nt (non-temporal stores), movsb (rep movsb), or all "
+              "(default: memcpy, or loop with --use_memcpy=false)");
+DEFINE_int32(threads, 1, "Split each transfer across this many threads, pinned to --cpu (or 0), +1, ...");
+DEFINE_bool(cold, false, "Add rows where each transfer writes a fresh SHM segment (first-touch page faults timed)");
+DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at least one batch is always timed");
+
+namespace {
+
+std::string Methods()
+{
+    std::string all;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
+        const char* name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
+        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
+            all += (all.empty() ? "" : ",") + std::string(name);
+    }
+    if (FLAGS_methods.empty())
+        return FLAGS_use_memcpy ? "memcpy" : "loop";
+    if (FLAGS_methods == "all")
+        return all;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
+        std::string name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
+        if (shmb::InList(FLAGS_methods, name) && !shmb::InList(all, name))
+            shmb::FlagError("methods", FLAGS_methods, name + " is not available on this machine; available: " + all);
+    }
+    return shmb::CheckList("methods", FLAGS_methods, "memcpy,loop,nt,movsb");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    shmb::Init(&argc, &argv,
+               "SHM copy bandwidth: memcpy and other copy kernels between two SHM segments.\n"
+               "Usage: shm_transfer_bench [--flag=value ...]",
+               __FILE__);
+
+    shmb_transfer_config_t cfg = {};
+    cfg.max_transfer_size_mb = shmb::CheckRange("max_transfer_size_mb", FLAGS_max_transfer_size_mb, 1,
+                                                SHMB_TRANSFER_MAX_MB);
+    cfg.transfer_size_kb = shmb::CheckRange("transfer_size_kb", FLAGS_transfer_size_kb, 1,
+                                            static_cast<int64_t>(SHMB_TRANSFER_MAX_MB * 1024));
+    if (cfg.transfer_size_kb > cfg.max_transfer_size_mb * 1024)
+        shmb::FlagError("transfer_size_kb", std::to_string(FLAGS_transfer_size_kb),
+                        "must not exceed --max_transfer_size_mb=" + std::to_string(FLAGS_max_transfer_size_mb) +
+                            " (" + std::to_string(FLAGS_max_transfer_size_mb * 1024) + " KB)");
+    cfg.num_transfers = shmb::CheckRange("num_transfers", FLAGS_num_transfers, 1,
+                                         static_cast<int64_t>(SHMB_TRANSFER_MAX_TRANSFERS));
+    cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
+    cfg.time_per_size_ms = static_cast<double>(shmb::CheckRange("time_per_size_ms", FLAGS_time_per_size_ms, 1,
+                                                                3600 * 1000));
+    std::string methods = Methods();
+    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+        cfg.run[m] = shmb::InList(methods, shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
+    cfg.cpu = FLAGS_cpu;
+    cfg.cold = FLAGS_cold;
+    cfg.verify = FLAGS_verify_data;
+    cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    cfg.timer_overhead_ns = shmb_clock_overhead_ns();
+
+    uint64_t need = 0;
+    shmb_transfer_bench_shm_bytes(&cfg, &need);
+    shmb::CheckShmSpace("max_transfer_size_mb", need);
+
+    shmb_rows_t rows = {};
+    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+        cfg.repetition = rep;
+        char why[256] = "";
+        int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
+        if (ret == -EPROTO) {
+            std::fprintf(stderr, "%s: wrong copy, no number reported: %s\n", argv[0], why);
+            return 1;
+        }
+        if (ret < 0)
+            shmb::Fail(ret, "the transfer benchmark");
+    }
+
+    shmb_report_t report = {};
+    report.bench = "shm_transfer";
+    report.variant_label = "method";
+    report.speedup_label = "speedup_vs_memcpy";
+    report.rate_is_bytes = 1;
+    report.notes[0] = "src, dst: SHM segments reserved with posix_fallocate, touched before timing; "
+                      "each transfer copies src[0,size) to dst[0,size), so small sizes are cache-resident";
+    report.notes[1] = "GB_s = size / mean time (10^9 bytes/s, each byte counted once); ns per transfer "
+                      "are batch means (batches >= 100x the timer overhead)";
+    report.notes[2] = FLAGS_cold ? "cold: each transfer writes a fresh SHM segment, its page faults timed "
+                                   "(one by one)"
+                                 : nullptr;
+    shmb::WriteReport(&report, &rows);
+    shmb_rows_free(&rows);
+    return 0;
+}

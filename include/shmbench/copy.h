@@ -1,0 +1,85 @@
+/*
+ * copy: the kernels that move bytes through SHM, their verification, and a
+ * team of pinned threads that splits one transfer between them.
+ *
+ *   memcpy  glibc's memcpy (its own choice of vector width, rep movsb and,
+ *           above glibc.cpu.x86_non_temporal_threshold, non-temporal stores)
+ *   loop    a plain C loop of 8-byte words, built so the compiler cannot turn
+ *           it back into a memcpy call (a test checks the machine code)
+ *   nt      non-temporal (cache-bypassing) stores, the widest the CPU has at
+ *           run time: AVX-512, AVX2 or SSE2 (x86-64 only)
+ *   movsb   rep movsb (x86-64 only)
+ *
+ * Sizes in bytes. Functions return 0 or -errno.
+ */
+#ifndef SHMBENCH_COPY_H
+#define SHMBENCH_COPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum shmb_copy_method {
+    SHMB_COPY_MEMCPY,
+    SHMB_COPY_LOOP,
+    SHMB_COPY_NT,
+    SHMB_COPY_MOVSB,
+    SHMB_COPY_METHODS /* how many there are */
+} shmb_copy_method_t;
+
+typedef void (*shmb_copy_fn)(void *dst, const void *src, size_t n);
+
+/* "memcpy", "loop", "nt", "movsb". */
+const char *shmb_copy_method_name(shmb_copy_method_t m);
+
+/* Name -> method. Returns 0 or -EINVAL. */
+int shmb_copy_parse_method(const char *name, shmb_copy_method_t *out);
+
+/* The kernel of a method on this CPU, or NULL where it does not exist. */
+shmb_copy_fn shmb_copy_kernel(shmb_copy_method_t m);
+
+/* What the method runs as here: "avx512", "avx2" or "sse2" for nt; "" for
+ * the others. */
+const char *shmb_copy_kernel_variant(shmb_copy_method_t m);
+
+/* The loop kernel itself (exported so its machine code can be inspected). */
+void shmb_copy_loop(void *dst, const void *src, size_t n);
+
+/* Fills buf with a pattern that depends on each byte's position, so that a
+ * shifted, partial or stale copy does not match it. */
+void shmb_copy_fill_pattern(void *buf, size_t len);
+
+/* Compares buf with the pattern. Returns 0 if it matches, else 1 and the
+ * offset of the first differing byte in *first_bad. */
+int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad);
+
+/* A team of `threads` threads: the caller is thread 0, threads - 1 workers
+ * wait (spinning briefly, then yielding) for transfers. With cpu >= 0, thread
+ * i is pinned to CPU (cpu + i) % cpus, the caller included. */
+typedef struct shmb_copy_team shmb_copy_team_t;
+
+/* Starts a team. Returns 0, -EINVAL (threads < 1), or -errno
+ * (pthread_create, sched_setaffinity). */
+int shmb_copy_team_start(shmb_copy_team_t **team, int threads, int cpu);
+
+/* One transfer: [0, n) split in 64-byte-aligned chunks, one per thread, each
+ * copied with fn; returns when all are done. */
+void shmb_copy_team_run(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src,
+                        size_t n);
+
+/* Stops and joins the workers, frees the team. NULL is fine. */
+void shmb_copy_team_stop(shmb_copy_team_t *team);
+
+/* The timed loop: `count` transfers of n bytes from src to dst with fn,
+ * through the team when there is one (else on this thread). */
+void shmb_copy_batch(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n,
+                     uint64_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+/*
+ * transfer_bench: copy bandwidth between two SHM segments.
+ *
+ * src and dst are SHM segments of max_transfer_size_mb each, reserved with
+ * posix_fallocate (a full /dev/shm is reported at set-up, not as SIGBUS
+ * mid-copy), src filled with a position-dependent pattern, both touched
+ * before timing. Sizes: transfer_size_kb, doubling, up to and including
+ * max_transfer_size_mb. At each size and method: one untimed transfer whose
+ * result is verified (no method is timed unless it copies right), then
+ * batches of transfers (each batch long enough that the timer's overhead is
+ * under 1%), until num_transfers were done or time_per_size_ms has passed.
+ * Every transfer copies src[0, size) to dst[0, size): small sizes stay in the
+ * caches, as they do for perf bench mem memcpy.
+ *
+ * cold: each transfer writes a fresh SHM segment that nothing touched
+ * before, so its page faults are part of the time; timed one by one.
+ * GB/s counts each byte once: size / time, 10^9 bytes per second.
+ */
+#ifndef SHMBENCH_TRANSFER_BENCH_H
+#define SHMBENCH_TRANSFER_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shmbench/copy.h"
+#include "shmbench/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMB_TRANSFER_MAX_SIZES 64
+#define SHMB_TRANSFER_MAX_MB (1ull << 20) /* 1 TiB */
+#define SHMB_TRANSFER_MAX_TRANSFERS 1000000000ull
+#define SHMB_TRANSFER_MAX_THREADS 256
+
+typedef struct shmb_transfer_config {
+    uint64_t transfer_size_kb;     /* first size (=4) */
+    uint64_t max_transfer_size_mb; /* last size, included (=64) */
+    uint64_t num_transfers;        /* per size and method, at most (=1000) */
+    int run[SHMB_COPY_METHODS];    /* 1: measure this method */
+    int threads;                   /* split each transfer (=1) */
+    int cpu;                       /* with threads > 1, thread i runs on CPU (cpu + i) % cpus (-1: as 0) */
+    int cold;                      /* add cold rows (=0) */
+    int verify;                    /* verify dst after the timed transfers too (=0) */
+    double time_per_size_ms;       /* budget per size and method (=1000) */
+    double timer_overhead_ns;      /* sizes the batches */
+    const char *shm_prefix;
+    int repetition;                /* stamped into the rows */
+} shmb_transfer_config_t;
+
+/* The sizes in bytes: transfer_size_kb KB, doubling, then max_transfer_size_mb
+ * MB if doubling skips it. Returns how many, or -EINVAL (zero sizes, first
+ * above the last, more than cap). */
+int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap);
+
+/* /dev/shm space the run reserves at once, in bytes: src and dst, and for
+ * cold rows one more segment of the largest size. -EOVERFLOW if too large. */
+int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes);
+
+/* Runs every selected method at every size, appending rows (variant =
+ * method, step "" or "cold", arg size_kb, threads; speedup against memcpy
+ * when memcpy ran). Returns 0, -errno, or
+ * -EPROTO when a copy was wrong, with the method, size and first differing
+ * offset in why. Leaves nothing in /dev/shm. */
+int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
+                            size_t why_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,353 @@
+/* Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
+ * (clang), so that shmb_copy_loop stays a loop. */
+#include "shmbench/copy.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/sysinfo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+static const char *const method_names[SHMB_COPY_METHODS] = {"memcpy", "loop", "nt", "movsb"};
+
+const char *shmb_copy_method_name(shmb_copy_method_t m)
+{
+    return (unsigned)m < SHMB_COPY_METHODS ? method_names[m] : "unknown";
+}
+
+int shmb_copy_parse_method(const char *name, shmb_copy_method_t *out)
+{
+    for (int i = 0; i < SHMB_COPY_METHODS; i++) {
+        if (name && strcmp(name, method_names[i]) == 0) {
+            *out = (shmb_copy_method_t)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+static void copy_memcpy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+void shmb_copy_loop(void *dst, const void *src, size_t n)
+{
+    uint64_t *d = dst;
+    const uint64_t *s = src;
+    size_t words = n / 8;
+    for (size_t i = 0; i < words; i++)
+        d[i] = s[i];
+    unsigned char *db = (unsigned char *)dst + words * 8;
+    const unsigned char *sb = (const unsigned char *)src + words * 8;
+    for (size_t i = 0; i < n % 8; i++)
+        db[i] = sb[i];
+}
+
+#if defined(__x86_64__)
+/* Copies the bytes before the first `align`-aligned destination address,
+ * returning how many. */
+static size_t head_bytes(void *dst, const void *src, size_t n, size_t align)
+{
+    size_t head = (align - ((uintptr_t)dst & (align - 1))) & (align - 1);
+    if (head > n)
+        head = n;
+    memcpy(dst, src, head);
+    return head;
+}
+
+__attribute__((target("avx512f"))) static void copy_nt_avx512(void *dst, const void *src, size_t n)
+{
+    size_t h = head_bytes(dst, src, n, 64);
+    unsigned char *d = (unsigned char *)dst + h;
+    const unsigned char *s = (const unsigned char *)src + h;
+    n -= h;
+    for (; n >= 256; n -= 256, d += 256, s += 256) {
+        __m512i a = _mm512_loadu_si512((const void *)s);
+        __m512i b = _mm512_loadu_si512((const void *)(s + 64));
+        __m512i c = _mm512_loadu_si512((const void *)(s + 128));
+        __m512i e = _mm512_loadu_si512((const void *)(s + 192));
+        _mm512_stream_si512((void *)d, a);
+        _mm512_stream_si512((void *)(d + 64), b);
+        _mm512_stream_si512((void *)(d + 128), c);
+        _mm512_stream_si512((void *)(d + 192), e);
+    }
+    for (; n >= 64; n -= 64, d += 64, s += 64)
+        _mm512_stream_si512((void *)d, _mm512_loadu_si512((const void *)s));
+    _mm_sfence();
+    memcpy(d, s, n);
+}
+
+__attribute__((target("avx2"))) static void copy_nt_avx2(void *dst, const void *src, size_t n)
+{
+    size_t h = head_bytes(dst, src, n, 32);
+    unsigned char *d = (unsigned char *)dst + h;
+    const unsigned char *s = (const unsigned char *)src + h;
+    n -= h;
+    for (; n >= 128; n -= 128, d += 128, s += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
+        __m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
+        _mm256_stream_si256((__m256i *)d, a);
+        _mm256_stream_si256((__m256i *)(d + 32), b);
+        _mm256_stream_si256((__m256i *)(d + 64), c);
+        _mm256_stream_si256((__m256i *)(d + 96), e);
+    }
+    for (; n >= 32; n -= 32, d += 32, s += 32)
+        _mm256_stream_si256((__m256i *)d, _mm256_loadu_si256((const __m256i *)s));
+    _mm_sfence();
+    memcpy(d, s, n);
+}
+
+static void copy_nt_sse2(void *dst, const void *src, size_t n)
+{
+    size_t h = head_bytes(dst, src, n, 16);
+    unsigned char *d = (unsigned char *)dst + h;
+    const unsigned char *s = (const unsigned char *)src + h;
+    n -= h;
+    for (; n >= 16; n -= 16, d += 16, s += 16)
+        _mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+    _mm_sfence();
+    memcpy(d, s, n);
+}
+
+static void copy_movsb(void *dst, const void *src, size_t n)
+{
+    __asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+#endif
+
+shmb_copy_fn shmb_copy_kernel(shmb_copy_method_t m)
+{
+    switch (m) {
+    case SHMB_COPY_MEMCPY: return copy_memcpy;
+    case SHMB_COPY_LOOP: return shmb_copy_loop;
+#if defined(__x86_64__)
+    case SHMB_COPY_NT:
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx512f"))
+            return copy_nt_avx512;
+        if (__builtin_cpu_supports("avx2"))
+            return copy_nt_avx2;
+        return copy_nt_sse2;
+    case SHMB_COPY_MOVSB: return copy_movsb;
+#endif
+    default: return NULL;
+    }
+}
+
+const char *shmb_copy_kernel_variant(shmb_copy_method_t m)
+{
+#if defined(__x86_64__)
+    shmb_copy_fn fn = shmb_copy_kernel(m);
+    if (fn == copy_nt_avx512)
+        return "avx512";
+    if (fn == copy_nt_avx2)
+        return "avx2";
+    if (fn == copy_nt_sse2)
+        return "sse2";
+#else
+    (void)m;
+#endif
+    return "";
+}
+
+/* The pattern's 8-byte word at word index w. */
+static inline uint64_t pattern_word(uint64_t w)
+{
+    uint64_t z = (w + 1) * 0x9e3779b97f4a7c15ull;
+    return z ^ (z >> 29);
+}
+
+void shmb_copy_fill_pattern(void *buf, size_t len)
+{
+    unsigned char *b = buf;
+    size_t words = len / 8;
+    for (size_t w = 0; w < words; w++) {
+        uint64_t v = pattern_word(w);
+        memcpy(b + w * 8, &v, 8);
+    }
+    uint64_t last = pattern_word(words);
+    memcpy(b + words * 8, &last, len % 8);
+}
+
+int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
+{
+    const unsigned char *b = buf;
+    for (size_t off = 0; off < len; off += 8) {
+        uint64_t want = pattern_word(off / 8);
+        size_t k = len - off < 8 ? len - off : 8;
+        if (memcmp(b + off, &want, k) == 0)
+            continue;
+        for (size_t i = 0; i < k; i++) {
+            if (b[off + i] != ((const unsigned char *)&want)[i]) {
+                *first_bad = off + i;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- the team ---- */
+
+typedef struct worker {
+    struct shmb_copy_team *team;
+    int index;
+} worker_t;
+
+struct shmb_copy_team {
+    int threads;
+    int cpu;
+    pthread_t *tids;
+    worker_t *workers;
+    atomic_uint_fast64_t generation; /* bumped to start a transfer */
+    atomic_int done;                 /* workers finished with this generation */
+    atomic_int stop;
+    atomic_int start_error;          /* errno of a worker that could not pin */
+    shmb_copy_fn fn;
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t n;
+};
+
+static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *len)
+{
+    size_t per = ((t->n + (size_t)t->threads - 1) / (size_t)t->threads + 63) & ~(size_t)63;
+    size_t start = per * (size_t)i;
+    *off = start < t->n ? start : t->n;
+    size_t end = start + per < t->n ? start + per : t->n;
+    *len = end > *off ? end - *off : 0;
+}
+
+static void copy_chunk(struct shmb_copy_team *t, int i)
+{
+    size_t off, len;
+    chunk(t, i, &off, &len);
+    if (len)
+        t->fn(t->dst + off, t->src + off, len);
+}
+
+static int pin(const struct shmb_copy_team *t, int i)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (t->cpu < 0 || cpus < 1)
+        return 0;
+    return shmb_sysinfo_pin_cpu((t->cpu + i) % (int)cpus);
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    struct shmb_copy_team *t = w->team;
+    int ret = pin(t, w->index);
+    if (ret < 0)
+        atomic_store(&t->start_error, -ret);
+    uint64_t seen = 0;
+    atomic_fetch_add(&t->done, 1);
+    for (;;) {
+        unsigned spins = 0;
+        uint64_t g;
+        while ((g = atomic_load_explicit(&t->generation, memory_order_acquire)) == seen &&
+               !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            if (++spins > 4096)
+                sched_yield();
+        }
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed))
+            return NULL;
+        seen = g;
+        copy_chunk(t, w->index);
+        atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
+    }
+}
+
+static void wait_done(struct shmb_copy_team *t)
+{
+    unsigned spins = 0;
+    while (atomic_load_explicit(&t->done, memory_order_acquire) < t->threads - 1)
+        if (++spins > 4096)
+            sched_yield();
+}
+
+int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
+{
+    if (threads < 1)
+        return -EINVAL;
+    struct shmb_copy_team *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->threads = threads;
+    t->cpu = cpu;
+    t->tids = calloc((size_t)threads, sizeof(*t->tids));
+    t->workers = calloc((size_t)threads, sizeof(*t->workers));
+    if (!t->tids || !t->workers) {
+        shmb_copy_team_stop(t);
+        return -ENOMEM;
+    }
+    int ret = pin(t, 0);
+    int started = 1;
+    for (int i = 1; i < threads && ret == 0; i++, started++) {
+        t->workers[i] = (worker_t){t, i};
+        int err = pthread_create(&t->tids[i], NULL, worker_main, &t->workers[i]);
+        if (err != 0)
+            ret = -err;
+    }
+    if (ret == 0) {
+        t->threads = started;
+        wait_done(t);
+        ret = -atomic_load(&t->start_error);
+    }
+    t->threads = started;
+    if (ret < 0) {
+        shmb_copy_team_stop(t);
+        return ret;
+    }
+    *out = t;
+    return 0;
+}
+
+void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+{
+    t->fn = fn;
+    t->dst = dst;
+    t->src = src;
+    t->n = n;
+    atomic_store_explicit(&t->done, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
+    copy_chunk(t, 0);
+    wait_done(t);
+}
+
+void shmb_copy_team_stop(shmb_copy_team_t *t)
+{
+    if (!t)
+        return;
+    atomic_store(&t->stop, 1);
+    for (int i = 1; t->tids && i < t->threads; i++)
+        pthread_join(t->tids[i], NULL);
+    free(t->tids);
+    free(t->workers);
+    free(t);
+}
+
+void shmb_copy_batch(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n,
+                     uint64_t count)
+{
+    for (uint64_t i = 0; i < count; i++) {
+        if (team)
+            shmb_copy_team_run(team, fn, dst, src, n);
+        else
+            fn(dst, src, n);
+        shmb_escape(dst);
+    }
+}

@@ -1,0 +1,240 @@
+#include "shmbench/transfer_bench.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+#include "shmbench/segment.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POISON 0xA5
+#define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
+#define MIN_BATCH_NS 2000.0
+
+typedef struct run {
+    const shmb_transfer_config_t *cfg;
+    shmb_segment_t src, dst;
+    shmb_copy_team_t *team;
+    double *samples;
+    size_t samples_cap;
+    char *why;
+    size_t why_cap;
+} run_t;
+
+int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap)
+{
+    uint64_t first = cfg->transfer_size_kb, last_kb = cfg->max_transfer_size_mb * 1024;
+    if (first == 0 || cfg->max_transfer_size_mb == 0 || cfg->max_transfer_size_mb > SHMB_TRANSFER_MAX_MB ||
+        first > last_kb)
+        return -EINVAL;
+    size_t n = 0;
+    for (uint64_t kb = first; kb < last_kb; kb *= 2) {
+        if (n + 1 >= cap)
+            return -EINVAL;
+        sizes[n++] = kb * 1024;
+    }
+    sizes[n++] = last_kb * 1024;
+    return (int)n;
+}
+
+int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes)
+{
+    if (cfg->max_transfer_size_mb > SHMB_TRANSFER_MAX_MB)
+        return -EOVERFLOW;
+    uint64_t max = cfg->max_transfer_size_mb << 20;
+    *bytes = max * (cfg->cold ? 3 : 2);
+    return 0;
+}
+
+static int wrong(run_t *r, shmb_copy_method_t m, uint64_t size, const char *when, size_t bad)
+{
+    snprintf(r->why, r->why_cap, "%s copy of %llu bytes (%s): first differing byte at offset %zu",
+             shmb_copy_method_name(m), (unsigned long long)size, when, bad);
+    return -EPROTO;
+}
+
+static int check(run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size, const char *when)
+{
+    size_t bad;
+    if (shmb_copy_verify(dst, (size_t)size, &bad))
+        return wrong(r, m, size, when, bad);
+    return 0;
+}
+
+static void transfer(run_t *r, shmb_copy_fn fn, void *dst, uint64_t size, uint64_t count)
+{
+    shmb_copy_batch(r->team, fn, dst, r->src.addr, (size_t)size, count);
+}
+
+/* How many transfers make a batch that dwarfs the timer. */
+static uint64_t batch_size(run_t *r, shmb_copy_fn fn, uint64_t size)
+{
+    double min_ns = r->cfg->timer_overhead_ns * MIN_BATCH_OVERHEADS;
+    if (min_ns < MIN_BATCH_NS)
+        min_ns = MIN_BATCH_NS;
+    for (uint64_t count = 1;; count *= 2) {
+        uint64_t t0 = shmb_clock_now_ns();
+        transfer(r, fn, r->dst.addr, size, count);
+        if ((double)(shmb_clock_now_ns() - t0) >= min_ns || count >= (1u << 20))
+            return count;
+    }
+}
+
+static int grow_samples(run_t *r, size_t need)
+{
+    if (need <= r->samples_cap)
+        return 0;
+    size_t cap = r->samples_cap ? r->samples_cap * 2 : 256;
+    while (cap < need)
+        cap *= 2;
+    double *s = realloc(r->samples, cap * sizeof(double));
+    if (!s)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    r->samples = s;
+    r->samples_cap = cap;
+    return 0;
+}
+
+static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size, const char *step,
+                size_t batches, uint64_t transfers)
+{
+    shmb_row_t row;
+    memset(&row, 0, sizeof(row));
+    snprintf(row.variant, sizeof(row.variant), "%s", shmb_copy_method_name(m));
+    snprintf(row.step, sizeof(row.step), "%s", step);
+    snprintf(row.arg_name, sizeof(row.arg_name), "size_kb");
+    row.arg = size / 1024;
+    row.threads = r->cfg->threads;
+    row.repetition = r->cfg->repetition;
+    row.iterations = transfers;
+    snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
+    int ret = shmb_rows_push_samples(rows, &row, r->samples, batches);
+    if (ret == 0)
+        rows->v[rows->n - 1].bytes_per_second = (double)size * 1e9 / rows->v[rows->n - 1].ns.mean;
+    return ret;
+}
+
+static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+{
+    shmb_copy_fn fn = shmb_copy_kernel(m);
+    memset(r->dst.addr, POISON, (size_t)size);
+    transfer(r, fn, r->dst.addr, size, 1);
+    int ret = check(r, m, r->dst.addr, size, "before timing");
+    if (ret < 0)
+        return ret;
+
+    const uint64_t per_batch = batch_size(r, fn, size);
+    const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
+    uint64_t done = 0, spent = 0;
+    size_t batches = 0;
+    while (done < r->cfg->num_transfers && (batches == 0 || spent < budget)) {
+        if ((ret = grow_samples(r, batches + 1)) < 0)
+            return ret;
+        uint64_t t0 = shmb_clock_now_ns();
+        transfer(r, fn, r->dst.addr, size, per_batch);
+        uint64_t t1 = shmb_clock_now_ns();
+        r->samples[batches++] = (double)(t1 - t0) / (double)per_batch;
+        done += per_batch;
+        spent += t1 - t0;
+    }
+    if (r->cfg->verify && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
+        return ret;
+    return push(r, rows, m, size, "", batches, done);
+}
+
+/* Each transfer into a segment created for it: first touch is timed. */
+static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+{
+    shmb_copy_fn fn = shmb_copy_kernel(m);
+    const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
+    uint64_t spent = 0;
+    size_t done = 0;
+    int ret = 0;
+    while (ret == 0 && done < r->cfg->num_transfers && (done == 0 || spent < budget)) {
+        shmb_segment_t fresh;
+        if ((ret = grow_samples(r, done + 1)) < 0)
+            break;
+        if ((ret = shmb_segment_create(&fresh, r->cfg->shm_prefix, (size_t)size, NULL, NULL)) < 0)
+            break;
+        ret = shmb_segment_reserve(&fresh);
+        if (ret == 0)
+            ret = shmb_segment_map(&fresh, NULL);
+        if (ret == 0) {
+            uint64_t t0 = shmb_clock_now_ns();
+            transfer(r, fn, fresh.addr, size, 1);
+            uint64_t t1 = shmb_clock_now_ns();
+            r->samples[done++] = (double)(t1 - t0);
+            spent += t1 - t0;
+            if (done == 1 || r->cfg->verify)
+                ret = check(r, m, fresh.addr, size, "cold");
+        }
+        int r2 = shmb_segment_destroy(&fresh, NULL);
+        ret = ret < 0 ? ret : r2;
+    }
+    return ret < 0 ? ret : push(r, rows, m, size, "cold", done, done);
+}
+
+static int setup(run_t *r, uint64_t max)
+{
+    int ret = shmb_segment_create(&r->src, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
+    if (ret < 0)
+        return ret;
+    ret = shmb_segment_create(&r->dst, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
+    if (ret < 0)
+        return ret;
+    if ((ret = shmb_segment_reserve(&r->src)) < 0 || (ret = shmb_segment_reserve(&r->dst)) < 0 ||
+        (ret = shmb_segment_map(&r->src, NULL)) < 0 || (ret = shmb_segment_map(&r->dst, NULL)) < 0)
+        return ret;
+    shmb_copy_fill_pattern(r->src.addr, (size_t)max);
+    memset(r->dst.addr, POISON, (size_t)max);
+    if (r->cfg->threads > 1) {
+        ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu >= 0 ? r->cfg->cpu : 0);
+        if (ret < 0)
+            return shmb_error_record("pthread_create", -ret, "copy threads");
+    }
+    return 0;
+}
+
+int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
+                            size_t why_cap)
+{
+    uint64_t sizes[SHMB_TRANSFER_MAX_SIZES];
+    int nsizes = shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES);
+    if (nsizes < 0 || cfg->num_transfers == 0 || cfg->threads < 1 ||
+        cfg->threads > SHMB_TRANSFER_MAX_THREADS)
+        return -EINVAL;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+        if (cfg->run[m] && !shmb_copy_kernel((shmb_copy_method_t)m))
+            return -ENOTSUP;
+
+    run_t r;
+    memset(&r, 0, sizeof(r));
+    r.cfg = cfg;
+    r.why = why;
+    r.why_cap = why_cap;
+    r.src.fd = r.dst.fd = -1;
+    const size_t first = rows->n;
+    int ret = setup(&r, sizes[nsizes - 1]);
+    for (int i = 0; i < nsizes && ret == 0; i++) {
+        for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++) {
+            if (!cfg->run[m])
+                continue;
+            ret = hot(&r, rows, (shmb_copy_method_t)m, sizes[i]);
+            if (ret == 0 && cfg->cold)
+                ret = cold(&r, rows, (shmb_copy_method_t)m, sizes[i]);
+        }
+    }
+    shmb_copy_team_stop(r.team);
+    free(r.samples);
+    for (size_t i = first; ret == 0 && i < rows->n; i++) {
+        shmb_row_t *row = &rows->v[i];
+        const shmb_row_t *base = shmb_rows_find(rows, "memcpy", row->step, row->arg, row->repetition);
+        if (base)
+            row->speedup = row->bytes_per_second / base->bytes_per_second;
+    }
+    int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;
+    int r2 = r.src.fd >= 0 ? shmb_segment_destroy(&r.src, NULL) : 0;
+    return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+}

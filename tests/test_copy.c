@@ -1,0 +1,156 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shmbench/copy.h"
+
+#define BUF (1 << 20)
+
+static unsigned char *src, *dst;
+
+static int setup(void **state)
+{
+    (void)state;
+    src = aligned_alloc(4096, BUF + 4096);
+    dst = aligned_alloc(4096, BUF + 4096);
+    if (!src || !dst)
+        return -1;
+    shmb_copy_fill_pattern(src, BUF + 4096);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(src);
+    free(dst);
+    return 0;
+}
+
+static void test_pattern_detects_corruption(void **state)
+{
+    (void)state;
+    size_t bad = 12345;
+    assert_int_equal(shmb_copy_verify(src, BUF, &bad), 0);
+    assert_int_equal(bad, 12345); /* untouched on a match */
+    memcpy(dst, src, BUF);
+    dst[777777] ^= 0x01; /* one bit of one byte */
+    assert_int_equal(shmb_copy_verify(dst, BUF, &bad), 1);
+    assert_int_equal(bad, 777777);
+    dst[777777] ^= 0x01;
+    dst[BUF - 1] ^= 0xff; /* the very last byte */
+    assert_int_equal(shmb_copy_verify(dst, BUF, &bad), 1);
+    assert_int_equal(bad, BUF - 1);
+}
+
+static void test_pattern_detects_shift_and_stale(void **state)
+{
+    (void)state;
+    size_t bad;
+    memcpy(dst, src + 1, 4096); /* shifted by one byte */
+    assert_int_equal(shmb_copy_verify(dst, 4096, &bad), 1);
+    assert_int_equal(bad, 0);
+    memcpy(dst, src + 8, 4096); /* shifted by one word */
+    assert_int_equal(shmb_copy_verify(dst, 4096, &bad), 1);
+    memset(dst, 0, 4096);
+    memcpy(dst, src, 4000); /* partial */
+    assert_int_equal(shmb_copy_verify(dst, 4096, &bad), 1);
+    assert_int_equal(bad, 4000);
+    /* a tail shorter than a word is checked too */
+    memcpy(dst, src, 13);
+    assert_int_equal(shmb_copy_verify(dst, 13, &bad), 0);
+    dst[12] ^= 1;
+    assert_int_equal(shmb_copy_verify(dst, 13, &bad), 1);
+    assert_int_equal(bad, 12);
+}
+
+/* Every kernel, at awkward sizes and misalignments, copies exactly [0, n). */
+static void test_kernels_copy_exactly(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {0, 1, 7, 8, 15, 63, 64, 65, 255, 256, 257, 4095, 4096, 100003, BUF};
+    static const size_t offsets[] = {0, 1, 13, 64};
+    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
+        shmb_copy_fn fn = shmb_copy_kernel((shmb_copy_method_t)m);
+        if (!fn)
+            continue;
+        for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+            for (size_t oi = 0; oi < sizeof(offsets) / sizeof(offsets[0]); oi++) {
+                size_t n = sizes[si], off = offsets[oi];
+                if (n + off > BUF)
+                    continue;
+                memset(dst, 0xA5, n + off + 64);
+                fn(dst + off, src + off, n);
+                if (memcmp(dst + off, src + off, n) != 0)
+                    fail_msg("%s: %zu bytes at offset %zu differ", shmb_copy_method_name((shmb_copy_method_t)m), n, off);
+                for (size_t i = 0; i < 64; i++) /* nothing written past the end */
+                    assert_int_equal(dst[off + n + i], 0xA5);
+                for (size_t i = 0; i < off; i++) /* nor before the start */
+                    assert_int_equal(dst[i], 0xA5);
+            }
+        }
+    }
+}
+
+static void test_methods(void **state)
+{
+    (void)state;
+    shmb_copy_method_t m;
+    assert_int_equal(shmb_copy_parse_method("nt", &m), 0);
+    assert_int_equal(m, SHMB_COPY_NT);
+    assert_int_equal(shmb_copy_parse_method("all", &m), -EINVAL);
+    assert_non_null(shmb_copy_kernel(SHMB_COPY_MEMCPY));
+    assert_non_null(shmb_copy_kernel(SHMB_COPY_LOOP));
+    assert_null(shmb_copy_kernel(SHMB_COPY_METHODS));
+    assert_string_equal(shmb_copy_kernel_variant(SHMB_COPY_MEMCPY), "");
+#if defined(__x86_64__)
+    const char *v = shmb_copy_kernel_variant(SHMB_COPY_NT);
+    assert_true(strcmp(v, "avx512") == 0 || strcmp(v, "avx2") == 0 || strcmp(v, "sse2") == 0);
+    assert_non_null(shmb_copy_kernel(SHMB_COPY_MOVSB));
+#endif
+}
+
+static void test_team_splits_and_joins(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 5; threads++) {
+        shmb_copy_team_t *team = NULL;
+        assert_int_equal(shmb_copy_team_start(&team, threads, -1), 0);
+        static const size_t sizes[] = {1, 100, 4096, 4097, BUF};
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            memset(dst, 0, BUF + 64);
+            shmb_copy_team_run(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, sizes[i]);
+            size_t bad;
+            assert_int_equal(shmb_copy_verify(dst, sizes[i], &bad), 0);
+            assert_int_equal(dst[sizes[i]], 0);
+        }
+        memset(dst, 0, 8192);
+        shmb_copy_batch(team, shmb_copy_kernel(SHMB_COPY_LOOP), dst, src, 8192, 3);
+        assert_memory_equal(dst, src, 8192);
+        shmb_copy_team_stop(team);
+    }
+    shmb_copy_team_t *team = NULL;
+    assert_int_equal(shmb_copy_team_start(&team, 0, -1), -EINVAL);
+    assert_null(team);
+    assert_int_equal(shmb_copy_team_start(&team, 2, 0), 0); /* pinned */
+    shmb_copy_team_stop(team);
+    shmb_copy_team_stop(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pattern_detects_corruption),
+        cmocka_unit_test(test_pattern_detects_shift_and_stale),
+        cmocka_unit_test(test_kernels_copy_exactly),
+        cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_team_splits_and_joins),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
