@@ -1,7 +1,5 @@
 #include "shmbench/lookup.h"
 
-#include "shmbench/clock.h"
-
 #include <bsd/sys/tree.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -201,14 +199,11 @@ void *shmb_lookup_translate(const shmb_lookup_table_t *table, shmb_lookup_strate
 /* One loop per strategy, so that each inlines its translation and the timed
  * code is only requests in, addresses summed. */
 #define BATCH_LOOP(translate)                                                  \
-    for (size_t pass = 0; pass < passes; pass++) {                            \
-        for (size_t i = 0; i < n; i++)                                         \
-            sum += (uint64_t)(uintptr_t)translate(table, &requests[i]);        \
-        shmb_clobber();                                                        \
-    }
+    for (size_t i = 0; i < n; i++)                                             \
+        sum += (uint64_t)(uintptr_t)translate(table, &requests[i]);
 
 uint64_t shmb_lookup_batch(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
-                           const shmb_lookup_request_t *requests, size_t n, size_t passes)
+                           const shmb_lookup_request_t *requests, size_t n)
 {
     uint64_t sum = 0;
     switch (s) {

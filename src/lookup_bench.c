@@ -17,8 +17,10 @@ typedef struct setup {
     unsigned char *reserved;        /* our range, n * size bytes */
     size_t reserved_bytes;
     shmb_lookup_segment_t *segments; /* registration order */
-    shmb_lookup_request_t *requests;
-    uint64_t expected_sum;           /* of the addresses the requests were made from */
+    shmb_lookup_request_t *requests; /* the pool: windows * window requests */
+    uint64_t window;                 /* requests per timed batch */
+    uint64_t windows;
+    uint64_t *expected_sum;          /* per window: the addresses its requests were made from */
     shmb_lookup_table_t table;
 } setup_t;
 
@@ -63,8 +65,7 @@ static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_
     uint64_t *id_in_slot = malloc(n * sizeof(uint64_t));
     for (uint64_t id = 0; id < n && id_in_slot; id++)
         id_in_slot[slot_of[id]] = id;
-    s->expected_sum = 0;
-    for (uint64_t k = 0; k < cfg->num_lookups; k++) {
+    for (uint64_t k = 0; k < s->window * s->windows; k++) {
         uint64_t id, offset;
         if (cfg->sequential && id_in_slot) {
             id = id_in_slot[k % n];
@@ -78,7 +79,7 @@ static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_
         r->offset = offset;
         r->len = len;
         r->addr = s->segments[id].peer_base + offset;
-        s->expected_sum += (uint64_t)(uintptr_t)(s->segments[id].local_base + offset);
+        s->expected_sum[k / s->window] += (uint64_t)(uintptr_t)(s->segments[id].local_base + offset);
     }
     free(id_in_slot);
 }
@@ -91,6 +92,7 @@ static void teardown(setup_t *s)
         munmap(s->reserved, s->reserved_bytes);
     free(s->segments);
     free(s->requests);
+    free(s->expected_sum);
     memset(s, 0, sizeof(*s));
 }
 
@@ -104,10 +106,13 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
     if (p == MAP_FAILED)
         return shmb_error_record("mmap", errno, "the local address range");
     s->reserved = p;
+    s->window = cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+    s->windows = (SHMB_LOOKUP_MIN_POOL + s->window - 1) / s->window;
     s->segments = malloc((size_t)n * sizeof(*s->segments));
-    s->requests = malloc((size_t)cfg->num_lookups * sizeof(*s->requests));
+    s->requests = malloc((size_t)(s->window * s->windows) * sizeof(*s->requests));
+    s->expected_sum = calloc((size_t)s->windows, sizeof(uint64_t));
     uint64_t *slot_of = malloc((size_t)n * sizeof(uint64_t));
-    int ret = s->segments && s->requests && slot_of ? 0 : -ENOMEM;
+    int ret = s->segments && s->requests && s->expected_sum && slot_of ? 0 : -ENOMEM;
     if (ret == 0) {
         shmb_rng_t rng;
         shmb_rng_seed(&rng, cfg->seed);
@@ -143,24 +148,24 @@ static int verify(const setup_t *s, shmb_lookup_strategy_t st, uint64_t n, char 
 static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_lookup_strategy_t st,
                    shmb_rows_t *rows, char *why, size_t cap)
 {
-    const uint64_t n = cfg->num_lookups;
-    const size_t passes = (size_t)((SHMB_LOOKUP_MIN_BATCH + n - 1) / n);
-    const uint64_t want = s->expected_sum * passes;
+    const size_t w = (size_t)s->window;
     const uint64_t budget_ns = (uint64_t)(cfg->min_time_ms * 1e6);
     size_t cap_batches = 64, count = 0;
     double *samples = malloc(cap_batches * sizeof(double));
     if (!samples)
         return shmb_error_record("malloc", ENOMEM, NULL);
 
-    shmb_escape((void *)(uintptr_t)shmb_lookup_batch(&s->table, st, s->requests, (size_t)n, 1));
+    shmb_escape((void *)(uintptr_t)shmb_lookup_batch(&s->table, st, s->requests, w));
     uint64_t spent = 0;
     while (count < SHMB_LOOKUP_MIN_BATCHES || spent < budget_ns) {
+        const size_t win = count % s->windows;
         uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = shmb_lookup_batch(&s->table, st, s->requests, (size_t)n, passes);
+        uint64_t sum = shmb_lookup_batch(&s->table, st, s->requests + win * w, w);
         uint64_t t1 = shmb_clock_now_ns();
-        if (sum != want) {
+        if (sum != s->expected_sum[win]) {
             snprintf(why, cap, "%s: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                     shmb_lookup_strategy_name(st), (unsigned long long)sum, (unsigned long long)want);
+                     shmb_lookup_strategy_name(st), (unsigned long long)sum,
+                     (unsigned long long)s->expected_sum[win]);
             free(samples);
             return -EPROTO;
         }
@@ -173,7 +178,7 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_looku
             samples = more;
             cap_batches *= 2;
         }
-        samples[count++] = (double)(t1 - t0) / (double)(n * passes);
+        samples[count++] = (double)(t1 - t0) / (double)w;
         spent += t1 - t0;
     }
 
@@ -184,9 +189,9 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_looku
     row.arg = cfg->num_segments;
     row.threads = 1;
     row.repetition = cfg->repetition;
-    row.iterations = count * n * passes;
-    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", (unsigned long long)n,
-             (unsigned long long)n);
+    row.iterations = count * w;
+    const unsigned long long pool = (unsigned long long)(s->window * s->windows);
+    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", pool, pool);
     int ret = shmb_rows_push_samples(rows, &row, samples, count);
     free(samples);
     return ret;
@@ -205,7 +210,7 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
     /* Correctness first: no strategy is timed unless every one translates right. */
     for (int st = 0; st < SHMB_LOOKUP_STRATEGIES && ret == 0; st++)
         if (cfg->run[st])
-            ret = verify(&s, (shmb_lookup_strategy_t)st, cfg->num_lookups, why, why_cap);
+            ret = verify(&s, (shmb_lookup_strategy_t)st, s.window * s.windows, why, why_cap);
     size_t first = rows->n;
     for (int st = 0; st < SHMB_LOOKUP_STRATEGIES && ret == 0; st++)
         if (cfg->run[st])

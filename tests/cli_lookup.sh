@@ -41,13 +41,13 @@ rows=$(table_rows "$work/t.txt" | wc -l)
 [ "$rows" -eq 4 ] && ok || fail "table has $rows rows, expected 4"
 [ "$(($(wc -l <"$work/t.csv") - 1))" -eq 4 ] && ok || fail "csv rows"
 grep -q "^segments  strategy .* speedup_vs_linear  note$" "$work/t.txt" && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
-[ "$(table_rows "$work/t.txt" | grep -c 'verified 500/500$')" -eq 4 ] && ok || fail "rows not verified"
+[ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 4 ] && ok || fail "rows not verified"
 "$python" -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"]
 names = [x["name"] for x in b]
 assert names == ["shm_lookup/%s/segments:20" % s for s in ("linear", "lower_bound", "tree", "arithmetic")], names
-assert all(x["label"] == "verified 500/500" and x["items_per_second"] > 0 for x in b)
+assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b)
 ' "$work/t.json" && ok || fail "json rows"
 
 "$bin" --sweep_segments=1,10,100 --strategies=arithmetic,linear --num_lookups=200 --min_time_ms=1 \

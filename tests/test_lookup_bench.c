@@ -64,9 +64,10 @@ static void check_rows(int sequential)
         assert_string_equal(r->step, "");
         assert_string_equal(r->arg_name, "segments");
         assert_true(r->arg == 50);
-        assert_string_equal(r->note, "verified 1000/1000");
+        /* batches of 4096 (the minimum), a pool of 32 batches */
+        assert_string_equal(r->note, "verified 131072/131072");
         assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
-        assert_true(r->iterations % 1000 == 0 && r->iterations >= SHMB_LOOKUP_MIN_BATCH);
+        assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
         assert_true(r->ns.mean > 0);
         assert_float_equal(r->speedup, rows.v[0].ns.mean / r->ns.mean, 1e-9);
     }
@@ -100,9 +101,22 @@ static void test_subset_without_linear_has_no_speedup(void **state)
     assert_int_equal(rows.n, 2);
     assert_string_equal(rows.v[0].variant, "lower_bound");
     assert_true(rows.v[0].speedup == 0);
-    assert_string_equal(rows.v[1].note, "verified 1/1");
-    /* one request: each batch repeats it to reach the minimum batch */
+    assert_string_equal(rows.v[1].note, "verified 131072/131072");
     assert_true(rows.v[1].iterations >= SHMB_LOOKUP_MIN_BATCH * SHMB_LOOKUP_MIN_BATCHES);
+    shmb_rows_free(&rows);
+}
+
+static void test_large_batches_make_the_pool(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    c.num_lookups = 100000; /* two windows of 100000 >= the minimum pool */
+    c.run[SHMB_LOOKUP_LINEAR] = c.run[SHMB_LOOKUP_TREE] = c.run[SHMB_LOOKUP_LOWER_BOUND] = 0;
+    shmb_rows_t rows = {0};
+    char why[256];
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_string_equal(rows.v[0].note, "verified 200000/200000");
+    assert_true(rows.v[0].iterations == rows.v[0].ns.count * 100000);
     shmb_rows_free(&rows);
 }
 
@@ -124,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_random_rows),
         cmocka_unit_test(test_sequential_rows),
         cmocka_unit_test(test_subset_without_linear_has_no_speedup),
+        cmocka_unit_test(test_large_batches_make_the_pool),
         cmocka_unit_test(test_bad_config_appends_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@ std::string g_main_file;
 shmb_sysinfo_t g_sys;
 int64_t g_start_time;
 double g_timer_overhead_ns;
+FILE* g_json_out;
 
 [[noreturn]] void UsageError(const std::string& message)
 {
@@ -120,7 +121,7 @@ std::string FlagsLine()
     gflags::GetAllFlags(&flags);
     std::string line;
     for (const auto& f : flags) {
-        if (f.filename != g_main_file)
+        if (f.filename != g_main_file || f.name == "json_out")
             continue;
         line += (line.empty() ? "" : " ") + f.name + "=" + f.current_value;
     }
@@ -210,6 +211,9 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
         FlagError("shm_prefix", FLAGS_shm_prefix,
                   "must start with '/', contain no other '/' and be at most " +
                       std::to_string(SHMB_SEGMENT_NAME_MAX - 48) + " characters");
+    if (!FLAGS_json_out.empty() && !(g_json_out = std::fopen(FLAGS_json_out.c_str(), "w")))
+        FlagError("json_out", FLAGS_json_out,
+                  std::string("cannot be written: ") + std::strerror(errno));
     shmb_sysinfo_read(&g_sys);
     g_timer_overhead_ns = shmb_clock_overhead_ns();
     if (FLAGS_cpu != -1) {
@@ -259,6 +263,17 @@ void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
     if (ret < 0) {
         std::fprintf(stderr, "%s: writing the results failed: %s\n", g_program.c_str(),
                      std::strerror(-ret));
+        std::exit(1);
+    }
+    if (!g_json_out)
+        return;
+    ret = shmb_report_write(g_json_out, SHMB_FORMAT_JSON, report, rows);
+    if (std::fclose(g_json_out) != 0 && ret == 0)
+        ret = -errno;
+    g_json_out = nullptr;
+    if (ret < 0) {
+        std::fprintf(stderr, "%s: writing --json_out=%s failed: %s; check the directory exists and is writable\n",
+                     g_program.c_str(), FLAGS_json_out.c_str(), std::strerror(-ret));
         std::exit(1);
     }
 }

@@ -22,13 +22,15 @@
     DEFINE_uint64(seed, 42, "Seed of every random input (free order, addresses, requests)"); \
     DEFINE_string(shm_prefix, "/mooncake_bench_",                                           \
                   "Name prefix of the SHM segments (one leading '/', no other '/')");       \
-    DEFINE_int32(cpu, -1, "Pin the measuring thread to this CPU (-1: do not pin)")
+    DEFINE_int32(cpu, -1, "Pin the measuring thread to this CPU (-1: do not pin)");          \
+    DEFINE_string(json_out, "", "Also write the results as JSON to this file (one run, two outputs)")
 
 DECLARE_string(format);
 DECLARE_int32(repetitions);
 DECLARE_uint64(seed);
 DECLARE_string(shm_prefix);
 DECLARE_int32(cpu);
+DECLARE_string(json_out);
 
 namespace shmb {
 
@@ -58,8 +60,8 @@ std::string CheckList(const char* flag, const std::string& value, const std::str
 bool InList(const std::string& list, const std::string& item);
 
 // Fills the parts of a report that every binary shares (context, flags,
-// repetitions, CPU) and writes the rows to stdout in --format.
-// Exits 1 if stdout cannot be written.
+// repetitions, CPU) and writes the rows to stdout in --format, and as JSON
+// to --json_out if given. Exits 1 if an output cannot be written.
 void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
 
 // Checks that `bytes` fit in the free space of /dev/shm, else one line

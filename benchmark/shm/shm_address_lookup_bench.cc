@@ -12,7 +12,9 @@
 
 SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(num_segments, 100, "Number of SHM segments to simulate");
-DEFINE_int64(num_lookups, 10000, "Number of distinct lookup requests (each timed batch translates all of them)");
+DEFINE_int64(num_lookups, 10000,
+             "Number of lookups per timed batch (at least 4096); requests come from a pool of at "
+             "least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
 DEFINE_int64(segment_size_mb, 64, "Size of each segment in MB (1 MB = 1048576 bytes)");
 DEFINE_string(strategies, "linear,lower_bound,tree,arithmetic", "Strategies to measure");
 DEFINE_string(sweep_segments, "",
@@ -109,7 +111,8 @@ int main(int argc, char** argv)
     report.variant_label = "strategy";
     report.speedup_label = "speedup_vs_linear";
     report.notes[0] = setup.c_str();
-    report.notes[1] = "ns per lookup = batch time / lookups in the batch (>= 4096); p50, p99, max over batches";
+    report.notes[1] = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through "
+                      "a pool of >= 131072 distinct requests; p50, p99, max over batches";
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

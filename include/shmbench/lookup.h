@@ -74,11 +74,11 @@ void shmb_lookup_fini(shmb_lookup_table_t *table);
 void *shmb_lookup_translate(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
                             const shmb_lookup_request_t *req);
 
-/* The timed loop: translates requests[0..n) `passes` times with one strategy
- * and returns the sum of all translated addresses (NULL counts 0), so that no
+/* The timed loop: translates requests[0..n) with one strategy and returns
+ * the sum of the translated addresses (NULL counts 0), so that no
  * translation can be optimised away. */
 uint64_t shmb_lookup_batch(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
-                           const shmb_lookup_request_t *requests, size_t n, size_t passes);
+                           const shmb_lookup_request_t *requests, size_t n);
 
 #ifdef __cplusplus
 }
