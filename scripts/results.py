@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Reads shmbench's JSON results (Google Benchmark's schema).
+
+  results.py summary A_DIR B_DIR     headline figures of two runs side by side
+  results.py plotdata DIR OUT_DIR    gnuplot data files for plot.sh
+
+Rows with repetitions are averaged over their repetitions (the iteration
+rows, as the _mean aggregate does)."""
+import json
+import os
+import sys
+from collections import OrderedDict
+
+
+def load(path):
+    """(run_name -> row with values averaged over repetitions, context), or
+    (None, None) if there is no such file."""
+    if not os.path.exists(path):
+        return None, None
+    with open(path) as f:
+        data = json.load(f)
+    rows = OrderedDict()
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            continue
+        rows.setdefault(b["run_name"], []).append(b)
+    merged = OrderedDict()
+    for name, reps in rows.items():
+        row = dict(reps[0])
+        for key in ("real_time", "bytes_per_second", "items_per_second"):
+            if key in row:
+                row[key] = sum(r[key] for r in reps) / len(reps)
+        merged[name] = row
+    return merged, data["context"]
+
+
+def parts(name):
+    """'shm_alloc/posix/total/size_kb:4' -> ('posix', 'total', 'size_kb', 4, threads)."""
+    fields = name.split("/")
+    threads = 1
+    if fields[-1].startswith("threads:"):
+        threads = int(fields.pop().split(":")[1])
+    arg_name, arg = fields[-1].split(":")
+    step = fields[2] if len(fields) == 4 else ""
+    return fields[1], step, arg_name, int(arg), threads
+
+
+def headlines(folder):
+    """[(label, unit, value)] of one results folder."""
+    out = []
+    alloc, _ = load(os.path.join(folder, "allocation.json"))
+    if alloc:
+        for name, row in alloc.items():
+            variant, step, _, kb, _ = parts(name)
+            if (variant, step) in (("posix", "total"), ("arena", "alloc")):
+                out.append(("allocation %s %s %d KB" % (variant, step, kb), "ns", row["real_time"]))
+    lookup, _ = load(os.path.join(folder, "lookup.json"))
+    if lookup:
+        for name, row in lookup.items():
+            strategy, _, _, n, _ = parts(name)
+            out.append(("lookup %s %d segments" % (strategy, n), "ns", row["real_time"]))
+    transfer, _ = load(os.path.join(folder, "transfer.json"))
+    if transfer:
+        for name, row in transfer.items():
+            method, step, _, kb, threads = parts(name)
+            if kb in (4, 65536) and step == "" and threads == 1:
+                size = "4 KB" if kb == 4 else "64 MB"
+                out.append(("transfer %s %s" % (method, size), "GB/s", row["bytes_per_second"] / 1e9))
+    return out
+
+
+def summary(a_dir, b_dir):
+    a = OrderedDict((label, (unit, v)) for label, unit, v in headlines(a_dir))
+    b = OrderedDict((label, (unit, v)) for label, unit, v in headlines(b_dir))
+    labels = list(a) + [k for k in b if k not in a]
+    if not labels:
+        print("no results to summarise in %s or %s" % (a_dir, b_dir))
+        return 1
+    width = max(len(l) for l in labels) + 2
+    print("%-*s %6s %14s %14s %8s" % (width, "headline", "unit", "A", "B", "B/A"))
+    for label in labels:
+        unit = (a.get(label) or b.get(label))[0]
+        va = a[label][1] if label in a else None
+        vb = b[label][1] if label in b else None
+        fmt = lambda v: "-" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
+        ratio = "%.3f" % (vb / va) if va and vb else "-"
+        print("%-*s %6s %14s %14s %8s" % (width, label, unit, fmt(va), fmt(vb), ratio))
+    print("A = %s, B = %s; ns: lower is better, GB/s: higher is better" % (a_dir, b_dir))
+    return 0
+
+
+def write_series(out_dir, name, series):
+    """series: OrderedDict label -> [(x, y)]; writes one gnuplot data block per label."""
+    with open(os.path.join(out_dir, name + ".dat"), "w") as f:
+        for label, points in series.items():
+            f.write('"%s"\n' % label)
+            for x, y in sorted(points):
+                f.write("%s %s\n" % (x, y))
+            f.write("\n\n")
+    with open(os.path.join(out_dir, name + ".labels"), "w") as f:
+        f.write("\n".join(series.keys()) + "\n")
+
+
+def plotdata(folder, out_dir):
+    made = []
+    meta = None
+    transfer, ctx = load(os.path.join(folder, "transfer.json"))
+    if transfer:
+        meta = meta or ctx
+        series = OrderedDict()
+        for name, row in transfer.items():
+            method, step, _, kb, threads = parts(name)
+            label = method + (" cold" if step else "") + (" %d threads" % threads if threads > 1 else "")
+            series.setdefault(label, []).append((kb, row["bytes_per_second"] / 1e9))
+        write_series(out_dir, "transfer", series)
+        made.append("transfer")
+    sweep, ctx = load(os.path.join(folder, "lookup_sweep.json"))
+    if sweep:
+        meta = meta or ctx
+        series = OrderedDict()
+        for name, row in sweep.items():
+            strategy, _, _, n, _ = parts(name)
+            series.setdefault(strategy, []).append((n, row["real_time"]))
+        write_series(out_dir, "lookup", series)
+        made.append("lookup")
+    alloc, ctx = load(os.path.join(folder, "allocation.json"))
+    if alloc:
+        meta = meta or ctx
+        series = OrderedDict()
+        for name, row in alloc.items():
+            variant, step, _, kb, _ = parts(name)
+            if step != "setup":
+                series.setdefault(variant + " " + step, []).append((kb, row["real_time"]))
+        write_series(out_dir, "allocation", series)
+        made.append("allocation")
+    if meta:
+        with open(os.path.join(out_dir, "meta"), "w") as f:
+            f.write("%s, %s\n" % (meta.get("host_name", "?"), meta.get("date", "?")[:16].replace("T", " ")))
+    print(" ".join(made))
+    return 0 if made else 1
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "summary":
+        return summary(argv[2], argv[3])
+    if len(argv) == 4 and argv[1] == "plotdata":
+        return plotdata(argv[2], argv[3])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
