@@ -25,7 +25,7 @@ static int count_ours(int remove)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, PREFIX + 1, strlen(PREFIX) - 1) != 0)
+        if (strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) != 0)
             continue;
         n++;
         if (remove) {

@@ -21,7 +21,7 @@ static int count_ours(void)
     int n = 0;
     struct dirent *e;
     while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, PREFIX + 1, strlen(PREFIX) - 1) == 0;
+        n += strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) == 0;
     if (d)
         closedir(d);
     return n;

@@ -109,7 +109,7 @@ void PrecheckArgs(int argc, char** argv)
     }
 }
 
-void FailureFunction()
+__attribute__((noreturn)) void FailureFunction()
 {
     shmb_segment_unlink_all();
     std::abort();
