@@ -40,10 +40,13 @@ static void copy_memcpy(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 
+/* An 8-byte word at any address (gcc and clang honour the lower alignment). */
+typedef uint64_t __attribute__((aligned(1), may_alias)) unaligned_u64;
+
 void shmb_copy_loop(void *dst, const void *src, size_t n)
 {
-    uint64_t *d = dst;
-    const uint64_t *s = src;
+    unaligned_u64 *d = dst;
+    const unaligned_u64 *s = src;
     size_t words = n / 8;
     for (size_t i = 0; i < words; i++)
         d[i] = s[i];
