@@ -208,7 +208,9 @@ static void format_cell(char *buf, const shmb_row_t *row, enum column c, int pre
     case COL_ARG_NAME: snprintf(buf, CELL, "%s", row->arg_name); break;
     case COL_ARG: snprintf(buf, CELL, "%llu", (unsigned long long)row->arg); break;
     case COL_VARIANT: snprintf(buf, CELL, "%s", row->variant); break;
-    case COL_STEP: snprintf(buf, CELL, "%s", row->step); break;
+    case COL_STEP: /* a table cell is never blank, so columns split on spaces */
+        snprintf(buf, CELL, "%s", row->step[0] || precise ? row->step : "-");
+        break;
     case COL_THREADS: snprintf(buf, CELL, "%d", row->threads); break;
     case COL_REP:
         if (row->aggregate[0])
