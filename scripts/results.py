@@ -101,38 +101,46 @@ def write_series(out_dir, name, series):
         f.write("\n".join(series.keys()) + "\n")
 
 
+def transfer_point(name, row):
+    method, step, _, kb, threads = parts(name)
+    label = method + (" cold" if step else "") + (" %d threads" % threads if threads > 1 else "")
+    return label, kb, row["bytes_per_second"] / 1e9
+
+
+def lookup_point(name, row):
+    strategy, _, _, segments, _ = parts(name)
+    return strategy, segments, row["real_time"]
+
+
+def allocation_point(name, row):
+    variant, step, _, kb, _ = parts(name)
+    # setup is one pool per size, not a per-allocation cost
+    return (None if step == "setup" else variant + " " + step), kb, row["real_time"]
+
+
+# plot name, results file, row -> (series label or None, x, y)
+PLOTS = (
+    ("transfer", "transfer.json", transfer_point),
+    ("lookup", "lookup_sweep.json", lookup_point),
+    ("allocation", "allocation.json", allocation_point),
+)
+
+
 def plotdata(folder, out_dir):
     made = []
     meta = None
-    transfer, ctx = load(os.path.join(folder, "transfer.json"))
-    if transfer:
+    for plot, filename, point in PLOTS:
+        rows, ctx = load(os.path.join(folder, filename))
+        if not rows:
+            continue
         meta = meta or ctx
         series = OrderedDict()
-        for name, row in transfer.items():
-            method, step, _, kb, threads = parts(name)
-            label = method + (" cold" if step else "") + (" %d threads" % threads if threads > 1 else "")
-            series.setdefault(label, []).append((kb, row["bytes_per_second"] / 1e9))
-        write_series(out_dir, "transfer", series)
-        made.append("transfer")
-    sweep, ctx = load(os.path.join(folder, "lookup_sweep.json"))
-    if sweep:
-        meta = meta or ctx
-        series = OrderedDict()
-        for name, row in sweep.items():
-            strategy, _, _, n, _ = parts(name)
-            series.setdefault(strategy, []).append((n, row["real_time"]))
-        write_series(out_dir, "lookup", series)
-        made.append("lookup")
-    alloc, ctx = load(os.path.join(folder, "allocation.json"))
-    if alloc:
-        meta = meta or ctx
-        series = OrderedDict()
-        for name, row in alloc.items():
-            variant, step, _, kb, _ = parts(name)
-            if step != "setup":
-                series.setdefault(variant + " " + step, []).append((kb, row["real_time"]))
-        write_series(out_dir, "allocation", series)
-        made.append("allocation")
+        for name, row in rows.items():
+            label, x, y = point(name, row)
+            if label:
+                series.setdefault(label, []).append((x, y))
+        write_series(out_dir, plot, series)
+        made.append(plot)
     if meta:
         with open(os.path.join(out_dir, "meta"), "w") as f:
             f.write("%s, %s\n" % (meta.get("host_name", "?"), meta.get("date", "?")[:16].replace("T", " ")))

@@ -47,6 +47,24 @@ table_rows() {
   grep -v '^#' "$1" | tail -n +2
 }
 
+# expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND, sends
+# SIGNAL after DELAY seconds; it must die of it and leave no PREFIX segment.
+expect_signal_cleanup() {
+  local sig=$1 delay=$2 pfx=$3
+  shift 3
+  set -m
+  "$@" >/dev/null 2>&1 &
+  local pid=$!
+  sleep "$delay"
+  kill -"$sig" "$pid"
+  wait "$pid"
+  local rc=$?
+  set +m
+  local want=$((128 + $(kill -l "$sig")))
+  [ "$rc" -eq "$want" ] && ok || fail "SIG$sig: exit $rc, expected $want"
+  [ "$(leftovers "$pfx")" -eq 0 ] && ok || fail "SIG$sig left $(leftovers "$pfx") segments"
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" -eq 0 ]

@@ -64,15 +64,6 @@ grep -q "^shm_transfer/memcpy/size_kb:1024/threads:2," "$work/th.csv" && ok || f
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
 
 # Ctrl-C in the middle of a run leaves nothing behind
-set -m
-"$bin" --shm_prefix=/$prefix --max_transfer_size_mb=64 --cold >/dev/null 2>&1 &
-pid=$!
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-set +m
-[ "$rc" -eq 130 ] && ok || fail "SIGINT: exit $rc, expected 130"
-[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "SIGINT left $(leftovers "$prefix") segments"
+expect_signal_cleanup INT 1 "$prefix" "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=64 --cold
 
 finish

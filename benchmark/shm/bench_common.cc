@@ -130,6 +130,11 @@ std::string FlagsLine()
 
 }  // namespace
 
+double TimerOverheadNs()
+{
+    return g_timer_overhead_ns;
+}
+
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
 {
     if (value < lo || value > hi)

@@ -41,6 +41,9 @@ namespace shmb {
 // main_file is the main's __FILE__ (its flags are the binary's own).
 void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
+// The clock's overhead in ns, measured once in Init.
+double TimerOverheadNs();
+
 // One line "<program>: invalid --<flag>=<value>: <allowed>" on stderr, exit 2.
 [[noreturn]] void FlagError(const char* flag, const std::string& value, const std::string& allowed);
 

@@ -71,7 +71,7 @@ int main(int argc, char** argv)
     cfg.cold = FLAGS_cold;
     cfg.verify = FLAGS_verify_data;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
-    cfg.timer_overhead_ns = shmb_clock_overhead_ns();
+    cfg.timer_overhead_ns = shmb::TimerOverheadNs();
 
     uint64_t need = 0;
     shmb_transfer_bench_shm_bytes(&cfg, &need);
