@@ -29,7 +29,8 @@ extern "C" {
 #endif
 
 #define SHMB_ALLOC_MAX_SIZES 64
-#define SHMB_ALLOC_ARENA_MIN_BATCH 256    /* blocks in the arena's working set, at least */
+#define SHMB_ALLOC_ARENA_MIN_BATCH 2048   /* blocks in the working set, at least: a batch of
+                                          * 2048 allocs lasts > 100 timer overheads */
 #define SHMB_ALLOC_ARENA_MIN_OPS 100000   /* operations timed per arena step and size */
 #define SHMB_ALLOC_MAX_ITERATIONS 100000000
 #define SHMB_ALLOC_MAX_SIZE_KB (1ull << 30) /* 1 TiB */
