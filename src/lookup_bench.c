@@ -150,15 +150,13 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_looku
 {
     const size_t w = (size_t)s->window;
     const uint64_t budget_ns = (uint64_t)(cfg->min_time_ms * 1e6);
-    size_t cap_batches = 64, count = 0;
-    double *samples = malloc(cap_batches * sizeof(double));
-    if (!samples)
-        return shmb_error_record("malloc", ENOMEM, NULL);
+    shmb_samples_t samples = {0};
+    int ret = 0;
 
     shmb_escape((void *)(uintptr_t)shmb_lookup_batch(&s->table, st, s->requests, w));
     uint64_t spent = 0;
-    while (count < SHMB_LOOKUP_MIN_BATCHES || spent < budget_ns) {
-        const size_t win = count % s->windows;
+    while (ret == 0 && (samples.n < SHMB_LOOKUP_MIN_BATCHES || spent < budget_ns)) {
+        const size_t win = samples.n % s->windows;
         uint64_t t0 = shmb_clock_now_ns();
         uint64_t sum = shmb_lookup_batch(&s->table, st, s->requests + win * w, w);
         uint64_t t1 = shmb_clock_now_ns();
@@ -166,20 +164,15 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_looku
             snprintf(why, cap, "%s: checksum of a timed batch is 0x%llx, expected 0x%llx",
                      shmb_lookup_strategy_name(st), (unsigned long long)sum,
                      (unsigned long long)s->expected_sum[win]);
-            free(samples);
-            return -EPROTO;
+            ret = -EPROTO;
+        } else if (shmb_stats_append(&samples, (double)(t1 - t0) / (double)w) < 0) {
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
         }
-        if (count == cap_batches) {
-            double *more = realloc(samples, 2 * cap_batches * sizeof(double));
-            if (!more) {
-                free(samples);
-                return shmb_error_record("malloc", ENOMEM, NULL);
-            }
-            samples = more;
-            cap_batches *= 2;
-        }
-        samples[count++] = (double)(t1 - t0) / (double)w;
         spent += t1 - t0;
+    }
+    if (ret < 0) {
+        shmb_stats_release(&samples);
+        return ret;
     }
 
     shmb_row_t row;
@@ -189,11 +182,11 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_looku
     row.arg = cfg->num_segments;
     row.threads = 1;
     row.repetition = cfg->repetition;
-    row.iterations = count * w;
+    row.iterations = samples.n * w;
     const unsigned long long pool = (unsigned long long)(s->window * s->windows);
     snprintf(row.note, sizeof(row.note), "verified %llu/%llu", pool, pool);
-    int ret = shmb_rows_push_samples(rows, &row, samples, count);
-    free(samples);
+    ret = shmb_rows_push_samples(rows, &row, samples.v, samples.n);
+    shmb_stats_release(&samples);
     return ret;
 }
 

@@ -10,6 +10,27 @@ static int compare_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int shmb_stats_append(shmb_samples_t *set, double x)
+{
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 256;
+        double *v = realloc(set->v, cap * sizeof(double));
+        if (!v)
+            return -ENOMEM;
+        set->v = v;
+        set->cap = cap;
+    }
+    set->v[set->n++] = x;
+    return 0;
+}
+
+void shmb_stats_release(shmb_samples_t *set)
+{
+    free(set->v);
+    set->v = NULL;
+    set->n = set->cap = 0;
+}
+
 double shmb_stats_percentile(const double *sorted, size_t n, double p)
 {
     double rank = (double)(n - 1) * p / 100.0;

@@ -17,8 +17,7 @@ typedef struct run {
     const shmb_transfer_config_t *cfg;
     shmb_segment_t src, dst;
     shmb_copy_team_t *team;
-    double *samples;
-    size_t samples_cap;
+    shmb_samples_t samples; /* of the size and method being measured */
     char *why;
     size_t why_cap;
 } run_t;
@@ -48,19 +47,14 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     return 0;
 }
 
-static int wrong(run_t *r, shmb_copy_method_t m, uint64_t size, const char *when, size_t bad)
-{
-    snprintf(r->why, r->why_cap, "%s copy of %llu bytes (%s): first differing byte at offset %zu",
-             shmb_copy_method_name(m), (unsigned long long)size, when, bad);
-    return -EPROTO;
-}
-
 static int check(run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size, const char *when)
 {
     size_t bad;
-    if (shmb_copy_verify(dst, (size_t)size, &bad))
-        return wrong(r, m, size, when, bad);
-    return 0;
+    if (!shmb_copy_verify(dst, (size_t)size, &bad))
+        return 0;
+    snprintf(r->why, r->why_cap, "%s copy of %llu bytes (%s): first differing byte at offset %zu",
+             shmb_copy_method_name(m), (unsigned long long)size, when, bad);
+    return -EPROTO;
 }
 
 static void transfer(run_t *r, shmb_copy_fn fn, void *dst, uint64_t size, uint64_t count)
@@ -82,23 +76,15 @@ static uint64_t batch_size(run_t *r, shmb_copy_fn fn, uint64_t size)
     }
 }
 
-static int grow_samples(run_t *r, size_t need)
+static int append(run_t *r, double ns)
 {
-    if (need <= r->samples_cap)
-        return 0;
-    size_t cap = r->samples_cap ? r->samples_cap * 2 : 256;
-    while (cap < need)
-        cap *= 2;
-    double *s = realloc(r->samples, cap * sizeof(double));
-    if (!s)
+    if (shmb_stats_append(&r->samples, ns) < 0)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    r->samples = s;
-    r->samples_cap = cap;
     return 0;
 }
 
 static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size, const char *step,
-                size_t batches, uint64_t transfers)
+                uint64_t transfers)
 {
     shmb_row_t row;
     memset(&row, 0, sizeof(row));
@@ -110,7 +96,7 @@ static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
     row.repetition = r->cfg->repetition;
     row.iterations = transfers;
     snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
-    int ret = shmb_rows_push_samples(rows, &row, r->samples, batches);
+    int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
     if (ret == 0)
         rows->v[rows->n - 1].bytes_per_second = (double)size * 1e9 / rows->v[rows->n - 1].ns.mean;
     return ret;
@@ -128,20 +114,19 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
     const uint64_t per_batch = batch_size(r, fn, size);
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t done = 0, spent = 0;
-    size_t batches = 0;
-    while (done < r->cfg->num_transfers && (batches == 0 || spent < budget)) {
-        if ((ret = grow_samples(r, batches + 1)) < 0)
-            return ret;
+    r->samples.n = 0;
+    while (done < r->cfg->num_transfers && (r->samples.n == 0 || spent < budget)) {
         uint64_t t0 = shmb_clock_now_ns();
         transfer(r, fn, r->dst.addr, size, per_batch);
         uint64_t t1 = shmb_clock_now_ns();
-        r->samples[batches++] = (double)(t1 - t0) / (double)per_batch;
+        if ((ret = append(r, (double)(t1 - t0) / (double)per_batch)) < 0)
+            return ret;
         done += per_batch;
         spent += t1 - t0;
     }
     if (r->cfg->verify && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
-    return push(r, rows, m, size, "", batches, done);
+    return push(r, rows, m, size, "", done);
 }
 
 /* Each transfer into a segment created for it: first touch is timed. */
@@ -150,12 +135,10 @@ static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
     shmb_copy_fn fn = shmb_copy_kernel(m);
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
-    size_t done = 0;
     int ret = 0;
-    while (ret == 0 && done < r->cfg->num_transfers && (done == 0 || spent < budget)) {
+    r->samples.n = 0;
+    while (ret == 0 && r->samples.n < r->cfg->num_transfers && (r->samples.n == 0 || spent < budget)) {
         shmb_segment_t fresh;
-        if ((ret = grow_samples(r, done + 1)) < 0)
-            break;
         if ((ret = shmb_segment_create(&fresh, r->cfg->shm_prefix, (size_t)size, NULL, NULL)) < 0)
             break;
         ret = shmb_segment_reserve(&fresh);
@@ -165,15 +148,15 @@ static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
             uint64_t t0 = shmb_clock_now_ns();
             transfer(r, fn, fresh.addr, size, 1);
             uint64_t t1 = shmb_clock_now_ns();
-            r->samples[done++] = (double)(t1 - t0);
             spent += t1 - t0;
-            if (done == 1 || r->cfg->verify)
+            ret = append(r, (double)(t1 - t0));
+            if (ret == 0 && (r->samples.n == 1 || r->cfg->verify))
                 ret = check(r, m, fresh.addr, size, "cold");
         }
         int r2 = shmb_segment_destroy(&fresh, NULL);
         ret = ret < 0 ? ret : r2;
     }
-    return ret < 0 ? ret : push(r, rows, m, size, "cold", done, done);
+    return ret < 0 ? ret : push(r, rows, m, size, "cold", r->samples.n);
 }
 
 static int setup(run_t *r, uint64_t max)
@@ -227,7 +210,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
         }
     }
     shmb_copy_team_stop(r.team);
-    free(r.samples);
+    shmb_stats_release(&r.samples);
     for (size_t i = first; ret == 0 && i < rows->n; i++) {
         shmb_row_t *row = &rows->v[i];
         const shmb_row_t *base = shmb_rows_find(rows, "memcpy", row->step, row->arg, row->repetition);

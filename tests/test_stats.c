@@ -98,12 +98,32 @@ static void test_empty_and_null(void **state)
     assert_int_equal(s.count, 99); /* untouched on error */
 }
 
+static void test_append_grows_and_keeps_order(void **state)
+{
+    (void)state;
+    shmb_samples_t set = {0};
+    for (int i = 0; i < 1000; i++) /* past several doublings */
+        assert_int_equal(shmb_stats_append(&set, (double)i), 0);
+    assert_int_equal(set.n, 1000);
+    assert_true(set.cap >= 1000);
+    for (int i = 0; i < 1000; i++)
+        assert_float_equal(set.v[i], (double)i, 0.0);
+    shmb_stats_t s;
+    assert_int_equal(shmb_stats_compute(set.v, set.n, &s), 0);
+    assert_float_equal(s.mean, 499.5, 1e-9);
+    shmb_stats_release(&set);
+    assert_null(set.v);
+    assert_int_equal(set.n, 0);
+    assert_int_equal(set.cap, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_sample),      cmocka_unit_test(test_odd_count),
         cmocka_unit_test(test_even_count),      cmocka_unit_test(test_ties),
         cmocka_unit_test(test_percentile_bounds), cmocka_unit_test(test_empty_and_null),
+        cmocka_unit_test(test_append_grows_and_keeps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,20 @@ typedef struct shmb_stats {
     double max;
 } shmb_stats_t;
 
+/* A sample set that grows, for loops that learn how many samples they take
+ * only at the end (a time budget). */
+typedef struct shmb_samples {
+    double *v;
+    size_t n;   /* samples held */
+    size_t cap; /* room in v */
+} shmb_samples_t;
+
+/* Appends x. Returns 0, or -ENOMEM with the set unchanged. */
+int shmb_stats_append(shmb_samples_t *set, double x);
+
+/* Frees the set's storage; the set is empty afterwards. */
+void shmb_stats_release(shmb_samples_t *set);
+
 /* Summarises samples[0..n). Sorts samples in place (ascending).
  * Returns 0, or -EINVAL if n is 0 or a pointer is NULL; *out is written only on
  * success. */
