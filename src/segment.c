@@ -185,6 +185,19 @@ int shmb_segment_map(shmb_segment_t *seg, uint64_t *ns)
     return 0;
 }
 
+int shmb_segment_close(shmb_segment_t *seg, uint64_t *ns)
+{
+    uint64_t t0 = shmb_clock_now_ns();
+    int rc = close(seg->fd);
+    uint64_t t1 = shmb_clock_now_ns();
+    seg->fd = -1;
+    if (rc != 0)
+        return shmb_error_record("close", errno, seg->name);
+    if (ns)
+        *ns = t1 - t0;
+    return 0;
+}
+
 int shmb_segment_unmap(shmb_segment_t *seg, uint64_t *ns)
 {
     uint64_t t0 = shmb_clock_now_ns();

@@ -43,7 +43,9 @@ typedef struct shmb_lookup_request {
     uint64_t addr;   /* peer address (linear, lower_bound, tree) */
     uint64_t len;    /* bytes, > 0 */
     uint32_t id;     /* segment id = registration index (arithmetic) */
-    uint64_t offset; /* from the segment's base (arithmetic) */
+    uint64_t offset; /* from the segment's base (arithmetic, flowipc_jemalloc) */
+    uint64_t pool_offset; /* from the base of one pool holding every segment
+                           * back to back in id order (flowipc_classic) */
 } shmb_lookup_request_t;
 
 struct shmb_lookup_tree;

@@ -54,6 +54,11 @@ int shmb_segment_reserve(shmb_segment_t *seg);
  * NULL) receives the time of the call. */
 int shmb_segment_map(shmb_segment_t *seg, uint64_t *ns);
 
+/* close of the segment's descriptor, the mapping and the name staying (as
+ * Mooncake's createSharedMemory does after mmap); ns (may be NULL) receives
+ * its time. Later destroy or release skip the close. */
+int shmb_segment_close(shmb_segment_t *seg, uint64_t *ns);
+
 /* munmap of the segment's mapping; ns (may be NULL) receives its time. */
 int shmb_segment_unmap(shmb_segment_t *seg, uint64_t *ns);
 
