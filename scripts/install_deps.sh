@@ -9,6 +9,8 @@ packages=(
   libgflags-dev libgoogle-glog-dev   # the mains' flags and logging
   libcmocka-dev                      # unit tests
   libbsd-dev                         # <bsd/sys/tree.h> for the tree lookup strategy
+  libboost-dev                       # boost.interprocess (header-only): the Flow-IPC SHM-classic model
+  libjemalloc-dev                    # libjemalloc_pic.a: the Flow-IPC SHM-jemalloc model
   libbenchmark-tools python3-scipy   # Google Benchmark's compare.py and its U-test
   gnuplot-nox                        # plots
 )

@@ -210,6 +210,8 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
     if (shmb_report_parse_format(FLAGS_format.c_str(), &format) != 0)
         FlagError("format", FLAGS_format, "one of table, csv, json");
     CheckRange("repetitions", FLAGS_repetitions, 1, 1000);
+    if (!FLAGS_system.empty() && !InList(kSystems, FLAGS_system))
+        FlagError("system", FLAGS_system, std::string("one of ") + kSystems);
     int ret = shmb_segment_check_prefix(FLAGS_shm_prefix.c_str());
     if (ret < 0)
         FlagError("shm_prefix", FLAGS_shm_prefix,

@@ -23,7 +23,11 @@
     DEFINE_string(shm_prefix, "/mooncake_bench_",                                           \
                   "Name prefix of the SHM segments (one leading '/', no other '/')");       \
     DEFINE_int32(cpu, -1, "Pin the measuring thread to this CPU (-1: do not pin)");          \
-    DEFINE_string(json_out, "", "Also write the results as JSON to this file (one run, two outputs)")
+    DEFINE_string(json_out, "", "Also write the results as JSON to this file (one run, two outputs)"); \
+    DEFINE_string(system, "",                                                               \
+                  "Measure one real system's path only, with row names that leave the "     \
+                  "system out (it is in the header), so two runs pair row by row: "          \
+                  "mooncake, flowipc_classic or flowipc_jemalloc (default: every variant)")
 
 DECLARE_string(format);
 DECLARE_int32(repetitions);
@@ -31,6 +35,7 @@ DECLARE_uint64(seed);
 DECLARE_string(shm_prefix);
 DECLARE_int32(cpu);
 DECLARE_string(json_out);
+DECLARE_string(system);
 
 namespace shmb {
 
@@ -61,6 +66,9 @@ std::string CheckList(const char* flag, const std::string& value, const std::str
 
 // True if `item` is in the comma-separated `list`.
 bool InList(const std::string& list, const std::string& item);
+
+// The real systems --system selects among.
+constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
 
 // Fills the parts of a report that every binary shares (context, flags,
 // repetitions, CPU) and writes the rows to stdout in --format, and as JSON
