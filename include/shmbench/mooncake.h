@@ -48,9 +48,11 @@ typedef struct shmb_mooncake_buffer {
 
 /* How a buffer is mapped on first use and unmapped at the end. attach maps
  * `length` bytes of the SHM object `shm_path` and returns our address in
- * *local (0 or -errno). detach (may be NULL) undoes one attach. */
+ * *local (0 or -errno); `index` is the buffer's registration index (Mooncake
+ * itself opens by path alone; the index lets a caller place or count
+ * mappings). detach (may be NULL) undoes one attach. */
 typedef struct shmb_mooncake_ops {
-    int (*attach)(void *ctx, const char *shm_path, uint64_t length, void **local);
+    int (*attach)(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local);
     void (*detach)(void *ctx, void *local, uint64_t length);
     void *ctx;
 } shmb_mooncake_ops_t;
