@@ -64,12 +64,17 @@ int shmb_report_parse_format(const char *text, shmb_format_t *out)
 
 static size_t base_name(const shmb_report_t *report, const shmb_row_t *row, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap, "%s/%s%s%s/%s:%llu", report->bench, row->variant,
-                     row->step[0] ? "/" : "", row->step, row->arg_name,
-                     (unsigned long long)row->arg);
-    if (row->threads > 1 && n >= 0 && (size_t)n < cap)
-        n += snprintf(buf + n, cap - (size_t)n, "/threads:%d", row->threads);
-    return n < 0 ? 0 : (size_t)n;
+    const char *parts[] = {report->bench, row->variant, row->step};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+        if (parts[i][0] && n < cap)
+            n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "/" : "", parts[i]);
+    if (n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
+    if (row->threads > 1 && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "/threads:%d", row->threads);
+    return n < cap ? n : cap - 1;
 }
 
 void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, char *buf,
@@ -201,9 +206,20 @@ static void format_number(char *buf, const shmb_row_t *row, double v, int precis
         format_human(buf, v);
 }
 
+/* A row with no measurement (a step this system does not have) shows "-" in
+ * every measured column of the table, and nothing in CSV. */
+static int unmeasured(const shmb_row_t *row, enum column c)
+{
+    return row->iterations == 0 && c >= COL_ITERATIONS && c != COL_NOTE;
+}
+
 static void format_cell(char *buf, const shmb_row_t *row, enum column c, int precise)
 {
     buf[0] = '\0';
+    if (unmeasured(row, c)) {
+        snprintf(buf, CELL, "%s", precise ? "" : "-");
+        return;
+    }
     switch (c) {
     case COL_ARG_NAME: snprintf(buf, CELL, "%s", row->arg_name); break;
     case COL_ARG: snprintf(buf, CELL, "%llu", (unsigned long long)row->arg); break;
@@ -306,6 +322,8 @@ static void write_table_context(FILE *out, const shmb_report_t *r)
         fprintf(out, "# pinned: cpu %d\n", r->cpu);
     else
         fprintf(out, "# pinned: no\n");
+    if (r->system)
+        fprintf(out, "# system: %s\n", r->system);
     fprintf(out, "# flags: %s\n", r->flags);
     for (int i = 0; i < 8 && r->notes[i]; i++)
         fprintf(out, "# %s\n", r->notes[i]);
@@ -374,6 +392,8 @@ static void write_json_context(FILE *out, const shmb_report_t *r)
     json_number(out, "timer_overhead_ns", r->timer_overhead_ns);
     json_number(out, "pinned_cpu", r->cpu);
     json_field(out, "flags", r->flags);
+    if (r->system)
+        json_field(out, "system", r->system);
     fprintf(out, ",\n    \"notes\": [");
     for (int i = 0; i < 8 && r->notes[i]; i++) {
         fprintf(out, "%s", i ? ", " : "");
@@ -439,8 +459,13 @@ static void write_json_row(FILE *out, const shmb_report_t *r, const shmb_row_t *
 static void write_json(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
 {
     write_json_context(out, r);
-    for (size_t i = 0; i < n; i++)
-        write_json_row(out, r, order[i], group_index(order, i), i == 0);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (order[i]->iterations == 0) /* compare.py needs a time on every row */
+            continue;
+        write_json_row(out, r, order[i], group_index(order, i), first);
+        first = 0;
+    }
     fprintf(out, "\n  ]\n}\n");
 }
 
@@ -501,7 +526,8 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
     size_t k = 0;
 #define ADD(col, header) (cols[k] = (col), headers[k++] = (header))
     ADD(COL_ARG, n ? order[0]->arg_name : "arg");
-    ADD(COL_VARIANT, r->variant_label);
+    if (r->variant_label)
+        ADD(COL_VARIANT, r->variant_label);
     if (has_step)
         ADD(COL_STEP, "step");
     if (has_threads)
@@ -525,45 +551,47 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
     return k;
 }
 
+/* Cells of a column are padded to a width that depends only on the column,
+ * never on the figures, so two runs' tables line up and diff figure by figure. */
+static size_t column_width(enum column c, const char *header)
+{
+    static const size_t width[] = {
+        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 11,
+        [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 9,
+        [COL_MIN] = 9, [COL_P50] = 9, [COL_P90] = 9, [COL_P99] = 9, [COL_P999] = 9,
+        [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 0,
+        [COL_NOTE] = 0,
+    };
+    size_t h = strlen(header);
+    return width[c] > h ? width[c] : h;
+}
+
 static int write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
 {
     enum column cols[MAX_COLUMNS];
     const char *headers[MAX_COLUMNS];
-    size_t width[MAX_COLUMNS];
     size_t ncols = table_columns(r, order, n, cols, headers);
-    char(*cells)[CELL] = malloc((n + 1) * ncols * sizeof(*cells));
-    if (!cells)
-        return -ENOMEM;
-    for (size_t c = 0; c < ncols; c++) {
-        snprintf(cells[c], CELL, "%s", headers[c]);
-        width[c] = strlen(headers[c]);
-    }
-    for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < ncols; c++) {
-            char *cell = cells[(i + 1) * ncols + c];
-            format_cell(cell, order[i], cols[c], 0);
-            if (strlen(cell) > width[c])
-                width[c] = strlen(cell);
-        }
-    }
-    write_table_context(out, r);
     size_t line_cap = ncols * (CELL + 2) + 1;
     char *line = malloc(line_cap);
-    if (!line) {
-        free(cells);
+    if (!line)
         return -ENOMEM;
-    }
+    write_table_context(out, r);
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
-        for (size_t c = 0; c < ncols; c++)
-            len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ", (int)width[c],
-                                    cells[i * ncols + c]);
+        for (size_t c = 0; c < ncols; c++) {
+            char cell[CELL];
+            if (i == 0)
+                snprintf(cell, CELL, "%s", headers[c]);
+            else
+                format_cell(cell, order[i - 1], cols[c], 0);
+            len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ",
+                                    (int)column_width(cols[c], headers[c]), cell);
+        }
         while (len > 0 && line[len - 1] == ' ')
             len--;
         fprintf(out, "%.*s\n", (int)len, line);
     }
     free(line);
-    free(cells);
     return 0;
 }
 

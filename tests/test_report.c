@@ -171,9 +171,11 @@ static void test_table(void **state)
     assert_non_null(strstr(out, "# timer overhead: 20 ns\n"));
     assert_non_null(strstr(out, "# flags: a=1 b=2\n"));
     assert_non_null(strstr(out, "# a note\n"));
-    const char *header = strstr(out, "size_kb  allocator  step");
+    /* fixed widths: the header is the same whatever the figures */
+    const char *header = strstr(out, "\nsize_kb   allocator         step         iterations  mean_ns    "
+                                     "p50_ns     p99_ns     max_ns     ops_per_s   speedup_vs_posix\n");
     assert_non_null(header);
-    assert_non_null(strstr(header, "mean_ns  p50_ns  p99_ns  max_ns  ops_per_s  speedup_vs_posix\n"));
+    header++;
     assert_int_equal(count_lines(out, "4 "), 1);
     assert_int_equal(count_lines(out, "1024 "), 1);
     /* columns line up: "mean_ns" starts where each row's mean starts */
@@ -233,6 +235,86 @@ static void test_json(void **state)
     shmb_rows_free(&rows);
 }
 
+/* --system rows: no variant in the name, no variant column, the system in
+ * the header; a dash row shows "-" in the table, nothing in CSV, and is
+ * left out of JSON. */
+static void test_system_and_dash_rows(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    r.variant_label = NULL;
+    r.system = "flowipc_jemalloc";
+    shmb_rows_t rows = {0};
+    shmb_row_t alloc = make_row("", "alloc", 4, 10, 0);
+    shmb_row_t setup = make_row("", "setup", 4, 10, 0);
+    memset(&setup.ns, 0, sizeof(setup.ns));
+    setup.iterations = 0;
+    setup.items_per_second = 0;
+    assert_int_equal(shmb_rows_push(&rows, &setup), 0);
+    assert_int_equal(shmb_rows_push(&rows, &alloc), 0);
+    char name[128];
+    shmb_report_row_name(&r, &alloc, name, sizeof(name));
+    assert_string_equal(name, "shm_test/alloc/size_kb:4");
+
+    char *table = render(SHMB_FORMAT_TABLE, &r, &rows);
+    assert_non_null(strstr(table, "# system: flowipc_jemalloc\n"));
+    assert_null(strstr(table, "allocator"));
+    const char *line = strstr(table, "\n4 ");
+    assert_non_null(line);
+    char arg[16], step[16], iterations[16], mean[16];
+    assert_int_equal(sscanf(line + 1, "%15s %15s %15s %15s", arg, step, iterations, mean), 4);
+    assert_string_equal(step, "setup");
+    assert_string_equal(iterations, "-");
+    assert_string_equal(mean, "-");
+    free(table);
+
+    char *csv = render(SHMB_FORMAT_CSV, &r, &rows);
+    assert_non_null(strstr(csv, "shm_test/setup/size_kb:4,,setup,size_kb,4,1,0,,,"));
+    free(csv);
+    char *json = render(SHMB_FORMAT_JSON, &r, &rows);
+    assert_null(strstr(json, "shm_test/setup/"));
+    assert_non_null(strstr(json, "\"name\": \"shm_test/alloc/size_kb:4\""));
+    assert_non_null(strstr(json, "\"system\": \"flowipc_jemalloc\""));
+    free(json);
+    shmb_rows_free(&rows);
+}
+
+/* Column widths depend on the columns, not the figures: the header lines of
+ * two runs match, and each figure starts at the same place. */
+static void test_fixed_widths(void **state)
+{
+    (void)state;
+    shmb_report_t r = make_report(1);
+    char *tables[2];
+    const double means[2] = {2.5, 12345678};
+    for (int t = 0; t < 2; t++) {
+        shmb_rows_t rows = {0};
+        shmb_row_t row = make_row("jemalloc_tcache", "alloc_reuse", t ? 1048576 : 4, means[t], 0);
+        row.iterations = t ? 123456789 : 7;
+        assert_int_equal(shmb_rows_push(&rows, &row), 0);
+        tables[t] = render(SHMB_FORMAT_TABLE, &r, &rows);
+        shmb_rows_free(&rows);
+    }
+    const char *head[2], *row[2];
+    for (int t = 0; t < 2; t++) {
+        head[t] = strstr(tables[t], "\nsize_kb");
+        assert_non_null(head[t]);
+        row[t] = strchr(head[t] + 1, '\n');
+    }
+    assert_int_equal(row[0] - head[0], row[1] - head[1]);
+    assert_memory_equal(head[0], head[1], (size_t)(row[0] - head[0]));
+    for (int t = 0; t < 2; t++) { /* the mean starts under its header */
+        const char *mean_head = strstr(head[t], "mean_ns");
+        char mean[32];
+        snprintf(mean, sizeof(mean), t ? "12345678 " : "2.50 ");
+        const char *mean_cell = strstr(row[t], mean);
+        assert_non_null(mean_cell);
+        assert_int_equal(mean_head - head[t], mean_cell - row[t]);
+    }
+    free(tables[0]);
+    free(tables[1]);
+}
+
 static void test_write_error_is_reported(void **state)
 {
     (void)state;
@@ -256,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_push_samples_and_find), cmocka_unit_test(test_aggregates),
         cmocka_unit_test(test_table),          cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json),           cmocka_unit_test(test_write_error_is_reported),
+        cmocka_unit_test(test_system_and_dash_rows), cmocka_unit_test(test_fixed_widths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,12 @@
  * CSV (RFC 4180) or as Google Benchmark's JSON (so its compare.py works).
  *
  * A row is one measured thing: <bench>/<variant>/<step>/<arg_name>:<arg>
- * (+ /threads:T when T > 1). Times are nanoseconds per operation; rates are
+ * (+ /threads:T when T > 1); an empty variant or step is left out of the
+ * name (with --system the variant is the system, named in the header, so two
+ * systems' runs pair row by row). A row with iterations = 0 was not measured:
+ * a step the selected system does not have, kept so that the keys of two
+ * systems' tables match; the table shows "-" in its figures, CSV leaves them
+ * empty, JSON leaves the row out. Tables have fixed column widths. Times are nanoseconds per operation; rates are
  * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
  * With repetitions > 1, each row's repetitions are followed by its
  * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions.
@@ -36,7 +41,7 @@ typedef struct shmb_row {
     int threads;             /* 1 unless split across threads */
     int repetition;          /* 0-based index of the repetition */
     char aggregate[8];       /* "" for a measured row; "mean", "median", "stddev", "cv" */
-    uint64_t iterations;     /* operations measured */
+    uint64_t iterations;     /* operations measured; 0 = not measured (a dash row) */
     shmb_stats_t ns;         /* nanoseconds per operation: of each sample, or of each batch */
     double items_per_second; /* operations per second from ns.mean; 0 = not reported */
     double bytes_per_second; /* bytes moved per second; 0 = not reported */
@@ -54,7 +59,8 @@ typedef struct shmb_report {
     const char *program;       /* "shm_allocation_bench" */
     const char *version;       /* "0.1.0" */
     const char *bench;         /* JSON name prefix: "shm_alloc" */
-    const char *variant_label; /* table column of row.variant: "allocator" */
+    const char *variant_label; /* table column of row.variant: "allocator"; NULL: no such column */
+    const char *system;        /* --system: the one system measured, or NULL */
     const char *speedup_label; /* table column of row.speedup: "speedup_vs_posix" */
     int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
     const char *executable;    /* argv[0] */
