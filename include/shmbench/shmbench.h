@@ -26,6 +26,7 @@
 #include "shmbench/error.h"
 #include "shmbench/lookup.h"
 #include "shmbench/lookup_bench.h"
+#include "shmbench/mooncake.h"
 #include "shmbench/report.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"

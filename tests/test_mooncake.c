@@ -1,0 +1,376 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shmbench/mooncake.h"
+#include "shmbench/rng.h"
+
+/* A fake ops: attach mallocs the buffer's length and records it, detach
+ * frees it, so valgrind sees a missing detach as a leak. */
+enum { FAKE_MAX = 2048 };
+
+typedef struct fake_map {
+    size_t index;
+    char path[64];
+    uint64_t length;
+    unsigned char *local;
+    int detached;
+} fake_map_t;
+
+typedef struct fake {
+    int attach_calls;
+    int detach_calls;
+    int fail_next; /* when < 0, the next attach fails with it */
+    size_t n;
+    fake_map_t maps[FAKE_MAX];
+} fake_t;
+
+static int fake_attach(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+{
+    fake_t *f = ctx;
+    f->attach_calls++;
+    if (f->fail_next < 0) {
+        int err = f->fail_next;
+        f->fail_next = 0;
+        return err;
+    }
+    if (f->n == FAKE_MAX || strlen(shm_path) >= sizeof(f->maps[0].path))
+        return -ENOSPC;
+    unsigned char *p = malloc(length);
+    if (!p)
+        return -ENOMEM;
+    fake_map_t *m = &f->maps[f->n++];
+    m->index = index;
+    strcpy(m->path, shm_path);
+    m->length = length;
+    m->local = p;
+    m->detached = 0;
+    *local = p;
+    return 0;
+}
+
+static void fake_detach(void *ctx, void *local, uint64_t length)
+{
+    fake_t *f = ctx;
+    f->detach_calls++;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->maps[i].local == local) {
+            assert_int_equal(f->maps[i].length, length);
+            assert_false(f->maps[i].detached);
+            f->maps[i].detached = 1;
+            free(local);
+            return;
+        }
+    }
+    fail_msg("detach of %p, which was never attached", local);
+}
+
+/* Where the fake mapped buffer `index` (NULL if it did not), checking that
+ * attach was told the right path. */
+static unsigned char *fake_local(const fake_t *f, size_t index, const char *path)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->maps[i].index == index) {
+            assert_string_equal(f->maps[i].path, path);
+            return f->maps[i].local;
+        }
+    }
+    return NULL;
+}
+
+static fake_t fake;
+
+static shmb_mooncake_ops_t fake_ops(void)
+{
+    memset(&fake, 0, sizeof(fake));
+    return (shmb_mooncake_ops_t){fake_attach, fake_detach, &fake};
+}
+
+/* The reference: the first buffer in registration order with an SHM path
+ * that holds all of [addr, addr + len), with 128-bit arithmetic so nothing
+ * wraps. Returns its index or -1. */
+static int reference(const shmb_mooncake_buffer_t *b, size_t n, uint64_t addr, uint64_t len)
+{
+    __extension__ typedef unsigned __int128 u128;
+    if (len == 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (b[i].shm_path[0] && addr >= b[i].addr && (u128)addr + len <= (u128)b[i].addr + b[i].length)
+            return (int)i;
+    return -1;
+}
+
+static void check(shmb_mooncake_t *m, uint64_t id, const shmb_mooncake_buffer_t *b, size_t n,
+                  uint64_t addr, uint64_t len)
+{
+    void *sentinel = (void *)&fake, *got = sentinel;
+    int rc = shmb_mooncake_relocate(m, id, addr, len, &got);
+    int want = reference(b, n, addr, len);
+    if (want < 0) {
+        if (rc != -EINVAL || got != sentinel)
+            fail_msg("addr 0x%llx len %llu: rc %d, out %p; reference: -EINVAL, out untouched",
+                     (unsigned long long)addr, (unsigned long long)len, rc, got);
+        return;
+    }
+    unsigned char *local = fake_local(&fake, (size_t)want, b[want].shm_path);
+    if (rc != 0 || !local || got != local + (addr - b[want].addr))
+        fail_msg("addr 0x%llx len %llu: rc %d -> %p, reference buffer %d at %p",
+                 (unsigned long long)addr, (unsigned long long)len, rc, got, want,
+                 local ? (void *)(local + (addr - b[want].addr)) : NULL);
+}
+
+/* Registered out of address order: C, A, B, then E (no SHM path) and F,
+ * which overlaps E's end. A and B touch; C stands apart. */
+static const uint64_t A = 0x10000, B = 0x11000, C = 0x20000, E = 0x30000, F = 0x30800;
+static const uint64_t TARGET = 7;
+static const shmb_mooncake_buffer_t edges[] = {
+    {0x20000, 0x1000, "/mooncake_bench_4242_deadbeef_0"},
+    {0x10000, 0x1000, "/mooncake_bench_4242_deadbeef_1"},
+    {0x11000, 0x2000, "/mooncake_bench_4242_deadbeef_2"},
+    {0x30000, 0x1000, ""},
+    {0x30800, 0x1000, "/mooncake_bench_4242_deadbeef_3"},
+};
+enum { NEDGES = sizeof(edges) / sizeof(edges[0]) };
+
+static int setup_edges(void **state)
+{
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *m = NULL;
+    if (shmb_mooncake_create(edges, NEDGES, TARGET, 20, &ops, &m) != 0)
+        return -1;
+    *state = m;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shmb_mooncake_destroy(*state);
+    return 0;
+}
+
+static void test_edges(void **state)
+{
+    shmb_mooncake_t *m = *state;
+    static const struct { uint64_t addr, len; } cases[] = {
+        {A, 1},                   /* first byte of the first buffer */
+        {A, 0x1000},              /* all of it */
+        {A + 0x1000 - 16, 16},    /* last valid start */
+        {A + 0x1000 - 15, 16},    /* straddles A and B */
+        {B, 16},                  /* first byte of B, A's last byte just before */
+        {B + 0x2000 - 1, 1},      /* last byte of B */
+        {B + 0x2000, 1},          /* one past the end of B: a gap */
+        {0x18000, 4},             /* between buffers */
+        {0, 4},                   /* before the first */
+        {A - 1, 2},               /* starts just before the first */
+        {C + 0x1000, 1},          /* one past the end of C */
+        {UINT64_MAX - 4, 4},      /* far after the last */
+        {C, 0x1001},              /* longer than the buffer */
+        {C + 8, UINT64_MAX},      /* length that wraps */
+        {C + 8, UINT64_MAX - 7},  /* addr + len wraps around to C */
+        {C + 8, 0 - (C + 8)},     /* addr + len wraps to exactly 0 */
+        {C, 0},                   /* len = 0 */
+        {E, 16},                  /* only in E, which has no SHM path */
+        {E + 0x900, 16},          /* in E and F: E is skipped, F holds it */
+        {F + 0x1000 - 1, 1},      /* last byte of F */
+        {F + 0x1000, 1},          /* after the last */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check(m, TARGET, edges, NEDGES, cases[i].addr, cases[i].len);
+    /* and the answers are where they should be */
+    void *p = NULL;
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 5, 1, &p), 0);
+    assert_ptr_equal(p, fake_local(&fake, 2, edges[2].shm_path) + 5);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, E + 0x900, 1, &p), 0);
+    assert_ptr_equal(p, fake_local(&fake, 4, edges[4].shm_path) + 0x100);
+}
+
+static void test_unknown_target(void **state)
+{
+    shmb_mooncake_t *m = *state;
+    void *sentinel = (void *)&fake, *p = sentinel;
+    assert_int_equal(shmb_mooncake_relocate(m, 999, A, 1, &p), -ENOENT);
+    assert_int_equal(shmb_mooncake_relocate(m, 0, A, 1, &p), -ENOENT);
+    /* another segment exists but holds no SHM buffer */
+    assert_int_equal(shmb_mooncake_relocate(m, 3, A, 1, &p), -EINVAL);
+    assert_ptr_equal(p, sentinel);
+    assert_int_equal(fake.attach_calls, 0);
+    assert_int_equal(shmb_mooncake_attached(m), 0);
+}
+
+static void test_attach_once_and_detach_all(void **state)
+{
+    (void)state;
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *m = NULL;
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_attached(m), 0);
+    void *p;
+    for (int round = 0; round < 5; round++) {
+        assert_int_equal(shmb_mooncake_relocate(m, TARGET, A + 100, 8, &p), 0);
+        assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 0x1000, 8, &p), 0);
+        assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 0x1ff8, 8, &p), 0);
+        assert_int_equal(fake.attach_calls, 2);
+        assert_int_equal(shmb_mooncake_attached(m), 2);
+    }
+    /* each attach maps the whole buffer, not the first request's length */
+    assert_int_equal(fake.maps[0].length, 0x1000);
+    assert_int_equal(fake.maps[1].length, 0x2000);
+    assert_int_equal(fake.maps[1].index, 2);
+    assert_string_equal(fake.maps[1].path, edges[2].shm_path);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, C, 1, &p), 0);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, F, 1, &p), 0);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, E, 1, &p), -EINVAL); /* never attached */
+    assert_int_equal(fake.attach_calls, 4);
+    assert_int_equal(shmb_mooncake_attached(m), 4);
+    shmb_mooncake_destroy(m);
+    assert_int_equal(fake.detach_calls, 4);
+    for (size_t i = 0; i < fake.n; i++)
+        assert_true(fake.maps[i].detached);
+    shmb_mooncake_destroy(NULL);
+}
+
+static void test_attach_failure_is_retried(void **state)
+{
+    shmb_mooncake_t *m = *state;
+    void *sentinel = (void *)&fake, *p = sentinel;
+    fake.fail_next = -EACCES;
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, A, 1, &p), -EACCES);
+    assert_ptr_equal(p, sentinel);
+    assert_int_equal(shmb_mooncake_attached(m), 0);
+    assert_int_equal(fake.attach_calls, 1);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, A, 1, &p), 0);
+    assert_ptr_equal(p, fake_local(&fake, 1, edges[1].shm_path));
+    assert_int_equal(fake.attach_calls, 2);
+    assert_int_equal(shmb_mooncake_attached(m), 1);
+}
+
+static void test_bad_create(void **state)
+{
+    (void)state;
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *sentinel = (shmb_mooncake_t *)&fake, *m = sentinel;
+    assert_int_equal(shmb_mooncake_create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(NULL, 1, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, NULL, &m), -EINVAL);
+    shmb_mooncake_ops_t no_attach = {NULL, fake_detach, &fake};
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, &no_attach, &m), -EINVAL);
+    shmb_mooncake_buffer_t zero[2] = {{0x1000, 0x1000, "/a"}, {0x3000, 0, "/b"}};
+    assert_int_equal(shmb_mooncake_create(zero, 2, TARGET, 0, &ops, &m), -EINVAL);
+    assert_ptr_equal(m, sentinel);
+    /* a peer without detach is fine */
+    shmb_mooncake_ops_t attach_only = {fake_attach, NULL, &fake};
+    assert_int_equal(shmb_mooncake_create(zero, 1, TARGET, 0, &attach_only, &m), 0);
+    void *p;
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, 0x1000, 1, &p), 0);
+    shmb_mooncake_destroy(m);
+    free(fake.maps[0].local);
+}
+
+enum { NRANDOM = 1000 };
+static shmb_mooncake_buffer_t random_bufs[NRANDOM];
+static char random_paths[NRANDOM][48];
+
+static uint64_t build_random(shmb_rng_t *rng)
+{
+    uint64_t base = 0x7f0000000000ull;
+    for (int i = 0; i < NRANDOM; i++) {
+        base += shmb_rng_below(rng, 3) * 4096; /* gaps of 0, 1 or 2 pages */
+        random_bufs[i].addr = base;
+        random_bufs[i].length = (1 + shmb_rng_below(rng, 4)) * 4096;
+        /* one in ten registered without SHM */
+        if (shmb_rng_below(rng, 10) == 0)
+            random_paths[i][0] = '\0';
+        else
+            snprintf(random_paths[i], sizeof(random_paths[i]), "/mooncake_bench_77_cafef00d_%d", i);
+        random_bufs[i].shm_path = random_paths[i];
+        base += random_bufs[i].length;
+    }
+    /* register in a random order */
+    for (int i = NRANDOM - 1; i > 0; i--) {
+        int j = (int)shmb_rng_below(rng, (uint64_t)i + 1);
+        shmb_mooncake_buffer_t tmp = random_bufs[i];
+        random_bufs[i] = random_bufs[j];
+        random_bufs[j] = tmp;
+    }
+    return base;
+}
+
+static void test_random_against_reference(void **state)
+{
+    (void)state;
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 1234);
+    uint64_t end = build_random(&rng);
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *m = NULL;
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 42, 100, &ops, &m), 0);
+    uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
+    int hits = 0;
+    for (int k = 0; k < 20000; k++) {
+        uint64_t addr = lo + shmb_rng_below(&rng, span);
+        uint64_t len = 1 + shmb_rng_below(&rng, 8192);
+        check(m, 42, random_bufs, NRANDOM, addr, len);
+        hits += reference(random_bufs, NRANDOM, addr, len) >= 0;
+    }
+    assert_true(hits > 2000 && hits < 20000);
+    assert_int_equal(fake.attach_calls, (int)shmb_mooncake_attached(m));
+    shmb_mooncake_destroy(m);
+    assert_int_equal(fake.detach_calls, fake.attach_calls);
+}
+
+static void test_batch_sums_relocations(void **state)
+{
+    (void)state;
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 5);
+    uint64_t end = build_random(&rng);
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *m = NULL;
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 9, 10, &ops, &m), 0);
+    enum { N = 5000 };
+    static shmb_lookup_request_t req[N];
+    uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
+    for (int k = 0; k < N; k++) {
+        req[k].addr = lo + shmb_rng_below(&rng, span);
+        req[k].len = shmb_rng_below(&rng, 4096); /* 0 now and then: a miss */
+    }
+    uint64_t got = shmb_mooncake_relocate_batch(m, 9, req, N);
+    uint64_t want = 0;
+    int hits = 0;
+    for (int k = 0; k < N; k++) {
+        int i = reference(random_bufs, NRANDOM, req[k].addr, req[k].len);
+        if (i < 0)
+            continue;
+        unsigned char *local = fake_local(&fake, (size_t)i, random_bufs[i].shm_path);
+        assert_non_null(local);
+        want += (uint64_t)(uintptr_t)(local + (req[k].addr - random_bufs[i].addr));
+        hits++;
+    }
+    assert_true(hits > N / 10 && hits < N);
+    assert_true(got == want);
+    assert_true(shmb_mooncake_relocate_batch(m, 9, req, N) == want); /* steady state */
+    assert_true(shmb_mooncake_relocate_batch(m, 9, req, 0) == 0);
+    assert_true(shmb_mooncake_relocate_batch(m, 12345, req, N) == 0); /* unknown target */
+    shmb_mooncake_destroy(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_edges, setup_edges, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_target, setup_edges, teardown),
+        cmocka_unit_test(test_attach_once_and_detach_all),
+        cmocka_unit_test_setup_teardown(test_attach_failure_is_retried, setup_edges, teardown),
+        cmocka_unit_test(test_bad_create),
+        cmocka_unit_test(test_random_against_reference),
+        cmocka_unit_test(test_batch_sums_relocations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
