@@ -5,6 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,65 +16,236 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define SHM_DIR "/dev/shm"
-#define SUFFIX_MAX 48 /* "<pid>_<8 hex>_<n>" with room to spare */
+#define SUFFIX_MAX 48   /* "<pid>_<16 hex>_<n>" with room to spare */
+#define CREATE_TRIES 16 /* names tried before EEXIST is reported */
+#define CHUNK_SLOTS 1024
+#define CHUNKS (SHMB_SEGMENT_REGISTRY_SLOTS / CHUNK_SLOTS)
 
-/* The registry: full paths under /dev/shm, so that a signal handler can
- * unlink them with unlink(2), which is async-signal-safe. */
-static char registry_path[SHMB_SEGMENT_REGISTRY_SLOTS][sizeof(SHM_DIR) + SHMB_SEGMENT_NAME_MAX + 1];
-static volatile sig_atomic_t registry_used[SHMB_SEGMENT_REGISTRY_SLOTS];
+/* ---- the registry ----
+ *
+ * Full paths (under /dev/shm for segments), so that a signal handler can
+ * remove them with unlink(2), which is async-signal-safe. Slots live in
+ * chunks mapped with mmap on demand and published with release ordering, so
+ * a handler walks them without a lock. A slot is owned by whoever took it off
+ * the free list until it is given back; its state tells a handler whether its
+ * path names a live file of ours (LIVE) and lets one walker claim it
+ * (UNLINKING) so that a name is unlinked once. Additions and removals take a
+ * mutex with the cleanup signals blocked, so a handler never interrupts them
+ * on the same thread. */
+enum { SLOT_FREE, SLOT_LIVE, SLOT_UNLINKING };
 
-static atomic_uint_fast64_t name_counter;
-static uint32_t name_random;
+typedef struct slot {
+    atomic_int state;
+    int next_free; /* index of the next free slot, -1: none */
+    char path[sizeof(SHM_DIR) + SHMB_SEGMENT_NAME_MAX + 1];
+} slot_t;
 
-static int registry_add(const char *name)
+/* Files outside /dev/shm (a temporary output), few and with long paths. */
+typedef struct file_slot {
+    atomic_int state;
+    char path[PATH_MAX];
+} file_slot_t;
+
+static file_slot_t files[SHMB_SEGMENT_TRACKED_FILES];
+
+static slot_t *_Atomic chunks[CHUNKS];
+static atomic_int chunks_used;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static int free_head = -1;
+
+/* The signals whose default action ends the process and that we catch. */
+static sigset_t cleanup_signals;
+static pthread_once_t cleanup_signals_once = PTHREAD_ONCE_INIT;
+
+static int is_fatal_by_default(int sig)
 {
-    for (int i = 0; i < SHMB_SEGMENT_REGISTRY_SLOTS; i++) {
-        if (registry_used[i])
-            continue;
-        snprintf(registry_path[i], sizeof(registry_path[i]), "%s%s", SHM_DIR, name);
-        atomic_signal_fence(memory_order_seq_cst);
-        registry_used[i] = 1;
+    switch (sig) {
+    case SIGKILL: case SIGSTOP:                  /* cannot be caught */
+    case SIGXFSZ:                                /* ignored: EFBIG instead */
+    case SIGCHLD: case SIGCONT: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+    case SIGURG: case SIGWINCH:                  /* default: ignore or stop */
         return 0;
+    default:
+        return 1;
     }
-    return shmb_error_record("registry", ENOBUFS, name);
 }
 
-static void registry_remove(const char *name)
+static void init_cleanup_signals(void)
 {
-    for (int i = 0; i < SHMB_SEGMENT_REGISTRY_SLOTS; i++) {
-        if (registry_used[i] && strcmp(registry_path[i] + sizeof(SHM_DIR) - 1, name) == 0) {
-            registry_used[i] = 0;
-            return;
+    sigemptyset(&cleanup_signals);
+    for (int sig = 1; sig < 32; sig++)
+        if (is_fatal_by_default(sig))
+            sigaddset(&cleanup_signals, sig);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaddset(&cleanup_signals, sig);
+}
+
+static const sigset_t *fatal_signals(void)
+{
+    pthread_once(&cleanup_signals_once, init_cleanup_signals);
+    return &cleanup_signals;
+}
+
+/* Blocks the asynchronous cleanup signals on this thread (faults stay
+ * deliverable: blocking them would turn a fault into a silent kill). */
+static void block_signals(sigset_t *old)
+{
+    sigset_t set = *fatal_signals();
+    sigdelset(&set, SIGSEGV);
+    sigdelset(&set, SIGBUS);
+    sigdelset(&set, SIGFPE);
+    sigdelset(&set, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static slot_t *slot_at(int i)
+{
+    return &atomic_load_explicit(&chunks[i / CHUNK_SLOTS], memory_order_acquire)[i % CHUNK_SLOTS];
+}
+
+/* Takes a free slot (not yet LIVE). Call with signals blocked. Returns its
+ * index or -errno. */
+static int slot_take(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    int ret = free_head;
+    if (ret >= 0) {
+        free_head = slot_at(ret)->next_free;
+    } else if (atomic_load(&chunks_used) == CHUNKS) {
+        ret = -ENOBUFS;
+    } else {
+        slot_t *c = mmap(NULL, sizeof(slot_t) * CHUNK_SLOTS, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (c == MAP_FAILED) {
+            ret = -errno;
+        } else {
+            int k = atomic_load(&chunks_used);
+            for (int i = 0; i < CHUNK_SLOTS; i++)
+                c[i].next_free = i + 1 < CHUNK_SLOTS ? k * CHUNK_SLOTS + i + 1 : -1;
+            atomic_store_explicit(&chunks[k], c, memory_order_release);
+            atomic_store_explicit(&chunks_used, k + 1, memory_order_release);
+            ret = k * CHUNK_SLOTS;
+            free_head = c[0].next_free;
         }
     }
+    pthread_mutex_unlock(&registry_lock);
+    return ret;
+}
+
+/* Gives a slot back; it stops being LIVE first (waiting for a walker that is
+ * unlinking it). */
+static void slot_give(int i)
+{
+    slot_t *s = slot_at(i);
+    for (;;) {
+        int st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st != SLOT_UNLINKING &&
+            atomic_compare_exchange_weak_explicit(&s->state, &st, SLOT_FREE, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            break;
+        if (st == SLOT_UNLINKING)
+            sched_yield();
+    }
+    sigset_t old;
+    block_signals(&old);
+    pthread_mutex_lock(&registry_lock);
+    s->next_free = free_head;
+    free_head = i;
+    pthread_mutex_unlock(&registry_lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void slot_publish(int i, const char *dir, const char *name)
+{
+    slot_t *s = slot_at(i);
+    snprintf(s->path, sizeof(s->path), "%s%s", dir, name);
+    atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
+}
+
+/* Claims a LIVE slot for this walker, unlinks its path, frees the state. */
+static int unlink_slot(atomic_int *state, const char *path)
+{
+    int live = SLOT_LIVE;
+    if (!atomic_compare_exchange_strong_explicit(state, &live, SLOT_UNLINKING, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return 0;
+    int ret = unlink(path) == 0;
+    atomic_store_explicit(state, SLOT_FREE, memory_order_release);
+    return ret;
 }
 
 size_t shmb_segment_unlink_all(void)
 {
     size_t n = 0;
-    for (int i = 0; i < SHMB_SEGMENT_REGISTRY_SLOTS; i++) {
-        if (!registry_used[i])
-            continue;
-        if (unlink(registry_path[i]) == 0)
-            n++;
-        registry_used[i] = 0;
-    }
+    for (int i = 0; i < SHMB_SEGMENT_TRACKED_FILES; i++)
+        n += (size_t)unlink_slot(&files[i].state, files[i].path);
+    int used = atomic_load_explicit(&chunks_used, memory_order_acquire);
+    for (int i = 0; i < used * CHUNK_SLOTS; i++)
+        n += (size_t)unlink_slot(&slot_at(i)->state, slot_at(i)->path);
     return n;
 }
 
 size_t shmb_segment_registered(void)
 {
     size_t n = 0;
-    for (int i = 0; i < SHMB_SEGMENT_REGISTRY_SLOTS; i++)
-        n += registry_used[i] != 0;
+    int used = atomic_load_explicit(&chunks_used, memory_order_acquire);
+    for (int i = 0; i < used * CHUNK_SLOTS; i++)
+        n += atomic_load_explicit(&slot_at(i)->state, memory_order_acquire) == SLOT_LIVE;
     return n;
 }
 
-static void cleanup_and_reraise(int sig)
+int shmb_segment_track_file(const char *path)
 {
+    if (strlen(path) >= PATH_MAX)
+        return -ENAMETOOLONG;
+    for (int i = 0; i < SHMB_SEGMENT_TRACKED_FILES; i++) {
+        int free_state = SLOT_FREE;
+        /* UNLINKING while the path is written: no walker reads it. */
+        if (!atomic_compare_exchange_strong(&files[i].state, &free_state, SLOT_UNLINKING))
+            continue;
+        snprintf(files[i].path, sizeof(files[i].path), "%s", path);
+        atomic_store_explicit(&files[i].state, SLOT_LIVE, memory_order_release);
+        return i;
+    }
+    return -ENOBUFS;
+}
+
+void shmb_segment_untrack_file(int id)
+{
+    if (id < 0 || id >= SHMB_SEGMENT_TRACKED_FILES)
+        return;
+    for (;;) {
+        int st = SLOT_LIVE;
+        if (atomic_compare_exchange_weak(&files[id].state, &st, SLOT_FREE) || st == SLOT_FREE)
+            return;
+        sched_yield();
+    }
+}
+
+/* ---- signals ---- */
+
+/* The first write armed on this thread: where to jump on SIGBUS, the range it
+ * writes, and the signal mask to restore after the jump. */
+typedef struct first_write {
+    sigjmp_buf env;
+    char *volatile lo, *volatile hi; /* [lo, hi), NULL when not armed */
+    sigset_t mask;
+} first_write_t;
+
+static _Thread_local first_write_t armed;
+
+static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
+{
+    if (sig == SIGBUS && info && info->si_code > 0 && armed.lo && (char *)info->si_addr >= armed.lo &&
+        (char *)info->si_addr < armed.hi) {
+        armed.mask = ((ucontext_t *)ctx)->uc_sigmask;
+        armed.lo = armed.hi = NULL;
+        siglongjmp(armed.env, 1);
+    }
     int saved = errno;
     shmb_segment_unlink_all();
     signal(sig, SIG_DFL);
@@ -80,15 +255,13 @@ static void cleanup_and_reraise(int sig)
 
 int shmb_segment_install_signal_cleanup(void)
 {
-    static const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGBUS, SIGSEGV, SIGABRT};
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cleanup_and_reraise;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-        sigaddset(&sa.sa_mask, signals[i]);
-    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
-        if (sigaction(signals[i], &sa, NULL) != 0)
+    sa.sa_sigaction = cleanup_and_reraise;
+    sa.sa_flags = SA_SIGINFO;
+    sa.sa_mask = *fatal_signals();
+    for (int sig = 1; sig <= SIGRTMAX; sig++) {
+        if (sigismember(&sa.sa_mask, sig) == 1 && sigaction(sig, &sa, NULL) != 0)
             return shmb_error_record("sigaction", errno, NULL);
     }
     /* A segment above the file-size limit is an error (EFBIG), not a death. */
@@ -96,6 +269,8 @@ int shmb_segment_install_signal_cleanup(void)
         return shmb_error_record("signal", errno, "SIGXFSZ");
     return 0;
 }
+
+/* ---- names and segments ---- */
 
 int shmb_segment_check_prefix(const char *prefix)
 {
@@ -108,17 +283,57 @@ int shmb_segment_check_prefix(const char *prefix)
 
 int shmb_segment_make_name(char *buf, size_t cap, const char *prefix)
 {
+    static atomic_uint_fast64_t counter;
     int ret = shmb_segment_check_prefix(prefix);
     if (ret < 0)
         return ret;
-    if (name_random == 0 && getrandom(&name_random, sizeof(name_random), 0) != sizeof(name_random))
-        name_random = (uint32_t)shmb_clock_now_ns();
-    uint64_t n = atomic_fetch_add(&name_counter, 1);
-    int len = snprintf(buf, cap, "%s%ld_%08x_%llu", prefix, (long)getpid(), (unsigned)name_random,
+    uint64_t r;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+        r = shmb_clock_now_ns() * 0x9e3779b97f4a7c15ull;
+    uint64_t n = atomic_fetch_add(&counter, 1);
+    int len = snprintf(buf, cap, "%s%ld_%016llx_%llu", prefix, (long)getpid(), (unsigned long long)r,
                        (unsigned long long)n);
     if (len < 0 || (size_t)len >= cap)
         return -ENAMETOOLONG;
     return 0;
+}
+
+/* shm_open(O_CREAT | O_EXCL) under fresh names until one is free; the name
+ * enters the registry in the same signal-free stretch as its creation, so no
+ * signal unlinks a name someone else created, nor misses one of ours. */
+static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
+{
+    sigset_t old;
+    block_signals(&old);
+    int slot = slot_take();
+    int ret = slot;
+    for (int i = 0; slot >= 0 && i < CREATE_TRIES; i++) {
+        ret = shmb_segment_make_name(seg->name, sizeof(seg->name), prefix);
+        if (ret < 0)
+            break;
+        uint64_t t0 = shmb_clock_now_ns();
+        int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        uint64_t t1 = shmb_clock_now_ns();
+        if (fd >= 0) {
+            slot_publish(slot, SHM_DIR, seg->name);
+            seg->fd = fd;
+            seg->slot = slot;
+            *ns = t1 - t0;
+            ret = 0;
+            break;
+        }
+        ret = -errno;
+        if (errno != EEXIST)
+            break;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ret < 0) {
+        if (slot >= 0)
+            slot_give(slot);
+        shmb_error_record(ret == -ENOBUFS ? "registry" : "shm_open", -ret, seg->name[0] ? seg->name : prefix);
+        seg->name[0] = '\0';
+    }
+    return ret;
 }
 
 int shmb_segment_create(shmb_segment_t *seg, const char *prefix, size_t size,
@@ -127,38 +342,23 @@ int shmb_segment_create(shmb_segment_t *seg, const char *prefix, size_t size,
     seg->fd = -1;
     seg->addr = NULL;
     seg->size = size;
-    int ret = shmb_segment_make_name(seg->name, sizeof(seg->name), prefix);
-    if (ret < 0)
-        return shmb_error_record("shm_open", -ret, prefix);
-
-    /* Registered before it exists, so no signal can fall between creation
-     * and registration; unlinking a name not yet created is harmless. */
-    ret = registry_add(seg->name);
+    seg->slot = -1;
+    seg->name[0] = '\0';
+    uint64_t t_open = 0;
+    int ret = open_fresh(seg, prefix, &t_open);
     if (ret < 0)
         return ret;
-    uint64_t t0 = shmb_clock_now_ns();
-    int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    uint64_t t1 = shmb_clock_now_ns();
-    if (fd < 0) {
-        ret = shmb_error_record("shm_open", errno, seg->name);
-        registry_remove(seg->name);
-        return ret;
-    }
-    seg->fd = fd;
 
     uint64_t t2 = shmb_clock_now_ns();
-    int rc = ftruncate(fd, (off_t)size);
+    int rc = ftruncate(seg->fd, (off_t)size);
     uint64_t t3 = shmb_clock_now_ns();
     if (rc != 0) {
         ret = shmb_error_record("ftruncate", errno, seg->name);
-        close(fd);
-        shm_unlink(seg->name);
-        registry_remove(seg->name);
-        seg->fd = -1;
+        shmb_segment_destroy(seg, NULL);
         return ret;
     }
     if (open_ns)
-        *open_ns = t1 - t0;
+        *open_ns = t_open;
     if (truncate_ns)
         *truncate_ns = t3 - t2;
     return 0;
@@ -223,15 +423,22 @@ static int unmap_and_close(shmb_segment_t *seg)
     return ret;
 }
 
+static void unregister(shmb_segment_t *seg)
+{
+    if (seg->slot >= 0)
+        slot_give(seg->slot);
+    seg->slot = -1;
+}
+
 int shmb_segment_destroy(shmb_segment_t *seg, uint64_t *ns)
 {
     uint64_t t0 = shmb_clock_now_ns();
     int ret = unmap_and_close(seg);
-    int rc = shm_unlink(seg->name);
+    int rc = seg->name[0] ? shm_unlink(seg->name) : 0;
     uint64_t t1 = shmb_clock_now_ns();
     if (rc != 0 && ret == 0)
         ret = shmb_error_record("shm_unlink", errno, seg->name);
-    registry_remove(seg->name);
+    unregister(seg);
     if (ns && ret == 0)
         *ns = t1 - t0;
     return ret;
@@ -240,16 +447,34 @@ int shmb_segment_destroy(shmb_segment_t *seg, uint64_t *ns)
 int shmb_segment_release(shmb_segment_t *seg)
 {
     int ret = unmap_and_close(seg);
-    registry_remove(seg->name);
+    unregister(seg);
     return ret;
 }
 
 void shmb_segment_touch(void *addr, size_t bytes)
 {
-    static size_t page;
-    if (page == 0)
-        page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE); /* no system call in glibc */
     volatile unsigned char *p = addr;
     for (size_t off = 0; off < bytes; off += page)
         p[off] = 1;
+}
+
+int shmb_segment_first_write(void *addr, size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (sigsetjmp(armed.env, 0) != 0) {
+        /* The handler left the cleanup signals blocked: give back the mask
+         * the write ran under. */
+        pthread_sigmask(SIG_SETMASK, &armed.mask, NULL);
+        return shmb_error_record("first write", ENOSPC, SHM_DIR);
+    }
+    armed.hi = (char *)addr + bytes;
+    armed.lo = addr;
+    atomic_signal_fence(memory_order_seq_cst);
+    volatile unsigned char *p = addr;
+    for (size_t off = 0; off < bytes; off += page)
+        p[off] = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    armed.lo = armed.hi = NULL;
+    return 0;
 }

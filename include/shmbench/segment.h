@@ -1,12 +1,22 @@
 /*
  * segment: one POSIX shared-memory segment, step by step, each step timed.
  *
- * Names are "<prefix><pid>_<random>_<n>" (prefix such as "/mooncake_bench_"),
+ * Names are "<prefix><pid>_<random>_<n>" (prefix such as "/mooncake_bench_",
+ * 16 hex digits of fresh getrandom(2) randomness per name, n a counter),
  * created with O_CREAT | O_EXCL and mode 0600, so a run never opens a segment
- * it did not create. Every created name is kept in a process-wide registry
- * until it is unlinked or released on purpose, so that a signal (SIGINT,
- * SIGTERM, SIGHUP, SIGBUS, SIGSEGV, SIGABRT) or a fatal error can unlink
- * everything of ours before the process dies.
+ * it did not create; a name that exists already is retried with a new one.
+ * A name enters a process-wide registry only once this process has created it
+ * (signals blocked across create + register), and stays there until it is
+ * unlinked or released on purpose, so that a signal or a fatal error unlinks
+ * everything of ours, and nothing else, before the process dies.
+ *
+ * Signals: every signal whose default action ends the process is caught
+ * (HUP INT QUIT ILL TRAP ABRT BUS FPE USR1 SEGV USR2 PIPE ALRM TERM STKFLT IO
+ * XCPU VTALRM PROF PWR SYS and the real-time signals): the handler unlinks
+ * what is registered and lets the signal take its default action. SIGXFSZ is
+ * ignored on purpose, so a segment above the file-size limit (ulimit -f)
+ * fails with EFBIG instead of killing the run. SIGKILL and SIGSTOP cannot be
+ * caught: a SIGKILL (the OOM killer's too) leaves segments behind.
  *
  * Sizes are in bytes, times in nanoseconds. Functions return 0 or -errno; a
  * failed system call is also recorded with shmb_error_record().
@@ -22,13 +32,15 @@ extern "C" {
 #endif
 
 #define SHMB_SEGMENT_NAME_MAX 255   /* NAME_MAX of /dev/shm */
-#define SHMB_SEGMENT_REGISTRY_SLOTS 64
+#define SHMB_SEGMENT_REGISTRY_SLOTS 131072 /* live segments per process */
+#define SHMB_SEGMENT_TRACKED_FILES 4       /* other files, see track_file */
 
 typedef struct shmb_segment {
-    char name[SHMB_SEGMENT_NAME_MAX + 1]; /* as given to shm_open, "/..." */
+    char name[SHMB_SEGMENT_NAME_MAX + 1]; /* as given to shm_open, "/..."; "" if none */
     int fd;                                /* -1 when closed */
     void *addr;                            /* NULL when not mapped */
     size_t size;                           /* bytes */
+    int slot;                              /* registry slot; -1 when not registered */
 } shmb_segment_t;
 
 /* Checks a name prefix: starts with '/', has no other '/', and leaves room
@@ -39,10 +51,12 @@ int shmb_segment_check_prefix(const char *prefix);
  * Returns 0, -EINVAL (bad prefix) or -ENAMETOOLONG (cap too small). */
 int shmb_segment_make_name(char *buf, size_t cap, const char *prefix);
 
-/* shm_open(O_CREAT|O_EXCL|O_RDWR, 0600) under a fresh name, then
- * ftruncate(size); the segment is not mapped yet. open_ns and truncate_ns (may
- * be NULL) receive the time of each call. On failure nothing is left behind:
- * the name is unlinked, the descriptor closed. */
+/* shm_open(O_CREAT|O_EXCL|O_RDWR, 0600) under a fresh name (up to 16 names
+ * are tried while they exist already), then ftruncate(size); the segment is
+ * not mapped yet. open_ns and truncate_ns (may be NULL) receive the time of
+ * each call. On failure nothing is left behind: the name is unlinked (only if
+ * we created it), the descriptor closed, seg->name is "". Returns 0, -EEXIST
+ * (every name tried was taken), -ENOBUFS (registry full) or -errno. */
 int shmb_segment_create(shmb_segment_t *seg, const char *prefix, size_t size,
                         uint64_t *open_ns, uint64_t *truncate_ns);
 
@@ -72,17 +86,37 @@ int shmb_segment_destroy(shmb_segment_t *seg, uint64_t *ns);
 int shmb_segment_release(shmb_segment_t *seg);
 
 /* Writes one byte in every page of [addr, addr + bytes): the first-touch
- * cost a fresh mapping pays. addr must be page-aligned. */
+ * cost a fresh mapping pays. addr must be page-aligned. A SIGBUS (a full
+ * /dev/shm) kills the process, after the handler unlinked our segments. */
 void shmb_segment_touch(void *addr, size_t bytes);
 
-/* Installs the handlers that unlink every registered segment and then let the
- * signal take its default action, and ignores SIGXFSZ so that a segment above
- * the file-size limit fails with EFBIG. Returns 0 or -errno (sigaction). */
+/* The same writes as shmb_segment_touch, for a first write that is timed and
+ * so not reserved beforehand: when /dev/shm runs out of space inside it (a
+ * SIGBUS at an address in the range), it stops and returns -ENOSPC (recorded
+ * as "first write") with the thread's signal mask as it was; else 0. No
+ * system call on the way (sigsetjmp without saving the mask; a thread-local
+ * jump buffer armed only during the writes); thread-safe. Needs
+ * shmb_segment_install_signal_cleanup() first, else a SIGBUS kills as in
+ * shmb_segment_touch. */
+int shmb_segment_first_write(void *addr, size_t bytes);
+
+/* Installs the handlers that unlink every registered segment and tracked file
+ * and then let the signal take its default action (see the top of this file
+ * for the list), and ignores SIGXFSZ so that a segment above the file-size
+ * limit fails with EFBIG. Returns 0 or -errno (sigaction). */
 int shmb_segment_install_signal_cleanup(void);
 
-/* Unlinks every registered segment now (for fatal-error paths). Async-signal
- * safe. Returns how many names were unlinked. */
+/* Unlinks every registered segment and tracked file now (for fatal-error
+ * paths). Async-signal safe. Returns how many names were unlinked. */
 size_t shmb_segment_unlink_all(void);
+
+/* Adds a file outside /dev/shm (a temporary output file) to what a signal or
+ * shmb_segment_unlink_all removes. Returns an id >= 0, -ENAMETOOLONG or
+ * -ENOBUFS (more than SHMB_SEGMENT_TRACKED_FILES at once). */
+int shmb_segment_track_file(const char *path);
+
+/* Forgets a tracked file (once it is renamed into place); -1 is fine. */
+void shmb_segment_untrack_file(int id);
 
 /* How many names the registry holds. */
 size_t shmb_segment_registered(void);
