@@ -1,0 +1,583 @@
+/*
+ * fipc_jemalloc: the model of Flow-IPC's SHM-jemalloc (repo
+ * Flow-IPC/ipc_shm_arena_lend). The pool repository follows
+ * ipc/shm/arena_lend/shm_pool_repository.hpp; the allocator follows
+ * ipc/shm/arena_lend/jemalloc/memory_manager.cpp (arena, thread cache,
+ * mallocx/dallocx) and jemalloc/shm_pool_collection.cpp (extent hooks: every
+ * extent a new SHM pool). Deliberate differences from upstream are said where
+ * they are made.
+ */
+#include "shmbench/fipc_jemalloc.h"
+
+#include "shmbench/error.h"
+#include "shmbench/segment.h"
+
+#include <jemalloc/jemalloc.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+namespace {
+
+/* ipc::shm::arena_lend::Shm_pool (shm_pool.hpp): what the repository knows
+ * of a pool. */
+struct Pool {
+    uint32_t id;
+    unsigned char *base;
+    size_t size; /* bytes */
+};
+
+/* Shm_pool_holder (shm_pool_holder.hpp): the id map's value, a shared_ptr
+ * to the pool, so to_address chases one more pointer, as upstream's does. */
+struct Pool_holder {
+    std::shared_ptr<const Pool> pool;
+};
+
+bool overlaps(const Pool &a, uintptr_t base, size_t size)
+{
+    uintptr_t a_base = reinterpret_cast<uintptr_t>(a.base);
+    return a_base < base + size && base < a_base + a.size;
+}
+
+} // namespace
+
+/* Shm_pool_repository (shm_pool_repository.hpp). */
+struct shmb_fipc_repo {
+    mutable std::mutex mutex; /* guards both maps */
+    std::unordered_map<uint32_t, Pool_holder> by_id;
+    std::map<const unsigned char *, std::shared_ptr<const Pool>> by_base;
+
+    int insert(uint32_t id, unsigned char *base, size_t size);
+    int erase(uint32_t id);
+    void *to_address(uint32_t id, uint64_t offset, uint64_t len) const;
+    const Pool *from_address(const void *ptr) const;
+};
+
+int shmb_fipc_repo::insert(uint32_t id, unsigned char *base, size_t size)
+{
+    uintptr_t start = reinterpret_cast<uintptr_t>(base);
+    if (size == 0 || start + size < start)
+        return -EINVAL;
+    auto pool = std::make_shared<const Pool>(Pool{id, base, size});
+    std::lock_guard<std::mutex> lock(mutex);
+    if (by_id.count(id) != 0)
+        return -EEXIST;
+    auto next = by_base.lower_bound(base);
+    if (next != by_base.end() && overlaps(*next->second, start, size))
+        return -EINVAL;
+    if (next != by_base.begin() && overlaps(*std::prev(next)->second, start, size))
+        return -EINVAL;
+    auto at = by_base.emplace_hint(next, base, pool);
+    try {
+        by_id.emplace(id, Pool_holder{pool});
+    } catch (...) {
+        by_base.erase(at);
+        throw;
+    }
+    return 0;
+}
+
+int shmb_fipc_repo::erase(uint32_t id)
+{
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = by_id.find(id);
+    if (it == by_id.end())
+        return -ENOENT;
+    by_base.erase(it->second.pool->base);
+    by_id.erase(it);
+    return 0;
+}
+
+/* Shm_pool_repository::to_address: the lock, unordered_map::find, base +
+ * offset. Upstream's Shm_pool::to_address checks no bound on purpose (an
+ * offset pointer may point past its pool); this model checks
+ * [offset, offset + len) against the pool, as every lookup row does, at the
+ * cost of two compares. */
+void *shmb_fipc_repo::to_address(uint32_t id, uint64_t offset, uint64_t len) const
+{
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = by_id.find(id);
+    if (it == by_id.end())
+        return nullptr;
+    const Pool &pool = *it->second.pool;
+    if (len == 0 || offset >= pool.size || len > pool.size - offset)
+        return nullptr;
+    return pool.base + offset;
+}
+
+/* Shm_pool_repository::from_address: the lock, map::lower_bound over the
+ * bases, the entry before it when the bound is above ptr, then
+ * Shm_pool::determine_offset's range check. */
+const Pool *shmb_fipc_repo::from_address(const void *ptr) const
+{
+    const unsigned char *p = static_cast<const unsigned char *>(ptr);
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = by_base.lower_bound(p);
+    if (it == by_base.end() || it->first != p) {
+        if (it == by_base.begin())
+            return nullptr;
+        --it;
+    }
+    const Pool &pool = *it->second;
+    uintptr_t at = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(pool.base);
+    if (at < base || at - base >= pool.size)
+        return nullptr;
+    return &pool;
+}
+
+int shmb_fipc_repo_create(shmb_fipc_repo_t **out)
+{
+    shmb_fipc_repo_t *repo = new (std::nothrow) shmb_fipc_repo_t;
+    if (!repo)
+        return -ENOMEM;
+    *out = repo;
+    return 0;
+}
+
+void shmb_fipc_repo_destroy(shmb_fipc_repo_t *repo)
+{
+    delete repo;
+}
+
+int shmb_fipc_repo_insert(shmb_fipc_repo_t *repo, uint32_t id, void *base, size_t size)
+{
+    try {
+        return repo->insert(id, static_cast<unsigned char *>(base), size);
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+int shmb_fipc_repo_erase(shmb_fipc_repo_t *repo, uint32_t id)
+{
+    try {
+        return repo->erase(id);
+    } catch (...) {
+        return -ENOENT;
+    }
+}
+
+void *shmb_fipc_repo_to_address(shmb_fipc_repo_t *repo, uint32_t id, uint64_t offset,
+                                uint64_t len)
+{
+    try {
+        return repo->to_address(id, offset, len);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int shmb_fipc_repo_from_address(shmb_fipc_repo_t *repo, const void *ptr, uint32_t *id,
+                                uint64_t *offset)
+{
+    try {
+        const Pool *pool = repo->from_address(ptr);
+        if (!pool)
+            return -ENOENT;
+        *id = pool->id;
+        *offset = reinterpret_cast<uintptr_t>(ptr) - reinterpret_cast<uintptr_t>(pool->base);
+        return 0;
+    } catch (...) {
+        return -ENOENT;
+    }
+}
+
+uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
+                                        const shmb_lookup_request_t *requests, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += reinterpret_cast<uintptr_t>(
+            shmb_fipc_repo_to_address(repo, requests[i].id, requests[i].offset, requests[i].len));
+    return sum;
+}
+
+/* ---- allocator ---- */
+
+namespace {
+
+/* Memory_manager::Extent_hooks_wrapper (jemalloc/memory_manager.hpp): the
+ * hooks jemalloc hands back to every hook, with their owner beside them. */
+struct Hooks_wrapper {
+    extent_hooks_t hooks; /* first: a hook casts its extent_hooks_t * back */
+    shmb_fipc_jemalloc *owner;
+};
+
+/* A created segment that is destroyed (munmap, close, shm_unlink) unless
+ * handed over. */
+struct Segment_guard {
+    shmb_segment_t seg;
+    bool armed = false;
+    ~Segment_guard()
+    {
+        if (armed)
+            shmb_segment_destroy(&seg, nullptr);
+    }
+};
+
+} // namespace
+
+struct shmb_fipc_jemalloc {
+    Hooks_wrapper wrapper;
+    std::string prefix;
+    int flags = 0;          /* mallocx/dallocx flags: arena and cache */
+    bool has_arena = false;
+    unsigned arena = 0;
+    bool has_tcache = false;
+    unsigned tcache = 0;
+    shmb_fipc_repo repo;
+    mutable std::mutex pools_mutex; /* guards the three below; taken before repo.mutex */
+    std::unordered_map<uint32_t, shmb_segment_t> pools;
+    uint32_t next_id = 1;   /* 0 names no pool, as upstream's pool ids */
+    uint64_t pool_bytes = 0;
+
+    void *create_pool(size_t size, size_t alignment);
+    bool purge(const void *addr, size_t offset, size_t length);
+    bool same_pool(const void *a, const void *b) const;
+    int close_arena();
+    int drop_pools(int unlink_pools, uint64_t *kept);
+};
+
+namespace {
+
+shmb_fipc_jemalloc *owner_of(extent_hooks_t *hooks)
+{
+    return reinterpret_cast<Hooks_wrapper *>(hooks)->owner;
+}
+
+/* Jemalloc_pages::map (jemalloc/jemalloc_pages.cpp, after jemalloc's
+ * pages_map): map the object anywhere; if that is not aligned (jemalloc asks
+ * 2 MiB alignment for its metadata blocks), reserve size + alignment - page
+ * of anonymous memory, map the object over its aligned part and trim the
+ * rest. */
+int map_aligned(shmb_segment_t *seg, size_t alignment)
+{
+    int ret = shmb_segment_map(seg, nullptr);
+    if (ret < 0 || reinterpret_cast<uintptr_t>(seg->addr) % alignment == 0)
+        return ret;
+    ret = shmb_segment_unmap(seg, nullptr);
+    if (ret < 0)
+        return ret;
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t span = seg->size + alignment - page;
+    void *raw = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED)
+        return shmb_error_record("mmap", errno, seg->name);
+    uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+    uintptr_t aligned = (start + alignment - 1) & ~(uintptr_t)(alignment - 1);
+    void *p = mmap(reinterpret_cast<void *>(aligned), seg->size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED, seg->fd, 0);
+    if (p == MAP_FAILED) {
+        ret = shmb_error_record("mmap", errno, seg->name);
+        munmap(raw, span);
+        return ret;
+    }
+    if (aligned > start)
+        munmap(raw, aligned - start);
+    size_t tail = start + span - (aligned + seg->size);
+    if (tail > 0)
+        munmap(reinterpret_cast<void *>(aligned + seg->size), tail);
+    seg->addr = p;
+    return 0;
+}
+
+/* The hooks, in Shm_pool_collection's order (jemalloc/
+ * shm_pool_collection.cpp). jemalloc's convention: false is success. */
+
+/* create_shm_pool_handler: a new pool of exactly the extent's size. An
+ * address jemalloc names (new_addr) cannot be promised, so that request is
+ * refused (jemalloc with retain never makes it). The mapping is read-write
+ * from the start and tmpfs pages read as zero, so *commit and *zero are
+ * true. */
+void *extent_alloc(extent_hooks_t *hooks, void *new_addr, size_t size, size_t alignment,
+                   bool *zero, bool *commit, unsigned)
+{
+    if (new_addr)
+        return nullptr;
+    void *p = owner_of(hooks)->create_pool(size, alignment);
+    if (p) {
+        *zero = true;
+        *commit = true;
+    }
+    return p;
+}
+
+/* optional_remove_shm_pool_handler: "always retain for now", so jemalloc
+ * keeps the extent (and purges it) instead of giving it back. */
+bool extent_dalloc(extent_hooks_t *, void *, size_t, bool, unsigned)
+{
+    return true;
+}
+
+/* purge_forced_memory_pages_handler: Jemalloc_pages::purge_forced,
+ * fallocate(PUNCH_HOLE) of the range in the pool's object. */
+bool extent_purge_forced(extent_hooks_t *hooks, void *addr, size_t, size_t offset, size_t length,
+                         unsigned)
+{
+    return !owner_of(hooks)->purge(addr, offset, length);
+}
+
+/* split_memory_pages_handler: an extent never spans two pools, so any
+ * split is allowed. */
+bool extent_split(extent_hooks_t *, void *, size_t, size_t, size_t, bool, unsigned)
+{
+    return false;
+}
+
+/* merge_memory_pages_handler: only two halves of one pool merge (pools may
+ * be adjacent in the address space, never one mapping). */
+bool extent_merge(extent_hooks_t *hooks, void *addr_a, size_t, void *addr_b, size_t, bool,
+                  unsigned)
+{
+    return !owner_of(hooks)->same_pool(addr_a, addr_b);
+}
+
+/* destroy: nullptr, the pools go as a whole in shmb_fipc_jemalloc_destroy
+ * right after arena.<i>.destroy (upstream's remove_shm_pool unmaps a pool
+ * once jemalloc destroyed all of it: the same end). commit, decommit:
+ * nullptr, the mappings stay read-write and purge_forced releases the pages
+ * (upstream's commit/decommit are no-ops where the OS overcommits, Linux's
+ * default). purge_lazy: nullptr, as upstream (no MADV_FREE on SHM). */
+const extent_hooks_t shm_pool_hooks = {
+    extent_alloc,        /* alloc */
+    extent_dalloc,       /* dalloc */
+    nullptr,             /* destroy */
+    nullptr,             /* commit */
+    nullptr,             /* decommit */
+    nullptr,             /* purge_lazy */
+    extent_purge_forced, /* purge_forced */
+    extent_split,        /* split */
+    extent_merge,        /* merge */
+};
+
+} // namespace
+
+/* Owner_shm_pool_collection::create_shm_pool (owner_shm_pool_collection.cpp):
+ * shm_open O_EXCL + ftruncate, map, register. Pools above the offset
+ * range of upstream's handles (int32 pool_offset_t, asserted upstream) are
+ * refused. */
+void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
+{
+    try {
+        if (size > SHMB_FIPC_JEMALLOC_MAX_POOL) {
+            shmb_error_record("extent_alloc", EFBIG, prefix.c_str());
+            return nullptr;
+        }
+        std::lock_guard<std::mutex> lock(pools_mutex);
+        Segment_guard guard;
+        if (shmb_segment_create(&guard.seg, prefix.c_str(), size, nullptr, nullptr) < 0)
+            return nullptr;
+        guard.armed = true;
+        if (map_aligned(&guard.seg, alignment) < 0)
+            return nullptr;
+        uint32_t id = next_id;
+        if (repo.insert(id, static_cast<unsigned char *>(guard.seg.addr), size) < 0)
+            return nullptr;
+        try {
+            pools.emplace(id, guard.seg);
+        } catch (...) {
+            repo.erase(id);
+            throw;
+        }
+        guard.armed = false;
+        next_id++;
+        pool_bytes += size;
+        return guard.seg.addr;
+    } catch (...) {
+        shmb_error_record("extent_alloc", ENOMEM, prefix.c_str());
+        return nullptr;
+    }
+}
+
+bool shmb_fipc_jemalloc::purge(const void *addr, size_t offset, size_t length)
+{
+    try {
+        std::lock_guard<std::mutex> lock(pools_mutex);
+        const Pool *pool = repo.from_address(addr);
+        if (!pool)
+            return false;
+        off_t at = static_cast<off_t>(static_cast<const unsigned char *>(addr) - pool->base + offset);
+        return fallocate(pools.at(pool->id).fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
+                         static_cast<off_t>(length)) == 0;
+    } catch (...) {
+        return false;
+    }
+}
+
+bool shmb_fipc_jemalloc::same_pool(const void *a, const void *b) const
+{
+    try {
+        const Pool *pa = repo.from_address(a);
+        return pa && pa == repo.from_address(b);
+    } catch (...) {
+        return false;
+    }
+}
+
+/* Memory_manager::destroy_thread_cache, then destroy_arena. Returns 0 or
+ * -EIO (jemalloc refused: it may still use the pools). */
+int shmb_fipc_jemalloc::close_arena()
+{
+    if (has_tcache) {
+        int err = mallctl("tcache.destroy", nullptr, nullptr, &tcache, sizeof(tcache));
+        if (err != 0) {
+            shmb_error_record("mallctl", err, "tcache.destroy");
+            return -EIO;
+        }
+        has_tcache = false;
+    }
+    if (has_arena) {
+        char name[64];
+        snprintf(name, sizeof(name), "arena.%u.destroy", arena);
+        int err = mallctl(name, nullptr, nullptr, nullptr, 0);
+        if (err != 0) {
+            shmb_error_record("mallctl", err, name);
+            return -EIO;
+        }
+        has_arena = false;
+    }
+    return 0;
+}
+
+/* Unmaps every pool and unlinks it, or leaves it in /dev/shm counting it in
+ * *kept. Returns 0 or the first error. */
+int shmb_fipc_jemalloc::drop_pools(int unlink_pools, uint64_t *kept)
+{
+    int ret = 0;
+    uint64_t n_kept = 0;
+    for (auto &entry : pools) {
+        int rc = unlink_pools ? shmb_segment_destroy(&entry.second, nullptr)
+                              : shmb_segment_release(&entry.second);
+        n_kept += !unlink_pools;
+        if (rc < 0 && ret == 0)
+            ret = rc;
+    }
+    pools.clear();
+    pool_bytes = 0;
+    if (kept)
+        *kept += n_kept;
+    return ret;
+}
+
+int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept)
+{
+    if (!j)
+        return 0;
+    /* jemalloc's metadata for the arena lives in the pools and it keeps a
+     * pointer to the hooks: if it refuses to let go, neither may go. */
+    int ret = j->close_arena();
+    if (ret < 0)
+        return ret;
+    ret = j->drop_pools(unlink_pools, kept);
+    delete j;
+    return ret;
+}
+
+namespace {
+
+/* Memory_manager::create_arena: mallctl("arenas.create") with the hooks;
+ * then the retain_grow_limit this model adds (upstream leaves jemalloc's
+ * default, no limit, and asserts pools fit its int32 offsets); then
+ * Memory_manager::create_thread_cache when asked. */
+int open_arena(shmb_fipc_jemalloc *j, int tcache)
+{
+    extent_hooks_t *hooks = &j->wrapper.hooks;
+    size_t len = sizeof(j->arena);
+    int err = mallctl("arenas.create", &j->arena, &len, &hooks, sizeof(hooks));
+    if (err != 0) {
+        shmb_error_record("mallctl", err, "arenas.create");
+        return -EIO;
+    }
+    j->has_arena = true;
+    char name[64];
+    snprintf(name, sizeof(name), "arena.%u.retain_grow_limit", j->arena);
+    size_t limit = SHMB_FIPC_JEMALLOC_MAX_POOL;
+    err = mallctl(name, nullptr, nullptr, &limit, sizeof(limit));
+    if (err != 0) {
+        shmb_error_record("mallctl", err, name);
+        return -EIO;
+    }
+    j->flags = MALLOCX_ARENA(j->arena) | MALLOCX_TCACHE_NONE;
+    if (tcache) {
+        len = sizeof(j->tcache);
+        err = mallctl("tcache.create", &j->tcache, &len, nullptr, 0);
+        if (err != 0) {
+            shmb_error_record("mallctl", err, "tcache.create");
+            return -EIO;
+        }
+        j->has_tcache = true;
+        j->flags = MALLOCX_ARENA(j->arena) | MALLOCX_TCACHE(j->tcache);
+    }
+    return 0;
+}
+
+} // namespace
+
+int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out)
+{
+    int ret = shmb_segment_check_prefix(prefix);
+    if (ret < 0)
+        return ret;
+    try {
+        std::unique_ptr<shmb_fipc_jemalloc> j(new shmb_fipc_jemalloc);
+        j->wrapper = Hooks_wrapper{shm_pool_hooks, j.get()};
+        j->prefix = prefix;
+        ret = open_arena(j.get(), tcache);
+        if (ret < 0) {
+            /* Frees j, unless jemalloc still holds the arena (then leaked). */
+            shmb_fipc_jemalloc_destroy(j.release(), 1, nullptr);
+            return ret;
+        }
+        *out = j.release();
+        return 0;
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+/* Memory_manager::allocate_helper: mallocx with the arena and cache flags. */
+int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out)
+{
+    if (bytes == 0)
+        return -EINVAL;
+    void *p = mallocx(bytes, j->flags);
+    if (!p)
+        return -ENOMEM;
+    *out = p;
+    return 0;
+}
+
+/* Memory_manager::deallocate_helper: dallocx with the same flags. */
+int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr)
+{
+    if (ptr)
+        dallocx(ptr, j->flags);
+    return 0;
+}
+
+shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j)
+{
+    return const_cast<shmb_fipc_repo_t *>(&j->repo);
+}
+
+size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes)
+{
+    try {
+        std::lock_guard<std::mutex> lock(j->pools_mutex);
+        if (bytes)
+            *bytes = j->pool_bytes;
+        return j->pools.size();
+    } catch (...) {
+        return 0;
+    }
+}

@@ -1,0 +1,429 @@
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmbench/fipc_jemalloc.h"
+#include "shmbench/rng.h"
+#include "shmbench/segment.h"
+
+/* ---- the process's malloc ---- */
+
+static const char *object_of(const char *symbol)
+{
+    Dl_info info;
+    void *addr = dlsym(RTLD_DEFAULT, symbol);
+    if (!addr || !dladdr(addr, &info) || !info.dli_fname)
+        return NULL;
+    return info.dli_fname;
+}
+
+/* glibc's, or the AddressSanitizer's that wraps it (libasan with gcc, linked
+ * into this program with clang). */
+static int glibc_or_sanitizer(const char *object)
+{
+    Dl_info self;
+    if (!dladdr((void *)(uintptr_t)glibc_or_sanitizer, &self) || !self.dli_fname)
+        return 0;
+    return strstr(object, "libc.so") != NULL || strstr(object, "libasan") != NULL ||
+           strcmp(object, self.dli_fname) == 0;
+}
+
+static void test_malloc_stays_glibcs(void **state)
+{
+    (void)state;
+    const char *malloc_from = object_of("malloc");
+    const char *free_from = object_of("free");
+    const char *mallocx_from = object_of("mallocx");
+    assert_non_null(malloc_from);
+    assert_non_null(free_from);
+    assert_non_null(mallocx_from);
+    assert_true(glibc_or_sanitizer(malloc_from));
+    assert_true(glibc_or_sanitizer(free_from));
+    assert_string_not_equal(malloc_from, mallocx_from);
+    assert_non_null(strstr(mallocx_from, "libshmb_jemalloc.so"));
+}
+
+/* ---- repository, against plain arithmetic ---- */
+
+#define NPOOLS 3
+static unsigned char space[1 << 20];
+static const struct {
+    uint32_t id;
+    size_t at; /* offset of the base in space */
+    size_t size;
+} pools[NPOOLS] = {{7, 4096, 4096}, {3, 65536, 100}, {42, 65636, 1000}}; /* last two adjacent */
+
+static void *ref_to_address(uint32_t id, uint64_t offset, uint64_t len)
+{
+    for (int i = 0; i < NPOOLS; i++) {
+        if (pools[i].id != id)
+            continue;
+        if (len == 0 || offset >= pools[i].size || offset + len > pools[i].size ||
+            offset + len < offset)
+            return NULL;
+        return space + pools[i].at + offset;
+    }
+    return NULL;
+}
+
+static int ref_from_address(const void *ptr, uint32_t *id, uint64_t *offset)
+{
+    for (int i = 0; i < NPOOLS; i++) {
+        const unsigned char *base = space + pools[i].at;
+        if ((const unsigned char *)ptr >= base && (const unsigned char *)ptr < base + pools[i].size) {
+            *id = pools[i].id;
+            *offset = (uint64_t)((const unsigned char *)ptr - base);
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+static int repo_setup(void **state)
+{
+    shmb_fipc_repo_t *repo;
+    if (shmb_fipc_repo_create(&repo) != 0)
+        return -1;
+    for (int i = 0; i < NPOOLS; i++)
+        if (shmb_fipc_repo_insert(repo, pools[i].id, space + pools[i].at, pools[i].size) != 0)
+            return -1;
+    *state = repo;
+    return 0;
+}
+
+static int repo_teardown(void **state)
+{
+    shmb_fipc_repo_destroy(*state);
+    return 0;
+}
+
+static void test_repo_insert_erase(void **state)
+{
+    shmb_fipc_repo_t *repo = *state;
+    assert_int_equal(shmb_fipc_repo_insert(repo, 7, space + 200000, 10), -EEXIST);
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 200000, 0), -EINVAL);
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 4096, 1), -EINVAL);        /* same base */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 8191, 1), -EINVAL);        /* last byte */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 4000, 97), -EINVAL);       /* covers the first */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 4000, 8192), -EINVAL);     /* covers it all */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 65600, 10), -EINVAL);      /* inside id 3 */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 8, space + 4000, 96), 0);             /* adjacent below */
+    assert_int_equal(shmb_fipc_repo_insert(repo, 9, space + 8192, 4096), 0);           /* adjacent above */
+    assert_int_equal(shmb_fipc_repo_erase(repo, 8), 0);
+    assert_int_equal(shmb_fipc_repo_erase(repo, 8), -ENOENT);
+    assert_int_equal(shmb_fipc_repo_erase(repo, 9), 0);
+    assert_null(shmb_fipc_repo_to_address(repo, 9, 0, 1));
+    uint32_t id = 1;
+    uint64_t off = 1;
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 8192, &id, &off), -ENOENT);
+    assert_int_equal(shmb_fipc_repo_insert(repo, 9, space + 8192, 10), 0); /* id free again */
+    assert_int_equal(shmb_fipc_repo_erase(repo, 9), 0);
+    assert_true(id == 1 && off == 1); /* untouched on error */
+}
+
+static void test_repo_to_address_edges(void **state)
+{
+    shmb_fipc_repo_t *repo = *state;
+    for (int i = 0; i < NPOOLS; i++) {
+        uint64_t size = pools[i].size;
+        const uint64_t cases[][2] = {
+            {0, 1}, {0, size}, {size - 1, 1}, {size, 1}, {size, 0}, {0, 0}, {1, size},
+            {size - 1, 2}, {size / 2, size}, {size + 4096, 1}, {UINT64_MAX, 2}, {1, UINT64_MAX},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+            assert_ptr_equal(shmb_fipc_repo_to_address(repo, pools[i].id, cases[c][0], cases[c][1]),
+                             ref_to_address(pools[i].id, cases[c][0], cases[c][1]));
+        assert_ptr_equal(shmb_fipc_repo_to_address(repo, pools[i].id, 0, 1), space + pools[i].at);
+        assert_ptr_equal(shmb_fipc_repo_to_address(repo, pools[i].id, size - 1, 1),
+                         space + pools[i].at + size - 1);
+        assert_null(shmb_fipc_repo_to_address(repo, pools[i].id, size, 1));
+    }
+    assert_null(shmb_fipc_repo_to_address(repo, 0, 0, 1));
+    assert_null(shmb_fipc_repo_to_address(repo, 5, 0, 1));
+}
+
+static void test_repo_from_address_edges(void **state)
+{
+    shmb_fipc_repo_t *repo = *state;
+    const size_t probes[] = {0, 4095, 4096, 4097, 8191, 8192, 65535, 65536, 65635, 65636, 66635,
+                             66636, sizeof(space) - 1};
+    for (size_t k = 0; k < sizeof(probes) / sizeof(probes[0]); k++) {
+        uint32_t id = 0, ref_id = 0;
+        uint64_t off = 0, ref_off = 0;
+        int ret = shmb_fipc_repo_from_address(repo, space + probes[k], &id, &off);
+        assert_int_equal(ret, ref_from_address(space + probes[k], &ref_id, &ref_off));
+        assert_int_equal(id, ref_id);
+        assert_true(off == ref_off);
+    }
+    uint32_t id;
+    uint64_t off;
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 4096 + 4095, &id, &off), 0);
+    assert_true(id == 7 && off == 4095);
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 65636, &id, &off), 0);
+    assert_true(id == 42 && off == 0); /* first byte of the adjacent pool, not the last of id 3 */
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 100, &id, &off), -ENOENT);   /* before */
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 9000, &id, &off), -ENOENT);  /* between */
+    assert_int_equal(shmb_fipc_repo_from_address(repo, space + 70000, &id, &off), -ENOENT); /* after */
+}
+
+static void test_repo_batch_matches_reference(void **state)
+{
+    shmb_fipc_repo_t *repo = *state;
+    enum { N = 4096 };
+    static shmb_lookup_request_t req[N];
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 11);
+    uint64_t expect = 0, hits = 0;
+    for (size_t i = 0; i < N; i++) {
+        size_t p = (size_t)shmb_rng_below(&rng, NPOOLS);
+        memset(&req[i], 0, sizeof(req[i]));
+        req[i].id = shmb_rng_below(&rng, 8) == 0 ? 1000 : pools[p].id; /* some unknown ids */
+        req[i].offset = shmb_rng_below(&rng, pools[p].size + 16);
+        req[i].len = shmb_rng_below(&rng, 64);
+        void *ref = ref_to_address(req[i].id, req[i].offset, req[i].len);
+        expect += (uint64_t)(uintptr_t)ref;
+        hits += ref != NULL;
+    }
+    assert_true(hits > N / 2 && hits < N); /* both outcomes occur */
+    assert_true(shmb_fipc_repo_translate_batch(repo, req, N) == expect);
+}
+
+/* ---- allocator over SHM pools ---- */
+
+static char prefix[64];
+
+/* Files in /dev/shm named after this test's prefix. unlink_them removes them. */
+static size_t our_files(int unlink_them)
+{
+    size_t n = 0;
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix + 1, strlen(prefix + 1)) != 0)
+            continue;
+        n++;
+        if (unlink_them) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static int remove_leftovers(void **state)
+{
+    (void)state;
+    our_files(1);
+    return 0;
+}
+
+typedef struct block {
+    unsigned char *p;
+    size_t size;
+} block_t;
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const block_t *)a)->p, y = (uintptr_t)((const block_t *)b)->p;
+    return (x > y) - (x < y);
+}
+
+/* Log-uniform sizes in [1 B, 1 MiB]. */
+static size_t random_size(shmb_rng_t *rng)
+{
+    unsigned shift = (unsigned)shmb_rng_below(rng, 21);
+    return (size_t)1 + (size_t)shmb_rng_below(rng, (uint64_t)1 << shift);
+}
+
+static void check_inside_a_pool(shmb_fipc_jemalloc_t *j, const block_t *b)
+{
+    shmb_fipc_repo_t *repo = shmb_fipc_jemalloc_repo(j);
+    uint32_t id, last_id;
+    uint64_t off, last_off;
+    assert_int_equal(shmb_fipc_repo_from_address(repo, b->p, &id, &off), 0);
+    assert_ptr_equal(shmb_fipc_repo_to_address(repo, id, off, b->size), b->p); /* off + size <= pool */
+    assert_int_equal(shmb_fipc_repo_from_address(repo, b->p + b->size - 1, &last_id, &last_off), 0);
+    assert_int_equal(last_id, id);
+    assert_true(last_off == off + b->size - 1);
+}
+
+static void blocks_are_disjoint_pooled_and_writable(int tcache)
+{
+    enum { N = 2000 };
+    size_t before = shmb_segment_registered();
+    shmb_fipc_jemalloc_t *j;
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
+    block_t *b = calloc(N, sizeof(*b));
+    assert_non_null(b);
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 5 + (uint64_t)tcache);
+    for (size_t i = 0; i < N; i++) {
+        b[i].size = random_size(&rng);
+        void *p;
+        assert_int_equal(shmb_fipc_jemalloc_alloc(j, b[i].size, &p), 0);
+        b[i].p = p;
+        check_inside_a_pool(j, &b[i]);
+        memset(b[i].p, (int)(i & 0xff), b[i].size);
+    }
+    for (size_t i = 0; i < N; i++) /* no later block overwrote an earlier one */
+        assert_true(b[i].p[0] == (i & 0xff) && b[i].p[b[i].size - 1] == (i & 0xff));
+    qsort(b, N, sizeof(*b), by_address);
+    for (size_t i = 0; i + 1 < N; i++)
+        assert_true(b[i].p + b[i].size <= b[i + 1].p);
+
+    uint64_t bytes = 0;
+    size_t npools = shmb_fipc_jemalloc_pools(j, &bytes);
+    assert_true(npools >= 1 && npools == our_files(0) && npools == shmb_segment_registered() - before);
+    assert_true(bytes >= 2000 * 1024ull && bytes <= 2 * SHMB_FIPC_JEMALLOC_MAX_POOL);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(shmb_fipc_jemalloc_free(j, b[i].p), 0);
+    free(b);
+    uint64_t kept = 0;
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, &kept), 0);
+    assert_true(kept == 0);
+    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_segment_registered(), before);
+}
+
+static void test_blocks_no_tcache(void **state)
+{
+    (void)state;
+    blocks_are_disjoint_pooled_and_writable(0);
+}
+
+static void test_blocks_tcache(void **state)
+{
+    (void)state;
+    blocks_are_disjoint_pooled_and_writable(1);
+}
+
+static void blocks_are_reused(int tcache)
+{
+    enum { N = 64, ROUNDS = 50 };
+    shmb_fipc_jemalloc_t *j;
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
+
+    void *p, *q;
+    assert_int_equal(shmb_fipc_jemalloc_alloc(j, 4096, &p), 0);
+    assert_int_equal(shmb_fipc_jemalloc_free(j, p), 0);
+    assert_int_equal(shmb_fipc_jemalloc_alloc(j, 4096, &q), 0);
+    assert_ptr_equal(q, p);
+    assert_int_equal(shmb_fipc_jemalloc_free(j, q), 0);
+
+    void *blocks[N];
+    size_t sizes[N];
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 9);
+    for (size_t i = 0; i < N; i++)
+        sizes[i] = random_size(&rng);
+    uint64_t first_bytes = 0, bytes = 0;
+    size_t first_pools = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(shmb_fipc_jemalloc_alloc(j, sizes[i], &blocks[i]), 0);
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(shmb_fipc_jemalloc_free(j, blocks[i]), 0);
+        size_t n = shmb_fipc_jemalloc_pools(j, &bytes);
+        if (r == 0) {
+            first_pools = n;
+            first_bytes = bytes;
+        }
+        assert_int_equal(n, first_pools);
+        assert_true(bytes == first_bytes);
+    }
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
+}
+
+static void test_reuse_no_tcache(void **state)
+{
+    (void)state;
+    blocks_are_reused(0);
+}
+
+static void test_reuse_tcache(void **state)
+{
+    (void)state;
+    blocks_are_reused(1);
+}
+
+static void test_destroy_keeps_pools(void **state)
+{
+    (void)state;
+    size_t before = shmb_segment_registered();
+    shmb_fipc_jemalloc_t *j;
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
+    void *p;
+    assert_int_equal(shmb_fipc_jemalloc_alloc(j, 3 << 20, &p), 0);
+    memset(p, 0x5a, 3 << 20);
+    size_t npools = shmb_fipc_jemalloc_pools(j, NULL);
+    assert_true(npools >= 1);
+    uint64_t kept = 5;
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 0, &kept), 0);
+    assert_true(kept == 5 + npools); /* added to */
+    assert_int_equal(our_files(0), npools);
+    assert_int_equal(shmb_segment_registered(), before);
+    assert_int_equal(our_files(1), npools);
+    assert_int_equal(our_files(0), 0);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    shmb_fipc_jemalloc_t *j = (shmb_fipc_jemalloc_t *)&j;
+    assert_int_equal(shmb_fipc_jemalloc_create("no_slash", 0, &j), -EINVAL);
+    assert_ptr_equal(j, (shmb_fipc_jemalloc_t *)&j);
+    assert_int_equal(shmb_fipc_jemalloc_destroy(NULL, 1, NULL), 0);
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
+    void *p = &p;
+    assert_int_equal(shmb_fipc_jemalloc_alloc(j, 0, &p), -EINVAL);
+    size_t npools = shmb_fipc_jemalloc_pools(j, NULL);
+    assert_int_equal(shmb_fipc_jemalloc_alloc(j, (size_t)3 << 30, &p), -ENOMEM); /* above a pool */
+    assert_ptr_equal(p, &p);
+    assert_int_equal(shmb_fipc_jemalloc_pools(j, NULL), npools);
+    assert_int_equal(shmb_fipc_jemalloc_free(j, NULL), 0);
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
+    assert_int_equal(our_files(0), 0);
+}
+
+int main(void)
+{
+    snprintf(prefix, sizeof(prefix), "/shmb_test_jem_%ld_", (long)getpid());
+    const struct CMUnitTest everywhere[] = {
+        cmocka_unit_test(test_malloc_stays_glibcs),
+        cmocka_unit_test_setup_teardown(test_repo_insert_erase, repo_setup, repo_teardown),
+        cmocka_unit_test_setup_teardown(test_repo_to_address_edges, repo_setup, repo_teardown),
+        cmocka_unit_test_setup_teardown(test_repo_from_address_edges, repo_setup, repo_teardown),
+        cmocka_unit_test_setup_teardown(test_repo_batch_matches_reference, repo_setup,
+                                        repo_teardown),
+    };
+    const struct CMUnitTest with_shm[] = {
+        cmocka_unit_test_teardown(test_blocks_no_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_blocks_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_reuse_no_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_reuse_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_destroy_keeps_pools, remove_leftovers),
+        cmocka_unit_test_teardown(test_bad_arguments, remove_leftovers),
+    };
+    int failed = cmocka_run_group_tests_name("repository", everywhere, NULL, NULL);
+    if (failed != 0)
+        return 1;
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    return cmocka_run_group_tests_name("allocator", with_shm, NULL, NULL) != 0;
+}
