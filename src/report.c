@@ -615,6 +615,6 @@ int shmb_report_write(FILE *out, shmb_format_t format, const shmb_report_t *repo
     free(order);
     shmb_rows_free(&aggs);
     if (ret == 0 && (fflush(out) != 0 || ferror(out)))
-        ret = -EIO;
+        ret = errno ? -errno : -EIO; /* the failed write's errno: ENOSPC, EBADF, ... */
     return ret;
 }
