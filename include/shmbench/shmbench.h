@@ -24,6 +24,7 @@
 #include "shmbench/clock.h"
 #include "shmbench/copy.h"
 #include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup.h"
 #include "shmbench/lookup_bench.h"

@@ -1,0 +1,203 @@
+// fipc_classic: Flow-IPC's SHM-classic pool (a system model, C++17 behind
+// shmbench/fipc_classic.h).
+//
+// Upstream: Flow-IPC/ipc_shm, src/ipc/shm/classic/pool_arena.{hpp,cpp}.
+// Pool_arena holds std::optional<Pool> m_pool, Pool being
+// bipc::basic_managed_shared_memory<char, rbtree_best_fit<mutex_family>,
+// null_index>; allocate(n) is m_pool->allocate(n), which throws
+// bipc::bad_alloc when the pool cannot serve n, deallocate(p) is
+// m_pool->deallocate(p); lend_object / borrow_object turn a block into its
+// offset from the pool's base and back.
+//
+// The suite only ever opens SHM it created itself (O_CREAT|O_EXCL, 0600,
+// registered so that a signal unlinks it), so the segment comes from
+// shmbench/segment.h and the manager is placed in it with
+// basic_managed_external_buffer<char, rbtree_best_fit<mutex_family>,
+// null_index>: the same segment_manager, the same allocation algorithm, the
+// same interprocess mutex around every allocate and deallocate. As
+// managed_shared_memory does, the manager starts ManagedOpenOrCreateUserOffset
+// bytes into the mapping (where boost keeps its initialisation word) and the
+// descriptor is closed once the segment is mapped.
+#include "shmbench/fipc_classic.h"
+
+#include "shmbench/segment.h"
+
+#include <boost/interprocess/indexes/null_index.hpp>
+#include <boost/interprocess/managed_external_buffer.hpp>
+#include <boost/interprocess/managed_shared_memory.hpp>
+#include <boost/interprocess/mem_algo/rbtree_best_fit.hpp>
+#include <boost/interprocess/sync/mutex_family.hpp>
+
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+
+namespace {
+
+namespace bipc = boost::interprocess;
+
+using Algorithm = bipc::rbtree_best_fit<bipc::mutex_family>;
+using Pool = bipc::basic_managed_external_buffer<char, Algorithm, bipc::null_index>;
+
+// Where basic_managed_shared_memory puts its segment manager in the mapping.
+constexpr size_t kManagerOffset =
+    bipc::ipcdetail::shmem_open_or_create<Algorithm>::type::ManagedOpenOrCreateUserOffset;
+
+// The pool's SHM segment: destroyed (unmapped, unlinked) with its owner
+// unless handed over to destroy().
+class Segment {
+public:
+    Segment() = default;
+    Segment(const Segment &) = delete;
+    Segment &operator=(const Segment &) = delete;
+    ~Segment()
+    {
+        if (live_)
+            shmb_segment_destroy(&seg_, nullptr);
+    }
+
+    int create(const char *prefix, size_t bytes)
+    {
+        int rc = shmb_segment_create(&seg_, prefix, bytes, nullptr, nullptr);
+        if (rc < 0)
+            return rc;
+        live_ = true;
+        rc = shmb_segment_map(&seg_, nullptr);
+        if (rc < 0)
+            return rc;
+        return shmb_segment_close(&seg_, nullptr);
+    }
+
+    // Unmaps, and unlinks or leaves the name in /dev/shm.
+    int end(bool unlink_name)
+    {
+        live_ = false;
+        return unlink_name ? shmb_segment_destroy(&seg_, nullptr) : shmb_segment_release(&seg_);
+    }
+
+    unsigned char *base() const { return static_cast<unsigned char *>(seg_.addr); }
+    size_t size() const { return seg_.size; }
+
+private:
+    shmb_segment_t seg_{};
+    bool live_ = false;
+};
+
+} // namespace
+
+struct shmb_fipc_classic {
+    Segment segment;
+    std::optional<Pool> pool; // Pool_arena::m_pool
+};
+
+namespace {
+
+int build(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out)
+{
+    auto p = std::make_unique<shmb_fipc_classic>();
+    int rc = p->segment.create(prefix, pool_bytes);
+    if (rc < 0)
+        return rc;
+    // Pool_arena(): m_pool.emplace(create_only, name, pool_sz, ...)
+    p->pool.emplace(bipc::create_only, p->segment.base() + kManagerOffset, pool_bytes - kManagerOffset);
+    *out = p.release();
+    return 0;
+}
+
+bool inside(const shmb_fipc_classic_t *pool, const void *ptr)
+{
+    auto p = static_cast<const unsigned char *>(ptr);
+    return p >= pool->segment.base() && p < pool->segment.base() + pool->segment.size();
+}
+
+} // namespace
+
+// The entry points catch every exception; they cannot be declared noexcept
+// because the C header's declarations are not.
+extern "C" {
+
+int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out)
+{
+    if (!out || pool_bytes < kManagerOffset + Pool::segment_manager::get_min_size())
+        return -EINVAL;
+    try {
+        return build(prefix, pool_bytes, out);
+    } catch (const std::bad_alloc &) {
+        return -ENOMEM;
+    } catch (...) {
+        return -EINVAL; // the manager did not fit
+    }
+}
+
+int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool)
+{
+    if (!pool)
+        return 0;
+    // Pool_arena::~Pool_arena: the manager stays in the segment for others.
+    pool->pool.reset();
+    int rc = pool->segment.end(unlink_pool != 0);
+    delete pool;
+    return rc;
+}
+
+// Pool_arena::allocate (pool_arena.cpp), with logging off. The size check
+// is ours: boost 1.74's rbtree_best_fit rounds SIZE_MAX up past zero and
+// returns a small block for it.
+int shmb_fipc_classic_alloc(shmb_fipc_classic_t *pool, size_t bytes, void **out)
+{
+    if (!pool || !out || bytes == 0)
+        return -EINVAL;
+    if (bytes > pool->segment.size())
+        return -ENOMEM;
+    try {
+        *out = pool->pool->allocate(bytes);
+        return 0;
+    } catch (...) {
+        return -ENOMEM; // bipc::bad_alloc
+    }
+}
+
+// Pool_arena::deallocate (pool_arena.cpp), with logging off. The range check
+// is ours: upstream only asserts that the pointer is not null.
+int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr)
+{
+    if (!pool || !ptr || !inside(pool, ptr))
+        return -EINVAL;
+    pool->pool->deallocate(ptr);
+    return 0;
+}
+
+void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool)
+{
+    return pool ? pool->segment.base() : nullptr;
+}
+
+size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool)
+{
+    return pool ? pool->segment.size() : 0;
+}
+
+// Pool_arena::borrow_object's arithmetic: the pool's base plus the offset
+// the lender sent. Upstream checks nothing (it trusts its peer); the bounds
+// check is ours. Upstream then wraps the block in a boost::shared_ptr with a
+// custom deleter, which is not modelled here.
+void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offset, uint64_t len)
+{
+    if (len == 0 || offset > pool_bytes || len > pool_bytes - offset)
+        return nullptr;
+    return static_cast<unsigned char *>(base) + offset;
+}
+
+uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
+                                           const shmb_lookup_request_t *requests, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += reinterpret_cast<uintptr_t>(
+            shmb_fipc_classic_to_address(base, pool_bytes, requests[i].pool_offset, requests[i].len));
+    return sum;
+}
+
+} // extern "C"
