@@ -3,12 +3,14 @@
 #include "shmbench/copy.h"
 
 #include "shmbench/clock.h"
+#include "shmbench/error.h"
 #include "shmbench/sysinfo.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -211,13 +213,14 @@ typedef struct worker {
 
 struct shmb_copy_team {
     int threads;
-    int cpu;
+    int *cpus;                       /* CPU of each thread; NULL: not pinned */
     pthread_t *tids;
     worker_t *workers;
     atomic_uint_fast64_t generation; /* bumped to start a transfer */
     atomic_int done;                 /* workers finished with this generation */
     atomic_int stop;
     atomic_int start_error;          /* errno of a worker that could not pin */
+    atomic_int start_error_cpu;      /* and the CPU it asked for */
     shmb_copy_fn fn;
     unsigned char *dst;
     const unsigned char *src;
@@ -243,10 +246,38 @@ static void copy_chunk(struct shmb_copy_team *t, int i)
 
 static int pin(const struct shmb_copy_team *t, int i)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (t->cpu < 0 || cpus < 1)
-        return 0;
-    return shmb_sysinfo_pin_cpu((t->cpu + i) % (int)cpus);
+    return t->cpus ? shmb_sysinfo_pin_cpu(t->cpus[i]) : 0;
+}
+
+/* Thread i gets the i-th CPU of the allowed set counting from the first
+ * allowed one at or after `cpu`, wrapping around. */
+static int plan_cpus(struct shmb_copy_team *t, int cpu)
+{
+    int *allowed = malloc(sizeof(int) * CPU_SETSIZE);
+    t->cpus = calloc((size_t)t->threads, sizeof(int));
+    if (!allowed || !t->cpus) {
+        free(allowed);
+        return -ENOMEM;
+    }
+    int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
+    if (n <= 0) {
+        free(allowed);
+        return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
+    }
+    int first = 0;
+    while (first < n && allowed[first] < cpu)
+        first++;
+    for (int i = 0; i < t->threads; i++)
+        t->cpus[i] = allowed[(first + i) % n];
+    free(allowed);
+    return 0;
+}
+
+static int record_pin_error(int err, int cpu)
+{
+    char object[32];
+    snprintf(object, sizeof(object), "CPU %d", cpu);
+    return shmb_error_record("sched_setaffinity", err, object);
 }
 
 static void *worker_main(void *arg)
@@ -254,8 +285,10 @@ static void *worker_main(void *arg)
     worker_t *w = arg;
     struct shmb_copy_team *t = w->team;
     int ret = pin(t, w->index);
-    if (ret < 0)
+    if (ret < 0) {
+        atomic_store(&t->start_error_cpu, t->cpus[w->index]);
         atomic_store(&t->start_error, -ret);
+    }
     uint64_t seen = 0;
     atomic_fetch_add(&t->done, 1);
     for (;;) {
@@ -290,25 +323,26 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     if (!t)
         return -ENOMEM;
     t->threads = threads;
-    t->cpu = cpu;
     t->tids = calloc((size_t)threads, sizeof(*t->tids));
     t->workers = calloc((size_t)threads, sizeof(*t->workers));
-    if (!t->tids || !t->workers) {
-        shmb_copy_team_stop(t);
-        return -ENOMEM;
-    }
-    int ret = pin(t, 0);
+    int ret = t->tids && t->workers ? 0 : -ENOMEM;
+    if (ret == 0 && cpu >= 0)
+        ret = plan_cpus(t, cpu);
+    if (ret == 0 && (ret = pin(t, 0)) < 0)
+        record_pin_error(-ret, t->cpus[0]);
     int started = 1;
     for (int i = 1; i < threads && ret == 0; i++, started++) {
         t->workers[i] = (worker_t){t, i};
         int err = pthread_create(&t->tids[i], NULL, worker_main, &t->workers[i]);
         if (err != 0)
-            ret = -err;
+            ret = shmb_error_record("pthread_create", err, NULL);
     }
     if (ret == 0) {
         t->threads = started;
         wait_done(t);
         ret = -atomic_load(&t->start_error);
+        if (ret < 0)
+            record_pin_error(-ret, atomic_load(&t->start_error_cpu));
     }
     t->threads = started;
     if (ret < 0) {
@@ -317,6 +351,11 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     }
     *out = t;
     return 0;
+}
+
+int shmb_copy_team_cpu(const shmb_copy_team_t *t, int i)
+{
+    return t->cpus && i >= 0 && i < t->threads ? t->cpus[i] : -1;
 }
 
 void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
@@ -340,6 +379,7 @@ void shmb_copy_team_stop(shmb_copy_team_t *t)
         pthread_join(t->tids[i], NULL);
     free(t->tids);
     free(t->workers);
+    free(t->cpus);
     free(t);
 }
 

@@ -1,6 +1,7 @@
 #include "shmbench/error.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static _Thread_local shmb_error_t last_error;
@@ -27,32 +28,84 @@ void shmb_error_clear(void)
     memset(&last_error, 0, sizeof(last_error));
 }
 
-const char *shmb_error_hint(int err)
+/* s in single quotes, each ' written as '\'', so that a shell takes it as
+ * one word whatever it holds. cap >= 8. */
+static void shell_quote(const char *s, char *out, size_t cap)
 {
+    size_t n = 0;
+    out[n++] = '\'';
+    for (; *s && n + 6 < cap; s++) {
+        if (*s == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n++] = '\'';
+    out[n] = '\0';
+}
+
+static int is_call(const char *call, const char *name)
+{
+    return call && strcmp(call, name) == 0;
+}
+
+size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap)
+{
+    char quoted[4 * SHMB_ERROR_OBJECT_MAX + 8];
+    shell_quote(prefix ? prefix : "/mooncake_bench_", quoted, sizeof(quoted));
+    int n;
     switch (err) {
     case EACCES:
     case EPERM:
-        return "check the permissions of /dev/shm (ls -ld /dev/shm; it should be "
-               "drwxrwxrwt: sudo chmod 1777 /dev/shm) or run with sufficient permissions";
+        n = snprintf(out, cap, "check the permissions of /dev/shm (ls -ld /dev/shm; it should be "
+                     "drwxrwxrwt: sudo chmod 1777 /dev/shm) or run with sufficient permissions");
+        break;
     case EFBIG:
-        return "the segment is larger than this process may create: check ulimit -f, "
-               "and the free space with df -h /dev/shm";
+        n = snprintf(out, cap, "the segment is larger than this process may create: check "
+                     "ulimit -f, and the free space with df -h /dev/shm");
+        break;
     case ENOSPC:
-        return "/dev/shm is full: check it with df -h /dev/shm and remove stale "
-               "segments of earlier runs (rm /dev/shm/mooncake_bench_*)";
+        if (is_call(call, "shm_open"))
+            n = snprintf(out, cap, "/dev/shm has no free inodes (df -i /dev/shm): remove stale "
+                         "segments of earlier runs with scripts/clean_shm.sh --prefix %s, or "
+                         "remount it with more (mount -o remount,nr_inodes=N /dev/shm)", quoted);
+        else
+            n = snprintf(out, cap, "/dev/shm is full: check it with df -h /dev/shm and remove "
+                         "stale segments of earlier runs with scripts/clean_shm.sh --prefix %s",
+                         quoted);
+        break;
     case ENOMEM:
-        return "out of memory: lower the sizes or counts, or check ulimit -v and "
-               "vm.max_map_count";
+        n = snprintf(out, cap, "out of memory: lower the sizes or counts, or check ulimit -v, "
+                     "vm.max_map_count and the memory.max of this process's cgroup");
+        break;
     case EMFILE:
     case ENFILE:
-        return "too many open files: raise the limit with ulimit -n";
+        n = snprintf(out, cap, "too many open files: raise the limit with ulimit -n");
+        break;
     case EEXIST:
-        return "a segment of that name exists: remove stale segments "
-               "(rm /dev/shm/mooncake_bench_*) or choose another --shm_prefix";
+        n = snprintf(out, cap, "every fresh name tried exists already (another process creates "
+                     "them?): remove stale segments with scripts/clean_shm.sh --prefix %s or "
+                     "choose another --shm_prefix", quoted);
+        break;
     case ENAMETOOLONG:
+        n = snprintf(out, cap, "shorten --shm_prefix");
+        break;
     case EINVAL:
-        return "check --shm_prefix: one leading '/', no other '/', short enough";
+        if (is_call(call, "shm_open") || is_call(call, "shm_unlink"))
+            n = snprintf(out, cap, "check --shm_prefix: one leading '/', no other '/', short enough");
+        else if (is_call(call, "ftruncate") || is_call(call, "mmap") ||
+                 is_call(call, "posix_fallocate"))
+            n = snprintf(out, cap, "the size is not valid for this call: lower the size flags");
+        else if (is_call(call, "sched_setaffinity"))
+            n = snprintf(out, cap, "the CPU is outside this process's allowed set (taskset -p "
+                         "$$; cpuset of its cgroup): choose --cpu within it");
+        else
+            n = snprintf(out, cap, "%s", "");
+        break;
     default:
-        return "";
+        n = snprintf(out, cap, "%s", "");
     }
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
 }

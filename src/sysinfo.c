@@ -17,7 +17,7 @@
  * or -1 when the file cannot be read. */
 static int read_line_at(const char *root, const char *path, char *out, size_t cap)
 {
-    char full[512];
+    char full[2048];
     snprintf(full, sizeof(full), "%s%s", root, path);
     FILE *f = fopen(full, "r");
     if (!f)
@@ -269,6 +269,83 @@ int shmb_sysinfo_pin_cpu(int cpu)
     if (sched_setaffinity(0, sizeof(set), &set) != 0)
         return -errno;
     return 0;
+}
+
+int shmb_sysinfo_allowed_cpus(int *cpus, int cap)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return -errno;
+    int n = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && n < cap; cpu++)
+        if (CPU_ISSET(cpu, &set))
+            cpus[n++] = cpu;
+    return n;
+}
+
+void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && len < cap; i++) {
+        int j = i;
+        while (j + 1 < n && cpus[j + 1] == cpus[j] + 1)
+            j++;
+        int w = j > i ? snprintf(out + len, cap - len, "%s%d-%d", len ? "," : "", cpus[i], cpus[j])
+                      : snprintf(out + len, cap - len, "%s%d", len ? "," : "", cpus[i]);
+        len += w > 0 ? (size_t)w : 0;
+        i = j;
+    }
+}
+
+/* One number from a cgroup file: its value, or -1 for "max", absent or
+ * unreadable. */
+static int64_t read_cgroup_number(const char *root, const char *dir, const char *file)
+{
+    char path[1024], line[64];
+    snprintf(path, sizeof(path), "/sys/fs/cgroup%s/%s", dir, file);
+    if (read_line_at(root, path, line, sizeof(line)) != 0)
+        return -1;
+    char *end;
+    long long v = strtoll(line, &end, 10);
+    return end == line || v < 0 ? -1 : (int64_t)v;
+}
+
+int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root)
+{
+    char line[1024], dir[1024] = "";
+    char path[512];
+    snprintf(path, sizeof(path), "%s/proc/self/cgroup", root);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "0::", 3) == 0) /* the v2 hierarchy */
+            snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
+    fclose(f);
+    if (dir[0] != '/')
+        return -1;
+    int64_t least = -1;
+    for (;;) { /* this cgroup, then each parent up to the root of the tree */
+        const char *d = strcmp(dir, "/") == 0 ? "" : dir;
+        int64_t max = read_cgroup_number(root, d, "memory.max");
+        int64_t cur = read_cgroup_number(root, d, "memory.current");
+        if (max >= 0 && cur >= 0) {
+            int64_t left = max > cur ? max - cur : 0;
+            if (least < 0 || left < least)
+                least = left;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!d[0] || !slash)
+            break;
+        slash[slash == dir] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
+    }
+    return least;
+}
+
+int64_t shmb_sysinfo_cgroup_memory_free(void)
+{
+    return shmb_sysinfo_cgroup_memory_free_at("");
 }
 
 void shmb_sysinfo_format_bytes(int64_t bytes, char *out, size_t cap)

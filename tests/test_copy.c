@@ -1,10 +1,13 @@
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -143,6 +146,69 @@ static void test_team_splits_and_joins(void **state)
     shmb_copy_team_stop(NULL);
 }
 
+/* Threads pin within the allowed CPUs, whatever --cpu asks, counting from
+ * the first allowed CPU at or after it. Runs in a child whose affinity each
+ * case restricts. */
+static void test_team_pins_within_allowed_set(void **state)
+{
+    (void)state;
+    cpu_set_t all;
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+    int cpus[CPU_SETSIZE], n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all))
+            cpus[n++] = c;
+    enum { ALL, LAST_ONLY, ALL_BUT_FIRST };
+    const struct {
+        int restrict_to;
+        int cpu;      /* asked for; -3: the first CPU of the machine (excluded by some cases) */
+        int threads;
+    } cases[] = {
+        {ALL, -1, 3}, {ALL, 0, 3}, {ALL, 100000, 2}, {LAST_ONLY, 0, 3},
+        {LAST_ONLY, -3, 1}, {ALL_BUT_FIRST, -3, 4}, {ALL_BUT_FIRST, 0, 2},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (cases[i].restrict_to != ALL && n < 2)
+            continue; /* one CPU: nothing to restrict */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            int lo = cases[i].restrict_to == ALL_BUT_FIRST ? 1 : 0;
+            int allowed[CPU_SETSIZE], m = 0;
+            for (int k = cases[i].restrict_to == LAST_ONLY ? n - 1 : lo; k < n; k++) {
+                CPU_SET(cpus[k], &set);
+                allowed[m++] = cpus[k];
+            }
+            if (sched_setaffinity(0, sizeof(set), &set) != 0)
+                _exit(2);
+            int cpu = cases[i].cpu == -3 ? cpus[0] : cases[i].cpu;
+            shmb_copy_team_t *team = NULL;
+            if (shmb_copy_team_start(&team, cases[i].threads, cpu) != 0)
+                _exit(3);
+            int first = 0;
+            while (cpu >= 0 && first < m && allowed[first] < cpu)
+                first++;
+            for (int t = 0; t < cases[i].threads; t++) {
+                int want = cpu < 0 ? -1 : allowed[(first + t) % m];
+                if (shmb_copy_team_cpu(team, t) != want)
+                    _exit(4);
+            }
+            shmb_copy_team_run(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, 65536);
+            size_t bad;
+            if (shmb_copy_verify(dst, 65536, &bad) != 0)
+                _exit(5);
+            shmb_copy_team_stop(team);
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("case %zu: status %#x", i, status);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_kernels_copy_exactly),
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_team_splits_and_joins),
+        cmocka_unit_test(test_team_pins_within_allowed_set),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -35,14 +35,48 @@ static void test_long_object_is_truncated(void **state)
     assert_int_equal(strlen(shmb_error_last()->object), SHMB_ERROR_OBJECT_MAX - 1);
 }
 
+/* The hint depends on the call, names the prefix in use, quoted, and points
+ * to clean_shm.sh rather than an rm glob. */
 static void test_hints(void **state)
 {
     (void)state;
-    assert_non_null(strstr(shmb_error_hint(EACCES), "/dev/shm"));
-    assert_non_null(strstr(shmb_error_hint(ENOSPC), "df -h /dev/shm"));
-    assert_non_null(strstr(shmb_error_hint(EFBIG), "ulimit -f"));
-    assert_non_null(strstr(shmb_error_hint(EMFILE), "ulimit -n"));
-    assert_string_equal(shmb_error_hint(EINTR), "");
+    const struct {
+        const char *call;
+        int err;
+        const char *prefix;
+        const char *has;     /* must appear ("" : the hint is empty) */
+        const char *lacks;   /* must not appear, NULL: no check */
+    } cases[] = {
+        {"shm_open", EACCES, NULL, "/dev/shm", NULL},
+        {"ftruncate", ENOSPC, NULL, "df -h /dev/shm", "inode"},
+        {"first write", ENOSPC, "/x_", "scripts/clean_shm.sh --prefix '/x_'", "rm "},
+        {"shm_open", ENOSPC, NULL, "df -i /dev/shm", "df -h"},
+        {"shm_open", ENOSPC, "/my_run_", "--prefix '/my_run_'", "mooncake_bench_"},
+        {"shm_open", EEXIST, "/a b*", "--prefix '/a b*'", "rm "},
+        {"shm_open", EEXIST, "/it's_", "--prefix '/it'\\''s_'", NULL},
+        {"ftruncate", EFBIG, NULL, "ulimit -f", NULL},
+        {"shm_open", EMFILE, NULL, "ulimit -n", NULL},
+        {"mmap", ENOMEM, NULL, "memory.max", NULL},
+        {"shm_open", EINVAL, NULL, "--shm_prefix", NULL},
+        {"mmap", EINVAL, NULL, "size", "--shm_prefix"},
+        {"ftruncate", EINVAL, NULL, "size", "--shm_prefix"},
+        {"sched_setaffinity", EINVAL, NULL, "--cpu", "--shm_prefix"},
+        {"pthread_create", EINVAL, NULL, "", NULL},
+        {NULL, EINVAL, NULL, "", NULL},
+        {"shm_open", EINTR, NULL, "", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[1024];
+        size_t n = shmb_error_hint(cases[i].call, cases[i].err, cases[i].prefix, out, sizeof(out));
+        int ok = n == strlen(out) && (cases[i].has[0] ? strstr(out, cases[i].has) != NULL : n == 0) &&
+                 (!cases[i].lacks || !strstr(out, cases[i].lacks)) && !strchr(out, '\n');
+        if (!ok)
+            fail_msg("case %zu (%s, %d): \"%s\"", i, cases[i].call ? cases[i].call : "NULL",
+                     cases[i].err, out);
+    }
+    char tiny[8];
+    assert_int_equal(shmb_error_hint("shm_open", EACCES, NULL, tiny, sizeof(tiny)), 7);
+    assert_int_equal(strlen(tiny), 7);
 }
 
 int main(void)

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,9 +161,91 @@ static void test_format_bytes(void **state)
 static void test_pin_cpu(void **state)
 {
     (void)state;
+    int cpus[CPU_SETSIZE];
+    int n = shmb_sysinfo_allowed_cpus(cpus, CPU_SETSIZE);
+    assert_true(n >= 1);
     assert_int_equal(shmb_sysinfo_pin_cpu(-1), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(100000), -EINVAL);
-    assert_int_equal(shmb_sysinfo_pin_cpu(0), 0);
+    assert_int_equal(shmb_sysinfo_pin_cpu(cpus[n - 1]), 0);
+    /* pinned: the allowed set is that one CPU now */
+    int now[CPU_SETSIZE];
+    assert_int_equal(shmb_sysinfo_allowed_cpus(now, CPU_SETSIZE), 1);
+    assert_int_equal(now[0], cpus[n - 1]);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int i = 0; i < n; i++)
+        CPU_SET(cpus[i], &all);
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+static void test_format_cpu_list(void **state)
+{
+    (void)state;
+    const struct {
+        int cpus[8];
+        int n;
+        const char *want;
+    } cases[] = {
+        {{0}, 1, "0"},
+        {{0, 1, 2, 3}, 4, "0-3"},
+        {{2, 3, 6}, 3, "2-3,6"},
+        {{1, 3, 5}, 3, "1,3,5"},
+        {{0, 1, 4, 5, 6, 9}, 6, "0-1,4-6,9"},
+        {{0}, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[64];
+        shmb_sysinfo_format_cpu_list(cases[i].cpus, cases[i].n, out, sizeof(out));
+        assert_string_equal(out, cases[i].want);
+    }
+}
+
+/* memory.max - memory.current, the least over the cgroup and its parents. */
+static void test_cgroup_memory(void **state)
+{
+    (void)state;
+    const struct {
+        const char *what;
+        const char *self_cgroup;   /* /proc/self/cgroup; NULL: absent */
+        const char *files[6][2];   /* path below /sys/fs/cgroup, content */
+        int64_t want;
+    } cases[] = {
+        {"limited leaf", "0::/a/b\n",
+         {{"/a/b/memory.max", "1048576\n"}, {"/a/b/memory.current", "262144\n"}}, 786432},
+        {"no limit anywhere", "0::/a/b\n",
+         {{"/a/b/memory.max", "max\n"}, {"/a/b/memory.current", "262144\n"},
+          {"/a/memory.max", "max\n"}, {"/a/memory.current", "1\n"}}, -1},
+        {"parent is tighter", "0::/a/b\n",
+         {{"/a/b/memory.max", "max\n"}, {"/a/b/memory.current", "100\n"},
+          {"/a/memory.max", "5000\n"}, {"/a/memory.current", "4000\n"}}, 1000},
+        {"limit reached", "0::/a\n",
+         {{"/a/memory.max", "4096\n"}, {"/a/memory.current", "8192\n"}}, 0},
+        {"namespace root", "0::/\n",
+         {{"/memory.max", "65536\n"}, {"/memory.current", "4096\n"}}, 61440},
+        {"cgroup v1 only", "4:memory:/x\n", {{"/x/memory.max", "1\n"}}, -1},
+        {"hybrid, v2 line last", "4:memory:/x\n0::/y\n",
+         {{"/y/memory.max", "10000\n"}, {"/y/memory.current", "1\n"}}, 9999},
+        {"no /proc/self/cgroup", NULL, {{"/memory.max", "1\n"}}, -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char root[] = "/tmp/shmb_cgroup_XXXXXX";
+        assert_non_null(mkdtemp(root));
+        if (cases[i].self_cgroup)
+            put(root, "/proc/self/cgroup", cases[i].self_cgroup);
+        for (int k = 0; k < 6 && cases[i].files[k][0]; k++) {
+            char path[256];
+            snprintf(path, sizeof(path), "/sys/fs/cgroup%s", cases[i].files[k][0]);
+            put(root, path, cases[i].files[k][1]);
+        }
+        int64_t got = shmb_sysinfo_cgroup_memory_free_at(root);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+        if (got != cases[i].want)
+            fail_msg("%s: %lld, expected %lld", cases[i].what, (long long)got, (long long)cases[i].want);
+    }
+    /* this machine: a number or "no limit", never garbage */
+    assert_true(shmb_sysinfo_cgroup_memory_free() >= -1);
 }
 
 int main(void)
@@ -175,6 +258,8 @@ int main(void)
         cmocka_unit_test(test_parse_tunable),
         cmocka_unit_test(test_format_bytes),
         cmocka_unit_test(test_pin_cpu),
+        cmocka_unit_test(test_format_cpu_list),
+        cmocka_unit_test(test_cgroup_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

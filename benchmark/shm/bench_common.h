@@ -39,11 +39,18 @@ DECLARE_string(system);
 
 namespace shmb {
 
-// Parses the command line. Bad or unknown flags and stray arguments exit 2
-// with one line; --help, --helpshort and --version print and exit 0. Then
-// checks the common flags, starts glog on stderr, installs the signal
-// handlers that unlink our segments and pins the thread if --cpu asks.
-// main_file is the main's __FILE__ (its flags are the binary's own).
+// Opens /dev/null on a closed fd 0, 1 or 2 (read-only for stdout, so that
+// results written to a closed stdout fail with EBADF instead of landing in a
+// file opened later). Parses the command line: bad or unknown flags, a
+// --noFLAG=value, control characters in any value and stray arguments exit 2
+// with one line naming the flag, whether they come from the command line,
+// a --flagfile (unreadable: exit 2 too), --fromenv or --tryfromenv; --help,
+// --helpshort, --helpfull, --helpon, --helpmatch, --helppackage, --helpxml
+// and --version print and exit 0. Then installs the signal handlers that
+// unlink our segments, checks the common flags, creates --json_out's
+// temporary file, starts glog on stderr and pins the thread if --cpu asks
+// (a CPU of the allowed set, else exit 2). main_file is the main's __FILE__
+// (its flags are the binary's own).
 void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
 // The clock's overhead in ns, measured once in Init.
@@ -72,11 +79,16 @@ constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
 
 // Fills the parts of a report that every binary shares (context, flags,
 // repetitions, CPU) and writes the rows to stdout in --format, and as JSON
-// to --json_out if given. Exits 1 if an output cannot be written.
+// to --json_out if given (written to a temporary file beside it, renamed into
+// place only now; any failure or signal before removes the temporary file
+// and leaves FILE as it was). Exits 1 with the errno text (ENOSPC, EBADF) if
+// an output cannot be written.
 void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
 
-// Checks that `bytes` fit in the free space of /dev/shm, else one line
-// naming `flag`, the space needed and the space free, exit 1.
+// Checks that `bytes` fit in the free space of /dev/shm and in what the
+// memory cgroup (v2) of this process may still charge (memory.max -
+// memory.current, SHM pages included), else one line naming `flag`, the
+// space needed and the space free, exit 1.
 void CheckShmSpace(const char* flag, uint64_t bytes);
 
 }  // namespace shmb

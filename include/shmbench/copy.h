@@ -57,13 +57,20 @@ void shmb_copy_fill_pattern(void *buf, size_t len);
 int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad);
 
 /* A team of `threads` threads: the caller is thread 0, threads - 1 workers
- * wait (spinning briefly, then yielding) for transfers. With cpu >= 0, thread
- * i is pinned to CPU (cpu + i) % cpus, the caller included. */
+ * wait (spinning briefly, then yielding) for transfers. With cpu >= 0, each
+ * thread is pinned, the caller included, within the CPUs this process may use
+ * (sched_getaffinity: a cpuset or taskset restricts them): thread i to the
+ * i-th allowed CPU counting from the first allowed one at or after `cpu`,
+ * wrapping around. */
 typedef struct shmb_copy_team shmb_copy_team_t;
 
-/* Starts a team. Returns 0, -EINVAL (threads < 1), or -errno
- * (pthread_create, sched_setaffinity). */
+/* Starts a team. Returns 0, -EINVAL (threads < 1), -ENOMEM, or -errno of
+ * pthread_create or sched_setaffinity, recorded with shmb_error_record under
+ * that call's name (object "CPU n" for a pin). */
 int shmb_copy_team_start(shmb_copy_team_t **team, int threads, int cpu);
+
+/* The CPU thread i of the team is pinned to; -1 when not pinned. */
+int shmb_copy_team_cpu(const shmb_copy_team_t *team, int i);
 
 /* One transfer: [0, n) split in 64-byte-aligned chunks, one per thread, each
  * copied with fn; returns when all are done. */

@@ -10,6 +10,8 @@
 #ifndef SHMBENCH_ERROR_H
 #define SHMBENCH_ERROR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,9 +34,15 @@ const shmb_error_t *shmb_error_last(void);
 /* Forgets the last failure of this thread. */
 void shmb_error_clear(void);
 
-/* What a user can try for this errno when it comes from a SHM call: a static,
- * one-line hint, or "" when there is nothing specific to say. */
-const char *shmb_error_hint(int err);
+/* What a user can try when `call` (as recorded, e.g. "shm_open"; NULL if
+ * unknown) failed with err: one line into out (cap bytes, truncated to fit),
+ * "" when there is nothing specific to say. The advice depends on the call
+ * (EINVAL from shm_open is the name prefix, from mmap the size, from
+ * sched_setaffinity the CPU; ENOSPC from shm_open is a lack of inodes, from
+ * the others a lack of space). Clean-up advice names scripts/clean_shm.sh
+ * with `prefix` (the --shm_prefix in use; NULL: its default), shell-quoted.
+ * Returns the hint's length. */
+size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap);
 
 #ifdef __cplusplus
 }

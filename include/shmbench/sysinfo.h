@@ -71,6 +71,23 @@ void shmb_sysinfo_parse_mode(const char *line, char *out, size_t cap);
  * not exist, or -errno (sched_setaffinity). */
 int shmb_sysinfo_pin_cpu(int cpu);
 
+/* The CPUs this thread may run on (sched_getaffinity: cpuset, taskset), in
+ * increasing order, into cpus (at most cap). Returns how many, or -errno. */
+int shmb_sysinfo_allowed_cpus(int *cpus, int cap);
+
+/* Formats a sorted CPU list as ranges, "0-3,6", into out. */
+void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap);
+
+/* How many more bytes the memory cgroup (v2) of this process may charge,
+ * SHM pages included: the least memory.max - memory.current over its cgroup
+ * and the cgroups above it, found through /proc/self/cgroup. Returns it (0
+ * when a limit is reached), or -1 when no limit applies or it cannot be
+ * read (cgroup v1, no memory controller). */
+int64_t shmb_sysinfo_cgroup_memory_free(void);
+
+/* The same below `root` (a test points it at a fake tree). */
+int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root);
+
 /* Formats bytes as "24.0 GiB", "768 KiB", "12 B" into out. */
 void shmb_sysinfo_format_bytes(int64_t bytes, char *out, size_t cap);
 
