@@ -2,6 +2,8 @@
 """Reads shmbench's JSON results (Google Benchmark's schema).
 
   results.py summary A_DIR B_DIR     headline figures of two runs side by side
+  results.py gain A B                per row of two runs (two --system runs: the
+                                     integration gain), each a table or a JSON file
   results.py plotdata DIR OUT_DIR    gnuplot data files for plot.sh
 
 Rows with repetitions are averaged over their repetitions (the iteration
@@ -34,15 +36,21 @@ def load(path):
     return merged, data["context"]
 
 
+STEPS = ("shm_open", "ftruncate", "mmap", "close", "total", "cleanup", "touch", "touch_reuse",
+         "setup", "alloc", "free", "alloc_reuse", "first_use", "cold")
+
+
 def parts(name):
-    """'shm_alloc/posix/total/size_kb:4' -> ('posix', 'total', 'size_kb', 4, threads)."""
+    """'shm_alloc/posix/total/size_kb:4' -> ('posix', 'total', 'size_kb', 4, threads);
+    a --system row has no variant: 'shm_alloc/alloc/size_kb:4' -> ('', 'alloc', ...)."""
     fields = name.split("/")
     threads = 1
     if fields[-1].startswith("threads:"):
         threads = int(fields.pop().split(":")[1])
-    arg_name, arg = fields[-1].split(":")
-    step = fields[2] if len(fields) == 4 else ""
-    return fields[1], step, arg_name, int(arg), threads
+    arg_name, arg = fields.pop().split(":")
+    middle = fields[1:]
+    step = middle.pop() if middle and middle[-1] in STEPS else ""
+    return (middle[0] if middle else ""), step, arg_name, int(arg), threads
 
 
 def headlines(folder):
@@ -57,8 +65,9 @@ def headlines(folder):
     lookup, _ = load(os.path.join(folder, "lookup.json"))
     if lookup:
         for name, row in lookup.items():
-            strategy, _, _, n, _ = parts(name)
-            out.append(("lookup %s %d segments" % (strategy, n), "ns", row["real_time"]))
+            strategy, step, _, n, _ = parts(name)
+            label = " ".join(x for x in ("lookup", strategy, step) if x)
+            out.append(("%s %d segments" % (label, n), "ns", row["real_time"]))
     transfer, _ = load(os.path.join(folder, "transfer.json"))
     if transfer:
         for name, row in transfer.items():
@@ -86,6 +95,50 @@ def summary(a_dir, b_dir):
         ratio = "%.3f" % (vb / va) if va and vb else "-"
         print("%-*s %6s %14s %14s %8s" % (width, label, unit, fmt(va), fmt(vb), ratio))
     print("A = %s, B = %s; ns: lower is better, GB/s: higher is better" % (a_dir, b_dir))
+    return 0
+
+
+def p50_rows(path):
+    """OrderedDict row key -> p50 ns of a table (key: the columns before
+    'iterations'; '-' for a row not measured) or of a JSON file (key: name)."""
+    with open(path) as f:
+        text = f.read()
+    rows = OrderedDict()
+    if text.lstrip().startswith("{"):
+        for b in json.loads(text)["benchmarks"]:
+            if b.get("run_type") != "aggregate":
+                rows.setdefault(b["name"], b["p50"])
+        return rows
+    lines = [l.split() for l in text.splitlines() if l.strip() and not l.startswith("#")]
+    if not lines or "iterations" not in lines[0] or "p50_ns" not in lines[0]:
+        raise ValueError("%s is neither a shmbench table nor its JSON" % path)
+    keys, p50 = lines[0].index("iterations"), lines[0].index("p50_ns")
+    for fields in lines[1:]:
+        if "rep" in lines[0] and not fields[lines[0].index("rep")].isdigit():
+            continue  # an aggregate row of --repetitions
+        rows.setdefault(" ".join(fields[:keys]), None if fields[p50] == "-" else float(fields[p50]))
+    return rows
+
+
+def gain(a_path, b_path):
+    try:
+        a, b = p50_rows(a_path), p50_rows(b_path)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("results.py gain: %s\n" % e)
+        return 1
+    keys = list(a) + [k for k in b if k not in a]
+    if not keys:
+        print("no rows in %s or %s" % (a_path, b_path))
+        return 1
+    width = max(len(k) for k in keys) + 2
+    fmt = lambda v: "-" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
+    print("%-*s %12s %12s %9s" % (width, "row", "A_p50_ns", "B_p50_ns", "gain"))
+    for k in keys:
+        va, vb = a.get(k), b.get(k)
+        g = "%.2f" % (va / vb) if va and vb else "-"
+        print("%-*s %12s %12s %9s" % (width, k, fmt(va), fmt(vb), g))
+    print("A = %s, B = %s; gain = A p50 / B p50 (above 1: B is faster); - = not in that run"
+          % (a_path, b_path))
     return 0
 
 
@@ -151,6 +204,8 @@ def plotdata(folder, out_dir):
 def main(argv):
     if len(argv) == 4 and argv[1] == "summary":
         return summary(argv[2], argv[3])
+    if len(argv) == 4 and argv[1] == "gain":
+        return gain(argv[2], argv[3])
     if len(argv) == 4 and argv[1] == "plotdata":
         return plotdata(argv[2], argv[3])
     sys.stderr.write(__doc__)

@@ -2,16 +2,48 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
+#include "shmbench/fipc_jemalloc.h"
+#include "shmbench/mooncake.h"
 #include "shmbench/rng.h"
+#include "shmbench/segment.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define PEER_START (1ull << 44)
 #define PAGE 4096ull
+#define MOONCAKE_TARGET_ID 1      /* the peer's segment id in Mooncake's metadata */
+#define MOONCAKE_OTHER_SEGMENTS 8 /* further segment ids in the metadata map */
+
+/* Paths: the systems first, then the kernels (path - SHMB_LOOKUP_SYSTEMS is
+ * a shmb_lookup_strategy_t). */
+enum { PATHS = SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_STRATEGIES };
+
+static const char *const system_names[SHMB_LOOKUP_SYSTEMS] = {"mooncake", "flowipc_classic",
+                                                              "flowipc_jemalloc"};
+
+const char *shmb_lookup_system_name(shmb_lookup_system_t system)
+{
+    return (unsigned)system < SHMB_LOOKUP_SYSTEMS ? system_names[system] : "unknown";
+}
+
+static const char *path_name(int path)
+{
+    return path < SHMB_LOOKUP_SYSTEMS
+               ? system_names[path]
+               : shmb_lookup_strategy_name((shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS));
+}
+
+static int path_runs(const shmb_lookup_config_t *cfg, int path)
+{
+    return path < SHMB_LOOKUP_SYSTEMS ? cfg->run_system[path] : cfg->run[path - SHMB_LOOKUP_SYSTEMS];
+}
 
 typedef struct setup {
     unsigned char *reserved;        /* our range, n * size bytes */
@@ -21,7 +53,13 @@ typedef struct setup {
     uint64_t window;                 /* requests per timed batch */
     uint64_t windows;
     uint64_t *expected_sum;          /* per window: the addresses its requests were made from */
-    shmb_lookup_table_t table;
+    shmb_lookup_table_t table;       /* the kernels' */
+    shmb_segment_t *shm;             /* mooncake's real segments, by id (descriptors closed) */
+    int *attach_fd;                  /* the descriptor each first use keeps open, by id (-1: none) */
+    uint64_t shm_created;
+    shmb_mooncake_t *mooncake;
+    shmb_samples_t first_use;        /* ns of each buffer's first request (mooncake) */
+    shmb_fipc_repo_t *repo;          /* flowipc_jemalloc's pools: one per segment */
 } setup_t;
 
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
@@ -79,6 +117,7 @@ static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_
         r->offset = offset;
         r->len = len;
         r->addr = s->segments[id].peer_base + offset;
+        r->pool_offset = id * size + offset;
         s->expected_sum[k / s->window] += (uint64_t)(uintptr_t)(s->segments[id].local_base + offset);
     }
     free(id_in_slot);
@@ -86,6 +125,16 @@ static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_
 
 static void teardown(setup_t *s)
 {
+    shmb_mooncake_destroy(s->mooncake);
+    shmb_fipc_repo_destroy(s->repo);
+    for (uint64_t id = 0; id < s->shm_created; id++) {
+        if (s->attach_fd[id] >= 0)
+            close(s->attach_fd[id]);
+        shmb_segment_destroy(&s->shm[id], NULL);
+    }
+    free(s->shm);
+    free(s->attach_fd);
+    shmb_stats_release(&s->first_use);
     if (s->table.n)
         shmb_lookup_fini(&s->table);
     if (s->reserved)
@@ -128,65 +177,250 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
     return ret;
 }
 
+/* ---- the systems' set-up ---- */
+
+/* Mooncake's first use of a buffer: shm_open(O_RDWR) + mmap, as
+ * relocateSharedMemoryAddress does (the descriptor stays open in its
+ * OpenedShmEntry until the transport goes), placed at the address the
+ * kernels use for that segment (a hole punched in the reservation), so that
+ * every path translates to the same address. */
+static int attach_at_slot(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+{
+    setup_t *s = ctx;
+    void *want = s->segments[index].local_base;
+    int fd = shm_open(shm_path, O_RDWR, 0);
+    if (fd < 0)
+        return shmb_error_record("shm_open", errno, shm_path);
+    void *p = mmap(want, (size_t)length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    int err = p == MAP_FAILED ? errno : EEXIST; /* a kernel before 4.17 takes the address as a hint only */
+    if (p != want) {
+        if (p != MAP_FAILED)
+            munmap(p, (size_t)length);
+        close(fd);
+        return shmb_error_record("mmap", err, shm_path);
+    }
+    s->attach_fd[index] = fd;
+    *local = p;
+    return 0;
+}
+
+static void detach_slot(void *ctx, void *local, uint64_t length)
+{
+    (void)ctx;
+    munmap(local, (size_t)length);
+}
+
+/* The peer's segments as real SHM: created sparse (nothing is written),
+ * their descriptors closed, their slots of the reservation freed for the
+ * first-use mappings. */
+static int create_shm(const shmb_lookup_config_t *cfg, setup_t *s)
+{
+    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
+    s->shm = calloc((size_t)n, sizeof(*s->shm));
+    s->attach_fd = malloc((size_t)n * sizeof(*s->attach_fd));
+    if (!s->shm || !s->attach_fd)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; id < n; id++)
+        s->attach_fd[id] = -1;
+    int ret = 0;
+    for (uint64_t id = 0; id < n && ret == 0; id++) {
+        ret = shmb_segment_create(&s->shm[id], cfg->shm_prefix, (size_t)size, NULL, NULL);
+        if (ret < 0)
+            break;
+        s->shm_created++;
+        ret = shmb_segment_close(&s->shm[id], NULL);
+        if (ret == 0 && munmap(s->segments[id].local_base, (size_t)size) != 0)
+            ret = shmb_error_record("munmap", errno, "a slot of the local address range");
+    }
+    return ret;
+}
+
+/* Mooncake's metadata over the real segments, then each buffer's first
+ * request, in a random order, timed one by one (it attaches the buffer). */
+static int setup_mooncake(const shmb_lookup_config_t *cfg, setup_t *s, char *why, size_t cap)
+{
+    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
+    const uint64_t len = cfg->lookup_len_kb << 10;
+    int ret = create_shm(cfg, s);
+    shmb_mooncake_buffer_t *buffers = calloc((size_t)n, sizeof(*buffers));
+    uint64_t *order = malloc((size_t)n * sizeof(*order));
+    if (ret == 0 && (!buffers || !order))
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; ret == 0 && id < n; id++) {
+        buffers[id].addr = s->segments[id].peer_base;
+        buffers[id].length = size;
+        buffers[id].shm_path = s->shm[id].name;
+        order[id] = id;
+    }
+    const shmb_mooncake_ops_t ops = {attach_at_slot, detach_slot, s};
+    if (ret == 0)
+        ret = shmb_mooncake_create(buffers, (size_t)n, MOONCAKE_TARGET_ID, MOONCAKE_OTHER_SEGMENTS, &ops,
+                                   &s->mooncake);
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, cfg->seed ^ 0x6d6f6f6e63616b65ull);
+    if (ret == 0)
+        shmb_rng_shuffle(&rng, order, (size_t)n);
+    for (uint64_t k = 0; k < n && ret == 0; k++) {
+        const uint64_t id = order[k], offset = shmb_rng_below(&rng, size - len + 1);
+        void *got = NULL;
+        uint64_t t0 = shmb_clock_now_ns();
+        ret = shmb_mooncake_relocate(s->mooncake, MOONCAKE_TARGET_ID, s->segments[id].peer_base + offset,
+                                     len, &got);
+        uint64_t t1 = shmb_clock_now_ns();
+        if (ret == 0 && got != s->segments[id].local_base + offset) {
+            snprintf(why, cap, "mooncake: first use of buffer %llu translated to %p, expected %p",
+                     (unsigned long long)id, got, (void *)(s->segments[id].local_base + offset));
+            ret = -EPROTO;
+        }
+        if (ret == 0 && shmb_stats_append(&s->first_use, (double)(t1 - t0)) < 0)
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
+    }
+    free(buffers);
+    free(order);
+    return ret;
+}
+
+static int setup_jemalloc_repo(const shmb_lookup_config_t *cfg, setup_t *s)
+{
+    int ret = shmb_fipc_repo_create(&s->repo);
+    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++)
+        ret = shmb_fipc_repo_insert(s->repo, (uint32_t)id, s->segments[id].local_base,
+                                    (size_t)s->segments[id].size);
+    if (ret == -ENOMEM)
+        shmb_error_record("malloc", ENOMEM, NULL);
+    return ret;
+}
+
+/* ---- translation through each path ---- */
+
+static void *translate(const setup_t *s, int path, const shmb_lookup_request_t *r)
+{
+    void *out = NULL;
+    switch (path) {
+    case SHMB_LOOKUP_MOONCAKE:
+        shmb_mooncake_relocate(s->mooncake, MOONCAKE_TARGET_ID, r->addr, r->len, &out);
+        return out;
+    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
+        return shmb_fipc_classic_to_address(s->reserved, s->reserved_bytes, r->pool_offset, r->len);
+    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
+        return shmb_fipc_repo_to_address(s->repo, r->id, r->offset, r->len);
+    default:
+        return shmb_lookup_translate(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r);
+    }
+}
+
+/* The timed call: one batch through one path; the sum of its addresses. */
+static uint64_t batch(const setup_t *s, int path, const shmb_lookup_request_t *r, size_t n)
+{
+    switch (path) {
+    case SHMB_LOOKUP_MOONCAKE:
+        return shmb_mooncake_relocate_batch(s->mooncake, MOONCAKE_TARGET_ID, r, n);
+    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
+        return shmb_fipc_classic_translate_batch(s->reserved, s->reserved_bytes, r, n);
+    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
+        return shmb_fipc_repo_translate_batch(s->repo, r, n);
+    default:
+        return shmb_lookup_batch(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r, n);
+    }
+}
+
 /* Every request, translated one by one, must land where it was made from. */
-static int verify(const setup_t *s, shmb_lookup_strategy_t st, uint64_t n, char *why, size_t cap)
+static int verify(const setup_t *s, int path, uint64_t n, char *why, size_t cap)
 {
     for (uint64_t k = 0; k < n; k++) {
         const shmb_lookup_request_t *r = &s->requests[k];
         void *want = s->segments[r->id].local_base + r->offset;
-        void *got = shmb_lookup_translate(&s->table, st, r);
+        void *got = translate(s, path, r);
         if (got != want) {
             snprintf(why, cap, "%s translated request %llu (peer 0x%llx, %llu bytes) to %p, expected %p",
-                     shmb_lookup_strategy_name(st), (unsigned long long)k,
-                     (unsigned long long)r->addr, (unsigned long long)r->len, got, want);
+                     path_name(path), (unsigned long long)k, (unsigned long long)r->addr,
+                     (unsigned long long)r->len, got, want);
             return -EPROTO;
         }
     }
     return 0;
 }
 
-static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, shmb_lookup_strategy_t st,
-                   shmb_rows_t *rows, char *why, size_t cap)
+static shmb_row_t row_template(const shmb_lookup_config_t *cfg, int path)
+{
+    shmb_row_t row;
+    memset(&row, 0, sizeof(row));
+    if (!cfg->system_rows)
+        snprintf(row.variant, sizeof(row.variant), "%s", path_name(path));
+    snprintf(row.arg_name, sizeof(row.arg_name), "segments");
+    row.arg = cfg->num_segments;
+    row.threads = 1;
+    row.repetition = cfg->repetition;
+    return row;
+}
+
+static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, int path, shmb_rows_t *rows,
+                   char *why, size_t cap)
 {
     const size_t w = (size_t)s->window;
     const uint64_t budget_ns = (uint64_t)(cfg->min_time_ms * 1e6);
     shmb_samples_t samples = {0};
     int ret = 0;
 
-    shmb_escape((void *)(uintptr_t)shmb_lookup_batch(&s->table, st, s->requests, w));
+    shmb_escape((void *)(uintptr_t)batch(s, path, s->requests, w));
     uint64_t spent = 0;
     while (ret == 0 && (samples.n < SHMB_LOOKUP_MIN_BATCHES || spent < budget_ns)) {
         const size_t win = samples.n % s->windows;
         uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = shmb_lookup_batch(&s->table, st, s->requests + win * w, w);
+        uint64_t sum = batch(s, path, s->requests + win * w, w);
         uint64_t t1 = shmb_clock_now_ns();
         if (sum != s->expected_sum[win]) {
-            snprintf(why, cap, "%s: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                     shmb_lookup_strategy_name(st), (unsigned long long)sum,
-                     (unsigned long long)s->expected_sum[win]);
+            snprintf(why, cap, "%s: checksum of a timed batch is 0x%llx, expected 0x%llx", path_name(path),
+                     (unsigned long long)sum, (unsigned long long)s->expected_sum[win]);
             ret = -EPROTO;
         } else if (shmb_stats_append(&samples, (double)(t1 - t0) / (double)w) < 0) {
             ret = shmb_error_record("malloc", ENOMEM, NULL);
         }
         spent += t1 - t0;
     }
-    if (ret < 0) {
-        shmb_stats_release(&samples);
-        return ret;
+    if (ret == 0) {
+        shmb_row_t row = row_template(cfg, path);
+        row.iterations = samples.n * w;
+        const unsigned long long pool = (unsigned long long)(s->window * s->windows);
+        snprintf(row.note, sizeof(row.note), "verified %llu/%llu", pool, pool);
+        ret = shmb_rows_push_samples(rows, &row, samples.v, samples.n);
     }
-
-    shmb_row_t row;
-    memset(&row, 0, sizeof(row));
-    snprintf(row.variant, sizeof(row.variant), "%s", shmb_lookup_strategy_name(st));
-    snprintf(row.arg_name, sizeof(row.arg_name), "segments");
-    row.arg = cfg->num_segments;
-    row.threads = 1;
-    row.repetition = cfg->repetition;
-    row.iterations = samples.n * w;
-    const unsigned long long pool = (unsigned long long)(s->window * s->windows);
-    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", pool, pool);
-    ret = shmb_rows_push_samples(rows, &row, samples.v, samples.n);
     shmb_stats_release(&samples);
+    return ret;
+}
+
+/* The first_use row: mooncake's attach on each buffer's first request;
+ * unmeasured for a system that has none here. */
+static int first_use_row(const shmb_lookup_config_t *cfg, setup_t *s, int path, shmb_rows_t *rows)
+{
+    shmb_row_t row = row_template(cfg, path);
+    snprintf(row.step, sizeof(row.step), "first_use");
+    if (path != SHMB_LOOKUP_MOONCAKE)
+        return shmb_rows_push(rows, &row);
+    row.iterations = s->first_use.n;
+    snprintf(row.note, sizeof(row.note), "shm_open + mmap, once a buffer");
+    return shmb_rows_push_samples(rows, &row, s->first_use.v, s->first_use.n);
+}
+
+static int run_paths(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rows_t *rows, char *why,
+                     size_t cap)
+{
+    int ret = 0;
+    if (cfg->run_system[SHMB_LOOKUP_MOONCAKE])
+        ret = setup_mooncake(cfg, s, why, cap);
+    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC])
+        ret = setup_jemalloc_repo(cfg, s);
+    /* Correctness first: no path is timed unless every one translates right. */
+    for (int p = 0; p < PATHS && ret == 0; p++)
+        if (path_runs(cfg, p))
+            ret = verify(s, p, s->window * s->windows, why, cap);
+    for (int p = 0; p < PATHS && ret == 0; p++) {
+        if (!path_runs(cfg, p))
+            continue;
+        ret = measure(cfg, s, p, rows, why, cap);
+        if (ret == 0 && (p == SHMB_LOOKUP_MOONCAKE || (cfg->system_rows && p < SHMB_LOOKUP_SYSTEMS)))
+            ret = first_use_row(cfg, s, p, rows);
+    }
     return ret;
 }
 
@@ -194,26 +428,30 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
                           size_t why_cap)
 {
     int ret = shmb_lookup_bench_check(cfg);
+    int systems = 0;
+    for (int p = 0; p < SHMB_LOOKUP_SYSTEMS; p++)
+        systems += cfg->run_system[p] != 0;
+    if (ret == 0 && cfg->system_rows) {
+        for (int k = 0; k < SHMB_LOOKUP_STRATEGIES; k++)
+            ret = cfg->run[k] ? -EINVAL : ret;
+        ret = systems == 1 ? ret : -EINVAL;
+    }
     if (ret < 0)
         return ret;
     setup_t s;
     ret = prepare(cfg, &s);
     if (ret < 0)
         return ret;
-    /* Correctness first: no strategy is timed unless every one translates right. */
-    for (int st = 0; st < SHMB_LOOKUP_STRATEGIES && ret == 0; st++)
-        if (cfg->run[st])
-            ret = verify(&s, (shmb_lookup_strategy_t)st, s.window * s.windows, why, why_cap);
     size_t first = rows->n;
-    for (int st = 0; st < SHMB_LOOKUP_STRATEGIES && ret == 0; st++)
-        if (cfg->run[st])
-            ret = measure(cfg, &s, (shmb_lookup_strategy_t)st, rows, why, why_cap);
+    ret = run_paths(cfg, &s, rows, why, why_cap);
     teardown(&s);
-    if (ret < 0)
+    if (ret < 0 || cfg->system_rows)
         return ret;
 
-    const shmb_row_t *linear = shmb_rows_find(rows, "linear", "", cfg->num_segments, cfg->repetition);
-    for (size_t i = first; linear && i < rows->n; i++)
-        rows->v[i].speedup = linear->ns.mean / rows->v[i].ns.mean;
+    const char *baseline = cfg->run_system[SHMB_LOOKUP_MOONCAKE] ? "mooncake" : "linear";
+    const shmb_row_t *base = shmb_rows_find(rows, baseline, "", cfg->num_segments, cfg->repetition);
+    for (size_t i = first; base && i < rows->n; i++)
+        if (rows->v[i].step[0] == '\0')
+            rows->v[i].speedup = base->ns.p50 / rows->v[i].ns.p50;
     return 0;
 }

@@ -2,6 +2,9 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
+#include "shmbench/fipc_jemalloc.h"
+#include "shmbench/mooncake.h"
 #include "shmbench/segment.h"
 
 #include <errno.h>
@@ -12,10 +15,27 @@
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
+#define PEER_START (1ull << 44)
+#define MOONCAKE_TARGET_ID 1
+#define MOONCAKE_OTHER_SEGMENTS 8
+#define XLATE_TIMED 100000 /* translations timed alone */
+
+/* dst seen through a system's per-request path: dst is buffer (or pool)
+ * `index` of `n`, the others are the peer's further registrations. */
+typedef struct xlate {
+    int system;                 /* -1: none */
+    uint64_t index, n;
+    uint64_t peer;              /* dst's address in the peer's space (mooncake) */
+    shmb_mooncake_t *mooncake;
+    shmb_fipc_repo_t *repo;
+    double ns;                  /* one translation, timed alone */
+    uint64_t wrong;             /* translations that did not give dst */
+} xlate_t;
 
 typedef struct run {
     const shmb_transfer_config_t *cfg;
     shmb_segment_t src, dst;
+    xlate_t x;
     shmb_copy_team_t *team;
     shmb_samples_t samples; /* of the size and method being measured */
     char *why;
@@ -57,9 +77,96 @@ static int check(run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size,
     return -EPROTO;
 }
 
+static void *translate(const run_t *r, uint64_t size)
+{
+    void *out = NULL;
+    switch (r->x.system) {
+    case SHMB_LOOKUP_MOONCAKE:
+        shmb_mooncake_relocate(r->x.mooncake, MOONCAKE_TARGET_ID, r->x.peer, size, &out);
+        return out;
+    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
+        return shmb_fipc_classic_to_address(r->dst.addr, r->dst.size, 0, size);
+    default:
+        return shmb_fipc_repo_to_address(r->x.repo, (uint32_t)r->x.index, 0, size);
+    }
+}
+
+/* count transfers of size bytes into dst; with a system, each translates
+ * its destination first, and one that does not land on dst is not copied
+ * but counted. */
 static void transfer(run_t *r, shmb_copy_fn fn, void *dst, uint64_t size, uint64_t count)
 {
-    shmb_copy_batch(r->team, fn, dst, r->src.addr, (size_t)size, count);
+    if (r->x.system < 0) {
+        shmb_copy_batch(r->team, fn, dst, r->src.addr, (size_t)size, count);
+        return;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        void *d = translate(r, size);
+        if (d == dst)
+            shmb_copy_batch(r->team, fn, d, r->src.addr, (size_t)size, 1);
+        else
+            r->x.wrong++;
+    }
+}
+
+static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+{
+    run_t *r = ctx;
+    if (index != r->x.index || strcmp(shm_path, r->dst.name) != 0 || length != r->dst.size)
+        return shmb_error_record("shm_open", ENOENT, shm_path);
+    *local = r->dst.addr;
+    return 0;
+}
+
+/* The system's view of the peer: num_segments registrations of dst's size,
+ * dst the middle one; the others are never used, so they need no SHM. */
+static int xlate_setup(run_t *r)
+{
+    const uint64_t n = r->cfg->num_segments, size = r->dst.size;
+    const uint64_t slot = (size + 4095) / 4096 * 4096;
+    r->x.n = n;
+    r->x.index = n / 2;
+    r->x.peer = PEER_START + r->x.index * slot;
+    if (r->x.system == SHMB_LOOKUP_FLOWIPC_CLASSIC)
+        return 0;
+    if (r->x.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+        int ret = shmb_fipc_repo_create(&r->x.repo);
+        for (uint64_t i = 0; i < n && ret == 0; i++)
+            ret = shmb_fipc_repo_insert(r->x.repo, (uint32_t)i,
+                                        i == r->x.index ? r->dst.addr : (void *)(uintptr_t)(PEER_START + i * slot),
+                                        (size_t)size);
+        return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
+    }
+    shmb_mooncake_buffer_t *b = calloc((size_t)n, sizeof(*b));
+    if (!b)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; i < n; i++) {
+        b[i].addr = PEER_START + i * slot;
+        b[i].length = size;
+        b[i].shm_path = i == r->x.index ? r->dst.name : "/peer_buffer_not_used";
+    }
+    const shmb_mooncake_ops_t ops = {attach_dst, NULL, r};
+    int ret = shmb_mooncake_create(b, (size_t)n, MOONCAKE_TARGET_ID, MOONCAKE_OTHER_SEGMENTS, &ops,
+                                   &r->x.mooncake);
+    free(b);
+    return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
+}
+
+/* One translation alone, after the first (which attaches, for mooncake). */
+static int xlate_time(run_t *r)
+{
+    uint64_t sum = (uint64_t)(uintptr_t)translate(r, 1);
+    uint64_t t0 = shmb_clock_now_ns();
+    for (uint64_t i = 0; i < XLATE_TIMED; i++)
+        sum += (uint64_t)(uintptr_t)translate(r, 1);
+    uint64_t t1 = shmb_clock_now_ns();
+    if (sum != (XLATE_TIMED + 1) * (uint64_t)(uintptr_t)r->dst.addr) {
+        snprintf(r->why, r->why_cap, "%s: translating dst did not give its address",
+                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system));
+        return -EPROTO;
+    }
+    r->x.ns = (double)(t1 - t0) / XLATE_TIMED;
+    return 0;
 }
 
 /* How many transfers make a batch that dwarfs the timer. */
@@ -97,6 +204,9 @@ static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
     row.iterations = transfers;
     snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
+    if (ret == 0 && r->x.system >= 0)
+        snprintf(rows->v[rows->n - 1].note, sizeof(row.note), "translate %.3g ns = %.3g%%", r->x.ns,
+                 100.0 * r->x.ns / rows->v[rows->n - 1].ns.mean);
     if (ret == 0)
         rows->v[rows->n - 1].bytes_per_second = (double)size * 1e9 / rows->v[rows->n - 1].ns.mean;
     return ret;
@@ -110,6 +220,11 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
     int ret = check(r, m, r->dst.addr, size, "before timing");
     if (ret < 0)
         return ret;
+    if (r->x.wrong) {
+        snprintf(r->why, r->why_cap, "%s: %llu translations of dst did not give its address",
+                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system), (unsigned long long)r->x.wrong);
+        return -EPROTO;
+    }
 
     const uint64_t per_batch = batch_size(r, fn, size);
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
@@ -126,6 +241,11 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
     }
     if (r->cfg->verify && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
+    if (r->x.wrong) {
+        snprintf(r->why, r->why_cap, "%s: a timed translation of dst did not give its address",
+                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system));
+        return -EPROTO;
+    }
     return push(r, rows, m, size, "", done);
 }
 
@@ -177,7 +297,9 @@ static int setup(run_t *r, uint64_t max)
         if (ret < 0)
             return shmb_error_record("pthread_create", -ret, "copy threads");
     }
-    return 0;
+    if (r->x.system >= 0 && (ret = xlate_setup(r)) == 0)
+        ret = xlate_time(r);
+    return ret;
 }
 
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
@@ -186,7 +308,8 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     uint64_t sizes[SHMB_TRANSFER_MAX_SIZES];
     int nsizes = shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES);
     if (nsizes < 0 || cfg->num_transfers == 0 || cfg->threads < 1 ||
-        cfg->threads > SHMB_TRANSFER_MAX_THREADS)
+        cfg->threads > SHMB_TRANSFER_MAX_THREADS ||
+        (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX)))
         return -EINVAL;
     for (int m = 0; m < SHMB_COPY_METHODS; m++)
         if (cfg->run[m] && !shmb_copy_kernel((shmb_copy_method_t)m))
@@ -198,6 +321,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     r.why = why;
     r.why_cap = why_cap;
     r.src.fd = r.dst.fd = -1;
+    r.x.system = cfg->translate ? (int)cfg->system : -1;
     const size_t first = rows->n;
     int ret = setup(&r, sizes[nsizes - 1]);
     for (int i = 0; i < nsizes && ret == 0; i++) {
@@ -211,6 +335,8 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     }
     shmb_copy_team_stop(r.team);
     shmb_stats_release(&r.samples);
+    shmb_mooncake_destroy(r.x.mooncake);
+    shmb_fipc_repo_destroy(r.x.repo);
     for (size_t i = first; ret == 0 && i < rows->n; i++) {
         shmb_row_t *row = &rows->v[i];
         const shmb_row_t *base = shmb_rows_find(rows, "memcpy", row->step, row->arg, row->repetition);

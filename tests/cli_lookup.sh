@@ -5,12 +5,13 @@ bindir=$1
 python=${2:-/usr/bin/python3}
 source "$(dirname "$0")/cli_lib.sh"
 bin=$bindir/shm_address_lookup_bench
-quick=(--num_segments=20 --num_lookups=500 --min_time_ms=1)
+prefix=shmb_cli_lookup_$$_
+quick=(--num_segments=20 --num_lookups=500 --min_time_ms=1 --shm_prefix=/$prefix)
 
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int64 64" \
-         'strategies string "linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
+         'strategies string "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
          "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"'; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
@@ -30,6 +31,9 @@ expect_usage_error "$bin" sweep_segments --sweep_segments=ten
 expect_usage_error "$bin" sweep_segments --sweep_segments=0,10
 expect_usage_error "$bin" sweep_segments --sweep_segments=-1
 expect_usage_error "$bin" sweep_segments --sweep_segments=10,2000000
+expect_usage_error "$bin" sweep_segments --sweep_segments=10,10
+expect_usage_error "$bin" sweep_segments "--sweep_segments=1, 10"
+expect_usage_error "$bin" sweep_segments --sweep_segments=+10
 expect_usage_error "$bin" strategies --strategies=hash
 expect_usage_error "$bin" strategies --strategies=linear,
 expect_usage_error "$bin" pattern --pattern=zigzag
@@ -38,17 +42,23 @@ expect_usage_error "$bin" pattern --pattern=zigzag
 "$bin" "${quick[@]}" --format=csv >"$work/t.csv" 2>/dev/null || fail "csv run"
 "$bin" "${quick[@]}" --format=json --pattern=sequential >"$work/t.json" 2>/dev/null || fail "json run"
 rows=$(table_rows "$work/t.txt" | wc -l)
-[ "$rows" -eq 4 ] && ok || fail "table has $rows rows, expected 4"
-[ "$(($(wc -l <"$work/t.csv") - 1))" -eq 4 ] && ok || fail "csv rows"
-grep -q "^segments  strategy .* speedup_vs_linear  note$" "$work/t.txt" && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
-[ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 4 ] && ok || fail "rows not verified"
+[ "$rows" -eq 8 ] && ok || fail "table has $rows rows, expected 8 (3 systems, mooncake's first_use, 4 kernels)"
+[ "$(($(wc -l <"$work/t.csv") - 1))" -eq 8 ] && ok || fail "csv rows"
+grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $(NF-1), $NF}' \
+  | grep -qx "segments strategy step iterations speedup_vs_mooncake note" \
+  && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
+[ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 7 ] && ok || fail "rows not verified"
+table_rows "$work/t.txt" | awk '$2=="mooncake" && $3=="first_use" && $4==20 {found=1} END {exit !found}' \
+  && ok || fail "no first_use row with one sample per segment"
 "$python" -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"]
 names = [x["name"] for x in b]
-assert names == ["shm_lookup/%s/segments:20" % s for s in ("linear", "lower_bound", "tree", "arithmetic")], names
-assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b)
+paths = ("mooncake", "mooncake/first_use", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic")
+assert names == ["shm_lookup/%s/segments:20" % s for s in paths], names
+assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b if "first_use" not in x["name"])
 ' "$work/t.json" && ok || fail "json rows"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
 
 "$bin" --sweep_segments=1,10,100 --strategies=arithmetic,linear --num_lookups=200 --min_time_ms=1 \
   >"$work/s.txt" 2>/dev/null || fail "sweep run"

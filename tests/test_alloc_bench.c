@@ -46,8 +46,8 @@ static shmb_alloc_config_t small_config(void)
     c.min_size_kb = 4;
     c.max_size_kb = 12;
     c.cleanup = 1;
-    c.posix = 1;
-    c.arena = 1;
+    c.run[SHMB_ALLOC_POSIX] = 1;
+    c.run[SHMB_ALLOC_ARENA] = 1;
     c.seed = 1;
     c.shm_prefix = PREFIX;
     return c;
@@ -79,15 +79,39 @@ static void test_arena_blocks_and_space(void **state)
     assert_true(shmb_alloc_bench_arena_blocks(5000) == 5000);
     shmb_alloc_config_t c = small_config();
     uint64_t bytes = 1;
-    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), 0);
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
     assert_true(bytes == 0); /* nothing is touched */
     c.touch = 1;
     c.max_size_kb = 1024;
-    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), 0);
-    assert_true(bytes == SHMB_ALLOC_ARENA_MIN_BATCH * 1024ull * 1024);
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == SHMB_ALLOC_ARENA_MIN_BATCH * 1024ull * 1024); /* the largest pool, alone */
     c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB;
     c.num_iterations = SHMB_ALLOC_MAX_ITERATIONS;
-    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, &bytes), -EOVERFLOW);
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 0, &bytes), -EINVAL);
+}
+
+static void test_space_counts_what_is_kept(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config(); /* sizes 4, 8, 12 KB; 8 allocations each */
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    c.touch = 1;
+    uint64_t bytes = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 3, &bytes), 0);
+    assert_true(bytes == 12 * 1024); /* one buffer alive at a time, repetitions one after another */
+    c.cleanup = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 8 * (4 + 8 + 12) * 1024ull); /* every kept buffer's pages */
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 3, &bytes), 0);
+    assert_true(bytes == 3 * 8 * (4 + 8 + 12) * 1024ull); /* and every repetition's */
+    c.run[SHMB_ALLOC_ARENA] = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 8 * 24 * 1024ull + SHMB_ALLOC_ARENA_MIN_BATCH * (4 + 8 + 16) * 1024ull);
+    c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* larger than the arena's largest class */
+    c.num_iterations = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
 }
 
 static int has_row(const shmb_rows_t *rows, const char *variant, const char *step, uint64_t kb)
@@ -101,14 +125,15 @@ static void test_default_rows(void **state)
     shmb_alloc_config_t c = small_config();
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
-    /* sizes 4, 8, 12; posix 5 steps, arena 4 steps */
-    assert_int_equal(rows.n, 3 * 9);
-    static const char *posix[] = {"shm_open", "ftruncate", "mmap", "total", "cleanup"};
+    /* sizes 4, 8, 12; posix 6 steps, arena 4 steps */
+    assert_int_equal(rows.n, 3 * 10);
+    static const char *posix[] = {"shm_open", "ftruncate", "mmap", "close", "total", "cleanup"};
     static const char *arena[] = {"setup", "alloc", "free", "alloc_reuse"};
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         assert_true(has_row(&rows, "posix", posix[i], 12));
     for (int i = 0; i < 4; i++)
         assert_true(has_row(&rows, "arena", arena[i], 12));
@@ -116,12 +141,14 @@ static void test_default_rows(void **state)
     const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 4, 0);
     assert_true(total->iterations == 8 && total->ns.count == 8);
     assert_true(total->ns.mean > 0);
-    const shmb_row_t *open = shmb_rows_find(&rows, "posix", "shm_open", 4, 0);
-    const shmb_row_t *mmap_row = shmb_rows_find(&rows, "posix", "mmap", 4, 0);
-    assert_true(total->ns.mean >= open->ns.mean + mmap_row->ns.mean - 1e-6);
+    /* total is createSharedMemory: shm_open + ftruncate + mmap + close, sample by sample */
+    double sum = 0;
+    for (int i = 0; i < 4; i++)
+        sum += shmb_rows_find(&rows, "posix", posix[i], 4, 0)->ns.mean;
+    assert_float_equal(total->ns.mean, sum, 1e-6 * sum);
     const shmb_row_t *alloc = shmb_rows_find(&rows, "arena", "alloc", 4, 0);
     assert_true(alloc->iterations >= SHMB_ALLOC_ARENA_MIN_OPS);
-    assert_float_equal(alloc->speedup, total->ns.mean / alloc->ns.mean, 1e-9);
+    assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(shmb_rows_find(&rows, "arena", "free", 4, 0)->speedup > 0);
     assert_true(shmb_rows_find(&rows, "arena", "setup", 4, 0)->speedup == 0);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -133,17 +160,18 @@ static void test_touch_and_single_allocator(void **state)
     (void)state;
     shmb_alloc_config_t c = small_config();
     c.touch = 1;
-    c.arena = 0;
+    c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_true(has_row(&rows, "posix", "touch", 8));
     assert_false(has_row(&rows, "arena", "alloc", 8));
     shmb_rows_free(&rows);
 
-    c.posix = 0;
-    c.arena = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    c.run[SHMB_ALLOC_POSIX] = 0;
+    c.run[SHMB_ALLOC_ARENA] = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_true(has_row(&rows, "arena", "touch", 8));
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
@@ -157,10 +185,11 @@ static void test_mmap_only(void **state)
     (void)state;
     shmb_alloc_config_t c = small_config();
     c.measure_mmap_only = 1;
-    c.arena = 0;
+    c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 3 * 2);
     assert_true(has_row(&rows, "posix", "mmap", 4));
     assert_true(has_row(&rows, "posix", "cleanup", 4));
@@ -177,8 +206,9 @@ static void test_no_cleanup_keeps_segments(void **state)
     c.cleanup = 0;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), 0);
-    /* 3 sizes x 8 posix segments + 3 arena pools */
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
     assert_int_equal(count_ours(1), 3 * 8 + 3);
     assert_int_equal(count_ours(0), 0);
@@ -187,17 +217,95 @@ static void test_no_cleanup_keeps_segments(void **state)
     shmb_rows_free(&rows);
 }
 
+/* Flow-IPC's allocators: the arena's rows, blocks checked, speedup against
+ * posix total, nothing left behind. */
+static void test_pool_allocators(void **state)
+{
+    (void)state;
+    static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC,
+                                              SHMB_ALLOC_JEMALLOC_TCACHE};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        shmb_alloc_config_t c = small_config();
+        c.run[kinds[k]] = 1;
+        c.touch = 1;
+        shmb_rows_t rows = {0};
+        uint64_t kept = 0;
+        char why[256] = "";
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        const char *name = shmb_alloc_kind_name(kinds[k]);
+        static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
+        for (int i = 0; i < 6; i++)
+            assert_true(has_row(&rows, name, steps[i], 8));
+        const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
+        const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 12, 0);
+        assert_true(alloc->iterations >= SHMB_ALLOC_ARENA_MIN_OPS);
+        assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
+        assert_int_equal(count_ours(0), 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+        shmb_rows_free(&rows);
+    }
+}
+
+static const char *const system_steps[] = {"setup", "alloc", "free", "alloc_reuse"};
+
+/* One system's rows: step names alone, the same keys in the same order for
+ * every system, a dash row where a system has no such step. */
+static void check_system_rows(const shmb_rows_t *rows)
+{
+    assert_int_equal(rows->n, 3 * 4);
+    static const uint64_t sizes[] = {4, 8, 12};
+    for (size_t i = 0; i < rows->n; i++) {
+        assert_string_equal(rows->v[i].variant, "");
+        assert_string_equal(rows->v[i].step, system_steps[i % 4]);
+        assert_true(rows->v[i].arg == sizes[i / 4]);
+    }
+}
+
+static void test_system_rows(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    c.system_rows = 1;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    check_system_rows(&rows);
+    /* posix: no setup, no reuse; alloc = total, free = cleanup, 8 each */
+    assert_true(rows.v[0].iterations == 0 && rows.v[3].iterations == 0);
+    assert_true(rows.v[1].iterations == 8 && rows.v[2].iterations == 8);
+    assert_true(rows.v[1].ns.mean > rows.v[2].ns.mean * 0.01);
+    shmb_rows_free(&rows);
+
+    c.run[SHMB_ALLOC_POSIX] = 0;
+    c.run[SHMB_ALLOC_BIPC] = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    check_system_rows(&rows);
+    for (size_t i = 0; i < rows.n; i++)
+        assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
+    shmb_rows_free(&rows);
+
+    c.run[SHMB_ALLOC_POSIX] = 1; /* a system is one allocator */
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(count_ours(0), 0);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
+    char why[256] = "";
     shmb_alloc_config_t c = small_config();
     c.num_iterations = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     c = small_config();
     c.min_size_kb = 16;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c = small_config();
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0; /* no allocator */
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
 }
 
@@ -206,9 +314,10 @@ static void test_bad_prefix_fails_cleanly(void **state)
     (void)state;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
+    char why[256] = "";
     shmb_alloc_config_t c = small_config();
     c.shm_prefix = "no_slash";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept), -EINVAL);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -223,6 +332,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_arena_blocks_and_space),
+        cmocka_unit_test(test_space_counts_what_is_kept),
+        cmocka_unit_test(test_pool_allocators),
+        cmocka_unit_test(test_system_rows),
         cmocka_unit_test(test_default_rows),
         cmocka_unit_test(test_touch_and_single_allocator),
         cmocka_unit_test(test_mmap_only),

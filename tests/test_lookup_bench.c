@@ -6,8 +6,25 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "shmbench/lookup_bench.h"
+#include "shmbench/segment.h"
+
+#define PREFIX "/shmb_test_lookup_"
+
+static int count_ours(void)
+{
+    DIR *d = opendir("/dev/shm");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strncmp(e->d_name, PREFIX + 1, strlen(PREFIX) - 1) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
 
 static shmb_lookup_config_t small(void)
 {
@@ -21,6 +38,7 @@ static shmb_lookup_config_t small(void)
         c.run[s] = 1;
     c.seed = 5;
     c.min_time_ms = 1;
+    c.shm_prefix = PREFIX;
     return c;
 }
 
@@ -69,7 +87,7 @@ static void check_rows(int sequential)
         assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
         assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
         assert_true(r->ns.mean > 0);
-        assert_float_equal(r->speedup, rows.v[0].ns.mean / r->ns.mean, 1e-9);
+        assert_float_equal(r->speedup, rows.v[0].ns.p50 / r->ns.p50, 1e-9);
     }
     assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
     shmb_rows_free(&rows);
@@ -120,6 +138,66 @@ static void test_large_batches_make_the_pool(void **state)
     shmb_rows_free(&rows);
 }
 
+/* Systems first (mooncake with its first_use row), then kernels; speedup
+ * against mooncake; mooncake's real segments gone afterwards. */
+static void test_systems_beside_kernels(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        c.run_system[s] = 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    static const char *names[][2] = {
+        {"mooncake", ""}, {"mooncake", "first_use"}, {"flowipc_classic", ""}, {"flowipc_jemalloc", ""},
+        {"linear", ""},   {"lower_bound", ""},       {"tree", ""},            {"arithmetic", ""}};
+    assert_int_equal(rows.n, 8);
+    for (int i = 0; i < 8; i++) {
+        assert_string_equal(rows.v[i].variant, names[i][0]);
+        assert_string_equal(rows.v[i].step, names[i][1]);
+        assert_true(rows.v[i].ns.mean > 0);
+    }
+    const shmb_row_t *first_use = &rows.v[1];
+    assert_true(first_use->iterations == 50 && first_use->ns.count == 50); /* one per buffer */
+    assert_true(first_use->speedup == 0);
+    assert_true(first_use->ns.p50 > rows.v[0].ns.p50); /* attaching costs more than a cached relocate */
+    assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
+    for (int i = 2; i < 8; i++)
+        assert_float_equal(rows.v[i].speedup, rows.v[0].ns.p50 / rows.v[i].ns.p50, 1e-9);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+/* With one system selected, rows are named by step alone and every system
+ * has the same keys: first_use is a dash row where a system has none. */
+static void test_system_rows(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_lookup_config_t c = small();
+        memset(c.run, 0, sizeof(c.run));
+        c.run_system[s] = 1;
+        c.system_rows = 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 2);
+        assert_string_equal(rows.v[0].variant, "");
+        assert_string_equal(rows.v[0].step, "");
+        assert_string_equal(rows.v[1].variant, "");
+        assert_string_equal(rows.v[1].step, "first_use");
+        assert_true(rows.v[0].iterations > 0 && rows.v[0].speedup == 0);
+        assert_true((rows.v[1].iterations > 0) == (s == SHMB_LOOKUP_MOONCAKE));
+        shmb_rows_free(&rows);
+        c.run[SHMB_LOOKUP_LINEAR] = 1; /* a kernel is no system */
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+        assert_int_equal(rows.n, 0);
+    }
+    assert_int_equal(count_ours(), 0);
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -133,12 +211,18 @@ static void test_bad_config_appends_nothing(void **state)
 
 int main(void)
 {
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_random_rows),
         cmocka_unit_test(test_sequential_rows),
         cmocka_unit_test(test_subset_without_linear_has_no_speedup),
         cmocka_unit_test(test_large_batches_make_the_pool),
+        cmocka_unit_test(test_systems_beside_kernels),
+        cmocka_unit_test(test_system_rows),
         cmocka_unit_test(test_bad_config_appends_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

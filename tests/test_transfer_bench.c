@@ -111,6 +111,49 @@ static void test_threads(void **state)
     shmb_rows_free(&rows);
 }
 
+/* Each transfer through a system's translation: same rows, a verified copy,
+ * the translation's cost and share in the note. */
+static void test_translated(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small();
+        c.translate = 1;
+        c.system = (shmb_lookup_system_t)s;
+        c.num_segments = 100;
+        c.verify = 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 9); /* 4 KB .. 1 MB */
+        for (size_t i = 0; i < rows.n; i++) {
+            double ns = 0, share = 0;
+            assert_int_equal(sscanf(rows.v[i].note, "translate %lf ns = %lf%%", &ns, &share), 2);
+            assert_true(ns > 0 && share > 0 && share < 100);
+            /* both printed to 3 significant digits */
+            assert_float_equal(share, 100 * ns / rows.v[i].ns.mean, share * 0.01);
+        }
+        /* the share of the translation falls as the copy grows */
+        double first = 0, last = 0, ns = 0;
+        sscanf(rows.v[0].note, "translate %lf ns = %lf%%", &ns, &first);
+        sscanf(rows.v[rows.n - 1].note, "translate %lf ns = %lf%%", &ns, &last);
+        assert_true(last < first);
+        shmb_rows_free(&rows);
+        assert_int_equal(count_ours(), 0);
+    }
+    shmb_transfer_config_t c = small();
+    c.translate = 1;
+    c.num_segments = 10;
+    c.cold = 1; /* a fresh segment is no registered buffer */
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    c.cold = 0;
+    c.num_segments = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -139,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rows_and_cleanup),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_translated),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,11 @@
-// shm_address_lookup_bench: translating a peer's address into ours, by linear
-// scan (today), lower_bound over a sorted vector or a tree, and O(1) handle
-// arithmetic (Flow-IPC).
+// shm_address_lookup_bench: translating a peer's address into ours, through
+// Mooncake's per-request relocate path and Flow-IPC's handle translation
+// (systems), with scan, lower_bound, tree and arithmetic kernels as bounds.
 #include <glog/logging.h>
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -16,7 +19,11 @@ DEFINE_int64(num_lookups, 10000,
              "Number of lookups per timed batch (at least 4096); requests come from a pool of at "
              "least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
 DEFINE_int64(segment_size_mb, 64, "Size of each segment in MB (1 MB = 1048576 bytes)");
-DEFINE_string(strategies, "linear,lower_bound,tree,arithmetic", "Strategies to measure");
+DEFINE_string(strategies, "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic",
+              "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress: metadata lock, "
+              "BufferDesc scan, remap cache), flowipc_classic (one pool, handle = offset), "
+              "flowipc_jemalloc (Shm_pool_repository::to_address: lock + hash map + offset). "
+              "Kernels (bounds): linear, lower_bound, tree, arithmetic");
 DEFINE_string(sweep_segments, "",
               "Comma-separated segment counts, e.g. 1,10,100,1000,10000: every strategy at every "
               "count (default: --num_segments only)");
@@ -26,7 +33,7 @@ DEFINE_int64(min_time_ms, 50, "Time each strategy at least this long per segment
 
 namespace {
 
-const char* kStrategies = "linear,lower_bound,tree,arithmetic";
+const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
 
 std::vector<uint64_t> SegmentCounts()
 {
@@ -35,13 +42,14 @@ std::vector<uint64_t> SegmentCounts()
     std::vector<uint64_t> counts;
     std::stringstream ss(FLAGS_sweep_segments);
     std::string item;
+    const std::string allowed = "a comma-separated list of distinct segment counts (digits only) between 1 and " +
+                                std::to_string(SHMB_LOOKUP_MAX_SEGMENTS);
     while (std::getline(ss, item, ',')) {
-        char* end = nullptr;
-        unsigned long long v = std::strtoull(item.c_str(), &end, 10);
-        if (item.empty() || item[0] == '-' || *end != '\0' || v == 0 || v > SHMB_LOOKUP_MAX_SEGMENTS)
-            shmb::FlagError("sweep_segments", FLAGS_sweep_segments,
-                            "a comma-separated list of segment counts between 1 and " +
-                                std::to_string(SHMB_LOOKUP_MAX_SEGMENTS));
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
+        uint64_t v = std::strtoull(item.c_str(), nullptr, 10);
+        if (v == 0 || v > SHMB_LOOKUP_MAX_SEGMENTS || std::find(counts.begin(), counts.end(), v) != counts.end())
+            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
         counts.push_back(v);
     }
     if (counts.empty() || FLAGS_sweep_segments.back() == ',')
@@ -49,13 +57,33 @@ std::vector<uint64_t> SegmentCounts()
     return counts;
 }
 
+// Mooncake keeps the descriptor of every buffer it attached open: raise the
+// soft limit to the hard one, as a server would, and refuse a count that
+// still does not fit.
+void CheckDescriptors(const char* flag, uint64_t segments)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0)
+        return;
+    const rlim_t need = static_cast<rlim_t>(segments) + 64;
+    if (r.rlim_cur < need && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max < need ? r.rlim_max : need;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+    if (r.rlim_cur < need)
+        shmb::FlagError(flag, std::to_string(segments),
+                        "mooncake keeps a descriptor open per buffer, and the open-files limit is " +
+                            std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
-               "SHM address translation: linear scan against lower_bound, tree and O(1) handle "
-               "arithmetic.\nUsage: shm_address_lookup_bench [--flag=value ...]",
+               "SHM address translation: Mooncake's relocate path against Flow-IPC's handle "
+               "translation, with scan, lower_bound, tree and arithmetic kernels as bounds.\n"
+               "Usage: shm_address_lookup_bench [--flag=value ...]",
                __FILE__);
 
     shmb_lookup_config_t cfg = {};
@@ -71,9 +99,18 @@ int main(int argc, char** argv)
         shmb::FlagError("pattern", FLAGS_pattern, "random or sequential");
     cfg.sequential = FLAGS_pattern == "sequential";
     std::string strategies = shmb::CheckList("strategies", FLAGS_strategies, kStrategies);
+    if (!FLAGS_system.empty()) {
+        if (!gflags::GetCommandLineFlagInfoOrDie("strategies").is_default)
+            shmb::FlagError("strategies", FLAGS_strategies, "cannot be combined with --system (it selects the path)");
+        strategies = FLAGS_system;
+        cfg.system_rows = 1;
+    }
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        cfg.run_system[s] = shmb::InList(strategies, shmb_lookup_system_name(static_cast<shmb_lookup_system_t>(s)));
     cfg.seed = FLAGS_seed;
+    cfg.shm_prefix = FLAGS_shm_prefix.c_str();
 
     std::vector<uint64_t> counts = SegmentCounts();
     const char* count_flag = FLAGS_sweep_segments.empty() ? "num_segments" : "sweep_segments";
@@ -86,6 +123,9 @@ int main(int argc, char** argv)
                                 " do not fit in the 64 TiB address range the peer's segments are spread over");
     }
 
+    if (cfg.run_system[SHMB_LOOKUP_MOONCAKE])
+        CheckDescriptors(count_flag, *std::max_element(counts.begin(), counts.end()));
+
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
@@ -95,6 +135,7 @@ int main(int argc, char** argv)
             int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
             if (ret == -EPROTO) {
                 std::fprintf(stderr, "%s: wrong translation, no number reported: %s\n", argv[0], why);
+                shmb_segment_unlink_all();
                 return 1;
             }
             if (ret < 0)
@@ -108,11 +149,19 @@ int main(int argc, char** argv)
             " pattern; every translation verified before timing";
     shmb_report_t report = {};
     report.bench = "shm_lookup";
-    report.variant_label = "strategy";
-    report.speedup_label = "speedup_vs_linear";
-    report.notes[0] = setup.c_str();
-    report.notes[1] = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through "
-                      "a pool of >= 131072 distinct requests; p50, p99, max over batches";
+    report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
+    report.variant_label = report.system ? nullptr : "strategy";
+    report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
+    int note = 0;
+    report.notes[note++] = setup.c_str();
+    if (!report.system)
+        report.notes[note++] = "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
+                               "kernels (bounds no implementation beats): linear, lower_bound, tree, arithmetic";
+    report.notes[note++] = "ns per lookup = batch time / lookups in the batch (>= 4096), independent requests "
+                           "(throughput), batches walking through a pool of >= 131072 distinct requests; "
+                           "p50, p99, max over batches";
+    report.notes[note] = "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
+                         "timed one by one; - = a step this system does not have";
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

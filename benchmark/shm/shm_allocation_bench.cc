@@ -1,5 +1,7 @@
-// shm_allocation_bench: what one SHM allocation costs, shm_open + ftruncate +
-// mmap per buffer (today) against a pre-mapped arena (Flow-IPC).
+// shm_allocation_bench: what one SHM allocation costs, Mooncake's shm_open +
+// ftruncate + mmap + close per buffer against Flow-IPC's pool allocators
+// (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
+// ideal arena as the lower bound.
 #include <glog/logging.h>
 
 #include <cstdio>
@@ -11,16 +13,37 @@ DEFINE_int64(num_iterations, 1000, "Number of allocations at each size");
 DEFINE_int64(min_size_kb, 4, "Smallest allocation in KB (1 KB = 1024 bytes)");
 DEFINE_int64(max_size_kb, 1024, "Largest allocation in KB; sizes double from min to max, max included");
 DEFINE_bool(measure_mmap_only, false,
-            "Create one segment per size untimed, and time only mmap and munmap (as cleanup)");
+            "posix: create one segment per size untimed, and time only mmap and munmap (as cleanup)");
 DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them in /dev/shm");
-DEFINE_string(allocator, "posix,arena", "Allocators to run: posix (shm_open+ftruncate+mmap), arena");
+DEFINE_string(allocator, "posix,arena,bipc,jemalloc,jemalloc_tcache",
+              "Allocators to run: posix (Mooncake: shm_open+ftruncate+mmap+close per buffer), "
+              "arena (ideal lock-free pool: the lower bound), bipc (Flow-IPC SHM-classic: "
+              "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC "
+              "SHM-jemalloc, no thread cache), jemalloc_tcache (with a thread cache)");
 DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
+
+namespace {
+
+const char* kAllocators = "posix,arena,bipc,jemalloc,jemalloc_tcache";
+
+// The allocator of each real system (--system).
+shmb_alloc_kind_t SystemAllocator(const std::string& system)
+{
+    if (system == "mooncake")
+        return SHMB_ALLOC_POSIX;
+    if (system == "flowipc_classic")
+        return SHMB_ALLOC_BIPC;
+    return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
+}
+
+}  // namespace
 
 int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
-               "SHM allocation cost: shm_open + ftruncate + mmap per buffer against a "
-               "pre-mapped arena.\nUsage: shm_allocation_bench [--flag=value ...]",
+               "SHM allocation cost: Mooncake's shm_open + ftruncate + mmap + close per buffer "
+               "against Flow-IPC's pool allocators and an ideal arena.\n"
+               "Usage: shm_allocation_bench [--flag=value ...]",
                __FILE__);
 
     shmb_alloc_config_t cfg = {};
@@ -31,9 +54,17 @@ int main(int argc, char** argv)
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
-    std::string allocators = shmb::CheckList("allocator", FLAGS_allocator, "posix,arena");
-    cfg.posix = shmb::InList(allocators, "posix");
-    cfg.arena = shmb::InList(allocators, "arena");
+    std::string allocators = shmb::CheckList("allocator", FLAGS_allocator, kAllocators);
+    if (!FLAGS_system.empty()) {
+        if (!gflags::GetCommandLineFlagInfoOrDie("allocator").is_default)
+            shmb::FlagError("allocator", FLAGS_allocator, "cannot be combined with --system (it selects the allocator)");
+        if (FLAGS_measure_mmap_only)
+            shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
+        allocators = shmb_alloc_kind_name(SystemAllocator(FLAGS_system));
+        cfg.system_rows = 1;
+    }
+    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+        cfg.run[k] = shmb::InList(allocators, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
     cfg.measure_mmap_only = FLAGS_measure_mmap_only;
     cfg.cleanup = FLAGS_cleanup;
     cfg.touch = FLAGS_touch;
@@ -41,34 +72,63 @@ int main(int argc, char** argv)
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
 
     uint64_t need = 0;
-    if (shmb_alloc_bench_shm_bytes(&cfg, &need) < 0)
+    int ret = shmb_alloc_bench_shm_bytes(&cfg, FLAGS_repetitions, &need);
+    if (ret == -EINVAL)
         shmb::FlagError("max_size_kb", std::to_string(FLAGS_max_size_kb),
-                        "the arena of --num_iterations blocks of this size overflows");
-    shmb::CheckShmSpace(cfg.arena ? "num_iterations" : "max_size_kb", need);
+                        "the arena cannot hold --num_iterations (at least 2048) blocks of this size "
+                        "(16 TiB at most): lower it or leave arena out of --allocator");
+    if (ret < 0)
+        shmb::FlagError("max_size_kb", std::to_string(FLAGS_max_size_kb),
+                        "the pools of --num_iterations blocks of this size overflow");
+    shmb::CheckShmSpace(cfg.cleanup ? "max_size_kb" : "cleanup", need);
 
     shmb_rows_t rows = {};
     uint64_t kept = 0;
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
-        int ret = shmb_alloc_bench_run(&cfg, &rows, &kept);
+        char why[256] = "";
+        ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
+        if (ret == -EPROTO) {
+            std::fprintf(stderr, "%s: wrong allocation, no number reported: %s\n", argv[0], why);
+            shmb_segment_unlink_all();
+            return 1;
+        }
         if (ret < 0)
             shmb::Fail(ret, "the allocation benchmark");
     }
 
     shmb_report_t report = {};
     report.bench = "shm_alloc";
-    report.variant_label = "allocator";
+    report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
+    report.variant_label = report.system ? nullptr : "allocator";
     report.speedup_label = "speedup_vs_posix";
-    report.notes[0] = "posix: each allocation is cleaned up before the next; total = shm_open + ftruncate + mmap";
-    report.notes[1] = "arena: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op); "
-                      "speedup = posix total (free: posix cleanup) / arena";
+    int note = 0;
+    if (report.system) {
+        report.notes[note++] = "rows of the system's allocator: alloc and free per block; posix (mooncake): "
+                               "alloc = shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; "
+                               "- = a step this system does not have";
+    } else {
+        report.notes[note++] =
+            FLAGS_measure_mmap_only
+                ? "posix: one segment per size; mmap and cleanup (= munmap) of it, timed one by one"
+                : "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + mmap + "
+                  "close; cleanup = munmap + shm_unlink; one buffer alive at a time";
+        report.notes[note++] = "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; jemalloc_tcache: "
+                               "its thread-cached variant), arena (kernel: ideal lock-free pool, the lower bound)";
+        report.notes[note++] = FLAGS_measure_mmap_only
+                                   ? "speedup = posix mmap (free: posix munmap) / pool mean"
+                                   : "speedup = posix total (free: posix cleanup) / pool mean";
+    }
+    report.notes[note] = "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over rounds; "
+                         "every block checked inside its SHM and not overlapping before any figure counts";
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 
     if (kept > 0)
         std::fprintf(stderr,
-                     "%s: left %llu segments in /dev/shm (--cleanup=false); remove them with: "
+                     "%s: left %llu segment%s in /dev/shm (--cleanup=false); remove them with: "
                      "rm -f /dev/shm%s*\n",
-                     argv[0], static_cast<unsigned long long>(kept), FLAGS_shm_prefix.c_str());
+                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s",
+                     FLAGS_shm_prefix.c_str());
     return 0;
 }

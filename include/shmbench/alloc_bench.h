@@ -1,20 +1,43 @@
 /*
- * alloc_bench: what one SHM allocation costs, today's path against an arena.
+ * alloc_bench: what one SHM allocation costs, Mooncake's path against
+ * Flow-IPC's pool allocators, with an ideal arena as the lower bound.
  *
- * posix (Mooncake today): per allocation shm_open, ftruncate and mmap, each
- * timed on its own (they take microseconds); total is their sum. Cleanup
- * (munmap + close + shm_unlink) is one timed step. Each allocation is cleaned
- * up before the next, so at most one segment is alive at a time.
+ * posix (system: Mooncake's createSharedMemory): per allocation shm_open
+ * (O_CREAT|O_EXCL, 0600), ftruncate, mmap and close of the descriptor, each
+ * timed on its own (they take microseconds); total is their sum. cleanup
+ * (munmap + shm_unlink) is one timed step. Each allocation is cleaned up
+ * before the next, so one segment is alive at a time.
  *
- * arena (Flow-IPC): one pool segment per size, created and mapped once (the
- * setup row), serving blocks from a shmb_arena. A round allocates the working
- * set, frees it in a random order (fixed by the seed) and allocates it again:
- * rows alloc, free, alloc_reuse. These take nanoseconds, so each pass is timed
- * as one batch and the per-operation figure is batch time / batch size.
- * Rounds repeat until SHMB_ALLOC_ARENA_MIN_OPS operations per step were timed.
+ * Pools, one per size, created and mapped once (the setup row, one sample):
+ *   arena            (kernel, the bound) shmbench/arena.h: an ideal lock-free,
+ *                    single-process free-stack pool over one segment
+ *   bipc             (system: Flow-IPC SHM-classic) boost.interprocess
+ *                    rbtree_best_fit under its mutex, in one SHM pool
+ *   jemalloc         (system: Flow-IPC SHM-jemalloc) mallocx in a jemalloc
+ *                    arena whose extents are SHM pools, no thread cache
+ *   jemalloc_tcache  the same with an explicit thread cache
+ * A round allocates the working set into the empty pool (alloc), frees it
+ * in a random order fixed by the seed (free), allocates it again into the
+ * holes (alloc_reuse), then empties the pool untimed. These take
+ * nanoseconds, so each pass is timed as one batch and the per-operation
+ * figure is batch time / batch size. Rounds repeat until
+ * SHMB_ALLOC_ARENA_MIN_OPS operations per step were timed. Before anything
+ * is reported, the first round's blocks are checked: each lies inside its
+ * allocator's SHM, and no two live blocks overlap.
  *
- * --touch: one byte per page of each fresh block is written and timed (touch);
- * for the arena also the reused blocks, as a batch (touch_reuse).
+ * --touch: one byte per page of each fresh block is written and timed
+ * (touch), as Mooncake's first write pays it: nothing is reserved before,
+ * so tmpfs allocates the pages inside the timed write; for pools also the
+ * reused blocks, as a batch (touch_reuse).
+ *
+ * speedup: posix total (free: cleanup) p50 / the pool row's p50: medians, so
+ * that one preemption or the first round's page faults do not decide it.
+ *
+ * With a system selected, only its allocator runs and its rows are named by
+ * step alone: setup, alloc, free, alloc_reuse (and touch, touch_reuse), where
+ * posix's alloc is its total and free its cleanup, and a step the system
+ * does not have is an unmeasured (dash) row, so two systems' runs pair row
+ * by row.
  */
 #ifndef SHMBENCH_ALLOC_BENCH_H
 #define SHMBENCH_ALLOC_BENCH_H
@@ -31,42 +54,60 @@ extern "C" {
 #define SHMB_ALLOC_MAX_SIZES 64
 #define SHMB_ALLOC_ARENA_MIN_BATCH 2048   /* blocks in the working set, at least: a batch of
                                           * 2048 allocs lasts > 100 timer overheads */
-#define SHMB_ALLOC_ARENA_MIN_OPS 100000   /* operations timed per arena step and size */
+#define SHMB_ALLOC_ARENA_MIN_OPS 100000   /* operations timed per pool step and size */
 #define SHMB_ALLOC_MAX_ITERATIONS 100000000
 #define SHMB_ALLOC_MAX_SIZE_KB (1ull << 30) /* 1 TiB */
+
+typedef enum shmb_alloc_kind {
+    SHMB_ALLOC_POSIX,
+    SHMB_ALLOC_ARENA,
+    SHMB_ALLOC_BIPC,
+    SHMB_ALLOC_JEMALLOC,
+    SHMB_ALLOC_JEMALLOC_TCACHE,
+    SHMB_ALLOC_KINDS /* how many there are */
+} shmb_alloc_kind_t;
 
 typedef struct shmb_alloc_config {
     uint64_t num_iterations; /* allocations per size (=1000) */
     uint64_t min_size_kb;    /* first size (=4) */
     uint64_t max_size_kb;    /* last size, included (=1024) */
-    int measure_mmap_only;   /* time mmap and munmap of one segment per size (=0) */
+    int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
-    int posix;               /* run the posix allocator (=1) */
-    int arena;               /* run the arena allocator (=1) */
+    int run[SHMB_ALLOC_KINDS]; /* 1: run this allocator */
+    int system_rows;         /* 1: exactly one allocator runs; rows named by step only */
     uint64_t seed;           /* random free order */
     const char *shm_prefix;  /* "/mooncake_bench_" */
     int repetition;          /* stamped into the rows */
 } shmb_alloc_config_t;
+
+/* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
+const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
  * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more
  * than cap sizes). */
 int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap);
 
-/* The arena's working set for num_iterations: max(num_iterations,
+/* A pool's working set for num_iterations: max(num_iterations,
  * SHMB_ALLOC_ARENA_MIN_BATCH) blocks. */
 uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
 
-/* The most /dev/shm space the run holds at once, in bytes (pages it writes
- * with touch; otherwise segments stay sparse). Returns 0 or -EOVERFLOW. */
-int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, uint64_t *bytes);
+/* The most /dev/shm space the run holds at once, in bytes, over
+ * `repetitions` repetitions: the pages it writes with touch (untouched
+ * segments stay sparse); with cleanup = 0, everything it keeps adds up.
+ * Returns 0, -EINVAL (the arena cannot hold its working set of the largest
+ * size: no size class that large, or 2^32 granules or more) or -EOVERFLOW. */
+int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, uint64_t *bytes);
 
 /* Runs the benchmark and appends its rows. *kept_segments counts the segments
- * left in /dev/shm on purpose (cleanup = 0). Returns 0 or -errno (a failed
- * call is recorded with shmb_error_record). Nothing is left behind on error. */
+ * left in /dev/shm on purpose (cleanup = 0). Returns 0, -errno (a failed call
+ * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
+ * a block outside its SHM or overlapping another, with the details in why.
+ * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
+ * arena). Nothing is left behind on error. */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
-                         uint64_t *kept_segments);
+                         uint64_t *kept_segments, char *why, size_t why_cap);
 
 #ifdef __cplusplus
 }

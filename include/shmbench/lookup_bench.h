@@ -16,7 +16,20 @@
  * lower_bound and tree would look faster than they are (seen here: 6.6 ns
  * with 1000 requests replayed against 28 ns with a million, at 100 segments).
  *
- * Every strategy's translation of every request of the pool is checked
+ * Systems (what a request really costs) beside the kernels (bounds):
+ *   mooncake          shmbench/mooncake.h: metadata lookup under its lock,
+ *                     scan of the BufferDesc records, remap-cache probes. The
+ *                     segments are real SHM (sparse, created with O_EXCL,
+ *                     0600); each buffer's first request opens and maps it
+ *                     (shm_open + mmap + close, at the address the kernels
+ *                     use), timed one by one: the first_use row.
+ *   flowipc_classic   shmbench/fipc_classic.h: one pool holding every
+ *                     segment back to back; handle = offset; base + offset.
+ *   flowipc_jemalloc  shmbench/fipc_jemalloc.h: Shm_pool_repository::
+ *                     to_address, lock + hash map + base + offset, with as
+ *                     many pools as segments.
+ *
+ * Every path's translation of every request of the pool is checked
  * against the address the request was made from before any timing; a
  * mismatch fails the run. Every translated address of a batch is summed into
  * a checksum that is checked too. Batches repeat until min_time_ms has passed
@@ -42,13 +55,26 @@ extern "C" {
 #define SHMB_LOOKUP_MAX_LOOKUPS 10000000
 #define SHMB_LOOKUP_MAX_SEGMENTS 10000000
 
+typedef enum shmb_lookup_system {
+    SHMB_LOOKUP_MOONCAKE,
+    SHMB_LOOKUP_FLOWIPC_CLASSIC,
+    SHMB_LOOKUP_FLOWIPC_JEMALLOC,
+    SHMB_LOOKUP_SYSTEMS /* how many there are */
+} shmb_lookup_system_t;
+
+/* "mooncake", "flowipc_classic", "flowipc_jemalloc". */
+const char *shmb_lookup_system_name(shmb_lookup_system_t system);
+
 typedef struct shmb_lookup_config {
     uint64_t num_segments;    /* (=100) */
     uint64_t num_lookups;     /* lookups per timed batch (=10000) */
     uint64_t segment_size_mb; /* (=64) */
     uint64_t lookup_len_kb;   /* length of each request (=4) */
     int sequential;           /* pattern: 0 random, 1 sequential */
-    int run[SHMB_LOOKUP_STRATEGIES]; /* 1: measure this strategy */
+    int run[SHMB_LOOKUP_STRATEGIES]; /* 1: measure this kernel */
+    int run_system[SHMB_LOOKUP_SYSTEMS]; /* 1: measure this system */
+    int system_rows;          /* 1: exactly one system runs; rows named by step only */
+    const char *shm_prefix;   /* names of mooncake's real segments */
     uint64_t seed;
     double min_time_ms;       /* per strategy and segment count (=50) */
     int repetition;           /* stamped into the rows */
@@ -59,10 +85,15 @@ typedef struct shmb_lookup_config {
  * SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
 
-/* Runs every selected strategy and appends one row each (variant = strategy,
- * arg segments:N, speedup against linear when linear ran, note
- * "verified P/P" over the pool of P requests). Returns 0, -errno, or -EPROTO when a strategy translated
- * wrongly, with the details in why. */
+/* Runs every selected path and appends one row each (variant = path, arg
+ * segments:N, note "verified P/P" over the pool of P requests), systems
+ * first, then kernels; mooncake adds its first_use row (step "first_use").
+ * speedup (of medians, robust to a preemption): mooncake's p50 / the row's,
+ * or linear's when mooncake did not run.
+ * With system_rows, the variant is left empty and a step the system does
+ * not have (first_use, for the Flow-IPC paths) is an unmeasured row.
+ * Returns 0, -errno, or -EPROTO when a path translated wrongly, with the
+ * details in why. Leaves nothing in /dev/shm. */
 int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
                           size_t why_cap);
 

@@ -19,8 +19,10 @@
  *      OpenedShmEntry> keyed by the buffer's base) probed with count(), then
  *      operator[];
  *   4. on the first use of a buffer, ops->attach opens and maps it (Mooncake:
- *      shm_open(O_RDWR) + mmap + close of the fd) and the mapping enters the
- *      remap cache.
+ *      shm_open(O_RDWR) + mmap of the whole buffer, the descriptor kept in
+ *      OpenedShmEntry until the transport goes; upstream maps the request's
+ *      length, which later requests further into the buffer overrun) and the
+ *      mapping enters the remap cache.
  * Allocation (createSharedMemory: shm_open(O_CREAT|O_RDWR), ftruncate, mmap,
  * close) is timed step by step by alloc_bench on shmbench/segment.h, which
  * does exactly those calls; this module models the per-request path.

@@ -12,6 +12,14 @@
  * Every transfer copies src[0, size) to dst[0, size): small sizes stay in the
  * caches, as they do for perf bench mem memcpy.
  *
+ * translate: each transfer first translates its destination through that
+ * system's per-request path, as a request does, then copies: mooncake's
+ * relocate over num_segments registered buffers (dst among them, mapped on
+ * the untimed first transfer), flowipc_classic's base + offset,
+ * flowipc_jemalloc's to_address over num_segments pools. One translation
+ * alone is timed too, and each row's note says what share of a transfer it
+ * is: where translation stops mattering.
+ *
  * cold: each transfer writes a fresh SHM segment that nothing touched
  * before, so its page faults are part of the time; timed one by one.
  * GB/s counts each byte once: size / time, 10^9 bytes per second.
@@ -23,6 +31,7 @@
 #include <stdint.h>
 
 #include "shmbench/copy.h"
+#include "shmbench/lookup_bench.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -43,6 +52,9 @@ typedef struct shmb_transfer_config {
     int cpu;                       /* with threads > 1, thread i runs on CPU (cpu + i) % cpus (-1: as 0) */
     int cold;                      /* add cold rows (=0) */
     int verify;                    /* verify dst after the timed transfers too (=0) */
+    int translate;                 /* 1: translate dst through `system` first (=0) */
+    shmb_lookup_system_t system;   /* whose per-request path translates */
+    uint64_t num_segments;         /* buffers or pools the translation searches (=100) */
     double time_per_size_ms;       /* budget per size and method (=1000) */
     double timer_overhead_ns;      /* sizes the batches */
     const char *shm_prefix;
@@ -60,9 +72,9 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
 
 /* Runs every selected method at every size, appending rows (variant =
  * method, step "" or "cold", arg size_kb, threads; speedup against memcpy
- * when memcpy ran). Returns 0, -errno, or
- * -EPROTO when a copy was wrong, with the method, size and first differing
- * offset in why. Leaves nothing in /dev/shm. */
+ * when memcpy ran). Returns 0, -errno, -EINVAL (cold with translate), or
+ * -EPROTO when a copy or a translation was wrong, with the method, size and
+ * first differing offset in why. Leaves nothing in /dev/shm. */
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap);
 

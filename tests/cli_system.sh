@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The original README's workflow, literally: a baseline run with
+# --system=mooncake and a Flow-IPC run of the same binary, redirected to two
+# files. The files must have the same header layout and the same row keys in
+# the same order, so that diff -u pairs every row as -/+ and compare.sh
+# prints the gain per row.
+#   cli_system.sh BIN_DIR SOURCE_DIR
+bindir=$1
+srcdir=$2
+source "$(dirname "$0")/cli_lib.sh"
+prefix=shmb_cli_system_$$_
+common=(--shm_prefix=/$prefix --seed=3)
+
+declare -A args=(
+  [shm_allocation_bench]="--num_iterations=20 --min_size_kb=4 --max_size_kb=16 --touch"
+  [shm_address_lookup_bench]="--sweep_segments=1,10,100 --num_lookups=1000 --min_time_ms=2"
+  [shm_transfer_bench]="--max_transfer_size_mb=1 --num_transfers=50 --time_per_size_ms=20"
+)
+# Key columns of each table: the columns before `iterations`.
+keys() {
+  table_rows "$1" | awk -v n="$2" '{k = $1; for (i = 2; i <= n; i++) k = k " " $i; print k}'
+}
+# The # lines with their figures taken out: what the layout of the header is.
+layout() {
+  grep '^#' "$1" | sed 's/:.*//'
+  grep -v '^#' "$1" | head -1
+}
+
+for bench in "${!args[@]}"; do
+  bin=$bindir/$bench
+  read -r -a a <<<"${args[$bench]}"
+  for system in mooncake flowipc_classic flowipc_jemalloc; do
+    "$bin" "${common[@]}" "${a[@]}" --system=$system >"$work/$system.txt" 2>"$work/err" \
+      && ok || fail "$bench --system=$system: $(cat "$work/err")"
+    grep -qx "# system: $system" "$work/$system.txt" && ok || fail "$bench --system=$system: no system line"
+    grep -v '^#' "$work/$system.txt" | grep -q -e mooncake -e flowipc -e posix -e bipc -e jemalloc \
+      && fail "$bench --system=$system: a row names a system" || ok
+  done
+  base=$work/mooncake.txt
+  ncols=$(grep -v '^#' "$base" | head -1 | awk '{for (i = 1; i <= NF; i++) if ($i == "iterations") print i - 1}')
+  [ -n "$ncols" ] && ok || fail "$bench: no iterations column"
+  rows=$(table_rows "$base" | wc -l)
+  [ "$rows" -gt 0 ] && ok || fail "$bench: no rows"
+  for system in flowipc_classic flowipc_jemalloc; do
+    other=$work/$system.txt
+    # the same header layout: only the figures (and the system) differ
+    diff <(layout "$base") <(layout "$other") >/dev/null && ok || fail "$bench: header layout differs for $system"
+    # the same keys in the same order
+    diff <(keys "$base" "$ncols") <(keys "$other" "$ncols") >"$work/keys.diff" \
+      && ok || fail "$bench: row keys differ for $system: $(head -5 "$work/keys.diff")"
+    # diff -u shows each data row as a -/+ pair: as many - as + lines, one per row at most
+    diff -u "$base" "$other" >"$work/u.diff"
+    minus=$(grep -c '^-[^-#]' "$work/u.diff")
+    plus=$(grep -c '^+[^+#]' "$work/u.diff")
+    [ "$minus" -eq "$plus" ] && [ "$minus" -le "$rows" ] && [ "$minus" -gt 0 ] \
+      && ok || fail "$bench: diff -u has $minus - and $plus + rows of $rows"
+    # compare.sh prints the gain of every row
+    "$srcdir/scripts/compare.sh" "$base" "$other" >"$work/gain" 2>"$work/gain.err" \
+      && ok || fail "$bench: compare.sh failed: $(cat "$work/gain.err")"
+    [ "$(grep -c . "$work/gain")" -eq $((rows + 3)) ] \
+      && ok || fail "$bench: compare.sh printed $(grep -c . "$work/gain") lines for $rows rows"
+  done
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench: segments left"
+done
+
+# --system selects the path: an explicit choice beside it is an error
+expect_usage_error "$bindir/shm_allocation_bench" allocator --system=mooncake --allocator=arena
+expect_usage_error "$bindir/shm_address_lookup_bench" strategies --system=mooncake --strategies=linear
+expect_usage_error "$bindir/shm_transfer_bench" cold --system=mooncake --cold
+expect_usage_error "$bindir/shm_transfer_bench" system --system=posix
+
+finish
