@@ -129,11 +129,11 @@ static void test_translated(void **state)
         for (size_t i = 0; i < rows.n; i++) {
             double ns = 0, share = 0;
             assert_int_equal(sscanf(rows.v[i].note, "translate %lf ns = %lf%%", &ns, &share), 2);
-            assert_true(ns > 0 && share > 0 && share < 100);
+            assert_true(ns > 0 && share > 0);
             /* both printed to 3 significant digits */
-            assert_float_equal(share, 100 * ns / rows.v[i].ns.mean, share * 0.01);
+            assert_float_equal(share, 100 * ns / rows.v[i].ns.p50, share * 0.01);
         }
-        /* the share of the translation falls as the copy grows */
+        /* the share of the translation falls as the copy grows (1 MB copies 256x more than 4 KB) */
         double first = 0, last = 0, ns = 0;
         sscanf(rows.v[0].note, "translate %lf ns = %lf%%", &ns, &first);
         sscanf(rows.v[rows.n - 1].note, "translate %lf ns = %lf%%", &ns, &last);

@@ -17,8 +17,9 @@
  * relocate over num_segments registered buffers (dst among them, mapped on
  * the untimed first transfer), flowipc_classic's base + offset,
  * flowipc_jemalloc's to_address over num_segments pools. One translation
- * alone is timed too, and each row's note says what share of a transfer it
- * is: where translation stops mattering.
+ * alone is timed too (the median of batches), and each row's note says what
+ * share of the row's median transfer it is: where translation stops
+ * mattering.
  *
  * cold: each transfer writes a fresh SHM segment that nothing touched
  * before, so its page faults are part of the time; timed one by one.
