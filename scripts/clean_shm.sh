@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Removes the SHM segments that shmbench runs left in /dev/shm: only names of
+# its scheme, <prefix><pid>_<16 hex>_<n>, and only when process <pid> no
+# longer exists, so a live run's segments are never touched. Says what it
+# removed (or would remove, with --dry-run).
+#   clean_shm.sh [--prefix P] [--dry-run]     P: --shm_prefix of the runs
+#                                             (default /mooncake_bench_)
+# SHMB_SHM_DIR overrides /dev/shm (for tests).
+set -u
+prefix=/mooncake_bench_
+dry_run=0
+usage() {
+  echo "usage: clean_shm.sh [--prefix P] [--dry-run]" >&2
+  exit 2
+}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --prefix) [ $# -ge 2 ] || usage; prefix=$2; shift 2 ;;
+    --prefix=*) prefix=${1#--prefix=}; shift ;;
+    --dry-run) dry_run=1; shift ;;
+    -h|--help) usage ;;
+    *) echo "clean_shm.sh: unknown argument '$1'" >&2; usage ;;
+  esac
+done
+case $prefix in
+  /*/*|""|[!/]*) echo "clean_shm.sh: invalid --prefix '$prefix': one leading '/', no other '/'" >&2; exit 2 ;;
+esac
+dir=${SHMB_SHM_DIR:-/dev/shm}
+base=${prefix#/}
+removed=0
+kept=0
+failed=0
+for path in "$dir"/*; do
+  name=${path##*/}
+  # The prefix is compared as a string (quoted), never as a pattern.
+  [ "${name:0:${#base}}" = "$base" ] || continue
+  rest=${name:${#base}}
+  [[ $rest =~ ^([0-9]+)_[0-9a-f]{8}([0-9a-f]{8})?_[0-9]+$ ]] || continue
+  pid=${BASH_REMATCH[1]}
+  if [ -e "/proc/$pid" ]; then
+    kept=$((kept + 1))
+    continue
+  fi
+  if [ "$dry_run" -eq 1 ]; then
+    echo "would remove $path (pid $pid is gone)"
+    removed=$((removed + 1))
+  elif rm -f -- "$path"; then
+    echo "removed $path (pid $pid is gone)"
+    removed=$((removed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+verb=removed
+[ "$dry_run" -eq 1 ] && verb="would remove"
+echo "clean_shm.sh: $verb $removed segments under $dir/$base; kept $kept of live processes"
+[ "$failed" -eq 0 ]

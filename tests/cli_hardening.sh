@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The binaries against a hostile user (issue 9): every way in to gflags,
+# control characters, signals, lost output, advice under limits, and
+# scripts/clean_shm.sh. Cases that need root or a mount namespace are left
+# out (with a note) where they cannot run.
+#   cli_hardening.sh BIN_DIR [PYTHON]
+bindir=$1
+python=${2:-/usr/bin/python3}
+source "$(dirname "$0")/cli_lib.sh"
+clean=$(cd "$(dirname "$0")/.." && pwd)/scripts/clean_shm.sh
+alloc=$bindir/shm_allocation_bench
+lookup=$bindir/shm_address_lookup_bench
+transfer=$bindir/shm_transfer_bench
+prefix=shmb_cli_hard_$$_
+quick=(--shm_prefix=/$prefix --num_iterations=5 --min_size_kb=4 --max_size_kb=8 --allocator=posix)
+
+# --- 5 and 7: every way in to gflags behaves like the command line -------
+# flagfile line | flag the one error line must name
+while IFS='|' read -r line flag; do
+  printf '%b\n' "$line" >"$work/flags"
+  expect_usage_error "$alloc" "$flag" --flagfile="$work/flags"
+done <<'EOF'
+--num_iterations=abc|num_iterations
+--bogus=1|bogus
+# a comment\n--max_size_kb=8\n--cpu=x|cpu
+--cpu|cpu
+--nocleanup=false|nocleanup
+--shm_prefix=/a\x01b|shm_prefix
+--flagfile=/nonexistent/flags|flagfile
+EOF
+expect_usage_error "$alloc" flagfile --flagfile="$work/missing"
+# environment: VAR=value | flags | flag named
+while IFS='|' read -r var args flag; do
+  # shellcheck disable=SC2086
+  env "$(printf '%b' "$var")" bash -c 'source "$0"; expect_usage_error "$@"; finish >/dev/null' \
+    "$(dirname "$0")/cli_lib.sh" "$alloc" "$flag" $args >"$work/env.out" 2>&1 \
+    && ok || fail "env $var $args: $(cat "$work/env.out")"
+done <<'EOF'
+FLAGS_num_iterations=x|--fromenv=num_iterations|num_iterations
+FLAGS_unused=1|--fromenv=num_iterations|fromenv
+FLAGS_unused=1|--fromenv=bogus|fromenv
+FLAGS_cpu=zz|--tryfromenv=cpu|cpu
+FLAGS_shm_prefix=/a\nb|--tryfromenv=shm_prefix|shm_prefix
+FLAGS_cleanup=maybe|--tryfromenv=cleanup|cleanup
+EOF
+FLAGS_num_iterations=5 "$alloc" --tryfromenv=num_iterations --max_size_kb=8 --allocator=posix \
+  --shm_prefix=/$prefix >/dev/null 2>&1 && ok || fail "--tryfromenv with a good value"
+# control characters in any string flag, in every binary
+for bin in "$alloc" "$lookup" "$transfer"; do
+  expect_usage_error "$bin" shm_prefix --shm_prefix=$'/x\ny'
+  expect_usage_error "$bin" format --format=$'table\n'
+  expect_usage_error "$bin" json_out --json_out=$'a\nb.json'
+  expect_usage_error "$bin" system --system=$'\t'
+  expect_usage_error "$bin" nocleanup --nocleanup=true
+done
+expect_usage_error "$alloc" allocator --allocator=$'posix\r'
+# every help flag exits 0 with text on stdout
+for bin in "$alloc" "$lookup" "$transfer"; do
+  name=$(basename "$bin")
+  for h in --help --helpshort --helpfull --helpxml --helpon="$name" --helpmatch=bench_common \
+           --helppackage --version; do
+    "$bin" "$h" >"$work/h.out" 2>"$work/h.err"
+    rc=$?
+    [ "$rc" -eq 0 ] && [ -s "$work/h.out" ] && ok || fail "$name $h: exit $rc, $(wc -c <"$work/h.out") bytes"
+  done
+  "$bin" --helpxml | "$python" -c 'import sys, xml.dom.minidom as m; m.parseString(sys.stdin.read())' \
+    && ok || fail "$name --helpxml is not XML"
+done
+
+# --- 4: output -----------------------------------------------------------
+json=$work/out.json
+no_temp() { [ -z "$(ls -A "$work" | grep '^\.out\.json\.tmp\.')" ] && ok || fail "$1: temporary file left"; }
+# a run that fails leaves an existing --json_out as it was
+while IFS='|' read -r what args; do
+  echo keep >"$json"
+  # shellcheck disable=SC2086
+  "$alloc" "${quick[@]}" --json_out="$json" $args >/dev/null 2>&1
+  [ "$(cat "$json")" = keep ] && ok || fail "$what: --json_out was overwritten"
+  no_temp "$what"
+done <<'EOF'
+bad flag in the main|--num_iterations=0
+bad common flag|--format=xml
+EOF
+echo keep >"$json"
+(ulimit -f 64; "$alloc" --shm_prefix=/$prefix --num_iterations=2 --min_size_kb=4096 --max_size_kb=4096 \
+  --allocator=posix --json_out="$json" >/dev/null 2>"$work/xfsz.err")
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "ulimit -f" "$work/xfsz.err" && ok || fail "SIGXFSZ: exit $rc, $(cat "$work/xfsz.err")"
+[ "$(cat "$json")" = keep ] && ok || fail "failed call: --json_out was overwritten"
+no_temp "failed call"
+# stdout closed: exit 1, EBADF, nothing in the JSON file
+echo keep >"$json"
+"$alloc" "${quick[@]}" --json_out="$json" >&- 2>"$work/closed.err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "Bad file descriptor" "$work/closed.err" && ok || fail ">&-: exit $rc, $(cat "$work/closed.err")"
+[ "$(cat "$json")" = keep ] && ok || fail ">&-: the JSON file was written"
+no_temp ">&-"
+# output errors carry the real errno
+if [ -c /dev/full ]; then
+  for fmt in table csv json; do
+    "$alloc" "${quick[@]}" --format=$fmt >/dev/full 2>"$work/full.err"
+    rc=$?
+    [ "$rc" -eq 1 ] && grep -q "No space left on device" "$work/full.err" && ok || fail "stdout full ($fmt): exit $rc, $(cat "$work/full.err")"
+  done
+  "$alloc" "${quick[@]}" --json_out=/dev/full >/dev/null 2>"$work/full.err"
+  rc=$?
+  [ "$rc" -eq 1 ] && grep -q "No space left on device" "$work/full.err" && ok || fail "--json_out=/dev/full: exit $rc"
+  [ -c /dev/full ] && ok || fail "--json_out=/dev/full replaced the device"
+fi
+# success: the file is replaced, its mode kept; a link stays a link
+echo keep >"$json"
+chmod 600 "$json"
+ln -sf "$json" "$work/link.json"
+"$alloc" "${quick[@]}" --json_out="$work/link.json" >/dev/null 2>&1 || fail "run with --json_out"
+"$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$json" && ok || fail "--json_out is not JSON"
+[ -L "$work/link.json" ] && [ "$(stat -c %a "$json")" = 600 ] && ok || fail "--json_out: link or mode lost"
+no_temp "success"
+"$alloc" "${quick[@]}" --format=csv --json_out=/dev/stdout >"$work/both.out" 2>/dev/null
+grep -q '"benchmarks"' "$work/both.out" && ok || fail "--json_out=/dev/stdout"
+
+# --- 3: every signal whose default action ends the process cleans up -----
+signals=(USR1 USR2 ALRM PIPE VTALRM PROF XCPU TERM HUP RTMIN)
+pids=()
+echo keep >"$json"
+for s in "${signals[@]}"; do
+  "$alloc" --shm_prefix=/${prefix}sig_${s}_ --num_iterations=1000000 --max_size_kb=4 --allocator=posix \
+    --json_out="$json" >/dev/null 2>&1 &
+  pids+=($!)
+done
+sleep 0.5
+exec 3>&2 2>/dev/null # bash reports each death; the checks below say what matters
+for i in "${!signals[@]}"; do
+  kill -"${signals[$i]}" "${pids[$i]}"
+done
+rcs=()
+for i in "${!signals[@]}"; do
+  wait "${pids[$i]}"
+  rcs+=($?)
+done
+exec 2>&3 3>&-
+for i in "${!signals[@]}"; do
+  s=${signals[$i]}
+  rc=${rcs[$i]}
+  want=$((128 + $(kill -l "$s")))
+  [ "$rc" -eq "$want" ] && ok || fail "SIG$s: exit $rc, expected $want"
+  [ "$(leftovers "${prefix}sig_${s}_")" -eq 0 ] && ok || fail "SIG$s left $(leftovers "${prefix}sig_${s}_") segments"
+done
+[ "$(cat "$json")" = keep ] && ok || fail "signals: --json_out was overwritten"
+no_temp "signals"
+
+# --- 6: advice under limits ----------------------------------------------
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+  last=$((ncpu - 1))
+  expect_usage_error "$(command -v taskset)" cpu -c "$last" "$alloc" "${quick[@]}" --cpu=0
+  taskset -c "$last" "$alloc" "${quick[@]}" --cpu="$last" >/dev/null 2>&1 && ok || fail "--cpu within the allowed set"
+  taskset -c "$last" "$transfer" --shm_prefix=/$prefix --threads=2 --max_transfer_size_mb=1 \
+    --num_transfers=5 --time_per_size_ms=5 >/dev/null 2>"$work/pin.err" \
+    && ok || fail "threads under a cpuset: $(cat "$work/pin.err")"
+fi
+# in a mount namespace: a tmpfs without inodes, then one without space
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+  odd="/${prefix}it's *"
+  unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m,nr_inodes=2 tmpfs /dev/shm &&
+    : >/dev/shm/filler && "$0" --shm_prefix="$1" --num_iterations=5 --max_size_kb=8 --allocator=posix' \
+    "$alloc" "$odd" >/dev/null 2>"$work/inodes.err"
+  rc=$?
+  if [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/inodes.err")" -eq 1 ] && grep -q "df -i /dev/shm" "$work/inodes.err" &&
+     grep -qF "clean_shm.sh --prefix '/${prefix}it'\\''s *'" "$work/inodes.err" && ! grep -q "rm \|mooncake_bench_" "$work/inodes.err"; then
+    ok
+  else
+    fail "no inodes: exit $rc, $(cat "$work/inodes.err")"
+  fi
+  unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=64k tmpfs /dev/shm &&
+    "$0" --shm_prefix="$1" --num_iterations=5 --min_size_kb=1024 --max_size_kb=1024 --allocator=posix --touch' \
+    "$alloc" "/$prefix" >/dev/null 2>"$work/space.err"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/space.err")" -eq 1 ] && ok || fail "no space: exit $rc, $(cat "$work/space.err")"
+else
+  echo "note: not root or no mount namespace: inode and space cases skipped" >&2
+fi
+
+# --- 9: scripts/clean_shm.sh ---------------------------------------------
+shm=$work/shm
+mkdir "$shm"
+sleep 0 &
+dead=$!
+wait "$dead"
+live=$$
+hex=0123456789abcdef
+# file | removed (1) or kept (0)
+cases=(
+  "mooncake_bench_${dead}_${hex}_0|1" "mooncake_bench_${dead}_89abcdef_7|1"
+  "mooncake_bench_${live}_${hex}_1|0" "mooncake_bench_notes.txt|0" "other_${dead}_${hex}_0|0"
+  "mooncake_bench_${dead}_${hex}_x|0" "mooncake_bench_${dead}_XYZ_1|0" "a*_${dead}_${hex}_0|1"
+  "abc_${dead}_${hex}_0|0" "mooncake_bench_${dead}_${hex}_2 -rf|0"
+)
+for c in "${cases[@]}"; do : >"$shm/${c%|*}"; done
+SHMB_SHM_DIR=$shm "$clean" --dry-run >"$work/dry.out" || fail "clean_shm.sh --dry-run failed"
+[ "$(ls "$shm" | wc -l)" -eq "${#cases[@]}" ] && ok || fail "--dry-run removed something"
+grep -q "would remove $shm/mooncake_bench_${dead}_${hex}_0" "$work/dry.out" && ok || fail "--dry-run does not say what: $(cat "$work/dry.out")"
+SHMB_SHM_DIR=$shm "$clean" >"$work/clean.out" || fail "clean_shm.sh failed"
+SHMB_SHM_DIR=$shm "$clean" --prefix '/a*_' >>"$work/clean.out" || fail "clean_shm.sh --prefix failed"
+for c in "${cases[@]}"; do
+  f=${c%|*}
+  if [ "${c##*|}" -eq 1 ]; then
+    [ ! -e "$shm/$f" ] && grep -qF "removed $shm/$f" "$work/clean.out" && ok || fail "clean_shm.sh kept $f"
+  else
+    [ -e "$shm/$f" ] && ok || fail "clean_shm.sh removed $f"
+  fi
+done
+for bad in --prefix=no_slash --prefix=/a/b --bogus; do
+  "$clean" $bad >/dev/null 2>&1
+  [ $? -eq 2 ] && ok || fail "clean_shm.sh $bad: not exit 2"
+done
+# for real: a run that keeps its segments, then dies; its segments go
+"$alloc" --shm_prefix=/${prefix}kept_ --num_iterations=3 --max_size_kb=4 --allocator=posix \
+  --cleanup=false >/dev/null 2>&1
+[ "$(leftovers "${prefix}kept_")" -eq 3 ] && ok || fail "--cleanup=false kept $(leftovers "${prefix}kept_")"
+"$clean" --prefix "/${prefix}kept_" >/dev/null && [ "$(leftovers "${prefix}kept_")" -eq 0 ] && ok \
+  || fail "clean_shm.sh left $(leftovers "${prefix}kept_") of a dead run"
+
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left: $(ls /dev/shm | grep "^$prefix")"
+finish
