@@ -3,7 +3,7 @@
 #   transfer.png    GB/s against transfer size, per method (log x)
 #   lookup.png      ns per lookup against segment count, per strategy (log-log;
 #                   from lookup_sweep.json)
-#   allocation.png  ns per operation against size, posix steps and arena (log-log)
+#   allocation.png  ns per operation against size, posix steps and every pool (log-log)
 #
 #   ./scripts/plot.sh results/NAME
 set -euo pipefail

@@ -161,8 +161,8 @@ def transfer_point(name, row):
 
 
 def lookup_point(name, row):
-    strategy, _, _, segments, _ = parts(name)
-    return strategy, segments, row["real_time"]
+    strategy, step, _, segments, _ = parts(name)
+    return " ".join(x for x in (strategy, step) if x), segments, row["real_time"]
 
 
 def allocation_point(name, row):
