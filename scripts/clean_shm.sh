@@ -2,7 +2,9 @@
 # Removes the SHM segments that shmbench runs left in /dev/shm: only names of
 # its scheme, <prefix><pid>_<16 hex>_<n>, and only when process <pid> no
 # longer exists, so a live run's segments are never touched. Says what it
-# removed (or would remove, with --dry-run).
+# removed (or would remove, with --dry-run). Run it in the PID namespace of
+# the runs (a container's runs: inside that container), where their pids mean
+# what they meant to them.
 #   clean_shm.sh [--prefix P] [--dry-run]     P: --shm_prefix of the runs
 #                                             (default /mooncake_bench_)
 # SHMB_SHM_DIR overrides /dev/shm (for tests).
@@ -27,9 +29,10 @@ case $prefix in
 esac
 dir=${SHMB_SHM_DIR:-/dev/shm}
 base=${prefix#/}
-removed=0
 kept=0
-failed=0
+gone=()
+verb=removed
+[ "$dry_run" -eq 1 ] && verb="would remove"
 for path in "$dir"/*; do
   name=${path##*/}
   # The prefix is compared as a string (quoted), never as a pattern.
@@ -41,17 +44,13 @@ for path in "$dir"/*; do
     kept=$((kept + 1))
     continue
   fi
-  if [ "$dry_run" -eq 1 ]; then
-    echo "would remove $path (pid $pid is gone)"
-    removed=$((removed + 1))
-  elif rm -f -- "$path"; then
-    echo "removed $path (pid $pid is gone)"
-    removed=$((removed + 1))
-  else
-    failed=$((failed + 1))
-  fi
+  gone+=("$path")
+  echo "$verb $path (pid $pid is gone)"
 done
-verb=removed
-[ "$dry_run" -eq 1 ] && verb="would remove"
-echo "clean_shm.sh: $verb $removed segments under $dir/$base; kept $kept of live processes"
-[ "$failed" -eq 0 ]
+status=0
+if [ "$dry_run" -eq 0 ] && [ ${#gone[@]} -gt 0 ]; then
+  # One rm per many names: no fork per segment, no "Argument list too long".
+  printf '%s\0' "${gone[@]}" | xargs -0 rm -f -- || status=1
+fi
+echo "clean_shm.sh: $verb ${#gone[@]} segments under $dir/$base; kept $kept of live processes"
+exit $status
