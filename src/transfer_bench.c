@@ -305,9 +305,9 @@ static int setup(run_t *r, uint64_t max)
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
     memset(r->dst.addr, POISON, (size_t)max);
     if (r->cfg->threads > 1) {
-        ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu >= 0 ? r->cfg->cpu : 0);
+        ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu);
         if (ret < 0)
-            return shmb_error_record("pthread_create", -ret, "copy threads");
+            return ret; /* recorded by the team: pthread_create or sched_setaffinity */
     }
     if (r->x.system >= 0 && (ret = xlate_setup(r)) == 0)
         ret = xlate_time(r);

@@ -115,7 +115,7 @@ n=$(leftovers "$prefix")
 [ "$n" -eq 60 ] && ok || fail "--cleanup=false left $n segments, expected 60"
 grep -q "left 60 segments" "$work/c.err" && ok || fail "--cleanup=false message: $(cat "$work/c.err")"
 cmd=$(sed -n 's/.*remove them with: //p' "$work/c.err")
-eval "$cmd"
+(cd "$(dirname "$0")/.." && eval "$cmd") >/dev/null
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "the suggested command did not remove them: $cmd"
 
 # a failing system call: exit 1, names the call, the errno text and a hint

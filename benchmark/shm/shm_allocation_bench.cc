@@ -124,11 +124,14 @@ int main(int argc, char** argv)
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 
-    if (kept > 0)
+    if (kept > 0) {
+        std::string quoted = "'";
+        for (char ch : FLAGS_shm_prefix)
+            quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
         std::fprintf(stderr,
-                     "%s: left %llu segment%s in /dev/shm (--cleanup=false); remove them with: "
-                     "rm -f /dev/shm%s*\n",
-                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s",
-                     FLAGS_shm_prefix.c_str());
+                     "%s: left %llu segment%s in /dev/shm (--cleanup=false); once this process has "
+                     "exited, remove them with: scripts/clean_shm.sh --prefix %s'\n",
+                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s", quoted.c_str());
+    }
     return 0;
 }

@@ -15,7 +15,8 @@ DEFINE_bool(verify_data, false, "Verify dst against the pattern after each size 
 DEFINE_string(methods, "",
               "Copy methods: memcpy, loop, nt (non-temporal stores), movsb (rep movsb), or all "
               "(default: memcpy, or loop with --use_memcpy=false)");
-DEFINE_int32(threads, 1, "Split each transfer across this many threads, pinned to --cpu (or 0), +1, ...");
+DEFINE_int32(threads, 1,
+             "Split each transfer across this many threads; with --cpu, pinned to it and the next allowed CPUs");
 DEFINE_bool(cold, false, "Add rows where each transfer writes a fresh SHM segment (first-touch page faults timed)");
 DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at least one batch is always timed");
 DEFINE_int64(num_segments, 100,

@@ -50,7 +50,8 @@ typedef struct shmb_transfer_config {
     uint64_t num_transfers;        /* per size and method, at most (=1000) */
     int run[SHMB_COPY_METHODS];    /* 1: measure this method */
     int threads;                   /* split each transfer (=1) */
-    int cpu;                       /* with threads > 1, thread i runs on CPU (cpu + i) % cpus (-1: as 0) */
+    int cpu;                       /* with threads > 1, pin them from this CPU on, within the
+                                    * allowed set (shmb_copy_team_start); -1: not pinned */
     int cold;                      /* add cold rows (=0) */
     int verify;                    /* verify dst after the timed transfers too (=0) */
     int translate;                 /* 1: translate dst through `system` first (=0) */
