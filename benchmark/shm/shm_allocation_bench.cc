@@ -80,7 +80,7 @@ int main(int argc, char** argv)
     if (ret < 0)
         shmb::FlagError("max_size_kb", std::to_string(FLAGS_max_size_kb),
                         "the pools of --num_iterations blocks of this size overflow");
-    shmb::CheckShmSpace(cfg.cleanup ? "max_size_kb" : "cleanup", need);
+    shmb::CheckShmSpace("max_size_kb", need);
 
     shmb_rows_t rows = {};
     uint64_t kept = 0;
