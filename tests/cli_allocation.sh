@@ -130,6 +130,38 @@ rc=$?
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "needs .* only .* is free" "$work/s.err" && ok || fail "no space: exit $rc: $(cat "$work/s.err")"
 
+# /dev/shm filling up during a run (another process takes every page that
+# frees up): a timed first write that finds no page is one clean line and
+# exit 1, never a bare SIGBUS, and nothing is left; and a run that cannot fit
+# is refused before it starts. In a 16 MiB tmpfs of a private mount namespace.
+if unshare -m true 2>/dev/null; then
+  unshare -m bash -c '
+    mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
+    "$1" --shm_prefix=/full_ --touch --cleanup=false --allocator=posix --max_size_kb=1024 --num_iterations=100 \
+      >/dev/null 2>"$2/full1.err"
+    echo "$? $(ls /dev/shm | wc -l)" >"$2/full1.rc"
+    "$1" --shm_prefix=/full_ --touch --allocator=posix --min_size_kb=1024 --max_size_kb=1024 \
+      --num_iterations=100000 >/dev/null 2>"$2/full2.err" &
+    pid=$!
+    sleep 0.3
+    i=0
+    while kill -0 $pid 2>/dev/null && [ $i -lt 20000 ]; do
+      head -c 4096 /dev/zero >/dev/shm/filler$i 2>/dev/null || rm -f /dev/shm/filler$i
+      i=$((i + 1))
+    done
+    wait $pid
+    echo "$? $(ls /dev/shm | grep -c ^full_)" >"$2/full2.rc"' _ "$bin" "$work"
+  read -r rc left <"$work/full1.rc"
+  [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && grep -q "needs .* only .* is free; lower --max_size_kb" "$work/full1.err" \
+    && ok || fail "too little room up front: exit $rc, $left left: $(cat "$work/full1.err")"
+  read -r rc left <"$work/full2.rc"
+  [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && [ "$(wc -l <"$work/full2.err")" -eq 1 ] \
+    && grep -q "first write(/dev/shm) failed: No space left on device" "$work/full2.err" \
+    && ok || fail "filled mid-run: exit $rc, $left left: $(cat "$work/full2.err")"
+else
+  echo "skip: no mount namespace here, the full-/dev/shm cases did not run" >&2
+fi
+
 # Ctrl-C (or a kill) in the middle of a run leaves nothing behind
 long=("$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator=posix)
 expect_signal_cleanup INT 0.5 "$prefix" "${long[@]}"
