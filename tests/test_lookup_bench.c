@@ -20,7 +20,7 @@ static int count_ours(void)
     DIR *d = opendir("/dev/shm");
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        n += strncmp(e->d_name, PREFIX + 1, strlen(PREFIX) - 1) == 0;
+        n += strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) == 0;
     if (d)
         closedir(d);
     return n;
