@@ -91,12 +91,15 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     if (!arena_fits(cfg))
         return -EINVAL;
     const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
-    uint64_t most = 0, sum = 0; /* sizes up to 2^40 bytes, blocks up to 2^27: no overflow */
+    uint64_t most = 0, sum = 0;
     for (int i = 0; i < nsizes; i++) {
-        const uint64_t b = (sizes[i] * 1024 + PAGE - 1) / PAGE * PAGE;
+        const uint64_t b = (sizes[i] * 1024 + PAGE - 1) / PAGE * PAGE; /* sizes < 2^41 */
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++) {
             if (!cfg->run[k])
                 continue;
+            /* a pool maps blocks x (b + its overhead, <= b / 4 + 8 MiB): keep it below 2^62 */
+            if (k != SHMB_ALLOC_POSIX && blocks > (UINT64_MAX / 4) / (2 * b + JEMALLOC_META_BYTES))
+                return -EOVERFLOW;
             uint64_t written = 0, kept_segments = 0; /* touched bytes, and what a kept segment holds */
             if (k == SHMB_ALLOC_POSIX) {
                 written = cfg->touch ? b : 0;

@@ -109,7 +109,15 @@ static void test_space_counts_what_is_kept(void **state)
     c.run[SHMB_ALLOC_ARENA] = 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
     assert_true(bytes == 8 * 24 * 1024ull + SHMB_ALLOC_ARENA_MIN_BATCH * (4 + 8 + 16) * 1024ull);
-    c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* larger than the arena's largest class */
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    c.run[SHMB_ALLOC_BIPC] = 1;
+    c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* 2^27 blocks of 1 TiB: the pool would wrap */
+    c.num_iterations = SHMB_ALLOC_MAX_ITERATIONS;
+    c.touch = 0;                            /* checked whether its pages are written or not */
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
+    c.run[SHMB_ALLOC_BIPC] = 0;
+    c.run[SHMB_ALLOC_ARENA] = 1;
+    c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* the arena cannot hold 2048 blocks of 1 TiB */
     c.num_iterations = 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
 }
