@@ -181,38 +181,37 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
 
 /* Mooncake's first use of a buffer: shm_open(O_RDWR) + mmap, as
  * relocateSharedMemoryAddress does (the descriptor stays open in its
- * OpenedShmEntry until the transport goes), placed at the address the
- * kernels use for that segment (a hole punched in the reservation), so that
- * every path translates to the same address. */
+ * OpenedShmEntry until the transport goes). The mapping replaces the
+ * segment's slot of our reservation (MAP_FIXED: atomic, and only ever over
+ * our own PROT_NONE range, so no other mapping can take the place between
+ * two attaches), so that every path translates to the same address. */
 static int attach_at_slot(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
 {
     setup_t *s = ctx;
-    void *want = s->segments[index].local_base;
     int fd = shm_open(shm_path, O_RDWR, 0);
     if (fd < 0)
         return shmb_error_record("shm_open", errno, shm_path);
-    void *p = mmap(want, (size_t)length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
-    int err = p == MAP_FAILED ? errno : EEXIST; /* a kernel before 4.17 takes the address as a hint only */
-    if (p != want) {
-        if (p != MAP_FAILED)
-            munmap(p, (size_t)length);
+    void *p = mmap(s->segments[index].local_base, (size_t)length, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        int ret = shmb_error_record("mmap", errno, shm_path);
         close(fd);
-        return shmb_error_record("mmap", err, shm_path);
+        return ret;
     }
     s->attach_fd[index] = fd;
     *local = p;
     return 0;
 }
 
+/* Undoes one attach: the slot becomes reserved again (never a hole). */
 static void detach_slot(void *ctx, void *local, uint64_t length)
 {
     (void)ctx;
-    munmap(local, (size_t)length);
+    mmap(local, (size_t)length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
 /* The peer's segments as real SHM: created sparse (nothing is written),
- * their descriptors closed, their slots of the reservation freed for the
- * first-use mappings. */
+ * their descriptors closed. */
 static int create_shm(const shmb_lookup_config_t *cfg, setup_t *s)
 {
     const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
@@ -229,8 +228,6 @@ static int create_shm(const shmb_lookup_config_t *cfg, setup_t *s)
             break;
         s->shm_created++;
         ret = shmb_segment_close(&s->shm[id], NULL);
-        if (ret == 0 && munmap(s->segments[id].local_base, (size_t)size) != 0)
-            ret = shmb_error_record("munmap", errno, "a slot of the local address range");
     }
     return ret;
 }
