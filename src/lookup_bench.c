@@ -16,10 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define PEER_START (1ull << 44)
 #define PAGE 4096ull
-#define MOONCAKE_TARGET_ID 1      /* the peer's segment id in Mooncake's metadata */
-#define MOONCAKE_OTHER_SEGMENTS 8 /* further segment ids in the metadata map */
 
 /* Paths: the systems first, then the kernels (path - SHMB_LOOKUP_SYSTEMS is
  * a shmb_lookup_strategy_t). */
@@ -89,7 +86,7 @@ static void place_segments(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng
     for (uint64_t id = 0; id < n; id++) {
         uint64_t slack_pages = (slot - size) / PAGE;
         s->segments[id].peer_base =
-            PEER_START + slot_of[id] * slot + shmb_rng_below(rng, slack_pages + 1) * PAGE;
+            SHMB_LOOKUP_PEER_START + slot_of[id] * slot + shmb_rng_below(rng, slack_pages + 1) * PAGE;
         s->segments[id].size = size;
         s->segments[id].local_base = s->reserved + id * size;
     }
@@ -251,7 +248,7 @@ static int setup_mooncake(const shmb_lookup_config_t *cfg, setup_t *s, char *why
     }
     const shmb_mooncake_ops_t ops = {attach_at_slot, detach_slot, s};
     if (ret == 0)
-        ret = shmb_mooncake_create(buffers, (size_t)n, MOONCAKE_TARGET_ID, MOONCAKE_OTHER_SEGMENTS, &ops,
+        ret = shmb_mooncake_create(buffers, (size_t)n, SHMB_LOOKUP_MOONCAKE_TARGET_ID, SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &ops,
                                    &s->mooncake);
     shmb_rng_t rng;
     shmb_rng_seed(&rng, cfg->seed ^ 0x6d6f6f6e63616b65ull);
@@ -261,7 +258,7 @@ static int setup_mooncake(const shmb_lookup_config_t *cfg, setup_t *s, char *why
         const uint64_t id = order[k], offset = shmb_rng_below(&rng, size - len + 1);
         void *got = NULL;
         uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_mooncake_relocate(s->mooncake, MOONCAKE_TARGET_ID, s->segments[id].peer_base + offset,
+        ret = shmb_mooncake_relocate(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, s->segments[id].peer_base + offset,
                                      len, &got);
         uint64_t t1 = shmb_clock_now_ns();
         if (ret == 0 && got != s->segments[id].local_base + offset) {
@@ -295,7 +292,7 @@ static void *translate(const setup_t *s, int path, const shmb_lookup_request_t *
     void *out = NULL;
     switch (path) {
     case SHMB_LOOKUP_MOONCAKE:
-        shmb_mooncake_relocate(s->mooncake, MOONCAKE_TARGET_ID, r->addr, r->len, &out);
+        shmb_mooncake_relocate(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r->addr, r->len, &out);
         return out;
     case SHMB_LOOKUP_FLOWIPC_CLASSIC:
         return shmb_fipc_classic_to_address(s->reserved, s->reserved_bytes, r->pool_offset, r->len);
@@ -311,7 +308,7 @@ static uint64_t batch(const setup_t *s, int path, const shmb_lookup_request_t *r
 {
     switch (path) {
     case SHMB_LOOKUP_MOONCAKE:
-        return shmb_mooncake_relocate_batch(s->mooncake, MOONCAKE_TARGET_ID, r, n);
+        return shmb_mooncake_relocate_batch(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r, n);
     case SHMB_LOOKUP_FLOWIPC_CLASSIC:
         return shmb_fipc_classic_translate_batch(s->reserved, s->reserved_bytes, r, n);
     case SHMB_LOOKUP_FLOWIPC_JEMALLOC:

@@ -15,9 +15,6 @@
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
-#define PEER_START (1ull << 44)
-#define MOONCAKE_TARGET_ID 1
-#define MOONCAKE_OTHER_SEGMENTS 8
 #define XLATE_BATCH 1000   /* translations timed alone, per batch */
 #define XLATE_BATCHES 101  /* batches; their median is the figure */
 
@@ -83,7 +80,7 @@ static void *translate(const run_t *r, uint64_t size)
     void *out = NULL;
     switch (r->x.system) {
     case SHMB_LOOKUP_MOONCAKE:
-        shmb_mooncake_relocate(r->x.mooncake, MOONCAKE_TARGET_ID, r->x.peer, size, &out);
+        shmb_mooncake_relocate(r->x.mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r->x.peer, size, &out);
         return out;
     case SHMB_LOOKUP_FLOWIPC_CLASSIC:
         return shmb_fipc_classic_to_address(r->dst.addr, r->dst.size, 0, size);
@@ -127,14 +124,14 @@ static int xlate_setup(run_t *r)
     const uint64_t slot = (size + 4095) / 4096 * 4096;
     r->x.n = n;
     r->x.index = n / 2;
-    r->x.peer = PEER_START + r->x.index * slot;
+    r->x.peer = SHMB_LOOKUP_PEER_START + r->x.index * slot;
     if (r->x.system == SHMB_LOOKUP_FLOWIPC_CLASSIC)
         return 0;
     if (r->x.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
         int ret = shmb_fipc_repo_create(&r->x.repo);
         for (uint64_t i = 0; i < n && ret == 0; i++)
             ret = shmb_fipc_repo_insert(r->x.repo, (uint32_t)i,
-                                        i == r->x.index ? r->dst.addr : (void *)(uintptr_t)(PEER_START + i * slot),
+                                        i == r->x.index ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + i * slot),
                                         (size_t)size);
         return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
     }
@@ -142,12 +139,12 @@ static int xlate_setup(run_t *r)
     if (!b)
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; i < n; i++) {
-        b[i].addr = PEER_START + i * slot;
+        b[i].addr = SHMB_LOOKUP_PEER_START + i * slot;
         b[i].length = size;
         b[i].shm_path = i == r->x.index ? r->dst.name : "/peer_buffer_not_used";
     }
     const shmb_mooncake_ops_t ops = {attach_dst, NULL, r};
-    int ret = shmb_mooncake_create(b, (size_t)n, MOONCAKE_TARGET_ID, MOONCAKE_OTHER_SEGMENTS, &ops,
+    int ret = shmb_mooncake_create(b, (size_t)n, SHMB_LOOKUP_MOONCAKE_TARGET_ID, SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &ops,
                                    &r->x.mooncake);
     free(b);
     return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;

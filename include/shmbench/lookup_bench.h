@@ -49,6 +49,9 @@ extern "C" {
 #endif
 
 #define SHMB_LOOKUP_SPAN_BYTES (1ull << 46) /* peer address space used; also the most we reserve */
+#define SHMB_LOOKUP_PEER_START (1ull << 44) /* where the peer's segments begin */
+#define SHMB_LOOKUP_MOONCAKE_TARGET_ID 1      /* the peer's segment id in Mooncake's metadata */
+#define SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS 8 /* further segment ids in the metadata map */
 #define SHMB_LOOKUP_MIN_BATCH 4096          /* lookups per timed batch, at least */
 #define SHMB_LOOKUP_MIN_BATCHES 10
 #define SHMB_LOOKUP_MIN_POOL 131072        /* distinct requests, at least */
