@@ -22,7 +22,7 @@
  * `index` of `n`, the others are the peer's further registrations. */
 typedef struct xlate {
     int system;                 /* -1: none */
-    uint64_t index, n;
+    uint64_t index;
     uint64_t peer;              /* dst's address in the peer's space (mooncake) */
     shmb_mooncake_t *mooncake;
     shmb_fipc_repo_t *repo;
@@ -89,6 +89,16 @@ static void *translate(const run_t *r, uint64_t size)
     }
 }
 
+/* -EPROTO, with the reason in why, once any translation of dst missed it. */
+static int check_translations(run_t *r)
+{
+    if (r->x.wrong == 0)
+        return 0;
+    snprintf(r->why, r->why_cap, "%s: %llu translations of dst did not give its address",
+             shmb_lookup_system_name((shmb_lookup_system_t)r->x.system), (unsigned long long)r->x.wrong);
+    return -EPROTO;
+}
+
 /* count transfers of size bytes into dst; with a system, each translates
  * its destination first, and one that does not land on dst is not copied
  * but counted. */
@@ -122,7 +132,6 @@ static int xlate_setup(run_t *r)
 {
     const uint64_t n = r->cfg->num_segments, size = r->dst.size;
     const uint64_t slot = (size + 4095) / 4096 * 4096;
-    r->x.n = n;
     r->x.index = n / 2;
     r->x.peer = SHMB_LOOKUP_PEER_START + r->x.index * slot;
     if (r->x.system == SHMB_LOOKUP_FLOWIPC_CLASSIC)
@@ -156,7 +165,7 @@ static int xlate_setup(run_t *r)
 static int xlate_time(run_t *r)
 {
     const uint64_t want = (uint64_t)(uintptr_t)r->dst.addr;
-    uint64_t bad = (uint64_t)(uintptr_t)translate(r, 1) != want;
+    r->x.wrong += (uint64_t)(uintptr_t)translate(r, 1) != want;
     double ns[XLATE_BATCHES];
     for (int b = 0; b < XLATE_BATCHES; b++) {
         uint64_t sum = 0;
@@ -164,14 +173,12 @@ static int xlate_time(run_t *r)
         for (int i = 0; i < XLATE_BATCH; i++)
             sum += (uint64_t)(uintptr_t)translate(r, 1);
         uint64_t t1 = shmb_clock_now_ns();
-        bad += sum != XLATE_BATCH * want;
+        r->x.wrong += sum != XLATE_BATCH * want;
         ns[b] = (double)(t1 - t0) / XLATE_BATCH;
     }
-    if (bad) {
-        snprintf(r->why, r->why_cap, "%s: translating dst did not give its address",
-                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system));
-        return -EPROTO;
-    }
+    int ret = check_translations(r);
+    if (ret < 0)
+        return ret;
     shmb_stats_t s;
     shmb_stats_compute(ns, XLATE_BATCHES, &s);
     r->x.ns = s.p50;
@@ -202,14 +209,9 @@ static int append(run_t *r, double ns)
 static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size, const char *step,
                 uint64_t transfers)
 {
-    shmb_row_t row;
-    memset(&row, 0, sizeof(row));
-    snprintf(row.variant, sizeof(row.variant), "%s", shmb_copy_method_name(m));
+    shmb_row_t row = shmb_row_make(shmb_copy_method_name(m), "size_kb", size / 1024, r->cfg->repetition);
     snprintf(row.step, sizeof(row.step), "%s", step);
-    snprintf(row.arg_name, sizeof(row.arg_name), "size_kb");
-    row.arg = size / 1024;
     row.threads = r->cfg->threads;
-    row.repetition = r->cfg->repetition;
     row.iterations = transfers;
     snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
@@ -226,14 +228,11 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
     shmb_copy_fn fn = shmb_copy_kernel(m);
     memset(r->dst.addr, POISON, (size_t)size);
     transfer(r, fn, r->dst.addr, size, 1);
-    int ret = check(r, m, r->dst.addr, size, "before timing");
+    int ret = check_translations(r); /* a missed translation copied nothing */
+    if (ret == 0)
+        ret = check(r, m, r->dst.addr, size, "before timing");
     if (ret < 0)
         return ret;
-    if (r->x.wrong) {
-        snprintf(r->why, r->why_cap, "%s: %llu translations of dst did not give its address",
-                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system), (unsigned long long)r->x.wrong);
-        return -EPROTO;
-    }
 
     const uint64_t per_batch = batch_size(r, fn, size);
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
@@ -250,11 +249,8 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
     }
     if (r->cfg->verify && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
-    if (r->x.wrong) {
-        snprintf(r->why, r->why_cap, "%s: a timed translation of dst did not give its address",
-                 shmb_lookup_system_name((shmb_lookup_system_t)r->x.system));
-        return -EPROTO;
-    }
+    if ((ret = check_translations(r)) < 0)
+        return ret;
     return push(r, rows, m, size, "", done);
 }
 
