@@ -122,14 +122,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
 
 static shmb_row_t row_template(const shmb_alloc_config_t *cfg, const char *variant, uint64_t size_kb)
 {
-    shmb_row_t row;
-    memset(&row, 0, sizeof(row));
-    snprintf(row.variant, sizeof(row.variant), "%s", variant);
-    snprintf(row.arg_name, sizeof(row.arg_name), "size_kb");
-    row.arg = size_kb;
-    row.threads = 1;
-    row.repetition = cfg->repetition;
-    return row;
+    return shmb_row_make(variant, "size_kb", size_kb, cfg->repetition);
 }
 
 static int push_step(shmb_rows_t *rows, shmb_row_t row, const char *step, double *samples,

@@ -337,15 +337,8 @@ static int verify(const setup_t *s, int path, uint64_t n, char *why, size_t cap)
 
 static shmb_row_t row_template(const shmb_lookup_config_t *cfg, int path)
 {
-    shmb_row_t row;
-    memset(&row, 0, sizeof(row));
-    if (!cfg->system_rows)
-        snprintf(row.variant, sizeof(row.variant), "%s", path_name(path));
-    snprintf(row.arg_name, sizeof(row.arg_name), "segments");
-    row.arg = cfg->num_segments;
-    row.threads = 1;
-    row.repetition = cfg->repetition;
-    return row;
+    return shmb_row_make(cfg->system_rows ? "" : path_name(path), "segments", cfg->num_segments,
+                         cfg->repetition);
 }
 
 static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, int path, shmb_rows_t *rows,

@@ -8,6 +8,18 @@
 #define MAX_COLUMNS 24
 #define CELL 64
 
+shmb_row_t shmb_row_make(const char *variant, const char *arg_name, uint64_t arg, int repetition)
+{
+    shmb_row_t row;
+    memset(&row, 0, sizeof(row));
+    snprintf(row.variant, sizeof(row.variant), "%s", variant);
+    snprintf(row.arg_name, sizeof(row.arg_name), "%s", arg_name);
+    row.arg = arg;
+    row.threads = 1;
+    row.repetition = repetition;
+    return row;
+}
+
 int shmb_rows_push(shmb_rows_t *rows, const shmb_row_t *row)
 {
     if (rows->n == rows->cap) {

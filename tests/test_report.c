@@ -315,6 +315,17 @@ static void test_fixed_widths(void **state)
     free(tables[1]);
 }
 
+static void test_row_make(void **state)
+{
+    (void)state;
+    shmb_row_t row = shmb_row_make("bipc", "size_kb", 64, 2);
+    assert_string_equal(row.variant, "bipc");
+    assert_string_equal(row.step, "");
+    assert_string_equal(row.arg_name, "size_kb");
+    assert_true(row.arg == 64 && row.threads == 1 && row.repetition == 2);
+    assert_true(row.iterations == 0 && row.speedup == 0 && row.note[0] == '\0'); /* a dash row until measured */
+}
+
 static void test_write_error_is_reported(void **state)
 {
     (void)state;
@@ -339,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_table),          cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json),           cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_system_and_dash_rows), cmocka_unit_test(test_fixed_widths),
+        cmocka_unit_test(test_row_make),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,10 @@ typedef struct shmb_report {
     int64_t date;              /* seconds since the epoch of the run's start */
 } shmb_report_t;
 
+/* A row not measured yet: variant (may be ""), argument, one thread, the
+ * repetition; every other field zero. */
+shmb_row_t shmb_row_make(const char *variant, const char *arg_name, uint64_t arg, int repetition);
+
 /* Appends a copy of *row. Returns 0 or -ENOMEM. */
 int shmb_rows_push(shmb_rows_t *rows, const shmb_row_t *row);
 
