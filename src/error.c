@@ -51,10 +51,17 @@ static int is_call(const char *call, const char *name)
     return call && strcmp(call, name) == 0;
 }
 
-size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap)
+void shmb_error_clean_command(const char *prefix, char *out, size_t cap)
 {
     char quoted[4 * SHMB_ERROR_OBJECT_MAX + 8];
     shell_quote(prefix ? prefix : "/mooncake_bench_", quoted, sizeof(quoted));
+    snprintf(out, cap, "scripts/clean_shm.sh --prefix %s", quoted);
+}
+
+size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap)
+{
+    char clean[4 * SHMB_ERROR_OBJECT_MAX + 40];
+    shmb_error_clean_command(prefix, clean, sizeof(clean));
     int n;
     switch (err) {
     case EACCES:
@@ -69,12 +76,11 @@ size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out,
     case ENOSPC:
         if (is_call(call, "shm_open"))
             n = snprintf(out, cap, "/dev/shm has no free inodes (df -i /dev/shm): remove stale "
-                         "segments of earlier runs with scripts/clean_shm.sh --prefix %s, or "
-                         "remount it with more (mount -o remount,nr_inodes=N /dev/shm)", quoted);
+                         "segments of earlier runs with %s, or "
+                         "remount it with more (mount -o remount,nr_inodes=N /dev/shm)", clean);
         else
             n = snprintf(out, cap, "/dev/shm is full: check it with df -h /dev/shm and remove "
-                         "stale segments of earlier runs with scripts/clean_shm.sh --prefix %s",
-                         quoted);
+                         "stale segments of earlier runs with %s", clean);
         break;
     case ENOMEM:
         n = snprintf(out, cap, "out of memory: lower the sizes or counts, or check ulimit -v, "
@@ -86,8 +92,8 @@ size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out,
         break;
     case EEXIST:
         n = snprintf(out, cap, "every fresh name tried exists already (another process creates "
-                     "them?): remove stale segments with scripts/clean_shm.sh --prefix %s or "
-                     "choose another --shm_prefix", quoted);
+                     "them?): remove stale segments with %s or "
+                     "choose another --shm_prefix", clean);
         break;
     case ENAMETOOLONG:
         n = snprintf(out, cap, "shorten --shm_prefix");

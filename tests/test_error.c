@@ -79,12 +79,26 @@ static void test_hints(void **state)
     assert_int_equal(strlen(tiny), 7);
 }
 
+/* One word for a shell, whatever the prefix holds; the default without one. */
+static void test_clean_command(void **state)
+{
+    (void)state;
+    char out[128];
+    shmb_error_clean_command("/it's a*run_", out, sizeof(out));
+    assert_string_equal(out, "scripts/clean_shm.sh --prefix '/it'\\''s a*run_'");
+    shmb_error_clean_command(NULL, out, sizeof(out));
+    assert_string_equal(out, "scripts/clean_shm.sh --prefix '/mooncake_bench_'");
+    shmb_error_clean_command("/x_", out, 8); /* truncated, still terminated */
+    assert_int_equal(strlen(out), 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_record_and_read),
         cmocka_unit_test(test_long_object_is_truncated),
         cmocka_unit_test(test_hints),
+        cmocka_unit_test(test_clean_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,13 +125,12 @@ int main(int argc, char** argv)
     shmb_rows_free(&rows);
 
     if (kept > 0) {
-        std::string quoted = "'";
-        for (char ch : FLAGS_shm_prefix)
-            quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        char clean[4 * SHMB_ERROR_OBJECT_MAX + 40];
+        shmb_error_clean_command(FLAGS_shm_prefix.c_str(), clean, sizeof(clean));
         std::fprintf(stderr,
                      "%s: left %llu segment%s in /dev/shm (--cleanup=false); once this process has "
-                     "exited, remove them with: scripts/clean_shm.sh --prefix %s'\n",
-                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s", quoted.c_str());
+                     "exited, remove them with: %s\n",
+                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s", clean);
     }
     return 0;
 }

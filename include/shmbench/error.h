@@ -44,6 +44,12 @@ void shmb_error_clear(void);
  * Returns the hint's length. */
 size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap);
 
+/* The command that removes segments of dead runs named after `prefix` (NULL:
+ * the default): "scripts/clean_shm.sh --prefix '<prefix>'", the prefix
+ * shell-quoted so that a shell takes it as one word whatever it holds. Into
+ * out (cap bytes, truncated to fit). */
+void shmb_error_clean_command(const char *prefix, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
