@@ -458,6 +458,17 @@ void Fail(int ret, const char* what)
     std::exit(1);
 }
 
+void WarnIfOversubscribed(int threads)
+{
+    std::vector<int> list(CPU_SETSIZE);
+    int n = shmb_sysinfo_allowed_cpus(list.data(), CPU_SETSIZE);
+    int cpus = n > 0 ? n : g_sys.num_cpus;
+    if (cpus > 0 && threads > cpus)
+        std::fprintf(stderr, "%s: warning: --threads=%d exceeds the %d CPUs this process may use; the "
+                     "threads share CPUs and every figure includes waiting for one\n",
+                     g_program.c_str(), threads, cpus);
+}
+
 void Init(int* argc, char*** argv, const char* usage, const char* main_file)
 {
     EnsureStandardFds();
@@ -494,6 +505,10 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
     if (!FLAGS_json_out.empty())
         OpenJsonOut();
     shmb_sysinfo_read(&g_sys);
+    if (g_sys.num_cpus > 0 && g_sys.load_avg[0] > g_sys.num_cpus)
+        std::fprintf(stderr, "%s: warning: the load average (%.2f) exceeds the %d CPUs; other work "
+                     "competes for them, so repeat the run (--repetitions) and compare medians\n",
+                     g_program.c_str(), g_sys.load_avg[0], g_sys.num_cpus);
     g_timer_overhead_ns = shmb_clock_overhead_ns();
     if (FLAGS_cpu != -1)
         PinToCpu(FLAGS_cpu);

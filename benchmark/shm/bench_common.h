@@ -85,6 +85,11 @@ constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
 // an output cannot be written.
 void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
 
+// Warns in one line on stderr when `threads` measuring threads exceed the
+// CPUs this process may use: they run oversubscribed, time-sliced, and every
+// per-thread figure then includes waiting for a CPU.
+void WarnIfOversubscribed(int threads);
+
 // Checks that `bytes` fit in the free space of /dev/shm and in what the
 // memory cgroup (v2) of this process may still charge (memory.max -
 // memory.current, SHM pages included), else one line naming `flag`, the
