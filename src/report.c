@@ -1,5 +1,7 @@
 #include "shmbench/report.h"
 
+#include "shmbench_build_info.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +142,15 @@ static int aggregate_group(const shmb_rows_t *rows, size_t first, shmb_rows_t *o
         *metric(&agg[2], m) = s.stddev;
         *metric(&agg[3], m) = s.mean != 0.0 ? s.stddev / s.mean : 0.0;
     }
-    for (int a = 0; a < 4; a++)
+    uint64_t iterations = 0;
+    for (size_t j = first; j < rows->n; j++)
+        if (same_name(&rows->v[j], &rows->v[first]))
+            iterations += rows->v[j].iterations;
+    for (int a = 0; a < 4; a++) {
+        agg[a].iterations = iterations;
         if (shmb_rows_push(out, &agg[a]) != 0)
             return -ENOMEM;
+    }
     return 0;
 }
 
@@ -336,6 +344,10 @@ static void write_table_context(FILE *out, const shmb_report_t *r)
         fprintf(out, "# pinned: no\n");
     if (r->system)
         fprintf(out, "# system: %s\n", r->system);
+    fprintf(out, "# build: %s; %s; flags: %s\n", SHMB_BUILD_TYPE, SHMB_BUILD_COMPILER,
+            SHMB_BUILD_FLAGS);
+    fprintf(out, "# commit: %s\n", SHMB_BUILD_COMMIT[0] ? SHMB_BUILD_COMMIT
+                                                      : "unknown (not built from a git checkout)");
     fprintf(out, "# flags: %s\n", r->flags);
     for (int i = 0; i < 8 && r->notes[i]; i++)
         fprintf(out, "# %s\n", r->notes[i]);
@@ -388,7 +400,12 @@ static void write_json_context(FILE *out, const shmb_report_t *r)
                 s->caches[i].num_sharing);
     fprintf(out, "%s],\n    \"load_avg\": [%g, %g, %g]", s->num_caches ? "\n    " : "",
             s->load_avg[0], s->load_avg[1], s->load_avg[2]);
-    json_field(out, "library_build_type", "release");
+    json_field(out, "library_build_type", strcmp(SHMB_BUILD_TYPE, "Debug") == 0 ? "debug" : "release");
+    json_field(out, "build_type", SHMB_BUILD_TYPE);
+    json_field(out, "compiler", SHMB_BUILD_COMPILER);
+    json_field(out, "build_flags", SHMB_BUILD_FLAGS);
+    if (SHMB_BUILD_COMMIT[0])
+        json_field(out, "git_commit", SHMB_BUILD_COMMIT);
     json_field(out, "shmbench_version", r->version);
     json_field(out, "cpu_model", s->cpu_model);
     json_field(out, "kernel", s->kernel);

@@ -63,6 +63,20 @@ for bench in "${!args[@]}"; do
   [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench: segments left"
 done
 
+# The header names the commit the binary was built from (a git checkout), and
+# the build; the JSON context carries the same.
+if head=$(git -C "$srcdir" rev-parse HEAD 2>/dev/null); then
+  "$bindir/shm_address_lookup_bench" "${common[@]}" --strategies=arithmetic --num_lookups=1000 \
+    --min_time_ms=1 --json_out="$work/ctx.json" >"$work/ctx.txt" 2>"$work/err" && ok || fail "context run: $(cat "$work/err")"
+  commit=$(sed -n 's/^# commit: //p' "$work/ctx.txt")
+  case "$commit" in
+    "$head"|"$head-dirty") ok ;;
+    *) fail "# commit: '$commit', expected $head (rebuild after committing?)" ;;
+  esac
+  grep -Eq '^# build: [A-Za-z]+; C: .+, C\+\+: .+; flags: ' "$work/ctx.txt" && ok || fail "no # build: line"
+  grep -q "\"git_commit\": \"$commit\"" "$work/ctx.json" && ok || fail "JSON context has no git_commit $commit"
+fi
+
 # --system selects the path: an explicit choice beside it is an error
 expect_usage_error "$bindir/shm_allocation_bench" allocator --system=mooncake --allocator=arena
 expect_usage_error "$bindir/shm_address_lookup_bench" strategies --system=mooncake --strategies=linear

@@ -134,6 +134,7 @@ static void test_aggregates(void **state)
     for (int rep = 0; rep < 3; rep++) {
         shmb_row_t a = make_row("posix", "total", 4, 10.0 * (rep + 1), rep);
         shmb_row_t b = make_row("arena", "alloc", 4, 5.0, rep);
+        b.iterations = 100 * (uint64_t)(rep + 1);
         shmb_rows_push(&rows, &a);
         shmb_rows_push(&rows, &b);
     }
@@ -151,6 +152,10 @@ static void test_aggregates(void **state)
     assert_float_equal(aggs.v[3].ns.mean, 0.5, 1e-9);
     assert_string_equal(aggs.v[4].variant, "arena");
     assert_float_equal(aggs.v[6].ns.mean, 0.0, 1e-9); /* stddev of equal values */
+    for (int a = 0; a < 4; a++) { /* the operations of all repetitions, not repetition 0's */
+        assert_int_equal(aggs.v[a].iterations, 3000);
+        assert_int_equal(aggs.v[4 + a].iterations, 600);
+    }
     shmb_rows_free(&rows);
     shmb_rows_free(&aggs);
 }
@@ -171,6 +176,15 @@ static void test_table(void **state)
     assert_non_null(strstr(out, "# timer overhead: 20 ns\n"));
     assert_non_null(strstr(out, "# flags: a=1 b=2\n"));
     assert_non_null(strstr(out, "# a note\n"));
+    /* how the binary was built, one fact per line */
+    const char *build = strstr(out, "\n# build: ");
+    assert_non_null(build);
+    const char *build_end = strchr(build + 1, '\n');
+    const char *compilers = strstr(build, "; C: ");
+    const char *flags = strstr(build, "; flags: ");
+    assert_true(compilers && compilers < build_end && strstr(compilers, ", C++: ") < build_end);
+    assert_true(flags && flags < build_end);
+    assert_int_equal(count_lines(out, "# commit: "), 1);
     /* fixed widths: the header is the same whatever the figures */
     const char *header = strstr(out, "\nsize_kb   allocator         step         iterations  mean_ns    "
                                      "p50_ns     p99_ns     max_ns     ops_per_s   speedup_vs_posix\n");
@@ -219,7 +233,11 @@ static void test_json(void **state)
     }
     char *out = render(SHMB_FORMAT_JSON, &r, &rows);
     assert_non_null(strstr(out, "\"context\": {"));
-    assert_non_null(strstr(out, "\"library_build_type\": \"release\""));
+    assert_true(strstr(out, "\"library_build_type\": \"release\"") ||
+                strstr(out, "\"library_build_type\": \"debug\""));
+    assert_non_null(strstr(out, "\"build_type\": \""));
+    assert_non_null(strstr(out, "\"compiler\": \"C: "));
+    assert_non_null(strstr(out, "\"build_flags\": \""));
     assert_non_null(strstr(out, "\"name\": \"shm_test/posix/total/size_kb:4\""));
     assert_non_null(strstr(out, "\"name\": \"shm_test/posix/total/size_kb:4_mean\""));
     assert_non_null(strstr(out, "\"run_type\": \"aggregate\""));

@@ -11,7 +11,11 @@
  * empty, JSON leaves the row out. Tables have fixed column widths. Times are nanoseconds per operation; rates are
  * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
  * With repetitions > 1, each row's repetitions are followed by its
- * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions.
+ * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions;
+ * an aggregate's iterations are the operations of all its repetitions.
+ * The context says how the binary was built: build type, compilers, flags and
+ * the git commit (with "-dirty" when tracked files differed from it; unknown
+ * outside a git checkout), so two result files show what changed.
  */
 #ifndef SHMBENCH_REPORT_H
 #define SHMBENCH_REPORT_H
@@ -45,7 +49,7 @@ typedef struct shmb_row {
     shmb_stats_t ns;         /* nanoseconds per operation: of each sample, or of each batch */
     double items_per_second; /* operations per second from ns.mean; 0 = not reported */
     double bytes_per_second; /* bytes moved per second; 0 = not reported */
-    double speedup;          /* baseline mean / this mean; 0 = not reported */
+    double speedup;          /* baseline p50 / this p50; 0 = not reported */
     char note[48];           /* e.g. "verified 10000/10000", "cold"; "" = none */
 } shmb_row_t;
 
@@ -101,7 +105,7 @@ void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, ch
                           size_t cap);
 
 /* Adds, for every row name that has several repetitions, its mean, median,
- * stddev and cv rows (over the repetitions' values) to out. Returns 0 or
+ * stddev and cv rows (over the repetitions' values; iterations: their sum) to out. Returns 0 or
  * -ENOMEM. */
 int shmb_report_aggregate(const shmb_rows_t *rows, shmb_rows_t *out);
 
