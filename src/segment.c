@@ -478,3 +478,23 @@ int shmb_segment_first_write(void *addr, size_t bytes)
     armed.lo = armed.hi = NULL;
     return 0;
 }
+
+size_t shmb_segment_forget_all(void)
+{
+    sigset_t old;
+    block_signals(&old);
+    size_t n = 0;
+    for (int i = 0; i < SHMB_SEGMENT_TRACKED_FILES; i++)
+        n += atomic_exchange(&files[i].state, SLOT_FREE) == SLOT_LIVE;
+    pthread_mutex_lock(&registry_lock);
+    int used = atomic_load_explicit(&chunks_used, memory_order_acquire);
+    free_head = -1;
+    for (int i = used * CHUNK_SLOTS - 1; i >= 0; i--) {
+        n += atomic_exchange(&slot_at(i)->state, SLOT_FREE) == SLOT_LIVE;
+        slot_at(i)->next_free = free_head;
+        free_head = i;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return n;
+}

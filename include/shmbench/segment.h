@@ -121,6 +121,15 @@ void shmb_segment_untrack_file(int id);
 /* How many names the registry holds. */
 size_t shmb_segment_registered(void);
 
+/* Forgets every registered name and tracked file without unlinking any: for
+ * a child right after fork(), whose copy of the registry names its parent's
+ * files, so that a signal in the child, or shmb_segment_unlink_all() there,
+ * unlinks only what the child creates afterwards. Call it while the child is
+ * single-threaded (fork from a thread while no other is inside this module).
+ * The parent's shmb_segment_t objects copied into the child must then not be
+ * destroyed or released there. Returns how many names were forgotten. */
+size_t shmb_segment_forget_all(void);
+
 #ifdef __cplusplus
 }
 #endif
