@@ -4,8 +4,10 @@
  *
  *   memcpy  glibc's memcpy (its own choice of vector width, rep movsb and,
  *           above glibc.cpu.x86_non_temporal_threshold, non-temporal stores)
- *   loop    a plain C loop of 8-byte words, built so the compiler cannot turn
- *           it back into a memcpy call (a test checks the machine code)
+ *   loop    a plain C loop of 8-byte words (then the last n % 8 bytes one by
+ *           one), each word through a general register: the compiler can
+ *           neither turn it into a memcpy call nor vectorise it (a test checks
+ *           the machine code: 8-byte moves, no SSE/AVX, no call)
  *   nt      non-temporal (cache-bypassing) stores, the widest the CPU has at
  *           run time: AVX-512, AVX2 or SSE2 (x86-64 only)
  *   movsb   rep movsb (x86-64 only)
