@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# Compares two runs.
-# Two results folders of run_all.sh: Google Benchmark's compare.py on each
-# benchmark's JSON (time change per row; with repetitions in both, the
-# Mann-Whitney U-test), then the headline figures side by side.
-# Two output files of one binary (table or JSON, e.g. a --system=mooncake run
-# and a --system=flowipc_jemalloc run): the gain per row (A p50 / B p50),
-# after compare.py when both are JSON.
+# Compares runs. Every figure it prints is a median (a row's p50; with
+# --repetitions, the median of the repetitions' p50s), and every ratio is
+# marked significant or not by the two-sided Mann-Whitney U-test on the
+# repetitions' p50s, when both runs have 9 or more repetitions (compare.py's
+# threshold); with fewer it says there are too few repetitions to tell.
 #
 #   ./scripts/compare.sh results/BEFORE results/AFTER
+#       two folders of run_all.sh (plain or --system): Google Benchmark's
+#       compare.py on each JSON both hold, then the headline figures side by side
+#   ./scripts/compare.sh results/SYSTEMS
+#       one folder of run_all.sh --system: the gain per row of Flow-IPC over
+#       Mooncake, for each binary
 #   ./scripts/compare.sh baseline_allocation.txt flow_ipc_allocation.txt
+#       two output files of one binary (tables or JSON, e.g. a --system=mooncake
+#       run and a --system=flowipc_jemalloc run): the gain per row (A p50 / B p50),
+#       after compare.py when both are JSON
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-if [ $# -ne 2 ] || ! { [ -d "$1" ] && [ -d "$2" ]; } && ! { [ -f "$1" ] && [ -f "$2" ]; }; then
-  echo "usage: compare.sh A B: two folders written by run_all.sh, or two output files of one binary" >&2
+usage() {
+  echo "usage: compare.sh A B (two folders written by run_all.sh, or two output files of one binary)," >&2
+  echo "       compare.sh DIR (a folder written by run_all.sh --system)" >&2
   exit 2
+}
+if [ $# -eq 1 ]; then
+  [ -d "$1" ] || usage
+elif [ $# -ne 2 ] || ! { [ -d "$1" ] && [ -d "$2" ]; } && ! { [ -f "$1" ] && [ -f "$2" ]; }; then
+  usage
 fi
 # Debian's interpreter, the one python3-scipy serves (another python3 may come first on PATH).
 python=/usr/bin/python3
@@ -22,6 +34,10 @@ if [ ! -f "$compare" ] || ! "$python" -c 'import scipy' 2>/dev/null; then
   echo "compare.sh needs Google Benchmark's compare.py ($compare, Debian package libbenchmark-tools)" >&2
   echo "and scipy for $python (python3-scipy): run ./scripts/install_deps.sh" >&2
   exit 1
+fi
+
+if [ $# -eq 1 ]; then
+  exec "$python" "$here/results.py" systems "$1"
 fi
 
 if [ -f "$1" ]; then
@@ -36,16 +52,18 @@ fi
 
 compared=0
 for bench in allocation lookup lookup_sweep transfer; do
-  a=$1/$bench.json
-  b=$2/$bench.json
-  if [ -f "$a" ] && [ -f "$b" ]; then
-    echo "== $bench: compare.py benchmarks $a $b"
-    "$python" "$compare" --no-color benchmarks "$a" "$b"
-    echo
-    compared=$((compared + 1))
-  else
-    echo "== $bench: skipped, not in both folders" >&2
-  fi
+  for system in "" _mooncake _flowipc_classic _flowipc_jemalloc; do
+    a=$1/$bench$system.json
+    b=$2/$bench$system.json
+    if [ -f "$a" ] && [ -f "$b" ]; then
+      echo "== $bench$system: compare.py benchmarks $a $b"
+      "$python" "$compare" --no-color benchmarks "$a" "$b"
+      echo
+      compared=$((compared + 1))
+    elif [ -f "$a" ] || [ -f "$b" ]; then
+      echo "== $bench$system: skipped, not in both folders" >&2
+    fi
+  done
 done
 [ "$compared" -gt 0 ] || { echo "compare.sh: no benchmark JSON in both $1 and $2" >&2; exit 1; }
 echo "== headlines"

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # PNG plots of a results folder of run_all.sh, written into that folder:
-#   transfer.png    GB/s against transfer size, per method (log x)
-#   lookup.png      ns per lookup against segment count, per strategy (log-log;
-#                   from lookup_sweep.json)
-#   allocation.png  ns per operation against size, posix steps and every pool (log-log)
+#   transfer.png    GB/s (size / p50) against transfer size, per method; the cache
+#                   sizes of the run's CPU as dotted lines; log y when the series
+#                   span decades (--cold)
+#   lookup.png      ns per lookup (p50) against segment count, per path (log-log;
+#                   from lookup_sweep.json, else lookup.json)
+#   allocation.png  ns per operation (p50) against size (log-log): posix per step,
+#                   every pool per step, and the pools' setup cost, one panel each
+#   gain.png        of a run_all.sh --system folder only: mooncake p50 / Flow-IPC
+#                   p50 per row (log scale)
+# With repetitions, points are the median of the repetitions' p50s and error bars
+# span their min-max; each title names the CPU, the build and the binary's flags.
 #
 #   ./scripts/plot.sh results/NAME
 set -euo pipefail
@@ -18,31 +25,7 @@ data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 made=$(/usr/bin/python3 "$here/results.py" plotdata "$dir" "$data") \
   || { echo "plot.sh: no benchmark JSON in $dir" >&2; exit 1; }
-meta=$(cat "$data/meta")
-
-# plot NAME TITLE XLABEL YLABEL LOGSCALE
-plot() {
-  local name=$1 title=$2 xlabel=$3 ylabel=$4 logscale=$5
-  local n
-  n=$(wc -l <"$data/$name.labels")
-  gnuplot <<GNUPLOT
-set terminal pngcairo noenhanced size 1000,640 font "sans,11"
-set output "$dir/$name.png"
-set title "$title\n$meta"
-set xlabel "$xlabel"
-set ylabel "$ylabel"
-set logscale $logscale
-set grid
-set key outside right top
-plot for [i=0:$((n - 1))] "$data/$name.dat" index i using 1:2 with linespoints pointtype 7 pointsize 0.8 title columnheader(1)
-GNUPLOT
-  echo "$dir/$name.png"
-}
-
 for name in $made; do
-  case $name in
-    transfer) plot transfer "shm_transfer_bench: copy bandwidth through SHM" "transfer size (KB, 1 KB = 1024 bytes)" "GB/s (10^9 bytes per second)" x ;;
-    lookup) plot lookup "shm_address_lookup_bench: address translation" "registered segments" "ns per lookup" xy ;;
-    allocation) plot allocation "shm_allocation_bench: allocation cost" "allocation size (KB)" "ns per operation (mean)" xy ;;
-  esac
+  gnuplot "$data/$name.gp" || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
+  echo "$dir/$name.png"
 done

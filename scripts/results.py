@@ -1,202 +1,679 @@
 #!/usr/bin/python3
 """Reads shmbench's JSON results (Google Benchmark's schema).
 
-  results.py summary A_DIR B_DIR     headline figures of two runs side by side
-  results.py gain A B                per row of two runs (two --system runs: the
-                                     integration gain), each a table or a JSON file
-  results.py plotdata DIR OUT_DIR    gnuplot data files for plot.sh
+  results.py summary A_DIR B_DIR     headline figures of two results folders side by side
+  results.py gain A B                per row of two runs of one binary (two --system runs:
+                                     the integration gain), each a table or a JSON file
+  results.py systems DIR             the gain per row between the two systems of a folder
+                                     written by run_all.sh --system
+  results.py plotdata DIR OUT_DIR    gnuplot data and scripts for plot.sh
 
-Rows with repetitions are averaged over their repetitions (the iteration
-rows, as the _mean aggregate does)."""
+Every figure is a median: a row's p50, and with --repetitions the median of the
+repetitions' p50s (never the mean). A ratio is marked significant or not by the
+two-sided Mann-Whitney U-test on the repetitions' p50s, when both runs have at least
+MIN_REPETITIONS repetitions (compare.py's threshold); below that it says there are
+too few repetitions to tell."""
 import json
+import math
 import os
+import re
+import signal
+import statistics
 import sys
 from collections import OrderedDict
 
+BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer")
+SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
+# Google Benchmark's compare.py (gbench/report.py UTEST_OPTIMAL_REPETITIONS) warns
+# "Results unreliable! 9+ repetitions recommended" below this many.
+MIN_REPETITIONS = 9
+ALPHA = 0.05
+TOO_FEW = "too few reps"
+
+
+# ---------------------------------------------------------------- reading
+
+class Row:
+    """One benchmark row over its repetitions: the p50 of each repetition."""
+
+    def __init__(self, name):
+        self.name = name
+        self.samples = []
+
+    @property
+    def p50(self):
+        return statistics.median(self.samples)
+
 
 def load(path):
-    """(run_name -> row with values averaged over repetitions, context), or
-    (None, None) if there is no such file."""
-    if not os.path.exists(path):
-        return None, None
+    """(OrderedDict name -> Row, context) of a JSON file; aggregate rows are left out
+    (the median is taken here, of the iteration rows' p50s)."""
     with open(path) as f:
         data = json.load(f)
     rows = OrderedDict()
-    for b in data["benchmarks"]:
-        if b.get("run_type") == "aggregate":
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate" or b.get("p50") is None:
             continue
-        rows.setdefault(b["run_name"], []).append(b)
-    merged = OrderedDict()
-    for name, reps in rows.items():
-        row = dict(reps[0])
-        for key in ("real_time", "bytes_per_second", "items_per_second"):
-            if key in row:
-                row[key] = sum(r[key] for r in reps) / len(reps)
-        merged[name] = row
-    return merged, data["context"]
+        rows.setdefault(b["name"], Row(b["name"])).samples.append(float(b["p50"]))
+    return rows, data.get("context", {})
 
 
-STEPS = ("shm_open", "ftruncate", "mmap", "close", "total", "cleanup", "touch", "touch_reuse",
-         "setup", "alloc", "free", "alloc_reuse", "first_use", "cold")
+def load_table(path, text):
+    """OrderedDict key -> Row of a table: the key is the columns before 'iterations'
+    except 'rep'; a row not measured ('-') has no samples."""
+    lines = [l.split() for l in text.splitlines() if l.strip() and not l.startswith("#")]
+    if not lines or "iterations" not in lines[0] or "p50_ns" not in lines[0]:
+        raise ValueError("%s is neither a shmbench table nor its JSON" % path)
+    head = lines[0]
+    nkeys, p50 = head.index("iterations"), head.index("p50_ns")
+    rep = head.index("rep") if "rep" in head else None
+    rows = OrderedDict()
+    for fields in lines[1:]:
+        if rep is not None and not fields[rep].isdigit():
+            continue  # an aggregate row of --repetitions
+        key = " ".join(f for i, f in enumerate(fields[:nkeys]) if i != rep)
+        row = rows.setdefault(key, Row(key))
+        if fields[p50] != "-":
+            row.samples.append(float(fields[p50]))
+    return rows
+
+
+def load_any(path):
+    """OrderedDict key -> Row of a table or a JSON file."""
+    with open(path) as f:
+        text = f.read()
+    if text.lstrip().startswith("{"):
+        try:
+            return load(path)[0]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError("%s is not a benchmark JSON file: %s" % (path, e))
+    return load_table(path, text)
+
+
+def folder_files(folder):
+    """OrderedDict key -> JSON path of a results folder: 'transfer' for transfer.json,
+    'transfer_mooncake' for transfer_mooncake.json (run_all.sh --system)."""
+    out = OrderedDict()
+    for bench in BENCHES:
+        for key in [bench] + ["%s_%s" % (bench, s) for s in SYSTEMS]:
+            path = os.path.join(folder, key + ".json")
+            if os.path.isfile(path):
+                out[key] = path
+    return out
+
+
+def split_key(key):
+    """'lookup_sweep_mooncake' -> ('lookup_sweep', 'mooncake'); 'transfer' -> ('transfer', '')."""
+    for s in SYSTEMS:
+        if key.endswith("_" + s):
+            return key[:-len(s) - 1], s
+    return key, ""
 
 
 def parts(name):
-    """'shm_alloc/posix/total/size_kb:4' -> ('posix', 'total', 'size_kb', 4, threads);
-    a --system row has no variant: 'shm_alloc/alloc/size_kb:4' -> ('', 'alloc', ...)."""
+    """'shm_transfer/memcpy/cold/size_kb:4/threads:2' -> (['memcpy', 'cold'], 'size_kb', 4, 2).
+    The middle parts are whatever the row names hold (variant, step, mode: any of them
+    may be absent, e.g. with --system)."""
     fields = name.split("/")
     threads = 1
-    if fields[-1].startswith("threads:"):
+    if len(fields) > 2 and fields[-1].startswith("threads:"):
         threads = int(fields.pop().split(":")[1])
-    arg_name, arg = fields.pop().split(":")
-    middle = fields[1:]
-    step = middle.pop() if middle and middle[-1] in STEPS else ""
-    return (middle[0] if middle else ""), step, arg_name, int(arg), threads
+    arg_name, _, arg = fields.pop().partition(":")
+    try:
+        value = int(arg)
+    except ValueError:
+        value = None
+    return fields[1:], arg_name, value, threads
 
 
-def headlines(folder):
-    """[(label, unit, value)] of one results folder."""
+# ---------------------------------------------------------------- significance
+
+def verdict(a, b):
+    """(p-value or None, text) of the two-sided U-test on two sample lists."""
+    n = min(len(a.samples), len(b.samples))
+    if n < MIN_REPETITIONS:
+        return None, TOO_FEW
+    from scipy.stats import mannwhitneyu
+    p = mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue
+    if math.isnan(p):  # every sample of both equal: no difference at all
+        p = 1.0
+    return p, "yes" if p < ALPHA else "no"
+
+
+def reps_text(rows):
+    counts = sorted(set(len(r.samples) for r in rows if r.samples))
+    if not counts:
+        return "no rows"
+    return "%d repetitions" % counts[0] if len(counts) == 1 else "%d-%d repetitions" % (counts[0], counts[-1])
+
+
+def significance_note(a_rows, b_rows):
+    return ("significant: two-sided Mann-Whitney U-test on the repetitions' p50s, p < %.2f "
+            "(yes: the runs differ; no: no evidence they do); %s: fewer than %d repetitions in "
+            "A or B (A has %s, B has %s), the test cannot tell: run both with --repetitions=%d or "
+            "more" % (ALPHA, TOO_FEW, MIN_REPETITIONS, reps_text(a_rows), reps_text(b_rows),
+                      MIN_REPETITIONS))
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return "%.0f" % v if v >= 100 else "%.1f" % v if v >= 10 else "%.2f" % v
+
+
+def fmt_p(p):
+    return "-" if p is None else ("%.3f" % p if p >= 0.001 else "%.0e" % p)
+
+
+# ---------------------------------------------------------------- summary
+
+def headline_rows(key, rows):
+    """[(label, unit, Row, to_value)]: the rows of one file that make its headline."""
+    bench, system = split_key(key)
+    prefix = system + ": " if system else ""
+    sizes = [parts(n)[2] for n in rows if parts(n)[2] is not None]
+    ends = (min(sizes), max(sizes)) if sizes else ()
     out = []
-    alloc, _ = load(os.path.join(folder, "allocation.json"))
-    if alloc:
-        for name, row in alloc.items():
-            variant, step, _, kb, _ = parts(name)
-            if (variant, step) in (("posix", "total"), ("arena", "alloc")):
-                out.append(("allocation %s %s %d KB" % (variant, step, kb), "ns", row["real_time"]))
-    lookup, _ = load(os.path.join(folder, "lookup.json"))
-    if lookup:
-        for name, row in lookup.items():
-            strategy, step, _, n, _ = parts(name)
-            label = " ".join(x for x in ("lookup", strategy, step) if x)
-            out.append(("%s %d segments" % (label, n), "ns", row["real_time"]))
-    transfer, _ = load(os.path.join(folder, "transfer.json"))
-    if transfer:
-        for name, row in transfer.items():
-            method, step, _, kb, threads = parts(name)
-            if kb in (4, 65536) and step == "" and threads == 1:
-                size = "4 KB" if kb == 4 else "64 MB"
-                out.append(("transfer %s %s" % (method, size), "GB/s", row["bytes_per_second"] / 1e9))
+    for name, row in rows.items():
+        middle, _, arg, _ = parts(name)
+        if bench == "allocation":
+            if arg in ends and middle and middle[-1] in ("total", "alloc"):
+                out.append((prefix + name, "ns", row, lambda v: v))
+        elif bench == "lookup":
+            out.append((prefix + name, "ns", row, lambda v: v))
+        elif bench == "transfer":
+            if arg in ends:
+                # GB/s of the median: bytes per ns
+                out.append((prefix + name, "GB/s", row, lambda v, b=arg * 1024: b / v))
     return out
 
 
 def summary(a_dir, b_dir):
-    a = OrderedDict((label, (unit, v)) for label, unit, v in headlines(a_dir))
-    b = OrderedDict((label, (unit, v)) for label, unit, v in headlines(b_dir))
-    labels = list(a) + [k for k in b if k not in a]
-    if not labels:
-        print("no results to summarise in %s or %s" % (a_dir, b_dir))
+    a_files, b_files = folder_files(a_dir), folder_files(b_dir)
+    keys = [k for k in a_files if k in b_files]
+    lines = []
+    a_all, b_all = [], []
+    for key in keys:
+        a_rows, _ = load(a_files[key])
+        b_rows, _ = load(b_files[key])
+        a_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, a_rows))
+        b_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, b_rows))
+        for label in merged_keys(a_head, b_head):
+            unit, ra, f = a_head.get(label) or b_head[label]
+            rb = b_head[label][1] if label in b_head else None
+            ra = a_head[label][1] if label in a_head else None
+            va = f(ra.p50) if ra and ra.samples else None
+            vb = f(rb.p50) if rb and rb.samples else None
+            if ra and rb:
+                a_all.append(ra)
+                b_all.append(rb)
+                p, sig = verdict(ra, rb)
+            else:
+                p, sig = None, "-"
+            ratio = "%.3f" % (vb / va) if va and vb else "-"
+            lines.append((label, unit, fmt(va), fmt(vb), ratio, fmt_p(p), sig))
+    if not lines:
+        print("no headline rows in both %s and %s" % (a_dir, b_dir))
         return 1
-    width = max(len(l) for l in labels) + 2
-    print("%-*s %6s %14s %14s %8s" % (width, "headline", "unit", "A", "B", "B/A"))
-    for label in labels:
-        unit = (a.get(label) or b.get(label))[0]
-        va = a[label][1] if label in a else None
-        vb = b[label][1] if label in b else None
-        fmt = lambda v: "-" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
-        ratio = "%.3f" % (vb / va) if va and vb else "-"
-        print("%-*s %6s %14s %14s %8s" % (width, label, unit, fmt(va), fmt(vb), ratio))
-    print("A = %s, B = %s; ns: lower is better, GB/s: higher is better" % (a_dir, b_dir))
+    width = max(len(l[0]) for l in lines) + 2
+    row_fmt = "%-*s %5s %12s %12s %8s %7s  %s"
+    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "p",
+                     "significant"))
+    for l in lines:
+        print(row_fmt % ((width,) + l))
+    print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
+          "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
+          "better, GB/s: higher is better" % (a_dir, b_dir))
+    print(significance_note(a_all, b_all))
     return 0
 
 
-def p50_rows(path):
-    """OrderedDict row key -> p50 ns of a table (key: the columns before
-    'iterations'; '-' for a row not measured) or of a JSON file (key: name)."""
-    with open(path) as f:
-        text = f.read()
-    rows = OrderedDict()
-    if text.lstrip().startswith("{"):
-        for b in json.loads(text)["benchmarks"]:
-            if b.get("run_type") != "aggregate":
-                rows.setdefault(b["name"], b["p50"])
-        return rows
-    lines = [l.split() for l in text.splitlines() if l.strip() and not l.startswith("#")]
-    if not lines or "iterations" not in lines[0] or "p50_ns" not in lines[0]:
-        raise ValueError("%s is neither a shmbench table nor its JSON" % path)
-    keys, p50 = lines[0].index("iterations"), lines[0].index("p50_ns")
-    for fields in lines[1:]:
-        if "rep" in lines[0] and not fields[lines[0].index("rep")].isdigit():
-            continue  # an aggregate row of --repetitions
-        rows.setdefault(" ".join(fields[:keys]), None if fields[p50] == "-" else float(fields[p50]))
-    return rows
+# ---------------------------------------------------------------- gain
+
+def merged_keys(a, b):
+    """a's keys, with each key only b has placed after the key that precedes it in b."""
+    keys = list(a)
+    prev = None
+    for k in b:
+        if k not in a and k not in keys:
+            keys.insert(0 if prev is None else keys.index(prev) + 1, k)
+        prev = k
+    return keys
+
+
+def gain_table(a, b, a_name, b_name):
+    keys = merged_keys(a, b)
+    if not keys:
+        print("no rows in %s or %s" % (a_name, b_name))
+        return 1
+    width = max(len(k) for k in keys) + 2
+    row_fmt = "%-*s %12s %12s %9s %7s  %s"
+    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "p", "significant"))
+    paired_a, paired_b = [], []
+    for k in keys:
+        ra, rb = a.get(k), b.get(k)
+        va = ra.p50 if ra and ra.samples else None
+        vb = rb.p50 if rb and rb.samples else None
+        if va and vb:
+            paired_a.append(ra)
+            paired_b.append(rb)
+            p, sig = verdict(ra, rb)
+        else:
+            p, sig = None, "-"
+        g = "%.2f" % (va / vb) if va and vb else "-"
+        print(row_fmt % (width, k, fmt(va), fmt(vb), g, fmt_p(p), sig))
+    # one line: a table's line count is rows + 2
+    print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
+          "- = not in that run; %s" % (a_name, b_name, significance_note(paired_a, paired_b)))
+    return 0
 
 
 def gain(a_path, b_path):
     try:
-        a, b = p50_rows(a_path), p50_rows(b_path)
+        a, b = load_any(a_path), load_any(b_path)
     except (OSError, ValueError) as e:
         sys.stderr.write("results.py gain: %s\n" % e)
         return 1
-    keys = list(a) + [k for k in b if k not in a]
-    if not keys:
-        print("no rows in %s or %s" % (a_path, b_path))
+    return gain_table(a, b, a_path, b_path)
+
+
+def system_pairs(folder):
+    """[(bench, baseline key, other key)] of a run_all.sh --system folder."""
+    files = folder_files(folder)
+    out = []
+    for bench in BENCHES:
+        systems = [s for s in SYSTEMS if "%s_%s" % (bench, s) in files]
+        if "mooncake" in systems and len(systems) > 1:
+            for other in systems[1:]:
+                out.append((bench, "%s_mooncake" % bench, "%s_%s" % (bench, other)))
+    return out, files
+
+
+def systems(folder):
+    pairs, files = system_pairs(folder)
+    if not pairs:
+        sys.stderr.write("results.py systems: %s holds no mooncake and Flow-IPC pair "
+                         "(written by run_all.sh --system)\n" % folder)
         return 1
-    width = max(len(k) for k in keys) + 2
-    fmt = lambda v: "-" if v is None else ("%.2f" % v if v < 100 else "%.0f" % v)
-    print("%-*s %12s %12s %9s" % (width, "row", "A_p50_ns", "B_p50_ns", "gain"))
-    for k in keys:
-        va, vb = a.get(k), b.get(k)
-        g = "%.2f" % (va / vb) if va and vb else "-"
-        print("%-*s %12s %12s %9s" % (width, k, fmt(va), fmt(vb), g))
-    print("A = %s, B = %s; gain = A p50 / B p50 (above 1: B is faster); - = not in that run"
-          % (a_path, b_path))
+    for bench, a, b in pairs:
+        print("== %s: %s against %s" % (bench, split_key(a)[1], split_key(b)[1]))
+        gain_table(load(files[a])[0], load(files[b])[0], files[a], files[b])
+        print()
     return 0
 
 
-def write_series(out_dir, name, series):
-    """series: OrderedDict label -> [(x, y)]; writes one gnuplot data block per label."""
-    with open(os.path.join(out_dir, name + ".dat"), "w") as f:
-        for label, points in series.items():
-            f.write('"%s"\n' % label)
-            for x, y in sorted(points):
-                f.write("%s %s\n" % (x, y))
+# ---------------------------------------------------------------- plots
+
+# Okabe-Ito's colour-blind-safe palette, its yellow (too faint on white) replaced by grey.
+PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#999999")
+# The same colour for a name in every plot.
+PREFERRED = {
+    "mooncake": 0, "posix": 0, "flowipc_classic": 4, "bipc": 4, "flowipc_jemalloc": 5,
+    "jemalloc": 5, "jemalloc_tcache": 6, "arena": 3, "memcpy": 0, "loop": 1, "nt": 3, "movsb": 4,
+    "linear": 1, "lower_bound": 6, "tree": 3, "arithmetic": 7,
+    "shm_open": 2, "ftruncate": 1, "mmap": 3, "close": 6, "total": 0, "cleanup": 5, "touch": 4,
+    "touch_reuse": 7,
+}
+POINTS = (7, 5, 9, 13, 11, 15, 6, 4, 8, 12)
+# The same dash type for a step or mode in every plot: solid for the main figure.
+DASHES = {"": 1, "alloc": 1, "total": 1, "free": 2, "cold": 2, "latency": 2, "alloc_reuse": 3,
+          "first_use": 4, "touch": 5, "touch_reuse": 5}
+
+
+def size_label(kb):
+    """4 -> '4K', 1024 -> '1M', 65536 -> '64M' (1 K = 1024 bytes)."""
+    for unit, scale in (("G", 1024 * 1024), ("M", 1024), ("K", 1)):
+        if kb >= scale and kb % scale == 0:
+            return "%d%s" % (kb // scale, unit)
+    return "%gK" % kb
+
+
+def ticks(xs, label):
+    """gnuplot xtics at the measured x values (every other one while more than 9)."""
+    xs = sorted(set(xs))
+    while len(xs) > 9:
+        xs = xs[::2]
+    return "set xtics (%s)" % ", ".join('"%s" %s' % (label(x), x) for x in xs)
+
+
+def wrap(text, width=115):
+    out, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line)
+            line = word
+        else:
+            line = (line + " " + word).strip()
+    return out + ([line] if line else [])
+
+
+def gp_string(text):
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def context_lines(ctx):
+    """Title lines of a run's context: CPU, host, date, build; its flags."""
+    cpu = "%s, %s cpus" % (ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"))
+    if ctx.get("mhz_per_cpu"):
+        cpu += ", %s MHz" % ctx["mhz_per_cpu"]
+    first = "%s; host %s; %s" % (cpu, ctx.get("host_name", "?"), str(ctx.get("date", "?"))[:16].replace("T", " "))
+    build = ["shmbench " + str(ctx.get("shmbench_version", "?"))]
+    for k, v in ctx.items():
+        if ("commit" in k or "compiler" in k) and isinstance(v, str) and v:
+            build.append(v)
+    first += "; " + " ".join(build)
+    flags = ctx.get("flags")
+    return [first] + (wrap("flags: " + flags) if flags else [])
+
+
+class Series:
+    def __init__(self, label, primary, secondary):
+        self.label, self.primary, self.secondary = label, primary, secondary
+        self.points = []  # (x, y, lo, hi)
+
+
+def styles(series):
+    """gnuplot line styles: a colour and point type per primary name, a dash type per
+    secondary name, so that no two series look alike, in colour or in grey."""
+    colours, taken = {}, set()
+    primaries = list(OrderedDict.fromkeys(s.primary for s in series))
+    for name in primaries:
+        want = PREFERRED.get(name.split()[0] if name else name)
+        if want is not None and want not in taken:
+            colours[name] = want
+            taken.add(want)
+    free = [i for i in range(len(PALETTE)) if i not in taken]
+    for name in primaries:
+        if name not in colours:
+            colours[name] = free.pop(0) if free else len(colours) % len(PALETTE)
+    secondaries = list(OrderedDict.fromkeys(s.secondary for s in series))
+    dashes = {}
+    for name in secondaries:
+        dashes[name] = DASHES.get(name.split(" ")[0], 1 + len(dashes) % 5)
+    out = []
+    for s in series:
+        pt = POINTS[primaries.index(s.primary) % len(POINTS)]
+        out.append((PALETTE[colours[s.primary]], pt, dashes[s.secondary]))
+    return out
+
+
+def series_of(files, keys, point):
+    """OrderedDict label -> Series over the files of keys; point(middle, arg, threads, row)
+    -> (primary, secondary, x, p50 ns -> y) or None to leave the row out. y is taken of the
+    median of the repetitions' p50s, its bars of their min and max."""
+    out = OrderedDict()
+    reps = set()
+    ctx = None
+    for key in keys:
+        rows, c = load(files[key])
+        ctx = ctx or dict(c)
+        system = split_key(key)[1]
+        for name, row in rows.items():
+            middle, _, arg, threads = parts(name)
+            if system:
+                middle = [system] + middle
+            got = point(middle, arg, threads, row)
+            if not got or arg is None:
+                continue
+            primary, secondary, x, to_y = got
+            label = " ".join(p for p in (primary, secondary) if p)
+            s = out.setdefault(label, Series(label, primary, secondary))
+            ends = sorted((to_y(min(row.samples)), to_y(max(row.samples))))
+            s.points.append((x, to_y(row.p50), ends[0], ends[1]))
+            reps.add(len(row.samples))
+    systems = [split_key(k)[1] for k in keys if split_key(k)[1]]
+    if ctx and len(systems) > 1:  # one title for the systems' runs, which differ only there
+        ctx["flags"] = re.sub(r"\bsystem=\S*", "system=" + ",".join(systems), ctx.get("flags", ""))
+    return out, reps, ctx
+
+
+def write_data(out_dir, name, series):
+    path = os.path.join(out_dir, name + ".dat")
+    with open(path, "w") as f:
+        for s in series:
+            f.write("# %s\n" % s.label)
+            for p in sorted(s.points):
+                f.write("%s %r %r %r\n" % p)
             f.write("\n\n")
-    with open(os.path.join(out_dir, name + ".labels"), "w") as f:
-        f.write("\n".join(series.keys()) + "\n")
+    return path
 
 
-def transfer_point(name, row):
-    method, step, _, kb, threads = parts(name)
-    label = method + (" cold" if step else "") + (" %d threads" % threads if threads > 1 else "")
-    return label, kb, row["bytes_per_second"] / 1e9
+def bars_note(reps):
+    n = max(reps) if reps else 1
+    if n < 2:
+        return "one repetition: no error bars (run with --repetitions=N for min-max bars)"
+    return "error bars: min-max of the %s repetitions' p50s; points: their median" % (
+        "/".join(str(r) for r in sorted(reps)))
 
 
-def lookup_point(name, row):
-    strategy, step, _, segments, _ = parts(name)
-    return " ".join(x for x in (strategy, step) if x), segments, row["real_time"]
+def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_bars=True):
+    """gnuplot commands of one panel with its series (index i of data)."""
+    ys = [p[1] for s in series for p in s.points if p[1] > 0]
+    if logy is None:
+        logy = bool(ys) and max(ys) / min(ys) >= 20
+    lo = min(p[2] for s in series for p in s.points)
+    hi = max(p[3] for s in series for p in s.points)
+    xs = [p[0] for s in series for p in s.points]
+    cmds = ["unset arrow", "unset label", "set title %s" % gp_string(title),
+            "set xlabel %s" % gp_string(xlabel), "set ylabel %s" % gp_string(ylabel),
+            "set logscale x 2" if xtics else "unset logscale x", xtics or "set xtics",
+            "set logscale y" if logy else "unset logscale y", "set format y \"%g\""]
+    cmds.append("set yrange [%r:%r]" % ((lo / 1.4, hi * 1.4) if logy and lo > 0 else (0, hi * 1.1)))
+    if xtics:
+        cmds.append("set xrange [%r:%r]" % (min(xs) / 1.2, max(xs) * 1.2))
+    cmds.extend(extra)
+    plots = []
+    for i, (s, (colour, pt, dt)) in enumerate(zip(series, styles(series))):
+        if with_bars:  # solid bars, whatever the line's dash type
+            plots.append('%s index %d using 1:2:3:4 with yerrorbars lc rgb "%s" dt 1 lw 1.2 ps 0 notitle'
+                         % (gp_string(data), i, colour))
+        plots.append('%s index %d using 1:2 with linespoints lc rgb "%s" pt %d dt %d lw 1.6 ps 0.9 title %s'
+                     % (gp_string(data), i, colour, pt, dt, gp_string(s.label)))
+    cmds.append("plot " + ", \\\n     ".join(plots))
+    return cmds
 
 
-def allocation_point(name, row):
-    variant, step, _, kb, _ = parts(name)
-    # setup is one pool per size, not a per-allocation cost
-    return (None if step == "setup" else variant + " " + step), kb, row["real_time"]
+def script(png, title_lines, panels, layout=None, size=(1100, 700), key=True):
+    head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
+            "set output %s" % gp_string(png), "set grid lc rgb \"#dddddd\"",
+            "set key outside right top Left reverse samplen 3",
+            "set bars small"]
+    if layout:
+        head.append("set lmargin at screen 0.08")
+        head.append("set rmargin at screen %s" % (0.74 if key else 0.97))
+        if key:
+            head.append("set key at screen 0.76, graph 1 left top Left reverse samplen 3")
+        head.append("set multiplot layout %d,%d title %s" % (layout[0], layout[1],
+                                                              gp_string("\n".join(title_lines))))
+        body = []
+        for p in panels:
+            body.extend(p)
+        return "\n".join(head + body + ["unset multiplot"]) + "\n"
+    p = panels[0]
+    p[2] = "set title %s" % gp_string("\n".join(title_lines))
+    return "\n".join(head + p) + "\n"
 
 
-# plot name, results file, row -> (series label or None, x, y)
-PLOTS = (
-    ("transfer", "transfer.json", transfer_point),
-    ("lookup", "lookup_sweep.json", lookup_point),
-    ("allocation", "allocation.json", allocation_point),
-)
+def transfer_point(middle, arg, threads, row):
+    method = middle[0] if middle else "memcpy"
+    rest = middle[1:] + (["%d threads" % threads] if threads > 1 else [])
+    return method, " ".join(rest), arg, lambda ns: arg * 1024 / ns  # GB/s: bytes per ns
+
+
+def same(ns):
+    return ns
+
+
+KERNELS = ("linear", "lower_bound", "tree", "arithmetic")
+
+
+def lookup_point(middle, arg, threads, row):
+    primary = middle[0] if middle else "?"
+    if primary in KERNELS:
+        primary += " (kernel)"
+    return primary, " ".join(middle[1:]), arg, same
+
+
+def plot_transfer(files, keys, out_dir, png):
+    series, reps, ctx = series_of(files, keys, transfer_point)
+    if not series:
+        return None
+    series = list(series.values())
+    data = write_data(out_dir, "transfer", series)
+    xs = [p[0] for s in series for p in s.points]
+    extra = []
+    for c in ctx.get("caches", []):
+        if c.get("type") not in ("Data", "Unified"):
+            continue
+        kb = c["size"] / 1024
+        name = "L%d%s" % (c["level"], "d" if c["type"] == "Data" else "")
+        if min(xs) <= kb <= max(xs):
+            extra.append("set arrow from %s, graph 0 to %s, graph 1 nohead dt 3 lw 1.2 lc rgb \"#555555\"" % (kb, kb))
+            extra.append("set label %s at %s, graph 0.98 rotate by 90 right offset -1.2,0 textcolor rgb \"#555555\""
+                         % (gp_string("%s %s" % (name, size_label(int(kb)))), kb))
+    title = ["shm_transfer_bench: copy bandwidth through SHM, GB/s = size / p50 (10^9 bytes/s); "
+             "dotted lines: cache sizes"] + context_lines(ctx) + [bars_note(reps)]
+    p = panel(data, series, "", "transfer size (1K = 1024 bytes)", "GB/s (higher is better)",
+              ticks(xs, size_label), extra, with_bars=max(reps) > 1)
+    return script(png, title, [p])
+
+
+def plot_lookup(files, keys, out_dir, png):
+    series, reps, ctx = series_of(files, keys, lookup_point)
+    if not series:
+        return None
+    series = list(series.values())
+    data = write_data(out_dir, "lookup", series)
+    xs = [p[0] for s in series for p in s.points]
+    title = ["shm_address_lookup_bench: ns per address translation (p50), by registered segments"] + \
+        context_lines(ctx) + [bars_note(reps)]
+    p = panel(data, series, "", "registered segments", "ns per lookup, p50 (lower is better)",
+              ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1)
+    return script(png, title, [p])
+
+
+def plot_allocation(files, keys, out_dir, png):
+    def posix(middle, arg, threads, row):
+        if middle[:1] == ["posix"]:
+            return " ".join(middle[1:]) or "?", "", arg, same
+        return None
+
+    def pools(middle, arg, threads, row):
+        if middle[:1] != ["posix"] and middle[-1:] != ["setup"]:
+            return middle[0], " ".join(middle[1:]), arg, same
+        if middle == ["posix", "total"]:
+            return "posix", "total", arg, same
+        return None
+
+    def setup(middle, arg, threads, row):
+        if middle[-1:] == ["setup"]:
+            return " ".join(middle[:-1]) or "?", "setup", arg, same
+        return None
+
+    panels, reps, ctx = [], set(), None
+    specs = (
+        (posix, "posix (Mooncake's createSharedMemory), per step", "ns per operation, p50"),
+        (pools, "per allocation: colour = allocator, line = step (posix total: Mooncake's, for reference)",
+         "ns per operation, p50"),
+        (setup, "setup: one pool made per size, once (not per allocation)", "ns per pool, p50"),
+    )
+    for i, (point, ptitle, ylabel) in enumerate(specs):
+        series, r, c = series_of(files, keys, point)
+        if not series:
+            continue
+        reps |= r
+        ctx = ctx or c
+        series = list(series.values())
+        data = write_data(out_dir, "allocation%d" % i, series)
+        xs = [p[0] for s in series for p in s.points]
+        panels.append(panel(data, series, ptitle, "allocation size (1K = 1024 bytes)", ylabel,
+                            ticks(xs, size_label), logy=True, with_bars=max(r) > 1))
+    if not panels:
+        return None
+    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
+        [bars_note(reps)]
+    return script(png, title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
+
+
+def plot_gain(folder, out_dir, png):
+    pairs, files = system_pairs(folder)
+    if not pairs:
+        return None
+    panels = []
+    ctx = None
+    used = [b for b, _, _ in pairs]
+    for bench, a_key, b_key in pairs:
+        if bench == "lookup" and "lookup_sweep" in used:
+            continue  # the sweep holds the same rows at more counts
+        a, ca = load(files[a_key])
+        b, _ = load(files[b_key])
+        ctx = ctx or ca
+        bars = []
+        for name, ra in a.items():
+            rb = b.get(name)
+            if rb is None or not ra.samples or not rb.samples:
+                continue
+            middle, arg_name, arg, threads = parts(name)
+            x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
+            label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
+            bars.append((label, " ".join(middle), ra.p50 / rb.p50))
+        if not bars:
+            continue
+        data = os.path.join(out_dir, "gain_%s.dat" % bench)
+        steps = list(OrderedDict.fromkeys(s for _, s, _ in bars))
+        with open(data, "w") as f:
+            for i, (label, step, g) in enumerate(bars):
+                colour = int(PALETTE[(4 + 2 * steps.index(step)) % len(PALETTE)][1:], 16)
+                f.write("%d %r %d %s %s %r\n" % (i, g, colour, gp_string(label),
+                                                 gp_string("%.2f" % g if g < 10 else "%.0f" % g),
+                                                 g * 1.12 if g >= 1 else g / 1.12))
+        other = split_key(b_key)[1]
+        ys = [g for _, _, g in bars]
+        lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
+        yt = [m * 10 ** e for e in range(-4, 7) for m in (1, 2, 5) if lo <= m * 10 ** e <= hi]
+        p = ["unset arrow", "unset label",
+             "set title %s" % gp_string("%s: mooncake p50 / %s p50 per row (above 1: %s is faster)"
+                                        % (bench, other, other)),
+             "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
+             "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3),
+             "set ytics (%s)" % ", ".join('"%g" %r' % (t, t) for t in yt), "set mytics 1",
+             "set xtics rotate by 45 right font \",8\"", "set style fill solid 0.85 border -1",
+             "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+             # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
+             "plot %s using 1:2:($1-0.35):($1+0.35):($2<1?$2:1):($2<1?1:$2):3:xtic(4) "
+             "with boxxyerror lc rgb variable notitle, \\\n"
+             "     '' using 1:6:5 with labels font \",8\" notitle"
+             % gp_string(data)]
+        panels.append(p)
+    if not panels:
+        return None
+    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; "
+             "bar colour = step" % ", ".join(sorted(set(split_key(b)[1] for _, _, b in pairs)))] + context_lines({k: v for k, v in ctx.items() if k != "flags"})
+    return script(png, title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
+                  key=False)
 
 
 def plotdata(folder, out_dir):
+    files = folder_files(folder)
     made = []
-    meta = None
-    for plot, filename, point in PLOTS:
-        rows, ctx = load(os.path.join(folder, filename))
-        if not rows:
+    by_bench = OrderedDict((b, [k for k in files if split_key(k)[0] == b]) for b in BENCHES)
+    lookup_keys = by_bench["lookup_sweep"] or by_bench["lookup"]
+    jobs = (("transfer", plot_transfer, by_bench["transfer"]),
+            ("lookup", plot_lookup, lookup_keys),
+            ("allocation", plot_allocation, by_bench["allocation"]))
+    for name, fn, keys in jobs:
+        if not keys:
             continue
-        meta = meta or ctx
-        series = OrderedDict()
-        for name, row in rows.items():
-            label, x, y = point(name, row)
-            if label:
-                series.setdefault(label, []).append((x, y))
-        write_series(out_dir, plot, series)
-        made.append(plot)
-    if meta:
-        with open(os.path.join(out_dir, "meta"), "w") as f:
-            f.write("%s, %s\n" % (meta.get("host_name", "?"), meta.get("date", "?")[:16].replace("T", " ")))
+        text = fn(files, keys, out_dir, os.path.join(folder, name + ".png"))
+        if text:
+            with open(os.path.join(out_dir, name + ".gp"), "w") as f:
+                f.write(text)
+            made.append(name)
+    text = plot_gain(folder, out_dir, os.path.join(folder, "gain.png"))
+    if text:
+        with open(os.path.join(out_dir, "gain.gp"), "w") as f:
+            f.write(text)
+        made.append("gain")
     print(" ".join(made))
     return 0 if made else 1
 
@@ -206,6 +683,8 @@ def main(argv):
         return summary(argv[2], argv[3])
     if len(argv) == 4 and argv[1] == "gain":
         return gain(argv[2], argv[3])
+    if len(argv) == 3 and argv[1] == "systems":
+        return systems(argv[2])
     if len(argv) == 4 and argv[1] == "plotdata":
         return plotdata(argv[2], argv[3])
     sys.stderr.write(__doc__)
@@ -213,4 +692,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: end quietly
     sys.exit(main(sys.argv))

@@ -1,45 +1,106 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Release into build/, runs the three
-# benchmarks and saves their tables (.txt) and JSON (.json) in results/NAME/.
+# Runs the three benchmarks and saves their tables (.txt) and JSON (.json) in
+# results/LABEL/: allocation, lookup, lookup_sweep (every path at 1 to 10000
+# segments) and transfer. Installs what is missing and builds Release into
+# build/ first, unless --bin-dir names binaries already built.
 #
-#   ./scripts/run_all.sh [--quick] [--label NAME] [-- FLAGS...]
+#   ./scripts/run_all.sh [OPTIONS] [-- FLAGS...]
 #
-#   --quick       the original README's CI-sized runs (--num_iterations=100,
-#                 --num_lookups=1000, --num_transfers=100) and a short sweep
-#   --label NAME  the results folder's name (default: date and time)
-#   -- FLAGS...   passed to every binary: use the common flags (--cpu=N,
-#                 --repetitions=N, --seed=N, --shm_prefix=/NAME_)
+#   --label=NAME               the results folder's name (default: date and time)
+#   --force                    replace an existing results/NAME (refused without it)
+#   --quick                    the original README's CI-sized runs (--num_iterations=100,
+#                              --num_lookups=1000, --num_transfers=100
+#                              --time_per_size_ms=200) and a sweep of 1 to 1000 segments
+#   --flags="FLAGS"            for every binary: the common flags (--cpu=N,
+#                              --repetitions=N, --seed=N, --shm_prefix=/NAME_);
+#                              "-- FLAGS..." at the end is the same
+#   --allocation-flags="FLAGS" for shm_allocation_bench only
+#   --lookup-flags="FLAGS"     for shm_address_lookup_bench only (both of its runs)
+#   --transfer-flags="FLAGS"   for shm_transfer_bench only, e.g. "--methods=all --cold"
+#   --system[=FLOWIPC]         the real systems: each binary runs twice, with
+#                              --system=mooncake and --system=FLOWIPC (flowipc_jemalloc,
+#                              the default, or flowipc_classic), into BENCH_mooncake.*
+#                              and BENCH_FLOWIPC.*
+#   --bin-dir=DIR              use the binaries in DIR: no install, no build
+#   --results-dir=DIR          the folder that holds the labels (default: results)
+#
+# FLAGS are split at blanks; when a flag comes twice the later one wins: --quick's,
+# then --flags, then the binary's own. Every flag is checked before anything runs
+# (an unknown flag: nothing is measured); the runs write into a hidden folder that
+# becomes results/NAME only when every run succeeded, so a failed run (a bad value,
+# Ctrl-C) leaves no folder behind.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+root=$(cd "$(dirname "$0")/.." && pwd)
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+die() { echo "run_all.sh: $*" >&2; exit 2; }
 
 quick=0
+force=0
 label=$(date +%Y%m%d-%H%M%S)
-flags=()
+common=()
+alloc_user=()
+lookup_user=()
+transfer_user=()
+system=
+bindir=
+results=$root/results
+words() { local -n into=$1; read -r -a into <<<"$2" || true; }
 while [ $# -gt 0 ]; do
   case "$1" in
+    --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--bin-dir|--results-dir)
+      [ $# -ge 2 ] || die "$1 needs a value"
+      opt=$1
+      shift
+      set -- "$opt=$1" "${@:2}" ;;
+  esac
+  case "$1" in
     --quick) quick=1 ;;
-    --label) [ $# -ge 2 ] || usage; label=$2; shift ;;
-    --label=*) label=${1#--label=} ;;
-    --) shift; flags=("$@"); break ;;
-    -h|--help) usage ;;
-    *) echo "run_all.sh: unknown argument '$1'" >&2; usage ;;
+    --force) force=1 ;;
+    --label=*) label=${1#*=} ;;
+    --flags=*) words common "${1#*=}" ;;
+    --allocation-flags=*) words alloc_user "${1#*=}" ;;
+    --lookup-flags=*) words lookup_user "${1#*=}" ;;
+    --transfer-flags=*) words transfer_user "${1#*=}" ;;
+    --system) system=flowipc_jemalloc ;;
+    --system=*) system=${1#*=} ;;
+    --bin-dir=*) bindir=${1#*=} ;;
+    --results-dir=*) results=${1#*=} ;;
+    --) shift; common+=("$@"); break ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run_all.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
 case "$label" in
-  ""|*/*|.|..) echo "run_all.sh: --label must be a plain folder name, not '$label'" >&2; exit 2 ;;
+  ""|*/*|.|..|.*) die "--label must be a plain folder name (no '/', not starting with '.'), not '$label'" ;;
 esac
+case "$system" in
+  ""|flowipc_jemalloc|flowipc_classic) ;;
+  *) die "--system=$system: the Flow-IPC system to run beside mooncake: flowipc_jemalloc (default) or flowipc_classic" ;;
+esac
+[ -n "$results" ] || die "--results-dir must not be empty"
+for f in "${common[@]}" "${alloc_user[@]}" "${lookup_user[@]}" "${transfer_user[@]}"; do
+  case "$f" in
+    --json_out*|-json_out*|--format*|-format*) die "'$f': run_all.sh writes the table (.txt) and --json_out itself" ;;
+    --system*|-system*) die "'$f': use run_all.sh --system[=flowipc_jemalloc|flowipc_classic], which runs mooncake beside it" ;;
+  esac
+done
+out=$results/$label
+if [ -e "$out" ] && [ "$force" -eq 0 ]; then
+  die "$out exists: choose another --label, or add --force to replace it"
+fi
 
-./scripts/install_deps.sh
-echo "run_all.sh: building Release into build/" >&2
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build build -j "$(nproc)" --target shm_allocation_bench shm_address_lookup_bench shm_transfer_bench >&2
-
-bin=build/benchmark/shm
-out=results/$label
-mkdir -p "$out"
+if [ -z "$bindir" ]; then
+  "$root/scripts/install_deps.sh"
+  echo "run_all.sh: building Release into $root/build/" >&2
+  cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >&2
+  cmake --build "$root/build" -j "$(nproc)" --target shm_allocation_bench shm_address_lookup_bench shm_transfer_bench >&2
+  bindir=$root/build/benchmark/shm
+fi
+for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
+  [ -x "$bindir/$b" ] || die "no $bindir/$b: build it, or point --bin-dir at the folder that holds it"
+done
 
 if [ "$quick" -eq 1 ]; then
   alloc_flags=(--num_iterations=100)
@@ -52,17 +113,68 @@ else
   sweep=1,10,100,1000,10000
   transfer_flags=()
 fi
+alloc_flags+=("${common[@]}" "${alloc_user[@]}")
+lookup_flags+=("${common[@]}" "${lookup_user[@]}")
+transfer_flags+=("${common[@]}" "${transfer_user[@]}")
+sweep_flags=(--sweep_segments=$sweep "${lookup_flags[@]}")
+systems=("")
+[ -z "$system" ] || systems=(mooncake "$system")
 
-run() {
-  local name=$1
+# Every run: NAME BINARY FLAGS... (NAME_SYSTEM with --system).
+runs=()
+plan() { runs+=("$(printf '%q ' "$@")"); }
+sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
+for bench in allocation lookup lookup_sweep transfer; do
+  for s in "${systems[@]}"; do  # the two systems of a binary one after the other
+    mapfile -t sflag < <(sf "$s")
+    name=$bench${s:+_$s}
+    case $bench in
+      allocation) plan "$name" "$bindir/shm_allocation_bench" "${sflag[@]}" "${alloc_flags[@]}" ;;
+      lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${lookup_flags[@]}" ;;
+      lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${sweep_flags[@]}" ;;
+      transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${transfer_flags[@]}" ;;
+    esac
+  done
+done
+
+# Flag names and syntax of every run, before anything is measured: each binary
+# checks its arguments before it handles --helpshort (exit 2 on a bad one).
+check=$(mktemp)
+trap 'rm -f "$check"' EXIT
+for r in "${runs[@]}"; do
+  eval "set -- $r"
+  shift
+  if ! "$@" --helpshort >/dev/null 2>"$check"; then
+    cat "$check" >&2
+    echo "run_all.sh: $(basename "$1") refused its flags; nothing was run" >&2
+    exit 2
+  fi
+done
+rm -f "$check"
+
+mkdir -p "$results"
+tmp=$(mktemp -d "$results/.$label.partial.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+for r in "${runs[@]}"; do
+  eval "set -- $r"
+  name=$1
   shift
   echo "run_all.sh: $name: $*" >&2
-  "$@" "${flags[@]}" --json_out="$out/$name.json" >"$out/$name.txt"
-}
-
-run allocation "$bin/shm_allocation_bench" "${alloc_flags[@]}"
-run lookup "$bin/shm_address_lookup_bench" "${lookup_flags[@]}"
-run lookup_sweep "$bin/shm_address_lookup_bench" "${lookup_flags[@]}" --sweep_segments=$sweep
-run transfer "$bin/shm_transfer_bench" "${transfer_flags[@]}"
-
+  if "$@" --json_out="$tmp/$name.json" >"$tmp/$name.txt"; then
+    :
+  else
+    rc=$?
+    echo "run_all.sh: $name failed (exit $rc); nothing kept, $out not written" >&2
+    exit "$rc"
+  fi
+done
+if [ -e "$out" ]; then
+  [ "$force" -eq 1 ] || die "$out appeared meanwhile: nothing kept; choose another --label or add --force"
+  rm -rf "$out"
+fi
+chmod "$(printf '%o' $((0777 & ~$(umask))))" "$tmp"
+mv -T "$tmp" "$out"
+trap - EXIT
 echo "run_all.sh: results in $out" >&2
