@@ -25,6 +25,7 @@ std::string g_main_file;
 shmb_sysinfo_t g_sys;
 int64_t g_start_time;
 double g_timer_overhead_ns;
+int g_allowed_cpus;  // CPUs this process may use, read before --cpu pins the main thread
 FILE* g_json_out;
 std::string g_json_tmp;     // --json_out is written here, renamed into place on success
 std::string g_json_target;  // where it is renamed to ("": written directly)
@@ -460,9 +461,7 @@ void Fail(int ret, const char* what)
 
 void WarnIfOversubscribed(int threads)
 {
-    std::vector<int> list(CPU_SETSIZE);
-    int n = shmb_sysinfo_allowed_cpus(list.data(), CPU_SETSIZE);
-    int cpus = n > 0 ? n : g_sys.num_cpus;
+    int cpus = g_allowed_cpus > 0 ? g_allowed_cpus : g_sys.num_cpus;
     if (cpus > 0 && threads > cpus)
         std::fprintf(stderr, "%s: warning: --threads=%d exceeds the %d CPUs this process may use; the "
                      "threads share CPUs and every figure includes waiting for one\n",
@@ -510,6 +509,8 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
                      "competes for them, so repeat the run (--repetitions) and compare medians\n",
                      g_program.c_str(), g_sys.load_avg[0], g_sys.num_cpus);
     g_timer_overhead_ns = shmb_clock_overhead_ns();
+    std::vector<int> allowed(CPU_SETSIZE);
+    g_allowed_cpus = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);
     if (FLAGS_cpu != -1)
         PinToCpu(FLAGS_cpu);
 }
