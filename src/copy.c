@@ -4,6 +4,7 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/segment.h"
 #include "shmbench/sysinfo.h"
 
 #include <errno.h>
@@ -236,6 +237,8 @@ struct shmb_copy_team {
     unsigned char *dst;
     const unsigned char *src;
     size_t n;
+    int first_write;                 /* 1: each chunk guarded (shmb_segment_first_write_copy) */
+    atomic_int no_space;             /* a guarded chunk ran out of /dev/shm */
 };
 
 static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *len)
@@ -251,8 +254,12 @@ static void copy_chunk(struct shmb_copy_team *t, int i)
 {
     size_t off, len;
     chunk(t, i, &off, &len);
-    if (len)
+    if (len == 0)
+        return;
+    if (!t->first_write)
         t->fn(t->dst + off, t->src + off, len);
+    else if (shmb_segment_first_write_copy(t->dst + off, t->src + off, len, t->fn) < 0)
+        atomic_store_explicit(&t->no_space, 1, memory_order_relaxed);
 }
 
 static int pin(const struct shmb_copy_team *t, int i)
@@ -369,16 +376,38 @@ int shmb_copy_team_cpu(const shmb_copy_team_t *t, int i)
     return t->cpus && i >= 0 && i < t->threads ? t->cpus[i] : -1;
 }
 
-void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
 {
     t->fn = fn;
     t->dst = dst;
     t->src = src;
     t->n = n;
+    t->first_write = first_write;
     atomic_store_explicit(&t->done, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
     copy_chunk(t, 0);
     wait_done(t);
+}
+
+void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+{
+    run(t, fn, dst, src, n, 0);
+}
+
+int shmb_copy_first_write(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+{
+    int ret = 0;
+    if (!t) {
+        ret = shmb_segment_first_write_copy(dst, src, n, fn);
+    } else {
+        atomic_store_explicit(&t->no_space, 0, memory_order_relaxed);
+        run(t, fn, dst, src, n, 1);
+        /* recorded on this thread too: a worker's record is its own */
+        if (atomic_load_explicit(&t->no_space, memory_order_relaxed))
+            ret = shmb_error_record("first write", ENOSPC, "/dev/shm");
+    }
+    shmb_escape(dst);
+    return ret;
 }
 
 void shmb_copy_team_stop(shmb_copy_team_t *t)

@@ -451,32 +451,50 @@ int shmb_segment_release(shmb_segment_t *seg)
     return ret;
 }
 
-void shmb_segment_touch(void *addr, size_t bytes)
+int shmb_segment_allocated(const shmb_segment_t *seg, uint64_t *bytes)
 {
+    struct stat st;
+    if (fstat(seg->fd, &st) != 0)
+        return shmb_error_record("fstat", errno, seg->name);
+    *bytes = (uint64_t)st.st_blocks * 512; /* st_blocks counts 512-byte units */
+    return 0;
+}
+
+/* One byte in every page of [addr, addr + bytes); src is not used. */
+static void touch_pages(void *addr, const void *src, size_t bytes)
+{
+    (void)src;
     size_t page = (size_t)sysconf(_SC_PAGESIZE); /* no system call in glibc */
     volatile unsigned char *p = addr;
     for (size_t off = 0; off < bytes; off += page)
         p[off] = 1;
 }
 
-int shmb_segment_first_write(void *addr, size_t bytes)
+void shmb_segment_touch(void *addr, size_t bytes)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    touch_pages(addr, NULL, bytes);
+}
+
+int shmb_segment_first_write_copy(void *dst, const void *src, size_t n, shmb_segment_write_fn fn)
+{
     if (sigsetjmp(armed.env, 0) != 0) {
         /* The handler left the cleanup signals blocked: give back the mask
          * the write ran under. */
         pthread_sigmask(SIG_SETMASK, &armed.mask, NULL);
         return shmb_error_record("first write", ENOSPC, SHM_DIR);
     }
-    armed.hi = (char *)addr + bytes;
-    armed.lo = addr;
+    armed.hi = (char *)dst + n;
+    armed.lo = dst;
     atomic_signal_fence(memory_order_seq_cst);
-    volatile unsigned char *p = addr;
-    for (size_t off = 0; off < bytes; off += page)
-        p[off] = 1;
+    fn(dst, src, n);
     atomic_signal_fence(memory_order_seq_cst);
     armed.lo = armed.hi = NULL;
     return 0;
+}
+
+int shmb_segment_first_write(void *addr, size_t bytes)
+{
+    return shmb_segment_first_write_copy(addr, NULL, bytes, touch_pages);
 }
 
 size_t shmb_segment_forget_all(void)

@@ -11,7 +11,7 @@ quick=(--shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=20 --time_
 
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
-for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "num_transfers int64 1000" \
+for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "max_transfer_size_kb int64 0" "num_transfers int64 1000" \
          "use_memcpy bool true" "verify_data bool false" 'methods string ""' "threads int32 1" \
          "cold bool false" "time_per_size_ms int64 1000"; do
   read -r name type value <<<"$f"
@@ -22,11 +22,23 @@ expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=0
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=0
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=-64
 expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=2048 --max_transfer_size_mb=1
+expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=8 --max_transfer_size_kb=4
+expect_usage_error "$bin" max_transfer_size_kb --max_transfer_size_kb=-4
+expect_usage_error "$bin" max_transfer_size_kb --max_transfer_size_kb=4 --max_transfer_size_mb=1
+# --max_transfer_size_mb=0 points to the flag that runs sizes below 1 MB
+"$bin" --max_transfer_size_mb=0 >/dev/null 2>"$work/err"
+grep -q -- "--max_transfer_size_mb=0: .*use --max_transfer_size_kb" "$work/err" && ok \
+  || fail "--max_transfer_size_mb=0 does not name --max_transfer_size_kb: $(cat "$work/err")"
 expect_usage_error "$bin" num_transfers --num_transfers=0
 expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=100000
 expect_usage_error "$bin" methods --methods=avx
 expect_usage_error "$bin" methods --methods=memcpy,memcpy
+expect_usage_error "$bin" methods --methods=memcpy,all
+# the error lists every allowed value, all included
+"$bin" --methods=avx >/dev/null 2>"$work/err"
+grep -q -- "--methods=avx: all, or a comma-separated list of distinct items of memcpy,loop,nt,movsb\$" "$work/err" \
+  && ok || fail "--methods error does not list all the values: $(cat "$work/err")"
 expect_usage_error "$bin" time_per_size_ms --time_per_size_ms=0
 expect_usage_error "$bin" use_memcpy --use_memcpy=perhaps
 
@@ -40,18 +52,50 @@ rc=$?
 "$bin" "${quick[@]}" >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"
 rows=$(table_rows "$work/t.txt" | wc -l)
 [ "$rows" -eq 9 ] && ok || fail "table has $rows rows, expected 9 (4 KB .. 1 MB)"
+# exactly --num_transfers transfers per row, also where a batch holds many
+# (1000 became 1024 once), when the time budget does not end first
+for n in 1 7 1000; do
+  "$bin" --shm_prefix=/$prefix --max_transfer_size_kb=64 --num_transfers=$n --time_per_size_ms=100000 --cold \
+    --methods=memcpy,loop >"$work/n.txt" 2>/dev/null || fail "--num_transfers=$n run"
+  bad=$(table_rows "$work/n.txt" | awk -v n=$n '$4 != n' | wc -l)
+  [ "$bad" -eq 0 ] && [ "$(table_rows "$work/n.txt" | wc -l)" -eq 20 ] && ok \
+    || fail "--num_transfers=$n: $bad of $(table_rows "$work/n.txt" | wc -l) rows did another count"
+done
+# one size below 1 MB, alone
+"$bin" --shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=20 >"$work/one.txt" 2>/dev/null \
+  || fail "one small size run"
+[ "$(table_rows "$work/one.txt" | awk '{print $1}' | tr '\n' ' ')" = "4 " ] && ok \
+  || fail "--transfer_size_kb=4 --max_transfer_size_kb=4 ran: $(table_rows "$work/one.txt")"
+"$bin" --shm_prefix=/$prefix --transfer_size_kb=16 --max_transfer_size_kb=48 --num_transfers=20 >"$work/kb.txt" 2>/dev/null \
+  || fail "kb sweep run"
+[ "$(table_rows "$work/kb.txt" | awk '{print $1}' | tr '\n' ' ')" = "16 32 48 " ] && ok \
+  || fail "--max_transfer_size_kb=48 ran: $(table_rows "$work/kb.txt")"
 grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7, $8}' \
   | grep -qx "size_kb method iterations mean_ns p50_ns p99_ns max_ns GB_s" && ok || fail "table header"
-"$bin" "${quick[@]}" --format=json --verify_data >"$work/t.json" 2>/dev/null || fail "json run"
+# GB/s from the median: bytes_per_second = size / p50 on every row (p50 is
+# printed to 0.001 ns), and at least one row where the mean would differ
+"$bin" "${quick[@]}" --num_transfers=2000 --format=json --verify_data >"$work/t.json" 2>/dev/null || fail "json run"
 "$python" -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"]
 assert [x["name"] for x in b][0] == "shm_transfer/memcpy/size_kb:4", b[0]["name"]
 assert b[-1]["name"] == "shm_transfer/memcpy/size_kb:1024"
+apart = 0
 for x in b:
-    kb = int(x["name"].split(":")[-1])
-    assert abs(x["bytes_per_second"] - kb * 1024 * 1e9 / x["real_time"]) < 1e-6 * x["bytes_per_second"], x
-' "$work/t.json" && ok || fail "json rows"
+    bytes = int(x["name"].split(":")[-1]) * 1024
+    assert abs(x["bytes_per_second"] - bytes * 1e9 / x["p50"]) < 1e-4 * x["bytes_per_second"], x
+    assert abs(x["items_per_second"] - 1e9 / x["p50"]) < 1e-4 * x["items_per_second"], x
+    apart += abs(x["real_time"] - x["p50"]) > 1e-3 * x["p50"]
+assert apart > 0, "mean = p50 on every row: the check tells nothing"
+' "$work/t.json" && ok || fail "json rows: bytes_per_second is not size / p50"
+
+# the table: GB_s = size_kb * 1024 / p50_ns, to the digits printed
+gbs_check() {
+  awk '!/^#/ && !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
+       !/^#/ {want = $c["size_kb"] * 1024 / $c["p50_ns"]; got = $c["GB_s"]
+              if (got - want > 0.01 + 0.005 * want || want - got > 0.01 + 0.005 * want) {print "row " NR ": GB_s " got ", size/p50 " want; bad = 1}}
+       END {exit bad}' "$1"
+}
 
 "$bin" "${quick[@]}" --use_memcpy=false >"$work/l.txt" 2>/dev/null || fail "loop run"
 [ "$(table_rows "$work/l.txt" | awk '{print $2}' | sort -u)" = loop ] && ok || fail "--use_memcpy=false is not the loop"
@@ -60,9 +104,52 @@ n=$(table_rows "$work/a.txt" | awk '{print $2}' | sort -u | wc -l)
 [ "$n" -ge 2 ] && ok || fail "--methods=all ran $n methods"
 "$bin" "${quick[@]}" --threads=2 --format=csv >"$work/th.csv" 2>/dev/null || fail "threads run"
 grep -q "^shm_transfer/memcpy/size_kb:1024/threads:2," "$work/th.csv" && ok || fail "threads rows"
+
+# more threads than CPUs: one warning line; as many as the CPUs: none
+cpus=$(nproc)
+"$bin" --shm_prefix=/$prefix --max_transfer_size_kb=8 --num_transfers=20 --threads=$((cpus + 1)) >/dev/null 2>"$work/over.err" || fail "oversubscribed run"
+[ "$(grep -c -- "warning: --threads=$((cpus + 1)) exceeds the $cpus CPUs" "$work/over.err")" -eq 1 ] && ok \
+  || fail "--threads=$((cpus + 1)) on $cpus CPUs: no warning: $(cat "$work/over.err")"
+"$bin" --shm_prefix=/$prefix --max_transfer_size_kb=8 --num_transfers=20 --threads=$cpus >/dev/null 2>"$work/fit.err" || fail "threads=nproc run"
+grep -q -- "warning: --threads" "$work/fit.err" && fail "--threads=$cpus on $cpus CPUs warned: $(cat "$work/fit.err")" || ok
+
+# cold rows: one per size, their speedup against the warm memcpy of the same
+# size (below 1: the first write allocates the pages), not against themselves
 "$bin" "${quick[@]}" --cold >"$work/c.txt" 2>/dev/null || fail "cold run"
 [ "$(table_rows "$work/c.txt" | awk '$3=="cold"' | wc -l)" -eq 9 ] && ok || fail "cold rows"
+gbs_check "$work/t.txt" && gbs_check "$work/c.txt" && ok || fail "GB_s is not size / p50"
+table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $9} $3 == "cold" {
+    want = $9 / warm[$1]; if ($10 >= 1 || $10 - want > 0.01 + 0.02 * want || want - $10 > 0.01 + 0.02 * want) {
+      print "size " $1 ": cold speedup " $10 ", cold GB_s / warm GB_s " want; bad = 1 }}
+  END {exit bad}' && ok || fail "cold speedup is not against the warm memcpy"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
+
+# /dev/shm filling up during a cold run (another process takes every page
+# that frees up, after the up-front check passed): one line naming the
+# first write and the lack of space, exit 1, never a bare SIGBUS, nothing
+# left. In a 16 MiB tmpfs of a private mount namespace.
+if unshare -m true 2>/dev/null; then
+  unshare -m bash -c '
+    mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
+    "$1" --shm_prefix=/full_ --cold --transfer_size_kb=1024 --max_transfer_size_kb=1024 --num_transfers=1000000000 \
+      --time_per_size_ms=1000 >/dev/null 2>"$2/full.err" &
+    pid=$!
+    until [ "$(du -sk /dev/shm | cut -f1)" -ge 2048 ] || ! kill -0 $pid 2>/dev/null; do sleep 0.05; done
+    i=0
+    while kill -0 $pid 2>/dev/null && [ $i -lt 100000 ]; do
+      head -c 65536 /dev/zero >/dev/shm/big$i 2>/dev/null || rm -f /dev/shm/big$i
+      head -c 4096 /dev/zero >/dev/shm/small$i 2>/dev/null || rm -f /dev/shm/small$i
+      i=$((i + 1))
+    done
+    wait $pid
+    echo "$? $(ls /dev/shm | grep -c ^full_)" >"$2/full.rc"' _ "$bin" "$work"
+  read -r rc left <"$work/full.rc"
+  [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && [ "$(grep -vc ": warning: " "$work/full.err")" -eq 1 ] \
+    && grep -q "^shm_transfer_bench: first write(/dev/shm) failed: No space left on device" "$work/full.err" \
+    && ok || fail "cold, /dev/shm filled mid-run: exit $rc, $left left: $(cat "$work/full.err")"
+else
+  echo "skip: no mount namespace here, the full-/dev/shm case did not run" >&2
+fi
 
 # Ctrl-C in the middle of a run leaves nothing behind
 expect_signal_cleanup INT 1 "$prefix" "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=64 --cold

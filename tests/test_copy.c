@@ -6,12 +6,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "shmbench/copy.h"
+#include "shmbench/error.h"
+#include "shmbench/segment.h"
 
 #define BUF (1 << 20)
 
@@ -209,6 +212,83 @@ static void test_team_pins_within_allowed_set(void **state)
     }
 }
 
+/* A first write copies like a plain one, on this thread or through a team,
+ * with every kernel. */
+static void test_first_write_copies(void **state)
+{
+    (void)state;
+    for (int threads = 0; threads <= 3; threads++) {
+        shmb_copy_team_t *team = NULL;
+        if (threads)
+            assert_int_equal(shmb_copy_team_start(&team, threads, -1), 0);
+        for (int m = 0; m < SHMB_COPY_METHODS; m++) {
+            shmb_copy_fn fn = shmb_copy_kernel((shmb_copy_method_t)m);
+            if (!fn)
+                continue;
+            memset(dst, 0, BUF + 64);
+            assert_int_equal(shmb_copy_first_write(team, fn, dst, src, BUF - 13), 0);
+            size_t bad;
+            assert_int_equal(shmb_copy_verify(dst, BUF - 13, &bad), 0);
+            assert_int_equal(dst[BUF - 13], 0);
+        }
+        shmb_copy_team_stop(team);
+    }
+}
+
+/* Into an SHM segment that /dev/shm has no room for (a 256 KiB tmpfs over it
+ * in a private mount namespace of a child): -ENOSPC on the caller's thread,
+ * recorded there, whichever thread's chunk found no page; never a SIGBUS.
+ * Then a segment that fits is copied whole by the same team. */
+static int first_write_full(int threads)
+{
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    shmb_copy_team_t *team = NULL;
+    if (threads && shmb_copy_team_start(&team, threads, -1) != 0)
+        return 11;
+    shmb_segment_t seg;
+    if (shmb_segment_create(&seg, "/shmb_test_copy_", BUF, NULL, NULL) != 0 || shmb_segment_map(&seg, NULL) != 0)
+        return 12;
+    shmb_error_clear();
+    int ret = shmb_copy_first_write(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, BUF);
+    if (ret != -ENOSPC)
+        return 13;
+    if (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0)
+        return 14;
+    if (shmb_segment_destroy(&seg, NULL) != 0)
+        return 15;
+    if (shmb_segment_create(&seg, "/shmb_test_copy_", 65536, NULL, NULL) != 0 || shmb_segment_map(&seg, NULL) != 0)
+        return 16;
+    size_t bad;
+    if (shmb_copy_first_write(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, 65536) != 0 ||
+        shmb_copy_verify(seg.addr, 65536, &bad) != 0)
+        return 17;
+    shmb_segment_destroy(&seg, NULL);
+    shmb_copy_team_stop(team);
+    return 0;
+}
+
+static void test_first_write_in_full_shm(void **state)
+{
+    (void)state;
+    for (int threads = 0; threads <= 3; threads++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=256k") != 0)
+                _exit(77);
+            _exit(first_write_full(threads));
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            skip();
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("%d threads: status %#x", threads, status);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_team_splits_and_joins),
         cmocka_unit_test(test_team_pins_within_allowed_set),
+        cmocka_unit_test(test_first_write_copies),
+        cmocka_unit_test(test_first_write_in_full_shm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

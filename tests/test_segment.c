@@ -142,6 +142,47 @@ static void test_create_map_destroy(void **state)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+/* An ftruncated segment holds no page until its first write, which the
+ * guarded copy makes: st_blocks 0 before, the whole size after; a reserved
+ * one holds them all before any write. */
+static void test_first_write_copy_allocates(void **state)
+{
+    (void)state;
+    const size_t size = 64 * 1024;
+    unsigned char *src = malloc(size);
+    assert_non_null(src);
+    for (size_t i = 0; i < size; i++)
+        src[i] = (unsigned char)(i * 7 + 3);
+    shmb_segment_t seg;
+    uint64_t bytes = 1;
+    assert_int_equal(shmb_segment_create(&seg, PREFIX, size, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_map(&seg, NULL), 0);
+    assert_int_equal(shmb_segment_allocated(&seg, &bytes), 0);
+    assert_int_equal(bytes, 0);
+    assert_int_equal(shmb_segment_first_write_copy(seg.addr, src, size, copy_bytes), 0);
+    assert_int_equal(shmb_segment_allocated(&seg, &bytes), 0);
+    assert_true(bytes >= size);
+    assert_memory_equal(seg.addr, src, size);
+    assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
+
+    assert_int_equal(shmb_segment_create(&seg, PREFIX, size, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_reserve(&seg), 0);
+    assert_int_equal(shmb_segment_allocated(&seg, &bytes), 0);
+    assert_true(bytes >= size);
+    assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
+
+    seg.fd = -1; /* closed: fstat fails, recorded */
+    shmb_error_clear();
+    assert_int_equal(shmb_segment_allocated(&seg, &bytes), -EBADF);
+    assert_string_equal(shmb_error_last()->call, "fstat");
+    free(src);
+}
+
 static void test_exclusive_create(void **state)
 {
     (void)state;
@@ -387,7 +428,7 @@ static void test_squatters(void **state)
 /* ---- a full /dev/shm: a tmpfs of a few pages over it, in a private mount
  * namespace of a child process (skipped where that is not allowed) ---- */
 
-enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED };
+enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED, FW_COPY };
 
 typedef struct fw_case {
     const char *what;
@@ -446,6 +487,33 @@ static int fw_one(size_t seg_kb, int want)
     return 0;
 }
 
+/* A guarded copy into a fresh segment: 0 or -ENOSPC as expected, the mask as
+ * before, the error recorded, the data there when it fit, the segment
+ * removable. */
+static int fw_copy(size_t seg_kb, int want)
+{
+    sigset_t before;
+    pthread_sigmask(SIG_SETMASK, NULL, &before);
+    shmb_segment_t seg;
+    unsigned char *src = malloc(seg_kb * 1024);
+    if (!src || shmb_segment_create(&seg, PREFIX, seg_kb * 1024, NULL, NULL) != 0 ||
+        shmb_segment_map(&seg, NULL) != 0)
+        return 40;
+    memset(src, 0x5a, seg_kb * 1024);
+    shmb_error_clear();
+    int ret = shmb_segment_first_write_copy(seg.addr, src, seg.size, copy_bytes);
+    if (ret != want)
+        return 41;
+    if (!same_mask(&before))
+        return 42;
+    if (ret < 0 && (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0))
+        return 43;
+    if (ret == 0 && memcmp(seg.addr, src, seg.size) != 0)
+        return 44;
+    free(src);
+    return shmb_segment_destroy(&seg, NULL) == 0 && shm_files() == 0 ? 0 : 45;
+}
+
 static size_t fw_thread_kb;
 static pthread_barrier_t fw_barrier; /* segments stay until every write is over */
 
@@ -477,6 +545,8 @@ static int fw_run(const fw_case_t *c)
     switch (c->mode) {
     case FW_ONE:
         return fw_one(c->seg_kb, c->want);
+    case FW_COPY:
+        return fw_copy(c->seg_kb, c->want);
     case FW_AGAIN: /* the jump buffer re-arms: fail twice, then fit */
         for (int i = 0; i < 2; i++) {
             int r = fw_one(c->seg_kb, -ENOSPC);
@@ -530,6 +600,8 @@ static void test_first_write_in_full_shm(void **state)
         {"twice full, then room", FW_AGAIN, 512, 400, 256, 0},
         {"four threads, room for two", FW_THREADS, 512, 0, 256, 0},
         {"unarmed touch dies of SIGBUS, cleaned up", FW_UNARMED, 64, 0, 1024, 0},
+        {"a guarded copy that fits", FW_COPY, 512, 0, 256, 0},
+        {"a guarded copy into a full /dev/shm", FW_COPY, 64, 0, 1024, -ENOSPC},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         pid_t pid = fork();
@@ -557,6 +629,7 @@ int main(void)
         cmocka_unit_test(test_prefix_rules),
         cmocka_unit_test(test_names_are_unique_and_shaped),
         cmocka_unit_test(test_create_map_destroy),
+        cmocka_unit_test(test_first_write_copy_allocates),
         cmocka_unit_test(test_exclusive_create),
         cmocka_unit_test(test_map_failure_is_recorded),
         cmocka_unit_test(test_release_keeps_the_name),

@@ -1,19 +1,34 @@
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "shmbench/error.h"
 #include "shmbench/segment.h"
 #include "shmbench/transfer_bench.h"
 
 #define PREFIX "/shmb_test_transfer_"
+
+/* This executable's posix_fallocate stands in for glibc's (the static
+ * library resolves to it): it counts the reservations, then makes them. */
+static int fallocate_calls;
+
+int posix_fallocate(int fd, off_t offset, off_t len)
+{
+    fallocate_calls++;
+    return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
+}
 
 static int count_ours(void)
 {
@@ -32,7 +47,7 @@ static shmb_transfer_config_t small(void)
     shmb_transfer_config_t c;
     memset(&c, 0, sizeof(c));
     c.transfer_size_kb = 4;
-    c.max_transfer_size_mb = 1;
+    c.max_transfer_size_kb = 1024;
     c.num_transfers = 20;
     c.run[SHMB_COPY_MEMCPY] = 1;
     c.threads = 1;
@@ -59,6 +74,17 @@ static void test_sizes(void **state)
     assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
     c.transfer_size_kb = 0;
     assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
+    c.transfer_size_kb = 4; /* one size below 1 MB */
+    c.max_transfer_size_kb = 4;
+    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 1);
+    assert_true(s[0] == 4096);
+    c.max_transfer_size_kb = 48;
+    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 5);
+    assert_true(s[3] == 32768 && s[4] == 49152);
+    c.max_transfer_size_kb = 0;
+    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
+    c.max_transfer_size_kb = SHMB_TRANSFER_MAX_KB + 1;
+    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
     uint64_t bytes;
     c = small();
     assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
@@ -66,6 +92,24 @@ static void test_sizes(void **state)
     c.cold = 1;
     assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
     assert_true(bytes == 3u << 20);
+    c.max_transfer_size_kb = 4;
+    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == 3 * 4096);
+}
+
+/* GB/s and speedups of medians: bytes_per_second = size / p50 on every row,
+ * speedup = that / the warm memcpy row's of the same size, cold rows too. */
+static void check_rates(const shmb_rows_t *rows)
+{
+    for (size_t i = 0; i < rows->n; i++) {
+        const shmb_row_t *r = &rows->v[i];
+        const double bytes = (double)r->arg * 1024;
+        assert_float_equal(r->bytes_per_second, bytes * 1e9 / r->ns.p50, 1e-9 * r->bytes_per_second);
+        assert_float_equal(r->items_per_second, 1e9 / r->ns.p50, 1e-9 * r->items_per_second);
+        const shmb_row_t *warm = shmb_rows_find(rows, "memcpy", "", r->arg, r->repetition);
+        assert_non_null(warm);
+        assert_float_equal(r->speedup, r->bytes_per_second / warm->bytes_per_second, 1e-9 * r->speedup);
+    }
 }
 
 static void test_rows_and_cleanup(void **state)
@@ -77,22 +121,130 @@ static void test_rows_and_cleanup(void **state)
     c.verify = 1;
     shmb_rows_t rows = {0};
     char why[256] = "";
+    fallocate_calls = 0;
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x hot, cold */
+    /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
+     * each allocated their pages inside the timed copy (the run also checks
+     * that each held none before it, all after) */
+    assert_int_equal(fallocate_calls, 2);
+    check_rates(&rows);
     const shmb_row_t *r = shmb_rows_find(&rows, "memcpy", "", 1024, 0);
     assert_non_null(r);
-    assert_true(r->iterations >= 20);
-    assert_float_equal(r->bytes_per_second, 1048576.0 * 1e9 / r->ns.mean, 1e-3);
+    assert_int_equal(r->iterations, 20);
     assert_float_equal(r->speedup, 1.0, 1e-12);
-    const shmb_row_t *loop = shmb_rows_find(&rows, "loop", "", 4, 0);
-    const shmb_row_t *memcpy_row = shmb_rows_find(&rows, "memcpy", "", 4, 0);
-    assert_float_equal(loop->speedup, loop->bytes_per_second / memcpy_row->bytes_per_second, 1e-9);
-    const shmb_row_t *cold = shmb_rows_find(&rows, "memcpy", "cold", 4, 0);
-    assert_non_null(cold);
-    assert_true(cold->iterations >= 1 && cold->iterations <= 20);
+    for (uint64_t kb = 4; kb <= 1024; kb *= 2) {
+        const shmb_row_t *cold = shmb_rows_find(&rows, "memcpy", "cold", kb, 0);
+        assert_non_null(cold);
+        assert_true(cold->iterations >= 1 && cold->iterations <= 20);
+        /* page allocation and faults cost more than a copy into touched pages */
+        if (cold->speedup >= 1.0)
+            fail_msg("cold memcpy at %llu KB: speedup %g, not below the warm copy", (unsigned long long)kb,
+                     cold->speedup);
+    }
     assert_int_equal(count_ours(), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
+}
+
+/* --num_transfers=N does N transfers, hot (in batches: 1000 was 1024 once)
+ * and cold, when the time budget does not end first. */
+static void test_exact_transfers(void **state)
+{
+    (void)state;
+    static const uint64_t counts[] = {1, 7, 20, 1000, 1001};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        shmb_transfer_config_t c = small();
+        c.num_transfers = counts[i];
+        c.max_transfer_size_kb = 64;
+        c.time_per_size_ms = 100000; /* the count ends it, not the budget */
+        c.cold = counts[i] <= 20;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, c.cold ? 10 : 5);
+        for (size_t k = 0; k < rows.n; k++)
+            if (rows.v[k].iterations != counts[i])
+                fail_msg("--num_transfers=%llu: %s %s at %llu KB did %llu", (unsigned long long)counts[i],
+                         rows.v[k].variant, rows.v[k].step, (unsigned long long)rows.v[k].arg,
+                         (unsigned long long)rows.v[k].iterations);
+        check_rates(&rows);
+        shmb_rows_free(&rows);
+    }
+    /* a budget that runs out first stops at a batch: fewer, at least one batch */
+    shmb_transfer_config_t c = small();
+    c.num_transfers = 100000000;
+    c.max_transfer_size_kb = 4;
+    c.time_per_size_ms = 5;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_true(rows.v[0].iterations >= 1 && rows.v[0].iterations < 100000000);
+    shmb_rows_free(&rows);
+}
+
+/* One size below 1 MB, alone. */
+static void test_one_small_size(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t c = small();
+    c.transfer_size_kb = 4;
+    c.max_transfer_size_kb = 4;
+    c.cold = 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 2);
+    assert_int_equal(rows.v[0].arg, 4);
+    assert_string_equal(rows.v[1].step, "cold");
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
+ * mount namespace of a child, with room for src and dst only): -ENOSPC
+ * recorded as "first write", no SIGBUS, nothing left; on one thread and
+ * split across two. */
+static int cold_full(int threads)
+{
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    shmb_transfer_config_t c = small();
+    c.transfer_size_kb = 1024;
+    c.threads = threads;
+    c.cold = 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    shmb_error_clear();
+    int ret = shmb_transfer_bench_run(&c, &rows, why, sizeof(why));
+    if (ret != -ENOSPC)
+        return 11;
+    if (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0)
+        return 12;
+    if (count_ours() != 0 || shmb_segment_registered() != 0)
+        return 13;
+    return rows.n == 1 && strcmp(rows.v[0].step, "") == 0 ? 0 : 14; /* the hot row only */
+}
+
+static void test_cold_in_full_shm(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=2560k") != 0)
+                _exit(77);
+            _exit(cold_full(threads));
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            skip();
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("%d threads: status %#x", threads, status);
+    }
 }
 
 static void test_threads(void **state)
@@ -100,7 +252,7 @@ static void test_threads(void **state)
     (void)state;
     shmb_transfer_config_t c = small();
     c.threads = 2;
-    c.max_transfer_size_mb = 2;
+    c.max_transfer_size_kb = 2048;
     c.transfer_size_kb = 2048;
     c.verify = 1;
     shmb_rows_t rows = {0};
@@ -181,6 +333,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rows_and_cleanup),
+        cmocka_unit_test(test_exact_transfers),
+        cmocka_unit_test(test_one_small_size),
+        cmocka_unit_test(test_cold_in_full_shm),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_translated),
         cmocka_unit_test(test_bad_config),

@@ -3,13 +3,19 @@
 #include <glog/logging.h>
 
 #include <cstdio>
+#include <sstream>
+#include <string>
 
 #include "bench_common.h"
 
 SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
 DEFINE_int64(max_transfer_size_mb, 64, "Maximum transfer size for the sweep in MB (sizes double up to it, included)");
-DEFINE_int64(num_transfers, 1000, "Number of transfers per size and method (fewer if --time_per_size_ms runs out)");
+DEFINE_int64(max_transfer_size_kb, 0,
+             "Maximum transfer size in KB, instead of --max_transfer_size_mb (0: use that); for a last size "
+             "below 1 MB, e.g. --transfer_size_kb=4 --max_transfer_size_kb=4 runs 4 KB alone");
+DEFINE_int64(num_transfers, 1000,
+             "Number of transfers per size and method, exactly (fewer only if --time_per_size_ms runs out)");
 DEFINE_bool(use_memcpy, true, "Use memcpy for transfers; false selects the plain C loop (when --methods is not given)");
 DEFINE_bool(verify_data, false, "Verify dst against the pattern after each size and method (a transfer is always verified before timing)");
 DEFINE_string(methods, "",
@@ -37,12 +43,44 @@ std::string Methods()
         return FLAGS_use_memcpy ? "memcpy" : "loop";
     if (FLAGS_methods == "all")
         return all;
+    const std::string known = "memcpy,loop,nt,movsb";
+    std::stringstream ss(FLAGS_methods);
+    std::string item, seen;
+    while (std::getline(ss, item, ',')) {
+        if (!shmb::InList(known, item) || shmb::InList(seen, item))
+            shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
+        seen += (seen.empty() ? "" : ",") + item;
+    }
+    if (seen.empty() || FLAGS_methods.back() == ',')
+        shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
     for (int m = 0; m < SHMB_COPY_METHODS; m++) {
         std::string name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
-        if (shmb::InList(FLAGS_methods, name) && !shmb::InList(all, name))
+        if (shmb::InList(seen, name) && !shmb::InList(all, name))
             shmb::FlagError("methods", FLAGS_methods, name + " is not available on this machine; available: " + all);
     }
-    return shmb::CheckList("methods", FLAGS_methods, "memcpy,loop,nt,movsb");
+    return seen;
+}
+
+// The last size in KB: --max_transfer_size_kb if given, else
+// --max_transfer_size_mb; returns the flag that set it in *flag.
+uint64_t MaxSizeKb(const char** flag)
+{
+    const bool mb_given = !gflags::GetCommandLineFlagInfoOrDie("max_transfer_size_mb").is_default;
+    if (FLAGS_max_transfer_size_kb != 0) {
+        if (mb_given)
+            shmb::FlagError("max_transfer_size_kb", std::to_string(FLAGS_max_transfer_size_kb),
+                            "give it or --max_transfer_size_mb, not both");
+        *flag = "max_transfer_size_kb";
+        return shmb::CheckRange("max_transfer_size_kb", FLAGS_max_transfer_size_kb, 1,
+                                static_cast<int64_t>(SHMB_TRANSFER_MAX_KB));
+    }
+    *flag = "max_transfer_size_mb";
+    if (FLAGS_max_transfer_size_mb == 0)
+        shmb::FlagError("max_transfer_size_mb", "0",
+                        "must be between 1 and " + std::to_string(SHMB_TRANSFER_MAX_KB / 1024) +
+                            "; for a last size below 1 MB use --max_transfer_size_kb");
+    return 1024 * shmb::CheckRange("max_transfer_size_mb", FLAGS_max_transfer_size_mb, 1,
+                                   static_cast<int64_t>(SHMB_TRANSFER_MAX_KB / 1024));
 }
 
 }  // namespace
@@ -55,17 +93,18 @@ int main(int argc, char** argv)
                __FILE__);
 
     shmb_transfer_config_t cfg = {};
-    cfg.max_transfer_size_mb = shmb::CheckRange("max_transfer_size_mb", FLAGS_max_transfer_size_mb, 1,
-                                                SHMB_TRANSFER_MAX_MB);
+    const char* max_flag = nullptr;
+    cfg.max_transfer_size_kb = MaxSizeKb(&max_flag);
     cfg.transfer_size_kb = shmb::CheckRange("transfer_size_kb", FLAGS_transfer_size_kb, 1,
-                                            static_cast<int64_t>(SHMB_TRANSFER_MAX_MB * 1024));
-    if (cfg.transfer_size_kb > cfg.max_transfer_size_mb * 1024)
+                                            static_cast<int64_t>(SHMB_TRANSFER_MAX_KB));
+    if (cfg.transfer_size_kb > cfg.max_transfer_size_kb)
         shmb::FlagError("transfer_size_kb", std::to_string(FLAGS_transfer_size_kb),
-                        "must not exceed --max_transfer_size_mb=" + std::to_string(FLAGS_max_transfer_size_mb) +
-                            " (" + std::to_string(FLAGS_max_transfer_size_mb * 1024) + " KB)");
+                        "must not exceed the last size, --" + std::string(max_flag) + " (" +
+                            std::to_string(cfg.max_transfer_size_kb) + " KB)");
     cfg.num_transfers = shmb::CheckRange("num_transfers", FLAGS_num_transfers, 1,
                                          static_cast<int64_t>(SHMB_TRANSFER_MAX_TRANSFERS));
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
+    shmb::WarnIfOversubscribed(cfg.threads);
     cfg.time_per_size_ms = static_cast<double>(shmb::CheckRange("time_per_size_ms", FLAGS_time_per_size_ms, 1,
                                                                 3600 * 1000));
     std::string methods = Methods();
@@ -88,7 +127,7 @@ int main(int argc, char** argv)
 
     uint64_t need = 0;
     shmb_transfer_bench_shm_bytes(&cfg, &need);
-    shmb::CheckShmSpace("max_transfer_size_mb", need);
+    shmb::CheckShmSpace(max_flag, need);
 
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
@@ -96,7 +135,7 @@ int main(int argc, char** argv)
         char why[256] = "";
         int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
         if (ret == -EPROTO) {
-            std::fprintf(stderr, "%s: wrong copy, no number reported: %s\n", argv[0], why);
+            std::fprintf(stderr, "%s: a check failed, no number reported: %s\n", argv[0], why);
             return 1;
         }
         if (ret < 0)
@@ -116,10 +155,19 @@ int main(int argc, char** argv)
     int note = 0;
     report.notes[note++] = "src, dst: SHM segments reserved with posix_fallocate, touched before timing; "
                            "each transfer copies src[0,size) to dst[0,size), so small sizes are cache-resident";
-    report.notes[note++] = "GB_s = size / mean time (10^9 bytes/s, each byte counted once); ns per transfer "
+    report.notes[note++] = "GB_s = size / p50 time (the median; 10^9 bytes/s, each byte counted once), as are "
+                           "JSON bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer "
                            "are batch means (batches >= 100x the timer overhead)";
+    if (cfg.run[SHMB_COPY_MEMCPY])
+        report.notes[note++] = "speedup_vs_memcpy = GB_s / GB_s of the warm memcpy row of the same size "
+                               "(medians; cold rows too)";
+    if (cfg.run[SHMB_COPY_MEMCPY] && cfg.run[SHMB_COPY_NT])
+        report.notes[note++] = "memcpy switches to non-temporal stores itself above glibc's "
+                               "x86_non_temporal_threshold, as the glibc line above prints it";
     if (FLAGS_cold)
-        report.notes[note++] = "cold: each transfer writes a fresh SHM segment, its page faults timed (one by one)";
+        report.notes[note++] = "cold: each transfer writes a fresh SHM segment made as Mooncake's "
+                               "createSharedMemory makes it (shm_open + ftruncate + mmap, nothing reserved): "
+                               "tmpfs page allocation and page faults timed, one transfer at a time";
     if (report.system)
         report.notes[note++] = translated.c_str();
     shmb::WriteReport(&report, &rows);

@@ -79,6 +79,15 @@ int shmb_copy_team_cpu(const shmb_copy_team_t *team, int i);
 void shmb_copy_team_run(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src,
                         size_t n);
 
+/* One transfer of n bytes into pages nothing wrote before, whose first write
+ * is timed and not reserved: with a team, each thread's chunk is guarded by
+ * shmb_segment_first_write_copy on that thread, else the caller's copy is;
+ * dst is consumed (shmb_escape) as in shmb_copy_batch. Returns 0, or -ENOSPC
+ * (recorded as "first write" on this thread) when /dev/shm ran out of space
+ * inside any chunk: the copy stopped there, dst is partly written. Needs
+ * shmb_segment_install_signal_cleanup(). team may be NULL. */
+int shmb_copy_first_write(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n);
+
 /* Stops and joins the workers, frees the team. NULL is fine. */
 void shmb_copy_team_stop(shmb_copy_team_t *team);
 

@@ -90,15 +90,31 @@ int shmb_segment_release(shmb_segment_t *seg);
  * /dev/shm) kills the process, after the handler unlinked our segments. */
 void shmb_segment_touch(void *addr, size_t bytes);
 
-/* The same writes as shmb_segment_touch, for a first write that is timed and
- * so not reserved beforehand: when /dev/shm runs out of space inside it (a
- * SIGBUS at an address in the range), it stops and returns -ENOSPC (recorded
- * as "first write") with the thread's signal mask as it was; else 0. No
- * system call on the way (sigsetjmp without saving the mask; a thread-local
- * jump buffer armed only during the writes); thread-safe. Needs
- * shmb_segment_install_signal_cleanup() first, else a SIGBUS kills as in
- * shmb_segment_touch. */
+/* A write of n bytes at dst (from src, which may be NULL if fn ignores it),
+ * such as a copy kernel; the same signature as shmb_copy_fn. */
+typedef void (*shmb_segment_write_fn)(void *dst, const void *src, size_t n);
+
+/* fn(dst, src, n), for a first write into fresh pages that is timed and so
+ * not reserved beforehand (Mooncake's path: shm_open + ftruncate + mmap, then
+ * the first write allocates the tmpfs pages): when /dev/shm runs out of space
+ * inside it (a SIGBUS at an address in [dst, dst + n)), fn is left where it
+ * was (siglongjmp) and -ENOSPC is returned (recorded as "first write") with
+ * the thread's signal mask as it was; else 0. fn must hold no lock and no
+ * resource a jump out of it would leak (copy kernels do not). No system call
+ * on the way (sigsetjmp without saving the mask; a thread-local jump buffer
+ * armed only during fn); thread-safe: each thread guards its own writes.
+ * Needs shmb_segment_install_signal_cleanup() first, else a SIGBUS kills as
+ * in shmb_segment_touch. */
+int shmb_segment_first_write_copy(void *dst, const void *src, size_t n, shmb_segment_write_fn fn);
+
+/* The writes of shmb_segment_touch, guarded as shmb_segment_first_write_copy
+ * guards a copy: 0, or -ENOSPC when /dev/shm ran out of space inside them. */
 int shmb_segment_first_write(void *addr, size_t bytes);
+
+/* The bytes of the segment's file that hold pages (fstat st_blocks * 512):
+ * 0 for a segment only ftruncated, its size once every page was written or
+ * reserved. Needs the descriptor open. Returns 0 or -errno (fstat). */
+int shmb_segment_allocated(const shmb_segment_t *seg, uint64_t *bytes);
 
 /* Installs the handlers that unlink every registered segment and tracked file
  * and then let the signal take its default action (see the top of this file

@@ -1,14 +1,17 @@
 /*
  * transfer_bench: copy bandwidth between two SHM segments.
  *
- * src and dst are SHM segments of max_transfer_size_mb each, reserved with
- * posix_fallocate (a full /dev/shm is reported at set-up, not as SIGBUS
- * mid-copy), src filled with a position-dependent pattern, both touched
- * before timing. Sizes: transfer_size_kb, doubling, up to and including
- * max_transfer_size_mb. At each size and method: one untimed transfer whose
- * result is verified (no method is timed unless it copies right), then
- * batches of transfers (each batch long enough that the timer's overhead is
- * under 1%), until num_transfers were done or time_per_size_ms has passed.
+ * src and dst are SHM segments of max_transfer_size_kb each, reserved with
+ * posix_fallocate (their first write is not timed: a full /dev/shm is
+ * reported at set-up, not as SIGBUS mid-copy), src filled with a
+ * position-dependent pattern, both touched before timing. Sizes:
+ * transfer_size_kb, doubling, up to and including max_transfer_size_kb. At
+ * each size and method: one untimed transfer whose result is verified (no
+ * method is timed unless it copies right), then exactly num_transfers
+ * transfers in batches as even as possible, each at least as long as 100
+ * timer overheads (so the timer is under 1% of it; with fewer transfers than
+ * that, one shorter batch), unless time_per_size_ms runs out first (at least
+ * one batch is always timed).
  * Every transfer copies src[0, size) to dst[0, size): small sizes stay in the
  * caches, as they do for perf bench mem memcpy.
  *
@@ -21,9 +24,19 @@
  * share of the row's median transfer it is: where translation stops
  * mattering.
  *
- * cold: each transfer writes a fresh SHM segment that nothing touched
- * before, so its page faults are part of the time; timed one by one.
- * GB/s counts each byte once: size / time, 10^9 bytes per second.
+ * cold: each transfer writes a fresh SHM segment created as Mooncake's
+ * createSharedMemory does, shm_open + ftruncate + mmap and nothing reserved,
+ * so the tmpfs page allocation and the page faults of its first write are
+ * part of the time; timed one by one. The segment must hold no page before
+ * the copy and all after (fstat st_blocks), else -EPROTO. The copy is guarded
+ * (shmb_copy_first_write): a /dev/shm that fills up during it gives -ENOSPC,
+ * never a SIGBUS; the caller's up-front space check makes that rare.
+ *
+ * Rows: ns per transfer (mean, p50, ...); GB/s = size / p50 time (the
+ * median, so that one preemption does not move it), each byte counted once,
+ * 10^9 bytes per second; speedup = this row's GB/s / the warm memcpy row's of
+ * the same size (a cold row's too: what the first write costs against a
+ * copy into touched pages).
  */
 #ifndef SHMBENCH_TRANSFER_BENCH_H
 #define SHMBENCH_TRANSFER_BENCH_H
@@ -40,14 +53,14 @@ extern "C" {
 #endif
 
 #define SHMB_TRANSFER_MAX_SIZES 64
-#define SHMB_TRANSFER_MAX_MB (1ull << 20) /* 1 TiB */
+#define SHMB_TRANSFER_MAX_KB (1ull << 30) /* 1 TiB */
 #define SHMB_TRANSFER_MAX_TRANSFERS 1000000000ull
 #define SHMB_TRANSFER_MAX_THREADS 256
 
 typedef struct shmb_transfer_config {
     uint64_t transfer_size_kb;     /* first size (=4) */
-    uint64_t max_transfer_size_mb; /* last size, included (=64) */
-    uint64_t num_transfers;        /* per size and method, at most (=1000) */
+    uint64_t max_transfer_size_kb; /* last size, included (=64 MB) */
+    uint64_t num_transfers;        /* per size and method, exactly unless the budget ends (=1000) */
     int run[SHMB_COPY_METHODS];    /* 1: measure this method */
     int threads;                   /* split each transfer (=1) */
     int cpu;                       /* with threads > 1, pin them from this CPU on, within the
@@ -63,8 +76,8 @@ typedef struct shmb_transfer_config {
     int repetition;                /* stamped into the rows */
 } shmb_transfer_config_t;
 
-/* The sizes in bytes: transfer_size_kb KB, doubling, then max_transfer_size_mb
- * MB if doubling skips it. Returns how many, or -EINVAL (zero sizes, first
+/* The sizes in bytes: transfer_size_kb KB, doubling, then max_transfer_size_kb
+ * KB if doubling skips it. Returns how many, or -EINVAL (zero sizes, first
  * above the last, more than cap). */
 int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap);
 
@@ -73,10 +86,13 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
 int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes);
 
 /* Runs every selected method at every size, appending rows (variant =
- * method, step "" or "cold", arg size_kb, threads; speedup against memcpy
- * when memcpy ran). Returns 0, -errno, -EINVAL (cold with translate), or
- * -EPROTO when a copy or a translation was wrong, with the method, size and
- * first differing offset in why. Leaves nothing in /dev/shm. */
+ * method, step "" or "cold", arg size_kb, threads, iterations = transfers
+ * timed; bytes_per_second and items_per_second from p50; speedup against the
+ * warm memcpy row of the same size when memcpy ran). Returns 0, -errno,
+ * -ENOSPC (recorded as "first write") when /dev/shm filled up inside a cold
+ * copy, -EINVAL (cold with translate), or -EPROTO when a copy or a
+ * translation was wrong, with the method, size and first differing offset in
+ * why, or a cold segment was not fresh. Leaves nothing in /dev/shm. */
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap);
 
