@@ -7,8 +7,12 @@
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
+#include "shmbench/sysinfo.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +92,9 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
         return -EINVAL;
     if (cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS)
         return -EOVERFLOW;
-    if (!arena_fits(cfg))
+    if (!arena_fits(cfg) || cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
         return -EINVAL;
+    const uint64_t threads = cfg->threads > 1 ? (uint64_t)cfg->threads : 1;
     const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
     uint64_t most = 0, sum = 0;
     for (int i = 0; i < nsizes; i++) {
@@ -97,15 +102,21 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++) {
             if (!cfg->run[k])
                 continue;
-            /* a pool maps blocks x (b + its overhead, <= b / 4 + 8 MiB): keep it below 2^62 */
-            if (k != SHMB_ALLOC_POSIX && blocks > (UINT64_MAX / 4) / (2 * b + JEMALLOC_META_BYTES))
+            /* a pool maps blocks x threads x (b + its overhead, <= b / 4 + 8 MiB): keep it
+             * below 2^62 */
+            if (k != SHMB_ALLOC_POSIX &&
+                blocks * threads > (UINT64_MAX / 4) / (2 * b + JEMALLOC_META_BYTES))
                 return -EOVERFLOW;
-            uint64_t written = 0, kept_segments = 0; /* touched bytes, and what a kept segment holds */
+            /* touched bytes of every thread at once, and the segments one kept holds */
+            uint64_t written = 0, kept_segments = 0;
             if (k == SHMB_ALLOC_POSIX) {
-                written = cfg->touch ? b : 0;
+                written = cfg->touch ? b * threads : 0;
                 kept_segments = cfg->measure_mmap_only ? 1 : cfg->num_iterations;
-            } else {
-                written = cfg->touch ? pool_bytes((shmb_alloc_kind_t)k, b, blocks) : 0;
+            } else if (k == SHMB_ALLOC_ARENA) { /* one arena per thread */
+                written = cfg->touch ? pool_bytes(SHMB_ALLOC_ARENA, b, blocks) * threads : 0;
+                kept_segments = 1;
+            } else {                            /* one pool for all threads */
+                written = cfg->touch ? pool_bytes((shmb_alloc_kind_t)k, b, blocks * threads) : 0;
                 kept_segments = 1;
             }
             if (written > UINT64_MAX / kept_segments || sum > UINT64_MAX - written * kept_segments)
@@ -135,43 +146,66 @@ static int push_step(shmb_rows_t *rows, shmb_row_t row, const char *step, double
 
 /* ---- posix: Mooncake's createSharedMemory, one buffer at a time ---- */
 
-static int posix_once(const shmb_alloc_config_t *cfg, size_t bytes, double *s[S_COUNT], size_t i,
-                      uint64_t *kept)
+/* createSharedMemory: shm_open + ftruncate, mmap, close, each timed into
+ * s[step][i], and their sum into s[S_TOTAL][i]. Nothing is left on error. */
+static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segment_t *seg,
+                        double *s[S_COUNT], size_t i)
 {
-    shmb_segment_t seg;
-    uint64_t t_open, t_truncate, t_mmap, t_close, t_cleanup = 0;
-    int ret = shmb_segment_create(&seg, cfg->shm_prefix, bytes, &t_open, &t_truncate);
+    uint64_t t_open, t_truncate, t_mmap, t_close;
+    int ret = shmb_segment_create(seg, cfg->shm_prefix, bytes, &t_open, &t_truncate);
     if (ret < 0)
         return ret;
-    ret = shmb_segment_map(&seg, &t_mmap);
+    ret = shmb_segment_map(seg, &t_mmap);
     if (ret == 0)
-        ret = shmb_segment_close(&seg, &t_close);
+        ret = shmb_segment_close(seg, &t_close);
     if (ret < 0) {
-        shmb_segment_destroy(&seg, NULL);
+        shmb_segment_destroy(seg, NULL);
         return ret;
-    }
-    if (cfg->touch) {
-        uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_segment_first_write(seg.addr, bytes);
-        s[S_TOUCH][i] = (double)(shmb_clock_now_ns() - t0);
-        if (ret < 0) {
-            shmb_segment_destroy(&seg, NULL);
-            return ret;
-        }
-    }
-    if (cfg->cleanup) {
-        ret = shmb_segment_destroy(&seg, &t_cleanup);
-    } else {
-        ret = shmb_segment_release(&seg);
-        *kept += ret == 0;
     }
     s[S_OPEN][i] = (double)t_open;
     s[S_TRUNCATE][i] = (double)t_truncate;
     s[S_MMAP][i] = (double)t_mmap;
     s[S_CLOSE][i] = (double)t_close;
     s[S_TOTAL][i] = (double)(t_open + t_truncate + t_mmap + t_close);
-    s[S_CLEANUP][i] = (double)t_cleanup;
+    return 0;
+}
+
+/* The first write of a fresh mapping, timed into *ns. */
+static int posix_touch(void *addr, size_t bytes, double *ns)
+{
+    uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_segment_first_write(addr, bytes);
+    *ns = (double)(shmb_clock_now_ns() - t0);
     return ret;
+}
+
+/* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and
+ * counts it in *kept. */
+static int posix_end(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, double *ns, uint64_t *kept)
+{
+    if (cfg->cleanup) {
+        uint64_t t_cleanup;
+        int ret = shmb_segment_destroy(seg, &t_cleanup);
+        *ns = (double)t_cleanup;
+        return ret;
+    }
+    int ret = shmb_segment_release(seg);
+    *kept += ret == 0;
+    return ret;
+}
+
+static int posix_once(const shmb_alloc_config_t *cfg, size_t bytes, double *s[S_COUNT], size_t i,
+                      uint64_t *kept)
+{
+    shmb_segment_t seg;
+    int ret = posix_create(cfg, bytes, &seg, s, i);
+    if (ret < 0)
+        return ret;
+    if (cfg->touch && (ret = posix_touch(seg.addr, bytes, &s[S_TOUCH][i])) < 0) {
+        shmb_segment_destroy(&seg, NULL);
+        return ret;
+    }
+    return posix_end(cfg, &seg, &s[S_CLEANUP][i], kept);
 }
 
 /* --measure_mmap_only: one segment, created untimed; mmap, [touch], munmap. */
@@ -381,24 +415,31 @@ static int compare_ptr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Every live block inside the allocator's SHM, no two overlapping. */
-static int verify_blocks(pool_t *p, void **blocks, uint64_t n, size_t bytes, const char *pass,
-                         char *why, size_t cap)
+/* Every live block inside its allocator's SHM, no two overlapping: blocks[i]
+ * comes from pools[i / per_pool]. */
+static int verify_blocks(pool_t *const *pools, uint64_t per_pool, void **blocks, uint64_t n,
+                         size_t bytes, const char *pass, char *why, size_t cap)
 {
-    void **sorted = malloc((size_t)n * sizeof(*sorted));
-    if (!sorted)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    memcpy(sorted, blocks, (size_t)n * sizeof(*sorted));
-    qsort(sorted, (size_t)n, sizeof(*sorted), compare_ptr);
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
-        if (!pool_holds(p, sorted[i], bytes)) {
+        pool_t *p = pools[i / per_pool];
+        if (!pool_holds(p, blocks[i], bytes)) {
             snprintf(why, cap, "%s (%s): block %p of %zu bytes is outside its SHM",
-                     kind_names[p->kind], pass, sorted[i], bytes);
+                     kind_names[p->kind], pass, blocks[i], bytes);
             ret = -EPROTO;
-        } else if (i + 1 < n && (uintptr_t)sorted[i] + bytes > (uintptr_t)sorted[i + 1]) {
+        }
+    }
+    void **sorted = ret == 0 ? malloc((size_t)n * sizeof(*sorted)) : NULL;
+    if (ret == 0 && !sorted)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret < 0)
+        return ret;
+    memcpy(sorted, blocks, (size_t)n * sizeof(*sorted));
+    qsort(sorted, (size_t)n, sizeof(*sorted), compare_ptr);
+    for (uint64_t i = 0; i + 1 < n && ret == 0; i++) {
+        if ((uintptr_t)sorted[i] + bytes > (uintptr_t)sorted[i + 1]) {
             snprintf(why, cap, "%s (%s): blocks %p and %p of %zu bytes overlap",
-                     kind_names[p->kind], pass, sorted[i], sorted[i + 1], bytes);
+                     kind_names[pools[0]->kind], pass, sorted[i], sorted[i + 1], bytes);
             ret = -EPROTO;
         }
     }
@@ -407,7 +448,7 @@ static int verify_blocks(pool_t *p, void **blocks, uint64_t n, size_t bytes, con
 }
 
 typedef struct pool_run {
-    pool_t pool;
+    pool_t *pool;
     void **blocks;
     uint64_t *order;   /* free order: a permutation of 0..blocks */
     uint64_t n;        /* working set */
@@ -422,66 +463,115 @@ typedef struct pool_run {
 static int time_touch(pool_run_t *a, double *touch_ns)
 {
     int ret = 0;
-    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
-        uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_segment_first_write(a->blocks[i], a->bytes);
-        touch_ns[i] = (double)(shmb_clock_now_ns() - t0);
+    for (uint64_t i = 0; i < a->n && ret == 0; i++)
+        ret = posix_touch(a->blocks[i], a->bytes, &touch_ns[i]);
+    return ret;
+}
+
+/* One timed batch of a round: step A_ALLOC, A_FREE, A_REUSE or
+ * A_TOUCH_REUSE over the working set; ns per operation into batch[step][r]. */
+static int pool_batch(pool_run_t *a, int step, uint64_t r, uint64_t span[2])
+{
+    const uint64_t w = a->n;
+    int ret = 0;
+    const uint64_t t0 = shmb_clock_now_ns();
+    switch (step) {
+    case A_FREE:
+        ret = pool_free_batch(a->pool, a->blocks, a->order, w);
+        break;
+    case A_TOUCH_REUSE: /* a purged block is faulted in again: guarded too */
+        for (uint64_t i = 0; i < w && ret == 0; i++)
+            ret = shmb_segment_first_write(a->blocks[i], a->bytes);
+        break;
+    default:
+        ret = pool_alloc_batch(a->pool, a->bytes, a->blocks, w);
+        break;
+    }
+    const uint64_t t1 = shmb_clock_now_ns();
+    a->batch[step][r] = (double)(t1 - t0) / (double)w;
+    if (span) {
+        span[0] = t0;
+        span[1] = t1;
     }
     return ret;
+}
+
+/* Round 0's check of a pass ("alloc", "alloc_reuse") over the blocks of
+ * every thread: blocks[t * per_thread ...] come from pools[t]. */
+static int check_pass(const shmb_alloc_config_t *cfg, pool_t *const *pools, void **blocks,
+                      uint64_t per_thread, int threads, size_t bytes, const char *pass, char *why,
+                      size_t why_cap)
+{
+    if (cfg->check_hook)
+        cfg->check_hook(blocks, per_thread, threads, cfg->check_hook_arg);
+    return verify_blocks(pools, per_thread, blocks, per_thread * (uint64_t)threads, bytes, pass,
+                         why, why_cap);
 }
 
 /* One round: alloc all, [verify, touch], free in random order, alloc again,
  * [verify, touch], empty the pool. Writes ns per operation of each batch
  * into batch[A_*][r]. */
-static int pool_round(pool_run_t *a, uint64_t r, int touch)
+static int pool_round(const shmb_alloc_config_t *cfg, pool_run_t *a, uint64_t r)
 {
-    const uint64_t w = a->n;
-    uint64_t t0 = shmb_clock_now_ns();
-    int ret = pool_alloc_batch(&a->pool, a->bytes, a->blocks, w);
-    uint64_t t1 = shmb_clock_now_ns();
-    a->batch[A_ALLOC][r] = (double)(t1 - t0) / (double)w;
+    int ret = pool_batch(a, A_ALLOC, r, NULL);
     if (ret == 0 && r == 0)
-        ret = verify_blocks(&a->pool, a->blocks, w, a->bytes, "alloc", a->why, a->why_cap);
-    if (ret == 0 && r == 0 && touch)
+        ret = check_pass(cfg, &a->pool, a->blocks, a->n, 1, a->bytes, "alloc", a->why, a->why_cap);
+    if (ret == 0 && r == 0 && cfg->touch)
         ret = time_touch(a, a->touch_ns);
-
-    if (ret == 0) {
-        t0 = shmb_clock_now_ns();
-        ret = pool_free_batch(&a->pool, a->blocks, a->order, w);
-        t1 = shmb_clock_now_ns();
-        a->batch[A_FREE][r] = (double)(t1 - t0) / (double)w;
-    }
-    if (ret == 0) {
-        t0 = shmb_clock_now_ns();
-        ret = pool_alloc_batch(&a->pool, a->bytes, a->blocks, w);
-        t1 = shmb_clock_now_ns();
-        a->batch[A_REUSE][r] = (double)(t1 - t0) / (double)w;
-    }
-    if (ret == 0 && r == 0)
-        ret = verify_blocks(&a->pool, a->blocks, w, a->bytes, "alloc_reuse", a->why, a->why_cap);
-    if (ret == 0 && touch) { /* a purged block is faulted in again: guarded too */
-        t0 = shmb_clock_now_ns();
-        for (uint64_t i = 0; i < w && ret == 0; i++)
-            ret = shmb_segment_first_write(a->blocks[i], a->bytes);
-        a->batch[A_TOUCH_REUSE][r] = (double)(shmb_clock_now_ns() - t0) / (double)w;
-    }
     if (ret == 0)
-        ret = pool_empty(&a->pool, a->blocks, a->order, w);
+        ret = pool_batch(a, A_FREE, r, NULL);
+    if (ret == 0)
+        ret = pool_batch(a, A_REUSE, r, NULL);
+    if (ret == 0 && r == 0)
+        ret = check_pass(cfg, &a->pool, a->blocks, a->n, 1, a->bytes, "alloc_reuse", a->why,
+                         a->why_cap);
+    if (ret == 0 && cfg->touch)
+        ret = pool_batch(a, A_TOUCH_REUSE, r, NULL);
+    if (ret == 0)
+        ret = pool_empty(a->pool, a->blocks, a->order, a->n);
     return ret;
 }
 
-static int pool_rows(const shmb_alloc_config_t *cfg, const pool_run_t *a, uint64_t size_kb,
-                     double setup_ns, uint64_t rounds, shmb_rows_t *rows)
+/* What a pool run measured: samples of every step (ns per operation), and
+ * with threads > 1 the summed wall time of each step's phases. */
+typedef struct pool_figures {
+    double *batch[A_COUNT]; /* nbatch samples each: one per round and thread */
+    size_t nbatch;
+    double *touch_ns;       /* ntouch samples: one per fresh block */
+    size_t ntouch;
+    double *setup_ns;       /* nsetup samples: one per pool created */
+    size_t nsetup;
+    uint64_t ops;           /* operations of each batch step, all threads */
+    int threads;
+    double wall_ns[A_COUNT + 1]; /* per step, [A_COUNT]: touch; threads > 1 only */
+    const char *note;       /* of every row, or "" */
+} pool_figures_t;
+
+/* The aggregate rate of a row just pushed: ops over the wall time. */
+static void set_rate(shmb_rows_t *rows, uint64_t ops, double wall_ns)
+{
+    rows->v[rows->n - 1].items_per_second = wall_ns > 0 ? (double)ops * 1e9 / wall_ns : 0;
+}
+
+static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uint64_t size_kb,
+                     const pool_figures_t *f, shmb_rows_t *rows)
 {
     static const char *steps[A_COUNT] = {"alloc", "free", "alloc_reuse", "touch_reuse"};
-    shmb_row_t row = row_template(cfg, kind_names[a->pool.kind], size_kb);
-    int ret = push_step(rows, row, "setup", &setup_ns, 1, 1);
+    shmb_row_t row = row_template(cfg, kind_names[kind], size_kb);
+    row.threads = f->threads;
+    snprintf(row.note, sizeof(row.note), "%s", f->note);
+    int ret = push_step(rows, row, "setup", f->setup_ns, f->nsetup, f->nsetup);
     for (int k = 0; k < A_COUNT && ret == 0; k++) {
         if (k == A_TOUCH_REUSE && !cfg->touch)
             continue;
-        ret = push_step(rows, row, steps[k], a->batch[k], (size_t)rounds, rounds * a->n);
-        if (ret == 0 && k == A_ALLOC && cfg->touch)
-            ret = push_step(rows, row, "touch", a->touch_ns, (size_t)a->n, a->n);
+        ret = push_step(rows, row, steps[k], f->batch[k], f->nbatch, f->ops);
+        if (ret == 0 && f->threads > 1)
+            set_rate(rows, f->ops, f->wall_ns[k]);
+        if (ret == 0 && k == A_ALLOC && cfg->touch) {
+            ret = push_step(rows, row, "touch", f->touch_ns, f->ntouch, f->ntouch);
+            if (ret == 0 && f->threads > 1)
+                set_rate(rows, f->ntouch, f->wall_ns[A_COUNT]);
+        }
     }
     return ret;
 }
@@ -489,9 +579,12 @@ static int pool_rows(const shmb_alloc_config_t *cfg, const pool_run_t *a, uint64
 static int pool_size(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uint64_t size_kb,
                      shmb_rows_t *rows, uint64_t *kept, char *why, size_t why_cap)
 {
+    pool_t pool;
+    memset(&pool, 0, sizeof(pool));
+    pool.kind = kind;
     pool_run_t a;
     memset(&a, 0, sizeof(a));
-    a.pool.kind = kind;
+    a.pool = &pool;
     a.bytes = (size_t)size_kb * 1024;
     a.n = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
     a.why = why;
@@ -515,16 +608,21 @@ static int pool_size(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     shmb_rng_shuffle(&rng, a.order, (size_t)a.n);
 
     uint64_t t0 = shmb_clock_now_ns();
-    ret = pool_create(&a.pool, cfg, a.bytes, a.n);
+    ret = pool_create(&pool, cfg, a.bytes, a.n);
     double setup_ns = (double)(shmb_clock_now_ns() - t0);
     if (ret < 0)
         goto out_free;
     for (uint64_t r = 0; r < rounds && ret == 0; r++)
-        ret = pool_round(&a, r, cfg->touch);
-    int r = pool_destroy(&a.pool, ret < 0 || cfg->cleanup, kept);
+        ret = pool_round(cfg, &a, r);
+    int r = pool_destroy(&pool, ret < 0 || cfg->cleanup, kept);
     ret = ret < 0 ? ret : r;
-    if (ret == 0)
-        ret = pool_rows(cfg, &a, size_kb, setup_ns, rounds, rows);
+    if (ret == 0) {
+        pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
+                            .setup_ns = &setup_ns, .nsetup = 1, .ops = rounds * a.n, .threads = 1,
+                            .note = ""};
+        memcpy(f.batch, a.batch, sizeof(f.batch));
+        ret = pool_rows(cfg, kind, size_kb, &f, rows);
+    }
 
 out_free:
     for (int k = 0; k < A_COUNT; k++)
@@ -532,6 +630,454 @@ out_free:
     free(a.touch_ns);
     free(a.blocks);
     free(a.order);
+    return ret;
+}
+
+/* ---- several threads at once ---- */
+
+/* A barrier that spins (yielding after a while), so that the threads leave
+ * it within a few hundred nanoseconds of each other. */
+typedef struct barrier {
+    atomic_int arrived;
+    atomic_uint generation;
+    int threads;
+} barrier_t;
+
+static void barrier_wait(barrier_t *b)
+{
+    unsigned g = atomic_load_explicit(&b->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == b->threads - 1) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    while (atomic_load_explicit(&b->generation, memory_order_acquire) == g)
+        if (++spins > 4096)
+            sched_yield();
+}
+
+/* `threads` threads running fn(team, i) together; the calling thread only
+ * starts and joins them. */
+typedef struct team team_t;
+struct team {
+    int threads;
+    const int *cpus;       /* thread i's CPU; NULL: not pinned */
+    void (*fn)(team_t *team, int i);
+    void *ctx;
+    barrier_t barrier;
+    atomic_int go;            /* 0: wait, 1: run, -1: give up (a thread could not start) */
+    atomic_int failed;        /* the first error, 0 while none */
+    atomic_int failed_thread; /* the thread that met it */
+    shmb_error_t *errors;     /* each thread's error record when it failed */
+};
+
+typedef struct member {
+    team_t *team;
+    int index;
+} member_t;
+
+/* Records thread i's failure; the first one wins. */
+static void team_fail(team_t *t, int i, int ret)
+{
+    int none = 0;
+    t->errors[i] = *shmb_error_last();
+    if (atomic_compare_exchange_strong(&t->failed, &none, ret))
+        atomic_store(&t->failed_thread, i);
+}
+
+/* Every thread calls it before every phase, in the same sequence: waits for
+ * all, then says whether to work (no thread failed so far). */
+static int team_phase(team_t *t)
+{
+    barrier_wait(&t->barrier);
+    return atomic_load_explicit(&t->failed, memory_order_acquire) == 0;
+}
+
+static int team_ok(team_t *t)
+{
+    return atomic_load_explicit(&t->failed, memory_order_acquire) == 0;
+}
+
+static void *member_main(void *arg)
+{
+    member_t *m = arg;
+    team_t *t = m->team;
+    int go;
+    while ((go = atomic_load_explicit(&t->go, memory_order_acquire)) == 0)
+        sched_yield();
+    if (go < 0)
+        return NULL;
+    if (t->cpus) {
+        int ret = shmb_sysinfo_pin_cpu(t->cpus[m->index]);
+        if (ret < 0) {
+            char object[32];
+            snprintf(object, sizeof(object), "CPU %d", t->cpus[m->index]);
+            team_fail(t, m->index, shmb_error_record("sched_setaffinity", -ret, object));
+        }
+    }
+    t->fn(t, m->index);
+    return NULL;
+}
+
+/* Runs the team to the end. Returns 0 or the first error, whose record
+ * (if any) is copied to this thread's. */
+static int team_run(team_t *t)
+{
+    pthread_t *tids = calloc((size_t)t->threads, sizeof(*tids));
+    member_t *members = calloc((size_t)t->threads, sizeof(*members));
+    t->errors = calloc((size_t)t->threads, sizeof(*t->errors));
+    t->barrier.threads = t->threads;
+    int ret = tids && members && t->errors ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    int started = 0;
+    for (; ret == 0 && started < t->threads; started++) {
+        members[started] = (member_t){t, started};
+        int err = pthread_create(&tids[started], NULL, member_main, &members[started]);
+        if (err != 0) {
+            ret = shmb_error_record("pthread_create", err, NULL);
+            break;
+        }
+    }
+    atomic_store_explicit(&t->go, ret == 0 ? 1 : -1, memory_order_release);
+    for (int i = 0; i < started; i++)
+        pthread_join(tids[i], NULL);
+    if (ret == 0 && (ret = atomic_load(&t->failed)) < 0) {
+        const shmb_error_t *e = &t->errors[atomic_load(&t->failed_thread)];
+        if (e->call)
+            shmb_error_record(e->call, e->err, e->object);
+    }
+    free(tids);
+    free(members);
+    free(t->errors);
+    return ret;
+}
+
+/* Summed wall time of `phases` phases: for each, the last thread's end
+ * minus the first thread's start (start and end: [phase * threads + t]). */
+static double wall_ns(const uint64_t *start, const uint64_t *end, uint64_t phases, int threads)
+{
+    double sum = 0;
+    for (uint64_t p = 0; p < phases; p++) {
+        uint64_t first = UINT64_MAX, last = 0;
+        for (int t = 0; t < threads; t++) {
+            const uint64_t i = p * (uint64_t)threads + (uint64_t)t;
+            first = start[i] < first ? start[i] : first;
+            last = end[i] > last ? end[i] : last;
+        }
+        sum += last > first ? (double)(last - first) : 0;
+    }
+    return sum;
+}
+
+int shmb_alloc_bench_thread_cpus(const shmb_alloc_config_t *cfg, int *cpus)
+{
+    if (cfg->threads < 2 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
+        return -EINVAL;
+    int *own = NULL;
+    const int *allowed = cfg->cpus;
+    int n = cfg->ncpus;
+    if (!allowed) {
+        if (!(own = malloc(sizeof(int) * CPU_SETSIZE)))
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        n = shmb_sysinfo_allowed_cpus(own, CPU_SETSIZE);
+        if (n <= 0) {
+            free(own);
+            return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
+        }
+        allowed = own;
+    }
+    int pinned = cfg->threads <= n;
+    if (pinned) {
+        int first = 0;
+        while (cfg->cpu >= 0 && first < n && allowed[first] < cfg->cpu)
+            first++;
+        for (int i = 0; i < cfg->threads; i++)
+            cpus[i] = allowed[(first + i) % n];
+    }
+    free(own);
+    return pinned;
+}
+
+/* posix: each thread creates, [touches] and cleans up its own buffers, one
+ * at a time; every allocation, touch and cleanup is a phase. */
+enum { P_ALLOC, P_TOUCH, P_CLEANUP, P_COUNT };
+
+typedef struct posix_team {
+    const shmb_alloc_config_t *cfg;
+    size_t bytes;
+    uint64_t n;          /* allocations per thread */
+    double *s[S_COUNT];  /* thread t's samples at [t * n, (t + 1) * n) */
+    uint64_t *kept;      /* per thread */
+    uint64_t *start[P_COUNT], *end[P_COUNT]; /* phase clocks: [i * threads + t] */
+} posix_team_t;
+
+static void posix_member(team_t *t, int me)
+{
+    posix_team_t *c = t->ctx;
+    const shmb_alloc_config_t *cfg = c->cfg;
+    double *s[S_COUNT];
+    for (int k = 0; k < S_COUNT; k++)
+        s[k] = c->s[k] + (uint64_t)me * c->n;
+    shmb_segment_t seg;
+    int live = 0, mapped = 0, ret = 0;
+    if (cfg->measure_mmap_only) { /* this thread's one segment, created untimed */
+        if ((ret = shmb_segment_create(&seg, cfg->shm_prefix, c->bytes, NULL, NULL)) < 0)
+            team_fail(t, me, ret);
+        live = ret == 0;
+    }
+    for (uint64_t i = 0; i < c->n; i++) {
+        const uint64_t at = i * (uint64_t)t->threads + (uint64_t)me;
+        if (team_phase(t) && (live || !cfg->measure_mmap_only)) {
+            c->start[P_ALLOC][at] = shmb_clock_now_ns();
+            if (cfg->measure_mmap_only) {
+                uint64_t ns = 0;
+                ret = shmb_segment_map(&seg, &ns);
+                s[S_MMAP][i] = (double)ns;
+            } else {
+                ret = posix_create(cfg, c->bytes, &seg, s, i);
+                live = ret == 0;
+            }
+            mapped = ret == 0;
+            c->end[P_ALLOC][at] = shmb_clock_now_ns();
+            if (ret < 0)
+                team_fail(t, me, ret);
+        }
+        if (cfg->touch && team_phase(t) && mapped) {
+            c->start[P_TOUCH][at] = shmb_clock_now_ns();
+            ret = posix_touch(seg.addr, c->bytes, &s[S_TOUCH][i]);
+            c->end[P_TOUCH][at] = shmb_clock_now_ns();
+            if (ret < 0)
+                team_fail(t, me, ret);
+        }
+        if (cfg->measure_mmap_only || cfg->cleanup) {
+            if (team_phase(t) && mapped) {
+                c->start[P_CLEANUP][at] = shmb_clock_now_ns();
+                if (cfg->measure_mmap_only) {
+                    uint64_t ns = 0;
+                    ret = shmb_segment_unmap(&seg, &ns);
+                    s[S_CLEANUP][i] = (double)ns;
+                } else {
+                    ret = posix_end(cfg, &seg, &s[S_CLEANUP][i], &c->kept[me]);
+                    live = 0;
+                }
+                mapped = 0;
+                c->end[P_CLEANUP][at] = shmb_clock_now_ns();
+                if (ret < 0)
+                    team_fail(t, me, ret);
+            }
+        } else if (live && team_ok(t)) { /* --cleanup=false: left on purpose */
+            if ((ret = posix_end(cfg, &seg, NULL, &c->kept[me])) < 0)
+                team_fail(t, me, ret);
+            live = mapped = 0;
+        }
+        if (live && !cfg->measure_mmap_only) { /* another thread failed mid-way */
+            shmb_segment_destroy(&seg, NULL);
+            live = mapped = 0;
+        }
+    }
+    if (live && (cfg->cleanup || !team_ok(t))) {
+        if ((ret = shmb_segment_destroy(&seg, NULL)) < 0)
+            team_fail(t, me, ret);
+    } else if (live) {
+        if ((ret = shmb_segment_release(&seg)) < 0)
+            team_fail(t, me, ret);
+        c->kept[me] += ret == 0;
+    }
+}
+
+static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, const int *cpus,
+                              shmb_rows_t *rows, uint64_t *kept)
+{
+    static const char *steps[S_COUNT] = {"shm_open", "ftruncate", "mmap", "close",
+                                         "total", "cleanup", "touch"};
+    const int threads = cfg->threads;
+    posix_team_t c = {.cfg = cfg, .bytes = (size_t)size_kb * 1024, .n = cfg->num_iterations};
+    const size_t samples = (size_t)c.n * (size_t)threads;
+    int ret = (c.kept = calloc((size_t)threads, sizeof(*c.kept))) ? 0 : -ENOMEM;
+    for (int k = 0; k < S_COUNT && ret == 0; k++)
+        ret = (c.s[k] = calloc(samples, sizeof(double))) ? 0 : -ENOMEM;
+    for (int p = 0; p < P_COUNT && ret == 0; p++)
+        ret = (c.start[p] = calloc(samples, sizeof(uint64_t))) &&
+                      (c.end[p] = calloc(samples, sizeof(uint64_t)))
+                  ? 0
+                  : -ENOMEM;
+    if (ret < 0)
+        shmb_error_record("malloc", ENOMEM, NULL);
+    team_t team = {.threads = threads, .cpus = cpus, .fn = posix_member, .ctx = &c};
+    if (ret == 0)
+        ret = team_run(&team);
+    for (int i = 0; ret == 0 && i < threads; i++)
+        *kept += c.kept[i];
+
+    shmb_row_t row = row_template(cfg, "posix", size_kb);
+    row.threads = threads;
+    for (int k = 0; k < S_COUNT && ret == 0; k++) {
+        if (!posix_step_timed(cfg, k))
+            continue;
+        ret = push_step(rows, row, steps[k], c.s[k], samples, samples);
+        int phase = k == S_TOUCH                                   ? P_TOUCH
+                    : k == S_CLEANUP                               ? P_CLEANUP
+                    : k == S_TOTAL || (k == S_MMAP && cfg->measure_mmap_only) ? P_ALLOC
+                                                                   : -1;
+        if (ret == 0)
+            set_rate(rows, samples, phase < 0 ? 0 : wall_ns(c.start[phase], c.end[phase], c.n, threads));
+    }
+    for (int k = 0; k < S_COUNT; k++)
+        free(c.s[k]);
+    for (int p = 0; p < P_COUNT; p++) {
+        free(c.start[p]);
+        free(c.end[p]);
+    }
+    free(c.kept);
+    return ret;
+}
+
+/* Pools: every batch of every round is a phase; round 0's blocks of all
+ * threads are checked together by thread 0 between phases. */
+typedef struct pool_team {
+    const shmb_alloc_config_t *cfg;
+    pool_t **pools;      /* thread t's pool */
+    pool_run_t *runs;    /* thread t's working set and samples */
+    uint64_t rounds;
+    uint64_t *start, *end; /* phase clocks: [(step * rounds + r) * threads + t]; step A_COUNT: touch */
+    char *why;
+    size_t why_cap;
+} pool_team_t;
+
+static void pool_member(team_t *t, int me)
+{
+    static const char *passes[A_COUNT] = {"alloc", NULL, "alloc_reuse", NULL};
+    pool_team_t *c = t->ctx;
+    const shmb_alloc_config_t *cfg = c->cfg;
+    pool_run_t *a = &c->runs[me];
+    const uint64_t threads = (uint64_t)t->threads;
+    int ret = 0;
+    if (a->pool->kind == SHMB_ALLOC_JEMALLOC_TCACHE) { /* this thread's tcache, made on first use */
+        void *p;
+        if ((ret = pool_alloc_batch(a->pool, a->bytes, &p, 1)) == 0)
+            ret = pool_free_batch(a->pool, &p, &(uint64_t){0}, 1);
+        if (ret < 0)
+            team_fail(t, me, ret);
+    }
+    for (uint64_t r = 0; r < c->rounds; r++) {
+        for (int step = 0; step < A_COUNT; step++) {
+            if (step == A_TOUCH_REUSE && !cfg->touch)
+                continue;
+            const uint64_t at = ((uint64_t)step * c->rounds + r) * threads + (uint64_t)me;
+            if (team_phase(t)) {
+                uint64_t span[2];
+                if ((ret = pool_batch(a, step, r, span)) < 0)
+                    team_fail(t, me, ret);
+                c->start[at] = span[0];
+                c->end[at] = span[1];
+            }
+            if (r == 0 && passes[step] && team_phase(t) && me == 0) {
+                ret = check_pass(cfg, c->pools, c->runs[0].blocks, a->n, t->threads, a->bytes,
+                                 passes[step], c->why, c->why_cap);
+                if (ret < 0)
+                    team_fail(t, me, ret);
+            }
+            if (r == 0 && step == A_ALLOC && cfg->touch && team_phase(t)) {
+                const uint64_t touch_at = (uint64_t)A_COUNT * c->rounds * threads + (uint64_t)me;
+                c->start[touch_at] = shmb_clock_now_ns();
+                if ((ret = time_touch(a, a->touch_ns)) < 0)
+                    team_fail(t, me, ret);
+                c->end[touch_at] = shmb_clock_now_ns();
+            }
+        }
+        if (team_ok(t) && (ret = pool_empty(a->pool, a->blocks, a->order, a->n)) < 0)
+            team_fail(t, me, ret);
+    }
+}
+
+static int pool_size_threads(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind,
+                             uint64_t size_kb, const int *cpus, shmb_rows_t *rows, uint64_t *kept,
+                             char *why, size_t why_cap)
+{
+    const int threads = cfg->threads;
+    const int own = kind == SHMB_ALLOC_ARENA; /* single-threaded by design: one per thread */
+    const int npools = own ? threads : 1;
+    const uint64_t n = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + n - 1) / n;
+    const size_t per_all = (size_t)n * (size_t)threads, clocks = (size_t)(A_COUNT + 1) * rounds * threads;
+    const size_t bytes = (size_t)size_kb * 1024;
+    pool_t *store = calloc((size_t)npools, sizeof(*store));
+    pool_t **pools = calloc((size_t)threads, sizeof(*pools));
+    pool_run_t *runs = calloc((size_t)threads, sizeof(*runs));
+    void **blocks = calloc(per_all, sizeof(*blocks));
+    uint64_t *order = calloc(per_all, sizeof(*order));
+    double *touch_ns = calloc(per_all, sizeof(double));
+    double *setup_ns = calloc((size_t)npools, sizeof(double));
+    uint64_t *start = calloc(clocks, sizeof(uint64_t)), *end = calloc(clocks, sizeof(uint64_t));
+    double *batch[A_COUNT] = {0};
+    int ret = store && pools && runs && blocks && order && touch_ns && setup_ns && start && end ? 0 : -ENOMEM;
+    for (int k = 0; k < A_COUNT && ret == 0; k++)
+        ret = (batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) ? 0 : -ENOMEM;
+    if (ret < 0) {
+        shmb_error_record("malloc", ENOMEM, NULL);
+        goto out_free;
+    }
+    int created = 0;
+    for (; created < npools && ret == 0; created++) {
+        store[created].kind = kind;
+        uint64_t t0 = shmb_clock_now_ns();
+        ret = pool_create(&store[created], cfg, bytes, own ? n : n * (uint64_t)threads);
+        setup_ns[created] = (double)(shmb_clock_now_ns() - t0);
+    }
+    if (ret < 0)
+        created--;
+    for (int t = 0; t < threads && ret == 0; t++) {
+        pool_run_t *a = &runs[t];
+        pools[t] = &store[own ? t : 0];
+        a->pool = pools[t];
+        a->blocks = blocks + (size_t)t * n;
+        a->order = order + (size_t)t * n;
+        a->touch_ns = touch_ns + (size_t)t * n;
+        a->n = n;
+        a->bytes = bytes;
+        for (int k = 0; k < A_COUNT; k++)
+            a->batch[k] = batch[k] + (size_t)t * rounds;
+        shmb_rng_t rng;
+        shmb_rng_seed(&rng, cfg->seed ^ size_kb ^ ((uint64_t)t << 40));
+        for (uint64_t i = 0; i < n; i++)
+            a->order[i] = i;
+        shmb_rng_shuffle(&rng, a->order, (size_t)n);
+    }
+    pool_team_t c = {.cfg = cfg, .pools = pools, .runs = runs, .rounds = rounds, .start = start,
+                     .end = end, .why = why, .why_cap = why_cap};
+    team_t team = {.threads = threads, .cpus = cpus, .fn = pool_member, .ctx = &c};
+    if (ret == 0)
+        ret = team_run(&team);
+    for (int p = 0; p < created; p++) {
+        int r = pool_destroy(&store[p], ret < 0 || cfg->cleanup, kept);
+        ret = ret < 0 ? ret : r;
+    }
+    if (ret == 0) {
+        pool_figures_t f = {.nbatch = (size_t)rounds * (size_t)threads, .touch_ns = touch_ns,
+                            .ntouch = per_all, .setup_ns = setup_ns, .nsetup = (size_t)npools,
+                            .ops = rounds * per_all, .threads = threads,
+                            .note = own ? "one arena per thread" : ""};
+        memcpy(f.batch, batch, sizeof(f.batch));
+        for (int k = 0; k < A_COUNT; k++)
+            f.wall_ns[k] = wall_ns(start + (size_t)k * rounds * threads, end + (size_t)k * rounds * threads,
+                                   rounds, threads);
+        f.wall_ns[A_COUNT] = wall_ns(start + (size_t)A_COUNT * rounds * threads,
+                                     end + (size_t)A_COUNT * rounds * threads, 1, threads);
+        ret = pool_rows(cfg, kind, size_kb, &f, rows);
+    }
+
+out_free:
+    for (int k = 0; k < A_COUNT; k++)
+        free(batch[k]);
+    free(store);
+    free(pools);
+    free(runs);
+    free(blocks);
+    free(order);
+    free(touch_ns);
+    free(setup_ns);
+    free(start);
+    free(end);
     return ret;
 }
 
@@ -571,15 +1117,20 @@ static int system_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, u
     return ret;
 }
 
-static int run_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                    uint64_t *kept, char *why, size_t why_cap)
+static int run_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, const int *cpus,
+                    shmb_rows_t *rows, uint64_t *kept, char *why, size_t why_cap)
 {
+    const int threaded = cfg->threads > 1;
     int ret = 0;
     if (cfg->run[SHMB_ALLOC_POSIX])
-        ret = posix_size(cfg, size_kb, rows, kept);
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++)
-        if (cfg->run[k])
-            ret = pool_size(cfg, (shmb_alloc_kind_t)k, size_kb, rows, kept, why, why_cap);
+        ret = threaded ? posix_size_threads(cfg, size_kb, cpus, rows, kept)
+                       : posix_size(cfg, size_kb, rows, kept);
+    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
+        if (!cfg->run[k])
+            continue;
+        ret = threaded ? pool_size_threads(cfg, (shmb_alloc_kind_t)k, size_kb, cpus, rows, kept, why, why_cap)
+                       : pool_size(cfg, (shmb_alloc_kind_t)k, size_kb, rows, kept, why, why_cap);
+    }
     const char *baseline = cfg->measure_mmap_only ? "mmap" : "total";
     const char *free_baseline = cfg->measure_mmap_only || cfg->cleanup ? "cleanup" : "";
     for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
@@ -603,19 +1154,24 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint
             kind = k;
         }
     if (nsizes < 0 || cfg->num_iterations == 0 || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS ||
-        cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || kinds == 0 || (cfg->system_rows && kinds != 1))
+        cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || kinds == 0 || (cfg->system_rows && kinds != 1) ||
+        cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
         return -EINVAL;
     if (!arena_fits(cfg))
         return -EINVAL;
+    int cpus[SHMB_ALLOC_MAX_THREADS];
+    int pinned = cfg->threads > 1 ? shmb_alloc_bench_thread_cpus(cfg, cpus) : 0;
+    if (pinned < 0)
+        return pinned;
 
     int ret = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {
         if (!cfg->system_rows) {
-            ret = run_size(cfg, sizes[i], rows, kept, why, why_cap);
+            ret = run_size(cfg, sizes[i], pinned ? cpus : NULL, rows, kept, why, why_cap);
             continue;
         }
         shmb_rows_t all = {0};
-        ret = run_size(cfg, sizes[i], &all, kept, why, why_cap);
+        ret = run_size(cfg, sizes[i], pinned ? cpus : NULL, &all, kept, why, why_cap);
         if (ret == 0)
             ret = system_rows(cfg, (shmb_alloc_kind_t)kind, sizes[i], &all, rows);
         shmb_rows_free(&all);

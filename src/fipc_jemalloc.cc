@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -25,6 +26,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 namespace {
@@ -230,11 +232,13 @@ struct Segment_guard {
 struct shmb_fipc_jemalloc {
     Hooks_wrapper wrapper;
     std::string prefix;
-    int flags = 0;          /* mallocx/dallocx flags: arena and cache */
+    int flags = 0;          /* mallocx/dallocx flags without a thread cache */
     bool has_arena = false;
     unsigned arena = 0;
-    bool has_tcache = false;
-    unsigned tcache = 0;
+    bool use_tcache = false;
+    uint64_t serial = 0;    /* this allocator's number, never reused: keys this_thread_tcache */
+    std::mutex tcaches_mutex; /* guards tcaches */
+    std::unordered_map<std::thread::id, unsigned> tcaches; /* Thread_cache: each thread's tcache */
     shmb_fipc_repo repo;
     mutable std::mutex pools_mutex; /* guards the three below; taken before repo.mutex */
     std::unordered_map<uint32_t, shmb_segment_t> pools;
@@ -244,6 +248,7 @@ struct shmb_fipc_jemalloc {
     void *create_pool(size_t size, size_t alignment);
     bool purge(const void *addr, size_t offset, size_t length);
     bool same_pool(const void *a, const void *b) const;
+    bool thread_flags(int *out);
     int close_arena();
     int drop_pools(int unlink_pools, uint64_t *kept);
 };
@@ -424,17 +429,65 @@ bool shmb_fipc_jemalloc::same_pool(const void *a, const void *b) const
     }
 }
 
+namespace {
+
+/* The serial of the allocator whose tcache this thread used last, and the
+ * flags naming it: Thread_cache::this_thread_cache() + id(arena)'s fast path,
+ * one thread-local compare (upstream's is a thread-local registry and an
+ * unordered_map find: this model's is cheaper, a bound). */
+struct Thread_tcache {
+    uint64_t serial;
+    int flags;
+};
+thread_local Thread_tcache this_thread_tcache;
+
+std::atomic<uint64_t> next_serial{1};
+
+} // namespace
+
+/* Thread_cache::id(arena): the calling thread's explicit tcache for this
+ * arena, created with tcache.create the first time the thread allocates or
+ * frees (a jemalloc tcache may serve one thread only). Returns false when
+ * jemalloc refuses (recorded). */
+bool shmb_fipc_jemalloc::thread_flags(int *out)
+{
+    if (this_thread_tcache.serial == serial) {
+        *out = this_thread_tcache.flags;
+        return true;
+    }
+    try {
+        std::lock_guard<std::mutex> lock(tcaches_mutex);
+        auto it = tcaches.find(std::this_thread::get_id());
+        if (it == tcaches.end()) {
+            unsigned id;
+            size_t len = sizeof(id);
+            int err = mallctl("tcache.create", &id, &len, nullptr, 0);
+            if (err != 0) {
+                shmb_error_record("mallctl", err, "tcache.create");
+                return false;
+            }
+            it = tcaches.emplace(std::this_thread::get_id(), id).first;
+        }
+        this_thread_tcache = Thread_tcache{serial, MALLOCX_ARENA(arena) | MALLOCX_TCACHE(it->second)};
+        *out = this_thread_tcache.flags;
+        return true;
+    } catch (...) {
+        shmb_error_record("mallctl", ENOMEM, "tcache.create");
+        return false;
+    }
+}
+
 /* Memory_manager::destroy_thread_cache, then destroy_arena. Returns 0 or
  * -EIO (jemalloc refused: it may still use the pools). */
 int shmb_fipc_jemalloc::close_arena()
 {
-    if (has_tcache) {
-        int err = mallctl("tcache.destroy", nullptr, nullptr, &tcache, sizeof(tcache));
+    std::lock_guard<std::mutex> lock(tcaches_mutex);
+    for (auto it = tcaches.begin(); it != tcaches.end(); it = tcaches.erase(it)) {
+        int err = mallctl("tcache.destroy", nullptr, nullptr, &it->second, sizeof(it->second));
         if (err != 0) {
             shmb_error_record("mallctl", err, "tcache.destroy");
             return -EIO;
         }
-        has_tcache = false;
     }
     if (has_arena) {
         char name[64];
@@ -487,8 +540,8 @@ namespace {
 
 /* Memory_manager::create_arena: mallctl("arenas.create") with the hooks;
  * then the retain_grow_limit this model adds (upstream leaves jemalloc's
- * default, no limit, and asserts pools fit its int32 offsets); then
- * Memory_manager::create_thread_cache when asked. */
+ * default, no limit, and asserts pools fit its int32 offsets); then, when
+ * asked, the creating thread's cache (Thread_cache::id, see thread_flags). */
 int open_arena(shmb_fipc_jemalloc *j, int tcache)
 {
     extent_hooks_t *hooks = &j->wrapper.hooks;
@@ -508,16 +561,10 @@ int open_arena(shmb_fipc_jemalloc *j, int tcache)
         return -EIO;
     }
     j->flags = MALLOCX_ARENA(j->arena) | MALLOCX_TCACHE_NONE;
-    if (tcache) {
-        len = sizeof(j->tcache);
-        err = mallctl("tcache.create", &j->tcache, &len, nullptr, 0);
-        if (err != 0) {
-            shmb_error_record("mallctl", err, "tcache.create");
-            return -EIO;
-        }
-        j->has_tcache = true;
-        j->flags = MALLOCX_ARENA(j->arena) | MALLOCX_TCACHE(j->tcache);
-    }
+    j->use_tcache = tcache != 0;
+    int flags;
+    if (j->use_tcache && !j->thread_flags(&flags))
+        return -EIO;
     return 0;
 }
 
@@ -532,6 +579,7 @@ int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc
         std::unique_ptr<shmb_fipc_jemalloc> j(new shmb_fipc_jemalloc);
         j->wrapper = Hooks_wrapper{shm_pool_hooks, j.get()};
         j->prefix = prefix;
+        j->serial = next_serial.fetch_add(1);
         ret = open_arena(j.get(), tcache);
         if (ret < 0) {
             /* Frees j, unless jemalloc still holds the arena (then leaked). */
@@ -545,23 +593,33 @@ int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc
     }
 }
 
-/* Memory_manager::allocate_helper: mallocx with the arena and cache flags. */
+/* Memory_manager::allocate_helper: mallocx with the arena and cache flags
+ * (the calling thread's cache). */
 int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out)
 {
     if (bytes == 0)
         return -EINVAL;
-    void *p = mallocx(bytes, j->flags);
+    int flags = j->flags;
+    if (j->use_tcache && !j->thread_flags(&flags))
+        return -ENOMEM;
+    void *p = mallocx(bytes, flags);
     if (!p)
         return -ENOMEM;
     *out = p;
     return 0;
 }
 
-/* Memory_manager::deallocate_helper: dallocx with the same flags. */
+/* Memory_manager::deallocate_helper: dallocx with the same flags (this
+ * thread's cache; without one yet, tcache.create failed: no cache, as
+ * upstream's id_or_none fallback). */
 int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr)
 {
-    if (ptr)
-        dallocx(ptr, j->flags);
+    if (!ptr)
+        return 0;
+    int flags = j->flags;
+    if (j->use_tcache && !j->thread_flags(&flags))
+        flags = j->flags;
+    dallocx(ptr, flags);
     return 0;
 }
 

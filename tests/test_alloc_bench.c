@@ -299,6 +299,202 @@ static void test_system_rows(void **state)
     assert_int_equal(count_ours(0), 0);
 }
 
+/* --threads=2: every allocator's rows carry threads = 2, iterations = 2 x
+ * each thread's operations, samples of both threads, an aggregate rate no
+ * higher than two threads at their mean could reach; nothing left behind. */
+static void test_threads_rows(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.max_size_kb = 8; /* sizes 4 and 8 */
+    c.threads = 2;
+    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+        c.run[k] = 1;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 2 * (6 + 4 * 4));
+    for (size_t i = 0; i < rows.n; i++)
+        assert_int_equal(rows.v[i].threads, 2);
+    const uint64_t per_thread = SHMB_ALLOC_ARENA_MIN_BATCH; /* blocks in a working set */
+    const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + per_thread - 1) / per_thread;
+    static const char *steps[] = {"alloc", "free", "alloc_reuse"};
+    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+        const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
+        for (int i = 0; i < 3; i++) {
+            const shmb_row_t *r = shmb_rows_find(&rows, name, steps[i], 8, 0);
+            assert_non_null(r);
+            assert_true(r->iterations == 2 * rounds * per_thread);
+            assert_true(r->ns.count == 2 * rounds); /* one batch per round and thread */
+            assert_true(r->items_per_second > 0);
+            assert_true(r->items_per_second <= 2 * 1e9 / r->ns.mean * 1.000001);
+        }
+        const shmb_row_t *setup = shmb_rows_find(&rows, name, "setup", 4, 0);
+        /* the arena is single-threaded: one per thread, said on its rows; the others share one pool */
+        assert_true(setup->ns.count == (k == SHMB_ALLOC_ARENA ? 2u : 1u));
+        assert_string_equal(setup->note, k == SHMB_ALLOC_ARENA ? "one arena per thread" : "");
+    }
+    const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 4, 0);
+    assert_true(total->iterations == 2 * 8 && total->ns.count == 2 * 8);
+    assert_true(total->items_per_second > 0 && total->items_per_second <= 2 * 1e9 / total->ns.mean * 1.000001);
+    assert_true(shmb_rows_find(&rows, "posix", "cleanup", 4, 0)->items_per_second > 0);
+    /* shm_open .. close run inside one phase: no aggregate rate of their own */
+    assert_true(shmb_rows_find(&rows, "posix", "shm_open", 4, 0)->items_per_second == 0);
+    assert_true(shmb_rows_find(&rows, "posix", "close", 4, 0)->items_per_second == 0);
+    const shmb_row_t *alloc = shmb_rows_find(&rows, "bipc", "alloc", 4, 0);
+    assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
+    assert_true(kept == 0);
+    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+static void test_threads_touch_mmap_only_and_kept(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config(); /* posix and arena, sizes 4, 8, 12 */
+    c.threads = 2;
+    c.touch = 1;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    const shmb_row_t *touch = shmb_rows_find(&rows, "posix", "touch", 12, 0);
+    assert_true(touch->iterations == 16 && touch->items_per_second > 0);
+    touch = shmb_rows_find(&rows, "arena", "touch", 12, 0);
+    assert_true(touch->iterations == 2 * SHMB_ALLOC_ARENA_MIN_BATCH && touch->items_per_second > 0);
+    assert_non_null(shmb_rows_find(&rows, "arena", "touch_reuse", 12, 0));
+    shmb_rows_free(&rows);
+
+    c.touch = 0;
+    c.measure_mmap_only = 1;
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 3 * 2);
+    for (size_t i = 0; i < rows.n; i++)
+        assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
+                    rows.v[i].items_per_second > 0); /* mmap and cleanup (munmap) */
+    assert_int_equal(count_ours(0), 0);
+    shmb_rows_free(&rows);
+
+    c.measure_mmap_only = 0;
+    c.cleanup = 0; /* every thread's segments stay, and are counted */
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_true(kept == 3 * 2 * 8);
+    assert_int_equal(count_ours(1), 3 * 2 * 8);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+/* Test hooks planting a wrong block among the threads' blocks. */
+static void plant_overlap(void **blocks, uint64_t per_thread, int threads, void *arg)
+{
+    (void)arg;
+    assert_int_equal(threads, 2);
+    blocks[per_thread + 3] = blocks[5]; /* thread 1 holds thread 0's block */
+}
+
+static void plant_outside(void **blocks, uint64_t per_thread, int threads, void *arg)
+{
+    blocks[(uint64_t)(threads - 1) * per_thread] = arg;
+}
+
+static void test_threads_verification(void **state)
+{
+    (void)state;
+    static unsigned char not_shm[1 << 20];
+    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+        shmb_alloc_config_t c = small_config();
+        c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
+        c.run[k] = 1;
+        c.max_size_kb = 4;
+        c.threads = 2;
+        c.check_hook = plant_overlap;
+        shmb_rows_t rows = {0};
+        uint64_t kept = 0;
+        char why[256] = "";
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        /* a shared pool's block twice overlaps; an arena's block is outside another thread's arena */
+        assert_non_null(strstr(why, k == SHMB_ALLOC_ARENA ? "outside its SHM" : "overlap"));
+        assert_non_null(strstr(why, shmb_alloc_kind_name((shmb_alloc_kind_t)k)));
+        assert_int_equal(rows.n, 0);
+
+        c.check_hook = plant_outside;
+        c.check_hook_arg = not_shm;
+        why[0] = '\0';
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_non_null(strstr(why, "outside its SHM"));
+        c.threads = 1; /* the one-thread path checks the same way */
+        why[0] = '\0';
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_non_null(strstr(why, "outside its SHM"));
+        assert_int_equal(rows.n, 0);
+        assert_int_equal(count_ours(0), 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+    }
+}
+
+static void test_thread_cpus(void **state)
+{
+    (void)state;
+    static const int allowed[] = {0, 2, 5};
+    shmb_alloc_config_t c = small_config();
+    c.cpus = allowed;
+    c.ncpus = 3;
+    c.threads = 2;
+    c.cpu = -1;
+    int cpus[SHMB_ALLOC_MAX_THREADS] = {0};
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 0 && cpus[1] == 2);
+    c.cpu = 2; /* --cpu=C: C and the next allowed ones */
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 2 && cpus[1] == 5);
+    c.cpu = 3; /* not allowed: from the next allowed one, wrapping */
+    c.threads = 3;
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 5 && cpus[1] == 0 && cpus[2] == 2);
+    c.threads = 4; /* more threads than CPUs: none pinned */
+    cpus[0] = -7;
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 0);
+    assert_int_equal(cpus[0], -7);
+    c.threads = 1;
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), -EINVAL);
+    c.threads = SHMB_ALLOC_MAX_THREADS + 1;
+    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), -EINVAL);
+    c.cpus = NULL; /* this thread's allowed set */
+    c.threads = 2;
+    c.cpu = -1;
+    assert_true(shmb_alloc_bench_thread_cpus(&c, cpus) >= 0);
+}
+
+static void test_threads_space_and_bad(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config(); /* posix and arena, sizes up to 12 KB */
+    c.touch = 1;
+    c.threads = 3;
+    uint64_t bytes = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    /* the largest at once: three arenas of 2048 blocks of 16 KB */
+    assert_true(bytes == 3ull * SHMB_ALLOC_ARENA_MIN_BATCH * 16 * 1024);
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 3 * 12 * 1024); /* one buffer per thread */
+    c.run[SHMB_ALLOC_BIPC] = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 3ull * SHMB_ALLOC_ARENA_MIN_BATCH * (12 * 1024 + 64) + (1u << 20)); /* one pool */
+    c.threads = SHMB_ALLOC_MAX_THREADS + 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c.threads = -1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -349,6 +545,11 @@ int main(void)
         cmocka_unit_test(test_no_cleanup_keeps_segments),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),
+        cmocka_unit_test(test_thread_cpus),
+        cmocka_unit_test(test_threads_space_and_bad),
+        cmocka_unit_test(test_threads_rows),
+        cmocka_unit_test(test_threads_touch_mmap_only_and_kept),
+        cmocka_unit_test(test_threads_verification),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

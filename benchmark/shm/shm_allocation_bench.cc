@@ -5,6 +5,8 @@
 #include <glog/logging.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "bench_common.h"
 
@@ -21,6 +23,10 @@ DEFINE_string(allocator, "posix,arena,bipc,jemalloc,jemalloc_tcache",
               "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC "
               "SHM-jemalloc, no thread cache), jemalloc_tcache (with a thread cache)");
 DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
+DEFINE_int32(threads, 1,
+             "Threads running each allocator at once, each pinned to its own allowed CPU when there "
+             "are enough (from --cpu on, if given); bipc and jemalloc share one pool, posix and "
+             "arena do not");
 
 namespace {
 
@@ -36,10 +42,61 @@ shmb_alloc_kind_t SystemAllocator(const std::string& system)
     return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
 }
 
+// The CPUs and their list, "0,1", or "" when the threads are not pinned.
+std::string CpuList(const int* cpus, int n)
+{
+    std::string list;
+    for (int i = 0; i < n; i++)
+        list += (i ? "," : "") + std::to_string(cpus[i]);
+    return list;
+}
+
+// The notes on how the rows were measured, for the mode the flags select.
+void AddNotes(shmb_report_t* report, const shmb_alloc_config_t& cfg, const std::string& threads_note)
+{
+    int note = 0;
+    if (report->system) {
+        report->notes[note++] = "rows of the system's allocator: alloc and free per block; posix (mooncake): "
+                                "alloc = shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; "
+                                "- = a step this system does not have";
+    } else if (cfg.measure_mmap_only) {
+        report->notes[note++] = "posix (--measure_mmap_only): one segment per size, shm_open and ftruncate "
+                                "untimed; mmap = mmap of it, cleanup = munmap of it, timed one by one; "
+                                "no shm_open, ftruncate, close or shm_unlink is timed";
+        report->notes[note++] = "speedup = posix mmap p50 / the pool row's p50 (free: posix munmap p50): "
+                                "pools against mmap alone, not against createSharedMemory";
+    } else {
+        report->notes[note++] = "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + "
+                                "mmap + close; cleanup = munmap + shm_unlink; one buffer alive at a time";
+        report->notes[note++] = cfg.cleanup ? "speedup = posix total p50 / the pool row's p50 (free: posix "
+                                              "cleanup p50)"
+                                            : "speedup = posix total p50 / the pool row's p50 (free: none, "
+                                              "--cleanup=false times no cleanup)";
+    }
+    if (!report->system)
+        report->notes[note++] = "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
+                                "jemalloc_tcache: its thread-cached variant), arena (kernel: ideal "
+                                "lock-free pool, the lower bound)";
+    report->notes[note++] = "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over "
+                            "rounds; every block checked inside its SHM and not overlapping before any "
+                            "figure counts";
+    if (cfg.threads > 1) {
+        report->notes[note++] = threads_note.c_str();
+        report->notes[note++] = "threads: ns = per thread per op (percentiles over every thread's samples), "
+                                "iterations = all threads' ops; ops_per_s = all threads' ops / wall time of "
+                                "the phases (posix: on total, touch, cleanup only); posix: own segments per "
+                                "thread; bipc, jemalloc, jemalloc_tcache: ONE pool shared by all (jemalloc_tcache: "
+                                "a tcache per thread); arena: one arena per thread (no sharing, the bound)";
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+    // The CPUs this process may use, read before --cpu pins this thread.
+    std::vector<int> allowed(CPU_SETSIZE);
+    int nallowed = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);
     shmb::Init(&argc, &argv,
                "SHM allocation cost: Mooncake's shm_open + ftruncate + mmap + close per buffer "
                "against Flow-IPC's pool allocators and an ideal arena.\n"
@@ -70,6 +127,24 @@ int main(int argc, char** argv)
     cfg.touch = FLAGS_touch;
     cfg.seed = FLAGS_seed;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_ALLOC_MAX_THREADS));
+    cfg.cpu = FLAGS_cpu;
+    if (nallowed > 0) {
+        cfg.cpus = allowed.data();
+        cfg.ncpus = nallowed;
+    }
+    std::string threads_note;
+    if (cfg.threads > 1) {
+        shmb::WarnIfOversubscribed(cfg.threads);
+        std::vector<int> cpus(cfg.threads);
+        int pinned = shmb_alloc_bench_thread_cpus(&cfg, cpus.data());
+        if (pinned < 0)
+            shmb::Fail(pinned, "reading the allowed CPUs");
+        threads_note = "threads: " + std::to_string(cfg.threads) + " at once per allocator and size, " +
+                       (pinned ? "pinned to CPUs " + CpuList(cpus.data(), cfg.threads)
+                               : std::string("not pinned (more threads than allowed CPUs)")) +
+                       "; a barrier starts every timed phase";
+    }
 
     uint64_t need = 0;
     int ret = shmb_alloc_bench_shm_bytes(&cfg, FLAGS_repetitions, &need);
@@ -102,25 +177,7 @@ int main(int argc, char** argv)
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system ? nullptr : "allocator";
     report.speedup_label = "speedup_vs_posix";
-    int note = 0;
-    if (report.system) {
-        report.notes[note++] = "rows of the system's allocator: alloc and free per block; posix (mooncake): "
-                               "alloc = shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; "
-                               "- = a step this system does not have";
-    } else {
-        report.notes[note++] =
-            FLAGS_measure_mmap_only
-                ? "posix: one segment per size; mmap and cleanup (= munmap) of it, timed one by one"
-                : "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + mmap + "
-                  "close; cleanup = munmap + shm_unlink; one buffer alive at a time";
-        report.notes[note++] = "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; jemalloc_tcache: "
-                               "its thread-cached variant), arena (kernel: ideal lock-free pool, the lower bound)";
-        report.notes[note++] = FLAGS_measure_mmap_only
-                                   ? "speedup = posix mmap (free: posix munmap) / pool mean"
-                                   : "speedup = posix total (free: posix cleanup) / pool mean";
-    }
-    report.notes[note] = "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over rounds; "
-                         "every block checked inside its SHM and not overlapping before any figure counts";
+    AddNotes(&report, cfg, threads_note);
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 

@@ -33,6 +33,28 @@
  * speedup: posix total (free: cleanup) p50 / the pool row's p50: medians, so
  * that one preemption or the first round's page faults do not decide it.
  *
+ * threads > 1 (shmb_alloc_bench_thread_cpus says where they run): for each
+ * allocator and size, that many threads run the same path at once, and every
+ * timed phase (posix: each allocation, touch, cleanup; pools: each batch)
+ * starts at a barrier, so the threads contend as they would in one process:
+ *   posix            each thread its own segments (the kernel's tmpfs and
+ *                    mm locks are shared)
+ *   bipc             ONE pool for all threads: its interprocess mutex is
+ *                    taken by every allocate and deallocate
+ *   jemalloc         ONE arena for all threads: its locks, no thread cache
+ *   jemalloc_tcache  the same arena, a jemalloc tcache per thread in front
+ *   arena            one arena per thread (it is single-threaded by design):
+ *                    the bound of an allocator that shares nothing; its rows'
+ *                    note says so
+ * Rows carry threads = N. Their ns figures are per thread per operation:
+ * percentiles over every thread's samples (iterations = threads x each
+ * thread's operations). items_per_second is the aggregate: all threads'
+ * operations / the summed wall time of the phases (first start to last end
+ * of each); posix's shm_open, ftruncate, mmap and close run inside one
+ * phase, so only total, touch and cleanup carry it. Round 0's blocks of
+ * every thread are checked together before any figure counts: each inside
+ * its allocator's SHM, none overlapping another, of any thread.
+ *
  * With a system selected, only its allocator runs and its rows are named by
  * step alone: setup, alloc, free, alloc_reuse (and touch, touch_reuse), where
  * posix's alloc is its total and free its cleanup, and a step the system
@@ -57,6 +79,7 @@ extern "C" {
 #define SHMB_ALLOC_ARENA_MIN_OPS 100000   /* operations timed per pool step and size */
 #define SHMB_ALLOC_MAX_ITERATIONS 100000000
 #define SHMB_ALLOC_MAX_SIZE_KB (1ull << 30) /* 1 TiB */
+#define SHMB_ALLOC_MAX_THREADS 256
 
 typedef enum shmb_alloc_kind {
     SHMB_ALLOC_POSIX,
@@ -79,10 +102,29 @@ typedef struct shmb_alloc_config {
     uint64_t seed;           /* random free order */
     const char *shm_prefix;  /* "/mooncake_bench_" */
     int repetition;          /* stamped into the rows */
+    int threads;             /* threads running each allocator at once; 0 or 1: the calling
+                              * thread alone (=1) */
+    int cpu;                 /* threads > 1: first CPU of the threads, -1: the first allowed */
+    const int *cpus;         /* the CPUs the threads may use, ascending; NULL: the calling
+                              * thread's allowed set (sched_getaffinity) */
+    int ncpus;               /* entries in cpus */
+    /* For tests, NULL otherwise: called after round 0's alloc and alloc_reuse
+     * of a pool, before the blocks are checked, with every thread's blocks
+     * (thread t's are blocks[t * per_thread ...]); a test plants a wrong one. */
+    void (*check_hook)(void **blocks, uint64_t per_thread, int threads, void *arg);
+    void *check_hook_arg;
 } shmb_alloc_config_t;
 
 /* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
+
+/* Where the threads of a run with cfg->threads > 1 run: thread i on
+ * cpus[i], the i-th CPU of the allowed set counting from the first at or
+ * after cfg->cpu (from the first when -1), wrapping around. Returns 1 (each
+ * pinned to its own CPU), 0 (not pinned: more threads than allowed CPUs;
+ * cpus untouched), or -EINVAL (threads outside 2..SHMB_ALLOC_MAX_THREADS),
+ * -errno of sched_getaffinity (recorded). */
+int shmb_alloc_bench_thread_cpus(const shmb_alloc_config_t *cfg, int *cpus);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
  * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more
@@ -95,7 +137,8 @@ uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
 
 /* The most /dev/shm space the run holds at once, in bytes, over
  * `repetitions` repetitions: the pages it writes with touch (untouched
- * segments stay sparse); with cleanup = 0, everything it keeps adds up.
+ * segments stay sparse), by all its threads at once; with cleanup = 0,
+ * everything it keeps adds up.
  * Returns 0, -EINVAL (the arena cannot hold its working set of the largest
  * size: no size class that large, or 2^32 granules or more) or -EOVERFLOW. */
 int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, uint64_t *bytes);
@@ -105,7 +148,8 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena). Nothing is left behind on error. */
+ * arena), or threads above SHMB_ALLOC_MAX_THREADS. Nothing is left behind on
+ * error. */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
 

@@ -12,6 +12,11 @@
  * Allocation is mallocx(size, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE), or
  * with an explicit thread cache (MALLOCX_TCACHE(id), from tcache.create)
  * when made with tcache = 1; freeing is dallocx with the same cache flag.
+ * A jemalloc tcache serves one thread only, so, as Flow-IPC's Thread_cache,
+ * each thread gets its own, created the first time it allocates or frees
+ * (the creating thread's at create). Several threads may allocate and free
+ * at once (the arena's locks, and pools_mutex around pool creation in the
+ * extent hooks); create and destroy must not overlap any other call.
  *
  * jemalloc comes from libshmb_jemalloc.so, built from Debian's
  * libjemalloc_pic.a exporting only mallocx, dallocx, sallocx and mallctl: the
@@ -78,20 +83,20 @@ uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
 typedef struct shmb_fipc_jemalloc shmb_fipc_jemalloc_t; /* opaque */
 
 /* Creates an arena over SHM pools named after prefix (no pool exists until
- * jemalloc asks for an extent), with an explicit thread cache when tcache is
- * non-zero (used by the creating thread). Returns 0, -ENOMEM, or -EIO when
+ * jemalloc asks for an extent), with explicit thread caches when tcache is
+ * non-zero (the creating thread's made now). Returns 0, -ENOMEM, or -EIO when
  * jemalloc refuses (mallctl's error recorded with shmbench/error.h). */
 int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out);
 
-/* Destroys the arena (and the thread cache), unmaps every pool and unlinks
+/* Destroys the arena (and every thread's cache), unmaps every pool and unlinks
  * them when unlink_pools, else leaves them in /dev/shm on purpose. Adds the
  * number of pools left to *kept when kept is not NULL. Returns 0 or the first
  * error met after trying every pool. NULL is a no-op returning 0. */
 int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept);
 
-/* mallocx in the arena. Returns 0 and the block in *out, -EINVAL for 0
- * bytes, or -ENOMEM (jemalloc could not get an extent: the segment module's
- * error is recorded). */
+/* mallocx in the arena (through this thread's cache when made with tcache).
+ * Returns 0 and the block in *out, -EINVAL for 0 bytes, or -ENOMEM (jemalloc
+ * could not get an extent, or this thread's cache: the error is recorded). */
 int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out);
 
 /* dallocx of a block from shmb_fipc_jemalloc_alloc. Returns 0. */
