@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,6 +109,69 @@ static void test_blocks_inside_and_disjoint(void **state)
     void *big = NULL;
     assert_int_equal(shmb_fipc_classic_alloc(pool, 32u << 20, &big), 0);
     assert_int_equal(shmb_fipc_classic_free(pool, big), 0);
+    assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
+}
+
+/* Two threads allocating and freeing in one pool at once (its mutex):
+ * every block inside, none overlapping, none overwritten by the other. */
+enum { PER_THREAD = 3000 };
+
+typedef struct classic_thread {
+    shmb_fipc_classic_t *pool;
+    pthread_barrier_t *start;
+    block_t *blocks;
+    unsigned char tag;
+    int ret;
+} classic_thread_t;
+
+static void *classic_thread(void *arg)
+{
+    classic_thread_t *c = arg;
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, c->tag);
+    pthread_barrier_wait(c->start);
+    int ret = 0;
+    for (size_t round = 0; round < 2 && ret == 0; round++) {
+        for (size_t i = 0; i < PER_THREAD && ret == 0; i++) {
+            size_t bytes = 1 + shmb_rng_below(&rng, 2048);
+            void *p = NULL;
+            ret = shmb_fipc_classic_alloc(c->pool, bytes, &p);
+            c->blocks[i] = (block_t){p, bytes};
+            if (ret == 0)
+                memset(p, c->tag, bytes);
+        }
+        for (size_t i = 0; i < PER_THREAD && ret == 0; i += 1 + round) /* round 0: all, 1: half */
+            for (size_t k = 0; k < c->blocks[i].bytes && ret == 0; k += 61)
+                ret = c->blocks[i].p[k] == c->tag ? 0 : -EIO;
+        for (size_t i = 0; round == 0 && i < PER_THREAD && ret == 0; i++)
+            ret = shmb_fipc_classic_free(c->pool, c->blocks[i].p);
+    }
+    c->ret = ret;
+    return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+    (void)state;
+    static block_t blocks[2 * PER_THREAD];
+    shmb_fipc_classic_t *pool = NULL;
+    assert_int_equal(shmb_fipc_classic_create(prefix, 64u << 20, &pool), 0);
+    pthread_barrier_t start;
+    assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+    classic_thread_t c[2];
+    pthread_t tid[2];
+    for (int t = 0; t < 2; t++) {
+        c[t] = (classic_thread_t){pool, &start, blocks + t * PER_THREAD, (unsigned char)(0xa0 + t), 0};
+        assert_int_equal(pthread_create(&tid[t], NULL, classic_thread, &c[t]), 0);
+    }
+    for (int t = 0; t < 2; t++) {
+        pthread_join(tid[t], NULL);
+        assert_int_equal(c[t].ret, 0);
+    }
+    pthread_barrier_destroy(&start);
+    check_blocks(pool, blocks, 2 * PER_THREAD);
+    for (size_t i = 0; i < 2 * PER_THREAD; i++)
+        assert_int_equal(shmb_fipc_classic_free(pool, blocks[i].p), 0);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
 }
 
@@ -341,6 +405,7 @@ int main(void)
     const struct CMUnitTest shm[] = {
         cmocka_unit_test(test_blocks_inside_and_disjoint),
         cmocka_unit_test(test_blocks_are_reused),
+        cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_full_pool),
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_destroy_unlinks),

@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -360,6 +361,106 @@ static void test_reuse_tcache(void **state)
     blocks_are_reused(1);
 }
 
+/* ---- several threads ---- */
+
+enum { PER_THREAD = 1000 };
+
+typedef struct thread_case {
+    shmb_fipc_jemalloc_t *j;
+    pthread_barrier_t *both;
+    int keeper;          /* 1: allocates and frees one block before the other allocates */
+    void *mine;          /* keeper: the block it freed (into its cache, with tcache) */
+    void *got;           /* the other: the block it got meanwhile */
+    block_t *blocks;     /* PER_THREAD blocks allocated at once with the other thread */
+    shmb_rng_t rng;
+    int ret;
+} thread_case_t;
+
+static void *run_thread(void *arg)
+{
+    thread_case_t *c = arg;
+    int ret = 0;
+    if (c->keeper && (ret = shmb_fipc_jemalloc_alloc(c->j, 4096, &c->mine)) == 0)
+        ret = shmb_fipc_jemalloc_free(c->j, c->mine);
+    pthread_barrier_wait(c->both);
+    if (!c->keeper && ret == 0 && (ret = shmb_fipc_jemalloc_alloc(c->j, 4096, &c->got)) == 0)
+        ret = shmb_fipc_jemalloc_free(c->j, c->got);
+    pthread_barrier_wait(c->both); /* now both allocate at once */
+    for (size_t i = 0; i < PER_THREAD && ret == 0; i++) {
+        void *p;
+        c->blocks[i].size = random_size(&c->rng);
+        ret = shmb_fipc_jemalloc_alloc(c->j, c->blocks[i].size, &p);
+        c->blocks[i].p = p;
+    }
+    pthread_barrier_wait(c->both); /* the main thread checks them */
+    pthread_barrier_wait(c->both);
+    for (size_t i = 0; i < PER_THREAD && ret == 0; i++)
+        ret = shmb_fipc_jemalloc_free(c->j, c->blocks[i].p);
+    c->ret = ret;
+    return NULL;
+}
+
+/* Two threads on one allocator: with tcache, each has its own cache (the
+ * block one freed stays in its cache, the other does not get it; one shared
+ * cache would hand it over, LIFO), without, a freed block goes back to the
+ * arena for anyone; blocks allocated at once by both are disjoint and in
+ * the pools. */
+static void two_threads(int tcache)
+{
+    size_t before = shmb_segment_registered();
+    shmb_fipc_jemalloc_t *j;
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
+    pthread_barrier_t both;
+    assert_int_equal(pthread_barrier_init(&both, NULL, 3), 0);
+    block_t *blocks = calloc(2 * PER_THREAD, sizeof(*blocks));
+    assert_non_null(blocks);
+    thread_case_t c[2];
+    pthread_t tid[2];
+    for (int t = 0; t < 2; t++) {
+        c[t] = (thread_case_t){.j = j, .both = &both, .keeper = t == 0, .blocks = blocks + t * PER_THREAD};
+        shmb_rng_seed(&c[t].rng, 11 + (uint64_t)t);
+        assert_int_equal(pthread_create(&tid[t], NULL, run_thread, &c[t]), 0);
+    }
+    pthread_barrier_wait(&both);
+    pthread_barrier_wait(&both);
+    pthread_barrier_wait(&both);
+    for (size_t i = 0; i < 2 * PER_THREAD; i++)
+        check_inside_a_pool(j, &blocks[i]);
+    block_t *sorted = malloc(2 * PER_THREAD * sizeof(*sorted));
+    assert_non_null(sorted);
+    memcpy(sorted, blocks, 2 * PER_THREAD * sizeof(*sorted));
+    qsort(sorted, 2 * PER_THREAD, sizeof(*sorted), by_address);
+    for (size_t i = 0; i + 1 < 2 * PER_THREAD; i++)
+        assert_true(sorted[i].p + sorted[i].size <= sorted[i + 1].p);
+    free(sorted);
+    pthread_barrier_wait(&both);
+    for (int t = 0; t < 2; t++) {
+        pthread_join(tid[t], NULL);
+        assert_int_equal(c[t].ret, 0);
+    }
+    if (tcache)
+        assert_ptr_not_equal(c[1].got, c[0].mine);
+    else
+        assert_ptr_equal(c[1].got, c[0].mine); /* the bin's first free region */
+    pthread_barrier_destroy(&both);
+    free(blocks);
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
+    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_segment_registered(), before);
+}
+
+static void test_two_threads_no_tcache(void **state)
+{
+    (void)state;
+    two_threads(0);
+}
+
+static void test_two_threads_tcache(void **state)
+{
+    (void)state;
+    two_threads(1);
+}
+
 static void test_destroy_keeps_pools(void **state)
 {
     (void)state;
@@ -415,6 +516,8 @@ int main(void)
         cmocka_unit_test_teardown(test_blocks_tcache, remove_leftovers),
         cmocka_unit_test_teardown(test_reuse_no_tcache, remove_leftovers),
         cmocka_unit_test_teardown(test_reuse_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_two_threads_no_tcache, remove_leftovers),
+        cmocka_unit_test_teardown(test_two_threads_tcache, remove_leftovers),
         cmocka_unit_test_teardown(test_destroy_keeps_pools, remove_leftovers),
         cmocka_unit_test_teardown(test_bad_arguments, remove_leftovers),
     };
