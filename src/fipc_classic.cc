@@ -200,4 +200,18 @@ uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
     return sum;
 }
 
+uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
+                                           const shmb_lookup_request_t *requests,
+                                           const uint64_t *expected, size_t n)
+{
+    uint64_t sum = 0, delta = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t got = reinterpret_cast<uintptr_t>(shmb_fipc_classic_to_address(
+            base, pool_bytes, requests[i].pool_offset + delta, requests[i].len));
+        delta = got - expected[i];
+        sum += got;
+    }
+    return sum;
+}
+
 } // extern "C"

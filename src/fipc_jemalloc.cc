@@ -204,6 +204,20 @@ uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
     return sum;
 }
 
+uint64_t shmb_fipc_repo_translate_chain(shmb_fipc_repo_t *repo,
+                                        const shmb_lookup_request_t *requests,
+                                        const uint64_t *expected, size_t n)
+{
+    uint64_t sum = 0, delta = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t got = reinterpret_cast<uintptr_t>(shmb_fipc_repo_to_address(
+            repo, requests[i].id + static_cast<uint32_t>(delta), requests[i].offset + delta, requests[i].len));
+        delta = got - expected[i];
+        sum += got;
+    }
+    return sum;
+}
+
 /* ---- allocator ---- */
 
 namespace {

@@ -215,3 +215,31 @@ uint64_t shmb_lookup_batch(const shmb_lookup_table_t *table, shmb_lookup_strateg
     }
     return sum;
 }
+
+/* The chain: request i's keys shifted by delta, the distance of translation
+ * i - 1 from where it should land (0 unless it is wrong). */
+#define CHAIN_LOOP(translate)                                                  \
+    for (size_t i = 0; i < n; i++) {                                           \
+        shmb_lookup_request_t r = requests[i];                                 \
+        r.addr += delta;                                                       \
+        r.id += (uint32_t)delta;                                               \
+        r.offset += delta;                                                     \
+        uint64_t p = (uint64_t)(uintptr_t)translate(table, &r);                \
+        delta = p - expected[i];                                               \
+        sum += p;                                                              \
+    }
+
+uint64_t shmb_lookup_chain(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
+                           const shmb_lookup_request_t *requests, const uint64_t *expected,
+                           size_t n)
+{
+    uint64_t sum = 0, delta = 0;
+    switch (s) {
+    case SHMB_LOOKUP_LINEAR: CHAIN_LOOP(translate_linear) break;
+    case SHMB_LOOKUP_LOWER_BOUND: CHAIN_LOOP(translate_lower_bound) break;
+    case SHMB_LOOKUP_TREE: CHAIN_LOOP(translate_tree) break;
+    case SHMB_LOOKUP_ARITHMETIC: CHAIN_LOOP(translate_arithmetic) break;
+    default: break;
+    }
+    return sum;
+}

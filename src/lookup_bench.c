@@ -49,7 +49,8 @@ typedef struct setup {
     shmb_lookup_request_t *requests; /* the pool: windows * window requests */
     uint64_t window;                 /* requests per timed batch */
     uint64_t windows;
-    uint64_t *expected_sum;          /* per window: the addresses its requests were made from */
+    uint64_t *expected;              /* per request: the address it was made from */
+    uint64_t *expected_sum;          /* per window: the sum of its expected addresses */
     shmb_lookup_table_t table;       /* the kernels' */
     shmb_segment_t *shm;             /* mooncake's real segments, by id (descriptors closed) */
     int *attach_fd;                  /* the descriptor each first use keeps open, by id (-1: none) */
@@ -68,41 +69,81 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
     if (cfg->segment_size_mb > SHMB_LOOKUP_SPAN_BYTES >> 20 ||
         cfg->num_segments > (SHMB_LOOKUP_SPAN_BYTES >> 20) / cfg->segment_size_mb)
         return -EOVERFLOW;
-    if (cfg->lookup_len_kb > cfg->segment_size_mb * 1024)
+    if (cfg->lookup_len_kb > cfg->segment_size_mb * 1024 || (unsigned)cfg->mode > SHMB_LOOKUP_MODE_BOTH ||
+        (unsigned)cfg->placement >= SHMB_LOOKUP_PLACEMENTS)
         return -EINVAL;
     return 0;
 }
 
+static const char *const placement_names[SHMB_LOOKUP_PLACEMENTS] = {"descending", "ascending", "random"};
+
+const char *shmb_lookup_placement_name(shmb_lookup_placement_t placement)
+{
+    return (unsigned)placement < SHMB_LOOKUP_PLACEMENTS ? placement_names[placement] : "unknown";
+}
+
+int shmb_lookup_parse_placement(const char *name, shmb_lookup_placement_t *out)
+{
+    for (int i = 0; i < SHMB_LOOKUP_PLACEMENTS; i++) {
+        if (name && strcmp(name, placement_names[i]) == 0) {
+            *out = (shmb_lookup_placement_t)i;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
 /* Peer bases: one random page-aligned place in each of n equal slots of the
- * span (so none overlap), registered in a random order. */
-static void place_segments(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_t *rng,
-                           uint64_t *slot_of)
+ * span (so none overlap); segment id takes slot slot_of[id]: the last slot
+ * first (descending), the first slot first (ascending), or any. */
+static void place_segments(const shmb_lookup_config_t *cfg, shmb_rng_t *rng, uint64_t *slot_of,
+                           shmb_lookup_segment_t *segments)
 {
     const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
     const uint64_t slot = (SHMB_LOOKUP_SPAN_BYTES / n) & ~(PAGE - 1);
     for (uint64_t i = 0; i < n; i++)
-        slot_of[i] = i;
-    shmb_rng_shuffle(rng, slot_of, (size_t)n);
+        slot_of[i] = cfg->placement == SHMB_LOOKUP_PLACE_DESCENDING ? n - 1 - i : i;
+    if (cfg->placement == SHMB_LOOKUP_PLACE_RANDOM)
+        shmb_rng_shuffle(rng, slot_of, (size_t)n);
     for (uint64_t id = 0; id < n; id++) {
         uint64_t slack_pages = (slot - size) / PAGE;
-        s->segments[id].peer_base =
+        segments[id].peer_base =
             SHMB_LOOKUP_PEER_START + slot_of[id] * slot + shmb_rng_below(rng, slack_pages + 1) * PAGE;
-        s->segments[id].size = size;
-        s->segments[id].local_base = s->reserved + id * size;
+        segments[id].size = size;
+        segments[id].local_base = NULL;
     }
 }
 
-static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_t *rng,
-                          const uint64_t *slot_of)
+int shmb_lookup_bench_place(const shmb_lookup_config_t *cfg, shmb_lookup_segment_t *segments)
+{
+    int ret = shmb_lookup_bench_check(cfg);
+    if (ret < 0)
+        return ret == -EOVERFLOW ? -EINVAL : ret;
+    uint64_t *slot_of = malloc((size_t)cfg->num_segments * sizeof(uint64_t));
+    if (!slot_of)
+        return -ENOMEM;
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, cfg->seed);
+    place_segments(cfg, &rng, slot_of, segments);
+    free(slot_of);
+    return 0;
+}
+
+/* The pool of requests and the address each must translate to. Returns 0
+ * or -ENOMEM. */
+static int make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_t *rng,
+                         const uint64_t *slot_of)
 {
     const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
     const uint64_t len = cfg->lookup_len_kb << 10, starts = size - len + 1;
     uint64_t *id_in_slot = malloc(n * sizeof(uint64_t));
-    for (uint64_t id = 0; id < n && id_in_slot; id++)
+    if (!id_in_slot)
+        return -ENOMEM;
+    for (uint64_t id = 0; id < n; id++)
         id_in_slot[slot_of[id]] = id;
     for (uint64_t k = 0; k < s->window * s->windows; k++) {
         uint64_t id, offset;
-        if (cfg->sequential && id_in_slot) {
+        if (cfg->sequential) {
             id = id_in_slot[k % n];
             offset = ((k / n) * len) % starts;
         } else {
@@ -115,9 +156,11 @@ static void make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_
         r->len = len;
         r->addr = s->segments[id].peer_base + offset;
         r->pool_offset = id * size + offset;
-        s->expected_sum[k / s->window] += (uint64_t)(uintptr_t)(s->segments[id].local_base + offset);
+        s->expected[k] = (uint64_t)(uintptr_t)(s->segments[id].local_base + offset);
+        s->expected_sum[k / s->window] += s->expected[k];
     }
     free(id_in_slot);
+    return 0;
 }
 
 static void teardown(setup_t *s)
@@ -138,6 +181,7 @@ static void teardown(setup_t *s)
         munmap(s->reserved, s->reserved_bytes);
     free(s->segments);
     free(s->requests);
+    free(s->expected);
     free(s->expected_sum);
     memset(s, 0, sizeof(*s));
 }
@@ -156,15 +200,19 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
     s->windows = (SHMB_LOOKUP_MIN_POOL + s->window - 1) / s->window;
     s->segments = malloc((size_t)n * sizeof(*s->segments));
     s->requests = malloc((size_t)(s->window * s->windows) * sizeof(*s->requests));
+    s->expected = malloc((size_t)(s->window * s->windows) * sizeof(uint64_t));
     s->expected_sum = calloc((size_t)s->windows, sizeof(uint64_t));
     uint64_t *slot_of = malloc((size_t)n * sizeof(uint64_t));
-    int ret = s->segments && s->requests && s->expected_sum && slot_of ? 0 : -ENOMEM;
+    int ret = s->segments && s->requests && s->expected && s->expected_sum && slot_of ? 0 : -ENOMEM;
     if (ret == 0) {
         shmb_rng_t rng;
         shmb_rng_seed(&rng, cfg->seed);
-        place_segments(cfg, s, &rng, slot_of);
-        make_requests(cfg, s, &rng, slot_of);
-        ret = shmb_lookup_init(&s->table, s->segments, (size_t)n);
+        place_segments(cfg, &rng, slot_of, s->segments);
+        for (uint64_t id = 0; id < n; id++)
+            s->segments[id].local_base = s->reserved + id * (cfg->segment_size_mb << 20);
+        ret = make_requests(cfg, s, &rng, slot_of);
+        if (ret == 0)
+            ret = shmb_lookup_init(&s->table, s->segments, (size_t)n);
     }
     free(slot_of);
     if (ret == -ENOMEM)
@@ -318,6 +366,32 @@ static uint64_t batch(const setup_t *s, int path, const shmb_lookup_request_t *r
     }
 }
 
+/* The latency loop: one batch through one path as a dependent chain; the
+ * sum of its addresses. */
+static uint64_t chain(const setup_t *s, int path, const shmb_lookup_request_t *r, const uint64_t *expected,
+                      size_t n)
+{
+    switch (path) {
+    case SHMB_LOOKUP_MOONCAKE:
+        return shmb_mooncake_relocate_chain(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r, expected, n);
+    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
+        return shmb_fipc_classic_translate_chain(s->reserved, s->reserved_bytes, r, expected, n);
+    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
+        return shmb_fipc_repo_translate_chain(s->repo, r, expected, n);
+    default:
+        return shmb_lookup_chain(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r,
+                                 expected, n);
+    }
+}
+
+/* One timed batch of window `win`, throughput or latency. */
+static uint64_t timed_batch(const setup_t *s, int path, int latency, size_t win)
+{
+    const size_t w = (size_t)s->window;
+    return latency ? chain(s, path, s->requests + win * w, s->expected + win * w, w)
+                   : batch(s, path, s->requests + win * w, w);
+}
+
 /* Every request, translated one by one, must land where it was made from. */
 static int verify(const setup_t *s, int path, uint64_t n, char *why, size_t cap)
 {
@@ -341,24 +415,27 @@ static shmb_row_t row_template(const shmb_lookup_config_t *cfg, int path)
                          cfg->repetition);
 }
 
-static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, int path, shmb_rows_t *rows,
-                   char *why, size_t cap)
+/* Times batches of one path, throughput or latency, each checked against its
+ * window's sum, and appends the row. */
+static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, int path, int latency,
+                   shmb_rows_t *rows, char *why, size_t cap)
 {
     const size_t w = (size_t)s->window;
     const uint64_t budget_ns = (uint64_t)(cfg->min_time_ms * 1e6);
     shmb_samples_t samples = {0};
     int ret = 0;
 
-    shmb_escape((void *)(uintptr_t)batch(s, path, s->requests, w));
+    shmb_escape((void *)(uintptr_t)timed_batch(s, path, latency, 0));
     uint64_t spent = 0;
     while (ret == 0 && (samples.n < SHMB_LOOKUP_MIN_BATCHES || spent < budget_ns)) {
         const size_t win = samples.n % s->windows;
         uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = batch(s, path, s->requests + win * w, w);
+        uint64_t sum = timed_batch(s, path, latency, win);
         uint64_t t1 = shmb_clock_now_ns();
         if (sum != s->expected_sum[win]) {
-            snprintf(why, cap, "%s: checksum of a timed batch is 0x%llx, expected 0x%llx", path_name(path),
-                     (unsigned long long)sum, (unsigned long long)s->expected_sum[win]);
+            snprintf(why, cap, "%s%s: checksum of a timed batch is 0x%llx, expected 0x%llx", path_name(path),
+                     latency ? " latency" : "", (unsigned long long)sum,
+                     (unsigned long long)s->expected_sum[win]);
             ret = -EPROTO;
         } else if (shmb_stats_append(&samples, (double)(t1 - t0) / (double)w) < 0) {
             ret = shmb_error_record("malloc", ENOMEM, NULL);
@@ -367,6 +444,8 @@ static int measure(const shmb_lookup_config_t *cfg, const setup_t *s, int path, 
     }
     if (ret == 0) {
         shmb_row_t row = row_template(cfg, path);
+        if (latency)
+            snprintf(row.step, sizeof(row.step), "latency");
         row.iterations = samples.n * w;
         const unsigned long long pool = (unsigned long long)(s->window * s->windows);
         snprintf(row.note, sizeof(row.note), "verified %llu/%llu", pool, pool);
@@ -404,7 +483,10 @@ static int run_paths(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rows_t *r
     for (int p = 0; p < PATHS && ret == 0; p++) {
         if (!path_runs(cfg, p))
             continue;
-        ret = measure(cfg, s, p, rows, why, cap);
+        if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
+            ret = measure(cfg, s, p, 0, rows, why, cap);
+        if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
+            ret = measure(cfg, s, p, 1, rows, why, cap);
         if (ret == 0 && (p == SHMB_LOOKUP_MOONCAKE || (cfg->system_rows && p < SHMB_LOOKUP_SYSTEMS)))
             ret = first_use_row(cfg, s, p, rows);
     }
@@ -435,10 +517,14 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
     if (ret < 0 || cfg->system_rows)
         return ret;
 
+    /* Each kind against the baseline's row of the same kind. */
     const char *baseline = cfg->run_system[SHMB_LOOKUP_MOONCAKE] ? "mooncake" : "linear";
-    const shmb_row_t *base = shmb_rows_find(rows, baseline, "", cfg->num_segments, cfg->repetition);
-    for (size_t i = first; base && i < rows->n; i++)
-        if (rows->v[i].step[0] == '\0')
-            rows->v[i].speedup = base->ns.p50 / rows->v[i].ns.p50;
+    static const char *const kinds[] = {"", "latency"};
+    for (int k = 0; k < 2; k++) {
+        const shmb_row_t *base = shmb_rows_find(rows, baseline, kinds[k], cfg->num_segments, cfg->repetition);
+        for (size_t i = first; base && i < rows->n; i++)
+            if (strcmp(rows->v[i].step, kinds[k]) == 0)
+                rows->v[i].speedup = base->ns.p50 / rows->v[i].ns.p50;
+    }
     return 0;
 }

@@ -457,6 +457,21 @@ uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
     return sum;
 }
 
+uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
+                                      const shmb_lookup_request_t *requests,
+                                      const uint64_t *expected, size_t n)
+{
+    uint64_t sum = 0, delta = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *p = nullptr;
+        shmb_mooncake_relocate(m, target_id, requests[i].addr + delta, requests[i].len, &p);
+        const uint64_t got = reinterpret_cast<uint64_t>(p);
+        delta = got - expected[i];
+        sum += got;
+    }
+    return sum;
+}
+
 size_t shmb_mooncake_attached(const shmb_mooncake_t *m)
 {
     return m ? m->transport.attached() : 0;

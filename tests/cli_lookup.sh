@@ -12,7 +12,8 @@ quick=(--num_segments=20 --num_lookups=500 --min_time_ms=1 --shm_prefix=/$prefix
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int64 64" \
          'strategies string "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
-         "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"'; do
+         "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"' \
+         'lookup_mode string "throughput"' 'placement string "descending"'; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -37,6 +38,11 @@ expect_usage_error "$bin" sweep_segments --sweep_segments=+10
 expect_usage_error "$bin" strategies --strategies=hash
 expect_usage_error "$bin" strategies --strategies=linear,
 expect_usage_error "$bin" pattern --pattern=zigzag
+expect_usage_error "$bin" lookup_mode --lookup_mode=fast
+expect_usage_error "$bin" lookup_mode --lookup_mode=
+expect_usage_error "$bin" lookup_mode --lookup_mode=Latency
+expect_usage_error "$bin" placement --placement=sideways
+expect_usage_error "$bin" placement --placement=
 
 "$bin" "${quick[@]}" >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"
 "$bin" "${quick[@]}" --format=csv >"$work/t.csv" 2>/dev/null || fail "csv run"
@@ -58,7 +64,44 @@ paths = ("mooncake", "mooncake/first_use", "flowipc_classic", "flowipc_jemalloc"
 assert names == ["shm_lookup/%s/segments:20" % s for s in paths], names
 assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b if "first_use" not in x["name"])
 ' "$work/t.json" && ok || fail "json rows"
+grep -q "^# flags: .*placement=descending " "$work/t.txt" && ok || fail "flags line without the placement"
+grep -q "^# placement: descending " "$work/t.txt" && ok || fail "no placement note"
+grep -q "^# step -: throughput" "$work/t.txt" && ok || fail "no note saying the rows are throughput"
+grep -q "^# step latency" "$work/t.txt" && fail "a latency note without latency rows" || ok
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
+
+# Both kinds: every path's throughput row, then its latency row; names say which.
+"$bin" "${quick[@]}" --lookup_mode=both --placement=random --format=json >"$work/b.json" 2>"$work/b.err" \
+  || fail "both run: $(cat "$work/b.err")"
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+names = [x["name"] for x in b]
+want = []
+for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic"):
+    want += ["shm_lookup/%s/segments:20" % s, "shm_lookup/%s/latency/segments:20" % s]
+    if s == "mooncake":
+        want.append("shm_lookup/mooncake/first_use/segments:20")
+assert names == want, names
+assert all(x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
+' "$work/b.json" && ok || fail "rows of --lookup_mode=both"
+"$bin" "${quick[@]}" --lookup_mode=latency --strategies=arithmetic,linear >"$work/l.txt" 2>/dev/null \
+  || fail "latency run"
+table_rows "$work/l.txt" | awk '{print $2, $3}' | tr '\n' ' ' | grep -qx "linear latency arithmetic latency " \
+  && ok || fail "latency rows: $(table_rows "$work/l.txt" | awk '{print $2, $3}' | tr '\n' ' ')"
+grep -q "^# step latency: " "$work/l.txt" && ok || fail "no note saying the rows are latency"
+grep -q "^# step -: throughput" "$work/l.txt" && fail "a throughput note without throughput rows" || ok
+
+# The latency chain cannot overlap translations: for arithmetic, whose
+# translation is a few instructions, it costs at least what throughput does
+# (medians of one run; 10% of slack for noise).
+"$bin" --strategies=arithmetic --lookup_mode=both --num_segments=100 --num_lookups=100000 \
+  --min_time_ms=100 --format=csv >"$work/a.csv" 2>/dev/null || fail "arithmetic run"
+"$python" -c '
+import csv, sys
+rows = {r["step"]: float(r["p50_ns"]) for r in csv.DictReader(open(sys.argv[1]))}
+assert rows["latency"] >= 0.9 * rows[""], rows
+' "$work/a.csv" && ok || fail "arithmetic latency below throughput: $(cat "$work/a.csv")"
 
 "$bin" --sweep_segments=1,10,100 --strategies=arithmetic,linear --num_lookups=200 --min_time_ms=1 \
   >"$work/s.txt" 2>/dev/null || fail "sweep run"

@@ -395,12 +395,33 @@ static void test_translate_batch_against_reference(void **state)
     assert_true(shmb_fipc_classic_translate_batch(local, size, req, N) == want);
 }
 
+/* The latency chain: with the right expected addresses it sums the
+ * translations; when translation 0 lands d bytes off what was expected,
+ * request 1 is translated at its offset + d: the chain is dependent. */
+static void test_translate_chain_is_dependent(void **state)
+{
+    (void)state;
+    const size_t size = sizeof(local);
+    const shmb_lookup_request_t r[3] = {
+        {.pool_offset = 100, .len = 8}, {.pool_offset = 0x4000, .len = 16}, {.pool_offset = 0x5000, .len = 1}};
+    const uint64_t t[3] = {(uint64_t)(uintptr_t)(local + 100), (uint64_t)(uintptr_t)(local + 0x4000),
+                           (uint64_t)(uintptr_t)(local + 0x5000)};
+    uint64_t expected[3] = {t[0], t[1], t[2]};
+    assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 3) == t[0] + t[1] + t[2]);
+    assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 0) == 0);
+    expected[0] = t[0] - 32; /* translation 0 lands 32 bytes past: so do the two after it */
+    assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 3) == t[0] + t[1] + 32 + t[2] + 32);
+    expected[0] = t[0] - size; /* request 1 pushed past the pool: a miss counts 0 */
+    assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 2) == t[0]);
+}
+
 int main(void)
 {
     snprintf(prefix, sizeof(prefix), "/shmb_test_bipc_%ld_", (long)getpid());
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_to_address_edges),
         cmocka_unit_test(test_translate_batch_against_reference),
+        cmocka_unit_test(test_translate_chain_is_dependent),
     };
     const struct CMUnitTest shm[] = {
         cmocka_unit_test(test_blocks_inside_and_disjoint),

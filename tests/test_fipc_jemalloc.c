@@ -300,6 +300,25 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
+/* The latency chain: with the right expected addresses it sums the
+ * translations; when translation 0 lands d off what was expected, request
+ * 1's id and offset are both shifted by d: the chain is dependent. */
+static void test_repo_chain_is_dependent(void **state)
+{
+    shmb_fipc_repo_t *repo = *state;
+    /* pool 3 holds 100 bytes, pool 7 4096: id 3 + 4 = 7 */
+    const shmb_lookup_request_t r[2] = {{.id = 7, .offset = 10, .len = 1}, {.id = 3, .offset = 20, .len = 8}};
+    const uint64_t t0 = (uint64_t)(uintptr_t)(space + 4096 + 10), t1 = (uint64_t)(uintptr_t)(space + 65536 + 20);
+    uint64_t expected[2] = {t0, t1};
+    assert_true(shmb_fipc_repo_translate_chain(repo, r, expected, 2) == t0 + t1);
+    assert_true(shmb_fipc_repo_translate_chain(repo, r, expected, 0) == 0);
+    expected[0] = t0 - 4; /* translation 0 lands 4 past: request 1 becomes pool 7, offset 24 */
+    assert_true(shmb_fipc_repo_translate_chain(repo, r, expected, 2) ==
+                t0 + (uint64_t)(uintptr_t)(space + 4096 + 24));
+    expected[0] = t0 - 1; /* pool 4 does not exist: a miss counts 0 */
+    assert_true(shmb_fipc_repo_translate_chain(repo, r, expected, 2) == t0);
+}
+
 static void test_blocks_no_tcache(void **state)
 {
     (void)state;
@@ -508,6 +527,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repo_insert_erase, repo_setup, repo_teardown),
         cmocka_unit_test_setup_teardown(test_repo_to_address_edges, repo_setup, repo_teardown),
         cmocka_unit_test_setup_teardown(test_repo_from_address_edges, repo_setup, repo_teardown),
+        cmocka_unit_test_setup_teardown(test_repo_chain_is_dependent, repo_setup, repo_teardown),
         cmocka_unit_test_setup_teardown(test_repo_batch_matches_reference, repo_setup,
                                         repo_teardown),
     };

@@ -203,6 +203,79 @@ static void test_batch_sums_translations(void **state)
     }
 }
 
+/* The chain: with the right expected addresses, it sums the translations;
+ * when translation 0 lands d bytes off what was expected, request 1 is
+ * translated with its keys shifted by d: the chain is dependent. */
+static void test_chain_is_dependent(void **state)
+{
+    shmb_lookup_table_t *t = *state;
+    const shmb_lookup_request_t r[2] = {
+        {.addr = A + 1, .len = 1, .id = 1, .offset = 1},
+        {.addr = B + 5, .len = 1, .id = 2, .offset = 5},
+    };
+    /* the same, but request 1's id one below B's: shifted by 1, B's again */
+    shmb_lookup_request_t below[2] = {r[0], r[1]};
+    below[1].id = 1;
+    const uint64_t t0 = (uint64_t)(uintptr_t)(local + 1), t1 = (uint64_t)(uintptr_t)(local + 0x1000 + 5);
+    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++) {
+        uint64_t expected[2] = {t0, t1};
+        assert_true(shmb_lookup_chain(t, (shmb_lookup_strategy_t)s, r, expected, 2) == t0 + t1);
+        assert_true(shmb_lookup_chain(t, (shmb_lookup_strategy_t)s, r, expected, 0) == 0);
+        expected[0] = t0 - 1; /* translation 0 lands 1 byte past what was expected */
+        uint64_t got = shmb_lookup_chain(t, (shmb_lookup_strategy_t)s, below, expected, 2);
+        if (got != t0 + t1 + 1)
+            fail_msg("%s: chain with translation 0 off by 1 sums 0x%llx, expected 0x%llx",
+                     shmb_lookup_strategy_name((shmb_lookup_strategy_t)s), (unsigned long long)got,
+                     (unsigned long long)(t0 + t1 + 1));
+    }
+}
+
+/* The chain against a reference chain built from the obvious translation,
+ * with some expected addresses wrong, so that wrong turns propagate. */
+static void test_chain_against_reference(void **state)
+{
+    (void)state;
+    enum { N = 200, REQUESTS = 20000 };
+    static shmb_lookup_segment_t segs[N];
+    static shmb_lookup_request_t req[REQUESTS];
+    static uint64_t expected[REQUESTS];
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, 7);
+    uint64_t base = 0x100000;
+    for (int i = 0; i < N; i++) {
+        base += shmb_rng_below(&rng, 2) * 4096;
+        segs[i] = (shmb_lookup_segment_t){base, 4096 * (1 + shmb_rng_below(&rng, 3)),
+                                          local + (size_t)shmb_rng_below(&rng, 1 << 19)};
+        base += segs[i].size;
+    }
+    shmb_lookup_table_t t;
+    assert_int_equal(shmb_lookup_init(&t, segs, N), 0);
+    for (int k = 0; k < REQUESTS; k++) {
+        uint32_t id = (uint32_t)shmb_rng_below(&rng, N);
+        uint64_t off = shmb_rng_below(&rng, segs[id].size);
+        req[k] = (shmb_lookup_request_t){.addr = segs[id].peer_base + off, .len = 1, .id = id, .offset = off};
+        expected[k] = (uint64_t)(uintptr_t)(segs[id].local_base + off);
+        if (shmb_rng_below(&rng, 100) == 0)
+            expected[k] -= shmb_rng_below(&rng, 3); /* now and then a little off: shifts what follows */
+    }
+    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++) {
+        uint64_t want = 0, delta = 0;
+        for (int k = 0; k < REQUESTS; k++) {
+            shmb_lookup_request_t r = req[k];
+            r.addr += delta;
+            r.id += (uint32_t)delta;
+            r.offset += delta;
+            void *p = s == SHMB_LOOKUP_ARITHMETIC
+                          ? (r.id < N && r.offset < segs[r.id].size ? segs[r.id].local_base + r.offset : NULL)
+                          : reference(segs, N, r.addr, r.len);
+            delta = (uint64_t)(uintptr_t)p - expected[k];
+            want += (uint64_t)(uintptr_t)p;
+        }
+        assert_true(shmb_lookup_chain(&t, (shmb_lookup_strategy_t)s, req, expected, REQUESTS) == want);
+    }
+    shmb_lookup_fini(&t);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -225,6 +298,8 @@ int main(void)
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test_setup_teardown(test_batch_sums_translations, setup_edges, teardown_table),
+        cmocka_unit_test_setup_teardown(test_chain_is_dependent, setup_edges, teardown_table),
+        cmocka_unit_test(test_chain_against_reference),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

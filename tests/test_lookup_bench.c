@@ -198,6 +198,115 @@ static void test_system_rows(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
+/* Both kinds: per path its throughput row, then its latency row, each with
+ * the speedup against the baseline's row of the same kind. */
+static void test_both_modes(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    c.mode = SHMB_LOOKUP_MODE_BOTH;
+    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    static const char *names[] = {"flowipc_classic", "linear", "lower_bound", "tree", "arithmetic"};
+    assert_int_equal(rows.n, 10);
+    for (int i = 0; i < 10; i++) {
+        const shmb_row_t *r = &rows.v[i];
+        const shmb_row_t *base = &rows.v[2 + i % 2]; /* linear's row of the same kind */
+        assert_string_equal(r->variant, names[i / 2]);
+        assert_string_equal(r->step, i % 2 ? "latency" : "");
+        assert_string_equal(r->note, "verified 131072/131072");
+        assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES && r->ns.p50 > 0);
+        assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
+    }
+    shmb_rows_free(&rows);
+
+    c.mode = SHMB_LOOKUP_MODE_LATENCY;
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal(rows.v[i].variant, names[i]);
+        assert_string_equal(rows.v[i].step, "latency");
+        assert_float_equal(rows.v[i].speedup, rows.v[1].ns.p50 / rows.v[i].ns.p50, 1e-9);
+    }
+    shmb_rows_free(&rows);
+}
+
+/* With one system and both kinds, the keys are the same for every system:
+ * throughput, latency, first_use. */
+static void test_system_rows_both_modes(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_lookup_config_t c = small();
+        memset(c.run, 0, sizeof(c.run));
+        c.run_system[s] = 1;
+        c.system_rows = 1;
+        c.mode = SHMB_LOOKUP_MODE_BOTH;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 3);
+        static const char *steps[] = {"", "latency", "first_use"};
+        for (int i = 0; i < 3; i++) {
+            assert_string_equal(rows.v[i].variant, "");
+            assert_string_equal(rows.v[i].step, steps[i]);
+        }
+        assert_true(rows.v[1].iterations > 0 && rows.v[1].speedup == 0);
+        shmb_rows_free(&rows);
+    }
+    assert_int_equal(count_ours(), 0);
+}
+
+/* The placement decides the registration order by address: descending,
+ * ascending or random; the same seed places the same way. */
+static void test_placement(void **state)
+{
+    (void)state;
+    enum { N = 50 };
+    shmb_lookup_segment_t seg[N], again[N];
+    shmb_lookup_config_t c = small();
+    for (int p = 0; p < SHMB_LOOKUP_PLACEMENTS; p++) {
+        c.placement = (shmb_lookup_placement_t)p;
+        assert_int_equal(shmb_lookup_bench_place(&c, seg), 0);
+        int up = 0, down = 0;
+        for (int i = 0; i < N; i++) {
+            assert_true(seg[i].size == 64ull << 20 && seg[i].local_base == NULL);
+            assert_true(seg[i].peer_base >= SHMB_LOOKUP_PEER_START && seg[i].peer_base % 4096 == 0);
+            assert_true(seg[i].peer_base + seg[i].size <= SHMB_LOOKUP_PEER_START + SHMB_LOOKUP_SPAN_BYTES);
+            for (int j = 0; j < i; j++) /* none overlap */
+                assert_true(seg[i].peer_base >= seg[j].peer_base + seg[j].size ||
+                            seg[j].peer_base >= seg[i].peer_base + seg[i].size);
+            if (i > 0) {
+                up += seg[i].peer_base > seg[i - 1].peer_base;
+                down += seg[i].peer_base < seg[i - 1].peer_base;
+            }
+        }
+        switch (c.placement) {
+        case SHMB_LOOKUP_PLACE_DESCENDING: assert_int_equal(down, N - 1); break;
+        case SHMB_LOOKUP_PLACE_ASCENDING: assert_int_equal(up, N - 1); break;
+        default: assert_true(up > N / 4 && down > N / 4); break;
+        }
+        assert_int_equal(shmb_lookup_bench_place(&c, again), 0);
+        assert_memory_equal(seg, again, sizeof(seg));
+        static const char *const placement_names[] = {"descending", "ascending", "random"};
+        assert_string_equal(shmb_lookup_placement_name(c.placement), placement_names[p]);
+        shmb_lookup_placement_t parsed;
+        assert_int_equal(shmb_lookup_parse_placement(shmb_lookup_placement_name(c.placement), &parsed), 0);
+        assert_int_equal(parsed, c.placement);
+    }
+    shmb_lookup_placement_t parsed;
+    assert_int_equal(shmb_lookup_parse_placement("sideways", &parsed), -EINVAL);
+    assert_int_equal(shmb_lookup_parse_placement(NULL, &parsed), -EINVAL);
+    c.placement = SHMB_LOOKUP_PLACEMENTS;
+    assert_int_equal(shmb_lookup_bench_place(&c, seg), -EINVAL);
+    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
+    c = small();
+    c.mode = (shmb_lookup_mode_t)(SHMB_LOOKUP_MODE_BOTH + 1);
+    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -223,6 +332,9 @@ int main(void)
         cmocka_unit_test(test_large_batches_make_the_pool),
         cmocka_unit_test(test_systems_beside_kernels),
         cmocka_unit_test(test_system_rows),
+        cmocka_unit_test(test_both_modes),
+        cmocka_unit_test(test_system_rows_both_modes),
+        cmocka_unit_test(test_placement),
         cmocka_unit_test(test_bad_config_appends_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -361,6 +361,29 @@ static void test_batch_sums_relocations(void **state)
     shmb_mooncake_destroy(m);
 }
 
+/* The latency chain: with the right expected addresses it sums the
+ * relocations; when relocation 0 lands d bytes off what was expected,
+ * request 1 is relocated at its address + d: the chain is dependent. */
+static void test_chain_is_dependent(void **state)
+{
+    shmb_mooncake_t *m = *state;
+    const shmb_lookup_request_t r[2] = {{.addr = A + 1, .len = 1}, {.addr = B + 5, .len = 1}};
+    void *p0 = NULL, *p1 = NULL;
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, r[0].addr, 1, &p0), 0);
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, r[1].addr, 1, &p1), 0);
+    const uint64_t t0 = (uint64_t)(uintptr_t)p0, t1 = (uint64_t)(uintptr_t)p1;
+    uint64_t expected[2] = {t0, t1};
+    assert_true(shmb_mooncake_relocate_chain(m, TARGET, r, expected, 2) == t0 + t1);
+    assert_true(shmb_mooncake_relocate_chain(m, TARGET, r, expected, 0) == 0);
+    expected[0] = t0 - 16; /* relocation 0 lands 16 bytes past what was expected */
+    assert_true(shmb_mooncake_relocate_chain(m, TARGET, r, expected, 2) == t0 + t1 + 16);
+    expected[0] = t0 + 0x2000; /* 0x2000 short: request 1 falls below A, in no buffer */
+    void *none = NULL;
+    assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 5 - 0x2000, 1, &none), -EINVAL);
+    assert_true(shmb_mooncake_relocate_chain(m, TARGET, r, expected, 2) == t0); /* a miss counts 0 */
+    assert_true(shmb_mooncake_relocate_chain(m, 12345, r, expected, 2) == 0);   /* unknown target */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_bad_create),
         cmocka_unit_test(test_random_against_reference),
         cmocka_unit_test(test_batch_sums_relocations),
+        cmocka_unit_test_setup_teardown(test_chain_is_dependent, setup_edges, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,13 @@ DEFINE_string(sweep_segments, "",
 DEFINE_int64(lookup_len_kb, 4, "Length of each request in KB");
 DEFINE_string(pattern, "random", "Request pattern: random or sequential");
 DEFINE_int64(min_time_ms, 50, "Time each strategy at least this long per segment count");
+DEFINE_string(lookup_mode, "throughput",
+              "What the rows measure: throughput (independent requests the CPU overlaps), latency "
+              "(a dependent chain: each request waits for the previous translation; rows with step "
+              "latency) or both");
+DEFINE_string(placement, "descending",
+              "Order the peer registers its segments in, by address: descending (Mooncake's: each "
+              "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
 
 namespace {
 
@@ -98,6 +105,16 @@ int main(int argc, char** argv)
     if (FLAGS_pattern != "random" && FLAGS_pattern != "sequential")
         shmb::FlagError("pattern", FLAGS_pattern, "random or sequential");
     cfg.sequential = FLAGS_pattern == "sequential";
+    if (FLAGS_lookup_mode == "throughput")
+        cfg.mode = SHMB_LOOKUP_MODE_THROUGHPUT;
+    else if (FLAGS_lookup_mode == "latency")
+        cfg.mode = SHMB_LOOKUP_MODE_LATENCY;
+    else if (FLAGS_lookup_mode == "both")
+        cfg.mode = SHMB_LOOKUP_MODE_BOTH;
+    else
+        shmb::FlagError("lookup_mode", FLAGS_lookup_mode, "throughput, latency or both");
+    if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
+        shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
     std::string strategies = shmb::CheckList("strategies", FLAGS_strategies, kStrategies);
     if (!FLAGS_system.empty()) {
         if (!gflags::GetCommandLineFlagInfoOrDie("strategies").is_default)
@@ -143,10 +160,16 @@ int main(int argc, char** argv)
         }
     }
 
-    static std::string setup;
+    static std::string setup, placement;
     setup = "segments of " + std::to_string(FLAGS_segment_size_mb) + " MB, requests of " +
             std::to_string(FLAGS_lookup_len_kb) + " KB, " + FLAGS_pattern +
             " pattern; every translation verified before timing";
+    placement = "placement: " + FLAGS_placement + " (the peer registers its segments in " +
+                (cfg.placement == SHMB_LOOKUP_PLACE_DESCENDING
+                     ? "descending address order, as Mooncake does: each buffer a fresh mmap, placed below the last)"
+                 : cfg.placement == SHMB_LOOKUP_PLACE_ASCENDING
+                     ? "ascending address order)"
+                     : "an order unrelated to their addresses: linear's and mooncake's scan mispredict)");
     shmb_report_t report = {};
     report.bench = "shm_lookup";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
@@ -154,12 +177,20 @@ int main(int argc, char** argv)
     report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
     int note = 0;
     report.notes[note++] = setup.c_str();
+    report.notes[note++] = placement.c_str();
     if (!report.system)
         report.notes[note++] = "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
                                "kernels (bounds no implementation beats): linear, lower_bound, tree, arithmetic";
-    report.notes[note++] = "ns per lookup = batch time / lookups in the batch (>= 4096), independent requests "
-                           "(throughput), batches walking through a pool of >= 131072 distinct requests; "
-                           "p50, p99, max over batches";
+    report.notes[note++] = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through "
+                           "a pool of >= 131072 distinct requests; p50, p99, max over batches";
+    if (cfg.mode != SHMB_LOOKUP_MODE_LATENCY)
+        report.notes[note++] = "step -: throughput: a batch's requests are independent, the CPU overlaps their "
+                               "translations";
+    if (cfg.mode != SHMB_LOOKUP_MODE_THROUGHPUT)
+        report.notes[note++] = "step latency: the same requests as a dependent chain: each one's keys shifted by "
+                               "how far the previous translation landed from where it should (0: one subtraction "
+                               "and one addition more per request), so each waits for the one before; speedups "
+                               "compare rows of the same kind";
     report.notes[note] = "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
                          "timed one by one; - = a step this system does not have";
     shmb::WriteReport(&report, &rows);

@@ -64,6 +64,14 @@ void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offse
 uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
                                            const shmb_lookup_request_t *requests, size_t n);
 
+/* The latency loop: translates requests[0..n) as a dependent chain, each
+ * request's pool_offset shifted by how far the previous translation landed
+ * from expected[] (0 when it is right: shmbench/lookup.h, shmb_lookup_chain).
+ * Returns the sum of the addresses (NULL counts 0). */
+uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
+                                           const shmb_lookup_request_t *requests,
+                                           const uint64_t *expected, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -78,6 +78,14 @@ int shmb_fipc_repo_from_address(shmb_fipc_repo_t *repo, const void *ptr, uint32_
 uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
                                         const shmb_lookup_request_t *requests, size_t n);
 
+/* The latency loop: to_address of requests[0..n) as a dependent chain, each
+ * request's id and offset shifted by how far the previous translation landed
+ * from expected[] (0 when it is right: shmbench/lookup.h, shmb_lookup_chain).
+ * Returns the sum of the addresses (NULL counts 0). */
+uint64_t shmb_fipc_repo_translate_chain(shmb_fipc_repo_t *repo,
+                                        const shmb_lookup_request_t *requests,
+                                        const uint64_t *expected, size_t n);
+
 /* ---- allocator ---- */
 
 typedef struct shmb_fipc_jemalloc shmb_fipc_jemalloc_t; /* opaque */

@@ -82,6 +82,18 @@ void *shmb_lookup_translate(const shmb_lookup_table_t *table, shmb_lookup_strate
 uint64_t shmb_lookup_batch(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
                            const shmb_lookup_request_t *requests, size_t n);
 
+/* The latency loop: translates requests[0..n) as a dependent chain, so that
+ * no two translations overlap. Each request's keys (addr, id, offset) are
+ * shifted by how far the previous translation landed from expected[] (the
+ * address it should give, read from memory: a zero the compiler cannot
+ * know), which costs one subtraction and one addition per request and no
+ * memory access. Returns the sum of the translated addresses (NULL counts
+ * 0): the sum of expected[0..n) when every translation is right; a wrong one
+ * shifts every request after it, and the sum shows it. */
+uint64_t shmb_lookup_chain(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
+                           const shmb_lookup_request_t *requests, const uint64_t *expected,
+                           size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,11 +3,12 @@
  *
  * Set-up: num_segments segments of segment_size; peer bases page-aligned,
  * non-overlapping and spread over SHMB_LOOKUP_SPAN_BYTES of the peer's
- * address space, registered in a random order; local bases inside one
- * reserved range of this process (PROT_NONE, MAP_NORESERVE: real addresses,
- * no memory committed). Requests are made before timing, reproducibly from
- * the seed: random (any segment, any offset) or sequential (segments in
- * address order, offsets advancing).
+ * address space, registered in the order the placement says (descending,
+ * ascending or random addresses); local bases inside one reserved range of
+ * this process (PROT_NONE, MAP_NORESERVE: real addresses, no memory
+ * committed). Requests are made before timing, reproducibly from the seed:
+ * random (any segment, any offset) or sequential (segments in address order,
+ * offsets advancing).
  *
  * A timed batch is max(num_lookups, SHMB_LOOKUP_MIN_BATCH) lookups (the
  * window). Requests come from a pool of whole windows, at least
@@ -29,11 +30,19 @@
  *                     to_address, lock + hash map + base + offset, with as
  *                     many pools as segments.
  *
+ * Two kinds of rows. Throughput: a batch's requests are independent, so the
+ * CPU overlaps their translations. Latency: the same requests as a dependent
+ * chain (shmb_lookup_chain and the systems' *_chain loops), each request's
+ * keys shifted by how far the previous translation landed from where it
+ * should (zero, unknown to the compiler), so that each translation waits for
+ * the one before: what a request path that waits on each translation sees.
+ *
  * Every path's translation of every request of the pool is checked
  * against the address the request was made from before any timing; a
  * mismatch fails the run. Every translated address of a batch is summed into
- * a checksum that is checked too. Batches repeat until min_time_ms has passed
- * (and at least SHMB_LOOKUP_MIN_BATCHES).
+ * a checksum that is checked too (a wrong translation in a chain derails
+ * every request after it). Batches repeat until min_time_ms has passed (and
+ * at least SHMB_LOOKUP_MIN_BATCHES).
  */
 #ifndef SHMBENCH_LOOKUP_BENCH_H
 #define SHMBENCH_LOOKUP_BENCH_H
@@ -68,12 +77,39 @@ typedef enum shmb_lookup_system {
 /* "mooncake", "flowipc_classic", "flowipc_jemalloc". */
 const char *shmb_lookup_system_name(shmb_lookup_system_t system);
 
+/* Which rows: throughput (independent requests), latency (a dependent
+ * chain) or both. */
+typedef enum shmb_lookup_mode {
+    SHMB_LOOKUP_MODE_THROUGHPUT,
+    SHMB_LOOKUP_MODE_LATENCY,
+    SHMB_LOOKUP_MODE_BOTH,
+} shmb_lookup_mode_t;
+
+/* The order the peer registers its segments in, by address. Descending is
+ * what Mooncake's allocateLocalMemory gives: each buffer is a fresh
+ * mmap(NULL), which Linux places below the previous one, and is appended
+ * to the segment's buffers as it comes. */
+typedef enum shmb_lookup_placement {
+    SHMB_LOOKUP_PLACE_DESCENDING,
+    SHMB_LOOKUP_PLACE_ASCENDING,
+    SHMB_LOOKUP_PLACE_RANDOM,
+    SHMB_LOOKUP_PLACEMENTS /* how many there are */
+} shmb_lookup_placement_t;
+
+/* "descending", "ascending", "random". */
+const char *shmb_lookup_placement_name(shmb_lookup_placement_t placement);
+
+/* Name -> placement. Returns 0 or -EINVAL. */
+int shmb_lookup_parse_placement(const char *name, shmb_lookup_placement_t *out);
+
 typedef struct shmb_lookup_config {
     uint64_t num_segments;    /* (=100) */
     uint64_t num_lookups;     /* lookups per timed batch (=10000) */
     uint64_t segment_size_mb; /* (=64) */
     uint64_t lookup_len_kb;   /* length of each request (=4) */
     int sequential;           /* pattern: 0 random, 1 sequential */
+    shmb_lookup_mode_t mode;  /* (=throughput) */
+    shmb_lookup_placement_t placement; /* (=descending) */
     int run[SHMB_LOOKUP_STRATEGIES]; /* 1: measure this kernel */
     int run_system[SHMB_LOOKUP_SYSTEMS]; /* 1: measure this system */
     int system_rows;          /* 1: exactly one system runs; rows named by step only */
@@ -88,11 +124,20 @@ typedef struct shmb_lookup_config {
  * SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
 
-/* Runs every selected path and appends one row each (variant = path, arg
+/* The peer's segments a run with cfg registers, in registration order (index
+ * = id): peer_base and size of each of cfg->num_segments, placed as
+ * cfg->placement says, reproducibly from cfg->seed; local_base is left NULL.
+ * segments holds num_segments entries. Returns 0, -EINVAL (the check's) or
+ * -ENOMEM. */
+int shmb_lookup_bench_place(const shmb_lookup_config_t *cfg, shmb_lookup_segment_t *segments);
+
+/* Runs every selected path and appends its rows (variant = path, arg
  * segments:N, note "verified P/P" over the pool of P requests), systems
- * first, then kernels; mooncake adds its first_use row (step "first_use").
+ * first, then kernels: per path its throughput row (no step) and/or its
+ * latency row (step "latency"), as cfg->mode says; mooncake adds its
+ * first_use row (step "first_use").
  * speedup (of medians, robust to a preemption): mooncake's p50 / the row's,
- * or linear's when mooncake did not run.
+ * of the same kind, or linear's when mooncake did not run.
  * With system_rows, the variant is left empty and a step the system does
  * not have (first_use, for the Flow-IPC paths) is an unmeasured row.
  * Returns 0, -errno, or -EPROTO when a path translated wrongly, with the

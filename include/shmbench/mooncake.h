@@ -87,6 +87,14 @@ int shmb_mooncake_relocate(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr
 uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
                                       const shmb_lookup_request_t *requests, size_t n);
 
+/* The latency loop: relocates requests[0..n) as a dependent chain, each
+ * request's addr shifted by how far the previous relocation landed from
+ * expected[] (0 when it is right: shmbench/lookup.h, shmb_lookup_chain).
+ * Returns the sum of the translated addresses (a failed request counts 0). */
+uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
+                                      const shmb_lookup_request_t *requests,
+                                      const uint64_t *expected, size_t n);
+
 /* How many buffers have been attached so far. */
 size_t shmb_mooncake_attached(const shmb_mooncake_t *m);
 
