@@ -132,13 +132,15 @@ if unshare -m true 2>/dev/null; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
     "$1" --shm_prefix=/full_ --cold --transfer_size_kb=1024 --max_transfer_size_kb=1024 --num_transfers=1000000000 \
-      --time_per_size_ms=1000 >/dev/null 2>"$2/full.err" &
+      --time_per_size_ms=2000 >/dev/null 2>"$2/full.err" &
     pid=$!
+    # once src and dst hold their pages (the warm row runs for 2 s), take
+    # every free page, then every page that frees up
     until [ "$(du -sk /dev/shm | cut -f1)" -ge 2048 ] || ! kill -0 $pid 2>/dev/null; do sleep 0.05; done
     i=0
     while kill -0 $pid 2>/dev/null && [ $i -lt 100000 ]; do
-      head -c 65536 /dev/zero >/dev/shm/big$i 2>/dev/null || rm -f /dev/shm/big$i
-      head -c 4096 /dev/zero >/dev/shm/small$i 2>/dev/null || rm -f /dev/shm/small$i
+      free=$(df -B4096 --output=avail /dev/shm | tail -1)
+      [ "$free" -gt 0 ] && { fallocate -l $((free * 4096)) /dev/shm/filler$i 2>/dev/null || rm -f /dev/shm/filler$i; }
       i=$((i + 1))
     done
     wait $pid
