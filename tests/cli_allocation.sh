@@ -20,7 +20,7 @@ tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" \
          "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,arena,bipc,jemalloc,jemalloc_tcache"' \
          "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
-         'shm_prefix string "/mooncake_bench_"' "cpu int32 -1"; do
+         'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -47,6 +47,10 @@ expect_usage_error "$bin" cleanup --cleanup=maybe
 expect_usage_error "$bin" bogus --bogus=1
 expect_usage_error "$bin" max_size_kb --num_iterations=100000 --max_size_kb=1048576  # arena over 16 TiB
 expect_usage_error "$bin" measure_mmap_only --system=mooncake --measure_mmap_only
+expect_usage_error "$bin" threads --threads=0
+expect_usage_error "$bin" threads --threads=-2
+expect_usage_error "$bin" threads --threads=257
+expect_usage_error "$bin" threads --threads=two
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after usage errors"
 
 # the three formats carry the same rows
@@ -108,6 +112,49 @@ fi
 "$bin" "${quick[@]}" --measure_mmap_only --touch >"$work/m.txt" 2>/dev/null || fail "mmap_only run"
 table_rows "$work/m.txt" | awk '$2=="posix"{print $3}' | sort -u | tr '\n' ' ' | grep -qx "cleanup mmap touch " \
   && ok || fail "mmap_only rows: $(table_rows "$work/m.txt" | awk '{print $3}' | sort -u | tr '\n' ' ')"
+
+# the notes say what each mode times and what the speedup compares
+grep -q '^# posix (system: mooncake.s createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' "$work/t.txt" \
+  && grep -q '^# speedup = posix total p50 / the pool row.s p50 (free: posix cleanup p50)' "$work/t.txt" \
+  && ok || fail "default notes: $(grep '^# \(posix\|speedup\)' "$work/t.txt")"
+grep -q '^# posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = mmap of it, cleanup = munmap of it' "$work/m.txt" \
+  && grep -q '^# speedup = posix mmap p50 / the pool row.s p50 (free: posix munmap p50)' "$work/m.txt" \
+  && ok || fail "mmap_only notes: $(grep '^# \(posix\|speedup\)' "$work/m.txt")"
+grep -q 'total = shm_open\|speedup = posix total\|cleanup = munmap + shm_unlink' "$work/m.txt" \
+  && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' "$work/m.txt")" || ok
+grep -q '/ pool mean' "$work/t.txt" "$work/m.txt" && fail "a note still says speedups use means" || ok
+
+# --threads=2: every allocator runs, rows carry /threads:2, nothing is left
+for a in posix arena bipc jemalloc jemalloc_tcache; do
+  "$bin" "${quick[@]}" --allocator=$a --threads=2 --format=json >"$work/th.json" 2>"$work/th.err" \
+    || fail "--threads=2 --allocator=$a: $(cat "$work/th.err")"
+  "$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+assert len(b) >= 6, len(b)
+for x in b:
+    assert x["name"].endswith("/threads:2") and x["threads"] == 2, x["name"]
+    assert x["name"].startswith("shm_alloc/" + sys.argv[2] + "/"), x["name"]
+alloc = [x for x in b if x["name"].split("/")[2] in ("alloc", "total")]
+assert alloc and all(x["items_per_second"] > 0 for x in alloc), alloc
+' "$work/th.json" $a && ok || fail "--threads=2 --allocator=$a rows"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--threads=2 --allocator=$a left segments"
+done
+"$bin" "${quick[@]}" --allocator=arena,bipc --threads=2 >"$work/th.txt" 2>/dev/null
+grep -q '^# threads: 2 at once per allocator and size, pinned to CPUs' "$work/th.txt" && ok \
+  || fail "--threads=2 header: $(grep '^# threads' "$work/th.txt")"
+table_rows "$work/th.txt" | awk '$2=="arena" && $0 !~ /one arena per thread/ {bad=1} END {exit bad}' \
+  && ok || fail "arena rows at --threads=2 lack their note"
+
+# the oversubscription warning: only above the CPUs this process may use, --cpu or not
+ncpu=$(nproc)
+for extra in "" "--cpu=$(taskset -pc $$ 2>/dev/null | sed 's/.*: *//; s/[-,].*//')"; do
+  "$bin" "${quick[@]}" --allocator=arena --threads="$ncpu" $extra >/dev/null 2>"$work/w.err"
+  grep -q "warning: --threads=" "$work/w.err" && fail "warning at --threads=$ncpu $extra: $(cat "$work/w.err")" || ok
+  "$bin" "${quick[@]}" --allocator=arena --threads=$((ncpu + 1)) $extra >/dev/null 2>"$work/w.err"
+  grep -q "^shm_allocation_bench: warning: --threads=$((ncpu + 1)) exceeds the $ncpu CPUs this process may use" "$work/w.err" \
+    && ok || fail "no warning at --threads=$((ncpu + 1)) $extra: $(cat "$work/w.err")"
+done
 
 # --cleanup=false leaves the segments and says how to remove them
 "$bin" "${quick[@]}" --allocator=posix --cleanup=false >/dev/null 2>"$work/c.err"
