@@ -38,8 +38,11 @@ inline void cpu_pause()
 // RWSpinlock (include/common.h): a ticket reader-writer spinlock after
 // folly's RWTicketSpinLock. A reader takes a ticket with one 64-bit CAS that
 // bumps read and users, and returns it with a 16-bit fetch-and-add on write.
-// Loads are plain loads followed by a compiler barrier, as upstream writes
-// them. Upstream's union has an anonymous struct (not ISO C++); here it is
+// Upstream's loads and stores are plain accesses next to a compiler barrier,
+// which x86's ordering makes acquire and release; here they are
+// __atomic_load_n(ACQUIRE) and __atomic_store_n(RELEASE), which compile to the
+// same plain mov on x86 but are atomics in C++'s memory model (so that
+// ThreadSanitizer sees no race where upstream relies on x86). Upstream's union has an anonymous struct (not ISO C++); here it is
 // named `t`. The trailing bytes stand for upstream's unused
 // std::atomic<int64_t> lock_ and uint64_t padding_[15], so the lock keeps its
 // 136 bytes and the map beside it its offset.
@@ -132,7 +135,7 @@ private:
 
     template <class T> static T load_acquire(T *addr)
     {
-        T v = *addr;
+        T v = __atomic_load_n(addr, __ATOMIC_ACQUIRE);
         asm volatile("" ::: "memory");
         return v;
     }
@@ -140,7 +143,7 @@ private:
     template <class T> static void store_release(T *addr, T v)
     {
         asm volatile("" ::: "memory");
-        *addr = v;
+        __atomic_store_n(addr, v, __ATOMIC_RELEASE);
     }
 
     RWTicket ticket_;

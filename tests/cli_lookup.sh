@@ -92,6 +92,30 @@ table_rows "$work/l.txt" | awk '{print $2, $3}' | tr '\n' ' ' | grep -qx "linear
 grep -q "^# step latency: " "$work/l.txt" && ok || fail "no note saying the rows are latency"
 grep -q "^# step -: throughput" "$work/l.txt" && fail "a throughput note without throughput rows" || ok
 
+# Threads: every path at once on two threads, rows named /threads:2 (first_use
+# is set-up, one thread), every batch verified; bad counts refused.
+expect_usage_error "$bin" threads --threads=0
+expect_usage_error "$bin" threads --threads=257
+"$bin" "${quick[@]}" --threads=2 --lookup_mode=both --format=json >"$work/th.json" 2>"$work/th.err" \
+  || fail "--threads=2 run: $(cat "$work/th.err")"
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+names = [x["name"] for x in b]
+want = []
+for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic"):
+    want += ["shm_lookup/%s/segments:20/threads:2" % s, "shm_lookup/%s/latency/segments:20/threads:2" % s]
+    if s == "mooncake":
+        want.append("shm_lookup/mooncake/first_use/segments:20")
+assert names == want, names
+assert all(x["threads"] == 2 and x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
+' "$work/th.json" && ok || fail "rows of --threads=2"
+"$bin" "${quick[@]}" --threads=2 --system=flowipc_jemalloc >"$work/ths.txt" 2>/dev/null || fail "--threads=2 --system run"
+grep -q "^# threads: 2 at once" "$work/ths.txt" && ok || fail "no threads note"
+table_rows "$work/ths.txt" | awk '$2 == "-" && $3 == 2 {found=1} END {exit !found}' \
+  && ok || fail "--system row without threads 2: $(table_rows "$work/ths.txt")"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the threaded runs"
+
 # The latency chain cannot overlap translations: for arithmetic, whose
 # translation is a few instructions, it costs at least what throughput does
 # (medians of one run; 10% of slack for noise).

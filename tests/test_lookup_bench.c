@@ -39,6 +39,8 @@ static shmb_lookup_config_t small(void)
     c.seed = 5;
     c.min_time_ms = 1;
     c.shm_prefix = PREFIX;
+    c.threads = 1;
+    c.cpu = -1;
     return c;
 }
 
@@ -307,6 +309,78 @@ static void test_placement(void **state)
     assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
 }
 
+/* Two threads at once on every path: rows carry threads = 2, both threads
+ * timed at least the minimum of batches, every batch checked. */
+static void test_two_threads(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    for (int p = 0; p < SHMB_LOOKUP_SYSTEMS; p++)
+        c.run_system[p] = 1;
+    c.mode = SHMB_LOOKUP_MODE_BOTH;
+    c.threads = 2;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 2 * (SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_STRATEGIES) + 1);
+    for (size_t i = 0; i < rows.n; i++) {
+        const shmb_row_t *r = &rows.v[i];
+        if (strcmp(r->step, "first_use") == 0) {
+            assert_int_equal(r->threads, 1); /* set-up, one thread */
+            continue;
+        }
+        assert_int_equal(r->threads, 2);
+        assert_string_equal(r->note, "verified 131072/131072");
+        assert_true(r->ns.count >= 2 * SHMB_LOOKUP_MIN_BATCHES);
+        assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
+        assert_true(r->items_per_second > 0); /* all threads' lookups over wall time */
+        const shmb_row_t *base = shmb_rows_find(&rows, "mooncake", r->step, 50, 0);
+        assert_non_null(base);
+        assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
+    }
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_rows_free(&rows);
+}
+
+/* Thread i on the i-th allowed CPU from the first at or after cpu,
+ * wrapping; not pinned when there are more threads than CPUs. */
+static void test_thread_cpus(void **state)
+{
+    (void)state;
+    static const int allowed[] = {0, 2, 5, 7};
+    shmb_lookup_config_t c = small();
+    c.cpus = allowed;
+    c.ncpus = 4;
+    c.threads = 2;
+    int cpus[8] = {-9, -9, -9, -9, -9, -9, -9, -9};
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 0 && cpus[1] == 2 && cpus[2] == -9);
+    c.cpu = 5;
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 5 && cpus[1] == 7);
+    c.cpu = 6; /* not allowed itself: the next allowed one */
+    c.threads = 3;
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
+    assert_true(cpus[0] == 7 && cpus[1] == 0 && cpus[2] == 2);
+    c.threads = 5;
+    cpus[0] = -9;
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 0);
+    assert_int_equal(cpus[0], -9); /* untouched */
+    c.threads = 1;
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), -EINVAL);
+    c.threads = SHMB_LOOKUP_MAX_THREADS + 1;
+    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), -EINVAL);
+    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
+    c.threads = 0;
+    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
+    c.cpus = NULL; /* the calling thread's CPUs */
+    c.threads = 2;
+    c.cpu = -1;
+    int ret = shmb_lookup_bench_thread_cpus(&c, cpus);
+    assert_true(ret == 0 || ret == 1);
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -335,6 +409,8 @@ int main(void)
         cmocka_unit_test(test_both_modes),
         cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_thread_cpus),
         cmocka_unit_test(test_bad_config_appends_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,22 @@
  * should (zero, unknown to the compiler), so that each translation waits for
  * the one before: what a request path that waits on each translation sees.
  *
+ * Threads: with threads > 1, that many threads run the same path at once,
+ * each its own stream of requests (thread i starts at window i x windows /
+ * threads of the pool and walks on), over the shared metadata, pool and
+ * repository, as a process's transfer threads do: mooncake's metadata
+ * RWSpinlock and SegmentDesc shared_ptr, flowipc_jemalloc's repository
+ * mutex (taken per translation, as upstream's to_address does) are shared;
+ * flowipc_classic and the kernels share read-only memory only. Each thread
+ * is pinned to its own CPU when there are enough (shmb_lookup_bench_thread_
+ * cpus), else runs on every allowed CPU. The threads start together (a
+ * barrier) and run until min_time_ms has passed and each has timed
+ * SHMB_LOOKUP_MIN_BATCHES batches; every batch of every thread is
+ * checksummed. Rows carry threads = N: ns per lookup per thread (percentiles
+ * over every thread's batches), iterations = all threads' lookups,
+ * items_per_second = all threads' lookups / the wall time from the first
+ * thread's start to the last one's end.
+ *
  * Every path's translation of every request of the pool is checked
  * against the address the request was made from before any timing; a
  * mismatch fails the run. Every translated address of a batch is summed into
@@ -66,6 +82,7 @@ extern "C" {
 #define SHMB_LOOKUP_MIN_POOL 131072        /* distinct requests, at least */
 #define SHMB_LOOKUP_MAX_LOOKUPS 10000000
 #define SHMB_LOOKUP_MAX_SEGMENTS 10000000
+#define SHMB_LOOKUP_MAX_THREADS 256
 
 typedef enum shmb_lookup_system {
     SHMB_LOOKUP_MOONCAKE,
@@ -117,12 +134,26 @@ typedef struct shmb_lookup_config {
     uint64_t seed;
     double min_time_ms;       /* per strategy and segment count (=50) */
     int repetition;           /* stamped into the rows */
+    int threads;              /* threads running each path at once (=1: the calling thread) */
+    int cpu;                  /* threads > 1: first CPU of the threads, -1: the first allowed */
+    const int *cpus;          /* the CPUs the threads may use, ascending; NULL: the calling
+                               * thread's (read them before pinning it) */
+    int ncpus;                /* entries in cpus */
 } shmb_lookup_config_t;
 
-/* Checks the sizes: -EINVAL for a zero count or size or a request longer
- * than a segment, -EOVERFLOW when the segments do not fit in
+/* Checks the sizes: -EINVAL for a zero count or size, a request longer
+ * than a segment, an unknown mode or placement, or threads outside
+ * 1..SHMB_LOOKUP_MAX_THREADS; -EOVERFLOW when the segments do not fit in
  * SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
+
+/* Where the threads of a run with cfg->threads > 1 run: thread i on
+ * cpus[i], the i-th CPU of the allowed set counting from the first at or
+ * after cfg->cpu (from the first when -1), wrapping around. Returns 1 (each
+ * pinned to its own CPU), 0 (not pinned: more threads than allowed CPUs;
+ * cpus untouched), -EINVAL (threads outside 2..SHMB_LOOKUP_MAX_THREADS) or
+ * -errno of sched_getaffinity (recorded). */
+int shmb_lookup_bench_thread_cpus(const shmb_lookup_config_t *cfg, int *cpus);
 
 /* The peer's segments a run with cfg registers, in registration order (index
  * = id): peer_base and size of each of cfg->num_segments, placed as
