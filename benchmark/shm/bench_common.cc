@@ -461,6 +461,10 @@ void Fail(int ret, const char* what)
 
 void WarnIfOversubscribed(int threads)
 {
+    if (g_sys.num_cpus > 0 && g_sys.load_avg[0] > g_sys.num_cpus)
+        std::fprintf(stderr, "%s: warning: the load average at start (%.2f) exceeds the %d CPUs; other "
+                     "work competes for them, so repeat the run (--repetitions) and compare medians\n",
+                     g_program.c_str(), g_sys.load_avg[0], g_sys.num_cpus);
     int cpus = g_allowed_cpus > 0 ? g_allowed_cpus : g_sys.num_cpus;
     if (cpus > 0 && threads > cpus)
         std::fprintf(stderr, "%s: warning: --threads=%d exceeds the %d CPUs this process may use; the "
@@ -504,10 +508,6 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
     if (!FLAGS_json_out.empty())
         OpenJsonOut();
     shmb_sysinfo_read(&g_sys);
-    if (g_sys.num_cpus > 0 && g_sys.load_avg[0] > g_sys.num_cpus)
-        std::fprintf(stderr, "%s: warning: the load average (%.2f) exceeds the %d CPUs; other work "
-                     "competes for them, so repeat the run (--repetitions) and compare medians\n",
-                     g_program.c_str(), g_sys.load_avg[0], g_sys.num_cpus);
     g_timer_overhead_ns = shmb_clock_overhead_ns();
     std::vector<int> allowed(CPU_SETSIZE);
     g_allowed_cpus = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);

@@ -85,9 +85,12 @@ constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
 // an output cannot be written.
 void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
 
-// Warns in one line on stderr when `threads` measuring threads exceed the
-// CPUs this process may use: they run oversubscribed, time-sliced, and every
-// per-thread figure then includes waiting for a CPU.
+// Warns, one line each on stderr, when the machine is oversubscribed: when
+// the load average read at start exceeds the CPU count (other work competes
+// for the CPUs), and when `threads` measuring threads exceed the CPUs this
+// process may use (time-sliced: every per-thread figure includes waiting for
+// a CPU). Every main calls it once its flags are checked, so that a usage
+// error stays one line.
 void WarnIfOversubscribed(int threads);
 
 // Checks that `bytes` fit in the free space of /dev/shm and in what the

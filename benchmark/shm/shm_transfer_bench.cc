@@ -104,7 +104,6 @@ int main(int argc, char** argv)
     cfg.num_transfers = shmb::CheckRange("num_transfers", FLAGS_num_transfers, 1,
                                          static_cast<int64_t>(SHMB_TRANSFER_MAX_TRANSFERS));
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
-    shmb::WarnIfOversubscribed(cfg.threads);
     cfg.time_per_size_ms = static_cast<double>(shmb::CheckRange("time_per_size_ms", FLAGS_time_per_size_ms, 1,
                                                                 3600 * 1000));
     std::string methods = Methods();
@@ -124,6 +123,7 @@ int main(int argc, char** argv)
     }
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
+    shmb::WarnIfOversubscribed(cfg.threads);
 
     uint64_t need = 0;
     shmb_transfer_bench_shm_bytes(&cfg, &need);
