@@ -259,6 +259,11 @@ void shmb_sysinfo_read(shmb_sysinfo_t *out)
     shmb_sysinfo_read_at("", out);
 }
 
+int shmb_sysinfo_overloaded(const shmb_sysinfo_t *s)
+{
+    return s->num_cpus > 0 && s->load_avg[0] > (double)s->num_cpus;
+}
+
 int shmb_sysinfo_pin_cpu(int cpu)
 {
     if (cpu < 0 || cpu >= CPU_SETSIZE)

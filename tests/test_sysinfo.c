@@ -66,6 +66,16 @@ static void test_reads_a_fake_tree(void **state)
     assert_string_equal(s.thp_enabled, "madvise");
     assert_string_equal(s.thp_shmem, "never");
     assert_float_equal(s.load_avg[2], 0.125, 1e-9);
+    assert_int_equal(shmb_sysinfo_overloaded(&s), 0); /* 0.50 on at least one CPU */
+    put(root, "/proc/loadavg", "512.5 0.25 0.125 1/100 42\n");
+    shmb_sysinfo_read_at(root, &s);
+    assert_int_equal(shmb_sysinfo_overloaded(&s), s.num_cpus < 512);
+    s.load_avg[0] = s.num_cpus; /* as busy as it has CPUs: not over */
+    assert_int_equal(shmb_sysinfo_overloaded(&s), 0);
+    s.load_avg[0] = s.num_cpus + 0.01;
+    assert_int_equal(shmb_sysinfo_overloaded(&s), 1);
+    s.num_cpus = -1; /* unknown CPU count: no verdict */
+    assert_int_equal(shmb_sysinfo_overloaded(&s), 0);
     assert_int_equal(s.num_caches, 2);
     assert_int_equal(s.caches[0].level, 1);
     assert_string_equal(s.caches[0].type, "Data");
@@ -95,6 +105,7 @@ static void test_missing_sources_are_unknown(void **state)
     assert_int_equal(s.shm_total, -1);
     assert_int_equal(s.shm_free, -1);
     assert_float_equal(s.load_avg[0], -1.0, 0.0);
+    assert_int_equal(shmb_sysinfo_overloaded(&s), 0); /* unknown load */
     /* facts of the process itself are still there */
     assert_true(s.num_cpus >= 1);
     assert_string_not_equal(s.kernel, "unknown");

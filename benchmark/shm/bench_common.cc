@@ -461,7 +461,7 @@ void Fail(int ret, const char* what)
 
 void WarnIfOversubscribed(int threads)
 {
-    if (g_sys.num_cpus > 0 && g_sys.load_avg[0] > g_sys.num_cpus)
+    if (shmb_sysinfo_overloaded(&g_sys))
         std::fprintf(stderr, "%s: warning: the load average at start (%.2f) exceeds the %d CPUs; other "
                      "work competes for them, so repeat the run (--repetitions) and compare medians\n",
                      g_program.c_str(), g_sys.load_avg[0], g_sys.num_cpus);

@@ -67,6 +67,11 @@ int64_t shmb_sysinfo_parse_tunable(const char *tunables_text, const char *name);
  * "always [madvise] never" into out ("madvise"); "unknown" if none. */
 void shmb_sysinfo_parse_mode(const char *line, char *out, size_t cap);
 
+/* 1 when the 1-minute load average exceeds the online CPU count (other work
+ * competes for the CPUs, so figures are noisier); 0 otherwise, or when either
+ * is unknown. */
+int shmb_sysinfo_overloaded(const shmb_sysinfo_t *s);
+
 /* Pins the calling thread to one CPU. Returns 0, -EINVAL for a CPU that does
  * not exist, or -errno (sched_setaffinity). */
 int shmb_sysinfo_pin_cpu(int cpu);
