@@ -128,16 +128,35 @@ def parts(name):
 
 # ---------------------------------------------------------------- significance
 
-def verdict(a, b):
-    """(p-value or None, text) of the two-sided U-test on two sample lists."""
-    n = min(len(a.samples), len(b.samples))
-    if n < MIN_REPETITIONS:
-        return None, TOO_FEW
+def p_value(a, b):
+    """The two-sided U-test's p-value on two rows' samples, or None with too few."""
+    if min(len(a.samples), len(b.samples)) < MIN_REPETITIONS:
+        return None
     from scipy.stats import mannwhitneyu
     p = mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue
-    if math.isnan(p):  # every sample of both equal: no difference at all
-        p = 1.0
-    return p, "yes" if p < ALPHA else "no"
+    return 1.0 if math.isnan(p) else p  # nan: every sample of both equal, no difference
+
+
+def verdicts(pairs):
+    """[(p, 'yes'|'no'|TOO_FEW|'-')] of [(row A, row B)] (a None row: '-'). The rows of one
+    table are one family: Holm's step-down correction keeps the chance of any false 'yes'
+    in the table below ALPHA, where a per-row test would give one in 1/ALPHA rows by chance."""
+    ps = [p_value(a, b) if a and b else None for a, b in pairs]
+    tested = sorted((p, i) for i, p in enumerate(ps) if p is not None)
+    significant = set()
+    for k, (p, i) in enumerate(tested):
+        if p > ALPHA / (len(tested) - k):
+            break
+        significant.add(i)
+    out = []
+    for i, (a, b) in enumerate(pairs):
+        if not (a and b):
+            out.append((None, "-"))
+        elif ps[i] is None:
+            out.append((None, TOO_FEW))
+        else:
+            out.append((ps[i], "yes" if i in significant else "no"))
+    return out
 
 
 def reps_text(rows):
@@ -148,11 +167,13 @@ def reps_text(rows):
 
 
 def significance_note(a_rows, b_rows):
-    return ("significant: two-sided Mann-Whitney U-test on the repetitions' p50s, p < %.2f "
-            "(yes: the runs differ; no: no evidence they do); %s: fewer than %d repetitions in "
-            "A or B (A has %s, B has %s), the test cannot tell: run both with --repetitions=%d or "
-            "more" % (ALPHA, TOO_FEW, MIN_REPETITIONS, reps_text(a_rows), reps_text(b_rows),
-                      MIN_REPETITIONS))
+    return ("significant: two-sided Mann-Whitney U-test on the repetitions' p50s (p), at %.2f for "
+            "the whole table (Holm's correction over its %d tested rows); yes: the runs differ, "
+            "no: no evidence they do; %s: fewer than %d repetitions in A or B (A has %s, B has %s), "
+            "the test cannot tell: run both with --repetitions=%d or more"
+            % (ALPHA, sum(1 for a, b in zip(a_rows, b_rows)
+                          if min(len(a.samples), len(b.samples)) >= MIN_REPETITIONS),
+               TOO_FEW, MIN_REPETITIONS, reps_text(a_rows), reps_text(b_rows), MIN_REPETITIONS))
 
 
 def fmt(v):
@@ -191,27 +212,21 @@ def headline_rows(key, rows):
 def summary(a_dir, b_dir):
     a_files, b_files = folder_files(a_dir), folder_files(b_dir)
     keys = [k for k in a_files if k in b_files]
-    lines = []
-    a_all, b_all = [], []
+    lines, pairs = [], []
     for key in keys:
         a_rows, _ = load(a_files[key])
         b_rows, _ = load(b_files[key])
         a_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, a_rows))
         b_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, b_rows))
         for label in merged_keys(a_head, b_head):
-            unit, ra, f = a_head.get(label) or b_head[label]
-            rb = b_head[label][1] if label in b_head else None
+            unit, _, f = a_head.get(label) or b_head[label]
             ra = a_head[label][1] if label in a_head else None
+            rb = b_head[label][1] if label in b_head else None
             va = f(ra.p50) if ra and ra.samples else None
             vb = f(rb.p50) if rb and rb.samples else None
-            if ra and rb:
-                a_all.append(ra)
-                b_all.append(rb)
-                p, sig = verdict(ra, rb)
-            else:
-                p, sig = None, "-"
             ratio = "%.3f" % (vb / va) if va and vb else "-"
-            lines.append((label, unit, fmt(va), fmt(vb), ratio, fmt_p(p), sig))
+            lines.append((label, unit, fmt(va), fmt(vb), ratio))
+            pairs.append((ra if va else None, rb if vb else None))
     if not lines:
         print("no headline rows in both %s and %s" % (a_dir, b_dir))
         return 1
@@ -219,12 +234,13 @@ def summary(a_dir, b_dir):
     row_fmt = "%-*s %5s %12s %12s %8s %7s  %s"
     print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "p",
                      "significant"))
-    for l in lines:
-        print(row_fmt % ((width,) + l))
+    for l, (p, sig) in zip(lines, verdicts(pairs)):
+        print(row_fmt % ((width,) + l + (fmt_p(p), sig)))
     print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
           "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
           "better, GB/s: higher is better" % (a_dir, b_dir))
-    print(significance_note(a_all, b_all))
+    tested = [(a, b) for a, b in pairs if a and b]
+    print(significance_note([a for a, _ in tested], [b for _, b in tested]))
     return 0
 
 
@@ -249,19 +265,17 @@ def gain_table(a, b, a_name, b_name):
     width = max(len(k) for k in keys) + 2
     row_fmt = "%-*s %12s %12s %9s %7s  %s"
     print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "p", "significant"))
-    paired_a, paired_b = [], []
+    pairs = []
     for k in keys:
         ra, rb = a.get(k), b.get(k)
-        va = ra.p50 if ra and ra.samples else None
-        vb = rb.p50 if rb and rb.samples else None
-        if va and vb:
-            paired_a.append(ra)
-            paired_b.append(rb)
-            p, sig = verdict(ra, rb)
-        else:
-            p, sig = None, "-"
+        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
+    for k, (ra, rb), (p, sig) in zip(keys, pairs, verdicts(pairs)):
+        va = ra.p50 if ra else None
+        vb = rb.p50 if rb else None
         g = "%.2f" % (va / vb) if va and vb else "-"
         print(row_fmt % (width, k, fmt(va), fmt(vb), g, fmt_p(p), sig))
+    paired_a = [ra for ra, rb in pairs if ra and rb]
+    paired_b = [rb for ra, rb in pairs if ra and rb]
     # one line: a table's line count is rows + 2
     print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
           "- = not in that run; %s" % (a_name, b_name, significance_note(paired_a, paired_b)))

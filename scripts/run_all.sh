@@ -17,6 +17,8 @@
 #   --allocation-flags="FLAGS" for shm_allocation_bench only
 #   --lookup-flags="FLAGS"     for shm_address_lookup_bench only (both of its runs)
 #   --transfer-flags="FLAGS"   for shm_transfer_bench only, e.g. "--methods=all --cold"
+#   --sweep=LIST               the segment counts of lookup_sweep (default
+#                              1,10,100,1000,10000; with --quick 1,10,100,1000)
 #   --system[=FLOWIPC]         the real systems: each binary runs twice, with
 #                              --system=mooncake and --system=FLOWIPC (flowipc_jemalloc,
 #                              the default, or flowipc_classic), into BENCH_mooncake.*
@@ -43,12 +45,13 @@ alloc_user=()
 lookup_user=()
 transfer_user=()
 system=
+sweep=
 bindir=
 results=$root/results
 words() { local -n into=$1; read -r -a into <<<"$2" || true; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--bin-dir|--results-dir)
+    --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--sweep|--bin-dir|--results-dir)
       [ $# -ge 2 ] || die "$1 needs a value"
       opt=$1
       shift
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
     --allocation-flags=*) words alloc_user "${1#*=}" ;;
     --lookup-flags=*) words lookup_user "${1#*=}" ;;
     --transfer-flags=*) words transfer_user "${1#*=}" ;;
+    --sweep=*) sweep=${1#*=}; [ -n "$sweep" ] || die "--sweep needs a list, e.g. 1,10,100" ;;
     --system) system=flowipc_jemalloc ;;
     --system=*) system=${1#*=} ;;
     --bin-dir=*) bindir=${1#*=} ;;
@@ -105,12 +109,12 @@ done
 if [ "$quick" -eq 1 ]; then
   alloc_flags=(--num_iterations=100)
   lookup_flags=(--num_lookups=1000)
-  sweep=1,10,100,1000
+  sweep=${sweep:-1,10,100,1000}
   transfer_flags=(--num_transfers=100 --time_per_size_ms=200)
 else
   alloc_flags=()
   lookup_flags=()
-  sweep=1,10,100,1000,10000
+  sweep=${sweep:-1,10,100,1000,10000}
   transfer_flags=()
 fi
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")

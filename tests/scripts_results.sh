@@ -1,41 +1,172 @@
 #!/usr/bin/env bash
-# compare.sh and plot.sh on real (small) runs of the three binaries.
+# compare.sh, results.py and plot.sh on real (small) runs of the three binaries
+# and on copies of them with figures changed on purpose.
 #   scripts_results.sh BIN_DIR SOURCE_DIR
 bindir=$1
 src=$2
 source "$src/tests/cli_lib.sh"
+py=/usr/bin/python3
 prefix=shmb_scripts_$$_
+# make_results DIR REPETITIONS [SYSTEM]: the four files run_all.sh writes (BENCH_SYSTEM with a system)
 make_results() {
-  local d=$1
+  local d=$1 reps=$2 sys=${3:-} s=
+  [ -z "$sys" ] || s=_$sys
+  local common=(--repetitions="$reps" --shm_prefix=/$prefix ${sys:+--system=$sys})
+  local extra=(--methods=all --cold)  # --system picks the method and refuses --cold
+  [ -z "$sys" ] || extra=(--num_segments=10)
   mkdir -p "$d"
-  "$bindir/shm_allocation_bench" --shm_prefix=/$prefix --num_iterations=20 --max_size_kb=16 \
-    --json_out="$d/allocation.json" >"$d/allocation.txt" 2>/dev/null &&
-  "$bindir/shm_address_lookup_bench" --num_lookups=500 --min_time_ms=1 \
-    --json_out="$d/lookup.json" >"$d/lookup.txt" 2>/dev/null &&
-  "$bindir/shm_address_lookup_bench" --num_lookups=500 --min_time_ms=1 --sweep_segments=1,10,100 \
-    --json_out="$d/lookup_sweep.json" >"$d/lookup_sweep.txt" 2>/dev/null &&
-  "$bindir/shm_transfer_bench" --shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=10 \
-    --time_per_size_ms=5 --methods=all --json_out="$d/transfer.json" >"$d/transfer.txt" 2>/dev/null
+  "$bindir/shm_allocation_bench" "${common[@]}" --num_iterations=20 --max_size_kb=16 \
+    --json_out="$d/allocation$s.json" >"$d/allocation$s.txt" 2>/dev/null &&
+  "$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 \
+    --json_out="$d/lookup$s.json" >"$d/lookup$s.txt" 2>/dev/null &&
+  "$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 --sweep_segments=1,10,100 \
+    --json_out="$d/lookup_sweep$s.json" >"$d/lookup_sweep$s.txt" 2>/dev/null &&
+  "$bindir/shm_transfer_bench" "${common[@]}" --max_transfer_size_mb=1 --num_transfers=10 \
+    --time_per_size_ms=2 "${extra[@]}" \
+    --json_out="$d/transfer$s.json" >"$d/transfer$s.txt" 2>/dev/null
 }
-make_results "$work/a" && make_results "$work/b" && ok || fail "benchmark runs"
+# scale SRC DST FACTOR: a copy of a results folder with every row's p50 times FACTOR
+scale() {
+  mkdir -p "$2"
+  for f in "$1"/*.json; do
+    "$py" - "$f" "$2/$(basename "$f")" "$3" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    if "p50" in b:
+        b["p50"] *= float(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+  done
+}
+# headlines FILE: the rows of compare.sh's headline table
+headlines() { sed -n '/^== headlines/,$p' "$1" | sed -n '3,$p' | grep -v -e '^A = ' -e '^significant:'; }
 
-"$src/scripts/compare.sh" "$work/a" "$work/b" >"$work/cmp" 2>&1 && ok || fail "compare.sh exit $?: $(tail -5 "$work/cmp")"
+make_results "$work/a" 9 && make_results "$work/one" 1 && ok || fail "benchmark runs"
+scale "$work/a" "$work/b" 2
+
+# The same runs twice: every headline compared, nothing significant.
+"$src/scripts/compare.sh" "$work/a" "$work/a" >"$work/same" 2>&1 && ok || fail "compare.sh same: exit $?: $(tail -5 "$work/same")"
 for want in "== allocation: compare.py" "shm_alloc/arena/alloc/size_kb:16" "shm_lookup/tree/segments:100" \
-            "shm_transfer/nt/size_kb:1024" "== headlines" "allocation posix total 4 KB" "lookup arithmetic 100 segments" \
-            "transfer memcpy 4 KB"; do
-  grep -qF "$want" "$work/cmp" && ok || fail "compare.sh output lacks '$want'"
+            "shm_transfer/nt/size_kb:1024" "== headlines" "shm_alloc/posix/total/size_kb:4 " \
+            "shm_lookup/arithmetic/segments:100 " "shm_transfer/memcpy/cold/size_kb:4 "; do
+  grep -qF -- "$want" "$work/same" && ok || fail "compare.sh output lacks '$want'"
 done
+rows=$(headlines "$work/same" | wc -l)
+[ "$rows" -ge 20 ] && ok || fail "same: only $rows headline rows"
+[ "$(headlines "$work/same" | awk '$NF == "no"' | wc -l)" -eq "$rows" ] && ok \
+  || fail "same input twice: not every row 'no': $(headlines "$work/same" | awk '$NF != "no"' | head -3)"
+[ "$(headlines "$work/same" | awk '$5 == "1.000"' | wc -l)" -eq "$rows" ] && ok || fail "same: a ratio is not 1.000"
+
+# Every p50 doubled in every repetition: the ratios are 2, and every row is significant whose
+# repetitions span less than 2x (the others overlap their doubled selves: the test may not tell).
+"$src/scripts/compare.sh" "$work/a" "$work/b" >"$work/changed" 2>&1 && ok || fail "compare.sh changed: exit $?"
+[ "$(headlines "$work/changed" | wc -l)" -eq "$rows" ] && ok || fail "changed: headline rows differ from same"
+headlines "$work/changed" | awk '$2 == "ns" && $5 != "2.000" || $2 == "GB/s" && $5 != "0.500" {bad = 1} END {exit bad}' \
+  && ok || fail "changed: ratios are not 2 (ns) and 0.5 (GB/s): $(headlines "$work/changed" | head -3)"
+"$py" - "$work/a" >"$work/wide" <<'EOF'
+import glob, json, sys
+spread = {}
+for f in glob.glob(sys.argv[1] + "/*.json"):
+    for b in json.load(open(f))["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            lo, hi = spread.get(b["name"], (b["p50"], b["p50"]))
+            spread[b["name"]] = (min(lo, b["p50"]), max(hi, b["p50"]))
+print("\n".join(n for n, (lo, hi) in spread.items() if hi >= 2 * lo))
+EOF
+headlines "$work/changed" | awk 'NR == FNR {wide[$1] = 1; next} !($1 in wide) && $NF != "yes"' "$work/wide" - >"$work/notsig"
+[ ! -s "$work/notsig" ] && ok || fail "a 2x change is not significant: $(head -3 "$work/notsig")"
+yes=$(headlines "$work/changed" | awk '$NF == "yes"' | wc -l)
+[ $((yes * 4)) -ge $((rows * 3)) ] && ok || fail "a 2x change: only $yes of $rows rows significant"
+
+# One repetition: says it cannot tell, and how many are needed.
+"$src/scripts/compare.sh" "$work/one" "$work/a" >"$work/few" 2>&1 && ok || fail "compare.sh few: exit $?"
+[ "$(headlines "$work/few" | grep -c "too few reps$")" -eq "$(headlines "$work/few" | wc -l)" ] && ok \
+  || fail "one repetition: not every row says too few"
+grep -q "A has 1 repetitions, B has 9 repetitions.*--repetitions=9" "$work/few" && ok \
+  || fail "one repetition: the note does not say how many are needed: $(tail -1 "$work/few")"
+
+# The headline is the p50, and with repetitions the median of the p50s: never the mean.
+mkdir -p "$work/m1" "$work/m2"
+"$py" - "$work/m1/lookup.json" "$work/m2/lookup.json" <<'EOF'
+import json, sys
+def row(p50, mean, rep):
+    return {"name": "shm_lookup/mooncake/segments:100", "run_name": "shm_lookup/mooncake/segments:100",
+            "run_type": "iteration", "repetitions": 3, "repetition_index": rep, "threads": 1,
+            "iterations": 10, "real_time": mean, "cpu_time": mean, "time_unit": "ns", "p50": p50}
+agg = dict(row(400, 400, 0), name="shm_lookup/mooncake/segments:100_mean", run_type="aggregate",
+           aggregate_name="mean")
+# A: p50s 100, 100, 1000 (median 100, mean 400), means far off; B: p50 200 everywhere
+json.dump({"context": {}, "benchmarks": [row(100, 900, 0), row(100, 900, 1), row(1000, 900, 2), agg]},
+          open(sys.argv[1], "w"))
+json.dump({"context": {}, "benchmarks": [row(200, 20, r) for r in range(3)]}, open(sys.argv[2], "w"))
+EOF
+"$src/scripts/compare.sh" "$work/m1" "$work/m2" >"$work/median" 2>&1 && ok || fail "compare.sh median: exit $?"
+headlines "$work/median" | grep -qE "^shm_lookup/mooncake/segments:100 +ns +100 +200 +2\.000 " && ok \
+  || fail "headline is not the median of the p50s: $(headlines "$work/median")"
+"$py" "$src/scripts/results.py" gain "$work/m1/lookup.json" "$work/m2/lookup.json" >"$work/gain" \
+  && grep -qE "^shm_lookup/mooncake/segments:100 +100 +200 +0\.50 " "$work/gain" && ok \
+  || fail "gain is not of the medians of the p50s: $(cat "$work/gain")"
+
+# gain of two tables with repetitions: one line per row, not one per repetition
+"$src/scripts/compare.sh" "$work/a/lookup.txt" "$work/a/lookup.txt" >"$work/gain" 2>&1 && ok || fail "gain tables: exit $?"
+n=$(grep -v '^#' "$work/a/lookup.txt" | awk 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "rep") r = i; next} $r == "0"' | wc -l)
+[ "$n" -gt 0 ] && [ "$(grep -c . "$work/gain")" -eq $((n + 3)) ] && ok || fail "gain tables: $(grep -c . "$work/gain") lines for $n rows"
+"$src/scripts/compare.sh" "$work/a/lookup.json" "$work/b/lookup.json" >"$work/gain" 2>&1 && ok || fail "gain JSON: exit $?"
+sed -n '/^== gain per row/,$p' "$work/gain" | awk 'NR > 2 && $1 ~ /^shm_/ && $4 != "0.50" {bad = 1} END {exit bad}' \
+  && ok || fail "gain JSON: not 0.50 everywhere"
+sed -n '/^== gain per row/,$p' "$work/gain" | awk 'NR > 2 && $1 ~ /^shm_/ && $NF != "yes" {bad = 1} END {exit bad}' \
+  && ok || fail "gain JSON: a 2x change not significant"
+
 "$src/scripts/compare.sh" "$work/a" /nonexistent >/dev/null 2>&1
 [ $? -eq 2 ] && ok || fail "compare.sh with a missing folder should exit 2"
+"$src/scripts/compare.sh" "$work/a" >/dev/null 2>&1
+[ $? -eq 1 ] && ok || fail "compare.sh on a folder without --system runs should exit 1"
 
-"$src/scripts/plot.sh" "$work/a" >"$work/plot" 2>&1 && ok || fail "plot.sh exit $?: $(cat "$work/plot")"
-for png in transfer lookup allocation; do
-  f=$work/a/$png.png
+# A --system folder: compare.sh gives the gain per binary; two of them compare file by file.
+for s in mooncake flowipc_jemalloc; do
+  make_results "$work/sys" 1 $s || fail "--system=$s runs"
+done
+"$src/scripts/compare.sh" "$work/sys" >"$work/sys.out" 2>&1 && ok || fail "compare.sh SYSDIR: exit $?: $(tail -3 "$work/sys.out")"
+for bench in allocation lookup lookup_sweep transfer; do
+  grep -qx "== $bench: mooncake against flowipc_jemalloc" "$work/sys.out" && ok || fail "compare.sh SYSDIR: no $bench gain"
+done
+grep -qE "^shm_lookup/segments:100 +[0-9.]+ +[0-9.]+ +[0-9.]+ " "$work/sys.out" && ok || fail "compare.sh SYSDIR: no lookup gain"
+"$src/scripts/compare.sh" "$work/sys" "$work/sys" >"$work/sys2.out" 2>&1 && ok || fail "compare.sh SYSDIR SYSDIR: exit $?"
+grep -q "^== transfer_flowipc_jemalloc: compare.py" "$work/sys2.out" && ok || fail "two system folders: no compare.py per file"
+grep -q "^mooncake: shm_alloc/alloc/size_kb:4 " "$work/sys2.out" && ok || fail "two system folders: no headline per system"
+
+# Plots: the gnuplot scripts say what the issue asks, and the PNGs are real.
+mkdir -p "$work/gp" "$work/gp1"
+"$py" "$src/scripts/results.py" plotdata "$work/a" "$work/gp" >"$work/made" && ok || fail "plotdata a"
+grep -qx "transfer lookup allocation" "$work/made" && ok || fail "plotdata a made: $(cat "$work/made")"
+g=$work/gp/transfer.gp
+grep -q '"4K" 4' "$g" && grep -q '"1M" 1024' "$g" && ok || fail "transfer: no size ticks"
+grep -q "L1d 32K\|L1d [0-9]*K" "$g" && ok || fail "transfer: no L1d line"
+grep -q "set logscale y" "$g" && ok || fail "transfer with cold rows: no log y"
+grep -q "yerrorbars" "$g" && grep -q "min-max of the 9 repetitions" "$g" && ok || fail "transfer: no error bars"
+grep -q "flags: .*cold=true" "$g" && grep -q "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
+  && ok || fail "transfer: title lacks the flags or the CPU"
+grep -q "#000000" "$g" && grep -q "#009E73" "$g" && ok || fail "transfer: not the Okabe-Ito palette"
+grep -q "setup: one pool" "$work/gp/allocation.gp" && ok || fail "allocation: no setup panel"
+grep -q "set logscale y" "$work/gp/allocation.gp" && ok || fail "allocation: no log y"
+"$py" "$src/scripts/results.py" plotdata "$work/one" "$work/gp1" >/dev/null && ok || fail "plotdata one"
+grep -q "yerrorbars" "$work/gp1/transfer.gp" && fail "one repetition: error bars" || ok
+grep -q "one repetition: no error bars" "$work/gp1/transfer.gp" && ok || fail "one repetition: not said"
+
+for d in a sys; do
+  "$src/scripts/plot.sh" "$work/$d" >"$work/plot" 2>&1 && ok || fail "plot.sh $d: exit $?: $(cat "$work/plot")"
+done
+for png in a/transfer a/lookup a/allocation sys/transfer sys/lookup sys/allocation sys/gain; do
+  f=$work/$png.png
   if [ -f "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$f")" -gt 10000 ]; then
     ok
   else
     fail "$png.png missing or not a real PNG"
   fi
 done
+[ ! -e "$work/a/gain.png" ] && ok || fail "gain.png in a folder without --system runs"
+"$src/scripts/plot.sh" "$work/m1/nonexistent" >/dev/null 2>&1
+[ $? -eq 2 ] && ok || fail "plot.sh on a missing folder should exit 2"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left"
 finish
