@@ -29,15 +29,15 @@ static const char *object_of(const char *symbol)
     return info.dli_fname;
 }
 
-/* glibc's, or the AddressSanitizer's that wraps it (libasan with gcc, linked
- * into this program with clang). */
+/* glibc's, or the Address- or ThreadSanitizer's that wraps it (libasan or
+ * libtsan with gcc, linked into this program with clang). */
 static int glibc_or_sanitizer(const char *object)
 {
     Dl_info self;
     if (!dladdr((void *)(uintptr_t)glibc_or_sanitizer, &self) || !self.dli_fname)
         return 0;
     return strstr(object, "libc.so") != NULL || strstr(object, "libasan") != NULL ||
-           strcmp(object, self.dli_fname) == 0;
+           strstr(object, "libtsan") != NULL || strcmp(object, self.dli_fname) == 0;
 }
 
 static void test_malloc_stays_glibcs(void **state)
