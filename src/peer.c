@@ -1,0 +1,435 @@
+#include "shmbench/peer.h"
+
+#include "shmbench/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHM_DIR "/dev/shm"
+#define CALL_MAX 32       /* bytes of a call name carried back from the peer */
+#define UNLINK_PASSES 4   /* scans of /dev/shm while one still unlinks something */
+
+/* The control segment's head; the data area starts at the next page. The two
+ * sequence numbers are the futex words, each on its own cache line. */
+typedef struct control {
+    _Alignas(64) atomic_uint cmd_seq;   /* number of the last command posted (owner) */
+    _Alignas(64) atomic_uint reply_seq; /* number of the last command answered (peer) */
+    int32_t status;                     /* the handler's 0 or -errno */
+    int32_t err;                        /* errno the peer recorded with it, 0: none */
+    char err_call[CALL_MAX];            /* the call the peer recorded, "" if none */
+    char err_object[SHMB_ERROR_OBJECT_MAX];
+    uint64_t result[SHMB_PEER_RESULTS];
+    shmb_peer_cmd_t cmd;
+} control_t;
+
+_Static_assert(sizeof(atomic_uint) == sizeof(uint32_t) && ATOMIC_INT_LOCK_FREE == 2,
+               "a futex word is a lock-free 32-bit atomic");
+
+/* ---- futex: shared (not private) words in a MAP_SHARED mapping ---- */
+
+/* Sleeps while *word == expected, at most SHMB_PEER_SLICE_NS. Returns 0 (woken,
+ * maybe spuriously), -EAGAIN (the word differed), -ETIMEDOUT, -EINTR or
+ * another -errno. */
+static int futex_wait(atomic_uint *word, unsigned expected)
+{
+    struct timespec slice = {0, SHMB_PEER_SLICE_NS};
+    if (syscall(SYS_futex, (void *)word, FUTEX_WAIT, expected, &slice, NULL, 0) == 0)
+        return 0;
+    return -errno;
+}
+
+static int futex_wake(atomic_uint *word)
+{
+    return syscall(SYS_futex, (void *)word, FUTEX_WAKE, 1, NULL, NULL, 0) < 0 ? -errno : 0;
+}
+
+/* ---- /dev/shm names of a process ---- */
+
+struct dirent64_raw {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+/* "<prefix without its '/'><pid>_" into out (cap > strlen(prefix) + 21).
+ * Returns its length. No snprintf: async-signal-safe. */
+static size_t owner_pattern(char *out, const char *prefix, pid_t pid)
+{
+    size_t n = strlen(prefix + 1);
+    memcpy(out, prefix + 1, n);
+    char digits[24];
+    size_t k = 0;
+    for (unsigned long v = (unsigned long)pid; v; v /= 10)
+        digits[k++] = (char)('0' + v % 10);
+    while (k)
+        out[n++] = digits[--k];
+    out[n++] = '_';
+    out[n] = '\0';
+    return n;
+}
+
+/* One pass over the directory: unlinks the entries that start with pattern.
+ * Returns how many, or -errno (recorded). */
+static int unlink_pass(int dir, const char *pattern, size_t len)
+{
+    _Alignas(8) char buf[4096];
+    int count = 0;
+    if (lseek(dir, 0, SEEK_SET) < 0)
+        return shmb_error_record("lseek", errno, SHM_DIR);
+    for (;;) {
+        long got = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+        if (got < 0)
+            return shmb_error_record("getdents64", errno, SHM_DIR);
+        if (got == 0)
+            return count;
+        for (long off = 0; off < got;) {
+            const struct dirent64_raw *d = (const struct dirent64_raw *)(buf + off);
+            if (strncmp(d->d_name, pattern, len) == 0 && unlinkat(dir, d->d_name, 0) == 0)
+                count++;
+            off += d->d_reclen;
+        }
+    }
+}
+
+int shmb_peer_unlink_owner_segments(const char *prefix, pid_t owner_pid)
+{
+    if (shmb_segment_check_prefix(prefix) < 0 || owner_pid <= 0)
+        return -EINVAL;
+    char pattern[SHMB_SEGMENT_NAME_MAX + 1];
+    size_t len = owner_pattern(pattern, prefix, owner_pid);
+    int dir = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return shmb_error_record("open", errno, SHM_DIR);
+    /* Another scan while one unlinked something: a directory changing under
+     * a scan may have hidden an entry from it. */
+    int total = 0, got = 1;
+    for (int pass = 0; pass < UNLINK_PASSES && got > 0; pass++) {
+        got = unlink_pass(dir, pattern, len);
+        if (got > 0)
+            total += got;
+    }
+    close(dir);
+    return got < 0 ? got : total;
+}
+
+/* ---- the peer process ---- */
+
+static pid_t orphan_owner;                           /* set in the peer only */
+static char orphan_prefix[SHMB_SEGMENT_NAME_MAX + 1];
+
+/* The owner is gone: nothing of it or of ours may stay. Async-signal-safe. */
+static _Noreturn void orphan_exit(void)
+{
+    shmb_peer_unlink_owner_segments(orphan_prefix, orphan_owner);
+    shmb_segment_unlink_all();
+    _exit(SHMB_PEER_EXIT_ORPHANED);
+}
+
+static void on_owner_death(int sig)
+{
+    (void)sig;
+    /* PR_SET_PDEATHSIG also fires when the forking thread ends while the
+     * owner lives on (its other threads); the owner is then still our
+     * parent. */
+    if (getppid() != orphan_owner)
+        orphan_exit();
+}
+
+/* Arms the owner-death signal; from then on, or if the owner is gone
+ * already, an orphaned peer cleans up and exits. */
+static int watch_owner(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_owner_death;
+    sigfillset(&sa.sa_mask);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SHMB_PEER_DEATH_SIGNAL);
+    if (sigaction(SHMB_PEER_DEATH_SIGNAL, &sa, NULL) != 0 ||
+        sigprocmask(SIG_UNBLOCK, &set, NULL) != 0 ||
+        prctl(PR_SET_PDEATHSIG, SHMB_PEER_DEATH_SIGNAL) != 0)
+        return -errno;
+    if (getppid() != orphan_owner)
+        orphan_exit();
+    return 0;
+}
+
+/* Waits until the command number differs from seen; returns it. */
+static unsigned wait_command(control_t *c, unsigned seen)
+{
+    for (;;) {
+        unsigned n = atomic_load_explicit(&c->cmd_seq, memory_order_acquire);
+        if (n != seen)
+            return n;
+        int ret = futex_wait(&c->cmd_seq, seen);
+        if (ret == -ETIMEDOUT || ret == -EINTR) {
+            if (getppid() != orphan_owner)
+                orphan_exit();
+        } else if (ret != 0 && ret != -EAGAIN) {
+            _exit(SHMB_PEER_EXIT_FAILED);
+        }
+    }
+}
+
+static void post_reply(control_t *c, unsigned n)
+{
+    atomic_store_explicit(&c->reply_seq, n, memory_order_release);
+    if (futex_wake(&c->reply_seq) < 0)
+        _exit(SHMB_PEER_EXIT_FAILED);
+}
+
+/* The handler's status and, on failure, what the peer recorded with it. */
+static void fill_reply(control_t *c, int status, const uint64_t *result)
+{
+    c->status = status < 0 ? status : 0;
+    memcpy(c->result, result, sizeof(c->result));
+    c->err = 0;
+    c->err_call[0] = '\0';
+    c->err_object[0] = '\0';
+    const shmb_error_t *e = shmb_error_last();
+    if (status < 0 && e->call && e->err == -status) {
+        c->err = e->err;
+        snprintf(c->err_call, sizeof(c->err_call), "%s", e->call);
+        snprintf(c->err_object, sizeof(c->err_object), "%s", e->object);
+    }
+}
+
+static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_peer_handler_t handler,
+                            void *ctx)
+{
+    /* The owner may have posted a command before this process got here: the
+     * last number answered is where to start, not the last posted. */
+    unsigned seen = atomic_load_explicit(&c->reply_seq, memory_order_acquire);
+    for (;;) {
+        unsigned n = wait_command(c, seen);
+        seen = n;
+        shmb_peer_cmd_t cmd;
+        memcpy(&cmd, &c->cmd, sizeof(cmd));
+        cmd.name[SHMB_PEER_NAME_MAX] = '\0';
+        uint64_t result[SHMB_PEER_RESULTS] = {0};
+        if (cmd.op == SHMB_PEER_OP_QUIT) {
+            shmb_segment_unlink_all();
+            fill_reply(c, 0, result);
+            post_reply(c, n);
+            _exit(0);
+        }
+        shmb_error_clear();
+        int status = handler(ctx, &cmd, data, data_bytes, result);
+        fill_reply(c, status, result);
+        post_reply(c, n);
+    }
+}
+
+static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, const char *prefix,
+                               shmb_peer_handler_t handler, void *ctx)
+{
+    shmb_segment_forget_all();
+    orphan_owner = owner;
+    snprintf(orphan_prefix, sizeof(orphan_prefix), "%s", prefix);
+    if (watch_owner() < 0)
+        _exit(SHMB_PEER_EXIT_FAILED);
+    serve(peer->control.addr, peer->data, peer->data_bytes, handler, ctx);
+}
+
+/* ---- the owner ---- */
+
+static size_t data_offset(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (sizeof(control_t) + page - 1) / page * page;
+}
+
+int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
+                    shmb_peer_handler_t handler, void *ctx)
+{
+    if (!handler)
+        return -EINVAL;
+    int ret = shmb_segment_check_prefix(prefix);
+    if (ret < 0)
+        return ret;
+    size_t head = data_offset();
+    if (data_bytes > (size_t)INT64_MAX - head)
+        return -EINVAL;
+    memset(peer, 0, sizeof(*peer));
+    ret = shmb_segment_create(&peer->control, prefix, head + data_bytes, NULL, NULL);
+    if (ret < 0)
+        return ret;
+    if ((ret = shmb_segment_reserve(&peer->control)) < 0 || (ret = shmb_segment_map(&peer->control, NULL)) < 0 ||
+        (ret = shmb_segment_close(&peer->control, NULL)) < 0)
+        goto err;
+    peer->data = data_bytes ? (char *)peer->control.addr + head : NULL;
+    peer->data_bytes = data_bytes;
+    pid_t owner = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        ret = shmb_error_record("fork", errno, NULL);
+        goto err;
+    }
+    if (pid == 0)
+        run_peer(peer, owner, prefix, handler, ctx);
+    peer->pid = pid;
+    return 0;
+err:
+    shmb_segment_destroy(&peer->control, NULL);
+    peer->data = NULL;
+    peer->data_bytes = 0;
+    return ret;
+}
+
+/* waitpid for the peer (flags 0 or WNOHANG). Returns 1 once reaped (also when
+ * someone else reaped it: SIGCHLD ignored), 0 while it runs, or -errno. */
+static int reap(shmb_peer_t *peer, int flags)
+{
+    int status = 0;
+    pid_t r;
+    do
+        r = waitpid(peer->pid, &status, flags);
+    while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return 0;
+    if (r < 0) {
+        if (errno != ECHILD)
+            return shmb_error_record("waitpid", errno, NULL);
+        status = -1;
+    }
+    peer->reaped = 1;
+    peer->wait_status = status;
+    return 1;
+}
+
+/* Records how the reaped peer ended, as -EPIPE. */
+static int gone(const shmb_peer_t *peer)
+{
+    char what[SHMB_ERROR_OBJECT_MAX];
+    int st = peer->wait_status;
+    if (st == -1)
+        snprintf(what, sizeof(what), "pid %ld reaped elsewhere", (long)peer->pid);
+    else if (WIFSIGNALED(st))
+        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)peer->pid, WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    else
+        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)peer->pid, WEXITSTATUS(st));
+    return shmb_error_record("peer process", EPIPE, what);
+}
+
+/* Waits for reply number n, checking the peer between slices. */
+static int wait_reply(shmb_peer_t *peer, control_t *c, unsigned n)
+{
+    for (;;) {
+        unsigned v = atomic_load_explicit(&c->reply_seq, memory_order_acquire);
+        if (v == n)
+            return 0;
+        int ret = futex_wait(&c->reply_seq, v);
+        if (ret == 0 || ret == -EAGAIN)
+            continue;
+        if (ret != -ETIMEDOUT && ret != -EINTR)
+            return shmb_error_record("futex", -ret, peer->control.name);
+        ret = reap(peer, WNOHANG);
+        if (ret < 0)
+            return ret;
+        /* A reply posted just before the peer ended still counts. */
+        if (atomic_load_explicit(&c->reply_seq, memory_order_acquire) == n)
+            return 0;
+        if (ret == 1)
+            return gone(peer);
+    }
+}
+
+static int post_and_wait(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd)
+{
+    control_t *c = peer->control.addr;
+    memcpy(&c->cmd, cmd, sizeof(*cmd));
+    unsigned n = atomic_load_explicit(&c->cmd_seq, memory_order_relaxed) + 1;
+    atomic_store_explicit(&c->cmd_seq, n, memory_order_release);
+    int ret = futex_wake(&c->cmd_seq);
+    if (ret < 0)
+        return shmb_error_record("futex", -ret, peer->control.name);
+    return wait_reply(peer, c, n);
+}
+
+/* Records the peer's failure on this thread; the call name is kept here,
+ * since a record holds only a pointer to it. */
+static int peer_error(const control_t *c, uint32_t op)
+{
+    static _Thread_local char call[CALL_MAX];
+    if (c->err_call[0]) {
+        memcpy(call, c->err_call, sizeof(call));
+        call[CALL_MAX - 1] = '\0';
+        return shmb_error_record(call, -c->status, c->err_object);
+    }
+    char what[32];
+    snprintf(what, sizeof(what), "op %u", (unsigned)op);
+    return shmb_error_record("peer command", -c->status, what);
+}
+
+int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (cmd->op == SHMB_PEER_OP_QUIT)
+        return -EINVAL;
+    if (!memchr(cmd->name, '\0', sizeof(cmd->name)))
+        return -ENAMETOOLONG;
+    if (peer->reaped)
+        return gone(peer);
+    int ret = post_and_wait(peer, cmd);
+    if (ret < 0)
+        return ret;
+    const control_t *c = peer->control.addr;
+    if (c->status < 0)
+        return peer_error(c, cmd->op);
+    if (result)
+        memcpy(result, c->result, sizeof(c->result));
+    return 0;
+}
+
+/* Sends QUIT to a live peer and reaps it; a peer that does not answer (a
+ * futex failure here) is killed and reaped, so that none outlives stop. */
+static int quit(shmb_peer_t *peer)
+{
+    shmb_peer_cmd_t cmd;
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.op = SHMB_PEER_OP_QUIT;
+    int ret = post_and_wait(peer, &cmd);
+    if (!peer->reaped) {
+        if (ret < 0)
+            kill(peer->pid, SIGKILL);
+        int rc = reap(peer, 0);
+        if (rc < 0 && ret == 0)
+            ret = rc;
+    }
+    return ret;
+}
+
+int shmb_peer_stop(shmb_peer_t *peer)
+{
+    int ret = 0;
+    if (peer->pid > 0 && peer->reaped) {
+        ret = gone(peer);
+    } else if (peer->pid > 0) {
+        ret = quit(peer);
+        int st = peer->wait_status;
+        if (ret == 0 && !(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            ret = gone(peer);
+    }
+    int rc = shmb_segment_destroy(&peer->control, NULL);
+    if (rc < 0 && ret == 0)
+        ret = rc;
+    peer->control.name[0] = '\0';
+    peer->pid = 0;
+    peer->reaped = 0;
+    peer->data = NULL;
+    peer->data_bytes = 0;
+    return ret;
+}

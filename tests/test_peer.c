@@ -1,0 +1,640 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+#include "shmbench/peer.h"
+#include "shmbench/segment.h"
+
+#define PREFIX "/shmb_peer_test_"
+#define NOTICE_LIMIT_NS 1500000000ull /* the owner or the peer notices a death within this */
+#define ROUND_TRIPS 10000
+#define CTX_MAGIC 0x5eed5eed5eedull
+
+enum {
+    OP_ECHO = 1,     /* results: arg0 + arg1, arg2 ^ arg3, hash of name, commands seen */
+    OP_CTX,          /* result: *(uint64_t *)ctx */
+    OP_DATA,         /* sums the data area, then writes 255 - each byte */
+    OP_FAIL_RECORDED,/* records shm_open(name) ENOENT, returns -ENOENT */
+    OP_FAIL_BARE,    /* returns -EIO, nothing recorded */
+    OP_POSITIVE,     /* returns 5 (taken as success) with result 9 */
+    OP_STALL,        /* marks the data area's flag, then waits for signals forever */
+    OP_EXIT,         /* _exit(arg0) */
+    OP_REGISTRY,     /* results: names registered, names shmb_segment_unlink_all unlinked */
+    OP_CREATE,       /* creates a segment with prefix name, left registered; its name into data */
+    OP_BLOCK_DEATH,  /* blocks SHMB_PEER_DEATH_SIGNAL: only the getppid() check is left */
+    OP_SPIN_SHARED,  /* sets the shared sync stage to 2, then waits for signals forever */
+};
+
+/* The start of the data area in the tests that use it. */
+typedef struct sync_area {
+    atomic_int flag;
+    atomic_int pid;
+    _Atomic uint64_t t_ns;
+} sync_area_t;
+
+/* Shared by the test, a middle owner and its peer (MAP_SHARED anonymous,
+ * mapped before the forks). */
+static sync_area_t *shared_sync;
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
+                   uint64_t result[SHMB_PEER_RESULTS])
+{
+    static uint64_t seen;
+    static shmb_segment_t own;
+    unsigned char *bytes = data;
+    seen++;
+    switch (cmd->op) {
+    case OP_ECHO:
+        result[0] = cmd->arg[0] + cmd->arg[1];
+        result[1] = cmd->arg[2] ^ cmd->arg[3];
+        result[2] = hash_name(cmd->name);
+        result[3] = seen;
+        return 0;
+    case OP_CTX:
+        result[0] = *(const uint64_t *)ctx;
+        return 0;
+    case OP_DATA:
+        for (size_t i = 0; i < data_bytes; i++) {
+            result[0] += bytes[i];
+            bytes[i] = (unsigned char)(255 - bytes[i]);
+        }
+        result[1] = data_bytes;
+        return 0;
+    case OP_FAIL_RECORDED:
+        return shmb_error_record("shm_open", ENOENT, cmd->name);
+    case OP_FAIL_BARE:
+        return -EIO;
+    case OP_POSITIVE:
+        result[0] = 9;
+        return 5;
+    case OP_STALL:
+        atomic_store(&((sync_area_t *)data)->flag, 1);
+        for (;;)
+            pause();
+    case OP_EXIT:
+        _exit((int)cmd->arg[0]);
+    case OP_REGISTRY:
+        result[0] = shmb_segment_registered();
+        result[1] = shmb_segment_unlink_all();
+        return 0;
+    case OP_CREATE: {
+        int ret = shmb_segment_create(&own, cmd->name, 4096, NULL, NULL);
+        if (ret < 0)
+            return ret;
+        snprintf(data, data_bytes, "%s", own.name);
+        result[0] = shmb_segment_registered();
+        return 0;
+    }
+    case OP_BLOCK_DEATH: {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SHMB_PEER_DEATH_SIGNAL);
+        return sigprocmask(SIG_BLOCK, &set, NULL) == 0 ? 0 : -errno;
+    }
+    case OP_SPIN_SHARED:
+        atomic_store(&shared_sync->flag, 2);
+        for (;;)
+            pause();
+    default:
+        return -ENOSYS;
+    }
+}
+
+static uint64_t ctx_value = CTX_MAGIC;
+
+static shmb_peer_cmd_t command(uint32_t op, const char *name)
+{
+    shmb_peer_cmd_t cmd;
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.op = op;
+    snprintf(cmd.name, sizeof(cmd.name), "%s", name ? name : "");
+    return cmd;
+}
+
+static int exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    return access(path, F_OK) == 0;
+}
+
+/* /dev/shm entries named "<PREFIX without '/'><pid>_*". */
+static int names_of(pid_t pid)
+{
+    char pattern[128];
+    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", PREFIX + 1, (long)pid);
+    DIR *d = opendir("/dev/shm");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, pattern, (size_t)len) == 0;
+    closedir(d);
+    return n;
+}
+
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void start(shmb_peer_t *peer, size_t data_bytes)
+{
+    assert_int_equal(shmb_peer_start(peer, PREFIX, data_bytes, handler, &ctx_value), 0);
+    assert_true(peer->pid > 0);
+}
+
+/* The peer is gone and reaped, and nothing of it or of its control segment
+ * is left. */
+static void assert_nothing_left(pid_t pid, pid_t owner)
+{
+    assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+    assert_int_equal(names_of(pid), 0);
+    assert_int_equal(names_of(owner), 0);
+}
+
+/* Waits (polling; this is a test, not the protocol) until pid ends: returns
+ * its status and the time it was seen gone, or -1 after 5 s. */
+static int wait_gone(pid_t pid, uint64_t *t_ns)
+{
+    uint64_t deadline = shmb_clock_now_ns() + 5000000000ull;
+    int status;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r != 0 || shmb_clock_now_ns() > deadline)
+            return -1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    *t_ns = shmb_clock_now_ns();
+    return status;
+}
+
+static void test_start_rejects_bad_input(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    size_t before = shmb_segment_registered();
+    assert_int_equal(shmb_peer_start(&peer, PREFIX, 0, NULL, NULL), -EINVAL);
+    assert_int_equal(shmb_peer_start(&peer, "no_slash", 0, handler, NULL), -EINVAL);
+    assert_int_equal(shmb_peer_start(&peer, "/a/b", 0, handler, NULL), -EINVAL);
+    assert_int_equal(shmb_segment_registered(), before);
+    assert_int_equal(names_of(getpid()), 0);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+}
+
+static void test_round_trips(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    start(&peer, 0);
+    assert_null(peer.data);
+    for (uint64_t i = 0; i < ROUND_TRIPS; i++) {
+        shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
+        snprintf(cmd.name, sizeof(cmd.name), "/name_%llu", (unsigned long long)i);
+        cmd.arg[0] = i;
+        cmd.arg[1] = i * 7 + 1;
+        cmd.arg[2] = ~i;
+        cmd.arg[3] = i << 32;
+        uint64_t r[SHMB_PEER_RESULTS];
+        assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+        assert_true(r[0] == i * 8 + 1);
+        assert_true(r[1] == (~i ^ (i << 32)));
+        assert_true(r[2] == hash_name(cmd.name));
+        assert_true(r[3] == i + 1); /* each command ran once, in order */
+    }
+    uint64_t r[SHMB_PEER_RESULTS];
+    shmb_peer_cmd_t cmd = command(OP_CTX, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == CTX_MAGIC);
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_nothing_left(pid, getpid());
+}
+
+static void test_name_and_data_travel(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    const size_t bytes = 3 * 4096 + 17;
+    start(&peer, bytes);
+    assert_non_null(peer.data);
+    assert_int_equal(peer.data_bytes, bytes);
+    unsigned char *d = peer.data;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        assert_int_equal(d[i], 0);
+        d[i] = (unsigned char)(i * 31 + 7);
+        sum += d[i];
+    }
+    shmb_peer_cmd_t cmd = command(OP_DATA, NULL);
+    uint64_t r[SHMB_PEER_RESULTS] = {1, 1, 1, 1};
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == sum);
+    assert_true(r[1] == bytes);
+    assert_true(r[2] == 0 && r[3] == 0); /* results start zeroed */
+    for (size_t i = 0; i < bytes; i++)
+        assert_int_equal(d[i], 255 - (unsigned char)(i * 31 + 7));
+
+    /* The longest name, and a NULL result pointer. */
+    cmd = command(OP_ECHO, NULL);
+    memset(cmd.name, 'n', SHMB_PEER_NAME_MAX);
+    cmd.name[0] = '/';
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[2] == hash_name(cmd.name));
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), 0);
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+}
+
+static void test_errors_travel_back(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    start(&peer, 0);
+    uint64_t r[SHMB_PEER_RESULTS] = {42, 42, 42, 42};
+
+    shmb_peer_cmd_t cmd = command(OP_FAIL_RECORDED, "/missing_segment");
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), -ENOENT);
+    assert_string_equal(shmb_error_last()->call, "shm_open");
+    assert_int_equal(shmb_error_last()->err, ENOENT);
+    assert_string_equal(shmb_error_last()->object, "/missing_segment");
+    assert_true(r[0] == 42); /* untouched on failure */
+
+    cmd = command(OP_FAIL_BARE, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), -EIO);
+    assert_string_equal(shmb_error_last()->call, "peer command");
+    assert_string_equal(shmb_error_last()->object, "op 5");
+
+    cmd = command(OP_POSITIVE, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == 9);
+
+    cmd = command(SHMB_PEER_OP_QUIT, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), -EINVAL);
+    cmd = command(OP_ECHO, NULL);
+    memset(cmd.name, 'x', sizeof(cmd.name));
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), -ENAMETOOLONG);
+
+    /* The peer still serves after all that. */
+    cmd = command(OP_ECHO, "/after");
+    cmd.arg[0] = 2;
+    cmd.arg[1] = 3;
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == 5);
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_nothing_left(pid, getpid());
+}
+
+/* A third process SIGKILLs the peer while it runs a command the owner waits
+ * for; the owner must say so within the limit. */
+static void test_peer_killed_mid_wait(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    start(&peer, sizeof(sync_area_t));
+    sync_area_t *sync = peer.data;
+    pid_t killer = fork();
+    assert_true(killer >= 0);
+    if (killer == 0) {
+        while (atomic_load(&sync->flag) != 1)
+            sched_yield();
+        atomic_store(&sync->t_ns, shmb_clock_now_ns());
+        _exit(kill(peer.pid, SIGKILL) == 0 ? 0 : 1);
+    }
+    shmb_peer_cmd_t cmd = command(OP_STALL, NULL);
+    int ret = shmb_peer_call(&peer, &cmd, NULL);
+    uint64_t t_end = shmb_clock_now_ns();
+    int status;
+    assert_int_equal(waitpid(killer, &status, 0), killer);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(ret, -EPIPE);
+    uint64_t t_kill = atomic_load(&sync->t_ns);
+    assert_true(t_kill > 0 && t_end > t_kill);
+    assert_true(t_end - t_kill < NOTICE_LIMIT_NS);
+    assert_string_equal(shmb_error_last()->call, "peer process");
+    char expect[64];
+    snprintf(expect, sizeof(expect), "pid %ld killed by signal 9 ", (long)peer.pid);
+    assert_memory_equal(shmb_error_last()->object, expect, strlen(expect));
+    assert_true(peer.reaped);
+
+    /* Every later call says the same at once, and stop still cleans up. */
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    assert_int_equal(peer.pid, 0);
+    assert_nothing_left(pid, getpid());
+}
+
+static void test_peer_ends_between_calls(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    /* Killed while idle: the next call notices. */
+    start(&peer, 0);
+    pid_t pid = peer.pid;
+    assert_int_equal(kill(peer.pid, SIGKILL), 0);
+    shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
+    uint64_t t0 = shmb_clock_now_ns();
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
+    assert_true(shmb_clock_now_ns() - t0 < NOTICE_LIMIT_NS);
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    assert_nothing_left(pid, getpid());
+
+    /* Exits by itself inside a command. */
+    start(&peer, 0);
+    pid = peer.pid;
+    cmd = command(OP_EXIT, NULL);
+    cmd.arg[0] = 7;
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
+    char expect[64];
+    snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)pid);
+    assert_string_equal(shmb_error_last()->object, expect);
+    assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    assert_nothing_left(pid, getpid());
+}
+
+/* The peer forgets the owner's registry: neither shmb_segment_unlink_all()
+ * nor a fatal signal in the peer touches the owner's segments, while the
+ * peer's own segments are unlinked when it dies or quits. */
+static void test_peer_has_its_own_registry(void **state)
+{
+    (void)state;
+    shmb_segment_t mine;
+    assert_int_equal(shmb_segment_create(&mine, PREFIX, 4096, NULL, NULL), 0);
+    shmb_peer_t peer;
+    start(&peer, 512);
+    assert_true(shmb_segment_registered() >= 2); /* mine and the control segment */
+    uint64_t r[SHMB_PEER_RESULTS];
+    shmb_peer_cmd_t cmd = command(OP_REGISTRY, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == 0 && r[1] == 0);
+    assert_true(exists(mine.name));
+    assert_true(exists(peer.control.name));
+
+    cmd = command(OP_CREATE, PREFIX);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    assert_true(r[0] == 1);
+    char own[SHMB_SEGMENT_NAME_MAX + 1];
+    snprintf(own, sizeof(own), "%s", (const char *)peer.data);
+    assert_true(exists(own));
+    assert_int_equal(names_of(peer.pid), 1);
+
+    /* SIGTERM: the peer's inherited cleanup handler unlinks its own. */
+    pid_t pid = peer.pid;
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    cmd = command(OP_ECHO, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
+    assert_true(WIFSIGNALED(peer.wait_status) && WTERMSIG(peer.wait_status) == SIGTERM);
+    assert_false(exists(own));
+    assert_true(exists(mine.name));
+    assert_true(exists(peer.control.name));
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+
+    /* QUIT: what the peer created and left is unlinked too. */
+    start(&peer, 512);
+    cmd = command(OP_CREATE, PREFIX);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
+    snprintf(own, sizeof(own), "%s", (const char *)peer.data);
+    assert_true(exists(own));
+    pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_false(exists(own));
+    assert_true(exists(mine.name));
+    assert_int_equal(shmb_segment_destroy(&mine, NULL), 0);
+    assert_nothing_left(pid, getpid());
+}
+
+static void test_clean_quit(void **state)
+{
+    (void)state;
+    int fds = open_fds();
+    size_t registered = shmb_segment_registered();
+    shmb_peer_t peer;
+    start(&peer, 1 << 20);
+    assert_int_equal(open_fds(), fds); /* the control segment's fd is closed */
+    assert_int_equal(shmb_segment_registered(), registered + 1);
+    assert_int_equal(names_of(getpid()), 1);
+    char control[SHMB_SEGMENT_NAME_MAX + 1];
+    snprintf(control, sizeof(control), "%s", peer.control.name);
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_int_equal(peer.pid, 0);
+    assert_null(peer.data);
+    assert_false(exists(control));
+    assert_int_equal(open_fds(), fds);
+    assert_int_equal(shmb_segment_registered(), registered);
+    assert_nothing_left(pid, getpid());
+    assert_int_equal(shmb_peer_stop(&peer), 0); /* a second stop has nothing to do */
+}
+
+static void make_file(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+static int file_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name);
+    return access(path, F_OK) == 0;
+}
+
+static void test_unlink_owner_segments(void **state)
+{
+    (void)state;
+    static const char *const owned[] = {
+        "shmb_peer_test_3999999_0123456789abcdef_0",
+        "shmb_peer_test_3999999_x",
+        "shmb_peer_test_3999999_",
+    };
+    static const char *const decoys[] = {
+        "shmb_peer_test_39999990_a", /* another pid that starts alike */
+        "shmb_peer_test_399999_a",   /* a pid that is a prefix of it */
+        "shmb_peer_test_3999999",    /* no '_' after the pid */
+        "shmb_peer_test_3999999a",
+        "shmb_peer_test3999999_a",   /* another prefix */
+        "shmb_peer_other_3999999_a",
+        "xshmb_peer_test_3999999_a",
+    };
+    const size_t n_owned = sizeof(owned) / sizeof(owned[0]);
+    const size_t n_decoys = sizeof(decoys) / sizeof(decoys[0]);
+    for (size_t i = 0; i < n_owned; i++)
+        make_file(owned[i]);
+    for (size_t i = 0; i < n_decoys; i++)
+        make_file(decoys[i]);
+    int ret = shmb_peer_unlink_owner_segments(PREFIX, 3999999);
+    for (size_t i = 0; i < n_owned; i++)
+        assert_false(file_exists(owned[i]));
+    int decoys_left = 0;
+    for (size_t i = 0; i < n_decoys; i++) {
+        decoys_left += file_exists(decoys[i]);
+        char path[512];
+        snprintf(path, sizeof(path), "/dev/shm/%s", decoys[i]);
+        unlink(path);
+    }
+    assert_int_equal(ret, (int)n_owned);
+    assert_int_equal(decoys_left, (int)n_decoys);
+    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, 3999999), 0);
+    assert_int_equal(shmb_peer_unlink_owner_segments("no_slash", 3999999), -EINVAL);
+    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, 0), -EINVAL);
+    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, -5), -EINVAL);
+}
+
+/* A middle process owns a peer and two more segments, and is SIGKILLed (no
+ * cleanup of its own runs). This process is the subreaper that inherits the
+ * peer, which must end with SHMB_PEER_EXIT_ORPHANED within the limit, the
+ * middle's segments unlinked. busy: the peer is inside a command (the death
+ * signal wakes it); else it idles with the death signal blocked (its
+ * getppid() check alone notices). */
+/* A failed check must leave no orphan and no segment: kills and reaps the
+ * middle and the peer (this process is their reaper), unlinks their names. */
+static void abandon(pid_t middle, pid_t peer_pid)
+{
+    pid_t pids[2] = {middle, peer_pid};
+    for (int i = 0; i < 2; i++) {
+        if (pids[i] <= 0)
+            continue;
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], NULL, 0);
+        shmb_peer_unlink_owner_segments(PREFIX, pids[i]);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    fail_msg("the middle owner or its peer did not behave; both killed");
+}
+
+static void owner_dies(int busy)
+{
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    atomic_store(&shared_sync->flag, 0);
+    atomic_store(&shared_sync->pid, 0);
+    pid_t middle = fork();
+    assert_true(middle >= 0);
+    if (middle == 0) {
+        shmb_segment_forget_all();
+        shmb_peer_t peer;
+        shmb_segment_t seg[2];
+        if (shmb_peer_start(&peer, PREFIX, 0, handler, &ctx_value) < 0)
+            _exit(1);
+        atomic_store(&shared_sync->pid, (int)peer.pid);
+        if (shmb_segment_create(&seg[0], PREFIX, 4096, NULL, NULL) < 0 ||
+            shmb_segment_create(&seg[1], PREFIX, 8192, NULL, NULL) < 0)
+            _exit(1);
+        shmb_peer_cmd_t cmd = command(busy ? OP_SPIN_SHARED : OP_BLOCK_DEATH, NULL);
+        if (shmb_peer_call(&peer, &cmd, NULL) < 0)
+            _exit(1);
+        atomic_store(&shared_sync->flag, 2);
+        for (;;)
+            pause();
+    }
+    uint64_t deadline = shmb_clock_now_ns() + 5000000000ull;
+    while (atomic_load(&shared_sync->flag) != 2) {
+        if (waitpid(middle, NULL, WNOHANG) != 0 || shmb_clock_now_ns() > deadline)
+            abandon(middle, atomic_load(&shared_sync->pid));
+        sched_yield();
+    }
+    pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
+    if (names_of(middle) != 3)
+        abandon(middle, peer_pid);
+    assert_int_equal(kill(middle, SIGKILL), 0);
+    uint64_t t_kill = shmb_clock_now_ns();
+    int status;
+    assert_int_equal(waitpid(middle, &status, 0), middle);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    uint64_t t_gone = 0;
+    status = wait_gone(peer_pid, &t_gone);
+    if (status == -1)
+        abandon(0, peer_pid);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), SHMB_PEER_EXIT_ORPHANED);
+    assert_true(t_gone - t_kill < NOTICE_LIMIT_NS);
+    assert_int_equal(names_of(middle), 0);
+    assert_int_equal(names_of(peer_pid), 0);
+}
+
+static void test_owner_dies_while_peer_is_busy(void **state)
+{
+    (void)state;
+    owner_dies(1);
+}
+
+static void test_owner_dies_while_peer_waits(void **state)
+{
+    (void)state;
+    owner_dies(0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (access("/dev/shm", W_OK) != 0)
+        return -1;
+    shared_sync = mmap(NULL, sizeof(*shared_sync), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return shared_sync == MAP_FAILED ? -1 : 0;
+}
+
+int main(void)
+{
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    /* As the binaries do: a fatal signal unlinks what is registered. */
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start_rejects_bad_input),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_name_and_data_travel),
+        cmocka_unit_test(test_errors_travel_back),
+        cmocka_unit_test(test_peer_killed_mid_wait),
+        cmocka_unit_test(test_peer_ends_between_calls),
+        cmocka_unit_test(test_peer_has_its_own_registry),
+        cmocka_unit_test(test_clean_quit),
+        cmocka_unit_test(test_unlink_owner_segments),
+        cmocka_unit_test(test_owner_dies_while_peer_is_busy),
+        cmocka_unit_test(test_owner_dies_while_peer_waits),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
