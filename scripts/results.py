@@ -432,7 +432,7 @@ def series_of(files, keys, point):
             primary, secondary, x, to_y = got
             label = " ".join(p for p in (primary, secondary) if p)
             s = out.setdefault(label, Series(label, primary, secondary))
-            ends = sorted((to_y(min(row.samples)), to_y(max(row.samples))))
+            ends = sorted((to_y(quantile(row.samples, 0.1)), to_y(quantile(row.samples, 0.9))))
             s.points.append((x, to_y(row.p50), ends[0], ends[1]))
             reps.add(len(row.samples))
     systems = [split_key(k)[1] for k in keys if split_key(k)[1]]
@@ -455,12 +455,36 @@ def write_data(out_dir, name, series):
 def bars_note(reps):
     n = max(reps) if reps else 1
     if n < 2:
-        return "one repetition: no error bars (run with --repetitions=N for min-max bars)"
-    return "error bars: min-max of the %s repetitions' p50s; points: their median" % (
+        return "one repetition: no error bars (run with --repetitions=N for p10-p90 bars)"
+    return "error bars: p10-p90 of the %s repetitions' p50s; points: their median" % (
         "/".join(str(r) for r in sorted(reps)))
 
 
-def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_bars=True):
+def quantile(xs, q):
+    """The q quantile of xs, linear between the order statistics (numpy's default)."""
+    xs = sorted(xs)
+    pos = q * (len(xs) - 1)
+    i = int(pos)
+    return xs[i] if i + 1 >= len(xs) else xs[i] + (xs[i + 1] - xs[i]) * (pos - i)
+
+
+def time_label(ns):
+    """A tick label of a time in ns: 500 ns, 2 µs, 10 ms."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return "%g %s" % (ns / scale, unit)
+    return "%g ns" % ns
+
+
+def log_ytics(lo, hi, label=lambda t: "%g" % t):
+    """Labelled y tics at 1, 2, 5 x 10^n on a log axis when there are few decades, else per decade."""
+    steps = [m * 10.0 ** e for e in range(-4, 10) for m in (1, 2, 5) if lo <= m * 10.0 ** e <= hi]
+    if len(steps) > 12:
+        steps = [t for t in steps if ("%g" % t).startswith("1")]
+    return "set ytics (%s)" % ", ".join("%s %r" % (gp_string(label(t)), t) for t in steps)
+
+
+def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_bars=True, ylabels=None):
     """gnuplot commands of one panel with its series (index i of data)."""
     ys = [p[1] for s in series for p in s.points if p[1] > 0]
     if logy is None:
@@ -473,6 +497,8 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
             "set logscale x 2" if xtics else "unset logscale x", xtics or "set xtics",
             "set logscale y" if logy else "unset logscale y", "set format y \"%g\""]
     cmds.append("set yrange [%r:%r]" % ((lo / 1.4, hi * 1.4) if logy and lo > 0 else (0, hi * 1.1)))
+    cmds.append(log_ytics(lo / 1.4, hi * 1.4, *([ylabels] if ylabels else [])) if logy and lo > 0
+                else "set ytics autofreq")
     if xtics:
         cmds.append("set xrange [%r:%r]" % (min(xs) / 1.2, max(xs) * 1.2))
     cmds.extend(extra)
@@ -559,10 +585,10 @@ def plot_lookup(files, keys, out_dir, png):
     series = list(series.values())
     data = write_data(out_dir, "lookup", series)
     xs = [p[0] for s in series for p in s.points]
-    title = ["shm_address_lookup_bench: ns per address translation (p50), by registered segments"] + \
-        context_lines(ctx) + [bars_note(reps)]
-    p = panel(data, series, "", "registered segments", "ns per lookup, p50 (lower is better)",
-              ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1)
+    title = ["shm_address_lookup_bench: time per address translation (p50), by registered segments; "
+             "kernels are bounds, the others the systems' paths"] + context_lines(ctx) + [bars_note(reps)]
+    p = panel(data, series, "", "registered segments", "time per lookup, p50 (lower is better)",
+              ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1, ylabels=time_label)
     return script(png, title, [p])
 
 
@@ -586,10 +612,10 @@ def plot_allocation(files, keys, out_dir, png):
 
     panels, reps, ctx = [], set(), None
     specs = (
-        (posix, "posix (Mooncake's createSharedMemory), per step", "ns per operation, p50"),
+        (posix, "posix (Mooncake's createSharedMemory), per step", "time per operation, p50"),
         (pools, "per allocation: colour = allocator, line = step (posix total: Mooncake's, for reference)",
-         "ns per operation, p50"),
-        (setup, "setup: one pool made per size, once (not per allocation)", "ns per pool, p50"),
+         "time per operation, p50"),
+        (setup, "setup: one pool made per size, once (not per allocation)", "time per pool, p50"),
     )
     for i, (point, ptitle, ylabel) in enumerate(specs):
         series, r, c = series_of(files, keys, point)
@@ -601,7 +627,7 @@ def plot_allocation(files, keys, out_dir, png):
         data = write_data(out_dir, "allocation%d" % i, series)
         xs = [p[0] for s in series for p in s.points]
         panels.append(panel(data, series, ptitle, "allocation size (1K = 1024 bytes)", ylabel,
-                            ticks(xs, size_label), logy=True, with_bars=max(r) > 1))
+                            ticks(xs, size_label), logy=True, with_bars=max(r) > 1, ylabels=time_label))
     if not panels:
         return None
     title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
@@ -644,13 +670,12 @@ def plot_gain(folder, out_dir, png):
         other = split_key(b_key)[1]
         ys = [g for _, _, g in bars]
         lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
-        yt = [m * 10 ** e for e in range(-4, 7) for m in (1, 2, 5) if lo <= m * 10 ** e <= hi]
         p = ["unset arrow", "unset label",
              "set title %s" % gp_string("%s: mooncake p50 / %s p50 per row (above 1: %s is faster)"
                                         % (bench, other, other)),
              "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
              "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3),
-             "set ytics (%s)" % ", ".join('"%g" %r' % (t, t) for t in yt), "set mytics 1",
+             log_ytics(lo, hi),
              "set xtics rotate by 45 right font \",8\"", "set style fill solid 0.85 border -1",
              "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
              # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower

@@ -144,7 +144,7 @@ g=$work/gp/transfer.gp
 grep -q '"4K" 4' "$g" && grep -q '"1M" 1024' "$g" && ok || fail "transfer: no size ticks"
 grep -q "L1d 32K\|L1d [0-9]*K" "$g" && ok || fail "transfer: no L1d line"
 grep -q "set logscale y" "$g" && ok || fail "transfer with cold rows: no log y"
-grep -q "yerrorbars" "$g" && grep -q "min-max of the 9 repetitions" "$g" && ok || fail "transfer: no error bars"
+grep -q "yerrorbars" "$g" && grep -q "p10-p90 of the 9 repetitions" "$g" && ok || fail "transfer: no error bars"
 grep -q "flags: .*cold=true" "$g" && grep -q "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
   && ok || fail "transfer: title lacks the flags or the CPU"
 grep -q "#000000" "$g" && grep -q "#009E73" "$g" && ok || fail "transfer: not the Okabe-Ito palette"
