@@ -151,7 +151,6 @@ int main(int argc, char** argv)
     std::vector<int> thread_cpus(static_cast<size_t>(cfg.threads));
     bool pinned = false;
     if (cfg.threads > 1) {
-        shmb::WarnIfOversubscribed(cfg.threads);
         int ret = shmb_lookup_bench_thread_cpus(&cfg, thread_cpus.data());
         if (ret < 0)
             shmb::Fail(ret, "planning the threads' CPUs");
@@ -171,6 +170,7 @@ int main(int argc, char** argv)
 
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE])
         CheckDescriptors(count_flag, *std::max_element(counts.begin(), counts.end()));
+    shmb::WarnIfOversubscribed(cfg.threads);
 
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
