@@ -214,5 +214,6 @@ long=("$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator
 expect_signal_cleanup INT 0.5 "$prefix" "${long[@]}"
 expect_signal_cleanup TERM 0.5 "$prefix" "${long[@]}"
 expect_signal_cleanup HUP 0.5 "$prefix" "${long[@]}"
+expect_signal_cleanup INT 0.5 "$prefix" "${long[@]}" --threads=2
 
 finish
