@@ -528,17 +528,20 @@ static void test_unlink_owner_segments(void **state)
  * signal wakes it); else it idles with the death signal blocked (its
  * getppid() check alone notices). */
 /* A failed check must leave no orphan and no segment: kills and reaps the
- * middle and the peer (this process is their reaper), unlinks their names. */
-static void abandon(pid_t middle, pid_t peer_pid)
+ * middle (if still alive) and the peer (this process is their reaper),
+ * unlinks both their names, and fails. */
+static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
 {
-    pid_t pids[2] = {middle, peer_pid};
-    for (int i = 0; i < 2; i++) {
-        if (pids[i] <= 0)
-            continue;
-        kill(pids[i], SIGKILL);
-        waitpid(pids[i], NULL, 0);
-        shmb_peer_unlink_owner_segments(PREFIX, pids[i]);
+    if (middle_alive) {
+        kill(middle, SIGKILL);
+        waitpid(middle, NULL, 0);
     }
+    if (peer_pid > 0) {
+        kill(peer_pid, SIGKILL);
+        waitpid(peer_pid, NULL, 0);
+        shmb_peer_unlink_owner_segments(PREFIX, peer_pid);
+    }
+    shmb_peer_unlink_owner_segments(PREFIX, middle);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     fail_msg("the middle owner or its peer did not behave; both killed");
 }
@@ -570,12 +573,12 @@ static void owner_dies(int busy)
     uint64_t deadline = shmb_clock_now_ns() + 5000000000ull;
     while (atomic_load(&shared_sync->flag) != 2) {
         if (waitpid(middle, NULL, WNOHANG) != 0 || shmb_clock_now_ns() > deadline)
-            abandon(middle, atomic_load(&shared_sync->pid));
+            abandon(middle, 1, atomic_load(&shared_sync->pid));
         sched_yield();
     }
     pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
     if (names_of(middle) != 3)
-        abandon(middle, peer_pid);
+        abandon(middle, 1, peer_pid);
     assert_int_equal(kill(middle, SIGKILL), 0);
     uint64_t t_kill = shmb_clock_now_ns();
     int status;
@@ -584,7 +587,7 @@ static void owner_dies(int busy)
     uint64_t t_gone = 0;
     status = wait_gone(peer_pid, &t_gone);
     if (status == -1)
-        abandon(0, peer_pid);
+        abandon(middle, 0, peer_pid);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), SHMB_PEER_EXIT_ORPHANED);
