@@ -149,7 +149,7 @@ static int exists(const char *name)
 static int names_of(pid_t pid)
 {
     char pattern[128];
-    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", PREFIX + 1, (long)pid);
+    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", &PREFIX[1], (long)pid);
     DIR *d = opendir("/dev/shm");
     assert_non_null(d);
     int n = 0;
