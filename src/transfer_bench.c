@@ -8,15 +8,30 @@
 #include "shmbench/segment.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
 #define XLATE_BATCH 1000   /* translations timed alone, per batch */
 #define XLATE_BATCHES 101  /* batches; their median is the figure */
+#define PEER_CHUNK (SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double)) /* samples per OP_SAMPLES reply */
+
+/* The commands of the peer (shmb_transfer_bench_peer_start). */
+enum {
+    OP_ATTACH = 1, /* name, arg0 = 0 (src) or 1 (dst), arg1 = bytes: attach and touch */
+    OP_SETUP,      /* the owner's config in the data area: team and translation; results: ns bits, wrong */
+    OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else one transfer);
+                    * results: transfers, samples, translations that missed dst */
+    OP_SAMPLES,    /* arg0 = first: samples from there into the data area; result: how many */
+    OP_DETACH,     /* everything OP_ATTACH and OP_SETUP made is undone */
+};
 
 /* dst seen through a system's per-request path: dst is buffer (or pool)
  * `index` of `n`, the others are the peer's further registrations. */
@@ -36,6 +51,7 @@ typedef struct run {
     xlate_t x;
     shmb_copy_team_t *team;
     shmb_samples_t samples; /* of the size and method being measured */
+    int peer_holds;         /* the owner's peer may hold attachments and a team: detach it */
     char *why;
     size_t why_cap;
 } run_t;
@@ -61,6 +77,8 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
     *bytes = max * (cfg->cold ? 3 : 2);
+    if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
+        *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
     return 0;
 }
 
@@ -160,8 +178,8 @@ static int xlate_setup(run_t *r)
 
 /* One translation alone, after the first (which attaches, for mooncake): the
  * median of XLATE_BATCHES batch means, so that a preemption does not decide
- * it. Every translated address must be dst's. */
-static int xlate_time(run_t *r)
+ * it. Every translated address that is not dst's counts in x.wrong. */
+static void xlate_time(run_t *r)
 {
     const uint64_t want = (uint64_t)(uintptr_t)r->dst.addr;
     r->x.wrong += (uint64_t)(uintptr_t)translate(r, 1) != want;
@@ -175,13 +193,9 @@ static int xlate_time(run_t *r)
         r->x.wrong += sum != XLATE_BATCH * want;
         ns[b] = (double)(t1 - t0) / XLATE_BATCH;
     }
-    int ret = check_translations(r);
-    if (ret < 0)
-        return ret;
     shmb_stats_t s;
     shmb_stats_compute(ns, XLATE_BATCHES, &s);
     r->x.ns = s.p50;
-    return 0;
 }
 
 /* How many transfers make a batch that dwarfs the timer. */
@@ -225,23 +239,18 @@ static int push(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
     return ret;
 }
 
-static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+/* num_transfers exactly, in batches as even as can be, each at least
+ * min_batch long (unless num_transfers is fewer: then one batch), until the
+ * budget runs out; their times into r->samples, their count into *done. */
+static int timed_transfers(run_t *r, shmb_copy_method_t m, uint64_t size, uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
-    memset(r->dst.addr, POISON, (size_t)size);
-    transfer(r, fn, r->dst.addr, size, 1);
-    int ret = check_translations(r); /* a missed translation copied nothing */
-    if (ret == 0)
-        ret = check(r, m, r->dst.addr, size, "before timing");
-    if (ret < 0)
-        return ret;
-
-    /* num_transfers exactly, in batches as even as can be, each at least
-     * min_batch long (unless num_transfers is fewer: then one batch). */
     const uint64_t num = r->cfg->num_transfers, min_batch = batch_size(r, fn, size);
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
-    uint64_t done = 0, spent = 0;
+    uint64_t spent = 0;
+    int ret;
+    *done = 0;
     r->samples.n = 0;
     for (uint64_t b = 0; b < batches && (b == 0 || spent < budget); b++) {
         const uint64_t count = num / batches + (b < num % batches);
@@ -250,10 +259,82 @@ static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
         uint64_t t1 = shmb_clock_now_ns();
         if ((ret = append(r, (double)(t1 - t0) / (double)count)) < 0)
             return ret;
-        done += count;
+        *done += count;
         spent += t1 - t0;
     }
-    if (r->cfg->verify && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
+    return 0;
+}
+
+/* In the process that copies: one transfer (timed = 0), the one checked
+ * before timing, or the timed transfers (timed = 1). */
+static int local_step(run_t *r, shmb_copy_method_t m, uint64_t size, int timed, uint64_t *done)
+{
+    if (timed)
+        return timed_transfers(r, m, size, done);
+    transfer(r, shmb_copy_kernel(m), r->dst.addr, size, 1);
+    *done = 1;
+    return 0;
+}
+
+static int peer_call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
+                     uint64_t result[SHMB_PEER_RESULTS])
+{
+    shmb_peer_cmd_t cmd;
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.op = op;
+    cmd.arg[0] = a0;
+    cmd.arg[1] = a1;
+    cmd.arg[2] = a2;
+    snprintf(cmd.name, sizeof(cmd.name), "%s", name ? name : "");
+    return shmb_peer_call(r->cfg->peer, &cmd, result);
+}
+
+/* local_step run by the peer: its samples come back in chunks of the data
+ * area, and its count of missed translations. */
+static int peer_step(run_t *r, shmb_copy_method_t m, uint64_t size, int timed, uint64_t *done)
+{
+    uint64_t res[SHMB_PEER_RESULTS];
+    int ret = peer_call(r, OP_COPY, (uint64_t)m, size, (uint64_t)timed, NULL, res);
+    if (ret < 0)
+        return ret;
+    *done = res[0];
+    r->x.wrong = res[2];
+    r->samples.n = 0;
+    while (r->samples.n < res[1]) {
+        uint64_t got[SHMB_PEER_RESULTS];
+        if ((ret = peer_call(r, OP_SAMPLES, r->samples.n, 0, 0, NULL, got)) < 0)
+            return ret;
+        if (got[0] == 0 || got[0] > PEER_CHUNK || got[0] > res[1] - r->samples.n)
+            return shmb_error_record("peer samples", EPROTO, NULL);
+        const double *v = r->cfg->peer->data;
+        for (uint64_t i = 0; i < got[0]; i++)
+            if ((ret = append(r, v[i])) < 0)
+                return ret;
+    }
+    return 0;
+}
+
+/* Warm rows: dst poisoned, one transfer checked, the timed transfers, then
+ * (with verify, or a peer: its copies are checked here, across processes)
+ * dst poisoned before them and checked after. */
+static int hot(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+{
+    int (*step)(run_t *, shmb_copy_method_t, uint64_t, int, uint64_t *) = r->cfg->peer ? peer_step : local_step;
+    const int verify_after = r->cfg->verify || r->cfg->peer;
+    uint64_t done;
+    memset(r->dst.addr, POISON, (size_t)size);
+    int ret = step(r, m, size, 0, &done);
+    if (ret == 0)
+        ret = check_translations(r); /* a missed translation copied nothing */
+    if (ret == 0)
+        ret = check(r, m, r->dst.addr, size, "before timing");
+    if (ret < 0)
+        return ret;
+    if (verify_after)
+        memset(r->dst.addr, POISON, (size_t)size);
+    if ((ret = step(r, m, size, 1, &done)) < 0)
+        return ret;
+    if (verify_after && (ret = check(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
     if ((ret = check_translations(r)) < 0)
         return ret;
@@ -312,6 +393,49 @@ static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
     return ret < 0 ? ret : push(r, rows, m, size, "cold", r->samples.n);
 }
 
+/* The copying side's team and view of the system: in this process, or in
+ * the peer. */
+static int start_copier(run_t *r)
+{
+    int ret = 0;
+    if (r->cfg->threads > 1 && (ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu)) < 0)
+        return ret; /* recorded by the team: pthread_create or sched_setaffinity */
+    if (r->x.system >= 0 && (ret = xlate_setup(r)) == 0)
+        xlate_time(r);
+    return ret;
+}
+
+static void stop_copier(run_t *r)
+{
+    shmb_copy_team_stop(r->team);
+    shmb_stats_release(&r->samples);
+    shmb_mooncake_destroy(r->x.mooncake);
+    shmb_fipc_repo_destroy(r->x.repo);
+    r->team = NULL;
+    r->x.mooncake = NULL;
+    r->x.repo = NULL;
+}
+
+/* The peer attaches src and dst by name and starts its copier with our
+ * config (sent in the data area); its one-translation time and missed
+ * translations come back. */
+static int setup_peer(run_t *r, uint64_t max)
+{
+    uint64_t res[SHMB_PEER_RESULTS];
+    r->peer_holds = 1;
+    int ret = peer_call(r, OP_ATTACH, 0, max, 0, r->src.name, res);
+    if (ret == 0)
+        ret = peer_call(r, OP_ATTACH, 1, max, 0, r->dst.name, res);
+    if (ret < 0)
+        return ret;
+    memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
+    if ((ret = peer_call(r, OP_SETUP, 0, 0, 0, NULL, res)) < 0)
+        return ret;
+    memcpy(&r->x.ns, &res[0], sizeof(r->x.ns));
+    r->x.wrong = res[1];
+    return 0;
+}
+
 static int setup(run_t *r, uint64_t max)
 {
     int ret = shmb_segment_create(&r->src, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
@@ -325,14 +449,8 @@ static int setup(run_t *r, uint64_t max)
         return ret;
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
     memset(r->dst.addr, POISON, (size_t)max);
-    if (r->cfg->threads > 1) {
-        ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu);
-        if (ret < 0)
-            return ret; /* recorded by the team: pthread_create or sched_setaffinity */
-    }
-    if (r->x.system >= 0 && (ret = xlate_setup(r)) == 0)
-        ret = xlate_time(r);
-    return ret;
+    ret = r->cfg->peer ? setup_peer(r, max) : start_copier(r);
+    return ret < 0 ? ret : check_translations(r);
 }
 
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
@@ -342,7 +460,8 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     int nsizes = shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES);
     if (nsizes < 0 || cfg->num_transfers == 0 || cfg->threads < 1 ||
         cfg->threads > SHMB_TRANSFER_MAX_THREADS ||
-        (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX)))
+        (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX)) ||
+        (cfg->peer && cfg->cold))
         return -EINVAL;
     for (int m = 0; m < SHMB_COPY_METHODS; m++)
         if (cfg->run[m] && !shmb_copy_kernel((shmb_copy_method_t)m))
@@ -366,10 +485,11 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
                 ret = cold(&r, rows, (shmb_copy_method_t)m, sizes[i]);
         }
     }
-    shmb_copy_team_stop(r.team);
-    shmb_stats_release(&r.samples);
-    shmb_mooncake_destroy(r.x.mooncake);
-    shmb_fipc_repo_destroy(r.x.repo);
+    if (r.peer_holds) {
+        int rd = peer_call(&r, OP_DETACH, 0, 0, 0, NULL, NULL);
+        ret = ret < 0 ? ret : rd;
+    }
+    stop_copier(&r);
     for (size_t i = first; ret == 0 && i < rows->n; i++) {
         shmb_row_t *row = &rows->v[i];
         /* against the warm memcpy of the same size, cold rows too */
@@ -380,4 +500,158 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;
     int r2 = r.src.fd >= 0 ? shmb_segment_destroy(&r.src, NULL) : 0;
     return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+}
+
+/* ---- the peer (shmb_transfer_bench_peer_start) ---- */
+
+typedef struct peer_side {
+    shmb_transfer_config_t cfg; /* the owner's, as OP_SETUP sent it */
+    run_t r;                    /* r.cfg is &cfg once set up */
+    char why[8];                /* the owner writes the reasons */
+} peer_side_t;
+
+static void peer_reset(peer_side_t *p)
+{
+    memset(&p->r, 0, sizeof(p->r));
+    p->r.src.fd = p->r.dst.fd = -1;
+    p->r.src.slot = p->r.dst.slot = -1;
+    p->r.x.system = -1;
+    p->r.why = p->why;
+    p->r.why_cap = sizeof(p->why);
+}
+
+/* Attaches the owner's segment `name` as an unrelated process would:
+ * shm_open(O_RDWR), an fstat size check, mmap; the descriptor is closed once
+ * mapped. Not registered: the peer never unlinks the owner's names. */
+static int attach(shmb_segment_t *seg, const char *name, uint64_t size)
+{
+    snprintf(seg->name, sizeof(seg->name), "%s", name);
+    seg->size = (size_t)size;
+    seg->fd = shm_open(name, O_RDWR, 0);
+    if (seg->fd < 0)
+        return shmb_error_record("shm_open", errno, name);
+    struct stat st;
+    int ret = 0;
+    if (fstat(seg->fd, &st) != 0) {
+        ret = shmb_error_record("fstat", errno, name);
+    } else if ((uint64_t)st.st_size != size) {
+        char what[SHMB_ERROR_OBJECT_MAX];
+        snprintf(what, sizeof(what), "%s: %lld bytes, expected %llu", name, (long long)st.st_size,
+                 (unsigned long long)size);
+        ret = shmb_error_record("fstat size check", EPROTO, what);
+    }
+    if (ret == 0)
+        ret = shmb_segment_map(seg, NULL);
+    int rc = shmb_segment_close(seg, NULL);
+    return ret < 0 ? ret : rc;
+}
+
+/* Reads one byte in every page of [addr, addr + bytes): the peer's first
+ * touch of src, whose pattern must stay. */
+static void touch_read(const void *addr, size_t bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const volatile unsigned char *p = addr;
+    for (size_t off = 0; off < bytes; off += page)
+        (void)p[off];
+}
+
+static int peer_attach(run_t *r, const shmb_peer_cmd_t *cmd)
+{
+    shmb_segment_t *seg = cmd->arg[0] ? &r->dst : &r->src;
+    if (cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0)
+        return -EINVAL;
+    int ret = attach(seg, cmd->name, cmd->arg[1]);
+    if (ret == 0 && seg == &r->dst)
+        shmb_segment_touch(seg->addr, seg->size);
+    else if (ret == 0)
+        touch_read(seg->addr, seg->size);
+    return ret;
+}
+
+static int peer_setup(peer_side_t *p, const void *data, size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
+{
+    run_t *r = &p->r;
+    if (r->cfg || !r->src.addr || !r->dst.addr || data_bytes < sizeof(p->cfg))
+        return -EINVAL;
+    memcpy(&p->cfg, data, sizeof(p->cfg));
+    p->cfg.shm_prefix = NULL;
+    p->cfg.peer = NULL;
+    if (p->cfg.threads < 1 || p->cfg.threads > SHMB_TRANSFER_MAX_THREADS || p->cfg.num_transfers == 0 ||
+        (p->cfg.translate && ((unsigned)p->cfg.system >= SHMB_LOOKUP_SYSTEMS || p->cfg.num_segments == 0 ||
+                              p->cfg.num_segments > UINT32_MAX)))
+        return -EINVAL;
+    r->cfg = &p->cfg;
+    r->x.system = p->cfg.translate ? (int)p->cfg.system : -1;
+    int ret = start_copier(r);
+    memcpy(&result[0], &r->x.ns, sizeof(r->x.ns));
+    result[1] = r->x.wrong;
+    return ret;
+}
+
+static int peer_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+{
+    const uint64_t m = cmd->arg[0], size = cmd->arg[1], timed = cmd->arg[2];
+    if (!r->cfg || m >= SHMB_COPY_METHODS || !shmb_copy_kernel((shmb_copy_method_t)m) || size == 0 ||
+        size > r->src.size || size > r->dst.size || timed > 1)
+        return -EINVAL;
+    uint64_t done = 0;
+    int ret = local_step(r, (shmb_copy_method_t)m, size, (int)timed, &done);
+    result[0] = done;
+    result[1] = timed ? r->samples.n : 0;
+    result[2] = r->x.wrong;
+    return ret;
+}
+
+static int peer_samples(const run_t *r, uint64_t first, void *data, size_t data_bytes,
+                        uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (first >= r->samples.n)
+        return -EINVAL;
+    size_t n = r->samples.n - (size_t)first;
+    if (n > data_bytes / sizeof(double))
+        n = data_bytes / sizeof(double);
+    memcpy(data, r->samples.v + first, n * sizeof(double));
+    result[0] = n;
+    return 0;
+}
+
+static int peer_detach(peer_side_t *p)
+{
+    stop_copier(&p->r);
+    int ret = 0;
+    shmb_segment_t *segs[2] = {&p->r.src, &p->r.dst};
+    for (int i = 0; i < 2; i++) {
+        int rc = segs[i]->addr ? shmb_segment_unmap(segs[i], NULL) : 0;
+        ret = ret < 0 ? ret : rc;
+    }
+    peer_reset(p);
+    return ret;
+}
+
+/* The peer's handler: it holds at most one run's src, dst, team and
+ * translation at a time, in ctx (its own copy of the owner's calloc). */
+static int peer_handle(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
+                       uint64_t result[SHMB_PEER_RESULTS])
+{
+    peer_side_t *p = ctx;
+    switch (cmd->op) {
+    case OP_ATTACH: return peer_attach(&p->r, cmd);
+    case OP_SETUP: return peer_setup(p, data, data_bytes, result);
+    case OP_COPY: return peer_copy(&p->r, cmd, result);
+    case OP_SAMPLES: return peer_samples(&p->r, cmd->arg[0], data, data_bytes, result);
+    case OP_DETACH: return peer_detach(p);
+    default: return -EINVAL;
+    }
+}
+
+int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
+{
+    peer_side_t *side = calloc(1, sizeof(*side));
+    if (!side)
+        return -ENOMEM;
+    peer_reset(side);
+    int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, peer_handle, side);
+    free(side); /* the peer has its own copy */
+    return ret;
 }

@@ -6,9 +6,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +31,31 @@ int posix_fallocate(int fd, off_t offset, off_t len)
 {
     fallocate_calls++;
     return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
+}
+
+/* What this executable's shm_open saw, shared with the peers it forks
+ * (MAP_SHARED, mapped in main before any fork). */
+typedef struct opens {
+    pid_t test_pid;     /* the test process: the owner */
+    int attaches;       /* shm_open without O_CREAT in another process: a peer's attach by name */
+    int redirect;       /* 1: a peer's second attach (dst) opens DECOY instead */
+} opens_t;
+
+static opens_t *opens;
+
+#define DECOY PREFIX "decoy"
+
+/* shm_open as glibc's: open(2) of /dev/shm/<name>; counts the peers'
+ * attaches and, when asked, sends a peer's dst to the decoy. */
+int shm_open(const char *name, int oflag, mode_t mode)
+{
+    char path[300];
+    if (opens && getpid() != opens->test_pid && !(oflag & O_CREAT)) {
+        if (++opens->attaches == 2 && opens->redirect)
+            name = DECOY;
+    }
+    snprintf(path, sizeof(path), "/dev/shm/%s", name + 1);
+    return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
 static int count_ours(void)
@@ -306,6 +334,173 @@ static void test_translated(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+static shmb_peer_t start_peer(void)
+{
+    shmb_peer_t peer;
+    opens->attaches = 0;
+    assert_int_equal(shmb_transfer_bench_peer_start(&peer, PREFIX), 0);
+    return peer;
+}
+
+static void stop_peer(shmb_peer_t *peer)
+{
+    assert_int_equal(shmb_peer_stop(peer), 0);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* The peer attaches src and dst by name, copies and times; the rows are the
+ * in-process rows (names, exact counts, rates), verified here; one peer
+ * serves a second run (a repetition). */
+static void test_peer_rows(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    shmb_transfer_config_t c = small();
+    c.run[SHMB_COPY_LOOP] = 1;
+    c.peer = &peer;
+    c.time_per_size_ms = 100000;
+    shmb_rows_t rows = {0}, local = {0};
+    char why[256] = "";
+    for (int rep = 0; rep < 2; rep++) {
+        c.repetition = rep;
+        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(opens->attaches, 2 * (rep + 1)); /* src and dst, each run */
+    }
+    assert_int_equal(count_ours(), 1); /* the control segment only: no src or dst left */
+    stop_peer(&peer);
+    c.peer = NULL;
+    c.repetition = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &local, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 2 * local.n);
+    for (size_t i = 0; i < rows.n; i++) {
+        const shmb_row_t *p = &rows.v[i], *l = &local.v[i % local.n];
+        assert_string_equal(p->variant, l->variant);
+        assert_string_equal(p->step, l->step);
+        assert_int_equal(p->arg, l->arg);
+        assert_int_equal(p->repetition, (int)(i / local.n));
+        assert_int_equal(p->iterations, 20);
+        assert_true(p->ns.p50 > 0);
+    }
+    check_rates(&rows);
+    shmb_rows_free(&rows);
+    shmb_rows_free(&local);
+}
+
+/* More samples than one reply of the data area holds come back whole. */
+static void test_peer_many_samples(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    shmb_transfer_config_t c = small();
+    c.peer = &peer;
+    c.max_transfer_size_kb = 4;
+    c.num_transfers = 3 * SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double) + 5;
+    c.timer_overhead_ns = 0; /* one transfer per batch: a sample each */
+    c.time_per_size_ms = 1e6;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 1);
+    assert_int_equal(rows.v[0].iterations, c.num_transfers);
+    stop_peer(&peer);
+    shmb_rows_free(&rows);
+}
+
+/* The peer's team and the peer's translation through each system. */
+static void test_peer_threads_and_systems(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small();
+        c.peer = &peer;
+        c.threads = 2;
+        c.translate = 1;
+        c.system = (shmb_lookup_system_t)s;
+        c.num_segments = 10;
+        c.max_transfer_size_kb = 64;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 5);
+        for (size_t i = 0; i < rows.n; i++) {
+            double ns = 0, share = 0;
+            assert_int_equal(rows.v[i].threads, 2);
+            assert_int_equal(sscanf(rows.v[i].note, "translate %lf ns = %lf%%", &ns, &share), 2);
+            assert_true(ns > 0 && share > 0);
+        }
+        shmb_rows_free(&rows);
+    }
+    stop_peer(&peer);
+}
+
+/* What the peer wrote is checked here: a peer whose dst is another segment
+ * of the same size (its shm_open redirected) copies nowhere we look, and
+ * the run fails before any row; one of another size fails its size check,
+ * the peer's error carried back. Nothing is left either way. */
+static void test_peer_checked(void **state)
+{
+    (void)state;
+    static const size_t decoy_kb[] = {64, 32};
+    for (int k = 0; k < 2; k++) {
+        int fd = shm_open(DECOY, O_CREAT | O_EXCL | O_RDWR, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t)decoy_kb[k] * 1024), 0);
+        close(fd);
+        shmb_peer_t peer = start_peer();
+        opens->redirect = 1;
+        shmb_transfer_config_t c = small();
+        c.peer = &peer;
+        c.max_transfer_size_kb = 64;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        shmb_error_clear();
+        int ret = shmb_transfer_bench_run(&c, &rows, why, sizeof(why));
+        opens->redirect = 0;
+        shm_unlink(DECOY);
+        assert_int_equal(ret, -EPROTO);
+        assert_int_equal(rows.n, 0);
+        if (k == 0) {
+            assert_string_equal(why, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 0");
+        } else {
+            assert_non_null(shmb_error_last()->call);
+            assert_string_equal(shmb_error_last()->call, "fstat size check");
+            assert_non_null(strstr(shmb_error_last()->object, ": 32768 bytes, expected 65536"));
+        }
+        stop_peer(&peer);
+    }
+}
+
+/* A peer that died: -EPIPE (recorded as the peer process), nothing left;
+ * with a peer, cold is refused. */
+static void test_peer_dead(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    shmb_transfer_config_t c = small();
+    c.peer = &peer;
+    c.cold = 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    c.cold = 0;
+    assert_int_equal(kill(peer.pid, SIGKILL), 0);
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EPIPE);
+    assert_string_equal(shmb_error_last()->call, "peer process");
+    assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(), 1); /* the control segment, until stop */
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    /* the control segment (a head page and the data area) is in the space a run needs */
+    uint64_t with = 0, without = 0;
+    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &with), 0);
+    c.peer = NULL;
+    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &without), 0);
+    assert_true(with - without == (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -330,6 +525,12 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
+    opens = mmap(NULL, sizeof(*opens), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (opens == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    opens->test_pid = getpid();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rows_and_cleanup),
@@ -338,6 +539,11 @@ int main(void)
         cmocka_unit_test(test_cold_in_full_shm),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_translated),
+        cmocka_unit_test(test_peer_rows),
+        cmocka_unit_test(test_peer_many_samples),
+        cmocka_unit_test(test_peer_threads_and_systems),
+        cmocka_unit_test(test_peer_checked),
+        cmocka_unit_test(test_peer_dead),
         cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

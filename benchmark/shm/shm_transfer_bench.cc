@@ -2,7 +2,10 @@
 // changes.
 #include <glog/logging.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -28,6 +31,10 @@ DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at 
 DEFINE_int64(num_segments, 100,
              "With --system: buffers (mooncake) or pools (flowipc_jemalloc) the peer registered; dst is the "
              "middle one");
+DEFINE_bool(peer_process, false,
+            "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
+            "them; this process creates and fills them and checks dst after each size and method. Rows keep "
+            "their names, so compare.sh pairs them with an in-process run");
 
 namespace {
 
@@ -83,6 +90,34 @@ uint64_t MaxSizeKb(const char** flag)
                                    static_cast<int64_t>(SHMB_TRANSFER_MAX_KB / 1024));
 }
 
+shmb_peer_t g_peer;
+bool g_peer_started;
+
+// Exits 1 after a failed run: with a peer, ends it first (the error of the
+// run kept for the message), and a dead peer is one line of its own.
+[[noreturn]] void FailRun(int ret, const char* program, const char* why)
+{
+    if (g_peer_started) {
+        const shmb_error_t saved = *shmb_error_last();
+        if (ret == -EPIPE && saved.call && std::strcmp(saved.call, "peer process") == 0) {
+            shmb_peer_stop(&g_peer);
+            shmb_segment_unlink_all();
+            std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", program, saved.object);
+            std::exit(1);
+        }
+        shmb_peer_stop(&g_peer);
+        shmb_error_clear();
+        if (saved.call)
+            shmb_error_record(saved.call, saved.err, saved.object);
+    }
+    if (ret == -EPROTO && why[0]) {
+        shmb_segment_unlink_all();
+        std::fprintf(stderr, "%s: a check failed, no number reported: %s\n", program, why);
+        std::exit(1);
+    }
+    shmb::Fail(ret, "the transfer benchmark");
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -123,23 +158,39 @@ int main(int argc, char** argv)
     }
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
+    if (FLAGS_peer_process && cfg.cold)
+        shmb::FlagError("cold", "true",
+                        "cannot be combined with --peer_process (a cold row times a copy into a segment this "
+                        "process creates for it; the peer's attach of a fresh segment is shm_allocation_bench's)");
     shmb::WarnIfOversubscribed(cfg.threads);
 
+    if (FLAGS_peer_process)
+        cfg.peer = &g_peer;
     uint64_t need = 0;
     shmb_transfer_bench_shm_bytes(&cfg, &need);
     shmb::CheckShmSpace(max_flag, need);
 
+    const char* slash = std::strrchr(argv[0], '/');
+    const char* program = slash ? slash + 1 : argv[0];
+    if (FLAGS_peer_process) {
+        int ret = shmb_transfer_bench_peer_start(&g_peer, cfg.shm_prefix);
+        if (ret < 0)
+            shmb::Fail(ret, "starting the peer process");
+        g_peer_started = true;
+    }
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
         char why[256] = "";
         int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
-        if (ret == -EPROTO) {
-            std::fprintf(stderr, "%s: a check failed, no number reported: %s\n", argv[0], why);
-            return 1;
-        }
         if (ret < 0)
-            shmb::Fail(ret, "the transfer benchmark");
+            FailRun(ret, program, why);
+    }
+    if (g_peer_started) {
+        int ret = shmb_peer_stop(&g_peer);
+        g_peer_started = false;
+        if (ret < 0)
+            FailRun(ret, program, "");
     }
 
     static std::string translated;
@@ -170,6 +221,16 @@ int main(int argc, char** argv)
                                "tmpfs page allocation and page faults timed, one transfer at a time";
     if (report.system)
         report.notes[note++] = translated.c_str();
+    if (FLAGS_peer_process)
+        report.notes[note++] = report.system
+            ? "peer_process: every row was measured in a second process: it attached src and dst by name "
+              "(shm_open O_RDWR + fstat size check + mmap), touched them, translated dst through the system's "
+              "path before each copy and timed its copies; this process created and filled them and checked "
+              "dst after the peer's first and timed transfers of each size and method"
+            : "peer_process: every row was measured in a second process: it attached src and dst by name "
+              "(shm_open O_RDWR + fstat size check + mmap), touched them and timed its copies; this process "
+              "created and filled them and checked dst after the peer's first and timed transfers of each "
+              "size and method";
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

@@ -37,6 +37,19 @@
  * 10^9 bytes per second; speedup = this row's GB/s / the warm memcpy row's of
  * the same size (a cold row's too: what the first write costs against a
  * copy into touched pages).
+ *
+ * peer: with cfg->peer (a peer started with shmb_transfer_bench_peer_start),
+ * the copies run in that second process, as a receiver that writes into a
+ * buffer another process created: this process creates, reserves and fills
+ * src and dst as above; the peer attaches both by name (shm_open O_RDWR, an
+ * fstat size check, mmap), touches them (reads src, writes dst), starts its
+ * own copy team (threads, cpu) and, with translate, its own view of the
+ * system, and then runs the same transfers and timed batches as this process
+ * would, timing them itself; the samples come back through the peer's data
+ * area. This process poisons dst before the peer's untimed transfer and again
+ * before its timed ones, and checks dst against the pattern after each, so
+ * every row is verified across the two processes. Rows are the in-process
+ * rows, same names. Not with cold (-EINVAL).
  */
 #ifndef SHMBENCH_TRANSFER_BENCH_H
 #define SHMBENCH_TRANSFER_BENCH_H
@@ -46,6 +59,7 @@
 
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
+#include "shmbench/peer.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -56,6 +70,7 @@ extern "C" {
 #define SHMB_TRANSFER_MAX_KB (1ull << 30) /* 1 TiB */
 #define SHMB_TRANSFER_MAX_TRANSFERS 1000000000ull
 #define SHMB_TRANSFER_MAX_THREADS 256
+#define SHMB_TRANSFER_PEER_DATA_BYTES (256u << 10) /* the peer's data area: samples come back in chunks of this */
 
 typedef struct shmb_transfer_config {
     uint64_t transfer_size_kb;     /* first size (=4) */
@@ -74,6 +89,8 @@ typedef struct shmb_transfer_config {
     double timer_overhead_ns;      /* sizes the batches */
     const char *shm_prefix;
     int repetition;                /* stamped into the rows */
+    shmb_peer_t *peer;             /* NULL: copy in this process; else the peer of
+                                    * shmb_transfer_bench_peer_start copies (=NULL) */
 } shmb_transfer_config_t;
 
 /* The sizes in bytes: transfer_size_kb KB, doubling, then max_transfer_size_kb
@@ -81,8 +98,9 @@ typedef struct shmb_transfer_config {
  * above the last, more than cap). */
 int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap);
 
-/* /dev/shm space the run reserves at once, in bytes: src and dst, and for
- * cold rows one more segment of the largest size. -EOVERFLOW if too large. */
+/* /dev/shm space the run reserves at once, in bytes: src and dst, for cold
+ * rows one more segment of the largest size, with a peer (cfg->peer not NULL,
+ * started or not) its control segment. -EOVERFLOW if too large. */
 int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes);
 
 /* Runs every selected method at every size, appending rows (variant =
@@ -90,11 +108,23 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
  * timed; bytes_per_second and items_per_second from p50; speedup against the
  * warm memcpy row of the same size when memcpy ran). Returns 0, -errno,
  * -ENOSPC (recorded as "first write") when /dev/shm filled up inside a cold
- * copy, -EINVAL (cold with translate), or -EPROTO when a copy or a
+ * copy, -EINVAL (cold with translate or with a peer), or -EPROTO when a copy or a
  * translation was wrong, with the method, size and first differing offset in
  * why, or a cold segment was not fresh. Leaves nothing in /dev/shm. */
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap);
+
+/* Starts the peer that does the copies of shmb_transfer_bench_run when
+ * cfg->peer points to it: shmb_peer_start() with this module's handler and a
+ * data area of SHMB_TRANSFER_PEER_DATA_BYTES, so the same rules hold (call it
+ * from the main thread while the process is single-threaded; the peer's
+ * threads inherit this thread's CPU affinity; end it with shmb_peer_stop()).
+ * One peer serves any number of runs, one at a time. With a peer, every
+ * error of shmb_transfer_bench_run may also be one that happened in the peer
+ * (recorded here again), and -EPIPE means the peer died (see peer.h); the
+ * run still leaves nothing of its own in /dev/shm. Returns 0, -ENOMEM or
+ * shmb_peer_start's error. */
+int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix);
 
 #ifdef __cplusplus
 }
