@@ -16,16 +16,20 @@
 
 #define PREFIX "/shmb_test_alloc_"
 
-/* Removes (if asked) and counts /dev/shm entries of this test's prefix. */
+/* Removes (if asked) and counts /dev/shm entries of this test process (the
+ * segment module names them <prefix><pid>_...: another build's run of this
+ * test at the same time is left alone). */
 static int count_ours(int remove)
 {
     DIR *d = opendir("/dev/shm");
     if (!d)
         return -1;
+    char mine[64];
+    snprintf(mine, sizeof(mine), "%s%d_", &PREFIX[1], (int)getpid());
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) != 0)
+        if (strncmp(e->d_name, mine, strlen(mine)) != 0)
             continue;
         n++;
         if (remove) {
