@@ -13,7 +13,7 @@ quick=(--shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=20 --time_
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "max_transfer_size_kb int64 0" "num_transfers int64 1000" \
          "use_memcpy bool true" "verify_data bool false" 'methods string ""' "threads int32 1" \
-         "cold bool false" "time_per_size_ms int64 1000"; do
+         "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -41,11 +41,13 @@ grep -q -- "--methods=avx: all, or a comma-separated list of distinct items of m
   && ok || fail "--methods error does not list all the values: $(cat "$work/err")"
 expect_usage_error "$bin" time_per_size_ms --time_per_size_ms=0
 expect_usage_error "$bin" use_memcpy --use_memcpy=perhaps
+expect_usage_error "$bin" cold --peer_process --cold
+expect_usage_error "$bin" peer_process --peer_process=perhaps
 
 # a size that does not fit in /dev/shm: exit 1, the flag, the space needed and free
 "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=1048576 >"$work/out" 2>"$work/err"
 rc=$?
-[ "$rc" -eq 1 ] && [ "$(wc -l <"$work/err")" -eq 1 ] \
+[ "$rc" -eq 1 ] && [ "$(grep -vc ": warning: " "$work/err")" -eq 1 ] \
   && grep -q -- "--max_transfer_size_mb needs 2 TiB in /dev/shm but only .* is free" "$work/err" \
   && ok || fail "no space: exit $rc: $(cat "$work/err")"
 
@@ -155,5 +157,77 @@ fi
 
 # Ctrl-C in the middle of a run leaves nothing behind
 expect_signal_cleanup INT 1 "$prefix" "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=64 --cold
+
+# --peer_process: the same rows, measured in the peer, a note saying so,
+# every size verified; no peer and nothing in /dev/shm left afterwards
+# (the peer is a fork: its command line is the owner's)
+peer_left() {
+  pgrep -f -- "--shm_prefix=/$prefix" | grep -vx "$$" | wc -l
+}
+"$bin" "${quick[@]}" --peer_process --methods=memcpy,loop >"$work/p.txt" 2>"$work/p.err" \
+  || fail "peer run: $(cat "$work/p.err")"
+"$bin" "${quick[@]}" --methods=memcpy,loop >"$work/ip.txt" 2>/dev/null || fail "in-process run"
+[ "$(table_rows "$work/p.txt" | awk '{print $1, $2}')" = "$(table_rows "$work/ip.txt" | awk '{print $1, $2}')" ] \
+  && [ "$(table_rows "$work/p.txt" | wc -l)" -eq 18 ] && ok \
+  || fail "peer rows differ from in-process rows: $(table_rows "$work/p.txt" | awk '{print $1, $2}' | tr '\n' ' ')"
+grep -q "^# peer_process: every row was measured in a second process: it attached src and dst by name" "$work/p.txt" \
+  && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
+table_rows "$work/p.txt" | awk '$3 != 20 {bad = 1} END {exit bad}' && gbs_check "$work/p.txt" && ok \
+  || fail "peer rows: not 20 transfers each, or GB_s is not size / p50"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
+  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left) processes"
+# the same names in JSON, so compare.sh pairs an in-process and a peer run
+"$bin" "${quick[@]}" --peer_process --format=json >"$work/p.json" 2>/dev/null || fail "peer json run"
+"$python" -c '
+import json, sys
+names = [x["name"] for x in json.load(open(sys.argv[1]))["benchmarks"]]
+want = ["shm_transfer/memcpy/size_kb:%d" % (4 << i) for i in range(9)]
+assert names == want, names
+' "$work/p.json" && ok || fail "peer json names"
+# the peer's team and its translation of dst through a system
+"$bin" "${quick[@]}" --peer_process --threads=2 --system=mooncake --format=csv >"$work/pt.csv" 2>/dev/null \
+  || fail "peer --threads=2 --system run"
+tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/memcpy/size_kb:1024/threads:2,.*,translate [0-9.e+]* ns = [0-9.e+-]*%$' && ok \
+  || fail "peer --threads=2 --system rows: $(tail -1 "$work/pt.csv")"
+
+# the peer killed mid-run: the owner says so in one line within ~1.5 s,
+# exits 1, leaves nothing
+long=(--shm_prefix=/$prefix --max_transfer_size_mb=4 --num_transfers=1000000000 --time_per_size_ms=3000 --peer_process)
+"$bin" "${long[@]}" >/dev/null 2>"$work/dead.err" &
+owner=$!
+peer=""
+for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
+sleep 0.5
+t0=$(date +%s%N)
+kill -9 $peer
+wait $owner
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(grep -vc ": warning: " "$work/dead.err")" -eq 1 ] \
+  && grep -q "^shm_transfer_bench: the peer process died: pid $peer killed by signal 9 (Killed); nothing is left behind\$" "$work/dead.err" \
+  && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+  || fail "peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
+
+# the owner killed mid-run: the peer ends within ~1.5 s (exited: gone, or a
+# zombie until its new parent reaps it) and unlinks the owner's segments
+"$bin" "${long[@]}" >/dev/null 2>/dev/null &
+owner=$!
+peer=""
+for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
+sleep 0.5
+kill -9 $owner
+wait $owner 2>/dev/null
+t0=$(date +%s%N)
+while [ -e /proc/$peer ] && [ "$(awk '{print $3}' /proc/$peer/stat 2>/dev/null)" != Z ] \
+  && [ $((($(date +%s%N) - t0) / 1000000)) -lt 1500 ]; do sleep 0.02; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+sleep 0.1
+[ -n "$peer" ] && [ "$ms" -lt 1500 ] && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+  || fail "owner killed: peer ${peer:-none} still running after $ms ms, $(leftovers "$prefix") left"
+
+# Ctrl-C of the owner of a peer run: nothing left, no peer
+expect_signal_cleanup INT 1 "$prefix" "$bin" "${long[@]}"
+sleep 0.3
+[ "$(peer_left)" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left) peer processes"
 
 finish
