@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <gnu/libc-version.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,11 +265,24 @@ int shmb_sysinfo_overloaded(const shmb_sysinfo_t *s)
     return s->num_cpus > 0 && s->load_avg[0] > (double)s->num_cpus;
 }
 
+/* The calling thread's affinity before shmb_sysinfo_pin_cpu() first narrowed
+ * one to a single CPU: the CPUs the process may use (taskset, cpuset), which
+ * a thread pinned by --cpu can no longer read from its own mask. */
+static pthread_mutex_t g_allowed_lock = PTHREAD_MUTEX_INITIALIZER;
+static cpu_set_t g_allowed;
+static int g_allowed_saved;
+
 int shmb_sysinfo_pin_cpu(int cpu)
 {
     if (cpu < 0 || cpu >= CPU_SETSIZE)
         return -EINVAL;
     cpu_set_t set;
+    pthread_mutex_lock(&g_allowed_lock);
+    if (!g_allowed_saved && sched_getaffinity(0, sizeof(set), &set) == 0) {
+        g_allowed = set;
+        g_allowed_saved = 1;
+    }
+    pthread_mutex_unlock(&g_allowed_lock);
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0)
@@ -279,7 +293,11 @@ int shmb_sysinfo_pin_cpu(int cpu)
 int shmb_sysinfo_allowed_cpus(int *cpus, int cap)
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    pthread_mutex_lock(&g_allowed_lock);
+    int saved = g_allowed_saved;
+    set = g_allowed;
+    pthread_mutex_unlock(&g_allowed_lock);
+    if (!saved && sched_getaffinity(0, sizeof(set), &set) != 0)
         return -errno;
     int n = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE && n < cap; cpu++)

@@ -178,10 +178,17 @@ static void test_pin_cpu(void **state)
     assert_int_equal(shmb_sysinfo_pin_cpu(-1), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(100000), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(cpus[n - 1]), 0);
-    /* pinned: the allowed set is that one CPU now */
+    /* pinned: this thread runs on that one CPU, yet the process may still use
+     * every CPU it could before (what threads planned after --cpu must see) */
+    cpu_set_t mine;
+    assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
+    assert_int_equal(CPU_COUNT(&mine), 1);
+    assert_true(CPU_ISSET(cpus[n - 1], &mine));
     int now[CPU_SETSIZE];
-    assert_int_equal(shmb_sysinfo_allowed_cpus(now, CPU_SETSIZE), 1);
-    assert_int_equal(now[0], cpus[n - 1]);
+    assert_int_equal(shmb_sysinfo_allowed_cpus(now, CPU_SETSIZE), n);
+    assert_memory_equal(now, cpus, (size_t)n * sizeof(int));
+    assert_int_equal(shmb_sysinfo_pin_cpu(cpus[0]), 0); /* a second pin keeps the first snapshot */
+    assert_int_equal(shmb_sysinfo_allowed_cpus(now, CPU_SETSIZE), n);
     cpu_set_t all;
     CPU_ZERO(&all);
     for (int i = 0; i < n; i++)
