@@ -135,7 +135,6 @@ int main(int argc, char** argv)
     }
     std::string threads_note;
     if (cfg.threads > 1) {
-        shmb::WarnIfOversubscribed(cfg.threads);
         std::vector<int> cpus(cfg.threads);
         int pinned = shmb_alloc_bench_thread_cpus(&cfg, cpus.data());
         if (pinned < 0)
@@ -155,6 +154,7 @@ int main(int argc, char** argv)
     if (ret < 0)
         shmb::FlagError("max_size_kb", std::to_string(FLAGS_max_size_kb),
                         "the pools of --num_iterations blocks of this size overflow");
+    shmb::WarnIfOversubscribed(cfg.threads);
     shmb::CheckShmSpace("max_size_kb", need);
 
     shmb_rows_t rows = {};
