@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace {
 
@@ -652,4 +654,53 @@ size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes)
     } catch (...) {
         return 0;
     }
+}
+
+size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap)
+{
+    try {
+        std::lock_guard<std::mutex> lock(j->pools_mutex);
+        std::vector<uint32_t> ids;
+        ids.reserve(j->pools.size());
+        for (const auto &entry : j->pools)
+            ids.push_back(entry.first);
+        std::sort(ids.begin(), ids.end());
+        for (size_t i = 0; i < ids.size() && i < cap; i++) {
+            const shmb_segment_t &seg = j->pools.at(ids[i]);
+            out[i].id = ids[i];
+            out[i].bytes = seg.size;
+            snprintf(out[i].name, sizeof(out[i].name), "%s", seg.name);
+        }
+        return ids.size();
+    } catch (...) {
+        return 0;
+    }
+}
+
+int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd)
+{
+    if (!name || !base || !fd || bytes == 0)
+        return -EINVAL;
+    int f = shm_open(name, O_RDONLY, 0);
+    if (f < 0)
+        return shmb_error_record("shm_open", errno, name);
+    void *p = mmap(nullptr, static_cast<size_t>(bytes), PROT_READ, MAP_SHARED, f, 0);
+    if (p == MAP_FAILED) {
+        int rc = shmb_error_record("mmap", errno, name);
+        close(f);
+        return rc;
+    }
+    *base = p;
+    *fd = f;
+    return 0;
+}
+
+int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd)
+{
+    int rc = 0;
+    if (munmap(base, static_cast<size_t>(bytes)) != 0)
+        rc = shmb_error_record("munmap", errno, "a borrowed pool");
+    if (close(fd) != 0 && rc == 0)
+        rc = shmb_error_record("close", errno, "a borrowed pool");
+    return rc;
 }

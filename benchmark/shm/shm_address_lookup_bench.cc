@@ -38,6 +38,10 @@ DEFINE_int32(threads, 1,
              "Threads translating at once, each its own request stream over the shared metadata, "
              "pool and repository, each pinned to its own allowed CPU when there are enough (with "
              "--cpu=C: C and the next allowed CPUs); rows then carry /threads:N");
+DEFINE_bool(peer_process, false,
+            "Two processes: this one (the owner) creates the SHM objects and writes a tag at every "
+            "request's word; a forked peer attaches them (mooncake: on each buffer's first request), "
+            "translates, checks each tag through its translated pointer and times every row");
 DEFINE_string(placement, "descending",
               "Order the peer registers its segments in, by address: descending (Mooncake's: each "
               "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
@@ -145,6 +149,10 @@ int main(int argc, char** argv)
     cfg.seed = FLAGS_seed;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_LOOKUP_MAX_THREADS));
+    cfg.peer_process = FLAGS_peer_process;
+    if (cfg.peer_process && cfg.threads > 1)
+        shmb::FlagError("threads", std::to_string(FLAGS_threads),
+                        "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
     cfg.cpus = nallowed > 0 ? allowed.data() : nullptr;
     cfg.ncpus = nallowed > 0 ? nallowed : 0;
@@ -168,8 +176,21 @@ int main(int argc, char** argv)
                                 " do not fit in the 64 TiB address range the peer's segments are spread over");
     }
 
-    if (cfg.run_system[SHMB_LOOKUP_MOONCAKE])
-        CheckDescriptors(count_flag, *std::max_element(counts.begin(), counts.end()));
+    bool kernels = false;
+    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
+        kernels = kernels || cfg.run[s];
+    const uint64_t most = *std::max_element(counts.begin(), counts.end());
+    // The peer keeps a descriptor per attached segment for the kernels too.
+    if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
+        CheckDescriptors(count_flag, most);
+    if (cfg.peer_process) {
+        // One set of objects at a time, sparse but for the pages the tags
+        // land in: at most one page per request of the pool, or every page.
+        const uint64_t window = std::max<uint64_t>(cfg.num_lookups, SHMB_LOOKUP_MIN_BATCH);
+        const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
+        const uint64_t pages = most * ((static_cast<uint64_t>(FLAGS_segment_size_mb) << 20) / 4096);
+        shmb::CheckShmSpace(count_flag, (std::min(requests, pages) + 1024) * 4096);
+    }
     shmb::WarnIfOversubscribed(cfg.threads);
 
     shmb_rows_t rows = {};
@@ -181,6 +202,13 @@ int main(int argc, char** argv)
             int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
             if (ret == -EPROTO) {
                 std::fprintf(stderr, "%s: wrong translation, no number reported: %s\n", argv[0], why);
+                shmb_segment_unlink_all();
+                return 1;
+            }
+            const shmb_error_t* err = shmb_error_last();
+            if (ret == -EPIPE && err->call && std::string(err->call) == "peer process") {
+                std::fprintf(stderr, "%s: the peer process died (%s); the run stopped, nothing is left behind\n",
+                             argv[0], err->object);
                 shmb_segment_unlink_all();
                 return 1;
             }
@@ -211,7 +239,13 @@ int main(int argc, char** argv)
         report.notes[note++] = "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
                                "kernels (bounds no implementation beats): linear, lower_bound, tree, arithmetic";
     static std::string timing;
-    if (cfg.threads == 1)
+    if (cfg.peer_process)
+        timing = "two processes (--peer_process): this one created the SHM objects and wrote a tag at every "
+                 "request's word; a forked peer attached them, translated, read each tag through its "
+                 "translated pointer and timed every row (ns per lookup = batch time / lookups in the batch "
+                 "(>= 4096), p50, p99, max over batches); one set at a time: mooncake's segments (the kernels' "
+                 "too), flowipc_classic's pool, flowipc_jemalloc's pools";
+    else if (cfg.threads == 1)
         timing = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through a pool of "
                  ">= 131072 distinct requests; p50, p99, max over batches";
     else
@@ -230,8 +264,13 @@ int main(int argc, char** argv)
                                "how far the previous translation landed from where it should (0: one subtraction "
                                "and one addition more per request), so each waits for the one before; speedups "
                                "compare rows of the same kind";
-    report.notes[note] = "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
-                         "timed one by one; - = a step this system does not have";
+    report.notes[note] = cfg.peer_process
+                             ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), "
+                               "timed one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat "
+                               "+ mmap, once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one "
+                               "sample per pool); - = a step this system does not have"
+                             : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
+                               "timed one by one; - = a step this system does not have";
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

@@ -53,6 +53,19 @@ int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr);
 void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool);
 size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool);
 
+/* The pool's SHM name, which a borrower opens ("/..."). */
+const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool);
+
+/* The borrower's side of a pool another process created, as
+ * basic_managed_shared_memory(open_only, name) opens it: shm_open(O_RDWR),
+ * fstat for its size, mmap of all of it (read-write, MAP_SHARED), close.
+ * *base and *bytes receive the mapping. Returns 0, -EINVAL (an empty
+ * object) or -errno (the failing call recorded with the name). */
+int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes);
+
+/* munmap of an attach's mapping. Returns 0 or -errno (recorded). */
+int shmb_fipc_classic_detach(void *base, size_t bytes);
+
 /* Borrower-side translation of a handle (offset from the pool's base) of a
  * block of len bytes, for a pool mapped at base of pool_bytes: base + offset,
  * or NULL when [offset, offset + len) is not inside the pool (or len = 0). */

@@ -116,6 +116,32 @@ shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j);
 /* How many SHM pools exist now, and their total bytes (may be NULL). */
 size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes);
 
+/* ---- borrower (the process a block is lent to) ---- */
+
+#define SHMB_FIPC_POOL_NAME_MAX 255 /* bytes of a pool's SHM name, without the NUL */
+
+/* What a lender tells a borrower of one pool: its id, size and SHM name. */
+typedef struct shmb_fipc_pool {
+    uint32_t id;
+    uint64_t bytes;
+    char name[SHMB_FIPC_POOL_NAME_MAX + 1];
+} shmb_fipc_pool_t;
+
+/* The allocator's pools by ascending id: the first min(count, cap) into out
+ * (may be NULL when cap is 0). Returns how many pools there are. */
+size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap);
+
+/* Borrower_shm_pool_collection::open_shm_pool: shm_open(name, O_RDONLY) and
+ * mmap of the `bytes` the lender told (PROT_READ, MAP_SHARED: a borrower
+ * only reads what it is lent); the descriptor stays open, as upstream's
+ * Shm_pool keeps it. *base and *fd receive the mapping and the descriptor.
+ * Returns 0, -EINVAL (bytes 0) or -errno (the failing call recorded with
+ * the name). */
+int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd);
+
+/* munmap + close of an attach. Returns 0 or the first -errno (recorded). */
+int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,6 +53,47 @@
  * items_per_second = all threads' lookups / the wall time from the first
  * thread's start to the last one's end.
  *
+ * Two processes (peer_process = 1): the calling process, the owner, forks a
+ * peer (shmbench/peer.h) before it makes anything, then creates the SHM
+ * objects each path translates into and writes a tag (tag_of in the source:
+ * distinct for every 8-byte word of every segment, never 0) at the word of
+ * every request's first byte; the peer attaches them and translates, and the
+ * owner builds the rows from the samples the peer times and returns through
+ * the shared data area (in chunks). The peer knows the run's configuration
+ * (as a forked copy of cfg), makes the same pool of requests from the seed,
+ * and learns the objects only from what the owner publishes: names,
+ * addresses, sizes and handles. Path by path, one set of objects at a time:
+ *   mooncake + kernels  the owner creates num_segments segments as
+ *                       createSharedMemory does (shm_open + ftruncate +
+ *                       mmap, sparse but for the tagged pages) and gives the
+ *                       segment registered i-th (its id) the mapping whose
+ *                       rank by address is the rank of id's placed base (so
+ *                       the placement's registration order holds over real
+ *                       owner addresses); it publishes each buffer's name,
+ *                       owner address and length, as TransferMetadata carries
+ *                       them. The peer builds its Mooncake model from them
+ *                       and each buffer's first request attaches it
+ *                       (shm_open(O_RDWR) + mmap at its slot of the peer's
+ *                       reservation): the first_use row, timed in the peer
+ *                       one by one. The kernels then run in the peer over the
+ *                       same attached segments (the peer attaches them
+ *                       itself, untimed, when mooncake does not run).
+ *   flowipc_classic     the owner creates one pool, allocates one block of
+ *                       segment_size per segment in it and publishes the
+ *                       pool's name and the blocks' handles; the peer
+ *                       attaches the pool once (the attach row: shm_open +
+ *                       fstat + mmap) and adds handles to its base.
+ *   flowipc_jemalloc    the owner's arena allocates one block per segment
+ *                       (its extent hooks create the SHM pools); the owner
+ *                       publishes every pool (id, name, size) and each
+ *                       block's (pool id, offset); the peer attaches every
+ *                       pool read-only (the attach row: one sample per pool)
+ *                       and translates through its own repository.
+ * Every translation the peer verifies lands where the peer mapped the
+ * object, and the 8 bytes read there through the translated pointer must be
+ * the tag the owner wrote: proof across the two processes. Only one thread
+ * (threads = 1); the peer is started and stopped within each call.
+ *
  * Every path's translation of every request of the pool is checked
  * against the address the request was made from before any timing; a
  * mismatch fails the run. Every translated address of a batch is summed into
@@ -139,11 +180,13 @@ typedef struct shmb_lookup_config {
     const int *cpus;          /* the CPUs the threads may use, ascending; NULL: the calling
                                * thread's (read them before pinning it) */
     int ncpus;                /* entries in cpus */
+    int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
+                               * and times (threads must be 1) */
 } shmb_lookup_config_t;
 
 /* Checks the sizes: -EINVAL for a zero count or size, a request longer
- * than a segment, an unknown mode or placement, or threads outside
- * 1..SHMB_LOOKUP_MAX_THREADS; -EOVERFLOW when the segments do not fit in
+ * than a segment, an unknown mode or placement, threads outside
+ * 1..SHMB_LOOKUP_MAX_THREADS or above 1 with peer_process; -EOVERFLOW when the segments do not fit in
  * SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
 
@@ -166,13 +209,19 @@ int shmb_lookup_bench_place(const shmb_lookup_config_t *cfg, shmb_lookup_segment
  * segments:N, note "verified P/P" over the pool of P requests), systems
  * first, then kernels: per path its throughput row (no step) and/or its
  * latency row (step "latency"), as cfg->mode says; mooncake adds its
- * first_use row (step "first_use").
+ * first_use row (step "first_use"); with peer_process, flowipc_classic and
+ * flowipc_jemalloc add their attach row (step "attach"), and the rows keep
+ * the names of one process's, so that the two runs pair row by row.
  * speedup (of medians, robust to a preemption): mooncake's p50 / the row's,
  * of the same kind, or linear's when mooncake did not run.
  * With system_rows, the variant is left empty and a step the system does
- * not have (first_use, for the Flow-IPC paths) is an unmeasured row.
+ * not have (first_use for the Flow-IPC paths; with peer_process, attach
+ * for mooncake) is an unmeasured row.
  * Returns 0, -errno, or -EPROTO when a path translated wrongly, with the
- * details in why. Leaves nothing in /dev/shm. */
+ * details in why. With peer_process, -EPIPE (recorded as the call "peer
+ * process", see shmbench/peer.h) when the peer died; the peer's own failures
+ * come back as its -errno with its recorded error. Leaves nothing in
+ * /dev/shm and no process behind. */
 int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
                           size_t why_cap);
 
