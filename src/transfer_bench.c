@@ -30,6 +30,8 @@ enum {
     OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else one transfer);
                     * results: transfers, samples, translations that missed dst */
     OP_SAMPLES,    /* arg0 = first: samples from there into the data area; result: how many */
+    OP_COLD,       /* name, arg0 = method, arg1 = bytes: attach a fresh segment, time its first write;
+                    * result: ns */
     OP_DETACH,     /* everything OP_ATTACH and OP_SETUP made is undone */
 };
 
@@ -357,13 +359,23 @@ static int check_allocated(run_t *r, const shmb_segment_t *fresh, int after)
     return -EPROTO;
 }
 
+/* The timed first write of size bytes of src into fresh pages at dst, in
+ * the process that copies; its time into *ns. */
+static int first_write(run_t *r, shmb_copy_method_t m, void *dst, uint64_t size, uint64_t *ns)
+{
+    uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_copy_first_write(r->team, shmb_copy_kernel(m), dst, r->src.addr, (size_t)size);
+    *ns = shmb_clock_now_ns() - t0;
+    return ret;
+}
+
 /* Each transfer into a segment created for it as Mooncake's
  * createSharedMemory creates one (shm_open + ftruncate + mmap, nothing
  * reserved), so the first write's tmpfs page allocation and page faults are
- * timed; guarded against a /dev/shm that fills up meanwhile (-ENOSPC). */
+ * timed; guarded against a /dev/shm that fills up meanwhile (-ENOSPC). With
+ * a peer, the peer attaches the fresh segment by name and writes it first. */
 static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
 {
-    shmb_copy_fn fn = shmb_copy_kernel(m);
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
     int ret = 0;
@@ -376,12 +388,14 @@ static int cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size
         if (ret == 0)
             ret = check_allocated(r, &fresh, 0);
         if (ret == 0) {
-            uint64_t t0 = shmb_clock_now_ns();
-            ret = shmb_copy_first_write(r->team, fn, fresh.addr, r->src.addr, (size_t)size);
-            uint64_t t1 = shmb_clock_now_ns();
-            spent += t1 - t0;
+            uint64_t ns = 0, res[SHMB_PEER_RESULTS];
+            if (!r->cfg->peer)
+                ret = first_write(r, m, fresh.addr, size, &ns);
+            else if ((ret = peer_call(r, OP_COLD, (uint64_t)m, size, 0, fresh.name, res)) == 0)
+                ns = res[0];
+            spent += ns;
             if (ret == 0)
-                ret = append(r, (double)(t1 - t0));
+                ret = append(r, (double)ns);
             if (ret == 0)
                 ret = check_allocated(r, &fresh, 1);
             if (ret == 0 && (r->samples.n == 1 || r->cfg->verify))
@@ -460,8 +474,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     int nsizes = shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES);
     if (nsizes < 0 || cfg->num_transfers == 0 || cfg->threads < 1 ||
         cfg->threads > SHMB_TRANSFER_MAX_THREADS ||
-        (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX)) ||
-        (cfg->peer && cfg->cold))
+        (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX)))
         return -EINVAL;
     for (int m = 0; m < SHMB_COPY_METHODS; m++)
         if (cfg->run[m] && !shmb_copy_kernel((shmb_copy_method_t)m))
@@ -603,6 +616,22 @@ static int peer_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_
     return ret;
 }
 
+/* A fresh segment the owner just created, attached by name (not touched)
+ * and written first here, timed as in this process. */
+static int peer_cold(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+{
+    const uint64_t m = cmd->arg[0], size = cmd->arg[1];
+    if (!r->cfg || m >= SHMB_COPY_METHODS || !shmb_copy_kernel((shmb_copy_method_t)m) || size == 0 ||
+        size > r->src.size)
+        return -EINVAL;
+    shmb_segment_t fresh = {.fd = -1, .slot = -1};
+    int ret = attach(&fresh, cmd->name, size);
+    if (ret == 0)
+        ret = first_write(r, (shmb_copy_method_t)m, fresh.addr, size, &result[0]);
+    int rc = fresh.addr ? shmb_segment_unmap(&fresh, NULL) : 0;
+    return ret < 0 ? ret : rc;
+}
+
 static int peer_samples(const run_t *r, uint64_t first, void *data, size_t data_bytes,
                         uint64_t result[SHMB_PEER_RESULTS])
 {
@@ -640,6 +669,7 @@ static int peer_handle(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t
     case OP_SETUP: return peer_setup(p, data, data_bytes, result);
     case OP_COPY: return peer_copy(&p->r, cmd, result);
     case OP_SAMPLES: return peer_samples(&p->r, cmd->arg[0], data, data_bytes, result);
+    case OP_COLD: return peer_cold(&p->r, cmd, result);
     case OP_DETACH: return peer_detach(p);
     default: return -EINVAL;
     }

@@ -41,7 +41,6 @@ grep -q -- "--methods=avx: all, or a comma-separated list of distinct items of m
   && ok || fail "--methods error does not list all the values: $(cat "$work/err")"
 expect_usage_error "$bin" time_per_size_ms --time_per_size_ms=0
 expect_usage_error "$bin" use_memcpy --use_memcpy=perhaps
-expect_usage_error "$bin" cold --peer_process --cold
 expect_usage_error "$bin" peer_process --peer_process=perhaps
 
 # a size that does not fit in /dev/shm: exit 1, the flag, the space needed and free
@@ -189,6 +188,12 @@ assert names == want, names
   || fail "peer --threads=2 --system run"
 tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/memcpy/size_kb:1024/threads:2,.*,translate [0-9.e+]* ns = [0-9.e+-]*%$' && ok \
   || fail "peer --threads=2 --system rows: $(tail -1 "$work/pt.csv")"
+
+# cold rows in the peer: it writes each fresh segment first; slower than warm
+"$bin" "${quick[@]}" --peer_process --cold >"$work/pc.txt" 2>/dev/null || fail "peer --cold run"
+[ "$(table_rows "$work/pc.txt" | awk '$3 == "cold" && $NF < 1' | wc -l)" -eq 9 ] \
+  && grep -q "^# peer_process: .*; cold: this process created each fresh segment, the peer attached it" "$work/pc.txt" \
+  && [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer --cold: $(table_rows "$work/pc.txt" | awk '$3 == "cold"')"
 
 # the peer killed mid-run: the owner says so in one line within ~1.5 s,
 # exits 1, leaves nothing

@@ -230,10 +230,10 @@ static void test_one_small_size(void **state)
 }
 
 /* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
- * mount namespace of a child, with room for src and dst only): -ENOSPC
- * recorded as "first write", no SIGBUS, nothing left; on one thread and
- * split across two. */
-static int cold_full(int threads)
+ * mount namespace of a child, with room for src and dst only, and the
+ * peer's control segment): -ENOSPC recorded as "first write", no SIGBUS,
+ * nothing left; on one thread and split across two, here and in the peer. */
+static int cold_full(int threads, int in_peer)
 {
     if (shmb_segment_install_signal_cleanup() != 0)
         return 10;
@@ -241,6 +241,10 @@ static int cold_full(int threads)
     c.transfer_size_kb = 1024;
     c.threads = threads;
     c.cold = 1;
+    shmb_peer_t peer;
+    if (in_peer && shmb_transfer_bench_peer_start(&peer, PREFIX) != 0)
+        return 15;
+    c.peer = in_peer ? &peer : NULL;
     shmb_rows_t rows = {0};
     char why[256] = "";
     shmb_error_clear();
@@ -249,6 +253,8 @@ static int cold_full(int threads)
         return 11;
     if (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0)
         return 12;
+    if (in_peer && shmb_peer_stop(&peer) != 0)
+        return 16;
     if (count_ours() != 0 || shmb_segment_registered() != 0)
         return 13;
     return rows.n == 1 && strcmp(rows.v[0].step, "") == 0 ? 0 : 14; /* the hot row only */
@@ -257,21 +263,22 @@ static int cold_full(int threads)
 static void test_cold_in_full_shm(void **state)
 {
     (void)state;
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int k = 0; k < 4; k++) {
+        const int threads = 1 + k % 2, in_peer = k / 2;
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
             if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-                mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=2560k") != 0)
+                mount("tmpfs", "/dev/shm", "tmpfs", 0, in_peer ? "size=2820k" : "size=2560k") != 0)
                 _exit(77);
-            _exit(cold_full(threads));
+            _exit(cold_full(threads, in_peer));
         }
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
             skip();
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("%d threads: status %#x", threads, status);
+            fail_msg("%d threads%s: status %#x", threads, in_peer ? " in the peer" : "", status);
     }
 }
 
@@ -471,19 +478,41 @@ static void test_peer_checked(void **state)
     }
 }
 
-/* A peer that died: -EPIPE (recorded as the peer process), nothing left;
- * with a peer, cold is refused. */
-static void test_peer_dead(void **state)
+/* Cold rows in the peer: each fresh segment attached by name in the peer
+ * (untouched: its pages are allocated inside the peer's timed write, which
+ * the run checks), checked here; slower than the warm copy. */
+static void test_peer_cold(void **state)
 {
     (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;
     c.cold = 1;
+    c.verify = 1;
+    c.max_transfer_size_kb = 256;
     shmb_rows_t rows = {0};
     char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c.cold = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 7 * 2);
+    assert_int_equal(opens->attaches, 2 + 7 * 20); /* src, dst, then each fresh segment */
+    check_rates(&rows);
+    const shmb_row_t *cold = shmb_rows_find(&rows, "memcpy", "cold", 256, 0);
+    assert_non_null(cold);
+    assert_int_equal(cold->iterations, 20);
+    assert_true(cold->speedup < 1.0);
+    stop_peer(&peer);
+    shmb_rows_free(&rows);
+}
+
+/* A peer that died: -EPIPE (recorded as the peer process), nothing left. */
+static void test_peer_dead(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    shmb_transfer_config_t c = small();
+    c.peer = &peer;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
     assert_int_equal(kill(peer.pid, SIGKILL), 0);
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EPIPE);
     assert_string_equal(shmb_error_last()->call, "peer process");
@@ -543,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),
         cmocka_unit_test(test_peer_checked),
+        cmocka_unit_test(test_peer_cold),
         cmocka_unit_test(test_peer_dead),
         cmocka_unit_test(test_bad_config),
     };

@@ -158,10 +158,6 @@ int main(int argc, char** argv)
     }
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
-    if (FLAGS_peer_process && cfg.cold)
-        shmb::FlagError("cold", "true",
-                        "cannot be combined with --peer_process (a cold row times a copy into a segment this "
-                        "process creates for it; the peer's attach of a fresh segment is shm_allocation_bench's)");
     shmb::WarnIfOversubscribed(cfg.threads);
 
     if (FLAGS_peer_process)
@@ -221,16 +217,17 @@ int main(int argc, char** argv)
                                "tmpfs page allocation and page faults timed, one transfer at a time";
     if (report.system)
         report.notes[note++] = translated.c_str();
+    static std::string peer_note;
+    peer_note = std::string("peer_process: every row was measured in a second process: it attached src and dst by "
+                            "name (shm_open O_RDWR + fstat size check + mmap), touched them, ") +
+                (report.system ? "translated dst through the system's path before each copy " : "") +
+                "and timed its copies; this process created and filled them and checked dst after the peer's "
+                "first and timed transfers of each size and method" +
+                (FLAGS_cold ? "; cold: this process created each fresh segment, the peer attached it by name "
+                              "untouched and timed its first write"
+                            : "");
     if (FLAGS_peer_process)
-        report.notes[note++] = report.system
-            ? "peer_process: every row was measured in a second process: it attached src and dst by name "
-              "(shm_open O_RDWR + fstat size check + mmap), touched them, translated dst through the system's "
-              "path before each copy and timed its copies; this process created and filled them and checked "
-              "dst after the peer's first and timed transfers of each size and method"
-            : "peer_process: every row was measured in a second process: it attached src and dst by name "
-              "(shm_open O_RDWR + fstat size check + mmap), touched them and timed its copies; this process "
-              "created and filled them and checked dst after the peer's first and timed transfers of each "
-              "size and method";
+        report.notes[note++] = peer_note.c_str();
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

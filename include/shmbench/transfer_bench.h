@@ -48,8 +48,11 @@
  * would, timing them itself; the samples come back through the peer's data
  * area. This process poisons dst before the peer's untimed transfer and again
  * before its timed ones, and checks dst against the pattern after each, so
- * every row is verified across the two processes. Rows are the in-process
- * rows, same names. Not with cold (-EINVAL).
+ * every row is verified across the two processes. Cold rows: this process
+ * creates each fresh segment (and checks its pages before and after, and its
+ * bytes as above); the peer attaches it by name, untouched, and times its
+ * first write, the page allocation in the peer as in a receiver that writes
+ * a buffer first. Rows are the in-process rows, same names.
  */
 #ifndef SHMBENCH_TRANSFER_BENCH_H
 #define SHMBENCH_TRANSFER_BENCH_H
@@ -108,7 +111,7 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
  * timed; bytes_per_second and items_per_second from p50; speedup against the
  * warm memcpy row of the same size when memcpy ran). Returns 0, -errno,
  * -ENOSPC (recorded as "first write") when /dev/shm filled up inside a cold
- * copy, -EINVAL (cold with translate or with a peer), or -EPROTO when a copy or a
+ * copy, -EINVAL (cold with translate), or -EPROTO when a copy or a
  * translation was wrong, with the method, size and first differing offset in
  * why, or a cold segment was not fresh. Leaves nothing in /dev/shm. */
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
