@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
@@ -299,6 +300,43 @@ static void test_destroy_unlinks(void **state)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
+/* A borrower opens the pool by name in a mapping of its own: the same
+ * bytes at its base + handle, read-write both ways; its size from fstat. */
+static void test_borrower_attach(void **state)
+{
+    (void)state;
+    shmb_fipc_classic_t *pool = NULL;
+    assert_int_equal(shmb_fipc_classic_create(prefix, 8u << 20, &pool), 0);
+    char name[300];
+    assert_int_equal(count_ours(name, sizeof(name)), 1);
+    assert_string_equal(shmb_fipc_classic_name(pool), name);
+    unsigned char *block;
+    assert_int_equal(shmb_fipc_classic_alloc(pool, 4096, (void **)&block), 0);
+    memset(block, 0xa5, 4096);
+    const uint64_t handle = (uint64_t)(block - (unsigned char *)shmb_fipc_classic_base(pool));
+    void *base = NULL;
+    size_t bytes = 0;
+    assert_int_equal(shmb_fipc_classic_attach(name, &base, &bytes), 0);
+    assert_true(base != shmb_fipc_classic_base(pool));
+    assert_int_equal(bytes, 8u << 20);
+    unsigned char *borrowed = shmb_fipc_classic_to_address(base, bytes, handle, 4096);
+    assert_non_null(borrowed);
+    for (int i = 0; i < 4096; i++)
+        assert_int_equal(borrowed[i], 0xa5);
+    borrowed[17] = 0x3c;
+    assert_int_equal(block[17], 0x3c);
+    assert_int_equal(shmb_fipc_classic_detach(base, bytes), 0);
+    assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
+
+    assert_int_equal(shmb_fipc_classic_attach(name, &base, &bytes), -ENOENT); /* unlinked */
+    assert_string_equal(shmb_error_last()->call, "shm_open");
+    assert_string_equal(shmb_error_last()->object, name);
+    assert_int_equal(shmb_fipc_classic_attach(NULL, &base, &bytes), -EINVAL);
+    assert_int_equal(shmb_fipc_classic_detach((void *)1, 4096), -EINVAL); /* not page-aligned */
+    assert_string_equal(shmb_error_last()->call, "munmap");
+    assert_int_equal(count_ours(NULL, 0), 0);
+}
+
 static void test_destroy_keeps(void **state)
 {
     (void)state;
@@ -431,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_destroy_unlinks),
         cmocka_unit_test(test_destroy_keeps),
+        cmocka_unit_test(test_borrower_attach),
     };
     int failed = cmocka_run_group_tests(pure, NULL, NULL);
     if (access("/dev/shm", W_OK) != 0) {

@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "shmbench/error.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
@@ -500,6 +502,94 @@ static void test_destroy_keeps_pools(void **state)
     assert_int_equal(our_files(0), 0);
 }
 
+/* The protection of the mapping holding addr, from /proc/self/maps
+ * ("r--s"), into perms[5]. */
+static void perms_of(const void *addr, char *perms)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[512];
+    perms[0] = '\0';
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        char p[5];
+        if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) == 3 && (uintptr_t)addr >= lo && (uintptr_t)addr < hi)
+            memcpy(perms, p, 5);
+    }
+    fclose(f);
+}
+
+/* The lender lists its pools (ascending ids, all of them, their bytes as
+ * counted); a borrower opens each by name read-only in a mapping of its
+ * own and finds the lender's bytes at (pool id, offset). */
+static void test_pool_list_and_borrower_attach(void **state)
+{
+    (void)state;
+    shmb_fipc_jemalloc_t *j;
+    assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
+    static const size_t sizes[] = {1 << 20, 3 << 20, 64 << 10};
+    unsigned char *blocks[3];
+    for (int b = 0; b < 3; b++) {
+        assert_int_equal(shmb_fipc_jemalloc_alloc(j, sizes[b], (void **)&blocks[b]), 0);
+        memset(blocks[b], 0x40 + b, sizes[b]);
+    }
+    uint64_t bytes = 0;
+    const size_t npools = shmb_fipc_jemalloc_pools(j, &bytes);
+    assert_int_equal(shmb_fipc_jemalloc_pool_list(j, NULL, 0), npools);
+    shmb_fipc_pool_t *pools = calloc(npools + 1, sizeof(*pools));
+    assert_non_null(pools);
+    pools[npools].id = 777;
+    assert_int_equal(shmb_fipc_jemalloc_pool_list(j, pools, npools), npools);
+    assert_int_equal(pools[npools].id, 777); /* nothing past cap */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < npools; i++) {
+        sum += pools[i].bytes;
+        assert_true(i == 0 || pools[i].id > pools[i - 1].id);
+        char path[300];
+        snprintf(path, sizeof(path), "/dev/shm%s", pools[i].name);
+        assert_int_equal(access(path, F_OK), 0);
+    }
+    assert_true(sum == bytes);
+    if (npools > 1) { /* a short list: the first pools only, the count of all */
+        shmb_fipc_pool_t one[2];
+        one[1].id = 555;
+        assert_int_equal(shmb_fipc_jemalloc_pool_list(j, one, 1), npools);
+        assert_int_equal(one[0].id, pools[0].id);
+        assert_int_equal(one[1].id, 555);
+    }
+    for (int b = 0; b < 3; b++) {
+        uint32_t id;
+        uint64_t offset;
+        assert_int_equal(shmb_fipc_repo_from_address(shmb_fipc_jemalloc_repo(j), blocks[b], &id, &offset), 0);
+        size_t i = 0;
+        while (i < npools && pools[i].id != id)
+            i++;
+        assert_true(i < npools);
+        void *base;
+        int fd = -1;
+        assert_int_equal(shmb_fipc_pool_attach(pools[i].name, pools[i].bytes, &base, &fd), 0);
+        assert_true(fd >= 0);
+        const unsigned char *lent = (const unsigned char *)base + offset;
+        assert_true(lent != blocks[b]);
+        for (size_t k = 0; k < sizes[b]; k += 4093)
+            assert_int_equal(lent[k], 0x40 + b);
+        char perms[5];
+        perms_of(lent, perms);
+        assert_string_equal(perms, "r--s"); /* a borrower only reads */
+        assert_int_equal(shmb_fipc_pool_detach(base, pools[i].bytes, fd), 0);
+        assert_int_equal(fcntl(fd, F_GETFD), -1); /* the descriptor went with it */
+    }
+    void *base;
+    int fd;
+    assert_int_equal(shmb_fipc_pool_attach(pools[0].name, 0, &base, &fd), -EINVAL);
+    assert_int_equal(shmb_fipc_pool_attach("/shmb_test_no_such_pool", 4096, &base, &fd), -ENOENT);
+    assert_string_equal(shmb_error_last()->call, "shm_open");
+    free(pools);
+    for (int b = 0; b < 3; b++)
+        shmb_fipc_jemalloc_free(j, blocks[b]);
+    assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -540,6 +630,7 @@ int main(void)
         cmocka_unit_test_teardown(test_two_threads_tcache, remove_leftovers),
         cmocka_unit_test_teardown(test_destroy_keeps_pools, remove_leftovers),
         cmocka_unit_test_teardown(test_bad_arguments, remove_leftovers),
+        cmocka_unit_test_teardown(test_pool_list_and_borrower_attach, remove_leftovers),
     };
     int failed = cmocka_run_group_tests_name("repository", everywhere, NULL, NULL);
     if (failed != 0)

@@ -7,9 +7,16 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/segment.h"
 
@@ -381,6 +388,204 @@ static void test_thread_cpus(void **state)
     assert_true(ret == 0 || ret == 1);
 }
 
+/* No child of ours is left, not even a zombie. */
+static void assert_no_child(void)
+{
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+static shmb_lookup_config_t peer_config(void)
+{
+    shmb_lookup_config_t c = small();
+    c.num_segments = 20;
+    c.segment_size_mb = 1; /* few pages to tag */
+    c.peer_process = 1;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        c.run_system[s] = 1;
+    return c;
+}
+
+/* Two processes: every path's rows under one process's names, in one
+ * process's order, each verified in the peer (address and tag); first_use
+ * per buffer, the classic pool attached once, each jemalloc pool once; the
+ * peer gone and nothing left in /dev/shm. */
+static void test_peer_process_rows(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = peer_config();
+    c.mode = SHMB_LOOKUP_MODE_BOTH;
+    c.placement = SHMB_LOOKUP_PLACE_RANDOM;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+    if (ret == -EPROTO)
+        fail_msg("%s", why);
+    assert_int_equal(ret, 0);
+    static const char *const want[][2] = {
+        {"mooncake", ""},         {"mooncake", "latency"},         {"mooncake", "first_use"},
+        {"flowipc_classic", ""},  {"flowipc_classic", "latency"},  {"flowipc_classic", "attach"},
+        {"flowipc_jemalloc", ""}, {"flowipc_jemalloc", "latency"}, {"flowipc_jemalloc", "attach"},
+        {"linear", ""},           {"linear", "latency"},           {"lower_bound", ""},
+        {"lower_bound", "latency"}, {"tree", ""},                  {"tree", "latency"},
+        {"arithmetic", ""},       {"arithmetic", "latency"}};
+    const size_t n = sizeof(want) / sizeof(want[0]);
+    assert_int_equal(rows.n, n);
+    for (size_t i = 0; i < n; i++) {
+        const shmb_row_t *r = &rows.v[i];
+        assert_string_equal(r->variant, want[i][0]);
+        assert_string_equal(r->step, want[i][1]);
+        assert_int_equal(r->threads, 1);
+        assert_true(r->iterations > 0 && r->ns.p50 > 0);
+        if (strcmp(r->step, "first_use") == 0 || strcmp(r->step, "attach") == 0) {
+            assert_true(r->speedup == 0);
+            continue;
+        }
+        assert_string_equal(r->note, "verified 131072/131072");
+        assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
+        assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
+        const shmb_row_t *base = shmb_rows_find(&rows, "mooncake", r->step, 20, 0);
+        assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
+    }
+    assert_true(rows.v[2].iterations == 20);  /* a first use per buffer */
+    assert_true(rows.v[5].iterations == 1);   /* one classic pool */
+    assert_true(rows.v[8].iterations >= 1);   /* a sample per jemalloc pool */
+    assert_true(rows.v[2].ns.p50 > rows.v[0].ns.p50); /* attaching costs more than a cached relocate */
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    assert_no_child();
+}
+
+/* With one system, the keys are the same for each: throughput, first_use,
+ * attach, a dash where the system has no such step; kernels alone run in
+ * the peer over segments it attaches itself. */
+static void test_peer_process_system_rows(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_lookup_config_t c = peer_config();
+        memset(c.run, 0, sizeof(c.run));
+        memset(c.run_system, 0, sizeof(c.run_system));
+        c.run_system[s] = 1;
+        c.system_rows = 1;
+        c.sequential = 1;
+        c.placement = SHMB_LOOKUP_PLACE_ASCENDING;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 3);
+        static const char *const steps[] = {"", "first_use", "attach"};
+        for (int i = 0; i < 3; i++) {
+            assert_string_equal(rows.v[i].variant, "");
+            assert_string_equal(rows.v[i].step, steps[i]);
+        }
+        assert_true(rows.v[0].iterations > 0);
+        assert_true((rows.v[1].iterations > 0) == (s == SHMB_LOOKUP_MOONCAKE));
+        assert_true((rows.v[2].iterations > 0) == (s != SHMB_LOOKUP_MOONCAKE));
+        shmb_rows_free(&rows);
+    }
+    shmb_lookup_config_t c = peer_config();
+    memset(c.run_system, 0, sizeof(c.run_system));
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, SHMB_LOOKUP_STRATEGIES);
+    for (size_t i = 0; i < rows.n; i++)
+        assert_string_equal(rows.v[i].note, "verified 131072/131072");
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    assert_no_child();
+}
+
+static void test_peer_process_refuses_threads(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = peer_config();
+    c.threads = 2;
+    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
+    shmb_rows_t rows = {0};
+    char why[256];
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_no_child();
+}
+
+/* The pid of a child of `parent` other than `not`, or 0. */
+static pid_t child_of(pid_t parent, pid_t not)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char path[64], buf[512];
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0 || pid == not)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t got = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[got] = '\0';
+        const char *close_paren = strrchr(buf, ')');
+        int ppid = 0;
+        char st;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &st, &ppid) == 2 && ppid == (int)parent)
+            found = pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* A killer process SIGKILLs the peer while it measures: the run returns
+ * -EPIPE within a slice or so, the death recorded, nothing left. */
+static void test_peer_process_peer_killed(void **state)
+{
+    (void)state;
+    _Atomic uint64_t *killed_at = mmap(NULL, sizeof(*killed_at), PROT_READ | PROT_WRITE,
+                                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(killed_at != MAP_FAILED);
+    *killed_at = 0;
+    const pid_t me = getpid();
+    pid_t killer = fork();
+    assert_true(killer >= 0);
+    if (killer == 0) {
+        const uint64_t deadline = shmb_clock_now_ns() + 10000000000ull;
+        pid_t peer = 0;
+        while (!(peer = child_of(me, getpid())) && shmb_clock_now_ns() < deadline) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+        struct timespec wait = {0, 300000000}; /* the peer is measuring by then */
+        nanosleep(&wait, NULL);
+        *killed_at = shmb_clock_now_ns();
+        _exit(peer && kill(peer, SIGKILL) == 0 ? 0 : 1);
+    }
+    shmb_lookup_config_t c = peer_config();
+    memset(c.run, 0, sizeof(c.run));
+    memset(c.run_system, 0, sizeof(c.run_system));
+    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1;
+    c.min_time_ms = 20000;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+    const uint64_t returned_at = shmb_clock_now_ns();
+    int status;
+    assert_int_equal(waitpid(killer, &status, 0), killer);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(ret, -EPIPE);
+    assert_string_equal(shmb_error_last()->call, "peer process");
+    assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
+    assert_true(returned_at - *killed_at < 1500000000ull);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    assert_no_child();
+    munmap((void *)killed_at, sizeof(*killed_at));
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -412,6 +617,10 @@ int main(void)
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_thread_cpus),
         cmocka_unit_test(test_bad_config_appends_nothing),
+        cmocka_unit_test(test_peer_process_rows),
+        cmocka_unit_test(test_peer_process_system_rows),
+        cmocka_unit_test(test_peer_process_refuses_threads),
+        cmocka_unit_test(test_peer_process_peer_killed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
