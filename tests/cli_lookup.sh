@@ -13,7 +13,7 @@ tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int64 64" \
          'strategies string "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
          "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"' \
-         'lookup_mode string "throughput"' 'placement string "descending"'; do
+         'lookup_mode string "throughput"' 'placement string "descending"' "peer_process bool false"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -115,6 +115,95 @@ grep -q "^# threads: 2 at once" "$work/ths.txt" && ok || fail "no threads note"
 table_rows "$work/ths.txt" | awk '$2 == "-" && $3 == 2 {found=1} END {exit !found}' \
   && ok || fail "--system row without threads 2: $(table_rows "$work/ths.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the threaded runs"
+
+# Two processes: the same rows under the same names, plus attach rows for
+# the Flow-IPC paths, every translation verified in the peer; the peer gone
+# afterwards, nothing left in /dev/shm.
+peer=(--num_segments=20 --segment_size_mb=1 --num_lookups=500 --min_time_ms=1 --shm_prefix=/$prefix --peer_process=true)
+expect_usage_error "$bin" threads "${peer[@]}" --threads=2
+"$bin" "${peer[@]}" --lookup_mode=both --placement=random --format=json >"$work/p.json" 2>"$work/p.err" \
+  || fail "--peer_process run: $(cat "$work/p.err")"
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+names = [x["name"] for x in b]
+want = []
+for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic"):
+    want += ["shm_lookup/%s/segments:20" % s, "shm_lookup/%s/latency/segments:20" % s]
+    want += {"mooncake": ["shm_lookup/mooncake/first_use/segments:20"],
+             "flowipc_classic": ["shm_lookup/flowipc_classic/attach/segments:20"],
+             "flowipc_jemalloc": ["shm_lookup/flowipc_jemalloc/attach/segments:20"]}.get(s, [])
+assert names == want, names
+timed = [x for x in b if "first_use" not in x["name"] and "attach" not in x["name"]]
+assert all(x["label"] == "verified 131072/131072" and x["threads"] == 1 for x in timed)
+by = {x["name"]: x for x in b}
+assert by["shm_lookup/mooncake/first_use/segments:20"]["iterations"] == 20
+assert by["shm_lookup/flowipc_classic/attach/segments:20"]["iterations"] == 1
+assert by["shm_lookup/flowipc_jemalloc/attach/segments:20"]["iterations"] >= 1
+' "$work/p.json" && ok || fail "rows of --peer_process"
+"$bin" "${peer[@]}" --system=flowipc_jemalloc >"$work/ps.txt" 2>/dev/null || fail "--peer_process --system run"
+grep -q "^# two processes (--peer_process): " "$work/ps.txt" && ok || fail "no note saying the peer measured"
+table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 first_use 1 attach 0 " \
+  && ok || fail "--peer_process --system rows: $(table_rows "$work/ps.txt")"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
+pgrep -f -- "--shm_prefix=/$prefix" >/dev/null && fail "a process of ours is still there" || ok
+
+# A process is alive (not a zombie waiting for its reaper).
+alive() {
+  local st
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# Starts a long --peer_process run in the background: $owner and $peer.
+start_long_run() {
+  "$bin" "${peer[@]}" --strategies=flowipc_classic --min_time_ms=30000 >/dev/null 2>"$work/d.err" &
+  owner=$!
+  peer_pid=
+  for _ in $(seq 200); do
+    peer_pid=$(pgrep -P "$owner" | head -1)
+    [ -n "$peer_pid" ] && break
+    sleep 0.02
+  done
+  sleep 0.5 # the peer is measuring by then
+}
+
+# The peer SIGKILLed: the owner says so in one line and exits 1 within
+# 1.5 s, leaving nothing.
+start_long_run
+if [ -z "$peer_pid" ]; then
+  fail "no peer process under the owner"
+  kill "$owner"
+else
+  kill -9 "$peer_pid"
+  t0=$(date +%s%N)
+  wait "$owner"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$rc" -eq 1 ] && ok || fail "peer killed: owner exit $rc, expected 1"
+  [ "$ms" -lt 1500 ] && ok || fail "peer killed: the owner took $ms ms to notice"
+  lines=$(grep -vc ": warning: " "$work/d.err")
+  [ "$lines" -eq 1 ] && grep -q "the peer process died (pid $peer_pid killed by signal 9" "$work/d.err" \
+    && ok || fail "peer killed: stderr: $(cat "$work/d.err")"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer killed: segments left"
+fi
+
+# The owner SIGKILLed: the peer ends within 1.5 s and unlinks the owner's
+# segments.
+start_long_run
+if [ -z "$peer_pid" ]; then
+  fail "no peer process under the owner"
+  kill "$owner"
+else
+  [ "$(leftovers "$prefix")" -gt 0 ] && ok || fail "owner killed: no segment of the run to clean up"
+  kill -9 "$owner"
+  t0=$(date +%s%N)
+  while alive "$peer_pid" && [ $((($(date +%s%N) - t0) / 1000000)) -lt 5000 ]; do sleep 0.01; done
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  wait "$owner" 2>/dev/null
+  [ "$ms" -lt 1500 ] && ok || fail "owner killed: the peer took $ms ms to end"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "owner killed: segments left"
+fi
 
 # The latency chain cannot overlap translations: for arithmetic, whose
 # translation is a few instructions, it costs at least what throughput does
