@@ -1,5 +1,6 @@
 #include "shmbench/alloc_bench.h"
 
+#include "shmbench/alloc_peer.h"
 #include "shmbench/arena.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -22,7 +23,9 @@
 #define BIPC_POOL_SLACK (1u << 20) /* bytes for the segment manager and rounding */
 #define JEMALLOC_META_BYTES (8ull << 20)
 
-enum { S_OPEN, S_TRUNCATE, S_MMAP, S_CLOSE, S_TOTAL, S_CLEANUP, S_TOUCH, S_COUNT };
+enum { S_OPEN, S_TRUNCATE, S_MMAP, S_CLOSE, S_TOTAL, S_CLEANUP, S_TOUCH, S_ATTACH, S_DETACH, S_COUNT };
+static const char *const posix_steps[S_COUNT] = {"shm_open", "ftruncate", "mmap",  "close", "total",
+                                                 "cleanup",  "touch",     "attach", "detach"};
 enum { A_ALLOC, A_FREE, A_REUSE, A_TOUCH_REUSE, A_COUNT };
 
 static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "arena", "bipc", "jemalloc",
@@ -110,7 +113,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
             /* touched bytes of every thread at once, and the segments one kept holds */
             uint64_t written = 0, kept_segments = 0;
             if (k == SHMB_ALLOC_POSIX) {
-                written = cfg->touch ? b * threads : 0;
+                written = cfg->touch ? b * threads : cfg->peer ? PAGE : 0; /* the tag's page */
                 kept_segments = cfg->measure_mmap_only ? 1 : cfg->num_iterations;
             } else if (k == SHMB_ALLOC_ARENA) { /* one arena per thread */
                 written = cfg->touch ? pool_bytes(SHMB_ALLOC_ARENA, b, blocks) * threads : 0;
@@ -128,6 +131,8 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     if (!cfg->cleanup && sum > UINT64_MAX / (uint64_t)repetitions)
         return -EOVERFLOW;
     *bytes = cfg->cleanup ? most : sum * (uint64_t)repetitions;
+    if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
+        *bytes += PAGE + SHMB_ALLOC_PEER_DATA_BYTES;
     return 0;
 }
 
@@ -194,14 +199,47 @@ static int posix_end(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, double
     return ret;
 }
 
-static int posix_once(const shmb_alloc_config_t *cfg, size_t bytes, double *s[S_COUNT], size_t i,
-                      uint64_t *kept)
+static void copy_bytes(void *dst, const void *src, size_t n)
 {
+    memcpy(dst, src, n);
+}
+
+/* Writes tag at ptr, untimed: a first write when the page is fresh, guarded
+ * as one (a full /dev/shm is -ENOSPC, not a SIGBUS). */
+static int write_tag(void *ptr, uint64_t tag)
+{
+    return shmb_segment_first_write_copy(ptr, &tag, sizeof(tag), copy_bytes);
+}
+
+/* The peer attaches and detaches the segment of allocation i of this size,
+ * which must hold its tag. */
+static int posix_peer(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, uint64_t size_kb,
+                      double *s[S_COUNT], size_t i, char *why, size_t why_cap)
+{
+    const uint64_t tag = shmb_alloc_peer_tag(cfg->seed ^ (size_kb << 32) ^ (uint64_t)cfg->repetition, i);
+    int ret = write_tag(seg->addr, tag);
+    uint64_t attach_ns = 0, detach_ns = 0;
+    if (ret == 0)
+        ret = shmb_alloc_peer_posix(cfg->peer, seg->name, seg->size, tag, &attach_ns, &detach_ns,
+                                    why, why_cap);
+    s[S_ATTACH][i] = (double)attach_ns;
+    s[S_DETACH][i] = (double)detach_ns;
+    return ret;
+}
+
+static int posix_once(const shmb_alloc_config_t *cfg, uint64_t size_kb, double *s[S_COUNT], size_t i,
+                      uint64_t *kept, char *why, size_t why_cap)
+{
+    const size_t bytes = (size_t)size_kb * 1024;
     shmb_segment_t seg;
     int ret = posix_create(cfg, bytes, &seg, s, i);
     if (ret < 0)
         return ret;
-    if (cfg->touch && (ret = posix_touch(seg.addr, bytes, &s[S_TOUCH][i])) < 0) {
+    if (cfg->touch)
+        ret = posix_touch(seg.addr, bytes, &s[S_TOUCH][i]);
+    if (ret == 0 && cfg->peer)
+        ret = posix_peer(cfg, &seg, size_kb, s, i, why, why_cap);
+    if (ret < 0) {
         shmb_segment_destroy(&seg, NULL);
         return ret;
     }
@@ -249,16 +287,17 @@ static int posix_step_timed(const shmb_alloc_config_t *cfg, int step)
         return cfg->cleanup || cfg->measure_mmap_only;
     case S_TOUCH:
         return cfg->touch;
+    case S_ATTACH:
+    case S_DETACH:
+        return cfg->peer != NULL;
     default:
         return !cfg->measure_mmap_only;
     }
 }
 
 static int posix_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                      uint64_t *kept)
+                      uint64_t *kept, char *why, size_t why_cap)
 {
-    static const char *steps[S_COUNT] = {"shm_open", "ftruncate", "mmap", "close",
-                                         "total", "cleanup", "touch"};
     const size_t bytes = (size_t)size_kb * 1024, n = (size_t)cfg->num_iterations;
     double *s[S_COUNT] = {0};
     int ret = 0;
@@ -268,12 +307,12 @@ static int posix_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_row
     if (ret == 0 && cfg->measure_mmap_only)
         ret = posix_mmap_only(cfg, bytes, s, kept);
     for (size_t i = 0; ret == 0 && !cfg->measure_mmap_only && i < n; i++)
-        ret = posix_once(cfg, bytes, s, i, kept);
+        ret = posix_once(cfg, size_kb, s, i, kept, why, why_cap);
 
     shmb_row_t row = row_template(cfg, "posix", size_kb);
     for (int k = 0; k < S_COUNT && ret == 0; k++)
         if (posix_step_timed(cfg, k))
-            ret = push_step(rows, row, steps[k], s[k], n, n);
+            ret = push_step(rows, row, posix_steps[k], s[k], n, n);
     for (int k = 0; k < S_COUNT; k++)
         free(s[k]);
     return ret;
@@ -888,8 +927,6 @@ static void posix_member(team_t *t, int me)
 static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, const int *cpus,
                               shmb_rows_t *rows, uint64_t *kept)
 {
-    static const char *steps[S_COUNT] = {"shm_open", "ftruncate", "mmap", "close",
-                                         "total", "cleanup", "touch"};
     const int threads = cfg->threads;
     posix_team_t c = {.cfg = cfg, .bytes = (size_t)size_kb * 1024, .n = cfg->num_iterations};
     const size_t samples = (size_t)c.n * (size_t)threads;
@@ -914,7 +951,7 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     for (int k = 0; k < S_COUNT && ret == 0; k++) {
         if (!posix_step_timed(cfg, k))
             continue;
-        ret = push_step(rows, row, steps[k], c.s[k], samples, samples);
+        ret = push_step(rows, row, posix_steps[k], c.s[k], samples, samples);
         int phase = k == S_TOUCH                                   ? P_TOUCH
                     : k == S_CLEANUP                               ? P_CLEANUP
                     : k == S_TOTAL || (k == S_MMAP && cfg->measure_mmap_only) ? P_ALLOC
@@ -1097,11 +1134,14 @@ static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint6
 static int system_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uint64_t size_kb,
                        const shmb_rows_t *all, shmb_rows_t *rows)
 {
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
+    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
+                                  "attach", "detach"};
     const int posix = kind == SHMB_ALLOC_POSIX;
     int ret = 0;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
         if (!cfg->touch && strncmp(steps[i], "touch", 5) == 0)
+            continue;
+        if (!cfg->peer && (strcmp(steps[i], "attach") == 0 || strcmp(steps[i], "detach") == 0))
             continue;
         const char *from = steps[i];
         if (posix && strcmp(from, "alloc") == 0)
@@ -1124,7 +1164,7 @@ static int run_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, const int 
     int ret = 0;
     if (cfg->run[SHMB_ALLOC_POSIX])
         ret = threaded ? posix_size_threads(cfg, size_kb, cpus, rows, kept)
-                       : posix_size(cfg, size_kb, rows, kept);
+                       : posix_size(cfg, size_kb, rows, kept, why, why_cap);
     for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
         if (!cfg->run[k])
             continue;
@@ -1155,7 +1195,8 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint
         }
     if (nsizes < 0 || cfg->num_iterations == 0 || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS ||
         cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || kinds == 0 || (cfg->system_rows && kinds != 1) ||
-        cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
+        cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS ||
+        (cfg->peer && (cfg->threads > 1 || cfg->measure_mmap_only)))
         return -EINVAL;
     if (!arena_fits(cfg))
         return -EINVAL;

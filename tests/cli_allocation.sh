@@ -20,7 +20,8 @@ tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" \
          "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,arena,bipc,jemalloc,jemalloc_tcache"' \
          "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
-         'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1"; do
+         'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1" \
+         "peer_process bool false"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -51,6 +52,9 @@ expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=-2
 expect_usage_error "$bin" threads --threads=257
 expect_usage_error "$bin" threads --threads=two
+expect_usage_error "$bin" peer_process --peer_process=perhaps
+expect_usage_error "$bin" threads --peer_process --threads=2
+expect_usage_error "$bin" measure_mmap_only --peer_process --measure_mmap_only
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after usage errors"
 
 # the three formats carry the same rows
@@ -202,12 +206,78 @@ if unshare -m true 2>/dev/null; then
   [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && grep -q "needs .* only .* is free; lower --max_size_kb" "$work/full1.err" \
     && ok || fail "too little room up front: exit $rc, $left left: $(cat "$work/full1.err")"
   read -r rc left <"$work/full2.rc"
-  [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && [ "$(wc -l <"$work/full2.err")" -eq 1 ] \
+  [ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && [ "$(grep -vc ": warning: " "$work/full2.err")" -eq 1 ] \
     && grep -q "first write(/dev/shm) failed: No space left on device" "$work/full2.err" \
     && ok || fail "filled mid-run: exit $rc, $left left: $(cat "$work/full2.err")"
 else
   echo "skip: no mount namespace here, the full-/dev/shm cases did not run" >&2
 fi
+
+# --peer_process: the peer attaches and detaches every posix segment (rows
+# attach, detach per size, one sample per allocation), the other rows keep
+# their names; a note says what the peer did; no peer and nothing left after
+peer_left() {
+  pgrep -f -- "--shm_prefix=/$prefix" | grep -vx "$$" | wc -l
+}
+"$bin" "${quick[@]}" --allocator=posix --peer_process >"$work/p.txt" 2>"$work/p.err" || fail "peer run: $(cat "$work/p.err")"
+"$bin" "${quick[@]}" --allocator=posix >"$work/ip.txt" 2>/dev/null || fail "in-process posix run"
+[ "$(table_rows "$work/p.txt" | awk '$3 != "attach" && $3 != "detach" {print $1, $2, $3}')" \
+  = "$(table_rows "$work/ip.txt" | awk '{print $1, $2, $3}')" ] && ok \
+  || fail "peer run's other rows differ from in-process rows: $(table_rows "$work/p.txt" | awk '{print $3}' | tr '\n' ' ')"
+[ "$(table_rows "$work/p.txt" | awk '($3 == "attach" || $3 == "detach") && $2 == "posix" && $4 == 20 && $6 > 0' | wc -l)" -eq 6 ] \
+  && ok || fail "peer rows: not attach and detach of 20 allocations at each of 3 sizes: $(table_rows "$work/p.txt" | grep 'attach\|detach')"
+grep -q "^# peer_process: attach and detach were measured in a second process" "$work/p.txt" \
+  && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
+  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left) processes"
+# with --system, pools and posix pair row by row: a step a system lacks is a dash
+"$bin" "${quick[@]}" --system=mooncake --peer_process --format=csv >"$work/ps.csv" 2>/dev/null || fail "peer --system run"
+tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/attach/size_kb:16,' && tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/detach/size_kb:4,' \
+  && ok || fail "peer --system rows: $(cut -d, -f1 "$work/ps.csv" | tr '\n' ' ')"
+# --cleanup=false: the kept segments still hold their tags
+"$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
+[ "$(leftovers "$prefix")" -eq 60 ] && ok || fail "peer --cleanup=false left $(leftovers "$prefix"), expected 60"
+(cd "$(dirname "$0")/.." && eval "$(sed -n 's/.*remove them with: //p' "$work/pk.err")") >/dev/null
+
+# the peer killed mid-run: the owner says so in one line within ~1.5 s,
+# exits 1, leaves nothing
+long=("${common[@]}" --num_iterations=100000000 --max_size_kb=4 --allocator=posix --peer_process)
+"$bin" "${long[@]}" >/dev/null 2>"$work/dead.err" &
+owner=$!
+peer=""
+for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
+sleep 0.5
+t0=$(date +%s%N)
+kill -9 $peer
+wait $owner
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(grep -vc ": warning: " "$work/dead.err")" -eq 1 ] \
+  && grep -q "^shm_allocation_bench: the peer process died: pid $peer killed by signal 9 (Killed); nothing is left behind\$" "$work/dead.err" \
+  && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+  || fail "peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
+
+# the owner killed mid-run: the peer ends within ~1.5 s (gone, or a zombie
+# until its new parent reaps it) and unlinks the owner's segments
+"$bin" "${long[@]}" >/dev/null 2>/dev/null &
+owner=$!
+peer=""
+for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
+sleep 0.5
+kill -9 $owner
+wait $owner 2>/dev/null
+t0=$(date +%s%N)
+while [ -n "$peer" ] && [ -e /proc/$peer ] && [ "$(awk '{print $3}' /proc/$peer/stat 2>/dev/null)" != Z ] \
+  && [ $((($(date +%s%N) - t0) / 1000000)) -lt 1500 ]; do sleep 0.02; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+sleep 0.1
+[ -n "$peer" ] && [ "$ms" -lt 1500 ] && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+  || fail "owner killed: peer ${peer:-none} still running after $ms ms, $(leftovers "$prefix") left"
+
+# Ctrl-C of the owner of a peer run: nothing left, no peer
+expect_signal_cleanup INT 0.5 "$prefix" "$bin" "${long[@]}"
+sleep 0.3
+[ "$(peer_left)" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left) peer processes"
 
 # Ctrl-C (or a kill) in the middle of a run leaves nothing behind
 long=("$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator=posix)

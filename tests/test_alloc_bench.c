@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "shmbench/alloc_bench.h"
+#include "shmbench/alloc_peer.h"
 #include "shmbench/segment.h"
 
 #define PREFIX "/shmb_test_alloc_"
@@ -517,6 +519,72 @@ static void test_bad_config(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+/* A peer attaches and detaches every posix segment: rows attach and detach,
+ * one sample per allocation; the other rows as without it; with system
+ * rows, attach and detach follow the others; the space counts the tags and
+ * the control segment; a peer with threads or measure_mmap_only is refused. */
+static void test_peer_posix(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
+    shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    c.peer = &peer;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 3 * 8);
+    for (uint64_t kb = 4; kb <= 12; kb += 4) {
+        const shmb_row_t *attach = shmb_rows_find(&rows, "posix", "attach", kb, 0);
+        const shmb_row_t *detach = shmb_rows_find(&rows, "posix", "detach", kb, 0);
+        assert_non_null(attach);
+        assert_non_null(detach);
+        assert_true(attach->iterations == 8 && attach->ns.count == 8 && attach->ns.min > 0);
+        assert_true(detach->iterations == 8 && detach->ns.count == 8 && detach->ns.min > 0);
+        assert_true(shmb_rows_find(&rows, "posix", "cleanup", kb, 0)->ns.count == 8);
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(0), 1); /* the peer's control segment */
+
+    c.system_rows = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 3 * 6);
+    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach"};
+    for (size_t i = 0; i < rows.n; i++)
+        assert_string_equal(rows.v[i].step, steps[i % 6]);
+    assert_true(rows.v[4].iterations == 8 && rows.v[5].iterations == 8);
+    shmb_rows_free(&rows);
+
+    uint64_t with = 0, without = 0;
+    c.system_rows = 0;
+    c.cleanup = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &with), 0);
+    c.peer = NULL;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &without), 0);
+    assert_true(with == without + 3 * 8 * 4096 + 4096 + SHMB_ALLOC_PEER_DATA_BYTES);
+
+    c = small_config();
+    c.peer = &peer;
+    c.threads = 2;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c.threads = 1;
+    c.measure_mmap_only = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+
+    /* the peer dies: the run says so, and leaves nothing of its own */
+    assert_int_equal(kill(peer.pid, SIGKILL), 0);
+    c = small_config();
+    c.peer = &peer;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPIPE);
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+}
+
 static void test_bad_prefix_fails_cleanly(void **state)
 {
     (void)state;
@@ -549,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_no_cleanup_keeps_segments),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),
+        cmocka_unit_test(test_peer_posix),
         cmocka_unit_test(test_thread_cpus),
         cmocka_unit_test(test_threads_space_and_bad),
         cmocka_unit_test(test_threads_rows),

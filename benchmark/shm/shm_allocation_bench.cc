@@ -4,11 +4,15 @@
 // ideal arena as the lower bound.
 #include <glog/logging.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "bench_common.h"
+#include "shmbench/alloc_peer.h"
 
 SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(num_iterations, 1000, "Number of allocations at each size");
@@ -27,6 +31,9 @@ DEFINE_int32(threads, 1,
              "Threads running each allocator at once, each pinned to its own allowed CPU when there "
              "are enough (from --cpu on, if given); bipc and jemalloc share one pool, posix and "
              "arena do not");
+DEFINE_bool(peer_process, false,
+            "A second process (forked at start) attaches what is allocated, as a receiver does: each posix "
+            "segment by name (rows attach, detach); the rows of this process keep their names");
 
 namespace {
 
@@ -55,6 +62,12 @@ std::string CpuList(const int* cpus, int n)
 void AddNotes(shmb_report_t* report, const shmb_alloc_config_t& cfg, const std::string& threads_note)
 {
     int note = 0;
+    if (cfg.peer)
+        report->notes[note++] = "peer_process: attach and detach were measured in a second process, the rest "
+                                "here; after each posix allocation (and touch) this process wrote a tag at the "
+                                "segment's first byte (untimed), the peer attached it by name (attach = "
+                                "shm_open O_RDWR + fstat size check + mmap), read the tag, detached it (detach = "
+                                "munmap + close), then this process cleaned it up";
     if (report->system) {
         report->notes[note++] = "rows of the system's allocator: alloc and free per block; posix (mooncake): "
                                 "alloc = shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; "
@@ -88,6 +101,34 @@ void AddNotes(shmb_report_t* report, const shmb_alloc_config_t& cfg, const std::
                                 "thread; bipc, jemalloc, jemalloc_tcache: ONE pool shared by all (jemalloc_tcache: "
                                 "a tcache per thread); arena: one arena per thread (no sharing, the bound)";
     }
+}
+
+shmb_peer_t g_peer;
+bool g_peer_started;
+
+// Exits 1 after a failed run: with a peer, ends it first (the error of the
+// run kept for the message), and a dead peer is one line of its own.
+[[noreturn]] void FailRun(int ret, const char* program, const char* why)
+{
+    if (g_peer_started) {
+        const shmb_error_t saved = *shmb_error_last();
+        shmb_peer_stop(&g_peer);
+        g_peer_started = false;
+        if (ret == -EPIPE && saved.call && std::strcmp(saved.call, "peer process") == 0) {
+            shmb_segment_unlink_all();
+            std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", program, saved.object);
+            std::exit(1);
+        }
+        shmb_error_clear();
+        if (saved.call)
+            shmb_error_record(saved.call, saved.err, saved.object);
+    }
+    if (ret == -EPROTO && why[0]) {
+        shmb_segment_unlink_all();
+        std::fprintf(stderr, "%s: wrong allocation, no number reported: %s\n", program, why);
+        std::exit(1);
+    }
+    shmb::Fail(ret, "the allocation benchmark");
 }
 
 }  // namespace
@@ -128,6 +169,14 @@ int main(int argc, char** argv)
     cfg.seed = FLAGS_seed;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_ALLOC_MAX_THREADS));
+    if (FLAGS_peer_process && cfg.threads > 1)
+        shmb::FlagError("threads", std::to_string(FLAGS_threads),
+                        "not supported with --peer_process (the peer serves one allocating thread)");
+    if (FLAGS_peer_process && FLAGS_measure_mmap_only)
+        shmb::FlagError("measure_mmap_only", "true",
+                        "not supported with --peer_process (one segment per size: nothing new for the peer to attach)");
+    if (FLAGS_peer_process)
+        cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
     if (nallowed > 0) {
         cfg.cpus = allowed.data();
@@ -157,19 +206,28 @@ int main(int argc, char** argv)
     shmb::WarnIfOversubscribed(cfg.threads);
     shmb::CheckShmSpace("max_size_kb", need);
 
+    const char* slash = std::strrchr(argv[0], '/');
+    const char* program = slash ? slash + 1 : argv[0];
+    if (FLAGS_peer_process) {
+        ret = shmb_alloc_peer_start(&g_peer, cfg.shm_prefix);
+        if (ret < 0)
+            shmb::Fail(ret, "starting the peer process");
+        g_peer_started = true;
+    }
     shmb_rows_t rows = {};
     uint64_t kept = 0;
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
         char why[256] = "";
         ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
-        if (ret == -EPROTO) {
-            std::fprintf(stderr, "%s: wrong allocation, no number reported: %s\n", argv[0], why);
-            shmb_segment_unlink_all();
-            return 1;
-        }
         if (ret < 0)
-            shmb::Fail(ret, "the allocation benchmark");
+            FailRun(ret, program, why);
+    }
+    if (g_peer_started) {
+        ret = shmb_peer_stop(&g_peer);
+        g_peer_started = false;
+        if (ret < 0)
+            FailRun(ret, program, "");
     }
 
     shmb_report_t report = {};

@@ -55,6 +55,14 @@
  * every thread are checked together before any figure counts: each inside
  * its allocator's SHM, none overlapping another, of any thread.
  *
+ * peer (cfg->peer, a peer started with shmb_alloc_peer_start: shmbench/
+ * alloc_peer.h), one thread only: after each posix allocation (and its
+ * touch), this process writes the allocation's tag at the segment's first
+ * byte (untimed, guarded as a first write: without --touch it is the one
+ * page written) and the peer attaches the segment by name and detaches it,
+ * timing both: rows attach and detach, one sample per allocation, checked
+ * by the tag the peer read. Then cleanup as before.
+ *
  * With a system selected, only its allocator runs and its rows are named by
  * step alone: setup, alloc, free, alloc_reuse (and touch, touch_reuse), where
  * posix's alloc is its total and free its cleanup, and a step the system
@@ -67,6 +75,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/peer.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -108,6 +117,8 @@ typedef struct shmb_alloc_config {
     const int *cpus;         /* the CPUs the threads may use, ascending; NULL: the calling
                               * thread's allowed set (sched_getaffinity) */
     int ncpus;               /* entries in cpus */
+    shmb_peer_t *peer;       /* NULL: no peer; else the peer of shmb_alloc_peer_start, which
+                              * attaches what is allocated (threads 1, no measure_mmap_only) */
     /* For tests, NULL otherwise: called after round 0's alloc and alloc_reuse
      * of a pool, before the blocks are checked, with every thread's blocks
      * (thread t's are blocks[t * per_thread ...]); a test plants a wrong one. */
@@ -138,7 +149,8 @@ uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
 /* The most /dev/shm space the run holds at once, in bytes, over
  * `repetitions` repetitions: the pages it writes with touch (untouched
  * segments stay sparse), by all its threads at once; with cleanup = 0,
- * everything it keeps adds up.
+ * everything it keeps adds up. With a peer: also the page of each tag (when
+ * not touched anyway) and the peer's control segment.
  * Returns 0, -EINVAL (the arena cannot hold its working set of the largest
  * size: no size class that large, or 2^32 granules or more) or -EOVERFLOW. */
 int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, uint64_t *bytes);
@@ -148,8 +160,10 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena), or threads above SHMB_ALLOC_MAX_THREADS. Nothing is left behind on
- * error. */
+ * arena), threads above SHMB_ALLOC_MAX_THREADS, or a peer with threads > 1 or
+ * measure_mmap_only. With a peer, an error may be one the peer met (recorded
+ * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
+ * the peer read a wrong tag. Nothing is left behind on error. */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
 
