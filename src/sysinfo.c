@@ -265,12 +265,16 @@ int shmb_sysinfo_overloaded(const shmb_sysinfo_t *s)
     return s->num_cpus > 0 && s->load_avg[0] > (double)s->num_cpus;
 }
 
-/* The calling thread's affinity before shmb_sysinfo_pin_cpu() first narrowed
- * one to a single CPU: the CPUs the process may use (taskset, cpuset), which
- * a thread pinned by --cpu can no longer read from its own mask. */
+/* The affinity of the first thread shmb_sysinfo_pin_cpu() narrowed to one
+ * CPU, from before: the CPUs the process may use (taskset, cpuset), which a
+ * thread pinned by --cpu can no longer read from its own mask. It stands in
+ * for a thread's mask only while that mask is still the one CPU this thread
+ * was pinned to here (t_pinned_cpu; threads inherit it across fork); any
+ * other mask, set by someone else since, is taken as it is. */
 static pthread_mutex_t g_allowed_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpu_set_t g_allowed;
 static int g_allowed_saved;
+static _Thread_local int t_pinned_cpu = -1;
 
 int shmb_sysinfo_pin_cpu(int cpu)
 {
@@ -287,18 +291,21 @@ int shmb_sysinfo_pin_cpu(int cpu)
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0)
         return -errno;
+    t_pinned_cpu = cpu;
     return 0;
 }
 
 int shmb_sysinfo_allowed_cpus(int *cpus, int cap)
 {
     cpu_set_t set;
-    pthread_mutex_lock(&g_allowed_lock);
-    int saved = g_allowed_saved;
-    set = g_allowed;
-    pthread_mutex_unlock(&g_allowed_lock);
-    if (!saved && sched_getaffinity(0, sizeof(set), &set) != 0)
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
         return -errno;
+    if (t_pinned_cpu >= 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(t_pinned_cpu, &set)) {
+        pthread_mutex_lock(&g_allowed_lock);
+        if (g_allowed_saved)
+            set = g_allowed;
+        pthread_mutex_unlock(&g_allowed_lock);
+    }
     int n = 0;
     for (int cpu = 0; cpu < CPU_SETSIZE && n < cap; cpu++)
         if (CPU_ISSET(cpu, &set))

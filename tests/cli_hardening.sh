@@ -165,7 +165,7 @@ if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
     : >/dev/shm/filler && "$0" --shm_prefix="$1" --num_iterations=5 --max_size_kb=8 --allocator=posix' \
     "$alloc" "$odd" >/dev/null 2>"$work/inodes.err"
   rc=$?
-  if [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/inodes.err")" -eq 1 ] && grep -q "df -i /dev/shm" "$work/inodes.err" &&
+  if [ "$rc" -eq 1 ] && [ "$(error_lines "$work/inodes.err")" -eq 1 ] && grep -q "df -i /dev/shm" "$work/inodes.err" &&
      grep -qF "clean_shm.sh --prefix '/${prefix}it'\\''s *'" "$work/inodes.err" && ! grep -q "rm \|mooncake_bench_" "$work/inodes.err"; then
     ok
   else
@@ -175,7 +175,7 @@ if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
     "$0" --shm_prefix="$1" --num_iterations=5 --min_size_kb=1024 --max_size_kb=1024 --allocator=posix --touch' \
     "$alloc" "/$prefix" >/dev/null 2>"$work/space.err"
   rc=$?
-  [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/space.err")" -eq 1 ] && ok || fail "no space: exit $rc, $(cat "$work/space.err")"
+  [ "$rc" -eq 1 ] && [ "$(error_lines "$work/space.err")" -eq 1 ] && ok || fail "no space: exit $rc, $(cat "$work/space.err")"
 else
   echo "note: not root or no mount namespace: inode and space cases skipped" >&2
 fi

@@ -21,6 +21,12 @@ leftovers() {
   ls /dev/shm 2>/dev/null | grep -c "^$1" || true
 }
 
+# Lines of a stderr file other than warnings (the load-average warning comes
+# and goes with the host's load; a usage error is printed before it).
+error_lines() {
+  grep -vc ": warning: " "$1" || true
+}
+
 # expect_usage_error BIN FLAG ARGS...
 expect_usage_error() {
   local bin=$1 flag=$2

@@ -78,9 +78,10 @@ int shmb_sysinfo_pin_cpu(int cpu);
 
 /* The CPUs this process may run on (sched_getaffinity: cpuset, taskset), in
  * increasing order, into cpus (at most cap): the calling thread's mask, or,
- * once shmb_sysinfo_pin_cpu() has pinned a thread, the mask that thread had
- * before (so threads planned after --cpu pinned the main thread still see
- * every allowed CPU). Returns how many, or -errno. */
+ * while that mask is the one CPU shmb_sysinfo_pin_cpu() pinned this thread
+ * to, the mask the first pinned thread had before (so threads planned after
+ * --cpu pinned the main thread still see every allowed CPU). Returns how
+ * many, or -errno. */
 int shmb_sysinfo_allowed_cpus(int *cpus, int cap);
 
 /* Formats a sorted CPU list as ranges, "0-3,6", into out. */
