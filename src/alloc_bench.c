@@ -119,7 +119,10 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
                 written = cfg->touch ? pool_bytes(SHMB_ALLOC_ARENA, b, blocks) * threads : 0;
                 kept_segments = 1;
             } else {                            /* one pool for all threads */
-                written = cfg->touch ? pool_bytes((shmb_alloc_kind_t)k, b, blocks * threads) : 0;
+                const uint64_t pool = pool_bytes((shmb_alloc_kind_t)k, b, blocks * threads);
+                written = cfg->touch ? pool : 0;
+                if (!cfg->touch && cfg->peer) /* a tag per block: a page each at most */
+                    written = blocks * PAGE < pool ? blocks * PAGE : pool;
                 kept_segments = 1;
             }
             if (written > UINT64_MAX / kept_segments || sum > UINT64_MAX - written * kept_segments)
@@ -496,6 +499,12 @@ typedef struct pool_run {
     double *touch_ns;
     char *why;
     size_t why_cap;
+    /* with a peer (bipc, jemalloc): round 0's blocks handed to it */
+    uint64_t rounds;       /* the peer's timed batches: as many as the pool's */
+    uint64_t tag_seed;     /* block i's tag: shmb_alloc_peer_tag(tag_seed, i) */
+    double *attach_ns;     /* one per pool the peer attached */
+    size_t nattach;
+    double *translate_ns;  /* rounds */
 } pool_run_t;
 
 /* The first write of each fresh block, timed one by one. */
@@ -535,6 +544,67 @@ static int pool_batch(pool_run_t *a, int step, uint64_t r, uint64_t span[2])
     return ret;
 }
 
+/* The lender's pools as a borrower is told them: bipc's one pool (id 0),
+ * or every SHM pool jemalloc's arena has now. *out is malloc'ed. */
+static int pool_list(pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+{
+    size_t count = p->kind == SHMB_ALLOC_BIPC ? 1 : shmb_fipc_jemalloc_pool_list(p->jem, NULL, 0);
+    shmb_fipc_pool_t *v = calloc(count ? count : 1, sizeof(*v));
+    if (!v)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    if (p->kind == SHMB_ALLOC_BIPC) {
+        v[0].bytes = shmb_fipc_classic_size(p->bipc);
+        snprintf(v[0].name, sizeof(v[0].name), "%s", shmb_fipc_classic_name(p->bipc));
+    } else {
+        count = shmb_fipc_jemalloc_pool_list(p->jem, v, count); /* no pool goes while blocks live */
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+/* A block's handle, as the lender makes it: bipc's offset from the pool's
+ * base, jemalloc's (pool id, offset) from its repository. */
+static int pool_handle(pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->len = bytes;
+    if (p->kind == SHMB_ALLOC_BIPC) {
+        h->pool_offset = (uint64_t)((const unsigned char *)block - (unsigned char *)shmb_fipc_classic_base(p->bipc));
+        return 0;
+    }
+    return shmb_fipc_repo_from_address(shmb_fipc_jemalloc_repo(p->jem), block, &h->id, &h->offset);
+}
+
+/* Round 0's blocks handed to the peer: each tagged (untimed), its handle
+ * sent; the peer attaches the pools it needs, checks every tag and times
+ * its translations. */
+static int peer_pass(const shmb_alloc_config_t *cfg, pool_run_t *a)
+{
+    shmb_lookup_request_t *handles = malloc((size_t)a->n * sizeof(*handles));
+    shmb_fipc_pool_t *pools = NULL;
+    size_t npools = 0;
+    int ret = handles ? pool_list(a->pool, &pools, &npools) : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
+        ret = pool_handle(a->pool, a->blocks[i], a->bytes, &handles[i]);
+        if (ret == 0)
+            ret = write_tag(a->blocks[i], shmb_alloc_peer_tag(a->tag_seed, i));
+    }
+    if (ret == 0 && !(a->attach_ns = calloc(npools ? npools : 1, sizeof(double))))
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0) {
+        const shmb_alloc_peer_pools_t in = {
+            .kind = a->pool->kind == SHMB_ALLOC_BIPC ? SHMB_ALLOC_PEER_CLASSIC : SHMB_ALLOC_PEER_JEMALLOC,
+            .pools = pools, .npools = npools, .handles = handles, .n = a->n, .seed = a->tag_seed,
+            .rounds = a->rounds};
+        ret = shmb_alloc_peer_pools(cfg->peer, &in, a->attach_ns, npools, &a->nattach, a->translate_ns,
+                                    a->why, a->why_cap);
+    }
+    free(pools);
+    free(handles);
+    return ret;
+}
+
 /* Round 0's check of a pass ("alloc", "alloc_reuse") over the blocks of
  * every thread: blocks[t * per_thread ...] come from pools[t]. */
 static int check_pass(const shmb_alloc_config_t *cfg, pool_t *const *pools, void **blocks,
@@ -557,6 +627,8 @@ static int pool_round(const shmb_alloc_config_t *cfg, pool_run_t *a, uint64_t r)
         ret = check_pass(cfg, &a->pool, a->blocks, a->n, 1, a->bytes, "alloc", a->why, a->why_cap);
     if (ret == 0 && r == 0 && cfg->touch)
         ret = time_touch(a, a->touch_ns);
+    if (ret == 0 && r == 0 && a->translate_ns)
+        ret = peer_pass(cfg, a);
     if (ret == 0)
         ret = pool_batch(a, A_FREE, r, NULL);
     if (ret == 0)
@@ -584,6 +656,7 @@ typedef struct pool_figures {
     int threads;
     double wall_ns[A_COUNT + 1]; /* per step, [A_COUNT]: touch; threads > 1 only */
     const char *note;       /* of every row, or "" */
+    const pool_run_t *peer; /* NULL, or the run whose blocks the peer translated */
 } pool_figures_t;
 
 /* The aggregate rate of a row just pushed: ops over the wall time. */
@@ -612,6 +685,11 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
                 set_rate(rows, f->ntouch, f->wall_ns[A_COUNT]);
         }
     }
+    if (ret == 0 && f->peer)
+        ret = push_step(rows, row, "attach", f->peer->attach_ns, f->peer->nattach, f->peer->nattach);
+    if (ret == 0 && f->peer)
+        ret = push_step(rows, row, "translate", f->peer->translate_ns, (size_t)f->peer->rounds,
+                        f->peer->rounds * f->peer->n);
     return ret;
 }
 
@@ -629,11 +707,15 @@ static int pool_size(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     a.why = why;
     a.why_cap = why_cap;
     const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + a.n - 1) / a.n;
+    const int peer = cfg->peer && kind != SHMB_ALLOC_ARENA; /* the arena is single-process by design */
+    a.rounds = rounds;
+    a.tag_seed = cfg->seed ^ (size_kb << 32) ^ ((uint64_t)kind << 56) ^ (uint64_t)cfg->repetition;
 
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
     a.blocks = calloc((size_t)a.n, sizeof(*a.blocks));
     a.order = calloc((size_t)a.n, sizeof(*a.order));
-    int ret = a.touch_ns && a.blocks && a.order ? 0 : -ENOMEM;
+    a.translate_ns = peer ? calloc((size_t)rounds, sizeof(double)) : NULL;
+    int ret = a.touch_ns && a.blocks && a.order && (a.translate_ns || !peer) ? 0 : -ENOMEM;
     for (int k = 0; k < A_COUNT && ret == 0; k++)
         ret = (a.batch[k] = calloc((size_t)rounds, sizeof(double))) ? 0 : -ENOMEM;
     if (ret < 0) {
@@ -658,7 +740,7 @@ static int pool_size(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     if (ret == 0) {
         pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
                             .setup_ns = &setup_ns, .nsetup = 1, .ops = rounds * a.n, .threads = 1,
-                            .note = ""};
+                            .note = "", .peer = peer ? &a : NULL};
         memcpy(f.batch, a.batch, sizeof(f.batch));
         ret = pool_rows(cfg, kind, size_kb, &f, rows);
     }
@@ -669,6 +751,8 @@ out_free:
     free(a.touch_ns);
     free(a.blocks);
     free(a.order);
+    free(a.attach_ns);
+    free(a.translate_ns);
     return ret;
 }
 
@@ -1135,13 +1219,13 @@ static int system_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, u
                        const shmb_rows_t *all, shmb_rows_t *rows)
 {
     static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
-                                  "attach", "detach"};
+                                  "attach", "detach", "translate"};
     const int posix = kind == SHMB_ALLOC_POSIX;
     int ret = 0;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
         if (!cfg->touch && strncmp(steps[i], "touch", 5) == 0)
             continue;
-        if (!cfg->peer && (strcmp(steps[i], "attach") == 0 || strcmp(steps[i], "detach") == 0))
+        if (!cfg->peer && i >= 6) /* attach, detach, translate */
             continue;
         const char *from = steps[i];
         if (posix && strcmp(from, "alloc") == 0)
@@ -1177,6 +1261,7 @@ static int run_size(const shmb_alloc_config_t *cfg, uint64_t size_kb, const int 
         set_speedup(rows, cfg, size_kb, kind_names[k], "alloc", baseline);
         set_speedup(rows, cfg, size_kb, kind_names[k], "alloc_reuse", baseline);
         set_speedup(rows, cfg, size_kb, kind_names[k], "free", free_baseline);
+        set_speedup(rows, cfg, size_kb, kind_names[k], "translate", "attach");
     }
     return ret;
 }

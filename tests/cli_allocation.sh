@@ -226,7 +226,7 @@ peer_left() {
   || fail "peer run's other rows differ from in-process rows: $(table_rows "$work/p.txt" | awk '{print $3}' | tr '\n' ' ')"
 [ "$(table_rows "$work/p.txt" | awk '($3 == "attach" || $3 == "detach") && $2 == "posix" && $4 == 20 && $6 > 0' | wc -l)" -eq 6 ] \
   && ok || fail "peer rows: not attach and detach of 20 allocations at each of 3 sizes: $(table_rows "$work/p.txt" | grep 'attach\|detach')"
-grep -q "^# peer_process: attach and detach were measured in a second process" "$work/p.txt" \
+grep -q "^# peer_process: attach, detach and translate were measured in a second process" "$work/p.txt" \
   && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
 [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
   || fail "peer run left $(leftovers "$prefix") segments, $(peer_left) processes"
@@ -234,6 +234,32 @@ grep -q "^# peer_process: attach and detach were measured in a second process" "
 "$bin" "${quick[@]}" --system=mooncake --peer_process --format=csv >"$work/ps.csv" 2>/dev/null || fail "peer --system run"
 tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/attach/size_kb:16,' && tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/detach/size_kb:4,' \
   && ok || fail "peer --system rows: $(cut -d, -f1 "$work/ps.csv" | tr '\n' ' ')"
+# pools: the peer attaches bipc's one pool and jemalloc's pools on the first
+# handle naming each (attach: a sample per pool), then translates every
+# handle (translate: batch means, a speedup against posix attach); the arena
+# has no peer rows
+"$bin" "${quick[@]}" --max_size_kb=4 --peer_process --format=json >"$work/pp.json" 2>"$work/pp.err" \
+  || fail "peer pools run: $(cat "$work/pp.err")"
+"$python" -c '
+import json, sys
+b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
+assert "shm_alloc/bipc/attach/size_kb:4" in b and b["shm_alloc/bipc/attach/size_kb:4"]["iterations"] == 1, b.keys()
+for a in ("bipc", "jemalloc", "jemalloc_tcache"):
+    at, tr = b["shm_alloc/%s/attach/size_kb:4" % a], b["shm_alloc/%s/translate/size_kb:4" % a]
+    assert at["iterations"] >= 1 and at["real_time"] > 0, at
+    assert tr["iterations"] >= 100000 and 0 < tr["real_time"] < b["shm_alloc/posix/attach/size_kb:4"]["real_time"], tr
+assert not [n for n in b if n.startswith("shm_alloc/arena/") and n.split("/")[2] in ("attach", "translate")]
+' "$work/pp.json" && ok || fail "peer pool rows"
+"$bin" "${quick[@]}" --max_size_kb=4 --peer_process >"$work/pp.txt" 2>/dev/null
+grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on the first handle naming it" "$work/pp.txt" \
+  && ok || fail "no peer_process pools note"
+"$bin" "${quick[@]}" --system=flowipc_jemalloc --peer_process --format=csv >"$work/pj.csv" 2>/dev/null || fail "peer jemalloc system run"
+[ "$(tr -d '\r' <"$work/pj.csv" | cut -d, -f1 | sed 's/size_kb:16/N/' | grep '/N$' | tr '\n' ' ')" \
+  = "$(tr -d '\r' <"$work/ps.csv" | cut -d, -f1 | sed 's/size_kb:16/N/' | grep '/N$' | tr '\n' ' ')" ] \
+  && ok || fail "peer --system rows of jemalloc and mooncake do not pair: $(cut -d, -f1 "$work/pj.csv" | tr '\n' ' ')"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
+  || fail "peer pools runs left $(leftovers "$prefix") segments, $(peer_left) processes"
+
 # --cleanup=false: the kept segments still hold their tags
 "$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
 [ "$(leftovers "$prefix")" -eq 60 ] && ok || fail "peer --cleanup=false left $(leftovers "$prefix"), expected 60"

@@ -521,7 +521,7 @@ static void test_bad_config(void **state)
 
 /* A peer attaches and detaches every posix segment: rows attach and detach,
  * one sample per allocation; the other rows as without it; with system
- * rows, attach and detach follow the others; the space counts the tags and
+ * rows, attach, detach and translate (a dash) follow the others; the space counts the tags and
  * the control segment; a peer with threads or measure_mmap_only is refused. */
 static void test_peer_posix(void **state)
 {
@@ -550,11 +550,11 @@ static void test_peer_posix(void **state)
 
     c.system_rows = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 3 * 6);
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach"};
+    assert_int_equal(rows.n, 3 * 7);
+    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
     for (size_t i = 0; i < rows.n; i++)
-        assert_string_equal(rows.v[i].step, steps[i % 6]);
-    assert_true(rows.v[4].iterations == 8 && rows.v[5].iterations == 8);
+        assert_string_equal(rows.v[i].step, steps[i % 7]);
+    assert_true(rows.v[4].iterations == 8 && rows.v[5].iterations == 8 && rows.v[6].iterations == 0);
     shmb_rows_free(&rows);
 
     uint64_t with = 0, without = 0;
@@ -581,6 +581,63 @@ static void test_peer_posix(void **state)
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
+    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+}
+
+/* A peer attaches bipc's and jemalloc's pools and translates round 0's
+ * handles: rows attach (one sample per pool) and translate (one batch per
+ * round, a speedup against posix attach); none for the arena; with system
+ * rows, pools have a dash for detach and posix one for translate. */
+static void test_peer_pools(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
+    shmb_alloc_config_t c = small_config();
+    c.max_size_kb = 4;
+    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_JEMALLOC] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
+    c.peer = &peer;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
+    const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + n - 1) / n;
+    const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
+    for (int k = 0; k < 3; k++) {
+        const shmb_row_t *attach = shmb_rows_find(&rows, pools[k], "attach", 4, 0);
+        const shmb_row_t *translate = shmb_rows_find(&rows, pools[k], "translate", 4, 0);
+        assert_non_null(attach);
+        assert_non_null(translate);
+        assert_true(attach->ns.count >= 1 && attach->iterations == attach->ns.count && attach->ns.min > 0);
+        assert_true(k > 0 || attach->ns.count == 1);
+        assert_true(translate->ns.count == rounds && translate->iterations == rounds * n);
+        assert_true(translate->ns.p50 > 0 && translate->speedup > 1);
+    }
+    assert_null(shmb_rows_find(&rows, "arena", "attach", 4, 0));
+    assert_null(shmb_rows_find(&rows, "arena", "translate", 4, 0));
+    shmb_rows_free(&rows);
+
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = c.run[SHMB_ALLOC_JEMALLOC] = 0;
+    c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
+    c.system_rows = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
+    assert_int_equal(rows.n, 7);
+    for (size_t i = 0; i < rows.n; i++) {
+        assert_string_equal(rows.v[i].step, steps[i]);
+        assert_true((rows.v[i].iterations == 0) == (i == 5));
+    }
+    shmb_rows_free(&rows);
+    c.run[SHMB_ALLOC_BIPC] = 0;
+    c.run[SHMB_ALLOC_POSIX] = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 7);
+    assert_true(rows.v[4].iterations > 0 && rows.v[5].iterations > 0 && rows.v[6].iterations == 0);
+    shmb_rows_free(&rows);
+
+    assert_int_equal(shmb_peer_stop(&peer), 0);
     assert_int_equal(count_ours(0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 }
@@ -618,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),
         cmocka_unit_test(test_peer_posix),
+        cmocka_unit_test(test_peer_pools),
         cmocka_unit_test(test_thread_cpus),
         cmocka_unit_test(test_threads_space_and_bad),
         cmocka_unit_test(test_threads_rows),

@@ -61,7 +61,17 @@
  * byte (untimed, guarded as a first write: without --touch it is the one
  * page written) and the peer attaches the segment by name and detaches it,
  * timing both: rows attach and detach, one sample per allocation, checked
- * by the tag the peer read. Then cleanup as before.
+ * by the tag the peer read. Then cleanup as before. bipc and jemalloc
+ * (also jemalloc_tcache): after round 0's alloc check (and touch), every
+ * block is tagged (untimed, guarded; without --touch a page per block) and
+ * its handle (bipc offset, jemalloc pool id + offset) sent with the pool
+ * list; the peer attaches a pool on the first handle naming it (row attach,
+ * one sample per pool), checks every block's tag through its translation,
+ * then times `rounds` batches of translations (row translate, ns per
+ * handle; speedup = posix attach p50 / its p50). The arena, one process by
+ * design, has no peer rows. With system rows: attach, detach, translate
+ * follow the others, a dash where the system lacks the step (pools:
+ * detach; posix: translate).
  *
  * With a system selected, only its allocator runs and its rows are named by
  * step alone: setup, alloc, free, alloc_reuse (and touch, touch_reuse), where
