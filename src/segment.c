@@ -228,6 +228,15 @@ void shmb_segment_untrack_file(int id)
 
 /* ---- signals ---- */
 
+/* Creations between shm_open and the registry, of every thread, and whether a
+ * cleanup signal has begun ending the process. Signals blocked on the
+ * creating thread do not stop another thread from taking a process-wide
+ * one: its handler waits until no creation is in flight before it unlinks,
+ * and a creation that starts once the process is dying does not create. */
+static atomic_int creating;
+static atomic_int dying;
+static _Thread_local int t_creating;
+
 /* The first write armed on this thread: where to jump on SIGBUS, the range it
  * writes, and the signal mask to restore after the jump. */
 typedef struct first_write {
@@ -247,6 +256,9 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
         siglongjmp(armed.env, 1);
     }
     int saved = errno;
+    atomic_store(&dying, 1);
+    while (atomic_load(&creating) > t_creating) /* another thread's name not yet registered */
+        sched_yield();
     shmb_segment_unlink_all();
     signal(sig, SIG_DFL);
     raise(sig);
@@ -305,6 +317,15 @@ static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
 {
     sigset_t old;
     block_signals(&old);
+    atomic_fetch_add(&creating, 1);
+    t_creating = 1;
+    if (atomic_load(&dying)) { /* another thread's handler is ending the process */
+        t_creating = 0;
+        atomic_fetch_sub(&creating, 1);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        for (;;)
+            pause();
+    }
     int slot = slot_take();
     int ret = slot;
     for (int i = 0; slot >= 0 && i < CREATE_TRIES; i++) {
@@ -326,6 +347,8 @@ static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
         if (errno != EEXIST)
             break;
     }
+    t_creating = 0;
+    atomic_fetch_sub(&creating, 1);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (ret < 0) {
         if (slot >= 0)

@@ -299,6 +299,66 @@ static void test_fatal_signals_clean_up(void **state)
         check_signal_cleans_up(signals[i]);
 }
 
+/* Names in /dev/shm of process pid under PREFIX. */
+static int names_of(pid_t pid)
+{
+    char mine[64];
+    snprintf(mine, sizeof(mine), "%s%ld_", PREFIX + 1, (long)pid);
+    DIR *d = opendir("/dev/shm");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, mine, strlen(mine)) == 0;
+    closedir(d);
+    return n;
+}
+
+static void *create_forever(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        shmb_segment_t seg;
+        if (shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL) == 0)
+            shmb_segment_destroy(&seg, NULL);
+    }
+    return NULL;
+}
+
+/* A process-wide signal taken by one thread while others create segments:
+ * a name another thread has created but not registered yet is still unlinked
+ * (the handler waits for creations in flight), so nothing is left. */
+static void test_signal_while_threads_create(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 30; round++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            if (shmb_segment_install_signal_cleanup() != 0)
+                _exit(3);
+            pthread_t t[2];
+            for (int i = 0; i < 2; i++)
+                if (pthread_create(&t[i], NULL, create_forever, NULL) != 0)
+                    _exit(4);
+            for (;;)
+                pause();
+        }
+        struct timespec ts = {0, 2000000 + 300000 * round};
+        nanosleep(&ts, NULL);
+        assert_int_equal(kill(pid, SIGTERM), 0);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        int left = names_of(pid);
+        if (left) {
+            char cmd[128];
+            snprintf(cmd, sizeof(cmd), "rm -f /dev/shm/%s%ld_*", PREFIX + 1, (long)pid);
+            assert_int_equal(system(cmd), 0);
+            fail_msg("round %d: %d segments left by pid %ld", round, left, (long)pid);
+        }
+    }
+}
+
 /* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not
  * fatal by default keeps its default. */
 static void test_signal_dispositions(void **state)
@@ -636,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_unlink_all),
         cmocka_unit_test(test_registry_holds_many),
         cmocka_unit_test(test_fatal_signals_clean_up),
+        cmocka_unit_test(test_signal_while_threads_create),
         cmocka_unit_test(test_signal_dispositions),
         cmocka_unit_test(test_squatters),
         cmocka_unit_test(test_first_write_in_full_shm),
