@@ -892,35 +892,6 @@ static double wall_ns(const uint64_t *start, const uint64_t *end, uint64_t phase
     return sum;
 }
 
-int shmb_alloc_bench_thread_cpus(const shmb_alloc_config_t *cfg, int *cpus)
-{
-    if (cfg->threads < 2 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
-        return -EINVAL;
-    int *own = NULL;
-    const int *allowed = cfg->cpus;
-    int n = cfg->ncpus;
-    if (!allowed) {
-        if (!(own = malloc(sizeof(int) * CPU_SETSIZE)))
-            return shmb_error_record("malloc", ENOMEM, NULL);
-        n = shmb_sysinfo_allowed_cpus(own, CPU_SETSIZE);
-        if (n <= 0) {
-            free(own);
-            return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
-        }
-        allowed = own;
-    }
-    int pinned = cfg->threads <= n;
-    if (pinned) {
-        int first = 0;
-        while (cfg->cpu >= 0 && first < n && allowed[first] < cfg->cpu)
-            first++;
-        for (int i = 0; i < cfg->threads; i++)
-            cpus[i] = allowed[(first + i) % n];
-    }
-    free(own);
-    return pinned;
-}
-
 /* posix: each thread creates, [touches] and cleans up its own buffers, one
  * at a time; every allocation, touch and cleanup is a phase. */
 enum { P_ALLOC, P_TOUCH, P_CLEANUP, P_COUNT };
@@ -1286,7 +1257,7 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint
     if (!arena_fits(cfg))
         return -EINVAL;
     int cpus[SHMB_ALLOC_MAX_THREADS];
-    int pinned = cfg->threads > 1 ? shmb_alloc_bench_thread_cpus(cfg, cpus) : 0;
+    int pinned = cfg->threads > 1 ? shmb_sysinfo_plan_cpus(cfg->cpu, cfg->threads, cpus) : 0;
     if (pinned < 0)
         return pinned;
 

@@ -267,30 +267,6 @@ static int pin(const struct shmb_copy_team *t, int i)
     return t->cpus ? shmb_sysinfo_pin_cpu(t->cpus[i]) : 0;
 }
 
-/* Thread i gets the i-th CPU of the allowed set counting from the first
- * allowed one at or after `cpu`, wrapping around. */
-static int plan_cpus(struct shmb_copy_team *t, int cpu)
-{
-    int *allowed = malloc(sizeof(int) * CPU_SETSIZE);
-    t->cpus = calloc((size_t)t->threads, sizeof(int));
-    if (!allowed || !t->cpus) {
-        free(allowed);
-        return -ENOMEM;
-    }
-    int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
-    if (n <= 0) {
-        free(allowed);
-        return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
-    }
-    int first = 0;
-    while (first < n && allowed[first] < cpu)
-        first++;
-    for (int i = 0; i < t->threads; i++)
-        t->cpus[i] = allowed[(first + i) % n];
-    free(allowed);
-    return 0;
-}
-
 static int record_pin_error(int err, int cpu)
 {
     char object[32];
@@ -344,8 +320,12 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     t->tids = calloc((size_t)threads, sizeof(*t->tids));
     t->workers = calloc((size_t)threads, sizeof(*t->workers));
     int ret = t->tids && t->workers ? 0 : -ENOMEM;
-    if (ret == 0 && cpu >= 0)
-        ret = plan_cpus(t, cpu);
+    if (ret == 0 && cpu >= 0) {
+        /* pinned even with fewer allowed CPUs than threads (the plan wraps) */
+        t->cpus = calloc((size_t)threads, sizeof(int));
+        ret = t->cpus ? shmb_sysinfo_plan_cpus(cpu, threads, t->cpus) : -ENOMEM;
+        ret = ret < 0 ? ret : 0;
+    }
     if (ret == 0 && (ret = pin(t, 0)) < 0)
         record_pin_error(-ret, t->cpus[0]);
     int started = 1;

@@ -106,35 +106,6 @@ int shmb_lookup_parse_placement(const char *name, shmb_lookup_placement_t *out)
     return -EINVAL;
 }
 
-int shmb_lookup_bench_thread_cpus(const shmb_lookup_config_t *cfg, int *cpus)
-{
-    if (cfg->threads < 2 || cfg->threads > SHMB_LOOKUP_MAX_THREADS)
-        return -EINVAL;
-    int *own = NULL;
-    const int *allowed = cfg->cpus;
-    int n = cfg->ncpus;
-    if (!allowed) {
-        if (!(own = malloc(sizeof(int) * CPU_SETSIZE)))
-            return shmb_error_record("malloc", ENOMEM, NULL);
-        n = shmb_sysinfo_allowed_cpus(own, CPU_SETSIZE);
-        if (n <= 0) {
-            free(own);
-            return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
-        }
-        allowed = own;
-    }
-    const int pinned = cfg->threads <= n;
-    if (pinned) {
-        int first = 0;
-        while (cfg->cpu >= 0 && first < n && allowed[first] < cfg->cpu)
-            first++;
-        for (int i = 0; i < cfg->threads; i++)
-            cpus[i] = allowed[(first + i) % n];
-    }
-    free(own);
-    return pinned;
-}
-
 /* Peer bases: one random page-aligned place in each of n equal slots of the
  * span (so none overlap); segment id takes slot slot_of[id]: the last slot
  * first (descending), the first slot first (ascending), or any. */
@@ -627,19 +598,14 @@ static void *runner_main(void *arg)
 /* Fills where the crew's threads run: their CPUs, or the allowed set. */
 static int plan_crew(const shmb_lookup_config_t *cfg, crew_t *c, int *cpus)
 {
-    int pinned = shmb_lookup_bench_thread_cpus(cfg, cpus);
+    int pinned = shmb_sysinfo_plan_cpus(cfg->cpu, cfg->threads, cpus);
     if (pinned < 0)
         return pinned;
     c->cpus = pinned ? cpus : NULL;
+    /* not pinned: more threads than allowed CPUs, so the wrapped plan names every one */
     CPU_ZERO(&c->allowed);
-    if (!cfg->cpus) {
-        if (sched_getaffinity(0, sizeof(c->allowed), &c->allowed) != 0)
-            return shmb_error_record("sched_getaffinity", errno, NULL);
-        return 0;
-    }
-    for (int i = 0; i < cfg->ncpus; i++)
-        if (cfg->cpus[i] >= 0 && cfg->cpus[i] < CPU_SETSIZE)
-            CPU_SET(cfg->cpus[i], &c->allowed);
+    for (int i = 0; i < cfg->threads; i++)
+        CPU_SET(cpus[i], &c->allowed);
     return 0;
 }
 

@@ -12,6 +12,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "shmbench/error.h"
+
 #define UNKNOWN "unknown"
 
 /* Reads the first line of root/path into out, without its newline. Returns 0
@@ -311,6 +313,22 @@ int shmb_sysinfo_allowed_cpus(int *cpus, int cap)
         if (CPU_ISSET(cpu, &set))
             cpus[n++] = cpu;
     return n;
+}
+
+int shmb_sysinfo_plan_cpus(int cpu, int threads, int *cpus)
+{
+    if (threads < 1)
+        return -EINVAL;
+    int allowed[CPU_SETSIZE];
+    int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
+    if (n <= 0)
+        return shmb_error_record("sched_getaffinity", n < 0 ? -n : ESRCH, NULL);
+    int first = 0;
+    while (cpu >= 0 && first < n && allowed[first] < cpu)
+        first++;
+    for (int i = 0; i < threads; i++)
+        cpus[i] = allowed[(first + i) % n];
+    return threads <= n;
 }
 
 void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap)

@@ -441,39 +441,6 @@ static void test_threads_verification(void **state)
     }
 }
 
-static void test_thread_cpus(void **state)
-{
-    (void)state;
-    static const int allowed[] = {0, 2, 5};
-    shmb_alloc_config_t c = small_config();
-    c.cpus = allowed;
-    c.ncpus = 3;
-    c.threads = 2;
-    c.cpu = -1;
-    int cpus[SHMB_ALLOC_MAX_THREADS] = {0};
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 0 && cpus[1] == 2);
-    c.cpu = 2; /* --cpu=C: C and the next allowed ones */
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 2 && cpus[1] == 5);
-    c.cpu = 3; /* not allowed: from the next allowed one, wrapping */
-    c.threads = 3;
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 5 && cpus[1] == 0 && cpus[2] == 2);
-    c.threads = 4; /* more threads than CPUs: none pinned */
-    cpus[0] = -7;
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), 0);
-    assert_int_equal(cpus[0], -7);
-    c.threads = 1;
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), -EINVAL);
-    c.threads = SHMB_ALLOC_MAX_THREADS + 1;
-    assert_int_equal(shmb_alloc_bench_thread_cpus(&c, cpus), -EINVAL);
-    c.cpus = NULL; /* this thread's allowed set */
-    c.threads = 2;
-    c.cpu = -1;
-    assert_true(shmb_alloc_bench_thread_cpus(&c, cpus) >= 0);
-}
-
 static void test_threads_space_and_bad(void **state)
 {
     (void)state;
@@ -676,7 +643,6 @@ int main(void)
         cmocka_unit_test(test_bad_prefix_fails_cleanly),
         cmocka_unit_test(test_peer_posix),
         cmocka_unit_test(test_peer_pools),
-        cmocka_unit_test(test_thread_cpus),
         cmocka_unit_test(test_threads_space_and_bad),
         cmocka_unit_test(test_threads_rows),
         cmocka_unit_test(test_threads_touch_mmap_only_and_kept),

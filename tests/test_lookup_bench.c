@@ -350,42 +350,17 @@ static void test_two_threads(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Thread i on the i-th allowed CPU from the first at or after cpu,
- * wrapping; not pinned when there are more threads than CPUs. */
-static void test_thread_cpus(void **state)
+/* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
+static void test_check_threads(void **state)
 {
     (void)state;
-    static const int allowed[] = {0, 2, 5, 7};
     shmb_lookup_config_t c = small();
-    c.cpus = allowed;
-    c.ncpus = 4;
-    c.threads = 2;
-    int cpus[8] = {-9, -9, -9, -9, -9, -9, -9, -9};
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 0 && cpus[1] == 2 && cpus[2] == -9);
-    c.cpu = 5;
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 5 && cpus[1] == 7);
-    c.cpu = 6; /* not allowed itself: the next allowed one */
-    c.threads = 3;
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 1);
-    assert_true(cpus[0] == 7 && cpus[1] == 0 && cpus[2] == 2);
-    c.threads = 5;
-    cpus[0] = -9;
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), 0);
-    assert_int_equal(cpus[0], -9); /* untouched */
-    c.threads = 1;
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), -EINVAL);
+    c.threads = SHMB_LOOKUP_MAX_THREADS;
+    assert_int_equal(shmb_lookup_bench_check(&c), 0);
     c.threads = SHMB_LOOKUP_MAX_THREADS + 1;
-    assert_int_equal(shmb_lookup_bench_thread_cpus(&c, cpus), -EINVAL);
     assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
     c.threads = 0;
     assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c.cpus = NULL; /* the calling thread's CPUs */
-    c.threads = 2;
-    c.cpu = -1;
-    int ret = shmb_lookup_bench_thread_cpus(&c, cpus);
-    assert_true(ret == 0 || ret == 1);
 }
 
 /* No child of ours is left, not even a zombie. */
@@ -615,7 +590,7 @@ int main(void)
         cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_thread_cpus),
+        cmocka_unit_test(test_check_threads),
         cmocka_unit_test(test_bad_config_appends_nothing),
         cmocka_unit_test(test_peer_process_rows),
         cmocka_unit_test(test_peer_process_system_rows),

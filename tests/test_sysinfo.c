@@ -196,6 +196,40 @@ static void test_pin_cpu(void **state)
     assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
+/* Thread i on the i-th allowed CPU from the first at or after cpu, wrapping;
+ * 0 (still filled, wrapping) when there are more threads than CPUs. */
+static void test_plan_cpus(void **state)
+{
+    (void)state;
+    int allowed[CPU_SETSIZE];
+    int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
+    assert_true(n >= 1);
+    int *cpus = calloc((size_t)n + 1, sizeof(int));
+    assert_non_null(cpus);
+    assert_int_equal(shmb_sysinfo_plan_cpus(-1, n, cpus), 1); /* from the first allowed */
+    assert_memory_equal(cpus, allowed, (size_t)n * sizeof(int));
+    /* from the last allowed: it, then wrapping to the first */
+    assert_int_equal(shmb_sysinfo_plan_cpus(allowed[n - 1], n, cpus), 1);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(cpus[i], allowed[(n - 1 + i) % n]);
+    /* past the last allowed: wraps to the first */
+    assert_int_equal(shmb_sysinfo_plan_cpus(allowed[n - 1] + 1, n, cpus), 1);
+    assert_memory_equal(cpus, allowed, (size_t)n * sizeof(int));
+    assert_int_equal(shmb_sysinfo_plan_cpus(allowed[n - 1] + 1, 1, cpus), 1);
+    assert_int_equal(cpus[0], allowed[0]);
+    /* more threads than CPUs: filled all the same, wrapping */
+    cpus[n] = -9;
+    assert_int_equal(shmb_sysinfo_plan_cpus(allowed[n - 1], n + 1, cpus), 0);
+    assert_int_equal(cpus[0], allowed[n - 1]);
+    for (int i = 1; i <= n; i++)
+        assert_int_equal(cpus[i], allowed[(i - 1) % n]);
+    cpus[0] = -9;
+    assert_int_equal(shmb_sysinfo_plan_cpus(-1, 0, cpus), -EINVAL);
+    assert_int_equal(shmb_sysinfo_plan_cpus(0, -1, cpus), -EINVAL);
+    assert_int_equal(cpus[0], -9); /* untouched */
+    free(cpus);
+}
+
 static void test_format_cpu_list(void **state)
 {
     (void)state;
@@ -276,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_parse_tunable),
         cmocka_unit_test(test_format_bytes),
         cmocka_unit_test(test_pin_cpu),
+        cmocka_unit_test(test_plan_cpus),
         cmocka_unit_test(test_format_cpu_list),
         cmocka_unit_test(test_cgroup_memory),
     };

@@ -104,9 +104,6 @@ std::string CpuList(const std::vector<int>& cpus)
 
 int main(int argc, char** argv)
 {
-    // The CPUs this process may use, read before --cpu pins this thread.
-    std::vector<int> allowed(CPU_SETSIZE);
-    int nallowed = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);
     shmb::Init(&argc, &argv,
                "SHM address translation: Mooncake's relocate path against Flow-IPC's handle "
                "translation, with scan, lower_bound, tree and arithmetic kernels as bounds.\n"
@@ -154,12 +151,10 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
-    cfg.cpus = nallowed > 0 ? allowed.data() : nullptr;
-    cfg.ncpus = nallowed > 0 ? nallowed : 0;
     std::vector<int> thread_cpus(static_cast<size_t>(cfg.threads));
     bool pinned = false;
     if (cfg.threads > 1) {
-        int ret = shmb_lookup_bench_thread_cpus(&cfg, thread_cpus.data());
+        int ret = shmb_sysinfo_plan_cpus(cfg.cpu, cfg.threads, thread_cpus.data());
         if (ret < 0)
             shmb::Fail(ret, "planning the threads' CPUs");
         pinned = ret == 1;

@@ -145,9 +145,6 @@ bool g_peer_started;
 
 int main(int argc, char** argv)
 {
-    // The CPUs this process may use, read before --cpu pins this thread.
-    std::vector<int> allowed(CPU_SETSIZE);
-    int nallowed = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);
     shmb::Init(&argc, &argv,
                "SHM allocation cost: Mooncake's shm_open + ftruncate + mmap + close per buffer "
                "against Flow-IPC's pool allocators and an ideal arena.\n"
@@ -188,14 +185,10 @@ int main(int argc, char** argv)
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
-    if (nallowed > 0) {
-        cfg.cpus = allowed.data();
-        cfg.ncpus = nallowed;
-    }
     std::string threads_note;
     if (cfg.threads > 1) {
         std::vector<int> cpus(cfg.threads);
-        int pinned = shmb_alloc_bench_thread_cpus(&cfg, cpus.data());
+        int pinned = shmb_sysinfo_plan_cpus(cfg.cpu, cfg.threads, cpus.data());
         if (pinned < 0)
             shmb::Fail(pinned, "reading the allowed CPUs");
         threads_note = "threads: " + std::to_string(cfg.threads) + " at once per allocator and size, " +

@@ -33,10 +33,11 @@
  * speedup: posix total (free: cleanup) p50 / the pool row's p50: medians, so
  * that one preemption or the first round's page faults do not decide it.
  *
- * threads > 1 (shmb_alloc_bench_thread_cpus says where they run): for each
- * allocator and size, that many threads run the same path at once, and every
- * timed phase (posix: each allocation, touch, cleanup; pools: each batch)
- * starts at a barrier, so the threads contend as they would in one process:
+ * threads > 1 (shmb_sysinfo_plan_cpus says where they run; pinned when each
+ * has a CPU of its own): for each allocator and size, that many threads run
+ * the same path at once, and every timed phase (posix: each allocation,
+ * touch, cleanup; pools: each batch) starts at a barrier, so the threads
+ * contend as they would in one process:
  *   posix            each thread its own segments (the kernel's tmpfs and
  *                    mm locks are shared)
  *   bipc             ONE pool for all threads: its interprocess mutex is
@@ -124,9 +125,6 @@ typedef struct shmb_alloc_config {
     int threads;             /* threads running each allocator at once; 0 or 1: the calling
                               * thread alone (=1) */
     int cpu;                 /* threads > 1: first CPU of the threads, -1: the first allowed */
-    const int *cpus;         /* the CPUs the threads may use, ascending; NULL: the calling
-                              * thread's allowed set (sched_getaffinity) */
-    int ncpus;               /* entries in cpus */
     shmb_peer_t *peer;       /* NULL: no peer; else the peer of shmb_alloc_peer_start, which
                               * attaches what is allocated (threads 1, no measure_mmap_only) */
     /* For tests, NULL otherwise: called after round 0's alloc and alloc_reuse
@@ -138,14 +136,6 @@ typedef struct shmb_alloc_config {
 
 /* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
-
-/* Where the threads of a run with cfg->threads > 1 run: thread i on
- * cpus[i], the i-th CPU of the allowed set counting from the first at or
- * after cfg->cpu (from the first when -1), wrapping around. Returns 1 (each
- * pinned to its own CPU), 0 (not pinned: more threads than allowed CPUs;
- * cpus untouched), or -EINVAL (threads outside 2..SHMB_ALLOC_MAX_THREADS),
- * -errno of sched_getaffinity (recorded). */
-int shmb_alloc_bench_thread_cpus(const shmb_alloc_config_t *cfg, int *cpus);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
  * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more

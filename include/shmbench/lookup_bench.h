@@ -177,9 +177,6 @@ typedef struct shmb_lookup_config {
     int repetition;           /* stamped into the rows */
     int threads;              /* threads running each path at once (=1: the calling thread) */
     int cpu;                  /* threads > 1: first CPU of the threads, -1: the first allowed */
-    const int *cpus;          /* the CPUs the threads may use, ascending; NULL: the calling
-                               * thread's (read them before pinning it) */
-    int ncpus;                /* entries in cpus */
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
 } shmb_lookup_config_t;
@@ -189,14 +186,6 @@ typedef struct shmb_lookup_config {
  * 1..SHMB_LOOKUP_MAX_THREADS or above 1 with peer_process; -EOVERFLOW when the segments do not fit in
  * SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
-
-/* Where the threads of a run with cfg->threads > 1 run: thread i on
- * cpus[i], the i-th CPU of the allowed set counting from the first at or
- * after cfg->cpu (from the first when -1), wrapping around. Returns 1 (each
- * pinned to its own CPU), 0 (not pinned: more threads than allowed CPUs;
- * cpus untouched), -EINVAL (threads outside 2..SHMB_LOOKUP_MAX_THREADS) or
- * -errno of sched_getaffinity (recorded). */
-int shmb_lookup_bench_thread_cpus(const shmb_lookup_config_t *cfg, int *cpus);
 
 /* The peer's segments a run with cfg registers, in registration order (index
  * = id): peer_base and size of each of cfg->num_segments, placed as

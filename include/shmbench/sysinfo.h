@@ -84,6 +84,14 @@ int shmb_sysinfo_pin_cpu(int cpu);
  * many, or -errno. */
 int shmb_sysinfo_allowed_cpus(int *cpus, int cap);
 
+/* Where `threads` threads run, one CPU each, over the CPUs this process may use
+ * (shmb_sysinfo_allowed_cpus): from the first allowed CPU at or after `cpu` (-1: the first
+ * allowed), wrapping around, into cpus[0..threads). Returns 1 when every thread has a CPU of
+ * its own, 0 when there are fewer allowed CPUs than threads (cpus still filled, wrapping, so
+ * every allowed CPU appears), or -EINVAL (threads < 1, recorded nothing) or -errno
+ * (sched_getaffinity, recorded). */
+int shmb_sysinfo_plan_cpus(int cpu, int threads, int *cpus);
+
 /* Formats a sorted CPU list as ranges, "0-3,6", into out. */
 void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap);
 
