@@ -303,7 +303,7 @@ static void test_fatal_signals_clean_up(void **state)
 static int names_of(pid_t pid)
 {
     char mine[64];
-    snprintf(mine, sizeof(mine), "%s%ld_", PREFIX + 1, (long)pid);
+    snprintf(mine, sizeof(mine), "%s%ld_", &PREFIX[1], (long)pid);
     DIR *d = opendir("/dev/shm");
     assert_non_null(d);
     int n = 0;
@@ -352,7 +352,7 @@ static void test_signal_while_threads_create(void **state)
         int left = names_of(pid);
         if (left) {
             char cmd[128];
-            snprintf(cmd, sizeof(cmd), "rm -f /dev/shm/%s%ld_*", PREFIX + 1, (long)pid);
+            snprintf(cmd, sizeof(cmd), "rm -f /dev/shm/%s%ld_*", &PREFIX[1], (long)pid);
             assert_int_equal(system(cmd), 0);
             fail_msg("round %d: %d segments left by pid %ld", round, left, (long)pid);
         }
