@@ -345,14 +345,7 @@ int shmb_alloc_peer_posix(shmb_peer_t *peer, const char *name, uint64_t bytes, u
 static int call(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
                 uint64_t result[SHMB_PEER_RESULTS])
 {
-    shmb_peer_cmd_t cmd;
-    memset(&cmd, 0, sizeof(cmd));
-    cmd.op = op;
-    cmd.arg[0] = a0;
-    cmd.arg[1] = a1;
-    cmd.arg[2] = a2;
-    cmd.arg[3] = a3;
-    return shmb_peer_call(peer, &cmd, result);
+    return shmb_peer_command(peer, op, a0, a1, a2, a3, NULL, result);
 }
 
 int shmb_alloc_peer_pools(shmb_peer_t *peer, const shmb_alloc_peer_pools_t *in, double *attach_ns,

@@ -1146,13 +1146,7 @@ typedef struct owner {
 
 static int owner_call(owner_t *o, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t result[SHMB_PEER_RESULTS])
 {
-    shmb_peer_cmd_t cmd;
-    memset(&cmd, 0, sizeof(cmd));
-    cmd.op = op;
-    cmd.arg[0] = a0;
-    cmd.arg[1] = a1;
-    cmd.arg[2] = a2;
-    return shmb_peer_call(o->peer, &cmd, result);
+    return shmb_peer_command(o->peer, op, a0, a1, a2, 0, NULL, result);
 }
 
 static int publish_objects(owner_t *o, const peer_object_t *objects, uint64_t total)

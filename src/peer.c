@@ -375,6 +375,21 @@ static int peer_error(const control_t *c, uint32_t op)
     return shmb_error_record("peer command", -c->status, what);
 }
 
+int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                      const char *name, uint64_t result[SHMB_PEER_RESULTS])
+{
+    shmb_peer_cmd_t cmd;
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.op = op;
+    cmd.arg[0] = a0;
+    cmd.arg[1] = a1;
+    cmd.arg[2] = a2;
+    cmd.arg[3] = a3;
+    if (name && snprintf(cmd.name, sizeof(cmd.name), "%s", name) >= (int)sizeof(cmd.name))
+        return -ENAMETOOLONG;
+    return shmb_peer_call(peer, &cmd, result);
+}
+
 int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
     if (cmd->op == SHMB_PEER_OP_QUIT)

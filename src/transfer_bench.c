@@ -281,14 +281,7 @@ static int local_step(run_t *r, shmb_copy_method_t m, uint64_t size, int timed, 
 static int peer_call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
                      uint64_t result[SHMB_PEER_RESULTS])
 {
-    shmb_peer_cmd_t cmd;
-    memset(&cmd, 0, sizeof(cmd));
-    cmd.op = op;
-    cmd.arg[0] = a0;
-    cmd.arg[1] = a1;
-    cmd.arg[2] = a2;
-    snprintf(cmd.name, sizeof(cmd.name), "%s", name ? name : "");
-    return shmb_peer_call(r->cfg->peer, &cmd, result);
+    return shmb_peer_command(r->cfg->peer, op, a0, a1, a2, 0, name, result);
 }
 
 /* local_step run by the peer: its samples come back in chunks of the data

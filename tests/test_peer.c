@@ -242,6 +242,17 @@ static void test_round_trips(void **state)
     shmb_peer_cmd_t cmd = command(OP_CTX, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     assert_true(r[0] == CTX_MAGIC);
+    /* shmb_peer_command builds the same command from its parts */
+    const uint64_t i = ROUND_TRIPS;
+    assert_int_equal(shmb_peer_command(&peer, OP_ECHO, i, i * 7 + 1, ~i, i << 32, "/parts", r), 0);
+    assert_true(r[0] == i * 8 + 1 && r[1] == (~i ^ (i << 32)) && r[2] == hash_name("/parts"));
+    assert_true(r[3] == ROUND_TRIPS + 2); /* after the loop and OP_CTX */
+    assert_int_equal(shmb_peer_command(&peer, OP_ECHO, 0, 0, 0, 0, NULL, r), 0);
+    assert_true(r[2] == hash_name(""));
+    char long_name[SHMB_PEER_NAME_MAX + 2];
+    memset(long_name, 'n', sizeof(long_name) - 1);
+    long_name[sizeof(long_name) - 1] = '\0';
+    assert_int_equal(shmb_peer_command(&peer, OP_ECHO, 0, 0, 0, 0, long_name, r), -ENAMETOOLONG);
     pid_t pid = peer.pid;
     assert_int_equal(shmb_peer_stop(&peer), 0);
     assert_nothing_left(pid, getpid());

@@ -138,6 +138,12 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
  * described at the top; also every later call) or -errno (futex). */
 int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS]);
 
+/* shmb_peer_call() of a command built from its parts: op, the arguments
+ * (unused ones 0) and name (NULL: ""; longer than SHMB_PEER_NAME_MAX:
+ * -ENAMETOOLONG). Returns what shmb_peer_call() returns. */
+int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+                      const char *name, uint64_t result[SHMB_PEER_RESULTS]);
+
 /* Ends the peer and frees what start created; the one teardown, whatever
  * happened before (call it once after a successful start, also after
  * -EPIPE). A live peer gets QUIT, unlinks what it registered itself, exits 0
