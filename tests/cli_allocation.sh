@@ -216,9 +216,6 @@ fi
 # --peer_process: the peer attaches and detaches every posix segment (rows
 # attach, detach per size, one sample per allocation), the other rows keep
 # their names; a note says what the peer did; no peer and nothing left after
-peer_left() {
-  pgrep -f -- "--shm_prefix=/$prefix" | grep -vx "$$" | wc -l
-}
 "$bin" "${quick[@]}" --allocator=posix --peer_process >"$work/p.txt" 2>"$work/p.err" || fail "peer run: $(cat "$work/p.err")"
 "$bin" "${quick[@]}" --allocator=posix >"$work/ip.txt" 2>/dev/null || fail "in-process posix run"
 [ "$(table_rows "$work/p.txt" | awk '$3 != "attach" && $3 != "detach" {print $1, $2, $3}')" \
@@ -228,8 +225,8 @@ peer_left() {
   && ok || fail "peer rows: not attach and detach of 20 allocations at each of 3 sizes: $(table_rows "$work/p.txt" | grep 'attach\|detach')"
 grep -q "^# peer_process: attach, detach and translate were measured in a second process" "$work/p.txt" \
   && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
-[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
-  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left) processes"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
+  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 # with --system, pools and posix pair row by row: a step a system lacks is a dash
 "$bin" "${quick[@]}" --system=mooncake --peer_process --format=csv >"$work/ps.csv" 2>/dev/null || fail "peer --system run"
 tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/attach/size_kb:16,' && tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/detach/size_kb:4,' \
@@ -257,53 +254,22 @@ grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on t
 [ "$(tr -d '\r' <"$work/pj.csv" | cut -d, -f1 | sed 's/size_kb:16/N/' | grep '/N$' | tr '\n' ' ')" \
   = "$(tr -d '\r' <"$work/ps.csv" | cut -d, -f1 | sed 's/size_kb:16/N/' | grep '/N$' | tr '\n' ' ')" ] \
   && ok || fail "peer --system rows of jemalloc and mooncake do not pair: $(cut -d, -f1 "$work/pj.csv" | tr '\n' ' ')"
-[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
-  || fail "peer pools runs left $(leftovers "$prefix") segments, $(peer_left) processes"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
+  || fail "peer pools runs left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 
 # --cleanup=false: the kept segments still hold their tags
 "$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
 [ "$(leftovers "$prefix")" -eq 60 ] && ok || fail "peer --cleanup=false left $(leftovers "$prefix"), expected 60"
 (cd "$(dirname "$0")/.." && eval "$(sed -n 's/.*remove them with: //p' "$work/pk.err")") >/dev/null
 
-# the peer killed mid-run: the owner says so in one line within ~1.5 s,
-# exits 1, leaves nothing
+# the peer killed mid-run, then the owner: nothing left either way
 long=("${common[@]}" --num_iterations=100000000 --max_size_kb=4 --allocator=posix --peer_process)
-"$bin" "${long[@]}" >/dev/null 2>"$work/dead.err" &
-owner=$!
-peer=""
-for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
-sleep 0.5
-t0=$(date +%s%N)
-kill -9 $peer
-wait $owner
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(grep -vc ": warning: " "$work/dead.err")" -eq 1 ] \
-  && grep -q "^shm_allocation_bench: the peer process died: pid $peer killed by signal 9 (Killed); nothing is left behind\$" "$work/dead.err" \
-  && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
-  || fail "peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
-
-# the owner killed mid-run: the peer ends within ~1.5 s (gone, or a zombie
-# until its new parent reaps it) and unlinks the owner's segments
-"$bin" "${long[@]}" >/dev/null 2>/dev/null &
-owner=$!
-peer=""
-for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
-sleep 0.5
-kill -9 $owner
-wait $owner 2>/dev/null
-t0=$(date +%s%N)
-while [ -n "$peer" ] && [ -e /proc/$peer ] && [ "$(awk '{print $3}' /proc/$peer/stat 2>/dev/null)" != Z ] \
-  && [ $((($(date +%s%N) - t0) / 1000000)) -lt 1500 ]; do sleep 0.02; done
-ms=$((($(date +%s%N) - t0) / 1000000))
-sleep 0.1
-[ -n "$peer" ] && [ "$ms" -lt 1500 ] && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
-  || fail "owner killed: peer ${peer:-none} still running after $ms ms, $(leftovers "$prefix") left"
+check_peer_deaths "$prefix" "$bin" "${long[@]}"
 
 # Ctrl-C of the owner of a peer run: nothing left, no peer
 expect_signal_cleanup INT 0.5 "$prefix" "$bin" "${long[@]}"
 sleep 0.3
-[ "$(peer_left)" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left) peer processes"
+[ "$(peer_left "$prefix")" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left "$prefix") peer processes"
 
 # Ctrl-C (or a kill) in the middle of a run leaves nothing behind
 long=("$bin" "${common[@]}" --num_iterations=1000000 --max_size_kb=4 --allocator=posix)

@@ -27,6 +27,74 @@ error_lines() {
   grep -vc ": warning: " "$1" || true
 }
 
+# Processes of a run with --shm_prefix=/PREFIX still there (a peer is a fork:
+# its command line is the owner's).
+peer_left() {
+  pgrep -f -- "--shm_prefix=/$1" | grep -vx "$$" | wc -l
+}
+
+# A process is alive (not a zombie waiting for its reaper).
+alive() {
+  local st
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# Starts BIN ARGS... (a --peer_process run long enough to be killed midway)
+# in the background: $owner, and $peer_pid once the owner has forked it and
+# created a segment under PREFIX.
+start_peer_run() {
+  local prefix=$1 bin=$2
+  shift 2
+  "$bin" "$@" >/dev/null 2>"$work/dead.err" &
+  owner=$!
+  peer_pid=
+  for _ in $(seq 250); do
+    # asked again each time: a child seen before the segments (the shell of
+    # sysinfo's popen at start) is not the peer
+    peer_pid=$(pgrep -P "$owner" | head -1)
+    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 1 ] && break
+    sleep 0.02
+  done
+  sleep 0.3 # measuring by then
+}
+
+# check_peer_deaths PREFIX BIN ARGS...: the peer SIGKILLed, the owner exits 1
+# within 1.5 s with one line naming the peer (warnings aside) and leaves
+# nothing; the owner SIGKILLed, the peer ends within 1.5 s and unlinks the
+# owner's segments.
+check_peer_deaths() {
+  local prefix=$1 bin=$2 name rc t0 ms
+  name=$(basename "$bin")
+  start_peer_run "$@"
+  if [ -z "$peer_pid" ]; then
+    fail "$name: no peer process under the owner"
+    kill -9 "$owner"
+    wait "$owner" 2>/dev/null
+    return
+  fi
+  t0=$(date +%s%N)
+  kill -9 "$peer_pid"
+  wait "$owner"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \
+    && grep -q "^$name: the peer process died: pid $peer_pid killed by signal 9 (Killed); nothing is left behind\$" "$work/dead.err" \
+    && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+    || fail "$name: peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
+
+  start_peer_run "$@"
+  [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 0 ] && ok || fail "$name: owner killed: no peer or no segment"
+  kill -9 "$owner"
+  t0=$(date +%s%N)
+  while [ -n "$peer_pid" ] && alive "$peer_pid" && [ $((($(date +%s%N) - t0) / 1000000)) -lt 5000 ]; do sleep 0.01; done
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  wait "$owner" 2>/dev/null
+  sleep 0.1
+  [ "$ms" -lt 1500 ] && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+    || fail "$name: owner killed: peer ${peer_pid:-none} ended after $ms ms, $(leftovers "$prefix") left"
+}
+
 # expect_usage_error BIN FLAG ARGS...
 expect_usage_error() {
   local bin=$1 flag=$2

@@ -148,62 +148,8 @@ table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
 pgrep -f -- "--shm_prefix=/$prefix" >/dev/null && fail "a process of ours is still there" || ok
 
-# A process is alive (not a zombie waiting for its reaper).
-alive() {
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
-
-# Starts a long --peer_process run in the background: $owner and $peer.
-start_long_run() {
-  "$bin" "${peer[@]}" --strategies=flowipc_classic --min_time_ms=30000 >/dev/null 2>"$work/d.err" &
-  owner=$!
-  peer_pid=
-  for _ in $(seq 200); do
-    peer_pid=$(pgrep -P "$owner" | head -1)
-    [ -n "$peer_pid" ] && break
-    sleep 0.02
-  done
-  sleep 0.5 # the peer is measuring by then
-}
-
-# The peer SIGKILLed: the owner says so in one line and exits 1 within
-# 1.5 s, leaving nothing.
-start_long_run
-if [ -z "$peer_pid" ]; then
-  fail "no peer process under the owner"
-  kill "$owner"
-else
-  kill -9 "$peer_pid"
-  t0=$(date +%s%N)
-  wait "$owner"
-  rc=$?
-  ms=$((($(date +%s%N) - t0) / 1000000))
-  [ "$rc" -eq 1 ] && ok || fail "peer killed: owner exit $rc, expected 1"
-  [ "$ms" -lt 1500 ] && ok || fail "peer killed: the owner took $ms ms to notice"
-  lines=$(grep -vc ": warning: " "$work/d.err")
-  [ "$lines" -eq 1 ] && grep -q "the peer process died (pid $peer_pid killed by signal 9" "$work/d.err" \
-    && ok || fail "peer killed: stderr: $(cat "$work/d.err")"
-  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer killed: segments left"
-fi
-
-# The owner SIGKILLed: the peer ends within 1.5 s and unlinks the owner's
-# segments.
-start_long_run
-if [ -z "$peer_pid" ]; then
-  fail "no peer process under the owner"
-  kill "$owner"
-else
-  [ "$(leftovers "$prefix")" -gt 0 ] && ok || fail "owner killed: no segment of the run to clean up"
-  kill -9 "$owner"
-  t0=$(date +%s%N)
-  while alive "$peer_pid" && [ $((($(date +%s%N) - t0) / 1000000)) -lt 5000 ]; do sleep 0.01; done
-  ms=$((($(date +%s%N) - t0) / 1000000))
-  wait "$owner" 2>/dev/null
-  [ "$ms" -lt 1500 ] && ok || fail "owner killed: the peer took $ms ms to end"
-  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "owner killed: segments left"
-fi
+# The peer SIGKILLed, then the owner: nothing left either way.
+check_peer_deaths "$prefix" "$bin" "${peer[@]}" --strategies=flowipc_classic --min_time_ms=30000
 
 # The latency chain cannot overlap translations: for arithmetic, whose
 # translation is a few instructions, it costs at least what throughput does

@@ -159,10 +159,6 @@ expect_signal_cleanup INT 1 "$prefix" "$bin" --shm_prefix=/$prefix --max_transfe
 
 # --peer_process: the same rows, measured in the peer, a note saying so,
 # every size verified; no peer and nothing in /dev/shm left afterwards
-# (the peer is a fork: its command line is the owner's)
-peer_left() {
-  pgrep -f -- "--shm_prefix=/$prefix" | grep -vx "$$" | wc -l
-}
 "$bin" "${quick[@]}" --peer_process --methods=memcpy,loop >"$work/p.txt" 2>"$work/p.err" \
   || fail "peer run: $(cat "$work/p.err")"
 "$bin" "${quick[@]}" --methods=memcpy,loop >"$work/ip.txt" 2>/dev/null || fail "in-process run"
@@ -173,8 +169,8 @@ grep -q "^# peer_process: every row was measured in a second process: it attache
   && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
 table_rows "$work/p.txt" | awk '$3 != 20 {bad = 1} END {exit bad}' && gbs_check "$work/p.txt" && ok \
   || fail "peer rows: not 20 transfers each, or GB_s is not size / p50"
-[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left)" -eq 0 ] && ok \
-  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left) processes"
+[ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
+  || fail "peer run left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 # the same names in JSON, so compare.sh pairs an in-process and a peer run
 "$bin" "${quick[@]}" --peer_process --format=json >"$work/p.json" 2>/dev/null || fail "peer json run"
 "$python" -c '
@@ -195,44 +191,13 @@ tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/memcpy/size_kb:1024/threads:
   && grep -q "^# peer_process: .*; cold: this process created each fresh segment, the peer attached it" "$work/pc.txt" \
   && [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer --cold: $(table_rows "$work/pc.txt" | awk '$3 == "cold"')"
 
-# the peer killed mid-run: the owner says so in one line within ~1.5 s,
-# exits 1, leaves nothing
+# the peer killed mid-run, then the owner: nothing left either way
 long=(--shm_prefix=/$prefix --max_transfer_size_mb=4 --num_transfers=1000000000 --time_per_size_ms=3000 --peer_process)
-"$bin" "${long[@]}" >/dev/null 2>"$work/dead.err" &
-owner=$!
-peer=""
-for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
-sleep 0.5
-t0=$(date +%s%N)
-kill -9 $peer
-wait $owner
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(grep -vc ": warning: " "$work/dead.err")" -eq 1 ] \
-  && grep -q "^shm_transfer_bench: the peer process died: pid $peer killed by signal 9 (Killed); nothing is left behind\$" "$work/dead.err" \
-  && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
-  || fail "peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
-
-# the owner killed mid-run: the peer ends within ~1.5 s (exited: gone, or a
-# zombie until its new parent reaps it) and unlinks the owner's segments
-"$bin" "${long[@]}" >/dev/null 2>/dev/null &
-owner=$!
-peer=""
-for _ in $(seq 100); do peer=$(pgrep -P $owner); [ -n "$peer" ] && break; sleep 0.05; done
-sleep 0.5
-kill -9 $owner
-wait $owner 2>/dev/null
-t0=$(date +%s%N)
-while [ -e /proc/$peer ] && [ "$(awk '{print $3}' /proc/$peer/stat 2>/dev/null)" != Z ] \
-  && [ $((($(date +%s%N) - t0) / 1000000)) -lt 1500 ]; do sleep 0.02; done
-ms=$((($(date +%s%N) - t0) / 1000000))
-sleep 0.1
-[ -n "$peer" ] && [ "$ms" -lt 1500 ] && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
-  || fail "owner killed: peer ${peer:-none} still running after $ms ms, $(leftovers "$prefix") left"
+check_peer_deaths "$prefix" "$bin" "${long[@]}"
 
 # Ctrl-C of the owner of a peer run: nothing left, no peer
 expect_signal_cleanup INT 1 "$prefix" "$bin" "${long[@]}"
 sleep 0.3
-[ "$(peer_left)" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left) peer processes"
+[ "$(peer_left "$prefix")" -eq 0 ] && ok || fail "Ctrl-C left $(peer_left "$prefix") peer processes"
 
 finish

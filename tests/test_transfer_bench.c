@@ -147,6 +147,7 @@ static void test_rows_and_cleanup(void **state)
     c.run[SHMB_COPY_LOOP] = 1;
     c.cold = 1;
     c.verify = 1;
+    c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
     shmb_rows_t rows = {0};
     char why[256] = "";
     fallocate_calls = 0;
@@ -490,6 +491,7 @@ static void test_peer_cold(void **state)
     c.cold = 1;
     c.verify = 1;
     c.max_transfer_size_kb = 256;
+    c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
     shmb_rows_t rows = {0};
     char why[256] = "";
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);

@@ -404,6 +404,15 @@ double TimerOverheadNs()
     return g_timer_overhead_ns;
 }
 
+void ExitIfPeerDied(int ret, const shmb_error_t& err)
+{
+    if (ret != -EPIPE || !err.call || std::strcmp(err.call, "peer process") != 0)
+        return;
+    shmb_segment_unlink_all();
+    std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", g_program.c_str(), err.object);
+    std::exit(1);
+}
+
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
 {
     if (value < lo || value > hi)

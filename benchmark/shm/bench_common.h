@@ -63,6 +63,12 @@ double TimerOverheadNs();
 // and what to try, on stderr; unlinks our segments; exit 1.
 [[noreturn]] void Fail(int ret, const char* what);
 
+// If `ret` is the death of the peer process (-EPIPE, recorded in `err` as the
+// call "peer process" with what ended it): unlinks our segments, one line
+// "<program>: the peer process died: <what>; nothing is left behind", exit 1.
+// Otherwise returns. Call it once the peer is stopped.
+void ExitIfPeerDied(int ret, const shmb_error_t& err);
+
 // Checks lo <= value <= hi for an integer flag, else FlagError.
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 

@@ -200,13 +200,7 @@ int main(int argc, char** argv)
                 shmb_segment_unlink_all();
                 return 1;
             }
-            const shmb_error_t* err = shmb_error_last();
-            if (ret == -EPIPE && err->call && std::string(err->call) == "peer process") {
-                std::fprintf(stderr, "%s: the peer process died (%s); the run stopped, nothing is left behind\n",
-                             argv[0], err->object);
-                shmb_segment_unlink_all();
-                return 1;
-            }
+            shmb::ExitIfPeerDied(ret, *shmb_error_last());
             if (ret < 0)
                 shmb::Fail(ret, "the lookup benchmark");
         }

@@ -124,11 +124,7 @@ bool g_peer_started;
         const shmb_error_t saved = *shmb_error_last();
         shmb_peer_stop(&g_peer);
         g_peer_started = false;
-        if (ret == -EPIPE && saved.call && std::strcmp(saved.call, "peer process") == 0) {
-            shmb_segment_unlink_all();
-            std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", program, saved.object);
-            std::exit(1);
-        }
+        shmb::ExitIfPeerDied(ret, saved);
         shmb_error_clear();
         if (saved.call)
             shmb_error_record(saved.call, saved.err, saved.object);

@@ -99,13 +99,8 @@ bool g_peer_started;
 {
     if (g_peer_started) {
         const shmb_error_t saved = *shmb_error_last();
-        if (ret == -EPIPE && saved.call && std::strcmp(saved.call, "peer process") == 0) {
-            shmb_peer_stop(&g_peer);
-            shmb_segment_unlink_all();
-            std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", program, saved.object);
-            std::exit(1);
-        }
         shmb_peer_stop(&g_peer);
+        shmb::ExitIfPeerDied(ret, saved);
         shmb_error_clear();
         if (saved.call)
             shmb_error_record(saved.call, saved.err, saved.object);
