@@ -413,6 +413,23 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err)
     std::exit(1);
 }
 
+void FailRun(int ret, shmb_peer_t* peer, const char* why, const char* check, const char* what)
+{
+    const shmb_error_t saved = *shmb_error_last();
+    if (peer)
+        shmb_peer_stop(peer);
+    ExitIfPeerDied(ret, saved);
+    shmb_error_clear();
+    if (saved.call)
+        shmb_error_record(saved.call, saved.err, saved.object);
+    if (ret == -EPROTO && why[0]) {
+        shmb_segment_unlink_all();
+        std::fprintf(stderr, "%s: %s, no number reported: %s\n", g_program.c_str(), check, why);
+        std::exit(1);
+    }
+    Fail(ret, what);
+}
+
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
 {
     if (value < lo || value > hi)

@@ -69,6 +69,12 @@ double TimerOverheadNs();
 // Otherwise returns. Call it once the peer is stopped.
 void ExitIfPeerDied(int ret, const shmb_error_t& err);
 
+// Exits 1 after a failed run: stops a started peer first (NULL: none), the
+// run's error kept for the message. A dead peer is ExitIfPeerDied's line; a
+// failed check (-EPROTO with a reason in `why`) is "<program>: <check>, no
+// number reported: <why>"; anything else Fail(ret, what).
+[[noreturn]] void FailRun(int ret, shmb_peer_t* peer, const char* why, const char* check, const char* what);
+
 // Checks lo <= value <= hi for an integer flag, else FlagError.
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 

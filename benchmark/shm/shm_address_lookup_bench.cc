@@ -195,14 +195,8 @@ int main(int argc, char** argv)
             cfg.num_segments = n;
             char why[256] = "";
             int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
-            if (ret == -EPROTO) {
-                std::fprintf(stderr, "%s: wrong translation, no number reported: %s\n", argv[0], why);
-                shmb_segment_unlink_all();
-                return 1;
-            }
-            shmb::ExitIfPeerDied(ret, *shmb_error_last());
             if (ret < 0)
-                shmb::Fail(ret, "the lookup benchmark");
+                shmb::FailRun(ret, nullptr, why, "wrong translation", "the lookup benchmark");
         }
     }
 

@@ -116,27 +116,6 @@ void AddNotes(shmb_report_t* report, const shmb_alloc_config_t& cfg, const std::
 shmb_peer_t g_peer;
 bool g_peer_started;
 
-// Exits 1 after a failed run: with a peer, ends it first (the error of the
-// run kept for the message), and a dead peer is one line of its own.
-[[noreturn]] void FailRun(int ret, const char* program, const char* why)
-{
-    if (g_peer_started) {
-        const shmb_error_t saved = *shmb_error_last();
-        shmb_peer_stop(&g_peer);
-        g_peer_started = false;
-        shmb::ExitIfPeerDied(ret, saved);
-        shmb_error_clear();
-        if (saved.call)
-            shmb_error_record(saved.call, saved.err, saved.object);
-    }
-    if (ret == -EPROTO && why[0]) {
-        shmb_segment_unlink_all();
-        std::fprintf(stderr, "%s: wrong allocation, no number reported: %s\n", program, why);
-        std::exit(1);
-    }
-    shmb::Fail(ret, "the allocation benchmark");
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -205,8 +184,6 @@ int main(int argc, char** argv)
     shmb::WarnIfOversubscribed(cfg.threads);
     shmb::CheckShmSpace("max_size_kb", need);
 
-    const char* slash = std::strrchr(argv[0], '/');
-    const char* program = slash ? slash + 1 : argv[0];
     if (FLAGS_peer_process) {
         ret = shmb_alloc_peer_start(&g_peer, cfg.shm_prefix);
         if (ret < 0)
@@ -220,13 +197,13 @@ int main(int argc, char** argv)
         char why[256] = "";
         ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
         if (ret < 0)
-            FailRun(ret, program, why);
+            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "wrong allocation", "the allocation benchmark");
     }
     if (g_peer_started) {
         ret = shmb_peer_stop(&g_peer);
         g_peer_started = false;
         if (ret < 0)
-            FailRun(ret, program, "");
+            shmb::FailRun(ret, nullptr, "", "wrong allocation", "the allocation benchmark");
     }
 
     shmb_report_t report = {};

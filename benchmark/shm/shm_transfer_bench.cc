@@ -93,26 +93,6 @@ uint64_t MaxSizeKb(const char** flag)
 shmb_peer_t g_peer;
 bool g_peer_started;
 
-// Exits 1 after a failed run: with a peer, ends it first (the error of the
-// run kept for the message), and a dead peer is one line of its own.
-[[noreturn]] void FailRun(int ret, const char* program, const char* why)
-{
-    if (g_peer_started) {
-        const shmb_error_t saved = *shmb_error_last();
-        shmb_peer_stop(&g_peer);
-        shmb::ExitIfPeerDied(ret, saved);
-        shmb_error_clear();
-        if (saved.call)
-            shmb_error_record(saved.call, saved.err, saved.object);
-    }
-    if (ret == -EPROTO && why[0]) {
-        shmb_segment_unlink_all();
-        std::fprintf(stderr, "%s: a check failed, no number reported: %s\n", program, why);
-        std::exit(1);
-    }
-    shmb::Fail(ret, "the transfer benchmark");
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -161,8 +141,6 @@ int main(int argc, char** argv)
     shmb_transfer_bench_shm_bytes(&cfg, &need);
     shmb::CheckShmSpace(max_flag, need);
 
-    const char* slash = std::strrchr(argv[0], '/');
-    const char* program = slash ? slash + 1 : argv[0];
     if (FLAGS_peer_process) {
         int ret = shmb_transfer_bench_peer_start(&g_peer, cfg.shm_prefix);
         if (ret < 0)
@@ -175,13 +153,13 @@ int main(int argc, char** argv)
         char why[256] = "";
         int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
         if (ret < 0)
-            FailRun(ret, program, why);
+            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "a check failed", "the transfer benchmark");
     }
     if (g_peer_started) {
         int ret = shmb_peer_stop(&g_peer);
         g_peer_started = false;
         if (ret < 0)
-            FailRun(ret, program, "");
+            shmb::FailRun(ret, nullptr, "", "a check failed", "the transfer benchmark");
     }
 
     static std::string translated;
