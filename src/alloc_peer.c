@@ -43,23 +43,12 @@ uint64_t shmb_alloc_peer_tag(uint64_t seed, uint64_t index)
  * Nothing is registered: the peer never unlinks the owner's names. */
 static int posix_attach(const char *name, uint64_t bytes, void **addr, int *fd)
 {
-    int f = shm_open(name, O_RDWR, 0);
+    int f = shmb_segment_open_existing(name, bytes);
     if (f < 0)
-        return shmb_error_record("shm_open", errno, name);
-    struct stat st;
-    int ret = 0;
-    if (fstat(f, &st) != 0) {
-        ret = shmb_error_record("fstat", errno, name);
-    } else if ((uint64_t)st.st_size != bytes) {
-        char what[SHMB_ERROR_OBJECT_MAX];
-        snprintf(what, sizeof(what), "%.200s: %lld bytes, expected %llu", name, (long long)st.st_size,
-                 (unsigned long long)bytes);
-        ret = shmb_error_record("fstat size check", EPROTO, what);
-    }
-    void *p = MAP_FAILED;
-    if (ret == 0 && (p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0)) == MAP_FAILED)
-        ret = shmb_error_record("mmap", errno, name);
-    if (ret < 0) {
+        return f;
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+    if (p == MAP_FAILED) {
+        int ret = shmb_error_record("mmap", errno, name);
         close(f);
         return ret;
     }

@@ -359,6 +359,28 @@ static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
     return ret;
 }
 
+int shmb_segment_open_existing(const char *name, uint64_t bytes)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return shmb_error_record("shm_open", errno, name);
+    struct stat st;
+    int ret = 0;
+    if (fstat(fd, &st) != 0) {
+        ret = shmb_error_record("fstat", errno, name);
+    } else if ((uint64_t)st.st_size != bytes) {
+        char what[SHMB_ERROR_OBJECT_MAX];
+        snprintf(what, sizeof(what), "%.200s: %lld bytes, expected %llu", name, (long long)st.st_size,
+                 (unsigned long long)bytes);
+        ret = shmb_error_record("fstat size check", EPROTO, what);
+    }
+    if (ret < 0) {
+        close(fd);
+        return ret;
+    }
+    return fd;
+}
+
 int shmb_segment_create(shmb_segment_t *seg, const char *prefix, size_t size,
                         uint64_t *open_ns, uint64_t *truncate_ns)
 {

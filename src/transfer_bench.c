@@ -533,21 +533,13 @@ static int attach(shmb_segment_t *seg, const char *name, uint64_t size)
 {
     snprintf(seg->name, sizeof(seg->name), "%s", name);
     seg->size = (size_t)size;
-    seg->fd = shm_open(name, O_RDWR, 0);
-    if (seg->fd < 0)
-        return shmb_error_record("shm_open", errno, name);
-    struct stat st;
-    int ret = 0;
-    if (fstat(seg->fd, &st) != 0) {
-        ret = shmb_error_record("fstat", errno, name);
-    } else if ((uint64_t)st.st_size != size) {
-        char what[SHMB_ERROR_OBJECT_MAX];
-        snprintf(what, sizeof(what), "%s: %lld bytes, expected %llu", name, (long long)st.st_size,
-                 (unsigned long long)size);
-        ret = shmb_error_record("fstat size check", EPROTO, what);
+    seg->fd = shmb_segment_open_existing(name, size);
+    if (seg->fd < 0) {
+        int ret = seg->fd;
+        seg->fd = -1;
+        return ret;
     }
-    if (ret == 0)
-        ret = shmb_segment_map(seg, NULL);
+    int ret = shmb_segment_map(seg, NULL);
     int rc = shmb_segment_close(seg, NULL);
     return ret < 0 ? ret : rc;
 }

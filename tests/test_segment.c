@@ -288,6 +288,31 @@ static void check_signal_cleans_up(int sig)
     close(pipefd[1]);
 }
 
+/* A receiver opens another process's segment by name, its size checked. */
+static void test_open_existing(void **state)
+{
+    (void)state;
+    shmb_segment_t seg;
+    assert_int_equal(shmb_segment_create(&seg, PREFIX, 8192, NULL, NULL), 0);
+    size_t registered = shmb_segment_registered();
+    int fd = shmb_segment_open_existing(seg.name, 8192);
+    assert_true(fd >= 0 && fd != seg.fd);
+    assert_int_equal(shmb_segment_registered(), registered); /* nothing registered */
+    close(fd);
+    int probe = dup(0); /* the lowest free descriptor: a leak would take it */
+    close(probe);
+    assert_int_equal(shmb_segment_open_existing(seg.name, 4096), -EPROTO);
+    assert_string_equal(shmb_error_last()->call, "fstat size check");
+    assert_non_null(strstr(shmb_error_last()->object, ": 8192 bytes, expected 4096"));
+    assert_int_equal(dup(0), probe);
+    close(probe);
+    char name[sizeof(seg.name)];
+    snprintf(name, sizeof(name), "%s", seg.name);
+    assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
+    assert_int_equal(shmb_segment_open_existing(name, 8192), -ENOENT); /* unlinked */
+    assert_string_equal(shmb_error_last()->call, "shm_open");
+}
+
 /* Every signal whose default action ends the process cleans up. */
 static void test_fatal_signals_clean_up(void **state)
 {
@@ -694,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_map_failure_is_recorded),
         cmocka_unit_test(test_release_keeps_the_name),
         cmocka_unit_test(test_unlink_all),
+        cmocka_unit_test(test_open_existing),
         cmocka_unit_test(test_registry_holds_many),
         cmocka_unit_test(test_fatal_signals_clean_up),
         cmocka_unit_test(test_signal_while_threads_create),

@@ -116,6 +116,14 @@ int shmb_segment_first_write(void *addr, size_t bytes);
  * reserved. Needs the descriptor open. Returns 0 or -errno (fstat). */
 int shmb_segment_allocated(const shmb_segment_t *seg, uint64_t *bytes);
 
+/* Opens a segment another process created, as its receiver does:
+ * shm_open(name, O_RDWR) and fstat, whose size must be `bytes`. Nothing is
+ * registered (a receiver never unlinks the owner's names). Returns the
+ * descriptor, or -errno recorded as "shm_open", "fstat", or "fstat size
+ * check" (-EPROTO, object "<name>: <size> bytes, expected <bytes>"); on
+ * failure no descriptor is left open. */
+int shmb_segment_open_existing(const char *name, uint64_t bytes);
+
 /* Installs the handlers that unlink every registered segment and tracked file
  * and then let the signal take its default action (see the top of this file
  * for the list), and ignores SIGXFSZ so that a segment above the file-size
