@@ -70,21 +70,29 @@ grep -q "^# step -: throughput" "$work/t.txt" && ok || fail "no note saying the 
 grep -q "^# step latency" "$work/t.txt" && fail "a latency note without latency rows" || ok
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
 
-# Both kinds: every path's throughput row, then its latency row; names say which.
-"$bin" "${quick[@]}" --lookup_mode=both --placement=random --format=json >"$work/b.json" 2>"$work/b.err" \
-  || fail "both run: $(cat "$work/b.err")"
-"$python" -c '
+# both_rows JSON SUFFIX THREADS: every path's throughput row, then its latency
+# row (names ending SUFFIX), mooncake's first_use (one thread) after its own;
+# every other row verified and run on THREADS threads.
+both_rows() {
+  "$python" -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"]
+suffix, threads = sys.argv[2], int(sys.argv[3])
 names = [x["name"] for x in b]
 want = []
 for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic"):
-    want += ["shm_lookup/%s/segments:20" % s, "shm_lookup/%s/latency/segments:20" % s]
+    want += ["shm_lookup/%s/segments:20%s" % (s, suffix), "shm_lookup/%s/latency/segments:20%s" % (s, suffix)]
     if s == "mooncake":
         want.append("shm_lookup/mooncake/first_use/segments:20")
 assert names == want, names
-assert all(x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
-' "$work/b.json" && ok || fail "rows of --lookup_mode=both"
+assert all(x["threads"] == threads and x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
+' "$@"
+}
+
+# Both kinds: every path's throughput row, then its latency row; names say which.
+"$bin" "${quick[@]}" --lookup_mode=both --placement=random --format=json >"$work/b.json" 2>"$work/b.err" \
+  || fail "both run: $(cat "$work/b.err")"
+both_rows "$work/b.json" "" 1 && ok || fail "rows of --lookup_mode=both"
 "$bin" "${quick[@]}" --lookup_mode=latency --strategies=arithmetic,linear >"$work/l.txt" 2>/dev/null \
   || fail "latency run"
 table_rows "$work/l.txt" | awk '{print $2, $3}' | tr '\n' ' ' | grep -qx "linear latency arithmetic latency " \
@@ -98,18 +106,7 @@ expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=257
 "$bin" "${quick[@]}" --threads=2 --lookup_mode=both --format=json >"$work/th.json" 2>"$work/th.err" \
   || fail "--threads=2 run: $(cat "$work/th.err")"
-"$python" -c '
-import json, sys
-b = json.load(open(sys.argv[1]))["benchmarks"]
-names = [x["name"] for x in b]
-want = []
-for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic"):
-    want += ["shm_lookup/%s/segments:20/threads:2" % s, "shm_lookup/%s/latency/segments:20/threads:2" % s]
-    if s == "mooncake":
-        want.append("shm_lookup/mooncake/first_use/segments:20")
-assert names == want, names
-assert all(x["threads"] == 2 and x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
-' "$work/th.json" && ok || fail "rows of --threads=2"
+both_rows "$work/th.json" /threads:2 2 && ok || fail "rows of --threads=2"
 "$bin" "${quick[@]}" --threads=2 --system=flowipc_jemalloc >"$work/ths.txt" 2>/dev/null || fail "--threads=2 --system run"
 grep -q "^# threads: 2 at once" "$work/ths.txt" && ok || fail "no threads note"
 table_rows "$work/ths.txt" | awk '$2 == "-" && $3 == 2 {found=1} END {exit !found}' \
