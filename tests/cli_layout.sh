@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The output's layout, held against a committed reference: for each binary's
+# default run, a --system run and a --peer_process run, the header lines (the
+# machine's facts as keys only), the column header, every row's key columns
+# and the shape of its values (a number is N, a '-' stays), every note, and
+# the JSON row names. Figures and counts are free to change; anything else a
+# user diffs or a script pairs on is not.
+#   cli_layout.sh BIN_DIR SOURCE_DIR [--update]  (--update rewrites the reference)
+bindir=$1
+srcdir=$2
+update=${3:-}
+source "$(dirname "$0")/cli_lib.sh"
+refdir=$srcdir/tests/layout
+prefix=shmb_cli_layout_$$_
+
+# The layout of a table on stdin: facts of the machine and the build reduced
+# to their key; in rows, columns from `iterations` on have numbers as N.
+table_layout() {
+  awk '
+    /^# (date|host|cpu|caches|kernel|clocksource|cpu governor|transparent hugepages|\/dev\/shm|glibc|timer overhead|build|commit|pinned|load):/ {
+      sub(/:.*/, ": *"); print; next }
+    /^#/ { gsub(/[0-9]+(\.[0-9]+)?/, "N"); print; next }
+    !cols { cols = 1; for (i = 1; i <= NF; i++) if ($i == "iterations") first = i; print; next }
+    { line = $1
+      for (i = 2; i <= NF; i++) {
+        f = $i
+        if (i >= first) gsub(/[0-9]+(\.[0-9]+)?/, "N", f)
+        line = line " " f }
+      print line }'
+}
+
+# The row names of a JSON file, in order.
+json_names() {
+  grep -o '"name": *"[^"]*"' "$1" | sed 's/"name": *//'
+}
+
+run_case() {
+  local name=$1 bin=$2
+  shift 2
+  local out=$work/$name
+  if ! "$bindir/$bin" --shm_prefix=/$prefix "$@" --json_out="$out.json" >"$out.txt" 2>"$out.err"; then
+    fail "$name: exit $? ($(head -1 "$out.err"))"
+    return
+  fi
+  { table_layout <"$out.txt"; echo "== json"; json_names "$out.json"; } >"$out.layout"
+  if [ "$update" = --update ]; then
+    cp "$out.layout" "$refdir/$name.layout"
+    ok
+  elif diff -u "$refdir/$name.layout" "$out.layout" >"$out.diff"; then
+    ok
+  else
+    fail "$name: layout differs from tests/layout/$name.layout:"
+    head -40 "$out.diff" >&2
+  fi
+}
+
+alloc=(--num_iterations=20)
+lookup=(--num_lookups=1000 --min_time_ms=1)
+transfer=(--num_transfers=5 --time_per_size_ms=10)
+run_case alloc_default shm_allocation_bench "${alloc[@]}"
+run_case alloc_system shm_allocation_bench "${alloc[@]}" --system=mooncake
+run_case alloc_peer shm_allocation_bench "${alloc[@]}" --peer_process
+run_case lookup_default shm_address_lookup_bench "${lookup[@]}"
+run_case lookup_system shm_address_lookup_bench "${lookup[@]}" --system=flowipc_jemalloc
+run_case lookup_peer shm_address_lookup_bench "${lookup[@]}" --peer_process
+run_case transfer_default shm_transfer_bench "${transfer[@]}"
+run_case transfer_system shm_transfer_bench "${transfer[@]}" --system=mooncake
+run_case transfer_peer shm_transfer_bench "${transfer[@]}" --peer_process
+
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left under /$prefix"
+echo "cli_layout: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
