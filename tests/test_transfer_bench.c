@@ -19,7 +19,7 @@
 
 #include "shmbench/error.h"
 #include "shmbench/segment.h"
-#include "shmbench/transfer_bench.h"
+#include "../src/transfer_internal.h"
 
 #define PREFIX "/shmb_test_transfer_"
 
