@@ -1,3 +1,9 @@
+/*
+ * Tests of the transfer driver: the run and its rows in one process
+ * (src/transfer_bench.c), then the same run with the copies in a peer, and
+ * the peer's protocol itself (src/transfer_peer.c). The private header gives
+ * the sizes helper, the protocol's commands and its data-area size.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -342,6 +348,26 @@ static void test_translated(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+static void test_bad_config(void **state)
+{
+    (void)state;
+    shmb_rows_t rows = {0};
+    char why[256];
+    shmb_transfer_config_t c = small();
+    c.num_transfers = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    c = small();
+    c.threads = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    c = small();
+    c.transfer_size_kb = 2048;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* ---- with a peer (src/transfer_peer.c) ---- */
+
 static shmb_peer_t start_peer(void)
 {
     shmb_peer_t peer;
@@ -394,22 +420,28 @@ static void test_peer_rows(void **state)
     shmb_rows_free(&local);
 }
 
-/* More samples than one reply of the data area holds come back whole. */
+/* More samples than one reply of the data area holds come back whole. A
+ * sample is a batch of at least 2 us, so 4 KB copies (batches of at most
+ * 256 of them here) need millions of transfers to make that many. */
 static void test_peer_many_samples(void **state)
 {
     (void)state;
+    const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;
     c.max_transfer_size_kb = 4;
-    c.num_transfers = 3 * SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double) + 5;
-    c.timer_overhead_ns = 0; /* one transfer per batch: a sample each */
+    c.num_transfers = 300 * per_reply;
+    c.timer_overhead_ns = 0; /* the shortest batches: the most samples */
     c.time_per_size_ms = 1e6;
     shmb_rows_t rows = {0};
     char why[256] = "";
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 1);
     assert_int_equal(rows.v[0].iterations, c.num_transfers);
+    if (rows.v[0].ns.count <= per_reply)
+        fail_msg("%zu samples fit in one reply (%llu): the test tells nothing", rows.v[0].ns.count,
+                 (unsigned long long)per_reply);
     stop_peer(&peer);
     shmb_rows_free(&rows);
 }
@@ -506,6 +538,58 @@ static void test_peer_cold(void **state)
     shmb_rows_free(&rows);
 }
 
+/* The peer's handler refuses commands out of order or out of range, and
+ * serves a run afterwards: nothing of a refused command stays. */
+static void test_peer_bad_commands(void **state)
+{
+    (void)state;
+    shmb_peer_t peer = start_peer();
+    uint64_t res[SHMB_PEER_RESULTS];
+    struct { uint32_t op; uint64_t a0, a1, a2; const char *name; int want; } bad[] = {
+        {SHMB_TRANSFER_OP_SETUP, 0, 0, 0, NULL, -EINVAL},             /* nothing attached */
+        {SHMB_TRANSFER_OP_COPY, SHMB_COPY_MEMCPY, 4096, 0, NULL, -EINVAL}, /* not set up */
+        {SHMB_TRANSFER_OP_COLD, SHMB_COPY_MEMCPY, 4096, 0, DECOY, -EINVAL},
+        {SHMB_TRANSFER_OP_SAMPLES, 0, 0, 0, NULL, -EINVAL},           /* none taken */
+        {SHMB_TRANSFER_OP_ATTACH, 2, 4096, 0, DECOY, -EINVAL},        /* neither src nor dst */
+        {SHMB_TRANSFER_OP_ATTACH, 0, 0, 0, DECOY, -EINVAL},           /* no bytes */
+        {SHMB_TRANSFER_OP_ATTACH, 0, 4096, 0, DECOY, -ENOENT},        /* no such segment */
+        {SHMB_TRANSFER_OP_DETACH + 1, 0, 0, 0, NULL, -EINVAL},        /* no such command */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int ret = shmb_peer_command(&peer, bad[i].op, bad[i].a0, bad[i].a1, bad[i].a2, 0, bad[i].name, res);
+        if (ret != bad[i].want)
+            fail_msg("command %zu (op %u): %d, expected %d", i, bad[i].op, ret, bad[i].want);
+    }
+    /* attached, a config the run refuses is refused in the peer too */
+    int fd = shm_open(DECOY, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 4096), 0);
+    close(fd);
+    for (uint64_t which = 0; which < 2; which++)
+        assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_ATTACH, which, 4096, 0, 0, DECOY, res), 0);
+    shm_unlink(DECOY);
+    shmb_transfer_config_t c = small();
+    c.threads = 0;
+    memcpy(peer.data, &c, sizeof(c));
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, 0, NULL, res), -EINVAL);
+    c = small();
+    c.translate = 1;
+    c.num_segments = 10;
+    c.cold = 1;
+    memcpy(peer.data, &c, sizeof(c));
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, 0, NULL, res), -EINVAL);
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_DETACH, 0, 0, 0, 0, NULL, res), 0);
+    c = small();
+    c.peer = &peer;
+    c.max_transfer_size_kb = 8;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 2);
+    stop_peer(&peer);
+    shmb_rows_free(&rows);
+}
+
 /* A peer that died: -EPIPE (recorded as the peer process), nothing left. */
 static void test_peer_dead(void **state)
 {
@@ -532,24 +616,6 @@ static void test_peer_dead(void **state)
     assert_true(with - without == (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES);
 }
 
-static void test_bad_config(void **state)
-{
-    (void)state;
-    shmb_rows_t rows = {0};
-    char why[256];
-    shmb_transfer_config_t c = small();
-    c.num_transfers = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c = small();
-    c.threads = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c = small();
-    c.transfer_size_kb = 2048;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(), 0);
-}
-
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -570,13 +636,14 @@ int main(void)
         cmocka_unit_test(test_cold_in_full_shm),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_translated),
+        cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_peer_rows),
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),
         cmocka_unit_test(test_peer_checked),
         cmocka_unit_test(test_peer_cold),
+        cmocka_unit_test(test_peer_bad_commands),
         cmocka_unit_test(test_peer_dead),
-        cmocka_unit_test(test_bad_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
