@@ -12,7 +12,7 @@ prefix=shmb_cli_system_$$_
 common=(--shm_prefix=/$prefix --seed=3)
 
 declare -A args=(
-  [shm_allocation_bench]="--num_iterations=20 --min_size_kb=4 --max_size_kb=16 --touch"
+  [shm_allocation_bench]="--num_iterations=20 --min_size_kb=4 --max_size_kb=8 --touch"
   [shm_address_lookup_bench]="--sweep_segments=1,10,100 --num_lookups=1000 --min_time_ms=2"
   [shm_transfer_bench]="--max_transfer_size_mb=1 --num_transfers=50 --time_per_size_ms=20"
 )
