@@ -419,7 +419,7 @@ void shmb_transfer_bench_copier_stop(run_t *r)
 
 /* src and dst created, reserved, mapped, src filled and dst poisoned; the
  * copier started here or in the peer. */
-static int setup(run_t *r, uint64_t max)
+static int prepare(run_t *r, uint64_t max)
 {
     int ret = shmb_segment_create(&r->src, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
     if (ret < 0)
@@ -462,7 +462,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     run_t r;
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
-    int ret = setup(&r, sizes[nsizes - 1]);
+    int ret = prepare(&r, sizes[nsizes - 1]);
     for (int i = 0; i < nsizes && ret == 0; i++) {
         for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++) {
             if (!cfg->run[m])

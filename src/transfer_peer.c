@@ -101,12 +101,12 @@ int shmb_transfer_peer_detach(run_t *r)
 
 /* ---- the peer's side ---- */
 
-/* The peer's copier: the owner's config and the run it copies with. */
-typedef struct peer_copier {
+/* The peer's state: the owner's config and the run it copies with. */
+typedef struct receiver {
     shmb_transfer_config_t cfg; /* the owner's, as SETUP sent it */
     run_t r;                    /* r.cfg is &cfg once set up */
     char why[8];                /* the owner writes the reasons */
-} peer_copier_t;
+} receiver_t;
 
 /* Attaches the owner's segment `name` as an unrelated process would:
  * shm_open(O_RDWR), an fstat size check, mmap; the descriptor is closed once
@@ -149,7 +149,7 @@ static int on_attach(run_t *r, const shmb_peer_cmd_t *cmd)
     return ret;
 }
 
-static int on_setup(peer_copier_t *p, const void *data, size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
+static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
 {
     run_t *r = &p->r;
     if (r->cfg || !r->src.addr || !r->dst.addr || data_bytes < sizeof(p->cfg))
@@ -210,7 +210,7 @@ static int on_samples(const run_t *r, uint64_t first, void *data, size_t data_by
     return 0;
 }
 
-static int on_detach(peer_copier_t *p)
+static int on_detach(receiver_t *p)
 {
     shmb_transfer_bench_copier_stop(&p->r);
     int ret = 0;
@@ -223,11 +223,11 @@ static int on_detach(peer_copier_t *p)
     return ret;
 }
 
-/* The peer's handler; ctx is its own copy of the owner's peer_copier_t. */
+/* The peer's handler; ctx is its own copy of the owner's receiver_t. */
 static int handle_command(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
                           uint64_t result[SHMB_PEER_RESULTS])
 {
-    peer_copier_t *p = ctx;
+    receiver_t *p = ctx;
     switch (cmd->op) {
     case SHMB_TRANSFER_OP_ATTACH: return on_attach(&p->r, cmd);
     case SHMB_TRANSFER_OP_SETUP: return on_setup(p, data, data_bytes, result);
@@ -241,11 +241,11 @@ static int handle_command(void *ctx, const shmb_peer_cmd_t *cmd, void *data, siz
 
 int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
 {
-    peer_copier_t *copier = calloc(1, sizeof(*copier));
-    if (!copier)
+    receiver_t *receiver = calloc(1, sizeof(*receiver));
+    if (!receiver)
         return -ENOMEM;
-    shmb_transfer_bench_run_init(&copier->r, NULL, copier->why, sizeof(copier->why));
-    int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, handle_command, copier);
-    free(copier); /* the peer has its own copy */
+    shmb_transfer_bench_run_init(&receiver->r, NULL, receiver->why, sizeof(receiver->why));
+    int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, handle_command, receiver);
+    free(receiver); /* the peer has its own copy */
     return ret;
 }
