@@ -158,7 +158,7 @@ static void test_rows_and_cleanup(void **state)
     char why[256] = "";
     fallocate_calls = 0;
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x hot, cold */
+    assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x warm, cold */
     /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
      * each allocated their pages inside the timed copy (the run also checks
      * that each held none before it, all after) */
@@ -182,7 +182,7 @@ static void test_rows_and_cleanup(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --num_transfers=N does N transfers, hot (in batches: 1000 was 1024 once)
+/* --num_transfers=N does N transfers, warm (in batches: 1000 was 1024 once)
  * and cold, when the time budget does not end first. */
 static void test_exact_transfers(void **state)
 {
@@ -264,7 +264,7 @@ static int cold_full(int threads, int in_peer)
         return 16;
     if (count_ours() != 0 || shmb_segment_registered() != 0)
         return 13;
-    return rows.n == 1 && strcmp(rows.v[0].step, "") == 0 ? 0 : 14; /* the hot row only */
+    return rows.n == 1 && strcmp(rows.v[0].step, "") == 0 ? 0 : 14; /* the warm row only */
 }
 
 static void test_cold_in_full_shm(void **state)
