@@ -167,11 +167,18 @@ static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t
     return ret;
 }
 
+/* A copy of size bytes of src with method m can run: set up, a method this
+ * machine has, size within src. */
+static int copy_can_run(const run_t *r, uint64_t m, uint64_t size)
+{
+    return r->cfg && m < SHMB_COPY_METHODS && shmb_copy_kernel((shmb_copy_method_t)m) && size > 0 &&
+           size <= r->src.size;
+}
+
 static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
     const uint64_t m = cmd->arg[0], size = cmd->arg[1], timed = cmd->arg[2];
-    if (!r->cfg || m >= SHMB_COPY_METHODS || !shmb_copy_kernel((shmb_copy_method_t)m) || size == 0 ||
-        size > r->src.size || size > r->dst.size || timed > 1)
+    if (!copy_can_run(r, m, size) || size > r->dst.size || timed > 1)
         return -EINVAL;
     uint64_t done = 0;
     int ret = shmb_transfer_bench_copy(r, (shmb_copy_method_t)m, size, (int)timed, &done);
@@ -186,8 +193,7 @@ static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PE
 static int on_cold(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
     const uint64_t m = cmd->arg[0], size = cmd->arg[1];
-    if (!r->cfg || m >= SHMB_COPY_METHODS || !shmb_copy_kernel((shmb_copy_method_t)m) || size == 0 ||
-        size > r->src.size)
+    if (!copy_can_run(r, m, size))
         return -EINVAL;
     shmb_segment_t fresh = {.fd = -1, .slot = -1};
     int ret = attach_by_name(&fresh, cmd->name, size);

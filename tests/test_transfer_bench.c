@@ -578,6 +578,23 @@ static void test_peer_bad_commands(void **state)
     c.cold = 1;
     memcpy(peer.data, &c, sizeof(c));
     assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, 0, NULL, res), -EINVAL);
+    /* set up, copies outside the method list, the buffers or the two modes */
+    c = small();
+    memcpy(peer.data, &c, sizeof(c));
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, 0, NULL, res), 0);
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, 0, NULL, res), -EINVAL);
+    const uint64_t copies[][3] = {{SHMB_COPY_METHODS, 4096, 0}, {SHMB_COPY_MEMCPY, 0, 0},
+                                  {SHMB_COPY_MEMCPY, 8192, 0}, {SHMB_COPY_MEMCPY, 4096, 2}};
+    for (size_t i = 0; i < 4; i++)
+        if (shmb_peer_command(&peer, SHMB_TRANSFER_OP_COPY, copies[i][0], copies[i][1], copies[i][2], 0, NULL,
+                              res) != -EINVAL)
+            fail_msg("copy %zu was not refused", i);
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_COLD, SHMB_COPY_MEMCPY, 8192, 0, 0, DECOY, res),
+                     -EINVAL);
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_COPY, SHMB_COPY_MEMCPY, 4096, 0, 0, NULL, res), 0);
+    assert_int_equal(res[0], 1);
+    assert_int_equal(res[1], 0); /* one untimed transfer: no sample to fetch */
+    assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_SAMPLES, 0, 0, 0, 0, NULL, res), -EINVAL);
     assert_int_equal(shmb_peer_command(&peer, SHMB_TRANSFER_OP_DETACH, 0, 0, 0, 0, NULL, res), 0);
     c = small();
     c.peer = &peer;
