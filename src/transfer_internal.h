@@ -28,7 +28,8 @@
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
     SHMB_TRANSFER_OP_ATTACH = 1, /* name, arg0 = 0 (src) or 1 (dst), arg1 = bytes: attach and touch */
-    SHMB_TRANSFER_OP_SETUP,      /* the owner's config in the data area: copier; results: ns bits, missed */
+    SHMB_TRANSFER_OP_SETUP,      /* the owner's config in the data area: start the copier; results:
+                                  * one translation's ns (the double's bits), translations missed */
     SHMB_TRANSFER_OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else one transfer);
                                   * results: transfers, samples, translations that missed dst */
     SHMB_TRANSFER_OP_SAMPLES,    /* arg0 = first: samples from there into the data area; result: how many */
