@@ -247,7 +247,7 @@ OffsetAllocation Allocator::allocate(uint32_t size)
 // full (no allocation could use it).
 uint32_t Allocator::free(OffsetAllocation allocation)
 {
-    if (m_nodes.empty())
+    if (m_nodes.empty()) // a moved-from allocator: upstream checks it on every free
         return 0;
     const uint32_t nodeIndex = allocation.metadata;
     Node &node = m_nodes[nodeIndex];
@@ -468,7 +468,7 @@ std::optional<OffsetAllocationHandle> OffsetAllocator::allocate(size_t size)
     if (fake_size > kMaxBinSize)
         return std::nullopt;
     MutexLocker guard(&m_mutex);
-    if (!m_allocator)
+    if (!m_allocator) // never null here, but upstream tests it on every request
         return std::nullopt;
     const OffsetAllocation allocation = m_allocator->allocate(uint32_t(fake_size));
     if (allocation.isNoSpace()) {
@@ -686,7 +686,7 @@ private:
 
 // ---- include/allocator.h, src/allocator.cpp ----
 
-enum class ReplicaType { MEMORY = 0, NOF_SSD = 3 };
+enum class ReplicaType { MEMORY = 0 }; // the replica kind a memory segment's allocator serves
 
 class AllocatedBuffer;
 
@@ -735,8 +735,8 @@ private:
     std::optional<OffsetAllocationHandle> offset_handle_;
 };
 
-// Mooncake's mount example names a segment after its host: "192.168.0.137"
-// (docs); it fits std::string's inline buffer, so the metric's label copy
+// Mooncake's mount examples name a segment after its host, "192.168.0.137"
+// (Mooncake's docs); it fits std::string's inline buffer, so the metric's label copy
 // allocates nothing.
 constexpr const char *kSegmentName = "192.168.0.137";
 
@@ -761,6 +761,8 @@ private:
     const size_t base_;
     const size_t total_size_;
     std::atomic_size_t cur_size_;
+    // Unread here: kept so that the members a request reads sit where
+    // upstream's do.
     const std::string transport_endpoint_;
     const ReplicaType replica_type_;
     std::shared_ptr<OffsetAllocator> offset_allocator_;

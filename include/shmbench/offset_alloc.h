@@ -15,6 +15,9 @@
  * allocator from shared_from_this), the AllocatedBuffer from make_unique
  * (holding a weak_ptr to its OffsetBufferAllocator), the atomic size counter
  * and the master's allocated-bytes metrics (a global and a per-segment gauge).
+ * Upstream runs this in the master service, which allocates inside the
+ * segments its clients mounted; the RPC by which a client's put reaches it is
+ * not part of this model.
  *
  * It manages [base, base + bytes) of memory the caller created and mapped
  * (an SHM segment): like upstream, it keeps every piece of metadata in process
@@ -43,10 +46,11 @@ typedef struct shmb_offset_block shmb_offset_block_t; /* opaque: one live block 
 
 /* Sets up the allocator over [base, base + bytes), as the master does when a
  * segment is mounted (OffsetBufferAllocator's constructor). max_nodes caps the
- * node pool (live blocks plus free regions; one node fewer than that many
- * blocks can be live at once); 0 takes upstream's choice, bytes / 1024 clamped
- * to [2^20, 2^26]. Returns 0, -EINVAL (base NULL, bytes 0, or the range wraps)
- * or -ENOMEM. */
+ * node pool, whose nodes are the live blocks and the free regions between
+ * them: at most max_nodes - 1 blocks are live at once (upstream refuses an
+ * allocation once every node is taken, even one that would need no new node).
+ * 0 takes upstream's choice, bytes / 1024 clamped to [2^20, 2^26]. Returns 0,
+ * -EINVAL (base NULL, bytes 0, or the range wraps) or -ENOMEM. */
 int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out);
 
 /* Releases the allocator. Blocks still live stay valid objects that no longer
