@@ -412,8 +412,7 @@ namespace tent {
 // RWSpinlock (include/tent/common/concurrent/rw_spinlock.h): the same ticket
 // layout as the PR's lock, but every step is a compare-and-swap on an
 // std::atomic<uint64_t>: a reader's unlock and a writer's unlock are CAS
-// loops, not a fetch-and-add and a plain store. lock_ and padding_ are unused
-// upstream too; they keep the lock's 136 bytes. The ticket union's anonymous
+// loops, not a fetch-and-add and a plain store. The ticket union's anonymous
 // struct (not ISO C++) is named `t`.
 class RWSpinlock {
 public:
@@ -514,7 +513,9 @@ private:
     };
 
     std::atomic<uint64_t> ticket_{0};
-    std::atomic<int64_t> lock_{0};
+
+public:
+    std::atomic<int64_t> lock_{0}; // unused, as upstream: the lock keeps its 136 bytes
     uint64_t padding_[15] = {};
 };
 
