@@ -2154,6 +2154,16 @@ int relocate_one(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t
     }
 }
 
+// A C caller may store any int in the opcode; loading an enum outside its
+// enumerators' range is undefined in C++, so it is read as the int it is.
+unsigned opcode_of(const shmb_mooncake_request_t *req)
+{
+    static_assert(sizeof(shmb_mooncake_opcode_t) == sizeof(int), "a C enum is an int");
+    int op;
+    std::memcpy(&op, &req->opcode, sizeof(op));
+    return unsigned(op);
+}
+
 // Why a request failed: the translation's error, an unknown segment, or no
 // registered buffer holding the target. Only a failed request asks.
 int failure(tent::TransferEngine &engine, uint64_t target_id)
@@ -2173,7 +2183,7 @@ int submit_one(tent::TransferEngine &engine, const shmb_mooncake_request_t *req,
     if (!batch)
         return -ENOMEM;
     tent::Request request{};
-    request.opcode = req->opcode == SHMB_MOONCAKE_READ ? tent::Request::READ : tent::Request::WRITE;
+    request.opcode = opcode_of(req) == unsigned(SHMB_MOONCAKE_READ) ? tent::Request::READ : tent::Request::WRITE;
     request.source = req->source;
     request.target_id = req->target_id;
     request.target_offset = req->target_offset;
@@ -2326,7 +2336,7 @@ void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e)
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
                                 const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
 {
-    if (!e || !req || req->length == 0 || unsigned(req->opcode) > SHMB_MOONCAKE_WRITE)
+    if (!e || !req || req->length == 0 || opcode_of(req) > unsigned(SHMB_MOONCAKE_WRITE))
         return -EINVAL;
     try {
         return submit_one(e->engine, req, hooks, out);

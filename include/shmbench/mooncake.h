@@ -178,9 +178,9 @@ size_t shmb_mooncake_attached(const shmb_mooncake_t *m);
  *   1. allocateBatch(1): a Batch from the per-thread Slab free ring, its task
  *      list reserved, the progress std::recursive_mutex taken, the batch
  *      inserted into two std::unordered_sets (active, alive);
- *   2. submitTransfer: retainBatch (mutex, alive set probed, reference
- *      counted), validateTransportHint, the submit time
- *      (steady_clock::now);
+ *   2. submitTransfer of the caller's std::vector<Request> of one:
+ *      retainBatch (mutex, alive set probed, reference counted),
+ *      validateTransportHint, the submit time (steady_clock::now);
  *      resolveRequestBoundaries (merge_requests is on by default): the local
  *      descriptor snapshot (getLocal: thread-local cache, version check) and
  *      findBuffer of the source; requests grouped in an
