@@ -981,7 +981,8 @@ BufferDesc make_buffer(uint64_t addr, uint64_t length, const char *shm_path)
     return b;
 }
 
-const char *const kMachineId = "3f6c0e2a-boot:9d1b7a44c0de"; // the peer shares our host
+// getMachineID: boot_id ":" machine-id; the peer shares our host.
+const char *const kMachineId = "6f1c3b9e-2d4a-4e7b-9c1f-0a8b7d6e5f43:3d9c0f6a8b1e4c7d92a5f0e1b3c4d5e6";
 
 SegmentDesc make_segment(const std::string &name, std::vector<BufferDesc> buffers)
 {
