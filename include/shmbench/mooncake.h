@@ -211,9 +211,10 @@ size_t shmb_mooncake_attached(const shmb_mooncake_t *m);
  *      (mutex again, runtime queue off), the virtual sub-batch status read
  *      through dynamic_cast, updateTaskStatusAfterPoll;
  *   4. freeBatch: mutex, alive set, the free list, lazyFreeBatch: the
- *      batch's overall status (getBatchStatus's per-task poll and severity
- *      table), freeSubBatch (dynamic_cast, back to the Slab), both sets
- *      erased, the Batch back to its Slab.
+ *      batch's overall status (getBatchStatus, modelled as its count of
+ *      tasks already final: its alive-set probe is left out, and its
+ *      severity table serves failed tasks only), freeSubBatch (dynamic_cast,
+ *      back to the Slab), both sets erased, the Batch back to its Slab.
  * Left out, each because it costs nothing or does not run by default on a
  * CPU-only host: logging (glog at INFO is not hit on this path; the
  * "unable to find registered buffer" warning of a failed request is left
