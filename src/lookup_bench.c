@@ -1,5 +1,7 @@
 #include "shmbench/lookup_bench.h"
 
+#include "paths_internal.h"
+
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
@@ -23,23 +25,9 @@
 
 #define PAGE 4096ull
 
-/* Paths: the systems first, then the kernels (path - SHMB_LOOKUP_SYSTEMS is
- * a shmb_lookup_strategy_t). */
-enum { PATHS = SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_STRATEGIES };
-
-static const char *const system_names[SHMB_LOOKUP_SYSTEMS] = {"mooncake", "flowipc_classic",
-                                                              "flowipc_jemalloc"};
-
-const char *shmb_lookup_system_name(shmb_lookup_system_t system)
-{
-    return (unsigned)system < SHMB_LOOKUP_SYSTEMS ? system_names[system] : "unknown";
-}
-
 static const char *path_name(int path)
 {
-    return path < SHMB_LOOKUP_SYSTEMS
-               ? system_names[path]
-               : shmb_lookup_strategy_name((shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS));
+    return shmb_path_table[path].name;
 }
 
 static int path_runs(const shmb_lookup_config_t *cfg, int path)
@@ -56,17 +44,13 @@ typedef struct setup {
     uint64_t windows;
     uint64_t *expected;              /* per request: the address it was made from */
     uint64_t *expected_sum;          /* per window: the sum of its expected addresses */
-    shmb_lookup_table_t table;       /* the kernels' */
+    shmb_path_state_t state;         /* what the paths' setups made */
+    unsigned char up[SHMB_PATHS];    /* 1: path set up over state */
     shmb_segment_t *shm;             /* mooncake's real segments, by id (descriptors closed) */
     int *attach_fd;                  /* the descriptor each attach at a slot keeps open, by id (-1: none) */
     uint64_t slots;                  /* entries in attach_fd */
     uint64_t shm_created;
-    shmb_mooncake_t *mooncake;
     shmb_samples_t first_use;        /* ns of each buffer's first request (mooncake) */
-    shmb_fipc_repo_t *repo;          /* flowipc_jemalloc's pools: one per segment */
-    unsigned char *pool_base;        /* flowipc_classic's pool: our reservation in one process, the
-                                      * pool the peer attached in two */
-    size_t pool_bytes;
     shmb_lookup_request_t *made;     /* the peer's: requests as made (segment id and offset), which
                                       * aim() rewrites into each path's requests */
     uint64_t *tags;                  /* the peer's: per request, the tag the owner wrote at its word */
@@ -178,10 +162,29 @@ static int make_requests(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rng_t
 
 static void release_slots(setup_t *s);
 
+/* Sets path p up over view, to be torn down once. */
+static int path_setup(setup_t *s, int p, const shmb_path_view_t *view)
+{
+    const shmb_path_t *path = &shmb_path_table[p];
+    int ret = path->setup(path, &s->state, view);
+    if (ret == 0)
+        s->up[p] = 1;
+    return ret;
+}
+
+static void path_teardown(setup_t *s, int p)
+{
+    if (!s->up[p])
+        return;
+    shmb_path_table[p].teardown(&shmb_path_table[p], &s->state);
+    s->up[p] = 0;
+}
+
 static void teardown(setup_t *s)
 {
     release_slots(s);
-    shmb_fipc_repo_destroy(s->repo);
+    for (int p = 0; p < SHMB_PATHS; p++)
+        path_teardown(s, p);
     for (uint64_t id = 0; id < s->shm_created; id++)
         shmb_segment_destroy(&s->shm[id], NULL);
     free(s->shm);
@@ -189,8 +192,6 @@ static void teardown(setup_t *s)
     free(s->made);
     free(s->tags);
     shmb_stats_release(&s->first_use);
-    if (s->table.n)
-        shmb_lookup_fini(&s->table);
     if (s->reserved)
         munmap(s->reserved, s->reserved_bytes);
     free(s->segments);
@@ -210,8 +211,6 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
     if (p == MAP_FAILED)
         return shmb_error_record("mmap", errno, "the local address range");
     s->reserved = p;
-    s->pool_base = p;
-    s->pool_bytes = s->reserved_bytes;
     s->window = cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
     s->windows = (SHMB_LOOKUP_MIN_POOL + s->window - 1) / s->window;
     s->segments = malloc((size_t)n * sizeof(*s->segments));
@@ -227,8 +226,6 @@ static int prepare(const shmb_lookup_config_t *cfg, setup_t *s)
         for (uint64_t id = 0; id < n; id++)
             s->segments[id].local_base = s->reserved + id * (cfg->segment_size_mb << 20);
         ret = make_requests(cfg, s, &rng, slot_of);
-        if (ret == 0)
-            ret = shmb_lookup_init(&s->table, s->segments, (size_t)n);
     }
     free(slot_of);
     if (ret == -ENOMEM)
@@ -287,8 +284,7 @@ static int alloc_slots(const shmb_lookup_config_t *cfg, setup_t *s)
  * attached is reserved again, its descriptor closed. */
 static void release_slots(setup_t *s)
 {
-    shmb_mooncake_destroy(s->mooncake);
-    s->mooncake = NULL;
+    path_teardown(s, SHMB_LOOKUP_MOONCAKE);
     for (uint64_t id = 0; id < s->slots; id++) {
         if (s->attach_fd[id] < 0)
             continue;
@@ -317,40 +313,42 @@ static int create_shm(const shmb_lookup_config_t *cfg, setup_t *s)
     return ret;
 }
 
-/* Mooncake's metadata over the segments named names[id] (registered at
- * peer_base, attached at their slots, as alloc_slots made room for), then
- * each buffer's first request, in a random order, timed one by one (it
- * attaches the buffer) into s->first_use. */
-static int first_uses(const shmb_lookup_config_t *cfg, setup_t *s, const char *const *names, char *why,
-                      size_t cap)
+/* The view every path of one process's run sets up over: the segments at
+ * their slots of our reservation, mooncake's named names[id] and attached
+ * at their slots on first use, flowipc_classic's pool the reservation
+ * itself (every segment back to back). */
+static shmb_path_view_t view_of(const shmb_lookup_config_t *cfg, setup_t *s, const char *const *names)
+{
+    return (shmb_path_view_t){.segments = s->segments,
+                              .n = (size_t)cfg->num_segments,
+                              .shm_names = names,
+                              .mooncake_ops = {attach_at_slot, detach_slot, s},
+                              .pool_base = s->reserved,
+                              .pool_bytes = s->reserved_bytes};
+}
+
+/* Each buffer's first request through mooncake's model (set up, with
+ * alloc_slots' room), in a random order, timed one by one (it attaches the
+ * buffer) into s->first_use. */
+static int first_uses(const shmb_lookup_config_t *cfg, setup_t *s, char *why, size_t cap)
 {
     const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
     const uint64_t len = cfg->lookup_len_kb << 10;
-    int ret = 0;
-    shmb_mooncake_buffer_t *buffers = calloc((size_t)n, sizeof(*buffers));
     uint64_t *order = malloc((size_t)n * sizeof(*order));
-    if (!buffers || !order)
-        ret = shmb_error_record("malloc", ENOMEM, NULL);
-    for (uint64_t id = 0; ret == 0 && id < n; id++) {
-        buffers[id].addr = s->segments[id].peer_base;
-        buffers[id].length = size;
-        buffers[id].shm_path = names[id];
+    if (!order)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; id < n; id++)
         order[id] = id;
-    }
-    const shmb_mooncake_ops_t ops = {attach_at_slot, detach_slot, s};
-    if (ret == 0)
-        ret = shmb_mooncake_create(buffers, (size_t)n, SHMB_LOOKUP_MOONCAKE_TARGET_ID, SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &ops,
-                                   &s->mooncake);
     shmb_rng_t rng;
     shmb_rng_seed(&rng, cfg->seed ^ 0x6d6f6f6e63616b65ull);
-    if (ret == 0)
-        shmb_rng_shuffle(&rng, order, (size_t)n);
+    shmb_rng_shuffle(&rng, order, (size_t)n);
+    int ret = 0;
     for (uint64_t k = 0; k < n && ret == 0; k++) {
         const uint64_t id = order[k], offset = shmb_rng_below(&rng, size - len + 1);
         void *got = NULL;
         uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_mooncake_relocate(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, s->segments[id].peer_base + offset,
-                                     len, &got);
+        ret = shmb_mooncake_relocate(s->state.mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+                                     s->segments[id].peer_base + offset, len, &got);
         uint64_t t1 = shmb_clock_now_ns();
         if (ret == 0 && got != s->segments[id].local_base + offset) {
             snprintf(why, cap, "mooncake: first use of buffer %llu translated to %p, expected %p",
@@ -360,12 +358,12 @@ static int first_uses(const shmb_lookup_config_t *cfg, setup_t *s, const char *c
         if (ret == 0 && shmb_stats_append(&s->first_use, (double)(t1 - t0)) < 0)
             ret = shmb_error_record("malloc", ENOMEM, NULL);
     }
-    free(buffers);
     free(order);
     return ret;
 }
 
-/* Mooncake in one process: the real segments, then their first uses. */
+/* Mooncake in one process: the real segments, its model over them, then
+ * their first uses. */
 static int setup_mooncake(const shmb_lookup_config_t *cfg, setup_t *s, char *why, size_t cap)
 {
     int ret = create_shm(cfg, s);
@@ -374,20 +372,13 @@ static int setup_mooncake(const shmb_lookup_config_t *cfg, setup_t *s, char *why
         ret = shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t id = 0; ret == 0 && id < cfg->num_segments; id++)
         names[id] = s->shm[id].name;
+    if (ret == 0) {
+        const shmb_path_view_t view = view_of(cfg, s, names);
+        ret = path_setup(s, SHMB_LOOKUP_MOONCAKE, &view);
+    }
     if (ret == 0)
-        ret = first_uses(cfg, s, names, why, cap);
+        ret = first_uses(cfg, s, why, cap);
     free(names);
-    return ret;
-}
-
-static int setup_jemalloc_repo(const shmb_lookup_config_t *cfg, setup_t *s)
-{
-    int ret = shmb_fipc_repo_create(&s->repo);
-    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++)
-        ret = shmb_fipc_repo_insert(s->repo, (uint32_t)id, s->segments[id].local_base,
-                                    (size_t)s->segments[id].size);
-    if (ret == -ENOMEM)
-        shmb_error_record("malloc", ENOMEM, NULL);
     return ret;
 }
 
@@ -395,59 +386,16 @@ static int setup_jemalloc_repo(const shmb_lookup_config_t *cfg, setup_t *s)
 
 static void *translate(const setup_t *s, int path, const shmb_lookup_request_t *r)
 {
-    void *out = NULL;
-    switch (path) {
-    case SHMB_LOOKUP_MOONCAKE:
-        shmb_mooncake_relocate(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r->addr, r->len, &out);
-        return out;
-    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
-        return shmb_fipc_classic_to_address(s->pool_base, s->pool_bytes, r->pool_offset, r->len);
-    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
-        return shmb_fipc_repo_to_address(s->repo, r->id, r->offset, r->len);
-    default:
-        return shmb_lookup_translate(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r);
-    }
-}
-
-/* The timed call: one batch through one path; the sum of its addresses. */
-static uint64_t batch(const setup_t *s, int path, const shmb_lookup_request_t *r, size_t n)
-{
-    switch (path) {
-    case SHMB_LOOKUP_MOONCAKE:
-        return shmb_mooncake_relocate_batch(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r, n);
-    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
-        return shmb_fipc_classic_translate_batch(s->pool_base, s->pool_bytes, r, n);
-    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
-        return shmb_fipc_repo_translate_batch(s->repo, r, n);
-    default:
-        return shmb_lookup_batch(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r, n);
-    }
-}
-
-/* The latency loop: one batch through one path as a dependent chain; the
- * sum of its addresses. */
-static uint64_t chain(const setup_t *s, int path, const shmb_lookup_request_t *r, const uint64_t *expected,
-                      size_t n)
-{
-    switch (path) {
-    case SHMB_LOOKUP_MOONCAKE:
-        return shmb_mooncake_relocate_chain(s->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, r, expected, n);
-    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
-        return shmb_fipc_classic_translate_chain(s->pool_base, s->pool_bytes, r, expected, n);
-    case SHMB_LOOKUP_FLOWIPC_JEMALLOC:
-        return shmb_fipc_repo_translate_chain(s->repo, r, expected, n);
-    default:
-        return shmb_lookup_chain(&s->table, (shmb_lookup_strategy_t)(path - SHMB_LOOKUP_SYSTEMS), r,
-                                 expected, n);
-    }
+    return shmb_path_table[path].translate(&shmb_path_table[path], &s->state, r);
 }
 
 /* One timed batch of window `win`, throughput or latency. */
 static uint64_t timed_batch(const setup_t *s, int path, int latency, size_t win)
 {
+    const shmb_path_t *p = &shmb_path_table[path];
     const size_t w = (size_t)s->window;
-    return latency ? chain(s, path, s->requests + win * w, s->expected + win * w, w)
-                   : batch(s, path, s->requests + win * w, w);
+    return latency ? p->chain(p, &s->state, s->requests + win * w, s->expected + win * w, w)
+                   : p->batch(p, &s->state, s->requests + win * w, w);
 }
 
 /* The 8-byte word that holds the byte at p. */
@@ -748,15 +696,18 @@ static int run_paths(const shmb_lookup_config_t *cfg, setup_t *s, shmb_rows_t *r
                      size_t cap)
 {
     int ret = 0;
-    if (cfg->run_system[SHMB_LOOKUP_MOONCAKE])
-        ret = setup_mooncake(cfg, s, why, cap);
-    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC])
-        ret = setup_jemalloc_repo(cfg, s);
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
+        const shmb_path_view_t view = view_of(cfg, s, NULL);
+        if (p == SHMB_LOOKUP_MOONCAKE && path_runs(cfg, p))
+            ret = setup_mooncake(cfg, s, why, cap);
+        else if (path_runs(cfg, p))
+            ret = path_setup(s, p, &view);
+    }
     /* Correctness first: no path is timed unless every one translates right. */
-    for (int p = 0; p < PATHS && ret == 0; p++)
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (path_runs(cfg, p))
             ret = verify(s, p, s->window * s->windows, why, cap);
-    for (int p = 0; p < PATHS && ret == 0; p++) {
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!path_runs(cfg, p))
             continue;
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
@@ -811,10 +762,12 @@ typedef struct peer_side {
     peer_object_t *objects; /* the current group's */
     uint64_t nobjects;
     peer_block_t *blocks;   /* num_segments */
+    void *classic_pool;     /* flowipc_classic: the pool's mapping */
+    size_t classic_bytes;
     void **pool_map;        /* flowipc_jemalloc: each pool's mapping, by object index */
     int *pool_fd;
     uint64_t pools_attached;
-    shmb_samples_t samples[PATHS][KINDS];
+    shmb_samples_t samples[SHMB_PATHS][KINDS];
 } peer_side_t;
 
 /* The tag the owner writes at the 8-byte word holding the first byte of a
@@ -885,7 +838,7 @@ static int aim(peer_side_t *ps, int path, char *why, size_t cap)
         uint64_t want;
         if (path == SHMB_LOOKUP_FLOWIPC_CLASSIC) {
             r.pool_offset = b->key + r.offset;
-            want = (uint64_t)(uintptr_t)s->pool_base + r.pool_offset;
+            want = (uint64_t)(uintptr_t)s->state.pool_base + r.pool_offset;
         } else if (path == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
             uint64_t i = 0;
             while (i < ps->pools_attached && ps->objects[i].key != b->key)
@@ -915,10 +868,10 @@ static int peer_measure(peer_side_t *ps, int group, char *why, size_t cap)
     const shmb_lookup_config_t *cfg = ps->cfg;
     const uint64_t total = ps->s.window * ps->s.windows;
     int ret = 0;
-    for (int p = 0; p < PATHS && ret == 0; p++)
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (path_runs(cfg, p) && group_of(p) == group && (ret = aim(ps, p, why, cap)) == 0)
             ret = verify(&ps->s, p, total, why, cap);
-    for (int p = 0; p < PATHS && ret == 0; p++) {
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!path_runs(cfg, p) || group_of(p) != group || (ret = aim(ps, p, why, cap)) < 0)
             continue;
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
@@ -952,21 +905,20 @@ static int peer_run_segments(peer_side_t *ps, char *why, size_t cap)
     }
     for (uint64_t k = 0; k < s->window * s->windows; k++)
         s->made[k].addr = s->segments[s->made[k].id].peer_base + s->made[k].offset;
-    shmb_lookup_fini(&s->table);
-    int ret = shmb_lookup_init(&s->table, s->segments, (size_t)n);
-    if (ret == -EINVAL) {
-        snprintf(why, cap, "the owner published overlapping buffers");
-        return -EPROTO;
-    }
-    const char **names = ret == 0 ? malloc((size_t)n * sizeof(*names)) : NULL;
-    if (ret == 0 && !names)
-        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    const char **names = malloc((size_t)n * sizeof(*names));
+    int ret = names ? alloc_slots(cfg, s) : shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t id = 0; ret == 0 && id < n; id++)
         names[id] = ps->objects[id].name;
-    if (ret == 0)
-        ret = alloc_slots(cfg, s);
+    const shmb_path_view_t view = view_of(cfg, s, names);
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
+        if (path_runs(cfg, p) && group_of(p) == GROUP_SEGMENTS)
+            ret = path_setup(s, p, &view);
+    if (ret == -EINVAL) {
+        snprintf(why, cap, "the owner published overlapping buffers");
+        ret = -EPROTO;
+    }
     if (ret == 0 && cfg->run_system[SHMB_LOOKUP_MOONCAKE]) {
-        ret = first_uses(cfg, s, names, why, cap);
+        ret = first_uses(cfg, s, why, cap);
         ps->samples[SHMB_LOOKUP_MOONCAKE][KIND_SETUP] = s->first_use;
         s->first_use = (shmb_samples_t){0};
     }
@@ -993,31 +945,56 @@ static int peer_run_classic(peer_side_t *ps, char *why, size_t cap)
     uint64_t t1 = shmb_clock_now_ns();
     if (ret < 0)
         return ret;
-    ps->s.pool_base = base;
-    ps->s.pool_bytes = bytes;
+    ps->classic_pool = base;
+    ps->classic_bytes = bytes;
     if (bytes != ps->objects[0].bytes) {
         snprintf(why, cap, "flowipc_classic: the pool holds %zu bytes, the owner published %llu", bytes,
                  (unsigned long long)ps->objects[0].bytes);
         return -EPROTO;
     }
+    const shmb_path_view_t view = {.pool_base = base, .pool_bytes = bytes};
+    if ((ret = path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_CLASSIC, &view)) < 0)
+        return ret;
     if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_CLASSIC][KIND_SETUP], (double)(t1 - t0)) < 0)
         return shmb_error_record("malloc", ENOMEM, NULL);
     return peer_measure(ps, GROUP_CLASSIC, why, cap);
+}
+
+/* flowipc_jemalloc's repository over the attached pools, each under the
+ * owner's pool id, then handles. */
+static int enter_pools(peer_side_t *ps, char *why, size_t cap)
+{
+    const uint64_t n = ps->pools_attached;
+    shmb_lookup_segment_t *pools = calloc((size_t)(n ? n : 1), sizeof(*pools));
+    uint32_t *ids = calloc((size_t)(n ? n : 1), sizeof(*ids));
+    int ret = pools && ids ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; ret == 0 && i < n; i++) {
+        pools[i] = (shmb_lookup_segment_t){.size = ps->objects[i].bytes, .local_base = ps->pool_map[i]};
+        ids[i] = (uint32_t)ps->objects[i].key;
+    }
+    const shmb_path_view_t view = {.segments = pools, .n = (size_t)n, .pool_ids = ids};
+    if (ret == 0)
+        ret = path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_JEMALLOC, &view);
+    free(pools);
+    free(ids);
+    if (ret == -EEXIST || ret == -EINVAL) {
+        snprintf(why, cap, "flowipc_jemalloc: the owner published no pool, a pool id twice, or pools that overlap");
+        return -EPROTO;
+    }
+    return ret == 0 ? peer_measure(ps, GROUP_JEMALLOC, why, cap) : ret;
 }
 
 /* flowipc_jemalloc: every pool attached (each timed) and entered in our
  * repository under the owner's pool id, then handles. */
 static int peer_run_jemalloc(peer_side_t *ps, char *why, size_t cap)
 {
-    setup_t *s = &ps->s;
-    ps->pool_map = calloc((size_t)ps->nobjects, sizeof(*ps->pool_map));
-    ps->pool_fd = calloc((size_t)ps->nobjects, sizeof(*ps->pool_fd));
+    const uint64_t n = ps->nobjects;
+    ps->pool_map = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_map));
+    ps->pool_fd = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_fd));
     if (!ps->pool_map || !ps->pool_fd)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    int ret = shmb_fipc_repo_create(&s->repo);
-    if (ret < 0)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    for (uint64_t i = 0; i < ps->nobjects && ret == 0; i++) {
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
         const peer_object_t *o = &ps->objects[i];
         uint64_t t0 = shmb_clock_now_ns();
         ret = shmb_fipc_pool_attach(o->name, o->bytes, &ps->pool_map[i], &ps->pool_fd[i]);
@@ -1027,29 +1004,27 @@ static int peer_run_jemalloc(peer_side_t *ps, char *why, size_t cap)
         ps->pools_attached++;
         if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_JEMALLOC][KIND_SETUP], (double)(t1 - t0)) < 0)
             return shmb_error_record("malloc", ENOMEM, NULL);
-        if (o->key > UINT32_MAX ||
-            shmb_fipc_repo_insert(s->repo, (uint32_t)o->key, ps->pool_map[i], (size_t)o->bytes) < 0) {
-            snprintf(why, cap, "flowipc_jemalloc: the owner published pool %llu twice, or overlapping another",
-                     (unsigned long long)o->key);
+        if (o->key > UINT32_MAX) {
+            snprintf(why, cap, "flowipc_jemalloc: the owner published pool id %llu", (unsigned long long)o->key);
             return -EPROTO;
         }
     }
-    return ret == 0 ? peer_measure(ps, GROUP_JEMALLOC, why, cap) : ret;
+    return ret == 0 ? enter_pools(ps, why, cap) : ret;
 }
 
 /* Unmaps what the peer attached for a group. */
 static void peer_release(peer_side_t *ps, int group)
 {
     setup_t *s = &ps->s;
+    for (int p = 0; p < SHMB_PATHS; p++)
+        if (group_of(p) == group)
+            path_teardown(s, p);
     if (group == GROUP_SEGMENTS) {
         release_slots(s);
-    } else if (group == GROUP_CLASSIC && s->pool_base != s->reserved) {
-        shmb_fipc_classic_detach(s->pool_base, s->pool_bytes);
-        s->pool_base = s->reserved;
-        s->pool_bytes = s->reserved_bytes;
+    } else if (group == GROUP_CLASSIC && ps->classic_pool) {
+        shmb_fipc_classic_detach(ps->classic_pool, ps->classic_bytes);
+        ps->classic_pool = NULL;
     } else if (group == GROUP_JEMALLOC) {
-        shmb_fipc_repo_destroy(s->repo);
-        s->repo = NULL;
         for (uint64_t i = 0; i < ps->pools_attached; i++)
             shmb_fipc_pool_detach(ps->pool_map[i], ps->objects[i].bytes, ps->pool_fd[i]);
         ps->pools_attached = 0;
@@ -1090,7 +1065,7 @@ static int peer_blocks(peer_side_t *ps, const uint64_t *arg, const void *data, s
 static int peer_samples(peer_side_t *ps, const uint64_t *arg, void *data, size_t data_bytes,
                         uint64_t result[SHMB_PEER_RESULTS])
 {
-    if (arg[0] >= PATHS || arg[1] >= KINDS)
+    if (arg[0] >= SHMB_PATHS || arg[1] >= KINDS)
         return -EINVAL;
     const shmb_samples_t *set = &ps->samples[arg[0]][arg[1]];
     const uint64_t first = arg[2] < set->n ? arg[2] : set->n;
@@ -1141,7 +1116,7 @@ typedef struct owner {
     const shmb_lookup_config_t *cfg;
     setup_t *s;
     shmb_peer_t *peer;
-    shmb_samples_t got[PATHS][KINDS]; /* what the peer measured */
+    shmb_samples_t got[SHMB_PATHS][KINDS]; /* what the peer measured */
 } owner_t;
 
 static int owner_call(owner_t *o, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t result[SHMB_PEER_RESULTS])
@@ -1200,7 +1175,7 @@ static int run_group(owner_t *o, int group, char *why, size_t cap)
     int ret = owner_call(o, OP_RUN, (uint64_t)group, 0, 0, NULL);
     if (ret == -EPROTO)
         snprintf(why, cap, "%s", (const char *)o->peer->data);
-    for (int p = 0; p < PATHS && ret == 0; p++) {
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!path_runs(cfg, p) || group_of(p) != group)
             continue;
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
@@ -1403,7 +1378,7 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
 {
     const uint64_t window = o->s->window, pool = o->s->window * o->s->windows;
     int ret = 0;
-    for (int p = 0; p < PATHS && ret == 0; p++) {
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!path_runs(cfg, p))
             continue;
         shmb_samples_t *got = o->got[p];
@@ -1459,7 +1434,7 @@ static int run_peer(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *wh
         ret = peer_rows(cfg, &o, rows);
     if (prepared)
         teardown(&s);
-    for (int p = 0; p < PATHS; p++)
+    for (int p = 0; p < SHMB_PATHS; p++)
         for (int k = 0; k < KINDS; k++)
             shmb_stats_release(&o.got[p][k]);
     return ret;
