@@ -190,9 +190,9 @@ static void kernel_teardown(const shmb_path_t *path, shmb_path_state_t *state)
         shmb_lookup_fini(&state->table);
 }
 
-/* The kernels differ only by the strategy their shared functions pass on. */
-#define KERNEL(name, strategy) \
-    {name, SHMB_PATH_KERNEL, strategy, kernel_setup, kernel_translate, kernel_batch, kernel_chain, kernel_teardown}
+/* The kernels differ only by the shmb_lookup_strategy_t their shared functions pass on. */
+#define KERNEL(name, kernel) \
+    {name, SHMB_PATH_KERNEL, kernel, kernel_setup, kernel_translate, kernel_batch, kernel_chain, kernel_teardown}
 
 const shmb_path_t shmb_path_table[SHMB_PATHS] = {
     [SHMB_LOOKUP_MOONCAKE] = {"mooncake", SHMB_PATH_SYSTEM, -1, mooncake_setup, mooncake_translate,

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lookup_internal.h"
+
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/lookup_bench.h"
