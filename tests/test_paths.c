@@ -270,6 +270,54 @@ static void test_jemalloc_pool_ids(void **state)
     munmap(pl.local, N * SIZE);
 }
 
+/* A transfer's use: one destination among N registrations, the others
+ * never mapped (their local bases are placeholders, their names cannot be
+ * opened); each system set up once, then one translation per request. */
+typedef struct transfer_view {
+    unsigned char *dst;
+    size_t index;
+    int attaches;
+} transfer_view_t;
+
+static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+{
+    transfer_view_t *t = ctx;
+    (void)shm_path;
+    if (index != t->index || length != SIZE)
+        return -ENOENT;
+    t->attaches++;
+    *local = t->dst;
+    return 0;
+}
+
+static void test_one_destination(void **state)
+{
+    (void)state;
+    static unsigned char dst[SIZE];
+    transfer_view_t t = {dst, N / 2, 0};
+    shmb_lookup_segment_t segments[N];
+    const char *names[N];
+    for (size_t i = 0; i < N; i++) {
+        const uint64_t peer = SHMB_LOOKUP_PEER_START + i * SIZE;
+        segments[i] = (shmb_lookup_segment_t){peer, SIZE, i == t.index ? dst : (unsigned char *)(uintptr_t)peer};
+        names[i] = i == t.index ? "/dst" : "/not_used";
+    }
+    const shmb_path_view_t view = {.segments = segments, .n = N, .shm_names = names,
+                                   .mooncake_ops = {attach_dst, NULL, &t}, .pool_base = dst, .pool_bytes = SIZE};
+    const shmb_lookup_request_t request = {.addr = segments[t.index].peer_base, .len = SIZE,
+                                           .id = (uint32_t)t.index, .offset = 0, .pool_offset = 0};
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        const shmb_path_t *p = &shmb_path_table[s];
+        shmb_path_state_t st;
+        memset(&st, 0, sizeof(st));
+        assert_int_equal(p->setup(p, &st, &view), 0);
+        for (int i = 0; i < 3; i++)
+            assert_ptr_equal(p->translate(p, &st, &request), dst);
+        p->teardown(p, &st);
+    }
+    assert_int_equal(t.attaches, 1); /* mooncake attached dst on its first request only */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_kernels_share_the_table),
         cmocka_unit_test(test_setup_refuses),
         cmocka_unit_test(test_jemalloc_pool_ids),
+        cmocka_unit_test(test_one_destination),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
