@@ -106,8 +106,8 @@ typedef struct shmb_lookup_config {
 
 /* Checks the sizes: -EINVAL for a zero count or size, a request longer
  * than a segment, an unknown mode or placement, threads outside
- * 1..SHMB_LOOKUP_MAX_THREADS or above 1 with peer_process; -EOVERFLOW when the segments do not fit in
- * SHMB_LOOKUP_SPAN_BYTES. */
+ * 1..SHMB_LOOKUP_MAX_THREADS or above 1 with peer_process; -EOVERFLOW when
+ * the segments do not fit in SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
 
 /* Runs every selected path and appends its rows (variant = path, arg
