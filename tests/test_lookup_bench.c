@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lookup_internal.h"
+
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/lookup_bench.h"
@@ -561,6 +563,35 @@ static void test_peer_process_peer_killed(void **state)
     munmap((void *)killed_at, sizeof(*killed_at));
 }
 
+/* Verification catches one wrong expected address among the pool's, names
+ * the path and the request, and a teardown leaves no path set up. */
+static void test_verify_catches_a_wrong_translation(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    shmb_lookup_setup_t s;
+    assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
+    const uint64_t pool = s.window * s.windows;
+    const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, NULL);
+    for (int p = SHMB_LOOKUP_FLOWIPC_CLASSIC; p < SHMB_PATHS; p++) {
+        assert_int_equal(shmb_lookup_bench_path_setup(&s, p, &view), 0);
+        char why[256] = "";
+        assert_int_equal(shmb_lookup_bench_verify(&s, p, pool, why, sizeof(why)), 0);
+        s.expected[pool - 1] += 8;
+        assert_int_equal(shmb_lookup_bench_verify(&s, p, pool, why, sizeof(why)), -EPROTO);
+        assert_non_null(strstr(why, shmb_path_table[p].name));
+        char request[64];
+        snprintf(request, sizeof(request), "request %llu ", (unsigned long long)(pool - 1));
+        assert_non_null(strstr(why, request));
+        s.expected[pool - 1] -= 8;
+    }
+    shmb_lookup_bench_teardown(&s);
+    for (int p = 0; p < SHMB_PATHS; p++)
+        assert_int_equal(s.up[p], 0);
+    assert_int_equal(s.state.kernels, 0);
+    assert_null(s.state.repo);
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -591,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_check_threads),
+        cmocka_unit_test(test_verify_catches_a_wrong_translation),
         cmocka_unit_test(test_bad_config_appends_nothing),
         cmocka_unit_test(test_peer_process_rows),
         cmocka_unit_test(test_peer_process_system_rows),

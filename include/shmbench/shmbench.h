@@ -30,6 +30,7 @@
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/offset_alloc.h"
+#include "shmbench/paths.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
 #include "shmbench/rng.h"

@@ -1,0 +1,347 @@
+/*
+ * lookup_peer: the peer's side of a two-process lookup run, run in the
+ * forked peer process through shmb_lookup_bench_peer_handler. The protocol
+ * is in lookup_internal.h, the owner's side in lookup_owner.c.
+ *
+ * The peer knows the run's configuration (as a forked copy of cfg), makes
+ * the same pool of requests from the seed, and learns the objects only from
+ * what the owner publishes. Per set of objects:
+ *   mooncake + kernels  its Mooncake model built from the published buffers;
+ *                       each buffer's first request attaches it
+ *                       (shm_open(O_RDWR) + mmap at its slot of the peer's
+ *                       reservation): the first_use row, timed one by one.
+ *                       The kernels run over the same attached segments (the
+ *                       peer attaches them itself, untimed, when mooncake
+ *                       does not run).
+ *   flowipc_classic     the pool attached once (the attach row: shm_open +
+ *                       fstat + mmap), then handles added to its base.
+ *   flowipc_jemalloc    every pool attached read-only (the attach row: one
+ *                       sample per pool) and entered in the peer's own
+ *                       repository under the owner's pool id.
+ * Every translation the peer verifies lands where the peer mapped the
+ * object, and the 8 bytes read there through the translated pointer must be
+ * the tag the owner wrote: proof across the two processes. One thread only.
+ */
+#include "lookup_internal.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
+#include "shmbench/fipc_jemalloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The peer's pool of requests, as the owner makes it from the same seed,
+ * and each one's tag. */
+static int peer_prepare(shmb_lookup_peer_t *ps)
+{
+    if (ps->prepared)
+        return 0;
+    shmb_lookup_setup_t *s = &ps->s;
+    int ret = shmb_lookup_bench_prepare(ps->cfg, s);
+    if (ret < 0)
+        return ret;
+    ps->prepared = 1;
+    const uint64_t total = s->window * s->windows, size = ps->cfg->segment_size_mb << 20;
+    s->made = malloc((size_t)total * sizeof(*s->made));
+    s->tags = malloc((size_t)total * sizeof(*s->tags));
+    ps->blocks = calloc((size_t)ps->cfg->num_segments, sizeof(*ps->blocks));
+    if (!s->made || !s->tags || !ps->blocks)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    memcpy(s->made, s->requests, (size_t)total * sizeof(*s->made));
+    for (uint64_t k = 0; k < total; k++)
+        s->tags[k] = lookup_tag(size, s->made[k].id, s->made[k].offset);
+    return 0;
+}
+
+/* Rewrites the requests for a path from the requests as made: the handle
+ * of flowipc_classic (block handle + offset), the (pool id, offset in the
+ * pool) of flowipc_jemalloc, the segment's own (id, offset) for the others;
+ * and where each must land in this process, with each window's sum. */
+static int aim(shmb_lookup_peer_t *ps, int path, char *why, size_t cap)
+{
+    shmb_lookup_setup_t *s = &ps->s;
+    const uint64_t total = s->window * s->windows;
+    memset(s->expected_sum, 0, (size_t)s->windows * sizeof(uint64_t));
+    for (uint64_t k = 0; k < total; k++) {
+        shmb_lookup_request_t r = s->made[k];
+        const shmb_lookup_block_t *b = &ps->blocks[r.id];
+        uint64_t want;
+        if (path == SHMB_LOOKUP_FLOWIPC_CLASSIC) {
+            r.pool_offset = b->key + r.offset;
+            want = (uint64_t)(uintptr_t)s->state.pool_base + r.pool_offset;
+        } else if (path == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+            uint64_t i = 0;
+            while (i < ps->pools_attached && ps->objects[i].key != b->key)
+                i++;
+            if (i == ps->pools_attached) {
+                snprintf(why, cap, "flowipc_jemalloc: the block of segment %u lies in pool %llu, which the owner "
+                         "did not publish", (unsigned)r.id, (unsigned long long)b->key);
+                return -EPROTO;
+            }
+            r.id = (uint32_t)b->key;
+            r.offset = b->offset + r.offset;
+            want = (uint64_t)(uintptr_t)ps->pool_map[i] + r.offset;
+        } else {
+            want = (uint64_t)(uintptr_t)(s->segments[r.id].local_base + r.offset);
+        }
+        s->requests[k] = r;
+        s->expected[k] = want;
+        s->expected_sum[k / s->window] += want;
+    }
+    return 0;
+}
+
+/* Verifies every path of the group that runs, then times each: the samples
+ * stay in the peer until the owner fetches them. */
+static int peer_measure(shmb_lookup_peer_t *ps, int group, char *why, size_t cap)
+{
+    const shmb_lookup_config_t *cfg = ps->cfg;
+    const uint64_t total = ps->s.window * ps->s.windows;
+    int ret = 0;
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
+        if (lookup_path_runs(cfg, p) && lookup_group_of(p) == group && (ret = aim(ps, p, why, cap)) == 0)
+            ret = shmb_lookup_bench_verify(&ps->s, p, total, why, cap);
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
+        if (!lookup_path_runs(cfg, p) || lookup_group_of(p) != group || (ret = aim(ps, p, why, cap)) < 0)
+            continue;
+        if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
+            ret = shmb_lookup_bench_measure(cfg, &ps->s, p, 0, NULL, &ps->samples[p][LOOKUP_THROUGHPUT], why, cap);
+        if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
+            ret = shmb_lookup_bench_measure(cfg, &ps->s, p, 1, NULL, &ps->samples[p][LOOKUP_LATENCY], why, cap);
+    }
+    return ret;
+}
+
+/* Mooncake and the kernels, over the owner's segments: the model from the
+ * published metadata, each buffer attached on its first request (timed), or
+ * by the peer itself when only kernels run. */
+static int peer_run_segments(shmb_lookup_peer_t *ps, char *why, size_t cap)
+{
+    const shmb_lookup_config_t *cfg = ps->cfg;
+    shmb_lookup_setup_t *s = &ps->s;
+    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
+    if (ps->nobjects != n) {
+        snprintf(why, cap, "the owner published %llu buffers, expected %llu", (unsigned long long)ps->nobjects,
+                 (unsigned long long)n);
+        return -EPROTO;
+    }
+    for (uint64_t id = 0; id < n; id++) {
+        if (ps->objects[id].bytes != size) {
+            snprintf(why, cap, "the owner published buffer %llu of %llu bytes, expected %llu",
+                     (unsigned long long)id, (unsigned long long)ps->objects[id].bytes, (unsigned long long)size);
+            return -EPROTO;
+        }
+        s->segments[id].peer_base = ps->objects[id].key;
+    }
+    for (uint64_t k = 0; k < s->window * s->windows; k++)
+        s->made[k].addr = s->segments[s->made[k].id].peer_base + s->made[k].offset;
+    const char **names = malloc((size_t)n * sizeof(*names));
+    int ret = names ? shmb_lookup_bench_alloc_slots(cfg, s) : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; ret == 0 && id < n; id++)
+        names[id] = ps->objects[id].name;
+    const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
+        if (lookup_path_runs(cfg, p) && lookup_group_of(p) == LOOKUP_GROUP_SEGMENTS)
+            ret = shmb_lookup_bench_path_setup(s, p, &view);
+    if (ret == -EINVAL) {
+        snprintf(why, cap, "the owner published overlapping buffers");
+        ret = -EPROTO;
+    }
+    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_MOONCAKE]) {
+        ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
+        ps->samples[SHMB_LOOKUP_MOONCAKE][LOOKUP_SETUP] = s->first_use;
+        s->first_use = (shmb_samples_t){0};
+    }
+    for (uint64_t id = 0; ret == 0 && !cfg->run_system[SHMB_LOOKUP_MOONCAKE] && id < n; id++) {
+        void *local;
+        ret = shmb_lookup_bench_attach_slot(s, (size_t)id, names[id], size, &local);
+    }
+    free(names);
+    return ret == 0 ? peer_measure(ps, LOOKUP_GROUP_SEGMENTS, why, cap) : ret;
+}
+
+/* flowipc_classic: the pool attached once (timed), then handles. */
+static int peer_run_classic(shmb_lookup_peer_t *ps, char *why, size_t cap)
+{
+    if (ps->nobjects != 1) {
+        snprintf(why, cap, "flowipc_classic: the owner published %llu pools, expected 1",
+                 (unsigned long long)ps->nobjects);
+        return -EPROTO;
+    }
+    void *base;
+    size_t bytes;
+    uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_fipc_classic_attach(ps->objects[0].name, &base, &bytes);
+    uint64_t t1 = shmb_clock_now_ns();
+    if (ret < 0)
+        return ret;
+    ps->classic_pool = base;
+    ps->classic_bytes = bytes;
+    if (bytes != ps->objects[0].bytes) {
+        snprintf(why, cap, "flowipc_classic: the pool holds %zu bytes, the owner published %llu", bytes,
+                 (unsigned long long)ps->objects[0].bytes);
+        return -EPROTO;
+    }
+    const shmb_path_view_t view = {.pool_base = base, .pool_bytes = bytes};
+    if ((ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_CLASSIC, &view)) < 0)
+        return ret;
+    if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_CLASSIC][LOOKUP_SETUP], (double)(t1 - t0)) < 0)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    return peer_measure(ps, LOOKUP_GROUP_CLASSIC, why, cap);
+}
+
+/* flowipc_jemalloc's repository over the attached pools, each under the
+ * owner's pool id, then handles. */
+static int enter_pools(shmb_lookup_peer_t *ps, char *why, size_t cap)
+{
+    const uint64_t n = ps->pools_attached;
+    shmb_lookup_segment_t *pools = calloc((size_t)(n ? n : 1), sizeof(*pools));
+    uint32_t *ids = calloc((size_t)(n ? n : 1), sizeof(*ids));
+    int ret = pools && ids ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; ret == 0 && i < n; i++) {
+        pools[i] = (shmb_lookup_segment_t){.size = ps->objects[i].bytes, .local_base = ps->pool_map[i]};
+        ids[i] = (uint32_t)ps->objects[i].key;
+    }
+    const shmb_path_view_t view = {.segments = pools, .n = (size_t)n, .pool_ids = ids};
+    if (ret == 0)
+        ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_JEMALLOC, &view);
+    free(pools);
+    free(ids);
+    if (ret == -EEXIST || ret == -EINVAL) {
+        snprintf(why, cap, "flowipc_jemalloc: the owner published no pool, a pool id twice, or pools that overlap");
+        return -EPROTO;
+    }
+    return ret == 0 ? peer_measure(ps, LOOKUP_GROUP_JEMALLOC, why, cap) : ret;
+}
+
+/* flowipc_jemalloc: every pool attached (each timed) and entered in our
+ * repository under the owner's pool id, then handles. */
+static int peer_run_jemalloc(shmb_lookup_peer_t *ps, char *why, size_t cap)
+{
+    const uint64_t n = ps->nobjects;
+    ps->pool_map = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_map));
+    ps->pool_fd = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_fd));
+    if (!ps->pool_map || !ps->pool_fd)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        const shmb_lookup_object_t *o = &ps->objects[i];
+        uint64_t t0 = shmb_clock_now_ns();
+        ret = shmb_fipc_pool_attach(o->name, o->bytes, &ps->pool_map[i], &ps->pool_fd[i]);
+        uint64_t t1 = shmb_clock_now_ns();
+        if (ret < 0)
+            break;
+        ps->pools_attached++;
+        if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_JEMALLOC][LOOKUP_SETUP], (double)(t1 - t0)) < 0)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        if (o->key > UINT32_MAX) {
+            snprintf(why, cap, "flowipc_jemalloc: the owner published pool id %llu", (unsigned long long)o->key);
+            return -EPROTO;
+        }
+    }
+    return ret == 0 ? enter_pools(ps, why, cap) : ret;
+}
+
+/* Unmaps what the peer attached for a group. */
+static void peer_release(shmb_lookup_peer_t *ps, int group)
+{
+    shmb_lookup_setup_t *s = &ps->s;
+    for (int p = 0; p < SHMB_PATHS; p++)
+        if (lookup_group_of(p) == group)
+            shmb_lookup_bench_path_teardown(s, p);
+    if (group == LOOKUP_GROUP_SEGMENTS) {
+        shmb_lookup_bench_release_slots(s);
+    } else if (group == LOOKUP_GROUP_CLASSIC && ps->classic_pool) {
+        shmb_fipc_classic_detach(ps->classic_pool, ps->classic_bytes);
+        ps->classic_pool = NULL;
+    } else if (group == LOOKUP_GROUP_JEMALLOC) {
+        for (uint64_t i = 0; i < ps->pools_attached; i++)
+            shmb_fipc_pool_detach(ps->pool_map[i], ps->objects[i].bytes, ps->pool_fd[i]);
+        ps->pools_attached = 0;
+        free(ps->pool_map);
+        free(ps->pool_fd);
+        ps->pool_map = NULL;
+        ps->pool_fd = NULL;
+    }
+}
+
+static int take_objects(shmb_lookup_peer_t *ps, const uint64_t *arg, const void *data, size_t data_bytes)
+{
+    const uint64_t first = arg[0], count = arg[1], total = arg[2];
+    if (first == 0) {
+        shmb_lookup_object_t *v = realloc(ps->objects, (size_t)(total ? total : 1) * sizeof(*v));
+        if (!v)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        ps->objects = v;
+        ps->nobjects = total;
+    }
+    if (first > ps->nobjects || count > ps->nobjects - first || count > data_bytes / sizeof(shmb_lookup_object_t))
+        return -EINVAL;
+    memcpy(ps->objects + first, data, (size_t)count * sizeof(shmb_lookup_object_t));
+    for (uint64_t i = first; i < first + count; i++)
+        ps->objects[i].name[SHMB_SEGMENT_NAME_MAX] = '\0';
+    return 0;
+}
+
+static int take_blocks(shmb_lookup_peer_t *ps, const uint64_t *arg, const void *data, size_t data_bytes)
+{
+    const uint64_t first = arg[0], count = arg[1], n = ps->cfg->num_segments;
+    if (first > n || count > n - first || count > data_bytes / sizeof(shmb_lookup_block_t))
+        return -EINVAL;
+    memcpy(ps->blocks + first, data, (size_t)count * sizeof(shmb_lookup_block_t));
+    return 0;
+}
+
+static int give_samples(shmb_lookup_peer_t *ps, const uint64_t *arg, void *data, size_t data_bytes,
+                        uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (arg[0] >= SHMB_PATHS || arg[1] >= LOOKUP_KINDS)
+        return -EINVAL;
+    const shmb_samples_t *set = &ps->samples[arg[0]][arg[1]];
+    const uint64_t first = arg[2] < set->n ? arg[2] : set->n;
+    uint64_t count = set->n - first;
+    if (count > data_bytes / sizeof(double))
+        count = data_bytes / sizeof(double);
+    if (count)
+        memcpy(data, set->v + first, (size_t)count * sizeof(double));
+    result[0] = count;
+    result[1] = set->n;
+    return 0;
+}
+
+/* The peer's handler (in the peer process). */
+int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
+                        uint64_t result[SHMB_PEER_RESULTS])
+{
+    shmb_lookup_peer_t *ps = ctx;
+    int ret = peer_prepare(ps);
+    if (ret < 0)
+        return ret;
+    switch (cmd->op) {
+    case LOOKUP_OP_OBJECTS:
+        return take_objects(ps, cmd->arg, data, data_bytes);
+    case LOOKUP_OP_BLOCKS:
+        return take_blocks(ps, cmd->arg, data, data_bytes);
+    case LOOKUP_OP_RUN: {
+        char why[256] = "";
+        ret = cmd->arg[0] == LOOKUP_GROUP_SEGMENTS ? peer_run_segments(ps, why, sizeof(why))
+              : cmd->arg[0] == LOOKUP_GROUP_CLASSIC ? peer_run_classic(ps, why, sizeof(why))
+                                             : peer_run_jemalloc(ps, why, sizeof(why));
+        if (ret == -EPROTO)
+            snprintf(data, data_bytes, "%s", why);
+        return ret;
+    }
+    case LOOKUP_OP_SAMPLES:
+        return give_samples(ps, cmd->arg, data, data_bytes, result);
+    case LOOKUP_OP_RELEASE:
+        peer_release(ps, (int)cmd->arg[0]);
+        return 0;
+    default:
+        return -ENOSYS;
+    }
+}
+
