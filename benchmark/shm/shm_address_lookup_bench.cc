@@ -91,15 +91,6 @@ void CheckDescriptors(const char* flag, uint64_t segments)
                             std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
 }
 
-// "0,1": the CPUs the threads are pinned to.
-std::string CpuList(const std::vector<int>& cpus)
-{
-    std::string list;
-    for (size_t i = 0; i < cpus.size(); i++)
-        list += (i ? "," : "") + std::to_string(cpus[i]);
-    return list;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -151,14 +142,6 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
-    std::vector<int> thread_cpus(static_cast<size_t>(cfg.threads));
-    bool pinned = false;
-    if (cfg.threads > 1) {
-        int ret = shmb_sysinfo_plan_cpus(cfg.cpu, cfg.threads, thread_cpus.data());
-        if (ret < 0)
-            shmb::Fail(ret, "planning the threads' CPUs");
-        pinned = ret == 1;
-    }
 
     std::vector<uint64_t> counts = SegmentCounts();
     const char* count_flag = FLAGS_sweep_segments.empty() ? "num_segments" : "sweep_segments";
@@ -200,60 +183,15 @@ int main(int argc, char** argv)
         }
     }
 
-    static std::string setup, placement;
-    setup = "segments of " + std::to_string(FLAGS_segment_size_mb) + " MB, requests of " +
-            std::to_string(FLAGS_lookup_len_kb) + " KB, " + FLAGS_pattern +
-            " pattern; every translation verified before timing";
-    placement = "placement: " + FLAGS_placement + " (the peer registers its segments in " +
-                (cfg.placement == SHMB_LOOKUP_PLACE_DESCENDING
-                     ? "descending address order, as Mooncake does: each buffer a fresh mmap, placed below the last)"
-                 : cfg.placement == SHMB_LOOKUP_PLACE_ASCENDING
-                     ? "ascending address order)"
-                     : "an order unrelated to their addresses: linear's and mooncake's scan mispredict)");
     shmb_report_t report = {};
     report.bench = "shm_lookup";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system ? nullptr : "strategy";
     report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
-    int note = 0;
-    report.notes[note++] = setup.c_str();
-    report.notes[note++] = placement.c_str();
-    if (!report.system)
-        report.notes[note++] = "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
-                               "kernels (bounds no implementation beats): linear, lower_bound, tree, arithmetic";
-    static std::string timing;
-    if (cfg.peer_process)
-        timing = "two processes (--peer_process): this one created the SHM objects and wrote a tag at every "
-                 "request's word; a forked peer attached them, translated, read each tag through its "
-                 "translated pointer and timed every row (ns per lookup = batch time / lookups in the batch "
-                 "(>= 4096), p50, p99, max over batches); one set at a time: mooncake's segments (the kernels' "
-                 "too), flowipc_classic's pool, flowipc_jemalloc's pools";
-    else if (cfg.threads == 1)
-        timing = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through a pool of "
-                 ">= 131072 distinct requests; p50, p99, max over batches";
-    else
-        timing = "threads: " + std::to_string(cfg.threads) + " at once, each its own request stream, sharing the "
-                 "path's metadata, pool and repository, " +
-                 (pinned ? "pinned to CPUs " + CpuList(thread_cpus)
-                         : std::string("not pinned (more threads than allowed CPUs)")) +
-                 "; ns per lookup per thread = batch time / lookups in the batch (>= 4096), p50, p99, max over "
-                 "every thread's batches; ops_per_s = all threads' lookups / wall time; first_use: one thread";
-    report.notes[note++] = timing.c_str();
-    if (cfg.mode != SHMB_LOOKUP_MODE_LATENCY)
-        report.notes[note++] = "step -: throughput: a batch's requests are independent, the CPU overlaps their "
-                               "translations";
-    if (cfg.mode != SHMB_LOOKUP_MODE_THROUGHPUT)
-        report.notes[note++] = "step latency: the same requests as a dependent chain: each one's keys shifted by "
-                               "how far the previous translation landed from where it should (0: one subtraction "
-                               "and one addition more per request), so each waits for the one before; speedups "
-                               "compare rows of the same kind";
-    report.notes[note] = cfg.peer_process
-                             ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), "
-                               "timed one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat "
-                               "+ mmap, once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one "
-                               "sample per pool); - = a step this system does not have"
-                             : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
-                               "timed one by one; - = a step this system does not have";
+    shmb_notes_t notes = {};
+    int ret = shmb_notes_lookup(&report, &notes, &cfg);
+    if (ret < 0)
+        shmb::Fail(ret, "planning the threads' CPUs");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

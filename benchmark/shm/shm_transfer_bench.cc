@@ -162,45 +162,16 @@ int main(int argc, char** argv)
             shmb::FailRun(ret, nullptr, "", "a check failed", "the transfer benchmark");
     }
 
-    static std::string translated;
-    translated = "each transfer first translates dst through the system's per-request path (" +
-                 std::to_string(cfg.num_segments) + " registered buffers or pools), then copies; the note "
-                 "gives one translation alone and its share of the transfer";
     shmb_report_t report = {};
     report.bench = "shm_transfer";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
-    int note = 0;
-    report.notes[note++] = "src, dst: SHM segments reserved with posix_fallocate, touched before timing; "
-                           "each transfer copies src[0,size) to dst[0,size), so small sizes are cache-resident";
-    report.notes[note++] = "GB_s = size / p50 time (the median; 10^9 bytes/s, each byte counted once), as are "
-                           "JSON bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer "
-                           "are batch means (batches >= 100x the timer overhead)";
-    if (cfg.run[SHMB_COPY_MEMCPY])
-        report.notes[note++] = "speedup_vs_memcpy = GB_s / GB_s of the warm memcpy row of the same size "
-                               "(medians; cold rows too)";
-    if (cfg.run[SHMB_COPY_MEMCPY] && cfg.run[SHMB_COPY_NT])
-        report.notes[note++] = "memcpy switches to non-temporal stores itself above glibc's "
-                               "x86_non_temporal_threshold, as the glibc line above prints it";
-    if (FLAGS_cold)
-        report.notes[note++] = "cold: each transfer writes a fresh SHM segment made as Mooncake's "
-                               "createSharedMemory makes it (shm_open + ftruncate + mmap, nothing reserved): "
-                               "tmpfs page allocation and page faults timed, one transfer at a time";
-    if (report.system)
-        report.notes[note++] = translated.c_str();
-    static std::string peer_note;
-    peer_note = std::string("peer_process: every row was measured in a second process: it attached src and dst by "
-                            "name (shm_open O_RDWR + fstat size check + mmap), touched them, ") +
-                (report.system ? "translated dst through the system's path before each copy " : "") +
-                "and timed its copies; this process created and filled them and checked dst after the peer's "
-                "first and timed transfers of each size and method" +
-                (FLAGS_cold ? "; cold: this process created each fresh segment, the peer attached it by name "
-                              "untouched and timed its first write"
-                            : "");
-    if (FLAGS_peer_process)
-        report.notes[note++] = peer_note.c_str();
+    shmb_notes_t notes = {};
+    int ret = shmb_notes_transfer(&report, &notes, &cfg);
+    if (ret < 0)
+        shmb::Fail(ret, "composing the notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;
