@@ -1,14 +1,9 @@
 // shm_address_lookup_bench: translating a peer's address into ours, through
 // Mooncake's per-request relocate path and Flow-IPC's handle translation
 // (systems), with scan, lower_bound, tree and arithmetic kernels as bounds.
-#include <glog/logging.h>
-
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
-#include <sstream>
+#include <string>
 #include <vector>
 
 #include "bench_common.h"
@@ -50,47 +45,6 @@ namespace {
 
 const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
 
-std::vector<uint64_t> SegmentCounts()
-{
-    if (FLAGS_sweep_segments.empty())
-        return {static_cast<uint64_t>(FLAGS_num_segments)};
-    std::vector<uint64_t> counts;
-    std::stringstream ss(FLAGS_sweep_segments);
-    std::string item;
-    const std::string allowed = "a comma-separated list of distinct segment counts (digits only) between 1 and " +
-                                std::to_string(SHMB_LOOKUP_MAX_SEGMENTS);
-    while (std::getline(ss, item, ',')) {
-        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
-        uint64_t v = std::strtoull(item.c_str(), nullptr, 10);
-        if (v == 0 || v > SHMB_LOOKUP_MAX_SEGMENTS || std::find(counts.begin(), counts.end(), v) != counts.end())
-            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
-        counts.push_back(v);
-    }
-    if (counts.empty() || FLAGS_sweep_segments.back() == ',')
-        shmb::FlagError("sweep_segments", FLAGS_sweep_segments, "a comma-separated list of segment counts");
-    return counts;
-}
-
-// Mooncake keeps the descriptor of every buffer it attached open: raise the
-// soft limit to the hard one, as a server would, and refuse a count that
-// still does not fit.
-void CheckDescriptors(const char* flag, uint64_t segments)
-{
-    struct rlimit r;
-    if (getrlimit(RLIMIT_NOFILE, &r) != 0)
-        return;
-    const rlim_t need = static_cast<rlim_t>(segments) + 64;
-    if (r.rlim_cur < need && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max < need ? r.rlim_max : need;
-        setrlimit(RLIMIT_NOFILE, &r);
-    }
-    if (r.rlim_cur < need)
-        shmb::FlagError(flag, std::to_string(segments),
-                        "mooncake keeps a descriptor open per buffer, and the open-files limit is " +
-                            std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -110,26 +64,13 @@ int main(int argc, char** argv)
                                          FLAGS_segment_size_mb * 1024);
     shmb::CheckRange("min_time_ms", FLAGS_min_time_ms, 0, 3600 * 1000);
     cfg.min_time_ms = static_cast<double>(FLAGS_min_time_ms);
-    if (FLAGS_pattern != "random" && FLAGS_pattern != "sequential")
-        shmb::FlagError("pattern", FLAGS_pattern, "random or sequential");
-    cfg.sequential = FLAGS_pattern == "sequential";
-    if (FLAGS_lookup_mode == "throughput")
-        cfg.mode = SHMB_LOOKUP_MODE_THROUGHPUT;
-    else if (FLAGS_lookup_mode == "latency")
-        cfg.mode = SHMB_LOOKUP_MODE_LATENCY;
-    else if (FLAGS_lookup_mode == "both")
-        cfg.mode = SHMB_LOOKUP_MODE_BOTH;
-    else
-        shmb::FlagError("lookup_mode", FLAGS_lookup_mode, "throughput, latency or both");
+    cfg.sequential = shmb::CheckChoice("pattern", FLAGS_pattern, {"random", "sequential"});
+    cfg.mode = static_cast<shmb_lookup_mode_t>(
+        shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
     if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
-    std::string strategies = shmb::CheckList("strategies", FLAGS_strategies, kStrategies);
-    if (!FLAGS_system.empty()) {
-        if (!gflags::GetCommandLineFlagInfoOrDie("strategies").is_default)
-            shmb::FlagError("strategies", FLAGS_strategies, "cannot be combined with --system (it selects the path)");
-        strategies = FLAGS_system;
-        cfg.system_rows = 1;
-    }
+    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, kStrategies, FLAGS_system, "path");
+    cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
     for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
@@ -143,7 +84,9 @@ int main(int argc, char** argv)
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
 
-    std::vector<uint64_t> counts = SegmentCounts();
+    std::vector<uint64_t> counts = {cfg.num_segments};
+    if (!FLAGS_sweep_segments.empty())
+        counts = shmb::CheckCounts("sweep_segments", FLAGS_sweep_segments, SHMB_LOOKUP_MAX_SEGMENTS, "segment counts");
     const char* count_flag = FLAGS_sweep_segments.empty() ? "num_segments" : "sweep_segments";
     for (uint64_t n : counts) {
         cfg.num_segments = n;
@@ -160,7 +103,7 @@ int main(int argc, char** argv)
     const uint64_t most = *std::max_element(counts.begin(), counts.end());
     // The peer keeps a descriptor per attached segment for the kernels too.
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
-        CheckDescriptors(count_flag, most);
+        shmb::CheckOpenFiles(count_flag, most);
     if (cfg.peer_process) {
         // One set of objects at a time, sparse but for the pages the tags
         // land in: at most one page per request of the pool, or every page.

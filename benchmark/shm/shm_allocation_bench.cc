@@ -2,14 +2,8 @@
 // ftruncate + mmap + close per buffer against Flow-IPC's pool allocators
 // (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
 // ideal arena as the lower bound.
-#include <glog/logging.h>
-
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include "bench_common.h"
 #include "shmbench/alloc_peer.h"
@@ -51,7 +45,6 @@ shmb_alloc_kind_t SystemAllocator(const std::string& system)
 }
 
 shmb_peer_t g_peer;
-bool g_peer_started;
 
 }  // namespace
 
@@ -71,15 +64,11 @@ int main(int argc, char** argv)
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
-    std::string allocators = shmb::CheckList("allocator", FLAGS_allocator, kAllocators);
-    if (!FLAGS_system.empty()) {
-        if (!gflags::GetCommandLineFlagInfoOrDie("allocator").is_default)
-            shmb::FlagError("allocator", FLAGS_allocator, "cannot be combined with --system (it selects the allocator)");
-        if (FLAGS_measure_mmap_only)
-            shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
-        allocators = shmb_alloc_kind_name(SystemAllocator(FLAGS_system));
-        cfg.system_rows = 1;
-    }
+    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
+                                                 shmb_alloc_kind_name(SystemAllocator(FLAGS_system)), "allocator");
+    cfg.system_rows = !FLAGS_system.empty();
+    if (cfg.system_rows && FLAGS_measure_mmap_only)
+        shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         cfg.run[k] = shmb::InList(allocators, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
     cfg.measure_mmap_only = FLAGS_measure_mmap_only;
@@ -110,12 +99,7 @@ int main(int argc, char** argv)
     shmb::WarnIfOversubscribed(cfg.threads);
     shmb::CheckShmSpace("max_size_kb", need);
 
-    if (FLAGS_peer_process) {
-        ret = shmb_alloc_peer_start(&g_peer, cfg.shm_prefix);
-        if (ret < 0)
-            shmb::Fail(ret, "starting the peer process");
-        g_peer_started = true;
-    }
+    shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_alloc_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     uint64_t kept = 0;
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
@@ -123,14 +107,9 @@ int main(int argc, char** argv)
         char why[256] = "";
         ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
         if (ret < 0)
-            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "wrong allocation", "the allocation benchmark");
+            shmb::FailRun(ret, peer, why, "wrong allocation", "the allocation benchmark");
     }
-    if (g_peer_started) {
-        ret = shmb_peer_stop(&g_peer);
-        g_peer_started = false;
-        if (ret < 0)
-            shmb::FailRun(ret, nullptr, "", "wrong allocation", "the allocation benchmark");
-    }
+    shmb::StopPeer(peer, "wrong allocation", "the allocation benchmark");
 
     shmb_report_t report = {};
     report.bench = "shm_alloc";
@@ -144,13 +123,6 @@ int main(int argc, char** argv)
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 
-    if (kept > 0) {
-        char clean[4 * SHMB_ERROR_OBJECT_MAX + 40];
-        shmb_error_clean_command(FLAGS_shm_prefix.c_str(), clean, sizeof(clean));
-        std::fprintf(stderr,
-                     "%s: left %llu segment%s in /dev/shm (--cleanup=false); once this process has "
-                     "exited, remove them with: %s\n",
-                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s", clean);
-    }
+    shmb::ReportLeftSegments(kept);
     return 0;
 }

@@ -1,12 +1,5 @@
 // shm_transfer_bench: copy bandwidth through SHM, the part neither design
 // changes.
-#include <glog/logging.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <sstream>
 #include <string>
 
 #include "bench_common.h"
@@ -38,34 +31,18 @@ DEFINE_bool(peer_process, false,
 
 namespace {
 
+// --methods: all, or methods available on this machine; none: memcpy, or
+// loop with --use_memcpy=false.
 std::string Methods()
 {
-    std::string all;
-    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
-        const char* name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
-        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
-            all += (all.empty() ? "" : ",") + std::string(name);
-    }
     if (FLAGS_methods.empty())
         return FLAGS_use_memcpy ? "memcpy" : "loop";
-    if (FLAGS_methods == "all")
-        return all;
-    const std::string known = "memcpy,loop,nt,movsb";
-    std::stringstream ss(FLAGS_methods);
-    std::string item, seen;
-    while (std::getline(ss, item, ',')) {
-        if (!shmb::InList(known, item) || shmb::InList(seen, item))
-            shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
-        seen += (seen.empty() ? "" : ",") + item;
-    }
-    if (seen.empty() || FLAGS_methods.back() == ',')
-        shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
-    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
-        std::string name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
-        if (shmb::InList(seen, name) && !shmb::InList(all, name))
-            shmb::FlagError("methods", FLAGS_methods, name + " is not available on this machine; available: " + all);
-    }
-    return seen;
+    std::string available;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
+            available += (available.empty() ? "" : ",") +
+                         std::string(shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
+    return shmb::CheckListOrAll("methods", FLAGS_methods, "memcpy,loop,nt,movsb", available);
 }
 
 // The last size in KB: --max_transfer_size_kb if given, else
@@ -91,7 +68,6 @@ uint64_t MaxSizeKb(const char** flag)
 }
 
 shmb_peer_t g_peer;
-bool g_peer_started;
 
 }  // namespace
 
@@ -141,26 +117,16 @@ int main(int argc, char** argv)
     shmb_transfer_bench_shm_bytes(&cfg, &need);
     shmb::CheckShmSpace(max_flag, need);
 
-    if (FLAGS_peer_process) {
-        int ret = shmb_transfer_bench_peer_start(&g_peer, cfg.shm_prefix);
-        if (ret < 0)
-            shmb::Fail(ret, "starting the peer process");
-        g_peer_started = true;
-    }
+    shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_transfer_bench_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
         char why[256] = "";
         int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
         if (ret < 0)
-            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "a check failed", "the transfer benchmark");
+            shmb::FailRun(ret, peer, why, "a check failed", "the transfer benchmark");
     }
-    if (g_peer_started) {
-        int ret = shmb_peer_stop(&g_peer);
-        g_peer_started = false;
-        if (ret < 0)
-            shmb::FailRun(ret, nullptr, "", "a check failed", "the transfer benchmark");
-    }
+    shmb::StopPeer(peer, "a check failed", "the transfer benchmark");
 
     shmb_report_t report = {};
     report.bench = "shm_transfer";
