@@ -1,5 +1,7 @@
 // The help flags and --version: each prints to stdout and exits 0 (gflags
-// would exit 1: asking for help is no error).
+// would exit 1: asking for help is no error). --help and --helpshort list
+// the binary's own flags, --help with a pointer to --helpfull, which adds
+// glog's and gflags' own (about a hundred lines a reader rarely needs).
 #include <gflags/gflags.h>
 
 #include <cstdio>
@@ -61,8 +63,11 @@ void HandleHelp(const char* argv0)
     bool shown = true;
     if (FlagValue("helpshort") == "true") {
         gflags::ShowUsageWithFlagsRestrict(argv0, main_file.c_str());
-    } else if (FlagValue("help") == "true" || FlagValue("helpfull") == "true") {
+    } else if (FlagValue("helpfull") == "true") {
         gflags::ShowUsageWithFlags(argv0);
+    } else if (FlagValue("help") == "true") {
+        gflags::ShowUsageWithFlagsRestrict(argv0, main_file.c_str());
+        std::printf("\n--helpfull also lists the flags of glog and gflags (logging, --flagfile, --fromenv, ...)\n");
     } else if (!FlagValue("helpon").empty()) {
         gflags::ShowUsageWithFlagsRestrict(argv0, ("/" + FlagValue("helpon") + ".").c_str());
     } else if (!FlagValue("helpmatch").empty()) {
