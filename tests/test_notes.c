@@ -1,3 +1,5 @@
+/* notes: each mode's notes, worded as the tables print them, and the bounds
+ * of report->notes and of the store. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,6 +242,23 @@ static void test_lookup_threads(void **state)
     assert_string_equal(r.notes[3], want);
 }
 
+/* The most threads a binary allows: their CPU list fits in a fresh store. */
+static void test_most_threads_fit(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_alloc_config_t a = alloc_cfg();
+    a.threads = SHMB_ALLOC_MAX_THREADS;
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &a), 6);
+    assert_non_null(strstr(r.notes[4], "threads: 256 at once per allocator and size, "));
+    shmb_lookup_config_t l = lookup_cfg();
+    l.threads = SHMB_LOOKUP_MAX_THREADS;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
+    assert_non_null(strstr(r.notes[3], "threads: 256 at once, each its own request stream"));
+}
+
 /* Composed text that does not fit in what the store has left: refused,
  * nothing written; notes composed before stay valid. */
 static void test_store_full(void **state)
@@ -361,7 +380,8 @@ int main(void)
         cmocka_unit_test(test_alloc_default),    cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_too_many_notes),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
-        cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_store_full),
+        cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
+        cmocka_unit_test(test_store_full),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
