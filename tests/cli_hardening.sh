@@ -65,6 +65,11 @@ for bin in "$alloc" "$lookup" "$transfer"; do
   done
   "$bin" --helpxml | "$python" -c 'import sys, xml.dom.minidom as m; m.parseString(sys.stdin.read())' \
     && ok || fail "$name --helpxml is not XML"
+  # --help: the binary's own flags and a last line naming --helpfull, which adds glog's and gflags'
+  "$bin" --help >"$work/h.out"
+  grep -q -- '-shm_prefix (' "$work/h.out" && ! grep -q logtostderr "$work/h.out" \
+    && tail -1 "$work/h.out" | grep -q -- '^--helpfull ' && ok || fail "$name --help: not the own flags and a --helpfull line"
+  "$bin" --helpfull | grep -q -- '-logtostderr (' && ok || fail "$name --helpfull lists no glog flag"
 done
 
 # --- 4: output -----------------------------------------------------------

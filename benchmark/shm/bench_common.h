@@ -1,13 +1,17 @@
-// Code the three mains share: common flags, argument checking, start-up,
-// error exits and the report. The mains are C++ only because gflags and glog
-// are; everything that measures lives in the C library.
+// Code the three mains share, one header for all of it (every main uses
+// every part): start-up (init.cc), the command line and flag checks
+// (flags.cc, help.cc), error exits (exits.cc), preflight checks
+// (preflight.cc) and the output (output.cc). The mains are C++ only because
+// gflags and glog are; everything that measures lives in the C library.
 #ifndef SHMBENCH_BENCH_COMMON_H
 #define SHMBENCH_BENCH_COMMON_H
 
 #include <gflags/gflags.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "shmbench/shmbench.h"
 
@@ -39,6 +43,8 @@ DECLARE_string(system);
 
 namespace shmb {
 
+// --- init.cc ---------------------------------------------------------------
+
 // Opens /dev/null on a closed fd 0, 1 or 2 (read-only for stdout, so that
 // results written to a closed stdout fail with EBADF instead of landing in a
 // file opened later). Parses the command line: bad or unknown flags, a
@@ -53,8 +59,49 @@ namespace shmb {
 // (its flags are the binary's own).
 void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
-// The clock's overhead in ns, measured once in Init.
-double TimerOverheadNs();
+// --- flags.cc: checks of the mains' own flags --------------------------------
+
+// The real systems --system selects among.
+constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
+
+// Checks lo <= value <= hi for an integer flag, else FlagError.
+uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
+
+// The index of `value` among `choices`, else FlagError naming them
+// ("a, b or c").
+int CheckChoice(const char* flag, const std::string& value, const std::vector<std::string>& choices);
+
+// The items of a comma-separated list flag, in order. An item `valid`
+// refuses or that repeats: FlagError(flag, value, allowed); then no item or
+// a trailing comma: FlagError(flag, value, empty).
+std::vector<std::string> CheckItems(const char* flag, const std::string& value,
+                                    const std::function<bool(const std::string&)>& valid,
+                                    const std::string& allowed, const std::string& empty);
+
+// A list whose every item is one of `allowed` (comma-separated), no item
+// repeated, not empty. Returns the items in the order given.
+std::string CheckList(const char* flag, const std::string& value, const std::string& allowed);
+
+// --flag=all: `available`; else CheckList's list of `known` items, each of
+// them also `available` (else a line naming the first, in `known`'s order,
+// that this machine lacks).
+std::string CheckListOrAll(const char* flag, const std::string& value, const std::string& known,
+                           const std::string& available);
+
+// CheckList's list of variants; with --system, the flag must be left at its
+// default (else "cannot be combined with --system (it selects the <what>)")
+// and the list is `system_variant`.
+std::string CheckVariants(const char* flag, const std::string& value, const std::string& allowed,
+                          const std::string& system_variant, const char* what);
+
+// A list of distinct counts, digits only, each 1..max; `what` names them in
+// the message ("segment counts"). Returns them in the order given.
+std::vector<uint64_t> CheckCounts(const char* flag, const std::string& value, uint64_t max, const char* what);
+
+// True if `item` is in the comma-separated `list`.
+bool InList(const std::string& list, const std::string& item);
+
+// --- exits.cc ----------------------------------------------------------------
 
 // One line "<program>: invalid --<flag>=<value>: <allowed>" on stderr, exit 2.
 [[noreturn]] void FlagError(const char* flag, const std::string& value, const std::string& allowed);
@@ -75,27 +122,18 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err);
 // number reported: <why>"; anything else Fail(ret, what).
 [[noreturn]] void FailRun(int ret, shmb_peer_t* peer, const char* why, const char* check, const char* what);
 
-// Checks lo <= value <= hi for an integer flag, else FlagError.
-uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
+// Starts the peer process with `start` (a module's peer_start) under
+// --shm_prefix; returns `peer`, or exits through Fail.
+shmb_peer_t* StartPeer(int (*start)(shmb_peer_t*, const char*), shmb_peer_t* peer);
 
-// Splits a comma-separated list flag; every item must be one of `allowed`
-// (comma-separated), no item may repeat, the list may not be empty.
-// Returns the items in the order given.
-std::string CheckList(const char* flag, const std::string& value, const std::string& allowed);
+// Stops a started peer (NULL: none) at the end of a run; a failed stop is
+// FailRun's exit.
+void StopPeer(shmb_peer_t* peer, const char* check, const char* what);
 
-// True if `item` is in the comma-separated `list`.
-bool InList(const std::string& list, const std::string& item);
+// --- preflight.cc --------------------------------------------------------------
 
-// The real systems --system selects among.
-constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
-
-// Fills the parts of a report that every binary shares (context, flags,
-// repetitions, CPU) and writes the rows to stdout in --format, and as JSON
-// to --json_out if given (written to a temporary file beside it, renamed into
-// place only now; any failure or signal before removes the temporary file
-// and leaves FILE as it was). Exits 1 with the errno text (ENOSPC, EBADF) if
-// an output cannot be written.
-void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
+// The clock's overhead in ns, measured once in Init.
+double TimerOverheadNs();
 
 // Warns, one line each on stderr, when the machine is oversubscribed: when
 // the load average read at start exceeds the CPU count (other work competes
@@ -110,6 +148,25 @@ void WarnIfOversubscribed(int threads);
 // memory.current, SHM pages included), else one line naming `flag`, the
 // space needed and the space free, exit 1.
 void CheckShmSpace(const char* flag, uint64_t bytes);
+
+// Mooncake keeps the descriptor of every buffer it attached open: raises the
+// soft open-files limit towards `segments` + 64 (up to the hard one), as a
+// server would, else FlagError on `flag`.
+void CheckOpenFiles(const char* flag, uint64_t segments);
+
+// --- output.cc -----------------------------------------------------------------
+
+// Fills the parts of a report that every binary shares (context, flags,
+// repetitions, CPU) and writes the rows to stdout in --format, and as JSON
+// to --json_out if given (written to a temporary file beside it, renamed into
+// place only now; any failure or signal before removes the temporary file
+// and leaves FILE as it was). Exits 1 with the errno text (ENOSPC, EBADF) if
+// an output cannot be written.
+void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
+
+// With kept > 0 (--cleanup=false), tells on stderr how many segments stay in
+// /dev/shm and the command that removes them.
+void ReportLeftSegments(uint64_t kept);
 
 }  // namespace shmb
 

@@ -1,14 +1,9 @@
 // shm_address_lookup_bench: translating a peer's address into ours, through
 // Mooncake's per-request relocate path and Flow-IPC's handle translation
 // (systems), with scan, lower_bound, tree and arithmetic kernels as bounds.
-#include <glog/logging.h>
-
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
-#include <sstream>
+#include <string>
 #include <vector>
 
 #include "bench_common.h"
@@ -50,56 +45,6 @@ namespace {
 
 const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
 
-std::vector<uint64_t> SegmentCounts()
-{
-    if (FLAGS_sweep_segments.empty())
-        return {static_cast<uint64_t>(FLAGS_num_segments)};
-    std::vector<uint64_t> counts;
-    std::stringstream ss(FLAGS_sweep_segments);
-    std::string item;
-    const std::string allowed = "a comma-separated list of distinct segment counts (digits only) between 1 and " +
-                                std::to_string(SHMB_LOOKUP_MAX_SEGMENTS);
-    while (std::getline(ss, item, ',')) {
-        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
-        uint64_t v = std::strtoull(item.c_str(), nullptr, 10);
-        if (v == 0 || v > SHMB_LOOKUP_MAX_SEGMENTS || std::find(counts.begin(), counts.end(), v) != counts.end())
-            shmb::FlagError("sweep_segments", FLAGS_sweep_segments, allowed);
-        counts.push_back(v);
-    }
-    if (counts.empty() || FLAGS_sweep_segments.back() == ',')
-        shmb::FlagError("sweep_segments", FLAGS_sweep_segments, "a comma-separated list of segment counts");
-    return counts;
-}
-
-// Mooncake keeps the descriptor of every buffer it attached open: raise the
-// soft limit to the hard one, as a server would, and refuse a count that
-// still does not fit.
-void CheckDescriptors(const char* flag, uint64_t segments)
-{
-    struct rlimit r;
-    if (getrlimit(RLIMIT_NOFILE, &r) != 0)
-        return;
-    const rlim_t need = static_cast<rlim_t>(segments) + 64;
-    if (r.rlim_cur < need && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max < need ? r.rlim_max : need;
-        setrlimit(RLIMIT_NOFILE, &r);
-    }
-    if (r.rlim_cur < need)
-        shmb::FlagError(flag, std::to_string(segments),
-                        "mooncake keeps a descriptor open per buffer, and the open-files limit is " +
-                            std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
-}
-
-// "0,1": the CPUs the threads are pinned to.
-std::string CpuList(const std::vector<int>& cpus)
-{
-    std::string list;
-    for (size_t i = 0; i < cpus.size(); i++)
-        list += (i ? "," : "") + std::to_string(cpus[i]);
-    return list;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -119,26 +64,13 @@ int main(int argc, char** argv)
                                          FLAGS_segment_size_mb * 1024);
     shmb::CheckRange("min_time_ms", FLAGS_min_time_ms, 0, 3600 * 1000);
     cfg.min_time_ms = static_cast<double>(FLAGS_min_time_ms);
-    if (FLAGS_pattern != "random" && FLAGS_pattern != "sequential")
-        shmb::FlagError("pattern", FLAGS_pattern, "random or sequential");
-    cfg.sequential = FLAGS_pattern == "sequential";
-    if (FLAGS_lookup_mode == "throughput")
-        cfg.mode = SHMB_LOOKUP_MODE_THROUGHPUT;
-    else if (FLAGS_lookup_mode == "latency")
-        cfg.mode = SHMB_LOOKUP_MODE_LATENCY;
-    else if (FLAGS_lookup_mode == "both")
-        cfg.mode = SHMB_LOOKUP_MODE_BOTH;
-    else
-        shmb::FlagError("lookup_mode", FLAGS_lookup_mode, "throughput, latency or both");
+    cfg.sequential = shmb::CheckChoice("pattern", FLAGS_pattern, {"random", "sequential"});
+    cfg.mode = static_cast<shmb_lookup_mode_t>(
+        shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
     if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
-    std::string strategies = shmb::CheckList("strategies", FLAGS_strategies, kStrategies);
-    if (!FLAGS_system.empty()) {
-        if (!gflags::GetCommandLineFlagInfoOrDie("strategies").is_default)
-            shmb::FlagError("strategies", FLAGS_strategies, "cannot be combined with --system (it selects the path)");
-        strategies = FLAGS_system;
-        cfg.system_rows = 1;
-    }
+    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, kStrategies, FLAGS_system, "path");
+    cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
     for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
@@ -151,16 +83,10 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
-    std::vector<int> thread_cpus(static_cast<size_t>(cfg.threads));
-    bool pinned = false;
-    if (cfg.threads > 1) {
-        int ret = shmb_sysinfo_plan_cpus(cfg.cpu, cfg.threads, thread_cpus.data());
-        if (ret < 0)
-            shmb::Fail(ret, "planning the threads' CPUs");
-        pinned = ret == 1;
-    }
 
-    std::vector<uint64_t> counts = SegmentCounts();
+    std::vector<uint64_t> counts = {cfg.num_segments};
+    if (!FLAGS_sweep_segments.empty())
+        counts = shmb::CheckCounts("sweep_segments", FLAGS_sweep_segments, SHMB_LOOKUP_MAX_SEGMENTS, "segment counts");
     const char* count_flag = FLAGS_sweep_segments.empty() ? "num_segments" : "sweep_segments";
     for (uint64_t n : counts) {
         cfg.num_segments = n;
@@ -177,7 +103,7 @@ int main(int argc, char** argv)
     const uint64_t most = *std::max_element(counts.begin(), counts.end());
     // The peer keeps a descriptor per attached segment for the kernels too.
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
-        CheckDescriptors(count_flag, most);
+        shmb::CheckOpenFiles(count_flag, most);
     if (cfg.peer_process) {
         // One set of objects at a time, sparse but for the pages the tags
         // land in: at most one page per request of the pool, or every page.
@@ -200,60 +126,15 @@ int main(int argc, char** argv)
         }
     }
 
-    static std::string setup, placement;
-    setup = "segments of " + std::to_string(FLAGS_segment_size_mb) + " MB, requests of " +
-            std::to_string(FLAGS_lookup_len_kb) + " KB, " + FLAGS_pattern +
-            " pattern; every translation verified before timing";
-    placement = "placement: " + FLAGS_placement + " (the peer registers its segments in " +
-                (cfg.placement == SHMB_LOOKUP_PLACE_DESCENDING
-                     ? "descending address order, as Mooncake does: each buffer a fresh mmap, placed below the last)"
-                 : cfg.placement == SHMB_LOOKUP_PLACE_ASCENDING
-                     ? "ascending address order)"
-                     : "an order unrelated to their addresses: linear's and mooncake's scan mispredict)");
     shmb_report_t report = {};
     report.bench = "shm_lookup";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system ? nullptr : "strategy";
     report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
-    int note = 0;
-    report.notes[note++] = setup.c_str();
-    report.notes[note++] = placement.c_str();
-    if (!report.system)
-        report.notes[note++] = "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
-                               "kernels (bounds no implementation beats): linear, lower_bound, tree, arithmetic";
-    static std::string timing;
-    if (cfg.peer_process)
-        timing = "two processes (--peer_process): this one created the SHM objects and wrote a tag at every "
-                 "request's word; a forked peer attached them, translated, read each tag through its "
-                 "translated pointer and timed every row (ns per lookup = batch time / lookups in the batch "
-                 "(>= 4096), p50, p99, max over batches); one set at a time: mooncake's segments (the kernels' "
-                 "too), flowipc_classic's pool, flowipc_jemalloc's pools";
-    else if (cfg.threads == 1)
-        timing = "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through a pool of "
-                 ">= 131072 distinct requests; p50, p99, max over batches";
-    else
-        timing = "threads: " + std::to_string(cfg.threads) + " at once, each its own request stream, sharing the "
-                 "path's metadata, pool and repository, " +
-                 (pinned ? "pinned to CPUs " + CpuList(thread_cpus)
-                         : std::string("not pinned (more threads than allowed CPUs)")) +
-                 "; ns per lookup per thread = batch time / lookups in the batch (>= 4096), p50, p99, max over "
-                 "every thread's batches; ops_per_s = all threads' lookups / wall time; first_use: one thread";
-    report.notes[note++] = timing.c_str();
-    if (cfg.mode != SHMB_LOOKUP_MODE_LATENCY)
-        report.notes[note++] = "step -: throughput: a batch's requests are independent, the CPU overlaps their "
-                               "translations";
-    if (cfg.mode != SHMB_LOOKUP_MODE_THROUGHPUT)
-        report.notes[note++] = "step latency: the same requests as a dependent chain: each one's keys shifted by "
-                               "how far the previous translation landed from where it should (0: one subtraction "
-                               "and one addition more per request), so each waits for the one before; speedups "
-                               "compare rows of the same kind";
-    report.notes[note] = cfg.peer_process
-                             ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), "
-                               "timed one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat "
-                               "+ mmap, once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one "
-                               "sample per pool); - = a step this system does not have"
-                             : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), "
-                               "timed one by one; - = a step this system does not have";
+    shmb_notes_t notes = {};
+    int ret = shmb_notes_lookup(&report, &notes, &cfg);
+    if (ret < 0)
+        shmb::Fail(ret, "planning the threads' CPUs");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

@@ -2,14 +2,8 @@
 // ftruncate + mmap + close per buffer against Flow-IPC's pool allocators
 // (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
 // ideal arena as the lower bound.
-#include <glog/logging.h>
-
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
-#include <vector>
 
 #include "bench_common.h"
 #include "shmbench/alloc_peer.h"
@@ -50,71 +44,7 @@ shmb_alloc_kind_t SystemAllocator(const std::string& system)
     return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
 }
 
-// The CPUs and their list, "0,1", or "" when the threads are not pinned.
-std::string CpuList(const int* cpus, int n)
-{
-    std::string list;
-    for (int i = 0; i < n; i++)
-        list += (i ? "," : "") + std::to_string(cpus[i]);
-    return list;
-}
-
-// The notes on how the rows were measured, for the mode the flags select.
-void AddNotes(shmb_report_t* report, const shmb_alloc_config_t& cfg, const std::string& threads_note)
-{
-    int note = 0;
-    if (cfg.peer) {
-        report->notes[note++] = "peer_process: attach, detach and translate were measured in a second process, the "
-                                "rest here; after each posix allocation (and touch) this process wrote a tag at the "
-                                "segment's first byte (untimed), the peer attached it by name (attach = "
-                                "shm_open O_RDWR + fstat size check + mmap), read the tag, detached it (detach = "
-                                "munmap + close), then this process cleaned it up";
-        report->notes[note++] = "peer_process pools (bipc, jemalloc): after round 0's alloc this process tagged every "
-                                "block and sent its handle (bipc offset; jemalloc pool id + offset) and the pool "
-                                "names; the peer attached a pool on the first handle naming it (attach: one sample "
-                                "per pool, bipc shm_open O_RDWR + fstat + mmap, jemalloc shm_open O_RDONLY + mmap + "
-                                "repository insert), checked every block's tag through its translation, then timed "
-                                "translate (batch means, ns per handle; jemalloc: to_address under the repository "
-                                "mutex); speedup of translate = posix attach p50 / its p50; arena: no peer rows (one "
-                                "process by design); detach of pools untimed";
-    }
-    if (report->system) {
-        report->notes[note++] = "rows of the system's allocator: alloc and free per block; posix (mooncake): "
-                                "alloc = shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; "
-                                "- = a step this system does not have";
-    } else if (cfg.measure_mmap_only) {
-        report->notes[note++] = "posix (--measure_mmap_only): one segment per size, shm_open and ftruncate "
-                                "untimed; mmap = mmap of it, cleanup = munmap of it, timed one by one; "
-                                "no shm_open, ftruncate, close or shm_unlink is timed";
-        report->notes[note++] = "speedup = posix mmap p50 / the pool row's p50 (free: posix munmap p50): "
-                                "pools against mmap alone, not against createSharedMemory";
-    } else {
-        report->notes[note++] = "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + "
-                                "mmap + close; cleanup = munmap + shm_unlink; one buffer alive at a time";
-        report->notes[note++] = cfg.cleanup ? "speedup = posix total p50 / the pool row's p50 (free: posix "
-                                              "cleanup p50)"
-                                            : "speedup = posix total p50 / the pool row's p50 (free: none, "
-                                              "--cleanup=false times no cleanup)";
-    }
-    if (!report->system)
-        report->notes[note++] = "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
-                                "jemalloc_tcache: its thread-cached variant), arena (kernel: ideal "
-                                "lock-free pool, the lower bound)";
-    report->notes[note++] = "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over "
-                            "rounds; every block checked inside its SHM and not overlapping before any "
-                            "figure counts";
-    if (cfg.threads > 1) {
-        report->notes[note++] = threads_note.c_str();
-        report->notes[note++] = "threads: ns = per thread per op (percentiles over every thread's samples), "
-                                "iterations = all threads' ops; ops_per_s = all threads' ops / wall time of "
-                                "the phases (posix: on total, touch, cleanup only); posix: own segments per "
-                                "thread; bipc, jemalloc, jemalloc_tcache: ONE pool shared by all (jemalloc_tcache: "
-                                "a tcache per thread); arena: one arena per thread (no sharing, the bound)";
-    }
-}
-
 shmb_peer_t g_peer;
-bool g_peer_started;
 
 }  // namespace
 
@@ -134,15 +64,11 @@ int main(int argc, char** argv)
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
-    std::string allocators = shmb::CheckList("allocator", FLAGS_allocator, kAllocators);
-    if (!FLAGS_system.empty()) {
-        if (!gflags::GetCommandLineFlagInfoOrDie("allocator").is_default)
-            shmb::FlagError("allocator", FLAGS_allocator, "cannot be combined with --system (it selects the allocator)");
-        if (FLAGS_measure_mmap_only)
-            shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
-        allocators = shmb_alloc_kind_name(SystemAllocator(FLAGS_system));
-        cfg.system_rows = 1;
-    }
+    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
+                                                 shmb_alloc_kind_name(SystemAllocator(FLAGS_system)), "allocator");
+    cfg.system_rows = !FLAGS_system.empty();
+    if (cfg.system_rows && FLAGS_measure_mmap_only)
+        shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         cfg.run[k] = shmb::InList(allocators, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
     cfg.measure_mmap_only = FLAGS_measure_mmap_only;
@@ -160,17 +86,6 @@ int main(int argc, char** argv)
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
-    std::string threads_note;
-    if (cfg.threads > 1) {
-        std::vector<int> cpus(cfg.threads);
-        int pinned = shmb_sysinfo_plan_cpus(cfg.cpu, cfg.threads, cpus.data());
-        if (pinned < 0)
-            shmb::Fail(pinned, "reading the allowed CPUs");
-        threads_note = "threads: " + std::to_string(cfg.threads) + " at once per allocator and size, " +
-                       (pinned ? "pinned to CPUs " + CpuList(cpus.data(), cfg.threads)
-                               : std::string("not pinned (more threads than allowed CPUs)")) +
-                       "; a barrier starts every timed phase";
-    }
 
     uint64_t need = 0;
     int ret = shmb_alloc_bench_shm_bytes(&cfg, FLAGS_repetitions, &need);
@@ -184,12 +99,7 @@ int main(int argc, char** argv)
     shmb::WarnIfOversubscribed(cfg.threads);
     shmb::CheckShmSpace("max_size_kb", need);
 
-    if (FLAGS_peer_process) {
-        ret = shmb_alloc_peer_start(&g_peer, cfg.shm_prefix);
-        if (ret < 0)
-            shmb::Fail(ret, "starting the peer process");
-        g_peer_started = true;
-    }
+    shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_alloc_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     uint64_t kept = 0;
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
@@ -197,31 +107,22 @@ int main(int argc, char** argv)
         char why[256] = "";
         ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
         if (ret < 0)
-            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "wrong allocation", "the allocation benchmark");
+            shmb::FailRun(ret, peer, why, "wrong allocation", "the allocation benchmark");
     }
-    if (g_peer_started) {
-        ret = shmb_peer_stop(&g_peer);
-        g_peer_started = false;
-        if (ret < 0)
-            shmb::FailRun(ret, nullptr, "", "wrong allocation", "the allocation benchmark");
-    }
+    shmb::StopPeer(peer, "wrong allocation", "the allocation benchmark");
 
     shmb_report_t report = {};
     report.bench = "shm_alloc";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system ? nullptr : "allocator";
     report.speedup_label = "speedup_vs_posix";
-    AddNotes(&report, cfg, threads_note);
+    shmb_notes_t notes = {};
+    ret = shmb_notes_alloc(&report, &notes, &cfg);
+    if (ret < 0)
+        shmb::Fail(ret, "planning the threads' CPUs");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 
-    if (kept > 0) {
-        char clean[4 * SHMB_ERROR_OBJECT_MAX + 40];
-        shmb_error_clean_command(FLAGS_shm_prefix.c_str(), clean, sizeof(clean));
-        std::fprintf(stderr,
-                     "%s: left %llu segment%s in /dev/shm (--cleanup=false); once this process has "
-                     "exited, remove them with: %s\n",
-                     argv[0], static_cast<unsigned long long>(kept), kept == 1 ? "" : "s", clean);
-    }
+    shmb::ReportLeftSegments(kept);
     return 0;
 }

@@ -1,12 +1,5 @@
 // shm_transfer_bench: copy bandwidth through SHM, the part neither design
 // changes.
-#include <glog/logging.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <sstream>
 #include <string>
 
 #include "bench_common.h"
@@ -38,34 +31,18 @@ DEFINE_bool(peer_process, false,
 
 namespace {
 
+// --methods: all, or methods available on this machine; none: memcpy, or
+// loop with --use_memcpy=false.
 std::string Methods()
 {
-    std::string all;
-    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
-        const char* name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
-        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
-            all += (all.empty() ? "" : ",") + std::string(name);
-    }
     if (FLAGS_methods.empty())
         return FLAGS_use_memcpy ? "memcpy" : "loop";
-    if (FLAGS_methods == "all")
-        return all;
-    const std::string known = "memcpy,loop,nt,movsb";
-    std::stringstream ss(FLAGS_methods);
-    std::string item, seen;
-    while (std::getline(ss, item, ',')) {
-        if (!shmb::InList(known, item) || shmb::InList(seen, item))
-            shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
-        seen += (seen.empty() ? "" : ",") + item;
-    }
-    if (seen.empty() || FLAGS_methods.back() == ',')
-        shmb::FlagError("methods", FLAGS_methods, "all, or a comma-separated list of distinct items of " + known);
-    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
-        std::string name = shmb_copy_method_name(static_cast<shmb_copy_method_t>(m));
-        if (shmb::InList(seen, name) && !shmb::InList(all, name))
-            shmb::FlagError("methods", FLAGS_methods, name + " is not available on this machine; available: " + all);
-    }
-    return seen;
+    std::string available;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
+            available += (available.empty() ? "" : ",") +
+                         std::string(shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
+    return shmb::CheckListOrAll("methods", FLAGS_methods, "memcpy,loop,nt,movsb", available);
 }
 
 // The last size in KB: --max_transfer_size_kb if given, else
@@ -91,7 +68,6 @@ uint64_t MaxSizeKb(const char** flag)
 }
 
 shmb_peer_t g_peer;
-bool g_peer_started;
 
 }  // namespace
 
@@ -141,66 +117,27 @@ int main(int argc, char** argv)
     shmb_transfer_bench_shm_bytes(&cfg, &need);
     shmb::CheckShmSpace(max_flag, need);
 
-    if (FLAGS_peer_process) {
-        int ret = shmb_transfer_bench_peer_start(&g_peer, cfg.shm_prefix);
-        if (ret < 0)
-            shmb::Fail(ret, "starting the peer process");
-        g_peer_started = true;
-    }
+    shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_transfer_bench_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
         cfg.repetition = rep;
         char why[256] = "";
         int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
         if (ret < 0)
-            shmb::FailRun(ret, g_peer_started ? &g_peer : nullptr, why, "a check failed", "the transfer benchmark");
+            shmb::FailRun(ret, peer, why, "a check failed", "the transfer benchmark");
     }
-    if (g_peer_started) {
-        int ret = shmb_peer_stop(&g_peer);
-        g_peer_started = false;
-        if (ret < 0)
-            shmb::FailRun(ret, nullptr, "", "a check failed", "the transfer benchmark");
-    }
+    shmb::StopPeer(peer, "a check failed", "the transfer benchmark");
 
-    static std::string translated;
-    translated = "each transfer first translates dst through the system's per-request path (" +
-                 std::to_string(cfg.num_segments) + " registered buffers or pools), then copies; the note "
-                 "gives one translation alone and its share of the transfer";
     shmb_report_t report = {};
     report.bench = "shm_transfer";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
-    int note = 0;
-    report.notes[note++] = "src, dst: SHM segments reserved with posix_fallocate, touched before timing; "
-                           "each transfer copies src[0,size) to dst[0,size), so small sizes are cache-resident";
-    report.notes[note++] = "GB_s = size / p50 time (the median; 10^9 bytes/s, each byte counted once), as are "
-                           "JSON bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer "
-                           "are batch means (batches >= 100x the timer overhead)";
-    if (cfg.run[SHMB_COPY_MEMCPY])
-        report.notes[note++] = "speedup_vs_memcpy = GB_s / GB_s of the warm memcpy row of the same size "
-                               "(medians; cold rows too)";
-    if (cfg.run[SHMB_COPY_MEMCPY] && cfg.run[SHMB_COPY_NT])
-        report.notes[note++] = "memcpy switches to non-temporal stores itself above glibc's "
-                               "x86_non_temporal_threshold, as the glibc line above prints it";
-    if (FLAGS_cold)
-        report.notes[note++] = "cold: each transfer writes a fresh SHM segment made as Mooncake's "
-                               "createSharedMemory makes it (shm_open + ftruncate + mmap, nothing reserved): "
-                               "tmpfs page allocation and page faults timed, one transfer at a time";
-    if (report.system)
-        report.notes[note++] = translated.c_str();
-    static std::string peer_note;
-    peer_note = std::string("peer_process: every row was measured in a second process: it attached src and dst by "
-                            "name (shm_open O_RDWR + fstat size check + mmap), touched them, ") +
-                (report.system ? "translated dst through the system's path before each copy " : "") +
-                "and timed its copies; this process created and filled them and checked dst after the peer's "
-                "first and timed transfers of each size and method" +
-                (FLAGS_cold ? "; cold: this process created each fresh segment, the peer attached it by name "
-                              "untouched and timed its first write"
-                            : "");
-    if (FLAGS_peer_process)
-        report.notes[note++] = peer_note.c_str();
+    shmb_notes_t notes = {};
+    int ret = shmb_notes_transfer(&report, &notes, &cfg);
+    if (ret < 0)
+        shmb::Fail(ret, "composing the notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

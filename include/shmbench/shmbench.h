@@ -29,6 +29,7 @@
 #include "shmbench/lookup.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
+#include "shmbench/notes.h"
 #include "shmbench/offset_alloc.h"
 #include "shmbench/paths.h"
 #include "shmbench/peer.h"

@@ -1,0 +1,352 @@
+// The command line: every argument checked before gflags sees it (a bad or
+// unknown flag is one line and exit 2, wherever it comes from), the flags
+// every binary has, and the checks the mains apply to their own flags
+// (ranges, choices, lists).
+#include <gflags/gflags.h>
+#include <strings.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "bench_common.h"
+#include "bench_internal.h"
+
+namespace shmb {
+
+using internal::Printable;
+using internal::UsageError;
+
+namespace {
+
+std::string Join(const std::vector<std::string>& items)
+{
+    std::string list;
+    for (const std::string& item : items)
+        list += (list.empty() ? "" : ",") + item;
+    return list;
+}
+
+bool HasControl(const std::string& value)
+{
+    for (unsigned char c : value)
+        if (c < 0x20 || c == 0x7f)
+            return true;
+    return false;
+}
+
+bool ParsesAsBool(const char* s)
+{
+    static const char* words[] = {"true", "false", "1", "0", "yes", "no", "t", "f", "y", "n"};
+    for (const char* w : words)
+        if (strcasecmp(s, w) == 0)
+            return true;
+    return false;
+}
+
+bool ParsesAs(const std::string& type, const std::string& value)
+{
+    if (type == "string")
+        return true;  // each binary checks its strings itself
+    if (value.empty())
+        return false;
+    const char* s = value.c_str();
+    char* end = nullptr;
+    errno = 0;
+    if (type == "bool")
+        return ParsesAsBool(s);
+    if (type == "int32" || type == "int64") {
+        long long v = std::strtoll(s, &end, 10);
+        if (type == "int32" && (v < INT32_MIN || v > INT32_MAX))
+            return false;
+        return errno == 0 && *end == '\0';
+    }
+    if (type == "uint32" || type == "uint64") {
+        if (value.find('-') != std::string::npos)
+            return false;
+        unsigned long long v = std::strtoull(s, &end, 10);
+        if (type == "uint32" && v > UINT32_MAX)
+            return false;
+        return errno == 0 && *end == '\0';
+    }
+    std::strtod(s, &end);  // double
+    return errno == 0 && *end == '\0';
+}
+
+// Every way a flag reaches gflags (the command line, --flagfile, --fromenv,
+// --tryfromenv) goes through these checks first, so that a bad or unknown
+// flag exits 2 with one line naming it, as gflags itself would not (exit 1,
+// or silence for an unknown flag in a flagfile).
+class ArgChecker {
+public:
+    // Checks argv[i] (and argv[i + 1] when it is the value); returns how
+    // many arguments it used.
+    int CheckCommandLine(int argc, char** argv, int i)
+    {
+        std::string next = i + 1 < argc ? argv[i + 1] : "";
+        return Check(argv[i], i + 1 < argc ? &next : nullptr, "");
+    }
+
+private:
+    int depth_ = 0;
+
+    [[noreturn]] void Bad(const std::string& flag, const std::string& value, const std::string& why,
+                          const std::string& where)
+    {
+        UsageError("invalid --" + flag + "=" + Printable(value) + where + ": " + why);
+    }
+
+    // --noFLAG for a bool FLAG: returns 1, or refuses a value.
+    int CheckNegation(const std::string& name, const std::string& body, size_t eq, const std::string& where)
+    {
+        gflags::CommandLineFlagInfo info;
+        if (name.compare(0, 2, "no") != 0 || !gflags::GetCommandLineFlagInfo(name.substr(2).c_str(), &info) ||
+            info.type != "bool")
+            UsageError("unknown flag --" + Printable(name) + where + " (see --helpshort)");
+        if (eq != std::string::npos)
+            Bad(name, body.substr(eq + 1),
+                "--no" + info.name + " takes no value; write --" + info.name + "=true or --" + info.name +
+                    "=false",
+                where);
+        return 1;
+    }
+
+    int Check(const std::string& arg, const std::string* next, const std::string& where)
+    {
+        if (arg.size() < 2 || arg[0] != '-')
+            UsageError("unexpected argument '" + Printable(arg) + "'" + where +
+                       " (flags are --name=value; see --helpshort)");
+        std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+        size_t eq = body.find('=');
+        std::string name = body.substr(0, eq);
+        bool has_value = eq != std::string::npos;
+        gflags::CommandLineFlagInfo info;
+        if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info))
+            return CheckNegation(name, body, eq, where);
+        if (info.type == "bool" && !has_value)
+            return 1;
+        std::string value;
+        int used = 1;
+        if (has_value) {
+            value = body.substr(eq + 1);
+        } else if (next && where.empty()) {
+            value = *next;
+            used = 2;
+        } else {
+            UsageError("flag --" + name + where + " needs a value (--" + name + "=value)");
+        }
+        CheckValue(info, value, where);
+        return used;
+    }
+
+    void CheckValue(const gflags::CommandLineFlagInfo& info, const std::string& value,
+                    const std::string& where)
+    {
+        if (HasControl(value))
+            Bad(info.name, value, "control characters are not allowed", where);
+        if (!ParsesAs(info.type, value))
+            Bad(info.name, value, "not a valid " + info.type, where);
+        if (info.name == "flagfile")
+            CheckFlagfile(value);
+        else if (info.name == "fromenv" || info.name == "tryfromenv")
+            CheckFromEnv(info.name, value, where);
+    }
+
+    // A flagfile holds one --name=value per line; '#' starts a comment.
+    void CheckFlagfile(const std::string& files)
+    {
+        if (++depth_ > 8)
+            Bad("flagfile", files, "flagfiles nest too deep", "");
+        std::stringstream list(files);
+        std::string file;
+        while (std::getline(list, file, ',')) {
+            std::ifstream in(file);
+            if (!in)
+                Bad("flagfile", file, std::string("cannot be read: ") + std::strerror(errno), "");
+            std::string line, where;
+            for (int n = 1; std::getline(in, line); n++) {
+                size_t start = line.find_first_not_of(" \t");
+                if (start == std::string::npos || line[start] == '#')
+                    continue;
+                line = line.substr(start, line.find_last_not_of(" \t\r") + 1 - start);
+                where = " (line " + std::to_string(n) + " of --flagfile=" + Printable(file) + ")";
+                Check(line, nullptr, where);
+            }
+        }
+        depth_--;
+    }
+
+    // --fromenv=a,b takes --a from $FLAGS_a (which must be set), --tryfromenv
+    // too when set.
+    void CheckFromEnv(const std::string& which, const std::string& names, const std::string& where)
+    {
+        std::stringstream list(names);
+        std::string name;
+        while (std::getline(list, name, ',')) {
+            gflags::CommandLineFlagInfo info;
+            if (!gflags::GetCommandLineFlagInfo(name.c_str(), &info))
+                Bad(which, names, "unknown flag --" + Printable(name), where);
+            if (info.name == "fromenv" || info.name == "tryfromenv" || info.name == "flagfile")
+                Bad(which, names, "--" + info.name + " cannot come from the environment", where);
+            const char* env = std::getenv(("FLAGS_" + name).c_str());
+            if (!env) {
+                if (which == "fromenv")
+                    Bad(which, names, "FLAGS_" + name + " is not set in the environment", where);
+                continue;
+            }
+            CheckValue(info, env, " (from FLAGS_" + name + " in the environment)");
+        }
+    }
+};
+
+}  // namespace
+
+namespace internal {
+
+void ParseFlags(int* argc, char*** argv, const char* usage)
+{
+    gflags::SetUsageMessage(usage);
+    gflags::SetVersionString(SHMB_VERSION);
+    ArgChecker checker;
+    for (int i = 1; i < *argc;) {
+        if (std::string((*argv)[i]) == "--")
+            break;
+        i += checker.CheckCommandLine(*argc, *argv, i);
+    }
+    gflags::ParseCommandLineNonHelpFlags(argc, argv, true);
+    HandleHelp((*argv)[0]);
+    if (*argc > 1)
+        UsageError(std::string("unexpected argument '") + Printable((*argv)[1]) + "'");
+}
+
+void CheckCommonFlags()
+{
+    shmb_format_t format;
+    if (shmb_report_parse_format(FLAGS_format.c_str(), &format) != 0)
+        FlagError("format", FLAGS_format, "one of table, csv, json");
+    CheckRange("repetitions", FLAGS_repetitions, 1, 1000);
+    if (!FLAGS_system.empty() && !InList(kSystems, FLAGS_system))
+        FlagError("system", FLAGS_system, std::string("one of ") + kSystems);
+    if (shmb_segment_check_prefix(FLAGS_shm_prefix.c_str()) < 0)
+        FlagError("shm_prefix", FLAGS_shm_prefix,
+                  "must start with '/', contain no other '/' and be at most " +
+                      std::to_string(SHMB_SEGMENT_NAME_MAX - 48) + " characters");
+}
+
+std::string FlagsLine()
+{
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    std::string line;
+    for (const auto& f : flags) {
+        if (f.filename != g_run.main_file || f.name == "json_out")
+            continue;
+        line += (line.empty() ? "" : " ") + f.name + "=" + f.current_value;
+    }
+    return line;
+}
+
+}  // namespace internal
+
+uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
+{
+    if (value < lo || value > hi)
+        FlagError(flag, std::to_string(value),
+                  "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return static_cast<uint64_t>(value);
+}
+
+int CheckChoice(const char* flag, const std::string& value, const std::vector<std::string>& choices)
+{
+    std::string allowed;
+    for (size_t i = 0; i < choices.size(); i++) {
+        if (choices[i] == value)
+            return static_cast<int>(i);
+        allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+    }
+    FlagError(flag, value, allowed);
+}
+
+bool InList(const std::string& list, const std::string& item)
+{
+    std::stringstream ss(list);
+    std::string part;
+    while (std::getline(ss, part, ','))
+        if (part == item)
+            return true;
+    return false;
+}
+
+std::vector<std::string> CheckItems(const char* flag, const std::string& value,
+                                    const std::function<bool(const std::string&)>& valid,
+                                    const std::string& allowed, const std::string& empty)
+{
+    std::stringstream ss(value);
+    std::string part, seen;
+    std::vector<std::string> items;
+    while (std::getline(ss, part, ',')) {
+        if (!valid(part) || InList(seen, part))
+            FlagError(flag, value, allowed);
+        seen += (seen.empty() ? "" : ",") + part;
+        items.push_back(part);
+    }
+    if (items.empty() || value.back() == ',')
+        FlagError(flag, value, empty);
+    return items;
+}
+
+std::string CheckList(const char* flag, const std::string& value, const std::string& allowed)
+{
+    const std::string why = "a comma-separated list of distinct items of " + allowed;
+    return Join(CheckItems(flag, value, [&](const std::string& s) { return InList(allowed, s); }, why, why));
+}
+
+std::string CheckListOrAll(const char* flag, const std::string& value, const std::string& known,
+                           const std::string& available)
+{
+    if (value == "all")
+        return available;
+    const std::string why = "all, or a comma-separated list of distinct items of " + known;
+    std::string list = Join(CheckItems(flag, value, [&](const std::string& s) { return InList(known, s); }, why, why));
+    std::stringstream ss(known);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (InList(list, item) && !InList(available, item))
+            FlagError(flag, value, item + " is not available on this machine; available: " + available);
+    return list;
+}
+
+std::string CheckVariants(const char* flag, const std::string& value, const std::string& allowed,
+                          const std::string& system_variant, const char* what)
+{
+    std::string list = CheckList(flag, value, allowed);
+    if (FLAGS_system.empty())
+        return list;
+    if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
+        FlagError(flag, value, std::string("cannot be combined with --system (it selects the ") + what + ")");
+    return system_variant;
+}
+
+std::vector<uint64_t> CheckCounts(const char* flag, const std::string& value, uint64_t max, const char* what)
+{
+    std::vector<uint64_t> counts;
+    auto valid = [&](const std::string& item) {
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+            return false;
+        uint64_t v = std::strtoull(item.c_str(), nullptr, 10);
+        bool fresh = std::find(counts.begin(), counts.end(), v) == counts.end();
+        counts.push_back(v);
+        return v >= 1 && v <= max && fresh;
+    };
+    CheckItems(flag, value, valid,
+               "a comma-separated list of distinct " + std::string(what) + " (digits only) between 1 and " +
+                   std::to_string(max),
+               "a comma-separated list of " + std::string(what));
+    return counts;
+}
+
+}  // namespace shmb

@@ -1,0 +1,136 @@
+// What is checked before anything is measured, so that a run that cannot
+// succeed stops at once with a line saying why: the standard descriptors,
+// the CPU --cpu names, the space in /dev/shm and the memory cgroup, the
+// open-files limit, and a warning when the machine is oversubscribed.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "bench_common.h"
+#include "bench_internal.h"
+
+namespace shmb {
+
+using internal::g_run;
+
+namespace internal {
+
+// fds 0, 1 and 2 open before anything else opens a file, so that a file we
+// open never becomes stdout (>&- would send the table into --json_out).
+// A closed stdout becomes /dev/null opened read-only: writing the results
+// then fails (EBADF), and the run says so.
+void EnsureStandardFds()
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
+        if (got != fd)
+            std::_Exit(1);  // nothing to tell it on: every lower fd is open
+    }
+}
+
+void ReadMachine()
+{
+    shmb_sysinfo_read(&g_run.sys);
+    g_run.timer_overhead_ns = shmb_clock_overhead_ns();
+    std::vector<int> allowed(CPU_SETSIZE);
+    g_run.allowed_cpus = shmb_sysinfo_allowed_cpus(allowed.data(), CPU_SETSIZE);
+}
+
+// --cpu must name a CPU this process may run on (a cpuset or taskset may
+// allow fewer than the machine has).
+void PinToCpu(int cpu)
+{
+    std::vector<int> cpus(CPU_SETSIZE);
+    int n = shmb_sysinfo_allowed_cpus(cpus.data(), CPU_SETSIZE);
+    bool allowed = false;
+    for (int i = 0; i < n; i++)
+        allowed |= cpus[i] == cpu;
+    if (n > 0 && !allowed) {
+        char list[1024];
+        shmb_sysinfo_format_cpu_list(cpus.data(), n, list, sizeof(list));
+        FlagError("cpu", std::to_string(cpu),
+                  std::string("-1 or a CPU this process may use: ") + list + " (taskset, cpuset)");
+    }
+    int ret = shmb_sysinfo_pin_cpu(cpu);
+    if (ret < 0)
+        FlagError("cpu", std::to_string(cpu), std::string("cannot pin to it: ") + std::strerror(-ret));
+}
+
+}  // namespace internal
+
+double TimerOverheadNs()
+{
+    return g_run.timer_overhead_ns;
+}
+
+void WarnIfOversubscribed(int threads)
+{
+    const char* program = g_run.program.c_str();
+    if (shmb_sysinfo_overloaded(&g_run.sys))
+        std::fprintf(stderr, "%s: warning: the load average at start (%.2f) exceeds the %d CPUs; other "
+                     "work competes for them, so repeat the run (--repetitions) and compare medians\n",
+                     program, g_run.sys.load_avg[0], g_run.sys.num_cpus);
+    int cpus = g_run.allowed_cpus > 0 ? g_run.allowed_cpus : g_run.sys.num_cpus;
+    if (cpus > 0 && threads > cpus)
+        std::fprintf(stderr, "%s: warning: --threads=%d exceeds the %d CPUs this process may use; the "
+                     "threads share CPUs and every figure includes waiting for one\n",
+                     program, threads, cpus);
+}
+
+// Exits 1 with the line already on stderr.
+[[noreturn]] static void NoSpace()
+{
+    shmb_segment_unlink_all();
+    std::exit(1);
+}
+
+void CheckShmSpace(const char* flag, uint64_t bytes)
+{
+    char need[32], have[32];
+    shmb_sysinfo_format_bytes(static_cast<int64_t>(bytes), need, sizeof(need));
+    int64_t total, avail;
+    if (shmb_sysinfo_fs_space("/dev/shm", &total, &avail) == 0 && static_cast<uint64_t>(avail) < bytes) {
+        shmb_sysinfo_format_bytes(avail, have, sizeof(have));
+        std::fprintf(stderr, "%s: --%s needs %s in /dev/shm but only %s is free; lower --%s or free "
+                     "space (df -h /dev/shm; scripts/clean_shm.sh removes segments of dead runs)\n",
+                     g_run.program.c_str(), flag, need, have, flag);
+        NoSpace();
+    }
+    // SHM pages are charged to the memory cgroup of the process that touches them.
+    int64_t cgroup_free = shmb_sysinfo_cgroup_memory_free();
+    if (cgroup_free >= 0 && static_cast<uint64_t>(cgroup_free) < bytes) {
+        shmb_sysinfo_format_bytes(cgroup_free, have, sizeof(have));
+        std::fprintf(stderr, "%s: --%s needs %s of SHM but the memory cgroup of this process has "
+                     "only %s left (memory.max - memory.current, charged for SHM pages too); "
+                     "lower --%s or raise memory.max\n",
+                     g_run.program.c_str(), flag, need, have, flag);
+        NoSpace();
+    }
+}
+
+void CheckOpenFiles(const char* flag, uint64_t segments)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r) != 0)
+        return;
+    const rlim_t need = static_cast<rlim_t>(segments) + 64;
+    if (r.rlim_cur < need && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max < need ? r.rlim_max : need;
+        setrlimit(RLIMIT_NOFILE, &r);
+    }
+    if (r.rlim_cur < need)
+        FlagError(flag, std::to_string(segments),
+                  "mooncake keeps a descriptor open per buffer, and the open-files limit is " +
+                      std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
+}
+
+}  // namespace shmb

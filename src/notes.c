@@ -1,0 +1,288 @@
+/* The notes of each binary's table: what its rows measured and how, worded
+ * for the mode the run's configuration selects. The mains print them as they
+ * come; a change of wording here is a change of the output a user diffs. */
+#include "shmbench/notes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "shmbench/copy.h"
+#include "shmbench/sysinfo.h"
+
+/* report->notes holds this many notes and their NULL. */
+#define NOTES_CAP (sizeof(((shmb_report_t *)0)->notes) / sizeof(const char *) - 1)
+
+/* The most threads any binary runs: the CPU list of a threads note. */
+#define MAX_THREADS 256
+_Static_assert(SHMB_ALLOC_MAX_THREADS <= MAX_THREADS, "alloc threads exceed the CPU list");
+_Static_assert(SHMB_LOOKUP_MAX_THREADS <= MAX_THREADS, "lookup threads exceed the CPU list");
+
+/* The notes of one report as they are added; full once one does not fit. */
+typedef struct lines {
+    const char *v[NOTES_CAP];
+    size_t n;
+    int full;
+} lines_t;
+
+/* note NULL: its text did not fit in the store. */
+static void add(lines_t *l, const char *note)
+{
+    if (!note || l->n == NOTES_CAP)
+        l->full = 1;
+    else
+        l->v[l->n++] = note;
+}
+
+static int publish(shmb_report_t *report, const lines_t *l)
+{
+    if (l->full)
+        return -EOVERFLOW;
+    for (size_t i = 0; i <= NOTES_CAP; i++)
+        report->notes[i] = i < l->n ? l->v[i] : NULL;
+    return (int)l->n;
+}
+
+/* Appends printf-style text to the note being composed; a store that
+ * overflows stays full (used = its size) until the note ends. */
+static void put(shmb_notes_t *s, const char *fmt, ...)
+{
+    const size_t room = sizeof(s->text) - s->used;
+    if (s->used >= sizeof(s->text))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(s->text + s->used, room, fmt, ap);
+    va_end(ap);
+    s->used = (w < 0 || (size_t)w >= room) ? sizeof(s->text) : s->used + (size_t)w;
+}
+
+/* Ends the note begun at `start`: returns it, or NULL (the store unchanged)
+ * when it did not fit. */
+static const char *end(shmb_notes_t *s, size_t start)
+{
+    if (s->used >= sizeof(s->text)) {
+        s->used = start;
+        return NULL;
+    }
+    s->text[s->used++] = '\0';
+    return s->text + start;
+}
+
+/* "pinned to CPUs 0,1" or why not: where `threads` threads from `cpu` on run. */
+static int put_cpus(shmb_notes_t *s, int threads, int cpu)
+{
+    int cpus[MAX_THREADS];
+    if (threads > MAX_THREADS)
+        return -EOVERFLOW;
+    int pinned = shmb_sysinfo_plan_cpus(cpu, threads, cpus);
+    if (pinned < 0)
+        return pinned;
+    if (!pinned) {
+        put(s, "not pinned (more threads than allowed CPUs)");
+        return 0;
+    }
+    put(s, "pinned to CPUs ");
+    for (int i = 0; i < threads; i++)
+        put(s, "%s%d", i ? "," : "", cpus[i]);
+    return 0;
+}
+
+static void alloc_peer(lines_t *l)
+{
+    add(l, "peer_process: attach, detach and translate were measured in a second process, the rest here; "
+           "after each posix allocation (and touch) this process wrote a tag at the segment's first byte "
+           "(untimed), the peer attached it by name (attach = shm_open O_RDWR + fstat size check + mmap), "
+           "read the tag, detached it (detach = munmap + close), then this process cleaned it up");
+    add(l, "peer_process pools (bipc, jemalloc): after round 0's alloc this process tagged every block and "
+           "sent its handle (bipc offset; jemalloc pool id + offset) and the pool names; the peer attached "
+           "a pool on the first handle naming it (attach: one sample per pool, bipc shm_open O_RDWR + fstat "
+           "+ mmap, jemalloc shm_open O_RDONLY + mmap + repository insert), checked every block's tag "
+           "through its translation, then timed translate (batch means, ns per handle; jemalloc: "
+           "to_address under the repository mutex); speedup of translate = posix attach p50 / its p50; "
+           "arena: no peer rows (one process by design); detach of pools untimed");
+}
+
+/* What posix's rows are, and what a pool row's speedup divides. */
+static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
+{
+    if (cfg->system_rows) {
+        add(l, "rows of the system's allocator: alloc and free per block; posix (mooncake): alloc = "
+               "shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; - = a step this system "
+               "does not have");
+    } else if (cfg->measure_mmap_only) {
+        add(l, "posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = "
+               "mmap of it, cleanup = munmap of it, timed one by one; no shm_open, ftruncate, close or "
+               "shm_unlink is timed");
+        add(l, "speedup = posix mmap p50 / the pool row's p50 (free: posix munmap p50): pools against mmap "
+               "alone, not against createSharedMemory");
+    } else {
+        add(l, "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + mmap + close; "
+               "cleanup = munmap + shm_unlink; one buffer alive at a time");
+        add(l, cfg->cleanup ? "speedup = posix total p50 / the pool row's p50 (free: posix cleanup p50)"
+                            : "speedup = posix total p50 / the pool row's p50 (free: none, --cleanup=false "
+                              "times no cleanup)");
+    }
+}
+
+int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
+{
+    lines_t l = {0};
+    const size_t start = store->used;
+    if (cfg->peer)
+        alloc_peer(&l);
+    alloc_posix(&l, cfg);
+    if (!cfg->system_rows)
+        add(&l, "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; jemalloc_tcache: its "
+                "thread-cached variant), arena (kernel: ideal lock-free pool, the lower bound)");
+    add(&l, "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every "
+            "block checked inside its SHM and not overlapping before any figure counts");
+    if (cfg->threads > 1) {
+        const size_t at = store->used;
+        put(store, "threads: %d at once per allocator and size, ", cfg->threads);
+        int ret = put_cpus(store, cfg->threads, cfg->cpu);
+        if (ret < 0) {
+            store->used = start;
+            return ret;
+        }
+        put(store, "; a barrier starts every timed phase");
+        add(&l, end(store, at));
+        add(&l, "threads: ns = per thread per op (percentiles over every thread's samples), iterations = "
+                "all threads' ops; ops_per_s = all threads' ops / wall time of the phases (posix: on total, "
+                "touch, cleanup only); posix: own segments per thread; bipc, jemalloc, jemalloc_tcache: ONE "
+                "pool shared by all (jemalloc_tcache: a tcache per thread); arena: one arena per thread (no "
+                "sharing, the bound)");
+    }
+    int ret = publish(report, &l);
+    if (ret < 0)
+        store->used = start;
+    return ret;
+}
+
+static const char *placement_note(shmb_lookup_placement_t placement)
+{
+    switch (placement) {
+    case SHMB_LOOKUP_PLACE_DESCENDING:
+        return "placement: descending (the peer registers its segments in descending address order, as "
+               "Mooncake does: each buffer a fresh mmap, placed below the last)";
+    case SHMB_LOOKUP_PLACE_ASCENDING:
+        return "placement: ascending (the peer registers its segments in ascending address order)";
+    default:
+        return "placement: random (the peer registers its segments in an order unrelated to their "
+               "addresses: linear's and mooncake's scan mispredict)";
+    }
+}
+
+/* How the rows were timed: by a peer, by one thread, or by several. */
+static const char *lookup_timing(shmb_notes_t *s, const shmb_lookup_config_t *cfg, int *err)
+{
+    if (cfg->peer_process)
+        return "two processes (--peer_process): this one created the SHM objects and wrote a tag at every "
+               "request's word; a forked peer attached them, translated, read each tag through its "
+               "translated pointer and timed every row (ns per lookup = batch time / lookups in the batch "
+               "(>= 4096), p50, p99, max over batches); one set at a time: mooncake's segments (the "
+               "kernels' too), flowipc_classic's pool, flowipc_jemalloc's pools";
+    if (cfg->threads <= 1)
+        return "ns per lookup = batch time / lookups in the batch (>= 4096), batches walking through a pool "
+               "of >= 131072 distinct requests; p50, p99, max over batches";
+    const size_t start = s->used;
+    put(s, "threads: %d at once, each its own request stream, sharing the path's metadata, pool and "
+           "repository, ", cfg->threads);
+    *err = put_cpus(s, cfg->threads, cfg->cpu);
+    if (*err < 0) {
+        s->used = start;
+        return NULL;
+    }
+    put(s, "; ns per lookup per thread = batch time / lookups in the batch (>= 4096), p50, p99, max over "
+           "every thread's batches; ops_per_s = all threads' lookups / wall time; first_use: one thread");
+    return end(s, start);
+}
+
+int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg)
+{
+    lines_t l = {0};
+    const size_t start = store->used;
+    put(store, "segments of %llu MB, requests of %llu KB, %s pattern; every translation verified before "
+               "timing", (unsigned long long)cfg->segment_size_mb, (unsigned long long)cfg->lookup_len_kb,
+        cfg->sequential ? "sequential" : "random");
+    add(&l, end(store, start));
+    add(&l, placement_note(cfg->placement));
+    if (!cfg->system_rows)
+        add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels "
+                "(bounds no implementation beats): linear, lower_bound, tree, arithmetic");
+    int err = 0;
+    const char *timing = lookup_timing(store, cfg, &err);
+    if (err < 0) {
+        store->used = start;
+        return err;
+    }
+    add(&l, timing);
+    if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
+        add(&l, "step -: throughput: a batch's requests are independent, the CPU overlaps their "
+                "translations");
+    if (cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
+        add(&l, "step latency: the same requests as a dependent chain: each one's keys shifted by how far "
+                "the previous translation landed from where it should (0: one subtraction and one addition "
+                "more per request), so each waits for the one before; speedups compare rows of the same "
+                "kind");
+    add(&l, cfg->peer_process
+                ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), timed "
+                  "one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat + mmap, "
+                  "once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one sample per "
+                  "pool); - = a step this system does not have"
+                : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), timed one "
+                  "by one; - = a step this system does not have");
+    int ret = publish(report, &l);
+    if (ret < 0)
+        store->used = start;
+    return ret;
+}
+
+/* The second process's note: what it attached and timed, what this one checked. */
+static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
+{
+    const size_t start = s->used;
+    put(s, "peer_process: every row was measured in a second process: it attached src and dst by name "
+           "(shm_open O_RDWR + fstat size check + mmap), touched them, %sand timed its copies; this process "
+           "created and filled them and checked dst after the peer's first and timed transfers of each size "
+           "and method%s",
+        cfg->translate ? "translated dst through the system's path before each copy " : "",
+        cfg->cold ? "; cold: this process created each fresh segment, the peer attached it by name untouched "
+                    "and timed its first write"
+                  : "");
+    return end(s, start);
+}
+
+int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg)
+{
+    lines_t l = {0};
+    const size_t start = store->used;
+    add(&l, "src, dst: SHM segments reserved with posix_fallocate, touched before timing; each transfer "
+            "copies src[0,size) to dst[0,size), so small sizes are cache-resident");
+    add(&l, "GB_s = size / p50 time (the median; 10^9 bytes/s, each byte counted once), as are JSON "
+            "bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer are batch means "
+            "(batches >= 100x the timer overhead)");
+    if (cfg->run[SHMB_COPY_MEMCPY])
+        add(&l, "speedup_vs_memcpy = GB_s / GB_s of the warm memcpy row of the same size (medians; cold "
+                "rows too)");
+    if (cfg->run[SHMB_COPY_MEMCPY] && cfg->run[SHMB_COPY_NT])
+        add(&l, "memcpy switches to non-temporal stores itself above glibc's x86_non_temporal_threshold, "
+                "as the glibc line above prints it");
+    if (cfg->cold)
+        add(&l, "cold: each transfer writes a fresh SHM segment made as Mooncake's createSharedMemory makes "
+                "it (shm_open + ftruncate + mmap, nothing reserved): tmpfs page allocation and page faults "
+                "timed, one transfer at a time");
+    if (cfg->translate) {
+        const size_t at = store->used;
+        put(store, "each transfer first translates dst through the system's per-request path (%llu "
+                   "registered buffers or pools), then copies; the note gives one translation alone and its "
+                   "share of the transfer", (unsigned long long)cfg->num_segments);
+        add(&l, end(store, at));
+    }
+    if (cfg->peer)
+        add(&l, transfer_peer(store, cfg));
+    int ret = publish(report, &l);
+    if (ret < 0)
+        store->used = start;
+    return ret;
+}
