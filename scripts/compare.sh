@@ -27,6 +27,12 @@ if [ $# -eq 1 ]; then
 elif [ $# -ne 2 ] || ! { [ -d "$1" ] && [ -d "$2" ]; } && ! { [ -f "$1" ] && [ -f "$2" ]; }; then
   usage
 fi
+# A path that begins with '-' would be an option to head and compare.py.
+paths=()
+for p in "$@"; do
+  case $p in -*) paths+=("./$p") ;; *) paths+=("$p") ;; esac
+done
+set -- "${paths[@]}"
 # Debian's interpreter, the one python3-scipy serves (another python3 may come first on PATH).
 python=/usr/bin/python3
 compare=/usr/share/benchmark/compare.py

@@ -25,7 +25,10 @@ data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 made=$(/usr/bin/python3 "$here/results.py" plotdata "$dir" "$data") \
   || { echo "plot.sh: no benchmark JSON in $dir" >&2; exit 1; }
+# gnuplot runs in the data folder and writes the PNG to stdout: no path of the
+# user's enters its scripts (results.py quotes every other string inertly).
 for name in $made; do
-  gnuplot "$data/$name.gp" || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
+  (cd "$data" && gnuplot "$name.gp" >"$name.png") || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
+  mv -f -- "$data/$name.png" "$dir/$name.png"
   echo "$dir/$name.png"
 done

@@ -361,8 +361,22 @@ def wrap(text, width=115):
     return out + ([line] if line else [])
 
 
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+
+
 def gp_string(text):
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A gnuplot string expression that stays inert whatever text holds (a host name, a
+    flag value or a row name of a results file someone sent): single-quoted parts, where
+    gnuplot substitutes neither `backquotes` nor @macros and '' is a quote, joined by a
+    "\\n" constant at each line break; other control characters become '?'."""
+    lines = CONTROL.sub("?", str(text)).split("\n")
+    return '."\\n".'.join("'%s'" % l.replace("'", "''") for l in lines)
+
+
+def dat_string(text):
+    """A string column of a gnuplot data file (read as data, never run): one line, double
+    quotes, none inside."""
+    return '"%s"' % re.sub(r"[\x00-\x1f\x7f]", "?", str(text)).replace('"', "'")
 
 
 def context_lines(ctx):
@@ -442,14 +456,15 @@ def series_of(files, keys, point):
 
 
 def write_data(out_dir, name, series):
-    path = os.path.join(out_dir, name + ".dat")
-    with open(path, "w") as f:
+    """Writes NAME.dat into out_dir; returns its name, which the gnuplot script (run
+    there) reads."""
+    with open(os.path.join(out_dir, name + ".dat"), "w") as f:
         for s in series:
-            f.write("# %s\n" % s.label)
+            f.write("# %s\n" % dat_string(s.label))
             for p in sorted(s.points):
                 f.write("%s %r %r %r\n" % p)
             f.write("\n\n")
-    return path
+    return name + ".dat"
 
 
 def bars_note(reps):
@@ -513,9 +528,11 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     return cmds
 
 
-def script(png, title_lines, panels, layout=None, size=(1100, 700), key=True):
+def script(title_lines, panels, layout=None, size=(1100, 700), key=True):
+    """The gnuplot script of one PNG, written to stdout (plot.sh names the file: no path
+    of the user's enters the script)."""
     head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
-            "set output %s" % gp_string(png), "set grid lc rgb \"#dddddd\"",
+            "set grid lc rgb \"#dddddd\"",
             "set key outside right top Left reverse samplen 3",
             "set bars small"]
     if layout:
@@ -554,7 +571,7 @@ def lookup_point(middle, arg, threads, row):
     return primary, " ".join(middle[1:]), arg, same
 
 
-def plot_transfer(files, keys, out_dir, png):
+def plot_transfer(files, keys, out_dir):
     series, reps, ctx = series_of(files, keys, transfer_point)
     if not series:
         return None
@@ -575,10 +592,10 @@ def plot_transfer(files, keys, out_dir, png):
              "dotted lines: cache sizes"] + context_lines(ctx) + [bars_note(reps)]
     p = panel(data, series, "", "transfer size (1K = 1024 bytes)", "GB/s (higher is better)",
               ticks(xs, size_label), extra, with_bars=max(reps) > 1)
-    return script(png, title, [p])
+    return script(title, [p])
 
 
-def plot_lookup(files, keys, out_dir, png):
+def plot_lookup(files, keys, out_dir):
     series, reps, ctx = series_of(files, keys, lookup_point)
     if not series:
         return None
@@ -589,10 +606,10 @@ def plot_lookup(files, keys, out_dir, png):
              "kernels are bounds, the others the systems' paths"] + context_lines(ctx) + [bars_note(reps)]
     p = panel(data, series, "", "registered segments", "time per lookup, p50 (lower is better)",
               ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1, ylabels=time_label)
-    return script(png, title, [p])
+    return script(title, [p])
 
 
-def plot_allocation(files, keys, out_dir, png):
+def plot_allocation(files, keys, out_dir):
     def posix(middle, arg, threads, row):
         if middle[:1] == ["posix"]:
             return " ".join(middle[1:]) or "?", "", arg, same
@@ -632,10 +649,10 @@ def plot_allocation(files, keys, out_dir, png):
         return None
     title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
         [bars_note(reps)]
-    return script(png, title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
+    return script(title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
 
 
-def plot_gain(folder, out_dir, png):
+def plot_gain(folder, out_dir):
     pairs, files = system_pairs(folder)
     if not pairs:
         return None
@@ -659,13 +676,13 @@ def plot_gain(folder, out_dir, png):
             bars.append((label, " ".join(middle), ra.p50 / rb.p50))
         if not bars:
             continue
-        data = os.path.join(out_dir, "gain_%s.dat" % bench)
+        data = "gain_%s.dat" % bench
         steps = list(OrderedDict.fromkeys(s for _, s, _ in bars))
-        with open(data, "w") as f:
+        with open(os.path.join(out_dir, data), "w") as f:
             for i, (label, step, g) in enumerate(bars):
                 colour = int(PALETTE[(4 + 2 * steps.index(step)) % len(PALETTE)][1:], 16)
-                f.write("%d %r %d %s %s %r\n" % (i, g, colour, gp_string(label),
-                                                 gp_string("%.2f" % g if g < 10 else "%.0f" % g),
+                f.write("%d %r %d %s %s %r\n" % (i, g, colour, dat_string(label),
+                                                 dat_string("%.2f" % g if g < 10 else "%.0f" % g),
                                                  g * 1.12 if g >= 1 else g / 1.12))
         other = split_key(b_key)[1]
         ys = [g for _, _, g in bars]
@@ -688,7 +705,7 @@ def plot_gain(folder, out_dir, png):
         return None
     title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; "
              "bar colour = step" % ", ".join(sorted(set(split_key(b)[1] for _, _, b in pairs)))] + context_lines({k: v for k, v in ctx.items() if k != "flags"})
-    return script(png, title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
+    return script(title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
                   key=False)
 
 
@@ -703,12 +720,12 @@ def plotdata(folder, out_dir):
     for name, fn, keys in jobs:
         if not keys:
             continue
-        text = fn(files, keys, out_dir, os.path.join(folder, name + ".png"))
+        text = fn(files, keys, out_dir)
         if text:
             with open(os.path.join(out_dir, name + ".gp"), "w") as f:
                 f.write(text)
             made.append(name)
-    text = plot_gain(folder, out_dir, os.path.join(folder, "gain.png"))
+    text = plot_gain(folder, out_dir)
     if text:
         with open(os.path.join(out_dir, "gain.gp"), "w") as f:
             f.write(text)

@@ -3,9 +3,53 @@
 # shell, truncated or mismatched results files, and what clean_shm.sh must
 # leave alone. No benchmark runs here (saved results under tests/fixtures).
 #   scripts_hardening.sh BIN_DIR SOURCE_DIR
-src=$2
+src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
-fixtures=$(cd "$(dirname "$0")" && pwd)/fixtures/results
+
+# --- plot.sh: no string of a results folder reaches gnuplot as a command ----
+# A folder someone sent: its name, its context (a --shm_prefix, a CPU model) and its row
+# names carry backquotes, macros and quotes; gnuplot substitutes backquotes inside double
+# quotes, which ran the command when the folder was plotted.
+export PWNED=$work/pwned
+mkdir "$work/ctx"
+/usr/bin/python3 - "$work/ctx" "$PWNED" <<'EOF'
+import json, sys
+folder, pwned = sys.argv[1], sys.argv[2]
+ctx = {"cpu_model": "cpu `touch %s.cpu` 'q'\n@x" % pwned, "host_name": 'h"`touch %s.host`"' % pwned,
+       "flags": "shm_prefix=/`touch %s.flags`_ seed=1" % pwned, "num_cpus": 2,
+       "caches": [{"type": "Data", "level": 1, "size": 8192}]}
+def rows(bench, name, arg, values):
+    return [{"name": "%s/%s/%s:%d" % (bench, name, arg, x), "run_name": "%s/%s/%s:%d" % (bench, name, arg, x),
+             "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+             "iterations": 10, "real_time": v, "cpu_time": v, "time_unit": "ns", "p50": v}
+            for x, v in values]
+json.dump({"context": ctx, "benchmarks": rows("shm_transfer", "memcpy`touch %s.row`" % pwned, "size_kb",
+                                              [(4, 100.0), (16, 300.0)])}, open(folder + "/transfer.json", "w"))
+for system, f in (("mooncake", 1.0), ("flowipc_jemalloc", 0.5)):
+    json.dump({"context": ctx, "benchmarks": rows("shm_lookup", "p`touch %s.gain`'\"" % pwned, "segments",
+                                                  [(1, 10 * f), (10, 20 * f)])},
+              open("%s/lookup_%s.json" % (folder, system), "w"))
+EOF
+evil="$work/run\`touch \$PWNED.dir\`'q @x"
+mkdir "$evil"
+cp "$work/ctx/transfer.json" "$evil/"
+for d in "$work/ctx" "$evil"; do
+  (cd "$work" && "$src/scripts/plot.sh" "$d" >"$work/plot.out" 2>&1) && ok \
+    || fail "plot.sh on a hostile folder: exit $?: $(cat "$work/plot.out")"
+done
+for what in dir cpu host flags row gain; do
+  [ ! -e "$PWNED.$what" ] && ok || fail "plot.sh ran a command from the folder's $what"
+done
+for png in ctx/transfer ctx/lookup ctx/gain "${evil#$work/}/transfer"; do
+  [ "$(head -c 4 "$work/$png.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e47 ] && ok \
+    || fail "plot.sh on a hostile folder: no $png.png"
+done
+
+# compare.sh: a file named like an option is a file to head and compare.py, not an option
+cp "$work/ctx/transfer.json" "$work/-h"
+cp "$work/ctx/transfer.json" "$work/-b"
+(cd "$work" && "$src/scripts/compare.sh" -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
+  && grep -q "^== gain per row" "$work/dash.out" && ok || fail "compare.sh -h -b (two files): $(head -3 "$work/dash.out")"
 
 # --- clean_shm.sh: dot names; only regular files of ours -------------------
 shm=$work/shm
