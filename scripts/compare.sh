@@ -42,8 +42,14 @@ if [ ! -f "$compare" ] || ! "$python" -c 'import scipy' 2>/dev/null; then
   exit 1
 fi
 
+results() { "$python" "$here/results.py" --as=compare.sh "$@"; }
+# Every file read before anything is printed: a truncated or foreign one, a table
+# against a JSON file, or two files with no row in common stop it here (exit 2,
+# one line naming the file), before compare.py (whose traceback would be all).
+results check "$@" || exit $?
 if [ $# -eq 1 ]; then
-  exec "$python" "$here/results.py" systems "$1"
+  results systems "$1"
+  exit $?
 fi
 
 if [ -f "$1" ]; then
@@ -53,7 +59,8 @@ if [ -f "$1" ]; then
     echo
   fi
   echo "== gain per row"
-  exec "$python" "$here/results.py" gain "$1" "$2"
+  results gain "$1" "$2"
+  exit $?
 fi
 
 compared=0
@@ -73,4 +80,4 @@ for bench in allocation lookup lookup_sweep transfer; do
 done
 [ "$compared" -gt 0 ] || { echo "compare.sh: no benchmark JSON in both $1 and $2" >&2; exit 1; }
 echo "== headlines"
-"$python" "$here/results.py" summary "$1" "$2"
+results summary "$1" "$2"

@@ -5,6 +5,7 @@
 #   scripts_hardening.sh BIN_DIR SOURCE_DIR
 src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
+fixtures=$src/tests/fixtures/results
 
 # --- plot.sh: no string of a results folder reaches gnuplot as a command ----
 # A folder someone sent: its name, its context (a --shm_prefix, a CPU model) and its row
@@ -50,6 +51,44 @@ cp "$work/ctx/transfer.json" "$work/-h"
 cp "$work/ctx/transfer.json" "$work/-b"
 (cd "$work" && "$src/scripts/compare.sh" -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
   && grep -q "^== gain per row" "$work/dash.out" && ok || fail "compare.sh -h -b (two files): $(head -3 "$work/dash.out")"
+
+# --- compare.sh and plot.sh on files that are not whole results ------------
+# expect_bad WHAT FILE COMMAND...: exit 2, one stderr line naming FILE (no traceback),
+# nothing on stdout
+expect_bad() {
+  local what=$1 file=$2 rc
+  shift 2
+  "$@" >"$work/bad.out" 2>"$work/bad.err"
+  rc=$?
+  if [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] && grep -qF -- "$file" "$work/bad.err" \
+      && ! grep -q Traceback "$work/bad.err" && [ ! -s "$work/bad.out" ]; then
+    ok
+  else
+    fail "$what: exit $rc, $(wc -l <"$work/bad.err") stderr lines, stdout $(wc -c <"$work/bad.out") bytes: $(head -3 "$work/bad.err")"
+  fi
+}
+cp -r "$fixtures/a" "$work/at"
+cp -r "$fixtures/sys" "$work/st"
+a=$fixtures/a
+head -c 5000 "$a/transfer.json" >"$work/at/transfer.json"  # cut mid-row
+head -c 5000 "$fixtures/sys/lookup_mooncake.json" >"$work/st/lookup_mooncake.json"
+head -c 3000 "$a/lookup.txt" >"$work/cut.txt"  # cut mid-line
+grep -v '^[0-9]' "$a/lookup.txt" >"$work/head.txt"  # the header and no row
+echo '{"context": {}}' >"$work/nobench.json"
+: >"$work/empty.txt"
+expect_bad "compare.sh: a truncated JSON file" "$work/at/transfer.json" "$src/scripts/compare.sh" "$work/at/transfer.json" "$a/transfer.json"
+expect_bad "compare.sh: a truncated table" "$work/cut.txt" "$src/scripts/compare.sh" "$a/lookup.txt" "$work/cut.txt"
+expect_bad "compare.sh: a table with no row" "$work/head.txt" "$src/scripts/compare.sh" "$a/lookup.txt" "$work/head.txt"
+expect_bad "compare.sh: an empty file" "$work/empty.txt" "$src/scripts/compare.sh" "$work/empty.txt" "$a/lookup.txt"
+expect_bad "compare.sh: a JSON file without benchmarks" "$work/nobench.json" "$src/scripts/compare.sh" "$work/nobench.json" "$a/lookup.json"
+expect_bad "compare.sh: a table against a JSON file" "$a/lookup.json" "$src/scripts/compare.sh" "$a/lookup.txt" "$a/lookup.json"
+expect_bad "compare.sh: two binaries' files" "$a/transfer.json" "$src/scripts/compare.sh" "$a/lookup.json" "$a/transfer.json"
+expect_bad "compare.sh: folders, one file truncated" "$work/at/transfer.json" "$src/scripts/compare.sh" "$a" "$work/at"
+expect_bad "compare.sh: a --system folder, one file truncated" "$work/st/lookup_mooncake.json" "$src/scripts/compare.sh" "$work/st"
+expect_bad "plot.sh: a folder with a truncated file" "$work/at/transfer.json" "$src/scripts/plot.sh" "$work/at"
+mkdir "$work/swapped"
+cp "$a/transfer.json" "$work/swapped/lookup.json"
+expect_bad "compare.sh: folders whose lookup.json share no row" "$work/swapped/lookup.json" "$src/scripts/compare.sh" "$a" "$work/swapped"
 
 # --- clean_shm.sh: dot names; only regular files of ours -------------------
 shm=$work/shm
