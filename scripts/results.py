@@ -34,6 +34,8 @@ SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 MIN_REPETITIONS = 9
 ALPHA = 0.05
 TOO_FEW = "too few reps"
+# Control characters but the newline (which gp_string turns into a line break).
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 # ---------------------------------------------------------------- reading
@@ -88,12 +90,15 @@ def parse_json(path, text):
         what = "benchmark %d" % i
         if not isinstance(b, dict) or not isinstance(b.get("name"), str):
             raise BadInput("%s: %s has no name" % (path, what))
+        if CONTROL.search(b["name"]) or "\n" in b["name"]:
+            # printed to a terminal (an escape sequence) and written into gnuplot's data
+            raise BadInput("%s: %s has a control character in its name" % (path, what))
         what = "benchmark %s" % b["name"]
         if not (number(b.get("real_time")) and number(b.get("cpu_time"))) or b.get("time_unit") not in TIME_UNITS:
             raise BadInput("%s: %s lacks a real_time, cpu_time or time_unit" % (path, what))
         if b.get("run_type") == "aggregate" or b.get("p50") is None:
             continue
-        if not number(b["p50"]) or b["p50"] < 0:
+        if not number(b["p50"]) or b["p50"] <= 0:
             raise BadInput("%s: %s has p50 %r, not a time" % (path, what, b["p50"]))
         rows.setdefault(b["name"], Row(b["name"])).samples.append(float(b["p50"]))
     if not rows:
@@ -119,6 +124,8 @@ def load_table(path, text):
     rep = head.index("rep") if "rep" in head else None
     rows = OrderedDict()
     for n, fields in lines[1:]:
+        if any(CONTROL.search(f) for f in fields):
+            raise BadInput("%s: line %d has a control character" % (path, n))
         if len(fields) <= p50:
             raise BadInput("%s: line %d has %d columns, too few to reach p50_ns (truncated?)" % (path, n, len(fields)))
         if rep is not None and not fields[rep].isdigit():
@@ -127,9 +134,12 @@ def load_table(path, text):
         row = rows.setdefault(key, Row(key))
         if fields[p50] != "-":
             try:
-                row.samples.append(float(fields[p50]))
+                value = float(fields[p50])
             except ValueError:
-                raise BadInput("%s: line %d: p50_ns '%s' is not a number" % (path, n, fields[p50]))
+                value = -1.0
+            if not (math.isfinite(value) and value > 0):
+                raise BadInput("%s: line %d: p50_ns '%s' is not a time" % (path, n, fields[p50]))
+            row.samples.append(value)
     if not rows:
         raise BadInput("%s: a table header and no row (truncated?)" % path)
     return rows
@@ -443,9 +453,6 @@ def wrap(text, width=115):
         else:
             line = (line + " " + word).strip()
     return out + ([line] if line else [])
-
-
-CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 def gp_string(text):

@@ -86,6 +86,20 @@ expect_bad "compare.sh: two binaries' files" "$a/transfer.json" "$src/scripts/co
 expect_bad "compare.sh: folders, one file truncated" "$work/at/transfer.json" "$src/scripts/compare.sh" "$a" "$work/at"
 expect_bad "compare.sh: a --system folder, one file truncated" "$work/st/lookup_mooncake.json" "$src/scripts/compare.sh" "$work/st"
 expect_bad "plot.sh: a folder with a truncated file" "$work/at/transfer.json" "$src/scripts/plot.sh" "$work/at"
+# a row name with an escape sequence (printed to the terminal), a p50 of 0 (a division)
+/usr/bin/python3 - "$a/transfer.json" "$work/esc.json" "$work/zero.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["name"] += "\x1b]0;owned\x07"
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["p50"] = 0
+json.dump(d, open(sys.argv[3], "w"))
+EOF
+expect_bad "compare.sh: a row name with a control character" "$work/esc.json" "$src/scripts/compare.sh" "$work/esc.json" "$a/transfer.json"
+mkdir "$work/zero"
+cp "$work/zero.json" "$work/zero/transfer.json"
+expect_bad "plot.sh: a p50 of 0" "$work/zero/transfer.json" "$src/scripts/plot.sh" "$work/zero"
 mkdir "$work/swapped"
 cp "$a/transfer.json" "$work/swapped/lookup.json"
 expect_bad "compare.sh: folders whose lookup.json share no row" "$work/swapped/lookup.json" "$src/scripts/compare.sh" "$a" "$work/swapped"
