@@ -43,15 +43,15 @@ if [ ! -f "$compare" ] || ! "$python" -c 'import importlib.util, sys; sys.exit(i
   exit 1
 fi
 
+# A results file that cannot be read as one (truncated, foreign, a table against a
+# JSON file, no row in common with its pair) stops it before anything is printed:
+# one line naming the file, exit 2 (systems checks its folder itself).
 results() { "$python" "$here/results.py" --as=compare.sh "$@"; }
-# Every file read before anything is printed: a truncated or foreign one, a table
-# against a JSON file, or two files with no row in common stop it here (exit 2,
-# one line naming the file), before compare.py (whose traceback would be all).
-results check "$@" || exit $?
 if [ $# -eq 1 ]; then
   results systems "$1"
   exit $?
 fi
+results check "$1" "$2" || exit $?
 
 if [ -f "$1" ]; then
   if [ "$(head -c 1 "$1")" = "{" ] && [ "$(head -c 1 "$2")" = "{" ]; then

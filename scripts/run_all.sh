@@ -156,6 +156,21 @@ check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
 # current FLAG: its value in $check/xml (one <flag> element per flag)
 current() { tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' | sed -n "s:.*<name>$1</name>.*<current>\(.*\)</current>.*:\1:p"; }
+# refused SYSTEM: why the flags in $check/xml would not give results of SYSTEM, if so
+refused() {
+  local f
+  for f in help helpfull helpshort helppackage version helpon helpmatch; do
+    case "$(current $f)" in
+      ""|false) ;;
+      *) echo "set --$f, which prints instead of measuring"; return ;;
+    esac
+  done
+  if [ -n "$(current json_out)" ] || [ "$(current format)" != table ]; then
+    echo "set --format or --json_out, which run_all.sh sets itself (the table in .txt, the JSON in .json)"
+  elif [ "$(current system)" != "$1" ]; then
+    echo "set --system=$(current system): use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]"
+  fi
+}
 for r in "${runs[@]}"; do
   eval "set -- $r"
   shift
@@ -165,15 +180,8 @@ for r in "${runs[@]}"; do
     die "$bin refused its flags; nothing was run"
   fi
   head -c 5 "$check/xml" | grep -q '^<?xml' || die "$bin's flags ask for its help, which would be saved as results; nothing was run"
-  for f in help helpfull helpshort helppackage version; do
-    [ "$(current $f)" = false ] || die "$bin's flags set --$f (a --flagfile or --fromenv?), which prints instead of measuring; nothing was run"
-  done
-  for f in helpon helpmatch json_out; do
-    [ -z "$(current $f)" ] || die "$bin's flags set --$f=$(current $f) (a --flagfile or --fromenv?): run_all.sh writes the table (.txt) and --json_out itself; nothing was run"
-  done
-  [ "$(current format)" = table ] || die "$bin's flags set --format=$(current format) (a --flagfile or --fromenv?): run_all.sh writes the table (.txt) and --json_out itself; nothing was run"
-  want=$(printf '%s\n' "$@" | sed -n 's/^--system=//p' | head -1)
-  [ "$(current system)" = "$want" ] || die "$bin's flags set --system=$(current system) (a --flagfile or --fromenv?): use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]; nothing was run"
+  why=$(refused "$(printf '%s\n' "$@" | sed -n 's/^--system=//p' | head -1)")
+  [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
 done
 rm -rf "$check"
 
