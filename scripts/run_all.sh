@@ -154,21 +154,28 @@ done
 # or --fromenv. A help flag prints help instead of that XML.
 check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
-# current FLAG: its value in $check/xml (one <flag> element per flag)
-current() { tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' | sed -n "s:.*<name>$1</name>.*<current>\(.*\)</current>.*:\1:p"; }
-# refused SYSTEM: why the flags in $check/xml would not give results of SYSTEM, if so
+declare -A current  # flag name -> its value, of the XML in $check/xml
+read_current() {
+  current=()
+  local name value
+  while IFS=$'\t' read -r name value; do
+    current[$name]=$value
+  done < <(tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' \
+             | sed -n 's:.*<name>\([^<]*\)</name>.*<current>\(.*\)</current>.*:\1\t\2:p')
+}
+# refused SYSTEM: why the flags read would not give results of SYSTEM, if so
 refused() {
   local f
   for f in help helpfull helpshort helppackage version helpon helpmatch; do
-    case "$(current $f)" in
+    case "${current[$f]-}" in
       ""|false) ;;
       *) echo "set --$f, which prints instead of measuring"; return ;;
     esac
   done
-  if [ -n "$(current json_out)" ] || [ "$(current format)" != table ]; then
+  if [ -n "${current[json_out]-}" ] || [ "${current[format]-}" != table ]; then
     echo "set --format or --json_out, which run_all.sh sets itself (the table in .txt, the JSON in .json)"
-  elif [ "$(current system)" != "$1" ]; then
-    echo "set --system=$(current system): use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]"
+  elif [ "${current[system]-}" != "$1" ]; then
+    echo "set --system=${current[system]-}: use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]"
   fi
 }
 for r in "${runs[@]}"; do
@@ -179,8 +186,13 @@ for r in "${runs[@]}"; do
     cat "$check/err" >&2
     die "$bin refused its flags; nothing was run"
   fi
-  head -c 5 "$check/xml" | grep -q '^<?xml' || die "$bin's flags ask for its help, which would be saved as results; nothing was run"
-  why=$(refused "$(printf '%s\n' "$@" | sed -n 's/^--system=//p' | head -1)")
+  [[ $(head -c 5 "$check/xml") == "<?xml" ]] || die "$bin's flags ask for its help, which would be saved as results; nothing was run"
+  read_current
+  want=
+  for f in "$@"; do
+    case $f in --system=*) want=${f#--system=}; break ;; esac
+  done
+  why=$(refused "$want")
   [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
 done
 rm -rf "$check"
