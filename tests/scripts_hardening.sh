@@ -5,7 +5,7 @@
 #   scripts_hardening.sh BIN_DIR SOURCE_DIR
 src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
-fixtures=$src/tests/fixtures/results
+fixtures=$src/tests/fixtures/runs
 
 # --- plot.sh: no string of a results folder reaches gnuplot as a command ----
 # A folder someone sent: its name, its context (a --shm_prefix, a CPU model) and its row

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compare.sh, results.py and plot.sh on saved runs of the three binaries
-# (tests/fixtures/results, see make_results.sh there), on copies of them with
+# (tests/fixtures/runs, see make_results.sh there), on copies of them with
 # figures changed on purpose, and on one small live run of the built binaries
 # (so that a change of their output cannot pass unseen).
 #   scripts_results.sh BIN_DIR SOURCE_DIR
@@ -9,7 +9,7 @@ src=$2
 source "$src/tests/cli_lib.sh"
 py=/usr/bin/python3
 prefix=shmb_scripts_$$_
-cp -r "$src/tests/fixtures/results/." "$work/"  # plot.sh writes into the folders
+cp -r "$src/tests/fixtures/runs/." "$work/"  # plot.sh writes into the folders
 # scale SRC DST FACTOR: a copy of a results folder with every row's p50 times FACTOR
 scale() {
   mkdir -p "$2"
