@@ -2,9 +2,11 @@
 # Removes the SHM segments that shmbench runs left in /dev/shm: only names of
 # its scheme, <prefix><pid>_<16 hex>_<n>, and only when process <pid> no
 # longer exists, so a live run's segments are never touched. Says what it
-# removed (or would remove, with --dry-run). Run it in the PID namespace of
-# the runs (a container's runs: inside that container), where their pids mean
-# what they meant to them.
+# removed (or would remove, with --dry-run) and what it skipped: a name of the
+# scheme that is not a regular file owned by us (a directory, a symlink, a
+# FIFO, another user's file) is left alone, said, and is no failure. Run it in
+# the PID namespace of the runs (a container's runs: inside that container),
+# where their pids mean what they meant to them.
 #   clean_shm.sh [--prefix P] [--dry-run]     P: --shm_prefix of the runs
 #                                             (default /mooncake_bench_)
 # SHMB_SHM_DIR overrides /dev/shm (for tests).
@@ -30,18 +32,35 @@ esac
 dir=${SHMB_SHM_DIR:-/dev/shm}
 base=${prefix#/}
 kept=0
+skipped=0
 gone=()
 verb=removed
 [ "$dry_run" -eq 1 ] && verb="would remove"
+# dotglob: a --shm_prefix=/.x_ run's names begin with a dot; nullglob: an
+# empty folder yields no name at all.
+shopt -s dotglob nullglob
 for path in "$dir"/*; do
   name=${path##*/}
   # The prefix is compared as a string (quoted), never as a pattern.
   [ "${name:0:${#base}}" = "$base" ] || continue
   rest=${name:${#base}}
-  [[ $rest =~ ^([0-9]+)_[0-9a-f]{8}([0-9a-f]{8})?_[0-9]+$ ]] || continue
+  # getpid() printed with %ld: no sign, no leading zero.
+  [[ $rest =~ ^([1-9][0-9]*)_[0-9a-f]{8}([0-9a-f]{8})?_[0-9]+$ ]] || continue
   pid=${BASH_REMATCH[1]}
   if [ -e "/proc/$pid" ]; then
     kept=$((kept + 1))
+    continue
+  fi
+  # shm_open makes regular files owned by the caller; anything else of that
+  # name is not a segment we may remove.
+  if [ -L "$path" ] || [ ! -f "$path" ]; then
+    echo "skipped $path: not a regular file"
+    skipped=$((skipped + 1))
+    continue
+  fi
+  if [ ! -O "$path" ]; then
+    echo "skipped $path: owned by uid $(stat -c %u -- "$path"), not by us"
+    skipped=$((skipped + 1))
     continue
   fi
   gone+=("$path")
@@ -52,5 +71,5 @@ if [ "$dry_run" -eq 0 ] && [ ${#gone[@]} -gt 0 ]; then
   # One rm per many names: no fork per segment, no "Argument list too long".
   printf '%s\0' "${gone[@]}" | xargs -0 rm -f -- || status=1
 fi
-echo "clean_shm.sh: $verb ${#gone[@]} segments under $dir/$base; kept $kept of live processes"
+echo "clean_shm.sh: $verb ${#gone[@]} segments under $dir/$base; kept $kept of live processes; skipped $skipped not regular files of ours"
 exit $status

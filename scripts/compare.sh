@@ -27,18 +27,31 @@ if [ $# -eq 1 ]; then
 elif [ $# -ne 2 ] || ! { [ -d "$1" ] && [ -d "$2" ]; } && ! { [ -f "$1" ] && [ -f "$2" ]; }; then
   usage
 fi
+# A path that begins with '-' would be an option to head and compare.py.
+paths=()
+for p in "$@"; do
+  case $p in -*) paths+=("./$p") ;; *) paths+=("$p") ;; esac
+done
+set -- "${paths[@]}"
 # Debian's interpreter, the one python3-scipy serves (another python3 may come first on PATH).
 python=/usr/bin/python3
 compare=/usr/share/benchmark/compare.py
-if [ ! -f "$compare" ] || ! "$python" -c 'import scipy' 2>/dev/null; then
+# find_spec finds scipy without importing it (an import costs a third of a second)
+if [ ! -f "$compare" ] || ! "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("scipy") is None)' 2>/dev/null; then
   echo "compare.sh needs Google Benchmark's compare.py ($compare, Debian package libbenchmark-tools)" >&2
   echo "and scipy for $python (python3-scipy): run ./scripts/install_deps.sh" >&2
   exit 1
 fi
 
+# A results file that cannot be read as one (truncated, foreign, a table against a
+# JSON file, no row in common with its pair) stops it before anything is printed:
+# one line naming the file, exit 2 (systems checks its folder itself).
+results() { "$python" "$here/results.py" --as=compare.sh "$@"; }
 if [ $# -eq 1 ]; then
-  exec "$python" "$here/results.py" systems "$1"
+  results systems "$1"
+  exit $?
 fi
+results check "$1" "$2" || exit $?
 
 if [ -f "$1" ]; then
   if [ "$(head -c 1 "$1")" = "{" ] && [ "$(head -c 1 "$2")" = "{" ]; then
@@ -47,7 +60,8 @@ if [ -f "$1" ]; then
     echo
   fi
   echo "== gain per row"
-  exec "$python" "$here/results.py" gain "$1" "$2"
+  results gain "$1" "$2"
+  exit $?
 fi
 
 compared=0
@@ -67,4 +81,4 @@ for bench in allocation lookup lookup_sweep transfer; do
 done
 [ "$compared" -gt 0 ] || { echo "compare.sh: no benchmark JSON in both $1 and $2" >&2; exit 1; }
 echo "== headlines"
-"$python" "$here/results.py" summary "$1" "$2"
+results summary "$1" "$2"

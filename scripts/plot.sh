@@ -23,9 +23,16 @@ dir=$1
 command -v gnuplot >/dev/null || { echo "plot.sh needs gnuplot (gnuplot-nox): run ./scripts/install_deps.sh" >&2; exit 1; }
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
-made=$(/usr/bin/python3 "$here/results.py" plotdata "$dir" "$data") \
-  || { echo "plot.sh: no benchmark JSON in $dir" >&2; exit 1; }
+# exit 2: results.py named a file it cannot read; 1: nothing to plot
+made=$(/usr/bin/python3 "$here/results.py" --as=plot.sh plotdata "$dir" "$data") || {
+  rc=$?
+  [ "$rc" -eq 2 ] || echo "plot.sh: no benchmark JSON in $dir" >&2
+  exit "$rc"
+}
+# gnuplot runs in the data folder and writes the PNG to stdout: no path of the
+# user's enters its scripts (results.py quotes every other string inertly).
 for name in $made; do
-  gnuplot "$data/$name.gp" || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
+  (cd "$data" && gnuplot "$name.gp" >"$name.png") || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
+  mv -f -- "$data/$name.png" "$dir/$name.png"
   echo "$dir/$name.png"
 done

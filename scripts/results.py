@@ -7,6 +7,11 @@
   results.py systems DIR             the gain per row between the two systems of a folder
                                      written by run_all.sh --system
   results.py plotdata DIR OUT_DIR    gnuplot data and scripts for plot.sh
+  results.py check A [B]             reads the files the commands above would read, of
+                                     two files, two folders or one --system folder
+A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
+results (truncated, not one of shmbench's, a table against a JSON file, two files with no
+row in common) stops it: one line naming the file and what is wrong, exit 2.
 
 Every figure is a median: a row's p50, and with --repetitions the median of the
 repetitions' p50s (never the mean). A ratio is marked significant or not by the
@@ -29,6 +34,8 @@ SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 MIN_REPETITIONS = 9
 ALPHA = 0.05
 TOO_FEW = "too few reps"
+# Control characters but the newline (which gp_string turns into a line break).
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 # ---------------------------------------------------------------- reading
@@ -45,49 +52,120 @@ class Row:
         return statistics.median(self.samples)
 
 
-def load(path):
-    """(OrderedDict name -> Row, context) of a JSON file; aggregate rows are left out
-    (the median is taken here, of the iteration rows' p50s)."""
-    with open(path) as f:
-        data = json.load(f)
+class BadInput(Exception):
+    """A results file that cannot be read as one: its message names the file and what is
+    wrong, in one line (main prints it and exits 2)."""
+
+
+TIME_UNITS = ("ns", "us", "ms", "s")  # compare.py's
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput("%s: cannot be read: %s" % (path, getattr(e, "strerror", None) or e))
+
+
+def parse_json(path, text):
+    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row
+    checked for what results.py and compare.py read; aggregate rows are left out (the
+    median is taken here, of the iteration rows' p50s)."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise BadInput("%s: not valid JSON (truncated?): %s" % (path, e))
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise BadInput("%s: not a benchmark JSON file (no \"benchmarks\" list)" % path)
+    ctx = data.get("context", {})
+    if not isinstance(ctx, dict):
+        raise BadInput("%s: its \"context\" is not an object" % path)
     rows = OrderedDict()
-    for b in data.get("benchmarks", []):
+    for i, b in enumerate(data["benchmarks"]):
+        what = "benchmark %d" % i
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise BadInput("%s: %s has no name" % (path, what))
+        if CONTROL.search(b["name"]) or "\n" in b["name"]:
+            # printed to a terminal (an escape sequence) and written into gnuplot's data
+            raise BadInput("%s: %s has a control character in its name" % (path, what))
+        what = "benchmark %s" % b["name"]
+        if not (number(b.get("real_time")) and number(b.get("cpu_time"))) or b.get("time_unit") not in TIME_UNITS:
+            raise BadInput("%s: %s lacks a real_time, cpu_time or time_unit" % (path, what))
         if b.get("run_type") == "aggregate" or b.get("p50") is None:
             continue
+        if not number(b["p50"]) or b["p50"] <= 0:
+            raise BadInput("%s: %s has p50 %r, not a time" % (path, what, b["p50"]))
         rows.setdefault(b["name"], Row(b["name"])).samples.append(float(b["p50"]))
-    return rows, data.get("context", {})
+    if not rows:
+        raise BadInput("%s: no benchmark row with a p50" % path)
+    return rows, ctx
+
+
+def load(path):
+    """(OrderedDict name -> Row, context) of a JSON file (see parse_json)."""
+    return parse_json(path, read(path))
 
 
 def load_table(path, text):
     """OrderedDict key -> Row of a table: the key is the columns before 'iterations'
     except 'rep'; a row not measured ('-') has no samples."""
-    lines = [l.split() for l in text.splitlines() if l.strip() and not l.startswith("#")]
-    if not lines or "iterations" not in lines[0] or "p50_ns" not in lines[0]:
-        raise ValueError("%s is neither a shmbench table nor its JSON" % path)
-    head = lines[0]
+    if not text.endswith("\n"):
+        raise BadInput("%s: truncated (its last line has no end)" % path)
+    lines = [(n, l.split()) for n, l in enumerate(text.splitlines(), 1) if l.strip() and not l.startswith("#")]
+    if not lines or "iterations" not in lines[0][1] or "p50_ns" not in lines[0][1]:
+        raise BadInput("%s: neither a shmbench table nor its JSON" % path)
+    head = lines[0][1]
     nkeys, p50 = head.index("iterations"), head.index("p50_ns")
     rep = head.index("rep") if "rep" in head else None
     rows = OrderedDict()
-    for fields in lines[1:]:
+    for n, fields in lines[1:]:
+        if any(CONTROL.search(f) for f in fields):
+            raise BadInput("%s: line %d has a control character" % (path, n))
+        if len(fields) <= p50:
+            raise BadInput("%s: line %d has %d columns, too few to reach p50_ns (truncated?)" % (path, n, len(fields)))
         if rep is not None and not fields[rep].isdigit():
             continue  # an aggregate row of --repetitions
         key = " ".join(f for i, f in enumerate(fields[:nkeys]) if i != rep)
         row = rows.setdefault(key, Row(key))
         if fields[p50] != "-":
-            row.samples.append(float(fields[p50]))
+            try:
+                value = float(fields[p50])
+            except ValueError:
+                value = -1.0
+            if not (math.isfinite(value) and value > 0):
+                raise BadInput("%s: line %d: p50_ns '%s' is not a time" % (path, n, fields[p50]))
+            row.samples.append(value)
+    if not rows:
+        raise BadInput("%s: a table header and no row (truncated?)" % path)
     return rows
 
 
 def load_any(path):
-    """OrderedDict key -> Row of a table or a JSON file."""
-    with open(path) as f:
-        text = f.read()
+    """(OrderedDict key -> Row, 'JSON' or 'table') of a table or a JSON file."""
+    text = read(path)
     if text.lstrip().startswith("{"):
-        try:
-            return load(path)[0]
-        except (ValueError, KeyError, TypeError) as e:
-            raise ValueError("%s is not a benchmark JSON file: %s" % (path, e))
-    return load_table(path, text)
+        return parse_json(path, text)[0], "JSON"
+    return load_table(path, text), "table"
+
+
+def require_common(a, b, a_path, b_path):
+    if not any(k in b for k in a):
+        raise BadInput("%s and %s have no row in common: not two runs of one binary" % (a_path, b_path))
+
+
+def load_pair(a_path, b_path):
+    """The rows of two output files of one binary: both tables or both JSON, sharing rows
+    (a table's keys are not JSON names: every row would show '-')."""
+    (a, a_kind), (b, b_kind) = load_any(a_path), load_any(b_path)
+    if a_kind != b_kind:
+        raise BadInput("%s is a %s and %s a %s: give two tables or two JSON files" % (a_path, a_kind, b_path, b_kind))
+    require_common(a, b, a_path, b_path)
+    return a, b
 
 
 def folder_files(folder):
@@ -116,7 +194,7 @@ def parts(name):
     may be absent, e.g. with --system)."""
     fields = name.split("/")
     threads = 1
-    if len(fields) > 2 and fields[-1].startswith("threads:"):
+    if len(fields) > 2 and re.match(r"threads:\d+$", fields[-1]):
         threads = int(fields.pop().split(":")[1])
     arg_name, _, arg = fields.pop().partition(":")
     try:
@@ -283,11 +361,7 @@ def gain_table(a, b, a_name, b_name):
 
 
 def gain(a_path, b_path):
-    try:
-        a, b = load_any(a_path), load_any(b_path)
-    except (OSError, ValueError) as e:
-        sys.stderr.write("results.py gain: %s\n" % e)
-        return 1
+    a, b = load_pair(a_path, b_path)
     return gain_table(a, b, a_path, b_path)
 
 
@@ -303,8 +377,28 @@ def system_pairs(folder):
     return out, files
 
 
+def check(paths):
+    """Reads every results file that the command on these paths will read (two files,
+    two folders, or one --system folder), so that a bad one stops it before it prints."""
+    if len(paths) == 2 and all(os.path.isfile(p) for p in paths):
+        load_pair(*paths)
+        return 0
+    folders = [folder_files(d) for d in paths]
+    rows = [OrderedDict((k, load(path)[0]) for k, path in f.items()) for f in folders]
+    if len(paths) == 2:
+        same = [(k, k) for k in rows[0] if k in rows[1]]
+    else:
+        rows.append(rows[0])
+        folders.append(folders[0])
+        same = [(a, b) for _, a, b in system_pairs(paths[0])[0]]
+    for a, b in same:
+        require_common(rows[0][a], rows[1][b], folders[0][a], folders[1][b])
+    return 0
+
+
 def systems(folder):
     pairs, files = system_pairs(folder)
+    check([folder])
     if not pairs:
         sys.stderr.write("results.py systems: %s holds no mooncake and Flow-IPC pair "
                          "(written by run_all.sh --system)\n" % folder)
@@ -362,7 +456,18 @@ def wrap(text, width=115):
 
 
 def gp_string(text):
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A gnuplot string expression that stays inert whatever text holds (a host name, a
+    flag value or a row name of a results file someone sent): single-quoted parts, where
+    gnuplot substitutes neither `backquotes` nor @macros and '' is a quote, joined by a
+    "\\n" constant at each line break; other control characters become '?'."""
+    lines = CONTROL.sub("?", str(text)).split("\n")
+    return '."\\n".'.join("'%s'" % l.replace("'", "''") for l in lines)
+
+
+def dat_string(text):
+    """A string column of a gnuplot data file (read as data, never run): one line, double
+    quotes, none inside."""
+    return '"%s"' % re.sub(r"[\x00-\x1f\x7f]", "?", str(text)).replace('"', "'")
 
 
 def context_lines(ctx):
@@ -377,7 +482,7 @@ def context_lines(ctx):
             build.append(v)
     first += "; " + " ".join(build)
     flags = ctx.get("flags")
-    return [first] + (wrap("flags: " + flags) if flags else [])
+    return [first] + (wrap("flags: %s" % flags) if flags else [])
 
 
 class Series:
@@ -437,19 +542,20 @@ def series_of(files, keys, point):
             reps.add(len(row.samples))
     systems = [split_key(k)[1] for k in keys if split_key(k)[1]]
     if ctx and len(systems) > 1:  # one title for the systems' runs, which differ only there
-        ctx["flags"] = re.sub(r"\bsystem=\S*", "system=" + ",".join(systems), ctx.get("flags", ""))
+        ctx["flags"] = re.sub(r"\bsystem=\S*", "system=" + ",".join(systems), str(ctx.get("flags", "")))
     return out, reps, ctx
 
 
 def write_data(out_dir, name, series):
-    path = os.path.join(out_dir, name + ".dat")
-    with open(path, "w") as f:
+    """Writes NAME.dat into out_dir; returns its name, which the gnuplot script (run
+    there) reads."""
+    with open(os.path.join(out_dir, name + ".dat"), "w") as f:
         for s in series:
-            f.write("# %s\n" % s.label)
+            f.write("# %s\n" % dat_string(s.label))
             for p in sorted(s.points):
                 f.write("%s %r %r %r\n" % p)
             f.write("\n\n")
-    return path
+    return name + ".dat"
 
 
 def bars_note(reps):
@@ -513,9 +619,11 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     return cmds
 
 
-def script(png, title_lines, panels, layout=None, size=(1100, 700), key=True):
+def script(title_lines, panels, layout=None, size=(1100, 700), key=True):
+    """The gnuplot script of one PNG, written to stdout (plot.sh names the file: no path
+    of the user's enters the script)."""
     head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
-            "set output %s" % gp_string(png), "set grid lc rgb \"#dddddd\"",
+            "set grid lc rgb \"#dddddd\"",
             "set key outside right top Left reverse samplen 3",
             "set bars small"]
     if layout:
@@ -554,7 +662,7 @@ def lookup_point(middle, arg, threads, row):
     return primary, " ".join(middle[1:]), arg, same
 
 
-def plot_transfer(files, keys, out_dir, png):
+def plot_transfer(files, keys, out_dir):
     series, reps, ctx = series_of(files, keys, transfer_point)
     if not series:
         return None
@@ -562,8 +670,9 @@ def plot_transfer(files, keys, out_dir, png):
     data = write_data(out_dir, "transfer", series)
     xs = [p[0] for s in series for p in s.points]
     extra = []
-    for c in ctx.get("caches", []):
-        if c.get("type") not in ("Data", "Unified"):
+    for c in ctx.get("caches") or []:
+        if not isinstance(c, dict) or c.get("type") not in ("Data", "Unified") or not number(c.get("size")) \
+                or not isinstance(c.get("level"), int):
             continue
         kb = c["size"] / 1024
         name = "L%d%s" % (c["level"], "d" if c["type"] == "Data" else "")
@@ -575,10 +684,10 @@ def plot_transfer(files, keys, out_dir, png):
              "dotted lines: cache sizes"] + context_lines(ctx) + [bars_note(reps)]
     p = panel(data, series, "", "transfer size (1K = 1024 bytes)", "GB/s (higher is better)",
               ticks(xs, size_label), extra, with_bars=max(reps) > 1)
-    return script(png, title, [p])
+    return script(title, [p])
 
 
-def plot_lookup(files, keys, out_dir, png):
+def plot_lookup(files, keys, out_dir):
     series, reps, ctx = series_of(files, keys, lookup_point)
     if not series:
         return None
@@ -589,10 +698,10 @@ def plot_lookup(files, keys, out_dir, png):
              "kernels are bounds, the others the systems' paths"] + context_lines(ctx) + [bars_note(reps)]
     p = panel(data, series, "", "registered segments", "time per lookup, p50 (lower is better)",
               ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1, ylabels=time_label)
-    return script(png, title, [p])
+    return script(title, [p])
 
 
-def plot_allocation(files, keys, out_dir, png):
+def plot_allocation(files, keys, out_dir):
     def posix(middle, arg, threads, row):
         if middle[:1] == ["posix"]:
             return " ".join(middle[1:]) or "?", "", arg, same
@@ -632,10 +741,10 @@ def plot_allocation(files, keys, out_dir, png):
         return None
     title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
         [bars_note(reps)]
-    return script(png, title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
+    return script(title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
 
 
-def plot_gain(folder, out_dir, png):
+def plot_gain(folder, out_dir):
     pairs, files = system_pairs(folder)
     if not pairs:
         return None
@@ -659,13 +768,13 @@ def plot_gain(folder, out_dir, png):
             bars.append((label, " ".join(middle), ra.p50 / rb.p50))
         if not bars:
             continue
-        data = os.path.join(out_dir, "gain_%s.dat" % bench)
+        data = "gain_%s.dat" % bench
         steps = list(OrderedDict.fromkeys(s for _, s, _ in bars))
-        with open(data, "w") as f:
+        with open(os.path.join(out_dir, data), "w") as f:
             for i, (label, step, g) in enumerate(bars):
                 colour = int(PALETTE[(4 + 2 * steps.index(step)) % len(PALETTE)][1:], 16)
-                f.write("%d %r %d %s %s %r\n" % (i, g, colour, gp_string(label),
-                                                 gp_string("%.2f" % g if g < 10 else "%.0f" % g),
+                f.write("%d %r %d %s %s %r\n" % (i, g, colour, dat_string(label),
+                                                 dat_string("%.2f" % g if g < 10 else "%.0f" % g),
                                                  g * 1.12 if g >= 1 else g / 1.12))
         other = split_key(b_key)[1]
         ys = [g for _, _, g in bars]
@@ -688,7 +797,7 @@ def plot_gain(folder, out_dir, png):
         return None
     title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; "
              "bar colour = step" % ", ".join(sorted(set(split_key(b)[1] for _, _, b in pairs)))] + context_lines({k: v for k, v in ctx.items() if k != "flags"})
-    return script(png, title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
+    return script(title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
                   key=False)
 
 
@@ -703,12 +812,12 @@ def plotdata(folder, out_dir):
     for name, fn, keys in jobs:
         if not keys:
             continue
-        text = fn(files, keys, out_dir, os.path.join(folder, name + ".png"))
+        text = fn(files, keys, out_dir)
         if text:
             with open(os.path.join(out_dir, name + ".gp"), "w") as f:
                 f.write(text)
             made.append(name)
-    text = plot_gain(folder, out_dir, os.path.join(folder, "gain.png"))
+    text = plot_gain(folder, out_dir)
     if text:
         with open(os.path.join(out_dir, "gain.gp"), "w") as f:
             f.write(text)
@@ -717,7 +826,7 @@ def plotdata(folder, out_dir):
     return 0 if made else 1
 
 
-def main(argv):
+def run(argv):
     if len(argv) == 4 and argv[1] == "summary":
         return summary(argv[2], argv[3])
     if len(argv) == 4 and argv[1] == "gain":
@@ -726,10 +835,25 @@ def main(argv):
         return systems(argv[2])
     if len(argv) == 4 and argv[1] == "plotdata":
         return plotdata(argv[2], argv[3])
+    if len(argv) in (3, 4) and argv[1] == "check":
+        return check(argv[2:])
     sys.stderr.write(__doc__)
     return 2
 
 
+def main(argv):
+    """--as=NAME first: the script whose name starts an error line (compare.sh, plot.sh)."""
+    prog = "results.py"
+    if len(argv) > 1 and argv[1].startswith("--as="):
+        prog = argv.pop(1)[len("--as="):]
+    try:
+        return run(argv)
+    except BadInput as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 2
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: end quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: no traceback
     sys.exit(main(sys.argv))

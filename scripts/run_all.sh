@@ -48,7 +48,8 @@ system=
 sweep=
 bindir=
 results=$root/results
-words() { local -n into=$1; read -r -a into <<<"$2" || true; }
+# every line of the value, not only its first (read stops at a newline without -d '')
+words() { local -n into=$1; read -r -d '' -a into <<<"$2" || true; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--sweep|--bin-dir|--results-dir)
@@ -77,17 +78,23 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$label" in
-  ""|*/*|.|..|.*) die "--label must be a plain folder name (no '/', not starting with '.'), not '$label'" ;;
+  ""|*/*|.|..|.*|*[[:cntrl:]]*)
+    die "--label must be a plain folder name (no '/', no control character, not starting with '.'), not ${label@Q}" ;;
 esac
+if [ -n "$sweep" ] && ! [[ $sweep =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
+  die "--sweep=${sweep@Q}: a list of positive integers, e.g. 1,10,100"
+fi
 case "$system" in
   ""|flowipc_jemalloc|flowipc_classic) ;;
   *) die "--system=$system: the Flow-IPC system to run beside mooncake: flowipc_jemalloc (default) or flowipc_classic" ;;
 esac
 [ -n "$results" ] || die "--results-dir must not be empty"
+case "$results" in -*) results=./$results ;; esac  # a path, never an option to mkdir or mv
 for f in "${common[@]}" "${alloc_user[@]}" "${lookup_user[@]}" "${transfer_user[@]}"; do
   case "$f" in
     --json_out*|-json_out*|--format*|-format*) die "'$f': run_all.sh writes the table (.txt) and --json_out itself" ;;
     --system*|-system*) die "'$f': use run_all.sh --system[=flowipc_jemalloc|flowipc_classic], which runs mooncake beside it" ;;
+    --help*|-help*|--version*|-version*) die "'$f' prints help or the version instead of measuring: nothing to save" ;;
   esac
 done
 out=$results/$label
@@ -120,7 +127,7 @@ fi
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
-sweep_flags=(--sweep_segments=$sweep "${lookup_flags[@]}")
+sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}")
 systems=("")
 [ -z "$system" ] || systems=(mooncake "$system")
 
@@ -142,19 +149,53 @@ for bench in allocation lookup lookup_sweep transfer; do
 done
 
 # Flag names and syntax of every run, before anything is measured: each binary
-# checks its arguments before it handles --helpshort (exit 2 on a bad one).
-check=$(mktemp)
-trap 'rm -f "$check"' EXIT
+# checks its arguments (exit 2 on a bad one), then --helpxml prints the value
+# every flag ends up with, whether it came from the command line, a --flagfile
+# or --fromenv. A help flag prints help instead of that XML.
+check=$(mktemp -d)
+trap 'rm -rf "$check"' EXIT
+declare -A current  # flag name -> its value, of the XML in $check/xml
+read_current() {
+  current=()
+  local name value
+  while IFS=$'\t' read -r name value; do
+    current[$name]=$value
+  done < <(tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' \
+             | sed -n 's:.*<name>\([^<]*\)</name>.*<current>\(.*\)</current>.*:\1\t\2:p')
+}
+# refused SYSTEM: why the flags read would not give results of SYSTEM, if so
+refused() {
+  local f
+  for f in help helpfull helpshort helppackage version helpon helpmatch; do
+    case "${current[$f]-}" in
+      ""|false) ;;
+      *) echo "set --$f, which prints instead of measuring"; return ;;
+    esac
+  done
+  if [ -n "${current[json_out]-}" ] || [ "${current[format]-}" != table ]; then
+    echo "set --format or --json_out, which run_all.sh sets itself (the table in .txt, the JSON in .json)"
+  elif [ "${current[system]-}" != "$1" ]; then
+    echo "set --system=${current[system]-}: use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]"
+  fi
+}
 for r in "${runs[@]}"; do
   eval "set -- $r"
   shift
-  if ! "$@" --helpshort >/dev/null 2>"$check"; then
-    cat "$check" >&2
-    echo "run_all.sh: $(basename "$1") refused its flags; nothing was run" >&2
-    exit 2
+  bin=$(basename "$1")
+  if ! "$@" --helpxml >"$check/xml" 2>"$check/err"; then
+    cat "$check/err" >&2
+    die "$bin refused its flags; nothing was run"
   fi
+  [[ $(head -c 5 "$check/xml") == "<?xml" ]] || die "$bin's flags ask for its help, which would be saved as results; nothing was run"
+  read_current
+  want=
+  for f in "$@"; do
+    case $f in --system=*) want=${f#--system=}; break ;; esac
+  done
+  why=$(refused "$want")
+  [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
 done
-rm -f "$check"
+rm -rf "$check"
 
 mkdir -p "$results"
 tmp=$(mktemp -d "$results/.$label.partial.XXXXXX")
@@ -167,7 +208,8 @@ for r in "${runs[@]}"; do
   shift
   echo "run_all.sh: $name: $*" >&2
   if "$@" --json_out="$tmp/$name.json" >"$tmp/$name.txt"; then
-    :
+    # a run that printed something else (help, the version) has written no JSON
+    [ -s "$tmp/$name.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
   else
     rc=$?
     echo "run_all.sh: $name failed (exit $rc); nothing kept, $out not written" >&2

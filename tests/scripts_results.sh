@@ -1,57 +1,51 @@
 #!/usr/bin/env bash
-# compare.sh, results.py and plot.sh on real (small) runs of the three binaries
-# and on copies of them with figures changed on purpose.
+# compare.sh, results.py and plot.sh on saved runs of the three binaries
+# (tests/fixtures/runs, see make_results.sh there), on copies of them with
+# figures changed on purpose, and on one small live run of the built binaries
+# (so that a change of their output cannot pass unseen).
 #   scripts_results.sh BIN_DIR SOURCE_DIR
 bindir=$1
 src=$2
 source "$src/tests/cli_lib.sh"
 py=/usr/bin/python3
 prefix=shmb_scripts_$$_
-# make_results DIR REPETITIONS [SYSTEM]: the four files run_all.sh writes (BENCH_SYSTEM with a system)
-make_results() {
-  local d=$1 reps=$2 sys=${3:-} s=
-  [ -z "$sys" ] || s=_$sys
-  local common=(--repetitions="$reps" --shm_prefix=/$prefix ${sys:+--system=$sys})
-  local extra=(--methods=all --cold)  # --system picks the method and refuses --cold
-  [ -z "$sys" ] || extra=(--num_segments=10)
-  mkdir -p "$d"
-  "$bindir/shm_allocation_bench" "${common[@]}" --num_iterations=20 --max_size_kb=16 \
-    --json_out="$d/allocation$s.json" >"$d/allocation$s.txt" 2>/dev/null &&
-  "$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 \
-    --json_out="$d/lookup$s.json" >"$d/lookup$s.txt" 2>/dev/null &&
-  "$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 --sweep_segments=1,10,100 \
-    --json_out="$d/lookup_sweep$s.json" >"$d/lookup_sweep$s.txt" 2>/dev/null &&
-  "$bindir/shm_transfer_bench" "${common[@]}" --max_transfer_size_mb=1 --num_transfers=10 \
-    --time_per_size_ms=2 "${extra[@]}" \
-    --json_out="$d/transfer$s.json" >"$d/transfer$s.txt" 2>/dev/null
-}
+cp -r "$src/tests/fixtures/runs/." "$work/"  # plot.sh writes into the folders
 # scale SRC DST FACTOR: a copy of a results folder with every row's p50 times FACTOR
 scale() {
   mkdir -p "$2"
-  for f in "$1"/*.json; do
-    "$py" - "$f" "$2/$(basename "$f")" "$3" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for b in d["benchmarks"]:
-    if "p50" in b:
-        b["p50"] *= float(sys.argv[3])
-json.dump(d, open(sys.argv[2], "w"))
+  "$py" - "$@" <<'EOF'
+import glob, json, os, sys
+src, dst, factor = sys.argv[1], sys.argv[2], float(sys.argv[3])
+for f in glob.glob(src + "/*.json"):
+    d = json.load(open(f))
+    for b in d["benchmarks"]:
+        if "p50" in b:
+            b["p50"] *= factor
+    json.dump(d, open(os.path.join(dst, os.path.basename(f)), "w"))
 EOF
-  done
 }
 # headlines FILE: the rows of compare.sh's headline table
 headlines() { sed -n '/^== headlines/,$p' "$1" | sed -n '3,$p' | grep -v -e '^A = ' -e '^significant:'; }
 
-make_results "$work/a" 9 && make_results "$work/one" 1 && ok || fail "benchmark runs"
-scale "$work/a" "$work/b" 2
+# The live run: each binary once, as small as it goes, through compare.sh and plot.sh.
+mkdir -p "$work/live"
+common=(--shm_prefix=/$prefix)
+"$bindir/shm_allocation_bench" "${common[@]}" --num_iterations=20 --max_size_kb=8 --allocator=posix,arena \
+  --json_out="$work/live/allocation.json" >/dev/null 2>&1 &&
+"$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 --sweep_segments=1,10 \
+  --json_out="$work/live/lookup_sweep.json" >/dev/null 2>&1 &&
+"$bindir/shm_transfer_bench" "${common[@]}" --max_transfer_size_kb=8 --num_transfers=10 --time_per_size_ms=2 \
+  --methods=all --cold --json_out="$work/live/transfer.json" >/dev/null 2>&1 && ok || fail "the live runs"
+"$src/scripts/compare.sh" "$work/live/transfer.json" "$work/live/transfer.json" >"$work/live.out" 2>&1 \
+  && grep -q "^Comparing .*transfer.json to" "$work/live.out" && ok || fail "compare.sh live: $(tail -3 "$work/live.out")"
+sed -n '/^== gain per row/,$p' "$work/live.out" | awk 'NR > 2 && $1 ~ /^shm_/ {n++; if ($4 != "1.00") bad = 1} END {exit bad || !n}' \
+  && ok || fail "compare.sh live: a gain other than 1.00 of a file against itself"
 
-# The same runs twice: every headline compared, nothing significant.
-"$src/scripts/compare.sh" "$work/a" "$work/a" >"$work/same" 2>&1 && ok || fail "compare.sh same: exit $?: $(tail -5 "$work/same")"
-for want in "== allocation: compare.py" "shm_alloc/arena/alloc/size_kb:16" "shm_lookup/tree/segments:100" \
-            "shm_transfer/nt/size_kb:1024" "== headlines" "shm_alloc/posix/total/size_kb:4 " \
-            "shm_lookup/arithmetic/segments:100 " "shm_transfer/memcpy/cold/size_kb:4 "; do
-  grep -qF -- "$want" "$work/same" && ok || fail "compare.sh output lacks '$want'"
-done
+scale "$work/a" "$work/b" 2
+# The same runs twice: every headline compared, nothing significant (results.py's headline
+# table, which compare.sh prints after compare.py: its other runs below go through compare.sh).
+"$py" "$src/scripts/results.py" summary "$work/a" "$work/a" | sed '1i == headlines' >"$work/same" && ok \
+  || fail "summary same: exit $?: $(tail -5 "$work/same")"
 rows=$(headlines "$work/same" | wc -l)
 [ "$rows" -ge 20 ] && ok || fail "same: only $rows headline rows"
 [ "$(headlines "$work/same" | awk '$NF == "no"' | wc -l)" -eq "$rows" ] && ok \
@@ -61,6 +55,11 @@ rows=$(headlines "$work/same" | wc -l)
 # Every p50 doubled in every repetition: the ratios are 2, and every row is significant whose
 # repetitions span less than 2x (the others overlap their doubled selves: the test may not tell).
 "$src/scripts/compare.sh" "$work/a" "$work/b" >"$work/changed" 2>&1 && ok || fail "compare.sh changed: exit $?"
+for want in "== allocation: compare.py" "shm_alloc/arena/alloc/size_kb:8" "shm_lookup/tree/segments:100" \
+            "shm_transfer/nt/size_kb:8" "== headlines" "shm_alloc/posix/total/size_kb:4 " \
+            "shm_lookup/arithmetic/segments:100 " "shm_transfer/memcpy/cold/size_kb:4 "; do
+  grep -qF -- "$want" "$work/changed" && ok || fail "compare.sh output lacks '$want'"
+done
 [ "$(headlines "$work/changed" | wc -l)" -eq "$rows" ] && ok || fail "changed: headline rows differ from same"
 headlines "$work/changed" | awk '$2 == "ns" && $5 != "2.000" || $2 == "GB/s" && $5 != "0.500" {bad = 1} END {exit bad}' \
   && ok || fail "changed: ratios are not 2 (ns) and 0.5 (GB/s): $(headlines "$work/changed" | head -3)"
@@ -82,11 +81,14 @@ yes=$(headlines "$work/changed" | awk '$NF == "yes"' | wc -l)
 [ $((yes * 4)) -ge $((rows * 3)) ] && ok || fail "a 2x change: only $yes of $rows rows significant"
 
 # One repetition: says it cannot tell, and how many are needed.
-"$src/scripts/compare.sh" "$work/one" "$work/a" >"$work/few" 2>&1 && ok || fail "compare.sh few: exit $?"
-[ "$(headlines "$work/few" | grep -c "too few reps$")" -eq "$(headlines "$work/few" | wc -l)" ] && ok \
+mkdir -p "$work/few"
+cp "$work/one/lookup.json" "$work/few/"
+"$src/scripts/compare.sh" "$work/few" "$work/a" >"$work/few.out" 2>&1 && ok || fail "compare.sh few: exit $?"
+[ "$(headlines "$work/few.out" | grep -c "too few reps$")" -eq "$(headlines "$work/few.out" | wc -l)" ] && ok \
   || fail "one repetition: not every row says too few"
-grep -q "A has 1 repetitions, B has 9 repetitions.*--repetitions=9" "$work/few" && ok \
-  || fail "one repetition: the note does not say how many are needed: $(tail -1 "$work/few")"
+grep -q "A has 1 repetitions, B has 9 repetitions.*--repetitions=9" "$work/few.out" && ok \
+  || fail "one repetition: the note does not say how many are needed: $(tail -1 "$work/few.out")"
+grep -q "^== transfer: skipped, not in both folders" "$work/few.out" && ok || fail "few: a file of one folder only is not said"
 
 # The headline is the p50, and with repetitions the median of the p50s: never the mean.
 mkdir -p "$work/m1" "$work/m2"
@@ -103,7 +105,7 @@ json.dump({"context": {}, "benchmarks": [row(100, 900, 0), row(100, 900, 1), row
           open(sys.argv[1], "w"))
 json.dump({"context": {}, "benchmarks": [row(200, 20, r) for r in range(3)]}, open(sys.argv[2], "w"))
 EOF
-"$src/scripts/compare.sh" "$work/m1" "$work/m2" >"$work/median" 2>&1 && ok || fail "compare.sh median: exit $?"
+"$py" "$src/scripts/results.py" summary "$work/m1" "$work/m2" | sed '1i == headlines' >"$work/median" && ok || fail "summary median: exit $?"
 headlines "$work/median" | grep -qE "^shm_lookup/mooncake/segments:100 +ns +100 +200 +2\.000 " && ok \
   || fail "headline is not the median of the p50s: $(headlines "$work/median")"
 "$py" "$src/scripts/results.py" gain "$work/m1/lookup.json" "$work/m2/lookup.json" >"$work/gain" \
@@ -114,13 +116,12 @@ headlines "$work/median" | grep -qE "^shm_lookup/mooncake/segments:100 +ns +100 
 "$src/scripts/compare.sh" "$work/a/lookup.txt" "$work/a/lookup.txt" >"$work/gain" 2>&1 && ok || fail "gain tables: exit $?"
 n=$(grep -v '^#' "$work/a/lookup.txt" | awk 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "rep") r = i; next} $r == "0"' | wc -l)
 [ "$n" -gt 0 ] && [ "$(grep -c . "$work/gain")" -eq $((n + 3)) ] && ok || fail "gain tables: $(grep -c . "$work/gain") lines for $n rows"
-"$src/scripts/compare.sh" "$work/a/lookup.json" "$work/b/lookup.json" >"$work/gain" 2>&1 && ok || fail "gain JSON: exit $?"
-sed -n '/^== gain per row/,$p' "$work/gain" | awk 'NR > 2 && $1 ~ /^shm_/ && $4 != "0.50" {bad = 1} END {exit bad}' \
+"$py" "$src/scripts/results.py" gain "$work/a/lookup.json" "$work/b/lookup.json" >"$work/gain" 2>&1 && ok || fail "gain JSON: exit $?"
+awk 'NR > 1 && $1 ~ /^shm_/ && $4 != "0.50" {bad = 1} END {exit bad}' "$work/gain" \
   && ok || fail "gain JSON: not 0.50 everywhere"
 # significant wherever the repetitions span less than 2x (as for the headlines above)
-sed -n '/^== gain per row/,$p' "$work/gain" |
-  awk -v w="$work/wide" 'BEGIN {while ((getline l < w) > 0) wide[l] = 1}
-    NR > 2 && $1 ~ /^shm_/ && !($1 in wide) && $NF != "yes" {bad = 1} END {exit bad}' \
+awk -v w="$work/wide" 'BEGIN {while ((getline l < w) > 0) wide[l] = 1}
+    NR > 1 && $1 ~ /^shm_/ && !($1 in wide) && $NF != "yes" {bad = 1} END {exit bad}' "$work/gain" \
   && ok || fail "gain JSON: a 2x change not significant"
 
 "$src/scripts/compare.sh" "$work/a" /nonexistent >/dev/null 2>&1
@@ -129,16 +130,15 @@ sed -n '/^== gain per row/,$p' "$work/gain" |
 [ $? -eq 1 ] && ok || fail "compare.sh on a folder without --system runs should exit 1"
 
 # A --system folder: compare.sh gives the gain per binary; two of them compare file by file.
-for s in mooncake flowipc_jemalloc; do
-  make_results "$work/sys" 1 $s || fail "--system=$s runs"
-done
 "$src/scripts/compare.sh" "$work/sys" >"$work/sys.out" 2>&1 && ok || fail "compare.sh SYSDIR: exit $?: $(tail -3 "$work/sys.out")"
 for bench in allocation lookup lookup_sweep transfer; do
   grep -qx "== $bench: mooncake against flowipc_jemalloc" "$work/sys.out" && ok || fail "compare.sh SYSDIR: no $bench gain"
 done
 grep -qE "^shm_lookup/segments:100 +[0-9.]+ +[0-9.]+ +[0-9.]+ " "$work/sys.out" && ok || fail "compare.sh SYSDIR: no lookup gain"
-"$src/scripts/compare.sh" "$work/sys" "$work/sys" >"$work/sys2.out" 2>&1 && ok || fail "compare.sh SYSDIR SYSDIR: exit $?"
-grep -q "^== transfer_flowipc_jemalloc: compare.py" "$work/sys2.out" && ok || fail "two system folders: no compare.py per file"
+mkdir -p "$work/sys2"
+cp "$work/sys/allocation_mooncake.json" "$work/sys2/"
+"$src/scripts/compare.sh" "$work/sys" "$work/sys2" >"$work/sys2.out" 2>&1 && ok || fail "compare.sh SYSDIR SYSDIR: exit $?"
+grep -q "^== allocation_mooncake: compare.py" "$work/sys2.out" && ok || fail "two system folders: no compare.py per file"
 grep -q "^mooncake: shm_alloc/alloc/size_kb:4 " "$work/sys2.out" && ok || fail "two system folders: no headline per system"
 
 # Plots: the gnuplot scripts say what the issue asks, and the PNGs are real.
@@ -146,23 +146,25 @@ mkdir -p "$work/gp" "$work/gp1"
 "$py" "$src/scripts/results.py" plotdata "$work/a" "$work/gp" >"$work/made" && ok || fail "plotdata a"
 grep -qx "transfer lookup allocation" "$work/made" && ok || fail "plotdata a made: $(cat "$work/made")"
 g=$work/gp/transfer.gp
-grep -q '"4K" 4' "$g" && grep -q '"1M" 1024' "$g" && ok || fail "transfer: no size ticks"
-grep -q "L1d 32K\|L1d [0-9]*K" "$g" && ok || fail "transfer: no L1d line"
 grep -q "set logscale y" "$g" && ok || fail "transfer with cold rows: no log y"
 grep -q "yerrorbars" "$g" && grep -q "p10-p90 of the 9 repetitions" "$g" && ok || fail "transfer: no error bars"
-grep -q "flags: .*cold=true" "$g" && grep -q "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
+grep -q "flags: .*cold=true" "$g" && grep -q "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
   && ok || fail "transfer: title lacks the flags or the CPU"
 grep -q "#000000" "$g" && grep -q "#009E73" "$g" && ok || fail "transfer: not the Okabe-Ito palette"
 grep -q "setup: one pool" "$work/gp/allocation.gp" && ok || fail "allocation: no setup panel"
 grep -q "set logscale y" "$work/gp/allocation.gp" && ok || fail "allocation: no log y"
 "$py" "$src/scripts/results.py" plotdata "$work/one" "$work/gp1" >/dev/null && ok || fail "plotdata one"
-grep -q "yerrorbars" "$work/gp1/transfer.gp" && fail "one repetition: error bars" || ok
-grep -q "one repetition: no error bars" "$work/gp1/transfer.gp" && ok || fail "one repetition: not said"
+g=$work/gp1/transfer.gp
+grep -q '"4K" 4' "$g" && grep -q '"64K" 64' "$g" && ok || fail "transfer: no size ticks"
+grep -q "L1d [0-9]*K" "$g" && ok || fail "transfer: no L1d line"
+grep -q "yerrorbars" "$g" && fail "one repetition: error bars" || ok
+grep -q "one repetition: no error bars" "$g" && ok || fail "one repetition: not said"
 
-for d in a sys; do
+for d in live sys; do
   "$src/scripts/plot.sh" "$work/$d" >"$work/plot" 2>&1 && ok || fail "plot.sh $d: exit $?: $(cat "$work/plot")"
 done
-for png in a/transfer a/lookup a/allocation sys/transfer sys/lookup sys/allocation sys/gain; do
+# sys: 2 repetitions, so its PNGs draw error bars
+for png in live/transfer live/lookup live/allocation sys/transfer sys/lookup sys/allocation sys/gain; do
   f=$work/$png.png
   if [ -f "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(stat -c %s "$f")" -gt 10000 ]; then
     ok
@@ -170,7 +172,7 @@ for png in a/transfer a/lookup a/allocation sys/transfer sys/lookup sys/allocati
     fail "$png.png missing or not a real PNG"
   fi
 done
-[ ! -e "$work/a/gain.png" ] && ok || fail "gain.png in a folder without --system runs"
+[ ! -e "$work/live/gain.png" ] && ok || fail "gain.png in a folder without --system runs"
 "$src/scripts/plot.sh" "$work/m1/nonexistent" >/dev/null 2>&1
 [ $? -eq 2 ] && ok || fail "plot.sh on a missing folder should exit 2"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left"

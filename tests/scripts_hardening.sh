@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The scripts on hostile input: names that would run commands in gnuplot or a
+# shell, truncated or mismatched results files, and what clean_shm.sh must
+# leave alone. No benchmark runs here (saved results under tests/fixtures).
+#   scripts_hardening.sh BIN_DIR SOURCE_DIR
+src=$(cd "$2" && pwd)
+source "$src/tests/cli_lib.sh"
+fixtures=$src/tests/fixtures/runs
+
+# --- plot.sh: no string of a results folder reaches gnuplot as a command ----
+# A folder someone sent: its name, its context (a --shm_prefix, a CPU model) and its row
+# names carry backquotes, macros and quotes; gnuplot substitutes backquotes inside double
+# quotes, which ran the command when the folder was plotted.
+export PWNED=$work/pwned
+mkdir "$work/ctx"
+/usr/bin/python3 - "$work/ctx" "$PWNED" <<'EOF'
+import json, sys
+folder, pwned = sys.argv[1], sys.argv[2]
+ctx = {"cpu_model": "cpu `touch %s.cpu` 'q'\n@x" % pwned, "host_name": 'h"`touch %s.host`"' % pwned,
+       "flags": "shm_prefix=/`touch %s.flags`_ seed=1" % pwned, "num_cpus": 2,
+       "caches": [{"type": "Data", "level": 1, "size": 8192}]}
+def rows(bench, name, arg, values):
+    return [{"name": "%s/%s/%s:%d" % (bench, name, arg, x), "run_name": "%s/%s/%s:%d" % (bench, name, arg, x),
+             "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+             "iterations": 10, "real_time": v, "cpu_time": v, "time_unit": "ns", "p50": v}
+            for x, v in values]
+json.dump({"context": ctx, "benchmarks": rows("shm_transfer", "memcpy`touch %s.row`" % pwned, "size_kb",
+                                              [(4, 100.0), (16, 300.0)])}, open(folder + "/transfer.json", "w"))
+for system, f in (("mooncake", 1.0), ("flowipc_jemalloc", 0.5)):
+    json.dump({"context": ctx, "benchmarks": rows("shm_lookup", "p`touch %s.gain`'\"" % pwned, "segments",
+                                                  [(1, 10 * f), (10, 20 * f)])},
+              open("%s/lookup_%s.json" % (folder, system), "w"))
+EOF
+evil="$work/run\`touch \$PWNED.dir\`'q @x"
+mkdir "$evil"
+cp "$work/ctx/transfer.json" "$evil/"
+for d in "$work/ctx" "$evil"; do
+  (cd "$work" && "$src/scripts/plot.sh" "$d" >"$work/plot.out" 2>&1) && ok \
+    || fail "plot.sh on a hostile folder: exit $?: $(cat "$work/plot.out")"
+done
+for what in dir cpu host flags row gain; do
+  [ ! -e "$PWNED.$what" ] && ok || fail "plot.sh ran a command from the folder's $what"
+done
+for png in ctx/transfer ctx/lookup ctx/gain "${evil#$work/}/transfer"; do
+  [ "$(head -c 4 "$work/$png.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = 89504e47 ] && ok \
+    || fail "plot.sh on a hostile folder: no $png.png"
+done
+
+# compare.sh: a file named like an option is a file to head and compare.py, not an option
+cp "$work/ctx/transfer.json" "$work/-h"
+cp "$work/ctx/transfer.json" "$work/-b"
+(cd "$work" && "$src/scripts/compare.sh" -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
+  && grep -q "^== gain per row" "$work/dash.out" && ok || fail "compare.sh -h -b (two files): $(head -3 "$work/dash.out")"
+
+# --- compare.sh and plot.sh on files that are not whole results ------------
+# expect_bad WHAT FILE COMMAND...: exit 2, one stderr line naming FILE (no traceback),
+# nothing on stdout
+expect_bad() {
+  local what=$1 file=$2 rc
+  shift 2
+  "$@" >"$work/bad.out" 2>"$work/bad.err"
+  rc=$?
+  if [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] && grep -qF -- "$file" "$work/bad.err" \
+      && ! grep -q Traceback "$work/bad.err" && [ ! -s "$work/bad.out" ]; then
+    ok
+  else
+    fail "$what: exit $rc, $(wc -l <"$work/bad.err") stderr lines, stdout $(wc -c <"$work/bad.out") bytes: $(head -3 "$work/bad.err")"
+  fi
+}
+cp -r "$fixtures/a" "$work/at"
+cp -r "$fixtures/sys" "$work/st"
+a=$fixtures/a
+head -c 5000 "$a/transfer.json" >"$work/at/transfer.json"  # cut mid-row
+head -c 5000 "$fixtures/sys/lookup_mooncake.json" >"$work/st/lookup_mooncake.json"
+head -c 3000 "$a/lookup.txt" >"$work/cut.txt"  # cut mid-line
+grep -v '^[0-9]' "$a/lookup.txt" >"$work/head.txt"  # the header and no row
+echo '{"context": {}}' >"$work/nobench.json"
+: >"$work/empty.txt"
+expect_bad "compare.sh: a truncated JSON file" "$work/at/transfer.json" "$src/scripts/compare.sh" "$work/at/transfer.json" "$a/transfer.json"
+expect_bad "compare.sh: a truncated table" "$work/cut.txt" "$src/scripts/compare.sh" "$a/lookup.txt" "$work/cut.txt"
+expect_bad "compare.sh: a table with no row" "$work/head.txt" "$src/scripts/compare.sh" "$a/lookup.txt" "$work/head.txt"
+expect_bad "compare.sh: an empty file" "$work/empty.txt" "$src/scripts/compare.sh" "$work/empty.txt" "$a/lookup.txt"
+expect_bad "compare.sh: a JSON file without benchmarks" "$work/nobench.json" "$src/scripts/compare.sh" "$work/nobench.json" "$a/lookup.json"
+expect_bad "compare.sh: a table against a JSON file" "$a/lookup.json" "$src/scripts/compare.sh" "$a/lookup.txt" "$a/lookup.json"
+expect_bad "compare.sh: two binaries' files" "$a/transfer.json" "$src/scripts/compare.sh" "$a/lookup.json" "$a/transfer.json"
+expect_bad "compare.sh: folders, one file truncated" "$work/at/transfer.json" "$src/scripts/compare.sh" "$a" "$work/at"
+expect_bad "compare.sh: a --system folder, one file truncated" "$work/st/lookup_mooncake.json" "$src/scripts/compare.sh" "$work/st"
+expect_bad "plot.sh: a folder with a truncated file" "$work/at/transfer.json" "$src/scripts/plot.sh" "$work/at"
+# a row name with an escape sequence (printed to the terminal), a p50 of 0 (a division)
+/usr/bin/python3 - "$a/transfer.json" "$work/esc.json" "$work/zero.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["name"] += "\x1b]0;owned\x07"
+json.dump(d, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0]["p50"] = 0
+json.dump(d, open(sys.argv[3], "w"))
+EOF
+expect_bad "compare.sh: a row name with a control character" "$work/esc.json" "$src/scripts/compare.sh" "$work/esc.json" "$a/transfer.json"
+mkdir "$work/zero"
+cp "$work/zero.json" "$work/zero/transfer.json"
+expect_bad "plot.sh: a p50 of 0" "$work/zero/transfer.json" "$src/scripts/plot.sh" "$work/zero"
+mkdir "$work/swapped"
+cp "$a/transfer.json" "$work/swapped/lookup.json"
+expect_bad "compare.sh: folders whose lookup.json share no row" "$work/swapped/lookup.json" "$src/scripts/compare.sh" "$a" "$work/swapped"
+
+# --- clean_shm.sh: dot names; only regular files of ours -------------------
+shm=$work/shm
+mkdir "$shm"
+# a pid above pid_max: no process has it
+dead=$(($(cat /proc/sys/kernel/pid_max) + 1))
+hex=0123456789abcdef
+seg() { echo "$1${dead}_${hex}_$2"; }
+: >"$shm/$(seg .x_ 0)"
+: >"$shm/$(seg mooncake_bench_ 1)"
+mkdir "$shm/$(seg mooncake_bench_ 2)"
+echo keep >"$work/target"
+ln -s "$work/target" "$shm/$(seg mooncake_bench_ 3)"
+mkfifo "$shm/$(seg mooncake_bench_ 4)"
+: >"$shm/mooncake_bench_0${dead}_${hex}_5"  # a leading zero: no pid getpid() printed
+SHMB_SHM_DIR=$shm "$src/scripts/clean_shm.sh" --prefix=/.x_ >"$work/clean.out" 2>&1 \
+  && [ ! -e "$shm/$(seg .x_ 0)" ] && grep -qF "removed $shm/$(seg .x_ 0)" "$work/clean.out" && ok \
+  || fail "clean_shm.sh --prefix=/.x_: a dot name not removed: $(cat "$work/clean.out")"
+SHMB_SHM_DIR=$shm "$src/scripts/clean_shm.sh" >"$work/clean.out" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && ok || fail "clean_shm.sh with a directory, symlink and FIFO of its scheme: exit $rc: $(cat "$work/clean.out")"
+[ ! -e "$shm/$(seg mooncake_bench_ 1)" ] && ok || fail "clean_shm.sh: a dead run's regular file kept"
+for n in 2 3 4; do
+  f=$shm/$(seg mooncake_bench_ $n)
+  { [ -e "$f" ] || [ -L "$f" ]; } && grep -qF "skipped $f: not a regular file" "$work/clean.out" && ok \
+    || fail "clean_shm.sh: $(basename "$f") (not a regular file) removed or not said: $(cat "$work/clean.out")"
+done
+[ "$(cat "$work/target")" = keep ] && ok || fail "clean_shm.sh: the symlink's target changed"
+[ -e "$shm/mooncake_bench_0${dead}_${hex}_5" ] && ok || fail "clean_shm.sh: a name with a leading-zero pid removed"
+grep -q "skipped 3 not regular files of ours" "$work/clean.out" && ok || fail "clean_shm.sh: no count of the skipped: $(tail -1 "$work/clean.out")"
+if [ "$(id -u)" -eq 0 ]; then
+  f=$shm/$(seg mooncake_bench_ 6)
+  : >"$f"
+  chown 65534 "$f"
+  SHMB_SHM_DIR=$shm "$src/scripts/clean_shm.sh" >"$work/clean.out" 2>&1 && [ -e "$f" ] \
+    && grep -qF "skipped $f: owned by uid 65534, not by us" "$work/clean.out" && ok \
+    || fail "clean_shm.sh: another user's file removed or not said: $(cat "$work/clean.out")"
+fi
+
+finish
