@@ -18,9 +18,9 @@ enum shmb_fipc_fault {
     SHMB_FIPC_FAULT_NONE = 0,
     SHMB_FIPC_FAULT_BORROW_ADDR,  /* borrow returns the object's address + 64 */
     SHMB_FIPC_FAULT_BLOB,         /* lend writes the object's offset + 64 into the blob */
-    SHMB_FIPC_FAULT_RETURN,       /* jemalloc: the return message names offset + 64 */
+    SHMB_FIPC_FAULT_RETURN,       /* jemalloc: the return message names offset + 64 (classic has none) */
     SHMB_FIPC_FAULT_EARLY_FREE,   /* jemalloc: the lender keeps no reference; classic: lend adds no owner */
-    SHMB_FIPC_FAULT_DOUBLE_FREE,  /* the free is counted (jemalloc) or the owner count dropped (classic) twice */
+    SHMB_FIPC_FAULT_DOUBLE_FREE,  /* the free is counted twice (as a second free would be) */
 };
 
 /* The fault the next hand-offs carry. */
