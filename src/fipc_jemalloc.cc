@@ -1265,6 +1265,18 @@ int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t le
     return 0;
 }
 
+void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l)
+{
+    if (l)
+        l->connected = false;
+}
+
+void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b)
+{
+    if (b)
+        b->session->connected = false;
+}
+
 uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l)
 {
     return l ? l->arena->frees.load() : 0;

@@ -676,7 +676,7 @@ static void lend_pools_in_process(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t *l
 }
 
 /* One object lent twice and borrowed twice: the lender keeps it until
- * both returns, and frees it once. */
+ * both returns, and frees it once. Then a disconnected session. */
 static void test_handoff_lent_twice(void **state)
 {
     (void)state;
@@ -704,7 +704,6 @@ static void test_handoff_lent_twice(void **state)
     for (int i = 0; i < 2; i++)
         assert_int_equal(shmb_fipc_borrower_borrow(b, blob[i], SHMB_FIPC_HANDLE_BYTES, &got[i]), 0);
     assert_ptr_equal(got[0].addr, got[1].addr);
-    shmb_fipc_borrower_destroy(b); /* the borrowed objects keep the session */
     for (int i = 0; i < 2; i++) {
         assert_int_equal(shmb_fipc_object_release(&got[i], ret[i], sizeof(ret[i]), &ret_len[i]), 0);
         shmb_fipc_handle_t h, want;
@@ -719,7 +718,25 @@ static void test_handoff_lent_twice(void **state)
     assert_int_equal(shmb_fipc_lender_frees(l), 1);
     assert_int_equal(shmb_fipc_lender_lent(l), 0);
     assert_int_equal(shmb_fipc_lender_on_return(l, ret[1], ret_len[1]), -ENOENT); /* returned already */
-    shmb_fipc_lender_destroy(l);
+
+    /* an object still borrowed when the caller lets the borrower go (its
+     * deleter keeps the session); then both sides disconnected: the lender
+     * lends no more, the release returns nothing, the object stays lent */
+    assert_int_equal(shmb_fipc_lender_construct(l, 100, &obj), 0);
+    assert_int_equal(shmb_fipc_lender_lend(l, &obj, blob[0], sizeof(blob[0]), &len), 0);
+    assert_int_equal(shmb_fipc_borrower_borrow(b, blob[0], SHMB_FIPC_HANDLE_BYTES, &got[0]), 0);
+    shmb_fipc_lender_disconnect(l);
+    shmb_fipc_borrower_disconnect(b);
+    shmb_fipc_borrower_destroy(b);
+    assert_int_equal(shmb_fipc_lender_lend(l, &obj, blob[1], sizeof(blob[1]), &len), -EPIPE);
+    assert_int_equal(*(volatile unsigned char *)got[0].addr, *(volatile unsigned char *)obj.addr);
+    assert_int_equal(shmb_fipc_object_release(&got[0], ret[0], sizeof(ret[0]), &ret_len[0]), 0);
+    assert_int_equal(ret_len[0], 0);
+    assert_int_equal(shmb_fipc_object_release(&obj, msg, sizeof(msg), &len), 0);
+    assert_int_equal(shmb_fipc_lender_frees(l), 1);
+    assert_int_equal(shmb_fipc_lender_lent(l), 1);
+    shmb_fipc_lender_destroy(l); /* the session's reference goes: freed */
+    assert_int_equal(shmb_fipc_lender_frees(NULL), 0);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
     assert_int_equal(our_files(0), 0);
 }

@@ -238,7 +238,8 @@ int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_ob
  * (boost::shared_mutex read lock, std::map::lower_bound), a shared_ptr copy
  * kept until the return, and the handle blob (SHMB_FIPC_HANDLE_BYTES into
  * blob, cap bytes). Returns 0, -ENOENT (the object's pool is not lent),
- * -EINVAL (not this arena's object, cap too small) or -ENOMEM. */
+ * -EINVAL (not this arena's object, cap too small), -EPIPE (disconnected)
+ * or -ENOMEM. */
 int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, void *blob,
                           size_t cap, size_t *len);
 
@@ -246,6 +247,11 @@ int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, 
  * ReturnObject message names; when that was the last reference, the object
  * is freed now. Returns 0, -ENOENT (not lent) or -EBADMSG. */
 int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len);
+
+/* Shm_session::set_disconnected, for when the channel to the borrower
+ * failed (-EPIPE): lends fail with -EPIPE from then on; what is lent stays
+ * until the session ends. */
+void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l);
 
 /* How many objects the lender's deleter freed, and how many are lent now. */
 uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l);
@@ -258,6 +264,10 @@ int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out);
  * until the last borrowed object is released, as upstream's deleters hold
  * it (shared_from_this). NULL is a no-op. */
 void shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b);
+
+/* Shm_session::set_disconnected on the borrower's side: releases still
+ * deregister but write no ReturnObject message (*len 0). */
+void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b);
 
 /* The borrower's handlers of LendArena (receive_arena) and LendPool
  * (receive_shm_pool: shm_open + mmap of the pool, read-only, through
