@@ -751,12 +751,14 @@ struct Return_msg {
     uint32_t type;
     Object_handle handle;
 };
-struct Lend_pool_head {
+struct Lend_pool_head { /* then the pool's name, to the message's end */
     uint32_t type;
     Collection_id collection_id;
     uint32_t pool_id;
+    uint32_t reserved; /* 0: no padding byte leaves this process unwritten */
     uint64_t size;
 };
+static_assert(sizeof(Lend_pool_head) == 24, "LendPool's name starts at byte 24");
 struct Two_words {
     uint32_t type;
     uint32_t value; /* LendArena: the collection; Response: success */
@@ -1194,7 +1196,7 @@ int shmb_fipc_lender_lend_pool(shmb_fipc_lender_t *l, uint32_t pool_id, void *ms
         if (rc < 0)
             return rc;
         size_t name_len = std::strlen(info->name);
-        size_t n = write_msg(msg, Lend_pool_head{LEND_POOL, l->arena->id, pool_id, info->bytes});
+        size_t n = write_msg(msg, Lend_pool_head{LEND_POOL, l->arena->id, pool_id, 0, info->bytes});
         std::memcpy(static_cast<unsigned char *>(msg) + n, info->name, name_len);
         *len = n + name_len;
         return 0;

@@ -777,9 +777,9 @@ static void test_handoff_bad_messages(void **state)
     uint32_t head[2] = {2, 1};
     memcpy(lend_pool, head, sizeof(head));
     uint64_t size = 4096;
-    memcpy(lend_pool + 12, &size, sizeof(size));
-    memcpy(lend_pool + 20, "/shmb_test_jem_none", 19);
-    assert_int_equal(shmb_fipc_borrower_receive(b, lend_pool, 39, reply, sizeof(reply), &len), 0);
+    memcpy(lend_pool + 16, &size, sizeof(size));
+    memcpy(lend_pool + 24, "/shmb_test_jem_none", 19);
+    assert_int_equal(shmb_fipc_borrower_receive(b, lend_pool, 43, reply, sizeof(reply), &len), 0);
     assert_int_equal(shmb_fipc_lender_on_response(l, reply, len), -EREMOTEIO);
     /* releases: an empty object, a buffer too small */
     assert_int_equal(shmb_fipc_object_release(&got, msg, sizeof(msg), &len), 0);

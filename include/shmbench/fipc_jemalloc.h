@@ -204,8 +204,8 @@ typedef struct shmb_fipc_handle {
 typedef struct shmb_fipc_lender shmb_fipc_lender_t;     /* opaque */
 typedef struct shmb_fipc_borrower shmb_fipc_borrower_t; /* opaque */
 
-/* The lender's side of a session over allocator j (which must outlive it).
- * Returns 0 or -ENOMEM. */
+/* The lender's side of a session over allocator j (which must outlive it
+ * and every object it makes). Returns 0, -EINVAL or -ENOMEM. */
 int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out);
 
 /* Ends the session: objects still lent lose the session's reference (freed
