@@ -85,6 +85,100 @@ uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
                                            const shmb_lookup_request_t *requests,
                                            const uint64_t *expected, size_t n);
 
+
+/* ---- object hand-off (Pool_arena::lend_object / borrow_object) ----
+ *
+ * Flow-IPC SHM-classic's object API between two processes (repo
+ * Flow-IPC/ipc_shm: src/ipc/shm/classic/pool_arena.hpp, construct,
+ * lend_object, borrow_object, handle_deleter_impl; src/ipc/session/detail/
+ * shm/classic/session_impl.hpp, lend_object and borrow_object adding the
+ * arena's scope id to the blob). Each process has its own arena over the
+ * one pool: the lender's over the pool it created, a borrower's over the
+ * pool opened by name (mapped read-write: its release may free).
+ *
+ * An object lives in the pool with an owner count beside it
+ * (Handle_in_shm: the bytes, then a std::atomic<unsigned>), made 1 by
+ * construct. Per object (the `handoff`):
+ *   lender:   lend -> the blob (the count + 1: an atomic increment in SHM),
+ *             then drops its own handle (count - 1);
+ *   message:  the blob to the borrower (the only message: no return);
+ *   borrower: borrow(blob) -> a boost::shared_ptr (its control block
+ *             allocated in this process) to the object in its mapping;
+ *             release: the count - 1; the owner that brings it to 0
+ *             deallocates (boost.interprocess's deallocate, under the
+ *             pool's interprocess mutex) in its own process.
+ * A driver that needs to know the borrower is done (to time round trips)
+ * must add a reply of its own: SHM-classic has none.
+ */
+
+#define SHMB_FIPC_CLASSIC_BLOB_BYTES 16u /* the object's offset (ptrdiff_t) + the arena's scope id (u64) */
+
+/* A process's handle to an object in the pool: addr, and a
+ * boost::shared_ptr inside owner (C++ only: never copy or touch it). */
+typedef struct shmb_fipc_classic_object {
+    void *addr;     /* the object in this process's mapping; NULL when empty */
+    void *owner[2]; /* the shared_ptr (opaque) */
+} shmb_fipc_classic_object_t;
+
+typedef struct shmb_fipc_classic_arena shmb_fipc_classic_arena_t; /* opaque */
+
+/* The lender's arena over its own pool (which must outlive it). Returns 0,
+ * -EINVAL or -ENOMEM. */
+int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_arena_t **out);
+
+/* A borrower's arena: Pool_arena(open_only) on the pool named name: open,
+ * map read-write (shmb_fipc_classic_attach), and the segment manager already
+ * in it. Returns 0, -EINVAL, -ENOMEM or the attach's errors. */
+int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **out);
+
+/* Unmaps a borrower's arena (the lender's pool stays its creator's). Its
+ * objects must be released first. NULL is a no-op. */
+void shmb_fipc_classic_arena_destroy(shmb_fipc_classic_arena_t *a);
+
+/* Pool_arena::construct: bytes (and the owner count, 1) from the pool, in a
+ * handle whose last owner frees them. *out must be empty. Returns 0,
+ * -EINVAL or -ENOMEM. */
+int shmb_fipc_classic_construct(shmb_fipc_classic_arena_t *a, size_t bytes,
+                                shmb_fipc_classic_object_t *out);
+
+/* Session_impl::lend_object: is the handle in this arena, the owner count
+ * + 1, the offset's blob and the scope id after it
+ * (SHMB_FIPC_CLASSIC_BLOB_BYTES into blob, cap bytes). Returns 0 or -EINVAL
+ * (not this arena's object, cap too small). */
+int shmb_fipc_classic_lend(shmb_fipc_classic_arena_t *a, const shmb_fipc_classic_object_t *obj,
+                           void *blob, size_t cap, size_t *len);
+
+/* Session_impl::borrow_object: the scope id read, the object's address in
+ * this mapping, a handle to it. *out must be empty. Returns 0, -EBADMSG
+ * (not such a blob, or an offset outside the pool) or -ENOMEM. */
+int shmb_fipc_classic_borrow(shmb_fipc_classic_arena_t *a, const void *blob, size_t len,
+                             shmb_fipc_classic_object_t *out);
+
+/* Drops a handle (empty: a no-op): handle_deleter_impl's owner count - 1,
+ * and, when that was the last owner, deallocate here. */
+void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj);
+
+/* What a blob names: the object's offset from the pool's base. Returns 0,
+ * or -EBADMSG (not a blob, or a scope id other than the session's). */
+int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset);
+
+/* The owner count of the object at addr (in some arena's mapping). */
+unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj);
+
+/* How many objects this arena's releases deallocated. */
+uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a);
+
+/* One whole hand-off of a bytes-long object in this process, checked step
+ * by step (run it before timing hand-offs): a lender arena over pool and a
+ * borrower arena over a second mapping of it; an object with a pattern
+ * lent, borrowed, released by the lender, then by the borrower. Checks the
+ * blob (the object's offset, the session's scope: -EBADMSG), the borrowed
+ * pointer (that offset in the borrower's mapping, reading the pattern:
+ * -EFAULT), the owner count after each step and that the object is freed
+ * once, by the last owner, with the pool's free bytes back where they were
+ * (-ESTALE). Returns 0, one of those, or the calls' errors. */
+int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -142,6 +142,175 @@ int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd
 /* munmap + close of an attach. Returns 0 or the first -errno (recorded). */
 int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd);
 
+
+/* ---- object hand-off (Shm_session: lend, borrow, return) ----
+ *
+ * Flow-IPC's object API between two processes, as upstream's
+ * ipc::session::shm::arena_lend::jemalloc::Shm_session does it (repo
+ * Flow-IPC/ipc_shm_arena_lend, src/ipc/session/standalone/shm/arena_lend/:
+ * jemalloc/shm_session.{hpp,cpp}, shm_session_data.{hpp,cpp},
+ * lender_collection.cpp, borrower_collection.cpp). A lender (the process
+ * whose arena made the object) and a borrower each hold one side of the
+ * session; what upstream sends on the session's channel comes out of these
+ * calls as message bytes, which the caller carries to the other side
+ * (shmbench/channel.h across processes, or straight across in one).
+ *
+ * One-time, per session: lend_arena, and lend_pool for every pool of the
+ * arena (upstream: the extent hook's new pool is lent to each peer by a
+ * synchronous request, Shm_session::lend_shm_pool + send_sync_request). A
+ * real round trip is: the lender's message -> the borrower's
+ * shmb_fipc_borrower_receive (attaches the pool) -> its reply -> the
+ * lender's shmb_fipc_lender_on_response, the lender waiting for the reply
+ * before the pool may be used; a driver times that as `register` or
+ * `attach`, once per pool and peer.
+ *
+ * Per object (the `handoff`):
+ *   lender:   construct (Ipc_arena::construct: mallocx + a shared_ptr whose
+ *             deleter dallocx's; an allocation, not part of the hand-off),
+ *             lend -> handle blob, drop its own reference;
+ *   message:  the blob to the borrower;
+ *   borrower: borrow(blob) -> the object in its mapping, use it, release ->
+ *             the ReturnObject message;
+ *   message:  the return to the lender;
+ *   lender:   on_return: deregisters the object, whose last reference goes:
+ *             dallocx.
+ * Not modelled, each making upstream dearer than this model: capnp's
+ * building and reading of the control messages (a heap segment each),
+ * flow's logging, and the task-loop hops upstream takes to handle a
+ * message (ReturnObject is posted to a thread pool, LendPool to a serial
+ * loop); a driver runs the handlers inline.
+ *
+ * Objects are shared_ptrs inside; C holds them in shmb_fipc_object_t.
+ */
+
+#define SHMB_FIPC_HANDLE_BYTES 12u /* Shm_object_handle: collection id u32, pool id u32, offset i32 */
+#define SHMB_FIPC_MSG_MAX 320u     /* bytes: the largest session message (LendPool with a 255-byte name) */
+
+/* A process's reference to a lent or borrowed object: addr, and a
+ * std::shared_ptr<void> inside owner (C++ only: never copy or touch it; an
+ * all-zero struct is empty). */
+typedef struct shmb_fipc_object {
+    void *addr;     /* the object in this process's mapping; NULL when empty */
+    void *owner[2]; /* the shared_ptr (opaque) */
+} shmb_fipc_object_t;
+
+/* What a handle blob or a ReturnObject message names. */
+typedef struct shmb_fipc_handle {
+    uint32_t collection_id; /* the arena */
+    uint32_t pool_id;
+    int32_t pool_offset;    /* bytes from the pool's base */
+} shmb_fipc_handle_t;
+
+typedef struct shmb_fipc_lender shmb_fipc_lender_t;     /* opaque */
+typedef struct shmb_fipc_borrower shmb_fipc_borrower_t; /* opaque */
+
+/* The lender's side of a session over allocator j (which must outlive it
+ * and every object it makes). Returns 0, -EINVAL or -ENOMEM. */
+int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out);
+
+/* Ends the session: objects still lent lose the session's reference (freed
+ * when no other remains). NULL is a no-op. */
+void shmb_fipc_lender_destroy(shmb_fipc_lender_t *l);
+
+/* Shm_session::lend_arena: registers the arena as lent and writes the
+ * LendArena request into msg (cap >= SHMB_FIPC_MSG_MAX) and its length into
+ * *len. Returns 0, -EEXIST (lent already) or -EINVAL. */
+int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, size_t *len);
+
+/* Shm_session::lend_shm_pool: enters pool pool_id of the allocator in the
+ * arena's pool map (upstream does that in the extent hook) and in the
+ * session's lent pools, and writes the LendPool request (collection, pool
+ * id, size, name). Returns 0, -ENOENT (no such pool), -EEXIST (lent
+ * already), -EINVAL (no lend_arena yet, or cap too small) or -ENOMEM. */
+int shmb_fipc_lender_lend_pool(shmb_fipc_lender_t *l, uint32_t pool_id, void *msg, size_t cap,
+                               size_t *len);
+
+/* send_sync_request's end: the borrower's Response. Returns 0 (success),
+ * -EREMOTEIO (the borrower refused) or -EBADMSG (not a Response). */
+int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t len);
+
+/* Ipc_arena::construct: bytes from the allocator (mallocx) in a shared_ptr
+ * whose deleter frees them (dallocx) and counts the free. *out must be
+ * empty. Returns 0, -EINVAL or -ENOMEM. */
+int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_object_t *out);
+
+/* Shm_session::lend_object: the lender's mutex, its maps, the pool lookup
+ * (boost::shared_mutex read lock, std::map::lower_bound), a shared_ptr copy
+ * kept until the return, and the handle blob (SHMB_FIPC_HANDLE_BYTES into
+ * blob, cap bytes). Returns 0, -ENOENT (the object's pool is not lent),
+ * -EINVAL (not this arena's object, cap too small), -EPIPE (disconnected)
+ * or -ENOMEM. */
+int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, void *blob,
+                          size_t cap, size_t *len);
+
+/* Shm_session::receive_object_return: deregisters the object the
+ * ReturnObject message names; when that was the last reference, the object
+ * is freed now. Returns 0, -ENOENT (not lent) or -EBADMSG. */
+int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len);
+
+/* Shm_session::set_disconnected, for when the channel to the borrower
+ * failed (-EPIPE): lends fail with -EPIPE from then on; what is lent stays
+ * until the session ends. */
+void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l);
+
+/* How many objects the lender's deleter freed, and how many are lent now. */
+uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l);
+size_t shmb_fipc_lender_lent(const shmb_fipc_lender_t *l);
+
+/* The borrower's side of a session. Returns 0 or -ENOMEM. */
+int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out);
+
+/* Drops the caller's reference; the session (and its pool mappings) lives
+ * until the last borrowed object is released, as upstream's deleters hold
+ * it (shared_from_this). NULL is a no-op. */
+void shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b);
+
+/* Shm_session::set_disconnected on the borrower's side: releases still
+ * deregister but write no ReturnObject message (*len 0). */
+void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b);
+
+/* The borrower's handlers of LendArena (receive_arena) and LendPool
+ * (receive_shm_pool: shm_open + mmap of the pool, read-only, through
+ * shmb_fipc_pool_attach): writes the Response into reply (cap >=
+ * SHMB_FIPC_MSG_MAX). Returns 0 (whether the Response says success or not:
+ * a failure is the lender's to see), -EBADMSG (not such a message) or
+ * -EINVAL. */
+int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t len, void *reply,
+                               size_t cap, size_t *reply_len);
+
+/* Shm_session::borrow_object: deserializes the blob, takes the borrower's
+ * mutex, finds the collection and pool, counts the offset in, and makes a
+ * shared_ptr to the object in this process's mapping whose deleter returns
+ * it (see shmb_fipc_object_release). *out must be empty. Returns 0,
+ * -EBADMSG (not a handle), -ENOENT (pool or arena not lent to this side) or
+ * -ENOMEM. */
+int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t len,
+                              shmb_fipc_object_t *out);
+
+/* Drops a reference (lender's or borrower's; empty: a no-op). For a
+ * borrowed object the deleter runs Shm_session::return_object: it
+ * deregisters the object on this side and writes the ReturnObject message
+ * into msg, its length into *len (0 when there is none: a lender's object,
+ * freed here when that was its last reference). msg needs
+ * SHMB_FIPC_MSG_MAX bytes. The object is empty afterwards. Returns 0 or
+ * -EINVAL (cap too small: nothing dropped). */
+int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len);
+
+/* Reads a handle blob / a ReturnObject message. Returns 0 or -EBADMSG. */
+int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out);
+int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out);
+
+/* One whole hand-off of a bytes-long object in this process, checked step
+ * by step (run it before timing hand-offs): lender and borrower sessions,
+ * every pool lent and attached, an object with a pattern lent, borrowed,
+ * released and returned. Checks that the blob names the object's pool and
+ * offset (-EBADMSG otherwise), that the borrowed pointer is that offset in
+ * the borrower's own mapping of the pool and reads the pattern (-EFAULT),
+ * that the return message names the lent object (-EBADMSG), that nothing
+ * was freed before the return and the object exactly once after (-ESTALE).
+ * Returns 0, one of those, or the calls' errors. */
+int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif
