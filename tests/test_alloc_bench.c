@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/alloc_peer.h"
 #include "shmbench/segment.h"
@@ -416,24 +417,23 @@ static void test_threads_verification(void **state)
         c.run[k] = 1;
         c.max_size_kb = 4;
         c.threads = 2;
-        c.check_hook = plant_overlap;
+        shmb_alloc_hook_t hook = {.check = plant_overlap};
         shmb_rows_t rows = {0};
         uint64_t kept = 0;
         char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         /* a shared pool's block twice overlaps; an arena's block is outside another thread's arena */
         assert_non_null(strstr(why, k == SHMB_ALLOC_ARENA ? "outside its SHM" : "overlap"));
         assert_non_null(strstr(why, shmb_alloc_kind_name((shmb_alloc_kind_t)k)));
         assert_int_equal(rows.n, 0);
 
-        c.check_hook = plant_outside;
-        c.check_hook_arg = not_shm;
+        hook = (shmb_alloc_hook_t){.check = plant_outside, .arg = not_shm};
         why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         c.threads = 1; /* the one-thread path checks the same way */
         why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
         assert_int_equal(count_ours(0), 0);
