@@ -240,6 +240,7 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
     return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
+           cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
            cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg);

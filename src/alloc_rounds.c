@@ -2,12 +2,12 @@
  * allocation benchmark (their operations: alloc_pool.c), on one thread or
  * on a crew of threads, and their rows.
  *
- * A round allocates the working set into the empty pool (alloc), frees
- * it in a random order fixed by the seed (free), allocates it again into the
+ * A round allocates the working set into the empty pool (alloc), frees it
+ * in a random order fixed by the seed (free), allocates it again into the
  * holes (alloc_reuse), then empties the pool untimed. These take
  * nanoseconds, so each pass is timed as one batch and the per-operation
- * figure is batch time / batch size. Rounds repeat until
- * SHMB_ALLOC_ARENA_MIN_OPS operations per step were timed. Before anything is reported, round 0's
+ * figure is batch time / batch size. Rounds repeat until cfg->min_ops
+ * operations per step were timed. Before anything is reported, round 0's
  * blocks are checked: each lies inside its allocator's SHM, and no two live
  * blocks overlap. --touch times the first write of each fresh block (touch)
  * and of the reused blocks as a batch (touch_reuse).
@@ -45,10 +45,10 @@
 
 enum { A_ALLOC, A_FREE, A_REUSE, A_TOUCH_REUSE, A_COUNT };
 
-/* Rounds of a pool's working set of n blocks: at least SHMB_ALLOC_ARENA_MIN_OPS operations per step. */
-static uint64_t pool_rounds(uint64_t n)
+/* Rounds of a pool's working set of n blocks: at least cfg->min_ops operations per step. */
+static uint64_t pool_rounds(const shmb_alloc_config_t *cfg, uint64_t n)
 {
-    return (SHMB_ALLOC_ARENA_MIN_OPS + n - 1) / n;
+    return (cfg->min_ops + n - 1) / n;
 }
 
 /* ---- pools: rounds ---- */
@@ -212,7 +212,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     shmb_alloc_lending_t lending = {0};
     pool_run_t a = {.pool = &pool, .bytes = (size_t)size_kb * 1024,
                     .n = shmb_alloc_bench_arena_blocks(cfg->num_iterations)};
-    const uint64_t rounds = pool_rounds(a.n);
+    const uint64_t rounds = pool_rounds(cfg, a.n);
     const int peer = cfg->peer && ops->lend;
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
     a.blocks = calloc((size_t)a.n, sizeof(*a.blocks));
@@ -383,7 +383,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     const shmb_alloc_config_t *cfg = run->cfg;
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
     const int threads = cfg->threads, npools = ops->per_thread ? threads : 1;
-    const uint64_t n = shmb_alloc_bench_arena_blocks(cfg->num_iterations), rounds = pool_rounds(n);
+    const uint64_t n = shmb_alloc_bench_arena_blocks(cfg->num_iterations), rounds = pool_rounds(cfg, n);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;

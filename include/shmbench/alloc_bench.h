@@ -41,7 +41,9 @@ extern "C" {
 #define SHMB_ALLOC_MAX_SIZES 64
 #define SHMB_ALLOC_ARENA_MIN_BATCH 2048   /* blocks in the working set, at least: a batch of
                                           * 2048 allocs lasts > 100 timer overheads */
-#define SHMB_ALLOC_ARENA_MIN_OPS 100000   /* operations timed per pool step and size */
+#define SHMB_ALLOC_MIN_OPS 100000         /* default of min_ops */
+#define SHMB_ALLOC_MAX_MIN_OPS (SHMB_ALLOC_ARENA_MIN_BATCH * 4096ull) /* the peer times at most
+                                          * 4096 batches (SHMB_ALLOC_PEER_MAX_ROUNDS) */
 #define SHMB_ALLOC_MAX_ITERATIONS 100000000
 #define SHMB_ALLOC_MAX_SIZE_KB (1ull << 30) /* 1 TiB */
 #define SHMB_ALLOC_MAX_THREADS 256
@@ -59,6 +61,9 @@ typedef struct shmb_alloc_config {
     uint64_t num_iterations; /* allocations per size (=1000) */
     uint64_t min_size_kb;    /* first size (=4) */
     uint64_t max_size_kb;    /* last size, included (=1024) */
+    uint64_t min_ops;        /* pools: operations timed per step and size, at least: rounds over
+                              * the working set repeat until then (=SHMB_ALLOC_MIN_OPS),
+                              * 1..SHMB_ALLOC_MAX_MIN_OPS */
     int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
@@ -102,7 +107,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena), threads above SHMB_ALLOC_MAX_THREADS, or a peer with threads > 1 or
+ * arena; min_ops out of range), threads above SHMB_ALLOC_MAX_THREADS, or a peer with threads > 1 or
  * measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
  * the peer read a wrong tag. Nothing is left behind on error. */
