@@ -198,78 +198,116 @@ typedef struct posix_crew {
     uint64_t *start[P_COUNT], *end[P_COUNT]; /* phase clocks: [i * threads + t] */
 } posix_crew_t;
 
+/* One member's segment and where it stands. */
+typedef struct member {
+    posix_crew_t *c;
+    shmb_crew_t *crew;
+    int me;
+    double *s[S_COUNT];  /* its samples */
+    shmb_segment_t seg;
+    int live;            /* seg exists */
+    int mapped;          /* and is mapped */
+} member_t;
+
+static void member_check(member_t *m, int ret)
+{
+    if (ret < 0)
+        shmb_crew_fail(m->crew, m->me, ret);
+}
+
+/* Allocation i: createSharedMemory, or (measure_mmap_only) mmap of the one segment. */
+static void phase_alloc(member_t *m, uint64_t i, uint64_t at)
+{
+    posix_crew_t *c = m->c;
+    int ret;
+    c->start[P_ALLOC][at] = shmb_clock_now_ns();
+    if (c->cfg->measure_mmap_only) {
+        uint64_t ns = 0;
+        ret = shmb_segment_map(&m->seg, &ns);
+        m->s[S_MMAP][i] = (double)ns;
+    } else {
+        ret = posix_create(c->cfg, c->bytes, &m->seg, m->s, i);
+        m->live = ret == 0;
+    }
+    m->mapped = ret == 0;
+    c->end[P_ALLOC][at] = shmb_clock_now_ns();
+    member_check(m, ret);
+}
+
+static void phase_touch(member_t *m, uint64_t i, uint64_t at)
+{
+    posix_crew_t *c = m->c;
+    c->start[P_TOUCH][at] = shmb_clock_now_ns();
+    int ret = shmb_alloc_touch(m->seg.addr, c->bytes, &m->s[S_TOUCH][i]);
+    c->end[P_TOUCH][at] = shmb_clock_now_ns();
+    member_check(m, ret);
+}
+
+/* Cleanup i: munmap + shm_unlink, or (measure_mmap_only) munmap. */
+static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
+{
+    posix_crew_t *c = m->c;
+    int ret;
+    c->start[P_CLEANUP][at] = shmb_clock_now_ns();
+    if (c->cfg->measure_mmap_only) {
+        uint64_t ns = 0;
+        ret = shmb_segment_unmap(&m->seg, &ns);
+        m->s[S_CLEANUP][i] = (double)ns;
+    } else {
+        ret = posix_end(c->cfg, &m->seg, &m->s[S_CLEANUP][i], &c->kept[m->me]);
+        m->live = 0;
+    }
+    m->mapped = 0;
+    c->end[P_CLEANUP][at] = shmb_clock_now_ns();
+    member_check(m, ret);
+}
+
+/* After the last phase: the segment still there is unlinked, or with
+ * --cleanup=false (and no failure) left on purpose. */
+static void member_end(member_t *m)
+{
+    if (!m->live)
+        return;
+    if (m->c->cfg->cleanup || !shmb_crew_ok(m->crew)) {
+        member_check(m, shmb_segment_destroy(&m->seg, NULL));
+        return;
+    }
+    int ret = shmb_segment_release(&m->seg);
+    member_check(m, ret);
+    m->c->kept[m->me] += ret == 0;
+}
+
 static void posix_member(shmb_crew_t *crew, int me, void *arg)
 {
     posix_crew_t *c = arg;
     const shmb_alloc_config_t *cfg = c->cfg;
-    double *s[S_COUNT];
+    member_t m = {.c = c, .crew = crew, .me = me};
     for (int k = 0; k < S_COUNT; k++)
-        s[k] = c->s[k] + (uint64_t)me * c->n;
-    shmb_segment_t seg;
-    int live = 0, mapped = 0, ret = 0;
+        m.s[k] = c->s[k] + (uint64_t)me * c->n;
     if (cfg->measure_mmap_only) { /* this thread's one segment, created untimed */
-        if ((ret = shmb_segment_create(&seg, cfg->shm_prefix, c->bytes, NULL, NULL)) < 0)
-            shmb_crew_fail(crew, me, ret);
-        live = ret == 0;
+        int ret = shmb_segment_create(&m.seg, cfg->shm_prefix, c->bytes, NULL, NULL);
+        member_check(&m, ret);
+        m.live = ret == 0;
     }
     for (uint64_t i = 0; i < c->n; i++) {
         const uint64_t at = i * (uint64_t)c->threads + (uint64_t)me;
-        if (shmb_crew_sync(crew) && (live || !cfg->measure_mmap_only)) {
-            c->start[P_ALLOC][at] = shmb_clock_now_ns();
-            if (cfg->measure_mmap_only) {
-                uint64_t ns = 0;
-                ret = shmb_segment_map(&seg, &ns);
-                s[S_MMAP][i] = (double)ns;
-            } else {
-                ret = posix_create(cfg, c->bytes, &seg, s, i);
-                live = ret == 0;
-            }
-            mapped = ret == 0;
-            c->end[P_ALLOC][at] = shmb_clock_now_ns();
-            if (ret < 0)
-                shmb_crew_fail(crew, me, ret);
-        }
-        if (cfg->touch && shmb_crew_sync(crew) && mapped) {
-            c->start[P_TOUCH][at] = shmb_clock_now_ns();
-            ret = shmb_alloc_touch(seg.addr, c->bytes, &s[S_TOUCH][i]);
-            c->end[P_TOUCH][at] = shmb_clock_now_ns();
-            if (ret < 0)
-                shmb_crew_fail(crew, me, ret);
-        }
+        if (shmb_crew_sync(crew) && (m.live || !cfg->measure_mmap_only))
+            phase_alloc(&m, i, at);
+        if (cfg->touch && shmb_crew_sync(crew) && m.mapped)
+            phase_touch(&m, i, at);
         if (cfg->measure_mmap_only || cfg->cleanup) {
-            if (shmb_crew_sync(crew) && mapped) {
-                c->start[P_CLEANUP][at] = shmb_clock_now_ns();
-                if (cfg->measure_mmap_only) {
-                    uint64_t ns = 0;
-                    ret = shmb_segment_unmap(&seg, &ns);
-                    s[S_CLEANUP][i] = (double)ns;
-                } else {
-                    ret = posix_end(cfg, &seg, &s[S_CLEANUP][i], &c->kept[me]);
-                    live = 0;
-                }
-                mapped = 0;
-                c->end[P_CLEANUP][at] = shmb_clock_now_ns();
-                if (ret < 0)
-                    shmb_crew_fail(crew, me, ret);
-            }
-        } else if (live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
-            if ((ret = posix_end(cfg, &seg, NULL, &c->kept[me])) < 0)
-                shmb_crew_fail(crew, me, ret);
-            live = mapped = 0;
+            if (shmb_crew_sync(crew) && m.mapped)
+                phase_cleanup(&m, i, at);
+        } else if (m.live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
+            member_check(&m, posix_end(cfg, &m.seg, NULL, &c->kept[me]));
+            m.live = m.mapped = 0;
         }
-        if (live && !cfg->measure_mmap_only) { /* another thread failed mid-way */
-            shmb_segment_destroy(&seg, NULL);
-            live = mapped = 0;
+        if (m.live && !cfg->measure_mmap_only) { /* another thread failed mid-way */
+            shmb_segment_destroy(&m.seg, NULL);
+            m.live = m.mapped = 0;
         }
     }
-    if (live && (cfg->cleanup || !shmb_crew_ok(crew))) {
-        if ((ret = shmb_segment_destroy(&seg, NULL)) < 0)
-            shmb_crew_fail(crew, me, ret);
-    } else if (live) {
-        if ((ret = shmb_segment_release(&seg)) < 0)
-            shmb_crew_fail(crew, me, ret);
-        c->kept[me] += ret == 0;
-    }
+    member_end(&m);
 }
 
 /* The rate of a step's row: the phase it runs in, -1 when it shares one. */
