@@ -107,8 +107,8 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena; min_ops out of range), threads above SHMB_ALLOC_MAX_THREADS, or a peer with threads > 1 or
- * measure_mmap_only. With a peer, an error may be one the peer met (recorded
+ * arena; min_ops out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
+ * peer with threads > 1 or measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
  * the peer read a wrong tag. Nothing is left behind on error. */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
