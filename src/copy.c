@@ -1,4 +1,6 @@
-/* Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
+/* copy: the kernels that move bytes through SHM, their verification, and
+ * the team that splits one transfer over a crew (shmbench/copy.h).
+ * Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
  * (clang) as well, so that no copy loop of this file becomes a memcpy call. */
 #include "shmbench/copy.h"
 

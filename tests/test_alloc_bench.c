@@ -1,3 +1,7 @@
+/* alloc_bench: the allocation benchmark's contract through
+ * shmb_alloc_bench_run (sizes, space, rows of posix and the pools, threads,
+ * the peer, the check of every block); the pool table's own contract, entry
+ * by entry, is test_alloc_pool.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
