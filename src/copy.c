@@ -1,20 +1,19 @@
-/* Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
+/* copy: the kernels that move bytes through SHM, their verification, and
+ * the team that splits one transfer over a crew (shmbench/copy.h).
+ * Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
  * (clang) as well, so that no copy loop of this file becomes a memcpy call. */
 #include "shmbench/copy.h"
+
+#include "crew_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/segment.h"
-#include "shmbench/sysinfo.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -216,23 +215,11 @@ int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
     return 0;
 }
 
-/* ---- the team ---- */
-
-typedef struct worker {
-    struct shmb_copy_team *team;
-    int index;
-} worker_t;
+/* ---- the team: a crew (src/crew_internal.h) whose caller is thread 0 ---- */
 
 struct shmb_copy_team {
+    shmb_crew_t *crew;
     int threads;
-    int *cpus;                       /* CPU of each thread; NULL: not pinned */
-    pthread_t *tids;
-    worker_t *workers;
-    atomic_uint_fast64_t generation; /* bumped to start a transfer */
-    atomic_int done;                 /* workers finished with this generation */
-    atomic_int stop;
-    atomic_int start_error;          /* errno of a worker that could not pin */
-    atomic_int start_error_cpu;      /* and the CPU it asked for */
     shmb_copy_fn fn;
     unsigned char *dst;
     const unsigned char *src;
@@ -250,9 +237,11 @@ static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *le
     *len = end > *off ? end - *off : 0;
 }
 
-static void copy_chunk(struct shmb_copy_team *t, int i)
+static void copy_chunk(shmb_crew_t *crew, int i, void *arg)
 {
+    struct shmb_copy_team *t = arg;
     size_t off, len;
+    (void)crew;
     chunk(t, i, &off, &len);
     if (len == 0)
         return;
@@ -260,53 +249,6 @@ static void copy_chunk(struct shmb_copy_team *t, int i)
         t->fn(t->dst + off, t->src + off, len);
     else if (shmb_segment_first_write_copy(t->dst + off, t->src + off, len, t->fn) < 0)
         atomic_store_explicit(&t->no_space, 1, memory_order_relaxed);
-}
-
-static int pin(const struct shmb_copy_team *t, int i)
-{
-    return t->cpus ? shmb_sysinfo_pin_cpu(t->cpus[i]) : 0;
-}
-
-static int record_pin_error(int err, int cpu)
-{
-    char object[32];
-    snprintf(object, sizeof(object), "CPU %d", cpu);
-    return shmb_error_record("sched_setaffinity", err, object);
-}
-
-static void *worker_main(void *arg)
-{
-    worker_t *w = arg;
-    struct shmb_copy_team *t = w->team;
-    int ret = pin(t, w->index);
-    if (ret < 0) {
-        atomic_store(&t->start_error_cpu, t->cpus[w->index]);
-        atomic_store(&t->start_error, -ret);
-    }
-    uint64_t seen = 0;
-    atomic_fetch_add(&t->done, 1);
-    for (;;) {
-        unsigned spins = 0;
-        uint64_t g;
-        while ((g = atomic_load_explicit(&t->generation, memory_order_acquire)) == seen &&
-               !atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-            if (++spins > 4096)
-                sched_yield();
-        }
-        if (atomic_load_explicit(&t->stop, memory_order_relaxed))
-            return NULL;
-        seen = g;
-        copy_chunk(t, w->index);
-        atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
-    }
-}
-
-static void wait_done(struct shmb_copy_team *t)
-{
-    unsigned spins = 0;
-    while (atomic_load_explicit(&t->done, memory_order_acquire) < t->threads - 1)
-        if (++spins > 4096)
-            sched_yield();
 }
 
 int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
@@ -317,34 +259,12 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     if (!t)
         return -ENOMEM;
     t->threads = threads;
-    t->tids = calloc((size_t)threads, sizeof(*t->tids));
-    t->workers = calloc((size_t)threads, sizeof(*t->workers));
-    int ret = t->tids && t->workers ? 0 : -ENOMEM;
-    if (ret == 0 && cpu >= 0) {
-        /* pinned even with fewer allowed CPUs than threads (the plan wraps) */
-        t->cpus = calloc((size_t)threads, sizeof(int));
-        ret = t->cpus ? shmb_sysinfo_plan_cpus(cpu, threads, t->cpus) : -ENOMEM;
-        ret = ret < 0 ? ret : 0;
-    }
-    if (ret == 0 && (ret = pin(t, 0)) < 0)
-        record_pin_error(-ret, t->cpus[0]);
-    int started = 1;
-    for (int i = 1; i < threads && ret == 0; i++, started++) {
-        t->workers[i] = (worker_t){t, i};
-        int err = pthread_create(&t->tids[i], NULL, worker_main, &t->workers[i]);
-        if (err != 0)
-            ret = shmb_error_record("pthread_create", err, NULL);
-    }
-    if (ret == 0) {
-        t->threads = started;
-        wait_done(t);
-        ret = -atomic_load(&t->start_error);
-        if (ret < 0)
-            record_pin_error(-ret, atomic_load(&t->start_error_cpu));
-    }
-    t->threads = started;
+    /* with cpu: pinned even with fewer allowed CPUs than threads (the plan wraps) */
+    const shmb_crew_config_t cfg = {.threads = threads, .cpu = cpu, .caller_joins = 1,
+                                    .pin = cpu >= 0 ? SHMB_CREW_PIN_ALWAYS : SHMB_CREW_PIN_NONE};
+    int ret = shmb_crew_start(&t->crew, &cfg);
     if (ret < 0) {
-        shmb_copy_team_stop(t);
+        free(t);
         return ret;
     }
     *out = t;
@@ -353,7 +273,7 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
 
 int shmb_copy_team_cpu(const shmb_copy_team_t *t, int i)
 {
-    return t->cpus && i >= 0 && i < t->threads ? t->cpus[i] : -1;
+    return shmb_crew_cpu(t->crew, i);
 }
 
 static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
@@ -363,10 +283,7 @@ static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src
     t->src = src;
     t->n = n;
     t->first_write = first_write;
-    atomic_store_explicit(&t->done, 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
-    copy_chunk(t, 0);
-    wait_done(t);
+    shmb_crew_run(t->crew, copy_chunk, t); /* no member fails: a full /dev/shm is no_space */
 }
 
 void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
@@ -394,12 +311,7 @@ void shmb_copy_team_stop(shmb_copy_team_t *t)
 {
     if (!t)
         return;
-    atomic_store(&t->stop, 1);
-    for (int i = 1; t->tids && i < t->threads; i++)
-        pthread_join(t->tids[i], NULL);
-    free(t->tids);
-    free(t->workers);
-    free(t->cpus);
+    shmb_crew_stop(t->crew);
     free(t);
 }
 

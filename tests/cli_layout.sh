@@ -54,7 +54,7 @@ run_case() {
   fi
 }
 
-alloc=(--num_iterations=20)
+alloc=(--num_iterations=20 --min_ops=10240)  # 5 pool rounds, not 49: the same rows
 lookup=(--num_lookups=1000 --min_time_ms=1)
 transfer=(--num_transfers=5 --time_per_size_ms=10)
 run_case alloc_default shm_allocation_bench "${alloc[@]}"

@@ -1,3 +1,7 @@
+/* alloc_bench: the allocation benchmark's contract through
+ * shmb_alloc_bench_run (sizes, space, rows of posix and the pools, threads,
+ * the peer, the check of every block); the pool table's own contract, entry
+ * by entry, is test_alloc_pool.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -12,11 +16,16 @@
 
 #include <cmocka.h>
 
+#include "alloc_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/alloc_peer.h"
 #include "shmbench/segment.h"
 
 #define PREFIX "/shmb_test_alloc_"
+/* Operations per pool step: three rounds of the 2048-block working set, the
+ * last one partly needed (the default, SHMB_ALLOC_MIN_OPS, takes 49 rounds). */
+#define MIN_OPS 5000
+#define ROUNDS 3
 
 /* Removes (if asked) and counts /dev/shm entries of this test process (the
  * segment module names them <prefix><pid>_...: another build's run of this
@@ -51,6 +60,7 @@ static shmb_alloc_config_t small_config(void)
     c.num_iterations = 8;
     c.min_size_kb = 4;
     c.max_size_kb = 12;
+    c.min_ops = MIN_OPS;
     c.cleanup = 1;
     c.run[SHMB_ALLOC_POSIX] = 1;
     c.run[SHMB_ALLOC_ARENA] = 1;
@@ -161,7 +171,7 @@ static void test_default_rows(void **state)
         sum += shmb_rows_find(&rows, "posix", posix[i], 4, 0)->ns.mean;
     assert_float_equal(total->ns.mean, sum, 1e-6 * sum);
     const shmb_row_t *alloc = shmb_rows_find(&rows, "arena", "alloc", 4, 0);
-    assert_true(alloc->iterations >= SHMB_ALLOC_ARENA_MIN_OPS);
+    assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
     assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(shmb_rows_find(&rows, "arena", "free", 4, 0)->speedup > 0);
     assert_true(shmb_rows_find(&rows, "arena", "setup", 4, 0)->speedup == 0);
@@ -252,7 +262,7 @@ static void test_pool_allocators(void **state)
             assert_true(has_row(&rows, name, steps[i], 8));
         const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
         const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 12, 0);
-        assert_true(alloc->iterations >= SHMB_ALLOC_ARENA_MIN_OPS);
+        assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
         assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
         assert_int_equal(count_ours(0), 0);
         assert_int_equal(shmb_segment_registered(), 0);
@@ -324,7 +334,7 @@ static void test_threads_rows(void **state)
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
     const uint64_t per_thread = SHMB_ALLOC_ARENA_MIN_BATCH; /* blocks in a working set */
-    const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + per_thread - 1) / per_thread;
+    const uint64_t rounds = ROUNDS;
     static const char *steps[] = {"alloc", "free", "alloc_reuse"};
     for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
         const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
@@ -416,24 +426,23 @@ static void test_threads_verification(void **state)
         c.run[k] = 1;
         c.max_size_kb = 4;
         c.threads = 2;
-        c.check_hook = plant_overlap;
+        shmb_alloc_hook_t hook = {.check = plant_overlap};
         shmb_rows_t rows = {0};
         uint64_t kept = 0;
         char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         /* a shared pool's block twice overlaps; an arena's block is outside another thread's arena */
         assert_non_null(strstr(why, k == SHMB_ALLOC_ARENA ? "outside its SHM" : "overlap"));
         assert_non_null(strstr(why, shmb_alloc_kind_name((shmb_alloc_kind_t)k)));
         assert_int_equal(rows.n, 0);
 
-        c.check_hook = plant_outside;
-        c.check_hook_arg = not_shm;
+        hook = (shmb_alloc_hook_t){.check = plant_outside, .arg = not_shm};
         why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         c.threads = 1; /* the one-thread path checks the same way */
         why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
         assert_int_equal(count_ours(0), 0);
@@ -483,7 +492,46 @@ static void test_bad_config(void **state)
     c = small_config();
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0; /* no allocator */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c = small_config();
+    c.min_ops = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
+}
+
+/* min_ops sets the pools' rounds: enough of the working set to time at
+ * least min_ops operations per step, one at the least; the default is
+ * today's 100000; the most keeps the peer's batches within its limit. */
+static void test_min_ops(void **state)
+{
+    (void)state;
+    assert_true(SHMB_ALLOC_MIN_OPS == 100000);
+    assert_true(SHMB_ALLOC_MAX_MIN_OPS / SHMB_ALLOC_ARENA_MIN_BATCH <= SHMB_ALLOC_PEER_MAX_ROUNDS);
+    const struct {
+        uint64_t num_iterations, min_ops, rounds;
+    } cases[] = {{8, 1, 1}, {8, 2048, 1}, {8, 2049, 2}, {3000, 5000, 2}, {3000, 6001, 3}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmb_alloc_config_t c = small_config();
+        c.run[SHMB_ALLOC_POSIX] = 0;
+        c.max_size_kb = 4;
+        c.num_iterations = cases[i].num_iterations;
+        c.min_ops = cases[i].min_ops;
+        shmb_rows_t rows = {0};
+        uint64_t kept = 0;
+        char why[256] = "";
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
+        static const char *steps[] = {"alloc", "free", "alloc_reuse"};
+        for (int k = 0; k < 3; k++) {
+            const shmb_row_t *r = shmb_rows_find(&rows, "arena", steps[k], 4, 0);
+            assert_non_null(r);
+            if (r->ns.count != cases[i].rounds || r->iterations != cases[i].rounds * n)
+                fail_msg("case %zu, %s: %zu batches of %llu operations", i, steps[k], (size_t)r->ns.count,
+                         (unsigned long long)r->iterations);
+        }
+        shmb_rows_free(&rows);
+    }
 }
 
 /* A peer attaches and detaches every posix segment: rows attach and detach,
@@ -570,7 +618,7 @@ static void test_peer_pools(void **state)
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
-    const uint64_t rounds = (SHMB_ALLOC_ARENA_MIN_OPS + n - 1) / n;
+    const uint64_t rounds = (c.min_ops + n - 1) / n;
     const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
     for (int k = 0; k < 3; k++) {
         const shmb_row_t *attach = shmb_rows_find(&rows, pools[k], "attach", 4, 0);
@@ -640,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_mmap_only),
         cmocka_unit_test(test_no_cleanup_keeps_segments),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_min_ops),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),
         cmocka_unit_test(test_peer_posix),
         cmocka_unit_test(test_peer_pools),

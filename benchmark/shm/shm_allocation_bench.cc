@@ -12,6 +12,9 @@ SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(num_iterations, 1000, "Number of allocations at each size");
 DEFINE_int64(min_size_kb, 4, "Smallest allocation in KB (1 KB = 1024 bytes)");
 DEFINE_int64(max_size_kb, 1024, "Largest allocation in KB; sizes double from min to max, max included");
+DEFINE_int64(min_ops, SHMB_ALLOC_MIN_OPS,
+             "Pools: operations timed per step and size, at least; rounds over the working set repeat "
+             "until then");
 DEFINE_bool(measure_mmap_only, false,
             "posix: create one segment per size untimed, and time only mmap and munmap (as cleanup)");
 DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them in /dev/shm");
@@ -61,6 +64,7 @@ int main(int argc, char** argv)
                                           SHMB_ALLOC_MAX_ITERATIONS);
     cfg.min_size_kb = shmb::CheckRange("min_size_kb", FLAGS_min_size_kb, 1, SHMB_ALLOC_MAX_SIZE_KB);
     cfg.max_size_kb = shmb::CheckRange("max_size_kb", FLAGS_max_size_kb, 1, SHMB_ALLOC_MAX_SIZE_KB);
+    cfg.min_ops = shmb::CheckRange("min_ops", FLAGS_min_ops, 1, SHMB_ALLOC_MAX_MIN_OPS);
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));

@@ -67,8 +67,8 @@ int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad);
 typedef struct shmb_copy_team shmb_copy_team_t;
 
 /* Starts a team. Returns 0, -EINVAL (threads < 1), -ENOMEM, or -errno of
- * pthread_create or sched_setaffinity, recorded with shmb_error_record under
- * that call's name (object "CPU n" for a pin). */
+ * pthread_create, sched_getaffinity or sched_setaffinity, recorded with
+ * shmb_error_record under that call's name (object "CPU n" for a pin). */
 int shmb_copy_team_start(shmb_copy_team_t **team, int threads, int cpu);
 
 /* The CPU thread i of the team is pinned to; -1 when not pinned. */
@@ -88,7 +88,8 @@ void shmb_copy_team_run(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, cons
  * shmb_segment_install_signal_cleanup(). team may be NULL. */
 int shmb_copy_first_write(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n);
 
-/* Stops and joins the workers, frees the team. NULL is fine. */
+/* Stops and joins the workers, gives the caller back the affinity it had
+ * before shmb_copy_team_start, frees the team. NULL is fine. */
 void shmb_copy_team_stop(shmb_copy_team_t *team);
 
 /* The timed loop: `count` transfers of n bytes from src to dst with fn,

@@ -1,0 +1,149 @@
+/*
+ * alloc_internal: what the allocation benchmark's three files share, and
+ * the test hook. Private to the library and its tests: not installed.
+ *
+ *   alloc_bench.c   the driver: configuration, sizes, space, rows, speedups,
+ *                   system rows, and the helpers below
+ *   alloc_posix.c   Mooncake's createSharedMemory per buffer, one thread and N
+ *   alloc_rounds.c  the pools' timed rounds, one thread and N
+ *   alloc_pool.c    the pools behind one table of operations, the check of
+ *                   their blocks, their hand-off to a peer
+ */
+#ifndef SHMBENCH_ALLOC_INTERNAL_H
+#define SHMBENCH_ALLOC_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crew_internal.h"
+#include "shmbench/alloc_bench.h"
+#include "shmbench/fipc_jemalloc.h"
+#include "shmbench/lookup.h"
+
+#define SHMB_ALLOC_PAGE 4096ull
+#define SHMB_ALLOC_POOL_META_BYTES (8ull << 20) /* a pool maps at most its blocks' pages x 5/4
+                                                 * and this much */
+
+/* For tests: called after round 0's alloc and alloc_reuse of a pool,
+ * before the blocks are checked, with every thread's blocks (thread t's are
+ * blocks[t * per_thread ...]); a test plants a wrong one. */
+typedef struct shmb_alloc_hook {
+    void (*check)(void **blocks, uint64_t per_thread, int threads, void *arg);
+    void *arg;
+} shmb_alloc_hook_t;
+
+/* shmb_alloc_bench_run with a test's hook (NULL: none). */
+int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,
+                                shmb_rows_t *rows, uint64_t *kept_segments, char *why, size_t why_cap);
+
+/* One run of the benchmark, as every allocator's code sees it. */
+typedef struct shmb_alloc_run {
+    const shmb_alloc_config_t *cfg;
+    const shmb_alloc_hook_t *hook; /* NULL: none */
+    shmb_rows_t *rows;             /* where rows go */
+    uint64_t *kept;                /* segments left on purpose (cleanup = 0) */
+    char *why;                     /* what -EPROTO means */
+    size_t why_cap;
+} shmb_alloc_run_t;
+
+/* ---- the driver's helpers (alloc_bench.c) ---- */
+
+/* A row of this run's repetition: variant, size_kb. */
+shmb_row_t shmb_alloc_row(const shmb_alloc_config_t *cfg, const char *variant, uint64_t size_kb);
+
+/* Pushes row under `step` with its samples (reordered) and iterations. */
+int shmb_alloc_push_step(shmb_rows_t *rows, shmb_row_t row, const char *step, double *samples,
+                         size_t n, uint64_t iterations);
+
+/* Sets the aggregate rate of the row just pushed: ops over the wall time. */
+void shmb_alloc_set_rate(shmb_rows_t *rows, uint64_t ops, double wall_ns);
+
+/* The first write of a fresh block (one byte per page, guarded against a
+ * full /dev/shm), timed into *ns. */
+int shmb_alloc_touch(void *addr, size_t bytes, double *ns);
+
+/* Writes tag at ptr, untimed: a first write when the page is fresh, guarded
+ * as one (a full /dev/shm is -ENOSPC, not a SIGBUS). */
+int shmb_alloc_write_tag(void *ptr, uint64_t tag);
+
+/* A crew of cfg->threads new threads, each pinned to its own planned CPU
+ * when there are enough, else running on every allowed CPU. */
+int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew);
+
+/* ---- posix (alloc_posix.c) ---- */
+
+/* Every posix row of one size, on cfg->threads threads. */
+int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb);
+
+/* ---- pools: rounds (alloc_rounds.c) ---- */
+
+/* Every row of one pool allocator at one size, on cfg->threads threads. */
+int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb);
+
+/* ---- pools: operations (alloc_pool.c) ---- */
+
+typedef struct shmb_alloc_pool_ops shmb_alloc_pool_ops_t;
+
+/* One pool of an allocator: its operations and their state. */
+typedef struct shmb_alloc_pool {
+    const shmb_alloc_pool_ops_t *ops;
+    void *impl;
+} shmb_alloc_pool_t;
+
+/* An allocator that hands out blocks inside SHM. The batch functions are
+ * the timed loops: one per allocator, so that no indirect call sits inside
+ * them. A new allocator is a new entry of the table in alloc_pool.c. */
+struct shmb_alloc_pool_ops {
+    shmb_alloc_kind_t kind;
+    int per_thread;        /* 1: one pool per thread (single-threaded by design), its rows say
+                            * so; 0: one pool shared by every thread */
+    /* SHM a pool of `blocks` blocks of `bytes` maps, or holds at most. */
+    uint64_t (*shm_bytes)(uint64_t bytes, uint64_t blocks);
+    /* Creates and maps a pool of pool_bytes (shm_bytes) under prefix. */
+    int (*create)(shmb_alloc_pool_t *p, const char *prefix, size_t pool_bytes);
+    /* Unlinks the pool's SHM when `unlink_shm`, else leaves it and counts it in *kept. */
+    int (*destroy)(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept);
+    /* NULL, or what a thread does once before its first timed batch. */
+    int (*thread_start)(shmb_alloc_pool_t *p, size_t bytes);
+    int (*alloc)(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n);
+    int (*free)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
+    /* Frees every block, untimed. */
+    int (*empty)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
+    /* Is [ptr, ptr + bytes) inside the pool's SHM? */
+    int (*holds)(shmb_alloc_pool_t *p, const void *ptr, size_t bytes);
+    /* A peer process (shmbench/alloc_peer.h): NULL when it cannot take the
+     * blocks (one process by design). The pools as a borrower is told them
+     * (*out malloc'ed), and a block's handle as the lender makes it. */
+    int (*lend)(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n);
+    int (*handle)(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h);
+    int peer_kind;         /* shmb_alloc_peer_pool_kind_t of lend's pools */
+};
+
+/* The operations of a pool allocator; NULL for posix. */
+const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
+
+/* Every live block inside its pool's SHM, no two overlapping: blocks[i]
+ * comes from pools[i / per_pool]. Returns 0, -EPROTO (why says which
+ * blocks, in `pass`) or -ENOMEM. */
+int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools, uint64_t per_pool, void **blocks,
+                           uint64_t n, size_t bytes, const char *pass, char *why, size_t why_cap);
+
+/* Hands round 0's blocks to the peer: each tagged (untimed) with
+ * shmb_alloc_peer_tag(tag_seed, i), its handle sent; the peer attaches the
+ * pools it needs (attach_ns, *nattach), checks every tag and times
+ * `rounds` batches of translations (translate_ns). */
+typedef struct shmb_alloc_lending {
+    void **blocks;
+    uint64_t n;
+    size_t bytes;
+    uint64_t tag_seed;
+    uint64_t rounds;
+    double *attach_ns;     /* malloc'ed here: one per pool the peer attached */
+    size_t nattach;
+    double *translate_ns;  /* rounds */
+} shmb_alloc_lending_t;
+
+int shmb_alloc_pool_lend(shmb_alloc_pool_t *p, shmb_peer_t *peer, shmb_alloc_lending_t *l, char *why,
+                         size_t why_cap);
+
+#endif

@@ -1,0 +1,348 @@
+/* alloc_pool: the pool allocators of the allocation benchmark behind one
+ * table of operations (src/alloc_internal.h), the check of their blocks,
+ * and the hand-off of blocks to a peer process.
+ *
+ *   arena            (kernel, the bound) shmbench/arena.h: an ideal lock-free,
+ *                    single-process free-stack pool over one segment; one per
+ *                    thread with several threads
+ *   bipc             (system: Flow-IPC SHM-classic) boost.interprocess
+ *                    rbtree_best_fit under its mutex, in one SHM pool
+ *   jemalloc         (system: Flow-IPC SHM-jemalloc) mallocx in a jemalloc
+ *                    arena whose extents are SHM pools, no thread cache
+ *   jemalloc_tcache  the same with an explicit thread cache per thread
+ */
+#include "alloc_internal.h"
+
+#include "shmbench/alloc_peer.h"
+#include "shmbench/arena.h"
+#include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
+#include "shmbench/fipc_jemalloc.h"
+#include "shmbench/segment.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIPC_BLOCK_OVERHEAD 64     /* bytes per block the pool is given beyond the block */
+#define BIPC_POOL_SLACK (1u << 20) /* bytes for the segment manager and rounding */
+
+/* ---- arena ---- */
+
+typedef struct arena_pool {
+    shmb_segment_t seg;
+    shmb_arena_t arena;
+} arena_pool_t;
+
+static uint64_t arena_shm_bytes(uint64_t bytes, uint64_t blocks)
+{
+    return blocks * shmb_arena_block_bytes((size_t)bytes);
+}
+
+static int arena_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    arena_pool_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = shmb_segment_create(&a->seg, prefix, size, NULL, NULL);
+    if (ret == 0) {
+        if ((ret = shmb_segment_map(&a->seg, NULL)) == 0)
+            ret = shmb_arena_init(&a->arena, a->seg.addr, size);
+        if (ret < 0)
+            shmb_segment_destroy(&a->seg, NULL);
+    }
+    if (ret < 0) {
+        free(a);
+        return ret;
+    }
+    p->impl = a;
+    return 0;
+}
+
+static int arena_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    arena_pool_t *a = p->impl;
+    shmb_arena_fini(&a->arena);
+    int ret;
+    if (unlink_shm) {
+        ret = shmb_segment_destroy(&a->seg, NULL);
+    } else {
+        ret = shmb_segment_release(&a->seg);
+        *kept += ret == 0;
+    }
+    free(a);
+    return ret;
+}
+
+static int arena_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+{
+    shmb_arena_t *arena = &((arena_pool_t *)p->impl)->arena;
+    int ret = 0;
+    shmb_handle_t h;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        if ((ret = shmb_arena_alloc(arena, bytes, &h)) == 0)
+            blocks[i] = shmb_arena_ptr(arena, h);
+    return ret;
+}
+
+static int arena_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+{
+    shmb_arena_t *arena = &((arena_pool_t *)p->impl)->arena;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_arena_free(arena, shmb_arena_handle(arena, blocks[order[i]]));
+    return ret;
+}
+
+/* The arena forgets its blocks at once. */
+static int arena_empty(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+{
+    (void)blocks;
+    (void)order;
+    (void)n;
+    shmb_arena_reset(&((arena_pool_t *)p->impl)->arena);
+    return 0;
+}
+
+static int inside(const void *base, size_t size, const void *ptr, size_t bytes)
+{
+    const unsigned char *c = ptr, *b = base;
+    return c >= b && (size_t)(c - b) <= size && bytes <= size - (size_t)(c - b);
+}
+
+static int arena_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    const arena_pool_t *a = p->impl;
+    return inside(a->seg.addr, a->seg.size, ptr, bytes);
+}
+
+/* ---- bipc: Flow-IPC SHM-classic ---- */
+
+static uint64_t bipc_shm_bytes(uint64_t bytes, uint64_t blocks)
+{
+    return blocks * (bytes + BIPC_BLOCK_OVERHEAD) + BIPC_POOL_SLACK;
+}
+
+static int bipc_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    return shmb_fipc_classic_create(prefix, size, (shmb_fipc_classic_t **)&p->impl);
+}
+
+static int bipc_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    int ret = shmb_fipc_classic_destroy(p->impl, unlink_shm);
+    *kept += ret == 0 && !unlink_shm;
+    return ret;
+}
+
+static int bipc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+{
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_classic_alloc(p->impl, bytes, &blocks[i]);
+    return ret;
+}
+
+static int bipc_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+{
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_classic_free(p->impl, blocks[order[i]]);
+    return ret;
+}
+
+static int bipc_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    return inside(shmb_fipc_classic_base(p->impl), shmb_fipc_classic_size(p->impl), ptr, bytes);
+}
+
+/* Its one pool, id 0. */
+static int bipc_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+{
+    shmb_fipc_pool_t *v = calloc(1, sizeof(*v));
+    if (!v)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    v->bytes = shmb_fipc_classic_size(p->impl);
+    snprintf(v->name, sizeof(v->name), "%s", shmb_fipc_classic_name(p->impl));
+    *out = v;
+    *n = 1;
+    return 0;
+}
+
+/* The block's offset from the pool's base. */
+static int bipc_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->len = bytes;
+    h->pool_offset = (uint64_t)((const unsigned char *)block - (unsigned char *)shmb_fipc_classic_base(p->impl));
+    return 0;
+}
+
+/* ---- jemalloc, jemalloc_tcache: Flow-IPC SHM-jemalloc ---- */
+
+/* What jemalloc's extents hold at most: its size classes round up by <= 25%. */
+static uint64_t jemalloc_shm_bytes(uint64_t bytes, uint64_t blocks)
+{
+    const uint64_t pages = (bytes + SHMB_ALLOC_PAGE - 1) / SHMB_ALLOC_PAGE * SHMB_ALLOC_PAGE;
+    return blocks * pages / 4 * 5 + SHMB_ALLOC_POOL_META_BYTES;
+}
+
+static int jemalloc_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    (void)size; /* its extents are made as it needs them */
+    return shmb_fipc_jemalloc_create(prefix, 0, (shmb_fipc_jemalloc_t **)&p->impl);
+}
+
+static int jemalloc_tcache_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    (void)size;
+    return shmb_fipc_jemalloc_create(prefix, 1, (shmb_fipc_jemalloc_t **)&p->impl);
+}
+
+static int jemalloc_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    return shmb_fipc_jemalloc_destroy(p->impl, unlink_shm, kept);
+}
+
+static int jemalloc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+{
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_jemalloc_alloc(p->impl, bytes, &blocks[i]);
+    return ret;
+}
+
+static int jemalloc_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+{
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_jemalloc_free(p->impl, blocks[order[i]]);
+    return ret;
+}
+
+/* This thread's tcache, made on first use: not inside a timed batch. */
+static int jemalloc_thread_start(shmb_alloc_pool_t *p, size_t bytes)
+{
+    void *block;
+    int ret = jemalloc_alloc(p, bytes, &block, 1);
+    return ret < 0 ? ret : jemalloc_free(p, &block, &(uint64_t){0}, 1);
+}
+
+static int jemalloc_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    shmb_fipc_repo_t *repo = shmb_fipc_jemalloc_repo(p->impl);
+    uint32_t id;
+    uint64_t off;
+    return shmb_fipc_repo_from_address(repo, ptr, &id, &off) == 0 &&
+           shmb_fipc_repo_to_address(repo, id, off, bytes) == ptr;
+}
+
+/* Every SHM pool its arena has now: no pool goes while blocks live. */
+static int jemalloc_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+{
+    size_t count = shmb_fipc_jemalloc_pool_list(p->impl, NULL, 0);
+    shmb_fipc_pool_t *v = calloc(count ? count : 1, sizeof(*v));
+    if (!v)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    *n = shmb_fipc_jemalloc_pool_list(p->impl, v, count);
+    *out = v;
+    return 0;
+}
+
+/* The block's (pool id, offset) from the repository. */
+static int jemalloc_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->len = bytes;
+    return shmb_fipc_repo_from_address(shmb_fipc_jemalloc_repo(p->impl), block, &h->id, &h->offset);
+}
+
+/* ---- the table ---- */
+
+static const shmb_alloc_pool_ops_t pools[] = {
+    {.kind = SHMB_ALLOC_ARENA, .per_thread = 1, .shm_bytes = arena_shm_bytes, .create = arena_create,
+     .destroy = arena_destroy, .alloc = arena_alloc, .free = arena_free, .empty = arena_empty,
+     .holds = arena_holds},
+    {.kind = SHMB_ALLOC_BIPC, .shm_bytes = bipc_shm_bytes, .create = bipc_create, .destroy = bipc_destroy,
+     .alloc = bipc_alloc, .free = bipc_free, .empty = bipc_free, .holds = bipc_holds, .lend = bipc_lend,
+     .handle = bipc_handle, .peer_kind = SHMB_ALLOC_PEER_CLASSIC},
+    {.kind = SHMB_ALLOC_JEMALLOC, .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_create,
+     .destroy = jemalloc_destroy, .alloc = jemalloc_alloc, .free = jemalloc_free, .empty = jemalloc_free,
+     .holds = jemalloc_holds, .lend = jemalloc_lend, .handle = jemalloc_handle,
+     .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+    {.kind = SHMB_ALLOC_JEMALLOC_TCACHE, .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_tcache_create,
+     .destroy = jemalloc_destroy, .thread_start = jemalloc_thread_start, .alloc = jemalloc_alloc,
+     .free = jemalloc_free, .empty = jemalloc_free, .holds = jemalloc_holds, .lend = jemalloc_lend,
+     .handle = jemalloc_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+};
+
+const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind)
+{
+    for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++)
+        if (pools[i].kind == kind)
+            return &pools[i];
+    return NULL;
+}
+
+/* ---- the check of the blocks, and the peer ---- */
+
+static int compare_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return (x > y) - (x < y);
+}
+
+int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool, void **blocks,
+                           uint64_t n, size_t bytes, const char *pass, char *why, size_t cap)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        shmb_alloc_pool_t *p = pools_of[i / per_pool];
+        if (!p->ops->holds(p, blocks[i], bytes)) {
+            snprintf(why, cap, "%s (%s): block %p of %zu bytes is outside its SHM",
+                     shmb_alloc_kind_name(p->ops->kind), pass, blocks[i], bytes);
+            return -EPROTO;
+        }
+    }
+    void **sorted = malloc((size_t)n * sizeof(*sorted));
+    if (!sorted)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    memcpy(sorted, blocks, (size_t)n * sizeof(*sorted));
+    qsort(sorted, (size_t)n, sizeof(*sorted), compare_ptr);
+    int ret = 0;
+    for (uint64_t i = 0; i + 1 < n && ret == 0; i++) {
+        if ((uintptr_t)sorted[i] + bytes > (uintptr_t)sorted[i + 1]) {
+            snprintf(why, cap, "%s (%s): blocks %p and %p of %zu bytes overlap",
+                     shmb_alloc_kind_name(pools_of[0]->ops->kind), pass, sorted[i], sorted[i + 1], bytes);
+            ret = -EPROTO;
+        }
+    }
+    free(sorted);
+    return ret;
+}
+
+int shmb_alloc_pool_lend(shmb_alloc_pool_t *p, shmb_peer_t *peer, shmb_alloc_lending_t *l, char *why,
+                         size_t why_cap)
+{
+    shmb_lookup_request_t *handles = malloc((size_t)l->n * sizeof(*handles));
+    shmb_fipc_pool_t *list = NULL;
+    size_t npools = 0;
+    int ret = handles ? p->ops->lend(p, &list, &npools) : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; i < l->n && ret == 0; i++) {
+        ret = p->ops->handle(p, l->blocks[i], l->bytes, &handles[i]);
+        if (ret == 0)
+            ret = shmb_alloc_write_tag(l->blocks[i], shmb_alloc_peer_tag(l->tag_seed, i));
+    }
+    if (ret == 0 && !(l->attach_ns = calloc(npools ? npools : 1, sizeof(double))))
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0) {
+        const shmb_alloc_peer_pools_t in = {
+            .kind = (shmb_alloc_peer_pool_kind_t)p->ops->peer_kind, .pools = list, .npools = npools,
+            .handles = handles, .n = l->n, .seed = l->tag_seed, .rounds = l->rounds};
+        ret = shmb_alloc_peer_pools(peer, &in, l->attach_ns, npools, &l->nattach, l->translate_ns, why,
+                                    why_cap);
+    }
+    free(list);
+    free(handles);
+    return ret;
+}
