@@ -262,7 +262,40 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
     shmb_segment_unlink_all();
     signal(sig, SIG_DFL);
     raise(sig);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL); /* the default action, now */
+    /* Still here: the default action was discarded, as it is for PID 1 (a
+     * container's init) whatever sends the signal. End as a shell reports a
+     * death by signal; returning would let the run go on without its
+     * segments, or leave a creating thread in pause() for ever. */
     errno = saved;
+    _exit(128 + sig);
+}
+
+/* Faults are delivered whatever their disposition (the kernel resets an
+ * ignored one), and the first-write guard needs SIGBUS: these are caught even
+ * when inherited ignored. */
+static int is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL;
+}
+
+/* Installs sa for sig, unless sig was ignored when this process started
+ * (nohup, `trap '' INT`: it stays ignored, as POSIX shells leave it) or the
+ * system refuses the signal (EINVAL: valgrind reserves some real-time
+ * signals; nothing to clean up after a signal that cannot come). */
+static int install(int sig, const struct sigaction *sa)
+{
+    struct sigaction old;
+    if (sigaction(sig, NULL, &old) != 0)
+        return errno == EINVAL ? 0 : shmb_error_record("sigaction", errno, NULL);
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN && !is_fault(sig))
+        return 0;
+    if (sigaction(sig, sa, NULL) != 0 && errno != EINVAL)
+        return shmb_error_record("sigaction", errno, NULL);
+    return 0;
 }
 
 int shmb_segment_install_signal_cleanup(void)
@@ -273,8 +306,9 @@ int shmb_segment_install_signal_cleanup(void)
     sa.sa_flags = SA_SIGINFO;
     sa.sa_mask = *fatal_signals();
     for (int sig = 1; sig <= SIGRTMAX; sig++) {
-        if (sigismember(&sa.sa_mask, sig) == 1 && sigaction(sig, &sa, NULL) != 0)
-            return shmb_error_record("sigaction", errno, NULL);
+        int ret = sigismember(&sa.sa_mask, sig) == 1 ? install(sig, &sa) : 0;
+        if (ret < 0)
+            return ret;
     }
     /* A segment above the file-size limit is an error (EFBIG), not a death. */
     if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,22 @@ int shm_open(const char *name, int oflag, mode_t mode)
     }
     snprintf(path, sizeof(path), "/dev/shm%s", name);
     return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+/* sigaction fails with refused_errno for the signals in refused (valgrind
+ * refuses some real-time signals with EINVAL); glibc's does the rest. */
+static sigset_t refused;
+static int refused_errno;
+
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    if (refused_errno && sigismember(&refused, sig) == 1) {
+        errno = refused_errno;
+        return -1;
+    }
+    return __sigaction(sig, act, old);
 }
 
 static void force_random(const uint64_t *values, int n)
@@ -382,6 +399,162 @@ static void test_signal_while_threads_create(void **state)
             fail_msg("round %d: %d segments left by pid %ld", round, left, (long)pid);
         }
     }
+}
+
+/* Runs fn in a child; returns its exit status, or -1 when it did not exit. */
+static int in_child(int (*fn)(void))
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fn());
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int handler_is_ours(int sig)
+{
+    struct sigaction sa;
+    return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction != NULL;
+}
+
+/* A signal the system refuses with EINVAL (valgrind's own) is skipped
+ * without a word; any other refusal fails the install. */
+static int refused_run(void)
+{
+    sigemptyset(&refused);
+    sigaddset(&refused, SIGRTMAX);
+    sigaddset(&refused, SIGUSR2);
+    refused_errno = EINVAL;
+    shmb_error_clear();
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    if (shmb_error_last()->call || !handler_is_ours(SIGTERM) || !handler_is_ours(SIGRTMAX - 1) ||
+        !handler_is_ours(SIGUSR1))
+        return 11;
+    refused_errno = EFAULT;
+    if (shmb_segment_install_signal_cleanup() != -EFAULT || strcmp(shmb_error_last()->call, "sigaction") != 0)
+        return 12;
+    return 0;
+}
+
+static void test_refused_signals_are_skipped(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(refused_run), 0);
+}
+
+/* A signal ignored at exec (nohup, `trap '' INT`) stays ignored: it neither
+ * ends the run nor unlinks its segments. Faults are caught all the same. */
+static int inherited_ignored_run(void)
+{
+    const int ignored[] = {SIGINT, SIGHUP, SIGRTMIN + 2};
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+        signal(ignored[i], SIG_IGN);
+    signal(SIGBUS, SIG_IGN);
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    shmb_segment_t seg;
+    if (shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL) != 0)
+        return 11;
+    int ret = 0;
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+        struct sigaction sa;
+        if (sigaction(ignored[i], NULL, &sa) != 0 || sa.sa_handler != SIG_IGN)
+            ret = 12;
+        raise(ignored[i]);
+    }
+    if (!exists(seg.name))
+        ret = 13;
+    if (!handler_is_ours(SIGBUS) || !handler_is_ours(SIGTERM))
+        ret = 14;
+    shmb_segment_destroy(&seg, NULL);
+    return ret;
+}
+
+static void test_inherited_ignored_signals_stay_ignored(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(inherited_ignored_run), 0);
+}
+
+/* As PID 1 of a PID namespace (a container's init, `unshare --pid --fork`)
+ * the re-raised default action is discarded: the handler must still end the
+ * process, with the status a shell gives a death by that signal. */
+struct pid1_area {
+    atomic_int pid;                       /* init's pid, seen from here */
+    atomic_int ready;
+    char name[SHMB_SEGMENT_NAME_MAX + 1]; /* its segment */
+};
+
+static int pid1_init(struct pid1_area *a)
+{
+    shmb_segment_t seg;
+    if (getpid() != 1 || shmb_segment_install_signal_cleanup() != 0 ||
+        shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL) != 0)
+        return 20;
+    snprintf(a->name, sizeof(a->name), "%s", seg.name);
+    atomic_store(&a->ready, 1);
+    for (;;)
+        pause();
+}
+
+/* The middle: a new PID namespace whose init it forks, then waits for (5 s
+ * at most). Exits with init's exit status, 77 without a namespace, 98 when
+ * init was killed by a signal, 99 when it hung. */
+static int pid1_middle(struct pid1_area *a)
+{
+    if (unshare(CLONE_NEWPID) != 0)
+        return 77;
+    pid_t init = fork();
+    if (init < 0)
+        return 21;
+    if (init == 0)
+        _exit(pid1_init(a));
+    atomic_store(&a->pid, (int)init);
+    for (int i = 0; i < 5000; i++) {
+        int status;
+        if (waitpid(init, &status, WNOHANG) == init)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 98;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    kill(init, SIGKILL);
+    waitpid(init, NULL, 0);
+    return 99;
+}
+
+static void test_sigterm_ends_pid_1(void **state)
+{
+    (void)state;
+    struct pid1_area *a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(a != MAP_FAILED);
+    memset(a, 0, sizeof(*a));
+    pid_t middle = fork();
+    assert_true(middle >= 0);
+    if (middle == 0)
+        _exit(pid1_middle(a));
+    int status = 0;
+    while (!atomic_load(&a->ready) && waitpid(middle, &status, WNOHANG) == 0)
+        sched_yield();
+    if (!atomic_load(&a->ready)) {
+        munmap(a, sizeof(*a));
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            skip();
+        fail_msg("init did not start: status %d", status);
+    }
+    assert_true(exists(a->name));
+    assert_int_equal(kill(atomic_load(&a->pid), SIGTERM), 0);
+    assert_int_equal(waitpid(middle, &status, 0), middle);
+    int left = exists(a->name);
+    if (left) {
+        shm_unlink(a->name);
+        fail_msg("init's segment %s left", a->name);
+    }
+    munmap(a, sizeof(*a));
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
 }
 
 /* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not
@@ -724,6 +897,9 @@ int main(void)
         cmocka_unit_test(test_fatal_signals_clean_up),
         cmocka_unit_test(test_signal_while_threads_create),
         cmocka_unit_test(test_signal_dispositions),
+        cmocka_unit_test(test_refused_signals_are_skipped),
+        cmocka_unit_test(test_inherited_ignored_signals_stay_ignored),
+        cmocka_unit_test(test_sigterm_ends_pid_1),
         cmocka_unit_test(test_squatters),
         cmocka_unit_test(test_first_write_in_full_shm),
     };

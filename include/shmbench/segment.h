@@ -13,7 +13,13 @@
  * Signals: every signal whose default action ends the process is caught
  * (HUP INT QUIT ILL TRAP ABRT BUS FPE USR1 SEGV USR2 PIPE ALRM TERM STKFLT IO
  * XCPU VTALRM PROF PWR SYS and the real-time signals): the handler unlinks
- * what is registered and lets the signal take its default action. SIGXFSZ is
+ * what is registered and lets the signal take its default action; when that
+ * action is discarded (PID 1 of a PID namespace, a container's init), it
+ * _exit()s with 128 + the signal's number, as a shell reports a death by
+ * that signal. A signal ignored when the process started (nohup, `trap ''
+ * INT`) stays ignored, except the faults (SEGV BUS FPE ILL), which the
+ * kernel delivers anyway. A signal the system refuses with EINVAL (valgrind
+ * keeps some real-time signals for itself) is skipped. SIGXFSZ is
  * ignored on purpose, so a segment above the file-size limit (ulimit -f)
  * fails with EFBIG instead of killing the run. SIGKILL and SIGSTOP cannot be
  * caught: a SIGKILL (the OOM killer's too) leaves segments behind.
@@ -125,9 +131,10 @@ int shmb_segment_allocated(const shmb_segment_t *seg, uint64_t *bytes);
 int shmb_segment_open_existing(const char *name, uint64_t bytes);
 
 /* Installs the handlers that unlink every registered segment and tracked file
- * and then let the signal take its default action (see the top of this file
- * for the list), and ignores SIGXFSZ so that a segment above the file-size
- * limit fails with EFBIG. Returns 0 or -errno (sigaction). */
+ * and then end the process by the signal (see the top of this file for the
+ * list, and for the signals left as they are), and ignores SIGXFSZ so that
+ * a segment above the file-size limit fails with EFBIG. Returns 0 or -errno
+ * (sigaction, an error other than EINVAL). */
 int shmb_segment_install_signal_cleanup(void);
 
 /* Unlinks every registered segment and tracked file now (for fatal-error
