@@ -252,13 +252,33 @@ static size_t data_offset(void)
     return (sizeof(control_t) + page - 1) / page * page;
 }
 
+/* The owner reaps its peer to learn how it ended: with SIGCHLD ignored or
+ * SA_NOCLDWAIT (as some supervisors leave them to their children) the kernel
+ * would reap it instead, and every end would look like a death. The handler
+ * a caller installed stays; only those two go. */
+static int own_children(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGCHLD, NULL, &sa) != 0)
+        return shmb_error_record("sigaction", errno, "SIGCHLD");
+    const int ignored = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+    if (!ignored && !(sa.sa_flags & SA_NOCLDWAIT))
+        return 0;
+    if (ignored)
+        sa.sa_handler = SIG_DFL;
+    sa.sa_flags &= ~SA_NOCLDWAIT;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0)
+        return shmb_error_record("sigaction", errno, "SIGCHLD");
+    return 0;
+}
+
 int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
                     shmb_peer_handler_t handler, void *ctx)
 {
     if (!handler)
         return -EINVAL;
     int ret = shmb_segment_check_prefix(prefix);
-    if (ret < 0)
+    if (ret < 0 || (ret = own_children()) < 0)
         return ret;
     size_t head = data_offset();
     if (data_bytes > (size_t)INT64_MAX - head)

@@ -452,6 +452,56 @@ static void test_peer_has_its_own_registry(void **state)
     assert_nothing_left(pid, getpid());
 }
 
+/* SIGCHLD ignored, or SA_NOCLDWAIT, inherited from a supervisor: the peer
+ * is still reaped by its owner, and its clean end is not taken for a
+ * death. In a child, whose dispositions the test may spoil. */
+static int inherited_sigchld_run(int flags, void (*disposition)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = disposition;
+    sa.sa_flags = flags;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0)
+        return 10;
+    shmb_peer_t peer;
+    if (shmb_peer_start(&peer, PREFIX, 0, handler, &ctx_value) != 0)
+        return 11;
+    shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
+    if (shmb_peer_call(&peer, &cmd, NULL) != 0)
+        return 12;
+    if (shmb_peer_stop(&peer) != 0)
+        return 13;
+    if (sigaction(SIGCHLD, NULL, &sa) != 0 || (sa.sa_flags & SA_NOCLDWAIT) || sa.sa_handler == SIG_IGN)
+        return 14;
+    return sa.sa_handler == (disposition == SIG_IGN ? SIG_DFL : disposition) ? 0 : 15; /* a handler stays */
+}
+
+static void on_child(int sig)
+{
+    (void)sig;
+}
+
+static void test_inherited_sigchld(void **state)
+{
+    (void)state;
+    const struct {
+        int flags;
+        void (*disposition)(int);
+    } cases[] = {{0, SIG_IGN}, {SA_NOCLDWAIT, SIG_DFL}, {SA_NOCLDWAIT, on_child}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(inherited_sigchld_run(cases[i].flags, cases[i].disposition));
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("case %zu: step %d failed", i, WEXITSTATUS(status));
+        assert_int_equal(names_of(pid), 0);
+    }
+}
+
 static void test_clean_quit(void **state)
 {
     (void)state;
@@ -646,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_peer_ends_between_calls),
         cmocka_unit_test(test_peer_has_its_own_registry),
         cmocka_unit_test(test_clean_quit),
+        cmocka_unit_test(test_inherited_sigchld),
         cmocka_unit_test(test_unlink_owner_segments),
         cmocka_unit_test(test_owner_dies_while_peer_is_busy),
         cmocka_unit_test(test_owner_dies_while_peer_waits),

@@ -2,7 +2,9 @@
  * peer: a second process that runs commands for this one (the owner), for
  * paths that span two processes (--peer_process=true).
  *
- * shmb_peer_start() creates a control segment through the segment module (so
+ * shmb_peer_start() first gives the process back what reaping the peer needs
+ * (a SIGCHLD inherited ignored becomes SIG_DFL, SA_NOCLDWAIT is cleared; a
+ * SIGCHLD handler stays), then creates a control segment through the segment module (so
  * it is named "<prefix><owner pid>_...", registered, and unlinked by the
  * owner's signal cleanup) and forks. The child, the peer, never returns from
  * shmb_peer_start(): it waits for commands and runs the handler the caller
