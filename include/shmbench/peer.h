@@ -87,7 +87,9 @@ extern "C" {
 #define SHMB_PEER_NAME_MAX SHMB_SEGMENT_NAME_MAX /* bytes of a command's name, without the NUL */
 #define SHMB_PEER_OP_QUIT 0u                     /* reserved: sent by shmb_peer_stop() only */
 #define SHMB_PEER_SLICE_NS 100000000L            /* longest sleep between checks of the other side (100 ms) */
-#define SHMB_PEER_DEATH_SIGNAL SIGRTMAX          /* what the peer receives when the owner's thread ends */
+/* What the peer receives when the owner's thread ends (not SIGRTMAX, which
+ * valgrind keeps for itself). */
+#define SHMB_PEER_DEATH_SIGNAL (SIGRTMAX - 1)
 #define SHMB_PEER_EXIT_ORPHANED 3                /* the peer's exit status once its owner died */
 #define SHMB_PEER_EXIT_FAILED 4                  /* the peer's own protocol failed (futex) */
 
