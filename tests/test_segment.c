@@ -557,6 +557,70 @@ static void test_sigterm_ends_pid_1(void **state)
     assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
 }
 
+/* A forked child starts with a registry of its own, and once its parent is
+ * gone unlinks exactly the names the parent registered (also after the
+ * fork) that still name the files it created. */
+static int squat(const char *name);
+
+static int inherited_child(int go)
+{
+    char byte;
+    if (read(go, &byte, 1) != 1)
+        return 30;
+    if (shmb_segment_registered() != 0 || shmb_segment_unlink_all() != 0)
+        return 31;
+    return (int)shmb_segment_unlink_inherited();
+}
+
+static void chmod_name(const char *name, mode_t mode)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_unlink_inherited(void **state)
+{
+    (void)state;
+    enum { KEPT, REPLACED, CHMODDED, RELEASED, AFTER_FORK, N };
+    shmb_segment_t seg[N];
+    for (int i = 0; i < AFTER_FORK; i++)
+        assert_int_equal(shmb_segment_create(&seg[i], PREFIX, 4096, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_release(&seg[RELEASED]), 0);
+    assert_int_equal(shm_unlink(seg[REPLACED].name), 0);
+    assert_int_equal(squat(seg[REPLACED].name), 0);
+    chmod_name(seg[CHMODDED].name, 0640);
+    char decoy[SHMB_SEGMENT_NAME_MAX + 1];
+    snprintf(decoy, sizeof(decoy), "%s%ld_decoy", PREFIX, (long)getpid());
+    assert_int_equal(squat(decoy), 0);
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(inherited_child(go[0]));
+    assert_int_equal(shmb_segment_create(&seg[AFTER_FORK], PREFIX, 4096, NULL, NULL), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(go[0]);
+    close(go[1]);
+    const int kept_gone = !exists(seg[KEPT].name), after_gone = !exists(seg[AFTER_FORK].name);
+    const int others = exists(seg[REPLACED].name) + exists(seg[CHMODDED].name) + exists(seg[RELEASED].name) +
+                       exists(decoy);
+    shm_unlink(decoy);
+    for (int i = 0; i < N; i++) {
+        shm_unlink(seg[i].name);
+        if (i != RELEASED)
+            shmb_segment_release(&seg[i]);
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 2);
+    assert_true(kept_gone && after_gone);
+    assert_int_equal(others, 4);
+    assert_int_equal(shmb_segment_unlink_inherited(), 0); /* this process has no parent's registry */
+}
+
 /* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not
  * fatal by default keeps its default. */
 static void test_signal_dispositions(void **state)
@@ -901,6 +965,7 @@ int main(void)
         cmocka_unit_test(test_inherited_ignored_signals_stay_ignored),
         cmocka_unit_test(test_sigterm_ends_pid_1),
         cmocka_unit_test(test_squatters),
+        cmocka_unit_test(test_unlink_inherited),
         cmocka_unit_test(test_first_write_in_full_shm),
     };
     if (shm_writable(NULL) != 0) {

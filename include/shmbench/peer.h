@@ -44,17 +44,19 @@
  * - the peer has prctl(PR_SET_PDEATHSIG, SHMB_PEER_DEATH_SIGNAL), which
  *   reaches it even inside a handler, and checks getppid() at every slice.
  *   When the owner is gone (a SIGKILL, which no cleanup survives), the peer
- *   unlinks every /dev/shm name of the owner with
- *   shmb_peer_unlink_owner_segments() and its own registered names, and
- *   _exit()s with SHMB_PEER_EXIT_ORPHANED. Nothing is left behind.
+ *   unlinks the names the owner had registered, those still naming the files
+ *   the owner created (shmb_segment_unlink_inherited(): never another
+ *   program's file, nor another run's whose prefix happens to extend ours),
+ *   and its own registered names, and _exit()s with SHMB_PEER_EXIT_ORPHANED.
+ *   Nothing of either is left behind.
  *
- * The registry. The child's copy of the segment registry names the owner's
- * segments; the child forgets it (shmb_segment_forget_all()) before anything
- * else, so that a signal that kills the peer, or shmb_segment_unlink_all() in
- * a handler, unlinks only what the peer itself created, never the owner's
- * segments. The peer inherits the owner's signal dispositions (with
- * shmb_segment_install_signal_cleanup() in place, a fatal signal unlinks the
- * peer's own segments and kills it; the owner then sees -EPIPE). The peer
+ * The registry. The peer, a fork, registers into a registry of its own (see
+ * segment.h), so that a signal that kills the peer, or
+ * shmb_segment_unlink_all() in a handler, unlinks only what the peer itself
+ * created, never the owner's segments. The peer inherits the owner's signal
+ * dispositions (with shmb_segment_install_signal_cleanup() in place, a fatal
+ * signal unlinks the peer's own segments and kills it; the owner then sees
+ * -EPIPE). The peer
  * must not destroy or release the owner's shmb_segment_t objects it
  * inherited (their registry slots mean nothing in the child); it attaches
  * segments by name like an unrelated process would.
@@ -157,15 +159,6 @@ int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, 
  * Afterwards peer->pid is 0 and nothing of the peer is left: no process,
  * no zombie, no descriptor, no segment. */
 int shmb_peer_stop(shmb_peer_t *peer);
-
-/* Unlinks every /dev/shm entry named "<prefix><owner_pid>_*", the names the
- * segment module gives the segments of process owner_pid, and nothing else
- * ("<prefix><owner_pid>" followed by another digit is another process). For
- * a peer whose owner died by SIGKILL. Async-signal-safe (open, getdents64,
- * unlinkat; no allocation). Returns how many names were unlinked (a name
- * that vanished meanwhile is not counted), -EINVAL (bad prefix, owner_pid
- * <= 0) or -errno (open or getdents64 of /dev/shm, recorded). */
-int shmb_peer_unlink_owner_segments(const char *prefix, pid_t owner_pid);
 
 #ifdef __cplusplus
 }

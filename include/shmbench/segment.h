@@ -8,7 +8,15 @@
  * A name enters a process-wide registry only once this process has created it
  * (signals blocked across create + register), and stays there until it is
  * unlinked or released on purpose, so that a signal or a fatal error unlinks
- * everything of ours, and nothing else, before the process dies.
+ * everything of ours, and nothing else, before the process dies: a name is
+ * unlinked only while it still names the file created (same device, inode,
+ * owner and mode as fstat said right after shm_open).
+ *
+ * Forks: a child starts with a registry of its own (the module watches
+ * forks), so a signal in the child unlinks only what the child created. The
+ * parent's registry stays readable in the child until the end, so that a
+ * child that outlives a parent killed without cleanup (SIGKILL) can unlink
+ * the parent's names: shmb_segment_unlink_inherited().
  *
  * Signals: every signal whose default action ends the process is caught
  * (HUP INT QUIT ILL TRAP ABRT BUS FPE USR1 SEGV USR2 PIPE ALRM TERM STKFLT IO
@@ -152,13 +160,19 @@ void shmb_segment_untrack_file(int id);
 /* How many names the registry holds. */
 size_t shmb_segment_registered(void);
 
-/* Forgets every registered name and tracked file without unlinking any: for
- * a child right after fork(), whose copy of the registry names its parent's
- * files, so that a signal in the child, or shmb_segment_unlink_all() there,
- * unlinks only what the child creates afterwards. Call it while the child is
- * single-threaded (fork from a thread while no other is inside this module).
- * The parent's shmb_segment_t objects copied into the child must then not be
- * destroyed or released there. Returns how many names were forgotten. */
+/* In a child of fork(): unlinks the names the parent had registered (up to
+ * the moment it died) and that still name the files it created, and nothing
+ * else; for a child whose parent died without cleaning up (SIGKILL). Call it
+ * only once the parent is gone. Async-signal-safe (lstat, unlink). Returns
+ * how many names were unlinked; 0 in a process that was not forked from one
+ * that registered names. */
+size_t shmb_segment_unlink_inherited(void);
+
+/* Forgets every registered name and tracked file without unlinking any, so
+ * that a signal or shmb_segment_unlink_all() unlinks only what is created
+ * afterwards. (A forked child needs no call: it starts with a registry of
+ * its own, and the parent's shmb_segment_t objects copied into it must not
+ * be destroyed or released there.) Returns how many names were forgotten. */
 size_t shmb_segment_forget_all(void);
 
 #ifdef __cplusplus
