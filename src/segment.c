@@ -307,6 +307,11 @@ typedef struct first_write {
 
 static _Thread_local first_write_t armed;
 
+/* What a SIGBUS outside a guarded first write says before exit 1 (see
+ * shmb_segment_set_fault_line); empty: none, the signal kills. */
+static char fault_line[SHMB_SEGMENT_FAULT_LINE_MAX + 1];
+static size_t fault_line_len;
+
 static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
 {
     if (sig == SIGBUS && info && info->si_code > 0 && armed.lo && (char *)info->si_addr >= armed.lo &&
@@ -320,6 +325,13 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
     while (atomic_load(&creating) > t_creating) /* another thread's name not yet registered */
         sched_yield();
     shmb_segment_unlink_all();
+    if (sig == SIGBUS && info && info->si_code == BUS_ADRERR && fault_line_len) {
+        /* An unreserved page tmpfs could not give, written outside a guard
+         * (an allocator's own headers): a full /dev/shm, said as such. */
+        ssize_t w = write(STDERR_FILENO, fault_line, fault_line_len);
+        (void)w;
+        _exit(1);
+    }
     signal(sig, SIG_DFL);
     raise(sig);
     sigset_t one;
@@ -373,6 +385,25 @@ int shmb_segment_install_signal_cleanup(void)
     /* A segment above the file-size limit is an error (EFBIG), not a death. */
     if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
         return shmb_error_record("signal", errno, "SIGXFSZ");
+    return 0;
+}
+
+int shmb_segment_set_fault_line(const char *line)
+{
+    size_t n = line ? strlen(line) : 0;
+    if (n >= SHMB_SEGMENT_FAULT_LINE_MAX)
+        return -ENAMETOOLONG;
+    sigset_t old;
+    block_signals(&old);
+    sigset_t bus;
+    sigemptyset(&bus);
+    sigaddset(&bus, SIGBUS);
+    pthread_sigmask(SIG_BLOCK, &bus, NULL); /* no half-written line for this thread's handler */
+    if (n)
+        memcpy(fault_line, line, n);
+    fault_line[n] = '\n';
+    fault_line_len = n ? n + 1 : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return 0;
 }
 

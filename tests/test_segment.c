@@ -750,7 +750,7 @@ static void test_squatters(void **state)
 /* ---- a full /dev/shm: a tmpfs of a few pages over it, in a private mount
  * namespace of a child process (skipped where that is not allowed) ---- */
 
-enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED, FW_COPY };
+enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED, FW_COPY, FW_FAULT_LINE };
 
 typedef struct fw_case {
     const char *what;
@@ -893,6 +893,30 @@ static int fw_run(const fw_case_t *c)
         }
         return nospace >= 2 && nospace + fits == 4 && shm_files() == 0 ? 0 : 13;
     }
+    case FW_FAULT_LINE: { /* with a fault line: that line, exit 1, nothing left */
+        int out[2];
+        if (pipe(out) != 0)
+            return 17;
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(out[1], STDERR_FILENO);
+            shmb_segment_t seg;
+            if (shmb_segment_set_fault_line("test: /dev/shm is full") == 0 &&
+                shmb_segment_create(&seg, PREFIX, c->seg_kb * 1024, NULL, NULL) == 0 &&
+                shmb_segment_map(&seg, NULL) == 0)
+                shmb_segment_touch(seg.addr, seg.size);
+            _exit(0);
+        }
+        close(out[1]);
+        char got[64] = "";
+        ssize_t n = read(out[0], got, sizeof(got) - 1);
+        close(out[0]);
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+            return 18;
+        unlink("/dev/shm/filler");
+        return n > 0 && strcmp(got, "test: /dev/shm is full\n") == 0 && shm_files() == 0 ? 0 : 19;
+    }
     case FW_UNARMED: { /* a plain touch still dies of SIGBUS, after cleaning up */
         pid_t pid = fork();
         if (pid == 0) {
@@ -922,6 +946,7 @@ static void test_first_write_in_full_shm(void **state)
         {"twice full, then room", FW_AGAIN, 512, 400, 256, 0},
         {"four threads, room for two", FW_THREADS, 512, 0, 256, 0},
         {"unarmed touch dies of SIGBUS, cleaned up", FW_UNARMED, 64, 0, 1024, 0},
+        {"unarmed touch with a fault line: the line, exit 1", FW_FAULT_LINE, 64, 0, 1024, 0},
         {"a guarded copy that fits", FW_COPY, 512, 0, 256, 0},
         {"a guarded copy into a full /dev/shm", FW_COPY, 64, 0, 1024, -ENOSPC},
     };

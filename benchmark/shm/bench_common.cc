@@ -531,6 +531,10 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
         FlagError("shm_prefix", FLAGS_shm_prefix,
                   "must start with '/', contain no other '/' and be at most " +
                       std::to_string(SHMB_SEGMENT_NAME_MAX - 48) + " characters");
+    char hint[512];  // a full /dev/shm under an allocator's own unguarded write: this line, exit 1
+    shmb_error_hint("first write", ENOSPC, FLAGS_shm_prefix.c_str(), hint, sizeof(hint));
+    shmb_segment_set_fault_line((g_program + ": a write into shared memory failed (SIGBUS): " +
+                                 std::strerror(ENOSPC) + "; " + hint).c_str());
     if (!FLAGS_json_out.empty())
         OpenJsonOut();
     shmb_sysinfo_read(&g_sys);

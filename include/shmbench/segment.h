@@ -48,6 +48,7 @@ extern "C" {
 #define SHMB_SEGMENT_NAME_MAX 255   /* NAME_MAX of /dev/shm */
 #define SHMB_SEGMENT_REGISTRY_SLOTS 131072 /* live segments per process */
 #define SHMB_SEGMENT_TRACKED_FILES 4       /* other files, see track_file */
+#define SHMB_SEGMENT_FAULT_LINE_MAX 1024   /* bytes of a fault line, see set_fault_line */
 
 typedef struct shmb_segment {
     char name[SHMB_SEGMENT_NAME_MAX + 1]; /* as given to shm_open, "/..."; "" if none */
@@ -144,6 +145,19 @@ int shmb_segment_open_existing(const char *name, uint64_t bytes);
  * a segment above the file-size limit fails with EFBIG. Returns 0 or -errno
  * (sigaction, an error other than EINVAL). */
 int shmb_segment_install_signal_cleanup(void);
+
+/* The line the SIGBUS handler writes to stderr (a newline added), after
+ * unlinking what is registered, before it _exit()s with status 1, when
+ * /dev/shm ran out of space under a write that no first-write guard covers:
+ * an allocator's own headers in pages nobody reserved (boost.interprocess's
+ * rbtree_best_fit writes one beside every block it hands out), so that the
+ * run ends with the caller's "no space" line, never a bare SIGBUS. Such a
+ * fault is a SIGBUS with si_code BUS_ADRERR (what tmpfs gives when it has no
+ * page for a shared mapping). Without a line (never set, or NULL or ""),
+ * the signal kills as the top of this file says. The line is copied. Call it
+ * once at start-up, before other threads write into segments. Returns 0 or
+ * -ENAMETOOLONG (SHMB_SEGMENT_FAULT_LINE_MAX bytes or more). */
+int shmb_segment_set_fault_line(const char *line);
 
 /* Unlinks every registered segment and tracked file now (for fatal-error
  * paths). Async-signal safe. Returns how many names were unlinked. */
