@@ -160,7 +160,8 @@ static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_pe
     }
 }
 
-static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, shmb_peer_handler_t handler, void *ctx)
+static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, shmb_peer_handler_t handler,
+                               void *ctx)
 {
     orphan_owner = owner;
     if (watch_owner() < 0)

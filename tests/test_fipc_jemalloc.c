@@ -676,7 +676,8 @@ static void test_full_shm(void **state)
             skip();
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             fail_msg("/dev/shm full %s the create: %s %d", full_at_create ? "at" : "after",
-                     WIFEXITED(status) ? "step" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+                     WIFEXITED(status) ? "step" : "signal",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
     }
 }
 
