@@ -206,14 +206,15 @@ if [ "$(id -u)" -eq 0 ] && unshare --pid --fork true 2>/dev/null; then
     name=$(basename "$bin")
     # shellcheck disable=SC2086
     unshare --pid --fork "$bin" --shm_prefix=/${prefix}pid1_ --peer_process $args >/dev/null 2>&1 &
+    run=$!
     sleep 1
     init=$(pgrep -f -- "--shm_prefix=/${prefix}pid1_" | while read -r p; do
       [ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && echo "$p"; done | head -1)
     [ -n "$init" ] && kill -TERM "$init"
     for _ in $(seq 50); do [ "$(peer_left "${prefix}pid1_")" -eq 0 ] && break; sleep 0.1; done
     left=$(peer_left "${prefix}pid1_")
-    [ "$left" -eq 0 ] || pkill -KILL -f -- "--shm_prefix=/${prefix}pid1_"
-    wait $!
+    [ "$left" -eq 0 ] || kill -KILL "${init:-$run}" # init's end ends its namespace
+    wait "$run"
     rc=$?
     [ -n "$init" ] && [ "$left" -eq 0 ] && [ "$rc" -eq 143 ] && [ "$(leftovers "${prefix}pid1_")" -eq 0 ] && ok \
       || fail "$name as PID 1: SIGTERM: init ${init:-not found}, exit $rc, $left processes and $(leftovers "${prefix}pid1_") segments left"
