@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -333,11 +334,12 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
         _exit(1);
     }
     signal(sig, SIG_DFL);
-    raise(sig);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    pthread_sigmask(SIG_UNBLOCK, &one, NULL); /* the default action, now */
+    /* The signal again to this thread, then unblocked: the default action,
+     * now. System calls, not raise and pthread_sigmask, which a sanitizer's
+     * runtime intercepts and may defer past the _exit below. */
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+    const unsigned long one = 1ul << (sig - 1);
+    syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &one, NULL, sizeof(one));
     /* Still here: the default action was discarded, as it is for PID 1 (a
      * container's init) whatever sends the signal. End as a shell reports a
      * death by signal; returning would let the run go on without its

@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -60,19 +61,21 @@ int shm_open(const char *name, int oflag, mode_t mode)
 }
 
 /* sigaction fails with refused_errno for the signals in refused (valgrind
- * refuses some real-time signals with EINVAL); glibc's does the rest. */
+ * refuses some real-time signals with EINVAL); the next one does the rest
+ * (glibc's, or a sanitizer's that must see every handler). */
 static sigset_t refused;
 static int refused_errno;
 
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+    static int (*next)(int, const struct sigaction *, struct sigaction *);
     if (refused_errno && sigismember(&refused, sig) == 1) {
         errno = refused_errno;
         return -1;
     }
-    return __sigaction(sig, act, old);
+    if (!next)
+        *(void **)&next = dlsym(RTLD_NEXT, "sigaction");
+    return next(sig, act, old);
 }
 
 static void force_random(const uint64_t *values, int n)
