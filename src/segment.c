@@ -321,7 +321,6 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
         armed.lo = armed.hi = NULL;
         siglongjmp(armed.env, 1);
     }
-    int saved = errno;
     atomic_store(&dying, 1);
     while (atomic_load(&creating) > t_creating) /* another thread's name not yet registered */
         sched_yield();
@@ -344,7 +343,6 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
      * container's init) whatever sends the signal. End as a shell reports a
      * death by signal; returning would let the run go on without its
      * segments, or leave a creating thread in pause() for ever. */
-    errno = saved;
     _exit(128 + sig);
 }
 
