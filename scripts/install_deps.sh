@@ -13,6 +13,7 @@ packages=(
   libjemalloc-dev                    # libjemalloc_pic.a: the Flow-IPC SHM-jemalloc model
   libbenchmark-tools python3-scipy   # Google Benchmark's compare.py and its U-test
   gnuplot-nox                        # plots
+  valgrind                           # the cli_valgrind test (memcheck of each binary)
 )
 
 missing=()

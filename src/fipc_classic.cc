@@ -34,6 +34,7 @@
 #include <boost/interprocess/mem_algo/rbtree_best_fit.hpp>
 #include <boost/interprocess/sync/mutex_family.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,8 @@ public:
         if (rc < 0)
             return rc;
         live_ = true;
+        if ((rc = reserve_headers()) < 0)
+            return rc;
         rc = shmb_segment_map(&seg_, nullptr);
         if (rc < 0)
             return rc;
@@ -88,6 +91,22 @@ public:
     const char *name() const { return seg_.name; }
 
 private:
+    // The pages the manager writes when it is built: its header at the start,
+    // rbtree_best_fit's end block in the last page. Reserved (posix_fallocate,
+    // a deliberate difference from upstream), so that a full /dev/shm is
+    // -ENOSPC here, not a SIGBUS inside boost. The blocks' pages stay sparse:
+    // their first write is the caller's (timed by --touch, guarded there).
+    int reserve_headers()
+    {
+        const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        const size_t head = (kManagerOffset + sizeof(Pool::segment_manager) + 2 * page - 1) / page * page;
+        const size_t tail = seg_.size > head ? (seg_.size - 1) / page * page : seg_.size;
+        int err = posix_fallocate(seg_.fd, 0, static_cast<off_t>(std::min(head, seg_.size)));
+        if (err == 0 && tail < seg_.size)
+            err = posix_fallocate(seg_.fd, static_cast<off_t>(tail), static_cast<off_t>(seg_.size - tail));
+        return err ? shmb_error_record("posix_fallocate", err, seg_.name) : 0;
+    }
+
     shmb_segment_t seg_{};
     bool live_ = false;
 };

@@ -260,6 +260,7 @@ struct shmb_fipc_jemalloc {
     std::unordered_map<uint32_t, shmb_segment_t> pools;
     uint32_t next_id = 1;   /* 0 names no pool, as upstream's pool ids */
     uint64_t pool_bytes = 0;
+    std::atomic<int> pool_error{0}; /* -errno of the last pool jemalloc asked for in vain, 0: none */
 
     void *create_pool(size_t size, size_t alignment);
     bool purge(const void *addr, size_t offset, size_t length);
@@ -386,21 +387,37 @@ const extent_hooks_t shm_pool_hooks = {
 /* Owner_shm_pool_collection::create_shm_pool (owner_shm_pool_collection.cpp):
  * shm_open O_EXCL + ftruncate, map, register. Pools above the offset
  * range of upstream's handles (int32 pool_offset_t, asserted upstream) are
- * refused. */
+ * refused.
+ *
+ * jemalloc writes its own metadata (base blocks: the arena, every extent's
+ * edata and slab bitmaps) into pools it asks for through this hook, and only
+ * those come with an alignment above a page (jemalloc 5.3 base_map asks
+ * HUGEPAGE, later releases BASE_BLOCK_MIN_ALIGN, 2 MiB either way; data
+ * extents are asked PAGE-aligned, and told zeroed so that jemalloc never
+ * writes them). Those pools are reserved (posix_fallocate) here, a deliberate
+ * difference from upstream: a /dev/shm that fills mid-run is then -ENOSPC
+ * from create or alloc, not a SIGBUS inside jemalloc. Data pools stay
+ * unreserved: their first write is the caller's (--touch times it, guarded). */
 void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
 {
     try {
         if (size > SHMB_FIPC_JEMALLOC_MAX_POOL) {
-            shmb_error_record("extent_alloc", EFBIG, prefix.c_str());
+            pool_error = shmb_error_record("extent_alloc", EFBIG, prefix.c_str());
             return nullptr;
         }
         std::lock_guard<std::mutex> lock(pools_mutex);
         Segment_guard guard;
-        if (shmb_segment_create(&guard.seg, prefix.c_str(), size, nullptr, nullptr) < 0)
+        int ret = shmb_segment_create(&guard.seg, prefix.c_str(), size, nullptr, nullptr);
+        guard.armed = ret == 0;
+        const bool metadata = alignment > static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        if (ret == 0 && metadata)
+            ret = shmb_segment_reserve(&guard.seg);
+        if (ret == 0)
+            ret = map_aligned(&guard.seg, alignment);
+        if (ret < 0) {
+            pool_error = ret;
             return nullptr;
-        guard.armed = true;
-        if (map_aligned(&guard.seg, alignment) < 0)
-            return nullptr;
+        }
         uint32_t id = next_id;
         if (repo.insert(id, static_cast<unsigned char *>(guard.seg.addr), size) < 0)
             return nullptr;
@@ -415,7 +432,7 @@ void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
         pool_bytes += size;
         return guard.seg.addr;
     } catch (...) {
-        shmb_error_record("extent_alloc", ENOMEM, prefix.c_str());
+        pool_error = shmb_error_record("extent_alloc", ENOMEM, prefix.c_str());
         return nullptr;
     }
 }
@@ -564,6 +581,9 @@ int open_arena(shmb_fipc_jemalloc *j, int tcache)
     size_t len = sizeof(j->arena);
     int err = mallctl("arenas.create", &j->arena, &len, &hooks, sizeof(hooks));
     if (err != 0) {
+        const int pool = j->pool_error.exchange(0);
+        if (pool < 0) /* its first pool (its metadata) failed: that error, as recorded */
+            return pool;
         shmb_error_record("mallctl", err, "arenas.create");
         return -EIO;
     }
@@ -619,8 +639,10 @@ int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out)
     if (j->use_tcache && !j->thread_flags(&flags))
         return -ENOMEM;
     void *p = mallocx(bytes, flags);
-    if (!p)
-        return -ENOMEM;
+    if (!p) {
+        /* /dev/shm full for a metadata pool: said as such (it is recorded) */
+        return j->pool_error.exchange(0) == -ENOSPC ? -ENOSPC : -ENOMEM;
+    }
     *out = p;
     return 0;
 }

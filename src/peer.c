@@ -3,7 +3,6 @@
 #include "shmbench/error.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,9 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SHM_DIR "/dev/shm"
 #define CALL_MAX 32       /* bytes of a call name carried back from the peer */
-#define UNLINK_PASSES 4   /* scans of /dev/shm while one still unlinks something */
 
 /* The control segment's head; the data area starts at the next page. The two
  * sequence numbers are the futex words, each on its own cache line. */
@@ -53,86 +50,16 @@ static int futex_wake(atomic_uint *word)
     return syscall(SYS_futex, (void *)word, FUTEX_WAKE, 1, NULL, NULL, 0) < 0 ? -errno : 0;
 }
 
-/* ---- /dev/shm names of a process ---- */
-
-struct dirent64_raw {
-    uint64_t d_ino;
-    int64_t d_off;
-    unsigned short d_reclen;
-    unsigned char d_type;
-    char d_name[];
-};
-
-/* "<prefix without its '/'><pid>_" into out (cap > strlen(prefix) + 21).
- * Returns its length. No snprintf: async-signal-safe. */
-static size_t owner_pattern(char *out, const char *prefix, pid_t pid)
-{
-    size_t n = strlen(prefix + 1);
-    memcpy(out, prefix + 1, n);
-    char digits[24];
-    size_t k = 0;
-    for (unsigned long v = (unsigned long)pid; v; v /= 10)
-        digits[k++] = (char)('0' + v % 10);
-    while (k)
-        out[n++] = digits[--k];
-    out[n++] = '_';
-    out[n] = '\0';
-    return n;
-}
-
-/* One pass over the directory: unlinks the entries that start with pattern.
- * Returns how many, or -errno (recorded). */
-static int unlink_pass(int dir, const char *pattern, size_t len)
-{
-    _Alignas(8) char buf[4096];
-    int count = 0;
-    if (lseek(dir, 0, SEEK_SET) < 0)
-        return shmb_error_record("lseek", errno, SHM_DIR);
-    for (;;) {
-        long got = syscall(SYS_getdents64, dir, buf, sizeof(buf));
-        if (got < 0)
-            return shmb_error_record("getdents64", errno, SHM_DIR);
-        if (got == 0)
-            return count;
-        for (long off = 0; off < got;) {
-            const struct dirent64_raw *d = (const struct dirent64_raw *)(buf + off);
-            if (strncmp(d->d_name, pattern, len) == 0 && unlinkat(dir, d->d_name, 0) == 0)
-                count++;
-            off += d->d_reclen;
-        }
-    }
-}
-
-int shmb_peer_unlink_owner_segments(const char *prefix, pid_t owner_pid)
-{
-    if (shmb_segment_check_prefix(prefix) < 0 || owner_pid <= 0)
-        return -EINVAL;
-    char pattern[SHMB_SEGMENT_NAME_MAX + 1];
-    size_t len = owner_pattern(pattern, prefix, owner_pid);
-    int dir = open(SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        return shmb_error_record("open", errno, SHM_DIR);
-    /* Another scan while one unlinked something: a directory changing under
-     * a scan may have hidden an entry from it. */
-    int total = 0, got = 1;
-    for (int pass = 0; pass < UNLINK_PASSES && got > 0; pass++) {
-        got = unlink_pass(dir, pattern, len);
-        if (got > 0)
-            total += got;
-    }
-    close(dir);
-    return got < 0 ? got : total;
-}
-
 /* ---- the peer process ---- */
 
-static pid_t orphan_owner;                           /* set in the peer only */
-static char orphan_prefix[SHMB_SEGMENT_NAME_MAX + 1];
+static pid_t orphan_owner; /* set in the peer only */
 
-/* The owner is gone: nothing of it or of ours may stay. Async-signal-safe. */
+/* The owner is gone: nothing of it or of ours may stay, and nothing else
+ * goes (the names the owner registered, still naming the files it created:
+ * never another run's whose prefix extends ours). Async-signal-safe. */
 static _Noreturn void orphan_exit(void)
 {
-    shmb_peer_unlink_owner_segments(orphan_prefix, orphan_owner);
+    shmb_segment_unlink_inherited();
     shmb_segment_unlink_all();
     _exit(SHMB_PEER_EXIT_ORPHANED);
 }
@@ -233,12 +160,10 @@ static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_pe
     }
 }
 
-static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, const char *prefix,
-                               shmb_peer_handler_t handler, void *ctx)
+static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, shmb_peer_handler_t handler,
+                               void *ctx)
 {
-    shmb_segment_forget_all();
     orphan_owner = owner;
-    snprintf(orphan_prefix, sizeof(orphan_prefix), "%s", prefix);
     if (watch_owner() < 0)
         _exit(SHMB_PEER_EXIT_FAILED);
     serve(peer->control.addr, peer->data, peer->data_bytes, handler, ctx);
@@ -252,13 +177,33 @@ static size_t data_offset(void)
     return (sizeof(control_t) + page - 1) / page * page;
 }
 
+/* The owner reaps its peer to learn how it ended: with SIGCHLD ignored or
+ * SA_NOCLDWAIT (as some supervisors leave them to their children) the kernel
+ * would reap it instead, and every end would look like a death. The handler
+ * a caller installed stays; only those two go. */
+static int own_children(void)
+{
+    struct sigaction sa;
+    if (sigaction(SIGCHLD, NULL, &sa) != 0)
+        return shmb_error_record("sigaction", errno, "SIGCHLD");
+    const int ignored = !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN;
+    if (!ignored && !(sa.sa_flags & SA_NOCLDWAIT))
+        return 0;
+    if (ignored)
+        sa.sa_handler = SIG_DFL;
+    sa.sa_flags &= ~SA_NOCLDWAIT;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0)
+        return shmb_error_record("sigaction", errno, "SIGCHLD");
+    return 0;
+}
+
 int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
                     shmb_peer_handler_t handler, void *ctx)
 {
     if (!handler)
         return -EINVAL;
     int ret = shmb_segment_check_prefix(prefix);
-    if (ret < 0)
+    if (ret < 0 || (ret = own_children()) < 0)
         return ret;
     size_t head = data_offset();
     if (data_bytes > (size_t)INT64_MAX - head)
@@ -279,7 +224,7 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
         goto err;
     }
     if (pid == 0)
-        run_peer(peer, owner, prefix, handler, ctx);
+        run_peer(peer, owner, handler, ctx);
     peer->pid = pid;
     return 0;
 err:

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -668,6 +671,43 @@ static void test_handoff_borrower_dies(void **state)
     handoff_across_fork(1);
 }
 
+/* /dev/shm full when a pool is made (a 1 MiB tmpfs over it, filled, in a
+ * private mount namespace; in a child): the pages the manager writes are
+ * reserved first, so create is -ENOSPC, never a SIGBUS inside boost, and
+ * nothing is left. */
+static int full_shm_run(void)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1024k") != 0)
+        return 77;
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    int fd = open("/dev/shm/filler", O_CREAT | O_RDWR, 0600);
+    for (off_t at = 0; fd >= 0 && posix_fallocate(fd, at, 4096) == 0;)
+        at += 4096;
+    shmb_fipc_classic_t *pool = NULL;
+    int ret = shmb_fipc_classic_create(prefix, 4 << 20, &pool);
+    if (ret != -ENOSPC || strcmp(shmb_error_last()->call, "posix_fallocate") != 0)
+        return 11;
+    return count_ours(NULL, 0) == 0 ? 0 : 12;
+}
+
+static void test_full_shm(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(full_shm_run());
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+        skip();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("%s %d", WIFEXITED(status) ? "step" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 int main(void)
 {
     snprintf(prefix, sizeof(prefix), "/shmb_test_bipc_%ld_", (long)getpid());
@@ -691,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_handoff_bad_input),
         cmocka_unit_test(test_handoff_across_fork),
         cmocka_unit_test(test_handoff_borrower_dies),
+        cmocka_unit_test(test_full_shm),
     };
     int failed = cmocka_run_group_tests(pure, NULL, NULL);
     if (access("/dev/shm", W_OK) != 0) {

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -900,6 +902,75 @@ static void test_handoff_borrower_dies(void **state)
     handoff_across_fork(1);
 }
 
+/* Fills what is left of /dev/shm with a file of ours (unlinked: its pages
+ * stay taken while the descriptor is open). Returns the descriptor or -1. */
+static int fill_shm(void)
+{
+    int fd = shm_open("/shmb_test_jem_filler", O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0)
+        return -1;
+    shm_unlink("/shmb_test_jem_filler");
+    for (off_t chunk = 1 << 20, at = 0; chunk >= 4096; chunk /= 2)
+        while (posix_fallocate(fd, at, chunk) == 0)
+            at += chunk;
+    return fd;
+}
+
+/* /dev/shm full: a 4 MiB tmpfs over it in a private mount namespace (in a
+ * child), filled before the create (full_at_create) or right after it.
+ * jemalloc's metadata pool is reserved, so a create that finds no room is
+ * -ENOSPC, never a SIGBUS inside jemalloc (which writes its arena there);
+ * blocks (unreserved, written by nobody but their user) may outgrow
+ * /dev/shm until their first write, which the guard turns into -ENOSPC.
+ * Nothing is left. */
+static int full_shm_run(int full_at_create)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=4096k") != 0)
+        return 77;
+    if (shmb_segment_install_signal_cleanup() != 0 || (full_at_create && fill_shm() < 0))
+        return 10;
+    shmb_fipc_jemalloc_t *j = NULL;
+    int ret = shmb_fipc_jemalloc_create(prefix, 0, &j);
+    if (full_at_create)
+        return ret == -ENOSPC && strcmp(shmb_error_last()->call, "posix_fallocate") == 0 && our_files(0) == 0
+                   ? 0 : 11;
+    if (ret != 0 || fill_shm() < 0)
+        return 12;
+    enum { N = 64, BYTES = 256 << 10 }; /* 16 MiB of blocks */
+    void *blocks[N];
+    for (int i = 0; i < N; i++)
+        if (shmb_fipc_jemalloc_alloc(j, BYTES, &blocks[i]) != 0)
+            return 13;
+    int nospace = 0;
+    for (int i = 0; i < N; i++)
+        nospace += shmb_segment_first_write(blocks[i], BYTES) == -ENOSPC;
+    for (int i = 0; i < N; i++)
+        shmb_fipc_jemalloc_free(j, blocks[i]);
+    if (shmb_fipc_jemalloc_destroy(j, 1, NULL) != 0)
+        return 14;
+    return nospace == N && our_files(0) == 0 ? 0 : 15;
+}
+
+static void test_full_shm(void **state)
+{
+    (void)state;
+    for (int full_at_create = 1; full_at_create >= 0; full_at_create--) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(full_shm_run(full_at_create));
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            skip();
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fail_msg("/dev/shm full %s the create: %s %d", full_at_create ? "at" : "after",
+                     WIFEXITED(status) ? "step" : "signal",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    }
+}
+
 int main(void)
 {
     snprintf(prefix, sizeof(prefix), "/shmb_test_jem_%ld_", (long)getpid());
@@ -928,6 +999,7 @@ int main(void)
         cmocka_unit_test_teardown(test_handoff_bad_messages, remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_across_fork, remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_borrower_dies, remove_leftovers),
+        cmocka_unit_test_teardown(test_full_shm, remove_leftovers),
     };
     int failed = cmocka_run_group_tests_name("repository", everywhere, NULL, NULL);
     if (failed != 0)

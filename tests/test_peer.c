@@ -49,6 +49,7 @@ typedef struct sync_area {
     atomic_int flag;
     atomic_int pid;
     _Atomic uint64_t t_ns;
+    char names[2][SHMB_SEGMENT_NAME_MAX + 1]; /* the middle owner's two segments */
 } sync_area_t;
 
 /* Shared by the test, a middle owner and its peer (MAP_SHARED anonymous,
@@ -452,6 +453,56 @@ static void test_peer_has_its_own_registry(void **state)
     assert_nothing_left(pid, getpid());
 }
 
+/* SIGCHLD ignored, or SA_NOCLDWAIT, inherited from a supervisor: the peer
+ * is still reaped by its owner, and its clean end is not taken for a
+ * death. In a child, whose dispositions the test may spoil. */
+static int inherited_sigchld_run(int flags, void (*disposition)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = disposition;
+    sa.sa_flags = flags;
+    if (sigaction(SIGCHLD, &sa, NULL) != 0)
+        return 10;
+    shmb_peer_t peer;
+    if (shmb_peer_start(&peer, PREFIX, 0, handler, &ctx_value) != 0)
+        return 11;
+    shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
+    if (shmb_peer_call(&peer, &cmd, NULL) != 0)
+        return 12;
+    if (shmb_peer_stop(&peer) != 0)
+        return 13;
+    if (sigaction(SIGCHLD, NULL, &sa) != 0 || (sa.sa_flags & SA_NOCLDWAIT) || sa.sa_handler == SIG_IGN)
+        return 14;
+    return sa.sa_handler == (disposition == SIG_IGN ? SIG_DFL : disposition) ? 0 : 15; /* a handler stays */
+}
+
+static void on_child(int sig)
+{
+    (void)sig;
+}
+
+static void test_inherited_sigchld(void **state)
+{
+    (void)state;
+    const struct {
+        int flags;
+        void (*disposition)(int);
+    } cases[] = {{0, SIG_IGN}, {SA_NOCLDWAIT, SIG_DFL}, {SA_NOCLDWAIT, on_child}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(inherited_sigchld_run(cases[i].flags, cases[i].disposition));
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+            fail_msg("case %zu: step %d failed", i, WEXITSTATUS(status));
+        assert_int_equal(names_of(pid), 0);
+    }
+}
+
 static void test_clean_quit(void **state)
 {
     (void)state;
@@ -491,45 +542,19 @@ static int file_exists(const char *name)
     return access(path, F_OK) == 0;
 }
 
-static void test_unlink_owner_segments(void **state)
+/* Removes every /dev/shm name of pid under PREFIX: a failed test's own
+ * cleanup of the processes it made. */
+static void remove_names_of(pid_t pid)
 {
-    (void)state;
-    static const char *const owned[] = {
-        "shmb_peer_test_3999999_0123456789abcdef_0",
-        "shmb_peer_test_3999999_x",
-        "shmb_peer_test_3999999_",
-    };
-    static const char *const decoys[] = {
-        "shmb_peer_test_39999990_a", /* another pid that starts alike */
-        "shmb_peer_test_399999_a",   /* a pid that is a prefix of it */
-        "shmb_peer_test_3999999",    /* no '_' after the pid */
-        "shmb_peer_test_3999999a",
-        "shmb_peer_test3999999_a",   /* another prefix */
-        "shmb_peer_other_3999999_a",
-        "xshmb_peer_test_3999999_a",
-    };
-    const size_t n_owned = sizeof(owned) / sizeof(owned[0]);
-    const size_t n_decoys = sizeof(decoys) / sizeof(decoys[0]);
-    for (size_t i = 0; i < n_owned; i++)
-        make_file(owned[i]);
-    for (size_t i = 0; i < n_decoys; i++)
-        make_file(decoys[i]);
-    int ret = shmb_peer_unlink_owner_segments(PREFIX, 3999999);
-    for (size_t i = 0; i < n_owned; i++)
-        assert_false(file_exists(owned[i]));
-    int decoys_left = 0;
-    for (size_t i = 0; i < n_decoys; i++) {
-        decoys_left += file_exists(decoys[i]);
-        char path[512];
-        snprintf(path, sizeof(path), "/dev/shm/%s", decoys[i]);
-        unlink(path);
-    }
-    assert_int_equal(ret, (int)n_owned);
-    assert_int_equal(decoys_left, (int)n_decoys);
-    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, 3999999), 0);
-    assert_int_equal(shmb_peer_unlink_owner_segments("no_slash", 3999999), -EINVAL);
-    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, 0), -EINVAL);
-    assert_int_equal(shmb_peer_unlink_owner_segments(PREFIX, -5), -EINVAL);
+    char pattern[128];
+    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", &PREFIX[1], (long)pid);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, pattern, (size_t)len) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
 }
 
 /* A middle process owns a peer and two more segments, and is SIGKILLed (no
@@ -550,9 +575,9 @@ static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
     if (peer_pid > 0) {
         kill(peer_pid, SIGKILL);
         waitpid(peer_pid, NULL, 0);
-        shmb_peer_unlink_owner_segments(PREFIX, peer_pid);
+        remove_names_of(peer_pid);
     }
-    shmb_peer_unlink_owner_segments(PREFIX, middle);
+    remove_names_of(middle);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     fail_msg("the middle owner or its peer did not behave; both killed");
 }
@@ -574,6 +599,8 @@ static void owner_dies(int busy)
         if (shmb_segment_create(&seg[0], PREFIX, 4096, NULL, NULL) < 0 ||
             shmb_segment_create(&seg[1], PREFIX, 8192, NULL, NULL) < 0)
             _exit(1);
+        for (int i = 0; i < 2; i++)
+            snprintf(shared_sync->names[i], sizeof(shared_sync->names[i]), "%s", seg[i].name);
         shmb_peer_cmd_t cmd = command(busy ? OP_SPIN_SHARED : OP_BLOCK_DEATH, NULL);
         if (shmb_peer_call(&peer, &cmd, NULL) < 0)
             _exit(1);
@@ -590,6 +617,18 @@ static void owner_dies(int busy)
     pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
     if (names_of(middle) != 3)
         abandon(middle, 1, peer_pid);
+    /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run
+     * whose --shm_prefix extends ours, another program's file, and the name
+     * of a middle's segment that now names another file. */
+    char prefix_b[64], other[128], replaced[SHMB_SEGMENT_NAME_MAX + 1];
+    snprintf(prefix_b, sizeof(prefix_b), "%s%ld_", PREFIX, (long)middle);
+    shmb_segment_t run_b;
+    assert_int_equal(shmb_segment_create(&run_b, prefix_b, 4096, NULL, NULL), 0);
+    snprintf(other, sizeof(other), "%s%ld_other_program", &PREFIX[1], (long)middle);
+    make_file(other);
+    snprintf(replaced, sizeof(replaced), "%s", shared_sync->names[0] + 1);
+    assert_int_equal(shm_unlink(shared_sync->names[0]), 0);
+    make_file(replaced);
     assert_int_equal(kill(middle, SIGKILL), 0);
     uint64_t t_kill = shmb_clock_now_ns();
     int status;
@@ -603,7 +642,14 @@ static void owner_dies(int busy)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), SHMB_PEER_EXIT_ORPHANED);
     assert_true(t_gone - t_kill < NOTICE_LIMIT_NS);
-    assert_int_equal(names_of(middle), 0);
+    const int kept = exists(run_b.name) + file_exists(other) + file_exists(replaced);
+    const int middles = exists(shared_sync->names[1]);
+    const int left = names_of(middle); /* the kept ones only: no control segment */
+    assert_int_equal(shmb_segment_destroy(&run_b, NULL), 0);
+    remove_names_of(middle);
+    assert_int_equal(kept, 3);
+    assert_int_equal(left, 3);
+    assert_int_equal(middles, 0);
     assert_int_equal(names_of(peer_pid), 0);
 }
 
@@ -646,7 +692,7 @@ int main(void)
         cmocka_unit_test(test_peer_ends_between_calls),
         cmocka_unit_test(test_peer_has_its_own_registry),
         cmocka_unit_test(test_clean_quit),
-        cmocka_unit_test(test_unlink_owner_segments),
+        cmocka_unit_test(test_inherited_sigchld),
         cmocka_unit_test(test_owner_dies_while_peer_is_busy),
         cmocka_unit_test(test_owner_dies_while_peer_waits),
     };

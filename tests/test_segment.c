@@ -1,4 +1,5 @@
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -6,6 +7,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +58,24 @@ int shm_open(const char *name, int oflag, mode_t mode)
     }
     snprintf(path, sizeof(path), "/dev/shm%s", name);
     return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+/* sigaction fails with refused_errno for the signals in refused (valgrind
+ * refuses some real-time signals with EINVAL); the next one does the rest
+ * (glibc's, or a sanitizer's that must see every handler). */
+static sigset_t refused;
+static int refused_errno;
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    static int (*next)(int, const struct sigaction *, struct sigaction *);
+    if (refused_errno && sigismember(&refused, sig) == 1) {
+        errno = refused_errno;
+        return -1;
+    }
+    if (!next)
+        *(void **)&next = dlsym(RTLD_NEXT, "sigaction");
+    return next(sig, act, old);
 }
 
 static void force_random(const uint64_t *values, int n)
@@ -384,6 +404,226 @@ static void test_signal_while_threads_create(void **state)
     }
 }
 
+/* Runs fn in a child; returns its exit status, or -1 when it did not exit. */
+static int in_child(int (*fn)(void))
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(fn());
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int handler_is_ours(int sig)
+{
+    struct sigaction sa;
+    return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction != NULL;
+}
+
+/* A signal the system refuses with EINVAL (valgrind's own) is skipped
+ * without a word; any other refusal fails the install. */
+static int refused_run(void)
+{
+    sigemptyset(&refused);
+    sigaddset(&refused, SIGRTMAX);
+    sigaddset(&refused, SIGUSR2);
+    refused_errno = EINVAL;
+    shmb_error_clear();
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    if (shmb_error_last()->call || !handler_is_ours(SIGTERM) || !handler_is_ours(SIGRTMAX - 1) ||
+        !handler_is_ours(SIGUSR1))
+        return 11;
+    refused_errno = EFAULT;
+    if (shmb_segment_install_signal_cleanup() != -EFAULT || strcmp(shmb_error_last()->call, "sigaction") != 0)
+        return 12;
+    return 0;
+}
+
+static void test_refused_signals_are_skipped(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(refused_run), 0);
+}
+
+/* A signal ignored at exec (nohup, `trap '' INT`) stays ignored: it neither
+ * ends the run nor unlinks its segments. Faults are caught all the same. */
+static int inherited_ignored_run(void)
+{
+    const int ignored[] = {SIGINT, SIGHUP, SIGRTMIN + 2};
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+        signal(ignored[i], SIG_IGN);
+    signal(SIGBUS, SIG_IGN);
+    if (shmb_segment_install_signal_cleanup() != 0)
+        return 10;
+    shmb_segment_t seg;
+    if (shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL) != 0)
+        return 11;
+    int ret = 0;
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+        struct sigaction sa;
+        if (sigaction(ignored[i], NULL, &sa) != 0 || sa.sa_handler != SIG_IGN)
+            ret = 12;
+        raise(ignored[i]);
+    }
+    if (!exists(seg.name))
+        ret = 13;
+    if (!handler_is_ours(SIGBUS) || !handler_is_ours(SIGTERM))
+        ret = 14;
+    shmb_segment_destroy(&seg, NULL);
+    return ret;
+}
+
+static void test_inherited_ignored_signals_stay_ignored(void **state)
+{
+    (void)state;
+    assert_int_equal(in_child(inherited_ignored_run), 0);
+}
+
+/* As PID 1 of a PID namespace (a container's init, `unshare --pid --fork`)
+ * the re-raised default action is discarded: the handler must still end the
+ * process, with the status a shell gives a death by that signal. */
+struct pid1_area {
+    atomic_int pid;                       /* init's pid, seen from here */
+    atomic_int ready;
+    char name[SHMB_SEGMENT_NAME_MAX + 1]; /* its segment */
+};
+
+static int pid1_init(struct pid1_area *a)
+{
+    shmb_segment_t seg;
+    if (getpid() != 1 || shmb_segment_install_signal_cleanup() != 0 ||
+        shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL) != 0)
+        return 20;
+    snprintf(a->name, sizeof(a->name), "%s", seg.name);
+    atomic_store(&a->ready, 1);
+    for (;;)
+        pause();
+}
+
+/* The middle: a new PID namespace whose init it forks, then waits for (5 s
+ * at most). Exits with init's exit status, 77 without a namespace, 98 when
+ * init was killed by a signal, 99 when it hung. */
+static int pid1_middle(struct pid1_area *a)
+{
+    if (unshare(CLONE_NEWPID) != 0)
+        return 77;
+    pid_t init = fork();
+    if (init < 0)
+        return 21;
+    if (init == 0)
+        _exit(pid1_init(a));
+    atomic_store(&a->pid, (int)init);
+    for (int i = 0; i < 5000; i++) {
+        int status;
+        if (waitpid(init, &status, WNOHANG) == init)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 98;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    kill(init, SIGKILL);
+    waitpid(init, NULL, 0);
+    return 99;
+}
+
+static void test_sigterm_ends_pid_1(void **state)
+{
+    (void)state;
+    struct pid1_area *a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(a != MAP_FAILED);
+    memset(a, 0, sizeof(*a));
+    pid_t middle = fork();
+    assert_true(middle >= 0);
+    if (middle == 0)
+        _exit(pid1_middle(a));
+    int status = 0;
+    while (!(atomic_load(&a->ready) && atomic_load(&a->pid) > 0) && waitpid(middle, &status, WNOHANG) == 0)
+        sched_yield();
+    if (!atomic_load(&a->ready) || atomic_load(&a->pid) <= 0) { /* never kill(0): our process group */
+        munmap(a, sizeof(*a));
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+            skip();
+        fail_msg("init did not start: status %d", status);
+    }
+    assert_true(exists(a->name));
+    assert_int_equal(kill(atomic_load(&a->pid), SIGTERM), 0);
+    assert_int_equal(waitpid(middle, &status, 0), middle);
+    int left = exists(a->name);
+    if (left) {
+        shm_unlink(a->name);
+        fail_msg("init's segment %s left", a->name);
+    }
+    munmap(a, sizeof(*a));
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+}
+
+/* A forked child starts with a registry of its own, and once its parent is
+ * gone unlinks exactly the names the parent registered (also after the
+ * fork) that still name the files it created. */
+static int squat(const char *name);
+
+static int inherited_child(int go)
+{
+    char byte;
+    if (read(go, &byte, 1) != 1)
+        return 30;
+    if (shmb_segment_registered() != 0 || shmb_segment_unlink_all() != 0)
+        return 31;
+    return (int)shmb_segment_unlink_inherited();
+}
+
+static void chmod_name(const char *name, mode_t mode)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm%s", name);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+static void test_unlink_inherited(void **state)
+{
+    (void)state;
+    enum { KEPT, REPLACED, CHMODDED, RELEASED, AFTER_FORK, N };
+    shmb_segment_t seg[N];
+    for (int i = 0; i < AFTER_FORK; i++)
+        assert_int_equal(shmb_segment_create(&seg[i], PREFIX, 4096, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_release(&seg[RELEASED]), 0);
+    assert_int_equal(shm_unlink(seg[REPLACED].name), 0);
+    assert_int_equal(squat(seg[REPLACED].name), 0);
+    chmod_name(seg[CHMODDED].name, 0640);
+    char decoy[SHMB_SEGMENT_NAME_MAX + 1];
+    snprintf(decoy, sizeof(decoy), "%s%ld_decoy", PREFIX, (long)getpid());
+    assert_int_equal(squat(decoy), 0);
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(inherited_child(go[0]));
+    assert_int_equal(shmb_segment_create(&seg[AFTER_FORK], PREFIX, 4096, NULL, NULL), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(go[0]);
+    close(go[1]);
+    const int kept_gone = !exists(seg[KEPT].name), after_gone = !exists(seg[AFTER_FORK].name);
+    const int others = exists(seg[REPLACED].name) + exists(seg[CHMODDED].name) + exists(seg[RELEASED].name) +
+                       exists(decoy);
+    shm_unlink(decoy);
+    for (int i = 0; i < N; i++) {
+        shm_unlink(seg[i].name);
+        if (i != RELEASED)
+            shmb_segment_release(&seg[i]);
+    }
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 2);
+    assert_true(kept_gone && after_gone);
+    assert_int_equal(others, 4);
+    assert_int_equal(shmb_segment_unlink_inherited(), 0); /* this process has no parent's registry */
+}
+
 /* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not
  * fatal by default keeps its default. */
 static void test_signal_dispositions(void **state)
@@ -513,7 +753,7 @@ static void test_squatters(void **state)
 /* ---- a full /dev/shm: a tmpfs of a few pages over it, in a private mount
  * namespace of a child process (skipped where that is not allowed) ---- */
 
-enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED, FW_COPY };
+enum fw_mode { FW_ONE, FW_AGAIN, FW_THREADS, FW_UNARMED, FW_COPY, FW_FAULT_LINE };
 
 typedef struct fw_case {
     const char *what;
@@ -656,6 +896,30 @@ static int fw_run(const fw_case_t *c)
         }
         return nospace >= 2 && nospace + fits == 4 && shm_files() == 0 ? 0 : 13;
     }
+    case FW_FAULT_LINE: { /* with a fault line: that line, exit 1, nothing left */
+        int out[2];
+        if (pipe(out) != 0)
+            return 17;
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(out[1], STDERR_FILENO);
+            shmb_segment_t seg;
+            if (shmb_segment_set_fault_line("test: /dev/shm is full") == 0 &&
+                shmb_segment_create(&seg, PREFIX, c->seg_kb * 1024, NULL, NULL) == 0 &&
+                shmb_segment_map(&seg, NULL) == 0)
+                shmb_segment_touch(seg.addr, seg.size);
+            _exit(0);
+        }
+        close(out[1]);
+        char got[64] = "";
+        ssize_t n = read(out[0], got, sizeof(got) - 1);
+        close(out[0]);
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+            return 18;
+        unlink("/dev/shm/filler");
+        return n > 0 && strcmp(got, "test: /dev/shm is full\n") == 0 && shm_files() == 0 ? 0 : 19;
+    }
     case FW_UNARMED: { /* a plain touch still dies of SIGBUS, after cleaning up */
         pid_t pid = fork();
         if (pid == 0) {
@@ -685,6 +949,7 @@ static void test_first_write_in_full_shm(void **state)
         {"twice full, then room", FW_AGAIN, 512, 400, 256, 0},
         {"four threads, room for two", FW_THREADS, 512, 0, 256, 0},
         {"unarmed touch dies of SIGBUS, cleaned up", FW_UNARMED, 64, 0, 1024, 0},
+        {"unarmed touch with a fault line: the line, exit 1", FW_FAULT_LINE, 64, 0, 1024, 0},
         {"a guarded copy that fits", FW_COPY, 512, 0, 256, 0},
         {"a guarded copy into a full /dev/shm", FW_COPY, 64, 0, 1024, -ENOSPC},
     };
@@ -724,7 +989,11 @@ int main(void)
         cmocka_unit_test(test_fatal_signals_clean_up),
         cmocka_unit_test(test_signal_while_threads_create),
         cmocka_unit_test(test_signal_dispositions),
+        cmocka_unit_test(test_refused_signals_are_skipped),
+        cmocka_unit_test(test_inherited_ignored_signals_stay_ignored),
+        cmocka_unit_test(test_sigterm_ends_pid_1),
         cmocka_unit_test(test_squatters),
+        cmocka_unit_test(test_unlink_inherited),
         cmocka_unit_test(test_first_write_in_full_shm),
     };
     if (shm_writable(NULL) != 0) {

@@ -4,6 +4,7 @@
 // flags, --json_out, the machine's facts, and --cpu's pinning last.
 #include <glog/logging.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -46,6 +47,10 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
         Fail(ret, "installing signal handlers");
 
     internal::CheckCommonFlags();
+    char hint[512];  // a full /dev/shm under an allocator's own unguarded write: this line, exit 1
+    shmb_error_hint("first write", ENOSPC, FLAGS_shm_prefix.c_str(), hint, sizeof(hint));
+    shmb_segment_set_fault_line((g_run.program + ": a write into shared memory failed (SIGBUS): " +
+                                 std::strerror(ENOSPC) + "; " + hint).c_str());
     if (!FLAGS_json_out.empty())
         internal::OpenJsonOut();
     internal::ReadMachine();

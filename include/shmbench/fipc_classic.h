@@ -31,9 +31,12 @@ extern "C" {
 typedef struct shmb_fipc_classic shmb_fipc_classic_t; /* opaque */
 
 /* Creates and maps a pool of pool_bytes (sparse: nothing is written but the
- * segment manager's header) named after prefix, and builds the segment
- * manager in it. Returns 0, -EINVAL (pool too small for the manager), or the
- * segment module's errors (nothing left behind). */
+ * segment manager's header and the allocator's end block, whose pages are
+ * reserved with posix_fallocate first) named after prefix, and builds the
+ * segment manager in it. Returns 0, -EINVAL (pool too small for the
+ * manager), -ENOSPC (/dev/shm has no room for the headers, recorded as
+ * "posix_fallocate"), or the segment module's errors (nothing left
+ * behind). */
 int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out);
 
 /* Unmaps and closes the pool; unlinks it when `unlink_pool`, else leaves it

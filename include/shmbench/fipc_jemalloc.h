@@ -92,7 +92,11 @@ typedef struct shmb_fipc_jemalloc shmb_fipc_jemalloc_t; /* opaque */
 
 /* Creates an arena over SHM pools named after prefix (no pool exists until
  * jemalloc asks for an extent), with explicit thread caches when tcache is
- * non-zero (the creating thread's made now). Returns 0, -ENOMEM, or -EIO when
+ * non-zero (the creating thread's made now). The pools jemalloc keeps its own
+ * metadata in (the first one, made now, and later ones) are reserved with
+ * posix_fallocate, so that jemalloc never writes an unreserved page; the
+ * pools of blocks are not. Returns 0, -ENOMEM, the error of the first pool
+ * (-ENOSPC: /dev/shm is full, recorded as "posix_fallocate"), or -EIO when
  * jemalloc refuses (mallctl's error recorded with shmbench/error.h). */
 int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out);
 
@@ -103,8 +107,9 @@ int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc
 int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept);
 
 /* mallocx in the arena (through this thread's cache when made with tcache).
- * Returns 0 and the block in *out, -EINVAL for 0 bytes, or -ENOMEM (jemalloc
- * could not get an extent, or this thread's cache: the error is recorded). */
+ * Returns 0 and the block in *out, -EINVAL for 0 bytes, -ENOSPC (a metadata
+ * pool found /dev/shm full; recorded), or -ENOMEM (jemalloc could not get an
+ * extent otherwise, or this thread's cache: the error is recorded). */
 int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out);
 
 /* dallocx of a block from shmb_fipc_jemalloc_alloc. Returns 0. */

@@ -2,7 +2,9 @@
  * peer: a second process that runs commands for this one (the owner), for
  * paths that span two processes (--peer_process=true).
  *
- * shmb_peer_start() creates a control segment through the segment module (so
+ * shmb_peer_start() first gives the process back what reaping the peer needs
+ * (a SIGCHLD inherited ignored becomes SIG_DFL, SA_NOCLDWAIT is cleared; a
+ * SIGCHLD handler stays), then creates a control segment through the segment module (so
  * it is named "<prefix><owner pid>_...", registered, and unlinked by the
  * owner's signal cleanup) and forks. The child, the peer, never returns from
  * shmb_peer_start(): it waits for commands and runs the handler the caller
@@ -42,17 +44,19 @@
  * - the peer has prctl(PR_SET_PDEATHSIG, SHMB_PEER_DEATH_SIGNAL), which
  *   reaches it even inside a handler, and checks getppid() at every slice.
  *   When the owner is gone (a SIGKILL, which no cleanup survives), the peer
- *   unlinks every /dev/shm name of the owner with
- *   shmb_peer_unlink_owner_segments() and its own registered names, and
- *   _exit()s with SHMB_PEER_EXIT_ORPHANED. Nothing is left behind.
+ *   unlinks the names the owner had registered, those still naming the files
+ *   the owner created (shmb_segment_unlink_inherited(): never another
+ *   program's file, nor another run's whose prefix happens to extend ours),
+ *   and its own registered names, and _exit()s with SHMB_PEER_EXIT_ORPHANED.
+ *   Nothing of either is left behind.
  *
- * The registry. The child's copy of the segment registry names the owner's
- * segments; the child forgets it (shmb_segment_forget_all()) before anything
- * else, so that a signal that kills the peer, or shmb_segment_unlink_all() in
- * a handler, unlinks only what the peer itself created, never the owner's
- * segments. The peer inherits the owner's signal dispositions (with
- * shmb_segment_install_signal_cleanup() in place, a fatal signal unlinks the
- * peer's own segments and kills it; the owner then sees -EPIPE). The peer
+ * The registry. The peer, a fork, registers into a registry of its own (see
+ * segment.h), so that a signal that kills the peer, or
+ * shmb_segment_unlink_all() in a handler, unlinks only what the peer itself
+ * created, never the owner's segments. The peer inherits the owner's signal
+ * dispositions (with shmb_segment_install_signal_cleanup() in place, a fatal
+ * signal unlinks the peer's own segments and kills it; the owner then sees
+ * -EPIPE). The peer
  * must not destroy or release the owner's shmb_segment_t objects it
  * inherited (their registry slots mean nothing in the child); it attaches
  * segments by name like an unrelated process would.
@@ -85,7 +89,9 @@ extern "C" {
 #define SHMB_PEER_NAME_MAX SHMB_SEGMENT_NAME_MAX /* bytes of a command's name, without the NUL */
 #define SHMB_PEER_OP_QUIT 0u                     /* reserved: sent by shmb_peer_stop() only */
 #define SHMB_PEER_SLICE_NS 100000000L            /* longest sleep between checks of the other side (100 ms) */
-#define SHMB_PEER_DEATH_SIGNAL SIGRTMAX          /* what the peer receives when the owner's thread ends */
+/* What the peer receives when the owner's thread ends (not SIGRTMAX, which
+ * valgrind keeps for itself). */
+#define SHMB_PEER_DEATH_SIGNAL (SIGRTMAX - 1)
 #define SHMB_PEER_EXIT_ORPHANED 3                /* the peer's exit status once its owner died */
 #define SHMB_PEER_EXIT_FAILED 4                  /* the peer's own protocol failed (futex) */
 
@@ -153,15 +159,6 @@ int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, 
  * Afterwards peer->pid is 0 and nothing of the peer is left: no process,
  * no zombie, no descriptor, no segment. */
 int shmb_peer_stop(shmb_peer_t *peer);
-
-/* Unlinks every /dev/shm entry named "<prefix><owner_pid>_*", the names the
- * segment module gives the segments of process owner_pid, and nothing else
- * ("<prefix><owner_pid>" followed by another digit is another process). For
- * a peer whose owner died by SIGKILL. Async-signal-safe (open, getdents64,
- * unlinkat; no allocation). Returns how many names were unlinked (a name
- * that vanished meanwhile is not counted), -EINVAL (bad prefix, owner_pid
- * <= 0) or -errno (open or getdents64 of /dev/shm, recorded). */
-int shmb_peer_unlink_owner_segments(const char *prefix, pid_t owner_pid);
 
 #ifdef __cplusplus
 }

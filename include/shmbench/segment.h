@@ -8,12 +8,26 @@
  * A name enters a process-wide registry only once this process has created it
  * (signals blocked across create + register), and stays there until it is
  * unlinked or released on purpose, so that a signal or a fatal error unlinks
- * everything of ours, and nothing else, before the process dies.
+ * everything of ours, and nothing else, before the process dies: a name is
+ * unlinked only while it still names the file created (same device, inode,
+ * owner and mode as fstat said right after shm_open).
+ *
+ * Forks: a child starts with a registry of its own (the module watches
+ * forks), so a signal in the child unlinks only what the child created. The
+ * parent's registry stays readable in the child until the end, so that a
+ * child that outlives a parent killed without cleanup (SIGKILL) can unlink
+ * the parent's names: shmb_segment_unlink_inherited().
  *
  * Signals: every signal whose default action ends the process is caught
  * (HUP INT QUIT ILL TRAP ABRT BUS FPE USR1 SEGV USR2 PIPE ALRM TERM STKFLT IO
  * XCPU VTALRM PROF PWR SYS and the real-time signals): the handler unlinks
- * what is registered and lets the signal take its default action. SIGXFSZ is
+ * what is registered and lets the signal take its default action; when that
+ * action is discarded (PID 1 of a PID namespace, a container's init), it
+ * _exit()s with 128 + the signal's number, as a shell reports a death by
+ * that signal. A signal ignored when the process started (nohup, `trap ''
+ * INT`) stays ignored, except the faults (SEGV BUS FPE ILL), which the
+ * kernel delivers anyway. A signal the system refuses with EINVAL (valgrind
+ * keeps some real-time signals for itself) is skipped. SIGXFSZ is
  * ignored on purpose, so a segment above the file-size limit (ulimit -f)
  * fails with EFBIG instead of killing the run. SIGKILL and SIGSTOP cannot be
  * caught: a SIGKILL (the OOM killer's too) leaves segments behind.
@@ -34,6 +48,7 @@ extern "C" {
 #define SHMB_SEGMENT_NAME_MAX 255   /* NAME_MAX of /dev/shm */
 #define SHMB_SEGMENT_REGISTRY_SLOTS 131072 /* live segments per process */
 #define SHMB_SEGMENT_TRACKED_FILES 4       /* other files, see track_file */
+#define SHMB_SEGMENT_FAULT_LINE_MAX 1024   /* bytes of a fault line, see set_fault_line */
 
 typedef struct shmb_segment {
     char name[SHMB_SEGMENT_NAME_MAX + 1]; /* as given to shm_open, "/..."; "" if none */
@@ -125,10 +140,24 @@ int shmb_segment_allocated(const shmb_segment_t *seg, uint64_t *bytes);
 int shmb_segment_open_existing(const char *name, uint64_t bytes);
 
 /* Installs the handlers that unlink every registered segment and tracked file
- * and then let the signal take its default action (see the top of this file
- * for the list), and ignores SIGXFSZ so that a segment above the file-size
- * limit fails with EFBIG. Returns 0 or -errno (sigaction). */
+ * and then end the process by the signal (see the top of this file for the
+ * list, and for the signals left as they are), and ignores SIGXFSZ so that
+ * a segment above the file-size limit fails with EFBIG. Returns 0 or -errno
+ * (sigaction, an error other than EINVAL). */
 int shmb_segment_install_signal_cleanup(void);
+
+/* The line the SIGBUS handler writes to stderr (a newline added), after
+ * unlinking what is registered, before it _exit()s with status 1, when
+ * /dev/shm ran out of space under a write that no first-write guard covers:
+ * an allocator's own headers in pages nobody reserved (boost.interprocess's
+ * rbtree_best_fit writes one beside every block it hands out), so that the
+ * run ends with the caller's "no space" line, never a bare SIGBUS. Such a
+ * fault is a SIGBUS with si_code BUS_ADRERR (what tmpfs gives when it has no
+ * page for a shared mapping). Without a line (never set, or NULL or ""),
+ * the signal kills as the top of this file says. The line is copied. Call it
+ * once at start-up, before other threads write into segments. Returns 0 or
+ * -ENAMETOOLONG (SHMB_SEGMENT_FAULT_LINE_MAX bytes or more). */
+int shmb_segment_set_fault_line(const char *line);
 
 /* Unlinks every registered segment and tracked file now (for fatal-error
  * paths). Async-signal safe. Returns how many names were unlinked. */
@@ -145,13 +174,19 @@ void shmb_segment_untrack_file(int id);
 /* How many names the registry holds. */
 size_t shmb_segment_registered(void);
 
-/* Forgets every registered name and tracked file without unlinking any: for
- * a child right after fork(), whose copy of the registry names its parent's
- * files, so that a signal in the child, or shmb_segment_unlink_all() there,
- * unlinks only what the child creates afterwards. Call it while the child is
- * single-threaded (fork from a thread while no other is inside this module).
- * The parent's shmb_segment_t objects copied into the child must then not be
- * destroyed or released there. Returns how many names were forgotten. */
+/* In a child of fork(): unlinks the names the parent had registered (up to
+ * the moment it died) and that still name the files it created, and nothing
+ * else; for a child whose parent died without cleaning up (SIGKILL). Call it
+ * only once the parent is gone. Async-signal-safe (lstat, unlink). Returns
+ * how many names were unlinked; 0 in a process that was not forked from one
+ * that registered names. */
+size_t shmb_segment_unlink_inherited(void);
+
+/* Forgets every registered name and tracked file without unlinking any, so
+ * that a signal or shmb_segment_unlink_all() unlinks only what is created
+ * afterwards. (A forked child needs no call: it starts with a registry of
+ * its own, and the parent's shmb_segment_t objects copied into it must not
+ * be destroyed or released there.) Returns how many names were forgotten. */
 size_t shmb_segment_forget_all(void);
 
 #ifdef __cplusplus
