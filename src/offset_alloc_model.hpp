@@ -6,12 +6,14 @@
 //
 // What a request runs is defined here, inline: the bins' search,
 // __Allocator::allocate and free with neighbour merging, OffsetAllocator::
-// allocate and freeAllocation. They inline into their callers, as in a
-// single file: allocation into OffsetBufferAllocator::allocate
-// (offset_buffer.cc), free into ~OffsetAllocationHandle (offset_alloc.cc, a
-// call out of line from either file); defined in a .cc they would add calls
-// across translation units to the measured path. The bin lists' upkeep,
-// construction and the reports are in offset_alloc.cc.
+// allocate and freeAllocation. Each has one caller, into which it inlines:
+// allocation into OffsetBufferAllocator::allocate (offset_buffer.cc), free
+// into ~OffsetAllocationHandle (offset_alloc.cc, itself a call out of line).
+// Defined in a .cc they would add calls across translation units to the
+// measured path. The four big ones are always_inline: with external
+// linkage clang stops inlining them into their one caller (gcc does not).
+// The bin lists' upkeep (insertNodeIntoBin, removeNodeFromBin: calls from
+// both paths under gcc), construction and the reports are in offset_alloc.cc.
 #ifndef SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 #define SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 
@@ -119,8 +121,8 @@ struct OffsetAllocatorMetrics { // the part of upstream's that the counters give
 class Allocator {
 public:
     Allocator(uint32_t size, uint32_t init_capacity, uint32_t max_capacity);
-    OffsetAllocation allocate(uint32_t size);
-    uint32_t free(OffsetAllocation allocation);
+    [[gnu::always_inline]] OffsetAllocation allocate(uint32_t size);
+    [[gnu::always_inline]] uint32_t free(OffsetAllocation allocation);
     StorageReport storageReport() const;
     uint32_t size() const { return m_size; }
 
@@ -353,8 +355,8 @@ public:
     OffsetAllocator(const OffsetAllocator &) = delete;
     OffsetAllocator &operator=(const OffsetAllocator &) = delete;
 
-    std::optional<OffsetAllocationHandle> allocate(size_t size);
-    void freeAllocation(const OffsetAllocation &allocation, uint64_t size);
+    [[gnu::always_inline]] std::optional<OffsetAllocationHandle> allocate(size_t size);
+    [[gnu::always_inline]] void freeAllocation(const OffsetAllocation &allocation, uint64_t size);
     uint64_t getLargestFreeRegion() const { return m_largest_free_region.load(std::memory_order_relaxed); }
     StorageReport storageReport() const;
     OffsetAllocatorMetrics get_metrics() const;
