@@ -1,3 +1,8 @@
+/* offset_alloc: the model of Mooncake Store's OffsetBufferAllocator over
+ * ranges it must never touch (PROT_NONE) and over a real SHM segment:
+ * placement, alignment, the bins' rounding, merging, the node pool's cap,
+ * ranges above 3.75 GiB, bad arguments, the verify check against planted
+ * faults, blocks outliving their allocator, and two threads at once. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +42,26 @@ static shmb_offset_t *make(void *base, size_t bytes, uint32_t max_nodes)
     return a;
 }
 
+/* An allocator over a fresh untouchable range of `bytes`, its base in *base. */
+static shmb_offset_t *open_range(size_t bytes, uint32_t max_nodes, unsigned char **base)
+{
+    *base = untouchable(bytes);
+    return make(*base, bytes, max_nodes);
+}
+
+static void release_range(shmb_offset_t *a, unsigned char *base, size_t bytes)
+{
+    shmb_offset_destroy(a);
+    munmap(base, bytes);
+}
+
+/* n blocks of `len` bytes each, every allocation asserted. */
+static void alloc_each(shmb_offset_t *a, size_t len, shmb_offset_block_t **blocks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(shmb_offset_alloc(a, len, &blocks[i]), 0);
+}
+
 static void expect_verified(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n)
 {
     char why[256] = "";
@@ -58,8 +83,8 @@ static void test_in_range_and_aligned(void **state)
     (void)state;
     enum { N = 200 };
     const size_t bytes = 64u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *blocks[N];
     shmb_rng_t rng;
     shmb_rng_seed(&rng, 7);
@@ -79,8 +104,7 @@ static void test_in_range_and_aligned(void **state)
     expect_verified(a, blocks, N);
     free_all(blocks, N);
     assert_true(shmb_offset_in_use(a) == 0 && shmb_offset_live(a) == 0);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* Random sizes, frees in random order, allocations again: no two live
@@ -90,8 +114,8 @@ static void test_random_no_overlap(void **state)
     (void)state;
     enum { N = 3000 };
     const size_t bytes = 256u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     static shmb_offset_block_t *blocks[N];
     static uint64_t order[N];
     shmb_rng_t rng;
@@ -113,8 +137,7 @@ static void test_random_no_overlap(void **state)
     free_all(blocks, N);
     assert_true(shmb_offset_in_use(a) == 0 && shmb_offset_live(a) == 0);
     assert_true(shmb_offset_largest_free(a) == bytes); /* everything merged back */
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* A range holding exactly 16 blocks: the 17th is refused until one goes,
@@ -124,11 +147,10 @@ static void test_full_then_free(void **state)
     (void)state;
     enum { N = 16 };
     const size_t bytes = N * 4096;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *blocks[N], *extra = NULL;
-    for (size_t i = 0; i < N; i++)
-        assert_int_equal(shmb_offset_alloc(a, 4096, &blocks[i]), 0);
+    alloc_each(a, 4096, blocks, N);
     expect_verified(a, blocks, N);
     assert_int_equal(shmb_offset_alloc(a, 4096, &extra), -ENOMEM);
     assert_int_equal(shmb_offset_alloc(a, 1, &extra), -ENOMEM);
@@ -140,8 +162,7 @@ static void test_full_then_free(void **state)
     assert_ptr_equal(shmb_offset_address(blocks[5]), hole);
     expect_verified(a, blocks, N);
     free_all(blocks, N);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* Freed neighbours merge: after every block goes, in random order, the
@@ -151,14 +172,13 @@ static void test_merging(void **state)
     (void)state;
     enum { N = 256 };
     const size_t bytes = 1u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *blocks[N], *whole = NULL;
     uint64_t order[N];
-    for (size_t i = 0; i < N; i++) {
-        assert_int_equal(shmb_offset_alloc(a, 4096, &blocks[i]), 0);
+    alloc_each(a, 4096, blocks, N);
+    for (size_t i = 0; i < N; i++)
         order[i] = i;
-    }
     assert_int_equal(shmb_offset_alloc(a, 4096, &whole), -ENOMEM);
     shmb_rng_t rng;
     shmb_rng_seed(&rng, 5);
@@ -173,8 +193,7 @@ static void test_merging(void **state)
     assert_ptr_equal(shmb_offset_address(whole), base);
     expect_verified(a, &whole, 1);
     assert_int_equal(shmb_offset_free(whole), 0);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* Sizes below 8 are their own bins: 1-byte blocks sit one byte apart. */
@@ -182,19 +201,17 @@ static void test_one_byte(void **state)
 {
     (void)state;
     const size_t bytes = 4096;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *b[3];
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(shmb_offset_alloc(a, 1, &b[i]), 0);
+    alloc_each(a, 1, b, 3);
     assert_ptr_equal(shmb_offset_address(b[0]), base);
     assert_ptr_equal(shmb_offset_address(b[1]), base + 1);
     assert_ptr_equal(shmb_offset_address(b[2]), base + 2);
     assert_true(shmb_offset_in_use(a) == 3);
     expect_verified(a, b, 3);
     free_all(b, 3);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* The bins' rounding: exact below 8 and on bin sizes, else up to the next of
@@ -256,8 +273,8 @@ static void test_largest_size(void **state)
 {
     (void)state;
     const size_t bytes = (1u << 20) + 4096;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *b = NULL;
     assert_true(shmb_offset_largest_free(a) == 1u << 20);
     assert_int_equal(shmb_offset_alloc(a, (1u << 20) + 1, &b), -ENOMEM);
@@ -267,8 +284,7 @@ static void test_largest_size(void **state)
     assert_true(shmb_offset_largest_free(a) == 4096); /* the rest */
     expect_verified(a, &b, 1);
     assert_int_equal(shmb_offset_free(b), 0);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* Above 3.75 GiB the allocator counts in units of 2^k bytes (8 GiB: 4-byte
@@ -277,8 +293,8 @@ static void test_beyond_32_bits(void **state)
 {
     (void)state;
     const size_t bytes = (size_t)8 << 30;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 1024);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 1024, &base);
     shmb_offset_block_t *b[2];
     assert_int_equal(shmb_offset_alloc(a, 3, &b[0]), 0);
     assert_int_equal(shmb_offset_alloc(a, 5, &b[1]), 0);
@@ -290,8 +306,7 @@ static void test_beyond_32_bits(void **state)
     assert_int_equal(shmb_offset_alloc(a, bytes, &b[0]), 0);
     assert_ptr_equal(shmb_offset_address(b[0]), base);
     assert_int_equal(shmb_offset_free(b[0]), 0);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* A pool of 8 nodes: 7 blocks and the free rest. The 8th block is refused
@@ -302,11 +317,10 @@ static void test_node_pool_exhausted(void **state)
 {
     (void)state;
     const size_t bytes = 1u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 8);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 8, &base);
     shmb_offset_block_t *b[8], *extra = NULL;
-    for (int i = 0; i < 7; i++)
-        assert_int_equal(shmb_offset_alloc(a, 4096, &b[i]), 0);
+    alloc_each(a, 4096, b, 7);
     assert_int_equal(shmb_offset_alloc(a, 4096, &extra), -ENOMEM);
     assert_true(shmb_offset_largest_free(a) == 0); /* a full pool reports nothing free */
     assert_int_equal(shmb_offset_free(b[2]), 0);    /* both neighbours live: no merge */
@@ -317,8 +331,7 @@ static void test_node_pool_exhausted(void **state)
     shmb_offset_block_t *live[7] = {b[0], b[1], b[2], b[3], b[4], b[5], b[6]};
     expect_verified(a, live, 7);
     free_all(live, 7);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* The planted faults the driver's check must catch: an overlap, a block
@@ -327,8 +340,9 @@ static void test_verify_catches_faults(void **state)
 {
     (void)state;
     const size_t bytes = 1u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0), *other = make(base + bytes / 2, bytes / 2, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
+    shmb_offset_t *other = make(base + bytes / 2, bytes / 2, 0);
     shmb_offset_block_t *b[3];
     char why[256];
     assert_int_equal(shmb_offset_alloc(a, 4096, &b[0]), 0);
@@ -355,8 +369,7 @@ static void test_verify_catches_faults(void **state)
     assert_int_equal(shmb_offset_free(b[0]), 0);
     assert_int_equal(shmb_offset_verify(a, b, 0, why, sizeof(why)), 0);
     shmb_offset_destroy(other);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* Blocks outliving their allocator are inert, and still freed. */
@@ -364,11 +377,10 @@ static void test_destroy_with_live_blocks(void **state)
 {
     (void)state;
     const size_t bytes = 1u << 20;
-    unsigned char *base = untouchable(bytes);
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     shmb_offset_block_t *b[3];
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(shmb_offset_alloc(a, 1000, &b[i]), 0);
+    alloc_each(a, 1000, b, 3);
     shmb_offset_destroy(a);
     assert_ptr_equal(shmb_offset_address(b[1]), base + 1024); /* 1000 bytes take a 1024-byte bin */
     free_all(b, 3);
@@ -402,10 +414,10 @@ static void test_two_threads(void **state)
 {
     (void)state;
     const size_t bytes = 64u << 20;
-    unsigned char *base = untouchable(bytes);
     static worker_t w[2];
     static shmb_offset_block_t *all[2 * PER_THREAD];
-    shmb_offset_t *a = make(base, bytes, 0);
+    unsigned char *base;
+    shmb_offset_t *a = open_range(bytes, 0, &base);
     pthread_t t[2];
     for (int i = 0; i < 2; i++) {
         w[i].a = a;
@@ -421,8 +433,7 @@ static void test_two_threads(void **state)
     expect_verified(a, all, 2 * PER_THREAD);
     free_all(all, 2 * PER_THREAD);
     assert_true(shmb_offset_live(a) == 0);
-    shmb_offset_destroy(a);
-    munmap(base, bytes);
+    release_range(a, base, bytes);
 }
 
 /* How many names in /dev/shm start with our prefix; the last one in name. */

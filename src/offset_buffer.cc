@@ -1,0 +1,548 @@
+// offset_buffer: Mooncake Store's per-object allocator over OffsetAllocator,
+// and the C entry points of the system model behind shmbench/offset_alloc.h
+// (C++17): the master's allocated-bytes metrics, AllocatedBuffer,
+// OffsetBufferAllocator::allocate / deallocate, and shmb_offset_verify. The
+// OffsetAllocator under them is in offset_alloc_model.hpp and offset_alloc.cc.
+//
+// Upstream: kvcache-ai/Mooncake at 3b5a594 (August 2026), mooncake-store:
+// - include/allocator.h, src/allocator.cpp: AllocatedBuffer and
+//   OffsetBufferAllocator::allocate / deallocate;
+// - src/master_metric_manager.cpp: inc/dec_allocated_mem_size, over
+//   yalantinglibs' ylt::metric::gauge_t and dynamic_gauge_1t (alibaba/
+//   yalantinglibs at Mooncake's submodule commit 7801bc9ad: include/ylt/metric/
+//   gauge.hpp, counter.hpp, thread_local_value.hpp, dynamic_metric.hpp,
+//   include/ylt/util/map_sharded.hpp).
+// The classes keep upstream's names and members in upstream's order, so that
+// a request touches objects of upstream's sizes; the code is this project's.
+// They stay in this file's unnamed namespace: the compiler then sees every
+// class derived from BufferAllocatorBase, so the entry points call
+// OffsetBufferAllocator's methods directly, not through the vtable.
+#include "offset_alloc_internal.h"
+#include "offset_alloc_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using shmb::offset::bin_bytes;
+using shmb::offset::bin_round_up;
+using shmb::offset::kMaxBinSize;
+using shmb::offset::OffsetAllocationHandle;
+using shmb::offset::OffsetAllocator;
+using shmb::offset::vlog_is_on;
+
+// ---- the master's allocated-bytes metrics (yalantinglibs ylt::metric) ----
+
+unsigned duplicates() // min(128, hardware_concurrency()), at least 1
+{
+    return std::max(1u, std::min(128u, std::thread::hardware_concurrency()));
+}
+
+// thread_local_value<int64_t>: one atomic per "duplicate", each allocated on
+// first use; a thread always uses the duplicate its thread_local round-robin
+// index picks.
+class ThreadLocalValue {
+public:
+    explicit ThreadLocalValue(unsigned n) : duplicates_(n) {}
+    ThreadLocalValue(const ThreadLocalValue &) = delete;
+    ThreadLocalValue &operator=(const ThreadLocalValue &) = delete;
+    ~ThreadLocalValue()
+    {
+        for (auto &d : duplicates_)
+            delete d.load();
+    }
+    void inc(int64_t v) { local_value().fetch_add(v, std::memory_order_relaxed); }
+    void dec(int64_t v) { local_value().fetch_sub(v, std::memory_order_relaxed); }
+
+private:
+    static uint32_t round_index()
+    {
+        static std::atomic<uint32_t> round{0};
+        static thread_local uint32_t index = round++;
+        return index;
+    }
+    std::atomic<int64_t> &local_value()
+    {
+        auto &slot = duplicates_[round_index() % duplicates_.size()];
+        if (slot == nullptr) {
+            auto fresh = new std::atomic<int64_t>(0);
+            std::atomic<int64_t> *expected = nullptr;
+            if (!slot.compare_exchange_strong(expected, fresh))
+                delete fresh;
+        }
+        return *slot;
+    }
+    std::vector<std::atomic<std::atomic<int64_t> *>> duplicates_;
+};
+
+// gauge_t (basic_static_gauge<int64_t>): a has-changed flag, then the value.
+class Gauge {
+public:
+    Gauge() : value_(duplicates()) {}
+    void inc(int64_t v)
+    {
+        if (v < 0)
+            return;
+        if (!has_change_.load(std::memory_order_relaxed))
+            has_change_.store(true, std::memory_order_relaxed);
+        value_.inc(v);
+    }
+    void dec(int64_t v)
+    {
+        if (!has_change_)
+            has_change_ = true;
+        value_.dec(v);
+    }
+
+private:
+    std::atomic<bool> has_change_{false};
+    ThreadLocalValue value_;
+};
+
+// The 131/137 polynomial hashes yalantinglibs runs over a label's bytes.
+template <unsigned Seed> size_t label_hash(const std::string &s)
+{
+    unsigned h = 0;
+    for (char c : s)
+        h = h * Seed + unsigned(c);
+    return h;
+}
+
+// dynamic_gauge_1t: one label. Its values sit in a map sharded by the
+// label's hash (map_sharded_t: a std::mutex and an unordered_map per shard),
+// each value a shared_ptr to the label and an atomic; inc/dec copy that
+// shared_ptr out under the shard's mutex (try_emplace), then add atomically.
+class DynamicGauge1 {
+public:
+    using Label = std::array<std::string, 1>;
+    DynamicGauge1() : shards_(duplicates()) {}
+    void inc(const Label &label, int64_t v) { try_emplace(label)->value.fetch_add(v, std::memory_order_relaxed); }
+    void dec(const Label &label, int64_t v) { try_emplace(label)->value.fetch_sub(v, std::memory_order_relaxed); }
+
+private:
+    struct MetricPair {
+        explicit MetricPair(const Label &l) : label(l) {}
+        Label label;
+        std::atomic<int64_t> value{0};
+    };
+    struct Key { // std::span<const std::string, 1> into the pair's label
+        const std::string *label;
+        bool operator==(const Key &o) const { return *label == *o.label; }
+    };
+    struct KeyHash {
+        size_t operator()(const Key &k) const { return label_hash<131>(*k.label); }
+    };
+    struct Shard {
+        std::unique_ptr<std::mutex> mtx = std::make_unique<std::mutex>();
+        std::unique_ptr<std::unordered_map<Key, std::shared_ptr<MetricPair>, KeyHash>> map;
+    };
+
+    std::shared_ptr<MetricPair> try_emplace(const Label &label)
+    {
+        Shard &shard = shards_[label_hash<137>(label[0]) % shards_.size()];
+        std::lock_guard<std::mutex> lock(*shard.mtx);
+        if (!shard.map)
+            shard.map = std::make_unique<std::unordered_map<Key, std::shared_ptr<MetricPair>, KeyHash>>();
+        auto it = shard.map->find(Key{&label[0]});
+        if (it == shard.map->end()) {
+            auto pair = std::make_shared<MetricPair>(label);
+            it = shard.map->emplace(Key{&pair->label[0]}, pair).first;
+            size_.fetch_add(1);
+        }
+        return it->second;
+    }
+
+    std::vector<Shard> shards_;
+    std::atomic<int64_t> size_{0};
+};
+
+// MasterMetricManager: a function-local static, of which a request touches
+// two gauges.
+class MasterMetricManager {
+public:
+    static MasterMetricManager &instance()
+    {
+        static MasterMetricManager static_instance;
+        return static_instance;
+    }
+    void inc_allocated_mem_size(const std::string &segment, int64_t val)
+    {
+        mem_allocated_size_.inc(val);
+        if (!segment.empty())
+            mem_allocated_size_per_segment_.inc({segment}, val);
+    }
+    void dec_allocated_mem_size(const std::string &segment, int64_t val)
+    {
+        mem_allocated_size_.dec(val);
+        if (!segment.empty())
+            mem_allocated_size_per_segment_.dec({segment}, val);
+    }
+
+private:
+    Gauge mem_allocated_size_;
+    DynamicGauge1 mem_allocated_size_per_segment_;
+};
+
+// ---- include/allocator.h, src/allocator.cpp ----
+
+enum class ReplicaType { MEMORY = 0 }; // the replica kind a memory segment's allocator serves
+
+class AllocatedBuffer;
+
+class BufferAllocatorBase {
+public:
+    virtual ~BufferAllocatorBase() = default;
+    virtual std::unique_ptr<AllocatedBuffer> allocate(size_t size) = 0;
+    virtual void deallocate(AllocatedBuffer *handle) = 0;
+    virtual size_t capacity() const = 0;
+    virtual size_t size() const = 0;
+    virtual size_t getLargestFreeRegion() const = 0;
+};
+
+// AllocatedBuffer: what the master keeps per replica; destroying it frees
+// the block through its allocator, if that still exists.
+class AllocatedBuffer {
+public:
+    AllocatedBuffer(std::shared_ptr<BufferAllocatorBase> allocator, void *buffer_ptr, std::size_t size,
+                    std::optional<OffsetAllocationHandle> &&offset_handle)
+        : allocator_(std::move(allocator)), buffer_ptr_(buffer_ptr), size_(size),
+          offset_handle_(std::move(offset_handle))
+    {
+    }
+    AllocatedBuffer(const AllocatedBuffer &) = delete;
+    AllocatedBuffer &operator=(const AllocatedBuffer &) = delete;
+    ~AllocatedBuffer()
+    {
+        auto alloc = allocator_.lock();
+        if (alloc) {
+            alloc->deallocate(this);
+            vlog_is_on(1); // "buf_handle_deallocated"
+        }
+    }
+
+    void *data() const noexcept { return buffer_ptr_; }
+    std::size_t size() const noexcept { return size_; }
+    void releaseOffsetHandle() { offset_handle_.reset(); }
+    void plantAddress(void *p) { buffer_ptr_ = p; } // the test hook only
+
+private:
+    std::weak_ptr<BufferAllocatorBase> allocator_;
+    std::string segment_name_;
+    void *buffer_ptr_{nullptr};
+    std::size_t size_{0};
+    std::string protocol{"tcp"};
+    std::optional<OffsetAllocationHandle> offset_handle_;
+};
+
+// Mooncake's mount examples name a segment after its host, "192.168.0.137"
+// (Mooncake's docs); it fits std::string's inline buffer, so the metric's label copy
+// allocates nothing.
+constexpr const char *kSegmentName = "192.168.0.137";
+
+class OffsetBufferAllocator : public BufferAllocatorBase,
+                              public std::enable_shared_from_this<OffsetBufferAllocator> {
+public:
+    OffsetBufferAllocator(std::string segment_name, size_t base, size_t size, uint32_t max_nodes);
+    ~OffsetBufferAllocator() override
+    {
+        MasterMetricManager::instance().dec_allocated_mem_size(segment_name_, int64_t(cur_size_.load()));
+    }
+    std::unique_ptr<AllocatedBuffer> allocate(size_t size) override;
+    void deallocate(AllocatedBuffer *handle) override;
+    size_t size() const override { return cur_size_.load(); }
+    size_t getLargestFreeRegion() const override { return offset_allocator_->storageReport().largestFreeRegion; }
+    size_t capacity() const override { return total_size_; }
+    uintptr_t base() const { return base_; }
+    const OffsetAllocator &getOffsetAllocator() const { return *offset_allocator_; }
+
+private:
+    const std::string segment_name_;
+    const size_t base_;
+    const size_t total_size_;
+    std::atomic_size_t cur_size_;
+    // Unread here: kept so that the members a request reads sit where
+    // upstream's do.
+    const std::string transport_endpoint_;
+    const ReplicaType replica_type_;
+    std::shared_ptr<OffsetAllocator> offset_allocator_;
+};
+
+// OffsetBufferAllocator's constructor: node pool from the segment's size,
+// 1 Ki <= init <= 64 Ki (bytes / 4096), 1 Mi <= max <= 64 Mi (bytes / 1024);
+// max_nodes, when given, replaces the cap (and bounds init).
+OffsetBufferAllocator::OffsetBufferAllocator(std::string segment_name, size_t base, size_t size,
+                                             uint32_t max_nodes)
+    : segment_name_(std::move(segment_name)), base_(base), total_size_(size), cur_size_(0),
+      transport_endpoint_(segment_name_ + ":12345"), replica_type_(ReplicaType::MEMORY)
+{
+    uint64_t init_capacity = std::clamp<uint64_t>(size / 4096, 1024, 64 * 1024);
+    uint64_t max_capacity = std::clamp<uint64_t>(size / 1024, 1024 * 1024, 64 * 1024 * 1024);
+    if (max_nodes) {
+        max_capacity = max_nodes;
+        init_capacity = std::min<uint64_t>(init_capacity, max_nodes);
+    }
+    offset_allocator_ = OffsetAllocator::create(base, size, uint32_t(init_capacity), uint32_t(max_capacity));
+}
+
+// OffsetBufferAllocator::allocate: the OffsetAllocator's handle moved into a
+// fresh AllocatedBuffer that holds this allocator weakly, then the size
+// counter and the metrics. Upstream catches every exception into nullptr.
+std::unique_ptr<AllocatedBuffer> OffsetBufferAllocator::allocate(size_t size)
+{
+    if (!offset_allocator_)
+        return nullptr;
+    std::unique_ptr<AllocatedBuffer> allocated_buffer = nullptr;
+    try {
+        auto allocation_handle = offset_allocator_->allocate(size);
+        if (!allocation_handle) {
+            vlog_is_on(1); // "allocation_failed"
+            return nullptr;
+        }
+        void *buffer_ptr = allocation_handle->ptr();
+        allocated_buffer =
+            std::make_unique<AllocatedBuffer>(shared_from_this(), buffer_ptr, size, std::move(allocation_handle));
+        vlog_is_on(1); // "allocation_succeeded"
+    } catch (...) {
+        return nullptr;
+    }
+    cur_size_.fetch_add(size);
+    if (replica_type_ == ReplicaType::MEMORY)
+        MasterMetricManager::instance().inc_allocated_mem_size(segment_name_, int64_t(size));
+    return allocated_buffer;
+}
+
+// OffsetBufferAllocator::deallocate, called by ~AllocatedBuffer: the handle
+// reset (which frees the block), then the counter and the metrics.
+void OffsetBufferAllocator::deallocate(AllocatedBuffer *handle)
+{
+    try {
+        const size_t freed_size = handle->size();
+        handle->releaseOffsetHandle();
+        cur_size_.fetch_sub(freed_size);
+        if (replica_type_ == ReplicaType::MEMORY)
+            MasterMetricManager::instance().dec_allocated_mem_size(segment_name_, int64_t(freed_size));
+        vlog_is_on(1); // "deallocation_succeeded"
+    } catch (...) { // upstream logs it
+    }
+}
+
+AllocatedBuffer *as_buffer(shmb_offset_block_t *b)
+{
+    return reinterpret_cast<AllocatedBuffer *>(b);
+}
+
+const AllocatedBuffer *as_buffer(const shmb_offset_block_t *b)
+{
+    return reinterpret_cast<const AllocatedBuffer *>(b);
+}
+
+} // namespace
+
+// The segment manager's view of a mounted segment: the allocator as the
+// allocation strategy calls it, through its base class.
+struct shmb_offset {
+    std::shared_ptr<OffsetBufferAllocator> offset;
+    std::shared_ptr<BufferAllocatorBase> allocator;
+    bool plant_overlap = false;
+};
+
+namespace {
+
+int create_checked(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out) noexcept
+{
+    try {
+        auto a = std::make_unique<shmb_offset>();
+        a->offset = std::make_shared<OffsetBufferAllocator>(kSegmentName, reinterpret_cast<uintptr_t>(base),
+                                                            bytes, max_nodes);
+        a->allocator = a->offset;
+        *out = a.release();
+        return 0;
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+int alloc_one(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcept
+{
+    try {
+        std::unique_ptr<AllocatedBuffer> buffer = a->allocator->allocate(bytes);
+        if (!buffer)
+            return -ENOMEM;
+        if (a->plant_overlap) {
+            a->plant_overlap = false;
+            buffer->plantAddress(static_cast<unsigned char *>(buffer->data()) - 1);
+        }
+        *out = reinterpret_cast<shmb_offset_block_t *>(buffer.release());
+        return 0;
+    } catch (...) {
+        return -ENOMEM; // the metric's first label insert, outside upstream's try
+    }
+}
+
+struct Span {
+    uintptr_t begin;
+    size_t bytes;
+};
+
+// "what: block A of X bytes ... block B of Y bytes" into why.
+void say(char *why, size_t cap, const char *fmt, uintptr_t a, size_t x, uintptr_t b, size_t y)
+{
+    if (cap)
+        std::snprintf(why, cap, fmt, reinterpret_cast<void *>(a), x, reinterpret_cast<void *>(b), y);
+}
+
+// Every block inside the range and the counters matching: the spans sorted
+// by address in *spans.
+int check_blocks(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, std::vector<Span> *spans,
+                 char *why, size_t cap)
+{
+    const uintptr_t base = a->offset->base();
+    const size_t bytes = a->allocator->capacity();
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const auto *b = as_buffer(blocks[i]);
+        const uintptr_t p = b ? reinterpret_cast<uintptr_t>(b->data()) : 0;
+        const size_t len = b ? b->size() : 0;
+        if (!b || p < base || len > bytes || p - base > bytes - len) {
+            say(why, cap, "offset: block %p of %zu bytes is outside the range [%p, +%zu)", p, len, base, bytes);
+            return -EPROTO;
+        }
+        spans->push_back({p, len});
+        sum += len;
+    }
+    if (n != shmb_offset_live(a) || sum != shmb_offset_in_use(a)) {
+        if (cap)
+            std::snprintf(why, cap, "offset: %zu blocks of %llu bytes in all, the allocator counts %llu of %llu",
+                          n, static_cast<unsigned long long>(sum),
+                          static_cast<unsigned long long>(shmb_offset_live(a)),
+                          static_cast<unsigned long long>(shmb_offset_in_use(a)));
+        return -EPROTO;
+    }
+    std::sort(spans->begin(), spans->end(), [](const Span &x, const Span &y) { return x.begin < y.begin; });
+    return 0;
+}
+
+int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, char *why,
+                   size_t cap) noexcept
+{
+    try {
+        std::vector<Span> spans;
+        spans.reserve(n);
+        int rc = check_blocks(a, blocks, n, &spans, why, cap);
+        for (size_t i = 1; i < spans.size() && rc == 0; i++) {
+            if (spans[i - 1].begin + spans[i - 1].bytes > spans[i].begin) {
+                say(why, cap, "offset: blocks %p of %zu bytes and %p of %zu bytes overlap", spans[i - 1].begin,
+                    spans[i - 1].bytes, spans[i].begin, spans[i].bytes);
+                rc = -EPROTO;
+            }
+        }
+        return rc;
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+} // namespace
+
+// The entry points catch every exception (the noexcept helpers above); they
+// cannot be declared noexcept themselves because the C header's declarations
+// are not.
+extern "C" {
+
+int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out)
+{
+    if (!base || bytes == 0 || !out || reinterpret_cast<uintptr_t>(base) > UINTPTR_MAX - bytes)
+        return -EINVAL;
+    return create_checked(base, bytes, max_nodes, out);
+}
+
+void shmb_offset_destroy(shmb_offset_t *a)
+{
+    delete a;
+}
+
+int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out)
+{
+    if (!a || !out || bytes == 0)
+        return -EINVAL;
+    return alloc_one(a, bytes, out);
+}
+
+// Destroying an AllocatedBuffer throws nothing: deallocate catches
+// everything, as upstream's does.
+int shmb_offset_free(shmb_offset_block_t *block)
+{
+    if (!block)
+        return -EINVAL;
+    delete as_buffer(block);
+    return 0;
+}
+
+void *shmb_offset_address(const shmb_offset_block_t *block)
+{
+    return block ? as_buffer(block)->data() : nullptr;
+}
+
+size_t shmb_offset_block_bytes(const shmb_offset_block_t *block)
+{
+    return block ? as_buffer(block)->size() : 0;
+}
+
+uint64_t shmb_offset_offset(const shmb_offset_t *a, const shmb_offset_block_t *block)
+{
+    if (!a || !block)
+        return 0;
+    return reinterpret_cast<uintptr_t>(as_buffer(block)->data()) - a->offset->base();
+}
+
+uint64_t shmb_offset_in_use(const shmb_offset_t *a)
+{
+    return a ? a->allocator->size() : 0;
+}
+
+uint64_t shmb_offset_live(const shmb_offset_t *a)
+{
+    return a ? a->offset->getOffsetAllocator().get_metrics().allocated_num_ : 0;
+}
+
+uint64_t shmb_offset_largest_free(const shmb_offset_t *a)
+{
+    return a ? a->allocator->getLargestFreeRegion() : 0;
+}
+
+uint64_t shmb_offset_footprint(uint64_t bytes)
+{
+    if (bytes == 0 || bytes > kMaxBinSize)
+        return 0;
+    return bin_bytes(bin_round_up(uint32_t(bytes)));
+}
+
+int shmb_offset_verify(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, char *why,
+                       size_t why_cap)
+{
+    if (!a || (!blocks && n > 0))
+        return -EINVAL;
+    return verify_checked(a, blocks, n, why, why_cap);
+}
+
+void shmb_offset_plant_overlap(shmb_offset_t *a)
+{
+    if (a)
+        a->plant_overlap = true;
+}
+
+} // extern "C"
