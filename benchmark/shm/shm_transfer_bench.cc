@@ -31,6 +31,9 @@ DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at 
 DEFINE_int64(num_segments, 100,
              "With --system: buffers (mooncake) or pools (flowipc_jemalloc) the peer registered; dst is the "
              "middle one");
+DEFINE_string(mooncake_path, "tent",
+              "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
+              "head, never merged)");
 DEFINE_bool(peer_process, false,
             "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
             "them; this process creates and fills them and checks dst after each size and method. Rows keep "
@@ -131,6 +134,8 @@ int main(int argc, char** argv)
             cfg.system = static_cast<shmb_lookup_system_t>(s);
         }
     }
+    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
+        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     shmb::WarnIfOversubscribed(cfg.threads);
@@ -162,14 +167,19 @@ int main(int argc, char** argv)
             shmb::FailRun(ret, nullptr, "", "a check failed", "the transfer benchmark");
     }
 
-    static std::string translated;
-    translated = "each transfer first translates dst through the system's per-request path (" +
-                 std::to_string(cfg.num_segments) + " registered buffers or pools), then copies; the note "
-                 "gives one translation alone and its share of the transfer";
+    // The request's rows, and Mooncake's relocate path when not the default.
+    static std::string translated, system_line;
+    translated = "request_path: TENT's submit path for one descriptor (selection, look-ups, task objects, locks), "
+                 "the same code for every system; translate: the system's translation of dst alone (" +
+                 std::to_string(cfg.num_segments) + " registered buffers or pools); request: the request path "
+                 "calling that translation and the copy, each once; note: each part's share of the request p50";
+    system_line = FLAGS_system + (FLAGS_system == "mooncake" && cfg.mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH
+                                      ? " (mooncake_path=" + FLAGS_mooncake_path + ")"
+                                      : "");
     shmb_report_t report = {};
     report.bench = "shm_transfer";
-    report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
-    report.variant_label = "method";
+    report.system = FLAGS_system.empty() ? nullptr : system_line.c_str();
+    report.variant_label = report.system ? "part" : "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
     int note = 0;
@@ -193,7 +203,8 @@ int main(int argc, char** argv)
     static std::string peer_note;
     peer_note = std::string("peer_process: every row was measured in a second process: it attached src and dst by "
                             "name (shm_open O_RDWR + fstat size check + mmap), touched them, ") +
-                (report.system ? "translated dst through the system's path before each copy " : "") +
+                (report.system ? "ran the request path, the translation and the request over its own mapping "
+                                 "of dst, " : "") +
                 "and timed its copies; this process created and filled them and checked dst after the peer's "
                 "first and timed transfers of each size and method" +
                 (FLAGS_cold ? "; cold: this process created each fresh segment, the peer attached it by name "
