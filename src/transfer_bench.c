@@ -19,16 +19,16 @@
  * path both designs keep (TENT's submit path, shmbench/mooncake.h's engine,
  * with no translation and no copy: request_path), the system's translation
  * of dst alone (translate: the paths table's, src/paths_internal.h:
- * mooncake's relocate over num_segments registered buffers, dst among them
- * and mapped on the first translation at set-up; flowipc_classic's base +
+ * mooncake's relocate over num_segments registered buffers, each one
+ * attached by a first request at set-up, dst among them; flowipc_classic's base +
  * offset; flowipc_jemalloc's to_address over num_segments pools), the copy
  * alone (each method's row) and the whole request (request: the request
  * path calling that translation and the copy of the first method through
  * its hooks, each step once). The request path is the same code for every
  * system; only the translation differs. Each part is verified before it is
  * timed: the request path's task carries dst's remote address, the
- * translation lands on dst, the request's bytes arrive. After every size,
- * each part's note gives its share of the request's p50.
+ * translation lands on dst, the request's bytes arrive. Once every size
+ * is measured, each part's note gives its share of the request's p50.
  *
  * Cold rows: each transfer writes a fresh segment created as Mooncake's
  * createSharedMemory does (shm_open + ftruncate + mmap, nothing reserved),
@@ -56,6 +56,7 @@
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
+#define UNUSED_BUFFER "/peer_buffer_not_used" /* the SHM name of every registration but dst */
 
 typedef shmb_transfer_run_t run_t;
 
@@ -116,6 +117,12 @@ static int verify_copy(run_t *r, shmb_copy_method_t m, const void *dst, uint64_t
     snprintf(r->why, r->why_cap, "%s copy of %llu bytes (%s): first differing byte at offset %zu",
              shmb_copy_method_name(m), (unsigned long long)size, when, bad);
     return -EPROTO;
+}
+
+/* The remote address space a registration of size bytes takes. */
+static uint64_t slot_bytes(uint64_t size)
+{
+    return (size + 4095) / 4096 * 4096;
 }
 
 /* -EPROTO, with the reason in why, once any translation or request missed dst. */
@@ -187,24 +194,40 @@ static void run_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint6
     }
 }
 
-/* Mooncake's attach of a remote buffer: dst is the only one it may ask for. */
+/* Mooncake's attach of a remote buffer: dst is mapped where it is; the
+ * others, never written, are "mapped" at their remote address (the model
+ * keeps the pointer and never dereferences it). */
 static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
 {
     run_t *r = ctx;
-    if (index != r->translation.index || strcmp(shm_path, r->dst.name) != 0 || length != r->dst.size)
+    const int is_dst = index == r->translation.index;
+    if (strcmp(shm_path, is_dst ? r->dst.name : UNUSED_BUFFER) != 0 || length != r->dst.size)
         return shmb_error_record("shm_open", ENOENT, shm_path);
-    *local = r->dst.addr;
+    *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + index * slot_bytes(length));
     return 0;
 }
 
-/* The remote side's registrations: num_segments of dst's size, dst the
- * middle one; the others are never used, so they need no SHM. */
+/* Mooncake as a receiver that has served requests into every buffer of the
+ * peer: each one attached by a first request, so that TENT's walk of the
+ * mapped buffers covers num_segments of them, as the lookup benchmark's
+ * does (only dst mapped, the walk would be one entry long). */
+static void use_every_buffer(run_t *r, const shmb_lookup_segment_t *segments, size_t n)
+{
+    const shmb_path_t *p = &shmb_path_table[SHMB_LOOKUP_MOONCAKE];
+    for (size_t i = 0; i < n; i++) {
+        const shmb_lookup_request_t request = {.addr = segments[i].peer_base, .len = 1};
+        r->translation.missed += p->translate(p, &r->translation.path, &request) == NULL;
+    }
+}
+
+/* The remote side's registrations: num_segments of dst's size, each in a
+ * page-aligned slot, dst the middle one; the others are never written, so
+ * they need no SHM. */
 static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char ***names,
                          shmb_mooncake_buffer_t **buffers)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    const uint64_t n = r->cfg->num_segments, size = r->dst.size;
-    const uint64_t slot = (size + 4095) / 4096 * 4096;
+    const uint64_t n = r->cfg->num_segments, size = r->dst.size, slot = slot_bytes(size);
     t->index = n / 2;
     t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
     *segments = calloc((size_t)n, sizeof(**segments));
@@ -214,7 +237,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t peer = SHMB_LOOKUP_PEER_START + i * slot;
-        (*names)[i] = i == t->index ? r->dst.name : "/peer_buffer_not_used";
+        (*names)[i] = i == t->index ? r->dst.name : UNUSED_BUFFER;
         (*segments)[i] = (shmb_lookup_segment_t){peer, size, i == t->index ? r->dst.addr : (void *)(uintptr_t)peer};
         (*buffers)[i] = (shmb_mooncake_buffer_t){peer, size, (*names)[i]};
     }
@@ -243,6 +266,8 @@ static int translation_setup(run_t *r)
                                           &t->engine);
     if (ret == -ENOMEM)
         ret = shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0 && t->system == SHMB_LOOKUP_MOONCAKE)
+        use_every_buffer(r, segments, view.n);
     if (ret == 0)
         run_part(r, SHMB_TRANSFER_TRANSLATE, NULL, 1, 1);
     free(segments);

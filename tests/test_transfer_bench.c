@@ -427,7 +427,7 @@ static void test_mooncake_path_honoured(void **state)
         shmb_transfer_run_t r;
         copier_up(&r, &c, why, sizeof(why));
         assert_int_equal(shmb_mooncake_path_of(r.translation.path.mooncake), path);
-        assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 1); /* dst, at set-up */
+        assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 10); /* each buffer, at set-up */
         assert_int_equal(r.translation.missed, 0);
         copier_down(&r);
     }
