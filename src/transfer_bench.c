@@ -527,7 +527,8 @@ static void speedups(shmb_rows_t *rows, size_t first)
 
 /* With a system, each part's share of the request's p50 of the same size
  * (the copy: the method the request copied with), and on the request's row
- * that method and what the parts add up to. */
+ * that method and what the parts add up to; fixed-point, so that a tiny
+ * share never prints in e-notation and the note's shape stays the same. */
 static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m)
 {
     const char *parts[] = {"request_path", "translate", shmb_copy_method_name(m)};
@@ -541,9 +542,9 @@ static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m)
             if (!part)
                 continue;
             sum += part->ns.p50;
-            snprintf(part->note, sizeof(part->note), "%.3g%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
+            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
         }
-        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.3g%%", parts[2],
+        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", parts[2],
                  100.0 * sum / req->ns.p50);
     }
 }
