@@ -56,6 +56,7 @@
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
+#define MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
 #define UNUSED_BUFFER "/peer_buffer_not_used" /* the SHM name of every registration but dst */
 
 typedef shmb_transfer_run_t run_t;
@@ -338,12 +339,18 @@ static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb
 
 /* num_transfers exactly, in batches as even as can be, each at least
  * min_batch long (unless num_transfers is fewer: then one batch), until the
- * budget runs out; their times into r->samples, their count into *done. */
+ * budget runs out; their times into r->samples, their count into *done.
+ * A part that moves no bytes (a translation takes a nanosecond or two) runs
+ * at least MIN_PART_BATCHES full batches, so that its batches dwarf the
+ * timer and its percentiles have samples to come from. */
 static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size,
                            uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
-    const uint64_t num = r->cfg->num_transfers, min_batch = batch_size(r, part, fn, size);
+    const uint64_t min_batch = batch_size(r, part, fn, size);
+    uint64_t num = r->cfg->num_transfers;
+    if (!part_copies(part) && num < min_batch * MIN_PART_BATCHES)
+        num = min_batch * MIN_PART_BATCHES;
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;

@@ -25,7 +25,9 @@
  * (the copy alone, as without a system) and request (the request path
  * calling that translation and the copy of the first selected method, each
  * once). Each part's note gives its share of the request's median; the
- * request's names its copy and what the parts add up to.
+ * request's names its copy and what the parts add up to. request_path and
+ * translate move no bytes: they run num_transfers operations, or more when
+ * that makes fewer than 31 batches long against the timer.
  *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
  * that attaches src and dst by name, as a receiver writing into buffers
