@@ -2248,13 +2248,6 @@ int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buf
     }
 }
 
-int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
-                         size_t other_segments, const shmb_mooncake_ops_t *ops,
-                         shmb_mooncake_t **out)
-{
-    return shmb_mooncake_create_path(SHMB_MOONCAKE_PR192, buffers, n, target_id, other_segments, ops, out);
-}
-
 shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m)
 {
     return m ? m->path : SHMB_MOONCAKE_DEFAULT_PATH;

@@ -210,6 +210,10 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
     if (!cfg->system_rows)
         add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels "
                 "(bounds no implementation beats): linear, lower_bound, tree, arithmetic");
+    if (cfg->run_system[SHMB_LOOKUP_MOONCAKE] && cfg->mooncake_path == SHMB_MOONCAKE_PR192)
+        add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
+                "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
+                "default)");
     int err = 0;
     const char *timing = lookup_timing(store, cfg, &err);
     if (err < 0) {
@@ -246,7 +250,9 @@ static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *
            "(shm_open O_RDWR + fstat size check + mmap), touched them, %sand timed its copies; this process "
            "created and filled them and checked dst after the peer's first and timed transfers of each size "
            "and method%s",
-        cfg->translate ? "translated dst through the system's path before each copy " : "",
+        cfg->translate ? "ran the request path, the translation and the request over its own mapping of "
+                         "dst, "
+                       : "",
         cfg->cold ? "; cold: this process created each fresh segment, the peer attached it by name untouched "
                     "and timed its first write"
                   : "");
@@ -274,9 +280,11 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
                 "timed, one transfer at a time");
     if (cfg->translate) {
         const size_t at = store->used;
-        put(store, "each transfer first translates dst through the system's per-request path (%llu "
-                   "registered buffers or pools), then copies; the note gives one translation alone and its "
-                   "share of the transfer", (unsigned long long)cfg->num_segments);
+        put(store, "request_path: TENT's submit path for one descriptor (selection, look-ups, task objects, "
+                   "locks), the same code for every system; translate: the system's translation of dst alone "
+                   "(%llu registered buffers or pools); request: the request path calling that translation and "
+                   "the copy, each once; note: each part's share of the request p50",
+            (unsigned long long)cfg->num_segments);
         add(&l, end(store, at));
     }
     if (cfg->peer)

@@ -15,12 +15,20 @@
  * dst[0, size): small sizes stay in the caches, as they do for perf bench
  * mem memcpy.
  *
- * With a system, each transfer first translates its destination through
- * that system's per-request path, as a request does, then copies: mooncake's
- * relocate over num_segments registered buffers (dst among them, mapped on
- * the untimed first translation), flowipc_classic's base + offset,
- * flowipc_jemalloc's to_address over num_segments pools. One translation
- * alone is timed too (the median of batches), for the row's note.
+ * With a system, the whole request and its parts, per size: the request
+ * path both designs keep (TENT's submit path, shmbench/mooncake.h's engine,
+ * with no translation and no copy: request_path), the system's translation
+ * of dst alone (translate: the paths table's, src/paths_internal.h:
+ * mooncake's relocate over num_segments registered buffers, each one
+ * attached by a first request at set-up, dst among them; flowipc_classic's base +
+ * offset; flowipc_jemalloc's to_address over num_segments pools), the copy
+ * alone (each method's row) and the whole request (request: the request
+ * path calling that translation and the copy of the first method through
+ * its hooks, each step once). The request path is the same code for every
+ * system; only the translation differs. Each part is verified before it is
+ * timed: the request path's task carries dst's remote address, the
+ * translation lands on dst, the request's bytes arrive. Once every size
+ * is measured, each part's note gives its share of the request's p50.
  *
  * Cold rows: each transfer writes a fresh segment created as Mooncake's
  * createSharedMemory does (shm_open + ftruncate + mmap, nothing reserved),
@@ -38,7 +46,6 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/fipc_classic.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,8 +56,8 @@
 #define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
-#define TRANSLATION_BATCH 1000  /* translations timed alone, per batch */
-#define TRANSLATION_BATCHES 101 /* batches; their median is the figure */
+#define MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
+#define UNUSED_BUFFER "/peer_buffer_not_used" /* the SHM name of every registration but dst */
 
 typedef shmb_transfer_run_t run_t;
 
@@ -87,7 +94,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         cfg->threads < 1 || cfg->threads > SHMB_TRANSFER_MAX_THREADS)
         return -EINVAL;
     if (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 ||
-                           cfg->num_segments > UINT32_MAX))
+                           cfg->num_segments > UINT32_MAX || (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
         return -EINVAL;
     return 0;
 }
@@ -113,126 +120,188 @@ static int verify_copy(run_t *r, shmb_copy_method_t m, const void *dst, uint64_t
     return -EPROTO;
 }
 
-/* dst for a transfer of size bytes, as the system's per-request path gives it. */
-static void *translated_dst(const run_t *r, uint64_t size)
+/* The remote address space a registration of size bytes takes. */
+static uint64_t slot_bytes(uint64_t size)
 {
-    const shmb_transfer_translation_t *t = &r->translation;
-    void *out = NULL;
-    switch (t->system) {
-    case SHMB_LOOKUP_MOONCAKE:
-        shmb_mooncake_relocate(t->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr, size, &out);
-        return out;
-    case SHMB_LOOKUP_FLOWIPC_CLASSIC:
-        return shmb_fipc_classic_to_address(r->dst.addr, r->dst.size, 0, size);
-    default:
-        return shmb_fipc_repo_to_address(t->repo, (uint32_t)t->index, 0, size);
-    }
+    return (size + 4095) / 4096 * 4096;
 }
 
-/* -EPROTO, with the reason in why, once any translation of dst missed it. */
+/* -EPROTO, with the reason in why, once any translation or request missed dst. */
 static int verify_translations(run_t *r)
 {
     if (r->translation.missed == 0)
         return 0;
-    snprintf(r->why, r->why_cap, "%s: %llu translations of dst did not give its address",
+    snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
              shmb_lookup_system_name((shmb_lookup_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
     return -EPROTO;
 }
 
-/* count transfers of size bytes into dst; with a system, each translates
- * its destination first, and one that does not land on dst is not copied
- * but counted. */
-static void transfer(run_t *r, shmb_copy_fn fn, void *dst, uint64_t size, uint64_t count)
-{
-    if (r->translation.system < 0) {
-        shmb_copy_batch(r->team, fn, dst, r->src.addr, (size_t)size, count);
-        return;
-    }
-    for (uint64_t i = 0; i < count; i++) {
-        void *d = translated_dst(r, size);
-        if (d == dst)
-            shmb_copy_batch(r->team, fn, d, r->src.addr, (size_t)size, 1);
-        else
-            r->translation.missed++;
-    }
-}
-
-/* Mooncake's attach of a remote buffer: dst is the only one it may ask for. */
-static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+/* The system's translation, as the request path calls it (hooks->translate)
+ * and as the translate row times it: the request's keys for every path
+ * (mooncake reads addr and len, flowipc_jemalloc dst's pool and offset,
+ * flowipc_classic the offset), then the paths table's translation. */
+static int translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local)
 {
     run_t *r = ctx;
-    if (index != r->translation.index || strcmp(shm_path, r->dst.name) != 0 || length != r->dst.size)
-        return shmb_error_record("shm_open", ENOENT, shm_path);
-    *local = r->dst.addr;
+    (void)target_id;
+    const shmb_transfer_translation_t *t = &r->translation;
+    const uint64_t offset = addr - t->remote_addr;
+    const shmb_lookup_request_t request = {.addr = addr, .len = len, .id = (uint32_t)t->index,
+                                           .offset = offset, .pool_offset = offset};
+    const shmb_path_t *p = &shmb_path_table[t->system];
+    void *out = p->translate(p, &t->path, &request);
+    if (!out)
+        return -EINVAL;
+    *local = out;
     return 0;
 }
 
-/* The system's view of the remote side: num_segments registrations of dst's
- * size, dst the middle one; the others are never used, so they need no SHM. */
+/* The request's copy (hooks->copy), with the method of the row. */
+static void copy_request(void *ctx, void *dst, const void *src, uint64_t len)
+{
+    run_t *r = ctx;
+    shmb_copy_batch(r->team, r->translation.copy, dst, src, (size_t)len, 1);
+}
+
+/* count operations of `part` for size bytes; a translation or a request
+ * that does not give dst is counted as missed (and copies nothing). */
+static void run_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    if (part == SHMB_TRANSFER_COPY) {
+        shmb_copy_batch(r->team, fn, r->dst.addr, r->src.addr, (size_t)size, count);
+        return;
+    }
+    if (part == SHMB_TRANSFER_TRANSLATE) {
+        for (uint64_t i = 0; i < count; i++) {
+            void *d = NULL;
+            t->missed += translate_dst(r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
+                         d != r->dst.addr;
+        }
+        return;
+    }
+    const shmb_mooncake_hooks_t hooks = {translate_dst, copy_request, r};
+    const int whole = part == SHMB_TRANSFER_REQUEST;
+    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+                                             t->remote_addr, size};
+    void *want = whole ? r->dst.addr : (void *)(uintptr_t)t->remote_addr;
+    t->copy = fn;
+    for (uint64_t i = 0; i < count; i++) {
+        shmb_mooncake_submitted_t out;
+        int ret = shmb_mooncake_engine_submit(t->engine, &request, whole ? &hooks : NULL, &out);
+        t->missed += ret != 0 || out.target != want || out.buffer_addr != t->remote_addr ||
+                     (whole && out.transferred_bytes != size);
+    }
+}
+
+/* Mooncake's attach of a remote buffer: dst is mapped where it is; the
+ * others, never written, are "mapped" at their remote address (the model
+ * keeps the pointer and never dereferences it). */
+static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
+{
+    run_t *r = ctx;
+    const int is_dst = index == r->translation.index;
+    if (strcmp(shm_path, is_dst ? r->dst.name : UNUSED_BUFFER) != 0 || length != r->dst.size)
+        return shmb_error_record("shm_open", ENOENT, shm_path);
+    *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + index * slot_bytes(length));
+    return 0;
+}
+
+/* Mooncake as a receiver that has served requests into every buffer of the
+ * peer: each one attached by a first request, so that TENT's walk of the
+ * mapped buffers covers num_segments of them, as the lookup benchmark's
+ * does (only dst mapped, the walk would be one entry long). */
+static void use_every_buffer(run_t *r, const shmb_lookup_segment_t *segments, size_t n)
+{
+    const shmb_path_t *p = &shmb_path_table[SHMB_LOOKUP_MOONCAKE];
+    for (size_t i = 0; i < n; i++) {
+        const shmb_lookup_request_t request = {.addr = segments[i].peer_base, .len = 1};
+        r->translation.missed += p->translate(p, &r->translation.path, &request) == NULL;
+    }
+}
+
+/* The remote side's registrations: num_segments of dst's size, each in a
+ * page-aligned slot, dst the middle one; the others are never written, so
+ * they need no SHM. */
+static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char ***names,
+                         shmb_mooncake_buffer_t **buffers)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    const uint64_t n = r->cfg->num_segments, size = r->dst.size, slot = slot_bytes(size);
+    t->index = n / 2;
+    t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
+    *segments = calloc((size_t)n, sizeof(**segments));
+    *names = calloc((size_t)n, sizeof(**names));
+    *buffers = calloc((size_t)n, sizeof(**buffers));
+    if (!*segments || !*names || !*buffers)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t peer = SHMB_LOOKUP_PEER_START + i * slot;
+        (*names)[i] = i == t->index ? r->dst.name : UNUSED_BUFFER;
+        (*segments)[i] = (shmb_lookup_segment_t){peer, size, i == t->index ? r->dst.addr : (void *)(uintptr_t)peer};
+        (*buffers)[i] = (shmb_mooncake_buffer_t){peer, size, (*names)[i]};
+    }
+    return 0;
+}
+
+/* The system's path (the paths table) and the request path over the
+ * registrations, src the local segment; dst translated once (mooncake
+ * attaches it here) and checked. */
 static int translation_setup(run_t *r)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    const uint64_t n = r->cfg->num_segments, size = r->dst.size;
-    const uint64_t slot = (size + 4095) / 4096 * 4096;
-    t->index = n / 2;
-    t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
-    if (t->system == SHMB_LOOKUP_FLOWIPC_CLASSIC)
-        return 0;
-    if (t->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
-        int ret = shmb_fipc_repo_create(&t->repo);
-        for (uint64_t i = 0; i < n && ret == 0; i++)
-            ret = shmb_fipc_repo_insert(t->repo, (uint32_t)i,
-                                        i == t->index ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + i * slot),
-                                        (size_t)size);
-        return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
-    }
-    shmb_mooncake_buffer_t *b = calloc((size_t)n, sizeof(*b));
-    if (!b)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    for (uint64_t i = 0; i < n; i++) {
-        b[i].addr = SHMB_LOOKUP_PEER_START + i * slot;
-        b[i].length = size;
-        b[i].shm_path = i == t->index ? r->dst.name : "/peer_buffer_not_used";
-    }
-    const shmb_mooncake_ops_t ops = {attach_dst, NULL, r};
-    int ret = shmb_mooncake_create(b, (size_t)n, SHMB_LOOKUP_MOONCAKE_TARGET_ID, SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &ops,
-                                   &t->mooncake);
-    free(b);
-    return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
+    shmb_lookup_segment_t *segments;
+    const char **names;
+    shmb_mooncake_buffer_t *buffers;
+    int ret = registrations(r, &segments, &names, &buffers);
+    const shmb_path_view_t view = {.segments = segments, .n = (size_t)r->cfg->num_segments, .shm_names = names,
+                                   .mooncake_ops = {attach_dst, NULL, r}, .mooncake_path = r->cfg->mooncake_path,
+                                   .pool_base = r->dst.addr, .pool_bytes = r->dst.size};
+    const shmb_path_t *p = &shmb_path_table[t->system];
+    if (ret == 0 && (ret = p->setup(p, &t->path, &view)) == 0)
+        t->path_set_up = 1;
+    if (ret == 0)
+        ret = shmb_mooncake_engine_create(buffers, view.n, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+                                          SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, r->src.addr, r->src.size,
+                                          &t->engine);
+    if (ret == -ENOMEM)
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0 && t->system == SHMB_LOOKUP_MOONCAKE)
+        use_every_buffer(r, segments, view.n);
+    if (ret == 0)
+        run_part(r, SHMB_TRANSFER_TRANSLATE, NULL, 1, 1);
+    free(segments);
+    free(names);
+    free(buffers);
+    return ret;
 }
 
-/* One translation alone, after the first (which attaches, for mooncake): the
- * median of TRANSLATION_BATCHES batch means, so that a preemption does not
- * decide it. Every translated address that is not dst's counts as missed. */
-static void translation_time(run_t *r)
+const char *shmb_transfer_part_name(shmb_transfer_part_t part)
 {
-    const uint64_t want = (uint64_t)(uintptr_t)r->dst.addr;
-    r->translation.missed += (uint64_t)(uintptr_t)translated_dst(r, 1) != want;
-    double ns[TRANSLATION_BATCHES];
-    for (int b = 0; b < TRANSLATION_BATCHES; b++) {
-        uint64_t sum = 0;
-        uint64_t t0 = shmb_clock_now_ns();
-        for (int i = 0; i < TRANSLATION_BATCH; i++)
-            sum += (uint64_t)(uintptr_t)translated_dst(r, 1);
-        uint64_t t1 = shmb_clock_now_ns();
-        r->translation.missed += sum != TRANSLATION_BATCH * want;
-        ns[b] = (double)(t1 - t0) / TRANSLATION_BATCH;
-    }
-    shmb_stats_t s;
-    shmb_stats_compute(ns, TRANSLATION_BATCHES, &s);
-    r->translation.ns = s.p50;
+    static const char *const names[SHMB_TRANSFER_PARTS] = {
+        [SHMB_TRANSFER_REQUEST_PATH] = "request_path",
+        [SHMB_TRANSFER_TRANSLATE] = "translate",
+        [SHMB_TRANSFER_REQUEST] = "request",
+    };
+    return (unsigned)part < SHMB_TRANSFER_PARTS ? names[part] : NULL;
 }
 
-/* How many transfers make a batch that dwarfs the timer. */
-static uint64_t batch_size(run_t *r, shmb_copy_fn fn, uint64_t size)
+/* The part moves bytes: its row has a rate, its bytes are verified. */
+static int part_copies(shmb_transfer_part_t part)
+{
+    return part == SHMB_TRANSFER_COPY || part == SHMB_TRANSFER_REQUEST;
+}
+
+/* How many operations make a batch that dwarfs the timer. */
+static uint64_t batch_size(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size)
 {
     double min_ns = r->cfg->timer_overhead_ns * MIN_BATCH_OVERHEADS;
     if (min_ns < MIN_BATCH_NS)
         min_ns = MIN_BATCH_NS;
     for (uint64_t count = 1;; count *= 2) {
         uint64_t t0 = shmb_clock_now_ns();
-        transfer(r, fn, r->dst.addr, size, count);
+        run_part(r, part, fn, size, count);
         if ((double)(shmb_clock_now_ns() - t0) >= min_ns || count >= (1u << 20))
             return count;
     }
@@ -245,35 +314,43 @@ int shmb_transfer_bench_add_sample(run_t *r, double ns)
     return 0;
 }
 
-/* The row of r->samples: rates from the median; with a system, the note
- * gives one translation's time and its share of the median transfer. */
-static int push_row(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size, const char *step,
-                    uint64_t transfers)
+/* The row of r->samples: rates from the median (bytes only for the parts
+ * that move them); a copy's note names its kernel, the parts' shares come
+ * later (shares). */
+static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
+                    uint64_t size, const char *step, uint64_t transfers)
 {
-    shmb_row_t row = shmb_row_make(shmb_copy_method_name(m), "size_kb", size / 1024, r->cfg->repetition);
+    const char *variant = part == SHMB_TRANSFER_COPY ? shmb_copy_method_name(m) : shmb_transfer_part_name(part);
+    shmb_row_t row = shmb_row_make(variant, "size_kb", size / 1024, r->cfg->repetition);
     snprintf(row.step, sizeof(row.step), "%s", step);
     row.threads = r->cfg->threads;
     row.iterations = transfers;
-    snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
+    if (part == SHMB_TRANSFER_COPY)
+        snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
     if (ret < 0)
         return ret;
     shmb_row_t *pushed = &rows->v[rows->n - 1];
-    if (r->translation.system >= 0)
-        snprintf(pushed->note, sizeof(pushed->note), "translate %.3g ns = %.3g%%", r->translation.ns,
-                 100.0 * r->translation.ns / pushed->ns.p50);
-    pushed->bytes_per_second = (double)size * 1e9 / pushed->ns.p50;
+    if (part_copies(part))
+        pushed->bytes_per_second = (double)size * 1e9 / pushed->ns.p50;
     pushed->items_per_second = 1e9 / pushed->ns.p50;
     return 0;
 }
 
 /* num_transfers exactly, in batches as even as can be, each at least
  * min_batch long (unless num_transfers is fewer: then one batch), until the
- * budget runs out; their times into r->samples, their count into *done. */
-static int timed_transfers(run_t *r, shmb_copy_method_t m, uint64_t size, uint64_t *done)
+ * budget runs out; their times into r->samples, their count into *done.
+ * A part that moves no bytes (a translation takes a nanosecond or two) runs
+ * at least MIN_PART_BATCHES full batches, so that its batches dwarf the
+ * timer and its percentiles have samples to come from. */
+static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size,
+                           uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
-    const uint64_t num = r->cfg->num_transfers, min_batch = batch_size(r, fn, size);
+    const uint64_t min_batch = batch_size(r, part, fn, size);
+    uint64_t num = r->cfg->num_transfers;
+    if (!part_copies(part) && num < min_batch * MIN_PART_BATCHES)
+        num = min_batch * MIN_PART_BATCHES;
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
@@ -283,7 +360,7 @@ static int timed_transfers(run_t *r, shmb_copy_method_t m, uint64_t size, uint64
     for (uint64_t b = 0; b < batches && (b == 0 || spent < budget); b++) {
         const uint64_t count = num / batches + (b < num % batches);
         uint64_t t0 = shmb_clock_now_ns();
-        transfer(r, fn, r->dst.addr, size, count);
+        run_part(r, part, fn, size, count);
         uint64_t t1 = shmb_clock_now_ns();
         if ((ret = shmb_transfer_bench_add_sample(r, (double)(t1 - t0) / (double)count)) < 0)
             return ret;
@@ -293,41 +370,47 @@ static int timed_transfers(run_t *r, shmb_copy_method_t m, uint64_t size, uint64
     return 0;
 }
 
-int shmb_transfer_bench_copy(run_t *r, shmb_copy_method_t m, uint64_t size, int timed, uint64_t *done)
+int shmb_transfer_bench_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, int timed,
+                             uint64_t *done)
 {
+    if ((unsigned)part >= SHMB_TRANSFER_PARTS || (part != SHMB_TRANSFER_COPY && r->translation.system < 0))
+        return -EINVAL;
     if (timed)
-        return timed_transfers(r, m, size, done);
-    transfer(r, shmb_copy_kernel(m), r->dst.addr, size, 1);
+        return timed_transfers(r, part, m, size, done);
+    run_part(r, part, shmb_copy_kernel(m), size, 1);
     *done = 1;
     return 0;
 }
 
-/* Warm rows: dst poisoned, one transfer verified, the timed transfers, then
- * (with verify, or a peer: its copies are verified here, across processes)
- * dst poisoned before them and verified after. */
-static int measure_warm(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+/* A warm row of `part` (the copy: of method m; the request: copying with
+ * m): dst poisoned, one operation verified (bytes, and that it reached
+ * dst), the timed operations, then (with verify, or a peer: its copies are
+ * verified here, across processes) dst poisoned before them and verified
+ * after. */
+static int measure_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
+                        uint64_t size)
 {
-    int (*copy)(run_t *, shmb_copy_method_t, uint64_t, int, uint64_t *) =
+    int (*copy)(run_t *, shmb_transfer_part_t, shmb_copy_method_t, uint64_t, int, uint64_t *) =
         r->cfg->peer ? shmb_transfer_peer_copy : shmb_transfer_bench_copy;
-    const int verify_after = r->cfg->verify || r->cfg->peer;
+    const int copies = part_copies(part), verify_after = copies && (r->cfg->verify || r->cfg->peer);
     uint64_t done;
     memset(r->dst.addr, POISON, (size_t)size);
-    int ret = copy(r, m, size, 0, &done);
+    int ret = copy(r, part, m, size, 0, &done);
     if (ret == 0)
         ret = verify_translations(r); /* a missed translation copied nothing */
-    if (ret == 0)
+    if (ret == 0 && copies)
         ret = verify_copy(r, m, r->dst.addr, size, "before timing");
     if (ret < 0)
         return ret;
     if (verify_after)
         memset(r->dst.addr, POISON, (size_t)size);
-    if ((ret = copy(r, m, size, 1, &done)) < 0)
+    if ((ret = copy(r, part, m, size, 1, &done)) < 0)
         return ret;
     if (verify_after && (ret = verify_copy(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
     if ((ret = verify_translations(r)) < 0)
         return ret;
-    return push_row(r, rows, m, size, "", done);
+    return push_row(r, rows, part, m, size, "", done);
 }
 
 /* The pages a fresh segment holds before its first write (after = 0) or
@@ -393,7 +476,7 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
         int r2 = shmb_segment_destroy(&fresh, NULL);
         ret = ret < 0 ? ret : r2;
     }
-    return ret < 0 ? ret : push_row(r, rows, m, size, "cold", r->samples.n);
+    return ret < 0 ? ret : push_row(r, rows, SHMB_TRANSFER_COPY, m, size, "cold", r->samples.n);
 }
 
 int shmb_transfer_bench_copier_start(run_t *r)
@@ -401,20 +484,20 @@ int shmb_transfer_bench_copier_start(run_t *r)
     int ret = 0;
     if (r->cfg->threads > 1 && (ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu)) < 0)
         return ret; /* recorded by the team: pthread_create or sched_setaffinity */
-    if (r->translation.system >= 0 && (ret = translation_setup(r)) == 0)
-        translation_time(r);
-    return ret;
+    return r->translation.system >= 0 ? translation_setup(r) : 0;
 }
 
 void shmb_transfer_bench_copier_stop(run_t *r)
 {
+    shmb_transfer_translation_t *t = &r->translation;
     shmb_copy_team_stop(r->team);
     shmb_stats_release(&r->samples);
-    shmb_mooncake_destroy(r->translation.mooncake);
-    shmb_fipc_repo_destroy(r->translation.repo);
+    if (t->path_set_up)
+        shmb_path_table[t->system].teardown(&shmb_path_table[t->system], &t->path);
+    shmb_mooncake_engine_destroy(t->engine);
     r->team = NULL;
-    r->translation.mooncake = NULL;
-    r->translation.repo = NULL;
+    t->path_set_up = 0;
+    t->engine = NULL;
 }
 
 /* src and dst created, reserved, mapped, src filled and dst poisoned; the
@@ -437,7 +520,8 @@ static int prepare(run_t *r, uint64_t max)
 }
 
 /* Each row's speedup against the warm memcpy row of the same size, cold
- * rows' too: what the first write costs against a copy into touched pages. */
+ * rows' too: what the first write costs against a copy into touched pages;
+ * the request's too: the rate at which a whole request moves bytes. */
 static void speedups(shmb_rows_t *rows, size_t first)
 {
     for (size_t i = first; i < rows->n; i++) {
@@ -448,6 +532,53 @@ static void speedups(shmb_rows_t *rows, size_t first)
     }
 }
 
+/* With a system, each part's share of the request's p50 of the same size
+ * (the copy: the method the request copied with), and on the request's row
+ * that method and what the parts add up to; fixed-point, so that a tiny
+ * share never prints in e-notation and the note's shape stays the same. */
+static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m)
+{
+    const char *parts[] = {"request_path", "translate", shmb_copy_method_name(m)};
+    for (size_t i = first; i < rows->n; i++) {
+        shmb_row_t *req = &rows->v[i];
+        if (strcmp(req->variant, "request") != 0)
+            continue;
+        double sum = 0;
+        for (int k = 0; k < 3; k++) {
+            shmb_row_t *part = shmb_rows_find(rows, parts[k], "", req->arg, req->repetition);
+            if (!part)
+                continue;
+            sum += part->ns.p50;
+            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
+        }
+        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", parts[2],
+                 100.0 * sum / req->ns.p50);
+    }
+}
+
+/* The rows of one size: with a system, the request path and the
+ * translation, then each method's copy (and cold row), then the request
+ * copying with the first method. */
+static int measure_size(run_t *r, shmb_rows_t *rows, uint64_t size, shmb_copy_method_t first_method)
+{
+    const int system = r->translation.system >= 0;
+    int ret = 0;
+    if (system)
+        ret = measure_warm(r, rows, SHMB_TRANSFER_REQUEST_PATH, first_method, size);
+    if (ret == 0 && system)
+        ret = measure_warm(r, rows, SHMB_TRANSFER_TRANSLATE, first_method, size);
+    for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++) {
+        if (!r->cfg->run[m])
+            continue;
+        ret = measure_warm(r, rows, SHMB_TRANSFER_COPY, (shmb_copy_method_t)m, size);
+        if (ret == 0 && r->cfg->cold)
+            ret = measure_cold(r, rows, (shmb_copy_method_t)m, size);
+    }
+    if (ret == 0 && system)
+        ret = measure_warm(r, rows, SHMB_TRANSFER_REQUEST, first_method, size);
+    return ret;
+}
+
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap)
 {
@@ -455,23 +586,22 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     int nsizes = shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES);
     if (shmb_transfer_bench_config_check(cfg) < 0)
         return -EINVAL;
-    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+    int first_method = -1;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++) {
         if (cfg->run[m] && !shmb_copy_kernel((shmb_copy_method_t)m))
             return -ENOTSUP;
+        if (cfg->run[m] && first_method < 0)
+            first_method = m;
+    }
+    if (first_method < 0)
+        return -EINVAL;
 
     run_t r;
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = prepare(&r, sizes[nsizes - 1]);
-    for (int i = 0; i < nsizes && ret == 0; i++) {
-        for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++) {
-            if (!cfg->run[m])
-                continue;
-            ret = measure_warm(&r, rows, (shmb_copy_method_t)m, sizes[i]);
-            if (ret == 0 && cfg->cold)
-                ret = measure_cold(&r, rows, (shmb_copy_method_t)m, sizes[i]);
-        }
-    }
+    for (int i = 0; i < nsizes && ret == 0; i++)
+        ret = measure_size(&r, rows, sizes[i], (shmb_copy_method_t)first_method);
     if (r.peer_holds) {
         int rd = shmb_transfer_peer_detach(&r);
         ret = ret < 0 ? ret : rd;
@@ -479,6 +609,8 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_copier_stop(&r);
     if (ret == 0)
         speedups(rows, first);
+    if (ret == 0 && r.translation.system >= 0)
+        shares(rows, first, (shmb_copy_method_t)first_method);
     int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;
     int r2 = r.src.fd >= 0 ? shmb_segment_destroy(&r.src, NULL) : 0;
     return ret < 0 ? ret : r1 < 0 ? r1 : r2;

@@ -15,12 +15,13 @@
 #include <stdint.h>
 
 #include "shmbench/copy.h"
-#include "shmbench/fipc_jemalloc.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/peer.h"
 #include "shmbench/segment.h"
 #include "shmbench/stats.h"
 #include "shmbench/transfer_bench.h"
+
+#include "paths_internal.h"
 
 #define SHMB_TRANSFER_MAX_SIZES 64
 #define SHMB_TRANSFER_PEER_DATA_BYTES (256u << 10) /* the peer's data area: samples come back in chunks of this */
@@ -28,27 +29,42 @@
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
     SHMB_TRANSFER_OP_ATTACH = 1, /* name, arg0 = 0 (src) or 1 (dst), arg1 = bytes: attach and touch */
-    SHMB_TRANSFER_OP_SETUP,      /* the owner's config in the data area: start the copier; results:
-                                  * one translation's ns (the double's bits), translations missed */
-    SHMB_TRANSFER_OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else one transfer);
-                                  * results: transfers, samples, translations that missed dst */
+    SHMB_TRANSFER_OP_SETUP,      /* the owner's config in the data area: start the copier; result:
+                                  * how many translations missed dst (its first, verified there) */
+    SHMB_TRANSFER_OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else once), arg3 = the
+                                  * part; results: operations, samples, translations that missed dst */
     SHMB_TRANSFER_OP_SAMPLES,    /* arg0 = first: samples from there into the data area; result: how many */
     SHMB_TRANSFER_OP_COLD,       /* name, arg0 = method, arg1 = bytes: attach a fresh segment, time its
                                   * first write; result: ns */
     SHMB_TRANSFER_OP_DETACH,     /* everything ATTACH and SETUP made is undone */
 };
 
-/* dst as a system's per-request path gives it: dst is buffer (or pool)
- * `index` of num_segments registrations of the remote side; the others are
- * never used. */
+/* What a row times, per operation. Without a system only the copy; with
+ * one, the parts of a whole request as src/transfer_bench.c says. */
+typedef enum shmb_transfer_part {
+    SHMB_TRANSFER_COPY,         /* the copy alone: src[0, size) -> dst */
+    SHMB_TRANSFER_REQUEST_PATH, /* TENT's submit path, no translation and no copy */
+    SHMB_TRANSFER_TRANSLATE,    /* the system's translation of dst alone */
+    SHMB_TRANSFER_REQUEST,      /* the request path calling the translation and the copy */
+    SHMB_TRANSFER_PARTS
+} shmb_transfer_part_t;
+
+/* The row name of a part: "request_path", "translate", "request" (the copy's
+ * rows carry their method's name: NULL). */
+const char *shmb_transfer_part_name(shmb_transfer_part_t part);
+
+/* With a system, the remote side as the request sees it: dst is buffer (or
+ * pool) `index` of num_segments registrations; the others are never used.
+ * The translation goes through the paths table (src/paths_internal.h). */
 typedef struct shmb_transfer_translation {
-    int system;            /* a shmb_lookup_system_t; -1: copies are not translated */
+    int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
     uint64_t index;
-    uint64_t remote_addr;  /* dst's address as the remote side registered it (mooncake) */
-    shmb_mooncake_t *mooncake;
-    shmb_fipc_repo_t *repo;
-    double ns;             /* one translation, timed alone: median of batch means */
-    uint64_t missed;       /* translations that did not give dst */
+    uint64_t remote_addr;  /* dst's address as the remote side registered it */
+    shmb_path_state_t path; /* the system's path, set up over that view */
+    int path_set_up;
+    shmb_mooncake_engine_t *engine; /* the request path, over the same registrations */
+    shmb_copy_fn copy;     /* the request's copy (the method of the row being measured) */
+    uint64_t missed;       /* translations or requests that did not give dst */
 } shmb_transfer_translation_t;
 
 /* One run, on the owner's side and, for its copies, on the peer's. */
@@ -76,16 +92,20 @@ void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_co
                                   size_t why_cap);
 
 /* The copier of the side that copies: its team of cfg->threads and, with
- * cfg->translate, the system's view of dst, whose one-translation time it
- * measures. Stop releases what start made, and the samples. */
+ * cfg->translate, the system's path and the request path over the view of
+ * dst, dst's first translation made (mooncake: it attaches) and checked
+ * (a miss counted). Stop releases what start made, and the samples. */
 int shmb_transfer_bench_copier_start(shmb_transfer_run_t *r);
 void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
 
-/* On the side that copies: one transfer of size bytes (timed = 0; *done =
- * 1), or the timed transfers (timed = 1), their batch times in r->samples,
- * their count in *done. */
-int shmb_transfer_bench_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, uint64_t size, int timed,
-                             uint64_t *done);
+/* On the side that copies: one operation of `part` for size bytes (timed =
+ * 0; *done = 1), or the timed operations (timed = 1), their batch times in
+ * r->samples, their count in *done; m is the copy's method (of the copy and
+ * the request). A translation or request that misses dst counts in
+ * r->translation.missed. -EINVAL for a part other than the copy without a
+ * system. */
+int shmb_transfer_bench_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                             uint64_t size, int timed, uint64_t *done);
 
 /* On the side that copies: the first write of size bytes of src into the
  * fresh pages at dst, timed into *ns; -ENOSPC when /dev/shm fills up. */
@@ -96,13 +116,12 @@ int shmb_transfer_bench_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m
 int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 
 /* The owner's calls to its peer (r->cfg->peer): attach src and dst of max
- * bytes and start the peer's copier with r->cfg (its one-translation time
- * and misses come back); one copy step run there (its samples and misses
- * come back); the first write of the fresh segment `name` there; detach
+ * bytes and start the peer's copier with r->cfg (its misses come back); one
+ * copy step of a part run there (its samples and misses come back); the first write of the fresh segment `name` there; detach
  * everything. 0 or the peer's error, -EPIPE when it died. */
 int shmb_transfer_peer_attach(shmb_transfer_run_t *r, uint64_t max);
-int shmb_transfer_peer_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, uint64_t size, int timed,
-                            uint64_t *done);
+int shmb_transfer_peer_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                            uint64_t size, int timed, uint64_t *done);
 int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, const char *name,
                                    uint64_t size, uint64_t *ns);
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);

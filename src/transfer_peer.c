@@ -8,9 +8,10 @@
  * The owner creates, reserves and fills src and dst; the peer attaches both
  * by name (shm_open O_RDWR, an fstat size check, mmap), touches them (reads
  * src, writes dst), starts its own copier (threads pinned from cfg->cpu
- * and, with a system, its own view of that system, whose one-translation
- * time it measures) and then runs the same transfers and timed batches as
- * the owner would, timing them itself; its samples come back through the
+ * and, with a system, its own view of that system and its own request
+ * path, over its mapping of dst) and then runs the same parts and timed
+ * batches as the owner would, timing them itself and counting the
+ * translations and requests that missed its dst; its samples come back through the
  * data area, in chunks. The owner poisons dst before the peer's untimed
  * transfer and again before its timed ones, and verifies dst after each, so
  * every row is verified across the two processes.
@@ -57,15 +58,16 @@ int shmb_transfer_peer_attach(run_t *r, uint64_t max)
     memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
     if ((ret = call(r, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, NULL, res)) < 0)
         return ret;
-    memcpy(&r->translation.ns, &res[0], sizeof(r->translation.ns));
-    r->translation.missed = res[1];
+    r->translation.missed = res[0];
     return 0;
 }
 
-int shmb_transfer_peer_copy(run_t *r, shmb_copy_method_t m, uint64_t size, int timed, uint64_t *done)
+int shmb_transfer_peer_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, int timed,
+                            uint64_t *done)
 {
     uint64_t res[SHMB_PEER_RESULTS];
-    int ret = call(r, SHMB_TRANSFER_OP_COPY, (uint64_t)m, size, (uint64_t)timed, NULL, res);
+    int ret = shmb_peer_command(r->cfg->peer, SHMB_TRANSFER_OP_COPY, (uint64_t)m, size, (uint64_t)timed,
+                                (uint64_t)part, NULL, res);
     if (ret < 0)
         return ret;
     *done = res[0];
@@ -162,8 +164,7 @@ static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t
     r->cfg = &p->cfg;
     r->translation.system = p->cfg.translate ? (int)p->cfg.system : -1;
     int ret = shmb_transfer_bench_copier_start(r);
-    memcpy(&result[0], &r->translation.ns, sizeof(r->translation.ns));
-    result[1] = r->translation.missed;
+    result[0] = r->translation.missed;
     return ret;
 }
 
@@ -177,11 +178,12 @@ static int copy_can_run(const run_t *r, uint64_t m, uint64_t size)
 
 static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
-    const uint64_t m = cmd->arg[0], size = cmd->arg[1], timed = cmd->arg[2];
-    if (!copy_can_run(r, m, size) || size > r->dst.size || timed > 1)
+    const uint64_t m = cmd->arg[0], size = cmd->arg[1], timed = cmd->arg[2], part = cmd->arg[3];
+    if (!copy_can_run(r, m, size) || size > r->dst.size || timed > 1 || part >= SHMB_TRANSFER_PARTS)
         return -EINVAL;
     uint64_t done = 0;
-    int ret = shmb_transfer_bench_copy(r, (shmb_copy_method_t)m, size, (int)timed, &done);
+    int ret = shmb_transfer_bench_copy(r, (shmb_transfer_part_t)part, (shmb_copy_method_t)m, size, (int)timed,
+                                       &done);
     result[0] = done;
     result[1] = timed ? r->samples.n : 0;
     result[2] = r->translation.missed;

@@ -13,7 +13,7 @@ quick=(--shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=20 --time_
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "max_transfer_size_kb int64 0" "num_transfers int64 1000" \
          "use_memcpy bool true" "verify_data bool false" 'methods string ""' "threads int32 1" \
-         "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false"; do
+         "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false" 'mooncake_path string "tent"'; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -42,6 +42,9 @@ grep -q -- "--methods=avx: all, or a comma-separated list of distinct items of m
 expect_usage_error "$bin" time_per_size_ms --time_per_size_ms=0
 expect_usage_error "$bin" use_memcpy --use_memcpy=perhaps
 expect_usage_error "$bin" peer_process --peer_process=perhaps
+expect_usage_error "$bin" mooncake_path --mooncake_path=TENT
+grep -qx "shm_transfer_bench: invalid --mooncake_path=TENT: tent or pr192" "$work/err" && ok \
+  || fail "--mooncake_path=TENT: $(cat "$work/err")"
 
 # a size that does not fit in /dev/shm: exit 1, the flag, the space needed and free
 "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=1048576 >"$work/out" 2>"$work/err"
@@ -184,11 +187,34 @@ names = [x["name"] for x in json.load(open(sys.argv[1]))["benchmarks"]]
 want = ["shm_transfer/memcpy/size_kb:%d" % (4 << i) for i in range(9)]
 assert names == want, names
 ' "$work/p.json" && ok || fail "peer json names"
-# the peer's team and its translation of dst through a system
+# the peer's team and the request's parts in the peer: each part's share of the request, the request's copy
 "$bin" "${quick[@]}" --peer_process --threads=2 --system=mooncake --format=csv >"$work/pt.csv" 2>/dev/null \
   || fail "peer --threads=2 --system run"
-tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/memcpy/size_kb:1024/threads:2,.*,translate [0-9.e+]* ns = [0-9.e+-]*%$' && ok \
-  || fail "peer --threads=2 --system rows: $(tail -1 "$work/pt.csv")"
+for part in request_path translate memcpy; do
+  tr -d '\r' <"$work/pt.csv" | grep -q "^shm_transfer/$part/size_kb:1024/threads:2,.*,[0-9.e+-]*% of request p50\$" \
+    && ok || fail "peer --threads=2 --system: no $part row with its share: $(grep "/$part/size_kb:1024" "$work/pt.csv")"
+done
+tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/request/size_kb:1024/threads:2,.*,copy memcpy; parts add up to [0-9.e+]*%$' \
+  && ok || fail "peer --threads=2 --system request row: $(tail -1 "$work/pt.csv")"
+
+# with a system, per size: the request path, the translation, the copy, the whole request (JSON names as
+# DESIGN.md has them); mooncake's relocate path on the system line only when not the default
+for path in tent pr192; do
+  "$bin" "${quick[@]}" --transfer_size_kb=512 --system=mooncake --mooncake_path=$path --json_out="$work/$path.json" \
+    >"$work/$path.txt" 2>/dev/null || fail "--system=mooncake --mooncake_path=$path run"
+  "$python" -c '
+import json, sys
+names = [x["name"] for x in json.load(open(sys.argv[1]))["benchmarks"]]
+want = ["shm_transfer/%s/size_kb:%d" % (p, s) for s in (512, 1024) for p in ("request_path", "translate", "memcpy", "request")]
+assert names == want, names
+' "$work/$path.json" && ok || fail "--mooncake_path=$path: json names"
+  grep -q "^# flags: .* mooncake_path=$path " "$work/$path.txt" && ok || fail "--mooncake_path=$path: flags line"
+done
+grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "tent: $(grep '^# system' "$work/tent.txt")"
+grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr192.txt" && ok \
+  || fail "pr192: $(grep '^# system' "$work/pr192.txt")"
+[ "$(table_rows "$work/tent.txt" | awk '{print $1, $2}' | tr '\n' ' ')" = \
+  "$(table_rows "$work/pr192.txt" | awk '{print $1, $2}' | tr '\n' ' ')" ] && ok || fail "tent and pr192 rows differ"
 
 # cold rows in the peer: it writes each fresh segment first; slower than warm
 "$bin" "${quick[@]}" --peer_process --cold >"$work/pc.txt" 2>/dev/null || fail "peer --cold run"

@@ -305,33 +305,61 @@ static void test_threads(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Each transfer through a system's translation: same rows, a verified copy,
- * the translation's cost and share in the note. */
+/* The rows of one size with a system, in order: the request path, the
+ * translation, the copy, the whole request; each part's note its share of
+ * the request's p50 (printed with two decimals), the request's its copy and
+ * what the parts add up to (one decimal); bytes only where bytes move. */
+static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb, int threads)
+{
+    static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
+    const shmb_row_t *req = &rows->v[first + 3];
+    double sum = 0;
+    for (int k = 0; k < 4; k++) {
+        const shmb_row_t *row = &rows->v[first + (size_t)k];
+        assert_string_equal(row->variant, parts[k]);
+        assert_int_equal(row->arg, size_kb);
+        assert_int_equal(row->threads, threads);
+        assert_true(row->iterations > 0 && row->ns.p50 > 0);
+        assert_int_equal(row->bytes_per_second > 0, k >= 2);
+        if (k == 3)
+            break;
+        double share = 0;
+        assert_int_equal(sscanf(row->note, "%lf%% of request p50", &share), 1);
+        assert_float_equal(share, 100 * row->ns.p50 / req->ns.p50, 0.0051);
+        assert_null(memchr(row->note, 'e', strcspn(row->note, "%"))); /* never e-notation */
+        sum += share;
+    }
+    double total = 0;
+    assert_int_equal(sscanf(req->note, "copy memcpy; parts add up to %lf%%", &total), 1);
+    assert_float_equal(total, sum, 0.06);
+    /* the request holds its translation: it cannot be cheaper than the translation alone */
+    assert_true(req->ns.p50 > rows->v[first + 1].ns.p50);
+}
+
+/* With a system, each size's rows are the whole request and its parts,
+ * every one verified (the copies' bytes with verify after timing too), for
+ * every system and both of mooncake's relocate paths. */
 static void test_translated(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS + 1; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = (shmb_lookup_system_t)s;
+        c.system = s < SHMB_LOOKUP_SYSTEMS ? (shmb_lookup_system_t)s : SHMB_LOOKUP_MOONCAKE;
+        c.mooncake_path = s < SHMB_LOOKUP_SYSTEMS ? SHMB_MOONCAKE_TENT : SHMB_MOONCAKE_PR192;
         c.num_segments = 100;
         c.verify = 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
         assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 9); /* 4 KB .. 1 MB */
-        for (size_t i = 0; i < rows.n; i++) {
-            double ns = 0, share = 0;
-            assert_int_equal(sscanf(rows.v[i].note, "translate %lf ns = %lf%%", &ns, &share), 2);
-            assert_true(ns > 0 && share > 0);
-            /* both printed to 3 significant digits */
-            assert_float_equal(share, 100 * ns / rows.v[i].ns.p50, share * 0.01);
-        }
-        /* the share of the translation falls as the copy grows (1 MB copies 256x more than 4 KB) */
-        double first = 0, last = 0, ns = 0;
-        sscanf(rows.v[0].note, "translate %lf ns = %lf%%", &ns, &first);
-        sscanf(rows.v[rows.n - 1].note, "translate %lf ns = %lf%%", &ns, &last);
-        assert_true(last < first);
+        assert_int_equal(rows.n, 9 * 4); /* 4 KB .. 1 MB */
+        for (size_t i = 0; i < 9; i++)
+            check_request_rows(&rows, 4 * i, 4u << i, 1);
+        /* the copy's share of the request grows with the copy (1 MB copies 256x more than 4 KB) */
+        double first = 0, last = 0;
+        sscanf(rows.v[2].note, "%lf", &first);
+        sscanf(rows.v[rows.n - 2].note, "%lf", &last);
+        assert_true(last > first);
         shmb_rows_free(&rows);
         assert_int_equal(count_ours(), 0);
     }
@@ -364,6 +392,116 @@ static void test_bad_config(void **state)
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(), 0);
+}
+
+/* A copier over real src and dst of 64 KB, as the side that copies holds it. */
+static void copier_up(shmb_transfer_run_t *r, const shmb_transfer_config_t *c, char *why, size_t cap)
+{
+    shmb_transfer_bench_run_init(r, c, why, cap);
+    assert_int_equal(shmb_segment_create(&r->src, PREFIX, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_create(&r->dst, PREFIX, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r->src, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r->dst, NULL), 0);
+    assert_int_equal(shmb_transfer_bench_copier_start(r), 0);
+}
+
+static void copier_down(shmb_transfer_run_t *r)
+{
+    shmb_transfer_bench_copier_stop(r);
+    assert_int_equal(shmb_segment_destroy(&r->dst, NULL), 0);
+    assert_int_equal(shmb_segment_destroy(&r->src, NULL), 0);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* The config's mooncake_path is the translation's; a path outside the enum
+ * is refused before anything is made. */
+static void test_mooncake_path_honoured(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
+        shmb_transfer_config_t c = small();
+        c.translate = 1;
+        c.system = SHMB_LOOKUP_MOONCAKE;
+        c.num_segments = 10;
+        c.mooncake_path = (shmb_mooncake_path_t)path;
+        shmb_transfer_run_t r;
+        copier_up(&r, &c, why, sizeof(why));
+        assert_int_equal(shmb_mooncake_path_of(r.translation.path.mooncake), path);
+        assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 10); /* each buffer, at set-up */
+        assert_int_equal(r.translation.missed, 0);
+        copier_down(&r);
+    }
+    shmb_transfer_config_t c = small();
+    c.translate = 1;
+    c.num_segments = 10;
+    c.mooncake_path = (shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS;
+    shmb_rows_t rows = {0};
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
+/* Runs one operation of each part; true when exactly those in `want` (a
+ * bit per part) counted a miss. */
+static int misses_are(shmb_transfer_run_t *r, unsigned want)
+{
+    unsigned got = 0;
+    for (int part = 0; part < SHMB_TRANSFER_PARTS; part++) {
+        uint64_t done = 0;
+        r->translation.missed = 0;
+        assert_int_equal(shmb_transfer_bench_copy(r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done),
+                         0);
+        got |= (r->translation.missed == 1) << part;
+    }
+    r->translation.missed = 0;
+    if (got != want)
+        fprintf(stderr, "%s: parts that missed %#x, expected %#x\n",
+                shmb_lookup_system_name((shmb_lookup_system_t)r->translation.system), got, want);
+    return got == want;
+}
+
+/* A planted fault in each part is seen, for every system: the request path
+ * told dst's buffer is 64 bytes further than it is (its task's buffer is not
+ * that), the translation expected 64 bytes into dst (it, and the request
+ * through it, land on dst itself); the copy has no translation. Without a
+ * system only the copy runs. */
+static void test_parts_planted_fault(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    const unsigned path = 1u << SHMB_TRANSFER_REQUEST_PATH, request = 1u << SHMB_TRANSFER_REQUEST;
+    const unsigned translate = 1u << SHMB_TRANSFER_TRANSLATE;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small();
+        c.translate = 1;
+        c.system = (shmb_lookup_system_t)s;
+        c.num_segments = 10;
+        shmb_transfer_run_t r;
+        copier_up(&r, &c, why, sizeof(why));
+        uint64_t done = 0;
+        assert_true(misses_are(&r, 0));
+        r.translation.remote_addr += 64; /* mooncake's translation reads it too */
+        assert_true(misses_are(&r, path | request | (s == SHMB_LOOKUP_MOONCAKE ? translate : 0)));
+        r.translation.remote_addr -= 64;
+        unsigned char *dst = r.dst.addr;
+        r.dst.addr = dst + 64;
+        const int caught = misses_are(&r, translate | request);
+        r.dst.addr = dst;
+        assert_true(caught);
+        assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_PARTS, SHMB_COPY_MEMCPY, 4096, 0, &done),
+                         -EINVAL);
+        copier_down(&r);
+    }
+    shmb_transfer_config_t c = small();
+    shmb_transfer_run_t r;
+    copier_up(&r, &c, why, sizeof(why));
+    uint64_t done = 0;
+    for (int part = SHMB_TRANSFER_REQUEST_PATH; part < SHMB_TRANSFER_PARTS; part++)
+        assert_int_equal(shmb_transfer_bench_copy(&r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done),
+                         -EINVAL);
+    copier_down(&r);
+    assert_null(shmb_transfer_part_name(SHMB_TRANSFER_COPY));
+    assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
 }
 
 /* ---- with a peer (src/transfer_peer.c) ---- */
@@ -463,7 +601,7 @@ static void test_peer_many_samples(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The peer's team and the peer's translation through each system. */
+/* The peer's team, and the request and its parts in the peer, through each system. */
 static void test_peer_threads_and_systems(void **state)
 {
     (void)state;
@@ -479,13 +617,9 @@ static void test_peer_threads_and_systems(void **state)
         shmb_rows_t rows = {0};
         char why[256] = "";
         assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 5);
-        for (size_t i = 0; i < rows.n; i++) {
-            double ns = 0, share = 0;
-            assert_int_equal(rows.v[i].threads, 2);
-            assert_int_equal(sscanf(rows.v[i].note, "translate %lf ns = %lf%%", &ns, &share), 2);
-            assert_true(ns > 0 && share > 0);
-        }
+        assert_int_equal(rows.n, 5 * 4);
+        for (size_t i = 0; i < 5; i++)
+            check_request_rows(&rows, 4 * i, 4u << i, 2);
         shmb_rows_free(&rows);
     }
     stop_peer(&peer);
@@ -671,6 +805,8 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_translated),
         cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_mooncake_path_honoured),
+        cmocka_unit_test(test_parts_planted_fault),
         cmocka_unit_test(test_peer_rows),
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),

@@ -15,8 +15,8 @@ DEFINE_int64(num_lookups, 10000,
              "least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
 DEFINE_int64(segment_size_mb, 64, "Size of each segment in MB (1 MB = 1048576 bytes)");
 DEFINE_string(strategies, "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic",
-              "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress: metadata lock, "
-              "BufferDesc scan, remap cache), flowipc_classic (one pool, handle = offset), "
+              "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress, on --mooncake_path), "
+              "flowipc_classic (one pool, handle = offset), "
               "flowipc_jemalloc (Shm_pool_repository::to_address: lock + hash map + offset). "
               "Kernels (bounds): linear, lower_bound, tree, arithmetic");
 DEFINE_string(sweep_segments, "",
@@ -37,6 +37,10 @@ DEFINE_bool(peer_process, false,
             "Two processes: this one (the owner) creates the SHM objects and writes a tag at every "
             "request's word; a forked peer attaches them (mooncake: on each buffer's first request), "
             "translates, checks each tag through its translated pointer and times every row");
+DEFINE_string(mooncake_path, "tent",
+              "Mooncake's relocate path: tent (upstream's TENT ShmTransport: a walk of the mapped buffers "
+              "under its RWSpinlock) or pr192 (PR #192's head, never merged: metadata lock, BufferDesc scan, "
+              "remap cache)");
 DEFINE_string(placement, "descending",
               "Order the peer registers its segments in, by address: descending (Mooncake's: each "
               "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
@@ -69,6 +73,8 @@ int main(int argc, char** argv)
         shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
     if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
+    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
+        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, kStrategies, FLAGS_system, "path");
     cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
@@ -128,7 +134,12 @@ int main(int argc, char** argv)
 
     shmb_report_t report = {};
     report.bench = "shm_lookup";
-    report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
+    // Mooncake's relocate path, when not the default: on the system line and in a note of its own.
+    static std::string system_line;
+    system_line = FLAGS_system + (FLAGS_system == "mooncake" && cfg.mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH
+                                      ? " (mooncake_path=" + FLAGS_mooncake_path + ")"
+                                      : "");
+    report.system = FLAGS_system.empty() ? nullptr : system_line.c_str();
     report.variant_label = report.system ? nullptr : "strategy";
     report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
     shmb_notes_t notes = {};

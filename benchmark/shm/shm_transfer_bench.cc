@@ -24,6 +24,9 @@ DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at 
 DEFINE_int64(num_segments, 100,
              "With --system: buffers (mooncake) or pools (flowipc_jemalloc) the peer registered; dst is the "
              "middle one");
+DEFINE_string(mooncake_path, "tent",
+              "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
+              "head, never merged)");
 DEFINE_bool(peer_process, false,
             "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
             "them; this process creates and fills them and checks dst after each size and method. Rows keep "
@@ -107,6 +110,8 @@ int main(int argc, char** argv)
             cfg.system = static_cast<shmb_lookup_system_t>(s);
         }
     }
+    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
+        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     shmb::WarnIfOversubscribed(cfg.threads);
@@ -128,10 +133,15 @@ int main(int argc, char** argv)
     }
     shmb::StopPeer(peer, "a check failed", "the transfer benchmark");
 
+    // Mooncake's relocate path, when not the default, on the system line.
+    static std::string system_line;
+    system_line = FLAGS_system + (FLAGS_system == "mooncake" && cfg.mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH
+                                      ? " (mooncake_path=" + FLAGS_mooncake_path + ")"
+                                      : "");
     shmb_report_t report = {};
     report.bench = "shm_transfer";
-    report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
-    report.variant_label = "method";
+    report.system = FLAGS_system.empty() ? nullptr : system_line.c_str();
+    report.variant_label = report.system ? "part" : "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
     shmb_notes_t notes = {};

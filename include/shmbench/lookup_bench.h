@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "shmbench/lookup.h"
+#include "shmbench/mooncake.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -102,10 +103,11 @@ typedef struct shmb_lookup_config {
     int cpu;                  /* threads > 1: first CPU of the threads, -1: the first allowed */
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
+    shmb_mooncake_path_t mooncake_path; /* mooncake's relocate path, in this process and the peer (=tent) */
 } shmb_lookup_config_t;
 
 /* Checks the sizes: -EINVAL for a zero count or size, a request longer
- * than a segment, an unknown mode or placement, threads outside
+ * than a segment, an unknown mode, placement or mooncake path, threads outside
  * 1..SHMB_LOOKUP_MAX_THREADS or above 1 with peer_process; -EOVERFLOW when
  * the segments do not fit in SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);

@@ -129,13 +129,6 @@ int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buf
                               uint64_t target_id, size_t other_segments, const shmb_mooncake_ops_t *ops,
                               shmb_mooncake_t **out);
 
-/* shmb_mooncake_create_path with SHMB_MOONCAKE_PR192: the path the drivers
- * measured before the path became selectable, kept for them until they pass
- * their own choice to shmb_mooncake_create_path. */
-int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
-                         size_t other_segments, const shmb_mooncake_ops_t *ops,
-                         shmb_mooncake_t **out);
-
 /* The path a model follows. */
 shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m);
 

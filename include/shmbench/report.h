@@ -59,6 +59,8 @@ typedef struct shmb_rows {
     size_t cap;
 } shmb_rows_t;
 
+#define SHMB_REPORT_MAX_NOTES 15 /* context lines a report carries */
+
 typedef struct shmb_report {
     const char *program;       /* "shm_allocation_bench" */
     const char *version;       /* "0.1.0" */
@@ -69,7 +71,7 @@ typedef struct shmb_report {
     int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
     const char *executable;    /* argv[0] */
     const char *flags;         /* "name=value ..." of every flag of the binary */
-    const char *notes[8];      /* further context lines, NULL-terminated */
+    const char *notes[SHMB_REPORT_MAX_NOTES + 1]; /* further context lines, NULL-terminated */
     const shmb_sysinfo_t *sys;
     double timer_overhead_ns;
     int cpu;                   /* pinned CPU, or -1 */

@@ -17,10 +17,17 @@
  * (shm_open + ftruncate + mmap, nothing reserved), so its page allocation
  * and page faults are part of the time, timed one by one.
  *
- * translate: each transfer first translates dst through `system`'s
- * per-request path over num_segments registered buffers or pools, as a
- * request does; each row's note gives one translation's time and its share
- * of the row's median transfer.
+ * translate (a system): per size, the whole request and its parts, each a
+ * row: request_path (the request path both designs keep: TENT's submit
+ * path, shmbench/mooncake.h's engine, with no translation and no copy),
+ * translate (`system`'s translation of dst alone, over num_segments
+ * registered buffers or pools; mooncake on mooncake_path), the copy rows
+ * (the copy alone, as without a system) and request (the request path
+ * calling that translation and the copy of the first selected method, each
+ * once). Each part's note gives its share of the request's median; the
+ * request's names its copy and what the parts add up to. request_path and
+ * translate move no bytes: they run num_transfers operations, or more when
+ * that makes fewer than 31 batches long against the timer.
  *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
  * that attaches src and dst by name, as a receiver writing into buffers
@@ -41,6 +48,7 @@
 
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
+#include "shmbench/mooncake.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
 
@@ -65,6 +73,7 @@ typedef struct shmb_transfer_config {
     int translate;                 /* 1: translate dst through `system` first (=0) */
     shmb_lookup_system_t system;   /* whose per-request path translates */
     uint64_t num_segments;         /* buffers or pools the translation searches (=100) */
+    shmb_mooncake_path_t mooncake_path; /* system mooncake: its relocate path (=tent) */
     double time_per_size_ms;       /* budget per size and method (=1000) */
     double timer_overhead_ns;      /* sizes the batches */
     const char *shm_prefix;
@@ -81,12 +90,15 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
 /* Runs every selected method at every size, appending rows (variant =
  * method, step "" or "cold", arg size_kb, threads, iterations = transfers
  * timed; bytes_per_second and items_per_second from p50; speedup against the
- * warm memcpy row of the same size when memcpy ran). Returns 0, -errno,
+ * warm memcpy row of the same size when memcpy ran); with translate, the
+ * request's rows around them (variant request_path and translate before,
+ * request after; no bytes_per_second for the first two). Returns 0, -errno,
  * -ENOTSUP (a selected method this machine lacks), -ENOSPC (recorded as
- * "first write") when /dev/shm filled up inside a cold copy, -EINVAL (cold
- * with translate), or -EPROTO when a copy or a translation was wrong, with
- * the method, size and first differing offset in why, or a cold segment was
- * not fresh. Leaves nothing in /dev/shm. */
+ * "first write") when /dev/shm filled up inside a cold copy, -EINVAL (no
+ * method, cold with translate, a mooncake_path outside the enum), or
+ * -EPROTO when a copy, a translation or a request was wrong, with the
+ * method, size and first differing offset (or the system and how many
+ * missed) in why, or a cold segment was not fresh. Leaves nothing in /dev/shm. */
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap);
 
