@@ -713,6 +713,12 @@ static int run_flavour(run_t *r, int f, shmb_rows_t *rows)
     return ret;
 }
 
+size_t shmb_handoff_bench_batch(uint64_t object_kb)
+{
+    const uint64_t fit = object_kb ? (256ull << 10) / object_kb : SHMB_HANDOFF_BATCH;
+    return (size_t)(fit < 16 ? 16 : fit > SHMB_HANDOFF_BATCH ? SHMB_HANDOFF_BATCH : fit);
+}
+
 int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg)
 {
     int systems = 0;
@@ -732,8 +738,7 @@ int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *
         return ret;
     run_t r = {.cfg = cfg, .bytes = (size_t)cfg->object_kb << 10, .ch = {-1}, .why = why, .why_cap = why_cap};
     r.local.seed = cfg->seed;
-    r.batch = (size_t)((256ull << 20) / r.bytes);
-    r.batch = r.batch < 16 ? 16 : r.batch > SHMB_HANDOFF_BATCH ? SHMB_HANDOFF_BATCH : r.batch;
+    r.batch = shmb_handoff_bench_batch(cfg->object_kb);
     const int flowipc = cfg->run_system[CLASSIC] || cfg->run_system[JEMALLOC];
     if (cfg->peer_process && flowipc)
         ret = peer_start(&r);

@@ -349,7 +349,7 @@ static void write_table_context(FILE *out, const shmb_report_t *r)
     fprintf(out, "# commit: %s\n", SHMB_BUILD_COMMIT[0] ? SHMB_BUILD_COMMIT
                                                       : "unknown (not built from a git checkout)");
     fprintf(out, "# flags: %s\n", r->flags);
-    for (int i = 0; i < 8 && r->notes[i]; i++)
+    for (int i = 0; i < SHMB_REPORT_NOTES && r->notes[i]; i++)
         fprintf(out, "# %s\n", r->notes[i]);
 }
 
@@ -424,7 +424,7 @@ static void write_json_context(FILE *out, const shmb_report_t *r)
     if (r->system)
         json_field(out, "system", r->system);
     fprintf(out, ",\n    \"notes\": [");
-    for (int i = 0; i < 8 && r->notes[i]; i++) {
+    for (int i = 0; i < SHMB_REPORT_NOTES && r->notes[i]; i++) {
         fprintf(out, "%s", i ? ", " : "");
         json_string(out, r->notes[i]);
     }

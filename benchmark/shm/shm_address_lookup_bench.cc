@@ -172,6 +172,8 @@ int main(int argc, char** argv)
     int ret = shmb_notes_lookup(&report, &notes, &cfg);
     if (ret < 0)
         shmb::Fail(ret, "planning the threads' CPUs");
+    if (handoffs && (ret = shmb_notes_handoff(&report, &notes, &handoff)) < 0)
+        shmb::Fail(ret, "composing the hand-off's notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

@@ -59,6 +59,10 @@ typedef struct shmb_handoff_bench_config {
     int repetition;         /* stamped into the rows */
 } shmb_handoff_bench_config_t;
 
+/* Hand-offs per timed batch without a peer, for objects of object_kb:
+ * as many as fit in 256 MB, 16 to SHMB_HANDOFF_BATCH. */
+size_t shmb_handoff_bench_batch(uint64_t object_kb);
+
 /* -EINVAL for no system selected, system_rows with more than one,
  * object_kb outside 1..SHMB_HANDOFF_MAX_OBJECT_KB, count outside
  * 1..SHMB_HANDOFF_MAX_COUNT, a negative min_time_ms or a bad prefix. */

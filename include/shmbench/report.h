@@ -31,6 +31,8 @@
 extern "C" {
 #endif
 
+#define SHMB_REPORT_NOTES 12 /* room in shmb_report_t.notes, the NULL included */
+
 typedef enum shmb_format {
     SHMB_FORMAT_TABLE,
     SHMB_FORMAT_CSV,
@@ -69,7 +71,7 @@ typedef struct shmb_report {
     int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
     const char *executable;    /* argv[0] */
     const char *flags;         /* "name=value ..." of every flag of the binary */
-    const char *notes[8];      /* further context lines, NULL-terminated */
+    const char *notes[SHMB_REPORT_NOTES]; /* further context lines, NULL-terminated */
     const shmb_sysinfo_t *sys;
     double timer_overhead_ns;
     int cpu;                   /* pinned CPU, or -1 */
