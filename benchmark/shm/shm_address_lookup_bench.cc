@@ -113,6 +113,8 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
+    shmb_handoff_bench_config_t handoff;
+    const bool handoffs = HandoffConfig(cfg, &handoff);
 
     std::vector<uint64_t> counts = {cfg.num_segments};
     if (!FLAGS_sweep_segments.empty())
@@ -143,8 +145,6 @@ int main(int argc, char** argv)
         shmb::CheckShmSpace(count_flag, (std::min(requests, pages) + 1024) * 4096);
     }
     shmb::WarnIfOversubscribed(cfg.threads);
-    shmb_handoff_bench_config_t handoff;
-    const bool handoffs = HandoffConfig(cfg, &handoff);
 
     shmb_rows_t rows = {};
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
