@@ -249,7 +249,8 @@ static const char *handoff_timed(shmb_notes_t *s, const shmb_handoff_bench_confi
     if (cfg->peer_process)
         put(s, "; the borrower a second process over a Unix stream socket pair, both messages crossing "
                "(flowipc_classic: the blob, then this driver's own ack to close the round trip), each "
-               "hand-off timed alone; no speedup: the figure is mostly the two crossings, which carry the "
+               "hand-off timed alone, the borrower on the CPUs this process may use (with --cpu, the same "
+               "one: each crossing switches process); no speedup: the figure is mostly the two crossings, which carry the "
                "request in this design and have no counterpart in Mooncake's one-sided relocate");
     else
         put(s, "; the borrower in this process, no message crossing, timed in batches of %zu (batch time / "
