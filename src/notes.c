@@ -242,6 +242,45 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
     return ret;
 }
 
+/* What a hand-off row times, crossing or not. */
+static const char *handoff_timed(shmb_notes_t *s, const shmb_handoff_bench_config_t *cfg)
+{
+    const size_t start = s->used;
+    put(s, "handoff: Flow-IPC's object API, per object of %llu KB: lend, the handle message, borrow, a read of "
+           "the tag the lender wrote, release, the return message and the lender's free (flowipc_classic: no "
+           "return message, the last owner frees); construct untimed (an allocation); each flavour's "
+           "step-by-step check before timing", (unsigned long long)cfg->object_kb);
+    if (cfg->peer_process)
+        put(s, "; the borrower a second process over a Unix stream socket pair, both messages crossing "
+               "(flowipc_classic: the blob, then this driver's own ack to close the round trip), each "
+               "hand-off timed alone, the borrower on the CPUs this process may use (with --cpu, the same "
+               "one: each crossing switches process); no speedup: the figure is mostly the two crossings, which carry the "
+               "request in this design and have no counterpart in Mooncake's one-sided relocate");
+    else
+        put(s, "; the borrower in this process, no message crossing, timed in batches of %zu (batch time / "
+               "%zu); speedup = mooncake's relocate p50 / its p50 (the same question, a usable address per "
+               "request, the calls only)", shmb_handoff_bench_batch(cfg->object_kb),
+            shmb_handoff_bench_batch(cfg->object_kb));
+    return end(s, start);
+}
+
+int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_handoff_bench_config_t *cfg)
+{
+    lines_t l = {0};
+    const size_t start = store->used;
+    for (size_t i = 0; i < NOTES_CAP && report->notes[i]; i++)
+        add(&l, report->notes[i]);
+    add(&l, handoff_timed(store, cfg));
+    add(&l, "pool_once: flowipc_jemalloc lending each pool to the borrower (LendPool, the borrower's shm_open "
+            "+ mmap, its response: a round trip per pool and peer, one sample each); handoff rows stand for "
+            "the object-API design, the steady flowipc_* rows for the other one: pools borrowed once, "
+            "requests carry offsets, to_address per request");
+    int ret = publish(report, &l);
+    if (ret < 0)
+        store->used = start;
+    return ret;
+}
+
 /* The second process's note: what it attached and timed, what this one checked. */
 static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {

@@ -74,10 +74,9 @@ static void on_owner_death(int sig)
         orphan_exit();
 }
 
-/* Arms the owner-death signal; from then on, or if the owner is gone
- * already, an orphaned peer cleans up and exits. */
-static int watch_owner(void)
+int shmb_peer_watch_owner(pid_t owner)
 {
+    orphan_owner = owner;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_owner_death;
@@ -163,8 +162,7 @@ static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_pe
 static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, shmb_peer_handler_t handler,
                                void *ctx)
 {
-    orphan_owner = owner;
-    if (watch_owner() < 0)
+    if (shmb_peer_watch_owner(owner) < 0)
         _exit(SHMB_PEER_EXIT_FAILED);
     serve(peer->control.addr, peer->data, peer->data_bytes, handler, ctx);
 }

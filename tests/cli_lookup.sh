@@ -14,7 +14,7 @@ for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int
          'strategies string "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
          "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"' \
          'lookup_mode string "throughput"' 'placement string "descending"' "peer_process bool false" \
-         'mooncake_path string "tent"'; do
+         'mooncake_path string "tent"' "handoff bool true"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -61,13 +61,14 @@ done
 "$bin" "${quick[@]}" --mooncake_path=pr192 --strategies=mooncake,linear >"$work/prn.txt" 2>/dev/null || fail "pr192 note run"
 grep -q "^# mooncake_path=pr192: mooncake relocates as PR #192's head did" "$work/prn.txt" && ! grep -q "^# system:" "$work/prn.txt" \
   && ok || fail "pr192 without --system: no note"
+expect_usage_error "$bin" lookup_len_kb --segment_size_mb=128 --lookup_len_kb=65537
 
 "$bin" "${quick[@]}" >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"
 "$bin" "${quick[@]}" --format=csv >"$work/t.csv" 2>/dev/null || fail "csv run"
 "$bin" "${quick[@]}" --format=json --pattern=sequential >"$work/t.json" 2>/dev/null || fail "json run"
 rows=$(table_rows "$work/t.txt" | wc -l)
-[ "$rows" -eq 8 ] && ok || fail "table has $rows rows, expected 8 (3 systems, mooncake's first_use, 4 kernels)"
-[ "$(($(wc -l <"$work/t.csv") - 1))" -eq 8 ] && ok || fail "csv rows"
+[ "$rows" -eq 11 ] && ok || fail "table has $rows rows, expected 11 (3 systems, mooncake's first_use, 4 kernels, 3 hand-off)"
+[ "$(($(wc -l <"$work/t.csv") - 1))" -eq 11 ] && ok || fail "csv rows"
 grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $(NF-1), $NF}' \
   | grep -qx "segments strategy step iterations speedup_vs_mooncake note" \
   && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
@@ -79,8 +80,15 @@ import json, sys
 b = json.load(open(sys.argv[1]))["benchmarks"]
 names = [x["name"] for x in b]
 paths = ("mooncake", "mooncake/first_use", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bound", "tree", "arithmetic")
-assert names == ["shm_lookup/%s/segments:20" % s for s in paths], names
-assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b if "first_use" not in x["name"])
+handoff = ("flowipc_classic/handoff", "flowipc_jemalloc/handoff", "flowipc_jemalloc/pool_once")
+assert names == ["shm_lookup/%s/segments:20" % s for s in paths + handoff], names
+assert all(x["label"] == "verified 131072/131072" and x["items_per_second"] > 0 for x in b[:8] if "first_use" not in x["name"])
+by = {x["name"]: x for x in b}
+for f in ("flowipc_classic", "flowipc_jemalloc"):
+    h = by["shm_lookup/%s/handoff/segments:20" % f]
+    assert h["label"] == "verified %d/%d, no crossing" % (h["iterations"], h["iterations"]) and h["iterations"] >= 500, h
+    assert h["speedup"] > 0, h
+assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["iterations"] >= 1
 ' "$work/t.json" && ok || fail "json rows"
 grep -q "^# flags: .*placement=descending " "$work/t.txt" && ok || fail "flags line without the placement"
 grep -q "^# placement: descending " "$work/t.txt" && ok || fail "no placement note"
@@ -102,8 +110,10 @@ for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bo
     want += ["shm_lookup/%s/segments:20%s" % (s, suffix), "shm_lookup/%s/latency/segments:20%s" % (s, suffix)]
     if s == "mooncake":
         want.append("shm_lookup/mooncake/first_use/segments:20")
+want += ["shm_lookup/flowipc_classic/handoff/segments:20", "shm_lookup/flowipc_jemalloc/handoff/segments:20",
+         "shm_lookup/flowipc_jemalloc/pool_once/segments:20"]
 assert names == want, names
-assert all(x["threads"] == threads and x["label"] == "verified 131072/131072" for x in b if "first_use" not in x["name"])
+assert all(x["threads"] == threads and x["label"] == "verified 131072/131072" for x in b[:-3] if "first_use" not in x["name"])
 ' "$@"
 }
 
@@ -148,20 +158,53 @@ for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "linear", "lower_bo
     want += {"mooncake": ["shm_lookup/mooncake/first_use/segments:20"],
              "flowipc_classic": ["shm_lookup/flowipc_classic/attach/segments:20"],
              "flowipc_jemalloc": ["shm_lookup/flowipc_jemalloc/attach/segments:20"]}.get(s, [])
+want += ["shm_lookup/flowipc_classic/handoff/segments:20", "shm_lookup/flowipc_jemalloc/handoff/segments:20",
+         "shm_lookup/flowipc_jemalloc/pool_once/segments:20"]
 assert names == want, names
-timed = [x for x in b if "first_use" not in x["name"] and "attach" not in x["name"]]
+timed = [x for x in b[:-3] if "first_use" not in x["name"] and "attach" not in x["name"]]
 assert all(x["label"] == "verified 131072/131072" and x["threads"] == 1 for x in timed)
 by = {x["name"]: x for x in b}
 assert by["shm_lookup/mooncake/first_use/segments:20"]["iterations"] == 20
 assert by["shm_lookup/flowipc_classic/attach/segments:20"]["iterations"] == 1
 assert by["shm_lookup/flowipc_jemalloc/attach/segments:20"]["iterations"] >= 1
+crossed = {"flowipc_classic": "blob + ack crossed", "flowipc_jemalloc": "2 msgs crossed"}
+for f, how in crossed.items():
+    h = by["shm_lookup/%s/handoff/segments:20" % f]
+    assert h["label"] == "verified %d/%d, %s" % (h["iterations"], h["iterations"], how), h
+    assert "speedup" not in h, h
+assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["label"] == "lend round trip per pool, crossed"
 ' "$work/p.json" && ok || fail "rows of --peer_process"
 "$bin" "${peer[@]}" --system=flowipc_jemalloc >"$work/ps.txt" 2>/dev/null || fail "--peer_process --system run"
 grep -q "^# two processes (--peer_process): " "$work/ps.txt" && ok || fail "no note saying the peer measured"
-table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 first_use 1 attach 0 " \
+grep -q "^# handoff: .*both messages crossing" "$work/ps.txt" && ok || fail "no note saying the hand-off crossed"
+table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 first_use 1 attach 0 handoff 0 pool_once 0 " \
   && ok || fail "--peer_process --system rows: $(table_rows "$work/ps.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
 pgrep -f -- "--shm_prefix=/$prefix" >/dev/null && fail "a process of ours is still there" || ok
+
+# One system's runs pair row by row: the same keys for mooncake (its
+# hand-off rows unmeasured: it relocates per request) and flowipc_jemalloc.
+for s in mooncake flowipc_jemalloc; do
+  "$bin" "${quick[@]}" --system=$s --format=json >"$work/sys_$s.json" 2>/dev/null || fail "--system=$s run"
+  "$bin" "${quick[@]}" --system=$s >"$work/sys_$s.txt" 2>/dev/null || fail "--system=$s table run"
+done
+"$python" -c '
+import json, sys
+m, j = ([x["name"] for x in json.load(open(f))["benchmarks"]] for f in sys.argv[1:3])
+assert j[-2:] == ["shm_lookup/handoff/segments:20", "shm_lookup/pool_once/segments:20"], j
+assert not any("handoff" in n or "pool_once" in n for n in m), m  # unmeasured: no JSON row
+' "$work/sys_mooncake.json" "$work/sys_flowipc_jemalloc.json" && ok || fail "--system json rows"
+keys() { table_rows "$1" | awk '{print $1, $2}'; }
+[ "$(keys "$work/sys_mooncake.txt")" = "$(keys "$work/sys_flowipc_jemalloc.txt")" ] \
+  && ok || fail "--system runs do not pair: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ') / $(keys "$work/sys_flowipc_jemalloc.txt" | tr '\n' ' ')"
+keys "$work/sys_mooncake.txt" | tr '\n' ' ' | grep -qx "20 - 20 first_use 20 handoff 20 pool_once " \
+  && ok || fail "--system rows: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ')"
+table_rows "$work/sys_mooncake.txt" | awk '$2 == "handoff" && $3 == "-" {found=1} END {exit !found}' \
+  && ok || fail "no unmeasured handoff row for mooncake: $(table_rows "$work/sys_mooncake.txt")"
+"$bin" "${quick[@]}" --handoff=false >"$work/nh.txt" 2>/dev/null || fail "--handoff=false run"
+[ "$(table_rows "$work/nh.txt" | wc -l)" -eq 8 ] && ok || fail "--handoff=false rows: $(table_rows "$work/nh.txt")"
+grep -q "^# handoff: " "$work/nh.txt" && fail "a hand-off note without hand-off rows" || ok
+grep -q "^# handoff: .*no message crossing" "$work/t.txt" && ok || fail "no hand-off note in the default run"
 
 # The peer SIGKILLed, then the owner: nothing left either way.
 check_peer_deaths "$prefix" "$bin" "${peer[@]}" --strategies=flowipc_classic --min_time_ms=30000

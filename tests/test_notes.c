@@ -59,6 +59,17 @@ static shmb_transfer_config_t transfer_cfg(void)
     return c;
 }
 
+static shmb_handoff_bench_config_t handoff_cfg(int peer_process)
+{
+    shmb_handoff_bench_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1;
+    c.object_kb = 4;
+    c.count = 1;
+    c.peer_process = peer_process;
+    return c;
+}
+
 /* n notes set, each non-empty, then NULL. */
 static void assert_notes(const shmb_report_t *r, int ret, int n)
 {
@@ -296,6 +307,42 @@ static void test_store_full(void **state)
     assert_string_equal(first.notes[0], kept);
 }
 
+/* The hand-off's two notes come after the lookup's, worded for a peer or
+ * not; a report with no room left refuses them, untouched. */
+static void test_handoff(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_lookup_config_t l = lookup_cfg();
+    shmb_handoff_bench_config_t h = handoff_cfg(0);
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
+    const char *first = r.notes[0];
+    assert_notes(&r, shmb_notes_handoff(&r, &store, &h), 8);
+    assert_ptr_equal(r.notes[0], first);
+    assert_true(has_note(&r, "handoff: Flow-IPC's object API, per object of 4 KB"));
+    assert_non_null(strstr(r.notes[6], "no message crossing, timed in batches of 256"));
+    assert_non_null(strstr(r.notes[6], "speedup = mooncake's relocate p50"));
+    assert_true(has_note(&r, "pool_once: flowipc_jemalloc lending each pool"));
+
+    h = handoff_cfg(1);
+    l.peer_process = 1;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
+    assert_notes(&r, shmb_notes_handoff(&r, &store, &h), 8);
+    assert_non_null(strstr(r.notes[6], "both messages crossing"));
+    assert_non_null(strstr(r.notes[6], "no speedup"));
+
+    r = fresh_report();
+    for (size_t i = 0; i < NOTES_CAP - 1; i++)
+        r.notes[i] = "a note";
+    r.notes[NOTES_CAP - 1] = NULL;
+    const size_t used = store.used;
+    assert_int_equal(shmb_notes_handoff(&r, &store, &h), -EOVERFLOW);
+    assert_null(r.notes[NOTES_CAP - 1]);
+    assert_int_equal(store.used, used);
+}
+
 static void test_transfer_modes(void **state)
 {
     (void)state;
@@ -372,6 +419,9 @@ static void test_never_overflows(void **state)
         r = fresh_report();
         ret = shmb_notes_lookup(&r, &store, &l);
         assert_true(ret >= 1 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);
+        shmb_handoff_bench_config_t h = handoff_cfg(l.peer_process);
+        ret = shmb_notes_handoff(&r, &store, &h);
+        assert_true(ret >= 3 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);
 
         shmb_transfer_config_t t = transfer_cfg();
         t.run[SHMB_COPY_MEMCPY] = m & 1;
@@ -392,7 +442,7 @@ int main(void)
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_peer_and_threads),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
-        cmocka_unit_test(test_store_full),
+        cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,10 +44,40 @@ DEFINE_string(mooncake_path, "tent",
 DEFINE_string(placement, "descending",
               "Order the peer registers its segments in, by address: descending (Mooncake's: each "
               "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
+DEFINE_bool(handoff, true,
+            "Also time Flow-IPC's object hand-off (rows step handoff, for each Flow-IPC system selected): "
+            "lend, the handle message, borrow, release, the return message and the lender's free, on "
+            "objects of --lookup_len_kb; with --peer_process the borrower is a second process");
 
 namespace {
 
 const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
+
+// The hand-off's run beside the lookup's: its systems, objects of the
+// requests' length; false when it has nothing to show.
+bool HandoffConfig(const shmb_lookup_config_t& lookup, shmb_handoff_bench_config_t* cfg)
+{
+    *cfg = {};
+    bool flowipc = false;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        cfg->run_system[s] = lookup.run_system[s] && (lookup.system_rows || s != SHMB_LOOKUP_MOONCAKE);
+        flowipc = flowipc || (s != SHMB_LOOKUP_MOONCAKE && lookup.run_system[s]);
+    }
+    if (!FLAGS_handoff || !(flowipc || lookup.system_rows))
+        return false;
+    if (lookup.lookup_len_kb > SHMB_HANDOFF_MAX_OBJECT_KB)
+        shmb::FlagError("lookup_len_kb", std::to_string(lookup.lookup_len_kb),
+                        "at most " + std::to_string(SHMB_HANDOFF_MAX_OBJECT_KB) +
+                            " with --handoff=true (the hand-off's objects)");
+    cfg->system_rows = lookup.system_rows;
+    cfg->object_kb = lookup.lookup_len_kb;
+    cfg->count = lookup.num_lookups;
+    cfg->min_time_ms = lookup.min_time_ms;
+    cfg->peer_process = lookup.peer_process;
+    cfg->seed = lookup.seed;
+    cfg->shm_prefix = lookup.shm_prefix;
+    return true;
+}
 
 }  // namespace
 
@@ -89,6 +119,8 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
+    shmb_handoff_bench_config_t handoff;
+    const bool handoffs = HandoffConfig(cfg, &handoff);
 
     std::vector<uint64_t> counts = {cfg.num_segments};
     if (!FLAGS_sweep_segments.empty())
@@ -129,6 +161,11 @@ int main(int argc, char** argv)
             int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
             if (ret < 0)
                 shmb::FailRun(ret, nullptr, why, "wrong translation", "the lookup benchmark");
+            handoff.segments = n;
+            handoff.repetition = rep;
+            ret = handoffs ? shmb_handoff_bench_run(&handoff, &rows, why, sizeof(why)) : 0;
+            if (ret < 0)
+                shmb::FailRun(ret, nullptr, why, "failed hand-off check", "the hand-off benchmark");
         }
     }
 
@@ -146,6 +183,8 @@ int main(int argc, char** argv)
     int ret = shmb_notes_lookup(&report, &notes, &cfg);
     if (ret < 0)
         shmb::Fail(ret, "planning the threads' CPUs");
+    if (handoffs && (ret = shmb_notes_handoff(&report, &notes, &handoff)) < 0)
+        shmb::Fail(ret, "composing the hand-off's notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;

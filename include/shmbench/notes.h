@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "shmbench/alloc_bench.h"
+#include "shmbench/handoff_bench.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/report.h"
 #include "shmbench/transfer_bench.h"
@@ -46,6 +47,13 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
  * one system (cfg->system_rows), a peer process, threads (pinned from
  * cfg->cpu), throughput and/or latency rows. */
 int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg);
+
+/* shm_address_lookup_bench's hand-off rows (shmbench/handoff_bench.h):
+ * what is timed, with or without a peer process, what the speedup divides,
+ * and which design the handoff and the steady flowipc_* rows stand for.
+ * Appended after the notes report->notes holds already (after
+ * shmb_notes_lookup); returns the notes' new count. */
+int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_handoff_bench_config_t *cfg);
 
 /* shm_transfer_bench: the methods run (memcpy, nt), cold rows, a system's
  * translation (cfg->translate, over cfg->num_segments), a peer process

@@ -160,6 +160,14 @@ int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, 
  * no zombie, no descriptor, no segment. */
 int shmb_peer_stop(shmb_peer_t *peer);
 
+/* In a child forked by `owner` that must not outlive it (the peer, or another
+ * helper process such as the hand-off's borrower): arms the owner-death
+ * signal (SHMB_PEER_DEATH_SIGNAL through PR_SET_PDEATHSIG); from then on, or
+ * at once if the owner is gone already, the child unlinks the names the owner
+ * registered that still name the files it created, and its own, and exits
+ * with SHMB_PEER_EXIT_ORPHANED. Returns 0, or -errno (sigaction, prctl). */
+int shmb_peer_watch_owner(pid_t owner);
+
 #ifdef __cplusplus
 }
 #endif

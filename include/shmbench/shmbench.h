@@ -27,6 +27,7 @@
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
+#include "shmbench/handoff_bench.h"
 #include "shmbench/lookup.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"

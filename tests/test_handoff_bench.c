@@ -1,0 +1,321 @@
+/* handoff_bench: the rows of each flavour and of one system, verified
+ * counts, planted faults (the models' and a wrong tag), a borrower process
+ * that dies, one hand-off, and configurations refused. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fipc_internal.h"
+#include "handoff_internal.h"
+#include "shmbench/error.h"
+#include "shmbench/handoff_bench.h"
+
+static char prefix[64];
+
+/* Files in /dev/shm named after this test's prefix. unlink_them removes them. */
+static size_t our_files(int unlink_them)
+{
+    size_t n = 0;
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix + 1, strlen(prefix + 1)) != 0)
+            continue;
+        n++;
+        if (unlink_them) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
+    shmb_handoff_bench_wrong_tag = 0;
+    shmb_handoff_bench_peer_dies_at = 0;
+    our_files(1);
+    return 0;
+}
+
+/* Nothing of the run left: no file of ours, no child process. */
+static void assert_nothing_left(void)
+{
+    assert_int_equal(our_files(0), 0);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+static shmb_handoff_bench_config_t config(int classic, int jemalloc)
+{
+    shmb_handoff_bench_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = classic;
+    c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = jemalloc;
+    c.object_kb = 4;
+    c.count = 300;
+    c.min_time_ms = 0;
+    c.seed = 42;
+    c.shm_prefix = prefix;
+    c.segments = 100;
+    return c;
+}
+
+static const shmb_row_t *find(const shmb_rows_t *rows, const char *variant, const char *step)
+{
+    return shmb_rows_find(rows, variant, step, 100, 0);
+}
+
+/* A measured hand-off row: at least count hand-offs, all verified, and
+ * whether messages crossed. */
+static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char *how)
+{
+    assert_non_null(row);
+    assert_true(row->iterations >= count);
+    char want[64];
+    snprintf(want, sizeof(want), "verified %llu/%llu, %s", (unsigned long long)row->iterations,
+             (unsigned long long)row->iterations, how);
+    assert_string_equal(row->note, want);
+    assert_true(row->ns.p50 > 0 && row->ns.p50 <= row->ns.p99 && row->ns.p99 <= row->ns.max);
+}
+
+static void test_rows_one_process(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t c = config(1, 1);
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 3);
+    assert_string_equal(rows.v[0].variant, "flowipc_classic");
+    assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
+    assert_handoff_row(&rows.v[0], 300, "no crossing");
+    assert_handoff_row(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP), 300, "no crossing");
+    /* In batches: whole batches of hand-offs. */
+    assert_int_equal(rows.v[0].iterations % shmb_handoff_bench_batch(4), 0);
+    const shmb_row_t *pool = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_POOL_STEP);
+    assert_non_null(pool);
+    assert_true(pool->iterations >= 1);
+    assert_string_equal(pool->note, "lend round trip per pool, no crossing");
+    assert_null(find(&rows, "flowipc_classic", SHMB_HANDOFF_POOL_STEP));
+    assert_true(rows.v[0].speedup == 0); /* no mooncake row to divide */
+    shmb_rows_free(&rows);
+    assert_nothing_left();
+}
+
+/* Against mooncake's translation row already there: its p50 / the row's. */
+static void test_speedup_vs_mooncake(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t c = config(0, 1);
+    shmb_rows_t rows = {0};
+    shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
+    base.iterations = 1;
+    double sample = 1000.0;
+    assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
+    char why[256] = "";
+    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    const shmb_row_t *row = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
+    assert_non_null(row);
+    assert_true(row->speedup > 0);
+    assert_true(row->speedup * row->ns.p50 > 999.0 && row->speedup * row->ns.p50 < 1001.0);
+    assert_true(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_POOL_STEP)->speedup == 0);
+    shmb_rows_free(&rows);
+}
+
+/* One system: rows named by step, a step the system does not have
+ * unmeasured, so that the runs of two systems pair row by row. */
+static void test_system_rows(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_handoff_bench_config_t c = config(0, 0);
+        c.run_system[s] = 1;
+        c.system_rows = 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 2);
+        assert_string_equal(rows.v[0].variant, "");
+        assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
+        assert_string_equal(rows.v[1].variant, "");
+        assert_string_equal(rows.v[1].step, SHMB_HANDOFF_POOL_STEP);
+        assert_int_equal(rows.v[0].iterations > 0, s != SHMB_LOOKUP_MOONCAKE);
+        assert_int_equal(rows.v[1].iterations > 0, s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+        shmb_rows_free(&rows);
+    }
+    assert_nothing_left();
+}
+
+/* With a borrower process: both flavours, each hand-off timed alone, the
+ * messages crossing, no speedup; the process reaped. */
+static void test_rows_peer(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t c = config(1, 1);
+    c.peer_process = 1;
+    c.count = 200;
+    shmb_rows_t rows = {0};
+    shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
+    double sample = 1000.0;
+    assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
+    char why[256] = "";
+    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 4);
+    const shmb_row_t *classic = find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP);
+    const shmb_row_t *jemalloc = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
+    assert_handoff_row(classic, 200, "blob + ack crossed");
+    assert_handoff_row(jemalloc, 200, "2 msgs crossed");
+    assert_int_equal(classic->iterations, 200);
+    assert_true(classic->speedup == 0 && jemalloc->speedup == 0);
+    assert_string_equal(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_POOL_STEP)->note,
+                        "lend round trip per pool, crossed");
+    shmb_rows_free(&rows);
+    assert_nothing_left();
+}
+
+/* count 1: exactly one hand-off timed with a peer, one batch without. */
+static void test_one_handoff(void **state)
+{
+    (void)state;
+    for (int peer = 0; peer < 2; peer++) {
+        shmb_handoff_bench_config_t c = config(1, 1);
+        c.count = 1;
+        c.peer_process = peer;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        const uint64_t want = peer ? 1 : shmb_handoff_bench_batch(4);
+        assert_int_equal(find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP)->iterations, want);
+        assert_int_equal(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP)->iterations, want);
+        shmb_rows_free(&rows);
+    }
+    assert_nothing_left();
+}
+
+/* Each flavour fails its run with -EPROTO and a reason, rows untouched. */
+static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
+{
+    for (int f = SHMB_LOOKUP_FLOWIPC_CLASSIC; f <= SHMB_LOOKUP_FLOWIPC_JEMALLOC; f++) {
+        memset(c->run_system, 0, sizeof(c->run_system));
+        c->run_system[f] = 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_handoff_bench_run(c, &rows, why, sizeof(why)), -EPROTO);
+        assert_non_null(strstr(why, shmb_lookup_system_name((shmb_lookup_system_t)f)));
+        assert_non_null(strstr(why, reason));
+        assert_int_equal(rows.n, 0);
+        shmb_rows_free(&rows);
+    }
+    assert_nothing_left();
+}
+
+/* A model's fault: its step-by-step check refuses it before any timing. */
+static void test_model_fault(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t c = config(1, 1);
+    shmb_fipc_fault = SHMB_FIPC_FAULT_BORROW_ADDR;
+    assert_refused(&c, "step-by-step hand-off check failed");
+}
+
+/* A wrong tag in a timed hand-off: the borrower's read refuses it, in this
+ * process and in the borrower process. */
+static void test_wrong_tag(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t c = config(1, 1);
+    c.count = 600;
+    shmb_handoff_bench_wrong_tag = 400;
+    assert_refused(&c, "hand-off 399: the borrowed object");
+    c.peer_process = 1;
+    assert_refused(&c, "hand-off 399: the borrowed object");
+}
+
+/* The borrower process dies in the middle: -EPIPE, recorded as the call
+ * "peer process" with how it ended; nothing left behind. */
+static void test_peer_dies(void **state)
+{
+    (void)state;
+    for (int f = SHMB_LOOKUP_FLOWIPC_CLASSIC; f <= SHMB_LOOKUP_FLOWIPC_JEMALLOC; f++) {
+        shmb_handoff_bench_config_t c = config(f == SHMB_LOOKUP_FLOWIPC_CLASSIC, f == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+        c.peer_process = 1;
+        shmb_handoff_bench_peer_dies_at = 100;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        shmb_error_clear();
+        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), -EPIPE);
+        assert_non_null(shmb_error_last()->call);
+        assert_string_equal(shmb_error_last()->call, "peer process");
+        assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
+        assert_int_equal(rows.n, 0);
+        shmb_rows_free(&rows);
+        assert_nothing_left();
+    }
+}
+
+static void test_bad_config(void **state)
+{
+    (void)state;
+    shmb_handoff_bench_config_t good = config(1, 1);
+    assert_int_equal(shmb_handoff_bench_check(&good), 0);
+    shmb_handoff_bench_config_t bad[8];
+    for (int i = 0; i < 8; i++)
+        bad[i] = good;
+    bad[0].run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = bad[0].run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 0;
+    bad[1].system_rows = 1; /* two systems */
+    bad[2].object_kb = 0;
+    bad[3].object_kb = SHMB_HANDOFF_MAX_OBJECT_KB + 1;
+    bad[4].count = 0;
+    bad[5].count = SHMB_HANDOFF_MAX_COUNT + 1;
+    bad[6].min_time_ms = -1;
+    bad[7].shm_prefix = "no_slash";
+    for (int i = 0; i < 8; i++) {
+        shmb_rows_t rows = {0};
+        char why[64] = "";
+        assert_int_equal(shmb_handoff_bench_check(&bad[i]), -EINVAL);
+        assert_int_equal(shmb_handoff_bench_run(&bad[i], &rows, why, sizeof(why)), -EINVAL);
+        assert_int_equal(rows.n, 0);
+    }
+    assert_int_equal(shmb_handoff_bench_batch(4), SHMB_HANDOFF_BATCH);
+    assert_int_equal(shmb_handoff_bench_batch(SHMB_HANDOFF_MAX_OBJECT_KB), 16);
+    assert_int_equal(shmb_handoff_bench_batch(2048), 128);
+    assert_nothing_left();
+}
+
+int main(void)
+{
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    snprintf(prefix, sizeof(prefix), "/shmb_test_handoff_%ld_", (long)getpid());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_rows_one_process, cleanup),
+        cmocka_unit_test_teardown(test_speedup_vs_mooncake, cleanup),
+        cmocka_unit_test_teardown(test_system_rows, cleanup),
+        cmocka_unit_test_teardown(test_rows_peer, cleanup),
+        cmocka_unit_test_teardown(test_one_handoff, cleanup),
+        cmocka_unit_test_teardown(test_model_fault, cleanup),
+        cmocka_unit_test_teardown(test_wrong_tag, cleanup),
+        cmocka_unit_test_teardown(test_peer_dies, cleanup),
+        cmocka_unit_test_teardown(test_bad_config, cleanup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
