@@ -352,6 +352,29 @@ static void test_two_threads(void **state)
     shmb_rows_free(&rows);
 }
 
+/* A thread whose timed batch sums wrong stops the crew: -EPROTO, no row,
+ * and why is that thread's (thread 1 starts at the planted window). */
+static void test_thread_checksum_fails_the_crew(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    c.threads = 2;
+    shmb_lookup_setup_t s;
+    assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
+    const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, NULL);
+    assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_LOOKUP_SYSTEMS, &view), 0);
+    s.expected_sum[s.windows / 2] ^= 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_measure(&c, &s, SHMB_LOOKUP_SYSTEMS, 0, &rows, NULL, why, sizeof(why)),
+                     -EPROTO);
+    assert_int_equal(rows.n, 0);
+    assert_non_null(strstr(why, "checksum of a timed batch"));
+    assert_true(strncmp(why, "linear, thread ", 15) == 0);
+    shmb_lookup_bench_teardown(&s);
+    assert_int_equal(count_ours(), 0);
+}
+
 /* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
 static void test_check_threads(void **state)
 {
@@ -621,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_thread_checksum_fails_the_crew),
         cmocka_unit_test(test_check_threads),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
         cmocka_unit_test(test_bad_config_appends_nothing),
