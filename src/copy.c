@@ -1,5 +1,5 @@
 /* copy: the kernels that move bytes through SHM, their verification, and
- * the team that splits one transfer over a crew (shmbench/copy.h).
+ * the crew that splits one transfer between threads (shmbench/copy.h).
  * Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
  * (clang) as well, so that no copy loop of this file becomes a memcpy call. */
 #include "shmbench/copy.h"
@@ -215,9 +215,9 @@ int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
     return 0;
 }
 
-/* ---- the team: a crew (src/crew_internal.h) whose caller is thread 0 ---- */
+/* ---- the copy crew: a crew (src/crew_internal.h) whose caller is thread 0 ---- */
 
-struct shmb_copy_team {
+struct shmb_copy_crew {
     shmb_crew_t *crew;
     int threads;
     shmb_copy_fn fn;
@@ -228,7 +228,7 @@ struct shmb_copy_team {
     atomic_int no_space;             /* a guarded chunk ran out of /dev/shm */
 };
 
-static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *len)
+static void chunk(const struct shmb_copy_crew *t, int i, size_t *off, size_t *len)
 {
     size_t per = ((t->n + (size_t)t->threads - 1) / (size_t)t->threads + 63) & ~(size_t)63;
     size_t start = per * (size_t)i;
@@ -239,7 +239,7 @@ static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *le
 
 static void copy_chunk(shmb_crew_t *crew, int i, void *arg)
 {
-    struct shmb_copy_team *t = arg;
+    struct shmb_copy_crew *t = arg;
     size_t off, len;
     (void)crew;
     chunk(t, i, &off, &len);
@@ -251,11 +251,11 @@ static void copy_chunk(shmb_crew_t *crew, int i, void *arg)
         atomic_store_explicit(&t->no_space, 1, memory_order_relaxed);
 }
 
-int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
+int shmb_copy_crew_start(shmb_copy_crew_t **out, int threads, int cpu)
 {
     if (threads < 1)
         return -EINVAL;
-    struct shmb_copy_team *t = calloc(1, sizeof(*t));
+    struct shmb_copy_crew *t = calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
     t->threads = threads;
@@ -271,12 +271,12 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     return 0;
 }
 
-int shmb_copy_team_cpu(const shmb_copy_team_t *t, int i)
+int shmb_copy_crew_cpu(const shmb_copy_crew_t *t, int i)
 {
     return shmb_crew_cpu(t->crew, i);
 }
 
-static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
+static void run(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
 {
     t->fn = fn;
     t->dst = dst;
@@ -286,12 +286,12 @@ static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src
     shmb_crew_run(t->crew, copy_chunk, t); /* no member fails: a full /dev/shm is no_space */
 }
 
-void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+void shmb_copy_crew_run(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
 {
     run(t, fn, dst, src, n, 0);
 }
 
-int shmb_copy_first_write(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+int shmb_copy_first_write(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
 {
     int ret = 0;
     if (!t) {
@@ -307,7 +307,7 @@ int shmb_copy_first_write(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const
     return ret;
 }
 
-void shmb_copy_team_stop(shmb_copy_team_t *t)
+void shmb_copy_crew_stop(shmb_copy_crew_t *t)
 {
     if (!t)
         return;
@@ -315,12 +315,12 @@ void shmb_copy_team_stop(shmb_copy_team_t *t)
     free(t);
 }
 
-void shmb_copy_batch(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n,
+void shmb_copy_batch(shmb_copy_crew_t *crew, shmb_copy_fn fn, void *dst, const void *src, size_t n,
                      uint64_t count)
 {
     for (uint64_t i = 0; i < count; i++) {
-        if (team)
-            shmb_copy_team_run(team, fn, dst, src, n);
+        if (crew)
+            shmb_copy_crew_run(crew, fn, dst, src, n);
         else
             fn(dst, src, n);
         shmb_escape(dst);

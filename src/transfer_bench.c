@@ -146,13 +146,13 @@ static int verify_translations(run_t *r)
 static void transfer(run_t *r, shmb_copy_fn fn, void *dst, uint64_t size, uint64_t count)
 {
     if (r->translation.system < 0) {
-        shmb_copy_batch(r->team, fn, dst, r->src.addr, (size_t)size, count);
+        shmb_copy_batch(r->crew, fn, dst, r->src.addr, (size_t)size, count);
         return;
     }
     for (uint64_t i = 0; i < count; i++) {
         void *d = translated_dst(r, size);
         if (d == dst)
-            shmb_copy_batch(r->team, fn, d, r->src.addr, (size_t)size, 1);
+            shmb_copy_batch(r->crew, fn, d, r->src.addr, (size_t)size, 1);
         else
             r->translation.missed++;
     }
@@ -349,7 +349,7 @@ static int check_pages(run_t *r, const shmb_segment_t *fresh, int after)
 int shmb_transfer_bench_first_write(run_t *r, shmb_copy_method_t m, void *dst, uint64_t size, uint64_t *ns)
 {
     uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_copy_first_write(r->team, shmb_copy_kernel(m), dst, r->src.addr, (size_t)size);
+    int ret = shmb_copy_first_write(r->crew, shmb_copy_kernel(m), dst, r->src.addr, (size_t)size);
     *ns = shmb_clock_now_ns() - t0;
     return ret;
 }
@@ -399,8 +399,8 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
 int shmb_transfer_bench_copier_start(run_t *r)
 {
     int ret = 0;
-    if (r->cfg->threads > 1 && (ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu)) < 0)
-        return ret; /* recorded by the team: pthread_create or sched_setaffinity */
+    if (r->cfg->threads > 1 && (ret = shmb_copy_crew_start(&r->crew, r->cfg->threads, r->cfg->cpu)) < 0)
+        return ret; /* recorded by the crew: pthread_create or sched_setaffinity */
     if (r->translation.system >= 0 && (ret = translation_setup(r)) == 0)
         translation_time(r);
     return ret;
@@ -408,11 +408,11 @@ int shmb_transfer_bench_copier_start(run_t *r)
 
 void shmb_transfer_bench_copier_stop(run_t *r)
 {
-    shmb_copy_team_stop(r->team);
+    shmb_copy_crew_stop(r->crew);
     shmb_stats_release(&r->samples);
     shmb_mooncake_destroy(r->translation.mooncake);
     shmb_fipc_repo_destroy(r->translation.repo);
-    r->team = NULL;
+    r->crew = NULL;
     r->translation.mooncake = NULL;
     r->translation.repo = NULL;
 }
