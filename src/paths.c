@@ -236,6 +236,14 @@ int shmb_path_kind_of(const char *name)
     return -EINVAL;
 }
 
+int shmb_path_system(const char *name)
+{
+    for (int i = 0; name && i < SHMB_LOOKUP_SYSTEMS; i++)
+        if (strcmp(name, shmb_path_table[i].name) == 0)
+            return i;
+    return -EINVAL;
+}
+
 /* The systems' names are the table's. */
 const char *shmb_lookup_system_name(shmb_lookup_system_t system)
 {

@@ -375,6 +375,32 @@ static void test_thread_checksum_fails_the_crew(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
+/* /dev/shm space: none in one process; with a peer, a page per request of
+ * the pool (or every page, when the segments have fewer) and 4 MiB. */
+static void test_shm_bytes(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    uint64_t bytes = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == 0);
+    c.peer_process = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (SHMB_LOOKUP_MIN_POOL + 1024) * 4096ull);
+    c.num_lookups = 100000; /* the pool: two batches of 100000 */
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (200000 + 1024) * 4096ull);
+    c.num_segments = 1;
+    c.segment_size_mb = 1; /* 256 pages */
+    c.lookup_len_kb = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (256 + 1024) * 4096ull);
+    c.num_segments = 0;
+    bytes = 7;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), -EINVAL);
+    assert_true(bytes == 7);
+}
+
 /* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
 static void test_check_threads(void **state)
 {
@@ -646,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_thread_checksum_fails_the_crew),
         cmocka_unit_test(test_check_threads),
+        cmocka_unit_test(test_shm_bytes),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
         cmocka_unit_test(test_bad_config_appends_nothing),
         cmocka_unit_test(test_peer_process_rows),

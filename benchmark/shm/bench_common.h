@@ -61,9 +61,6 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
 // --- flags.cc: checks of the mains' own flags --------------------------------
 
-// The real systems --system selects among.
-constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
-
 // Checks lo <= value <= hi for an integer flag, else FlagError.
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 
@@ -97,6 +94,10 @@ std::string CheckVariants(const char* flag, const std::string& value, const std:
 // A list of distinct counts, digits only, each 1..max; `what` names them in
 // the message ("segment counts"). Returns them in the order given.
 std::vector<uint64_t> CheckCounts(const char* flag, const std::string& value, uint64_t max, const char* what);
+
+// The names of the translation paths of `kinds` (SHMB_PATH_SYSTEM,
+// SHMB_PATH_KERNEL or both), comma-separated, from the library's table.
+std::string PathNames(unsigned kinds);
 
 // True if `item` is in the comma-separated `list`.
 bool InList(const std::string& list, const std::string& item);

@@ -41,12 +41,6 @@ DEFINE_string(placement, "descending",
               "Order the peer registers its segments in, by address: descending (Mooncake's: each "
               "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
 
-namespace {
-
-const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
-
-}  // namespace
-
 int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
@@ -69,7 +63,8 @@ int main(int argc, char** argv)
         shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
     if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
-    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, kStrategies, FLAGS_system, "path");
+    const std::string paths = shmb::PathNames(SHMB_PATH_SYSTEM | SHMB_PATH_KERNEL);
+    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, paths, FLAGS_system, "path");
     cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
@@ -104,14 +99,10 @@ int main(int argc, char** argv)
     // The peer keeps a descriptor per attached segment for the kernels too.
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
         shmb::CheckOpenFiles(count_flag, most);
-    if (cfg.peer_process) {
-        // One set of objects at a time, sparse but for the pages the tags
-        // land in: at most one page per request of the pool, or every page.
-        const uint64_t window = std::max<uint64_t>(cfg.num_lookups, SHMB_LOOKUP_MIN_BATCH);
-        const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
-        const uint64_t pages = most * ((static_cast<uint64_t>(FLAGS_segment_size_mb) << 20) / 4096);
-        shmb::CheckShmSpace(count_flag, (std::min(requests, pages) + 1024) * 4096);
-    }
+    cfg.num_segments = most;
+    uint64_t need = 0;
+    shmb_lookup_bench_shm_bytes(&cfg, &need);
+    shmb::CheckShmSpace(count_flag, need);
     shmb::WarnIfOversubscribed(cfg.threads);
 
     shmb_rows_t rows = {};

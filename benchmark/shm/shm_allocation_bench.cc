@@ -37,16 +37,6 @@ namespace {
 
 const char* kAllocators = "posix,arena,bipc,jemalloc,jemalloc_tcache";
 
-// The allocator of each real system (--system).
-shmb_alloc_kind_t SystemAllocator(const std::string& system)
-{
-    if (system == "mooncake")
-        return SHMB_ALLOC_POSIX;
-    if (system == "flowipc_classic")
-        return SHMB_ALLOC_BIPC;
-    return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
-}
-
 shmb_peer_t g_peer;
 
 }  // namespace
@@ -68,8 +58,9 @@ int main(int argc, char** argv)
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
+    const auto system_kind = static_cast<shmb_alloc_kind_t>(shmb_alloc_system_kind(FLAGS_system.c_str()));
     std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
-                                                 shmb_alloc_kind_name(SystemAllocator(FLAGS_system)), "allocator");
+                                                 shmb_alloc_kind_name(system_kind), "allocator");
     cfg.system_rows = !FLAGS_system.empty();
     if (cfg.system_rows && FLAGS_measure_mmap_only)
         shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");

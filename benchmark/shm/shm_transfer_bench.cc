@@ -101,12 +101,9 @@ int main(int argc, char** argv)
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.timer_overhead_ns = shmb::TimerOverheadNs();
     cfg.num_segments = shmb::CheckRange("num_segments", FLAGS_num_segments, 1, SHMB_LOOKUP_MAX_SEGMENTS);
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
-        if (FLAGS_system == shmb_lookup_system_name(static_cast<shmb_lookup_system_t>(s))) {
-            cfg.translate = 1;
-            cfg.system = static_cast<shmb_lookup_system_t>(s);
-        }
-    }
+    const int system = shmb_path_system(FLAGS_system.c_str());
+    cfg.translate = system >= 0;
+    cfg.system = static_cast<shmb_lookup_system_t>(system >= 0 ? system : 0);
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     shmb::WarnIfOversubscribed(cfg.threads);
