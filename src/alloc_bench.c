@@ -11,6 +11,7 @@
  * that one preemption or the first round's page faults do not decide it.
  */
 #include "alloc_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/arena.h"
@@ -31,7 +32,7 @@ static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "arena", "bipc
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
-    return (unsigned)kind < SHMB_ALLOC_KINDS ? kind_names[kind] : "unknown";
+    return shmb_names_get(kind_names, SHMB_ALLOC_KINDS, (int)kind);
 }
 
 /* By shmb_lookup_system_t, the paths table's order of the systems. */

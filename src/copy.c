@@ -5,6 +5,7 @@
 #include "shmbench/copy.h"
 
 #include "crew_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -23,18 +24,13 @@ static const char *const method_names[SHMB_COPY_METHODS] = {"memcpy", "loop", "n
 
 const char *shmb_copy_method_name(shmb_copy_method_t m)
 {
-    return (unsigned)m < SHMB_COPY_METHODS ? method_names[m] : "unknown";
+    return shmb_names_get(method_names, SHMB_COPY_METHODS, (int)m);
 }
 
 int shmb_copy_parse_method(const char *name, shmb_copy_method_t *out)
 {
-    for (int i = 0; i < SHMB_COPY_METHODS; i++) {
-        if (name && strcmp(name, method_names[i]) == 0) {
-            *out = (shmb_copy_method_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    const int m = shmb_names_find(method_names, SHMB_COPY_METHODS, name);
+    return m < 0 ? m : (*out = (shmb_copy_method_t)m, 0);
 }
 
 static void copy_memcpy(void *dst, const void *src, size_t n)

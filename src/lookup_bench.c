@@ -41,6 +41,7 @@
  * the run.
  */
 #include "lookup_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -95,18 +96,13 @@ static const char *const placement_names[SHMB_LOOKUP_PLACEMENTS] = {"descending"
 
 const char *shmb_lookup_placement_name(shmb_lookup_placement_t placement)
 {
-    return (unsigned)placement < SHMB_LOOKUP_PLACEMENTS ? placement_names[placement] : "unknown";
+    return shmb_names_get(placement_names, SHMB_LOOKUP_PLACEMENTS, (int)placement);
 }
 
 int shmb_lookup_parse_placement(const char *name, shmb_lookup_placement_t *out)
 {
-    for (int i = 0; i < SHMB_LOOKUP_PLACEMENTS; i++) {
-        if (name && strcmp(name, placement_names[i]) == 0) {
-            *out = (shmb_lookup_placement_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    const int p = shmb_names_find(placement_names, SHMB_LOOKUP_PLACEMENTS, name);
+    return p < 0 ? p : (*out = (shmb_lookup_placement_t)p, 0);
 }
 
 /* Peer bases: one random page-aligned place in each of n equal slots of the
