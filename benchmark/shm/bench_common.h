@@ -127,9 +127,11 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err);
 // --shm_prefix; returns `peer`, or exits through Fail.
 shmb_peer_t* StartPeer(int (*start)(shmb_peer_t*, const char*), shmb_peer_t* peer);
 
-// Stops a started peer (NULL: none) at the end of a run; a failed stop is
-// FailRun's exit.
-void StopPeer(shmb_peer_t* peer, const char* check, const char* what);
+// Runs run(rep, why, cap) for rep = 0 .. --repetitions - 1, why empty each
+// time; the first failure is FailRun's exit (with peer, check and what).
+// Then stops a started peer (NULL: none); a failed stop is FailRun's exit.
+void RunRepetitions(shmb_peer_t* peer, const char* check, const char* what,
+                    const std::function<int(int rep, char* why, size_t cap)>& run);
 
 // --- preflight.cc --------------------------------------------------------------
 

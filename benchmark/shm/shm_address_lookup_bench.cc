@@ -106,16 +106,15 @@ int main(int argc, char** argv)
     shmb::WarnIfOversubscribed(cfg.threads);
 
     shmb_rows_t rows = {};
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(nullptr, "wrong translation", "the lookup benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        for (uint64_t n : counts) {
-            cfg.num_segments = n;
-            char why[256] = "";
-            int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
-            if (ret < 0)
-                shmb::FailRun(ret, nullptr, why, "wrong translation", "the lookup benchmark");
+        int ret = 0;
+        for (size_t i = 0; i < counts.size() && ret == 0; i++) {
+            cfg.num_segments = counts[i];
+            ret = shmb_lookup_bench_run(&cfg, &rows, why, cap);
         }
-    }
+        return ret;
+    });
 
     shmb_report_t report = {};
     report.bench = "shm_lookup";

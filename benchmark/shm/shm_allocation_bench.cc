@@ -97,14 +97,10 @@ int main(int argc, char** argv)
     shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_alloc_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     uint64_t kept = 0;
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(peer, "wrong allocation", "the allocation benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        char why[256] = "";
-        ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
-        if (ret < 0)
-            shmb::FailRun(ret, peer, why, "wrong allocation", "the allocation benchmark");
-    }
-    shmb::StopPeer(peer, "wrong allocation", "the allocation benchmark");
+        return shmb_alloc_bench_run(&cfg, &rows, &kept, why, cap);
+    });
 
     shmb_report_t report = {};
     report.bench = "shm_alloc";

@@ -116,14 +116,10 @@ int main(int argc, char** argv)
 
     shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_transfer_bench_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(peer, "a check failed", "the transfer benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        char why[256] = "";
-        int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
-        if (ret < 0)
-            shmb::FailRun(ret, peer, why, "a check failed", "the transfer benchmark");
-    }
-    shmb::StopPeer(peer, "a check failed", "the transfer benchmark");
+        return shmb_transfer_bench_run(&cfg, &rows, why, cap);
+    });
 
     shmb_report_t report = {};
     report.bench = "shm_transfer";
