@@ -99,6 +99,10 @@ std::vector<uint64_t> CheckCounts(const char* flag, const std::string& value, ui
 // SHMB_PATH_KERNEL or both), comma-separated, from the library's table.
 std::string PathNames(unsigned kinds);
 
+// name(0), .., name(count - 1), comma-separated, leaving out those that are
+// NULL: a library table's names (shmb_alloc_kind_name, ...) as a list.
+std::string JoinNames(int count, const std::function<const char*(int)>& name);
+
 // True if `item` is in the comma-separated `list`.
 bool InList(const std::string& list, const std::string& item);
 

@@ -281,6 +281,15 @@ std::string PathNames(unsigned kinds)
     return names;
 }
 
+std::string JoinNames(int count, const std::function<const char*(int)>& name)
+{
+    std::string list;
+    for (int i = 0; i < count; i++)
+        if (const char* n = name(i))
+            list += (list.empty() ? "" : ",") + std::string(n);
+    return list;
+}
+
 bool InList(const std::string& list, const std::string& item)
 {
     std::stringstream ss(list);

@@ -35,8 +35,6 @@ DEFINE_bool(peer_process, false,
 
 namespace {
 
-const char* kAllocators = "posix,arena,bipc,jemalloc,jemalloc_tcache";
-
 shmb_peer_t g_peer;
 
 }  // namespace
@@ -59,7 +57,9 @@ int main(int argc, char** argv)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
     const auto system_kind = static_cast<shmb_alloc_kind_t>(shmb_alloc_system_kind(FLAGS_system.c_str()));
-    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
+    const std::string kinds = shmb::JoinNames(
+        SHMB_ALLOC_KINDS, [](int k) { return shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)); });
+    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kinds,
                                                  shmb_alloc_kind_name(system_kind), "allocator");
     cfg.system_rows = !FLAGS_system.empty();
     if (cfg.system_rows && FLAGS_measure_mmap_only)

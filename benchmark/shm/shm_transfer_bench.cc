@@ -37,12 +37,10 @@ std::string Methods()
 {
     if (FLAGS_methods.empty())
         return FLAGS_use_memcpy ? "memcpy" : "loop";
-    std::string available;
-    for (int m = 0; m < SHMB_COPY_METHODS; m++)
-        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
-            available += (available.empty() ? "" : ",") +
-                         std::string(shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
-    return shmb::CheckListOrAll("methods", FLAGS_methods, "memcpy,loop,nt,movsb", available);
+    auto name = [](int m) { return shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)); };
+    auto here = [&](int m) { return shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)) ? name(m) : nullptr; };
+    return shmb::CheckListOrAll("methods", FLAGS_methods, shmb::JoinNames(SHMB_COPY_METHODS, name),
+                                shmb::JoinNames(SHMB_COPY_METHODS, here));
 }
 
 // The last size in KB: --max_transfer_size_kb if given, else
