@@ -11,11 +11,14 @@
  * that one preemption or the first round's page faults do not decide it.
  */
 #include "alloc_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/arena.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/lookup_bench.h"
+#include "shmbench/paths.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
 
@@ -29,7 +32,17 @@ static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "arena", "bipc
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
-    return (unsigned)kind < SHMB_ALLOC_KINDS ? kind_names[kind] : "unknown";
+    return shmb_names_get(kind_names, SHMB_ALLOC_KINDS, (int)kind);
+}
+
+/* By shmb_lookup_system_t, the paths table's order of the systems. */
+static const shmb_alloc_kind_t system_kinds[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
+                                                                    SHMB_ALLOC_JEMALLOC};
+
+int shmb_alloc_system_kind(const char *system)
+{
+    const int s = shmb_path_system(system);
+    return s < 0 ? s : (int)system_kinds[s];
 }
 
 int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap)

@@ -1,10 +1,11 @@
 /* copy: the kernels that move bytes through SHM, their verification, and
- * the team that splits one transfer over a crew (shmbench/copy.h).
+ * the crew that splits one transfer between threads (shmbench/copy.h).
  * Built with -fno-tree-loop-distribute-patterns (gcc) or -fno-builtin-memcpy
  * (clang) as well, so that no copy loop of this file becomes a memcpy call. */
 #include "shmbench/copy.h"
 
 #include "crew_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -23,18 +24,13 @@ static const char *const method_names[SHMB_COPY_METHODS] = {"memcpy", "loop", "n
 
 const char *shmb_copy_method_name(shmb_copy_method_t m)
 {
-    return (unsigned)m < SHMB_COPY_METHODS ? method_names[m] : "unknown";
+    return shmb_names_get(method_names, SHMB_COPY_METHODS, (int)m);
 }
 
 int shmb_copy_parse_method(const char *name, shmb_copy_method_t *out)
 {
-    for (int i = 0; i < SHMB_COPY_METHODS; i++) {
-        if (name && strcmp(name, method_names[i]) == 0) {
-            *out = (shmb_copy_method_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    const int m = shmb_names_find(method_names, SHMB_COPY_METHODS, name);
+    return m < 0 ? m : (*out = (shmb_copy_method_t)m, 0);
 }
 
 static void copy_memcpy(void *dst, const void *src, size_t n)
@@ -215,9 +211,9 @@ int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
     return 0;
 }
 
-/* ---- the team: a crew (src/crew_internal.h) whose caller is thread 0 ---- */
+/* ---- the copy crew: a crew (src/crew_internal.h) whose caller is thread 0 ---- */
 
-struct shmb_copy_team {
+struct shmb_copy_crew {
     shmb_crew_t *crew;
     int threads;
     shmb_copy_fn fn;
@@ -228,7 +224,7 @@ struct shmb_copy_team {
     atomic_int no_space;             /* a guarded chunk ran out of /dev/shm */
 };
 
-static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *len)
+static void chunk(const struct shmb_copy_crew *t, int i, size_t *off, size_t *len)
 {
     size_t per = ((t->n + (size_t)t->threads - 1) / (size_t)t->threads + 63) & ~(size_t)63;
     size_t start = per * (size_t)i;
@@ -239,7 +235,7 @@ static void chunk(const struct shmb_copy_team *t, int i, size_t *off, size_t *le
 
 static void copy_chunk(shmb_crew_t *crew, int i, void *arg)
 {
-    struct shmb_copy_team *t = arg;
+    struct shmb_copy_crew *t = arg;
     size_t off, len;
     (void)crew;
     chunk(t, i, &off, &len);
@@ -251,11 +247,11 @@ static void copy_chunk(shmb_crew_t *crew, int i, void *arg)
         atomic_store_explicit(&t->no_space, 1, memory_order_relaxed);
 }
 
-int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
+int shmb_copy_crew_start(shmb_copy_crew_t **out, int threads, int cpu)
 {
     if (threads < 1)
         return -EINVAL;
-    struct shmb_copy_team *t = calloc(1, sizeof(*t));
+    struct shmb_copy_crew *t = calloc(1, sizeof(*t));
     if (!t)
         return -ENOMEM;
     t->threads = threads;
@@ -271,12 +267,12 @@ int shmb_copy_team_start(shmb_copy_team_t **out, int threads, int cpu)
     return 0;
 }
 
-int shmb_copy_team_cpu(const shmb_copy_team_t *t, int i)
+int shmb_copy_crew_cpu(const shmb_copy_crew_t *t, int i)
 {
     return shmb_crew_cpu(t->crew, i);
 }
 
-static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
+static void run(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n, int first_write)
 {
     t->fn = fn;
     t->dst = dst;
@@ -286,12 +282,12 @@ static void run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src
     shmb_crew_run(t->crew, copy_chunk, t); /* no member fails: a full /dev/shm is no_space */
 }
 
-void shmb_copy_team_run(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+void shmb_copy_crew_run(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
 {
     run(t, fn, dst, src, n, 0);
 }
 
-int shmb_copy_first_write(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
+int shmb_copy_first_write(shmb_copy_crew_t *t, shmb_copy_fn fn, void *dst, const void *src, size_t n)
 {
     int ret = 0;
     if (!t) {
@@ -307,7 +303,7 @@ int shmb_copy_first_write(shmb_copy_team_t *t, shmb_copy_fn fn, void *dst, const
     return ret;
 }
 
-void shmb_copy_team_stop(shmb_copy_team_t *t)
+void shmb_copy_crew_stop(shmb_copy_crew_t *t)
 {
     if (!t)
         return;
@@ -315,12 +311,12 @@ void shmb_copy_team_stop(shmb_copy_team_t *t)
     free(t);
 }
 
-void shmb_copy_batch(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n,
+void shmb_copy_batch(shmb_copy_crew_t *crew, shmb_copy_fn fn, void *dst, const void *src, size_t n,
                      uint64_t count)
 {
     for (uint64_t i = 0; i < count; i++) {
-        if (team)
-            shmb_copy_team_run(team, fn, dst, src, n);
+        if (crew)
+            shmb_copy_crew_run(crew, fn, dst, src, n);
         else
             fn(dst, src, n);
         shmb_escape(dst);

@@ -1,7 +1,7 @@
 /* crew: the library's one thread harness (src/crew_internal.h says what it
  * gives). Workers wait for a run by spinning on its generation, yielding
  * after a while, so that a run starts every member within a few hundred
- * nanoseconds; the copy team's small transfers depend on that. */
+ * nanoseconds; the copy crew's small transfers depend on that. */
 #include "crew_internal.h"
 
 #include "shmbench/error.h"

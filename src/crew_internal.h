@@ -2,8 +2,8 @@
  * crew: the library's one thread harness. A crew is `threads` members that
  * run one function together: started once (each member placed on its CPU),
  * then run as often as needed, then stopped. The allocation driver runs its
- * threaded paths on one, the copy team splits each transfer over one, and
- * any driver that times several threads at once should.
+ * threaded paths on one, the lookup driver times a path's threads on one,
+ * and the copy crew splits each transfer over one.
  *
  * What it gives every user:
  * - placement: members pinned to the CPUs shmb_sysinfo_plan_cpus() plans

@@ -1,5 +1,7 @@
 #include "shmbench/lookup.h"
 
+#include "names_internal.h"
+
 #include <bsd/sys/tree.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -28,18 +30,13 @@ static const char *const strategy_names[SHMB_LOOKUP_STRATEGIES] = {
 
 const char *shmb_lookup_strategy_name(shmb_lookup_strategy_t s)
 {
-    return (unsigned)s < SHMB_LOOKUP_STRATEGIES ? strategy_names[s] : "unknown";
+    return shmb_names_get(strategy_names, SHMB_LOOKUP_STRATEGIES, (int)s);
 }
 
 int shmb_lookup_parse_strategy(const char *name, shmb_lookup_strategy_t *out)
 {
-    for (int i = 0; i < SHMB_LOOKUP_STRATEGIES; i++) {
-        if (name && strcmp(name, strategy_names[i]) == 0) {
-            *out = (shmb_lookup_strategy_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    const int s = shmb_names_find(strategy_names, SHMB_LOOKUP_STRATEGIES, name);
+    return s < 0 ? s : (*out = (shmb_lookup_strategy_t)s, 0);
 }
 
 static int compare_base(const void *a, const void *b)

@@ -43,6 +43,7 @@
  * the run.
  */
 #include "lookup_internal.h"
+#include "names_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -76,22 +77,35 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
     return 0;
 }
 
+/* Requests per timed batch. */
+static uint64_t window_of(const shmb_lookup_config_t *cfg)
+{
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+}
+
+int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes)
+{
+    int ret = shmb_lookup_bench_check(cfg);
+    if (ret < 0)
+        return ret;
+    const uint64_t page = 4096, window = window_of(cfg);
+    const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
+    const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / page);
+    *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * page : 0;
+    return 0;
+}
+
 static const char *const placement_names[SHMB_LOOKUP_PLACEMENTS] = {"descending", "ascending", "random"};
 
 const char *shmb_lookup_placement_name(shmb_lookup_placement_t placement)
 {
-    return (unsigned)placement < SHMB_LOOKUP_PLACEMENTS ? placement_names[placement] : "unknown";
+    return shmb_names_get(placement_names, SHMB_LOOKUP_PLACEMENTS, (int)placement);
 }
 
 int shmb_lookup_parse_placement(const char *name, shmb_lookup_placement_t *out)
 {
-    for (int i = 0; i < SHMB_LOOKUP_PLACEMENTS; i++) {
-        if (name && strcmp(name, placement_names[i]) == 0) {
-            *out = (shmb_lookup_placement_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    const int p = shmb_names_find(placement_names, SHMB_LOOKUP_PLACEMENTS, name);
+    return p < 0 ? p : (*out = (shmb_lookup_placement_t)p, 0);
 }
 
 /* Peer bases: one random page-aligned place in each of n equal slots of the
@@ -215,7 +229,7 @@ int shmb_lookup_bench_prepare(const shmb_lookup_config_t *cfg, shmb_lookup_setup
     if (p == MAP_FAILED)
         return shmb_error_record("mmap", errno, "the local address range");
     s->reserved = p;
-    s->window = cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+    s->window = window_of(cfg);
     s->windows = (SHMB_LOOKUP_MIN_POOL + s->window - 1) / s->window;
     s->segments = malloc((size_t)n * sizeof(*s->segments));
     s->requests = malloc((size_t)(s->window * s->windows) * sizeof(*s->requests));

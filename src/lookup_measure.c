@@ -1,7 +1,6 @@
 /*
  * lookup_measure: timing one path of the lookup benchmark, on the calling
- * thread or on a crew of threads at once; the lookup's own thread harness
- * (crew, runner), kept as a unit until the benchmarks share one.
+ * thread or on a crew of threads at once (src/crew_internal.h).
  *
  * Two kinds of rows. Throughput: a batch's requests are independent, so the
  * CPU overlaps their translations (the path's batch loop). Latency: the same
@@ -20,31 +19,31 @@
  * repository, as a process's transfer threads do: mooncake's metadata
  * RWSpinlock and SegmentDesc shared_ptr, flowipc_jemalloc's repository
  * mutex (taken per translation, as upstream's to_address does) are shared;
- * flowipc_classic and the kernels share read-only memory only. Each thread
- * is pinned to its own CPU when there are enough (shmb_sysinfo_plan_cpus),
- * else runs on every allowed CPU. The threads start together (a barrier)
- * and run until min_time_ms has passed and each has timed
- * SHMB_LOOKUP_MIN_BATCHES batches; every batch of every thread is
- * checksummed. Rows carry threads = N: ns per lookup per thread
- * (percentiles over every thread's batches), iterations = all threads'
- * lookups, items_per_second = all threads' lookups / the wall time from the
- * first thread's start to the last one's end.
+ * flowipc_classic and the kernels share read-only memory only. The threads
+ * are a crew: each pinned to its own CPU when there are enough
+ * (shmb_sysinfo_plan_cpus), else running on every allowed CPU; each runs
+ * a warm-up batch, then they start together (shmb_crew_sync) and run until
+ * min_time_ms has passed and each has timed SHMB_LOOKUP_MIN_BATCHES
+ * batches; every batch of every thread is checksummed, and the first
+ * thread to fail stops them all. Rows carry threads = N: ns per lookup per
+ * thread (percentiles over every thread's batches), iterations = all
+ * threads' lookups, items_per_second = all threads' lookups / the wall
+ * time from the first thread's start to the last one's end.
  */
 #include "lookup_internal.h"
 
+#include "crew_internal.h"
+
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/sysinfo.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- timing: one thread, or several at once ---- */
+/* ---- timing: one thread, or a crew of them at once ---- */
 
 /* One timed batch of window `win`, throughput or latency, through the
  * path's loop. */
@@ -56,177 +55,109 @@ static uint64_t timed_batch(const shmb_lookup_setup_t *s, int path, int latency,
                    : p->batch(p, &s->state, s->requests + win * w, w);
 }
 
-/* The threads timing one path together. */
-typedef struct crew {
+/* What one path's timing shares between the crew's members, and what each
+ * measured (indexed by member). */
+typedef struct timing {
     const shmb_lookup_setup_t *s;
     int path;
     int latency;
     int threads;
-    const int *cpus;         /* thread i's CPU; NULL: not pinned */
-    cpu_set_t allowed;       /* where unpinned threads run (threads > 1) */
-    uint64_t budget_ns;      /* thread 0's timed batches, at least */
-    atomic_int go;           /* 0: wait, 1: run, -1: give up (a thread could not start) */
-    pthread_barrier_t start;
-    atomic_int stop;         /* 1: every thread stops after its batch */
-    atomic_int short_of_min; /* threads that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
-} crew_t;
+    uint64_t budget_ns;       /* member 0's timed batches, at least */
+    atomic_int stop;          /* 1: every member stops after its batch */
+    atomic_int short_of_min;  /* members that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
+    shmb_samples_t *samples;  /* ns per lookup of each batch */
+    uint64_t *start_ns, *end_ns;
+    char (*why)[200];         /* a member's -EPROTO, described */
+} timing_t;
 
-/* One thread of the crew and what it measured. */
-typedef struct runner {
-    crew_t *crew;
-    int index;
-    shmb_samples_t samples;  /* ns per lookup of each batch */
-    uint64_t start_ns, end_ns;
-    int ret;                 /* 0, -EPROTO (why says more) or -errno (error says more) */
-    char why[200];
-    shmb_error_t error;
-} runner_t;
-
-static void runner_fail(runner_t *r, int ret)
+static void member_fail(shmb_crew_t *crew, timing_t *t, int me, int ret)
 {
-    r->ret = ret;
-    r->error = *shmb_error_last();
-    atomic_store_explicit(&r->crew->stop, 1, memory_order_relaxed);
+    shmb_crew_fail(crew, me, ret);
+    atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
 }
 
-/* Times batches until told to stop: thread i starts at window
+/* Times batches until told to stop: member i starts at window
  * i x windows / threads and walks on; each batch's checksum is checked.
- * Thread 0 says stop once its batches took budget_ns and every thread has
+ * Member 0 says stop once its batches took budget_ns and every member has
  * timed SHMB_LOOKUP_MIN_BATCHES. */
-static void run_batches(runner_t *r)
+static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
 {
-    crew_t *c = r->crew;
-    const shmb_lookup_setup_t *s = c->s;
+    const shmb_lookup_setup_t *s = t->s;
     const size_t w = (size_t)s->window;
-    size_t win = (size_t)((uint64_t)r->index * s->windows / (uint64_t)c->threads);
+    shmb_samples_t *samples = &t->samples[me];
+    size_t win = (size_t)((uint64_t)me * s->windows / (uint64_t)t->threads);
     uint64_t spent = 0;
-    r->start_ns = shmb_clock_now_ns();
-    while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+    t->start_ns[me] = shmb_clock_now_ns();
+    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
         uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = timed_batch(s, c->path, c->latency, win);
+        uint64_t sum = timed_batch(s, t->path, t->latency, win);
         uint64_t t1 = shmb_clock_now_ns();
         if (sum != s->expected_sum[win]) {
-            snprintf(r->why, sizeof(r->why), "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                     lookup_path_name(c->path), c->latency ? " latency" : "", r->index, (unsigned long long)sum,
+            snprintf(t->why[me], sizeof(t->why[me]),
+                     "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
+                     lookup_path_name(t->path), t->latency ? " latency" : "", me, (unsigned long long)sum,
                      (unsigned long long)s->expected_sum[win]);
-            runner_fail(r, -EPROTO);
+            member_fail(crew, t, me, -EPROTO);
             break;
         }
-        if (shmb_stats_append(&r->samples, (double)(t1 - t0) / (double)w) < 0) {
-            runner_fail(r, shmb_error_record("malloc", ENOMEM, NULL));
+        if (shmb_stats_append(samples, (double)(t1 - t0) / (double)w) < 0) {
+            member_fail(crew, t, me, shmb_error_record("malloc", ENOMEM, NULL));
             break;
         }
         spent += t1 - t0;
-        if (r->samples.n == SHMB_LOOKUP_MIN_BATCHES)
-            atomic_fetch_sub_explicit(&c->short_of_min, 1, memory_order_relaxed);
-        if (r->index == 0 && spent >= c->budget_ns &&
-            atomic_load_explicit(&c->short_of_min, memory_order_relaxed) == 0)
-            atomic_store_explicit(&c->stop, 1, memory_order_relaxed);
+        if (samples->n == SHMB_LOOKUP_MIN_BATCHES)
+            atomic_fetch_sub_explicit(&t->short_of_min, 1, memory_order_relaxed);
+        if (me == 0 && spent >= t->budget_ns && atomic_load_explicit(&t->short_of_min, memory_order_relaxed) == 0)
+            atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
         win = (win + 1) % (size_t)s->windows;
     }
-    r->end_ns = shmb_clock_now_ns();
+    t->end_ns[me] = shmb_clock_now_ns();
 }
 
-/* Pins the calling thread to its CPU, or lets it run on every allowed one. */
-static int place_thread(const crew_t *c, int i)
+/* A member: a warm-up batch, then every member starts timing at once. */
+static void time_member(shmb_crew_t *crew, int me, void *arg)
 {
-    char object[32];
-    if (c->cpus) {
-        int ret = shmb_sysinfo_pin_cpu(c->cpus[i]);
-        snprintf(object, sizeof(object), "CPU %d", c->cpus[i]);
-        return ret < 0 ? shmb_error_record("sched_setaffinity", -ret, object) : 0;
-    }
-    if (sched_setaffinity(0, sizeof(c->allowed), &c->allowed) != 0)
-        return shmb_error_record("sched_setaffinity", errno, "the allowed CPUs");
-    return 0;
+    timing_t *t = arg;
+    shmb_escape((void *)(uintptr_t)timed_batch(t->s, t->path, t->latency, 0));
+    if (shmb_crew_sync(crew))
+        run_batches(crew, t, me);
 }
 
-static void *runner_main(void *arg)
+/* One thread: the calling one, where it is; several: a thread each, on a
+ * CPU of its own when there are enough, else all on every allowed CPU. */
+static int time_on_crew(const shmb_lookup_config_t *cfg, timing_t *t, char *why, size_t cap)
 {
-    runner_t *r = arg;
-    crew_t *c = r->crew;
-    int go;
-    while ((go = atomic_load_explicit(&c->go, memory_order_acquire)) == 0)
-        sched_yield();
-    if (go < 0)
-        return NULL;
-    int ret = place_thread(c, r->index);
-    if (ret < 0)
-        runner_fail(r, ret);
-    else
-        shmb_escape((void *)(uintptr_t)timed_batch(c->s, c->path, c->latency, 0)); /* warm up */
-    pthread_barrier_wait(&c->start);
-    if (r->ret == 0)
-        run_batches(r);
-    return NULL;
-}
-
-/* Fills where the crew's threads run: their CPUs, or the allowed set. */
-static int plan_crew(const shmb_lookup_config_t *cfg, crew_t *c, int *cpus)
-{
-    int pinned = shmb_sysinfo_plan_cpus(cfg->cpu, cfg->threads, cpus);
-    if (pinned < 0)
-        return pinned;
-    c->cpus = pinned ? cpus : NULL;
-    /* not pinned: more threads than allowed CPUs, so the wrapped plan names every one */
-    CPU_ZERO(&c->allowed);
-    for (int i = 0; i < cfg->threads; i++)
-        CPU_SET(cpus[i], &c->allowed);
-    return 0;
-}
-
-/* Starts the crew's threads together and joins them. Returns 0 or the
- * error of pthread_create. */
-static int run_crew(crew_t *c, runner_t *runners)
-{
-    pthread_t *tids = calloc((size_t)c->threads, sizeof(*tids));
-    if (!tids)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    int ret = pthread_barrier_init(&c->start, NULL, (unsigned)c->threads);
-    if (ret != 0) {
-        free(tids);
-        return shmb_error_record("pthread_barrier_init", ret, NULL);
-    }
-    int started = 0;
-    for (; started < c->threads; started++) {
-        int err = pthread_create(&tids[started], NULL, runner_main, &runners[started]);
-        if (err != 0) {
-            ret = shmb_error_record("pthread_create", err, NULL);
-            break;
-        }
-    }
-    atomic_store_explicit(&c->go, ret == 0 ? 1 : -1, memory_order_release);
-    for (int i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    pthread_barrier_destroy(&c->start);
-    free(tids);
+    const int one = cfg->threads == 1;
+    const shmb_crew_config_t cc = {.threads = cfg->threads, .cpu = cfg->cpu, .caller_joins = one,
+                                   .pin = one ? SHMB_CREW_PIN_NONE : SHMB_CREW_PIN_OWN};
+    shmb_crew_t *crew = NULL;
+    int ret = shmb_crew_start(&crew, &cc);
+    if (ret == 0 && (ret = shmb_crew_run(crew, time_member, t)) == -EPROTO)
+        snprintf(why, cap, "%s", t->why[shmb_crew_failed_member(crew)]);
+    shmb_crew_stop(crew);
     return ret;
 }
 
-/* The row of a crew's batches: every thread's samples together; with
+/* The row of a crew's batches: every member's samples together; with
  * several threads, items_per_second is all threads' lookups / wall time. */
-static int crew_row(const shmb_lookup_config_t *cfg, const crew_t *c, runner_t *runners, shmb_rows_t *rows)
+static int timing_row(const shmb_lookup_config_t *cfg, const timing_t *t, shmb_rows_t *rows)
 {
     size_t total = 0;
-    uint64_t first = UINT64_MAX, last = 0;
-    for (int i = 0; i < c->threads; i++) {
-        total += runners[i].samples.n;
-        first = runners[i].start_ns < first ? runners[i].start_ns : first;
-        last = runners[i].end_ns > last ? runners[i].end_ns : last;
-    }
+    for (int i = 0; i < t->threads; i++)
+        total += t->samples[i].n;
     double *all = malloc(total * sizeof(double));
     if (!all)
         return shmb_error_record("malloc", ENOMEM, NULL);
     size_t at = 0;
-    for (int i = 0; i < c->threads; i++) {
-        memcpy(all + at, runners[i].samples.v, runners[i].samples.n * sizeof(double));
-        at += runners[i].samples.n;
+    for (int i = 0; i < t->threads; i++) {
+        memcpy(all + at, t->samples[i].v, t->samples[i].n * sizeof(double));
+        at += t->samples[i].n;
     }
-    int ret = shmb_lookup_bench_timed_row(cfg, c->path, c->latency, c->threads, all, total, c->s->window,
-                                          c->s->window * c->s->windows, rows);
-    if (ret == 0 && c->threads > 1 && last > first)
-        rows->v[rows->n - 1].items_per_second =
-            (double)(total * c->s->window) * 1e9 / (double)(last - first);
+    int ret = shmb_lookup_bench_timed_row(cfg, t->path, t->latency, t->threads, all, total, t->s->window,
+                                          t->s->window * t->s->windows, rows);
+    const double wall_ns = shmb_crew_wall_ns(t->start_ns, t->end_ns, 1, t->threads);
+    if (ret == 0 && t->threads > 1 && wall_ns > 0)
+        rows->v[rows->n - 1].items_per_second = (double)(total * t->s->window) * 1e9 / wall_ns;
     free(all);
     return ret;
 }
@@ -235,37 +166,26 @@ static int crew_row(const shmb_lookup_config_t *cfg, const crew_t *c, runner_t *
 int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup_setup_t *s, int path,
                               int latency, shmb_rows_t *rows, shmb_samples_t *keep, char *why, size_t cap)
 {
-    crew_t c = {.s = s, .path = path, .latency = latency, .threads = cfg->threads,
-                .budget_ns = (uint64_t)(cfg->min_time_ms * 1e6)};
-    atomic_init(&c.go, 0);
-    atomic_init(&c.stop, 0);
-    atomic_init(&c.short_of_min, cfg->threads);
-    runner_t *runners = calloc((size_t)cfg->threads, sizeof(*runners));
-    int *cpus = calloc((size_t)cfg->threads, sizeof(int));
-    int ret = runners && cpus ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
-    for (int i = 0; ret == 0 && i < cfg->threads; i++)
-        runners[i] = (runner_t){.crew = &c, .index = i};
-    if (ret == 0 && cfg->threads == 1) {
-        shmb_escape((void *)(uintptr_t)timed_batch(s, path, latency, 0)); /* warm up */
-        run_batches(&runners[0]);
-    } else if (ret == 0 && (ret = plan_crew(cfg, &c, cpus)) == 0) {
-        ret = run_crew(&c, runners);
-    }
-    for (int i = 0; ret == 0 && i < cfg->threads; i++) {
-        if ((ret = runners[i].ret) == -EPROTO)
-            snprintf(why, cap, "%s", runners[i].why);
-        else if (ret < 0 && runners[i].error.call)
-            shmb_error_record(runners[i].error.call, runners[i].error.err, runners[i].error.object);
-    }
+    const size_t n = (size_t)cfg->threads;
+    timing_t t = {.s = s, .path = path, .latency = latency, .threads = cfg->threads,
+                  .budget_ns = (uint64_t)(cfg->min_time_ms * 1e6), .samples = calloc(n, sizeof(*t.samples)),
+                  .start_ns = calloc(n, sizeof(uint64_t)), .end_ns = calloc(n, sizeof(uint64_t)),
+                  .why = calloc(n, sizeof(*t.why))};
+    atomic_init(&t.stop, 0);
+    atomic_init(&t.short_of_min, cfg->threads);
+    int ret = t.samples && t.start_ns && t.end_ns && t.why ? time_on_crew(cfg, &t, why, cap)
+                                                            : shmb_error_record("malloc", ENOMEM, NULL);
     if (ret == 0 && keep) {
-        *keep = runners[0].samples;
-        runners[0].samples = (shmb_samples_t){0};
+        *keep = t.samples[0];
+        t.samples[0] = (shmb_samples_t){0};
     } else if (ret == 0) {
-        ret = crew_row(cfg, &c, runners, rows);
+        ret = timing_row(cfg, &t, rows);
     }
-    for (int i = 0; runners && i < cfg->threads; i++)
-        shmb_stats_release(&runners[i].samples);
-    free(runners);
-    free(cpus);
+    for (size_t i = 0; t.samples && i < n; i++)
+        shmb_stats_release(&t.samples[i]);
+    free(t.samples);
+    free(t.start_ns);
+    free(t.end_ns);
+    free(t.why);
     return ret;
 }

@@ -228,12 +228,25 @@ int shmb_path_names(unsigned kinds, char *buf, size_t cap)
     return (int)len;
 }
 
-int shmb_path_kind_of(const char *name)
+/* The index of the path called name, or -EINVAL. */
+static int path_index(const char *name)
 {
     for (int i = 0; name && i < SHMB_PATHS; i++)
         if (strcmp(name, shmb_path_table[i].name) == 0)
-            return shmb_path_table[i].kind;
+            return i;
     return -EINVAL;
+}
+
+int shmb_path_kind_of(const char *name)
+{
+    const int i = path_index(name);
+    return i < 0 ? i : (int)shmb_path_table[i].kind;
+}
+
+int shmb_path_system(const char *name)
+{
+    const int i = path_index(name);
+    return i >= 0 && i < SHMB_LOOKUP_SYSTEMS ? i : -EINVAL;
 }
 
 /* The systems' names are the table's. */

@@ -1,5 +1,6 @@
 #include "shmbench/report.h"
 
+#include "names_internal.h"
 #include "shmbench_build_info.h"
 
 #include <errno.h>
@@ -66,14 +67,9 @@ void shmb_rows_free(shmb_rows_t *rows)
 
 int shmb_report_parse_format(const char *text, shmb_format_t *out)
 {
-    static const char *names[] = {"table", "csv", "json"};
-    for (int i = 0; i < 3; i++) {
-        if (text && strcmp(text, names[i]) == 0) {
-            *out = (shmb_format_t)i;
-            return 0;
-        }
-    }
-    return -EINVAL;
+    static const char *const names[] = {"table", "csv", "json"};
+    const int f = shmb_names_find(names, 3, text);
+    return f < 0 ? f : (*out = (shmb_format_t)f, 0);
 }
 
 static size_t base_name(const shmb_report_t *report, const shmb_row_t *row, char *buf, size_t cap)

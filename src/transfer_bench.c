@@ -161,7 +161,7 @@ static int translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t 
 static void copy_request(void *ctx, void *dst, const void *src, uint64_t len)
 {
     run_t *r = ctx;
-    shmb_copy_batch(r->team, r->translation.copy, dst, src, (size_t)len, 1);
+    shmb_copy_batch(r->crew, r->translation.copy, dst, src, (size_t)len, 1);
 }
 
 /* count operations of `part` for size bytes; a translation or a request
@@ -170,7 +170,7 @@ static void run_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint6
 {
     shmb_transfer_translation_t *t = &r->translation;
     if (part == SHMB_TRANSFER_COPY) {
-        shmb_copy_batch(r->team, fn, r->dst.addr, r->src.addr, (size_t)size, count);
+        shmb_copy_batch(r->crew, fn, r->dst.addr, r->src.addr, (size_t)size, count);
         return;
     }
     if (part == SHMB_TRANSFER_TRANSLATE) {
@@ -432,7 +432,7 @@ static int check_pages(run_t *r, const shmb_segment_t *fresh, int after)
 int shmb_transfer_bench_first_write(run_t *r, shmb_copy_method_t m, void *dst, uint64_t size, uint64_t *ns)
 {
     uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_copy_first_write(r->team, shmb_copy_kernel(m), dst, r->src.addr, (size_t)size);
+    int ret = shmb_copy_first_write(r->crew, shmb_copy_kernel(m), dst, r->src.addr, (size_t)size);
     *ns = shmb_clock_now_ns() - t0;
     return ret;
 }
@@ -482,20 +482,20 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
 int shmb_transfer_bench_copier_start(run_t *r)
 {
     int ret = 0;
-    if (r->cfg->threads > 1 && (ret = shmb_copy_team_start(&r->team, r->cfg->threads, r->cfg->cpu)) < 0)
-        return ret; /* recorded by the team: pthread_create or sched_setaffinity */
+    if (r->cfg->threads > 1 && (ret = shmb_copy_crew_start(&r->crew, r->cfg->threads, r->cfg->cpu)) < 0)
+        return ret; /* recorded by the crew: pthread_create or sched_setaffinity */
     return r->translation.system >= 0 ? translation_setup(r) : 0;
 }
 
 void shmb_transfer_bench_copier_stop(run_t *r)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    shmb_copy_team_stop(r->team);
+    shmb_copy_crew_stop(r->crew);
     shmb_stats_release(&r->samples);
     if (t->path_set_up)
         shmb_path_table[t->system].teardown(&shmb_path_table[t->system], &t->path);
     shmb_mooncake_engine_destroy(t->engine);
-    r->team = NULL;
+    r->crew = NULL;
     t->path_set_up = 0;
     t->engine = NULL;
 }

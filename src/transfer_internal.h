@@ -72,7 +72,7 @@ typedef struct shmb_transfer_run {
     const shmb_transfer_config_t *cfg;
     shmb_segment_t src, dst;
     shmb_transfer_translation_t translation;
-    shmb_copy_team_t *team;
+    shmb_copy_crew_t *crew;
     shmb_samples_t samples; /* of the size and method being measured */
     int peer_holds;         /* the owner's peer may hold attachments and a copier: detach it */
     char *why;
@@ -91,7 +91,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
 void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_config_t *cfg, char *why,
                                   size_t why_cap);
 
-/* The copier of the side that copies: its team of cfg->threads and, with
+/* The copier of the side that copies: its crew of cfg->threads and, with
  * cfg->translate, the system's path and the request path over the view of
  * dst, dst's first translation made (mooncake: it attaches) and checked
  * (a miss counted). Stop releases what start made, and the samples. */

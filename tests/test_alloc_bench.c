@@ -108,6 +108,19 @@ static void test_arena_blocks_and_space(void **state)
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 0, &bytes), -EINVAL);
 }
 
+/* --system's allocator: each system's, by name; nothing else is a system. */
+static void test_system_kind(void **state)
+{
+    (void)state;
+    assert_int_equal(shmb_alloc_system_kind("mooncake"), SHMB_ALLOC_POSIX);
+    assert_int_equal(shmb_alloc_system_kind("flowipc_classic"), SHMB_ALLOC_BIPC);
+    assert_int_equal(shmb_alloc_system_kind("flowipc_jemalloc"), SHMB_ALLOC_JEMALLOC);
+    assert_int_equal(shmb_alloc_system_kind("jemalloc"), -EINVAL);
+    assert_int_equal(shmb_alloc_system_kind("linear"), -EINVAL);
+    assert_int_equal(shmb_alloc_system_kind(""), -EINVAL);
+    assert_int_equal(shmb_alloc_system_kind(NULL), -EINVAL);
+}
+
 static void test_space_counts_what_is_kept(void **state)
 {
     (void)state;
@@ -681,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_arena_blocks_and_space),
         cmocka_unit_test(test_space_counts_what_is_kept),
+        cmocka_unit_test(test_system_kind),
         cmocka_unit_test(test_pool_allocators),
         cmocka_unit_test(test_system_rows),
         cmocka_unit_test(test_default_rows),

@@ -123,40 +123,40 @@ static void test_methods(void **state)
 #endif
 }
 
-static void test_team_splits_and_joins(void **state)
+static void test_crew_splits_and_joins(void **state)
 {
     (void)state;
     for (int threads = 1; threads <= 5; threads++) {
-        shmb_copy_team_t *team = NULL;
-        assert_int_equal(shmb_copy_team_start(&team, threads, -1), 0);
+        shmb_copy_crew_t *crew = NULL;
+        assert_int_equal(shmb_copy_crew_start(&crew, threads, -1), 0);
         static const size_t sizes[] = {1, 100, 4096, 4097, BUF};
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
             memset(dst, 0, BUF + 64);
-            shmb_copy_team_run(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, sizes[i]);
+            shmb_copy_crew_run(crew, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, sizes[i]);
             size_t bad;
             assert_int_equal(shmb_copy_verify(dst, sizes[i], &bad), 0);
             assert_int_equal(dst[sizes[i]], 0);
         }
         memset(dst, 0, 8192);
-        shmb_copy_batch(team, shmb_copy_kernel(SHMB_COPY_LOOP), dst, src, 8192, 3);
+        shmb_copy_batch(crew, shmb_copy_kernel(SHMB_COPY_LOOP), dst, src, 8192, 3);
         assert_memory_equal(dst, src, 8192);
-        shmb_copy_team_stop(team);
+        shmb_copy_crew_stop(crew);
     }
-    shmb_copy_team_t *team = NULL;
-    assert_int_equal(shmb_copy_team_start(&team, 0, -1), -EINVAL);
-    assert_null(team);
-    assert_int_equal(shmb_copy_team_start(&team, 2, 0), 0); /* pinned */
-    shmb_copy_team_stop(team);
-    shmb_copy_team_stop(NULL);
+    shmb_copy_crew_t *crew = NULL;
+    assert_int_equal(shmb_copy_crew_start(&crew, 0, -1), -EINVAL);
+    assert_null(crew);
+    assert_int_equal(shmb_copy_crew_start(&crew, 2, 0), 0); /* pinned */
+    shmb_copy_crew_stop(crew);
+    shmb_copy_crew_stop(NULL);
 }
 
 /* Threads pin within the allowed CPUs, whatever --cpu asks, counting from
  * the first allowed CPU at or after it. Runs in a child whose affinity each
  * case restricts. */
-static void test_team_pins_within_allowed_set(void **state)
+static void test_crew_pins_within_allowed_set(void **state)
 {
     (void)state;
-    /* every CPU the process may use, though an earlier team pinned this thread */
+    /* every CPU the process may use, though an earlier crew pinned this thread */
     int cpus[CPU_SETSIZE];
     int n = shmb_sysinfo_allowed_cpus(cpus, CPU_SETSIZE);
     assert_true(n >= 1);
@@ -186,22 +186,22 @@ static void test_team_pins_within_allowed_set(void **state)
             if (sched_setaffinity(0, sizeof(set), &set) != 0)
                 _exit(2);
             int cpu = cases[i].cpu == -3 ? cpus[0] : cases[i].cpu;
-            shmb_copy_team_t *team = NULL;
-            if (shmb_copy_team_start(&team, cases[i].threads, cpu) != 0)
+            shmb_copy_crew_t *crew = NULL;
+            if (shmb_copy_crew_start(&crew, cases[i].threads, cpu) != 0)
                 _exit(3);
             int first = 0;
             while (cpu >= 0 && first < m && allowed[first] < cpu)
                 first++;
             for (int t = 0; t < cases[i].threads; t++) {
                 int want = cpu < 0 ? -1 : allowed[(first + t) % m];
-                if (shmb_copy_team_cpu(team, t) != want)
+                if (shmb_copy_crew_cpu(crew, t) != want)
                     _exit(4);
             }
-            shmb_copy_team_run(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, 65536);
+            shmb_copy_crew_run(crew, shmb_copy_kernel(SHMB_COPY_MEMCPY), dst, src, 65536);
             size_t bad;
             if (shmb_copy_verify(dst, 65536, &bad) != 0)
                 _exit(5);
-            shmb_copy_team_stop(team);
+            shmb_copy_crew_stop(crew);
             _exit(0);
         }
         int status;
@@ -211,45 +211,45 @@ static void test_team_pins_within_allowed_set(void **state)
     }
 }
 
-/* A first write copies like a plain one, on this thread or through a team,
+/* A first write copies like a plain one, on this thread or through a crew,
  * with every kernel. */
 static void test_first_write_copies(void **state)
 {
     (void)state;
     for (int threads = 0; threads <= 3; threads++) {
-        shmb_copy_team_t *team = NULL;
+        shmb_copy_crew_t *crew = NULL;
         if (threads)
-            assert_int_equal(shmb_copy_team_start(&team, threads, -1), 0);
+            assert_int_equal(shmb_copy_crew_start(&crew, threads, -1), 0);
         for (int m = 0; m < SHMB_COPY_METHODS; m++) {
             shmb_copy_fn fn = shmb_copy_kernel((shmb_copy_method_t)m);
             if (!fn)
                 continue;
             memset(dst, 0, BUF + 64);
-            assert_int_equal(shmb_copy_first_write(team, fn, dst, src, BUF - 13), 0);
+            assert_int_equal(shmb_copy_first_write(crew, fn, dst, src, BUF - 13), 0);
             size_t bad;
             assert_int_equal(shmb_copy_verify(dst, BUF - 13, &bad), 0);
             assert_int_equal(dst[BUF - 13], 0);
         }
-        shmb_copy_team_stop(team);
+        shmb_copy_crew_stop(crew);
     }
 }
 
 /* Into an SHM segment that /dev/shm has no room for (a 256 KiB tmpfs over it
  * in a private mount namespace of a child): -ENOSPC on the caller's thread,
  * recorded there, whichever thread's chunk found no page; never a SIGBUS.
- * Then a segment that fits is copied whole by the same team. */
+ * Then a segment that fits is copied whole by the same crew. */
 static int first_write_full(int threads)
 {
     if (shmb_segment_install_signal_cleanup() != 0)
         return 10;
-    shmb_copy_team_t *team = NULL;
-    if (threads && shmb_copy_team_start(&team, threads, -1) != 0)
+    shmb_copy_crew_t *crew = NULL;
+    if (threads && shmb_copy_crew_start(&crew, threads, -1) != 0)
         return 11;
     shmb_segment_t seg;
     if (shmb_segment_create(&seg, "/shmb_test_copy_", BUF, NULL, NULL) != 0 || shmb_segment_map(&seg, NULL) != 0)
         return 12;
     shmb_error_clear();
-    int ret = shmb_copy_first_write(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, BUF);
+    int ret = shmb_copy_first_write(crew, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, BUF);
     if (ret != -ENOSPC)
         return 13;
     if (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0)
@@ -259,11 +259,11 @@ static int first_write_full(int threads)
     if (shmb_segment_create(&seg, "/shmb_test_copy_", 65536, NULL, NULL) != 0 || shmb_segment_map(&seg, NULL) != 0)
         return 16;
     size_t bad;
-    if (shmb_copy_first_write(team, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, 65536) != 0 ||
+    if (shmb_copy_first_write(crew, shmb_copy_kernel(SHMB_COPY_MEMCPY), seg.addr, src, 65536) != 0 ||
         shmb_copy_verify(seg.addr, 65536, &bad) != 0)
         return 17;
     shmb_segment_destroy(&seg, NULL);
-    shmb_copy_team_stop(team);
+    shmb_copy_crew_stop(crew);
     return 0;
 }
 
@@ -295,8 +295,8 @@ int main(void)
         cmocka_unit_test(test_pattern_detects_shift_and_stale),
         cmocka_unit_test(test_kernels_copy_exactly),
         cmocka_unit_test(test_methods),
-        cmocka_unit_test(test_team_splits_and_joins),
-        cmocka_unit_test(test_team_pins_within_allowed_set),
+        cmocka_unit_test(test_crew_splits_and_joins),
+        cmocka_unit_test(test_crew_pins_within_allowed_set),
         cmocka_unit_test(test_first_write_copies),
         cmocka_unit_test(test_first_write_in_full_shm),
     };

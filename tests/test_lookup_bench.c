@@ -400,6 +400,55 @@ static void test_two_threads(void **state)
     shmb_rows_free(&rows);
 }
 
+/* A thread whose timed batch sums wrong stops the crew: -EPROTO, no row,
+ * and why is that thread's (thread 1 starts at the planted window). */
+static void test_thread_checksum_fails_the_crew(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    c.threads = 2;
+    shmb_lookup_setup_t s;
+    assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
+    const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, NULL);
+    assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_LOOKUP_SYSTEMS, &view), 0);
+    s.expected_sum[s.windows / 2] ^= 1;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_lookup_bench_measure(&c, &s, SHMB_LOOKUP_SYSTEMS, 0, &rows, NULL, why, sizeof(why)),
+                     -EPROTO);
+    assert_int_equal(rows.n, 0);
+    assert_non_null(strstr(why, "checksum of a timed batch"));
+    assert_true(strncmp(why, "linear, thread ", 15) == 0);
+    shmb_lookup_bench_teardown(&s);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* /dev/shm space: none in one process; with a peer, a page per request of
+ * the pool (or every page, when the segments have fewer) and 4 MiB. */
+static void test_shm_bytes(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    uint64_t bytes = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == 0);
+    c.peer_process = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (SHMB_LOOKUP_MIN_POOL + 1024) * 4096ull);
+    c.num_lookups = 100000; /* the pool: two batches of 100000 */
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (200000 + 1024) * 4096ull);
+    c.num_segments = 1;
+    c.segment_size_mb = 1; /* 256 pages */
+    c.lookup_len_kb = 1;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
+    assert_true(bytes == (256 + 1024) * 4096ull);
+    c.num_segments = 0;
+    bytes = 7;
+    assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), -EINVAL);
+    assert_true(bytes == 7);
+}
+
 /* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
 static void test_check_threads(void **state)
 {
@@ -670,7 +719,9 @@ int main(void)
         cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_thread_checksum_fails_the_crew),
         cmocka_unit_test(test_check_threads),
+        cmocka_unit_test(test_shm_bytes),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
         cmocka_unit_test(test_bad_config_appends_nothing),
         cmocka_unit_test(test_peer_process_rows),

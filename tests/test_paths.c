@@ -66,6 +66,19 @@ static void test_kind_of(void **state)
     assert_int_equal(shmb_path_kind_of(NULL), -EINVAL);
 }
 
+/* A system's name gives its shmb_lookup_system_t; a kernel's does not. */
+static void test_system(void **state)
+{
+    (void)state;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        assert_int_equal(shmb_path_system(shmb_lookup_system_name((shmb_lookup_system_t)s)), s);
+    assert_int_equal(shmb_path_system("flowipc_classic"), SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    assert_int_equal(shmb_path_system("linear"), -EINVAL);
+    assert_int_equal(shmb_path_system("mooncake "), -EINVAL);
+    assert_int_equal(shmb_path_system(""), -EINVAL);
+    assert_int_equal(shmb_path_system(NULL), -EINVAL);
+}
+
 /* Systems in shmb_lookup_system_t order, then kernels in
  * shmb_lookup_strategy_t order, each row complete. */
 static void test_table_order(void **state)
@@ -344,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_names_by_kind),
         cmocka_unit_test(test_names_errors),
         cmocka_unit_test(test_kind_of),
+        cmocka_unit_test(test_system),
         cmocka_unit_test(test_table_order),
         cmocka_unit_test(test_every_path_translates),
         cmocka_unit_test(test_kernels_share_the_table),

@@ -61,9 +61,6 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
 // --- flags.cc: checks of the mains' own flags --------------------------------
 
-// The real systems --system selects among.
-constexpr const char* kSystems = "mooncake,flowipc_classic,flowipc_jemalloc";
-
 // Checks lo <= value <= hi for an integer flag, else FlagError.
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 
@@ -98,6 +95,14 @@ std::string CheckVariants(const char* flag, const std::string& value, const std:
 // the message ("segment counts"). Returns them in the order given.
 std::vector<uint64_t> CheckCounts(const char* flag, const std::string& value, uint64_t max, const char* what);
 
+// The names of the translation paths of `kinds` (SHMB_PATH_SYSTEM,
+// SHMB_PATH_KERNEL or both), comma-separated, from the library's table.
+std::string PathNames(unsigned kinds);
+
+// name(0), .., name(count - 1), comma-separated, leaving out those that are
+// NULL: a library table's names (shmb_alloc_kind_name, ...) as a list.
+std::string JoinNames(int count, const std::function<const char*(int)>& name);
+
 // True if `item` is in the comma-separated `list`.
 bool InList(const std::string& list, const std::string& item);
 
@@ -126,9 +131,11 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err);
 // --shm_prefix; returns `peer`, or exits through Fail.
 shmb_peer_t* StartPeer(int (*start)(shmb_peer_t*, const char*), shmb_peer_t* peer);
 
-// Stops a started peer (NULL: none) at the end of a run; a failed stop is
-// FailRun's exit.
-void StopPeer(shmb_peer_t* peer, const char* check, const char* what);
+// Runs run(rep, why, cap) for rep = 0 .. --repetitions - 1, why empty each
+// time; the first failure is FailRun's exit (with peer, check and what).
+// Then stops a started peer (NULL: none); a failed stop is FailRun's exit.
+void RunRepetitions(shmb_peer_t* peer, const char* check, const char* what,
+                    const std::function<int(int rep, char* why, size_t cap)>& run);
 
 // --- preflight.cc --------------------------------------------------------------
 

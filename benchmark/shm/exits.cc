@@ -97,11 +97,16 @@ shmb_peer_t* StartPeer(int (*start)(shmb_peer_t*, const char*), shmb_peer_t* pee
     return peer;
 }
 
-void StopPeer(shmb_peer_t* peer, const char* check, const char* what)
+void RunRepetitions(shmb_peer_t* peer, const char* check, const char* what,
+                    const std::function<int(int rep, char* why, size_t cap)>& run)
 {
-    if (!peer)
-        return;
-    int ret = shmb_peer_stop(peer);
+    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+        char why[256] = "";
+        int ret = run(rep, why, sizeof(why));
+        if (ret < 0)
+            FailRun(ret, peer, why, check, what);
+    }
+    int ret = peer ? shmb_peer_stop(peer) : 0;
     if (ret < 0)
         FailRun(ret, nullptr, "", check, what);
 }

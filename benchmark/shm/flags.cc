@@ -229,8 +229,8 @@ void CheckCommonFlags()
     if (shmb_report_parse_format(FLAGS_format.c_str(), &format) != 0)
         FlagError("format", FLAGS_format, "one of table, csv, json");
     CheckRange("repetitions", FLAGS_repetitions, 1, 1000);
-    if (!FLAGS_system.empty() && !InList(kSystems, FLAGS_system))
-        FlagError("system", FLAGS_system, std::string("one of ") + kSystems);
+    if (!FLAGS_system.empty() && shmb_path_system(FLAGS_system.c_str()) < 0)
+        FlagError("system", FLAGS_system, "one of " + PathNames(SHMB_PATH_SYSTEM));
     if (shmb_segment_check_prefix(FLAGS_shm_prefix.c_str()) < 0)
         FlagError("shm_prefix", FLAGS_shm_prefix,
                   "must start with '/', contain no other '/' and be at most " +
@@ -269,6 +269,25 @@ int CheckChoice(const char* flag, const std::string& value, const std::vector<st
         allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
     }
     FlagError(flag, value, allowed);
+}
+
+std::string PathNames(unsigned kinds)
+{
+    std::string names(64, '\0');
+    int len;
+    while ((len = shmb_path_names(kinds, &names[0], names.size())) == -ENOSPC)
+        names.resize(names.size() * 2);
+    names.resize(len < 0 ? 0 : static_cast<size_t>(len));
+    return names;
+}
+
+std::string JoinNames(int count, const std::function<const char*(int)>& name)
+{
+    std::string list;
+    for (int i = 0; i < count; i++)
+        if (const char* n = name(i))
+            list += (list.empty() ? "" : ",") + std::string(n);
+    return list;
 }
 
 bool InList(const std::string& list, const std::string& item)

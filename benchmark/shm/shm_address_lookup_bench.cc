@@ -51,8 +51,6 @@ DEFINE_bool(handoff, true,
 
 namespace {
 
-const char* kStrategies = "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic";
-
 // The hand-off's run beside the lookup's: its systems, objects of the
 // requests' length; false when it has nothing to show.
 bool HandoffConfig(const shmb_lookup_config_t& lookup, shmb_handoff_bench_config_t* cfg)
@@ -105,7 +103,8 @@ int main(int argc, char** argv)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
     if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
-    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, kStrategies, FLAGS_system, "path");
+    const std::string paths = shmb::PathNames(SHMB_PATH_SYSTEM | SHMB_PATH_KERNEL);
+    std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, paths, FLAGS_system, "path");
     cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
@@ -142,32 +141,29 @@ int main(int argc, char** argv)
     // The peer keeps a descriptor per attached segment for the kernels too.
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
         shmb::CheckOpenFiles(count_flag, most);
-    if (cfg.peer_process) {
-        // One set of objects at a time, sparse but for the pages the tags
-        // land in: at most one page per request of the pool, or every page.
-        const uint64_t window = std::max<uint64_t>(cfg.num_lookups, SHMB_LOOKUP_MIN_BATCH);
-        const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
-        const uint64_t pages = most * ((static_cast<uint64_t>(FLAGS_segment_size_mb) << 20) / 4096);
-        shmb::CheckShmSpace(count_flag, (std::min(requests, pages) + 1024) * 4096);
-    }
+    cfg.num_segments = most;
+    uint64_t need = 0;
+    shmb_lookup_bench_shm_bytes(&cfg, &need);
+    shmb::CheckShmSpace(count_flag, need);
     shmb::WarnIfOversubscribed(cfg.threads);
 
     shmb_rows_t rows = {};
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(nullptr, "wrong translation", "the lookup benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        for (uint64_t n : counts) {
-            cfg.num_segments = n;
-            char why[256] = "";
-            int ret = shmb_lookup_bench_run(&cfg, &rows, why, sizeof(why));
-            if (ret < 0)
-                shmb::FailRun(ret, nullptr, why, "wrong translation", "the lookup benchmark");
-            handoff.segments = n;
+        int ret = 0;
+        for (size_t i = 0; i < counts.size() && ret == 0; i++) {
+            cfg.num_segments = counts[i];
+            ret = shmb_lookup_bench_run(&cfg, &rows, why, cap);
+            if (ret < 0 || !handoffs)
+                continue;
+            handoff.segments = counts[i];
             handoff.repetition = rep;
-            ret = handoffs ? shmb_handoff_bench_run(&handoff, &rows, why, sizeof(why)) : 0;
+            ret = shmb_handoff_bench_run(&handoff, &rows, why, cap);
             if (ret < 0)
                 shmb::FailRun(ret, nullptr, why, "failed hand-off check", "the hand-off benchmark");
         }
-    }
+        return ret;
+    });
 
     shmb_report_t report = {};
     report.bench = "shm_lookup";

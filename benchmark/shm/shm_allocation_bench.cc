@@ -35,18 +35,6 @@ DEFINE_bool(peer_process, false,
 
 namespace {
 
-const char* kAllocators = "posix,arena,bipc,jemalloc,jemalloc_tcache";
-
-// The allocator of each real system (--system).
-shmb_alloc_kind_t SystemAllocator(const std::string& system)
-{
-    if (system == "mooncake")
-        return SHMB_ALLOC_POSIX;
-    if (system == "flowipc_classic")
-        return SHMB_ALLOC_BIPC;
-    return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
-}
-
 shmb_peer_t g_peer;
 
 }  // namespace
@@ -68,8 +56,11 @@ int main(int argc, char** argv)
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
-    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
-                                                 shmb_alloc_kind_name(SystemAllocator(FLAGS_system)), "allocator");
+    const auto system_kind = static_cast<shmb_alloc_kind_t>(shmb_alloc_system_kind(FLAGS_system.c_str()));
+    const std::string kinds = shmb::JoinNames(
+        SHMB_ALLOC_KINDS, [](int k) { return shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)); });
+    std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kinds,
+                                                 shmb_alloc_kind_name(system_kind), "allocator");
     cfg.system_rows = !FLAGS_system.empty();
     if (cfg.system_rows && FLAGS_measure_mmap_only)
         shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
@@ -106,14 +97,10 @@ int main(int argc, char** argv)
     shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_alloc_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
     uint64_t kept = 0;
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(peer, "wrong allocation", "the allocation benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        char why[256] = "";
-        ret = shmb_alloc_bench_run(&cfg, &rows, &kept, why, sizeof(why));
-        if (ret < 0)
-            shmb::FailRun(ret, peer, why, "wrong allocation", "the allocation benchmark");
-    }
-    shmb::StopPeer(peer, "wrong allocation", "the allocation benchmark");
+        return shmb_alloc_bench_run(&cfg, &rows, &kept, why, cap);
+    });
 
     shmb_report_t report = {};
     report.bench = "shm_alloc";

@@ -40,12 +40,10 @@ std::string Methods()
 {
     if (FLAGS_methods.empty())
         return FLAGS_use_memcpy ? "memcpy" : "loop";
-    std::string available;
-    for (int m = 0; m < SHMB_COPY_METHODS; m++)
-        if (shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)))
-            available += (available.empty() ? "" : ",") +
-                         std::string(shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
-    return shmb::CheckListOrAll("methods", FLAGS_methods, "memcpy,loop,nt,movsb", available);
+    auto name = [](int m) { return shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)); };
+    auto here = [&](int m) { return shmb_copy_kernel(static_cast<shmb_copy_method_t>(m)) ? name(m) : nullptr; };
+    return shmb::CheckListOrAll("methods", FLAGS_methods, shmb::JoinNames(SHMB_COPY_METHODS, name),
+                                shmb::JoinNames(SHMB_COPY_METHODS, here));
 }
 
 // The last size in KB: --max_transfer_size_kb if given, else
@@ -104,12 +102,9 @@ int main(int argc, char** argv)
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.timer_overhead_ns = shmb::TimerOverheadNs();
     cfg.num_segments = shmb::CheckRange("num_segments", FLAGS_num_segments, 1, SHMB_LOOKUP_MAX_SEGMENTS);
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
-        if (FLAGS_system == shmb_lookup_system_name(static_cast<shmb_lookup_system_t>(s))) {
-            cfg.translate = 1;
-            cfg.system = static_cast<shmb_lookup_system_t>(s);
-        }
-    }
+    const int system = shmb_path_system(FLAGS_system.c_str());
+    cfg.translate = system >= 0;
+    cfg.system = static_cast<shmb_lookup_system_t>(system >= 0 ? system : 0);
     if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
@@ -124,14 +119,10 @@ int main(int argc, char** argv)
 
     shmb_peer_t* peer = FLAGS_peer_process ? shmb::StartPeer(shmb_transfer_bench_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};
-    for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+    shmb::RunRepetitions(peer, "a check failed", "the transfer benchmark", [&](int rep, char* why, size_t cap) {
         cfg.repetition = rep;
-        char why[256] = "";
-        int ret = shmb_transfer_bench_run(&cfg, &rows, why, sizeof(why));
-        if (ret < 0)
-            shmb::FailRun(ret, peer, why, "a check failed", "the transfer benchmark");
-    }
-    shmb::StopPeer(peer, "a check failed", "the transfer benchmark");
+        return shmb_transfer_bench_run(&cfg, &rows, why, cap);
+    });
 
     // Mooncake's relocate path, when not the default, on the system line.
     static std::string system_line;

@@ -84,6 +84,12 @@ typedef struct shmb_alloc_config {
 /* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
+/* The allocator of the real system called `system` (--system): mooncake
+ * posix, flowipc_classic bipc, flowipc_jemalloc jemalloc (Ipc_arena::allocate
+ * passes MALLOCX_TCACHE_NONE). Returns its shmb_alloc_kind_t, or -EINVAL
+ * when no system has that name (or system is NULL). */
+int shmb_alloc_system_kind(const char *system);
+
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
  * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more
  * than cap sizes). */

@@ -1,6 +1,6 @@
 /*
  * copy: the kernels that move bytes through SHM, their verification, and a
- * team of pinned threads that splits one transfer between them.
+ * crew of pinned threads that splits one transfer between them.
  *
  *   memcpy  glibc's memcpy (its own choice of vector width, rep movsb and,
  *           above glibc.cpu.x86_non_temporal_threshold, non-temporal stores)
@@ -58,43 +58,43 @@ void shmb_copy_fill_pattern(void *buf, size_t len);
  * offset of the first differing byte in *first_bad. */
 int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad);
 
-/* A team of `threads` threads: the caller is thread 0, threads - 1 workers
+/* A crew of `threads` threads: the caller is thread 0, threads - 1 workers
  * wait (spinning briefly, then yielding) for transfers. With cpu >= 0, each
  * thread is pinned, the caller included, within the CPUs this process may use
  * (sched_getaffinity: a cpuset or taskset restricts them): thread i to the
  * i-th allowed CPU counting from the first allowed one at or after `cpu`,
  * wrapping around. */
-typedef struct shmb_copy_team shmb_copy_team_t;
+typedef struct shmb_copy_crew shmb_copy_crew_t;
 
-/* Starts a team. Returns 0, -EINVAL (threads < 1), -ENOMEM, or -errno of
+/* Starts a crew. Returns 0, -EINVAL (threads < 1), -ENOMEM, or -errno of
  * pthread_create, sched_getaffinity or sched_setaffinity, recorded with
  * shmb_error_record under that call's name (object "CPU n" for a pin). */
-int shmb_copy_team_start(shmb_copy_team_t **team, int threads, int cpu);
+int shmb_copy_crew_start(shmb_copy_crew_t **crew, int threads, int cpu);
 
-/* The CPU thread i of the team is pinned to; -1 when not pinned. */
-int shmb_copy_team_cpu(const shmb_copy_team_t *team, int i);
+/* The CPU thread i of the crew is pinned to; -1 when not pinned. */
+int shmb_copy_crew_cpu(const shmb_copy_crew_t *crew, int i);
 
 /* One transfer: [0, n) split in 64-byte-aligned chunks, one per thread, each
  * copied with fn; returns when all are done. */
-void shmb_copy_team_run(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src,
+void shmb_copy_crew_run(shmb_copy_crew_t *crew, shmb_copy_fn fn, void *dst, const void *src,
                         size_t n);
 
 /* One transfer of n bytes into pages nothing wrote before, whose first write
- * is timed and not reserved: with a team, each thread's chunk is guarded by
+ * is timed and not reserved: with a crew, each thread's chunk is guarded by
  * shmb_segment_first_write_copy on that thread, else the caller's copy is;
  * dst is consumed (shmb_escape) as in shmb_copy_batch. Returns 0, or -ENOSPC
  * (recorded as "first write" on this thread) when /dev/shm ran out of space
  * inside any chunk: the copy stopped there, dst is partly written. Needs
- * shmb_segment_install_signal_cleanup(). team may be NULL. */
-int shmb_copy_first_write(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n);
+ * shmb_segment_install_signal_cleanup(). crew may be NULL. */
+int shmb_copy_first_write(shmb_copy_crew_t *crew, shmb_copy_fn fn, void *dst, const void *src, size_t n);
 
 /* Stops and joins the workers, gives the caller back the affinity it had
- * before shmb_copy_team_start, frees the team. NULL is fine. */
-void shmb_copy_team_stop(shmb_copy_team_t *team);
+ * before shmb_copy_crew_start, frees the crew. NULL is fine. */
+void shmb_copy_crew_stop(shmb_copy_crew_t *crew);
 
 /* The timed loop: `count` transfers of n bytes from src to dst with fn,
- * through the team when there is one (else on this thread). */
-void shmb_copy_batch(shmb_copy_team_t *team, shmb_copy_fn fn, void *dst, const void *src, size_t n,
+ * through the crew when there is one (else on this thread). */
+void shmb_copy_batch(shmb_copy_crew_t *crew, shmb_copy_fn fn, void *dst, const void *src, size_t n,
                      uint64_t count);
 
 #ifdef __cplusplus

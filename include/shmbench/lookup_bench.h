@@ -112,6 +112,15 @@ typedef struct shmb_lookup_config {
  * the segments do not fit in SHMB_LOOKUP_SPAN_BYTES. */
 int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
 
+/* The most /dev/shm space a run with cfg holds at once, in bytes. With
+ * peer_process: one group of the owner's objects at a time, sparse but for
+ * the pages its tags land in (one page per request of the pool at most, or
+ * every page of the segments), plus 4 MiB for the peer's control segment
+ * and the pools' own metadata; in one process, 0 (mooncake's real segments
+ * are never written: they stay sparse). Returns 0 or
+ * shmb_lookup_bench_check's error. */
+int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes);
+
 /* Runs every selected path and appends its rows (variant = path, arg
  * segments:N, note "verified P/P" over the pool of P requests), systems
  * first, then kernels: per path its throughput row (no step) and/or its

@@ -39,6 +39,10 @@ int shmb_path_names(unsigned kinds, char *buf, size_t cap);
  * or -EINVAL when no path has that name (or name is NULL). */
 int shmb_path_kind_of(const char *name);
 
+/* The system called `name` (a shmb_lookup_system_t value: its index in the
+ * table), or -EINVAL when no system has that name (a kernel's, or NULL). */
+int shmb_path_system(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,7 +67,7 @@ typedef struct shmb_transfer_config {
     int run[SHMB_COPY_METHODS];    /* 1: measure this method */
     int threads;                   /* split each transfer (=1) */
     int cpu;                       /* with threads > 1, pin them from this CPU on, within the
-                                    * allowed set (shmb_copy_team_start); -1: not pinned */
+                                    * allowed set (shmb_copy_crew_start); -1: not pinned */
     int cold;                      /* add cold rows (=0) */
     int verify;                    /* verify dst after the timed transfers too (=0) */
     int translate;                 /* 1: translate dst through `system` first (=0) */
