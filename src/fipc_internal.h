@@ -1,6 +1,6 @@
 /*
- * fipc_internal: the hand-off models' test hook (src/fipc_jemalloc.cc,
- * src/fipc_classic.cc); not installed.
+ * fipc_internal: the hand-off models' test hook (src/fipc_jemalloc_lend.cc,
+ * src/fipc_jemalloc_borrow.cc, src/fipc_classic_lend.cc); not installed.
  *
  * A unit test plants one fault, runs a hand-off through the public calls
  * and checks that the verification (shmb_fipc_handoff_verify,
