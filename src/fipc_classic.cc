@@ -20,6 +20,7 @@
 // managed_shared_memory does, the manager starts ManagedOpenOrCreateUserOffset
 // bytes into the mapping (where boost keeps its initialisation word) and the
 // descriptor is closed once the segment is mapped.
+#include "cxx_guard.hpp"
 #include "fipc_classic_internal.hpp"
 
 #include <sys/mman.h>
@@ -54,24 +55,18 @@ bool inside(const shmb_fipc_classic_t *pool, const void *ptr)
 
 } // namespace
 
-// The entry points catch every exception; they cannot be declared noexcept
-// because the C header's declarations are not.
 extern "C" {
 
-int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out)
+int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out) noexcept
 {
     if (!out || pool_bytes < kManagerOffset + Pool::segment_manager::get_min_size())
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         return build(prefix, pool_bytes, out);
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EINVAL; // the manager did not fit
-    }
+    });
 }
 
-int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool)
+int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool) noexcept
 {
     if (!pool)
         return 0;
@@ -85,41 +80,41 @@ int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool)
 // Pool_arena::allocate (pool_arena.cpp), with logging off. The size check
 // is ours: boost 1.74's rbtree_best_fit rounds SIZE_MAX up past zero and
 // returns a small block for it.
-int shmb_fipc_classic_alloc(shmb_fipc_classic_t *pool, size_t bytes, void **out)
+int shmb_fipc_classic_alloc(shmb_fipc_classic_t *pool, size_t bytes, void **out) noexcept
 {
     if (!pool || !out || bytes == 0)
         return -EINVAL;
     if (bytes > pool->segment.size())
         return -ENOMEM;
-    try {
+    return shmb::guard([&] {
         *out = pool->pool->allocate(bytes);
         return 0;
-    } catch (...) {
-        return -ENOMEM; // bipc::bad_alloc
-    }
+    });
 }
 
 // Pool_arena::deallocate (pool_arena.cpp), with logging off. The range check
 // is ours: upstream only asserts that the pointer is not null.
-int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr)
+int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr) noexcept
 {
     if (!pool || !ptr || !inside(pool, ptr))
         return -EINVAL;
-    pool->pool->deallocate(ptr);
-    return 0;
+    return shmb::guard([&] {
+        pool->pool->deallocate(ptr); // its interprocess mutex's lock may throw
+        return 0;
+    });
 }
 
-void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool)
+void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool) noexcept
 {
     return pool ? pool->segment.base() : nullptr;
 }
 
-size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool)
+size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool) noexcept
 {
     return pool ? pool->segment.size() : 0;
 }
 
-const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool)
+const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool) noexcept
 {
     return pool ? pool->segment.name() : "";
 }
@@ -129,7 +124,7 @@ const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool)
 // get_size), maps all of it and closes the descriptor (a managed shared
 // memory keeps only its mapped_region). The segment manager is already in
 // the pool: a borrower only adds offsets to its base.
-int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes)
+int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes) noexcept
 {
     if (!name || !base || !bytes)
         return -EINVAL;
@@ -156,7 +151,7 @@ int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes)
     return 0;
 }
 
-int shmb_fipc_classic_detach(void *base, size_t bytes)
+int shmb_fipc_classic_detach(void *base, size_t bytes) noexcept
 {
     if (munmap(base, bytes) != 0)
         return shmb_error_record("munmap", errno, "a borrowed pool");
@@ -167,7 +162,7 @@ int shmb_fipc_classic_detach(void *base, size_t bytes)
 // the lender sent. Upstream checks nothing (it trusts its peer); the bounds
 // check is ours. Upstream then wraps the block in a boost::shared_ptr with a
 // custom deleter, which is not modelled here.
-void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offset, uint64_t len)
+void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offset, uint64_t len) noexcept
 {
     if (len == 0 || offset > pool_bytes || len > pool_bytes - offset)
         return nullptr;
@@ -175,7 +170,7 @@ void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offse
 }
 
 uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
-                                           const shmb_lookup_request_t *requests, size_t n)
+                                           const shmb_lookup_request_t *requests, size_t n) noexcept
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -186,7 +181,7 @@ uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
 
 uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
                                            const shmb_lookup_request_t *requests,
-                                           const uint64_t *expected, size_t n)
+                                           const uint64_t *expected, size_t n) noexcept
 {
     uint64_t sum = 0, delta = 0;
     for (size_t i = 0; i < n; i++) {

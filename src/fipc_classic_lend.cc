@@ -6,6 +6,7 @@
 // handle_deleter_impl) and pool_arena.cpp (deallocate);
 // src/ipc/session/detail/shm/classic/session_impl.hpp (lend_object and
 // borrow_object: the scope id after the arena's blob).
+#include "cxx_guard.hpp"
 #include "fipc_classic_internal.hpp"
 #include "fipc_internal.h"
 
@@ -72,13 +73,21 @@ struct shmb_fipc_classic_arena {
 
     // handle_deleter_impl: the owner count - 1; the last owner destroys the
     // object and deallocates (Pool_arena::deallocate: bipc deallocate under
-    // the pool's mutex).
-    void handle_deleter(Handle_state *state)
+    // the pool's mutex). A deleter must not throw: when the mutex's lock
+    // does, the block stays allocated, uncounted, and the error is recorded.
+    void handle_deleter(Handle_state *state) noexcept
     {
         if (state->owner_ct.fetch_sub(1) != 1)
             return;
         state->owner_ct.~Owner_ct();
-        pool->deallocate(state);
+        int rc = shmb::guard([&] {
+            pool->deallocate(state);
+            return 0;
+        });
+        if (rc < 0) {
+            shmb_error_record("deallocate", -rc, "an object's block");
+            return;
+        }
         frees.fetch_add(shmb_fipc_fault == SHMB_FIPC_FAULT_DOUBLE_FREE ? 2 : 1);
     }
 
@@ -99,7 +108,7 @@ struct shmb_fipc_classic_arena {
 
 extern "C" {
 
-int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_arena_t **out)
+int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_arena_t **out) noexcept
 {
     if (!pool || !out)
         return -EINVAL;
@@ -113,7 +122,7 @@ int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_
     return 0;
 }
 
-int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **out)
+int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **out) noexcept
 {
     if (!name || !out)
         return -EINVAL;
@@ -126,7 +135,7 @@ int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **o
         shmb_fipc_classic_detach(base, bytes);
         return -EINVAL;
     }
-    try {
+    rc = shmb::guard([&] {
         auto a = std::make_unique<shmb_fipc_classic_arena>();
         a->base = static_cast<unsigned char *>(base);
         a->bytes = bytes;
@@ -134,36 +143,46 @@ int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **o
         a->pool = &*a->own_pool;
         *out = a.release();
         return 0;
-    } catch (...) {
+    });
+    if (rc < 0)
         shmb_fipc_classic_detach(base, bytes);
-        return -ENOMEM;
-    }
+    return rc;
 }
 
-void shmb_fipc_classic_arena_destroy(shmb_fipc_classic_arena_t *a)
+int shmb_fipc_classic_arena_destroy(shmb_fipc_classic_arena_t *a) noexcept
 {
+    if (!a)
+        return 0;
+    int rc = 0;
+    if (a->own_pool) {
+        a->own_pool.reset();
+        rc = shmb_fipc_classic_detach(a->base, a->bytes);
+    }
     delete a;
+    return rc;
 }
 
 // Pool_arena::construct: allocate, the owner count made 1, the handle.
 int shmb_fipc_classic_construct(shmb_fipc_classic_arena_t *a, size_t bytes,
-                                shmb_fipc_classic_object_t *out)
+                                shmb_fipc_classic_object_t *out) noexcept
 {
     if (!a || !out || bytes == 0 || bytes > a->bytes)
         return -EINVAL;
-    void *raw;
-    try {
-        raw = a->pool->allocate(kObjectOffset + bytes);
-    } catch (...) {
-        return -ENOMEM; // bipc::bad_alloc
-    }
+    void *raw = nullptr;
+    int rc = shmb::guard([&] {
+        raw = a->pool->allocate(kObjectOffset + bytes); // bipc::bad_alloc: -ENOMEM
+        return 0;
+    });
+    if (rc < 0)
+        return rc;
     auto *state = new (raw) Handle_state{{1}};
     void *object = static_cast<unsigned char *>(raw) + kObjectOffset;
-    try {
-        new (out->owner) Handle(a->make_handle(state, object));
-    } catch (...) {
-        return -ENOMEM; // the shared_ptr's constructor ran the deleter: freed
-    }
+    rc = shmb::guard([&] {
+        new (out->owner) Handle(a->make_handle(state, object)); // throwing, it ran the deleter: freed
+        return 0;
+    });
+    if (rc < 0)
+        return rc;
     out->addr = object;
     return 0;
 }
@@ -172,12 +191,12 @@ int shmb_fipc_classic_construct(shmb_fipc_classic_arena_t *a, size_t bytes,
 // lend_object (++owner count, the offset's Blob), then the Blob with the
 // scope id after it.
 int shmb_fipc_classic_lend(shmb_fipc_classic_arena_t *a, const shmb_fipc_classic_object_t *obj,
-                           void *blob, size_t cap, size_t *len)
+                           void *blob, size_t cap, size_t *len) noexcept
 {
     if (!a || !obj || !obj->addr || !blob || !len || cap < SHMB_FIPC_CLASSIC_BLOB_BYTES ||
         !a->inside(obj->addr))
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         Handle_state *state = state_of(obj->addr);
         if (shmb_fipc_fault != SHMB_FIPC_FAULT_EARLY_FREE)
             ++state->owner_ct;
@@ -192,12 +211,10 @@ int shmb_fipc_classic_lend(shmb_fipc_classic_arena_t *a, const shmb_fipc_classic
         std::memcpy(blob, real.get(), SHMB_FIPC_CLASSIC_BLOB_BYTES);
         *len = SHMB_FIPC_CLASSIC_BLOB_BYTES;
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset)
+int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset) noexcept
 {
     ptrdiff_t at;
     scope_id_t scope;
@@ -215,11 +232,11 @@ int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset
 // Pool_arena::borrow_object: base + offset and a handle like construct's.
 // The range check is ours (upstream trusts its peer).
 int shmb_fipc_classic_borrow(shmb_fipc_classic_arena_t *a, const void *blob, size_t len,
-                             shmb_fipc_classic_object_t *out)
+                             shmb_fipc_classic_object_t *out) noexcept
 {
     if (!a || !blob || !out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         if (len != SHMB_FIPC_CLASSIC_BLOB_BYTES)
             return -EBADMSG;
         Blob real(new uint8_t[len]);
@@ -234,12 +251,10 @@ int shmb_fipc_classic_borrow(shmb_fipc_classic_arena_t *a, const void *blob, siz
         new (out->owner) Handle(a->make_handle(state, object));
         out->addr = object;
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj)
+void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj) noexcept
 {
     if (!obj || !obj->addr)
         return;
@@ -249,12 +264,12 @@ void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj)
     obj->addr = nullptr;
 }
 
-unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj)
+unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj) noexcept
 {
     return obj && obj->addr ? state_of(obj->addr)->owner_ct.load() : 0;
 }
 
-uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a)
+uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a) noexcept
 {
     return a ? a->frees.load() : 0;
 }
@@ -312,11 +327,11 @@ int verify_steps(Verify_run &v, size_t bytes, size_t free_before)
 
 } // namespace
 
-extern "C" int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_t bytes)
+extern "C" int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_t bytes) noexcept
 {
     if (!pool || bytes == 0)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         Verify_run v;
         int rc = shmb_fipc_classic_arena_create(pool, &v.lender);
         if (rc < 0 || (rc = shmb_fipc_classic_arena_open(pool->segment.name(), &v.borrower)) < 0)
@@ -325,7 +340,5 @@ extern "C" int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_
         if ((rc = shmb_fipc_classic_construct(v.lender, bytes, &v.lent)) < 0)
             return rc;
         return verify_steps(v, bytes, free_before);
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }

@@ -5,6 +5,8 @@
 // pool, entered in the repository of src/fipc_repo.cc). The object hand-off
 // over it is src/fipc_jemalloc_lend.cc and src/fipc_jemalloc_borrow.cc.
 // Deliberate differences from upstream are said where they are made.
+#include "cxx_guard.hpp"
+#include "cxx_guard.hpp"
 #include "fipc_jemalloc_internal.hpp"
 
 #include "shmbench/error.h"
@@ -318,13 +320,13 @@ int shmb_fipc_jemalloc::drop_pools(int unlink_pools, uint64_t *kept)
     return ret;
 }
 
-int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept)
+int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept) noexcept
 {
     if (!j)
         return 0;
     // jemalloc's metadata for the arena lives in the pools and it keeps a
     // pointer to the hooks: if it refuses to let go, neither may go.
-    int ret = j->close_arena();
+    int ret = shmb::guard([j] { return j->close_arena(); });
     if (ret < 0)
         return ret;
     ret = j->drop_pools(unlink_pools, kept);
@@ -369,12 +371,12 @@ int open_arena(shmb_fipc_jemalloc *j, int tcache)
 
 } // namespace
 
-int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out)
+int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out) noexcept
 {
     int ret = shmb_segment_check_prefix(prefix);
     if (ret < 0)
         return ret;
-    try {
+    return shmb::guard([&] {
         std::unique_ptr<shmb_fipc_jemalloc> j(new shmb_fipc_jemalloc);
         j->wrapper = Hooks_wrapper{shm_pool_hooks, j.get()};
         j->prefix = prefix;
@@ -387,42 +389,38 @@ int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc
         }
         *out = j.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out)
+int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out) noexcept
 {
     return shmb_fipc::jemalloc_alloc(j, bytes, out);
 }
 
-int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr)
+int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr) noexcept
 {
     shmb_fipc::jemalloc_free(j, ptr);
     return 0;
 }
 
-shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j)
+shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j) noexcept
 {
     return const_cast<shmb_fipc_repo_t *>(&j->repo);
 }
 
-size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes)
+size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes) noexcept
 {
-    try {
+    return shmb::guard_or<size_t>(0, [&] {
         std::lock_guard<std::mutex> lock(j->pools_mutex);
         if (bytes)
             *bytes = j->pool_bytes;
         return j->pools.size();
-    } catch (...) {
-        return 0;
-    }
+    });
 }
 
-size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap)
+size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap) noexcept
 {
-    try {
+    return shmb::guard_or<size_t>(0, [&] {
         std::lock_guard<std::mutex> lock(j->pools_mutex);
         std::vector<uint32_t> ids;
         ids.reserve(j->pools.size());
@@ -436,7 +434,5 @@ size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_poo
             snprintf(out[i].name, sizeof(out[i].name), "%s", seg.name);
         }
         return ids.size();
-    } catch (...) {
-        return 0;
-    }
+    });
 }

@@ -4,6 +4,7 @@
 // Borrower_shm_pool_collection), the release of either side's object, and
 // the in-process verification of a whole hand-off. The lender's side is
 // src/fipc_jemalloc_lend.cc. Upstream files: see there.
+#include "cxx_guard.hpp"
 #include "fipc_internal.h"
 #include "fipc_jemalloc_handoff.hpp"
 
@@ -24,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd)
+int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd) noexcept
 {
     if (!name || !base || !fd || bytes == 0)
         return -EINVAL;
@@ -42,7 +43,7 @@ int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd
     return 0;
 }
 
-int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd)
+int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd) noexcept
 {
     int rc = 0;
     if (munmap(base, static_cast<size_t>(bytes)) != 0)
@@ -136,7 +137,7 @@ struct Borrower_session : std::enable_shared_from_this<Borrower_session> {
     bool receive_arena(Collection_id id);
     bool receive_shm_pool(const Lend_pool_head &head, const std::string &name);
     unsigned char *register_borrower_object(const Object_handle &h);
-    void return_object(const Object_handle &h);
+    void return_object(const Object_handle &h) noexcept;
 };
 
 // Shm_session::receive_arena: register_borrower_collection.
@@ -185,14 +186,22 @@ unsigned char *Borrower_session::register_borrower_object(const Object_handle &h
 }
 
 // Shm_session::return_object: deregister_borrower_object under the lock,
-// then the ReturnObject message (send_message: here, into the outbox).
-void Borrower_session::return_object(const Object_handle &h)
+// then the ReturnObject message (send_message: here, into the outbox). It
+// runs in a deleter, which must not throw: when the lock does, the object
+// stays registered, no message is written, and the error is recorded.
+void Borrower_session::return_object(const Object_handle &h) noexcept
 {
-    {
+    int rc = shmb::guard([&] {
         std::lock_guard<std::mutex> lock(borrower_mutex);
         auto it = borrower_collection_map.find(h.collection_id);
-        if (it == borrower_collection_map.end() || !it->second->deregister_object(h.pool_id, h.pool_offset))
-            return;
+        return it != borrower_collection_map.end() && it->second->deregister_object(h.pool_id, h.pool_offset)
+                   ? 0 : -ENOENT;
+    });
+    if (rc == -ENOENT)
+        return;
+    if (rc < 0) {
+        shmb_error_record("return_object", -rc, "a borrowed object");
+        return;
     }
     if (!connected.load())
         return;
@@ -208,39 +217,38 @@ struct shmb_fipc_borrower {
     std::shared_ptr<Borrower_session> session;
 };
 
-void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b)
+void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b) noexcept
 {
     if (b)
         b->session->connected = false;
 }
 
-int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out)
+int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out) noexcept
 {
     if (!out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         auto b = std::make_unique<shmb_fipc_borrower>();
         b->session = std::make_shared<Borrower_session>();
         *out = b.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-void shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b)
+int shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b) noexcept
 {
     delete b;
+    return 0;
 }
 
 // The handlers register_expected_messages installs for LendArena and
 // LendPool, each answered with send_response.
 int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t len, void *reply,
-                               size_t cap, size_t *reply_len)
+                               size_t cap, size_t *reply_len) noexcept
 {
     if (!b || !msg || !reply || !reply_len || cap < SHMB_FIPC_MSG_MAX)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         bool ok;
         Two_words arena;
         Lend_pool_head head;
@@ -254,9 +262,7 @@ int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t 
         }
         *reply_len = write_msg(reply, Two_words{RESPONSE, ok ? 1u : 0u});
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 // borrow_object: the app's Blob of the received bytes,
@@ -266,13 +272,13 @@ int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t 
 // shared_ptr is made after the lock (upstream: under it; the same work), so
 // that its deleter, should making it throw, can take the lock.
 int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t len,
-                              shmb_fipc_object_t *out)
+                              shmb_fipc_object_t *out) noexcept
 {
     if (!b || !blob || !out)
         return -EINVAL;
     if (len != SHMB_FIPC_HANDLE_BYTES)
         return -EBADMSG;
-    try {
+    return shmb::guard([&] {
         Blob received(new uint8_t[len]);
         std::memcpy(received.get(), blob, len);
         Object_handle h;
@@ -284,12 +290,10 @@ int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t 
             return -ENOENT;
         hold(out, Object_ptr(addr, std::move(releaser)), addr);
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len)
+int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len) noexcept
 {
     if (!obj || !msg || !len || cap < SHMB_FIPC_MSG_MAX)
         return -EINVAL;
@@ -307,7 +311,7 @@ int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, siz
     return 0;
 }
 
-int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out)
+int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out) noexcept
 {
     Object_handle h;
     if (!blob || !out || len != sizeof(h))
@@ -317,7 +321,7 @@ int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *ou
     return 0;
 }
 
-int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out)
+int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out) noexcept
 {
     Return_msg m;
     if (!out || len != sizeof(m) || !read_msg(msg, len, RETURN_OBJECT, &m))
@@ -425,11 +429,11 @@ int verify_steps(Verify_run &v, shmb_fipc_jemalloc_t *j, size_t bytes)
 
 } // namespace
 
-int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes)
+int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes) noexcept
 {
     if (!j || bytes == 0)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         Verify_run v;
         int rc = shmb_fipc_lender_create(j, &v.lender);
         if (rc < 0 || (rc = shmb_fipc_borrower_create(&v.borrower)) < 0 ||
@@ -437,7 +441,5 @@ int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes)
             (rc = v.lend_all_pools(j)) < 0)
             return rc;
         return verify_steps(v, j, bytes);
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }

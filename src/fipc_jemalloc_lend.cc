@@ -19,6 +19,7 @@
 #include <boost/thread/locks.hpp>
 #include <boost/thread/shared_mutex.hpp>
 
+#include "cxx_guard.hpp"
 #include "fipc_internal.h"
 #include "fipc_jemalloc_handoff.hpp"
 #include "fipc_jemalloc_internal.hpp"
@@ -224,34 +225,33 @@ bool shmb_fipc_lender::deregister_lender_object(const Object_handle &h, Object_p
     return it != lender_collection_map.end() && it->second->deregister_object(h.pool_id, h.pool_offset, out);
 }
 
-int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out)
+int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out) noexcept
 {
     if (!j || !out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         auto l = std::make_unique<shmb_fipc_lender>();
         l->arena = std::make_shared<Arena>();
         l->arena->j = j;
         l->arena->id = next_collection_id.fetch_add(1);
         *out = l.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-void shmb_fipc_lender_destroy(shmb_fipc_lender_t *l)
+int shmb_fipc_lender_destroy(shmb_fipc_lender_t *l) noexcept
 {
     delete l;
+    return 0;
 }
 
 // Shm_session::lend_arena: register_lender_collection, the LendArena
 // request.
-int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, size_t *len)
+int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, size_t *len) noexcept
 {
     if (!l || !msg || !len || cap < SHMB_FIPC_MSG_MAX)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         std::lock_guard<std::mutex> lock(l->lender_mutex);
         auto collection = std::make_unique<Lender_collection>();
         collection->arena = l->arena;
@@ -259,17 +259,15 @@ int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, si
             return -EEXIST;
         *len = write_msg(msg, Two_words{LEND_ARENA, l->arena->id});
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 int shmb_fipc_lender_lend_pool(shmb_fipc_lender_t *l, uint32_t pool_id, void *msg, size_t cap,
-                               size_t *len)
+                               size_t *len) noexcept
 {
     if (!l || !msg || !len || cap < SHMB_FIPC_MSG_MAX)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         std::vector<shmb_fipc_pool_t> pools(shmb_fipc_jemalloc_pool_list(l->arena->j, nullptr, 0));
         pools.resize(shmb_fipc_jemalloc_pool_list(l->arena->j, pools.data(), pools.size()));
         auto info = std::find_if(pools.begin(), pools.end(),
@@ -285,12 +283,10 @@ int shmb_fipc_lender_lend_pool(shmb_fipc_lender_t *l, uint32_t pool_id, void *ms
         std::memcpy(static_cast<unsigned char *>(msg) + n, info->name, name_len);
         *len = n + name_len;
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t len)
+int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t len) noexcept
 {
     Two_words m;
     if (!l || !read_msg(msg, len, RESPONSE, &m))
@@ -298,7 +294,7 @@ int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t 
     return m.value ? 0 : -EREMOTEIO;
 }
 
-int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_object_t *out)
+int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_object_t *out) noexcept
 {
     if (!l || !out || bytes == 0)
         return -EINVAL;
@@ -306,22 +302,20 @@ int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_ob
     int rc = jemalloc_alloc(l->arena->j, bytes, &p);
     if (rc < 0)
         return rc;
-    try {
+    return shmb::guard([&] {
         hold(out, Object_ptr(p, Object_deleter{l->arena}), p);
         return 0;
-    } catch (...) {
-        return -ENOMEM; // the shared_ptr's constructor freed p through the deleter
-    }
+    });
 }
 
 // lend_object_impl: the registration, then serialize_handle (a Blob the
 // handle is written into), whose bytes go into the caller's message.
 int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, void *blob,
-                          size_t cap, size_t *len)
+                          size_t cap, size_t *len) noexcept
 {
     if (!l || !obj || !obj->addr || !blob || !len || cap < SHMB_FIPC_HANDLE_BYTES)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         Object_handle h;
         int rc = l->lend(owner_of(obj), &h);
         if (rc < 0)
@@ -333,46 +327,46 @@ int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, 
         std::memcpy(blob, serialized.get(), sizeof(h));
         *len = sizeof(h);
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 // receive_object_return: the object's shared_ptr comes out of the maps and
 // goes at the end of the statement, after the lender's mutex is released,
 // as upstream's `return bool(deregister_lender_object(...))`.
-int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len)
+int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len) noexcept
 {
     Return_msg m;
     if (!l || !read_msg(msg, len, RETURN_OBJECT, &m))
         return -EBADMSG;
-    Object_ptr object;
-    if (!l->deregister_lender_object(m.handle, &object))
-        return -ENOENT;
-    return 0;
+    return shmb::guard([&] {
+        Object_ptr object;
+        return l->deregister_lender_object(m.handle, &object) ? 0 : -ENOENT;
+    });
 }
 
-void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l)
+void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l) noexcept
 {
     if (l)
         l->connected = false;
 }
 
-uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l)
+uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l) noexcept
 {
     return l ? l->arena->frees.load() : 0;
 }
 
-size_t shmb_fipc_lender_lent(const shmb_fipc_lender_t *l)
+size_t shmb_fipc_lender_lent(const shmb_fipc_lender_t *l) noexcept
 {
     if (!l)
         return 0;
-    std::lock_guard<std::mutex> lock(l->lender_mutex);
-    size_t n = 0;
-    for (const auto &collection : l->lender_collection_map)
-        for (const auto &pool : collection.second->pools)
-            n += pool.second.objects.size();
-    return n;
+    return shmb::guard_or<size_t>(0, [l] {
+        std::lock_guard<std::mutex> lock(l->lender_mutex);
+        size_t n = 0;
+        for (const auto &collection : l->lender_collection_map)
+            for (const auto &pool : collection.second->pools)
+                n += pool.second.objects.size();
+        return n;
+    });
 }
 
 uint32_t shmb_fipc::lender_collection_id(const shmb_fipc_lender_t *l)

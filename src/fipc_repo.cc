@@ -2,6 +2,7 @@
 // ipc_shm_arena_lend, ipc/shm/arena_lend/shm_pool_repository.hpp): pools by
 // id for to_address, by base for from_address, and the timed translation
 // loops over it. The allocator (src/fipc_jemalloc.cc) enters its pools here.
+#include "cxx_guard.hpp"
 #include "fipc_jemalloc_internal.hpp"
 
 #include <cerrno>
@@ -106,7 +107,7 @@ const Pool *shmb_fipc_repo::from_address(const void *ptr) const
     return &pool;
 }
 
-int shmb_fipc_repo_create(shmb_fipc_repo_t **out)
+int shmb_fipc_repo_create(shmb_fipc_repo_t **out) noexcept
 {
     shmb_fipc_repo_t *repo = new (std::nothrow) shmb_fipc_repo_t;
     if (!repo)
@@ -115,37 +116,32 @@ int shmb_fipc_repo_create(shmb_fipc_repo_t **out)
     return 0;
 }
 
-void shmb_fipc_repo_destroy(shmb_fipc_repo_t *repo)
+int shmb_fipc_repo_destroy(shmb_fipc_repo_t *repo) noexcept
 {
     delete repo;
+    return 0;
 }
 
-int shmb_fipc_repo_insert(shmb_fipc_repo_t *repo, uint32_t id, void *base, size_t size)
+int shmb_fipc_repo_insert(shmb_fipc_repo_t *repo, uint32_t id, void *base, size_t size) noexcept
 {
-    try {
+    return shmb::guard([&] {
         return repo->insert(id, static_cast<unsigned char *>(base), size);
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
-int shmb_fipc_repo_erase(shmb_fipc_repo_t *repo, uint32_t id)
+int shmb_fipc_repo_erase(shmb_fipc_repo_t *repo, uint32_t id) noexcept
 {
-    try {
+    return shmb::guard([&] {
         return repo->erase(id);
-    } catch (...) {
-        return -ENOENT;
-    }
+    });
 }
 
 void *shmb_fipc_repo_to_address(shmb_fipc_repo_t *repo, uint32_t id, uint64_t offset,
-                                uint64_t len)
+                                uint64_t len) noexcept
 {
-    try {
+    return shmb::guard_or<void *>(nullptr, [&] {
         return address_of(*repo, id, offset, len);
-    } catch (...) {
-        return nullptr;
-    }
+    });
 }
 
 namespace {
@@ -153,32 +149,28 @@ namespace {
 // shmb_fipc_repo_to_address as the loops inline it.
 inline void *loop_to_address(shmb_fipc_repo_t *repo, uint32_t id, uint64_t offset, uint64_t len)
 {
-    try {
+    return shmb::guard_or<void *>(nullptr, [&] {
         return repo->to_address(id, offset, len);
-    } catch (...) {
-        return nullptr;
-    }
+    });
 }
 
 } // namespace
 
 int shmb_fipc_repo_from_address(shmb_fipc_repo_t *repo, const void *ptr, uint32_t *id,
-                                uint64_t *offset)
+                                uint64_t *offset) noexcept
 {
-    try {
+    return shmb::guard([&] {
         const Pool *pool = repo->from_address(ptr);
         if (!pool)
             return -ENOENT;
         *id = pool->id;
         *offset = reinterpret_cast<uintptr_t>(ptr) - reinterpret_cast<uintptr_t>(pool->base);
         return 0;
-    } catch (...) {
-        return -ENOENT;
-    }
+    });
 }
 
 uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
-                                        const shmb_lookup_request_t *requests, size_t n)
+                                        const shmb_lookup_request_t *requests, size_t n) noexcept
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -189,7 +181,7 @@ uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
 
 uint64_t shmb_fipc_repo_translate_chain(shmb_fipc_repo_t *repo,
                                         const shmb_lookup_request_t *requests,
-                                        const uint64_t *expected, size_t n)
+                                        const uint64_t *expected, size_t n) noexcept
 {
     uint64_t sum = 0, delta = 0;
     for (size_t i = 0; i < n; i++) {
