@@ -22,7 +22,9 @@
 // descriptor is closed once the segment is mapped.
 #include "cxx_guard.hpp"
 #include "fipc_classic_internal.hpp"
+#include "fipc_internal.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -194,3 +196,48 @@ uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
 }
 
 } // extern "C"
+
+namespace {
+
+// The pool's interprocess mutex (boost 1.74: the segment manager's first
+// subobject is rbtree_best_fit's header, which derives from the mutex, a
+// posix_mutex holding one pthread_mutex_t).
+pthread_mutex_t *pool_mutex(shmb_fipc_classic_t *pool)
+{
+    static_assert(sizeof(bipc::interprocess_mutex) == sizeof(pthread_mutex_t),
+                  "boost's interprocess_mutex is a pthread mutex");
+    return reinterpret_cast<pthread_mutex_t *>(pool->pool->get_segment_manager());
+}
+
+// pthread_mutex_init of m as boost makes it (process-shared), or of the
+// given type.
+int remake_mutex(pthread_mutex_t *m, int type)
+{
+    pthread_mutexattr_t attr;
+    int err = pthread_mutexattr_init(&attr);
+    if (err != 0)
+        return -err;
+    err = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    if (err == 0)
+        err = pthread_mutexattr_settype(&attr, type);
+    if (err == 0 && (err = pthread_mutex_destroy(m)) == 0)
+        err = pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return -err;
+}
+
+} // namespace
+
+extern "C" int shmb_fipc_classic_break_lock(shmb_fipc_classic_t *pool)
+{
+    pthread_mutex_t *m = pool_mutex(pool);
+    int rc = remake_mutex(m, PTHREAD_MUTEX_ERRORCHECK);
+    return rc < 0 ? rc : -pthread_mutex_lock(m);
+}
+
+extern "C" int shmb_fipc_classic_mend_lock(shmb_fipc_classic_t *pool)
+{
+    pthread_mutex_t *m = pool_mutex(pool);
+    int err = pthread_mutex_unlock(m);
+    return err != 0 ? -err : remake_mutex(m, PTHREAD_MUTEX_DEFAULT);
+}

@@ -1,6 +1,8 @@
 /*
- * fipc_internal: the hand-off models' test hook (src/fipc_jemalloc_lend.cc,
- * src/fipc_jemalloc_borrow.cc, src/fipc_classic_lend.cc); not installed.
+ * fipc_internal: the Flow-IPC models' test hooks (src/fipc_jemalloc_lend.cc,
+ * src/fipc_jemalloc_borrow.cc, src/fipc_classic_lend.cc: the planted
+ * hand-off faults; src/fipc_classic.cc: the broken pool mutex); not
+ * installed.
  *
  * A unit test plants one fault, runs a hand-off through the public calls
  * and checks that the verification (shmb_fipc_handoff_verify,
@@ -9,6 +11,8 @@
  */
 #ifndef SHMBENCH_FIPC_INTERNAL_H
 #define SHMBENCH_FIPC_INTERNAL_H
+
+#include "shmbench/fipc_classic.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +29,15 @@ enum shmb_fipc_fault {
 
 /* The fault the next hand-offs carry. */
 extern int shmb_fipc_fault;
+
+/* Breaks the SHM-classic pool's interprocess mutex for the calling thread:
+ * it is made an error-checking mutex this thread holds, so that boost's
+ * lock of it fails (EDEADLK) and throws, as it would over a broken mutex;
+ * a test then checks that the entry points return -errno instead of
+ * letting the exception through. shmb_fipc_classic_mend_lock unlocks it
+ * and makes it the mutex boost made again. Both return 0 or -errno. */
+int shmb_fipc_classic_break_lock(shmb_fipc_classic_t *pool);
+int shmb_fipc_classic_mend_lock(shmb_fipc_classic_t *pool);
 
 #ifdef __cplusplus
 }
