@@ -167,13 +167,6 @@ int shmb_fipc_classic_borrow(shmb_fipc_classic_arena_t *a, const void *blob, siz
  * shmb_fipc_classic_frees, and the error is recorded as "deallocate"). */
 void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj) SHMB_NOEXCEPT;
 
-/* What a blob names: the object's offset from the pool's base. Returns 0,
- * or -EBADMSG (not a blob, or a scope id other than the session's). */
-int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset) SHMB_NOEXCEPT;
-
-/* The owner count of the object at addr (in some arena's mapping). */
-unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj) SHMB_NOEXCEPT;
-
 /* How many objects this arena's releases deallocated. */
 uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a) SHMB_NOEXCEPT;
 

@@ -201,13 +201,6 @@ typedef struct shmb_fipc_object {
     void *owner[2]; /* the shared_ptr (opaque) */
 } shmb_fipc_object_t;
 
-/* What a handle blob or a ReturnObject message names. */
-typedef struct shmb_fipc_handle {
-    uint32_t collection_id; /* the arena */
-    uint32_t pool_id;
-    int32_t pool_offset;    /* bytes from the pool's base */
-} shmb_fipc_handle_t;
-
 typedef struct shmb_fipc_lender shmb_fipc_lender_t;     /* opaque */
 typedef struct shmb_fipc_borrower shmb_fipc_borrower_t; /* opaque */
 
@@ -302,10 +295,6 @@ int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t 
  * SHMB_FIPC_MSG_MAX bytes. The object is empty afterwards. Returns 0 or
  * -EINVAL (cap too small: nothing dropped). */
 int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len) SHMB_NOEXCEPT;
-
-/* Reads a handle blob / a ReturnObject message. Returns 0 or -EBADMSG. */
-int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
-int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
 
 /* One whole hand-off of a bytes-long object in this process, checked step
  * by step (run it before timing hand-offs): lender and borrower sessions,
