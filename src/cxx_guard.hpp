@@ -54,8 +54,9 @@ inline int errno_of_current_exception() noexcept
 }
 
 // fn() for an entry point returning 0 (or a count) or -errno: what fn
-// returns, or the -errno of what it throws.
-template <typename F> inline int guard(F &&fn) noexcept
+// returns, or the -errno of what it throws. Always inline: a guarded timed
+// entry point runs fn's code in place, as it did with its own try block.
+template <typename F> [[gnu::always_inline]] inline int guard(F &&fn) noexcept
 {
     try {
         return fn();
@@ -66,7 +67,7 @@ template <typename F> inline int guard(F &&fn) noexcept
 
 // fn() for an entry point whose result cannot carry an errno (an address,
 // a count, nothing): what fn returns, or fallback when it throws.
-template <typename T, typename F> inline T guard_or(T fallback, F &&fn) noexcept
+template <typename T, typename F> [[gnu::always_inline]] inline T guard_or(T fallback, F &&fn) noexcept
 {
     try {
         return fn();
