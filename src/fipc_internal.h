@@ -1,6 +1,8 @@
 /*
- * fipc_internal: the hand-off models' test hook (src/fipc_jemalloc.cc,
- * src/fipc_classic.cc); not installed.
+ * fipc_internal: the Flow-IPC models' test hooks (src/fipc_jemalloc_lend.cc,
+ * src/fipc_jemalloc_borrow.cc, src/fipc_classic_lend.cc: the planted
+ * hand-off faults; src/fipc_classic.cc: the broken pool mutex); not
+ * installed.
  *
  * A unit test plants one fault, runs a hand-off through the public calls
  * and checks that the verification (shmb_fipc_handoff_verify,
@@ -9,6 +11,9 @@
  */
 #ifndef SHMBENCH_FIPC_INTERNAL_H
 #define SHMBENCH_FIPC_INTERNAL_H
+
+#include "shmbench/fipc_classic.h"
+#include "shmbench/fipc_jemalloc.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +30,35 @@ enum shmb_fipc_fault {
 
 /* The fault the next hand-offs carry. */
 extern int shmb_fipc_fault;
+
+/* Breaks the SHM-classic pool's interprocess mutex for the calling thread:
+ * it is made an error-checking mutex this thread holds, so that boost's
+ * lock of it fails (EDEADLK) and throws, as it would over a broken mutex;
+ * a test then checks that the entry points return -errno instead of
+ * letting the exception through. shmb_fipc_classic_mend_lock unlocks it
+ * and makes it the mutex boost made again. Both return 0 or -errno. */
+int shmb_fipc_classic_break_lock(shmb_fipc_classic_t *pool);
+int shmb_fipc_classic_mend_lock(shmb_fipc_classic_t *pool);
+
+/* What the verifications and the tests read back of a hand-off. */
+
+/* What a handle blob or a ReturnObject message names. */
+typedef struct shmb_fipc_handle {
+    uint32_t collection_id; /* the arena */
+    uint32_t pool_id;
+    int32_t pool_offset;    /* bytes from the pool's base */
+} shmb_fipc_handle_t;
+
+/* Reads a handle blob / a ReturnObject message. Returns 0 or -EBADMSG. */
+int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
+int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
+
+/* What a blob names: the object's offset from the pool's base. Returns 0,
+ * or -EBADMSG (not a blob, or a scope id other than the session's). */
+int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset) SHMB_NOEXCEPT;
+
+/* The owner count of the object at addr (in some arena's mapping). */
+unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }

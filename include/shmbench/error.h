@@ -18,6 +18,15 @@ extern "C" {
 
 #define SHMB_ERROR_OBJECT_MAX 256
 
+/* Marks the declaration of a function the library implements in C++ (the
+ * system models): noexcept seen from C++, nothing in C. Such a function
+ * catches every exception itself and returns -errno instead. */
+#ifdef __cplusplus
+#define SHMB_NOEXCEPT noexcept
+#else
+#define SHMB_NOEXCEPT
+#endif
+
 typedef struct shmb_error {
     const char *call;                   /* static string, e.g. "shm_open"; NULL if none */
     int err;                            /* positive errno value */

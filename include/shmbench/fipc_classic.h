@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/error.h"
 #include "shmbench/lookup.h"
 
 #ifdef __cplusplus
@@ -37,48 +38,50 @@ typedef struct shmb_fipc_classic shmb_fipc_classic_t; /* opaque */
  * manager), -ENOSPC (/dev/shm has no room for the headers, recorded as
  * "posix_fallocate"), or the segment module's errors (nothing left
  * behind). */
-int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out);
+int shmb_fipc_classic_create(const char *prefix, size_t pool_bytes, shmb_fipc_classic_t **out) SHMB_NOEXCEPT;
 
 /* Unmaps and closes the pool; unlinks it when `unlink_pool`, else leaves it
  * in /dev/shm on purpose (--cleanup=false). Returns 0 or -errno. NULL is a
  * no-op returning 0. */
-int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool);
+int shmb_fipc_classic_destroy(shmb_fipc_classic_t *pool, int unlink_pool) SHMB_NOEXCEPT;
 
 /* segment_manager::allocate(bytes, nothrow). Returns 0 and the block in
- * *out, -EINVAL for 0 bytes, or -ENOMEM when the pool cannot serve it. */
-int shmb_fipc_classic_alloc(shmb_fipc_classic_t *pool, size_t bytes, void **out);
+ * *out, -EINVAL for 0 bytes, -ENOMEM when the pool cannot serve it, or -EIO
+ * when the pool's interprocess mutex cannot be locked. */
+int shmb_fipc_classic_alloc(shmb_fipc_classic_t *pool, size_t bytes, void **out) SHMB_NOEXCEPT;
 
-/* segment_manager::deallocate. Returns 0, or -EINVAL when ptr is not inside
- * the pool. */
-int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr);
+/* segment_manager::deallocate. Returns 0, -EINVAL when ptr is not inside
+ * the pool, or -EIO when the pool's interprocess mutex cannot be locked
+ * (the block stays allocated). */
+int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr) SHMB_NOEXCEPT;
 
 /* The pool's mapping: base and size in bytes (for handles and checks). */
-void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool);
-size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool);
+void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
+size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
 
 /* The pool's SHM name, which a borrower opens ("/..."). */
-const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool);
+const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
 
 /* The borrower's side of a pool another process created, as
  * basic_managed_shared_memory(open_only, name) opens it: shm_open(O_RDWR),
  * fstat for its size, mmap of all of it (read-write, MAP_SHARED), close.
  * *base and *bytes receive the mapping. Returns 0, -EINVAL (an empty
  * object) or -errno (the failing call recorded with the name). */
-int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes);
+int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes) SHMB_NOEXCEPT;
 
 /* munmap of an attach's mapping. Returns 0 or -errno (recorded). */
-int shmb_fipc_classic_detach(void *base, size_t bytes);
+int shmb_fipc_classic_detach(void *base, size_t bytes) SHMB_NOEXCEPT;
 
 /* Borrower-side translation of a handle (offset from the pool's base) of a
  * block of len bytes, for a pool mapped at base of pool_bytes: base + offset,
  * or NULL when [offset, offset + len) is not inside the pool (or len = 0). */
-void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offset, uint64_t len);
+void *shmb_fipc_classic_to_address(void *base, size_t pool_bytes, uint64_t offset, uint64_t len) SHMB_NOEXCEPT;
 
 /* The timed loop: translates requests[0..n) (their pool_offset and len)
  * with shmb_fipc_classic_to_address and returns the sum of the addresses
  * (NULL counts 0). */
 uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
-                                           const shmb_lookup_request_t *requests, size_t n);
+                                           const shmb_lookup_request_t *requests, size_t n) SHMB_NOEXCEPT;
 
 /* The latency loop: translates requests[0..n) as a dependent chain, each
  * request's pool_offset shifted by how far the previous translation landed
@@ -86,7 +89,7 @@ uint64_t shmb_fipc_classic_translate_batch(void *base, size_t pool_bytes,
  * Returns the sum of the addresses (NULL counts 0). */
 uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
                                            const shmb_lookup_request_t *requests,
-                                           const uint64_t *expected, size_t n);
+                                           const uint64_t *expected, size_t n) SHMB_NOEXCEPT;
 
 
 /* ---- object hand-off (Pool_arena::lend_object / borrow_object) ----
@@ -127,49 +130,45 @@ typedef struct shmb_fipc_classic_arena shmb_fipc_classic_arena_t; /* opaque */
 
 /* The lender's arena over its own pool (which must outlive it). Returns 0,
  * -EINVAL or -ENOMEM. */
-int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_arena_t **out);
+int shmb_fipc_classic_arena_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_arena_t **out) SHMB_NOEXCEPT;
 
 /* A borrower's arena: Pool_arena(open_only) on the pool named name: open,
  * map read-write (shmb_fipc_classic_attach), and the segment manager already
  * in it. Returns 0, -EINVAL, -ENOMEM or the attach's errors. */
-int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **out);
+int shmb_fipc_classic_arena_open(const char *name, shmb_fipc_classic_arena_t **out) SHMB_NOEXCEPT;
 
 /* Unmaps a borrower's arena (the lender's pool stays its creator's). Its
- * objects must be released first. NULL is a no-op. */
-void shmb_fipc_classic_arena_destroy(shmb_fipc_classic_arena_t *a);
+ * objects must be released first. Returns 0 or the munmap's -errno
+ * (recorded); NULL is a no-op returning 0. */
+int shmb_fipc_classic_arena_destroy(shmb_fipc_classic_arena_t *a) SHMB_NOEXCEPT;
 
 /* Pool_arena::construct: bytes (and the owner count, 1) from the pool, in a
  * handle whose last owner frees them. *out must be empty. Returns 0,
  * -EINVAL or -ENOMEM. */
 int shmb_fipc_classic_construct(shmb_fipc_classic_arena_t *a, size_t bytes,
-                                shmb_fipc_classic_object_t *out);
+                                shmb_fipc_classic_object_t *out) SHMB_NOEXCEPT;
 
 /* Session_impl::lend_object: is the handle in this arena, the owner count
  * + 1, the offset's blob and the scope id after it
  * (SHMB_FIPC_CLASSIC_BLOB_BYTES into blob, cap bytes). Returns 0 or -EINVAL
  * (not this arena's object, cap too small). */
 int shmb_fipc_classic_lend(shmb_fipc_classic_arena_t *a, const shmb_fipc_classic_object_t *obj,
-                           void *blob, size_t cap, size_t *len);
+                           void *blob, size_t cap, size_t *len) SHMB_NOEXCEPT;
 
 /* Session_impl::borrow_object: the scope id read, the object's address in
  * this mapping, a handle to it. *out must be empty. Returns 0, -EBADMSG
  * (not such a blob, or an offset outside the pool) or -ENOMEM. */
 int shmb_fipc_classic_borrow(shmb_fipc_classic_arena_t *a, const void *blob, size_t len,
-                             shmb_fipc_classic_object_t *out);
+                             shmb_fipc_classic_object_t *out) SHMB_NOEXCEPT;
 
 /* Drops a handle (empty: a no-op): handle_deleter_impl's owner count - 1,
- * and, when that was the last owner, deallocate here. */
-void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj);
-
-/* What a blob names: the object's offset from the pool's base. Returns 0,
- * or -EBADMSG (not a blob, or a scope id other than the session's). */
-int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset);
-
-/* The owner count of the object at addr (in some arena's mapping). */
-unsigned shmb_fipc_classic_owners(const shmb_fipc_classic_object_t *obj);
+ * and, when that was the last owner, deallocate here (when the pool's mutex
+ * cannot be locked, the block stays allocated, is not counted in
+ * shmb_fipc_classic_frees, and the error is recorded as "deallocate"). */
+void shmb_fipc_classic_release(shmb_fipc_classic_object_t *obj) SHMB_NOEXCEPT;
 
 /* How many objects this arena's releases deallocated. */
-uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a);
+uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a) SHMB_NOEXCEPT;
 
 /* One whole hand-off of a bytes-long object in this process, checked step
  * by step (run it before timing hand-offs): a lender arena over pool and a
@@ -180,7 +179,7 @@ uint64_t shmb_fipc_classic_frees(const shmb_fipc_classic_arena_t *a);
  * -EFAULT), the owner count after each step and that the object is freed
  * once, by the last owner, with the pool's free bytes back where they were
  * (-ESTALE). Returns 0, one of those, or the calls' errors. */
-int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_t bytes);
+int shmb_fipc_classic_handoff_verify(shmb_fipc_classic_t *pool, size_t bytes) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/error.h"
 #include "shmbench/lookup.h"
 
 #ifdef __cplusplus
@@ -50,33 +51,34 @@ extern "C" {
 typedef struct shmb_fipc_repo shmb_fipc_repo_t; /* opaque */
 
 /* An empty repository. Returns 0 or -ENOMEM. */
-int shmb_fipc_repo_create(shmb_fipc_repo_t **out);
+int shmb_fipc_repo_create(shmb_fipc_repo_t **out) SHMB_NOEXCEPT;
 
-/* Frees the repository (not the pools it names). NULL is a no-op. */
-void shmb_fipc_repo_destroy(shmb_fipc_repo_t *repo);
+/* Frees the repository (not the pools it names). Returns 0 (NULL: a no-op
+ * returning 0). */
+int shmb_fipc_repo_destroy(shmb_fipc_repo_t *repo) SHMB_NOEXCEPT;
 
 /* Enters pool `id` mapped at [base, base + size). Returns 0, -EEXIST (id
  * taken), -EINVAL (size 0, or overlapping a pool already entered) or
  * -ENOMEM. */
-int shmb_fipc_repo_insert(shmb_fipc_repo_t *repo, uint32_t id, void *base, size_t size);
+int shmb_fipc_repo_insert(shmb_fipc_repo_t *repo, uint32_t id, void *base, size_t size) SHMB_NOEXCEPT;
 
 /* Removes pool `id`. Returns 0 or -ENOENT. */
-int shmb_fipc_repo_erase(shmb_fipc_repo_t *repo, uint32_t id);
+int shmb_fipc_repo_erase(shmb_fipc_repo_t *repo, uint32_t id) SHMB_NOEXCEPT;
 
 /* Shm_pool_repository::to_address: base of pool `id` + offset, or NULL when
  * the pool is unknown or [offset, offset + len) is not inside it (or len = 0). */
 void *shmb_fipc_repo_to_address(shmb_fipc_repo_t *repo, uint32_t id, uint64_t offset,
-                                uint64_t len);
+                                uint64_t len) SHMB_NOEXCEPT;
 
 /* The lender's from_address: the pool holding ptr and the offset in it.
  * Returns 0 or -ENOENT (no pool holds ptr). */
 int shmb_fipc_repo_from_address(shmb_fipc_repo_t *repo, const void *ptr, uint32_t *id,
-                                uint64_t *offset);
+                                uint64_t *offset) SHMB_NOEXCEPT;
 
 /* The timed loop: to_address of requests[0..n) (their id, offset and len);
  * returns the sum of the addresses (NULL counts 0). */
 uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
-                                        const shmb_lookup_request_t *requests, size_t n);
+                                        const shmb_lookup_request_t *requests, size_t n) SHMB_NOEXCEPT;
 
 /* The latency loop: to_address of requests[0..n) as a dependent chain, each
  * request's id and offset shifted by how far the previous translation landed
@@ -84,7 +86,7 @@ uint64_t shmb_fipc_repo_translate_batch(shmb_fipc_repo_t *repo,
  * Returns the sum of the addresses (NULL counts 0). */
 uint64_t shmb_fipc_repo_translate_chain(shmb_fipc_repo_t *repo,
                                         const shmb_lookup_request_t *requests,
-                                        const uint64_t *expected, size_t n);
+                                        const uint64_t *expected, size_t n) SHMB_NOEXCEPT;
 
 /* ---- allocator ---- */
 
@@ -98,28 +100,28 @@ typedef struct shmb_fipc_jemalloc shmb_fipc_jemalloc_t; /* opaque */
  * pools of blocks are not. Returns 0, -ENOMEM, the error of the first pool
  * (-ENOSPC: /dev/shm is full, recorded as "posix_fallocate"), or -EIO when
  * jemalloc refuses (mallctl's error recorded with shmbench/error.h). */
-int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out);
+int shmb_fipc_jemalloc_create(const char *prefix, int tcache, shmb_fipc_jemalloc_t **out) SHMB_NOEXCEPT;
 
 /* Destroys the arena (and every thread's cache), unmaps every pool and unlinks
  * them when unlink_pools, else leaves them in /dev/shm on purpose. Adds the
  * number of pools left to *kept when kept is not NULL. Returns 0 or the first
  * error met after trying every pool. NULL is a no-op returning 0. */
-int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept);
+int shmb_fipc_jemalloc_destroy(shmb_fipc_jemalloc_t *j, int unlink_pools, uint64_t *kept) SHMB_NOEXCEPT;
 
 /* mallocx in the arena (through this thread's cache when made with tcache).
  * Returns 0 and the block in *out, -EINVAL for 0 bytes, -ENOSPC (a metadata
  * pool found /dev/shm full; recorded), or -ENOMEM (jemalloc could not get an
  * extent otherwise, or this thread's cache: the error is recorded). */
-int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out);
+int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out) SHMB_NOEXCEPT;
 
 /* dallocx of a block from shmb_fipc_jemalloc_alloc. Returns 0. */
-int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr);
+int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr) SHMB_NOEXCEPT;
 
 /* The allocator's repository: every pool jemalloc got, by id. */
-shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j);
+shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j) SHMB_NOEXCEPT;
 
 /* How many SHM pools exist now, and their total bytes (may be NULL). */
-size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes);
+size_t shmb_fipc_jemalloc_pools(const shmb_fipc_jemalloc_t *j, uint64_t *bytes) SHMB_NOEXCEPT;
 
 /* ---- borrower (the process a block is lent to) ---- */
 
@@ -134,7 +136,7 @@ typedef struct shmb_fipc_pool {
 
 /* The allocator's pools by ascending id: the first min(count, cap) into out
  * (may be NULL when cap is 0). Returns how many pools there are. */
-size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap);
+size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_pool_t *out, size_t cap) SHMB_NOEXCEPT;
 
 /* Borrower_shm_pool_collection::open_shm_pool: shm_open(name, O_RDONLY) and
  * mmap of the `bytes` the lender told (PROT_READ, MAP_SHARED: a borrower
@@ -142,10 +144,10 @@ size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_poo
  * Shm_pool keeps it. *base and *fd receive the mapping and the descriptor.
  * Returns 0, -EINVAL (bytes 0) or -errno (the failing call recorded with
  * the name). */
-int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd);
+int shmb_fipc_pool_attach(const char *name, uint64_t bytes, void **base, int *fd) SHMB_NOEXCEPT;
 
 /* munmap + close of an attach. Returns 0 or the first -errno (recorded). */
-int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd);
+int shmb_fipc_pool_detach(void *base, uint64_t bytes, int fd) SHMB_NOEXCEPT;
 
 
 /* ---- object hand-off (Shm_session: lend, borrow, return) ----
@@ -199,28 +201,21 @@ typedef struct shmb_fipc_object {
     void *owner[2]; /* the shared_ptr (opaque) */
 } shmb_fipc_object_t;
 
-/* What a handle blob or a ReturnObject message names. */
-typedef struct shmb_fipc_handle {
-    uint32_t collection_id; /* the arena */
-    uint32_t pool_id;
-    int32_t pool_offset;    /* bytes from the pool's base */
-} shmb_fipc_handle_t;
-
 typedef struct shmb_fipc_lender shmb_fipc_lender_t;     /* opaque */
 typedef struct shmb_fipc_borrower shmb_fipc_borrower_t; /* opaque */
 
 /* The lender's side of a session over allocator j (which must outlive it
  * and every object it makes). Returns 0, -EINVAL or -ENOMEM. */
-int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out);
+int shmb_fipc_lender_create(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t **out) SHMB_NOEXCEPT;
 
 /* Ends the session: objects still lent lose the session's reference (freed
- * when no other remains). NULL is a no-op. */
-void shmb_fipc_lender_destroy(shmb_fipc_lender_t *l);
+ * when no other remains). Returns 0 (NULL: a no-op returning 0). */
+int shmb_fipc_lender_destroy(shmb_fipc_lender_t *l) SHMB_NOEXCEPT;
 
 /* Shm_session::lend_arena: registers the arena as lent and writes the
  * LendArena request into msg (cap >= SHMB_FIPC_MSG_MAX) and its length into
  * *len. Returns 0, -EEXIST (lent already) or -EINVAL. */
-int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, size_t *len);
+int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, size_t *len) SHMB_NOEXCEPT;
 
 /* Shm_session::lend_shm_pool: enters pool pool_id of the allocator in the
  * arena's pool map (upstream does that in the extent hook) and in the
@@ -228,16 +223,16 @@ int shmb_fipc_lender_lend_arena(shmb_fipc_lender_t *l, void *msg, size_t cap, si
  * id, size, name). Returns 0, -ENOENT (no such pool), -EEXIST (lent
  * already), -EINVAL (no lend_arena yet, or cap too small) or -ENOMEM. */
 int shmb_fipc_lender_lend_pool(shmb_fipc_lender_t *l, uint32_t pool_id, void *msg, size_t cap,
-                               size_t *len);
+                               size_t *len) SHMB_NOEXCEPT;
 
 /* send_sync_request's end: the borrower's Response. Returns 0 (success),
  * -EREMOTEIO (the borrower refused) or -EBADMSG (not a Response). */
-int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t len);
+int shmb_fipc_lender_on_response(shmb_fipc_lender_t *l, const void *msg, size_t len) SHMB_NOEXCEPT;
 
 /* Ipc_arena::construct: bytes from the allocator (mallocx) in a shared_ptr
  * whose deleter frees them (dallocx) and counts the free. *out must be
  * empty. Returns 0, -EINVAL or -ENOMEM. */
-int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_object_t *out);
+int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_object_t *out) SHMB_NOEXCEPT;
 
 /* Shm_session::lend_object: the lender's mutex, its maps, the pool lookup
  * (boost::shared_mutex read lock, std::map::lower_bound), a shared_ptr copy
@@ -246,33 +241,33 @@ int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_ob
  * -EINVAL (not this arena's object, cap too small), -EPIPE (disconnected)
  * or -ENOMEM. */
 int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, void *blob,
-                          size_t cap, size_t *len);
+                          size_t cap, size_t *len) SHMB_NOEXCEPT;
 
 /* Shm_session::receive_object_return: deregisters the object the
  * ReturnObject message names; when that was the last reference, the object
  * is freed now. Returns 0, -ENOENT (not lent) or -EBADMSG. */
-int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len);
+int shmb_fipc_lender_on_return(shmb_fipc_lender_t *l, const void *msg, size_t len) SHMB_NOEXCEPT;
 
 /* Shm_session::set_disconnected, for when the channel to the borrower
  * failed (-EPIPE): lends fail with -EPIPE from then on; what is lent stays
  * until the session ends. */
-void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l);
+void shmb_fipc_lender_disconnect(shmb_fipc_lender_t *l) SHMB_NOEXCEPT;
 
 /* How many objects the lender's deleter freed, and how many are lent now. */
-uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l);
-size_t shmb_fipc_lender_lent(const shmb_fipc_lender_t *l);
+uint64_t shmb_fipc_lender_frees(const shmb_fipc_lender_t *l) SHMB_NOEXCEPT;
+size_t shmb_fipc_lender_lent(const shmb_fipc_lender_t *l) SHMB_NOEXCEPT;
 
 /* The borrower's side of a session. Returns 0 or -ENOMEM. */
-int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out);
+int shmb_fipc_borrower_create(shmb_fipc_borrower_t **out) SHMB_NOEXCEPT;
 
 /* Drops the caller's reference; the session (and its pool mappings) lives
  * until the last borrowed object is released, as upstream's deleters hold
- * it (shared_from_this). NULL is a no-op. */
-void shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b);
+ * it (shared_from_this). Returns 0 (NULL: a no-op returning 0). */
+int shmb_fipc_borrower_destroy(shmb_fipc_borrower_t *b) SHMB_NOEXCEPT;
 
 /* Shm_session::set_disconnected on the borrower's side: releases still
  * deregister but write no ReturnObject message (*len 0). */
-void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b);
+void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b) SHMB_NOEXCEPT;
 
 /* The borrower's handlers of LendArena (receive_arena) and LendPool
  * (receive_shm_pool: shm_open + mmap of the pool, read-only, through
@@ -281,7 +276,7 @@ void shmb_fipc_borrower_disconnect(shmb_fipc_borrower_t *b);
  * a failure is the lender's to see), -EBADMSG (not such a message) or
  * -EINVAL. */
 int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t len, void *reply,
-                               size_t cap, size_t *reply_len);
+                               size_t cap, size_t *reply_len) SHMB_NOEXCEPT;
 
 /* Shm_session::borrow_object: deserializes the blob, takes the borrower's
  * mutex, finds the collection and pool, counts the offset in, and makes a
@@ -290,7 +285,7 @@ int shmb_fipc_borrower_receive(shmb_fipc_borrower_t *b, const void *msg, size_t 
  * -EBADMSG (not a handle), -ENOENT (pool or arena not lent to this side) or
  * -ENOMEM. */
 int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t len,
-                              shmb_fipc_object_t *out);
+                              shmb_fipc_object_t *out) SHMB_NOEXCEPT;
 
 /* Drops a reference (lender's or borrower's; empty: a no-op). For a
  * borrowed object the deleter runs Shm_session::return_object: it
@@ -299,11 +294,7 @@ int shmb_fipc_borrower_borrow(shmb_fipc_borrower_t *b, const void *blob, size_t 
  * freed here when that was its last reference). msg needs
  * SHMB_FIPC_MSG_MAX bytes. The object is empty afterwards. Returns 0 or
  * -EINVAL (cap too small: nothing dropped). */
-int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len);
-
-/* Reads a handle blob / a ReturnObject message. Returns 0 or -EBADMSG. */
-int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out);
-int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out);
+int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, size_t *len) SHMB_NOEXCEPT;
 
 /* One whole hand-off of a bytes-long object in this process, checked step
  * by step (run it before timing hand-offs): lender and borrower sessions,
@@ -314,7 +305,7 @@ int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out
  * that the return message names the lent object (-EBADMSG), that nothing
  * was freed before the return and the object exactly once after (-ESTALE).
  * Returns 0, one of those, or the calls' errors. */
-int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes);
+int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }
