@@ -14,7 +14,7 @@ extern "C" {
  * block one byte below where the allocator placed it, so that it overlaps
  * the block just before it (or starts below the range when it is the first),
  * which shmb_offset_verify must catch. The block still frees its own range. */
-void shmb_offset_plant_overlap(shmb_offset_t *a);
+void shmb_offset_plant_overlap(shmb_offset_t *a) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -463,19 +463,19 @@ int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, s
 // are not.
 extern "C" {
 
-int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out)
+int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out) noexcept
 {
     if (!base || bytes == 0 || !out || reinterpret_cast<uintptr_t>(base) > UINTPTR_MAX - bytes)
         return -EINVAL;
     return create_checked(base, bytes, max_nodes, out);
 }
 
-void shmb_offset_destroy(shmb_offset_t *a)
+void shmb_offset_destroy(shmb_offset_t *a) noexcept
 {
     delete a;
 }
 
-int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out)
+int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcept
 {
     if (!a || !out || bytes == 0)
         return -EINVAL;
@@ -484,7 +484,7 @@ int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out)
 
 // Destroying an AllocatedBuffer throws nothing: deallocate catches
 // everything, as upstream's does.
-int shmb_offset_free(shmb_offset_block_t *block)
+int shmb_offset_free(shmb_offset_block_t *block) noexcept
 {
     if (!block)
         return -EINVAL;
@@ -492,39 +492,39 @@ int shmb_offset_free(shmb_offset_block_t *block)
     return 0;
 }
 
-void *shmb_offset_address(const shmb_offset_block_t *block)
+void *shmb_offset_address(const shmb_offset_block_t *block) noexcept
 {
     return block ? as_buffer(block)->data() : nullptr;
 }
 
-size_t shmb_offset_block_bytes(const shmb_offset_block_t *block)
+size_t shmb_offset_block_bytes(const shmb_offset_block_t *block) noexcept
 {
     return block ? as_buffer(block)->size() : 0;
 }
 
-uint64_t shmb_offset_offset(const shmb_offset_t *a, const shmb_offset_block_t *block)
+uint64_t shmb_offset_offset(const shmb_offset_t *a, const shmb_offset_block_t *block) noexcept
 {
     if (!a || !block)
         return 0;
     return reinterpret_cast<uintptr_t>(as_buffer(block)->data()) - a->offset->base();
 }
 
-uint64_t shmb_offset_in_use(const shmb_offset_t *a)
+uint64_t shmb_offset_in_use(const shmb_offset_t *a) noexcept
 {
     return a ? a->allocator->size() : 0;
 }
 
-uint64_t shmb_offset_live(const shmb_offset_t *a)
+uint64_t shmb_offset_live(const shmb_offset_t *a) noexcept
 {
     return a ? a->offset->getOffsetAllocator().get_metrics().allocated_num_ : 0;
 }
 
-uint64_t shmb_offset_largest_free(const shmb_offset_t *a)
+uint64_t shmb_offset_largest_free(const shmb_offset_t *a) noexcept
 {
     return a ? a->allocator->getLargestFreeRegion() : 0;
 }
 
-uint64_t shmb_offset_footprint(uint64_t bytes)
+uint64_t shmb_offset_footprint(uint64_t bytes) noexcept
 {
     if (bytes == 0 || bytes > kMaxBinSize)
         return 0;
@@ -532,14 +532,14 @@ uint64_t shmb_offset_footprint(uint64_t bytes)
 }
 
 int shmb_offset_verify(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, char *why,
-                       size_t why_cap)
+                       size_t why_cap) noexcept
 {
     if (!a || (!blocks && n > 0))
         return -EINVAL;
     return verify_checked(a, blocks, n, why, why_cap);
 }
 
-void shmb_offset_plant_overlap(shmb_offset_t *a)
+void shmb_offset_plant_overlap(shmb_offset_t *a) noexcept
 {
     if (a)
         a->plant_overlap = true;

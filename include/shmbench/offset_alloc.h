@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,45 +53,45 @@ typedef struct shmb_offset_block shmb_offset_block_t; /* opaque: one live block 
  * allocation once every node is taken, even one that would need no new node).
  * 0 takes upstream's choice, bytes / 1024 clamped to [2^20, 2^26]. Returns 0,
  * -EINVAL (base NULL, bytes 0, or the range wraps) or -ENOMEM. */
-int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out);
+int shmb_offset_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out) SHMB_NOEXCEPT;
 
 /* Releases the allocator. Blocks still live stay valid objects that no longer
  * free anything (upstream: their weak_ptrs expire); shmb_offset_free must
  * still release each. NULL is a no-op. */
-void shmb_offset_destroy(shmb_offset_t *a);
+void shmb_offset_destroy(shmb_offset_t *a) SHMB_NOEXCEPT;
 
 /* OffsetBufferAllocator::allocate: a block of `bytes` in *out. Returns 0,
  * -EINVAL (a or out NULL, bytes 0) or -ENOMEM (no free region holds the
  * rounded size, or the node pool is full). */
-int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out);
+int shmb_offset_alloc(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) SHMB_NOEXCEPT;
 
 /* Destroys the block (upstream: the AllocatedBuffer's destructor, through
  * OffsetBufferAllocator::deallocate): its range goes back to the allocator
  * that made it, merged with free neighbours. Returns 0, or -EINVAL for NULL. */
-int shmb_offset_free(shmb_offset_block_t *block);
+int shmb_offset_free(shmb_offset_block_t *block) SHMB_NOEXCEPT;
 
 /* The block's first byte in the caller's mapping, and its requested size. */
-void *shmb_offset_address(const shmb_offset_block_t *block);
-size_t shmb_offset_block_bytes(const shmb_offset_block_t *block);
+void *shmb_offset_address(const shmb_offset_block_t *block) SHMB_NOEXCEPT;
+size_t shmb_offset_block_bytes(const shmb_offset_block_t *block) SHMB_NOEXCEPT;
 
 /* The block's offset from the range's base (what a peer that maps the same
  * segment adds to its own base). */
-uint64_t shmb_offset_offset(const shmb_offset_t *a, const shmb_offset_block_t *block);
+uint64_t shmb_offset_offset(const shmb_offset_t *a, const shmb_offset_block_t *block) SHMB_NOEXCEPT;
 
 /* Requested bytes of the live blocks (OffsetBufferAllocator::size()), and how
  * many blocks are live (OffsetAllocator's allocated_num). 0 for NULL. */
-uint64_t shmb_offset_in_use(const shmb_offset_t *a);
-uint64_t shmb_offset_live(const shmb_offset_t *a);
+uint64_t shmb_offset_in_use(const shmb_offset_t *a) SHMB_NOEXCEPT;
+uint64_t shmb_offset_live(const shmb_offset_t *a) SHMB_NOEXCEPT;
 
 /* The largest request that can be served now: the size of the highest
  * non-empty bin (OffsetBufferAllocator::getLargestFreeRegion); 0 when the
  * node pool is full. 0 for NULL. */
-uint64_t shmb_offset_largest_free(const shmb_offset_t *a);
+uint64_t shmb_offset_largest_free(const shmb_offset_t *a) SHMB_NOEXCEPT;
 
 /* The bytes a request occupies in a range of at most 3.75 GiB (its bin's
  * size, OffsetAllocator::normalizedAllocationSize); 0 for 0 bytes or above
  * 3.75 GiB. n blocks of one size fit in n times this. */
-uint64_t shmb_offset_footprint(uint64_t bytes);
+uint64_t shmb_offset_footprint(uint64_t bytes) SHMB_NOEXCEPT;
 
 /* The check a driver runs before timing: blocks[0..n) are every live block of
  * `a`; each lies inside the range, no two overlap (by requested size), and
@@ -97,7 +99,7 @@ uint64_t shmb_offset_footprint(uint64_t bytes);
  * with the first fault described in why (why_cap bytes, may be 0), -EINVAL
  * (a NULL, or blocks NULL with n > 0) or -ENOMEM. */
 int shmb_offset_verify(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n,
-                       char *why, size_t why_cap);
+                       char *why, size_t why_cap) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }
