@@ -2,13 +2,16 @@
  * configuration, plans the sizes and the /dev/shm space, runs each
  * allocator per size (posix: alloc_posix.c; the pools: their rounds in
  * alloc_rounds.c, their operations in alloc_pool.c), and turns the samples
- * into rows: speedups against posix, and with a system only its allocator
- * under step names (posix's alloc is its total and free its cleanup; a step
- * the system does not have is an unmeasured dash row, so two systems' runs
- * pair row by row).
+ * into rows: speedups against Mooncake's answer to each question, and with a
+ * system only its rows under step names (register: posix total when posix
+ * runs, else the pool's; alloc, free, ...: its pool's; a step the system
+ * does not have is an unmeasured dash row, so two systems' runs pair row by
+ * row).
  *
- * speedup: posix total (free: cleanup) p50 / the pool row's p50: medians, so
- * that one preemption or the first round's page faults do not decide it.
+ * speedup: Mooncake's p50 / the row's p50 (medians, so that one preemption
+ * or the first round's page faults do not decide it): per-block steps
+ * against offset's same step, register against posix total, attach and
+ * translate against posix attach.
  */
 #include "alloc_internal.h"
 
@@ -24,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "arena", "bipc", "jemalloc",
-                                                        "jemalloc_tcache"};
+static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "offset", "arena", "bipc",
+                                                        "jemalloc", "jemalloc_tcache"};
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
@@ -174,37 +177,63 @@ int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew)
 
 /* ---- speedups and the rows of one system ---- */
 
+/* row's speedup = base's p50 / row's p50, when both ran. */
 static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb,
-                        const char *variant, const char *step, const char *baseline_step)
+                        const char *variant, const char *step, const char *base_variant, const char *base_step)
 {
-    shmb_row_t *base = shmb_rows_find(rows, "posix", baseline_step, size_kb, cfg->repetition);
+    const shmb_row_t *base = shmb_rows_find(rows, base_variant, base_step, size_kb, cfg->repetition);
     shmb_row_t *row = shmb_rows_find(rows, variant, step, size_kb, cfg->repetition);
     if (base && row && row->ns.p50 > 0)
         row->speedup = base->ns.p50 / row->ns.p50;
 }
 
-/* One system's rows under step names alone: posix's total is its alloc and
- * its cleanup its free; a step the system lacks is an unmeasured row. */
-static int system_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uint64_t size_kb,
-                       const shmb_rows_t *all, shmb_rows_t *rows)
+/* Each row against Mooncake's answer to the same question: a block's steps
+ * against offset's, a pool's register against createSharedMemory (posix
+ * total; mmap with measure_mmap_only), the peer's first use and translation
+ * against posix attach. */
+static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb)
 {
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
+    static const char *per_block[] = {"alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
+    const char *registration = cfg->measure_mmap_only ? "mmap" : "total";
+    const char *posix = kind_names[SHMB_ALLOC_POSIX], *offset = kind_names[SHMB_ALLOC_OFFSET];
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && k != SHMB_ALLOC_OFFSET; i++)
+            set_speedup(rows, cfg, size_kb, kind_names[k], per_block[i], offset, per_block[i]);
+        set_speedup(rows, cfg, size_kb, kind_names[k], "register", posix, registration);
+        set_speedup(rows, cfg, size_kb, kind_names[k], "attach", posix, "attach");
+        set_speedup(rows, cfg, size_kb, kind_names[k], "translate", posix, "attach");
+    }
+}
+
+/* One system's rows under step names alone: its registration (posix total
+ * when posix runs: createSharedMemory; else its pool's register), its
+ * pool's per-block steps, and the peer's (posix's attach and detach when
+ * posix runs); a step the system lacks is an unmeasured row. */
+static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const shmb_rows_t *all,
+                       shmb_rows_t *rows)
+{
+    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
                                   "attach", "detach", "translate"};
-    const int posix = kind == SHMB_ALLOC_POSIX;
+    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? kind_names[SHMB_ALLOC_POSIX] : NULL, *pool = NULL;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        pool = cfg->run[k] ? kind_names[k] : pool;
     int ret = 0;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
         if (!cfg->touch && strncmp(steps[i], "touch", 5) == 0)
             continue;
         if (!cfg->peer && i >= 6) /* attach, detach, translate */
             continue;
-        const char *from = steps[i];
-        if (posix && strcmp(from, "alloc") == 0)
+        const char *variant = pool, *from = steps[i];
+        if (posix && i == 0) {
+            variant = posix;
             from = "total";
-        else if (posix && strcmp(from, "free") == 0)
-            from = "cleanup";
-        const shmb_row_t *src = shmb_rows_find(all, kind_names[kind], from, size_kb, cfg->repetition);
+        } else if (posix && (i == 6 || i == 7)) {
+            variant = posix;
+        }
+        const shmb_row_t *src = variant ? shmb_rows_find(all, variant, from, size_kb, cfg->repetition) : NULL;
         shmb_row_t row = src ? *src : shmb_alloc_row(cfg, "", size_kb);
         row.variant[0] = '\0';
+        row.speedup = 0;
         snprintf(row.step, sizeof(row.step), "%s", steps[i]);
         ret = shmb_rows_push(rows, &row);
     }
@@ -217,19 +246,13 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb)
     int ret = 0;
     if (cfg->run[SHMB_ALLOC_POSIX])
         ret = shmb_alloc_posix_size(run, size_kb);
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
         if (!cfg->run[k])
             continue;
         ret = shmb_alloc_pool_size(run, (shmb_alloc_kind_t)k, size_kb);
     }
-    const char *baseline = cfg->measure_mmap_only ? "mmap" : "total";
-    const char *free_baseline = cfg->measure_mmap_only || cfg->cleanup ? "cleanup" : "";
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "alloc", baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "alloc_reuse", baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "free", free_baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "translate", "attach");
-    }
+    if (ret == 0)
+        set_speedups(run->rows, cfg, size_kb);
     return ret;
 }
 
@@ -241,7 +264,7 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
         kinds += cfg->run[k] != 0;
     return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1) &&
+           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1 || (kinds == 2 && cfg->run[SHMB_ALLOC_POSIX])) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg);
 }
@@ -253,9 +276,6 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (!config_ok(cfg, nsizes))
         return -EINVAL;
-    int kind = 0;
-    while (!cfg->run[kind])
-        kind++;
     int ret = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {
         shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
@@ -268,7 +288,7 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
         run.rows = &all;
         ret = run_size(&run, sizes[i]);
         if (ret == 0)
-            ret = system_rows(cfg, (shmb_alloc_kind_t)kind, sizes[i], &all, rows);
+            ret = system_rows(cfg, sizes[i], &all, rows);
         shmb_rows_free(&all);
     }
     return ret;

@@ -21,6 +21,7 @@
 #include "shmbench/lookup.h"
 
 #define SHMB_ALLOC_PAGE 4096ull
+#define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
 #define SHMB_ALLOC_POOL_META_BYTES (8ull << 20) /* a pool maps at most its blocks' pages x 5/4
                                                  * and this much */
 
@@ -111,6 +112,9 @@ struct shmb_alloc_pool_ops {
     int (*empty)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
     /* Is [ptr, ptr + bytes) inside the pool's SHM? */
     int (*holds)(shmb_alloc_pool_t *p, const void *ptr, size_t bytes);
+    /* NULL, or the allocator's own check, after the driver's: blocks[0..n)
+     * are every live block of the pool. 0, or -EPROTO with why written. */
+    int (*verify)(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t why_cap);
     /* A peer process (shmbench/alloc_peer.h): NULL when it cannot take the
      * blocks (one process by design). The pools as a borrower is told them
      * (*out malloc'ed), and a block's handle as the lender makes it. */

@@ -145,8 +145,8 @@ typedef struct pool_figures {
     size_t nbatch;
     double *touch_ns;       /* ntouch samples: one per fresh block */
     size_t ntouch;
-    double *setup_ns;       /* nsetup samples: one per pool created */
-    size_t nsetup;
+    double *register_ns;       /* nregister samples: one per pool created */
+    size_t nregister;
     uint64_t ops;           /* operations of each batch step, all threads */
     int threads;
     double wall_ns[A_COUNT + 1]; /* per step, [A_COUNT]: touch; threads > 1 only */
@@ -161,7 +161,7 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     row.threads = f->threads;
     if (f->threads > 1 && shmb_alloc_pool_ops(kind)->per_thread)
         snprintf(row.note, sizeof(row.note), "one %s per thread", shmb_alloc_kind_name(kind));
-    int ret = shmb_alloc_push_step(rows, row, "setup", f->setup_ns, f->nsetup, f->nsetup);
+    int ret = shmb_alloc_push_step(rows, row, "register", f->register_ns, f->nregister, f->nregister);
     for (int k = 0; k < A_COUNT && ret == 0; k++) {
         if (k == A_TOUCH_REUSE && !cfg->touch)
             continue;
@@ -183,14 +183,14 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     return ret;
 }
 
-/* Creates a pool for `blocks` blocks of `bytes`, timing it into *setup_ns. */
+/* Creates a pool for `blocks` blocks of `bytes`, timing it into *register_ns (its register). */
 static int pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
-                       size_t bytes, uint64_t blocks, double *setup_ns)
+                       size_t bytes, uint64_t blocks, double *register_ns)
 {
     p->ops = ops;
     const uint64_t t0 = shmb_clock_now_ns();
     int ret = ops->create(p, cfg->shm_prefix, (size_t)ops->shm_bytes(bytes, blocks));
-    *setup_ns = (double)(shmb_clock_now_ns() - t0);
+    *register_ns = (double)(shmb_clock_now_ns() - t0);
     return ret;
 }
 
@@ -232,8 +232,8 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
         goto out_free;
     }
     shuffled(cfg->seed ^ size_kb, a.order, a.n);
-    double setup_ns;
-    if ((ret = pool_create(cfg, &pool, ops, a.bytes, a.n, &setup_ns)) < 0)
+    double register_ns;
+    if ((ret = pool_create(cfg, &pool, ops, a.bytes, a.n, &register_ns)) < 0)
         goto out_free;
     for (uint64_t r = 0; r < rounds && ret == 0; r++)
         ret = pool_round(run, &a, r);
@@ -241,7 +241,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     ret = ret < 0 ? ret : r;
     if (ret == 0) {
         pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
-                            .setup_ns = &setup_ns, .nsetup = 1, .ops = rounds * a.n, .threads = 1,
+                            .register_ns = &register_ns, .nregister = 1, .ops = rounds * a.n, .threads = 1,
                             .lending = a.lending};
         memcpy(f.batch, a.batch, sizeof(f.batch));
         ret = pool_rows(cfg, kind, size_kb, &f, run->rows);
@@ -300,7 +300,9 @@ static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_
             c->end[touch_at] = shmb_clock_now_ns();
         }
     }
-    if (shmb_crew_ok(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n)) < 0)
+    /* a barrier first: thread 0 may still be checking round 0's blocks, and
+     * an allocator's own check (offset's) reads which blocks are live */
+    if (shmb_crew_sync(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n)) < 0)
         shmb_crew_fail(crew, me, ret);
 }
 
@@ -322,7 +324,7 @@ typedef struct pool_store {
     pool_run_t *runs;
     void **blocks;
     uint64_t *order;
-    double *touch_ns, *setup_ns;
+    double *touch_ns, *register_ns;
     uint64_t *start, *end;
     double *batch[A_COUNT];
 } pool_store_t;
@@ -336,10 +338,10 @@ static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uin
     s->blocks = calloc(per_all, sizeof(*s->blocks));
     s->order = calloc(per_all, sizeof(*s->order));
     s->touch_ns = calloc(per_all, sizeof(double));
-    s->setup_ns = calloc((size_t)npools, sizeof(double));
+    s->register_ns = calloc((size_t)npools, sizeof(double));
     s->start = calloc(clocks, sizeof(uint64_t));
     s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->order && s->touch_ns && s->setup_ns && s->start &&
+    int ok = s->pools && s->of && s->runs && s->blocks && s->order && s->touch_ns && s->register_ns && s->start &&
              s->end;
     for (int k = 0; k < A_COUNT && ok; k++)
         ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
@@ -356,7 +358,7 @@ static void store_free(pool_store_t *s)
     free(s->blocks);
     free(s->order);
     free(s->touch_ns);
-    free(s->setup_ns);
+    free(s->register_ns);
     free(s->start);
     free(s->end);
 }
@@ -389,7 +391,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;
     for (; created < npools && ret == 0; created++)
         ret = pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
-                          ops->per_thread ? n : n * (uint64_t)threads, &s.setup_ns[created]);
+                          ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
     if (ret < 0 && created > 0)
         created--;
     for (int t = 0; t < threads && ret == 0; t++)
@@ -405,8 +407,8 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
         ret = ret < 0 ? ret : r;
     }
     if (ret == 0) {
-        pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .setup_ns = s.setup_ns,
-                            .nsetup = (size_t)npools, .ops = rounds * per_all, .threads = threads};
+        pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .register_ns = s.register_ns,
+                            .nregister = (size_t)npools, .ops = rounds * per_all, .threads = threads};
         memcpy(f.batch, s.batch, sizeof(f.batch));
         for (int k = 0; k <= A_COUNT; k++)
             f.wall_ns[k] = shmb_crew_wall_ns(s.start + (size_t)k * phase, s.end + (size_t)k * phase,

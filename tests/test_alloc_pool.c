@@ -26,7 +26,7 @@ static void test_table(void **state)
     (void)state;
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_POSIX));
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_KINDS));
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         assert_non_null(ops);
         assert_int_equal(ops->kind, k);
@@ -49,7 +49,7 @@ static void test_each_pool(void **state)
 {
     (void)state;
     static unsigned char not_shm[BYTES * 2];
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
@@ -110,7 +110,7 @@ static void test_each_pool(void **state)
 static void test_create_fails_cleanly(void **state)
 {
     (void)state;
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
         void *block;

@@ -18,11 +18,12 @@ DEFINE_int64(min_ops, SHMB_ALLOC_MIN_OPS,
 DEFINE_bool(measure_mmap_only, false,
             "posix: create one segment per size untimed, and time only mmap and munmap (as cleanup)");
 DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them in /dev/shm");
-DEFINE_string(allocator, "posix,arena,bipc,jemalloc,jemalloc_tcache",
-              "Allocators to run: posix (Mooncake: shm_open+ftruncate+mmap+close per buffer), "
-              "arena (ideal lock-free pool: the lower bound), bipc (Flow-IPC SHM-classic: "
-              "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC "
-              "SHM-jemalloc, no thread cache), jemalloc_tcache (with a thread cache)");
+DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc",
+              "Allocators to run: posix (Mooncake's registration: shm_open+ftruncate+mmap+close per "
+              "buffer), offset (Mooncake Store's per-block OffsetBufferAllocator inside one registered "
+              "segment), arena (ideal lock-free pool: the lower bound), bipc (Flow-IPC SHM-classic: "
+              "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC SHM-jemalloc, no "
+              "thread cache); by name only: jemalloc_tcache (with a thread cache)");
 DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
 DEFINE_int32(threads, 1,
              "Threads running each allocator at once, each pinned to its own allowed CPU when there "
@@ -35,16 +36,18 @@ DEFINE_bool(peer_process, false,
 
 namespace {
 
-const char* kAllocators = "posix,arena,bipc,jemalloc,jemalloc_tcache";
+const char* kAllocators = "posix,offset,arena,bipc,jemalloc,jemalloc_tcache";
 
-// The allocator of each real system (--system).
-shmb_alloc_kind_t SystemAllocator(const std::string& system)
+// The allocators of each real system (--system): Mooncake registers each
+// buffer with createSharedMemory (posix) and places blocks in it with its
+// OffsetBufferAllocator (offset).
+const char* SystemAllocators(const std::string& system)
 {
     if (system == "mooncake")
-        return SHMB_ALLOC_POSIX;
+        return "posix,offset";
     if (system == "flowipc_classic")
-        return SHMB_ALLOC_BIPC;
-    return SHMB_ALLOC_JEMALLOC;  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
+        return "bipc";
+    return "jemalloc";  // Ipc_arena::allocate: MALLOCX_TCACHE_NONE
 }
 
 shmb_peer_t g_peer;
@@ -69,7 +72,7 @@ int main(int argc, char** argv)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
                         "must not exceed --max_size_kb=" + std::to_string(FLAGS_max_size_kb));
     std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kAllocators,
-                                                 shmb_alloc_kind_name(SystemAllocator(FLAGS_system)), "allocator");
+                                                 SystemAllocators(FLAGS_system), "allocator");
     cfg.system_rows = !FLAGS_system.empty();
     if (cfg.system_rows && FLAGS_measure_mmap_only)
         shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
@@ -119,7 +122,7 @@ int main(int argc, char** argv)
     report.bench = "shm_alloc";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system ? nullptr : "allocator";
-    report.speedup_label = "speedup_vs_posix";
+    report.speedup_label = "speedup_vs_mooncake";
     shmb_notes_t notes = {};
     ret = shmb_notes_alloc(&report, &notes, &cfg);
     if (ret < 0)

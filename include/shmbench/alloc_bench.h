@@ -50,6 +50,7 @@ extern "C" {
 
 typedef enum shmb_alloc_kind {
     SHMB_ALLOC_POSIX,
+    SHMB_ALLOC_OFFSET,
     SHMB_ALLOC_ARENA,
     SHMB_ALLOC_BIPC,
     SHMB_ALLOC_JEMALLOC,
@@ -81,7 +82,7 @@ typedef struct shmb_alloc_config {
                               * attaches what is allocated (threads 1, no measure_mmap_only) */
 } shmb_alloc_config_t;
 
-/* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
+/* "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
