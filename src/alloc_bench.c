@@ -60,6 +60,11 @@ uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations)
     return num_iterations > SHMB_ALLOC_ARENA_MIN_BATCH ? num_iterations : SHMB_ALLOC_ARENA_MIN_BATCH;
 }
 
+uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg)
+{
+    return cfg->working_set ? cfg->working_set : shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+}
+
 /* Can the arena hold the working set of the largest size (a size class, and
  * fewer than 2^32 granules)? */
 static int arena_fits(const shmb_alloc_config_t *cfg)
@@ -67,7 +72,7 @@ static int arena_fits(const shmb_alloc_config_t *cfg)
     if (!cfg->run[SHMB_ALLOC_ARENA])
         return 1;
     uint64_t block = shmb_arena_block_bytes((size_t)(cfg->max_size_kb * 1024));
-    uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     return block != 0 && blocks <= (uint64_t)UINT32_MAX * SHMB_ARENA_GRANULE / block;
 }
 
@@ -77,7 +82,7 @@ static void shm_written(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, 
                         uint64_t threads, uint64_t *written, uint64_t *kept_segments)
 {
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
-    const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    const uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     *kept_segments = 1;
     if (!ops) { /* posix: without touch, the tag's page */
         *written = cfg->touch ? b * threads : cfg->peer ? SHMB_ALLOC_PAGE : 0;
@@ -98,12 +103,13 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (nsizes < 0 || repetitions < 1)
         return -EINVAL;
-    if (cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS)
+    if (cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS ||
+        cfg->working_set > SHMB_ALLOC_MAX_ITERATIONS)
         return -EOVERFLOW;
     if (!arena_fits(cfg) || cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
         return -EINVAL;
     const uint64_t threads = cfg->threads > 1 ? (uint64_t)cfg->threads : 1;
-    const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    const uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     uint64_t most = 0, sum = 0;
     for (int i = 0; i < nsizes; i++) {
         const uint64_t b = (sizes[i] * 1024 + SHMB_ALLOC_PAGE - 1) / SHMB_ALLOC_PAGE * SHMB_ALLOC_PAGE;
@@ -259,6 +265,7 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb)
 /* Is the configuration one shmb_alloc_bench_run accepts? */
 static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 {
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
     int kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
@@ -266,7 +273,9 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
            cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1 || (kinds == 2 && cfg->run[SHMB_ALLOC_POSIX])) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
-           (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg);
+           (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
+           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
+           (!cfg->peer || (cfg->min_ops + ws - 1) / ws <= SHMB_ALLOC_PEER_MAX_ROUNDS);
 }
 
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,

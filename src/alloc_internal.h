@@ -123,6 +123,12 @@ struct shmb_alloc_pool_ops {
     int peer_kind;         /* shmb_alloc_peer_pool_kind_t of lend's pools */
 };
 
+/* What jemalloc's thread cache holds, read at run time through mallctl:
+ * *max_bytes its largest cached size (arenas.tcache_max), *slots the blocks
+ * it keeps of the size class of `bytes` (0: that size is not cached).
+ * Returns 0 or -errno (a setting jemalloc does not have: recorded). */
+int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots);
+
 /* The operations of a pool allocator; NULL for posix. */
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
 

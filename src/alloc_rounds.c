@@ -211,7 +211,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     shmb_alloc_pool_t pool = {0};
     shmb_alloc_lending_t lending = {0};
     pool_run_t a = {.pool = &pool, .bytes = (size_t)size_kb * 1024,
-                    .n = shmb_alloc_bench_arena_blocks(cfg->num_iterations)};
+                    .n = shmb_alloc_bench_working_set(cfg)};
     const uint64_t rounds = pool_rounds(cfg, a.n);
     const int peer = cfg->peer && ops->lend;
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
@@ -385,7 +385,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     const shmb_alloc_config_t *cfg = run->cfg;
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
     const int threads = cfg->threads, npools = ops->per_thread ? threads : 1;
-    const uint64_t n = shmb_alloc_bench_arena_blocks(cfg->num_iterations), rounds = pool_rounds(cfg, n);
+    const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = pool_rounds(cfg, n);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "alloc_internal.h"
 #include "shmbench/copy.h"
 #include "shmbench/sysinfo.h"
 
@@ -175,6 +176,43 @@ static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
            "and counted)");
 }
 
+/* When jemalloc's thread cache can serve: its limits read at run time, per
+ * size of the run, against the working set. Returns 0 or -errno (mallctl). */
+static int alloc_tcache(lines_t *l, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
+{
+    uint64_t sizes[SHMB_ALLOC_MAX_SIZES], max = 0, slots = 0;
+    const int n = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
+    int ret = shmb_alloc_tcache_reach(1, &max, &slots), fits = 0;
+    if (ret < 0)
+        return ret;
+    const size_t at = store->used;
+    put(store, "jemalloc_tcache: the thread cache holds sizes <= %llu KiB (arenas.tcache_max), blocks per size "
+               "class (arenas.bin.N.nregs, opt.tcache_nslots_*):", (unsigned long long)(max / 1024));
+    for (int i = 0; i < n && ret == 0; i++) {
+        if ((ret = shmb_alloc_tcache_reach(sizes[i] * 1024, &max, &slots)) < 0)
+            break;
+        put(store, "%s %llu KB %llu", i ? "," : "", (unsigned long long)sizes[i], (unsigned long long)slots);
+        fits += ws <= slots;
+    }
+    if (ret < 0) {
+        store->used = at;
+        return ret;
+    }
+    if (fits == 0)
+        put(store, "; a working set of %llu exceeds it at every size, so most calls reach the arena",
+            (unsigned long long)ws);
+    else if (fits == n)
+        put(store, "; a working set of %llu fits it at every size: the cache can serve the calls",
+            (unsigned long long)ws);
+    else
+        put(store, "; a working set of %llu fits it where it holds %llu or more (the cache can serve the calls "
+                   "there) and exceeds it elsewhere (most calls reach the arena)",
+            (unsigned long long)ws, (unsigned long long)ws);
+    add(l, end(store, at));
+    return 0;
+}
+
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
 {
     lines_t l = {0};
@@ -183,6 +221,13 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
         alloc_peer(&l);
     alloc_posix(&l, cfg);
     alloc_pools(&l, cfg);
+    if (cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE]) {
+        int ret = alloc_tcache(&l, store, cfg);
+        if (ret < 0) {
+            store->used = start;
+            return ret;
+        }
+    }
     if (cfg->threads > 1) {
         const size_t at = store->used;
         put(store, "threads: %d at once per allocator and size, ", cfg->threads);

@@ -20,7 +20,7 @@ out=$("$bin" --version 2>&1)
 rc=$?
 if [ "$rc" -ne 0 ]; then fail "--helpshort exit $rc"; fi
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
-for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" "min_ops int64 100000" \
+for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" "min_ops int64 100000" "working_set int64 2048" \
          "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,offset,arena,bipc,jemalloc"' \
          "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
          'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1" \
@@ -52,7 +52,10 @@ expect_usage_error "$bin" shm_prefix --shm_prefix=no_slash
 expect_usage_error "$bin" shm_prefix --shm_prefix=/a/b
 expect_usage_error "$bin" cleanup --cleanup=maybe
 expect_usage_error "$bin" bogus --bogus=1
-expect_usage_error "$bin" max_size_kb --num_iterations=100000 --max_size_kb=1048576  # arena over 16 TiB
+expect_usage_error "$bin" max_size_kb --working_set=100000 --max_size_kb=1048576  # arena over 16 TiB
+expect_usage_error "$bin" working_set --working_set=0
+expect_usage_error "$bin" working_set --working_set=100000001
+expect_usage_error "$bin" working_set --working_set=8 --peer_process  # over 4096 rounds of --min_ops
 expect_usage_error "$bin" measure_mmap_only --system=mooncake --measure_mmap_only
 expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=-2
@@ -99,6 +102,12 @@ table_rows "$work/t.txt" | awk '$2=="offset" && $3 ~ /^(alloc|free|alloc_reuse)$
                                 $2!="posix" && $3=="register" && NF != 10 {bad=1} END {exit bad}' \
   && ok || fail "offset's block rows carry a speedup, or a register row lacks one"
 table_rows "$work/t.txt" | grep -q jemalloc_tcache && fail "jemalloc_tcache runs by default" || ok
+# jemalloc_tcache by name: its note gives the cache's limits against the working set
+"$bin" "${quick[@]}" --allocator=jemalloc_tcache --working_set=8 >"$work/tc.txt" 2>/dev/null || fail "tcache run"
+grep -q '^# jemalloc_tcache: the thread cache holds sizes <= [0-9]* KiB (arenas.tcache_max), blocks per size class (arenas.bin.N.nregs, opt.tcache_nslots_\*): 4 KB [0-9]*, 8 KB [0-9]*, 16 KB [0-9]*; a working set of 8 ' "$work/tc.txt" \
+  && ok || fail "no tcache note: $(grep '^# jemalloc_tcache' "$work/tc.txt")"
+table_rows "$work/tc.txt" | awk '$3 == "alloc" && $4 != 10240 {bad = 1} END {exit bad}' \
+  && ok || fail "--working_set=8: alloc rows not of 10240 operations"
 [ "$(table_rows "$work/t.txt" | awk '$2!="posix" && $3 ~ /^(alloc|free|alloc_reuse)$/ && $4 != 10240' | wc -l)" -eq 0 ] \
   && ok || fail "--min_ops=10240: pool rows not of 5 rounds x 2048: $(table_rows "$work/t.txt" | awk '$3=="alloc"')"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"

@@ -502,6 +502,41 @@ static void test_threads_space_and_bad(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+/* --working_set sets the live blocks of every pool's round; with a peer,
+ * at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds; out of range refused. */
+static void test_working_set(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_POSIX] = 0;
+    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
+    c.max_size_kb = 4;
+    assert_true(shmb_alloc_bench_working_set(&c) == SHMB_ALLOC_ARENA_MIN_BATCH);
+    c.working_set = 8;
+    assert_true(shmb_alloc_bench_working_set(&c) == 8);
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
+    for (int i = 0; i < 3; i++) {
+        const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
+        assert_true(r->ns.count == (MIN_OPS + 7) / 8 && r->iterations == r->ns.count * 8);
+    }
+    shmb_rows_free(&rows);
+    uint64_t bytes = 0;
+    c.working_set = SHMB_ALLOC_MAX_ITERATIONS + 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    shmb_peer_t peer;
+    c.peer = &peer; /* never started: refused before it is used */
+    c.working_set = 1;
+    c.min_ops = SHMB_ALLOC_PEER_MAX_ROUNDS + 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(0), 0);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -715,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_touch_and_single_allocator),
         cmocka_unit_test(test_mmap_only),
         cmocka_unit_test(test_no_cleanup_keeps_segments),
+        cmocka_unit_test(test_working_set),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_min_ops),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_internal.h"
 #include "shmbench/notes.h"
 #include "shmbench/sysinfo.h"
 
@@ -181,6 +182,40 @@ static void test_alloc_threads(void **state)
     assert_string_equal(r.notes[5], want);
     assert_true(has_note(&r, "threads: ns = per thread per op"));
     assert_int_equal(store.used, strlen(want) + 1);
+}
+
+/* jemalloc_tcache: the cache's limits, read from jemalloc, per size of the
+ * run, against the working set. */
+static void test_alloc_tcache(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_alloc_config_t c = alloc_cfg();
+    c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
+    c.min_size_kb = 4;
+    c.max_size_kb = 64;
+    c.working_set = 2048;
+    uint64_t max = 0, slots = 0;
+    assert_int_equal(shmb_alloc_tcache_reach(4096, &max, &slots), 0);
+    assert_true(max >= 4096 && slots >= 2); /* jemalloc caches a page-sized class, an even count */
+    assert_int_equal(shmb_alloc_tcache_reach(max + 1, &max, &slots), 0);
+    assert_true(slots == 0); /* above tcache_max: nothing cached */
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    char want[128];
+    snprintf(want, sizeof(want), "jemalloc_tcache: the thread cache holds sizes <= %llu KiB (arenas.tcache_max)",
+             (unsigned long long)(max / 1024));
+    assert_true(has_note(&r, want));
+    assert_non_null(strstr(r.notes[4], "64 KB 0; a working set of 2048 exceeds it at every size, so most calls "
+                                       "reach the arena"));
+    c.working_set = 2; /* the smallest count jemalloc keeps: fits below tcache_max, not above */
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    assert_non_null(strstr(r.notes[4], "a working set of 2 fits it where it holds 2 or more"));
+    c.max_size_kb = 4;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    assert_non_null(strstr(r.notes[4], "a working set of 2 fits it at every size: the cache can serve the calls"));
 }
 
 /* A peer and threads (refused by the run) would need 9 notes: refused too,
@@ -406,6 +441,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_default),    cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_too_many_notes),
+        cmocka_unit_test(test_alloc_tcache),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
         cmocka_unit_test(test_store_full),

@@ -65,6 +65,9 @@ typedef struct shmb_alloc_config {
     uint64_t min_ops;        /* pools: operations timed per step and size, at least: rounds over
                               * the working set repeat until then (=SHMB_ALLOC_MIN_OPS),
                               * 1..SHMB_ALLOC_MAX_MIN_OPS */
+    uint64_t working_set;    /* pools: live blocks per round, 1..SHMB_ALLOC_MAX_ITERATIONS (with a
+                              * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: max(num_iterations,
+                              * SHMB_ALLOC_ARENA_MIN_BATCH) */
     int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
@@ -94,6 +97,10 @@ int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, si
  * SHMB_ALLOC_ARENA_MIN_BATCH) blocks. */
 uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
 
+/* A pool's working set: cfg->working_set, or when 0
+ * shmb_alloc_bench_arena_blocks(cfg->num_iterations). */
+uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg);
+
 /* The most /dev/shm space the run holds at once, in bytes, over
  * `repetitions` repetitions: the pages it writes with touch (untouched
  * segments stay sparse), by all its threads at once; with cleanup = 0,
@@ -108,7 +115,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena; min_ops out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
+ * arena; min_ops or working_set out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
  * peer with threads > 1 or measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
  * the peer read a wrong tag. Nothing is left behind on error. */
