@@ -183,13 +183,20 @@ int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew)
 
 /* ---- speedups and the rows of one system ---- */
 
-/* row's speedup = base's p50 / row's p50, when both ran. */
+/* A touch row whose pages were partly in memory before ("N/M pages in
+ * memory before", N > 0): no first touch, nothing to set against one. */
+static int not_first_touch(const shmb_row_t *row)
+{
+    return strstr(row->note, SHMB_ALLOC_PAGES_BEFORE) && strncmp(row->note, "0/", 2) != 0;
+}
+
+/* row's speedup = base's p50 / row's p50, when both ran (touch: both first touches). */
 static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb,
                         const char *variant, const char *step, const char *base_variant, const char *base_step)
 {
     const shmb_row_t *base = shmb_rows_find(rows, base_variant, base_step, size_kb, cfg->repetition);
     shmb_row_t *row = shmb_rows_find(rows, variant, step, size_kb, cfg->repetition);
-    if (base && row && row->ns.p50 > 0)
+    if (base && row && row->ns.p50 > 0 && !not_first_touch(row) && !not_first_touch(base))
         row->speedup = base->ns.p50 / row->ns.p50;
 }
 

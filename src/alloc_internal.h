@@ -22,6 +22,8 @@
 
 #define SHMB_ALLOC_PAGE 4096ull
 #define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
+#define SHMB_ALLOC_PAGES_BEFORE "pages in memory before" /* a touch row's note: "N/M " this; N > 0: no
+                                                          * first touch */
 #define SHMB_ALLOC_POOL_META_BYTES (8ull << 20) /* a pool maps at most its blocks' pages x 5/4
                                                  * and this much */
 

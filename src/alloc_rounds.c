@@ -42,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum { A_ALLOC, A_FREE, A_REUSE, A_TOUCH_REUSE, A_COUNT };
 
@@ -61,15 +63,43 @@ typedef struct pool_run {
     size_t bytes;      /* requested per block */
     double *batch[A_COUNT];
     double *touch_ns;
+    uint64_t touch_pages;    /* pages the touch wrote */
+    uint64_t touch_resident; /* of those, in memory before it: no first touch */
     shmb_alloc_lending_t *lending; /* NULL, or round 0's blocks go to the peer */
 } pool_run_t;
 
-/* The first write of each fresh block, timed one by one. */
+/* Adds to *resident how many of the pages a touch of [addr, addr + bytes)
+ * writes (one byte per page from addr on) are in memory already: an
+ * allocator that wrote inside the block (a header) or a neighbour's touch
+ * faulted them, so their touch is no first one (mincore, untimed). */
+static int count_resident(void *addr, size_t bytes, uint64_t *pages, uint64_t *resident)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    const uint64_t n = (bytes + page - 1) / page;
+    unsigned char vec[256];
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t k = n - done < sizeof(vec) ? n - done : sizeof(vec);
+        if (mincore((void *)(start + done * page), (size_t)(k * page), vec) != 0)
+            return shmb_error_record("mincore", errno, NULL);
+        for (uint64_t i = 0; i < k; i++)
+            *resident += vec[i] & 1;
+        done += k;
+    }
+    *pages += n;
+    return 0;
+}
+
+/* The first write of each fresh block, timed one by one; the pages already
+ * in memory before it counted. */
 static int time_touch(pool_run_t *a)
 {
     int ret = 0;
-    for (uint64_t i = 0; i < a->n && ret == 0; i++)
-        ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
+        ret = count_resident(a->blocks[i], a->bytes, &a->touch_pages, &a->touch_resident);
+        if (ret == 0)
+            ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    }
     return ret;
 }
 
@@ -145,6 +175,7 @@ typedef struct pool_figures {
     size_t nbatch;
     double *touch_ns;       /* ntouch samples: one per fresh block */
     size_t ntouch;
+    uint64_t touch_pages, touch_resident; /* pages touched, and of those in memory before */
     double *register_ns;       /* nregister samples: one per pool created */
     size_t nregister;
     uint64_t ops;           /* operations of each batch step, all threads */
@@ -169,7 +200,10 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
         if (ret == 0 && f->threads > 1)
             shmb_alloc_set_rate(rows, f->ops, f->wall_ns[k]);
         if (ret == 0 && k == A_ALLOC && cfg->touch) {
-            ret = shmb_alloc_push_step(rows, row, "touch", f->touch_ns, f->ntouch, f->ntouch);
+            shmb_row_t touch = row; /* its note says how first a touch it was, for every allocator */
+            snprintf(touch.note, sizeof(touch.note), "%llu/%llu " SHMB_ALLOC_PAGES_BEFORE,
+                     (unsigned long long)f->touch_resident, (unsigned long long)f->touch_pages);
+            ret = shmb_alloc_push_step(rows, touch, "touch", f->touch_ns, f->ntouch, f->ntouch);
             if (ret == 0 && f->threads > 1)
                 shmb_alloc_set_rate(rows, f->ntouch, f->wall_ns[A_COUNT]);
         }
@@ -241,6 +275,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     ret = ret < 0 ? ret : r;
     if (ret == 0) {
         pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
+                            .touch_pages = a.touch_pages, .touch_resident = a.touch_resident,
                             .register_ns = &register_ns, .nregister = 1, .ops = rounds * a.n, .threads = 1,
                             .lending = a.lending};
         memcpy(f.batch, a.batch, sizeof(f.batch));
@@ -410,6 +445,10 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
         pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .register_ns = s.register_ns,
                             .nregister = (size_t)npools, .ops = rounds * per_all, .threads = threads};
         memcpy(f.batch, s.batch, sizeof(f.batch));
+        for (int t = 0; t < threads; t++) {
+            f.touch_pages += s.runs[t].touch_pages;
+            f.touch_resident += s.runs[t].touch_resident;
+        }
         for (int k = 0; k <= A_COUNT; k++)
             f.wall_ns[k] = shmb_crew_wall_ns(s.start + (size_t)k * phase, s.end + (size_t)k * phase,
                                              k < A_COUNT ? rounds : 1, threads);

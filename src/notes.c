@@ -169,11 +169,17 @@ static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
                      "lower bound)");
     if (!cfg->system_rows && cfg->run[SHMB_ALLOC_OFFSET])
         add(l, "offset (system: mooncake): " OFFSET_PATH);
-    add(l, "pools: register = one pool per size created and mapped, timed once (offset: the segment and the "
-           "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); alloc, free, "
-           "alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside its "
-           "SHM and not overlapping before any figure counts (offset: also by its allocator, every block live "
-           "and counted)");
+#define POOLS_STEPS                                                                                               \
+    "pools: register = one pool per size created and mapped, timed once (offset: the segment and the "             \
+    "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); alloc, free, "           \
+    "alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside its SHM and "   \
+    "not overlapping before any figure counts (offset: also by its allocator, every block live and counted)"
+    add(l, cfg->touch ? POOLS_STEPS "; touch: one byte per page of each fresh block, timed block by block; the "
+                                    "pages already in memory before it (mincore, untimed: the allocator wrote in "
+                                    "them, e.g. bipc's block header, or a neighbour's touch did) are counted on the "
+                                    "row, which is then no first touch and has no speedup"
+                      : POOLS_STEPS);
+#undef POOLS_STEPS
 }
 
 /* When jemalloc's thread cache can serve: its limits read at run time, per
