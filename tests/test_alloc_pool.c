@@ -39,6 +39,10 @@ static void test_table(void **state)
     /* the arena is the bound of a pool that shares nothing: one per thread, one process */
     const shmb_alloc_pool_ops_t *arena = shmb_alloc_pool_ops(SHMB_ALLOC_ARENA);
     assert_true(arena->per_thread && !arena->lend);
+    /* offset: Mooncake's allocator, one shared by every thread; its receiver opens the buffer (posix) */
+    const shmb_alloc_pool_ops_t *offset = shmb_alloc_pool_ops(SHMB_ALLOC_OFFSET);
+    assert_true(!offset->per_thread && !offset->lend && offset->verify);
+    assert_true(offset->shm_bytes(BYTES, BLOCKS) == (uint64_t)BYTES * BLOCKS); /* 4 KB is its own bin */
     assert_true(shmb_alloc_pool_ops(SHMB_ALLOC_BIPC)->peer_kind == SHMB_ALLOC_PEER_CLASSIC);
     assert_true(shmb_alloc_pool_ops(SHMB_ALLOC_JEMALLOC)->peer_kind == SHMB_ALLOC_PEER_JEMALLOC);
 }
@@ -106,6 +110,64 @@ static void test_each_pool(void **state)
     }
 }
 
+/* A pool with a check of its own (offset: shmb_offset_verify) catches what
+ * the driver's cannot: a freed block still listed (inside the SHM, not
+ * overlapping), and a live block left out of the list. */
+static void test_own_verify(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
+        if (!ops->verify)
+            continue;
+        checked++;
+        shmb_alloc_pool_t pool = {.ops = ops};
+        shmb_alloc_pool_t *pools[] = {&pool};
+        assert_int_equal(ops->create(&pool, PREFIX, (size_t)ops->shm_bytes(BYTES, BLOCKS)), 0);
+        void *blocks[BLOCKS];
+        uint64_t order[BLOCKS], seventh = 7;
+        for (uint64_t i = 0; i < BLOCKS; i++)
+            order[i] = i;
+        char why[256] = "";
+        assert_int_equal(ops->alloc(&pool, BYTES, blocks, BLOCKS), 0);
+        assert_int_equal(ops->verify(&pool, blocks, BLOCKS, why, sizeof(why)), 0);
+        assert_int_equal(ops->free(&pool, blocks, &seventh, 1), 0); /* blocks[7] freed, still listed */
+        assert_int_equal(shmb_alloc_pool_verify(pools, BLOCKS, blocks, BLOCKS, BYTES, "alloc", why, sizeof(why)),
+                         -EPROTO);
+        assert_non_null(strstr(why, "not a live block"));
+        assert_int_equal(ops->free(&pool, blocks, &seventh, 1), -EINVAL); /* nor can it be freed twice */
+        assert_int_equal(ops->alloc(&pool, BYTES, &blocks[7], 1), 0);
+        why[0] = '\0';
+        assert_int_equal(shmb_alloc_pool_verify(pools, BLOCKS, blocks, BLOCKS - 1, BYTES, "alloc", why, sizeof(why)),
+                         -EPROTO); /* the last block live but left out: the allocator counts one more */
+        assert_non_null(strstr(why, "the allocator counts"));
+        assert_int_equal(ops->empty(&pool, blocks, order, BLOCKS), 0);
+        uint64_t left = 0;
+        assert_int_equal(ops->destroy(&pool, 1, &left), 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+    }
+    assert_true(checked >= 1); /* offset has one */
+    assert_non_null(shmb_alloc_pool_ops(SHMB_ALLOC_OFFSET)->verify);
+}
+
+/* A failed run leaves blocks live: destroy gives them back and unlinks. */
+static void test_destroy_with_live_blocks(void **state)
+{
+    (void)state;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
+        shmb_alloc_pool_t pool = {.ops = ops};
+        void *blocks[BLOCKS];
+        assert_int_equal(ops->create(&pool, PREFIX, (size_t)ops->shm_bytes(BYTES, BLOCKS)), 0);
+        assert_int_equal(ops->alloc(&pool, BYTES, blocks, BLOCKS / 2), 0);
+        uint64_t left = 0;
+        assert_int_equal(ops->destroy(&pool, 1, &left), 0);
+        assert_true(left == 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+    }
+}
+
 /* A pool that cannot be created (a prefix without its slash) leaves nothing. */
 static void test_create_fails_cleanly(void **state)
 {
@@ -143,6 +205,8 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test_teardown(test_each_pool, unlink_left),
         cmocka_unit_test_teardown(test_create_fails_cleanly, unlink_left),
+        cmocka_unit_test_teardown(test_own_verify, unlink_left),
+        cmocka_unit_test_teardown(test_destroy_with_live_blocks, unlink_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
