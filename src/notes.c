@@ -174,11 +174,20 @@ static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
     "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); alloc, free, "           \
     "alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside its SHM and "   \
     "not overlapping before any figure counts (offset: also by its allocator, every block live and counted)"
-    add(l, cfg->touch ? POOLS_STEPS "; touch: one byte per page of each fresh block, timed block by block; the "
-                                    "pages already in memory before it (mincore, untimed: the allocator wrote in "
-                                    "them, e.g. bipc's block header, or a neighbour's touch did) are counted on the "
-                                    "row, which is then no first touch and has no speedup"
-                      : POOLS_STEPS);
+#define POOLS_TOUCH                                                                                               \
+    "; touch: one byte per page of each fresh block, timed block by block; the pages already in memory before it " \
+    "(mincore, untimed: the allocator wrote in them, e.g. bipc's block header, or a neighbour's touch did) are "   \
+    "counted on the row, which is then no first touch and has no speedup"
+#define POOLS_SHORT                                                                                               \
+    "; a working set under 2048 blocks makes short batches: each carries the header's timer overhead, that "      \
+    "divided by the working set per op"
+    const int short_batches = shmb_alloc_bench_working_set(cfg) < SHMB_ALLOC_ARENA_MIN_BATCH;
+    if (cfg->touch)
+        add(l, short_batches ? POOLS_STEPS POOLS_TOUCH POOLS_SHORT : POOLS_STEPS POOLS_TOUCH);
+    else
+        add(l, short_batches ? POOLS_STEPS POOLS_SHORT : POOLS_STEPS);
+#undef POOLS_SHORT
+#undef POOLS_TOUCH
 #undef POOLS_STEPS
 }
 

@@ -218,6 +218,8 @@ static void test_alloc_tcache(void **state)
     r = fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
     assert_non_null(strstr(r.notes[4], "a working set of 2 fits it where it holds 2 or more"));
+    assert_non_null(strstr(r.notes[3], "; a working set under 2048 blocks makes short batches: each carries the "
+                                       "header's timer overhead, that divided by the working set per op"));
     c.max_size_kb = 4;
     r = fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
