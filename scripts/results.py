@@ -417,7 +417,7 @@ PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#C
 # The same colour for a name in every plot.
 PREFERRED = {
     "mooncake": 0, "posix": 0, "flowipc_classic": 4, "bipc": 4, "flowipc_jemalloc": 5,
-    "jemalloc": 5, "jemalloc_tcache": 6, "arena": 3, "memcpy": 0, "loop": 1, "nt": 3, "movsb": 4,
+    "jemalloc": 5, "jemalloc_tcache": 6, "arena": 3, "offset": 1, "memcpy": 0, "loop": 1, "nt": 3, "movsb": 4,
     "linear": 1, "lower_bound": 6, "tree": 3, "arithmetic": 7,
     "shm_open": 2, "ftruncate": 1, "mmap": 3, "close": 6, "total": 0, "cleanup": 5, "touch": 4,
     "touch_reuse": 7,
@@ -708,23 +708,23 @@ def plot_allocation(files, keys, out_dir):
         return None
 
     def pools(middle, arg, threads, row):
-        if middle[:1] != ["posix"] and middle[-1:] != ["setup"]:
+        if middle[:1] != ["posix"] and middle[-1:] != ["register"]:
             return middle[0], " ".join(middle[1:]), arg, same
-        if middle == ["posix", "total"]:
-            return "posix", "total", arg, same
         return None
 
-    def setup(middle, arg, threads, row):
-        if middle[-1:] == ["setup"]:
-            return " ".join(middle[:-1]) or "?", "setup", arg, same
+    def register(middle, arg, threads, row):
+        if middle[-1:] == ["register"]:
+            return " ".join(middle[:-1]) or "?", "register", arg, same
+        if middle == ["posix", "total"]:
+            return "posix", "register", arg, same
         return None
 
     panels, reps, ctx = [], set(), None
     specs = (
         (posix, "posix (Mooncake's createSharedMemory), per step", "time per operation, p50"),
-        (pools, "per allocation: colour = allocator, line = step (posix total: Mooncake's, for reference)",
-         "time per operation, p50"),
-        (setup, "setup: one pool made per size, once (not per allocation)", "time per pool, p50"),
+        (pools, "per block: colour = allocator (offset: Mooncake's), line = step", "time per operation, p50"),
+        (register, "register: a buffer or pool made and known (posix total: Mooncake's createSharedMemory; "
+         "a pool: once per size)", "time per buffer or pool, p50"),
     )
     for i, (point, ptitle, ylabel) in enumerate(specs):
         series, r, c = series_of(files, keys, point)

@@ -2,13 +2,16 @@
  * configuration, plans the sizes and the /dev/shm space, runs each
  * allocator per size (posix: alloc_posix.c; the pools: their rounds in
  * alloc_rounds.c, their operations in alloc_pool.c), and turns the samples
- * into rows: speedups against posix, and with a system only its allocator
- * under step names (posix's alloc is its total and free its cleanup; a step
- * the system does not have is an unmeasured dash row, so two systems' runs
- * pair row by row).
+ * into rows: speedups against Mooncake's answer to each question, and with a
+ * system only its rows under step names (register: posix total when posix
+ * runs, else the pool's; alloc, free, ...: its pool's; a step the system
+ * does not have is an unmeasured dash row, so two systems' runs pair row by
+ * row).
  *
- * speedup: posix total (free: cleanup) p50 / the pool row's p50: medians, so
- * that one preemption or the first round's page faults do not decide it.
+ * speedup: Mooncake's p50 / the row's p50 (medians, so that one preemption
+ * or the first round's page faults do not decide it): per-block steps
+ * against offset's same step, register against posix total, attach and
+ * translate against posix attach.
  */
 #include "alloc_internal.h"
 #include "names_internal.h"
@@ -27,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "arena", "bipc", "jemalloc",
-                                                        "jemalloc_tcache"};
+static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "offset", "arena", "bipc",
+                                                        "jemalloc", "jemalloc_tcache"};
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
@@ -36,13 +39,12 @@ const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 }
 
 /* By shmb_lookup_system_t, the paths table's order of the systems. */
-static const shmb_alloc_kind_t system_kinds[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
-                                                                    SHMB_ALLOC_JEMALLOC};
+static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {"posix,offset", "bipc", "jemalloc"};
 
-int shmb_alloc_system_kind(const char *system)
+const char *shmb_alloc_system_allocators(const char *system)
 {
     const int s = shmb_path_system(system);
-    return s < 0 ? s : (int)system_kinds[s];
+    return s < 0 ? NULL : system_allocators[s];
 }
 
 int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap)
@@ -70,6 +72,11 @@ uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations)
     return num_iterations > SHMB_ALLOC_ARENA_MIN_BATCH ? num_iterations : SHMB_ALLOC_ARENA_MIN_BATCH;
 }
 
+uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg)
+{
+    return cfg->working_set ? cfg->working_set : shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+}
+
 /* Can the arena hold the working set of the largest size (a size class, and
  * fewer than 2^32 granules)? */
 static int arena_fits(const shmb_alloc_config_t *cfg)
@@ -77,7 +84,7 @@ static int arena_fits(const shmb_alloc_config_t *cfg)
     if (!cfg->run[SHMB_ALLOC_ARENA])
         return 1;
     uint64_t block = shmb_arena_block_bytes((size_t)(cfg->max_size_kb * 1024));
-    uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     return block != 0 && blocks <= (uint64_t)UINT32_MAX * SHMB_ARENA_GRANULE / block;
 }
 
@@ -87,7 +94,7 @@ static void shm_written(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, 
                         uint64_t threads, uint64_t *written, uint64_t *kept_segments)
 {
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
-    const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    const uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     *kept_segments = 1;
     if (!ops) { /* posix: without touch, the tag's page */
         *written = cfg->touch ? b * threads : cfg->peer ? SHMB_ALLOC_PAGE : 0;
@@ -108,12 +115,13 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (nsizes < 0 || repetitions < 1)
         return -EINVAL;
-    if (cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS)
+    if (cfg->max_size_kb > SHMB_ALLOC_MAX_SIZE_KB || cfg->num_iterations > SHMB_ALLOC_MAX_ITERATIONS ||
+        cfg->working_set > SHMB_ALLOC_MAX_ITERATIONS)
         return -EOVERFLOW;
     if (!arena_fits(cfg) || cfg->threads < 0 || cfg->threads > SHMB_ALLOC_MAX_THREADS)
         return -EINVAL;
     const uint64_t threads = cfg->threads > 1 ? (uint64_t)cfg->threads : 1;
-    const uint64_t blocks = shmb_alloc_bench_arena_blocks(cfg->num_iterations);
+    const uint64_t blocks = shmb_alloc_bench_working_set(cfg);
     uint64_t most = 0, sum = 0;
     for (int i = 0; i < nsizes; i++) {
         const uint64_t b = (sizes[i] * 1024 + SHMB_ALLOC_PAGE - 1) / SHMB_ALLOC_PAGE * SHMB_ALLOC_PAGE;
@@ -187,37 +195,70 @@ int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew)
 
 /* ---- speedups and the rows of one system ---- */
 
-static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb,
-                        const char *variant, const char *step, const char *baseline_step)
+/* A touch row whose pages were partly in memory before ("N/M pages in
+ * memory before", N > 0): no first touch, nothing to set against one. */
+static int not_first_touch(const shmb_row_t *row)
 {
-    shmb_row_t *base = shmb_rows_find(rows, "posix", baseline_step, size_kb, cfg->repetition);
+    return strstr(row->note, SHMB_ALLOC_PAGES_BEFORE) && strncmp(row->note, "0/", 2) != 0;
+}
+
+/* row's speedup = base's p50 / row's p50, when both ran (touch: both first touches). */
+static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb,
+                        const char *variant, const char *step, const char *base_variant, const char *base_step)
+{
+    const shmb_row_t *base = shmb_rows_find(rows, base_variant, base_step, size_kb, cfg->repetition);
     shmb_row_t *row = shmb_rows_find(rows, variant, step, size_kb, cfg->repetition);
-    if (base && row && row->ns.p50 > 0)
+    if (base && row && row->ns.p50 > 0 && !not_first_touch(row) && !not_first_touch(base))
         row->speedup = base->ns.p50 / row->ns.p50;
 }
 
-/* One system's rows under step names alone: posix's total is its alloc and
- * its cleanup its free; a step the system lacks is an unmeasured row. */
-static int system_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uint64_t size_kb,
-                       const shmb_rows_t *all, shmb_rows_t *rows)
+/* Each row against Mooncake's answer to the same question: a block's steps
+ * against offset's, a pool's register against createSharedMemory (posix
+ * total; mmap with measure_mmap_only), the peer's first use and translation
+ * against posix attach. */
+static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb)
 {
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
+    static const char *per_block[] = {"alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
+    const char *registration = cfg->measure_mmap_only ? "mmap" : "total";
+    const char *posix = kind_names[SHMB_ALLOC_POSIX], *offset = kind_names[SHMB_ALLOC_OFFSET];
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && k != SHMB_ALLOC_OFFSET; i++)
+            set_speedup(rows, cfg, size_kb, kind_names[k], per_block[i], offset, per_block[i]);
+        set_speedup(rows, cfg, size_kb, kind_names[k], "register", posix, registration);
+        set_speedup(rows, cfg, size_kb, kind_names[k], "attach", posix, "attach");
+        set_speedup(rows, cfg, size_kb, kind_names[k], "translate", posix, "attach");
+    }
+}
+
+/* One system's rows under step names alone: its registration (posix total
+ * when posix runs: createSharedMemory; else its pool's register), its
+ * pool's per-block steps, and the peer's (posix's attach and detach when
+ * posix runs); a step the system lacks is an unmeasured row. */
+static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const shmb_rows_t *all,
+                       shmb_rows_t *rows)
+{
+    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
                                   "attach", "detach", "translate"};
-    const int posix = kind == SHMB_ALLOC_POSIX;
+    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? kind_names[SHMB_ALLOC_POSIX] : NULL, *pool = NULL;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        pool = cfg->run[k] ? kind_names[k] : pool;
     int ret = 0;
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
         if (!cfg->touch && strncmp(steps[i], "touch", 5) == 0)
             continue;
         if (!cfg->peer && i >= 6) /* attach, detach, translate */
             continue;
-        const char *from = steps[i];
-        if (posix && strcmp(from, "alloc") == 0)
+        const char *variant = pool, *from = steps[i];
+        if (posix && i == 0) {
+            variant = posix;
             from = "total";
-        else if (posix && strcmp(from, "free") == 0)
-            from = "cleanup";
-        const shmb_row_t *src = shmb_rows_find(all, kind_names[kind], from, size_kb, cfg->repetition);
+        } else if (posix && (i == 6 || i == 7)) {
+            variant = posix;
+        }
+        const shmb_row_t *src = variant ? shmb_rows_find(all, variant, from, size_kb, cfg->repetition) : NULL;
         shmb_row_t row = src ? *src : shmb_alloc_row(cfg, "", size_kb);
         row.variant[0] = '\0';
+        row.speedup = 0;
         snprintf(row.step, sizeof(row.step), "%s", steps[i]);
         ret = shmb_rows_push(rows, &row);
     }
@@ -230,33 +271,30 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb)
     int ret = 0;
     if (cfg->run[SHMB_ALLOC_POSIX])
         ret = shmb_alloc_posix_size(run, size_kb);
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
         if (!cfg->run[k])
             continue;
         ret = shmb_alloc_pool_size(run, (shmb_alloc_kind_t)k, size_kb);
     }
-    const char *baseline = cfg->measure_mmap_only ? "mmap" : "total";
-    const char *free_baseline = cfg->measure_mmap_only || cfg->cleanup ? "cleanup" : "";
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "alloc", baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "alloc_reuse", baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "free", free_baseline);
-        set_speedup(run->rows, cfg, size_kb, kind_names[k], "translate", "attach");
-    }
+    if (ret == 0)
+        set_speedups(run->rows, cfg, size_kb);
     return ret;
 }
 
 /* Is the configuration one shmb_alloc_bench_run accepts? */
 static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 {
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
     int kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
     return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1) &&
+           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1 || (kinds == 2 && cfg->run[SHMB_ALLOC_POSIX])) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
-           (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg);
+           (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
+           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
+           (!cfg->peer || (cfg->min_ops + ws - 1) / ws <= SHMB_ALLOC_PEER_MAX_ROUNDS);
 }
 
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,
@@ -266,9 +304,6 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (!config_ok(cfg, nsizes))
         return -EINVAL;
-    int kind = 0;
-    while (!cfg->run[kind])
-        kind++;
     int ret = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {
         shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
@@ -281,7 +316,7 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
         run.rows = &all;
         ret = run_size(&run, sizes[i]);
         if (ret == 0)
-            ret = system_rows(cfg, (shmb_alloc_kind_t)kind, sizes[i], &all, rows);
+            ret = system_rows(cfg, sizes[i], &all, rows);
         shmb_rows_free(&all);
     }
     return ret;

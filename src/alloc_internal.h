@@ -21,6 +21,9 @@
 #include "shmbench/lookup.h"
 
 #define SHMB_ALLOC_PAGE 4096ull
+#define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
+#define SHMB_ALLOC_PAGES_BEFORE "pages in memory before" /* a touch row's note: "N/M " this; N > 0: no
+                                                          * first touch */
 #define SHMB_ALLOC_POOL_META_BYTES (8ull << 20) /* a pool maps at most its blocks' pages x 5/4
                                                  * and this much */
 
@@ -111,6 +114,9 @@ struct shmb_alloc_pool_ops {
     int (*empty)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
     /* Is [ptr, ptr + bytes) inside the pool's SHM? */
     int (*holds)(shmb_alloc_pool_t *p, const void *ptr, size_t bytes);
+    /* NULL, or the allocator's own check, after the driver's: blocks[0..n)
+     * are every live block of the pool. 0, or -EPROTO with why written. */
+    int (*verify)(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t why_cap);
     /* A peer process (shmbench/alloc_peer.h): NULL when it cannot take the
      * blocks (one process by design). The pools as a borrower is told them
      * (*out malloc'ed), and a block's handle as the lender makes it. */
@@ -118,6 +124,12 @@ struct shmb_alloc_pool_ops {
     int (*handle)(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h);
     int peer_kind;         /* shmb_alloc_peer_pool_kind_t of lend's pools */
 };
+
+/* What jemalloc's thread cache holds, read at run time through mallctl:
+ * *max_bytes its largest cached size (arenas.tcache_max), *slots the blocks
+ * it keeps of the size class of `bytes` (0: that size is not cached).
+ * Returns 0 or -errno (a setting jemalloc does not have: recorded). */
+int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots);
 
 /* The operations of a pool allocator; NULL for posix. */
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);

@@ -2,6 +2,10 @@
  * table of operations (src/alloc_internal.h), the check of their blocks,
  * and the hand-off of blocks to a peer process.
  *
+ *   offset           (system: Mooncake Store) shmbench/offset_alloc.h: the
+ *                    OffsetBufferAllocator model over one SHM segment created
+ *                    and mapped as createSharedMemory does, shared by every
+ *                    thread
  *   arena            (kernel, the bound) shmbench/arena.h: an ideal lock-free,
  *                    single-process free-stack pool over one segment; one per
  *                    thread with several threads
@@ -18,6 +22,7 @@
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
+#include "shmbench/offset_alloc.h"
 #include "shmbench/segment.h"
 
 #include <errno.h>
@@ -27,6 +32,152 @@
 
 #define BIPC_BLOCK_OVERHEAD 64     /* bytes per block the pool is given beyond the block */
 #define BIPC_POOL_SLACK (1u << 20) /* bytes for the segment manager and rounding */
+
+static int inside(const void *base, size_t size, const void *ptr, size_t bytes)
+{
+    const unsigned char *c = ptr, *b = base;
+    return c >= b && (size_t)(c - b) <= size && bytes <= size - (size_t)(c - b);
+}
+
+/* ---- offset: Mooncake Store ---- */
+
+/* Upstream's caller keeps each AllocatedBuffer it got; the table's free is
+ * given addresses, so the pool keeps the blocks by offset / 1 KB (every
+ * request here is a multiple of 1 KB, and so is every bin it rounds to and
+ * every offset): a shift and a load per free that upstream does not pay. */
+#define OFFSET_SLOT_SHIFT 10
+
+typedef struct offset_pool {
+    shmb_segment_t seg;
+    shmb_offset_t *alloc;
+    shmb_offset_block_t **slot; /* the live block at offset i << OFFSET_SLOT_SHIFT, or NULL */
+} offset_pool_t;
+
+/* Each block takes its bin (<= 12.5% above the request); a request above
+ * the largest bin is bounded the same way. */
+static uint64_t offset_shm_bytes(uint64_t bytes, uint64_t blocks)
+{
+    const uint64_t bin = shmb_offset_footprint(bytes);
+    return blocks * (bin ? bin : bytes + bytes / 8);
+}
+
+/* createSharedMemory (shm_open, ftruncate, mmap, close), then the segment
+ * mounted: OffsetBufferAllocator's constructor over it. */
+static int offset_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    offset_pool_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = shmb_segment_create(&o->seg, prefix, size, NULL, NULL);
+    if (ret == 0) {
+        if ((ret = shmb_segment_map(&o->seg, NULL)) == 0 &&
+            (ret = shmb_offset_create(o->seg.addr, size, 0, &o->alloc)) < 0)
+            shmb_error_record("OffsetBufferAllocator", -ret, o->seg.name);
+        if (ret == 0 && !(o->slot = calloc((size >> OFFSET_SLOT_SHIFT) + 1, sizeof(*o->slot))))
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
+        if (ret < 0) {
+            shmb_offset_destroy(o->alloc);
+            shmb_segment_destroy(&o->seg, NULL);
+        }
+    }
+    if (ret < 0) {
+        free(o);
+        return ret;
+    }
+    p->impl = o;
+    return 0;
+}
+
+/* The slot of the block at ptr, or NULL when none starts there. */
+static shmb_offset_block_t **offset_slot(offset_pool_t *o, const void *ptr)
+{
+    const uintptr_t off = (uintptr_t)ptr - (uintptr_t)o->seg.addr;
+    if ((uintptr_t)ptr < (uintptr_t)o->seg.addr || off >= o->seg.size)
+        return NULL;
+    shmb_offset_block_t **s = &o->slot[off >> OFFSET_SLOT_SHIFT];
+    return *s && shmb_offset_address(*s) == ptr ? s : NULL;
+}
+
+static int offset_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+{
+    offset_pool_t *o = p->impl;
+    int ret = 0;
+    shmb_offset_block_t *b;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        if ((ret = shmb_offset_alloc(o->alloc, bytes, &b)) == 0) {
+            blocks[i] = shmb_offset_address(b);
+            o->slot[shmb_offset_offset(o->alloc, b) >> OFFSET_SLOT_SHIFT] = b;
+        }
+    }
+    return ret;
+}
+
+static int offset_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+{
+    offset_pool_t *o = p->impl;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        shmb_offset_block_t **s = offset_slot(o, blocks[order[i]]);
+        if (!s)
+            return -EINVAL;
+        shmb_offset_block_t *b = *s;
+        *s = NULL; /* before the allocator may hand the offset to another thread */
+        ret = shmb_offset_free(b);
+    }
+    return ret;
+}
+
+/* Whatever is still live (a failed run) goes back before the allocator does. */
+static int offset_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    offset_pool_t *o = p->impl;
+    for (size_t i = 0; shmb_offset_live(o->alloc) > 0 && i <= o->seg.size >> OFFSET_SLOT_SHIFT; i++) {
+        if (o->slot[i])
+            shmb_offset_free(o->slot[i]);
+        o->slot[i] = NULL;
+    }
+    shmb_offset_destroy(o->alloc);
+    free(o->slot);
+    int ret;
+    if (unlink_shm) {
+        ret = shmb_segment_destroy(&o->seg, NULL);
+    } else {
+        ret = shmb_segment_release(&o->seg);
+        *kept += ret == 0;
+    }
+    free(o);
+    return ret;
+}
+
+static int offset_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    const offset_pool_t *o = p->impl;
+    return inside(o->seg.addr, o->seg.size, ptr, bytes);
+}
+
+/* Every block one the allocator made and still holds live, and the
+ * allocator's own check of them (shmb_offset_verify). */
+static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t cap)
+{
+    offset_pool_t *o = p->impl;
+    shmb_offset_block_t **live = malloc((size_t)(n ? n : 1) * sizeof(*live));
+    if (!live)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        shmb_offset_block_t **s = offset_slot(o, blocks[i]);
+        if (s) {
+            live[i] = *s;
+        } else {
+            snprintf(why, cap, "offset: block %p is not a live block of its allocator", blocks[i]);
+            ret = -EPROTO;
+        }
+    }
+    if (ret == 0 && (ret = shmb_offset_verify(o->alloc, live, (size_t)n, why, cap)) == -ENOMEM)
+        shmb_error_record("malloc", ENOMEM, NULL);
+    free(live);
+    return ret;
+}
 
 /* ---- arena ---- */
 
@@ -103,12 +254,6 @@ static int arena_empty(shmb_alloc_pool_t *p, void **blocks, const uint64_t *orde
     (void)n;
     shmb_arena_reset(&((arena_pool_t *)p->impl)->arena);
     return 0;
-}
-
-static int inside(const void *base, size_t size, const void *ptr, size_t bytes)
-{
-    const unsigned char *c = ptr, *b = base;
-    return c >= b && (size_t)(c - b) <= size && bytes <= size - (size_t)(c - b);
 }
 
 static int arena_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
@@ -258,9 +403,76 @@ static int jemalloc_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes
     return shmb_fipc_repo_from_address(shmb_fipc_jemalloc_repo(p->impl), block, &h->id, &h->offset);
 }
 
+/* jemalloc's thread cache for blocks of `bytes`, as jemalloc 5.3 sizes it
+ * (jemalloc/jemalloc src/tcache.c, tcache_ncached_max_compute): a small
+ * class caches its slab's regions << opt.lg_tcache_nslots_mul, even, within
+ * [opt.tcache_nslots_small_min, opt.tcache_nslots_small_max]; a large class
+ * up to arenas.tcache_max caches opt.tcache_nslots_large; above, none. */
+static int tcache_setting(const char *name, uint64_t *out)
+{
+    int64_t v;
+    int ret = shmb_fipc_jemalloc_setting(name, &v);
+    if (ret < 0)
+        return shmb_error_record("mallctl", -ret, name);
+    *out = v < 0 ? 0 : (uint64_t)v;
+    return 0;
+}
+
+static uint64_t even_up(uint64_t n)
+{
+    return n + n % 2;
+}
+
+/* The small class's slots: nregs scaled, clamped as jemalloc clamps it. */
+static int tcache_small_slots(uint64_t nregs, uint64_t *slots)
+{
+    uint64_t lo = 0, hi = 0;
+    int64_t mul = 0;
+    int ret = tcache_setting("opt.tcache_nslots_small_min", &lo);
+    if (ret == 0)
+        ret = tcache_setting("opt.tcache_nslots_small_max", &hi);
+    if (ret == 0 && (ret = shmb_fipc_jemalloc_setting("opt.lg_tcache_nslots_mul", &mul)) < 0)
+        return shmb_error_record("mallctl", -ret, "opt.lg_tcache_nslots_mul");
+    if (ret < 0)
+        return ret;
+    lo = even_up(lo) < 2 ? 2 : even_up(lo);
+    hi = hi - hi % 2 < 2 ? 2 : hi - hi % 2;
+    lo = lo > hi ? hi : lo;
+    const uint64_t want = even_up(mul < 0 ? nregs >> (-mul < 63 ? -mul : 63) : nregs << (mul < 32 ? mul : 32));
+    *slots = want <= lo ? lo : want <= hi ? want : hi;
+    return 0;
+}
+
+int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots)
+{
+    uint64_t max = 0, nbins = 0, size = 0, nregs = 0;
+    int ret = tcache_setting("arenas.tcache_max", &max);
+    if (ret == 0)
+        ret = tcache_setting("arenas.nbins", &nbins);
+    char name[64];
+    for (uint64_t i = 0; ret == 0 && i < nbins && size < bytes; i++) {
+        snprintf(name, sizeof(name), "arenas.bin.%llu.size", (unsigned long long)i);
+        if ((ret = tcache_setting(name, &size)) == 0 && size >= bytes) {
+            snprintf(name, sizeof(name), "arenas.bin.%llu.nregs", (unsigned long long)i);
+            ret = tcache_setting(name, &nregs);
+        }
+    }
+    uint64_t n = 0;
+    if (ret == 0 && bytes <= max)
+        ret = nregs ? tcache_small_slots(nregs, &n) : tcache_setting("opt.tcache_nslots_large", &n);
+    if (ret < 0)
+        return ret;
+    *max_bytes = max;
+    *slots = n;
+    return 0;
+}
+
 /* ---- the table ---- */
 
 static const shmb_alloc_pool_ops_t pools[] = {
+    {.kind = SHMB_ALLOC_OFFSET, .shm_bytes = offset_shm_bytes, .create = offset_create,
+     .destroy = offset_destroy, .alloc = offset_alloc, .free = offset_free, .empty = offset_free,
+     .holds = offset_holds, .verify = offset_verify},
     {.kind = SHMB_ALLOC_ARENA, .per_thread = 1, .shm_bytes = arena_shm_bytes, .create = arena_create,
      .destroy = arena_destroy, .alloc = arena_alloc, .free = arena_free, .empty = arena_empty,
      .holds = arena_holds},
@@ -318,6 +530,16 @@ int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool
         }
     }
     free(sorted);
+    for (uint64_t i = 0; i < n && ret == 0;) { /* each pool once, over its run of blocks */
+        shmb_alloc_pool_t *p = pools_of[i / per_pool];
+        uint64_t end = i + per_pool;
+        while (end < n && pools_of[end / per_pool] == p)
+            end += per_pool;
+        end = end < n ? end : n;
+        if (p->ops->verify)
+            ret = p->ops->verify(p, blocks + i, end - i, why, cap);
+        i = end;
+    }
     return ret;
 }
 

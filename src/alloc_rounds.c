@@ -42,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum { A_ALLOC, A_FREE, A_REUSE, A_TOUCH_REUSE, A_COUNT };
 
@@ -61,15 +63,43 @@ typedef struct pool_run {
     size_t bytes;      /* requested per block */
     double *batch[A_COUNT];
     double *touch_ns;
+    uint64_t touch_pages;    /* pages the touch wrote */
+    uint64_t touch_resident; /* of those, in memory before it: no first touch */
     shmb_alloc_lending_t *lending; /* NULL, or round 0's blocks go to the peer */
 } pool_run_t;
 
-/* The first write of each fresh block, timed one by one. */
+/* Adds to *resident how many of the pages a touch of [addr, addr + bytes)
+ * writes (one byte per page from addr on) are in memory already: an
+ * allocator that wrote inside the block (a header) or a neighbour's touch
+ * faulted them, so their touch is no first one (mincore, untimed). */
+static int count_resident(void *addr, size_t bytes, uint64_t *pages, uint64_t *resident)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    const uint64_t n = (bytes + page - 1) / page;
+    unsigned char vec[256];
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t k = n - done < sizeof(vec) ? n - done : sizeof(vec);
+        if (mincore((void *)(start + done * page), (size_t)(k * page), vec) != 0)
+            return shmb_error_record("mincore", errno, NULL);
+        for (uint64_t i = 0; i < k; i++)
+            *resident += vec[i] & 1;
+        done += k;
+    }
+    *pages += n;
+    return 0;
+}
+
+/* The first write of each fresh block, timed one by one; the pages already
+ * in memory before it counted. */
 static int time_touch(pool_run_t *a)
 {
     int ret = 0;
-    for (uint64_t i = 0; i < a->n && ret == 0; i++)
-        ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
+        ret = count_resident(a->blocks[i], a->bytes, &a->touch_pages, &a->touch_resident);
+        if (ret == 0)
+            ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    }
     return ret;
 }
 
@@ -145,8 +175,9 @@ typedef struct pool_figures {
     size_t nbatch;
     double *touch_ns;       /* ntouch samples: one per fresh block */
     size_t ntouch;
-    double *setup_ns;       /* nsetup samples: one per pool created */
-    size_t nsetup;
+    uint64_t touch_pages, touch_resident; /* pages touched, and of those in memory before */
+    double *register_ns;       /* nregister samples: one per pool created */
+    size_t nregister;
     uint64_t ops;           /* operations of each batch step, all threads */
     int threads;
     double wall_ns[A_COUNT + 1]; /* per step, [A_COUNT]: touch; threads > 1 only */
@@ -161,7 +192,7 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     row.threads = f->threads;
     if (f->threads > 1 && shmb_alloc_pool_ops(kind)->per_thread)
         snprintf(row.note, sizeof(row.note), "one %s per thread", shmb_alloc_kind_name(kind));
-    int ret = shmb_alloc_push_step(rows, row, "setup", f->setup_ns, f->nsetup, f->nsetup);
+    int ret = shmb_alloc_push_step(rows, row, "register", f->register_ns, f->nregister, f->nregister);
     for (int k = 0; k < A_COUNT && ret == 0; k++) {
         if (k == A_TOUCH_REUSE && !cfg->touch)
             continue;
@@ -169,7 +200,10 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
         if (ret == 0 && f->threads > 1)
             shmb_alloc_set_rate(rows, f->ops, f->wall_ns[k]);
         if (ret == 0 && k == A_ALLOC && cfg->touch) {
-            ret = shmb_alloc_push_step(rows, row, "touch", f->touch_ns, f->ntouch, f->ntouch);
+            shmb_row_t touch = row; /* its note says how first a touch it was, for every allocator */
+            snprintf(touch.note, sizeof(touch.note), "%llu/%llu " SHMB_ALLOC_PAGES_BEFORE,
+                     (unsigned long long)f->touch_resident, (unsigned long long)f->touch_pages);
+            ret = shmb_alloc_push_step(rows, touch, "touch", f->touch_ns, f->ntouch, f->ntouch);
             if (ret == 0 && f->threads > 1)
                 shmb_alloc_set_rate(rows, f->ntouch, f->wall_ns[A_COUNT]);
         }
@@ -183,14 +217,14 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     return ret;
 }
 
-/* Creates a pool for `blocks` blocks of `bytes`, timing it into *setup_ns. */
+/* Creates a pool for `blocks` blocks of `bytes`, timing it into *register_ns (its register). */
 static int pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
-                       size_t bytes, uint64_t blocks, double *setup_ns)
+                       size_t bytes, uint64_t blocks, double *register_ns)
 {
     p->ops = ops;
     const uint64_t t0 = shmb_clock_now_ns();
     int ret = ops->create(p, cfg->shm_prefix, (size_t)ops->shm_bytes(bytes, blocks));
-    *setup_ns = (double)(shmb_clock_now_ns() - t0);
+    *register_ns = (double)(shmb_clock_now_ns() - t0);
     return ret;
 }
 
@@ -211,7 +245,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     shmb_alloc_pool_t pool = {0};
     shmb_alloc_lending_t lending = {0};
     pool_run_t a = {.pool = &pool, .bytes = (size_t)size_kb * 1024,
-                    .n = shmb_alloc_bench_arena_blocks(cfg->num_iterations)};
+                    .n = shmb_alloc_bench_working_set(cfg)};
     const uint64_t rounds = pool_rounds(cfg, a.n);
     const int peer = cfg->peer && ops->lend;
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
@@ -232,8 +266,8 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
         goto out_free;
     }
     shuffled(cfg->seed ^ size_kb, a.order, a.n);
-    double setup_ns;
-    if ((ret = pool_create(cfg, &pool, ops, a.bytes, a.n, &setup_ns)) < 0)
+    double register_ns;
+    if ((ret = pool_create(cfg, &pool, ops, a.bytes, a.n, &register_ns)) < 0)
         goto out_free;
     for (uint64_t r = 0; r < rounds && ret == 0; r++)
         ret = pool_round(run, &a, r);
@@ -241,7 +275,8 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     ret = ret < 0 ? ret : r;
     if (ret == 0) {
         pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
-                            .setup_ns = &setup_ns, .nsetup = 1, .ops = rounds * a.n, .threads = 1,
+                            .touch_pages = a.touch_pages, .touch_resident = a.touch_resident,
+                            .register_ns = &register_ns, .nregister = 1, .ops = rounds * a.n, .threads = 1,
                             .lending = a.lending};
         memcpy(f.batch, a.batch, sizeof(f.batch));
         ret = pool_rows(cfg, kind, size_kb, &f, run->rows);
@@ -300,7 +335,9 @@ static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_
             c->end[touch_at] = shmb_clock_now_ns();
         }
     }
-    if (shmb_crew_ok(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n)) < 0)
+    /* a barrier first: thread 0 may still be checking round 0's blocks, and
+     * an allocator's own check (offset's) reads which blocks are live */
+    if (shmb_crew_sync(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n)) < 0)
         shmb_crew_fail(crew, me, ret);
 }
 
@@ -322,7 +359,7 @@ typedef struct pool_store {
     pool_run_t *runs;
     void **blocks;
     uint64_t *order;
-    double *touch_ns, *setup_ns;
+    double *touch_ns, *register_ns;
     uint64_t *start, *end;
     double *batch[A_COUNT];
 } pool_store_t;
@@ -336,10 +373,10 @@ static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uin
     s->blocks = calloc(per_all, sizeof(*s->blocks));
     s->order = calloc(per_all, sizeof(*s->order));
     s->touch_ns = calloc(per_all, sizeof(double));
-    s->setup_ns = calloc((size_t)npools, sizeof(double));
+    s->register_ns = calloc((size_t)npools, sizeof(double));
     s->start = calloc(clocks, sizeof(uint64_t));
     s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->order && s->touch_ns && s->setup_ns && s->start &&
+    int ok = s->pools && s->of && s->runs && s->blocks && s->order && s->touch_ns && s->register_ns && s->start &&
              s->end;
     for (int k = 0; k < A_COUNT && ok; k++)
         ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
@@ -356,7 +393,7 @@ static void store_free(pool_store_t *s)
     free(s->blocks);
     free(s->order);
     free(s->touch_ns);
-    free(s->setup_ns);
+    free(s->register_ns);
     free(s->start);
     free(s->end);
 }
@@ -383,13 +420,13 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     const shmb_alloc_config_t *cfg = run->cfg;
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
     const int threads = cfg->threads, npools = ops->per_thread ? threads : 1;
-    const uint64_t n = shmb_alloc_bench_arena_blocks(cfg->num_iterations), rounds = pool_rounds(cfg, n);
+    const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = pool_rounds(cfg, n);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;
     for (; created < npools && ret == 0; created++)
         ret = pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
-                          ops->per_thread ? n : n * (uint64_t)threads, &s.setup_ns[created]);
+                          ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
     if (ret < 0 && created > 0)
         created--;
     for (int t = 0; t < threads && ret == 0; t++)
@@ -405,9 +442,13 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
         ret = ret < 0 ? ret : r;
     }
     if (ret == 0) {
-        pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .setup_ns = s.setup_ns,
-                            .nsetup = (size_t)npools, .ops = rounds * per_all, .threads = threads};
+        pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .register_ns = s.register_ns,
+                            .nregister = (size_t)npools, .ops = rounds * per_all, .threads = threads};
         memcpy(f.batch, s.batch, sizeof(f.batch));
+        for (int t = 0; t < threads; t++) {
+            f.touch_pages += s.runs[t].touch_pages;
+            f.touch_resident += s.runs[t].touch_resident;
+        }
         for (int k = 0; k <= A_COUNT; k++)
             f.wall_ns[k] = shmb_crew_wall_ns(s.start + (size_t)k * phase, s.end + (size_t)k * phase,
                                              k < A_COUNT ? rounds : 1, threads);

@@ -436,3 +436,33 @@ size_t shmb_fipc_jemalloc_pool_list(const shmb_fipc_jemalloc_t *j, shmb_fipc_poo
         return ids.size();
     });
 }
+
+int shmb_fipc_jemalloc_setting(const char *name, int64_t *out)
+{
+    if (!name || !out)
+        return -EINVAL;
+    // jemalloc answers EINVAL (and copies part of the value) when the length
+    // is not the setting's own: try the widths its settings have.
+    for (size_t width : {sizeof(uint64_t), sizeof(uint32_t), sizeof(bool)}) {
+        unsigned char v[sizeof(uint64_t)] = {};
+        size_t len = width;
+        int err = mallctl(name, v, &len, nullptr, 0);
+        if (err == EINVAL)
+            continue;
+        if (err != 0)
+            return -err;
+        int64_t value = 0;
+        if (width == sizeof(uint64_t)) {
+            std::memcpy(&value, v, sizeof(value));
+        } else if (width == sizeof(uint32_t)) {
+            uint32_t u;
+            std::memcpy(&u, v, sizeof(u));
+            value = u;
+        } else {
+            value = v[0] != 0;
+        }
+        *out = value;
+        return 0;
+    }
+    return -EINVAL;
+}

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "alloc_internal.h"
 #include "shmbench/copy.h"
 #include "shmbench/sysinfo.h"
 
@@ -100,29 +101,131 @@ static void alloc_peer(lines_t *l)
            "+ mmap, jemalloc shm_open O_RDONLY + mmap + repository insert), checked every block's tag "
            "through its translation, then timed translate (batch means, ns per handle; jemalloc: "
            "to_address under the repository mutex); speedup of translate = posix attach p50 / its p50; "
-           "arena: no peer rows (one process by design); detach of pools untimed");
+           "arena: no peer rows (one process by design); offset: none of its own (Mooncake's receiver opens the "
+           "registered buffer: posix attach); detach of pools untimed");
 }
 
-/* What posix's rows are, and what a pool row's speedup divides. */
+/* What posix's rows are, and what each row's speedup divides. */
 static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
 {
     if (cfg->system_rows) {
-        add(l, "rows of the system's allocator: alloc and free per block; posix (mooncake): alloc = "
-               "shm_open + ftruncate + mmap + close, free = munmap + shm_unlink; - = a step this system "
-               "does not have");
+        add(l, "rows of the system: register = a buffer or pool created and made known (mooncake: "
+               "createSharedMemory = shm_open + ftruncate + mmap + close per buffer; flowipc_classic: its one "
+               "pool; flowipc_jemalloc: its arena, whose SHM pools are made per extent inside alloc); alloc, "
+               "free, alloc_reuse: a block inside registered memory (mooncake: OffsetBufferAllocator); - = a "
+               "step this system does not have");
     } else if (cfg->measure_mmap_only) {
         add(l, "posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = "
                "mmap of it, cleanup = munmap of it, timed one by one; no shm_open, ftruncate, close or "
                "shm_unlink is timed");
-        add(l, "speedup = posix mmap p50 / the pool row's p50 (free: posix munmap p50): pools against mmap "
-               "alone, not against createSharedMemory");
+        add(l, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, touch_reuse "
+               "against offset's same step; register against posix mmap alone (not createSharedMemory)");
     } else {
-        add(l, "posix (system: mooncake's createSharedMemory): total = shm_open + ftruncate + mmap + close; "
-               "cleanup = munmap + shm_unlink; one buffer alive at a time");
-        add(l, cfg->cleanup ? "speedup = posix total p50 / the pool row's p50 (free: posix cleanup p50)"
-                            : "speedup = posix total p50 / the pool row's p50 (free: none, --cleanup=false "
-                              "times no cleanup)");
+        add(l, "posix (Mooncake's registration cost, paid once per registered buffer, never per block: "
+               "createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + "
+               "shm_unlink; one buffer alive at a time");
+        add(l, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, touch_reuse "
+               "(per block) against offset's same step; register (per pool) against posix total; attach, "
+               "translate against posix attach");
     }
+}
+
+/* Mooncake Store's per-block path, as offset models it. */
+#define OFFSET_PATH                                                                                               \
+    "Mooncake Store's OffsetBufferAllocator::allocate / deallocate over OffsetAllocator (its bins, node pool "    \
+    "and mutex) in one SHM segment made as createSharedMemory makes it; on top of the bare OffsetAllocator each " \
+    "call adds the handle's weak_ptr (shared_from_this), the AllocatedBuffer (make_unique), the cur_size_ "     \
+    "atomic and the master's allocated-bytes gauges (global and per segment); upstream runs it in the master "   \
+    "service, the RPC by which a client's put reaches it is not modelled; free finds a block's handle by its "  \
+    "address (a shift and a load: the table frees by address, upstream's caller holds the handle)"
+
+/* With a system: its block allocator, under the same key for every system
+ * so that their headers pair. */
+static const char *system_blocks(const shmb_alloc_config_t *cfg)
+{
+    if (cfg->run[SHMB_ALLOC_OFFSET])
+        return "alloc, free: offset, " OFFSET_PATH;
+    if (cfg->run[SHMB_ALLOC_BIPC])
+        return "alloc, free: bipc, boost.interprocess rbtree_best_fit allocate / deallocate under the pool's "
+               "mutex in the one SHM pool (Flow-IPC SHM-classic)";
+    if (cfg->run[SHMB_ALLOC_JEMALLOC] || cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE])
+        return "alloc, free: jemalloc, mallocx / dallocx in a jemalloc arena whose extents are SHM pools "
+               "(Flow-IPC SHM-jemalloc)";
+    return "alloc, free: none (a buffer per registration alone)";
+}
+
+/* What the pools are (offset's path in full), and what register times. */
+static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
+{
+    if (cfg->system_rows)
+        add(l, system_blocks(cfg));
+    else
+        add(l, cfg->run[SHMB_ALLOC_OFFSET]
+                   ? "pools: offset (system: mooncake, below), bipc (system: flowipc_classic), jemalloc (system: "
+                     "flowipc_jemalloc; jemalloc_tcache: its thread-cached variant), arena (kernel: ideal "
+                     "lock-free pool, the lower bound)"
+                   : "pools: bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
+                     "jemalloc_tcache: its thread-cached variant), arena (kernel: ideal lock-free pool, the "
+                     "lower bound)");
+    if (!cfg->system_rows && cfg->run[SHMB_ALLOC_OFFSET])
+        add(l, "offset (system: mooncake): " OFFSET_PATH);
+#define POOLS_STEPS                                                                                               \
+    "pools: register = one pool per size created and mapped, timed once (offset: the segment and the "             \
+    "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); alloc, free, "           \
+    "alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside its SHM and "   \
+    "not overlapping before any figure counts (offset: also by its allocator, every block live and counted)"
+#define POOLS_TOUCH                                                                                               \
+    "; touch: one byte per page of each fresh block, timed block by block; the pages already in memory before it " \
+    "(mincore, untimed: the allocator wrote in them, e.g. bipc's block header, or a neighbour's touch did) are "   \
+    "counted on the row, which is then no first touch and has no speedup"
+#define POOLS_SHORT                                                                                               \
+    "; a working set under 2048 blocks makes short batches: each carries the header's timer overhead, that "      \
+    "divided by the working set per op"
+    const int short_batches = shmb_alloc_bench_working_set(cfg) < SHMB_ALLOC_ARENA_MIN_BATCH;
+    if (cfg->touch)
+        add(l, short_batches ? POOLS_STEPS POOLS_TOUCH POOLS_SHORT : POOLS_STEPS POOLS_TOUCH);
+    else
+        add(l, short_batches ? POOLS_STEPS POOLS_SHORT : POOLS_STEPS);
+#undef POOLS_SHORT
+#undef POOLS_TOUCH
+#undef POOLS_STEPS
+}
+
+/* When jemalloc's thread cache can serve: its limits read at run time, per
+ * size of the run, against the working set. Returns 0 or -errno (mallctl). */
+static int alloc_tcache(lines_t *l, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
+{
+    uint64_t sizes[SHMB_ALLOC_MAX_SIZES], max = 0, slots = 0;
+    const int n = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
+    int ret = shmb_alloc_tcache_reach(1, &max, &slots), fits = 0;
+    if (ret < 0)
+        return ret;
+    const size_t at = store->used;
+    put(store, "jemalloc_tcache: the thread cache holds sizes <= %llu KiB (arenas.tcache_max), blocks per size "
+               "class (arenas.bin.N.nregs, opt.tcache_nslots_*):", (unsigned long long)(max / 1024));
+    for (int i = 0; i < n && ret == 0; i++) {
+        if ((ret = shmb_alloc_tcache_reach(sizes[i] * 1024, &max, &slots)) < 0)
+            break;
+        put(store, "%s %llu KB %llu", i ? "," : "", (unsigned long long)sizes[i], (unsigned long long)slots);
+        fits += ws <= slots;
+    }
+    if (ret < 0) {
+        store->used = at;
+        return ret;
+    }
+    if (fits == 0)
+        put(store, "; a working set of %llu exceeds it at every size, so most calls reach the arena",
+            (unsigned long long)ws);
+    else if (fits == n)
+        put(store, "; a working set of %llu fits it at every size: the cache can serve the calls",
+            (unsigned long long)ws);
+    else
+        put(store, "; a working set of %llu fits it where it holds %llu or more (the cache can serve the calls "
+                   "there) and exceeds it elsewhere (most calls reach the arena)",
+            (unsigned long long)ws, (unsigned long long)ws);
+    add(l, end(store, at));
+    return 0;
 }
 
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
@@ -132,11 +235,14 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
     if (cfg->peer)
         alloc_peer(&l);
     alloc_posix(&l, cfg);
-    if (!cfg->system_rows)
-        add(&l, "bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; jemalloc_tcache: its "
-                "thread-cached variant), arena (kernel: ideal lock-free pool, the lower bound)");
-    add(&l, "pools: alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every "
-            "block checked inside its SHM and not overlapping before any figure counts");
+    alloc_pools(&l, cfg);
+    if (cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE]) {
+        int ret = alloc_tcache(&l, store, cfg);
+        if (ret < 0) {
+            store->used = start;
+            return ret;
+        }
+    }
     if (cfg->threads > 1) {
         const size_t at = store->used;
         put(store, "threads: %d at once per allocator and size, ", cfg->threads);
@@ -149,7 +255,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
         add(&l, end(store, at));
         add(&l, "threads: ns = per thread per op (percentiles over every thread's samples), iterations = "
                 "all threads' ops; ops_per_s = all threads' ops / wall time of the phases (posix: on total, "
-                "touch, cleanup only); posix: own segments per thread; bipc, jemalloc, jemalloc_tcache: ONE "
+                "touch, cleanup only); posix: own segments per thread; offset, bipc, jemalloc, jemalloc_tcache: ONE "
                 "pool shared by all (jemalloc_tcache: a tcache per thread); arena: one arena per thread (no "
                 "sharing, the bound)");
     }

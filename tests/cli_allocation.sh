@@ -20,8 +20,8 @@ out=$("$bin" --version 2>&1)
 rc=$?
 if [ "$rc" -ne 0 ]; then fail "--helpshort exit $rc"; fi
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
-for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" "min_ops int64 100000" \
-         "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,arena,bipc,jemalloc,jemalloc_tcache"' \
+for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" "min_ops int64 100000" "working_set int64 2048" \
+         "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,offset,arena,bipc,jemalloc"' \
          "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
          'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1" \
          "peer_process bool false"; do
@@ -52,7 +52,10 @@ expect_usage_error "$bin" shm_prefix --shm_prefix=no_slash
 expect_usage_error "$bin" shm_prefix --shm_prefix=/a/b
 expect_usage_error "$bin" cleanup --cleanup=maybe
 expect_usage_error "$bin" bogus --bogus=1
-expect_usage_error "$bin" max_size_kb --num_iterations=100000 --max_size_kb=1048576  # arena over 16 TiB
+expect_usage_error "$bin" max_size_kb --working_set=100000 --max_size_kb=1048576  # arena over 16 TiB
+expect_usage_error "$bin" working_set --working_set=0
+expect_usage_error "$bin" working_set --working_set=100000001
+expect_usage_error "$bin" working_set --working_set=8 --peer_process  # over 4096 rounds of --min_ops
 expect_usage_error "$bin" measure_mmap_only --system=mooncake --measure_mmap_only
 expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=-2
@@ -83,16 +86,28 @@ print("\n".join(b["name"] for b in d["benchmarks"]))' "$work/a.json")
 [ $? -eq 0 ] && ok || fail "json does not parse"
 [ "$(echo "$names" | wc -l)" -eq "$rows" ] && ok || fail "json rows differ from the table"
 for n in shm_alloc/posix/shm_open/size_kb:4 shm_alloc/posix/total/size_kb:16 \
-         shm_alloc/posix/cleanup/size_kb:8 shm_alloc/arena/setup/size_kb:4 \
+         shm_alloc/posix/cleanup/size_kb:8 shm_alloc/arena/register/size_kb:4 \
+         shm_alloc/offset/register/size_kb:4 shm_alloc/offset/alloc/size_kb:16 shm_alloc/offset/free/size_kb:8 \
          shm_alloc/arena/alloc/size_kb:16 shm_alloc/arena/free/size_kb:16 \
          shm_alloc/arena/alloc_reuse/size_kb:4 shm_alloc/posix/close/size_kb:8 \
          shm_alloc/bipc/alloc/size_kb:16 shm_alloc/jemalloc/free/size_kb:4 \
-         shm_alloc/jemalloc_tcache/alloc_reuse/size_kb:8; do
+         shm_alloc/jemalloc/alloc_reuse/size_kb:8; do
   echo "$names" | grep -qx "$n" && ok || fail "json lacks $n"
   grep -q "^$n," "$work/t.csv" && ok || fail "csv lacks $n"
 done
-table_rows "$work/t.txt" | awk '$2!="posix" && $3=="alloc" && $NF+0 <= 1 {bad=1} END {exit bad}' \
-  && ok || fail "pool alloc rows lack a speedup above 1"
+# a block against offset's block (the arena, the bound, beats it), a pool against createSharedMemory
+table_rows "$work/t.txt" | awk '$2=="arena" && $3 ~ /^(alloc|free)$/ && $NF+0 <= 1 {bad=1} END {exit bad}' \
+  && ok || fail "arena rows lack a speedup above 1 against offset"
+table_rows "$work/t.txt" | awk '$2=="offset" && $3 ~ /^(alloc|free|alloc_reuse)$/ && NF != 9 {bad=1}
+                                $2!="posix" && $3=="register" && NF != 10 {bad=1} END {exit bad}' \
+  && ok || fail "offset's block rows carry a speedup, or a register row lacks one"
+table_rows "$work/t.txt" | grep -q jemalloc_tcache && fail "jemalloc_tcache runs by default" || ok
+# jemalloc_tcache by name: its note gives the cache's limits against the working set
+"$bin" "${quick[@]}" --allocator=jemalloc_tcache --working_set=8 >"$work/tc.txt" 2>/dev/null || fail "tcache run"
+grep -q '^# jemalloc_tcache: the thread cache holds sizes <= [0-9]* KiB (arenas.tcache_max), blocks per size class (arenas.bin.N.nregs, opt.tcache_nslots_\*): 4 KB [0-9]*, 8 KB [0-9]*, 16 KB [0-9]*; a working set of 8 ' "$work/tc.txt" \
+  && ok || fail "no tcache note: $(grep '^# jemalloc_tcache' "$work/tc.txt")"
+table_rows "$work/tc.txt" | awk '$3 == "alloc" && $4 != 10240 {bad = 1} END {exit bad}' \
+  && ok || fail "--working_set=8: alloc rows not of 10240 operations"
 [ "$(table_rows "$work/t.txt" | awk '$2!="posix" && $3 ~ /^(alloc|free|alloc_reuse)$/ && $4 != 10240' | wc -l)" -eq 0 ] \
   && ok || fail "--min_ops=10240: pool rows not of 5 rounds x 2048: $(table_rows "$work/t.txt" | awk '$3=="alloc"')"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
@@ -126,18 +141,19 @@ table_rows "$work/m.txt" | awk '$2=="posix"{print $3}' | sort -u | tr '\n' ' ' |
   && ok || fail "mmap_only rows: $(table_rows "$work/m.txt" | awk '{print $3}' | sort -u | tr '\n' ' ')"
 
 # the notes say what each mode times and what the speedup compares
-grep -q '^# posix (system: mooncake.s createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' "$work/t.txt" \
-  && grep -q '^# speedup = posix total p50 / the pool row.s p50 (free: posix cleanup p50)' "$work/t.txt" \
+grep -q '^# posix (Mooncake.s registration cost, paid once per registered buffer, never per block: createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' "$work/t.txt" \
+  && grep -q '^# speedup = Mooncake.s p50 / the row.s p50: alloc, free, alloc_reuse, touch, touch_reuse (per block) against offset.s same step; register (per pool) against posix total' "$work/t.txt" \
+  && grep -q '^# offset (system: mooncake): Mooncake Store.s OffsetBufferAllocator' "$work/t.txt" \
   && ok || fail "default notes: $(grep '^# \(posix\|speedup\)' "$work/t.txt")"
 grep -q '^# posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = mmap of it, cleanup = munmap of it' "$work/m.txt" \
-  && grep -q '^# speedup = posix mmap p50 / the pool row.s p50 (free: posix munmap p50)' "$work/m.txt" \
+  && grep -q '^# speedup = .*register against posix mmap alone (not createSharedMemory)' "$work/m.txt" \
   && ok || fail "mmap_only notes: $(grep '^# \(posix\|speedup\)' "$work/m.txt")"
-grep -q 'total = shm_open\|speedup = posix total\|cleanup = munmap + shm_unlink' "$work/m.txt" \
+grep -q 'total = shm_open\|against posix total\|cleanup = munmap + shm_unlink' "$work/m.txt" \
   && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' "$work/m.txt")" || ok
 grep -q '/ pool mean' "$work/t.txt" "$work/m.txt" && fail "a note still says speedups use means" || ok
 
 # --threads=2: every allocator runs, rows carry /threads:2, nothing is left
-for a in posix arena bipc jemalloc jemalloc_tcache; do
+for a in posix offset arena bipc jemalloc jemalloc_tcache; do
   "$bin" "${quick[@]}" --allocator=$a --threads=2 --format=json >"$work/th.json" 2>"$work/th.err" \
     || fail "--threads=2 --allocator=$a: $(cat "$work/th.err")"
   "$python" -c '
@@ -251,11 +267,11 @@ tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/attach/size_kb:16,' && tr -d '\
 import json, sys
 b = {x["name"]: x for x in json.load(open(sys.argv[1]))["benchmarks"]}
 assert "shm_alloc/bipc/attach/size_kb:4" in b and b["shm_alloc/bipc/attach/size_kb:4"]["iterations"] == 1, b.keys()
-for a in ("bipc", "jemalloc", "jemalloc_tcache"):
+for a in ("bipc", "jemalloc"):
     at, tr = b["shm_alloc/%s/attach/size_kb:4" % a], b["shm_alloc/%s/translate/size_kb:4" % a]
     assert at["iterations"] >= 1 and at["real_time"] > 0, at
     assert tr["iterations"] >= 10240 and 0 < tr["real_time"] < b["shm_alloc/posix/attach/size_kb:4"]["real_time"], tr
-assert not [n for n in b if n.startswith("shm_alloc/arena/") and n.split("/")[2] in ("attach", "translate")]
+assert not [n for n in b if n.split("/")[1] in ("arena", "offset") and n.split("/")[2] in ("attach", "translate")]
 ' "$work/pp.json" && ok || fail "peer pool rows"
 "$bin" "${quick[@]}" --max_size_kb=4 --peer_process >"$work/pp.txt" 2>/dev/null
 grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on the first handle naming it" "$work/pp.txt" \

@@ -63,6 +63,24 @@ for bench in "${!args[@]}"; do
   [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench: segments left"
 done
 
+# allocation: each system answers the same questions under the same steps;
+# mooncake's register is createSharedMemory and its blocks offset's, each
+# Flow-IPC flavour registers its pool and allocates its blocks: no dash in
+# any of them
+for system in mooncake flowipc_classic flowipc_jemalloc; do
+  "$bindir/shm_allocation_bench" "${common[@]}" ${args[shm_allocation_bench]} --system=$system \
+    >"$work/a_$system.txt" 2>"$work/err" || fail "allocation --system=$system: $(cat "$work/err")"
+  [ "$(table_rows "$work/a_$system.txt" | awk '$1 == 4 {printf "%s ", $2}')" \
+    = "register alloc free alloc_reuse touch touch_reuse " ] && ok \
+    || fail "allocation --system=$system steps: $(table_rows "$work/a_$system.txt" | awk '{print $2}' | tr '\n' ' ')"
+  table_rows "$work/a_$system.txt" | awk '$3 == "-" {bad = 1} END {exit bad}' && ok \
+    || fail "allocation --system=$system: a step unmeasured: $(table_rows "$work/a_$system.txt" | awk '$3 == "-"')"
+done
+grep -q '^# alloc, free: offset, Mooncake Store.s OffsetBufferAllocator' "$work/a_mooncake.txt" \
+  && grep -q '^# alloc, free: bipc, ' "$work/a_flowipc_classic.txt" && grep -q '^# alloc, free: jemalloc, ' \
+  "$work/a_flowipc_jemalloc.txt" && ok || fail "allocation --system: no note of each system's block allocator"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "allocation --system runs left segments"
+
 # The header names the commit the binary was built from (a git checkout), and
 # the build; the JSON context carries the same.
 if head=$(git -C "$srcdir" rev-parse HEAD 2>/dev/null); then

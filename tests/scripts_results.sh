@@ -151,7 +151,7 @@ grep -q "yerrorbars" "$g" && grep -q "p10-p90 of the 9 repetitions" "$g" && ok |
 grep -q "flags: .*cold=true" "$g" && grep -q "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
   && ok || fail "transfer: title lacks the flags or the CPU"
 grep -q "#000000" "$g" && grep -q "#009E73" "$g" && ok || fail "transfer: not the Okabe-Ito palette"
-grep -q "setup: one pool" "$work/gp/allocation.gp" && ok || fail "allocation: no setup panel"
+grep -q "register: a buffer or pool" "$work/gp/allocation.gp" && ok || fail "allocation: no register panel"
 grep -q "set logscale y" "$work/gp/allocation.gp" && ok || fail "allocation: no log y"
 "$py" "$src/scripts/results.py" plotdata "$work/one" "$work/gp1" >/dev/null && ok || fail "plotdata one"
 g=$work/gp1/transfer.gp

@@ -108,17 +108,17 @@ static void test_arena_blocks_and_space(void **state)
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 0, &bytes), -EINVAL);
 }
 
-/* --system's allocator: each system's, by name; nothing else is a system. */
+/* --system's allocators: each system's, by name; nothing else is a system. */
 static void test_system_kind(void **state)
 {
     (void)state;
-    assert_int_equal(shmb_alloc_system_kind("mooncake"), SHMB_ALLOC_POSIX);
-    assert_int_equal(shmb_alloc_system_kind("flowipc_classic"), SHMB_ALLOC_BIPC);
-    assert_int_equal(shmb_alloc_system_kind("flowipc_jemalloc"), SHMB_ALLOC_JEMALLOC);
-    assert_int_equal(shmb_alloc_system_kind("jemalloc"), -EINVAL);
-    assert_int_equal(shmb_alloc_system_kind("linear"), -EINVAL);
-    assert_int_equal(shmb_alloc_system_kind(""), -EINVAL);
-    assert_int_equal(shmb_alloc_system_kind(NULL), -EINVAL);
+    assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc");
+    assert_null(shmb_alloc_system_allocators("jemalloc"));
+    assert_null(shmb_alloc_system_allocators("linear"));
+    assert_null(shmb_alloc_system_allocators(""));
+    assert_null(shmb_alloc_system_allocators(NULL));
 }
 
 static void test_space_counts_what_is_kept(void **state)
@@ -160,20 +160,21 @@ static void test_default_rows(void **state)
 {
     (void)state;
     shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_OFFSET] = 1;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
-    /* sizes 4, 8, 12; posix 6 steps, arena 4 steps */
-    assert_int_equal(rows.n, 3 * 10);
+    /* sizes 4, 8, 12; posix 6 steps, offset and arena 4 steps each */
+    assert_int_equal(rows.n, 3 * 14);
     static const char *posix[] = {"shm_open", "ftruncate", "mmap", "close", "total", "cleanup"};
-    static const char *arena[] = {"setup", "alloc", "free", "alloc_reuse"};
+    static const char *pool[] = {"register", "alloc", "free", "alloc_reuse"};
     for (int i = 0; i < 6; i++)
         assert_true(has_row(&rows, "posix", posix[i], 12));
     for (int i = 0; i < 4; i++)
-        assert_true(has_row(&rows, "arena", arena[i], 12));
+        assert_true(has_row(&rows, "arena", pool[i], 12) && has_row(&rows, "offset", pool[i], 12));
     assert_false(has_row(&rows, "posix", "touch", 4));
     const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 4, 0);
     assert_true(total->iterations == 8 && total->ns.count == 8);
@@ -183,11 +184,19 @@ static void test_default_rows(void **state)
     for (int i = 0; i < 4; i++)
         sum += shmb_rows_find(&rows, "posix", posix[i], 4, 0)->ns.mean;
     assert_float_equal(total->ns.mean, sum, 1e-6 * sum);
+    /* a block's steps against Mooncake's block (offset), a pool against its registration (posix total) */
     const shmb_row_t *alloc = shmb_rows_find(&rows, "arena", "alloc", 4, 0);
+    const shmb_row_t *offset = shmb_rows_find(&rows, "offset", "alloc", 4, 0);
     assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
-    assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
-    assert_true(shmb_rows_find(&rows, "arena", "free", 4, 0)->speedup > 0);
-    assert_true(shmb_rows_find(&rows, "arena", "setup", 4, 0)->speedup == 0);
+    assert_float_equal(alloc->speedup, offset->ns.p50 / alloc->ns.p50, 1e-9);
+    const shmb_row_t *free_row = shmb_rows_find(&rows, "arena", "free", 4, 0);
+    assert_float_equal(free_row->speedup, shmb_rows_find(&rows, "offset", "free", 4, 0)->ns.p50 / free_row->ns.p50,
+                       1e-9);
+    assert_true(offset->speedup == 0 && shmb_rows_find(&rows, "offset", "free", 4, 0)->speedup == 0);
+    for (int k = SHMB_ALLOC_OFFSET; k <= SHMB_ALLOC_ARENA; k++) {
+        const shmb_row_t *reg = shmb_rows_find(&rows, shmb_alloc_kind_name((shmb_alloc_kind_t)k), "register", 4, 0);
+        assert_float_equal(reg->speedup, total->ns.p50 / reg->ns.p50, 1e-9);
+    }
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -255,7 +264,7 @@ static void test_no_cleanup_keeps_segments(void **state)
 }
 
 /* Flow-IPC's allocators: the arena's rows, blocks checked, speedup against
- * posix total, nothing left behind. */
+ * Mooncake's offset per block and posix total per pool, nothing left behind. */
 static void test_pool_allocators(void **state)
 {
     (void)state;
@@ -263,6 +272,7 @@ static void test_pool_allocators(void **state)
                                               SHMB_ALLOC_JEMALLOC_TCACHE};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         shmb_alloc_config_t c = small_config();
+        c.run[SHMB_ALLOC_OFFSET] = 1;
         c.run[kinds[k]] = 1;
         c.touch = 1;
         shmb_rows_t rows = {0};
@@ -270,20 +280,39 @@ static void test_pool_allocators(void **state)
         char why[256] = "";
         assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
         const char *name = shmb_alloc_kind_name(kinds[k]);
-        static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
-        for (int i = 0; i < 6; i++)
+        static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
+        for (int i = 0; i < 6; i++) {
             assert_true(has_row(&rows, name, steps[i], 8));
+            const shmb_row_t *row = shmb_rows_find(&rows, name, steps[i], 12, 0);
+            const shmb_row_t *base = i == 0 ? shmb_rows_find(&rows, "posix", "total", 12, 0)
+                                            : shmb_rows_find(&rows, "offset", steps[i], 12, 0);
+            if (strstr(row->note, "pages in memory before") && strncmp(row->note, "0/", 2) != 0) /* no first touch */
+                assert_true(row->speedup == 0);
+            else
+                assert_float_equal(row->speedup, base->ns.p50 / row->ns.p50, 1e-9);
+        }
+        /* offset never writes in its range: a fresh block's pages are all fresh; bipc's block header
+         * sits in the page of its first byte, so a 4 KB block's only page was faulted by the allocator */
+        char fresh[48];
+        snprintf(fresh, sizeof(fresh), "0/%d pages in memory before", SHMB_ALLOC_ARENA_MIN_BATCH);
+        assert_string_equal(shmb_rows_find(&rows, "offset", "touch", 4, 0)->note, fresh);
+        const shmb_row_t *touch = shmb_rows_find(&rows, name, "touch", 4, 0);
+        if (kinds[k] == SHMB_ALLOC_BIPC) {
+            char want[48];
+            snprintf(want, sizeof(want), "%d/%d pages in memory before", SHMB_ALLOC_ARENA_MIN_BATCH,
+                     SHMB_ALLOC_ARENA_MIN_BATCH);
+            assert_string_equal(touch->note, want);
+            assert_true(touch->speedup == 0);
+        }
         const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
-        const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 12, 0);
         assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
-        assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
         assert_int_equal(count_ours(0), 0);
         assert_int_equal(shmb_segment_registered(), 0);
         shmb_rows_free(&rows);
     }
 }
 
-static const char *const system_steps[] = {"setup", "alloc", "free", "alloc_reuse"};
+static const char *const system_steps[] = {"register", "alloc", "free", "alloc_reuse"};
 
 /* One system's rows: step names alone, the same keys in the same order for
  * every system, a dash row where a system has no such step. */
@@ -309,13 +338,23 @@ static void test_system_rows(void **state)
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
-    /* posix: no setup, no reuse; alloc = total, free = cleanup, 8 each */
-    assert_true(rows.v[0].iterations == 0 && rows.v[3].iterations == 0);
-    assert_true(rows.v[1].iterations == 8 && rows.v[2].iterations == 8);
-    assert_true(rows.v[1].ns.mean > rows.v[2].ns.mean * 0.01);
+    /* posix alone: register = total (createSharedMemory, 8 samples), no block steps */
+    assert_true(rows.v[0].iterations == 8 && rows.v[1].iterations == 0 && rows.v[2].iterations == 0 &&
+                rows.v[3].iterations == 0);
     shmb_rows_free(&rows);
 
-    c.run[SHMB_ALLOC_POSIX] = 0;
+    /* mooncake: register = posix total, the block steps offset's, no speedups */
+    c.run[SHMB_ALLOC_OFFSET] = 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    check_system_rows(&rows);
+    assert_true(rows.v[0].iterations == 8);
+    for (size_t i = 1; i < 4; i++)
+        assert_true(rows.v[i].iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH);
+    for (size_t i = 0; i < rows.n; i++)
+        assert_true(rows.v[i].speedup == 0);
+    shmb_rows_free(&rows);
+
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 0;
     c.run[SHMB_ALLOC_BIPC] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
@@ -323,7 +362,9 @@ static void test_system_rows(void **state)
         assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
     shmb_rows_free(&rows);
 
-    c.run[SHMB_ALLOC_POSIX] = 1; /* a system is one allocator */
+    c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and one pool at most */
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c.run[SHMB_ALLOC_POSIX] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(count_ours(0), 0);
 }
@@ -343,13 +384,13 @@ static void test_threads_rows(void **state)
     uint64_t kept = 0;
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 2 * (6 + 4 * 4));
+    assert_int_equal(rows.n, 2 * (6 + 5 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
     const uint64_t per_thread = SHMB_ALLOC_ARENA_MIN_BATCH; /* blocks in a working set */
     const uint64_t rounds = ROUNDS;
     static const char *steps[] = {"alloc", "free", "alloc_reuse"};
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
         for (int i = 0; i < 3; i++) {
             const shmb_row_t *r = shmb_rows_find(&rows, name, steps[i], 8, 0);
@@ -359,10 +400,10 @@ static void test_threads_rows(void **state)
             assert_true(r->items_per_second > 0);
             assert_true(r->items_per_second <= 2 * 1e9 / r->ns.mean * 1.000001);
         }
-        const shmb_row_t *setup = shmb_rows_find(&rows, name, "setup", 4, 0);
+        const shmb_row_t *reg = shmb_rows_find(&rows, name, "register", 4, 0);
         /* the arena is single-threaded: one per thread, said on its rows; the others share one pool */
-        assert_true(setup->ns.count == (k == SHMB_ALLOC_ARENA ? 2u : 1u));
-        assert_string_equal(setup->note, k == SHMB_ALLOC_ARENA ? "one arena per thread" : "");
+        assert_true(reg->ns.count == (k == SHMB_ALLOC_ARENA ? 2u : 1u));
+        assert_string_equal(reg->note, k == SHMB_ALLOC_ARENA ? "one arena per thread" : "");
     }
     const shmb_row_t *total = shmb_rows_find(&rows, "posix", "total", 4, 0);
     assert_true(total->iterations == 2 * 8 && total->ns.count == 2 * 8);
@@ -372,7 +413,7 @@ static void test_threads_rows(void **state)
     assert_true(shmb_rows_find(&rows, "posix", "shm_open", 4, 0)->items_per_second == 0);
     assert_true(shmb_rows_find(&rows, "posix", "close", 4, 0)->items_per_second == 0);
     const shmb_row_t *alloc = shmb_rows_find(&rows, "bipc", "alloc", 4, 0);
-    assert_float_equal(alloc->speedup, total->ns.p50 / alloc->ns.p50, 1e-9);
+    assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -433,7 +474,7 @@ static void test_threads_verification(void **state)
 {
     (void)state;
     static unsigned char not_shm[1 << 20];
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         shmb_alloc_config_t c = small_config();
         c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
         c.run[k] = 1;
@@ -488,6 +529,41 @@ static void test_threads_space_and_bad(void **state)
     c.threads = -1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
+}
+
+/* --working_set sets the live blocks of every pool's round; with a peer,
+ * at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds; out of range refused. */
+static void test_working_set(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_POSIX] = 0;
+    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
+    c.max_size_kb = 4;
+    assert_true(shmb_alloc_bench_working_set(&c) == SHMB_ALLOC_ARENA_MIN_BATCH);
+    c.working_set = 8;
+    assert_true(shmb_alloc_bench_working_set(&c) == 8);
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
+    for (int i = 0; i < 3; i++) {
+        const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
+        assert_true(r->ns.count == (MIN_OPS + 7) / 8 && r->iterations == r->ns.count * 8);
+    }
+    shmb_rows_free(&rows);
+    uint64_t bytes = 0;
+    c.working_set = SHMB_ALLOC_MAX_ITERATIONS + 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    shmb_peer_t peer;
+    c.peer = &peer; /* never started: refused before it is used */
+    c.working_set = 1;
+    c.min_ops = SHMB_ALLOC_PEER_MAX_ROUNDS + 1;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(0), 0);
 }
 
 static void test_bad_config(void **state)
@@ -579,10 +655,11 @@ static void test_peer_posix(void **state)
     c.system_rows = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 3 * 7);
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
+    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].step, steps[i % 7]);
     assert_true(rows.v[4].iterations == 8 && rows.v[5].iterations == 8 && rows.v[6].iterations == 0);
+    assert_true(rows.v[0].iterations == 8 && rows.v[1].iterations == 0); /* register only */
     shmb_rows_free(&rows);
 
     uint64_t with = 0, without = 0;
@@ -651,7 +728,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    static const char *steps[] = {"setup", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
+    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
     assert_int_equal(rows.n, 7);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, steps[i]);
@@ -659,9 +736,11 @@ static void test_peer_pools(void **state)
     }
     shmb_rows_free(&rows);
     c.run[SHMB_ALLOC_BIPC] = 0;
-    c.run[SHMB_ALLOC_POSIX] = 1;
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 7);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(rows.v[i].iterations > 0);
     assert_true(rows.v[4].iterations > 0 && rows.v[5].iterations > 0 && rows.v[6].iterations == 0);
     shmb_rows_free(&rows);
 
@@ -701,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_touch_and_single_allocator),
         cmocka_unit_test(test_mmap_only),
         cmocka_unit_test(test_no_cleanup_keeps_segments),
+        cmocka_unit_test(test_working_set),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_min_ops),
         cmocka_unit_test(test_bad_prefix_fails_cleanly),

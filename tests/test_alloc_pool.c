@@ -26,7 +26,7 @@ static void test_table(void **state)
     (void)state;
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_POSIX));
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_KINDS));
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         assert_non_null(ops);
         assert_int_equal(ops->kind, k);
@@ -39,6 +39,10 @@ static void test_table(void **state)
     /* the arena is the bound of a pool that shares nothing: one per thread, one process */
     const shmb_alloc_pool_ops_t *arena = shmb_alloc_pool_ops(SHMB_ALLOC_ARENA);
     assert_true(arena->per_thread && !arena->lend);
+    /* offset: Mooncake's allocator, one shared by every thread; its receiver opens the buffer (posix) */
+    const shmb_alloc_pool_ops_t *offset = shmb_alloc_pool_ops(SHMB_ALLOC_OFFSET);
+    assert_true(!offset->per_thread && !offset->lend && offset->verify);
+    assert_true(offset->shm_bytes(BYTES, BLOCKS) == (uint64_t)BYTES * BLOCKS); /* 4 KB is its own bin */
     assert_true(shmb_alloc_pool_ops(SHMB_ALLOC_BIPC)->peer_kind == SHMB_ALLOC_PEER_CLASSIC);
     assert_true(shmb_alloc_pool_ops(SHMB_ALLOC_JEMALLOC)->peer_kind == SHMB_ALLOC_PEER_JEMALLOC);
 }
@@ -49,7 +53,7 @@ static void test_each_pool(void **state)
 {
     (void)state;
     static unsigned char not_shm[BYTES * 2];
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
@@ -106,11 +110,69 @@ static void test_each_pool(void **state)
     }
 }
 
+/* A pool with a check of its own (offset: shmb_offset_verify) catches what
+ * the driver's cannot: a freed block still listed (inside the SHM, not
+ * overlapping), and a live block left out of the list. */
+static void test_own_verify(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
+        if (!ops->verify)
+            continue;
+        checked++;
+        shmb_alloc_pool_t pool = {.ops = ops};
+        shmb_alloc_pool_t *pools[] = {&pool};
+        assert_int_equal(ops->create(&pool, PREFIX, (size_t)ops->shm_bytes(BYTES, BLOCKS)), 0);
+        void *blocks[BLOCKS];
+        uint64_t order[BLOCKS], seventh = 7;
+        for (uint64_t i = 0; i < BLOCKS; i++)
+            order[i] = i;
+        char why[256] = "";
+        assert_int_equal(ops->alloc(&pool, BYTES, blocks, BLOCKS), 0);
+        assert_int_equal(ops->verify(&pool, blocks, BLOCKS, why, sizeof(why)), 0);
+        assert_int_equal(ops->free(&pool, blocks, &seventh, 1), 0); /* blocks[7] freed, still listed */
+        assert_int_equal(shmb_alloc_pool_verify(pools, BLOCKS, blocks, BLOCKS, BYTES, "alloc", why, sizeof(why)),
+                         -EPROTO);
+        assert_non_null(strstr(why, "not a live block"));
+        assert_int_equal(ops->free(&pool, blocks, &seventh, 1), -EINVAL); /* nor can it be freed twice */
+        assert_int_equal(ops->alloc(&pool, BYTES, &blocks[7], 1), 0);
+        why[0] = '\0';
+        assert_int_equal(shmb_alloc_pool_verify(pools, BLOCKS, blocks, BLOCKS - 1, BYTES, "alloc", why, sizeof(why)),
+                         -EPROTO); /* the last block live but left out: the allocator counts one more */
+        assert_non_null(strstr(why, "the allocator counts"));
+        assert_int_equal(ops->empty(&pool, blocks, order, BLOCKS), 0);
+        uint64_t left = 0;
+        assert_int_equal(ops->destroy(&pool, 1, &left), 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+    }
+    assert_true(checked >= 1); /* offset has one */
+    assert_non_null(shmb_alloc_pool_ops(SHMB_ALLOC_OFFSET)->verify);
+}
+
+/* A failed run leaves blocks live: destroy gives them back and unlinks. */
+static void test_destroy_with_live_blocks(void **state)
+{
+    (void)state;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
+        shmb_alloc_pool_t pool = {.ops = ops};
+        void *blocks[BLOCKS];
+        assert_int_equal(ops->create(&pool, PREFIX, (size_t)ops->shm_bytes(BYTES, BLOCKS)), 0);
+        assert_int_equal(ops->alloc(&pool, BYTES, blocks, BLOCKS / 2), 0);
+        uint64_t left = 0;
+        assert_int_equal(ops->destroy(&pool, 1, &left), 0);
+        assert_true(left == 0);
+        assert_int_equal(shmb_segment_registered(), 0);
+    }
+}
+
 /* A pool that cannot be created (a prefix without its slash) leaves nothing. */
 static void test_create_fails_cleanly(void **state)
 {
     (void)state;
-    for (int k = SHMB_ALLOC_ARENA; k < SHMB_ALLOC_KINDS; k++) {
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
         void *block;
@@ -123,6 +185,32 @@ static void test_create_fails_cleanly(void **state)
         assert_true(ret < 0);
         assert_int_equal(shmb_segment_registered(), 0);
     }
+}
+
+/* jemalloc's settings, read at each width they have, and the thread cache's
+ * reach built on them: a class up to tcache_max keeps an even count, above
+ * it nothing. */
+static void test_tcache_reach(void **state)
+{
+    (void)state;
+    int64_t v = -1;
+    assert_int_equal(shmb_fipc_jemalloc_setting("no.such.setting", &v), -ENOENT);
+    assert_int_equal(shmb_fipc_jemalloc_setting(NULL, &v), -EINVAL);
+    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", NULL), -EINVAL);
+    assert_true(v == -1);
+    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", &v), 0); /* bool */
+    assert_true(v == 0 || v == 1);
+    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.bin.0.nregs", &v), 0); /* uint32_t */
+    assert_true(v > 1);
+    int64_t max = 0;
+    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.tcache_max", &max), 0); /* size_t */
+    uint64_t got_max = 0, slots = 0;
+    assert_int_equal(shmb_alloc_tcache_reach(1, &got_max, &slots), 0);
+    assert_true(got_max == (uint64_t)max && slots >= 2 && slots % 2 == 0);
+    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max, &got_max, &slots), 0);
+    assert_true(slots >= 1);
+    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max + 1, &got_max, &slots), 0);
+    assert_true(slots == 0);
 }
 
 /* A failed assertion jumps over the destroy: its pool is unlinked here. */
@@ -141,8 +229,11 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_tcache_reach),
         cmocka_unit_test_teardown(test_each_pool, unlink_left),
         cmocka_unit_test_teardown(test_create_fails_cleanly, unlink_left),
+        cmocka_unit_test_teardown(test_own_verify, unlink_left),
+        cmocka_unit_test_teardown(test_destroy_with_live_blocks, unlink_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

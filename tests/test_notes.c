@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "alloc_internal.h"
 #include "shmbench/notes.h"
 #include "shmbench/sysinfo.h"
 
@@ -107,16 +108,32 @@ static void test_alloc_default(void **state)
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
-    assert_true(has_note(&r, "posix (system: mooncake's createSharedMemory): total = "));
-    assert_string_equal(r.notes[1], "speedup = posix total p50 / the pool row's p50 (free: posix cleanup p50)");
-    assert_true(has_note(&r, "bipc (system: flowipc_classic)"));
-    assert_true(has_note(&r, "pools: alloc, free"));
+    assert_true(has_note(&r, "posix (Mooncake's registration cost, paid once per registered buffer"));
+    assert_true(has_note(&r, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, "
+                             "touch_reuse (per block) against offset's same step; register (per pool) against "
+                             "posix total"));
+    assert_true(has_note(&r, "pools: bipc (system: flowipc_classic)"));
+    assert_true(has_note(&r, "pools: register = one pool per size"));
+    assert_false(has_note(&r, "offset (system: mooncake): "));
     assert_int_equal(store.used, 0); /* nothing composed */
-    c.touch = 1;                     /* first-touch rows need no note of their own */
+    c.touch = 1; /* first-touch rows: what makes one no first touch, in the pools' note */
     shmb_report_t t = fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 4);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 3; i++)
         assert_string_equal(t.notes[i], r.notes[i]);
+    assert_true(strncmp(t.notes[3], r.notes[3], strlen(r.notes[3])) == 0);
+    assert_string_equal(t.notes[3] + strlen(r.notes[3]),
+                        "; touch: one byte per page of each fresh block, timed block by block; the pages already "
+                        "in memory before it (mincore, untimed: the allocator wrote in them, e.g. bipc's block "
+                        "header, or a neighbour's touch did) are counted on the row, which is then no first touch "
+                        "and has no speedup");
+    c.run[SHMB_ALLOC_OFFSET] = 1; /* Mooncake's block allocator: its path, item by item */
+    t = fresh_report();
+    assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 5);
+    assert_true(has_note(&t, "pools: offset (system: mooncake, below)"));
+    assert_true(has_note(&t, "offset (system: mooncake): Mooncake Store's OffsetBufferAllocator"));
+    assert_non_null(strstr(t.notes[3], "weak_ptr (shared_from_this), the AllocatedBuffer (make_unique), the "
+                                       "cur_size_ atomic and the master's allocated-bytes gauges"));
 }
 
 static void test_alloc_modes(void **state)
@@ -124,30 +141,45 @@ static void test_alloc_modes(void **state)
     (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
-    c.cleanup = 0;
+    c.measure_mmap_only = 1;
     shmb_report_t r = fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
-    assert_non_null(strstr(r.notes[1], "(free: none, --cleanup=false times no cleanup)"));
-
-    c = alloc_cfg();
-    c.measure_mmap_only = 1;
-    r = fresh_report();
-    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
     assert_true(has_note(&r, "posix (--measure_mmap_only): one segment per size"));
-    assert_true(has_note(&r, "speedup = posix mmap p50"));
+    assert_non_null(strstr(r.notes[1], "register against posix mmap alone (not createSharedMemory)"));
 
     c = alloc_cfg();
     c.system_rows = 1;
     c.measure_mmap_only = 1; /* --system wins: the main refuses the pair */
     r = fresh_report();
-    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 2);
-    assert_true(has_note(&r, "rows of the system's allocator"));
-    assert_false(has_note(&r, "bipc (system"));
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 3);
+    assert_true(has_note(&r, "rows of the system: register = a buffer or pool created and made known (mooncake: "
+                             "createSharedMemory"));
+    assert_false(has_note(&r, "pools: bipc (system"));
+    assert_true(has_note(&r, "alloc, free: none"));
+    /* each system's block allocator under one key, so that the headers pair */
+    static const int systems[][2] = {{SHMB_ALLOC_POSIX, SHMB_ALLOC_OFFSET}, {SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
+                                     {SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
+    static const char *blocks[] = {"alloc, free: offset, Mooncake Store's OffsetBufferAllocator",
+                                   "alloc, free: bipc, boost.interprocess", "alloc, free: jemalloc, mallocx"};
+    for (int i = 0; i < 3; i++) {
+        memset(c.run, 0, sizeof(c.run));
+        c.run[systems[i][0]] = c.run[systems[i][1]] = 1;
+        r = fresh_report();
+        assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 3);
+        assert_string_equal(r.notes[0], "rows of the system: register = a buffer or pool created and made known "
+                                        "(mooncake: createSharedMemory = shm_open + ftruncate + mmap + close per "
+                                        "buffer; flowipc_classic: its one pool; flowipc_jemalloc: its arena, whose "
+                                        "SHM pools are made per extent inside alloc); alloc, free, alloc_reuse: a "
+                                        "block inside registered memory (mooncake: OffsetBufferAllocator); - = a "
+                                        "step this system does not have");
+        assert_true(has_note(&r, blocks[i]));
+    }
 
     c = alloc_cfg();
     c.peer = &peer;
+    c.run[SHMB_ALLOC_OFFSET] = 1;
     r = fresh_report();
-    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 6);
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 7);
     assert_true(has_note(&r, "peer_process: attach, detach and translate"));
     assert_true(has_note(&r, "peer_process pools (bipc, jemalloc)"));
 }
@@ -159,26 +191,64 @@ static void test_alloc_threads(void **state)
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     c.threads = 2;
+    c.run[SHMB_ALLOC_OFFSET] = 1;
     shmb_report_t r = fresh_report();
-    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 6);
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 7);
     expected_cpus(2, -1, cpus, sizeof(cpus));
     snprintf(want, sizeof(want), "threads: 2 at once per allocator and size, %s; a barrier starts every timed phase", cpus);
-    assert_string_equal(r.notes[4], want);
+    assert_string_equal(r.notes[5], want);
     assert_true(has_note(&r, "threads: ns = per thread per op"));
     assert_int_equal(store.used, strlen(want) + 1);
 }
 
-/* A peer and threads (refused by the run) need 8 notes: they fit, the
+/* jemalloc_tcache: the cache's limits, read from jemalloc, per size of the
+ * run, against the working set. */
+static void test_alloc_tcache(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_alloc_config_t c = alloc_cfg();
+    c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
+    c.min_size_kb = 4;
+    c.max_size_kb = 64;
+    c.working_set = 2048;
+    uint64_t max = 0, slots = 0;
+    assert_int_equal(shmb_alloc_tcache_reach(4096, &max, &slots), 0);
+    assert_true(max >= 4096 && slots >= 2); /* jemalloc caches a page-sized class, an even count */
+    assert_int_equal(shmb_alloc_tcache_reach(max + 1, &max, &slots), 0);
+    assert_true(slots == 0); /* above tcache_max: nothing cached */
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    char want[128];
+    snprintf(want, sizeof(want), "jemalloc_tcache: the thread cache holds sizes <= %llu KiB (arenas.tcache_max)",
+             (unsigned long long)(max / 1024));
+    assert_true(has_note(&r, want));
+    assert_non_null(strstr(r.notes[4], "64 KB 0; a working set of 2048 exceeds it at every size, so most calls "
+                                       "reach the arena"));
+    c.working_set = 2; /* the smallest count jemalloc keeps: fits below tcache_max, not above */
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    assert_non_null(strstr(r.notes[4], "a working set of 2 fits it where it holds 2 or more"));
+    assert_non_null(strstr(r.notes[3], "; a working set under 2048 blocks makes short batches: each carries the "
+                                       "header's timer overhead, that divided by the working set per op"));
+    c.max_size_kb = 4;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
+    assert_non_null(strstr(r.notes[4], "a working set of 2 fits it at every size: the cache can serve the calls"));
+}
+
+/* A peer and threads (refused by the run) need 9 notes: they fit, the
  * report NULL-terminated after them. */
 static void test_alloc_peer_and_threads(void **state)
 {
     (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
+    c.run[SHMB_ALLOC_OFFSET] = 1;
     c.peer = &peer;
     c.threads = 2;
     shmb_report_t r = fresh_report();
-    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 8);
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 9);
 }
 
 static void test_lookup_default(void **state)
@@ -440,6 +510,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_default),    cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_peer_and_threads),
+        cmocka_unit_test(test_alloc_tcache),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
         cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),

@@ -50,6 +50,7 @@ extern "C" {
 
 typedef enum shmb_alloc_kind {
     SHMB_ALLOC_POSIX,
+    SHMB_ALLOC_OFFSET,
     SHMB_ALLOC_ARENA,
     SHMB_ALLOC_BIPC,
     SHMB_ALLOC_JEMALLOC,
@@ -64,6 +65,9 @@ typedef struct shmb_alloc_config {
     uint64_t min_ops;        /* pools: operations timed per step and size, at least: rounds over
                               * the working set repeat until then (=SHMB_ALLOC_MIN_OPS),
                               * 1..SHMB_ALLOC_MAX_MIN_OPS */
+    uint64_t working_set;    /* pools: live blocks per round, 1..SHMB_ALLOC_MAX_ITERATIONS (with a
+                              * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: max(num_iterations,
+                              * SHMB_ALLOC_ARENA_MIN_BATCH) */
     int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
@@ -81,14 +85,16 @@ typedef struct shmb_alloc_config {
                               * attaches what is allocated (threads 1, no measure_mmap_only) */
 } shmb_alloc_config_t;
 
-/* "posix", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
+/* "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
-/* The allocator of the real system called `system` (--system): mooncake
- * posix, flowipc_classic bipc, flowipc_jemalloc jemalloc (Ipc_arena::allocate
- * passes MALLOCX_TCACHE_NONE). Returns its shmb_alloc_kind_t, or -EINVAL
- * when no system has that name (or system is NULL). */
-int shmb_alloc_system_kind(const char *system);
+/* The allocators of the real system called `system` (--system), as a
+ * comma-separated list of shmb_alloc_kind_name()s: mooncake "posix,offset"
+ * (createSharedMemory registers each buffer, OffsetBufferAllocator places
+ * blocks in it), flowipc_classic "bipc", flowipc_jemalloc "jemalloc"
+ * (Ipc_arena::allocate passes MALLOCX_TCACHE_NONE). NULL when no system has
+ * that name (or system is NULL). */
+const char *shmb_alloc_system_allocators(const char *system);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
  * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more
@@ -98,6 +104,10 @@ int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, si
 /* A pool's working set for num_iterations: max(num_iterations,
  * SHMB_ALLOC_ARENA_MIN_BATCH) blocks. */
 uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
+
+/* A pool's working set: cfg->working_set, or when 0
+ * shmb_alloc_bench_arena_blocks(cfg->num_iterations). */
+uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg);
 
 /* The most /dev/shm space the run holds at once, in bytes, over
  * `repetitions` repetitions: the pages it writes with touch (untouched
@@ -113,7 +123,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * is recorded with shmb_error_record), or -EPROTO when an allocator handed out
  * a block outside its SHM or overlapping another, with the details in why.
  * -EINVAL for a bad configuration (as shmb_alloc_bench_shm_bytes says for the
- * arena; min_ops out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
+ * arena; min_ops or working_set out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
  * peer with threads > 1 or measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
  * the peer read a wrong tag. Nothing is left behind on error. */

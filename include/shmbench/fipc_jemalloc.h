@@ -307,6 +307,13 @@ int shmb_fipc_object_release(shmb_fipc_object_t *obj, void *msg, size_t cap, siz
  * Returns 0, one of those, or the calls' errors. */
 int shmb_fipc_handoff_verify(shmb_fipc_jemalloc_t *j, size_t bytes) SHMB_NOEXCEPT;
 
+/* A numeric jemalloc setting read through mallctl, e.g. "arenas.tcache_max"
+ * (size_t), "arenas.bin.3.nregs" (uint32_t), "opt.tcache_nslots_large"
+ * (unsigned), "opt.lg_tcache_nslots_mul" (ssize_t), "opt.tcache" (bool),
+ * widened into *out. Returns 0, -EINVAL (name or out NULL, or no width
+ * fits) or -ENOENT (no such setting). */
+int shmb_fipc_jemalloc_setting(const char *name, int64_t *out);
+
 #ifdef __cplusplus
 }
 #endif
