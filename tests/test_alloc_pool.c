@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "alloc_internal.h"
 #include "shmbench/alloc_peer.h"
@@ -144,5 +144,5 @@ int main(void)
         cmocka_unit_test_teardown(test_each_pool, unlink_left),
         cmocka_unit_test_teardown(test_create_fails_cleanly, unlink_left),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

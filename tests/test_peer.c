@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -696,5 +696,5 @@ int main(void)
         cmocka_unit_test(test_owner_dies_while_peer_is_busy),
         cmocka_unit_test(test_owner_dies_while_peer_waits),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return shmb_test_run(tests, setup, NULL);
 }
