@@ -189,6 +189,11 @@ if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
     pid=$!
     sleep 0.3
     n=0
+    # large pieces first (one fallocate per 64k took 15 s to fill 300m), then
+    # every 64k page that frees up
+    for size in 32m 2m 64k; do
+      while kill -0 "$pid" 2>/dev/null && fallocate -l "$size" "/dev/shm/filler$n" 2>/dev/null; do n=$((n + 1)); done
+    done
     while kill -0 "$pid" 2>/dev/null; do fallocate -l 64k "/dev/shm/filler$n" 2>/dev/null && n=$((n + 1)); done
     wait "$pid"
     rc=$?
@@ -212,9 +217,15 @@ if [ "$(id -u)" -eq 0 ] && unshare --pid --fork true 2>/dev/null; then
     # shellcheck disable=SC2086
     unshare --pid --fork "$bin" --shm_prefix=/${prefix}pid1_ --peer_process $args >/dev/null 2>&1 &
     run=$!
-    sleep 1
-    init=$(pgrep -f -- "--shm_prefix=/${prefix}pid1_" | while read -r p; do
-      [ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && echo "$p"; done | head -1)
+    # init found and its segments made (the run is under way), 5 s at most
+    init=
+    for _ in $(seq 100); do
+      init=$(pgrep -f -- "--shm_prefix=/${prefix}pid1_" | while read -r p; do
+        [ "$(awk '/^NSpid/ {print $NF}' "/proc/$p/status" 2>/dev/null)" = 1 ] && echo "$p"; done | head -1)
+      [ -n "$init" ] && [ "$(leftovers "${prefix}pid1_")" -gt 0 ] && break
+      sleep 0.05
+    done
+    sleep 0.1
     [ -n "$init" ] && kill -TERM "$init"
     for _ in $(seq 50); do [ "$(peer_left "${prefix}pid1_")" -eq 0 ] && break; sleep 0.1; done
     left=$(peer_left "${prefix}pid1_")
