@@ -122,14 +122,18 @@ table_rows() {
 }
 
 # expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND, sends
-# SIGNAL after DELAY seconds; it must die of it and leave no PREFIX segment.
+# SIGNAL once a PREFIX segment of it exists (the run is under way; DELAY
+# seconds at most); it must die of it and leave no PREFIX segment.
 expect_signal_cleanup() {
-  local sig=$1 delay=$2 pfx=$3
+  local sig=$1 delay=$2 pfx=$3 deadline
   shift 3
   set -m
+  deadline=$(($(date +%s%N) + $(awk -v d="$delay" 'BEGIN {printf "%d", d * 1e9}')))
   "$@" >/dev/null 2>&1 &
   local pid=$!
-  sleep "$delay"
+  until [ "$(leftovers "$pfx")" -gt 0 ] || [ "$(date +%s%N)" -ge "$deadline" ]; do
+    sleep 0.02
+  done
   kill -"$sig" "$pid"
   wait "$pid"
   local rc=$?
