@@ -193,7 +193,7 @@ rc=$?
 # frees up): a timed first write that finds no page is one clean line and
 # exit 1, never a bare SIGBUS, and nothing is left; and a run that cannot fit
 # is refused before it starts. In a 16 MiB tmpfs of a private mount namespace.
-if unshare -m true 2>/dev/null; then
+if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
     "$1" --shm_prefix=/full_ --touch --cleanup=false --allocator=posix --max_size_kb=1024 --num_iterations=100 \
@@ -220,7 +220,7 @@ if unshare -m true 2>/dev/null; then
     && grep -q "first write(/dev/shm) failed: No space left on device" "$work/full2.err" \
     && ok || fail "filled mid-run: exit $rc, $left left: $(cat "$work/full2.err")"
 else
-  echo "skip: no mount namespace here, the full-/dev/shm cases did not run" >&2
+  skip_case "no private mount namespace with a tmpfs: the full-/dev/shm cases"
 fi
 
 # --peer_process: the peer attaches and detaches every posix segment (rows

@@ -7,8 +7,8 @@
 bindir=$1
 source "$(dirname "$0")/cli_lib.sh"
 if ! command -v valgrind >/dev/null; then
-  echo "skip: valgrind is not installed (scripts/install_deps.sh installs it)" >&2
-  exit 77
+  skip_case "valgrind is not installed (scripts/install_deps.sh installs it)"
+  finish
 fi
 prefix=shmb_cli_vg_$$_
 vg=(valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite)
