@@ -234,7 +234,8 @@ static void test_one_small_size(void **state)
 /* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
  * mount namespace of a child, with room for src and dst only, and the
  * peer's control segment): -ENOSPC recorded as "first write", no SIGBUS,
- * nothing left; on one thread and split across two, here and in the peer. */
+ * nothing left; on one thread and split across two, here and in the peer
+ * (*arg, 0..3: 1 + k % 2 threads, in the peer from 2 on). */
 static int cold_full(void *arg)
 {
     const int threads = 1 + *(const int *)arg % 2, in_peer = *(const int *)arg / 2;
