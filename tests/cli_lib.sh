@@ -134,20 +134,24 @@ table_rows() {
   grep -v '^#' "$1" | tail -n +2
 }
 
-# expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND, sends
-# SIGNAL once a PREFIX segment of it exists (the run is under way; DELAY
-# seconds at most); it must die of it and leave no PREFIX segment.
+# expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND with
+# SIGNAL's default action (whoever started this test may ignore SIGINT, as a
+# shell does for its background jobs, and an ignored signal stays ignored),
+# sends SIGNAL once a PREFIX segment of it exists (the run is under way; DELAY
+# seconds at most); it must die of it within 5 s and leave no PREFIX segment.
 expect_signal_cleanup() {
   local sig=$1 delay=$2 pfx=$3 deadline
   shift 3
   set -m
   deadline=$(($(date +%s%N) + $(awk -v d="$delay" 'BEGIN {printf "%d", d * 1e9}')))
-  "$@" >/dev/null 2>&1 &
+  env --default-signal="$sig" "$@" >/dev/null 2>&1 &
   local pid=$!
   until [ "$(leftovers "$pfx")" -gt 0 ] || [ "$(date +%s%N)" -ge "$deadline" ]; do
     sleep 0.02
   done
   kill -"$sig" "$pid"
+  for _ in $(seq 250); do alive "$pid" || break; sleep 0.02; done
+  alive "$pid" && kill -KILL "$pid"
   wait "$pid"
   local rc=$?
   set +m
