@@ -152,22 +152,24 @@ grep -q 'total = shm_open\|against posix total\|cleanup = munmap + shm_unlink' "
   && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' "$work/m.txt")" || ok
 grep -q '/ pool mean' "$work/t.txt" "$work/m.txt" && fail "a note still says speedups use means" || ok
 
-# --threads=2: every allocator runs, rows carry /threads:2, nothing is left
-for a in posix offset arena bipc jemalloc jemalloc_tcache; do
-  "$bin" "${quick[@]}" --allocator=$a --threads=2 --format=json >"$work/th.json" 2>"$work/th.err" \
-    || fail "--threads=2 --allocator=$a: $(cat "$work/th.err")"
-  "$python" -c '
+# --threads=2: every allocator runs (one run of all six), rows carry
+# /threads:2, nothing is left
+all=posix,offset,arena,bipc,jemalloc,jemalloc_tcache
+"$bin" "${quick[@]}" --allocator=$all --threads=2 --format=json >"$work/th.json" 2>"$work/th.err" \
+  || fail "--threads=2 --allocator=$all: $(cat "$work/th.err")"
+"$python" -c '
 import json, sys
-b = json.load(open(sys.argv[1]))["benchmarks"]
-assert len(b) >= 6, len(b)
-for x in b:
-    assert x["name"].endswith("/threads:2") and x["threads"] == 2, x["name"]
-    assert x["name"].startswith("shm_alloc/" + sys.argv[2] + "/"), x["name"]
-alloc = [x for x in b if x["name"].split("/")[2] in ("alloc", "total")]
-assert alloc and all(x["items_per_second"] > 0 for x in alloc), alloc
-' "$work/th.json" $a && ok || fail "--threads=2 --allocator=$a rows"
-  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--threads=2 --allocator=$a left segments"
-done
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+for a in sys.argv[2].split(","):
+    b = [x for x in rows if x["name"].startswith("shm_alloc/" + a + "/")]
+    assert len(b) >= 6, (a, len(b))
+    for x in b:
+        assert x["name"].endswith("/threads:2") and x["threads"] == 2, x["name"]
+    alloc = [x for x in b if x["name"].split("/")[2] in ("alloc", "total")]
+    assert alloc and all(x["items_per_second"] > 0 for x in alloc), alloc
+assert all(x["name"].split("/")[1] in sys.argv[2].split(",") for x in rows), [x["name"] for x in rows]
+' "$work/th.json" $all && ok || fail "--threads=2 --allocator=$all rows"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--threads=2 --allocator=$all left segments"
 "$bin" "${quick[@]}" --allocator=arena,bipc --threads=2 >"$work/th.txt" 2>/dev/null
 grep -q '^# threads: 2 at once per allocator and size, pinned to CPUs' "$work/th.txt" && ok \
   || fail "--threads=2 header: $(grep '^# threads' "$work/th.txt")"
@@ -209,7 +211,7 @@ rc=$?
 # frees up): a timed first write that finds no page is one clean line and
 # exit 1, never a bare SIGBUS, and nothing is left; and a run that cannot fit
 # is refused before it starts. In a 16 MiB tmpfs of a private mount namespace.
-if unshare -m true 2>/dev/null; then
+if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
     "$1" --shm_prefix=/full_ --touch --cleanup=false --allocator=posix --max_size_kb=1024 --num_iterations=100 \
@@ -236,7 +238,7 @@ if unshare -m true 2>/dev/null; then
     && grep -q "first write(/dev/shm) failed: No space left on device" "$work/full2.err" \
     && ok || fail "filled mid-run: exit $rc, $left left: $(cat "$work/full2.err")"
 else
-  echo "skip: no mount namespace here, the full-/dev/shm cases did not run" >&2
+  skip_case "no private mount namespace with a tmpfs: the full-/dev/shm cases"
 fi
 
 # --peer_process: the peer attaches and detaches every posix segment (rows

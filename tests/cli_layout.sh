@@ -55,7 +55,7 @@ run_case() {
 }
 
 alloc=(--num_iterations=20 --min_ops=10240)  # 5 pool rounds, not 49: the same rows
-lookup=(--num_lookups=1000 --min_time_ms=1)
+lookup=(--num_lookups=1000 --min_time_ms=1 --segment_size_mb=1)  # 1 MB: the peer maps 100 x 1 MB, not 6.4 GB
 transfer=(--num_transfers=5 --time_per_size_ms=10)
 run_case alloc_default shm_allocation_bench "${alloc[@]}"
 run_case alloc_system shm_allocation_bench "${alloc[@]}" --system=mooncake

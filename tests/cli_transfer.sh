@@ -136,7 +136,7 @@ table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $9} $3 == "cold" {
 # that frees up, after the up-front check passed): one line naming the
 # first write and the lack of space, exit 1, never a bare SIGBUS, nothing
 # left. In a 16 MiB tmpfs of a private mount namespace.
-if unshare -m true 2>/dev/null; then
+if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
     "$1" --shm_prefix=/full_ --cold --transfer_size_kb=1024 --max_transfer_size_kb=1024 --num_transfers=1000000000 \
@@ -159,7 +159,7 @@ if unshare -m true 2>/dev/null; then
     && grep -q "^shm_transfer_bench: first write(/dev/shm) failed: No space left on device" "$work/full.err" \
     && ok || fail "cold, /dev/shm filled mid-run: exit $rc, $left left: $(cat "$work/full.err")"
 else
-  echo "skip: no mount namespace here, the full-/dev/shm case did not run" >&2
+  skip_case "no private mount namespace with a tmpfs: the cold copy into a full /dev/shm"
 fi
 
 # Ctrl-C in the middle of a run leaves nothing behind

@@ -14,43 +14,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "alloc_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/alloc_peer.h"
 #include "shmbench/segment.h"
 
-#define PREFIX "/shmb_test_alloc_"
+#define PREFIX shmb_test_prefix()
 /* Operations per pool step: three rounds of the 2048-block working set, the
  * last one partly needed (the default, SHMB_ALLOC_MIN_OPS, takes 49 rounds). */
 #define MIN_OPS 5000
 #define ROUNDS 3
 
-/* Removes (if asked) and counts /dev/shm entries of this test process (the
- * segment module names them <prefix><pid>_...: another build's run of this
- * test at the same time is left alone). */
+/* Removes (if asked) and counts our /dev/shm entries (helpers.h). */
 static int count_ours(int remove)
 {
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return -1;
-    char mine[64];
-    snprintf(mine, sizeof(mine), "%s%d_", &PREFIX[1], (int)getpid());
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, mine, strlen(mine)) != 0)
-            continue;
-        n++;
-        if (remove) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", e->d_name);
-            shm_unlink(name);
-        }
-    }
-    closedir(d);
-    return n;
+    return remove ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0);
 }
 
 static shmb_alloc_config_t small_config(void)
@@ -768,6 +748,7 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
+    shmb_test_prefix_init("/shmb_test_alloc_");
     count_ours(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
@@ -791,5 +772,5 @@ int main(void)
         cmocka_unit_test(test_threads_touch_mmap_only_and_kept),
         cmocka_unit_test(test_threads_verification),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/error.h"
@@ -19,22 +19,12 @@
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/segment.h"
 
-#define PREFIX "/shmb_test_apeer_"
+#define PREFIX shmb_test_prefix()
 
-/* /dev/shm entries of this test process (<prefix><pid>_...). */
+/* Our /dev/shm entries (helpers.h). */
 static int count_ours(void)
 {
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return -1;
-    char mine[64];
-    snprintf(mine, sizeof(mine), "%s%d_", &PREFIX[1], (int)getpid());
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += strncmp(e->d_name, mine, strlen(mine)) == 0;
-    closedir(d);
-    return n;
+    return shmb_test_count_ours(NULL, 0);
 }
 
 /* A mapped segment of `bytes` holding tag at its first byte. */
@@ -258,6 +248,7 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
+    shmb_test_prefix_init("/shmb_test_apeer_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tag),
         cmocka_unit_test(test_posix_attach_detach),
@@ -265,5 +256,5 @@ int main(void)
         cmocka_unit_test(test_pools_classic),
         cmocka_unit_test(test_pools_jemalloc),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "alloc_internal.h"
 #include "shmbench/alloc_peer.h"
@@ -235,5 +235,5 @@ int main(void)
         cmocka_unit_test_teardown(test_own_verify, unlink_left),
         cmocka_unit_test_teardown(test_destroy_with_live_blocks, unlink_left),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

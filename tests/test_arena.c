@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/arena.h"
 #include "shmbench/rng.h"
@@ -199,5 +199,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fill_free_random_refill_mixed_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_forgets_everything, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

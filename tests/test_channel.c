@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <setjmp.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/channel.h"
 
@@ -283,5 +283,5 @@ int main(void)
         cmocka_unit_test(test_eintr),
         cmocka_unit_test(test_fork_round_trip),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

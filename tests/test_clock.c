@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/clock.h"
 
@@ -65,5 +65,5 @@ int main(void)
         cmocka_unit_test(test_resolution),
         cmocka_unit_test(test_escape_keeps_stores),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

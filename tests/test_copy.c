@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/copy.h"
 #include "shmbench/sysinfo.h"
@@ -238,8 +238,9 @@ static void test_first_write_copies(void **state)
  * in a private mount namespace of a child): -ENOSPC on the caller's thread,
  * recorded there, whichever thread's chunk found no page; never a SIGBUS.
  * Then a segment that fits is copied whole by the same crew. */
-static int first_write_full(int threads)
+static int first_write_full(void *arg)
 {
+    const int threads = *(const int *)arg;
     if (shmb_segment_install_signal_cleanup() != 0)
         return 10;
     shmb_copy_crew_t *crew = NULL;
@@ -270,22 +271,9 @@ static int first_write_full(int threads)
 static void test_first_write_in_full_shm(void **state)
 {
     (void)state;
-    for (int threads = 0; threads <= 3; threads++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-                mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=256k") != 0)
-                _exit(77);
-            _exit(first_write_full(threads));
-        }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-            skip();
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("%d threads: status %#x", threads, status);
-    }
+    static const char *const what[] = {"0 threads", "1 thread", "2 threads", "3 threads"};
+    for (int threads = 0; threads <= 3; threads++)
+        shmb_test_in_tmpfs(256, first_write_full, &threads, what[threads]);
 }
 
 int main(void)
@@ -300,5 +288,5 @@ int main(void)
         cmocka_unit_test(test_first_write_copies),
         cmocka_unit_test(test_first_write_in_full_shm),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return shmb_test_run(tests, setup, teardown);
 }

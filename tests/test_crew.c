@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "crew_internal.h"
 #include "shmbench/clock.h"
@@ -226,5 +226,5 @@ int main(void)
         cmocka_unit_test(test_pinning),
         cmocka_unit_test(test_bad_config_and_wall),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

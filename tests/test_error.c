@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/error.h"
 
@@ -100,5 +100,5 @@ int main(void)
         cmocka_unit_test(test_hints),
         cmocka_unit_test(test_clean_command),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/channel.h"
 #include "shmbench/error.h"
@@ -27,34 +27,14 @@
 
 #include "../src/fipc_internal.h"
 
-static char prefix[64]; /* "/shmb_test_bipc_<pid>_" */
+static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 
 /* How many names in /dev/shm start with our prefix; the last one in name. */
 static int count_ours(char *name, size_t cap)
 {
-    DIR *d = opendir("/dev/shm");
-    assert_non_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix + 1, strlen(prefix) - 1) == 0) {
-            n++;
-            if (name)
-                snprintf(name, cap, "/%s", e->d_name);
-        }
-    }
-    closedir(d);
-    return n;
+    return shmb_test_count_ours(name, cap);
 }
 
-/* Unlinks whatever a failed test left under our prefix (it holds our pid). */
-static void remove_ours(void)
-{
-    char name[300];
-    while (count_ours(name, sizeof(name)) > 0)
-        if (shm_unlink(name) != 0)
-            return;
-}
 
 typedef struct block {
     unsigned char *p;
@@ -675,11 +655,9 @@ static void test_handoff_borrower_dies(void **state)
  * private mount namespace; in a child): the pages the manager writes are
  * reserved first, so create is -ENOSPC, never a SIGBUS inside boost, and
  * nothing is left. */
-static int full_shm_run(void)
+static int full_shm_run(void *arg)
 {
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=1024k") != 0)
-        return 77;
+    (void)arg;
     if (shmb_segment_install_signal_cleanup() != 0)
         return 10;
     int fd = open("/dev/shm/filler", O_CREAT | O_RDWR, 0600);
@@ -734,22 +712,12 @@ static void test_boost_throw_is_errno(void **state)
 static void test_full_shm(void **state)
 {
     (void)state;
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(full_shm_run());
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-        skip();
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        fail_msg("%s %d", WIFEXITED(status) ? "step" : "signal",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    shmb_test_in_tmpfs(1024, full_shm_run, NULL, "a full /dev/shm at create");
 }
 
 int main(void)
 {
-    snprintf(prefix, sizeof(prefix), "/shmb_test_bipc_%ld_", (long)getpid());
+    prefix = shmb_test_prefix_init("/shmb_test_bipc_");
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_to_address_edges),
         cmocka_unit_test(test_translate_batch_against_reference),
@@ -773,13 +741,13 @@ int main(void)
         cmocka_unit_test(test_boost_throw_is_errno),
         cmocka_unit_test(test_full_shm),
     };
-    int failed = cmocka_run_group_tests(pure, NULL, NULL);
+    int failed = shmb_test_group("pure", pure, NULL, NULL);
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "/dev/shm is not writable: skipping the pool tests\n");
         return failed ? 1 : 77;
     }
-    failed += cmocka_run_group_tests(shm, NULL, NULL);
+    failed += shmb_test_group("shm", shm, NULL, NULL);
     if (failed)
-        remove_ours();
-    return failed ? 1 : 0;
+        shmb_test_remove_ours();
+    return shmb_test_exit(failed);
 }

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/channel.h"
 #include "shmbench/error.h"
@@ -210,27 +210,12 @@ static void test_repo_batch_matches_reference(void **state)
 
 /* ---- allocator over SHM pools ---- */
 
-static char prefix[64];
+static const char *prefix; /* "/shmb_test_jem_<pid>_" (helpers.h) */
 
-/* Files in /dev/shm named after this test's prefix. unlink_them removes them. */
+/* Files in /dev/shm under this test's prefix. unlink_them removes them. */
 static size_t our_files(int unlink_them)
 {
-    size_t n = 0;
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strncmp(e->d_name, prefix + 1, strlen(prefix + 1)) != 0)
-            continue;
-        n++;
-        if (unlink_them) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", e->d_name);
-            shm_unlink(name);
-        }
-    }
-    closedir(d);
-    return n;
+    return (size_t)(unlink_them ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0));
 }
 
 static int remove_leftovers(void **state)
@@ -923,11 +908,9 @@ static int fill_shm(void)
  * blocks (unreserved, written by nobody but their user) may outgrow
  * /dev/shm until their first write, which the guard turns into -ENOSPC.
  * Nothing is left. */
-static int full_shm_run(int full_at_create)
+static int full_shm_run(void *arg)
 {
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-        mount("tmpfs", "/dev/shm", "tmpfs", 0, "size=4096k") != 0)
-        return 77;
+    const int full_at_create = *(const int *)arg;
     if (shmb_segment_install_signal_cleanup() != 0 || (full_at_create && fill_shm() < 0))
         return 10;
     shmb_fipc_jemalloc_t *j = NULL;
@@ -955,25 +938,14 @@ static int full_shm_run(int full_at_create)
 static void test_full_shm(void **state)
 {
     (void)state;
-    for (int full_at_create = 1; full_at_create >= 0; full_at_create--) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(full_shm_run(full_at_create));
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-            skip();
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("/dev/shm full %s the create: %s %d", full_at_create ? "at" : "after",
-                     WIFEXITED(status) ? "step" : "signal",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    }
+    for (int full_at_create = 1; full_at_create >= 0; full_at_create--)
+        shmb_test_in_tmpfs(4096, full_shm_run, &full_at_create,
+                           full_at_create ? "/dev/shm full at the create" : "/dev/shm full after the create");
 }
 
 int main(void)
 {
-    snprintf(prefix, sizeof(prefix), "/shmb_test_jem_%ld_", (long)getpid());
+    prefix = shmb_test_prefix_init("/shmb_test_jem_");
     const struct CMUnitTest everywhere[] = {
         cmocka_unit_test(test_malloc_stays_glibcs),
         cmocka_unit_test_setup_teardown(test_repo_insert_erase, repo_setup, repo_teardown),
@@ -1001,12 +973,12 @@ int main(void)
         cmocka_unit_test_teardown(test_handoff_borrower_dies, remove_leftovers),
         cmocka_unit_test_teardown(test_full_shm, remove_leftovers),
     };
-    int failed = cmocka_run_group_tests_name("repository", everywhere, NULL, NULL);
+    int failed = shmb_test_group("repository", everywhere, NULL, NULL);
     if (failed != 0)
         return 1;
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
-    return cmocka_run_group_tests_name("allocator", with_shm, NULL, NULL) != 0;
+    return shmb_test_exit(shmb_test_group("allocator", with_shm, NULL, NULL));
 }

@@ -17,32 +17,10 @@
 #include <cmocka.h>
 
 #include "fipc_internal.h"
+#include "helpers.h"
 #include "handoff_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/handoff_bench.h"
-
-static char prefix[64];
-
-/* Files in /dev/shm named after this test's prefix. unlink_them removes them. */
-static size_t our_files(int unlink_them)
-{
-    size_t n = 0;
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strncmp(e->d_name, prefix + 1, strlen(prefix + 1)) != 0)
-            continue;
-        n++;
-        if (unlink_them) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", e->d_name);
-            shm_unlink(name);
-        }
-    }
-    closedir(d);
-    return n;
-}
 
 static int cleanup(void **state)
 {
@@ -50,16 +28,15 @@ static int cleanup(void **state)
     shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
     shmb_handoff_bench_wrong_tag = 0;
     shmb_handoff_bench_peer_dies_at = 0;
-    our_files(1);
+    shmb_test_remove_ours();
     return 0;
 }
 
 /* Nothing of the run left: no file of ours, no child process. */
 static void assert_nothing_left(void)
 {
-    assert_int_equal(our_files(0), 0);
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-    assert_int_equal(errno, ECHILD);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    shmb_test_assert_no_child();
 }
 
 static shmb_handoff_bench_config_t config(int classic, int jemalloc)
@@ -72,7 +49,7 @@ static shmb_handoff_bench_config_t config(int classic, int jemalloc)
     c.count = 300;
     c.min_time_ms = 0;
     c.seed = 42;
-    c.shm_prefix = prefix;
+    c.shm_prefix = shmb_test_prefix();
     c.segments = 100;
     return c;
 }
@@ -305,7 +282,7 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
-    snprintf(prefix, sizeof(prefix), "/shmb_test_handoff_%ld_", (long)getpid());
+    shmb_test_prefix_init("/shmb_test_handoff_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_rows_one_process, cleanup),
         cmocka_unit_test_teardown(test_speedup_vs_mooncake, cleanup),
@@ -317,5 +294,5 @@ int main(void)
         cmocka_unit_test_teardown(test_peer_dies, cleanup),
         cmocka_unit_test_teardown(test_bad_config, cleanup),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/lookup.h"
 #include "shmbench/rng.h"
@@ -302,5 +302,5 @@ int main(void)
         cmocka_unit_test(test_chain_against_reference),
         cmocka_unit_test(test_names),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

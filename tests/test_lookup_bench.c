@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,17 +22,12 @@
 #include "shmbench/lookup_bench.h"
 #include "shmbench/segment.h"
 
-#define PREFIX "/shmb_test_lookup_"
+#define PREFIX shmb_test_prefix()
 
+/* Our /dev/shm entries: this process's and its children's (helpers.h). */
 static int count_ours(void)
 {
-    DIR *d = opendir("/dev/shm");
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) == 0;
-    if (d)
-        closedir(d);
-    return n;
+    return shmb_test_count_ours(NULL, 0);
 }
 
 static shmb_lookup_config_t small(void)
@@ -465,8 +460,7 @@ static void test_check_threads(void **state)
 /* No child of ours is left, not even a zombie. */
 static void assert_no_child(void)
 {
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-    assert_int_equal(errno, ECHILD);
+    shmb_test_assert_no_child();
 }
 
 static shmb_lookup_config_t peer_config(void)
@@ -706,6 +700,7 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
+    shmb_test_prefix_init("/shmb_test_lookup_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_mooncake_path_honoured),
@@ -729,5 +724,5 @@ int main(void)
         cmocka_unit_test(test_peer_process_refuses_threads),
         cmocka_unit_test(test_peer_process_peer_killed),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/mooncake.h"
 #include "shmbench/rng.h"
@@ -736,8 +736,8 @@ int main(void)
         cmocka_unit_test(test_engine_refuses),
         cmocka_unit_test(test_engine_deterministic),
     };
-    int failed = cmocka_run_group_tests_name("tent", tests, set_tent, NULL);
-    failed += cmocka_run_group_tests_name("pr192", tests, set_pr192, NULL);
-    failed += cmocka_run_group_tests_name("request path", once, set_tent, NULL);
-    return failed;
+    int failed = shmb_test_group("tent", tests, set_tent, NULL);
+    failed += shmb_test_group("pr192", tests, set_pr192, NULL);
+    failed += shmb_test_group("request path", once, set_tent, NULL);
+    return shmb_test_exit(failed);
 }

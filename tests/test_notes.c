@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "alloc_internal.h"
 #include "shmbench/notes.h"
@@ -516,5 +516,5 @@ int main(void)
         cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

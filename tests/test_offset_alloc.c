@@ -16,14 +16,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "../src/offset_alloc_internal.h"
 #include "shmbench/offset_alloc.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
 
-static char prefix[64]; /* "/shmb_test_offset_<pid>_" */
+static const char *prefix; /* "/shmb_test_offset_<pid>_" (helpers.h) */
 
 /* A range nobody may touch: PROT_NONE, so that the allocator's promise to
  * keep its metadata out of the segment is checked by the MMU. */
@@ -436,33 +436,12 @@ static void test_two_threads(void **state)
     release_range(a, base, bytes);
 }
 
-/* How many names in /dev/shm start with our prefix; the last one in name. */
+/* How many names in /dev/shm start with our prefix. */
 static int count_ours(char *name, size_t cap)
 {
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, prefix + 1, strlen(prefix) - 1) == 0) {
-            n++;
-            if (name)
-                snprintf(name, cap, "/%s", e->d_name);
-        }
-    }
-    closedir(d);
-    return n;
+    return shmb_test_count_ours(name, cap);
 }
 
-/* Unlinks what a failed test left under our prefix (it holds our pid). */
-static void remove_ours(void)
-{
-    char name[300];
-    while (count_ours(name, sizeof(name)) > 0)
-        if (shm_unlink(name) != 0)
-            return;
-}
 
 /* Over a real SHM segment: every block holds what was written to it. */
 static void test_in_shm_segment(void **state)
@@ -495,7 +474,7 @@ static void test_in_shm_segment(void **state)
 
 int main(void)
 {
-    snprintf(prefix, sizeof(prefix), "/shmb_test_offset_%ld_", (long)getpid());
+    prefix = shmb_test_prefix_init("/shmb_test_offset_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_range_and_aligned),
         cmocka_unit_test(test_random_no_overlap),
@@ -514,13 +493,13 @@ int main(void)
     const struct CMUnitTest shm[] = {
         cmocka_unit_test(test_in_shm_segment),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = shmb_test_group("tests", tests, NULL, NULL);
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "/dev/shm is not writable: skipping the segment test\n");
         return failed ? 1 : 77;
     }
-    failed += cmocka_run_group_tests(shm, NULL, NULL);
+    failed += shmb_test_group("shm", shm, NULL, NULL);
     if (failed)
-        remove_ours();
-    return failed ? 1 : 0;
+        shmb_test_remove_ours();
+    return shmb_test_exit(failed);
 }

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 #include <stdio.h>
 #include <sys/mman.h>
 
@@ -365,5 +365,5 @@ int main(void)
         cmocka_unit_test(test_jemalloc_pool_ids),
         cmocka_unit_test(test_one_destination),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

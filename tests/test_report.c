@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/report.h"
 
@@ -353,7 +353,7 @@ static void test_write_error_is_reported(void **state)
     shmb_rows_push(&rows, &a);
     FILE *f = fopen("/dev/full", "w");
     if (!f)
-        skip();
+        shmb_test_skip("no /dev/full");
     assert_int_equal(shmb_report_write(f, SHMB_FORMAT_CSV, &r, &rows), -ENOSPC); /* the write's own errno */
     fclose(f);
     shmb_rows_free(&rows);
@@ -370,5 +370,5 @@ int main(void)
         cmocka_unit_test(test_system_and_dash_rows), cmocka_unit_test(test_fixed_widths),
         cmocka_unit_test(test_row_make),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

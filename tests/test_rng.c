@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/rng.h"
 
@@ -72,5 +72,5 @@ int main(void)
         cmocka_unit_test(test_below_stays_below),
         cmocka_unit_test(test_shuffle_is_permutation),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/error.h"
 #include "shmbench/segment.h"
@@ -544,7 +544,7 @@ static void test_sigterm_ends_pid_1(void **state)
     if (!atomic_load(&a->ready) || atomic_load(&a->pid) <= 0) { /* never kill(0): our process group */
         munmap(a, sizeof(*a));
         if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-            skip();
+            shmb_test_skip("no PID namespace");
         fail_msg("init did not start: status %d", status);
     }
     assert_true(exists(a->name));
@@ -939,6 +939,11 @@ static int fw_run(const fw_case_t *c)
     return 16;
 }
 
+static int fw_child(void *arg)
+{
+    return fw_run(arg);
+}
+
 static void test_first_write_in_full_shm(void **state)
 {
     (void)state;
@@ -953,24 +958,8 @@ static void test_first_write_in_full_shm(void **state)
         {"a guarded copy that fits", FW_COPY, 512, 0, 256, 0},
         {"a guarded copy into a full /dev/shm", FW_COPY, 64, 0, 1024, -ENOSPC},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            char opts[64];
-            snprintf(opts, sizeof(opts), "size=%zuk", cases[i].tmpfs_kb);
-            if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-                mount("tmpfs", "/dev/shm", "tmpfs", 0, opts) != 0)
-                _exit(77);
-            _exit(fw_run(&cases[i]));
-        }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-            skip();
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("%s: status %#x", cases[i].what, status);
-    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        shmb_test_in_tmpfs(cases[i].tmpfs_kb, fw_child, (void *)&cases[i], cases[i].what);
 }
 
 int main(void)
@@ -1000,5 +989,5 @@ int main(void)
         fprintf(stderr, "skip: /dev/shm is not writable\n");
         return 77;
     }
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

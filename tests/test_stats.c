@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/stats.h"
 
@@ -125,5 +125,5 @@ int main(void)
         cmocka_unit_test(test_percentile_bounds), cmocka_unit_test(test_empty_and_null),
         cmocka_unit_test(test_append_grows_and_keeps_order),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

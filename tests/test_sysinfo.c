@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/sysinfo.h"
 
@@ -314,5 +314,5 @@ int main(void)
         cmocka_unit_test(test_format_cpu_list),
         cmocka_unit_test(test_cgroup_memory),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -21,13 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "shmbench/error.h"
 #include "shmbench/segment.h"
 #include "../src/transfer_internal.h"
 
-#define PREFIX "/shmb_test_transfer_"
+#define PREFIX shmb_test_prefix()
 
 /* This executable's posix_fallocate stands in for glibc's (the static
  * library resolves to it): it counts the reservations, then makes them. */
@@ -49,7 +49,8 @@ typedef struct opens {
 
 static opens_t *opens;
 
-#define DECOY PREFIX "decoy"
+static char decoy[128]; /* "<prefix>decoy", set in main */
+#define DECOY decoy
 
 /* shm_open as glibc's: open(2) of /dev/shm/<name>; counts the peers'
  * attaches and, when asked, sends a peer's dst to the decoy. */
@@ -64,16 +65,10 @@ int shm_open(const char *name, int oflag, mode_t mode)
     return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
+/* Our /dev/shm entries: this process's and its children's (helpers.h). */
 static int count_ours(void)
 {
-    DIR *d = opendir("/dev/shm");
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += strncmp(e->d_name, &PREFIX[1], strlen(PREFIX) - 1) == 0;
-    if (d)
-        closedir(d);
-    return n;
+    return shmb_test_count_ours(NULL, 0);
 }
 
 static shmb_transfer_config_t small(void)
@@ -239,9 +234,11 @@ static void test_one_small_size(void **state)
 /* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
  * mount namespace of a child, with room for src and dst only, and the
  * peer's control segment): -ENOSPC recorded as "first write", no SIGBUS,
- * nothing left; on one thread and split across two, here and in the peer. */
-static int cold_full(int threads, int in_peer)
+ * nothing left; on one thread and split across two, here and in the peer
+ * (*arg, 0..3: 1 + k % 2 threads, in the peer from 2 on). */
+static int cold_full(void *arg)
 {
+    const int threads = 1 + *(const int *)arg % 2, in_peer = *(const int *)arg / 2;
     if (shmb_segment_install_signal_cleanup() != 0)
         return 10;
     shmb_transfer_config_t c = small();
@@ -270,23 +267,9 @@ static int cold_full(int threads, int in_peer)
 static void test_cold_in_full_shm(void **state)
 {
     (void)state;
-    for (int k = 0; k < 4; k++) {
-        const int threads = 1 + k % 2, in_peer = k / 2;
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-                mount("tmpfs", "/dev/shm", "tmpfs", 0, in_peer ? "size=2820k" : "size=2560k") != 0)
-                _exit(77);
-            _exit(cold_full(threads, in_peer));
-        }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-            skip();
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fail_msg("%d threads%s: status %#x", threads, in_peer ? " in the peer" : "", status);
-    }
+    static const char *const what[] = {"1 thread", "2 threads", "1 thread in the peer", "2 threads in the peer"};
+    for (int k = 0; k < 4; k++)
+        shmb_test_in_tmpfs(k / 2 ? 2820 : 2560, cold_full, &k, what[k]);
 }
 
 static void test_threads(void **state)
@@ -796,6 +779,7 @@ int main(void)
         return 1;
     }
     opens->test_pid = getpid();
+    snprintf(decoy, sizeof(decoy), "%sdecoy", shmb_test_prefix_init("/shmb_test_transfer_"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_rows_and_cleanup),
@@ -815,5 +799,5 @@ int main(void)
         cmocka_unit_test(test_peer_bad_commands),
         cmocka_unit_test(test_peer_dead),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run(tests, NULL, NULL);
 }

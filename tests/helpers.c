@@ -1,0 +1,143 @@
+/* The unit tests' shared helpers: see helpers.h. */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char prefix[128];
+
+const char *shmb_test_prefix_init(const char *base)
+{
+    snprintf(prefix, sizeof(prefix), "%s%ld_", base, (long)getpid());
+    return prefix;
+}
+
+const char *shmb_test_prefix(void)
+{
+    return prefix;
+}
+
+int shmb_test_count_ours(char *name, size_t cap)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return -1;
+    const size_t len = strlen(prefix) - 1; /* without the leading '/' */
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (len == 0 || strncmp(e->d_name, prefix + 1, len) != 0)
+            continue;
+        n++;
+        if (name)
+            snprintf(name, cap, "/%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+int shmb_test_remove_ours(void)
+{
+    char name[300];
+    int n = 0;
+    while (shmb_test_count_ours(name, sizeof(name)) > 0 && shm_unlink(name) == 0)
+        n++;
+    return n;
+}
+
+void shmb_test_assert_no_child(void)
+{
+    errno = 0;
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+/* The child: 77 when the namespace or the mount cannot be made. */
+static int tmpfs_child(size_t kb, int (*run)(void *), void *arg)
+{
+    char opts[64];
+    snprintf(opts, sizeof(opts), "size=%zuk", kb);
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", "/dev/shm", "tmpfs", 0, opts) != 0)
+        return 77;
+    return run(arg);
+}
+
+void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char *what)
+{
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(tmpfs_child(kb, run, arg));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+        shmb_test_skip("no private mount namespace for a tmpfs over /dev/shm");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("%s: %s %d", what, WIFEXITED(status) ? "step" : "signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/* The runner's record: the cases of the running group (their own setups),
+ * the one running, and every skip with its reason. */
+static const struct CMUnitTest *group;
+static size_t next_case, cases_run;
+static const char *running;
+static char skipped[64][160];
+static size_t skips;
+
+void shmb_test_skipped_(const char *why)
+{
+    if (skips < sizeof(skipped) / sizeof(skipped[0]))
+        snprintf(skipped[skips], sizeof(skipped[0]), "%s (%s)", running ? running : "?", why);
+    skips++;
+}
+
+/* Every case's setup: cmocka runs the cases in their order, so the n-th
+ * call is the n-th case's; notes its name, then runs its own setup. */
+static int note_case(void **state)
+{
+    const struct CMUnitTest *t = &group[next_case++];
+    running = t->name;
+    cases_run++;
+    return t->setup_func ? t->setup_func(state) : 0;
+}
+
+int shmb_test_group_(const char *name, const struct CMUnitTest *tests, size_t n,
+                     CMFixtureFunction setup, CMFixtureFunction teardown)
+{
+    struct CMUnitTest *noted = calloc(n, sizeof(*noted));
+    if (!noted) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return (int)n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        noted[i] = tests[i];
+        noted[i].setup_func = note_case;
+    }
+    group = tests;
+    next_case = 0;
+    int failed = _cmocka_run_group_tests(name, noted, n, setup, teardown);
+    group = NULL;
+    running = NULL;
+    free(noted);
+    return failed;
+}
+
+int shmb_test_exit(int failed)
+{
+    for (size_t i = 0; i < skips && i < sizeof(skipped) / sizeof(skipped[0]); i++)
+        fprintf(stderr, "SKIPPED: %s\n", skipped[i]);
+    if (failed == 0 && cases_run > 0 && skips == cases_run)
+        return 77;
+    return failed > 76 ? 76 : failed;
+}

@@ -1,0 +1,64 @@
+/* What the unit tests share: this test process's own /dev/shm prefix and
+ * its count, the no-child check, a case run over a small private tmpfs, and
+ * a runner under which a skipped case reads as skipped, never as passed. */
+#ifndef SHMB_TESTS_HELPERS_H
+#define SHMB_TESTS_HELPERS_H
+
+#include <stddef.h>
+
+/* cmocka.h needs these before it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
+ * everything this test and the children it forks create is under it, so
+ * another build's run of the same test at the same time is never counted
+ * nor removed. */
+const char *shmb_test_prefix_init(const char *base);
+
+/* The prefix set by shmb_test_prefix_init. */
+const char *shmb_test_prefix(void);
+
+/* /dev/shm entries under our prefix (-1 if /dev/shm cannot be read); the
+ * last one seen, as "/name", in name when name is not NULL. */
+int shmb_test_count_ours(char *name, size_t cap);
+
+/* Unlinks what a failed case left under our prefix; returns how many. */
+int shmb_test_remove_ours(void);
+
+/* Asserts that no child of this process is left, not even a zombie. */
+void shmb_test_assert_no_child(void);
+
+/* Runs run(arg) in a forked child, inside a private mount namespace with a
+ * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else
+ * the number of the step that failed. Skips the case (naming what) when the
+ * namespace cannot be made; fails it on a non-zero exit or a signal. */
+void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char *what);
+
+/* skip() that says why: the runner prints "SKIPPED: case (why)". */
+#define shmb_test_skip(why)                                                                        \
+    do {                                                                                           \
+        shmb_test_skipped_(why);                                                                   \
+        skip();                                                                                    \
+    } while (0)
+void shmb_test_skipped_(const char *why);
+
+/* Runs a group of cases (cmocka_run_group_tests, which it replaces) and
+ * counts the skipped ones; returns the number of failed cases. */
+int shmb_test_group_(const char *name, const struct CMUnitTest *tests, size_t n,
+                     CMFixtureFunction setup, CMFixtureFunction teardown);
+#define shmb_test_group(name, tests, setup, teardown)                                              \
+    shmb_test_group_(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
+
+/* The exit status of a test binary whose groups failed `failed` cases: 77
+ * (ctest's skip) when every case that ran was skipped, else failed (at most
+ * 76), after one "SKIPPED: case (why)" line on stderr per skipped case. */
+int shmb_test_exit(int failed);
+
+/* One group, then the exit status: main's return. */
+#define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
+
+#endif
