@@ -40,10 +40,10 @@
  * its own (forked()), so that it never registers into, nor unlinks from, its
  * parent's. A slot is owned by whoever took it off the free list until it is
  * given back; its state tells a walker whether its path names a live file of
- * ours (LIVE) and lets one walker claim it (UNLINKING) so that a name is
- * unlinked once. Additions and removals take a mutex with the cleanup
+ * ours (LIVE), or a name about to be created (PENDING: shm_open under way),
+ * and lets one walker claim it (UNLINKING) so that a name is unlinked once. Additions and removals take a mutex with the cleanup
  * signals blocked, so a handler never interrupts them on the same thread. */
-enum { SLOT_FREE, SLOT_LIVE, SLOT_UNLINKING };
+enum { SLOT_FREE, SLOT_PENDING, SLOT_LIVE, SLOT_UNLINKING };
 
 typedef struct slot {
     atomic_int state;
@@ -194,6 +194,16 @@ static void slot_give(int i)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* The name shm_open is about to create, before it does: a SIGKILL between
+ * the creation and slot_publish (which no blocked signal prevents) must not
+ * leave the file where an orphaned peer cannot see it. */
+static void slot_pending(int i, const char *name)
+{
+    slot_t *s = slot_at(i);
+    snprintf(s->path, sizeof(s->path), "%s%s", SHM_DIR, name);
+    atomic_store_explicit(&s->state, SLOT_PENDING, memory_order_release);
+}
+
 static void slot_publish(int i, const char *name, const struct stat *st)
 {
     slot_t *s = slot_at(i);
@@ -205,17 +215,23 @@ static void slot_publish(int i, const char *name, const struct stat *st)
     atomic_store_explicit(&s->state, SLOT_LIVE, memory_order_release);
 }
 
-/* Claims a LIVE slot for this walker, unlinks its path if it still names the
- * file created (dev, inode, owner, mode), frees the state. 1 if unlinked. */
+/* Claims a LIVE or PENDING slot for this walker, unlinks its path if it
+ * still names the file created (LIVE: dev, inode, owner, mode), or if it is a
+ * file as shm_open would have created it (PENDING: a regular file of this
+ * user, mode 0600: the name carries the creator's pid and 64 random bits, and
+ * O_EXCL made it ours), frees the state. 1 if unlinked. */
 static int unlink_checked(slot_t *s)
 {
-    int live = SLOT_LIVE;
-    if (!atomic_compare_exchange_strong_explicit(&s->state, &live, SLOT_UNLINKING, memory_order_acq_rel,
+    int was = atomic_load_explicit(&s->state, memory_order_acquire);
+    if ((was != SLOT_LIVE && was != SLOT_PENDING) ||
+        !atomic_compare_exchange_strong_explicit(&s->state, &was, SLOT_UNLINKING, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return 0;
     struct stat st;
-    int ret = lstat(s->path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino &&
-              st.st_uid == s->uid && st.st_mode == s->mode && unlink(s->path) == 0;
+    int ours = lstat(s->path, &st) == 0 && st.st_uid == (was == SLOT_LIVE ? s->uid : geteuid()) &&
+               (was == SLOT_LIVE ? st.st_dev == s->dev && st.st_ino == s->ino && st.st_mode == s->mode
+                                 : st.st_mode == (S_IFREG | 0600));
+    int ret = ours && unlink(s->path) == 0;
     atomic_store_explicit(&s->state, SLOT_FREE, memory_order_release);
     return ret;
 }
@@ -457,6 +473,7 @@ static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
         ret = shmb_segment_make_name(seg->name, sizeof(seg->name), prefix);
         if (ret < 0)
             break;
+        slot_pending(slot, seg->name);
         uint64_t t0 = shmb_clock_now_ns();
         int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
         uint64_t t1 = shmb_clock_now_ns();
@@ -476,6 +493,7 @@ static int open_fresh(shmb_segment_t *seg, const char *prefix, uint64_t *ns)
             break;
         }
         ret = -errno;
+        atomic_store_explicit(&slot_at(slot)->state, SLOT_FREE, memory_order_release); /* not ours */
         if (errno != EEXIST)
             break;
     }
