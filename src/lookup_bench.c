@@ -488,8 +488,14 @@ int shmb_lookup_bench_setup_row(const shmb_lookup_config_t *cfg, int path, const
  * unmeasured for a system that has none here. */
 static int first_use_row(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int path, shmb_rows_t *rows)
 {
-    return shmb_lookup_bench_setup_row(cfg, path, "first_use", SHMB_LOOKUP_FIRST_USE_NOTE,
+    return shmb_lookup_bench_setup_row(cfg, path, shmb_lookup_bench_first_use_step(cfg),
+                                       SHMB_LOOKUP_FIRST_USE_NOTE,
                                        path == SHMB_LOOKUP_MOONCAKE ? &s->first_use : NULL, rows);
+}
+
+const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg)
+{
+    return cfg->system_rows ? "attach" : "first_use";
 }
 
 /* ---- one process's run ---- */

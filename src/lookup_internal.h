@@ -133,6 +133,12 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
 int shmb_lookup_bench_timed_row(const shmb_lookup_config_t *cfg, int path, int latency, int threads,
                                 double *samples, size_t count, uint64_t window, uint64_t pool, shmb_rows_t *rows);
 
+/* The step of the receiver's first use of a buffer: "first_use" (mooncake's
+ * own row), or "attach" with --system, where it pairs with Flow-IPC's attach
+ * of its pools (the same question: what the receiver pays before its first
+ * request; Mooncake per buffer, Flow-IPC per pool). */
+const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg);
+
 /* A row of a set-up step timed one by one (first_use, attach): samples
  * (reordered), or unmeasured when the path has no such step (NULL). */
 int shmb_lookup_bench_setup_row(const shmb_lookup_config_t *cfg, int path, const char *step, const char *note,

@@ -316,14 +316,13 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_timed_row(cfg, p, 1, 1, got[LOOKUP_LATENCY].v, got[LOOKUP_LATENCY].n, window,
                                               pool, rows);
-        if (ret == 0 && (p == SHMB_LOOKUP_MOONCAKE || (cfg->system_rows && system)))
-            ret = shmb_lookup_bench_setup_row(cfg, p, "first_use", SHMB_LOOKUP_FIRST_USE_NOTE,
-                                              p == SHMB_LOOKUP_MOONCAKE ? &got[LOOKUP_SETUP] : NULL, rows);
         const char *attach_note = p == SHMB_LOOKUP_FLOWIPC_CLASSIC ? "shm_open + fstat + mmap, the pool"
                                                                    : "shm_open + mmap (read-only), per pool";
-        if (ret == 0 && system && (p != SHMB_LOOKUP_MOONCAKE || cfg->system_rows))
-            ret = shmb_lookup_bench_setup_row(cfg, p, "attach", attach_note,
-                                              p == SHMB_LOOKUP_MOONCAKE ? NULL : &got[LOOKUP_SETUP], rows);
+        if (ret == 0 && p == SHMB_LOOKUP_MOONCAKE)
+            ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg),
+                                              SHMB_LOOKUP_FIRST_USE_NOTE, &got[LOOKUP_SETUP], rows);
+        else if (ret == 0 && system)
+            ret = shmb_lookup_bench_setup_row(cfg, p, "attach", attach_note, &got[LOOKUP_SETUP], rows);
     }
     return ret;
 }

@@ -335,7 +335,13 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
                 "the previous translation landed from where it should (0: one subtraction and one addition "
                 "more per request), so each waits for the one before; speedups compare rows of the same "
                 "kind");
-    add(&l, cfg->peer_process
+    if (cfg->system_rows)
+        add(&l, "attach: what the receiver pays before its first request, one sample each (mooncake: the "
+                "first request to each buffer, shm_open + mmap, the first_use row without --system; "
+                "flowipc_*: the peer opening the pool, or each pool, with --peer_process only); - = a step "
+                "this system does not have");
+    else
+        add(&l, cfg->peer_process
                 ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), timed "
                   "one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat + mmap, "
                   "once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one sample per "

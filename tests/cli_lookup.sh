@@ -177,7 +177,7 @@ assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["label"] == "lend
 "$bin" "${peer[@]}" --system=flowipc_jemalloc >"$work/ps.txt" 2>/dev/null || fail "--peer_process --system run"
 grep -q "^# two processes (--peer_process): " "$work/ps.txt" && ok || fail "no note saying the peer measured"
 grep -q "^# handoff: .*both messages crossing" "$work/ps.txt" && ok || fail "no note saying the hand-off crossed"
-table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 first_use 1 attach 0 handoff 0 pool_once 0 " \
+table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 attach 0 handoff 0 pool_once 0 " \
   && ok || fail "--peer_process --system rows: $(table_rows "$work/ps.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
 pgrep -f -- "--shm_prefix=/$prefix" >/dev/null && fail "a process of ours is still there" || ok
@@ -197,7 +197,7 @@ assert not any("handoff" in n or "pool_once" in n for n in m), m  # unmeasured: 
 keys() { table_rows "$1" | awk '{print $1, $2}'; }
 [ "$(keys "$work/sys_mooncake.txt")" = "$(keys "$work/sys_flowipc_jemalloc.txt")" ] \
   && ok || fail "--system runs do not pair: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ') / $(keys "$work/sys_flowipc_jemalloc.txt" | tr '\n' ' ')"
-keys "$work/sys_mooncake.txt" | tr '\n' ' ' | grep -qx "20 - 20 first_use 20 handoff 20 pool_once " \
+keys "$work/sys_mooncake.txt" | tr '\n' ' ' | grep -qx "20 - 20 attach 20 handoff 20 pool_once " \
   && ok || fail "--system rows: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ')"
 table_rows "$work/sys_mooncake.txt" | awk '$2 == "handoff" && $3 == "-" {found=1} END {exit !found}' \
   && ok || fail "no unmeasured handoff row for mooncake: $(table_rows "$work/sys_mooncake.txt")"

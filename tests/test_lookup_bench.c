@@ -241,7 +241,7 @@ static void test_system_rows(void **state)
         assert_string_equal(rows.v[0].variant, "");
         assert_string_equal(rows.v[0].step, "");
         assert_string_equal(rows.v[1].variant, "");
-        assert_string_equal(rows.v[1].step, "first_use");
+        assert_string_equal(rows.v[1].step, "attach"); /* mooncake's first_use, named to pair */
         assert_true(rows.v[0].iterations > 0 && rows.v[0].speedup == 0);
         assert_true((rows.v[1].iterations > 0) == (s == SHMB_LOOKUP_MOONCAKE));
         shmb_rows_free(&rows);
@@ -302,7 +302,7 @@ static void test_system_rows_both_modes(void **state)
         char why[256] = "";
         assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
         assert_int_equal(rows.n, 3);
-        static const char *steps[] = {"", "latency", "first_use"};
+        static const char *steps[] = {"", "latency", "attach"};
         for (int i = 0; i < 3; i++) {
             assert_string_equal(rows.v[i].variant, "");
             assert_string_equal(rows.v[i].step, steps[i]);
@@ -525,9 +525,10 @@ static void test_peer_process_rows(void **state)
     assert_no_child();
 }
 
-/* With one system, the keys are the same for each: throughput, first_use,
- * attach, a dash where the system has no such step; kernels alone run in
- * the peer over segments it attaches itself. */
+/* With one system, the keys are the same for each: throughput and attach
+ * (mooncake's first use of each buffer, Flow-IPC's attach of its pools: one
+ * row, so that the runs pair); kernels alone run in the peer over segments
+ * it attaches itself. */
 static void test_peer_process_system_rows(void **state)
 {
     (void)state;
@@ -542,15 +543,16 @@ static void test_peer_process_system_rows(void **state)
         shmb_rows_t rows = {0};
         char why[256] = "";
         assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 3);
-        static const char *const steps[] = {"", "first_use", "attach"};
-        for (int i = 0; i < 3; i++) {
+        assert_int_equal(rows.n, 2);
+        static const char *const steps[] = {"", "attach"};
+        for (int i = 0; i < 2; i++) {
             assert_string_equal(rows.v[i].variant, "");
             assert_string_equal(rows.v[i].step, steps[i]);
         }
         assert_true(rows.v[0].iterations > 0);
-        assert_true((rows.v[1].iterations > 0) == (s == SHMB_LOOKUP_MOONCAKE));
-        assert_true((rows.v[2].iterations > 0) == (s != SHMB_LOOKUP_MOONCAKE));
+        assert_true(rows.v[1].iterations > 0); /* every system attaches in the peer */
+        if (s == SHMB_LOOKUP_MOONCAKE)
+            assert_int_equal(rows.v[1].iterations, c.num_segments); /* one per buffer */
         shmb_rows_free(&rows);
     }
     shmb_lookup_config_t c = peer_config();
