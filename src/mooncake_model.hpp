@@ -44,6 +44,10 @@ inline void cpu_pause()
 // versions do differently.
 template <class Lock> class TicketSpinlock {
 public:
+    TicketSpinlock() = default;
+    TicketSpinlock(const TicketSpinlock &) = delete;
+    TicketSpinlock &operator=(const TicketSpinlock &) = delete;
+
     void lock()
     {
         uint32_t count = 0;

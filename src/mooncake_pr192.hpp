@@ -38,10 +38,6 @@ namespace pr192 {
 // 136 bytes and the map beside it its offset.
 class RWSpinlock : public TicketSpinlock<RWSpinlock> {
 public:
-    RWSpinlock() = default;
-    RWSpinlock(const RWSpinlock &) = delete;
-    RWSpinlock &operator=(const RWSpinlock &) = delete;
-
     bool tryLock()
     {
         RWTicket t;

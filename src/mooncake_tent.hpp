@@ -35,10 +35,6 @@ namespace tent {
 // loops, not a fetch-and-add and a plain store.
 class RWSpinlock : public TicketSpinlock<RWSpinlock> {
 public:
-    RWSpinlock() = default;
-    RWSpinlock(const RWSpinlock &) = delete;
-    RWSpinlock &operator=(const RWSpinlock &) = delete;
-
     bool tryLock()
     {
         RWTicket t, expected;
