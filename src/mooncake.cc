@@ -139,16 +139,16 @@ int submit_one(tent::TransferEngine &engine, const shmb_mooncake_request_t *req,
 
 } // namespace
 
-// The entry points catch every exception; they cannot be declared noexcept
-// because the C header's declarations are not.
+// The entry points catch every exception (noexcept, as the C header's
+// SHMB_NOEXCEPT declares them).
 extern "C" {
 
-const char *shmb_mooncake_path_name(shmb_mooncake_path_t path)
+const char *shmb_mooncake_path_name(shmb_mooncake_path_t path) noexcept
 {
     return unsigned(path) < SHMB_MOONCAKE_PATHS ? path_names[path] : nullptr;
 }
 
-int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out)
+int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out) noexcept
 {
     if (!name || !out)
         return -EINVAL;
@@ -162,7 +162,7 @@ int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out)
 
 int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buffer_t *buffers, size_t n,
                               uint64_t target_id, size_t other_segments, const shmb_mooncake_ops_t *ops,
-                              shmb_mooncake_t **out)
+                              shmb_mooncake_t **out) noexcept
 {
     if (unsigned(path) >= SHMB_MOONCAKE_PATHS || !valid_buffers(buffers, n) || !ops || !ops->attach || !out)
         return -EINVAL;
@@ -175,18 +175,18 @@ int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buf
     }
 }
 
-shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m)
+shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m) noexcept
 {
     return m ? m->path : SHMB_MOONCAKE_DEFAULT_PATH;
 }
 
-void shmb_mooncake_destroy(shmb_mooncake_t *m)
+void shmb_mooncake_destroy(shmb_mooncake_t *m) noexcept
 {
     delete m;
 }
 
 int shmb_mooncake_relocate(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t len,
-                           void **out)
+                           void **out) noexcept
 {
     if (!m || !out || len == 0)
         return -EINVAL;
@@ -194,7 +194,7 @@ int shmb_mooncake_relocate(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr
 }
 
 uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
-                                      const shmb_lookup_request_t *requests, size_t n)
+                                      const shmb_lookup_request_t *requests, size_t n) noexcept
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
@@ -207,7 +207,7 @@ uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
 
 uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
                                       const shmb_lookup_request_t *requests,
-                                      const uint64_t *expected, size_t n)
+                                      const uint64_t *expected, size_t n) noexcept
 {
     uint64_t sum = 0, delta = 0;
     for (size_t i = 0; i < n; i++) {
@@ -220,21 +220,21 @@ uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
     return sum;
 }
 
-size_t shmb_mooncake_attached(const shmb_mooncake_t *m)
+size_t shmb_mooncake_attached(const shmb_mooncake_t *m) noexcept
 {
     if (!m)
         return 0;
     return m->path == SHMB_MOONCAKE_PR192 ? m->pr192->attached() : m->tent->attached();
 }
 
-int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local)
+int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local) noexcept
 {
     return shmb_mooncake_relocate(static_cast<shmb_mooncake_t *>(ctx), target_id, addr, len, local);
 }
 
 int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
                                 size_t other_segments, void *local_addr, uint64_t local_length,
-                                shmb_mooncake_engine_t **out)
+                                shmb_mooncake_engine_t **out) noexcept
 {
     if (!valid_buffers(buffers, n) || target_id == tent::LOCAL_SEGMENT_ID || (local_length && !local_addr) || !out)
         return -EINVAL;
@@ -249,13 +249,13 @@ int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n,
     }
 }
 
-void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e)
+void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) noexcept
 {
     delete e;
 }
 
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
-                                const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
+                                const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) noexcept
 {
     if (!e || !req || req->length == 0 || opcode_of(req) > unsigned(SHMB_MOONCAKE_WRITE))
         return -EINVAL;
@@ -269,7 +269,7 @@ int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_r
 }
 
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,
-                                           size_t n, const shmb_mooncake_hooks_t *hooks)
+                                           size_t n, const shmb_mooncake_hooks_t *hooks) noexcept
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++) {

@@ -76,6 +76,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/error.h"
+
 #include "shmbench/lookup.h"
 
 #ifdef __cplusplus
@@ -113,11 +115,11 @@ typedef enum shmb_mooncake_path {
 
 /* The path's name as a flag spells it: "tent" or "pr192"; NULL for a value
  * outside the enum. */
-const char *shmb_mooncake_path_name(shmb_mooncake_path_t path);
+const char *shmb_mooncake_path_name(shmb_mooncake_path_t path) SHMB_NOEXCEPT;
 
 /* The inverse of shmb_mooncake_path_name. Returns 0 (*out written) or
  * -EINVAL (NULL or an unknown name). */
-int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out);
+int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out) SHMB_NOEXCEPT;
 
 /* Builds the metadata of one peer: segment target_id holding buffers[0..n)
  * in registration order (strings copied), beside `other_segments` further
@@ -127,27 +129,27 @@ int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out);
  * length, a NULL shm_path, ops or ops->attach NULL) or -ENOMEM. */
 int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buffer_t *buffers, size_t n,
                               uint64_t target_id, size_t other_segments, const shmb_mooncake_ops_t *ops,
-                              shmb_mooncake_t **out);
+                              shmb_mooncake_t **out) SHMB_NOEXCEPT;
 
 /* The path a model follows. */
-shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m);
+shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m) SHMB_NOEXCEPT;
 
 /* Detaches every attached buffer (ops->detach) and frees everything. NULL is
  * a no-op. */
-void shmb_mooncake_destroy(shmb_mooncake_t *m);
+void shmb_mooncake_destroy(shmb_mooncake_t *m) SHMB_NOEXCEPT;
 
 /* One request through the whole relocate path: translates [addr, addr + len)
  * of segment target_id into our address in *out, attaching the buffer on
  * first use. Returns 0, -ENOENT (unknown target_id), -EINVAL (no SHM buffer
  * holds the whole range, or len = 0) or attach's error. */
 int shmb_mooncake_relocate(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t len,
-                           void **out);
+                           void **out) SHMB_NOEXCEPT;
 
 /* The timed loop: relocates requests[0..n) (their addr and len) in segment
  * target_id and returns the sum of the translated addresses (a failed
  * request counts 0), so that nothing can be optimised away. */
 uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
-                                      const shmb_lookup_request_t *requests, size_t n);
+                                      const shmb_lookup_request_t *requests, size_t n) SHMB_NOEXCEPT;
 
 /* The latency loop: relocates requests[0..n) as a dependent chain, each
  * request's addr shifted by how far the previous relocation landed from
@@ -155,10 +157,10 @@ uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
  * Returns the sum of the translated addresses (a failed request counts 0). */
 uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
                                       const shmb_lookup_request_t *requests,
-                                      const uint64_t *expected, size_t n);
+                                      const uint64_t *expected, size_t n) SHMB_NOEXCEPT;
 
 /* How many buffers have been attached so far. */
-size_t shmb_mooncake_attached(const shmb_mooncake_t *m);
+size_t shmb_mooncake_attached(const shmb_mooncake_t *m) SHMB_NOEXCEPT;
 
 /*
  * The request path around the translation: TENT's
@@ -240,7 +242,7 @@ typedef struct shmb_mooncake_hooks {
 
 /* shmb_mooncake_hooks_t.translate for a Mooncake model: ctx is the
  * shmb_mooncake_t; it runs shmb_mooncake_relocate. */
-int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
+int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local) SHMB_NOEXCEPT;
 
 /* One descriptor, as TENT's Request carries it. */
 typedef enum shmb_mooncake_opcode {
@@ -274,10 +276,10 @@ typedef struct shmb_mooncake_engine shmb_mooncake_engine_t; /* opaque */
  * local_addr) or -ENOMEM. */
 int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
                                 size_t other_segments, void *local_addr, uint64_t local_length,
-                                shmb_mooncake_engine_t **out);
+                                shmb_mooncake_engine_t **out) SHMB_NOEXCEPT;
 
 /* Frees everything. NULL is a no-op. */
-void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e);
+void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) SHMB_NOEXCEPT;
 
 /* Runs one request through the path above, calling hooks->translate and
  * hooks->copy where upstream translates and copies (hooks may be NULL: both
@@ -286,13 +288,13 @@ void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e);
  * task fails), -ENOENT (unknown segment: the task fails), translate's error
  * (the SHM submit fails), or -ENOMEM. */
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
-                                const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out);
+                                const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
 
 /* The timed loop: submits requests[0..n) one by one and returns the sum of
  * their targets and found buffer bases (a failed request counts 0), so that
  * nothing can be optimised away. */
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,
-                                           size_t n, const shmb_mooncake_hooks_t *hooks);
+                                           size_t n, const shmb_mooncake_hooks_t *hooks) SHMB_NOEXCEPT;
 
 #ifdef __cplusplus
 }
