@@ -460,6 +460,32 @@ int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg)
     return shmb_segment_check_prefix(cfg->shm_prefix);
 }
 
+int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, int enabled,
+                                          shmb_handoff_bench_config_t *out)
+{
+    shmb_handoff_bench_config_t c = {0};
+    int flowipc = 0;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        c.run_system[s] = lookup->run_system[s] && (lookup->system_rows || s != SHMB_LOOKUP_MOONCAKE);
+        flowipc = flowipc || (s != SHMB_LOOKUP_MOONCAKE && lookup->run_system[s]);
+    }
+    if (!enabled || !(flowipc || lookup->system_rows))
+        return 0;
+    if (lookup->lookup_len_kb > SHMB_HANDOFF_MAX_OBJECT_KB)
+        return -EINVAL;
+    c.system_rows = lookup->system_rows;
+    c.object_kb = lookup->lookup_len_kb;
+    c.count = lookup->num_lookups;
+    c.min_time_ms = lookup->min_time_ms;
+    c.peer_process = lookup->peer_process;
+    c.seed = lookup->seed;
+    c.shm_prefix = lookup->shm_prefix;
+    c.segments = lookup->num_segments;
+    c.repetition = lookup->repetition;
+    *out = c;
+    return 1;
+}
+
 int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *rows, char *why, size_t why_cap)
 {
     int ret = shmb_handoff_bench_check(cfg);
