@@ -1,19 +1,10 @@
 /*
  * handoff_bench: Flow-IPC's object hand-off per object, SHM-classic and
- * SHM-jemalloc (shmbench/handoff_bench.h states the contract).
- *
- * The lender side (the flavour's pool or arena, its lender session) lives in
- * this process. The borrower side is a borrower_t: in this process for a
- * run without a peer, in a forked process with one. Between the two, every
- * message goes in an envelope of one kind byte (the type a message of
- * Flow-IPC's structured channels carries too), over shmbench/channel.h:
- *   this -> borrower: OPEN (classic pool name), SESSION (SHM-jemalloc's
- *                     LendArena / LendPool), JBLOB / CBLOB (a handle), QUIT;
- *   borrower -> this: DONE (+ the session's Response, or the borrower's
- *                     free count after a CBLOB), RETURN (SHM-jemalloc's
- *                     ReturnObject), FAIL (int errno, then the reason).
- * Both sides count the hand-offs of each flavour, so the borrower knows the
- * tag of hand-off k without being told.
+ * SHM-jemalloc (shmbench/handoff_bench.h states the contract): the lender's
+ * side in this process (each flavour's pool or arena and its lender
+ * session, the objects tagged and handed off, timed), the rows and the run.
+ * The borrower's side is handoff_peer.c: called here without a peer, in a
+ * forked process with one; handoff_internal.h has the messages between them.
  */
 #include "handoff_internal.h"
 #include "shmbench/handoff_bench.h"
@@ -23,41 +14,24 @@
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
-#include "shmbench/peer.h"
 #include "shmbench/segment.h"
 #include "shmbench/stats.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 uint64_t shmb_handoff_bench_wrong_tag;
-uint64_t shmb_handoff_bench_peer_dies_at;
 
-enum { CLASSIC = SHMB_LOOKUP_FLOWIPC_CLASSIC, JEMALLOC = SHMB_LOOKUP_FLOWIPC_JEMALLOC };
-enum { OPEN = 'O', SESSION = 'S', JBLOB = 'J', CBLOB = 'C', QUIT = 'Q', DONE = 'D', RETURN = 'R', FAIL = 'F' };
-
-#define WHY_MAX 200
 #define WARMUP 256 /* untimed hand-offs first: the borrower's first touch of each page is not a hand-off */
-
-typedef struct borrower {
-    shmb_fipc_classic_arena_t *classic;
-    shmb_fipc_borrower_t *jemalloc;
-    uint64_t seed;
-    uint64_t next[SHMB_LOOKUP_SYSTEMS]; /* the next hand-off's number, per flavour */
-} borrower_t;
 
 typedef struct run {
     const shmb_handoff_bench_config_t *cfg;
     size_t bytes, batch;
     shmb_channel_t ch; /* to the borrower process; fd -1 without one */
     pid_t pid;
-    borrower_t local;  /* the borrower without a peer */
+    shmb_handoff_borrower_t local; /* the borrower without a peer */
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *arena;
     shmb_fipc_jemalloc_t *j;
@@ -70,222 +44,10 @@ typedef struct run {
     size_t why_cap;
 } run_t;
 
-static const char *flavour_name(int f)
-{
-    return shmb_lookup_system_name((shmb_lookup_system_t)f);
-}
-
-/* splitmix64 of the seed, the flavour and k: hand-offs in a row get
- * unrelated tags, so a stale object never reads right. */
-static uint64_t tag_of(uint64_t seed, int flavour, uint64_t k)
-{
-    uint64_t z = seed ^ ((uint64_t)flavour << 56) ^ (k + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static void write_tags(void *addr, size_t bytes, uint64_t tag)
 {
     memcpy(addr, &tag, sizeof(tag));
     memcpy((char *)addr + bytes - sizeof(tag), &tag, sizeof(tag));
-}
-
-/* Hand-off k's object, read through the borrower's pointer. */
-static int check_tags(const void *addr, size_t bytes, uint64_t tag, int flavour, uint64_t k, char *why,
-                      size_t cap)
-{
-    uint64_t first, last;
-    memcpy(&first, addr, sizeof(first));
-    memcpy(&last, (const char *)addr + bytes - sizeof(last), sizeof(last));
-    if (first == tag && last == tag)
-        return 0;
-    snprintf(why, cap, "%s: hand-off %llu: the borrowed object at %p reads 0x%llx / 0x%llx, not the lender's tag 0x%llx",
-             flavour_name(flavour), (unsigned long long)k, addr, (unsigned long long)first,
-             (unsigned long long)last, (unsigned long long)tag);
-    return -EPROTO;
-}
-
-/* A model's refusal of a hand-off is a failed check; running out of memory is not. */
-static int refused(int ret, int flavour, const char *call, uint64_t k, char *why, size_t cap)
-{
-    if (ret == -ENOMEM)
-        return ret;
-    snprintf(why, cap, "%s: hand-off %llu: %s failed: %s", flavour_name(flavour), (unsigned long long)k, call,
-             strerror(-ret));
-    return -EPROTO;
-}
-
-/* ---- the borrower's side (this process or the peer) ---- */
-
-/* SHM-jemalloc: borrow, read, release; the ReturnObject into msg. */
-static int borrow_jemalloc(borrower_t *b, const void *blob, size_t len, size_t bytes, void *msg, size_t cap,
-                           size_t *msg_len, char *why, size_t wcap)
-{
-    const uint64_t k = b->next[JEMALLOC]++;
-    shmb_fipc_object_t obj = {0};
-    int ret = shmb_fipc_borrower_borrow(b->jemalloc, blob, len, &obj);
-    if (ret < 0)
-        return refused(ret, JEMALLOC, "borrow", k, why, wcap);
-    int checked = check_tags(obj.addr, bytes, tag_of(b->seed, JEMALLOC, k), JEMALLOC, k, why, wcap);
-    ret = shmb_fipc_object_release(&obj, msg, cap, msg_len);
-    if (ret < 0 || checked < 0)
-        return checked < 0 ? checked : ret;
-    if (*msg_len == 0) {
-        snprintf(why, wcap, "flowipc_jemalloc: hand-off %llu: the borrower's release wrote no return message",
-                 (unsigned long long)k);
-        return -EPROTO;
-    }
-    return 0;
-}
-
-/* SHM-classic: borrow, read, release (the last owner frees). */
-static int borrow_classic(borrower_t *b, const void *blob, size_t len, size_t bytes, char *why, size_t wcap)
-{
-    const uint64_t k = b->next[CLASSIC]++;
-    shmb_fipc_classic_object_t obj = {0};
-    int ret = shmb_fipc_classic_borrow(b->classic, blob, len, &obj);
-    if (ret < 0)
-        return refused(ret, CLASSIC, "borrow", k, why, wcap);
-    ret = check_tags(obj.addr, bytes, tag_of(b->seed, CLASSIC, k), CLASSIC, k, why, wcap);
-    shmb_fipc_classic_release(&obj);
-    return ret;
-}
-
-static void borrower_close(borrower_t *b)
-{
-    shmb_fipc_classic_arena_destroy(b->classic);
-    shmb_fipc_borrower_destroy(b->jemalloc);
-    b->classic = NULL;
-    b->jemalloc = NULL;
-}
-
-/* ---- the peer process ---- */
-
-/* One message to the borrower: its reply's kind and payload into out. */
-static int serve_one(borrower_t *b, const unsigned char *msg, size_t len, size_t bytes, unsigned char *kind,
-                     unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
-{
-    *kind = DONE;
-    *out_len = 0;
-    switch (msg[0]) {
-    case OPEN: {
-        char name[SHMB_SEGMENT_NAME_MAX + 1];
-        snprintf(name, sizeof(name), "%.*s", (int)(len - 1), (const char *)msg + 1);
-        return b->classic ? -EEXIST : shmb_fipc_classic_arena_open(name, &b->classic);
-    }
-    case SESSION: {
-        int ret = b->jemalloc ? 0 : shmb_fipc_borrower_create(&b->jemalloc);
-        return ret < 0 ? ret : shmb_fipc_borrower_receive(b->jemalloc, msg + 1, len - 1, out, cap, out_len);
-    }
-    case JBLOB:
-        if (shmb_handoff_bench_peer_dies_at && b->next[JEMALLOC] + 1 == shmb_handoff_bench_peer_dies_at)
-            raise(SIGKILL);
-        *kind = RETURN;
-        return b->jemalloc ? borrow_jemalloc(b, msg + 1, len - 1, bytes, out, cap, out_len, why, wcap) : -EPROTO;
-    case CBLOB: {
-        if (shmb_handoff_bench_peer_dies_at && b->next[CLASSIC] + 1 == shmb_handoff_bench_peer_dies_at)
-            raise(SIGKILL);
-        int ret = b->classic ? borrow_classic(b, msg + 1, len - 1, bytes, why, wcap) : -EPROTO;
-        const uint64_t frees = ret == 0 ? shmb_fipc_classic_frees(b->classic) : 0;
-        memcpy(out, &frees, sizeof(frees));
-        *out_len = sizeof(frees);
-        return ret;
-    }
-    default:
-        snprintf(why, wcap, "the borrower process got a message of unknown kind 0x%02x", msg[0]);
-        return -EPROTO;
-    }
-}
-
-/* The borrower process: answers each message until QUIT or the owner's end closes. */
-static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed, size_t bytes)
-{
-    shmb_segment_forget_all();
-    if (shmb_peer_watch_owner(owner) < 0)
-        _exit(SHMB_PEER_EXIT_FAILED);
-    borrower_t b = {.seed = seed};
-    unsigned char msg[SHMB_CHANNEL_MSG_MAX], reply[SHMB_CHANNEL_MSG_MAX];
-    for (;;) {
-        size_t len = 0, n = 0;
-        int ret = shmb_channel_recv(ch, msg, sizeof(msg), &len);
-        if (ret < 0 && getppid() != owner)
-            shmb_peer_watch_owner(owner); /* the owner is gone (its end closed first): clean up, exit */
-        if (ret < 0 || msg[0] == QUIT)
-            break;
-        char why[WHY_MAX] = "";
-        ret = serve_one(&b, msg, len, bytes, &reply[0], reply + 1, sizeof(reply) - 1, &n, why, sizeof(why));
-        if (ret < 0) {
-            const int32_t err = -ret;
-            reply[0] = FAIL;
-            memcpy(reply + 1, &err, sizeof(err));
-            n = sizeof(err) + (size_t)snprintf((char *)reply + 1 + sizeof(err), sizeof(reply) - 1 - sizeof(err),
-                                               "%s", why[0] ? why : strerror(err));
-        }
-        if (shmb_channel_send(ch, reply, n + 1) < 0)
-            break;
-    }
-    borrower_close(&b);
-    _exit(0);
-}
-
-/* Forks the borrower process, joined to this one by a channel. */
-static int peer_start(run_t *r)
-{
-    shmb_channel_t mine, theirs;
-    int ret = shmb_channel_pair(&mine, &theirs);
-    if (ret < 0)
-        return ret;
-    const pid_t owner = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        ret = shmb_error_record("fork", errno, "the borrower process");
-        shmb_channel_close(&mine);
-        shmb_channel_close(&theirs);
-        return ret;
-    }
-    if (pid == 0) {
-        shmb_channel_close(&mine);
-        peer_main(&theirs, owner, r->cfg->seed, r->bytes);
-    }
-    shmb_channel_close(&theirs);
-    r->ch = mine;
-    r->pid = pid;
-    return 0;
-}
-
-/* Records how the reaped borrower ended, as the call "peer process". */
-static int peer_gone(pid_t pid, int st)
-{
-    char what[SHMB_ERROR_OBJECT_MAX];
-    if (WIFSIGNALED(st))
-        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)pid, WTERMSIG(st),
-                 strsignal(WTERMSIG(st)));
-    else
-        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)pid, WEXITSTATUS(st));
-    return shmb_error_record("peer process", EPIPE, what);
-}
-
-/* QUIT (unless the run found it dead), then reap it. Returns 0, or -EPIPE
- * (recorded) when it had died or did not exit 0. */
-static int peer_stop(run_t *r, int run_ret)
-{
-    if (r->pid <= 0)
-        return 0;
-    const unsigned char quit = QUIT;
-    if (run_ret != -EPIPE && shmb_channel_send(&r->ch, &quit, 1) < 0)
-        run_ret = -EPIPE;
-    shmb_channel_close(&r->ch);
-    int st = 0;
-    pid_t got;
-    do
-        got = waitpid(r->pid, &st, 0);
-    while (got < 0 && errno == EINTR);
-    const pid_t pid = r->pid;
-    r->pid = 0;
-    if (got < 0)
-        return shmb_error_record("waitpid", errno, "the borrower process");
-    return run_ret == -EPIPE || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? peer_gone(pid, st) : 0;
 }
 
 /* ---- messages from the lender ---- */
@@ -306,7 +68,7 @@ static int await(run_t *r, unsigned char want, void *out, size_t cap, size_t *ou
     int ret = shmb_channel_recv(&r->ch, msg, sizeof(msg), &len);
     if (ret < 0)
         return ret;
-    if (msg[0] == FAIL && len > sizeof(int32_t)) {
+    if (msg[0] == HANDOFF_FAIL && len > sizeof(int32_t)) {
         int32_t err;
         memcpy(&err, msg + 1, sizeof(err));
         snprintf(r->why, r->why_cap, "%.*s", (int)(len - 1 - sizeof(err)), (const char *)msg + 1 + sizeof(err));
@@ -330,9 +92,9 @@ static int session_round_trip(run_t *r, const void *msg, size_t len)
     size_t n = 0;
     int ret;
     if (r->pid > 0) {
-        ret = post(r, SESSION, msg, len);
+        ret = post(r, HANDOFF_SESSION, msg, len);
         if (ret == 0)
-            ret = await(r, DONE, reply, sizeof(reply), &n);
+            ret = await(r, HANDOFF_DONE, reply, sizeof(reply), &n);
     } else {
         ret = shmb_fipc_borrower_receive(r->local.jemalloc, msg, len, reply, sizeof(reply), &n);
     }
@@ -383,13 +145,13 @@ typedef union object {
 static int construct(run_t *r, int f, object_t *o)
 {
     const uint64_t k = r->next[f]++;
-    const uint64_t tag = tag_of(r->cfg->seed, f, k) + (shmb_handoff_bench_wrong_tag == k + 1);
-    int ret = f == JEMALLOC ? shmb_fipc_lender_construct(r->lender, r->bytes, &o->j)
+    const uint64_t tag = handoff_tag(r->cfg->seed, f, k) + (shmb_handoff_bench_wrong_tag == k + 1);
+    int ret = f == HANDOFF_JEMALLOC ? shmb_fipc_lender_construct(r->lender, r->bytes, &o->j)
                             : shmb_fipc_classic_construct(r->arena, r->bytes, &o->c);
     if (ret < 0)
         return ret;
-    write_tags(f == JEMALLOC ? o->j.addr : o->c.addr, r->bytes, tag);
-    return f == JEMALLOC ? lend_new_pools(r) : 0;
+    write_tags(f == HANDOFF_JEMALLOC ? o->j.addr : o->c.addr, r->bytes, tag);
+    return f == HANDOFF_JEMALLOC ? lend_new_pools(r) : 0;
 }
 
 /* The lender's reference, if it still holds one. */
@@ -397,7 +159,7 @@ static void drop(int f, object_t *o)
 {
     unsigned char none[SHMB_FIPC_MSG_MAX];
     size_t len = 0;
-    if (f == JEMALLOC)
+    if (f == HANDOFF_JEMALLOC)
         shmb_fipc_object_release(&o->j, none, sizeof(none), &len);
     else
         shmb_fipc_classic_release(&o->c);
@@ -407,56 +169,56 @@ static void drop(int f, object_t *o)
  * dropped, the return back, the lender's free. */
 static int handoff_jemalloc_peer(run_t *r, object_t *o)
 {
-    const uint64_t k = r->next[JEMALLOC] - 1;
+    const uint64_t k = r->next[HANDOFF_JEMALLOC] - 1;
     unsigned char blob[SHMB_FIPC_MSG_MAX], msg[SHMB_CHANNEL_MSG_MAX];
     size_t len = 0, n = 0;
     int ret = shmb_fipc_lender_lend(r->lender, &o->j, blob, sizeof(blob), &len);
     if (ret < 0)
-        return refused(ret, JEMALLOC, "lend", k, r->why, r->why_cap);
-    ret = post(r, JBLOB, blob, len);
-    drop(JEMALLOC, o);
+        return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "lend", k, r->why, r->why_cap);
+    ret = post(r, HANDOFF_JBLOB, blob, len);
+    drop(HANDOFF_JEMALLOC, o);
     if (ret == 0)
-        ret = await(r, RETURN, msg, sizeof(msg), &n);
+        ret = await(r, HANDOFF_RETURN, msg, sizeof(msg), &n);
     if (ret < 0)
         return ret;
     ret = shmb_fipc_lender_on_return(r->lender, msg, n);
-    return ret < 0 ? refused(ret, JEMALLOC, "the return", k, r->why, r->why_cap) : 0;
+    return ret < 0 ? shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "the return", k, r->why, r->why_cap) : 0;
 }
 
 /* SHM-classic with a peer: lend, the blob out, the lender's handle
  * dropped, this driver's acknowledgement back (with the borrower's frees). */
 static int handoff_classic_peer(run_t *r, object_t *o)
 {
-    const uint64_t k = r->next[CLASSIC] - 1;
+    const uint64_t k = r->next[HANDOFF_CLASSIC] - 1;
     unsigned char blob[SHMB_FIPC_CLASSIC_BLOB_BYTES];
     size_t len = 0, n = 0;
     int ret = shmb_fipc_classic_lend(r->arena, &o->c, blob, sizeof(blob), &len);
     if (ret < 0)
-        return refused(ret, CLASSIC, "lend", k, r->why, r->why_cap);
-    ret = post(r, CBLOB, blob, len);
-    drop(CLASSIC, o);
+        return shmb_handoff_refused(ret, HANDOFF_CLASSIC, "lend", k, r->why, r->why_cap);
+    ret = post(r, HANDOFF_CBLOB, blob, len);
+    drop(HANDOFF_CLASSIC, o);
     if (ret == 0)
-        ret = await(r, DONE, &r->peer_frees, sizeof(r->peer_frees), &n);
+        ret = await(r, HANDOFF_DONE, &r->peer_frees, sizeof(r->peer_frees), &n);
     return ret;
 }
 
 /* SHM-jemalloc in one process: the same calls, no message crossing. */
 static int batch_jemalloc(run_t *r, object_t *objs, size_t count)
 {
-    const uint64_t first = r->next[JEMALLOC] - count;
+    const uint64_t first = r->next[HANDOFF_JEMALLOC] - count;
     for (size_t i = 0; i < count; i++) {
         unsigned char blob[SHMB_FIPC_MSG_MAX], msg[SHMB_FIPC_MSG_MAX];
         size_t len = 0, n = 0;
         int ret = shmb_fipc_lender_lend(r->lender, &objs[i].j, blob, sizeof(blob), &len);
         if (ret < 0)
-            return refused(ret, JEMALLOC, "lend", first + i, r->why, r->why_cap);
-        drop(JEMALLOC, &objs[i]);
-        ret = borrow_jemalloc(&r->local, blob, len, r->bytes, msg, sizeof(msg), &n, r->why, r->why_cap);
+            return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "lend", first + i, r->why, r->why_cap);
+        drop(HANDOFF_JEMALLOC, &objs[i]);
+        ret = shmb_handoff_borrow_jemalloc(&r->local, blob, len, r->bytes, msg, sizeof(msg), &n, r->why, r->why_cap);
         if (ret < 0)
             return ret;
         ret = shmb_fipc_lender_on_return(r->lender, msg, n);
         if (ret < 0)
-            return refused(ret, JEMALLOC, "the return", first + i, r->why, r->why_cap);
+            return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "the return", first + i, r->why, r->why_cap);
     }
     return 0;
 }
@@ -464,15 +226,15 @@ static int batch_jemalloc(run_t *r, object_t *objs, size_t count)
 /* SHM-classic in one process. */
 static int batch_classic(run_t *r, object_t *objs, size_t count)
 {
-    const uint64_t first = r->next[CLASSIC] - count;
+    const uint64_t first = r->next[HANDOFF_CLASSIC] - count;
     for (size_t i = 0; i < count; i++) {
         unsigned char blob[SHMB_FIPC_CLASSIC_BLOB_BYTES];
         size_t len = 0;
         int ret = shmb_fipc_classic_lend(r->arena, &objs[i].c, blob, sizeof(blob), &len);
         if (ret < 0)
-            return refused(ret, CLASSIC, "lend", first + i, r->why, r->why_cap);
-        drop(CLASSIC, &objs[i]);
-        ret = borrow_classic(&r->local, blob, len, r->bytes, r->why, r->why_cap);
+            return shmb_handoff_refused(ret, HANDOFF_CLASSIC, "lend", first + i, r->why, r->why_cap);
+        drop(HANDOFF_CLASSIC, &objs[i]);
+        ret = shmb_handoff_borrow_classic(&r->local, blob, len, r->bytes, r->why, r->why_cap);
         if (ret < 0)
             return ret;
     }
@@ -484,7 +246,7 @@ static int check_freed(run_t *r, int f)
 {
     uint64_t freed;
     size_t lent = 0;
-    if (f == JEMALLOC) {
+    if (f == HANDOFF_JEMALLOC) {
         freed = shmb_fipc_lender_frees(r->lender);
         lent = shmb_fipc_lender_lent(r->lender);
     } else {
@@ -494,7 +256,7 @@ static int check_freed(run_t *r, int f)
     if (freed == r->next[f] && lent == 0)
         return 0;
     snprintf(r->why, r->why_cap, "%s: after %llu hand-offs, %llu objects were freed and %zu are still lent",
-             flavour_name(f), (unsigned long long)r->next[f], (unsigned long long)freed, lent);
+             handoff_flavour_name(f), (unsigned long long)r->next[f], (unsigned long long)freed, lent);
     return -EPROTO;
 }
 
@@ -510,9 +272,9 @@ static int sample(run_t *r, int f, object_t *objs, size_t n, double *ns)
     if (ret == 0) {
         t0 = shmb_clock_now_ns();
         if (r->pid > 0)
-            ret = f == JEMALLOC ? handoff_jemalloc_peer(r, &objs[0]) : handoff_classic_peer(r, &objs[0]);
+            ret = f == HANDOFF_JEMALLOC ? handoff_jemalloc_peer(r, &objs[0]) : handoff_classic_peer(r, &objs[0]);
         else
-            ret = f == JEMALLOC ? batch_jemalloc(r, objs, n) : batch_classic(r, objs, n);
+            ret = f == HANDOFF_JEMALLOC ? batch_jemalloc(r, objs, n) : batch_classic(r, objs, n);
         t1 = shmb_clock_now_ns();
     }
     for (size_t i = 0; i < n; i++)
@@ -554,7 +316,7 @@ static int verified(run_t *r, int f, int ret)
 {
     if (ret != -EFAULT && ret != -EBADMSG && ret != -ESTALE)
         return ret;
-    snprintf(r->why, r->why_cap, "%s: the model's step-by-step hand-off check failed: %s", flavour_name(f),
+    snprintf(r->why, r->why_cap, "%s: the model's step-by-step hand-off check failed: %s", handoff_flavour_name(f),
              strerror(-ret));
     return -EPROTO;
 }
@@ -566,7 +328,7 @@ static int setup_classic(run_t *r)
     const size_t pool_bytes = r->batch * (r->bytes + 4096) + (1u << 20);
     int ret = shmb_fipc_classic_create(r->cfg->shm_prefix, pool_bytes, &r->pool);
     if (ret == 0)
-        ret = verified(r, CLASSIC, shmb_fipc_classic_handoff_verify(r->pool, r->bytes));
+        ret = verified(r, HANDOFF_CLASSIC, shmb_fipc_classic_handoff_verify(r->pool, r->bytes));
     if (ret == 0)
         ret = shmb_fipc_classic_arena_create(r->pool, &r->arena);
     if (ret < 0)
@@ -576,8 +338,8 @@ static int setup_classic(run_t *r)
         return shmb_fipc_classic_arena_open(name, &r->local.classic);
     unsigned char none[8];
     size_t n = 0;
-    ret = post(r, OPEN, name, strlen(name));
-    return ret < 0 ? ret : await(r, DONE, none, sizeof(none), &n);
+    ret = post(r, HANDOFF_OPEN, name, strlen(name));
+    return ret < 0 ? ret : await(r, HANDOFF_DONE, none, sizeof(none), &n);
 }
 
 /* SHM-jemalloc: the arena, checked, the lender's session, the arena lent
@@ -586,7 +348,7 @@ static int setup_jemalloc(run_t *r)
 {
     int ret = shmb_fipc_jemalloc_create(r->cfg->shm_prefix, 0, &r->j);
     if (ret == 0)
-        ret = verified(r, JEMALLOC, shmb_fipc_handoff_verify(r->j, r->bytes));
+        ret = verified(r, HANDOFF_JEMALLOC, shmb_fipc_handoff_verify(r->j, r->bytes));
     if (ret == 0)
         ret = shmb_fipc_lender_create(r->j, &r->lender);
     if (ret == 0 && r->pid <= 0)
@@ -607,8 +369,8 @@ static int setup_jemalloc(run_t *r)
 /* Everything one flavour made, whatever happened. */
 static void teardown(run_t *r, int f)
 {
-    borrower_close(&r->local);
-    if (f == JEMALLOC) {
+    shmb_handoff_borrower_close(&r->local);
+    if (f == HANDOFF_JEMALLOC) {
         shmb_fipc_lender_destroy(r->lender);
         shmb_fipc_jemalloc_destroy(r->j, 1, NULL);
     } else {
@@ -635,7 +397,7 @@ static double mooncake_p50(const shmb_handoff_bench_config_t *cfg, const shmb_ro
 
 static shmb_row_t make_row(const shmb_handoff_bench_config_t *cfg, int f, const char *step)
 {
-    shmb_row_t row = shmb_row_make(cfg->system_rows ? "" : flavour_name(f), "segments", cfg->segments,
+    shmb_row_t row = shmb_row_make(cfg->system_rows ? "" : handoff_flavour_name(f), "segments", cfg->segments,
                                    cfg->repetition);
     snprintf(row.step, sizeof(row.step), "%s", step);
     return row;
@@ -648,7 +410,7 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
     const shmb_handoff_bench_config_t *cfg = r->cfg;
     shmb_row_t row = make_row(cfg, f, SHMB_HANDOFF_STEP);
     row.iterations = done;
-    const char *how = r->pid <= 0 ? "no crossing" : f == JEMALLOC ? "2 msgs crossed" : "blob + ack crossed";
+    const char *how = r->pid <= 0 ? "no crossing" : f == HANDOFF_JEMALLOC ? "2 msgs crossed" : "blob + ack crossed";
     snprintf(row.note, sizeof(row.note), "verified %llu/%llu, %s", (unsigned long long)done,
              (unsigned long long)done, how);
     const double base = cfg->system_rows || r->pid > 0 ? 0 : mooncake_p50(cfg, rows);
@@ -656,9 +418,9 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
     if (ret == 0 && base > 0)
         rows->v[rows->n - 1].speedup = base / rows->v[rows->n - 1].ns.p50;
     row = make_row(cfg, f, SHMB_HANDOFF_POOL_STEP);
-    if (ret < 0 || (f == CLASSIC && !cfg->system_rows))
+    if (ret < 0 || (f == HANDOFF_CLASSIC && !cfg->system_rows))
         return ret;
-    if (f == CLASSIC)
+    if (f == HANDOFF_CLASSIC)
         return shmb_rows_push(rows, &row);
     row.iterations = r->pool_lends.n;
     snprintf(row.note, sizeof(row.note), "lend round trip per pool, %s", r->pid <= 0 ? "no crossing" : "crossed");
@@ -667,13 +429,13 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
 
 static int run_flavour(run_t *r, int f, shmb_rows_t *rows)
 {
-    int ret = f == JEMALLOC ? setup_jemalloc(r) : setup_classic(r);
+    int ret = f == HANDOFF_JEMALLOC ? setup_jemalloc(r) : setup_classic(r);
     uint64_t done = 0;
     if (ret == 0)
         ret = measure(r, f, &done);
     if (ret == 0)
         ret = push_rows(r, f, done, rows);
-    if (ret < 0 && f == JEMALLOC && r->lender)
+    if (ret < 0 && f == HANDOFF_JEMALLOC && r->lender)
         shmb_fipc_lender_disconnect(r->lender);
     teardown(r, f);
     return ret;
@@ -697,6 +459,32 @@ int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg)
     return shmb_segment_check_prefix(cfg->shm_prefix);
 }
 
+int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, int enabled,
+                                          shmb_handoff_bench_config_t *out)
+{
+    shmb_handoff_bench_config_t c = {0};
+    int flowipc = 0;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        c.run_system[s] = lookup->run_system[s] && (lookup->system_rows || s != SHMB_LOOKUP_MOONCAKE);
+        flowipc = flowipc || (s != SHMB_LOOKUP_MOONCAKE && lookup->run_system[s]);
+    }
+    if (!enabled || !(flowipc || lookup->system_rows))
+        return 0;
+    if (lookup->lookup_len_kb > SHMB_HANDOFF_MAX_OBJECT_KB)
+        return -EINVAL;
+    c.system_rows = lookup->system_rows;
+    c.object_kb = lookup->lookup_len_kb;
+    c.count = lookup->num_lookups;
+    c.min_time_ms = lookup->min_time_ms;
+    c.peer_process = lookup->peer_process;
+    c.seed = lookup->seed;
+    c.shm_prefix = lookup->shm_prefix;
+    c.segments = lookup->num_segments;
+    c.repetition = lookup->repetition;
+    *out = c;
+    return 1;
+}
+
 int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *rows, char *why, size_t why_cap)
 {
     int ret = shmb_handoff_bench_check(cfg);
@@ -705,13 +493,13 @@ int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *
     run_t r = {.cfg = cfg, .bytes = (size_t)cfg->object_kb << 10, .ch = {-1}, .why = why, .why_cap = why_cap};
     r.local.seed = cfg->seed;
     r.batch = shmb_handoff_bench_batch(cfg->object_kb);
-    const int flowipc = cfg->run_system[CLASSIC] || cfg->run_system[JEMALLOC];
+    const int flowipc = cfg->run_system[HANDOFF_CLASSIC] || cfg->run_system[HANDOFF_JEMALLOC];
     if (cfg->peer_process && flowipc)
-        ret = peer_start(&r);
+        ret = shmb_handoff_peer_start(cfg->seed, r.bytes, &r.ch, &r.pid);
     for (int f = 0; f < SHMB_LOOKUP_SYSTEMS && ret == 0; f++) {
         if (!cfg->run_system[f])
             continue;
-        if (f == CLASSIC || f == JEMALLOC) {
+        if (f == HANDOFF_CLASSIC || f == HANDOFF_JEMALLOC) {
             ret = run_flavour(&r, f, rows);
             continue;
         }
@@ -720,7 +508,7 @@ int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *
             ret = shmb_rows_push(rows, &pool);
     }
     const shmb_error_t saved = *shmb_error_last();
-    int stopped = peer_stop(&r, ret);
+    int stopped = shmb_handoff_peer_stop(&r.ch, &r.pid, ret);
     if (ret == 0 || ret == -EPIPE)
         return stopped < 0 ? stopped : ret;
     shmb_error_clear();

@@ -1,6 +1,7 @@
 /* handoff_bench: the rows of each flavour and of one system, verified
  * counts, planted faults (the models' and a wrong tag), a borrower process
- * that dies, one hand-off, and configurations refused. */
+ * that dies, one hand-off, configurations refused, and the configuration
+ * derived from a lookup's. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -276,6 +277,95 @@ static void test_bad_config(void **state)
     assert_nothing_left();
 }
 
+static shmb_lookup_config_t lookup_config(int mooncake, int classic, int jemalloc)
+{
+    shmb_lookup_config_t l;
+    memset(&l, 0, sizeof(l));
+    l.run_system[SHMB_LOOKUP_MOONCAKE] = mooncake;
+    l.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = classic;
+    l.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = jemalloc;
+    l.run[SHMB_LOOKUP_LINEAR] = 1;
+    l.num_segments = 100;
+    l.num_lookups = 10000;
+    l.lookup_len_kb = 4;
+    l.min_time_ms = 50;
+    l.seed = 7;
+    l.shm_prefix = shmb_test_prefix();
+    l.repetition = 2;
+    return l;
+}
+
+/* A marker in *out that a call must leave alone. */
+static shmb_handoff_bench_config_t untouched(void)
+{
+    shmb_handoff_bench_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.count = 12345;
+    return c;
+}
+
+/* The lookup's Flow-IPC systems and its fields; mooncake only with system_rows. */
+static void test_config_from_lookup(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t l = lookup_config(1, 0, 1);
+    l.peer_process = 1;
+    shmb_handoff_bench_config_t c = untouched();
+    assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), 1);
+    assert_int_equal(c.run_system[SHMB_LOOKUP_MOONCAKE], 0);
+    assert_int_equal(c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC], 0);
+    assert_int_equal(c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC], 1);
+    assert_int_equal(c.system_rows, 0);
+    assert_int_equal(c.object_kb, 4);
+    assert_int_equal(c.count, 10000);
+    assert_true(c.min_time_ms == 50);
+    assert_int_equal(c.peer_process, 1);
+    assert_int_equal(c.seed, 7);
+    assert_string_equal(c.shm_prefix, shmb_test_prefix());
+    assert_int_equal(c.segments, 100);
+    assert_int_equal(c.repetition, 2);
+    assert_int_equal(shmb_handoff_bench_check(&c), 0);
+
+    /* One system, mooncake included: its rows pair with a Flow-IPC run's. */
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        l = lookup_config(s == SHMB_LOOKUP_MOONCAKE, s == SHMB_LOOKUP_FLOWIPC_CLASSIC,
+                          s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+        l.system_rows = 1;
+        c = untouched();
+        assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), 1);
+        for (int t = 0; t < SHMB_LOOKUP_SYSTEMS; t++)
+            assert_int_equal(c.run_system[t], t == s);
+        assert_int_equal(c.system_rows, 1);
+        assert_int_equal(shmb_handoff_bench_check(&c), 0);
+    }
+}
+
+/* Nothing to run: out untouched; too large an object: -EINVAL, only when
+ * there is something to run; the largest object is accepted. */
+static void test_config_from_lookup_none_and_limits(void **state)
+{
+    (void)state;
+    const shmb_lookup_config_t none[3] = {lookup_config(1, 1, 1), lookup_config(1, 0, 0), lookup_config(0, 0, 0)};
+    for (int i = 0; i < 3; i++) {
+        shmb_handoff_bench_config_t c = untouched();
+        assert_int_equal(shmb_handoff_bench_config_from_lookup(&none[i], i != 0, &c), 0);
+        assert_int_equal(c.count, 12345);
+        shmb_lookup_config_t big = none[i];
+        big.lookup_len_kb = SHMB_HANDOFF_MAX_OBJECT_KB + 1;
+        assert_int_equal(shmb_handoff_bench_config_from_lookup(&big, i != 0, &c), 0);
+        assert_int_equal(c.count, 12345);
+    }
+    shmb_lookup_config_t l = lookup_config(0, 1, 0);
+    l.lookup_len_kb = SHMB_HANDOFF_MAX_OBJECT_KB + 1;
+    shmb_handoff_bench_config_t c = untouched();
+    assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), -EINVAL);
+    assert_int_equal(c.count, 12345);
+    l.lookup_len_kb = SHMB_HANDOFF_MAX_OBJECT_KB;
+    assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), 1);
+    assert_int_equal(c.object_kb, SHMB_HANDOFF_MAX_OBJECT_KB);
+    assert_int_equal(shmb_handoff_bench_check(&c), 0);
+}
+
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -293,6 +383,8 @@ int main(void)
         cmocka_unit_test_teardown(test_wrong_tag, cleanup),
         cmocka_unit_test_teardown(test_peer_dies, cleanup),
         cmocka_unit_test_teardown(test_bad_config, cleanup),
+        cmocka_unit_test(test_config_from_lookup),
+        cmocka_unit_test(test_config_from_lookup_none_and_limits),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 // Where the results go: the rows to stdout in --format, and the same rows
 // as JSON to --json_out, which changes only once it is complete (written to
-// a temporary file, renamed into place at the end).
+// a temporary file, renamed into place at the end); and the report's system
+// line, which two mains share.
 #include <gflags/gflags.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench_common.h"
@@ -130,6 +132,17 @@ void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
                     "; check the directory exists, is writable and has space");
     shmb_segment_untrack_file(g_json_tmp_id);
     g_json_tmp_id = -1;
+}
+
+const char* SystemLine(shmb_mooncake_path_t mooncake_path)
+{
+    static std::string line;
+    if (FLAGS_system.empty())
+        return nullptr;
+    line = FLAGS_system;
+    if (FLAGS_system == "mooncake" && mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH)
+        line += std::string(" (mooncake_path=") + shmb_mooncake_path_name(mooncake_path) + ")";
+    return line.c_str();
 }
 
 void ReportLeftSegments(uint64_t kept)

@@ -49,42 +49,11 @@ DEFINE_bool(handoff, true,
             "lend, the handle message, borrow, release, the return message and the lender's free, on "
             "objects of --lookup_len_kb; with --peer_process the borrower is a second process");
 
-namespace {
-
-// The hand-off's run beside the lookup's: its systems, objects of the
-// requests' length; false when it has nothing to show.
-bool HandoffConfig(const shmb_lookup_config_t& lookup, shmb_handoff_bench_config_t* cfg)
-{
-    *cfg = {};
-    bool flowipc = false;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
-        cfg->run_system[s] = lookup.run_system[s] && (lookup.system_rows || s != SHMB_LOOKUP_MOONCAKE);
-        flowipc = flowipc || (s != SHMB_LOOKUP_MOONCAKE && lookup.run_system[s]);
-    }
-    if (!FLAGS_handoff || !(flowipc || lookup.system_rows))
-        return false;
-    if (lookup.lookup_len_kb > SHMB_HANDOFF_MAX_OBJECT_KB)
-        shmb::FlagError("lookup_len_kb", std::to_string(lookup.lookup_len_kb),
-                        "at most " + std::to_string(SHMB_HANDOFF_MAX_OBJECT_KB) +
-                            " with --handoff=true (the hand-off's objects)");
-    cfg->system_rows = lookup.system_rows;
-    cfg->object_kb = lookup.lookup_len_kb;
-    cfg->count = lookup.num_lookups;
-    cfg->min_time_ms = lookup.min_time_ms;
-    cfg->peer_process = lookup.peer_process;
-    cfg->seed = lookup.seed;
-    cfg->shm_prefix = lookup.shm_prefix;
-    return true;
-}
-
-}  // namespace
-
 int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
-               "SHM address translation: Mooncake's relocate path against Flow-IPC's handle "
-               "translation, with scan, lower_bound, tree and arithmetic kernels as bounds.\n"
-               "Usage: shm_address_lookup_bench [--flag=value ...]",
+               "SHM address translation: Mooncake's relocate path against Flow-IPC's handle translation, with scan, "
+               "lower_bound, tree and arithmetic kernels as bounds.\nUsage: shm_address_lookup_bench [--flag=value ...]",
                __FILE__);
 
     shmb_lookup_config_t cfg = {};
@@ -92,10 +61,8 @@ int main(int argc, char** argv)
     cfg.num_lookups = shmb::CheckRange("num_lookups", FLAGS_num_lookups, 1, SHMB_LOOKUP_MAX_LOOKUPS);
     cfg.segment_size_mb = shmb::CheckRange("segment_size_mb", FLAGS_segment_size_mb, 1,
                                            static_cast<int64_t>(SHMB_LOOKUP_SPAN_BYTES >> 20));
-    cfg.lookup_len_kb = shmb::CheckRange("lookup_len_kb", FLAGS_lookup_len_kb, 1,
-                                         FLAGS_segment_size_mb * 1024);
-    shmb::CheckRange("min_time_ms", FLAGS_min_time_ms, 0, 3600 * 1000);
-    cfg.min_time_ms = static_cast<double>(FLAGS_min_time_ms);
+    cfg.lookup_len_kb = shmb::CheckRange("lookup_len_kb", FLAGS_lookup_len_kb, 1, FLAGS_segment_size_mb * 1024);
+    cfg.min_time_ms = static_cast<double>(shmb::CheckRange("min_time_ms", FLAGS_min_time_ms, 0, 3600 * 1000));
     cfg.sequential = shmb::CheckChoice("pattern", FLAGS_pattern, {"random", "sequential"});
     cfg.mode = static_cast<shmb_lookup_mode_t>(
         shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
@@ -118,25 +85,24 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
-    shmb_handoff_bench_config_t handoff;
-    const bool handoffs = HandoffConfig(cfg, &handoff);
+    shmb_handoff_bench_config_t handoff = {};
+    const int handoffs = shmb_handoff_bench_config_from_lookup(&cfg, FLAGS_handoff, &handoff);
+    if (handoffs < 0)
+        shmb::FlagError("lookup_len_kb", std::to_string(cfg.lookup_len_kb), "at most " +
+                        std::to_string(SHMB_HANDOFF_MAX_OBJECT_KB) + " with --handoff=true (the hand-off's objects)");
 
-    std::vector<uint64_t> counts = {cfg.num_segments};
-    if (!FLAGS_sweep_segments.empty())
-        counts = shmb::CheckCounts("sweep_segments", FLAGS_sweep_segments, SHMB_LOOKUP_MAX_SEGMENTS, "segment counts");
+    const std::vector<uint64_t> counts = FLAGS_sweep_segments.empty() ? std::vector<uint64_t>{cfg.num_segments}
+        : shmb::CheckCounts("sweep_segments", FLAGS_sweep_segments, SHMB_LOOKUP_MAX_SEGMENTS, "segment counts");
     const char* count_flag = FLAGS_sweep_segments.empty() ? "num_segments" : "sweep_segments";
     for (uint64_t n : counts) {
         cfg.num_segments = n;
         if (shmb_lookup_bench_check(&cfg) == -EOVERFLOW)
-            shmb::FlagError(count_flag, std::to_string(n),
-                            std::to_string(n) + " segments of --segment_size_mb=" +
-                                std::to_string(FLAGS_segment_size_mb) +
-                                " do not fit in the 64 TiB address range the peer's segments are spread over");
+            shmb::FlagError(count_flag, std::to_string(n), std::to_string(n) + " segments of --segment_size_mb=" +
+                            std::to_string(FLAGS_segment_size_mb) +
+                            " do not fit in the 64 TiB address range the peer's segments are spread over");
     }
 
-    bool kernels = false;
-    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
-        kernels = kernels || cfg.run[s];
+    const bool kernels = std::any_of(cfg.run, cfg.run + SHMB_LOOKUP_STRATEGIES, [](int on) { return on != 0; });
     const uint64_t most = *std::max_element(counts.begin(), counts.end());
     // The peer keeps a descriptor per attached segment for the kernels too.
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
@@ -154,7 +120,7 @@ int main(int argc, char** argv)
         for (size_t i = 0; i < counts.size() && ret == 0; i++) {
             cfg.num_segments = counts[i];
             ret = shmb_lookup_bench_run(&cfg, &rows, why, cap);
-            if (ret < 0 || !handoffs)
+            if (ret < 0 || handoffs <= 0)
                 continue;
             handoff.segments = counts[i];
             handoff.repetition = rep;
@@ -167,19 +133,14 @@ int main(int argc, char** argv)
 
     shmb_report_t report = {};
     report.bench = "shm_lookup";
-    // Mooncake's relocate path, when not the default: on the system line and in a note of its own.
-    static std::string system_line;
-    system_line = FLAGS_system + (FLAGS_system == "mooncake" && cfg.mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH
-                                      ? " (mooncake_path=" + FLAGS_mooncake_path + ")"
-                                      : "");
-    report.system = FLAGS_system.empty() ? nullptr : system_line.c_str();
+    report.system = shmb::SystemLine(cfg.mooncake_path);
     report.variant_label = report.system ? nullptr : "strategy";
     report.speedup_label = cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
     shmb_notes_t notes = {};
     int ret = shmb_notes_lookup(&report, &notes, &cfg);
     if (ret < 0)
         shmb::Fail(ret, "planning the threads' CPUs");
-    if (handoffs && (ret = shmb_notes_handoff(&report, &notes, &handoff)) < 0)
+    if (handoffs > 0 && (ret = shmb_notes_handoff(&report, &notes, &handoff)) < 0)
         shmb::Fail(ret, "composing the hand-off's notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);

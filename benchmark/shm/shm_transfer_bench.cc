@@ -124,14 +124,9 @@ int main(int argc, char** argv)
         return shmb_transfer_bench_run(&cfg, &rows, why, cap);
     });
 
-    // Mooncake's relocate path, when not the default, on the system line.
-    static std::string system_line;
-    system_line = FLAGS_system + (FLAGS_system == "mooncake" && cfg.mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH
-                                      ? " (mooncake_path=" + FLAGS_mooncake_path + ")"
-                                      : "");
     shmb_report_t report = {};
     report.bench = "shm_transfer";
-    report.system = FLAGS_system.empty() ? nullptr : system_line.c_str();
+    report.system = shmb::SystemLine(cfg.mooncake_path);
     report.variant_label = report.system ? "part" : "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;

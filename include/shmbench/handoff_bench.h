@@ -68,6 +68,16 @@ size_t shmb_handoff_bench_batch(uint64_t object_kb);
  * 1..SHMB_HANDOFF_MAX_COUNT, a negative min_time_ms or a bad prefix. */
 int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg);
 
+/* The hand-off's run beside a lookup run with cfg lookup: the Flow-IPC
+ * systems it selects (every system with system_rows: rows of one system
+ * pair with another's), objects of its request length, its count,
+ * min_time_ms, peer_process, seed, prefix, segments and repetition. Returns
+ * 1 (*out written) when there is something to run, 0 when not (enabled 0,
+ * or neither a Flow-IPC system nor system_rows), -EINVAL when the requests
+ * are longer than SHMB_HANDOFF_MAX_OBJECT_KB (the objects would be). */
+int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, int enabled,
+                                          shmb_handoff_bench_config_t *out);
+
 /* Appends, for flowipc_classic then flowipc_jemalloc as selected, the row
  * step SHMB_HANDOFF_STEP (ns per hand-off; note "verified N/N" and whether
  * messages crossed), and for flowipc_jemalloc the row step

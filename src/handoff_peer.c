@@ -1,0 +1,221 @@
+/*
+ * handoff_peer: the borrower's side of Flow-IPC's object hand-off (borrow,
+ * check the lender's tags, release), and the forked borrower process that
+ * runs it with --peer_process: its message loop, its start and its reaping.
+ * The lender's side is handoff_bench.c; handoff_internal.h has the messages.
+ */
+#include "handoff_internal.h"
+
+#include "shmbench/error.h"
+#include "shmbench/peer.h"
+#include "shmbench/segment.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+uint64_t shmb_handoff_bench_peer_dies_at;
+
+#define WHY_MAX 200
+
+/* Hand-off k's object, read through the borrower's pointer. */
+static int check_tags(const void *addr, size_t bytes, uint64_t tag, int flavour, uint64_t k, char *why,
+                      size_t cap)
+{
+    uint64_t first, last;
+    memcpy(&first, addr, sizeof(first));
+    memcpy(&last, (const char *)addr + bytes - sizeof(last), sizeof(last));
+    if (first == tag && last == tag)
+        return 0;
+    snprintf(why, cap, "%s: hand-off %llu: the borrowed object at %p reads 0x%llx / 0x%llx, not the lender's tag 0x%llx",
+             handoff_flavour_name(flavour), (unsigned long long)k, addr, (unsigned long long)first,
+             (unsigned long long)last, (unsigned long long)tag);
+    return -EPROTO;
+}
+
+int shmb_handoff_refused(int ret, int flavour, const char *call, uint64_t k, char *why, size_t cap)
+{
+    if (ret == -ENOMEM)
+        return ret;
+    snprintf(why, cap, "%s: hand-off %llu: %s failed: %s", handoff_flavour_name(flavour), (unsigned long long)k,
+             call, strerror(-ret));
+    return -EPROTO;
+}
+
+/* ---- the borrower's side (the lender's process or the peer) ---- */
+
+int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
+                                 void *msg, size_t cap, size_t *msg_len, char *why, size_t wcap)
+{
+    const uint64_t k = b->next[HANDOFF_JEMALLOC]++;
+    shmb_fipc_object_t obj = {0};
+    int ret = shmb_fipc_borrower_borrow(b->jemalloc, blob, len, &obj);
+    if (ret < 0)
+        return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "borrow", k, why, wcap);
+    int checked = check_tags(obj.addr, bytes, handoff_tag(b->seed, HANDOFF_JEMALLOC, k), HANDOFF_JEMALLOC, k,
+                             why, wcap);
+    ret = shmb_fipc_object_release(&obj, msg, cap, msg_len);
+    if (ret < 0 || checked < 0)
+        return checked < 0 ? checked : ret;
+    if (*msg_len == 0) {
+        snprintf(why, wcap, "flowipc_jemalloc: hand-off %llu: the borrower's release wrote no return message",
+                 (unsigned long long)k);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
+                                char *why, size_t wcap)
+{
+    const uint64_t k = b->next[HANDOFF_CLASSIC]++;
+    shmb_fipc_classic_object_t obj = {0};
+    int ret = shmb_fipc_classic_borrow(b->classic, blob, len, &obj);
+    if (ret < 0)
+        return shmb_handoff_refused(ret, HANDOFF_CLASSIC, "borrow", k, why, wcap);
+    ret = check_tags(obj.addr, bytes, handoff_tag(b->seed, HANDOFF_CLASSIC, k), HANDOFF_CLASSIC, k, why, wcap);
+    shmb_fipc_classic_release(&obj);
+    return ret;
+}
+
+void shmb_handoff_borrower_close(shmb_handoff_borrower_t *b)
+{
+    shmb_fipc_classic_arena_destroy(b->classic);
+    shmb_fipc_borrower_destroy(b->jemalloc);
+    b->classic = NULL;
+    b->jemalloc = NULL;
+}
+
+/* ---- the borrower process ---- */
+
+/* The test hook: this process dies on the handle of hand-off next. */
+static void maybe_die(uint64_t next)
+{
+    if (shmb_handoff_bench_peer_dies_at && next + 1 == shmb_handoff_bench_peer_dies_at)
+        raise(SIGKILL);
+}
+
+/* One message to the borrower: its reply's kind and payload into out. */
+static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_t len, size_t bytes,
+                     unsigned char *kind, unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
+{
+    *kind = HANDOFF_DONE;
+    *out_len = 0;
+    switch (msg[0]) {
+    case HANDOFF_OPEN: {
+        char name[SHMB_SEGMENT_NAME_MAX + 1];
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 1), (const char *)msg + 1);
+        return b->classic ? -EEXIST : shmb_fipc_classic_arena_open(name, &b->classic);
+    }
+    case HANDOFF_SESSION: {
+        int ret = b->jemalloc ? 0 : shmb_fipc_borrower_create(&b->jemalloc);
+        return ret < 0 ? ret : shmb_fipc_borrower_receive(b->jemalloc, msg + 1, len - 1, out, cap, out_len);
+    }
+    case HANDOFF_JBLOB:
+        maybe_die(b->next[HANDOFF_JEMALLOC]);
+        *kind = HANDOFF_RETURN;
+        return b->jemalloc ? shmb_handoff_borrow_jemalloc(b, msg + 1, len - 1, bytes, out, cap, out_len, why, wcap)
+                           : -EPROTO;
+    case HANDOFF_CBLOB: {
+        maybe_die(b->next[HANDOFF_CLASSIC]);
+        int ret = b->classic ? shmb_handoff_borrow_classic(b, msg + 1, len - 1, bytes, why, wcap) : -EPROTO;
+        const uint64_t frees = ret == 0 ? shmb_fipc_classic_frees(b->classic) : 0;
+        memcpy(out, &frees, sizeof(frees));
+        *out_len = sizeof(frees);
+        return ret;
+    }
+    default:
+        snprintf(why, wcap, "the borrower process got a message of unknown kind 0x%02x", msg[0]);
+        return -EPROTO;
+    }
+}
+
+/* The borrower process: answers each message until QUIT or the owner's end closes. */
+static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed, size_t bytes)
+{
+    shmb_segment_forget_all();
+    if (shmb_peer_watch_owner(owner) < 0)
+        _exit(SHMB_PEER_EXIT_FAILED);
+    shmb_handoff_borrower_t b = {.seed = seed};
+    unsigned char msg[SHMB_CHANNEL_MSG_MAX], reply[SHMB_CHANNEL_MSG_MAX];
+    for (;;) {
+        size_t len = 0, n = 0;
+        int ret = shmb_channel_recv(ch, msg, sizeof(msg), &len);
+        if (ret < 0 && getppid() != owner)
+            shmb_peer_watch_owner(owner); /* the owner is gone (its end closed first): clean up, exit */
+        if (ret < 0 || msg[0] == HANDOFF_QUIT)
+            break;
+        char why[WHY_MAX] = "";
+        ret = serve_one(&b, msg, len, bytes, &reply[0], reply + 1, sizeof(reply) - 1, &n, why, sizeof(why));
+        if (ret < 0) {
+            const int32_t err = -ret;
+            reply[0] = HANDOFF_FAIL;
+            memcpy(reply + 1, &err, sizeof(err));
+            n = sizeof(err) + (size_t)snprintf((char *)reply + 1 + sizeof(err), sizeof(reply) - 1 - sizeof(err),
+                                               "%s", why[0] ? why : strerror(err));
+        }
+        if (shmb_channel_send(ch, reply, n + 1) < 0)
+            break;
+    }
+    shmb_handoff_borrower_close(&b);
+    _exit(0);
+}
+
+int shmb_handoff_peer_start(uint64_t seed, size_t bytes, shmb_channel_t *ch, pid_t *pid)
+{
+    shmb_channel_t mine, theirs;
+    int ret = shmb_channel_pair(&mine, &theirs);
+    if (ret < 0)
+        return ret;
+    const pid_t owner = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        ret = shmb_error_record("fork", errno, "the borrower process");
+        shmb_channel_close(&mine);
+        shmb_channel_close(&theirs);
+        return ret;
+    }
+    if (child == 0) {
+        shmb_channel_close(&mine);
+        peer_main(&theirs, owner, seed, bytes);
+    }
+    shmb_channel_close(&theirs);
+    *ch = mine;
+    *pid = child;
+    return 0;
+}
+
+/* Records how the reaped borrower ended, as the call "peer process". */
+static int peer_gone(pid_t pid, int st)
+{
+    char what[SHMB_ERROR_OBJECT_MAX];
+    if (WIFSIGNALED(st))
+        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)pid, WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    else
+        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)pid, WEXITSTATUS(st));
+    return shmb_error_record("peer process", EPIPE, what);
+}
+
+int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret)
+{
+    if (*pid <= 0)
+        return 0;
+    const unsigned char quit = HANDOFF_QUIT;
+    if (run_ret != -EPIPE && shmb_channel_send(ch, &quit, 1) < 0)
+        run_ret = -EPIPE;
+    shmb_channel_close(ch);
+    int st = 0;
+    pid_t got;
+    do
+        got = waitpid(*pid, &st, 0);
+    while (got < 0 && errno == EINTR);
+    const pid_t child = *pid;
+    *pid = 0;
+    if (got < 0)
+        return shmb_error_record("waitpid", errno, "the borrower process");
+    return run_ret == -EPIPE || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? peer_gone(child, st) : 0;
+}
