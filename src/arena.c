@@ -1,3 +1,5 @@
+/* arena: the pool allocator over one pre-mapped region (shmbench/arena.h):
+ * the region carved into blocks by size class, a stack of free blocks each. */
 #include "shmbench/arena.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* clock: the monotonic clock's measured overhead and resolution
+ * (shmbench/clock.h). */
 #include "shmbench/clock.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* error: the record of the last failed system call, per thread, and the hint
+ * and clean-up command a failure line offers (shmbench/error.h). */
 #include "shmbench/error.h"
 
 #include <errno.h>

@@ -1,3 +1,5 @@
+/* lookup: the table of a peer's segments and the four translation strategies
+ * over it, one request, a batch or a dependent chain (shmbench/lookup.h). */
 #include "shmbench/lookup.h"
 
 #include "names_internal.h"

@@ -1,3 +1,6 @@
+/* peer: the forked second process that runs the owner's commands over a
+ * shared control block with futex waits, and its start, calls and stop
+ * (shmbench/peer.h). */
 #include "shmbench/peer.h"
 
 #include "shmbench/error.h"

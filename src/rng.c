@@ -1,3 +1,5 @@
+/* rng: splitmix64, the reproducible generator behind --seed
+ * (shmbench/rng.h). */
 #include "shmbench/rng.h"
 
 void shmb_rng_seed(shmb_rng_t *rng, uint64_t seed)

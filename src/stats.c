@@ -1,3 +1,5 @@
+/* stats: the summary of a sample set: mean, spread and interpolated
+ * percentiles (shmbench/stats.h). */
 #include "shmbench/stats.h"
 
 #include <errno.h>

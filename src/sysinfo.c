@@ -1,3 +1,5 @@
+/* sysinfo: the machine facts a result's header reports, each read from its
+ * real source (shmbench/sysinfo.h). */
 #include "shmbench/sysinfo.h"
 
 #include <errno.h>

@@ -1,0 +1,445 @@
+/* report_writers: the table, CSV and JSON writers of a report (their
+ * contract: shmbench/report.h), with the cells and the context header each
+ * prints. The rows and their order come from report.c. */
+#include "shmbench/report.h"
+
+#include "report_internal.h"
+#include "shmbench_build_info.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_COLUMNS 24
+#define CELL 64
+
+/* ---- cells ---- */
+
+enum column {
+    COL_ARG_NAME, COL_ARG, COL_VARIANT, COL_STEP, COL_THREADS, COL_REP, COL_ITERATIONS,
+    COL_MEAN, COL_MIN, COL_P50, COL_P90, COL_P99, COL_P999, COL_MAX, COL_STDDEV,
+    COL_OPS, COL_GBS, COL_SPEEDUP, COL_NOTE,
+};
+
+static int is_cv(const shmb_row_t *row)
+{
+    return strcmp(row->aggregate, "cv") == 0;
+}
+
+/* Fewer digits as numbers grow: a decimal is shown only where it says something. */
+static void format_human(char *buf, double v)
+{
+    double a = v < 0 ? -v : v;
+    snprintf(buf, CELL, a >= 100.0 ? "%.0f" : a >= 10.0 ? "%.1f" : "%.2f", v);
+}
+
+static void format_number(char *buf, const shmb_row_t *row, double v, int precise, int is_rate)
+{
+    if (is_cv(row))
+        snprintf(buf, CELL, precise ? "%.4f" : "%.1f%%", precise ? v : v * 100.0);
+    else if (precise)
+        snprintf(buf, CELL, is_rate ? "%.0f" : "%.3f", v);
+    else if (is_rate)
+        snprintf(buf, CELL, "%.0f", v);
+    else
+        format_human(buf, v);
+}
+
+/* A row with no measurement (a step this system does not have) shows "-" in
+ * every measured column of the table, and nothing in CSV. */
+static int unmeasured(const shmb_row_t *row, enum column c)
+{
+    return row->iterations == 0 && c >= COL_ITERATIONS && c != COL_NOTE;
+}
+
+static void format_cell(char *buf, const shmb_row_t *row, enum column c, int precise)
+{
+    buf[0] = '\0';
+    if (unmeasured(row, c)) {
+        snprintf(buf, CELL, "%s", precise ? "" : "-");
+        return;
+    }
+    switch (c) {
+    case COL_ARG_NAME: snprintf(buf, CELL, "%s", row->arg_name); break;
+    case COL_ARG: snprintf(buf, CELL, "%llu", (unsigned long long)row->arg); break;
+    case COL_VARIANT: snprintf(buf, CELL, "%s", row->variant); break;
+    case COL_STEP: /* a table cell is never blank, so columns split on spaces */
+        snprintf(buf, CELL, "%s", row->step[0] || precise ? row->step : "-");
+        break;
+    case COL_THREADS: snprintf(buf, CELL, "%d", row->threads); break;
+    case COL_REP:
+        if (row->aggregate[0])
+            snprintf(buf, CELL, "%s", row->aggregate);
+        else
+            snprintf(buf, CELL, "%d", row->repetition);
+        break;
+    case COL_ITERATIONS: snprintf(buf, CELL, "%llu", (unsigned long long)row->iterations); break;
+    case COL_MEAN: format_number(buf, row, row->ns.mean, precise, 0); break;
+    case COL_MIN: format_number(buf, row, row->ns.min, precise, 0); break;
+    case COL_P50: format_number(buf, row, row->ns.p50, precise, 0); break;
+    case COL_P90: format_number(buf, row, row->ns.p90, precise, 0); break;
+    case COL_P99: format_number(buf, row, row->ns.p99, precise, 0); break;
+    case COL_P999: format_number(buf, row, row->ns.p999, precise, 0); break;
+    case COL_MAX: format_number(buf, row, row->ns.max, precise, 0); break;
+    case COL_STDDEV: format_number(buf, row, row->ns.stddev, precise, 0); break;
+    case COL_OPS:
+        if (row->items_per_second > 0)
+            format_number(buf, row, row->items_per_second, precise, 1);
+        break;
+    case COL_GBS:
+        if (row->bytes_per_second > 0) {
+            double v = is_cv(row) ? row->bytes_per_second : row->bytes_per_second / 1e9;
+            if (is_cv(row))
+                format_number(buf, row, v, precise, 0);
+            else
+                snprintf(buf, CELL, precise ? "%.4f" : "%.2f", v);
+        }
+        break;
+    case COL_SPEEDUP:
+        if (row->speedup > 0)
+            format_number(buf, row, row->speedup, precise, 0);
+        break;
+    case COL_NOTE: snprintf(buf, CELL, "%s", row->note); break;
+    }
+}
+
+/* ---- context ---- */
+
+static void format_date(int64_t date, char *buf, size_t cap, int json)
+{
+    time_t t = (time_t)date;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, cap, json ? "%Y-%m-%dT%H:%M:%S+00:00" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static const char *cache_type_letter(const char *type)
+{
+    return strcmp(type, "Data") == 0 ? "d" : strcmp(type, "Instruction") == 0 ? "i" : "";
+}
+
+static void write_table_context(FILE *out, const shmb_report_t *r)
+{
+    const shmb_sysinfo_t *s = r->sys;
+    char date[64], a[32], b[32];
+    format_date(r->date, date, sizeof(date), 0);
+    fprintf(out, "# %s %s\n# date: %s\n# host: %s\n", r->program, r->version, date, s->host);
+    fprintf(out, "# cpu: %s, %d cpus", s->cpu_model, s->num_cpus);
+    if (s->mhz > 0)
+        fprintf(out, ", %.0f MHz", s->mhz);
+    fprintf(out, "\n# caches:");
+    for (int i = 0; i < s->num_caches; i++) {
+        shmb_sysinfo_format_bytes(s->caches[i].size, a, sizeof(a));
+        fprintf(out, "%s L%d%s %s", i ? "," : "", s->caches[i].level,
+                cache_type_letter(s->caches[i].type), a);
+        if (s->caches[i].num_sharing > 1)
+            fprintf(out, " (shared by %d cpus)", s->caches[i].num_sharing);
+    }
+    fprintf(out, "%s\n", s->num_caches ? "" : " unknown");
+    fprintf(out, "# kernel: %s\n# clocksource: %s\n# cpu governor: %s\n", s->kernel,
+            s->clocksource, s->governor);
+    fprintf(out, "# transparent hugepages: enabled=%s, shmem_enabled=%s\n", s->thp_enabled,
+            s->thp_shmem);
+    if (s->shm_total >= 0) {
+        shmb_sysinfo_format_bytes(s->shm_total, a, sizeof(a));
+        shmb_sysinfo_format_bytes(s->shm_free, b, sizeof(b));
+        fprintf(out, "# /dev/shm: %s total, %s free\n", a, b);
+    } else {
+        fprintf(out, "# /dev/shm: unknown\n");
+    }
+    fprintf(out, "# glibc: %s", s->glibc_version);
+    if (s->nt_threshold >= 0) {
+        shmb_sysinfo_format_bytes(s->nt_threshold, a, sizeof(a));
+        fprintf(out, ", x86_non_temporal_threshold %s", a);
+    }
+    if (s->rep_movsb_threshold >= 0) {
+        shmb_sysinfo_format_bytes(s->rep_movsb_threshold, a, sizeof(a));
+        fprintf(out, ", x86_rep_movsb_threshold %s", a);
+    }
+    fprintf(out, "\n# timer overhead: %.0f ns\n", r->timer_overhead_ns);
+    if (r->cpu >= 0)
+        fprintf(out, "# pinned: cpu %d\n", r->cpu);
+    else
+        fprintf(out, "# pinned: no\n");
+    if (r->system)
+        fprintf(out, "# system: %s\n", r->system);
+    fprintf(out, "# build: %s; %s; flags: %s\n", SHMB_BUILD_TYPE, SHMB_BUILD_COMPILER,
+            SHMB_BUILD_FLAGS);
+    fprintf(out, "# commit: %s\n", SHMB_BUILD_COMMIT[0] ? SHMB_BUILD_COMMIT
+                                                      : "unknown (not built from a git checkout)");
+    fprintf(out, "# flags: %s\n", r->flags);
+    for (int i = 0; i < SHMB_REPORT_MAX_NOTES && r->notes[i]; i++)
+        fprintf(out, "# %s\n", r->notes[i]);
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void json_field(FILE *out, const char *key, const char *value)
+{
+    fprintf(out, ",\n    ");
+    json_string(out, key);
+    fprintf(out, ": ");
+    json_string(out, value);
+}
+
+static void json_number(FILE *out, const char *key, double value)
+{
+    fprintf(out, ",\n    \"%s\": %.10g", key, value);
+}
+
+static void write_json_context(FILE *out, const shmb_report_t *r)
+{
+    const shmb_sysinfo_t *s = r->sys;
+    char date[64];
+    format_date(r->date, date, sizeof(date), 1);
+    fprintf(out, "{\n  \"context\": {\n    \"date\": ");
+    json_string(out, date);
+    json_field(out, "host_name", s->host);
+    json_field(out, "executable", r->executable);
+    fprintf(out, ",\n    \"num_cpus\": %d", s->num_cpus);
+    fprintf(out, ",\n    \"mhz_per_cpu\": %d", s->mhz > 0 ? (int)(s->mhz + 0.5) : 0);
+    fprintf(out, ",\n    \"cpu_scaling_enabled\": %s", s->scaling_enabled == 1 ? "true" : "false");
+    fprintf(out, ",\n    \"caches\": [");
+    for (int i = 0; i < s->num_caches; i++)
+        fprintf(out, "%s\n      {\"type\": \"%s\", \"level\": %d, \"size\": %lld, \"num_sharing\": %d}",
+                i ? "," : "", s->caches[i].type, s->caches[i].level, (long long)s->caches[i].size,
+                s->caches[i].num_sharing);
+    fprintf(out, "%s],\n    \"load_avg\": [%g, %g, %g]", s->num_caches ? "\n    " : "",
+            s->load_avg[0], s->load_avg[1], s->load_avg[2]);
+    json_field(out, "library_build_type", strcmp(SHMB_BUILD_TYPE, "Debug") == 0 ? "debug" : "release");
+    json_field(out, "build_type", SHMB_BUILD_TYPE);
+    json_field(out, "compiler", SHMB_BUILD_COMPILER);
+    json_field(out, "build_flags", SHMB_BUILD_FLAGS);
+    if (SHMB_BUILD_COMMIT[0])
+        json_field(out, "git_commit", SHMB_BUILD_COMMIT);
+    json_field(out, "shmbench_version", r->version);
+    json_field(out, "cpu_model", s->cpu_model);
+    json_field(out, "kernel", s->kernel);
+    json_field(out, "clocksource", s->clocksource);
+    json_field(out, "cpu_governor", s->governor);
+    json_field(out, "thp_enabled", s->thp_enabled);
+    json_field(out, "thp_shmem_enabled", s->thp_shmem);
+    json_number(out, "dev_shm_total_bytes", (double)s->shm_total);
+    json_number(out, "dev_shm_free_bytes", (double)s->shm_free);
+    json_field(out, "glibc_version", s->glibc_version);
+    json_number(out, "glibc_x86_non_temporal_threshold", (double)s->nt_threshold);
+    json_number(out, "glibc_x86_rep_movsb_threshold", (double)s->rep_movsb_threshold);
+    json_number(out, "timer_overhead_ns", r->timer_overhead_ns);
+    json_number(out, "pinned_cpu", r->cpu);
+    json_field(out, "flags", r->flags);
+    if (r->system)
+        json_field(out, "system", r->system);
+    fprintf(out, ",\n    \"notes\": [");
+    for (int i = 0; i < SHMB_REPORT_MAX_NOTES && r->notes[i]; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        json_string(out, r->notes[i]);
+    }
+    fprintf(out, "]\n  },\n  \"benchmarks\": [");
+}
+
+/* ---- writers ---- */
+
+static int group_index(const shmb_row_t *const *order, size_t i)
+{
+    int g = 0;
+    for (size_t j = 1; j <= i; j++)
+        g += !shmb_report_same_name(order[j], order[j - 1]);
+    return g;
+}
+
+static void write_json_row(FILE *out, const shmb_report_t *r, const shmb_row_t *row, int family,
+                           int first)
+{
+    char name[256], run_name[256], cell[CELL];
+    shmb_report_row_name(r, row, name, sizeof(name));
+    shmb_report_base_name(r, row, run_name, sizeof(run_name));
+    fprintf(out, "%s\n    {\n      \"name\": ", first ? "" : ",");
+    json_string(out, name);
+    fprintf(out, ",\n      \"family_index\": %d,\n      \"per_family_instance_index\": 0", family);
+    fprintf(out, ",\n      \"run_name\": ");
+    json_string(out, run_name);
+    fprintf(out, ",\n      \"run_type\": \"%s\"", row->aggregate[0] ? "aggregate" : "iteration");
+    fprintf(out, ",\n      \"repetitions\": %d", r->repetitions);
+    if (row->aggregate[0])
+        fprintf(out, ",\n      \"aggregate_name\": \"%s\",\n      \"aggregate_unit\": \"%s\"",
+                row->aggregate, is_cv(row) ? "percentage" : "time");
+    else
+        fprintf(out, ",\n      \"repetition_index\": %d", row->repetition);
+    fprintf(out, ",\n      \"threads\": %d,\n      \"iterations\": %llu", row->threads,
+            (unsigned long long)row->iterations);
+    fprintf(out, ",\n      \"real_time\": %.10g,\n      \"cpu_time\": %.10g", row->ns.mean,
+            row->ns.mean);
+    fprintf(out, ",\n      \"time_unit\": \"ns\"");
+    static const struct { const char *key; enum column col; } counters[] = {
+        {"min", COL_MIN}, {"p50", COL_P50}, {"p90", COL_P90}, {"p99", COL_P99},
+        {"p999", COL_P999}, {"max", COL_MAX}, {"stddev", COL_STDDEV},
+    };
+    for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+        format_cell(cell, row, counters[i].col, 1);
+        fprintf(out, ",\n      \"%s\": %s", counters[i].key, cell);
+    }
+    if (row->items_per_second > 0)
+        fprintf(out, ",\n      \"items_per_second\": %.10g", row->items_per_second);
+    if (row->bytes_per_second > 0)
+        fprintf(out, ",\n      \"bytes_per_second\": %.10g", row->bytes_per_second);
+    if (row->speedup > 0)
+        fprintf(out, ",\n      \"speedup\": %.10g", row->speedup);
+    if (row->note[0]) {
+        fprintf(out, ",\n      \"label\": ");
+        json_string(out, row->note);
+    }
+    fprintf(out, "\n    }");
+}
+
+void shmb_report_write_json(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
+{
+    write_json_context(out, r);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (order[i]->iterations == 0) /* compare.py needs a time on every row */
+            continue;
+        write_json_row(out, r, order[i], group_index(order, i), first);
+        first = 0;
+    }
+    fprintf(out, "\n  ]\n}\n");
+}
+
+static void csv_cell(FILE *out, const char *cell, int last)
+{
+    if (strpbrk(cell, ",\"\r\n")) {
+        fputc('"', out);
+        for (const char *p = cell; *p; p++) {
+            if (*p == '"')
+                fputc('"', out);
+            fputc(*p, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(cell, out);
+    }
+    fputs(last ? "\r\n" : ",", out);
+}
+
+void shmb_report_write_csv(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
+{
+    static const enum column cols[] = {
+        COL_VARIANT, COL_STEP, COL_ARG_NAME, COL_ARG, COL_THREADS, COL_REP, COL_ITERATIONS,
+        COL_MEAN, COL_MIN, COL_P50, COL_P90, COL_P99, COL_P999, COL_MAX, COL_STDDEV, COL_OPS,
+        COL_GBS, COL_SPEEDUP, COL_NOTE,
+    };
+    const char *headers[] = {
+        "variant", "step", "arg_name", "arg", "threads", "repetition", "iterations", "mean_ns",
+        "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "stddev_ns", "ops_per_s",
+        "GB_s", "speedup", "note",
+    };
+    const size_t ncols = sizeof(cols) / sizeof(cols[0]);
+    csv_cell(out, "name", 0);
+    for (size_t c = 0; c < ncols; c++)
+        csv_cell(out, headers[c], c + 1 == ncols);
+    for (size_t i = 0; i < n; i++) {
+        char cell[256];
+        shmb_report_row_name(r, order[i], cell, sizeof(cell));
+        csv_cell(out, cell, 0);
+        for (size_t c = 0; c < ncols; c++) {
+            format_cell(cell, order[i], cols[c], 1);
+            csv_cell(out, cell, c + 1 == ncols);
+        }
+    }
+}
+
+/* The table's columns: the fixed ones, and the optional ones some row uses. */
+static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *order, size_t n,
+                            enum column *cols, const char **headers)
+{
+    int has_step = 0, has_threads = 0, has_speedup = 0, has_note = 0;
+    for (size_t i = 0; i < n; i++) {
+        has_step |= order[i]->step[0] != '\0';
+        has_threads |= order[i]->threads > 1;
+        has_speedup |= order[i]->speedup > 0;
+        has_note |= order[i]->note[0] != '\0';
+    }
+    size_t k = 0;
+#define ADD(col, header) (cols[k] = (col), headers[k++] = (header))
+    ADD(COL_ARG, n ? order[0]->arg_name : "arg");
+    if (r->variant_label)
+        ADD(COL_VARIANT, r->variant_label);
+    if (has_step)
+        ADD(COL_STEP, "step");
+    if (has_threads)
+        ADD(COL_THREADS, "threads");
+    if (r->repetitions > 1)
+        ADD(COL_REP, "rep");
+    ADD(COL_ITERATIONS, "iterations");
+    ADD(COL_MEAN, "mean_ns");
+    ADD(COL_P50, "p50_ns");
+    ADD(COL_P99, "p99_ns");
+    ADD(COL_MAX, "max_ns");
+    if (r->rate_is_bytes)
+        ADD(COL_GBS, "GB_s");
+    else
+        ADD(COL_OPS, "ops_per_s");
+    if (has_speedup)
+        ADD(COL_SPEEDUP, r->speedup_label);
+    if (has_note)
+        ADD(COL_NOTE, "note");
+#undef ADD
+    return k;
+}
+
+/* Cells of a column are padded to a width that depends only on the column,
+ * never on the figures, so two runs' tables line up and diff figure by figure. */
+static size_t column_width(enum column c, const char *header)
+{
+    static const size_t width[] = {
+        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 11,
+        [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 9,
+        [COL_MIN] = 9, [COL_P50] = 9, [COL_P90] = 9, [COL_P99] = 9, [COL_P999] = 9,
+        [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 0,
+        [COL_NOTE] = 0,
+    };
+    size_t h = strlen(header);
+    return width[c] > h ? width[c] : h;
+}
+
+int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
+{
+    enum column cols[MAX_COLUMNS];
+    const char *headers[MAX_COLUMNS];
+    size_t ncols = table_columns(r, order, n, cols, headers);
+    size_t line_cap = ncols * (CELL + 2) + 1;
+    char *line = malloc(line_cap);
+    if (!line)
+        return -ENOMEM;
+    write_table_context(out, r);
+    for (size_t i = 0; i <= n; i++) {
+        size_t len = 0;
+        for (size_t c = 0; c < ncols; c++) {
+            char cell[CELL];
+            if (i == 0)
+                snprintf(cell, CELL, "%s", headers[c]);
+            else
+                format_cell(cell, order[i - 1], cols[c], 0);
+            len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ",
+                                    (int)column_width(cols[c], headers[c]), cell);
+        }
+        while (len > 0 && line[len - 1] == ' ')
+            len--;
+        fprintf(out, "%.*s\n", (int)len, line);
+    }
+    free(line);
+    return 0;
+}

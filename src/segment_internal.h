@@ -1,0 +1,30 @@
+/* segment_internal: what the segment life cycle (segment.c) and the registry
+ * and signal cleanup (segment_signals.c) share. Not installed. */
+#ifndef SHMB_SEGMENT_INTERNAL_H
+#define SHMB_SEGMENT_INTERNAL_H
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#define SHM_DIR "/dev/shm"
+
+/* A creation's signal-free stretch: the cleanup signals blocked and the
+ * creation counted, so that a handler waits for it before it unlinks. When
+ * the process is already dying, begin never returns. end restores *old. */
+void shmb_segment_creation_begin(sigset_t *old);
+void shmb_segment_creation_end(const sigset_t *old);
+
+/* A registry slot: taken (its index, or -errno:
+ * -ENOBUFS when all are in use), pending while shm_open is about to create
+ * name (a SIGKILL between the creation and publish, which no blocked signal
+ * prevents, must not leave the file where an orphaned peer cannot see it),
+ * unpended when that name was not ours (EEXIST, or a failure), published
+ * once the file named name exists (st: its fstat), given back once it is
+ * gone or forgotten. */
+int shmb_segment_slot_take(void);
+void shmb_segment_slot_give(int i);
+void shmb_segment_slot_pending(int i, const char *name);
+void shmb_segment_slot_unpend(int i);
+void shmb_segment_slot_publish(int i, const char *name, const struct stat *st);
+
+#endif
