@@ -1,3 +1,7 @@
+/*
+ * alloc_peer: the receiver's side of shm_allocation_bench --peer_process
+ * (the protocol and what each row times: shmbench/alloc_peer.h).
+ */
 #include "shmbench/alloc_peer.h"
 
 #include "shmbench/clock.h"
