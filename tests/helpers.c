@@ -60,6 +60,13 @@ void shmb_test_assert_no_child(void)
     assert_int_equal(errno, ECHILD);
 }
 
+void shmb_test_reap_ok(pid_t pid)
+{
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* The child: 77 when the namespace or the mount cannot be made. */
 static int tmpfs_child(size_t kb, int (*run)(void *), void *arg)
 {

@@ -5,6 +5,7 @@
 #define SHMB_TESTS_HELPERS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* cmocka.h needs these before it. */
 #include <setjmp.h>
@@ -31,6 +32,9 @@ int shmb_test_remove_ours(void);
 
 /* Asserts that no child of this process is left, not even a zombie. */
 void shmb_test_assert_no_child(void);
+
+/* Reaps child pid and asserts that it exited with status 0. */
+void shmb_test_reap_ok(pid_t pid);
 
 /* Runs run(arg) in a forked child, inside a private mount namespace with a
  * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else

@@ -151,9 +151,7 @@ static void test_peer_closes_midway(void **state)
     }
     shmb_channel_close(&a); /* the child's copy is the last writer */
     assert_int_equal(shmb_channel_recv(&half, buf, sizeof(buf), &len), -EPIPE);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&b);
 }
 
@@ -184,9 +182,7 @@ static void test_short_reads(void **state)
     assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 6);
     assert_memory_equal(buf, "pieces", 6);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&b);
 }
 
@@ -230,9 +226,7 @@ static void test_eintr(void **state)
     assert_int_equal(len, 4);
     assert_memory_equal(buf, "late", 4);
     assert_true(alarms > 1);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&b);
 }
 
@@ -262,9 +256,7 @@ static void test_fork_round_trip(void **state)
     assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 7);
     assert_memory_equal(buf, "REQUEST", 7);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmb_test_reap_ok(pid);
     assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), -EPIPE);
     assert_int_equal(shmb_channel_send(&a, "x", 1), -EPIPE);
     shmb_channel_close(&a);

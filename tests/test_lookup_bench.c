@@ -642,9 +642,7 @@ static void test_peer_process_peer_killed(void **state)
     char why[256] = "";
     int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
     const uint64_t returned_at = shmb_clock_now_ns();
-    int status;
-    assert_int_equal(waitpid(killer, &status, 0), killer);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shmb_test_reap_ok(killer);
     assert_int_equal(ret, -EPIPE);
     assert_string_equal(shmb_error_last()->call, "peer process");
     assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
