@@ -64,9 +64,7 @@ static void format_cell(char *buf, const shmb_row_t *row, enum column c, int pre
     case COL_ARG_NAME: snprintf(buf, CELL, "%s", row->arg_name); break;
     case COL_ARG: snprintf(buf, CELL, "%llu", (unsigned long long)row->arg); break;
     case COL_VARIANT: snprintf(buf, CELL, "%s", row->variant); break;
-    case COL_STEP: /* a table cell is never blank, so columns split on spaces */
-        snprintf(buf, CELL, "%s", row->step[0] || precise ? row->step : "-");
-        break;
+    case COL_STEP: snprintf(buf, CELL, "%s", row->step); break;
     case COL_THREADS: snprintf(buf, CELL, "%d", row->threads); break;
     case COL_REP:
         if (row->aggregate[0])
@@ -102,6 +100,9 @@ static void format_cell(char *buf, const shmb_row_t *row, enum column c, int pre
         break;
     case COL_NOTE: snprintf(buf, CELL, "%s", row->note); break;
     }
+    if (!precise && buf[0] == '\0') /* not for this row (no step, speedup, note): a table cell is never
+                                       blank, so columns split on spaces */
+        snprintf(buf, CELL, "-");
 }
 
 /* ---- context ---- */
@@ -361,41 +362,28 @@ void shmb_report_write_csv(FILE *out, const shmb_report_t *r, const shmb_row_t *
     }
 }
 
-/* The table's columns: the fixed ones, and the optional ones some row uses. */
+/* The table's columns: the same for every run of a binary whatever its flags
+ * (a cell that does not apply shows "-"), so that two runs pair line by line
+ * in diff -y and diff -u. Only the headers of the variant and speedup columns
+ * are the binary's own. */
 static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *order, size_t n,
                             enum column *cols, const char **headers)
 {
-    int has_step = 0, has_threads = 0, has_speedup = 0, has_note = 0;
-    for (size_t i = 0; i < n; i++) {
-        has_step |= order[i]->step[0] != '\0';
-        has_threads |= order[i]->threads > 1;
-        has_speedup |= order[i]->speedup > 0;
-        has_note |= order[i]->note[0] != '\0';
-    }
     size_t k = 0;
 #define ADD(col, header) (cols[k] = (col), headers[k++] = (header))
     ADD(COL_ARG, n ? order[0]->arg_name : "arg");
-    if (r->variant_label)
-        ADD(COL_VARIANT, r->variant_label);
-    if (has_step)
-        ADD(COL_STEP, "step");
-    if (has_threads)
-        ADD(COL_THREADS, "threads");
-    if (r->repetitions > 1)
-        ADD(COL_REP, "rep");
+    ADD(COL_VARIANT, r->variant_label ? r->variant_label : "variant");
+    ADD(COL_STEP, "step");
+    ADD(COL_THREADS, "threads");
+    ADD(COL_REP, "rep");
     ADD(COL_ITERATIONS, "iterations");
     ADD(COL_MEAN, "mean_ns");
     ADD(COL_P50, "p50_ns");
     ADD(COL_P99, "p99_ns");
     ADD(COL_MAX, "max_ns");
-    if (r->rate_is_bytes)
-        ADD(COL_GBS, "GB_s");
-    else
-        ADD(COL_OPS, "ops_per_s");
-    if (has_speedup)
-        ADD(COL_SPEEDUP, r->speedup_label);
-    if (has_note)
-        ADD(COL_NOTE, "note");
+    ADD(r->rate_is_bytes ? COL_GBS : COL_OPS, r->rate_is_bytes ? "GB_s" : "ops_per_s");
+    ADD(COL_SPEEDUP, r->speedup_label ? r->speedup_label : "speedup");
+    ADD(COL_NOTE, "note");
 #undef ADD
     return k;
 }
@@ -408,7 +396,7 @@ static size_t column_width(enum column c, const char *header)
         [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 11,
         [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 9,
         [COL_MIN] = 9, [COL_P50] = 9, [COL_P90] = 9, [COL_P99] = 9, [COL_P999] = 9,
-        [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 0,
+        [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
         [COL_NOTE] = 0,
     };
     size_t h = strlen(header);

@@ -69,11 +69,11 @@ expect_usage_error "$bin" lookup_len_kb --segment_size_mb=128 --lookup_len_kb=65
 rows=$(table_rows "$work/t.txt" | wc -l)
 [ "$rows" -eq 11 ] && ok || fail "table has $rows rows, expected 11 (3 systems, mooncake's first_use, 4 kernels, 3 hand-off)"
 [ "$(($(wc -l <"$work/t.csv") - 1))" -eq 11 ] && ok || fail "csv rows"
-grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $(NF-1), $NF}' \
-  | grep -qx "segments strategy step iterations speedup_vs_mooncake note" \
+grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $(NF-1), $NF}' \
+  | grep -qx "segments strategy step threads rep iterations speedup_vs_mooncake note" \
   && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
 [ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 7 ] && ok || fail "rows not verified"
-table_rows "$work/t.txt" | awk '$2=="mooncake" && $3=="first_use" && $4==20 {found=1} END {exit !found}' \
+table_rows "$work/t.txt" | awk '$2=="mooncake" && $3=="first_use" && $6==20 {found=1} END {exit !found}' \
   && ok || fail "no first_use row with one sample per segment"
 "$python" -c '
 import json, sys
@@ -137,7 +137,7 @@ expect_usage_error "$bin" threads --threads=257
 both_rows "$work/th.json" /threads:2 2 && ok || fail "rows of --threads=2"
 "$bin" "${quick[@]}" --threads=2 --system=flowipc_jemalloc >"$work/ths.txt" 2>/dev/null || fail "--threads=2 --system run"
 grep -q "^# threads: 2 at once" "$work/ths.txt" && ok || fail "no threads note"
-table_rows "$work/ths.txt" | awk '$2 == "-" && $3 == 2 {found=1} END {exit !found}' \
+table_rows "$work/ths.txt" | awk '$3 == "-" && $4 == 2 {found=1} END {exit !found}' \
   && ok || fail "--system row without threads 2: $(table_rows "$work/ths.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the threaded runs"
 
@@ -177,7 +177,7 @@ assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["label"] == "lend
 "$bin" "${peer[@]}" --system=flowipc_jemalloc >"$work/ps.txt" 2>/dev/null || fail "--peer_process --system run"
 grep -q "^# two processes (--peer_process): " "$work/ps.txt" && ok || fail "no note saying the peer measured"
 grep -q "^# handoff: .*both messages crossing" "$work/ps.txt" && ok || fail "no note saying the hand-off crossed"
-table_rows "$work/ps.txt" | awk '{print $2, ($3 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 attach 0 handoff 0 pool_once 0 " \
+table_rows "$work/ps.txt" | awk '{print $3, ($6 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 attach 0 handoff 0 pool_once 0 " \
   && ok || fail "--peer_process --system rows: $(table_rows "$work/ps.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
 pgrep -f -- "--shm_prefix=/$prefix" >/dev/null && fail "a process of ours is still there" || ok
@@ -194,12 +194,12 @@ m, j = ([x["name"] for x in json.load(open(f))["benchmarks"]] for f in sys.argv[
 assert j[-2:] == ["shm_lookup/handoff/segments:20", "shm_lookup/pool_once/segments:20"], j
 assert not any("handoff" in n or "pool_once" in n for n in m), m  # unmeasured: no JSON row
 ' "$work/sys_mooncake.json" "$work/sys_flowipc_jemalloc.json" && ok || fail "--system json rows"
-keys() { table_rows "$1" | awk '{print $1, $2}'; }
+keys() { table_rows "$1" | awk '{print $1, $3}'; }
 [ "$(keys "$work/sys_mooncake.txt")" = "$(keys "$work/sys_flowipc_jemalloc.txt")" ] \
   && ok || fail "--system runs do not pair: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ') / $(keys "$work/sys_flowipc_jemalloc.txt" | tr '\n' ' ')"
 keys "$work/sys_mooncake.txt" | tr '\n' ' ' | grep -qx "20 - 20 attach 20 handoff 20 pool_once " \
   && ok || fail "--system rows: $(keys "$work/sys_mooncake.txt" | tr '\n' ' ')"
-table_rows "$work/sys_mooncake.txt" | awk '$2 == "handoff" && $3 == "-" {found=1} END {exit !found}' \
+table_rows "$work/sys_mooncake.txt" | awk '$3 == "handoff" && $6 == "-" {found=1} END {exit !found}' \
   && ok || fail "no unmeasured handoff row for mooncake: $(table_rows "$work/sys_mooncake.txt")"
 "$bin" "${quick[@]}" --handoff=false >"$work/nh.txt" 2>/dev/null || fail "--handoff=false run"
 [ "$(table_rows "$work/nh.txt" | wc -l)" -eq 8 ] && ok || fail "--handoff=false rows: $(table_rows "$work/nh.txt")"

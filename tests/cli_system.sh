@@ -33,7 +33,7 @@ for bench in "${!args[@]}"; do
     "$bin" "${common[@]}" "${a[@]}" --system=$system >"$work/$system.txt" 2>"$work/err" \
       && ok || fail "$bench --system=$system: $(cat "$work/err")"
     grep -qx "# system: $system" "$work/$system.txt" && ok || fail "$bench --system=$system: no system line"
-    grep -v '^#' "$work/$system.txt" | grep -q -e mooncake -e flowipc -e posix -e bipc -e jemalloc \
+    table_rows "$work/$system.txt" | grep -q -e mooncake -e flowipc -e posix -e bipc -e jemalloc \
       && fail "$bench --system=$system: a row names a system" || ok
   done
   base=$work/mooncake.txt
@@ -70,11 +70,11 @@ done
 for system in mooncake flowipc_classic flowipc_jemalloc; do
   "$bindir/shm_allocation_bench" "${common[@]}" ${args[shm_allocation_bench]} --system=$system \
     >"$work/a_$system.txt" 2>"$work/err" || fail "allocation --system=$system: $(cat "$work/err")"
-  [ "$(table_rows "$work/a_$system.txt" | awk '$1 == 4 {printf "%s ", $2}')" \
+  [ "$(table_rows "$work/a_$system.txt" | awk '$1 == 4 {printf "%s ", $3}')" \
     = "register alloc free alloc_reuse touch touch_reuse " ] && ok \
-    || fail "allocation --system=$system steps: $(table_rows "$work/a_$system.txt" | awk '{print $2}' | tr '\n' ' ')"
-  table_rows "$work/a_$system.txt" | awk '$3 == "-" {bad = 1} END {exit bad}' && ok \
-    || fail "allocation --system=$system: a step unmeasured: $(table_rows "$work/a_$system.txt" | awk '$3 == "-"')"
+    || fail "allocation --system=$system steps: $(table_rows "$work/a_$system.txt" | awk '{print $3}' | tr '\n' ' ')"
+  table_rows "$work/a_$system.txt" | awk '$6 == "-" {bad = 1} END {exit bad}' && ok \
+    || fail "allocation --system=$system: a step unmeasured: $(table_rows "$work/a_$system.txt" | awk '$6 == "-"')"
 done
 grep -q '^# alloc, free: offset, Mooncake Store.s OffsetBufferAllocator' "$work/a_mooncake.txt" \
   && grep -q '^# alloc, free: bipc, ' "$work/a_flowipc_classic.txt" && grep -q '^# alloc, free: jemalloc, ' \

@@ -78,8 +78,8 @@ done
   || fail "kb sweep run"
 [ "$(table_rows "$work/kb.txt" | awk '{print $1}' | tr '\n' ' ')" = "16 32 48 " ] && ok \
   || fail "--max_transfer_size_kb=48 ran: $(table_rows "$work/kb.txt")"
-grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7, $8}' \
-  | grep -qx "size_kb method iterations mean_ns p50_ns p99_ns max_ns GB_s" && ok || fail "table header"
+grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11}' \
+  | grep -qx "size_kb method step threads rep iterations mean_ns p50_ns p99_ns max_ns GB_s" && ok || fail "table header"
 # GB/s from the median: bytes_per_second = size / p50 on every row (p50 is
 # printed to 0.001 ns), and at least one row where the mean would differ
 "$bin" "${quick[@]}" --num_transfers=2000 --format=json --verify_data >"$work/t.json" 2>/dev/null || fail "json run"
@@ -126,9 +126,9 @@ grep -q -- "warning: --threads" "$work/fit.err" && fail "--threads=$cpus on $cpu
 "$bin" "${quick[@]}" --cold >"$work/c.txt" 2>/dev/null || fail "cold run"
 [ "$(table_rows "$work/c.txt" | awk '$3=="cold"' | wc -l)" -eq 9 ] && ok || fail "cold rows"
 gbs_check "$work/t.txt" && gbs_check "$work/c.txt" && ok || fail "GB_s is not size / p50"
-table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $9} $3 == "cold" {
-    want = $9 / warm[$1]; if ($10 >= 1 || $10 - want > 0.01 + 0.02 * want || want - $10 > 0.01 + 0.02 * want) {
-      print "size " $1 ": cold speedup " $10 ", cold GB_s / warm GB_s " want; bad = 1 }}
+table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $11} $3 == "cold" {
+    want = $11 / warm[$1]; if ($12 >= 1 || $12 - want > 0.01 + 0.02 * want || want - $12 > 0.01 + 0.02 * want) {
+      print "size " $1 ": cold speedup " $12 ", cold GB_s / warm GB_s " want; bad = 1 }}
   END {exit bad}' && ok || fail "cold speedup is not against the warm memcpy"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
 
@@ -175,7 +175,7 @@ expect_signal_cleanup INT 0.3 "$prefix" "$bin" --shm_prefix=/$prefix --max_trans
   || fail "peer rows differ from in-process rows: $(table_rows "$work/p.txt" | awk '{print $1, $2}' | tr '\n' ' ')"
 grep -q "^# peer_process: every row was measured in a second process: it attached src and dst by name" "$work/p.txt" \
   && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
-table_rows "$work/p.txt" | awk '$3 != 20 {bad = 1} END {exit bad}' && gbs_check "$work/p.txt" && ok \
+table_rows "$work/p.txt" | awk '$6 != 20 {bad = 1} END {exit bad}' && gbs_check "$work/p.txt" && ok \
   || fail "peer rows: not 20 transfers each, or GB_s is not size / p50"
 [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
   || fail "peer run left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
@@ -218,7 +218,7 @@ grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr192.txt" && ok \
 
 # cold rows in the peer: it writes each fresh segment first; slower than warm
 "$bin" "${quick[@]}" --peer_process --cold >"$work/pc.txt" 2>/dev/null || fail "peer --cold run"
-[ "$(table_rows "$work/pc.txt" | awk '$3 == "cold" && $NF < 1' | wc -l)" -eq 9 ] \
+[ "$(table_rows "$work/pc.txt" | awk '$3 == "cold" && $12 < 1' | wc -l)" -eq 9 ] \
   && grep -q "^# peer_process: .*; cold: this process created each fresh segment, the peer attached it" "$work/pc.txt" \
   && [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer --cold: $(table_rows "$work/pc.txt" | awk '$3 == "cold"')"
 

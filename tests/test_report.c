@@ -186,8 +186,9 @@ static void test_table(void **state)
     assert_true(flags && flags < build_end);
     assert_int_equal(count_lines(out, "# commit: "), 1);
     /* fixed widths: the header is the same whatever the figures */
-    const char *header = strstr(out, "\nsize_kb   allocator         step         iterations  mean_ns    "
-                                     "p50_ns     p99_ns     max_ns     ops_per_s   speedup_vs_posix\n");
+    const char *header = strstr(out, "\nsize_kb   allocator         step         threads  rep     iterations  "
+                                     "mean_ns    p50_ns     p99_ns     max_ns     ops_per_s   speedup_vs_posix     "
+                                     "note\n");
     assert_non_null(header);
     header++;
     assert_int_equal(count_lines(out, "4 "), 1);
@@ -198,6 +199,14 @@ static void test_table(void **state)
     size_t col = (size_t)(strstr(header, "mean_ns") - header);
     assert_memory_equal(row_a + col, "4491 ", 5);
     assert_memory_equal(row_b + col, "2.25 ", 5);
+    /* a cell that does not apply is "-", never blank: one thread, repetition 0, no speedup, no note */
+    char threads[8], rep[8], speedup[16], note[8];
+    assert_int_equal(sscanf(row_a, "%*s %*s %*s %7s %7s %*s %*s %*s %*s %*s %*s %15s %7s", threads, rep,
+                            speedup, note), 4);
+    assert_string_equal(threads, "1");
+    assert_string_equal(rep, "0");
+    assert_string_equal(speedup, "-");
+    assert_string_equal(note, "-");
     /* no trailing blanks, so diffs stay clean */
     assert_null(strstr(out, " \n"));
     free(out);
@@ -253,9 +262,9 @@ static void test_json(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --system rows: no variant in the name, no variant column, the system in
- * the header; a dash row shows "-" in the table, nothing in CSV, and is
- * left out of JSON. */
+/* --system rows: no variant in the name, "-" in the variant column, the
+ * system in the header; a dash row shows "-" in the table, nothing in CSV,
+ * and is left out of JSON. */
 static void test_system_and_dash_rows(void **state)
 {
     (void)state;
@@ -279,8 +288,10 @@ static void test_system_and_dash_rows(void **state)
     assert_null(strstr(table, "allocator"));
     const char *line = strstr(table, "\n4 ");
     assert_non_null(line);
-    char arg[16], step[16], iterations[16], mean[16];
-    assert_int_equal(sscanf(line + 1, "%15s %15s %15s %15s", arg, step, iterations, mean), 4);
+    char arg[16], variant[16], step[16], iterations[16], mean[16];
+    assert_int_equal(sscanf(line + 1, "%15s %15s %15s %*s %*s %15s %15s", arg, variant, step, iterations,
+                            mean), 5);
+    assert_string_equal(variant, "-");
     assert_string_equal(step, "setup");
     assert_string_equal(iterations, "-");
     assert_string_equal(mean, "-");
@@ -333,6 +344,77 @@ static void test_fixed_widths(void **state)
     free(tables[1]);
 }
 
+/* The column header of a table, as a string the caller frees. */
+static char *table_header(const char *table)
+{
+    const char *p = table;
+    while (*p == '#')
+        p = strchr(p, '\n') + 1;
+    size_t len = (size_t)(strchr(p, '\n') - p);
+    char *head = calloc(len + 1, 1);
+    assert_non_null(head);
+    memcpy(head, p, len);
+    return head;
+}
+
+/* Every column of the header starts a cell at the same offset in each row of
+ * the table (the note, free text, last). */
+static void assert_rows_under_header(const char *table)
+{
+    char *head = table_header(table);
+    const char *row = strstr(table, head) + strlen(head) + 1;
+    for (; *row; row = strchr(row, '\n') + 1) {
+        size_t len = (size_t)(strchr(row, '\n') - row);
+        for (size_t c = 0; head[c]; c++) {
+            if (head[c] == ' ' || (c > 0 && head[c - 1] != ' '))
+                continue; /* not where a column starts */
+            assert_true(c < len);
+            assert_true(row[c] != ' ');
+            assert_true(c == 0 || row[c - 1] == ' ');
+        }
+    }
+    free(head);
+}
+
+/* The columns never depend on the flags: one repetition or three (with
+ * aggregates), one thread or two, rows with a speedup, a step and a note or
+ * rows with none (--allocator=posix), a --system run (no variant): the same
+ * header, every figure under its column, so two runs pair line by line. */
+static void test_columns_do_not_depend_on_flags(void **state)
+{
+    (void)state;
+    enum { PLAIN, REPEATED, THREADS, SYSTEM, RUNS };
+    char *tables[RUNS];
+    for (int t = 0; t < RUNS; t++) {
+        shmb_report_t r = make_report(t == REPEATED ? 3 : 1);
+        r.variant_label = t == SYSTEM ? NULL : "variant";
+        shmb_rows_t rows = {0};
+        for (int rep = 0; rep < r.repetitions; rep++) {
+            shmb_row_t row = make_row(t == SYSTEM ? "" : "posix", t == PLAIN ? "" : "total", 4, 100 + rep, rep);
+            row.threads = t == THREADS ? 2 : 1;
+            if (t != PLAIN) {
+                row.speedup = 1.5;
+                snprintf(row.note, sizeof(row.note), "a note, with spaces");
+            }
+            assert_int_equal(shmb_rows_push(&rows, &row), 0);
+        }
+        tables[t] = render(SHMB_FORMAT_TABLE, &r, &rows);
+        shmb_rows_free(&rows);
+        assert_rows_under_header(tables[t]);
+    }
+    char *plain = table_header(tables[PLAIN]);
+    for (int t = 0; t < RUNS; t++) {
+        char *head = table_header(tables[t]);
+        assert_string_equal(head, plain);
+        free(head);
+        free(tables[t]);
+    }
+    assert_non_null(strstr(plain, " threads "));
+    assert_non_null(strstr(plain, " rep "));
+    assert_non_null(strstr(plain, " speedup_vs_posix "));
+    free(plain);
+}
+
 static void test_row_make(void **state)
 {
     (void)state;
@@ -368,7 +450,7 @@ int main(void)
         cmocka_unit_test(test_table),          cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json),           cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_system_and_dash_rows), cmocka_unit_test(test_fixed_widths),
-        cmocka_unit_test(test_row_make),
+        cmocka_unit_test(test_row_make),       cmocka_unit_test(test_columns_do_not_depend_on_flags),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

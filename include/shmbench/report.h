@@ -8,7 +8,12 @@
  * systems' runs pair row by row). A row with iterations = 0 was not measured:
  * a step the selected system does not have, kept so that the keys of two
  * systems' tables match; the table shows "-" in its figures, CSV leaves them
- * empty, JSON leaves the row out. Tables have fixed column widths. Times are nanoseconds per operation; rates are
+ * empty, JSON leaves the row out. The columns of a table and of CSV never
+ * depend on the flags or the rows: argument, variant, step, threads, rep
+ * (the repetition index, or the aggregate's name), iterations, figures, rate,
+ * speedup, note, each of a fixed width in a table, where a cell that does not
+ * apply to its row shows "-" (CSV: empty), so two runs with different flags
+ * pair line by line in diff. Times are nanoseconds per operation; rates are
  * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
  * With repetitions > 1, each row's repetitions are followed by its
  * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions;
@@ -65,9 +70,9 @@ typedef struct shmb_report {
     const char *program;       /* "shm_allocation_bench" */
     const char *version;       /* "0.1.0" */
     const char *bench;         /* JSON name prefix: "shm_alloc" */
-    const char *variant_label; /* table column of row.variant: "allocator"; NULL: no such column */
+    const char *variant_label; /* table header of row.variant: "allocator"; NULL: "variant" */
     const char *system;        /* --system: the one system measured, or NULL */
-    const char *speedup_label; /* table column of row.speedup: "speedup_vs_posix" */
+    const char *speedup_label; /* table header of row.speedup: "speedup_vs_posix"; NULL: "speedup" */
     int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
     const char *executable;    /* argv[0] */
     const char *flags;         /* "name=value ..." of every flag of the binary */
