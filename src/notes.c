@@ -162,11 +162,11 @@ static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
     else
         add(l, cfg->run[SHMB_ALLOC_OFFSET]
                    ? "pools: offset (system: mooncake, below), bipc (system: flowipc_classic), jemalloc (system: "
-                     "flowipc_jemalloc; jemalloc_tcache: its thread-cached variant), arena (kernel: ideal "
-                     "lock-free pool, the lower bound)"
+                     "flowipc_jemalloc; jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal "
+                     "lock-free pool in one process, a reference point, not a lower bound)"
                    : "pools: bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
-                     "jemalloc_tcache: its thread-cached variant), arena (kernel: ideal lock-free pool, the "
-                     "lower bound)");
+                     "jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal lock-free pool in one "
+                     "process, a reference point, not a lower bound)");
     if (!cfg->system_rows && cfg->run[SHMB_ALLOC_OFFSET])
         add(l, "offset (system: mooncake): " OFFSET_PATH);
 #define POOLS_STEPS                                                                                               \
@@ -257,7 +257,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
                 "all threads' ops; ops_per_s = all threads' ops / wall time of the phases (posix: on total, "
                 "touch, cleanup only); posix: own segments per thread; offset, bipc, jemalloc, jemalloc_tcache: ONE "
                 "pool shared by all (jemalloc_tcache: a tcache per thread); arena: one arena per thread (no "
-                "sharing, the bound)");
+                "sharing)");
     }
     int ret = publish(report, &l);
     if (ret < 0)
@@ -314,8 +314,11 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
     add(&l, end(store, start));
     add(&l, placement_note(cfg->placement));
     if (!cfg->system_rows)
-        add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels "
-                "(bounds no implementation beats): linear, lower_bound, tree, arithmetic");
+        add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels: linear, "
+                "lower_bound, tree, arithmetic (the minimal C operation of each way to find one segment among "
+                "several: reference points, not lower bounds; arithmetic reads its segment's entry per request, "
+                "local_base[id] + offset with an id and a range check, while flowipc_classic's one pool needs "
+                "no table: base + offset, the base in a register, so it can come in below arithmetic)");
     if (cfg->run_system[SHMB_LOOKUP_MOONCAKE] && cfg->mooncake_path == SHMB_MOONCAKE_PR192)
         add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
                 "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "

@@ -95,7 +95,7 @@ for n in shm_alloc/posix/shm_open/size_kb:4 shm_alloc/posix/total/size_kb:16 \
   echo "$names" | grep -qx "$n" && ok || fail "json lacks $n"
   grep -q "^$n," "$work/t.csv" && ok || fail "csv lacks $n"
 done
-# a block against offset's block (the arena, the bound, beats it), a pool against createSharedMemory
+# a block against offset's block (the arena, a reference point, beats it), a pool against createSharedMemory
 table_rows "$work/t.txt" | awk '$2=="arena" && $3 ~ /^(alloc|free)$/ && $12+0 <= 1 {bad=1} END {exit bad}' \
   && ok || fail "arena rows lack a speedup above 1 against offset"
 table_rows "$work/t.txt" | awk '$2=="offset" && $3 ~ /^(alloc|free|alloc_reuse)$/ && $12 != "-" {bad=1}

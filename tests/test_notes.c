@@ -268,6 +268,44 @@ static void test_lookup_default(void **state)
     assert_true(has_note(&r, "first_use: mooncake's first request to each buffer (shm_open + mmap + close)"));
 }
 
+/* Whether some note has `part` anywhere in it. */
+static int note_says(const shmb_report_t *r, const char *part)
+{
+    for (size_t i = 0; i < NOTES_CAP && r->notes[i]; i++)
+        if (strstr(r->notes[i], part))
+            return 1;
+    return 0;
+}
+
+/* Kernels are reference points, not bounds: flowipc_classic translates in
+ * less than arithmetic does (one pool, no table), and the notes say why
+ * instead of calling the kernels something no system beats. */
+static void test_kernels_are_no_bounds(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_lookup_config_t lc = lookup_cfg();
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_lookup(&r, &store, &lc), 6);
+    assert_true(has_note(&r, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
+                             "kernels: linear, lower_bound, tree, arithmetic (the minimal C operation of each way "
+                             "to find one segment among several: reference points, not lower bounds; "));
+    assert_true(note_says(&r, "flowipc_classic's one pool needs no table: base + offset, the base in a register, "
+                              "so it can come in below arithmetic)"));
+    assert_false(note_says(&r, "no implementation beats"));
+    shmb_alloc_config_t ac = alloc_cfg();
+    for (int offset = 0; offset < 2; offset++) {
+        ac.run[SHMB_ALLOC_OFFSET] = offset;
+        ac.threads = 2;
+        r = fresh_report();
+        assert_true(shmb_notes_alloc(&r, &store, &ac) > 0);
+        assert_true(note_says(&r, "arena (kernel: an ideal lock-free pool in one process, a reference point, "
+                                  "not a lower bound)"));
+        assert_false(note_says(&r, "the lower bound"));
+        assert_false(note_says(&r, "the bound"));
+    }
+}
+
 static void test_lookup_modes(void **state)
 {
     (void)state;
@@ -512,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_peer_and_threads),
         cmocka_unit_test(test_alloc_tcache),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
+        cmocka_unit_test(test_kernels_are_no_bounds),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
         cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),

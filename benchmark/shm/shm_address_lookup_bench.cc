@@ -1,6 +1,6 @@
 // shm_address_lookup_bench: translating a peer's address into ours, through
 // Mooncake's per-request relocate path and Flow-IPC's handle translation
-// (systems), with scan, lower_bound, tree and arithmetic kernels as bounds.
+// (systems), with scan, lower_bound, tree and arithmetic kernels as reference points.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -18,7 +18,7 @@ DEFINE_string(strategies, "mooncake,flowipc_classic,flowipc_jemalloc,linear,lowe
               "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress, on --mooncake_path), "
               "flowipc_classic (one pool, handle = offset), "
               "flowipc_jemalloc (Shm_pool_repository::to_address: lock + hash map + offset). "
-              "Kernels (bounds): linear, lower_bound, tree, arithmetic");
+              "Kernels (reference points, not lower bounds): linear, lower_bound, tree, arithmetic");
 DEFINE_string(sweep_segments, "",
               "Comma-separated segment counts, e.g. 1,10,100,1000,10000: every strategy at every "
               "count (default: --num_segments only)");
@@ -53,7 +53,7 @@ int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
                "SHM address translation: Mooncake's relocate path against Flow-IPC's handle translation, with scan, "
-               "lower_bound, tree and arithmetic kernels as bounds.\nUsage: shm_address_lookup_bench [--flag=value ...]",
+               "lower_bound, tree and arithmetic kernels as reference points.\nUsage: shm_address_lookup_bench [--flag=value ...]",
                __FILE__);
 
     shmb_lookup_config_t cfg = {};
