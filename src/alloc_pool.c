@@ -6,7 +6,7 @@
  *                    OffsetBufferAllocator model over one SHM segment created
  *                    and mapped as createSharedMemory does, shared by every
  *                    thread
- *   arena            (kernel, the bound) shmbench/arena.h: an ideal lock-free,
+ *   arena            (kernel, a reference) shmbench/arena.h: an ideal lock-free,
  *                    single-process free-stack pool over one segment; one per
  *                    thread with several threads
  *   bipc             (system: Flow-IPC SHM-classic) boost.interprocess

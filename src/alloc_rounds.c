@@ -17,7 +17,7 @@
  * barrier, so they contend as in one process: bipc and jemalloc share ONE
  * pool (its mutex, its arena's locks; jemalloc_tcache a tcache per thread in
  * front), the arena is one per thread (it is single-threaded by design: the
- * bound of an allocator that shares nothing; its rows' note says so). Rows
+ * reference of an allocator that shares nothing; its rows' note says so). Rows
  * carry threads = N; ns figures are per thread per operation, percentiles
  * over every thread's samples; items_per_second is all threads' operations /
  * the summed wall time of the phases. Round 0's blocks of every thread are

@@ -22,7 +22,7 @@
  * lower_bound and tree would look faster than they are (seen here: 6.6 ns
  * with 1000 requests replayed against 28 ns with a million, at 100 segments).
  *
- * Systems (what a request really costs) beside the kernels (bounds):
+ * Systems (what a request really costs) beside the kernels (reference points):
  *   mooncake          shmbench/mooncake.h, on cfg->mooncake_path: TENT's
  *                     walk of the mapped buffers under its RWSpinlock (the
  *                     default), or PR #192's metadata lookup under its lock,

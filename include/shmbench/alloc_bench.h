@@ -1,13 +1,13 @@
 /*
  * alloc_bench: what one SHM allocation costs, Mooncake's path against
- * Flow-IPC's pool allocators, with an ideal arena as the lower bound.
+ * Flow-IPC's pool allocators, with an ideal arena as a reference point.
  *
  * Allocators (shmb_alloc_kind_t; the rows' variant is its name):
  *   posix            (system: Mooncake's createSharedMemory) shm_open,
  *                    ftruncate, mmap and close per buffer, each timed one by
  *                    one (steps shm_open, ftruncate, mmap, close, total,
  *                    cleanup = munmap + shm_unlink)
- *   arena            (kernel, the bound) an ideal single-process pool
+ *   arena            (kernel, a reference) an ideal single-process pool
  *   bipc             (system: Flow-IPC SHM-classic) boost.interprocess
  *   jemalloc         (system: Flow-IPC SHM-jemalloc) no thread cache
  *   jemalloc_tcache  the same with a thread cache

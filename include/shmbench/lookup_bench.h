@@ -3,7 +3,7 @@
  * address costs, per path (shmbench/paths.h names them): the systems
  * mooncake, flowipc_classic and flowipc_jemalloc, what a request really
  * costs in each design, beside the kernels linear, lower_bound, tree and
- * arithmetic, bounds no implementation beats.
+ * arithmetic, reference points (one pool's base + offset can beat them).
  *
  * A run places num_segments segments of segment_size_mb in the peer's
  * address space (cfg->placement decides their registration order by

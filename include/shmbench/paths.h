@@ -8,7 +8,7 @@
  *   systems  what a request really costs in each design: mooncake,
  *            flowipc_classic, flowipc_jemalloc (shmbench/mooncake.h,
  *            shmbench/fipc_classic.h, shmbench/fipc_jemalloc.h);
- *   kernels  the minimal C operation, a bound no implementation beats:
+ *   kernels  the minimal C operation, a reference point (not a bound):
  *            linear, lower_bound, tree, arithmetic (shmbench/lookup.h).
  * The table lists the systems first, in shmb_lookup_system_t order, then
  * the kernels, in shmb_lookup_strategy_t order.
