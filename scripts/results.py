@@ -116,26 +116,58 @@ def load(path):
     return parse_json(path, read(path))
 
 
+# The binaries' names and the first part of their rows' JSON names.
+BINARIES = OrderedDict((("shm_allocation_bench", "shm_alloc"), ("shm_address_lookup_bench", "shm_lookup"),
+                        ("shm_transfer_bench", "shm_transfer")))
+# The key columns of a table that are not its variant: the first column is the argument
+# (its header its name: size_kb, segments).
+TABLE_KEYS = ("step", "threads", "rep")
+
+
+def table_name(bench, arg_name, cells):
+    """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T], as the
+    report writer builds it ('-' and an absent column: no part; threads only above 1)."""
+    middle = [cells[c] for c in ("variant", "step") if cells.get(c, "-") != "-"]
+    name = "/".join([bench] + middle + ["%s:%s" % (arg_name, cells["arg"])])
+    threads = cells.get("threads", "1")
+    return name + ("/threads:%s" % threads if threads not in ("1", "-") else "")
+
+
 def load_table(path, text):
-    """OrderedDict key -> Row of a table: the key is the columns before 'iterations'
-    except 'rep'; a row not measured ('-') has no samples."""
+    """OrderedDict JSON name -> Row of a table, its rows named as its JSON file names them
+    (see table_name); the 'rep' and 'threads' columns may be there or not (older tables
+    have them only with --repetitions or --threads); a row not measured ('-') has no
+    samples; aggregate rows of --repetitions are left out."""
+    return read_table(path, text)[0]
+
+
+def read_table(path, text):
+    """(rows as load_table, binary's name, its --system or '') of a table's text."""
     if not text.endswith("\n"):
         raise BadInput("%s: truncated (its last line has no end)" % path)
+    first = text.split(None, 2)
+    binary = first[1] if len(first) > 1 and first[0] == "#" else ""
+    if binary not in BINARIES:
+        raise BadInput("%s: neither a shmbench table nor its JSON (no '# shm_..._bench' first line)" % path)
+    system = re.search(r"^# system: (\S+)$", text, re.M)
     lines = [(n, l.split()) for n, l in enumerate(text.splitlines(), 1) if l.strip() and not l.startswith("#")]
     if not lines or "iterations" not in lines[0][1] or "p50_ns" not in lines[0][1]:
-        raise BadInput("%s: neither a shmbench table nor its JSON" % path)
+        raise BadInput("%s: neither a shmbench table nor its JSON (no column header)" % path)
     head = lines[0][1]
     nkeys, p50 = head.index("iterations"), head.index("p50_ns")
-    rep = head.index("rep") if "rep" in head else None
+    roles = ["arg"] + [h if h in TABLE_KEYS else "variant" for h in head[1:nkeys]]
+    if roles.count("variant") > 1:
+        raise BadInput("%s: columns %s before 'iterations': not a shmbench table" % (path, " ".join(head[:nkeys])))
     rows = OrderedDict()
     for n, fields in lines[1:]:
         if any(CONTROL.search(f) for f in fields):
             raise BadInput("%s: line %d has a control character" % (path, n))
         if len(fields) <= p50:
             raise BadInput("%s: line %d has %d columns, too few to reach p50_ns (truncated?)" % (path, n, len(fields)))
-        if rep is not None and not fields[rep].isdigit():
+        cells = dict(zip(roles, fields))
+        if not cells.get("rep", "0").isdigit():
             continue  # an aggregate row of --repetitions
-        key = " ".join(f for i, f in enumerate(fields[:nkeys]) if i != rep)
+        key = table_name(BINARIES[binary], head[0], cells)
         row = rows.setdefault(key, Row(key))
         if fields[p50] != "-":
             try:
@@ -147,15 +179,155 @@ def load_table(path, text):
             row.samples.append(value)
     if not rows:
         raise BadInput("%s: a table header and no row (truncated?)" % path)
-    return rows
+    return rows, binary, system.group(1) if system else ""
+
+
+class Run:
+    """One output file of one binary: rows (OrderedDict JSON name -> Row), kind ('JSON'
+    or 'table'), binary (shm_allocation_bench, ...), system (its --system, or '')."""
+
+    def __init__(self, path, rows, kind, binary, system):
+        self.path, self.rows, self.kind, self.binary, self.system = path, rows, kind, binary, system
+
+
+def json_run_facts(path, rows, ctx):
+    """(binary, system) of a JSON file: the binary its row names say (each row of one),
+    the system its context says (older files: only in its flags)."""
+    benches = set(name.split("/")[0] for name in rows)
+    binaries = [b for b, prefix in BINARIES.items() if benches == {prefix}]
+    if not binaries:
+        raise BadInput("%s: rows named %s, not of one shmbench binary (%s)"
+                       % (path, ", ".join(sorted(benches))[:80], ", ".join(BINARIES.values())))
+    system = ctx.get("system")
+    if not isinstance(system, str):
+        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
+        system = m.group(1) if m else ""
+    return binaries[0], system
+
+
+def load_run(path):
+    """The Run of a table or a JSON file."""
+    text = read(path)
+    if text.lstrip().startswith("{"):
+        rows, ctx = parse_json(path, text)
+        return Run(path, rows, "JSON", *json_run_facts(path, rows, ctx))
+    rows, binary, system = read_table(path, text)
+    return Run(path, rows, "table", binary, system)
 
 
 def load_any(path):
-    """(OrderedDict key -> Row, 'JSON' or 'table') of a table or a JSON file."""
-    text = read(path)
-    if text.lstrip().startswith("{"):
-        return parse_json(path, text)[0], "JSON"
-    return load_table(path, text), "table"
+    """(OrderedDict JSON name -> Row, 'JSON' or 'table') of a table or a JSON file."""
+    run = load_run(path)
+    return run.rows, run.kind
+
+
+# ---------------------------------------------------------------- pairing
+
+# The one-off steps' names in older runs, and mooncake's first use without --system: each
+# pairs with the step's name today.
+STEP_ALIASES = {"first_use": "attach", "setup": "register"}
+# One-off costs: paid once per buffer, pool or peer, not per operation.
+ONE_OFF = ("register", "attach", "detach", "setup", "first_use", "pool_once")
+# What a --system=SYSTEM run of shm_allocation_bench takes from which allocator of a run
+# without --system (alloc_bench.c, system_rows): variant -> {step there: step with --system};
+# None: every step under its own name.
+SYSTEM_ALLOCATORS = {
+    "mooncake": {"posix": {"total": "register", "attach": "attach", "detach": "detach"},
+                 "offset": {s: s for s in ("alloc", "free", "alloc_reuse", "touch", "touch_reuse", "translate")}},
+    "flowipc_classic": {"bipc": None},
+    "flowipc_jemalloc": {"jemalloc": None},
+}
+
+
+def split_name(name):
+    """'shm_lookup/mooncake/first_use/segments:100' -> ('shm_lookup', ['mooncake', 'first_use'],
+    'segments:100'): the middle parts end where the argument (a part with ':') begins."""
+    fields = name.split("/")
+    end = next((i for i, f in enumerate(fields) if ":" in f and i > 0), len(fields))
+    return fields[0], fields[1:end], "/".join(fields[end:])
+
+
+def canonical(name):
+    """A row name with its one-off step under today's name (STEP_ALIASES)."""
+    bench, middle, arg = split_name(name)
+    return "/".join([bench] + [STEP_ALIASES.get(m, m) for m in middle] + ([arg] if arg else []))
+
+
+def as_system(name, system):
+    """The name a --system=SYSTEM run gives the row NAME of a run without --system, or None
+    when that row is not one of SYSTEM's (lookup: the system's own rows; allocation: its
+    allocators' rows, as SYSTEM_ALLOCATORS says; transfer: the copy rows, named alike)."""
+    bench, middle, arg = split_name(name)
+    if bench == "shm_transfer":
+        return name
+    if not middle:
+        return None
+    if bench == "shm_lookup":
+        return "/".join([bench] + middle[1:] + [arg]) if middle[0] == system else None
+    steps = SYSTEM_ALLOCATORS.get(system, {})
+    if middle[0] not in steps or len(middle) != 2:
+        return None
+    step = STEP_ALIASES.get(middle[1], middle[1])
+    if steps[middle[0]] is not None:
+        step = steps[middle[0]].get(step)
+    return "/".join([bench, step, arg]) if step else None
+
+
+def keyed(rows, system=None):
+    """OrderedDict canonical name -> (name, Row) of one run's rows; with system, a run
+    without --system's rows of that system under the names a --system run gives them."""
+    out = OrderedDict()
+    for name, row in rows.items():
+        key = as_system(name, system) if system else name
+        if key is not None:
+            out.setdefault(canonical(key), (name, row))
+    return out
+
+
+class Pairing:
+    """Two runs of one binary, their rows keyed alike: a (and b): OrderedDict key -> Row;
+    names: key -> the row's JSON name in B (in A when only A has it); notes: what was
+    paired under another name, one sentence each."""
+
+    def __init__(self, a_rows, b_rows, a_system="", b_system="", a_label="A", b_label="B"):
+        a_sys = b_system if b_system and not a_system else None
+        b_sys = a_system if a_system and not b_system else None
+        ka, kb = keyed(a_rows, a_sys), keyed(b_rows, b_sys)
+        # a run without --system holds every system's rows: only those the other run has pair
+        ka = OrderedDict((k, v) for k, v in ka.items() if not a_sys or k in kb)
+        kb = OrderedDict((k, v) for k, v in kb.items() if not b_sys or k in ka)
+        self.a = OrderedDict((k, r) for k, (_, r) in ka.items())
+        self.b = OrderedDict((k, r) for k, (_, r) in kb.items())
+        self.names = OrderedDict((k, (kb.get(k) or ka[k])[0]) for k in merged_keys(self.a, self.b))
+        self.notes = []
+        bench = split_name(next(iter(a_rows), "?"))[0]
+        for label, system in ((a_label, a_sys), (b_label, b_sys)):
+            if system:
+                self.notes.append("%s ran without --system: %s paired with the --system=%s run's rows"
+                                  % (label, projection_text(bench, system), system))
+        renamed = set()
+        for k in (k for k in ka if k in kb):
+            ma, mb = split_name(ka[k][0])[1], split_name(kb[k][0])[1]
+            renamed |= set("%s with %s" % (old, new) for old, new in STEP_ALIASES.items()
+                           if old in ma and new in mb or old in mb and new in ma)
+        if renamed:
+            self.notes.append("paired across names: %s (older runs' and, without --system, mooncake's names "
+                              "of these one-off steps)" % ", ".join(renamed))
+
+
+def projection_text(bench, system):
+    """What of a run without --system as_system pairs with a --system=SYSTEM run's rows."""
+    if bench == "shm_lookup":
+        return "its %s rows, the system's name left out, are" % system
+    if bench == "shm_transfer":
+        return "its copy rows (named alike) are"
+    out = []
+    for variant, steps in SYSTEM_ALLOCATORS.get(system, {}).items():
+        if steps is None:
+            out.append("%s rows" % variant)
+        else:
+            out.append("%s %s" % (variant, ", ".join("%s as %s" % (a, b) if a != b else a for a, b in steps.items())))
+    return "its %s are" % " and ".join(out)
 
 
 def require_common(a, b, a_path, b_path):
@@ -163,14 +335,23 @@ def require_common(a, b, a_path, b_path):
         raise BadInput("%s and %s have no row in common: not two runs of one binary" % (a_path, b_path))
 
 
+def pair_runs(a, b):
+    """The Pairing of two Runs of one binary, in one format, sharing rows."""
+    if a.kind != b.kind:
+        raise BadInput("%s is a %s and %s a %s: give two tables or two JSON files" % (a.path, a.kind, b.path, b.kind))
+    if a.binary != b.binary:
+        raise BadInput("%s is %s's output and %s %s's: compare two runs of one binary"
+                       % (a.path, a.binary, b.path, b.binary))
+    pairing = Pairing(a.rows, b.rows, a.system, b.system)
+    require_common(pairing.a, pairing.b, a.path, b.path)
+    return pairing
+
+
 def load_pair(a_path, b_path):
-    """The rows of two output files of one binary: both tables or both JSON, sharing rows
-    (a table's keys are not JSON names: every row would show '-')."""
-    (a, a_kind), (b, b_kind) = load_any(a_path), load_any(b_path)
-    if a_kind != b_kind:
-        raise BadInput("%s is a %s and %s a %s: give two tables or two JSON files" % (a_path, a_kind, b_path, b_kind))
-    require_common(a, b, a_path, b_path)
-    return a, b
+    """The rows of two output files of one binary, both tables or both JSON, sharing rows:
+    (OrderedDict key -> Row of A, of B), keyed as Pairing keys them."""
+    pairing = pair_runs(load_run(a_path), load_run(b_path))
+    return pairing.a, pairing.b
 
 
 def folder_files(folder):
@@ -269,61 +450,133 @@ def fmt_p(p):
     return "-" if p is None else ("%.3f" % p if p >= 0.001 else "%.0e" % p)
 
 
+def change_of(a, b):
+    """B's figure against A's: b / a - 1 (a time: below 0, B is faster)."""
+    return b / a - 1.0
+
+
+def verdict(sig, a, b, lower_is_better=True):
+    """The verdict on a pair's figures (a, b: A's and B's medians) and their U-test's
+    (sig, of verdicts): a change under PRACTICAL_CHANGE is no practical difference, even
+    when significant; larger ones say which way, when the test backs them."""
+    if sig == "-" or not (a and b):
+        return "-"
+    change = change_of(a, b)
+    if abs(change) < PRACTICAL_CHANGE:
+        return "no practical difference"
+    if sig == "no":
+        return "not significant"
+    way = "B faster" if (change < 0) == lower_is_better else "B slower"
+    return way if sig == "yes" else way + " (untested)"
+
+
+def verdict_note():
+    return ("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
+            "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
+            "more, and no evidence the runs differ; (untested): %s for the U-test, the medians alone"
+            % (PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, TOO_FEW))
+
+
+def fmt_change(a, b):
+    return "%+.1f%%" % (change_of(a, b) * 100) if a and b else "-"
+
+
 # ---------------------------------------------------------------- summary
 
 def headline_rows(key, rows):
-    """[(label, unit, Row, to_value)]: the rows of one file that make its headline."""
-    bench, system = split_key(key)
-    prefix = system + ": " if system else ""
+    """[(row key, unit, Row, to_value)]: the rows of one file that make its headline."""
+    bench = split_key(key)[0]
     sizes = [parts(n)[2] for n in rows if parts(n)[2] is not None]
     ends = (min(sizes), max(sizes)) if sizes else ()
     out = []
     for name, row in rows.items():
         middle, _, arg, _ = parts(name)
         if bench == "allocation":
-            if arg in ends and middle and middle[-1] in ("total", "alloc"):
-                out.append((prefix + name, "ns", row, lambda v: v))
-        elif bench == "lookup":
-            out.append((prefix + name, "ns", row, lambda v: v))
-        elif bench == "transfer":
-            if arg in ends:
-                # GB/s of the median: bytes per ns
-                out.append((prefix + name, "GB/s", row, lambda v, b=arg * 1024: b / v))
+            if arg in ends and middle and middle[-1] in ("total", "alloc", "register", "attach"):
+                out.append((name, "ns", row, lambda v: v))
+        elif bench in ("lookup", "lookup_sweep"):
+            out.append((name, "ns", row, lambda v: v))
+        elif bench == "transfer" and arg in ends:
+            if middle[:1] in (["request_path"], ["translate"]):  # parts of a request, not copies
+                out.append((name, "ns", row, lambda v: v))
+            else:  # GB/s of the median: bytes per ns
+                out.append((name, "GB/s", row, lambda v, b=arg * 1024: b / v))
     return out
 
 
-def summary(a_dir, b_dir):
+def folder_pairs(a_dir, b_dir):
+    """[(key, A's file, B's file)] of two results folders: each file both hold, and a
+    file of a run without --system against each of the other folder's --system files of
+    that binary (e.g. lookup.json against lookup_mooncake.json)."""
     a_files, b_files = folder_files(a_dir), folder_files(b_dir)
-    keys = [k for k in a_files if k in b_files]
-    lines, pairs = [], []
-    for key in keys:
-        a_rows, _ = load(a_files[key])
-        b_rows, _ = load(b_files[key])
-        a_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, a_rows))
-        b_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, b_rows))
-        for label in merged_keys(a_head, b_head):
-            unit, _, f = a_head.get(label) or b_head[label]
-            ra = a_head[label][1] if label in a_head else None
-            rb = b_head[label][1] if label in b_head else None
+    out = []
+    for bench in BENCHES:
+        for system in ("",) + SYSTEMS:
+            key = "%s_%s" % (bench, system) if system else bench
+            a = a_files.get(key) or (a_files.get(bench) if system and key in b_files else None)
+            b = b_files.get(key) or (b_files.get(bench) if system and key in a_files else None)
+            if a and b:
+                out.append((key, a, b))
+    return out
+
+
+def unpaired(a_dir, b_dir, pairs):
+    """The keys of the files of either folder that no pair reads."""
+    used = set(p for _, a, b in pairs for p in (a, b))
+    keys = [k for d in (a_dir, b_dir) for k, p in folder_files(d).items() if p not in used]
+    return list(OrderedDict.fromkeys(keys))
+
+
+def pairing_of(a_path, b_path):
+    a, b = load_run(a_path), load_run(b_path)
+    return Pairing(a.rows, b.rows, a.system, b.system, "A's " + os.path.basename(a_path),
+                   "B's " + os.path.basename(b_path))
+
+
+def summary(a_dir, b_dir):
+    pairs = folder_pairs(a_dir, b_dir)
+    for key in unpaired(a_dir, b_dir, pairs):
+        sys.stderr.write("== %s: skipped, not in both folders\n" % key)
+    lines, figures, notes = [], [], []
+    for key, a_path, b_path in pairs:
+        pairing = pairing_of(a_path, b_path)
+        if not any(k in pairing.b for k in pairing.a):
+            sys.stderr.write("== %s: skipped, %s and %s have no row in common (%s)\n"
+                             % (key, a_path, b_path, "; ".join(pairing.notes)))
+            continue
+        notes.extend(n for n in pairing.notes if n not in notes)
+        prefix = split_key(key)[1] + ": " if split_key(key)[1] else ""
+        a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
+        b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
+        for k in merged_keys(a_head, b_head):
+            unit, _, f = a_head.get(k) or b_head[k]
+            ra = a_head[k][1] if k in a_head else None
+            rb = b_head[k][1] if k in b_head else None
             va = f(ra.p50) if ra and ra.samples else None
             vb = f(rb.p50) if rb and rb.samples else None
-            ratio = "%.3f" % (vb / va) if va and vb else "-"
-            lines.append((label, unit, fmt(va), fmt(vb), ratio))
-            pairs.append((ra if va else None, rb if vb else None))
+            lines.append((prefix + pairing.names[k], unit, fmt(va), fmt(vb),
+                          "%.3f" % (vb / va) if va and vb else "-", fmt_change(va, vb)))
+            figures.append((va, vb, unit == "ns"))
+            pairs_rows = (ra if va else None, rb if vb else None)
+            lines[-1] += (pairs_rows,)
     if not lines:
         print("no headline rows in both %s and %s" % (a_dir, b_dir))
         return 1
     width = max(len(l[0]) for l in lines) + 2
-    row_fmt = "%-*s %5s %12s %12s %8s %7s  %s"
-    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "p",
-                     "significant"))
-    for l, (p, sig) in zip(lines, verdicts(pairs)):
-        print(row_fmt % ((width,) + l + (fmt_p(p), sig)))
+    row_fmt = "%-*s %5s %12s %12s %8s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "change", "p",
+                     "significant", "verdict"))
+    checked = verdicts([l[-1] for l in lines])
+    for l, (va, vb, lower), (p, sig) in zip(lines, figures, checked):
+        print(row_fmt % ((width,) + l[:-1] + (fmt_p(p), sig, verdict(sig, va, vb, lower))))
     print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
           "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
           "better, GB/s: higher is better" % (a_dir, b_dir))
-    tested = [(a, b) for a, b in pairs if a and b]
+    print(verdict_note())
+    tested = [l[-1] for l in lines if l[-1][0] and l[-1][1]]
     print(significance_note([a for a, _ in tested], [b for _, b in tested]))
+    for n in notes:
+        print(n)
     return 0
 
 
@@ -340,34 +593,46 @@ def merged_keys(a, b):
     return keys
 
 
-def gain_table(a, b, a_name, b_name):
-    keys = merged_keys(a, b)
-    if not keys:
+def gain_rows(pairing):
+    """[(JSON name, Row of A or None, Row of B or None, p, significant, verdict)] of a
+    Pairing, a row measured in one run only with None for the other."""
+    pairs = []
+    for k in pairing.names:
+        ra, rb = pairing.a.get(k), pairing.b.get(k)
+        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
+    out = []
+    for k, (ra, rb), (p, sig) in zip(pairing.names, pairs, verdicts(pairs)):
+        out.append((pairing.names[k], ra, rb, p, sig,
+                    verdict(sig, ra.p50 if ra else None, rb.p50 if rb else None)))
+    return out
+
+
+def gain_table(pairing, a_name, b_name):
+    rows = gain_rows(pairing)
+    if not rows:
         print("no rows in %s or %s" % (a_name, b_name))
         return 1
-    width = max(len(k) for k in keys) + 2
-    row_fmt = "%-*s %12s %12s %9s %7s  %s"
-    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "p", "significant"))
-    pairs = []
-    for k in keys:
-        ra, rb = a.get(k), b.get(k)
-        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
-    for k, (ra, rb), (p, sig) in zip(keys, pairs, verdicts(pairs)):
+    width = max(len(r[0]) for r in rows) + 2
+    row_fmt = "%-*s %12s %12s %9s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "change", "p", "significant", "verdict"))
+    for name, ra, rb, p, sig, word in rows:
         va = ra.p50 if ra else None
         vb = rb.p50 if rb else None
         g = "%.2f" % (va / vb) if va and vb else "-"
-        print(row_fmt % (width, k, fmt(va), fmt(vb), g, fmt_p(p), sig))
-    paired_a = [ra for ra, rb in pairs if ra and rb]
-    paired_b = [rb for ra, rb in pairs if ra and rb]
-    # one line: a table's line count is rows + 2
+        print(row_fmt % (width, name, fmt(va), fmt(vb), g, fmt_change(va, vb), fmt_p(p), sig, word))
+    paired_a = [ra for _, ra, rb, _, _, _ in rows if ra and rb]
+    paired_b = [rb for _, ra, rb, _, _, _ in rows if ra and rb]
     print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
-          "- = not in that run; %s" % (a_name, b_name, significance_note(paired_a, paired_b)))
+          "- = not in that run" % (a_name, b_name))
+    print(verdict_note())
+    print(significance_note(paired_a, paired_b))
+    for n in pairing.notes:
+        print(n)
     return 0
 
 
 def gain(a_path, b_path):
-    a, b = load_pair(a_path, b_path)
-    return gain_table(a, b, a_path, b_path)
+    return gain_table(pair_runs(load_run(a_path), load_run(b_path)), a_path, b_path)
 
 
 def system_pairs(folder):
@@ -386,18 +651,19 @@ def check(paths):
     """Reads every results file that the command on these paths will read (two files,
     two folders, or one --system folder), so that a bad one stops it before it prints."""
     if len(paths) == 2 and all(os.path.isfile(p) for p in paths):
-        load_pair(*paths)
+        pair_runs(load_run(paths[0]), load_run(paths[1]))
         return 0
-    folders = [folder_files(d) for d in paths]
-    rows = [OrderedDict((k, load(path)[0]) for k, path in f.items()) for f in folders]
     if len(paths) == 2:
-        same = [(k, k) for k in rows[0] if k in rows[1]]
+        same = folder_pairs(*paths)
     else:
-        rows.append(rows[0])
-        folders.append(folders[0])
-        same = [(a, b) for _, a, b in system_pairs(paths[0])[0]]
-    for a, b in same:
-        require_common(rows[0][a], rows[1][b], folders[0][a], folders[1][b])
+        pairs, files = system_pairs(paths[0])
+        same = [(b, files[a], files[o]) for b, a, o in pairs]
+        for path in files.values():
+            load_run(path)
+    for _, a, b in same:
+        a_run, b_run = load_run(a), load_run(b)
+        if bool(a_run.system) == bool(b_run.system):
+            pair_runs(a_run, b_run)  # a run without --system may hold none of a system's rows
     return 0
 
 
@@ -410,7 +676,7 @@ def systems(folder):
         return 1
     for bench, a, b in pairs:
         print("== %s: %s against %s" % (bench, split_key(a)[1], split_key(b)[1]))
-        gain_table(load(files[a])[0], load(files[b])[0], files[a], files[b])
+        gain_table(pair_runs(load_run(files[a]), load_run(files[b])), files[a], files[b])
         print()
     return 0
 
