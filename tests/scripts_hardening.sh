@@ -49,7 +49,7 @@ done
 # compare.sh: a file named like an option is a file to head and compare.py, not an option
 cp "$work/ctx/transfer.json" "$work/-h"
 cp "$work/ctx/transfer.json" "$work/-b"
-(cd "$work" && "$src/scripts/compare.sh" -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
+(cd "$work" && "$src/scripts/compare.sh" --verbose -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
   && grep -q "^== gain per row" "$work/dash.out" && ok || fail "compare.sh -h -b (two files): $(head -3 "$work/dash.out")"
 
 # --- compare.sh and plot.sh on files that are not whole results ------------
