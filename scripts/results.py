@@ -741,19 +741,52 @@ def dat_string(text):
     return '"%s"' % re.sub(r"[\x00-\x1f\x7f]", "?", str(text)).replace('"', "'")
 
 
-def context_lines(ctx):
-    """Title lines of a run's context: CPU, host, date, build; its flags."""
+def unique(xs):
+    return list(OrderedDict.fromkeys(xs))
+
+
+def run_system(path, key, ctx):
+    """The --system of a folder's file, as its context says (its flags in older files),
+    which must agree with the file's name (lookup_mooncake.json: mooncake)."""
+    named = split_key(key)[1]
+    said = ctx.get("system")
+    if not isinstance(said, str):
+        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
+        said = m.group(1) if m else None
+    if said is not None and said != named:
+        raise BadInput("%s: its context says --system=%s, its name %s" % (path, said, named or "no system"))
+    return named
+
+
+def context_lines(runs):
+    """Title lines of the runs (system, context) one plot shows, from their contexts: the
+    machine, the dates, the builds, the systems, and the flags: those every run shares,
+    then each run's own."""
+    ctx = runs[0][1]
     cpu = "%s, %s cpus" % (ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"))
     if ctx.get("mhz_per_cpu"):
         cpu += ", %s MHz" % ctx["mhz_per_cpu"]
-    first = "%s; host %s; %s" % (cpu, ctx.get("host_name", "?"), str(ctx.get("date", "?"))[:16].replace("T", " "))
-    build = ["shmbench " + str(ctx.get("shmbench_version", "?"))]
-    for k, v in ctx.items():
-        if ("commit" in k or "compiler" in k) and isinstance(v, str) and v:
-            build.append(v)
-    first += "; " + " ".join(build)
-    flags = ctx.get("flags")
-    return [first] + (wrap("flags: %s" % flags) if flags else [])
+    dates = sorted(unique(str(c.get("date", "?"))[:16].replace("T", " ") for _, c in runs))
+    builds = []
+    for _, c in runs:
+        build = ["shmbench " + str(c.get("shmbench_version", "?"))]
+        build += [v for k, v in c.items() if ("commit" in k or "compiler" in k) and isinstance(v, str) and v]
+        builds.append(" ".join(build))
+    lines = ["%s; host %s; %s; %s" % (cpu, ", ".join(unique(str(c.get("host_name", "?")) for _, c in runs)),
+                                      dates[0] if len(dates) == 1 else "%s to %s" % (dates[0], dates[-1]),
+                                      "; ".join(unique(builds)))]
+    systems = [system for system, _ in runs if system]
+    if systems:
+        lines.append("--system runs: %s (as each run's context says)" % ", ".join(systems))
+    flags = [str(c.get("flags", "")).split() for _, c in runs]
+    common = [f for f in flags[0] if all(f in other for other in flags)]
+    if common:
+        lines.append("flags: %s" % " ".join(common))
+    for (system, _), own in zip(runs, flags):
+        own = [f for f in own if f not in common and not f.startswith("system=")]  # said above
+        if own:
+            lines.append("flags of the %s run: %s" % (system or "other", " ".join(own)))
+    return lines
 
 
 class Series:
@@ -788,16 +821,17 @@ def styles(series):
 
 
 def series_of(files, keys, point):
-    """OrderedDict label -> Series over the files of keys; point(middle, arg, threads, row)
-    -> (primary, secondary, x, p50 ns -> y) or None to leave the row out. y is taken of the
-    median of the repetitions' p50s, its bars of their min and max."""
+    """(OrderedDict label -> Series, repetition counts, [(system, context)]) over the files
+    of keys; point(middle, arg, threads, row) -> (primary, secondary, x, p50 ns -> y) or
+    None to leave the row out (middle starts with the system of a --system file). y is
+    taken of the median of the repetitions' p50s, its bars of their p10 and p90."""
     out = OrderedDict()
     reps = set()
-    ctx = None
+    runs = []
     for key in keys:
         rows, c = load(files[key])
-        ctx = ctx or dict(c)
-        system = split_key(key)[1]
+        system = run_system(files[key], key, c)
+        runs.append((system, c))
         for name, row in rows.items():
             middle, _, arg, threads = parts(name)
             if system:
@@ -811,10 +845,7 @@ def series_of(files, keys, point):
             ends = sorted((to_y(quantile(row.samples, 0.1)), to_y(quantile(row.samples, 0.9))))
             s.points.append((x, to_y(row.p50), ends[0], ends[1]))
             reps.add(len(row.samples))
-    systems = [split_key(k)[1] for k in keys if split_key(k)[1]]
-    if ctx and len(systems) > 1:  # one title for the systems' runs, which differ only there
-        ctx["flags"] = re.sub(r"\bsystem=\S*", "system=" + ",".join(systems), str(ctx.get("flags", "")))
-    return out, reps, ctx
+    return out, reps, runs
 
 
 def write_data(out_dir, name, series):
@@ -869,7 +900,8 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     lo = min(p[2] for s in series for p in s.points)
     hi = max(p[3] for s in series for p in s.points)
     xs = [p[0] for s in series for p in s.points]
-    cmds = ["unset arrow", "unset label", "set title %s" % gp_string(title),
+    # a panel's title is centred over its plot area: wrapped to fit it
+    cmds = ["unset arrow", "unset label", "set title %s" % gp_string("\n".join(wrap(title, 95))),
             "set xlabel %s" % gp_string(xlabel), "set ylabel %s" % gp_string(ylabel),
             "set logscale x 2" if xtics else "unset logscale x", xtics or "set xtics",
             "set logscale y" if logy else "unset logscale y", "set format y \"%g\""]
@@ -890,33 +922,47 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     return cmds
 
 
-def script(title_lines, panels, layout=None, size=(1100, 700), key=True):
+def script(title_lines, panels, size=(1100, 700), right=0.74):
     """The gnuplot script of one PNG, written to stdout (plot.sh names the file: no path
-    of the user's enters the script)."""
+    of the user's enters the script). Its title is the canvas's, centred, each line
+    wrapped to the canvas's width (a line wider than the canvas loses both ends); the
+    panels are stacked, their legends at the right."""
+    lines = [part for line in title_lines for part in wrap(line, int(size[0] / 7.5))]
     head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
             "set grid lc rgb \"#dddddd\"",
-            "set key outside right top Left reverse samplen 3",
-            "set bars small"]
-    if layout:
-        head.append("set lmargin at screen 0.08")
-        head.append("set rmargin at screen %s" % (0.74 if key else 0.97))
-        if key:
-            head.append("set key at screen 0.76, graph 1 left top Left reverse samplen 3")
-        head.append("set multiplot layout %d,%d title %s" % (layout[0], layout[1],
-                                                              gp_string("\n".join(title_lines))))
-        body = []
-        for p in panels:
-            body.extend(p)
-        return "\n".join(head + body + ["unset multiplot"]) + "\n"
-    p = panels[0]
-    p[2] = "set title %s" % gp_string("\n".join(title_lines))
-    return "\n".join(head + p) + "\n"
+            "set bars small",
+            "set lmargin at screen 0.08",
+            "set rmargin at screen %s" % right,
+            "set key at screen %s, graph 1 left top Left reverse samplen 3" % (right + 0.02),
+            "set multiplot layout %d,1 title %s" % (len(panels), gp_string("\n".join(lines)))]
+    body = []
+    for p in panels:
+        body.extend(p)
+    return "\n".join(head + body + ["unset multiplot"]) + "\n"
+
+
+def one_off(middle):
+    """Is a row of this name's middle parts a one-off cost (paid once per buffer, pool or
+    peer), not one per operation?"""
+    return any(m in ONE_OFF for m in middle)
+
+
+REQUEST_PARTS = ("request_path", "translate", "request")
 
 
 def transfer_point(middle, arg, threads, row):
+    if any(m in REQUEST_PARTS for m in middle):
+        return None
     method = middle[0] if middle else "memcpy"
     rest = middle[1:] + (["%d threads" % threads] if threads > 1 else [])
     return method, " ".join(rest), arg, lambda ns: arg * 1024 / ns  # GB/s: bytes per ns
+
+
+def request_point(middle, arg, threads, row):
+    """A --system run's request and its parts (the copy among them), ns per request."""
+    if middle[:1] and middle[0] in SYSTEMS and threads == 1:
+        return middle[0], " ".join(middle[1:]), arg, same
+    return None
 
 
 def same(ns):
@@ -927,19 +973,22 @@ KERNELS = ("linear", "lower_bound", "tree", "arithmetic")
 
 
 def lookup_point(middle, arg, threads, row):
+    if one_off(middle):
+        return None
     primary = middle[0] if middle else "?"
     if primary in KERNELS:
         primary += " (kernel)"
     return primary, " ".join(middle[1:]), arg, same
 
 
-def plot_transfer(files, keys, out_dir):
-    series, reps, ctx = series_of(files, keys, transfer_point)
-    if not series:
+def lookup_once_point(middle, arg, threads, row):
+    if not one_off(middle):
         return None
-    series = list(series.values())
-    data = write_data(out_dir, "transfer", series)
-    xs = [p[0] for s in series for p in s.points]
+    return middle[0] if middle else "?", " ".join(middle[1:]), arg, same
+
+
+def caches_marks(ctx, xs):
+    """gnuplot arrows and labels at the cache sizes of the run's CPU within xs (KB)."""
     extra = []
     for c in ctx.get("caches") or []:
         if not isinstance(c, dict) or c.get("type") not in ("Data", "Unified") or not number(c.get("size")) \
@@ -951,58 +1000,89 @@ def plot_transfer(files, keys, out_dir):
             extra.append("set arrow from %s, graph 0 to %s, graph 1 nohead dt 3 lw 1.2 lc rgb \"#555555\"" % (kb, kb))
             extra.append("set label %s at %s, graph 0.98 rotate by 90 right offset -1.2,0 textcolor rgb \"#555555\""
                          % (gp_string("%s %s" % (name, size_label(int(kb)))), kb))
-    title = ["shm_transfer_bench: copy bandwidth through SHM, GB/s = size / p50 (10^9 bytes/s); "
-             "dotted lines: cache sizes"] + context_lines(ctx) + [bars_note(reps)]
-    p = panel(data, series, "", "transfer size (1K = 1024 bytes)", "GB/s (higher is better)",
-              ticks(xs, size_label), extra, with_bars=max(reps) > 1)
-    return script(title, [p])
+    return extra
+
+
+def plot_transfer(files, keys, out_dir):
+    specs = ((transfer_point, "copies: GB/s = size / p50 (10^9 bytes/s); dotted lines: cache sizes",
+              "GB/s (higher is better)", True),
+             (request_point, "per request (--system): the whole request and its parts, time per request (p50)",
+              "time per request, p50 (lower is better)", False))
+    panels, reps, runs = [], set(), None
+    for i, (point, ptitle, ylabel, copies) in enumerate(specs):
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
+        if not series:
+            continue
+        reps |= r
+        series = list(series.values())
+        data = write_data(out_dir, "transfer%d" % i, series)
+        xs = [p[0] for s in series for p in s.points]
+        extra = caches_marks(runs[0][1], xs) if copies else []
+        panels.append(panel(data, series, ptitle, "transfer size (1K = 1024 bytes)", ylabel,
+                            ticks(xs, size_label), extra, logy=None if copies else True,
+                            with_bars=max(r) > 1, ylabels=None if copies else time_label))
+    if not panels:
+        return None
+    title = ["shm_transfer_bench: moving bytes through SHM"] + context_lines(runs) + [bars_note(reps)]
+    return script(title, panels, size=(1100, 400 * len(panels) + 160))
 
 
 def plot_lookup(files, keys, out_dir):
-    series, reps, ctx = series_of(files, keys, lookup_point)
-    if not series:
+    specs = ((lookup_point, "per request: time per address translation (p50); kernels are bounds, "
+              "the others the systems' paths", "time per lookup, p50 (lower is better)"),
+             (lookup_once_point, "one-off: the receiver's first use of a buffer or pool (attach, first_use), "
+              "each pool lent once (pool_once)", "time per buffer or pool, p50"))
+    panels, reps, runs = [], set(), None
+    for i, (point, ptitle, ylabel) in enumerate(specs):
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
+        if not series:
+            continue
+        reps |= r
+        series = list(series.values())
+        data = write_data(out_dir, "lookup%d" % i, series)
+        xs = [p[0] for s in series for p in s.points]
+        panels.append(panel(data, series, ptitle, "registered segments", ylabel, ticks(xs, lambda x: "%d" % x),
+                            logy=True, with_bars=max(r) > 1, ylabels=time_label))
+    if not panels:
         return None
-    series = list(series.values())
-    data = write_data(out_dir, "lookup", series)
-    xs = [p[0] for s in series for p in s.points]
-    title = ["shm_address_lookup_bench: time per address translation (p50), by registered segments; "
-             "kernels are bounds, the others the systems' paths"] + context_lines(ctx) + [bars_note(reps)]
-    p = panel(data, series, "", "registered segments", "time per lookup, p50 (lower is better)",
-              ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1, ylabels=time_label)
-    return script(title, [p])
+    title = ["shm_address_lookup_bench: translating a peer's address, by registered segments"] + \
+        context_lines(runs) + [bars_note(reps)]
+    return script(title, panels, size=(1100, 400 * len(panels) + 160))
 
 
 def plot_allocation(files, keys, out_dir):
     def posix(middle, arg, threads, row):
-        if middle[:1] == ["posix"]:
+        if middle[:1] == ["posix"] and not one_off(middle):
             return " ".join(middle[1:]) or "?", "", arg, same
         return None
 
     def pools(middle, arg, threads, row):
-        if middle[:1] != ["posix"] and middle[-1:] != ["register"]:
+        if middle[:1] != ["posix"] and not one_off(middle):
             return middle[0], " ".join(middle[1:]), arg, same
         return None
 
-    def register(middle, arg, threads, row):
-        if middle[-1:] == ["register"]:
-            return " ".join(middle[:-1]) or "?", "register", arg, same
+    def once(middle, arg, threads, row):
         if middle == ["posix", "total"]:
             return "posix", "register", arg, same
+        if one_off(middle):
+            return middle[0], " ".join(middle[1:]), arg, same
         return None
 
-    panels, reps, ctx = [], set(), None
+    panels, reps, runs = [], set(), None
     specs = (
-        (posix, "posix (Mooncake's createSharedMemory), per step", "time per operation, p50"),
-        (pools, "per block: colour = allocator (offset: Mooncake's), line = step", "time per operation, p50"),
-        (register, "register: a buffer or pool made and known (posix total: Mooncake's createSharedMemory; "
-         "a pool: once per size)", "time per buffer or pool, p50"),
+        (posix, "posix (Mooncake's createSharedMemory), per step, once per buffer", "time per buffer, p50"),
+        (pools, "per block: colour = allocator or system, line = step", "time per operation, p50"),
+        (once, "one-off: register (a buffer or pool made and known; posix total: createSharedMemory), "
+         "the peer's attach and detach", "time per buffer, pool or peer, p50"),
     )
     for i, (point, ptitle, ylabel) in enumerate(specs):
-        series, r, c = series_of(files, keys, point)
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
         if not series:
             continue
         reps |= r
-        ctx = ctx or c
         series = list(series.values())
         data = write_data(out_dir, "allocation%d" % i, series)
         xs = [p[0] for s in series for p in s.points]
@@ -1010,66 +1090,119 @@ def plot_allocation(files, keys, out_dir):
                             ticks(xs, size_label), logy=True, with_bars=max(r) > 1, ylabels=time_label))
     if not panels:
         return None
-    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
+    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(runs) + \
         [bars_note(reps)]
-    return script(title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
+    return script(title, panels, size=(1100, 380 * len(panels) + 160))
 
 
-def plot_gain(folder, out_dir):
+# gain.png: a bar's fill says what the U-test says of it.
+FILLS = (("yes", "lc rgb \"%s\" fs solid 0.85 border", "solid: significant (U-test)"),
+         ("no", "lc rgb \"%s\" fs empty border", "hollow: not significant"),
+         (TOO_FEW, "lc rgb \"%s\" fs pattern 4 border", "hatched: untested, < %d reps" % MIN_REPETITIONS))
+FLAVOUR_COLOURS = {"flowipc_classic": PALETTE[4], "flowipc_jemalloc": PALETTE[5]}
+
+
+def gain_bars(folder):
+    """OrderedDict (bench, 'per operation'|'one-off') -> OrderedDict row label ->
+    {flavour: (gain, significant)} of a --system folder: Mooncake's p50 / each Flow-IPC
+    flavour's, with compare.sh's verdicts (one U-test family per binary and flavour)."""
     pairs, files = system_pairs(folder)
-    if not pairs:
-        return None
-    panels = []
-    ctx = None
-    used = [b for b, _, _ in pairs]
+    out = OrderedDict()
     for bench, a_key, b_key in pairs:
-        if bench == "lookup" and "lookup_sweep" in used:
-            continue  # the sweep holds the same rows at more counts
-        a, ca = load(files[a_key])
-        b, _ = load(files[b_key])
-        ctx = ctx or ca
-        bars = []
-        for name, ra in a.items():
-            rb = b.get(name)
-            if rb is None or not ra.samples or not rb.samples:
+        a, b = load_run(files[a_key]), load_run(files[b_key])
+        run_system(files[a_key], a_key, load(files[a_key])[1])
+        flavour = run_system(files[b_key], b_key, load(files[b_key])[1])
+        for name, ra, rb, _, sig, _ in gain_rows(pair_runs(a, b)):
+            if not (ra and rb):
                 continue
             middle, arg_name, arg, threads = parts(name)
             x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
             label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
-            bars.append((label, " ".join(middle), ra.p50 / rb.p50))
-        if not bars:
-            continue
-        data = "gain_%s.dat" % bench
-        steps = list(OrderedDict.fromkeys(s for _, s, _ in bars))
-        with open(os.path.join(out_dir, data), "w") as f:
-            for i, (label, step, g) in enumerate(bars):
-                colour = int(PALETTE[(4 + 2 * steps.index(step)) % len(PALETTE)][1:], 16)
-                f.write("%d %r %d %s %s %r\n" % (i, g, colour, dat_string(label),
-                                                 dat_string("%.2f" % g if g < 10 else "%.0f" % g),
-                                                 g * 1.12 if g >= 1 else g / 1.12))
-        other = split_key(b_key)[1]
-        ys = [g for _, _, g in bars]
-        lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
-        p = ["unset arrow", "unset label",
-             "set title %s" % gp_string("%s: mooncake p50 / %s p50 per row (above 1: %s is faster)"
-                                        % (bench, other, other)),
-             "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
-             "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3),
-             log_ytics(lo, hi),
-             "set xtics rotate by 45 right font \",8\"", "set style fill solid 0.85 border -1",
-             "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
-             # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
-             "plot %s using 1:2:($1-0.35):($1+0.35):($2<1?$2:1):($2<1?1:$2):3:xtic(4) "
-             "with boxxyerror lc rgb variable notitle, \\\n"
-             "     '' using 1:6:5 with labels font \",8\" notitle"
-             % gp_string(data)]
-        panels.append(p)
-    if not panels:
+            kind = "one-off" if one_off(middle) else "per operation"
+            out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \
+                (ra.p50 / rb.p50, sig)
+    for kind in ("per operation", "one-off"):  # the sweep holds lookup's rows at more counts
+        if ("lookup_sweep", kind) in out:
+            out.pop(("lookup", kind), None)
+    return out
+
+
+def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
+    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
+    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says."""
+    data = "gain%d.dat" % index
+    width = 0.8 / len(flavours)
+    blocks = []
+    with open(os.path.join(out_dir, data), "w") as f:
+        for flavour in flavours:
+            for sig, _, _ in FILLS:
+                f.write("# %s %s\n" % (flavour, dat_string(sig)))
+                n = 0
+                for g, (label, by) in enumerate(bars.items()):
+                    if flavour in by and by[flavour][1] == sig:
+                        x = g - 0.4 + width * (flavours.index(flavour) + 0.5)
+                        v = by[flavour][0]
+                        # no figure inside the band: a change too small to matter
+                        text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
+                        f.write("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
+                        n += 1
+                if not n:
+                    f.write("nan nan nan nan \"\"\n")
+                f.write("\n\n")
+                blocks.append((flavour, sig))
+    ys = [v for by in bars.values() for v, _ in by.values()]
+    lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
+    xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
+    what = "per operation or request" if kind == "per operation" else "one-off costs"
+    cmds = ["unset arrow", "unset label", "unset object",
+            "set title %s" % gp_string("%s, %s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)"
+                                       % (bench, what)),
+            "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
+            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3), log_ytics(lo, hi),
+            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
+            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
+            % (1 - PRACTICAL_CHANGE, 1 + PRACTICAL_CHANGE),
+            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+            "set key" if first else "unset key"]
+    plots = []
+    fills = dict((sig, style) for sig, style, _ in FILLS)
+    for i, (flavour, sig) in enumerate(blocks):
+        colour = FLAVOUR_COLOURS.get(flavour, PALETTE[2])
+        # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
+        plots.append("%s index %d using 1:2:3:4:($2<1?$2:1):($2<1?1:$2) with boxxyerror lw 1.5 %s notitle"
+                     % (gp_string(data), i, fills[sig] % colour))
+        plots.append("%s index %d using 1:($2<1?$2/1.12:$2*1.12):5 with labels font \",7\" notitle"
+                     % (gp_string(data), i))
+    if first:  # the legend: the colours, then the fills, then the band
+        for flavour in flavours:
+            plots.append("NaN with boxes fs solid 0.85 lc rgb \"%s\" title %s"
+                         % (FLAVOUR_COLOURS.get(flavour, PALETTE[2]), gp_string(flavour)))
+        for _, style, text in FILLS:
+            plots.append("NaN with boxes lw 1.5 %s title %s" % (style % "#555555", gp_string(text)))
+        plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
+                     % gp_string("grey band: under %g%%, no practical difference" % (PRACTICAL_CHANGE * 100)))
+    cmds.append("plot " + ", \\\n     ".join(plots))
+    return cmds
+
+
+def plot_gain(folder, out_dir):
+    groups = gain_bars(folder)
+    if not groups:
         return None
-    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; "
-             "bar colour = step" % ", ".join(sorted(set(split_key(b)[1] for _, _, b in pairs)))] + context_lines({k: v for k, v in ctx.items() if k != "flags"})
-    return script(title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
-                  key=False)
+    pairs, files = system_pairs(folder)
+    flavours = unique(split_key(b)[1] for _, _, b in pairs)
+    order = [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]
+    panels = [gain_panel(out_dir, i, bench, kind, groups[(bench, kind)], flavours, i == 0)
+              for i, (bench, kind) in enumerate(order)]
+    runs = [(run_system(files[k], k, load(files[k])[1]), load(files[k])[1])
+            for k in unique(k for _, a, b in pairs for k in (a, b))]
+    keys_by_system = OrderedDict()
+    for system, ctx in runs:
+        keys_by_system.setdefault(system, ctx)
+    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; bar colour = "
+             "flavour, fill = significance; one-off costs in their own panels" % ", ".join(flavours)] + \
+        context_lines(list(keys_by_system.items()))
+    return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
 def plotdata(folder, out_dir):

@@ -86,6 +86,11 @@ expect_bad "compare.sh: two binaries' files" "$a/transfer.json" "$src/scripts/co
 expect_bad "compare.sh: folders, one file truncated" "$work/at/transfer.json" "$src/scripts/compare.sh" "$a" "$work/at"
 expect_bad "compare.sh: a --system folder, one file truncated" "$work/st/lookup_mooncake.json" "$src/scripts/compare.sh" "$work/st"
 expect_bad "plot.sh: a folder with a truncated file" "$work/at/transfer.json" "$src/scripts/plot.sh" "$work/at"
+# a file whose context names another system than its name (a file renamed by hand)
+mkdir "$work/renamed"
+cp "$fixtures/sys/lookup_flowipc_jemalloc.json" "$work/renamed/lookup_mooncake.json"
+cp "$fixtures/sys/lookup_flowipc_classic.json" "$work/renamed/"
+expect_bad "plot.sh: a file whose context says another system" "$work/renamed/lookup_mooncake.json" "$src/scripts/plot.sh" "$work/renamed"
 # a row name with an escape sequence (printed to the terminal), a p50 of 0 (a division)
 /usr/bin/python3 - "$a/transfer.json" "$work/esc.json" "$work/zero.json" <<'EOF'
 import json, sys

@@ -241,7 +241,7 @@ grep -q "yerrorbars" "$g" && grep -q "p10-p90 of the 9 repetitions" "$g" && ok |
 grep -q "flags: .*cold=true" "$g" && grep -q "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["context"]["cpu_model"])' "$work/a/transfer.json")" "$g" \
   && ok || fail "transfer: title lacks the flags or the CPU"
 grep -q "#000000" "$g" && grep -q "#009E73" "$g" && ok || fail "transfer: not the Okabe-Ito palette"
-grep -q "register: a buffer or pool" "$work/gp/allocation.gp" && ok || fail "allocation: no register panel"
+grep -q "one-off: register (a buffer or pool" "$work/gp/allocation.gp" && ok || fail "allocation: no one-off panel"
 grep -q "set logscale y" "$work/gp/allocation.gp" && ok || fail "allocation: no log y"
 "$py" "$src/scripts/results.py" plotdata "$work/one" "$work/gp1" >/dev/null && ok || fail "plotdata one"
 g=$work/gp1/transfer.gp
@@ -249,6 +249,65 @@ grep -q '"4K" 4' "$g" && grep -q '"64K" 64' "$g" && ok || fail "transfer: no siz
 grep -q "L1d [0-9]*K" "$g" && ok || fail "transfer: no L1d line"
 grep -q "yerrorbars" "$g" && fail "one repetition: error bars" || ok
 grep -q "one repetition: no error bars" "$g" && ok || fail "one repetition: not said"
+
+# One-off costs in their own panel, never on a per-operation axis; the --system line and
+# the flags from the runs' contexts; every title line fits the canvas (none clipped).
+mkdir -p "$work/gps"
+"$py" "$src/scripts/results.py" plotdata "$work/sys" "$work/gps" >"$work/made" && grep -qx "transfer lookup allocation gain" "$work/made" \
+  && ok || fail "plotdata sys made: $(cat "$work/made")"
+for f in lookup0 allocation1 transfer0; do
+  [ -s "$work/gps/$f.dat" ] && ! grep -qE '^# ".*(register|attach|detach|first_use|pool_once|setup)' "$work/gps/$f.dat" && ok \
+    || fail "$f.dat (per operation) holds a one-off cost: $(grep '^#' "$work/gps/$f.dat" | tr '\n' ' ')"
+done
+grep -q '^# "mooncake attach"' "$work/gps/lookup1.dat" && grep -q '^# "flowipc_jemalloc pool_once"' "$work/gps/lookup1.dat" \
+  && grep -q '^# "flowipc_classic register"' "$work/gps/allocation2.dat" && ok \
+  || fail "the one-off panels lack their rows: $(grep -h '^#' "$work/gps/lookup1.dat" "$work/gps/allocation2.dat" | tr '\n' ' ')"
+grep -q '^# "mooncake request"' "$work/gps/transfer1.dat" && ! grep -q request "$work/gps/transfer0.dat" && ok \
+  || fail "transfer: a request's parts on the GB/s axis, or no per-request panel"
+for g in lookup allocation transfer gain; do
+  # (a quote doubled inside gnuplot's single quotes)
+  grep -qF -- "--system runs: mooncake, flowipc_classic, flowipc_jemalloc (as each run''s context says)" "$work/gps/$g.gp" \
+    && ! grep -q "system=mooncake,flowipc" "$work/gps/$g.gp" && ok || fail "$g.gp: the --system line is not the contexts'"
+  "$py" - "$work/gps/$g.gp" <<'EOF2' && ok || fail "$g.gp: a title line wider than the canvas"
+import re, sys
+text = open(sys.argv[1]).read()
+width = int(re.search(r"size (\d+),", text).group(1))
+title = re.search(r"^set multiplot layout \d+,1 title (.*)$", text, re.M).group(1)
+lines = re.findall(r"'((?:[^']|'')*)'", title)
+sys.exit(not lines or max(len(l) for l in lines) > width / 7.5)
+EOF2
+done
+grep -q "flowipc_classic'" "$work/gps/gain.gp" && grep -q "'hollow: not significant'" "$work/gps/gain.gp" \
+  && grep -q "'hatched: untested, < 9 reps'" "$work/gps/gain.gp" && grep -q "'solid: significant (U-test)'" "$work/gps/gain.gp" \
+  && grep -q "'grey band: under 5%, no practical difference'" "$work/gps/gain.gp" && ok || fail "gain.gp: the legend lacks an entry"
+# gain bars filled by their verdict: a synthetic --system folder of 9 repetitions, lookup 10x
+# faster (significant: solid) and a hand-off alike in both (not significant: hollow)
+mkdir -p "$work/sig" "$work/gpsig"
+"$py" - "$work/sig" <<'EOF2'
+import json, sys
+def rows(system, steady):
+    return [{"name": n, "run_name": n, "run_type": "iteration", "repetitions": 9, "repetition_index": i,
+             "threads": 1, "iterations": 10, "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ns", "p50": v + i}
+            for n, v in (("shm_lookup/segments:100", steady), ("shm_lookup/handoff/segments:100", 200.0))
+            for i in range(9)]
+for system, steady in (("mooncake", 1000.0), ("flowipc_jemalloc", 100.0)):
+    json.dump({"context": {"system": system, "flags": "system=%s" % system}, "benchmarks": rows(system, steady)},
+              open("%s/lookup_%s.json" % (sys.argv[1], system), "w"))
+EOF2
+"$py" "$src/scripts/results.py" plotdata "$work/sig" "$work/gpsig" >/dev/null && ok || fail "plotdata sig"
+"$py" - "$work/gpsig" <<'EOF2' && ok || fail "gain.png: a significant bar not solid or a non-significant one not hollow"
+import re, sys
+d = sys.argv[1]
+blocks = open(d + "/gain0.dat").read().split("\n\n\n")
+gp = open(d + "/gain.gp").read()
+seen = {}
+for i, b in enumerate(blocks):
+    head = re.match(r'# (\S+) "(.*)"', b)
+    if head and any(l and not l.startswith(("#", "nan")) for l in b.split("\n")):
+        style = re.search(r"index %d using 1:2:3:4\S* with boxxyerror lw 1.5 lc rgb \S+ fs (\w+)" % i, gp).group(1)
+        seen[head.group(2)] = style
+sys.exit(seen != {"yes": "solid", "no": "empty"})
+EOF2
 
 for d in live sys; do
   "$src/scripts/plot.sh" "$work/$d" >"$work/plot" 2>&1 && ok || fail "plot.sh $d: exit $?: $(cat "$work/plot")"
