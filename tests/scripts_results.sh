@@ -44,6 +44,28 @@ common=(--shm_prefix=/$prefix)
 sed -n '/^== gain per row/,/^$/p' "$work/live.out" | awk 'NR > 2 && $1 ~ /^shm_/ {n++; if ($4 != "1.00") bad = 1} END {exit bad || !n}' \
   && ok || fail "compare.sh live: a gain other than 1.00 of a file against itself"
 
+# A table's rows are named as its JSON file names them, whatever the binary and its flags:
+# each binary once more, plain and --system, its table and its JSON side by side.
+names_agree() {  # TABLE JSON: the measured rows of the table's gain = the JSON's names
+  "$src/scripts/compare.sh" "$1" "$1" >"$work/tn" 2>&1 || return 1
+  gainrows "$work/tn" | awk '$2 != "-" {print $1}' | sort >"$work/tn.table"
+  "$py" -c 'import json, sys
+print("\n".join(sorted(set(b["name"] for b in json.load(open(sys.argv[1]))["benchmarks"] if b["run_type"] == "iteration"))))' "$2" >"$work/tn.json"
+  [ -s "$work/tn.json" ] && diff "$work/tn.table" "$work/tn.json" >"$work/tn.diff"
+}
+for system in "" --system=mooncake --system=flowipc_jemalloc; do
+  for run in "shm_allocation_bench --num_iterations=20 --max_size_kb=8" \
+             "shm_address_lookup_bench --num_lookups=500 --min_time_ms=1" \
+             "shm_transfer_bench --max_transfer_size_kb=8 --num_transfers=10 --time_per_size_ms=2 --threads=2"; do
+    set -- $run
+    b=$1
+    shift
+    "$bindir/$b" "${common[@]}" $system "$@" --json_out="$work/tn_$b.json" >"$work/tn_$b.txt" 2>/dev/null \
+      && names_agree "$work/tn_$b.txt" "$work/tn_$b.json" && ok \
+      || fail "$b $system: the table's rows are not named as its JSON's: $(head -4 "$work/tn.diff" 2>/dev/null)"
+  done
+done
+
 scale "$work/a" "$work/b" 2
 # The same runs twice: every headline compared, nothing significant (results.py's headline
 # table, which compare.sh prints after compare.py: its other runs below go through compare.sh).
