@@ -545,7 +545,10 @@ def summary(a_dir, b_dir):
                              % (key, a_path, b_path, "; ".join(pairing.notes)))
             continue
         notes.extend(n for n in pairing.notes if n not in notes)
-        prefix = split_key(key)[1] + ": " if split_key(key)[1] else ""
+        # the sweep repeats lookup's rows at more counts: its rows say so
+        bench, system = split_key(key)
+        tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
+        prefix = tag + ": " if tag else ""
         a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
         b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
         for k in merged_keys(a_head, b_head):
@@ -758,10 +761,9 @@ def run_system(path, key, ctx):
     return named
 
 
-def context_lines(runs):
+def context_lines(runs, flags=True):
     """Title lines of the runs (system, context) one plot shows, from their contexts: the
-    machine, the dates, the builds, the systems, and the flags: those every run shares,
-    then each run's own."""
+    machine, the dates, the builds, the systems, and (flags) their flags_lines."""
     ctx = runs[0][1]
     cpu = "%s, %s cpus" % (ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"))
     if ctx.get("mhz_per_cpu"):
@@ -775,17 +777,22 @@ def context_lines(runs):
     lines = ["%s; host %s; %s; %s" % (cpu, ", ".join(unique(str(c.get("host_name", "?")) for _, c in runs)),
                                       dates[0] if len(dates) == 1 else "%s to %s" % (dates[0], dates[-1]),
                                       "; ".join(unique(builds)))]
-    systems = [system for system, _ in runs if system]
+    systems = unique(system for system, _ in runs if system)
     if systems:
         lines.append("--system runs: %s (as each run's context says)" % ", ".join(systems))
+    return lines + (flags_lines(runs) if flags else [])
+
+
+def flags_lines(runs, label="flags"):
+    """Title lines of the runs' flags: those every run shares, then each run's own (but
+    --system, which context_lines says)."""
     flags = [str(c.get("flags", "")).split() for _, c in runs]
     common = [f for f in flags[0] if all(f in other for other in flags)]
-    if common:
-        lines.append("flags: %s" % " ".join(common))
+    lines = ["%s: %s" % (label, " ".join(common))] if common else []
     for (system, _), own in zip(runs, flags):
-        own = [f for f in own if f not in common and not f.startswith("system=")]  # said above
+        own = [f for f in own if f not in common and not f.startswith("system=")]
         if own:
-            lines.append("flags of the %s run: %s" % (system or "other", " ".join(own)))
+            lines.append("%s of the %s run: %s" % (label, system or "other", " ".join(own)))
     return lines
 
 
@@ -1194,14 +1201,19 @@ def plot_gain(folder, out_dir):
     order = [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]
     panels = [gain_panel(out_dir, i, bench, kind, groups[(bench, kind)], flavours, i == 0)
               for i, (bench, kind) in enumerate(order)]
-    runs = [(run_system(files[k], k, load(files[k])[1]), load(files[k])[1])
-            for k in unique(k for _, a, b in pairs for k in (a, b))]
-    keys_by_system = OrderedDict()
-    for system, ctx in runs:
-        keys_by_system.setdefault(system, ctx)
+    runs = OrderedDict()  # bench -> [(system, context)], each binary's runs
+    for bench, a, b in pairs:
+        if bench in unique(b for b, _ in order):
+            for k in (a, b) if bench not in runs else (b,):
+                ctx = load(files[k])[1]
+                runs.setdefault(bench, []).append((run_system(files[k], k, ctx), ctx))
     title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; bar colour = "
              "flavour, fill = significance; one-off costs in their own panels" % ", ".join(flavours)] + \
-        context_lines(list(keys_by_system.items()))
+        context_lines([r for bench_runs in runs.values() for r in bench_runs], flags=False)
+    for bench, bench_runs in runs.items():
+        binary = [b for b, prefix in BINARIES.items() if bench.startswith(prefix[4:])]
+        label = "%s flags%s" % (binary[0] if binary else bench, " (sweep)" if bench == "lookup_sweep" else "")
+        title += flags_lines(bench_runs, label)
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 

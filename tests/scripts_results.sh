@@ -25,8 +25,8 @@ for f in glob.glob(src + "/*.json"):
 EOF
 }
 # headlines FILE: the rows of compare.sh's headline table (name unit A B B/A change p
-# significant verdict; a system's rows start with "SYSTEM: ")
-headlines() { sed -n '/^== headlines/,/^$/p' "$1" | sed -n '3,$p' | grep -E '^([a-z_]+: )?shm_' | sed -E 's/^[a-z_]+: //'; }
+# significant verdict; a system's rows start with "SYSTEM: ", the sweep's with "[SYSTEM ]sweep: ")
+headlines() { sed -n '/^== headlines/,/^$/p' "$1" | sed -n '3,$p' | grep -E '^([a-z_ ]+: )?shm_' | sed -E 's/^[a-z_ ]+: //'; }
 # gainrows FILE: the rows of a gain table (row A B gain change p significant verdict)
 gainrows() { grep -E '^shm_' "$1"; }
 
