@@ -1,23 +1,27 @@
 #!/usr/bin/python3
-"""Reads shmbench's JSON results (Google Benchmark's schema).
+"""Reads shmbench's results (Google Benchmark's JSON schema, and the binaries' tables).
 
   results.py summary A_DIR B_DIR     headline figures of two results folders side by side
   results.py gain A B                per row of two runs of one binary (two --system runs:
-                                     the integration gain), each a table or a JSON file
-  results.py systems DIR             the gain per row between the two systems of a folder
-                                     written by run_all.sh --system
+                                     the integration gain), two tables or two JSON files
+  results.py systems DIR             the gain per row of each Flow-IPC flavour over Mooncake
+                                     in a folder written by run_all.sh --system
   results.py plotdata DIR OUT_DIR    gnuplot data and scripts for plot.sh
   results.py check A [B]             reads the files the commands above would read, of
                                      two files, two folders or one --system folder
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
-results (truncated, not one of shmbench's, a table against a JSON file, two files with no
-row in common) stops it: one line naming the file and what is wrong, exit 2.
+results (truncated, not one of shmbench's, a table against a JSON file, two binaries'
+files, two files with no row in common) stops it: one line naming the file and what is
+wrong, exit 2.
 
-Every figure is a median: a row's p50, and with --repetitions the median of the
-repetitions' p50s (never the mean). A ratio is marked significant or not by the
-two-sided Mann-Whitney U-test on the repetitions' p50s, when both runs have at least
-MIN_REPETITIONS repetitions (compare.py's threshold); below that it says there are
-too few repetitions to tell."""
+Every row is named as the JSON file names it (a table's rows too). Two runs pair row by
+row: a run without --system against a --system run through that system's rows (as_system),
+and a one-off step under its older name with today's (first_use with attach, setup with
+register). Every figure is a median: a row's p50, and with --repetitions the median of the
+repetitions' p50s (never the mean). A change is marked significant or not by the two-sided
+Mann-Whitney U-test on the repetitions' p50s, when both runs have at least MIN_REPETITIONS
+repetitions (compare.py's threshold; below that it says there are too few repetitions to
+tell), and a change under PRACTICAL_CHANGE is no practical difference, significant or not."""
 import json
 import math
 import os
