@@ -537,11 +537,32 @@ def pairing_of(a_path, b_path):
                    "B's " + os.path.basename(b_path))
 
 
+def headline_lines(key, pairing):
+    """[(label, unit, A, B, B/A, change, (Row A, Row B), (A's figure, B's, lower is better))]
+    of one pair of files' headline rows."""
+    # the sweep repeats lookup's rows at more counts: its rows say so
+    bench, system = split_key(key)
+    tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
+    prefix = tag + ": " if tag else ""
+    a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
+    b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
+    out = []
+    for k in merged_keys(a_head, b_head):
+        unit, _, f = a_head.get(k) or b_head[k]
+        ra = a_head[k][1] if k in a_head else None
+        rb = b_head[k][1] if k in b_head else None
+        va = f(ra.p50) if ra and ra.samples else None
+        vb = f(rb.p50) if rb and rb.samples else None
+        out.append((prefix + pairing.names[k], unit, fmt(va), fmt(vb), "%.3f" % (vb / va) if va and vb else "-",
+                    fmt_change(va, vb), (ra if va else None, rb if vb else None), (va, vb, unit == "ns")))
+    return out
+
+
 def summary(a_dir, b_dir):
     pairs = folder_pairs(a_dir, b_dir)
     for key in unpaired(a_dir, b_dir, pairs):
         sys.stderr.write("== %s: skipped, not in both folders\n" % key)
-    lines, figures, notes = [], [], []
+    lines, notes = [], []
     for key, a_path, b_path in pairs:
         pairing = pairing_of(a_path, b_path)
         if not any(k in pairing.b for k in pairing.a):
@@ -549,23 +570,7 @@ def summary(a_dir, b_dir):
                              % (key, a_path, b_path, "; ".join(pairing.notes)))
             continue
         notes.extend(n for n in pairing.notes if n not in notes)
-        # the sweep repeats lookup's rows at more counts: its rows say so
-        bench, system = split_key(key)
-        tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
-        prefix = tag + ": " if tag else ""
-        a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
-        b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
-        for k in merged_keys(a_head, b_head):
-            unit, _, f = a_head.get(k) or b_head[k]
-            ra = a_head[k][1] if k in a_head else None
-            rb = b_head[k][1] if k in b_head else None
-            va = f(ra.p50) if ra and ra.samples else None
-            vb = f(rb.p50) if rb and rb.samples else None
-            lines.append((prefix + pairing.names[k], unit, fmt(va), fmt(vb),
-                          "%.3f" % (vb / va) if va and vb else "-", fmt_change(va, vb)))
-            figures.append((va, vb, unit == "ns"))
-            pairs_rows = (ra if va else None, rb if vb else None)
-            lines[-1] += (pairs_rows,)
+        lines.extend(headline_lines(key, pairing))
     if not lines:
         print("no headline rows in both %s and %s" % (a_dir, b_dir))
         return 1
@@ -573,14 +578,13 @@ def summary(a_dir, b_dir):
     row_fmt = "%-*s %5s %12s %12s %8s %8s %7s  %-12s  %s"
     print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "change", "p",
                      "significant", "verdict"))
-    checked = verdicts([l[-1] for l in lines])
-    for l, (va, vb, lower), (p, sig) in zip(lines, figures, checked):
-        print(row_fmt % ((width,) + l[:-1] + (fmt_p(p), sig, verdict(sig, va, vb, lower))))
+    for l, (p, sig) in zip(lines, verdicts([l[6] for l in lines])):
+        print(row_fmt % ((width,) + l[:6] + (fmt_p(p), sig, verdict(sig, *l[7]))))
     print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
           "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
           "better, GB/s: higher is better" % (a_dir, b_dir))
     print(verdict_note())
-    tested = [l[-1] for l in lines if l[-1][0] and l[-1][1]]
+    tested = [l[6] for l in lines if l[6][0] and l[6][1]]
     print(significance_note([a for a, _ in tested], [b for _, b in tested]))
     for n in notes:
         print(n)
@@ -1138,21 +1142,19 @@ def gain_bars(folder):
     return out
 
 
-def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
-    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
-    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says."""
-    data = "gain%d.dat" % index
+def write_gain_data(path, bars, flavours):
+    """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
+    gain, left and right edges and figure; returns the blocks' (flavour, verdict)."""
     width = 0.8 / len(flavours)
     blocks = []
-    with open(os.path.join(out_dir, data), "w") as f:
-        for flavour in flavours:
+    with open(path, "w") as f:
+        for j, flavour in enumerate(flavours):
             for sig, _, _ in FILLS:
                 f.write("# %s %s\n" % (flavour, dat_string(sig)))
                 n = 0
-                for g, (label, by) in enumerate(bars.items()):
+                for g, by in enumerate(bars.values()):
                     if flavour in by and by[flavour][1] == sig:
-                        x = g - 0.4 + width * (flavours.index(flavour) + 0.5)
-                        v = by[flavour][0]
+                        x, v = g - 0.4 + width * (j + 0.5), by[flavour][0]
                         # no figure inside the band: a change too small to matter
                         text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
                         f.write("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
@@ -1161,6 +1163,24 @@ def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
                     f.write("nan nan nan nan \"\"\n")
                 f.write("\n\n")
                 blocks.append((flavour, sig))
+    return blocks
+
+
+def gain_legend(flavours):
+    """The gain plot's legend entries: the flavours' colours, the fills, the band."""
+    plots = ["NaN with boxes fs solid 0.85 lc rgb \"%s\" title %s"
+             % (FLAVOUR_COLOURS.get(flavour, PALETTE[2]), gp_string(flavour)) for flavour in flavours]
+    plots += ["NaN with boxes lw 1.5 %s title %s" % (style % "#555555", gp_string(text)) for _, style, text in FILLS]
+    plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
+                 % gp_string("grey band: under %g%%, no practical difference" % (PRACTICAL_CHANGE * 100)))
+    return plots
+
+
+def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
+    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
+    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
+    data = "gain%d.dat" % index
+    blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
     ys = [v for by in bars.values() for v, _ in by.values()]
     lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
     xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
@@ -1184,15 +1204,7 @@ def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
                      % (gp_string(data), i, fills[sig] % colour))
         plots.append("%s index %d using 1:($2<1?$2/1.12:$2*1.12):5 with labels font \",7\" notitle"
                      % (gp_string(data), i))
-    if first:  # the legend: the colours, then the fills, then the band
-        for flavour in flavours:
-            plots.append("NaN with boxes fs solid 0.85 lc rgb \"%s\" title %s"
-                         % (FLAVOUR_COLOURS.get(flavour, PALETTE[2]), gp_string(flavour)))
-        for _, style, text in FILLS:
-            plots.append("NaN with boxes lw 1.5 %s title %s" % (style % "#555555", gp_string(text)))
-        plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
-                     % gp_string("grey band: under %g%%, no practical difference" % (PRACTICAL_CHANGE * 100)))
-    cmds.append("plot " + ", \\\n     ".join(plots))
+    cmds.append("plot " + ", \\\n     ".join(plots + (gain_legend(flavours) if first else [])))
     return cmds
 
 
