@@ -1044,7 +1044,7 @@ def plot_transfer(files, keys, out_dir):
 
 
 def plot_lookup(files, keys, out_dir):
-    specs = ((lookup_point, "per request: time per address translation (p50); kernels are bounds, "
+    specs = ((lookup_point, "per request: time per address translation (p50); kernels are reference points, "
               "the others the systems' paths", "time per lookup, p50 (lower is better)"),
              (lookup_once_point, "one-off: the receiver's first use of a buffer or pool (attach, first_use), "
               "each pool lent once (pool_once)", "time per buffer or pool, p50"))
