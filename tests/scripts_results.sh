@@ -66,6 +66,13 @@ for system in "" --system=mooncake --system=flowipc_jemalloc; do
   done
 done
 
+# two binaries' tables: one line naming both, exit 2, nothing on stdout
+"$src/scripts/compare.sh" "$work/tn_shm_address_lookup_bench.txt" "$work/tn_shm_transfer_bench.txt" >"$work/bin.out" 2>"$work/bin.err"
+rc=$?
+[ "$rc" -eq 2 ] && [ ! -s "$work/bin.out" ] && [ "$(wc -l <"$work/bin.err")" -eq 1 ] \
+  && grep -q "shm_address_lookup_bench's output and .* shm_transfer_bench's" "$work/bin.err" && ok \
+  || fail "two binaries' tables: exit $rc: $(cat "$work/bin.err")"
+
 scale "$work/a" "$work/b" 2
 # The same runs twice: every headline compared, nothing significant (results.py's headline
 # table, which compare.sh prints after compare.py: its other runs below go through compare.sh).
