@@ -57,9 +57,11 @@ for system in "" --system=mooncake --system=flowipc_jemalloc; do
   for run in "shm_allocation_bench --num_iterations=20 --max_size_kb=8" \
              "shm_address_lookup_bench --num_lookups=500 --min_time_ms=1" \
              "shm_transfer_bench --max_transfer_size_kb=8 --num_transfers=10 --time_per_size_ms=2 --threads=2"; do
+    # shellcheck disable=SC2086 # a binary and its flags, split into words
     set -- $run
     b=$1
     shift
+    # shellcheck disable=SC2086 # no --system: no word
     "$bindir/$b" "${common[@]}" $system "$@" --json_out="$work/tn_$b.json" >"$work/tn_$b.txt" 2>/dev/null \
       && names_agree "$work/tn_$b.txt" "$work/tn_$b.json" && ok \
       || fail "$b $system: the table's rows are not named as its JSON's: $(head -4 "$work/tn.diff" 2>/dev/null)"
