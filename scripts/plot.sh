@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
 # PNG plots of a results folder of run_all.sh, written into that folder:
-#   transfer.png    GB/s (size / p50) against transfer size, per method; the cache
-#                   sizes of the run's CPU as dotted lines; log y when the series
-#                   span decades (--cold)
-#   lookup.png      ns per lookup (p50) against segment count, per path (log-log;
-#                   from lookup_sweep.json, else lookup.json)
-#   allocation.png  ns per operation (p50) against size (log-log): posix per step,
-#                   every pool per step, and the pools' setup cost, one panel each
+#   transfer.png    copies: GB/s (size / p50) against transfer size, per method, the
+#                   run's cache sizes as dotted lines, log y when the series span
+#                   decades (--cold); with --system runs, a second panel: the whole
+#                   request and its parts, time per request (p50)
+#   lookup.png      time per lookup (p50) against segment count, per path (log-log;
+#                   from lookup_sweep.json, else lookup.json); the one-off costs
+#                   (attach, first_use, pool_once) in a panel of their own
+#   allocation.png  time (p50) against size (log-log): posix per step, every pool's
+#                   or system's per-block steps, and the one-off costs (register, the
+#                   peer's attach and detach), one panel each
 #   gain.png        of a run_all.sh --system folder only: mooncake p50 / Flow-IPC
-#                   p50 per row (log scale)
+#                   p50 per row (log scale), a bar per flavour (colour, in the
+#                   legend), solid when the U-test finds the change significant,
+#                   hollow when not, hatched when too few repetitions to test; a grey
+#                   band where a change is under 5%; one-off costs in their own panels
 # With repetitions, points are the median of the repetitions' p50s and error bars
-# span their min-max; each title names the CPU, the build and the binary's flags.
+# span their p10-p90; each title names the CPU, the build, the systems and the
+# binary's flags as the runs' JSON contexts say.
 #
 #   ./scripts/plot.sh results/NAME
 set -euo pipefail

@@ -1,23 +1,27 @@
 #!/usr/bin/python3
-"""Reads shmbench's JSON results (Google Benchmark's schema).
+"""Reads shmbench's results (Google Benchmark's JSON schema, and the binaries' tables).
 
   results.py summary A_DIR B_DIR     headline figures of two results folders side by side
   results.py gain A B                per row of two runs of one binary (two --system runs:
-                                     the integration gain), each a table or a JSON file
-  results.py systems DIR             the gain per row between the two systems of a folder
-                                     written by run_all.sh --system
+                                     the integration gain), two tables or two JSON files
+  results.py systems DIR             the gain per row of each Flow-IPC flavour over Mooncake
+                                     in a folder written by run_all.sh --system
   results.py plotdata DIR OUT_DIR    gnuplot data and scripts for plot.sh
   results.py check A [B]             reads the files the commands above would read, of
                                      two files, two folders or one --system folder
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
-results (truncated, not one of shmbench's, a table against a JSON file, two files with no
-row in common) stops it: one line naming the file and what is wrong, exit 2.
+results (truncated, not one of shmbench's, a table against a JSON file, two binaries'
+files, two files with no row in common) stops it: one line naming the file and what is
+wrong, exit 2.
 
-Every figure is a median: a row's p50, and with --repetitions the median of the
-repetitions' p50s (never the mean). A ratio is marked significant or not by the
-two-sided Mann-Whitney U-test on the repetitions' p50s, when both runs have at least
-MIN_REPETITIONS repetitions (compare.py's threshold); below that it says there are
-too few repetitions to tell."""
+Every row is named as the JSON file names it (a table's rows too). Two runs pair row by
+row: a run without --system against a --system run through that system's rows (as_system),
+and a one-off step under its older name with today's (first_use with attach, setup with
+register). Every figure is a median: a row's p50, and with --repetitions the median of the
+repetitions' p50s (never the mean). A change is marked significant or not by the two-sided
+Mann-Whitney U-test on the repetitions' p50s, when both runs have at least MIN_REPETITIONS
+repetitions (compare.py's threshold; below that it says there are too few repetitions to
+tell), and a change under PRACTICAL_CHANGE is no practical difference, significant or not."""
 import json
 import math
 import os
@@ -33,6 +37,8 @@ SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 # "Results unreliable! 9+ repetitions recommended" below this many.
 MIN_REPETITIONS = 9
 ALPHA = 0.05
+# An effect under this share of the baseline's figure is "no practical difference".
+PRACTICAL_CHANGE = 0.05
 TOO_FEW = "too few reps"
 # Control characters but the newline (which gp_string turns into a line break).
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
@@ -46,6 +52,7 @@ class Row:
     def __init__(self, name):
         self.name = name
         self.samples = []
+        self.runs = []  # each repetition's JSON row (JSON files only), for its other counters
 
     @property
     def p50(self):
@@ -100,7 +107,9 @@ def parse_json(path, text):
             continue
         if not number(b["p50"]) or b["p50"] <= 0:
             raise BadInput("%s: %s has p50 %r, not a time" % (path, what, b["p50"]))
-        rows.setdefault(b["name"], Row(b["name"])).samples.append(float(b["p50"]))
+        row = rows.setdefault(b["name"], Row(b["name"]))
+        row.samples.append(float(b["p50"]))
+        row.runs.append(b)
     if not rows:
         raise BadInput("%s: no benchmark row with a p50" % path)
     return rows, ctx
@@ -111,26 +120,58 @@ def load(path):
     return parse_json(path, read(path))
 
 
+# The binaries' names and the first part of their rows' JSON names.
+BINARIES = OrderedDict((("shm_allocation_bench", "shm_alloc"), ("shm_address_lookup_bench", "shm_lookup"),
+                        ("shm_transfer_bench", "shm_transfer")))
+# The key columns of a table that are not its variant: the first column is the argument
+# (its header its name: size_kb, segments).
+TABLE_KEYS = ("step", "threads", "rep")
+
+
+def table_name(bench, arg_name, cells):
+    """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T], as the
+    report writer builds it ('-' and an absent column: no part; threads only above 1)."""
+    middle = [cells[c] for c in ("variant", "step") if cells.get(c, "-") != "-"]
+    name = "/".join([bench] + middle + ["%s:%s" % (arg_name, cells["arg"])])
+    threads = cells.get("threads", "1")
+    return name + ("/threads:%s" % threads if threads not in ("1", "-") else "")
+
+
 def load_table(path, text):
-    """OrderedDict key -> Row of a table: the key is the columns before 'iterations'
-    except 'rep'; a row not measured ('-') has no samples."""
+    """OrderedDict JSON name -> Row of a table, its rows named as its JSON file names them
+    (see table_name); the 'rep' and 'threads' columns may be there or not (older tables
+    have them only with --repetitions or --threads); a row not measured ('-') has no
+    samples; aggregate rows of --repetitions are left out."""
+    return read_table(path, text)[0]
+
+
+def read_table(path, text):
+    """(rows as load_table, binary's name, its --system or '') of a table's text."""
     if not text.endswith("\n"):
         raise BadInput("%s: truncated (its last line has no end)" % path)
+    first = text.split(None, 2)
+    binary = first[1] if len(first) > 1 and first[0] == "#" else ""
+    if binary not in BINARIES:
+        raise BadInput("%s: neither a shmbench table nor its JSON (no '# shm_..._bench' first line)" % path)
+    system = re.search(r"^# system: (\S+)$", text, re.M)
     lines = [(n, l.split()) for n, l in enumerate(text.splitlines(), 1) if l.strip() and not l.startswith("#")]
     if not lines or "iterations" not in lines[0][1] or "p50_ns" not in lines[0][1]:
-        raise BadInput("%s: neither a shmbench table nor its JSON" % path)
+        raise BadInput("%s: neither a shmbench table nor its JSON (no column header)" % path)
     head = lines[0][1]
     nkeys, p50 = head.index("iterations"), head.index("p50_ns")
-    rep = head.index("rep") if "rep" in head else None
+    roles = ["arg"] + [h if h in TABLE_KEYS else "variant" for h in head[1:nkeys]]
+    if roles.count("variant") > 1:
+        raise BadInput("%s: columns %s before 'iterations': not a shmbench table" % (path, " ".join(head[:nkeys])))
     rows = OrderedDict()
     for n, fields in lines[1:]:
         if any(CONTROL.search(f) for f in fields):
             raise BadInput("%s: line %d has a control character" % (path, n))
         if len(fields) <= p50:
             raise BadInput("%s: line %d has %d columns, too few to reach p50_ns (truncated?)" % (path, n, len(fields)))
-        if rep is not None and not fields[rep].isdigit():
+        cells = dict(zip(roles, fields))
+        if not cells.get("rep", "0").isdigit():
             continue  # an aggregate row of --repetitions
-        key = " ".join(f for i, f in enumerate(fields[:nkeys]) if i != rep)
+        key = table_name(BINARIES[binary], head[0], cells)
         row = rows.setdefault(key, Row(key))
         if fields[p50] != "-":
             try:
@@ -142,15 +183,155 @@ def load_table(path, text):
             row.samples.append(value)
     if not rows:
         raise BadInput("%s: a table header and no row (truncated?)" % path)
-    return rows
+    return rows, binary, system.group(1) if system else ""
+
+
+class Run:
+    """One output file of one binary: rows (OrderedDict JSON name -> Row), kind ('JSON'
+    or 'table'), binary (shm_allocation_bench, ...), system (its --system, or '')."""
+
+    def __init__(self, path, rows, kind, binary, system):
+        self.path, self.rows, self.kind, self.binary, self.system = path, rows, kind, binary, system
+
+
+def json_run_facts(path, rows, ctx):
+    """(binary, system) of a JSON file: the binary its row names say (each row of one),
+    the system its context says (older files: only in its flags)."""
+    benches = set(name.split("/")[0] for name in rows)
+    binaries = [b for b, prefix in BINARIES.items() if benches == {prefix}]
+    if not binaries:
+        raise BadInput("%s: rows named %s, not of one shmbench binary (%s)"
+                       % (path, ", ".join(sorted(benches))[:80], ", ".join(BINARIES.values())))
+    system = ctx.get("system")
+    if not isinstance(system, str):
+        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
+        system = m.group(1) if m else ""
+    return binaries[0], system
+
+
+def load_run(path):
+    """The Run of a table or a JSON file."""
+    text = read(path)
+    if text.lstrip().startswith("{"):
+        rows, ctx = parse_json(path, text)
+        return Run(path, rows, "JSON", *json_run_facts(path, rows, ctx))
+    rows, binary, system = read_table(path, text)
+    return Run(path, rows, "table", binary, system)
 
 
 def load_any(path):
-    """(OrderedDict key -> Row, 'JSON' or 'table') of a table or a JSON file."""
-    text = read(path)
-    if text.lstrip().startswith("{"):
-        return parse_json(path, text)[0], "JSON"
-    return load_table(path, text), "table"
+    """(OrderedDict JSON name -> Row, 'JSON' or 'table') of a table or a JSON file."""
+    run = load_run(path)
+    return run.rows, run.kind
+
+
+# ---------------------------------------------------------------- pairing
+
+# The one-off steps' names in older runs, and mooncake's first use without --system: each
+# pairs with the step's name today.
+STEP_ALIASES = {"first_use": "attach", "setup": "register"}
+# One-off costs: paid once per buffer, pool or peer, not per operation.
+ONE_OFF = ("register", "attach", "detach", "setup", "first_use", "pool_once")
+# What a --system=SYSTEM run of shm_allocation_bench takes from which allocator of a run
+# without --system (alloc_bench.c, system_rows): variant -> {step there: step with --system};
+# None: every step under its own name.
+SYSTEM_ALLOCATORS = {
+    "mooncake": {"posix": {"total": "register", "attach": "attach", "detach": "detach"},
+                 "offset": {s: s for s in ("alloc", "free", "alloc_reuse", "touch", "touch_reuse", "translate")}},
+    "flowipc_classic": {"bipc": None},
+    "flowipc_jemalloc": {"jemalloc": None},
+}
+
+
+def split_name(name):
+    """'shm_lookup/mooncake/first_use/segments:100' -> ('shm_lookup', ['mooncake', 'first_use'],
+    'segments:100'): the middle parts end where the argument (a part with ':') begins."""
+    fields = name.split("/")
+    end = next((i for i, f in enumerate(fields) if ":" in f and i > 0), len(fields))
+    return fields[0], fields[1:end], "/".join(fields[end:])
+
+
+def canonical(name):
+    """A row name with its one-off step under today's name (STEP_ALIASES)."""
+    bench, middle, arg = split_name(name)
+    return "/".join([bench] + [STEP_ALIASES.get(m, m) for m in middle] + ([arg] if arg else []))
+
+
+def as_system(name, system):
+    """The name a --system=SYSTEM run gives the row NAME of a run without --system, or None
+    when that row is not one of SYSTEM's (lookup: the system's own rows; allocation: its
+    allocators' rows, as SYSTEM_ALLOCATORS says; transfer: the copy rows, named alike)."""
+    bench, middle, arg = split_name(name)
+    if bench == "shm_transfer":
+        return name
+    if not middle:
+        return None
+    if bench == "shm_lookup":
+        return "/".join([bench] + middle[1:] + [arg]) if middle[0] == system else None
+    steps = SYSTEM_ALLOCATORS.get(system, {})
+    if middle[0] not in steps or len(middle) != 2:
+        return None
+    step = STEP_ALIASES.get(middle[1], middle[1])
+    if steps[middle[0]] is not None:
+        step = steps[middle[0]].get(step)
+    return "/".join([bench, step, arg]) if step else None
+
+
+def keyed(rows, system=None):
+    """OrderedDict canonical name -> (name, Row) of one run's rows; with system, a run
+    without --system's rows of that system under the names a --system run gives them."""
+    out = OrderedDict()
+    for name, row in rows.items():
+        key = as_system(name, system) if system else name
+        if key is not None:
+            out.setdefault(canonical(key), (name, row))
+    return out
+
+
+class Pairing:
+    """Two runs of one binary, their rows keyed alike: a (and b): OrderedDict key -> Row;
+    names: key -> the row's JSON name in B (in A when only A has it); notes: what was
+    paired under another name, one sentence each."""
+
+    def __init__(self, a_rows, b_rows, a_system="", b_system="", a_label="A", b_label="B"):
+        a_sys = b_system if b_system and not a_system else None
+        b_sys = a_system if a_system and not b_system else None
+        ka, kb = keyed(a_rows, a_sys), keyed(b_rows, b_sys)
+        # a run without --system holds every system's rows: only those the other run has pair
+        ka = OrderedDict((k, v) for k, v in ka.items() if not a_sys or k in kb)
+        kb = OrderedDict((k, v) for k, v in kb.items() if not b_sys or k in ka)
+        self.a = OrderedDict((k, r) for k, (_, r) in ka.items())
+        self.b = OrderedDict((k, r) for k, (_, r) in kb.items())
+        self.names = OrderedDict((k, (kb.get(k) or ka[k])[0]) for k in merged_keys(self.a, self.b))
+        self.notes = []
+        bench = split_name(next(iter(a_rows), "?"))[0]
+        for label, system in ((a_label, a_sys), (b_label, b_sys)):
+            if system:
+                self.notes.append("%s ran without --system: %s paired with the --system=%s run's rows"
+                                  % (label, projection_text(bench, system), system))
+        renamed = set()
+        for k in (k for k in ka if k in kb):
+            ma, mb = split_name(ka[k][0])[1], split_name(kb[k][0])[1]
+            renamed |= set("%s with %s" % (old, new) for old, new in STEP_ALIASES.items()
+                           if old in ma and new in mb or old in mb and new in ma)
+        if renamed:
+            self.notes.append("paired across names: %s (older runs' and, without --system, mooncake's names "
+                              "of these one-off steps)" % ", ".join(renamed))
+
+
+def projection_text(bench, system):
+    """What of a run without --system as_system pairs with a --system=SYSTEM run's rows."""
+    if bench == "shm_lookup":
+        return "its %s rows, the system's name left out, are" % system
+    if bench == "shm_transfer":
+        return "its copy rows (named alike) are"
+    out = []
+    for variant, steps in SYSTEM_ALLOCATORS.get(system, {}).items():
+        if steps is None:
+            out.append("%s rows" % variant)
+        else:
+            out.append("%s %s" % (variant, ", ".join("%s as %s" % (a, b) if a != b else a for a, b in steps.items())))
+    return "its %s are" % " and ".join(out)
 
 
 def require_common(a, b, a_path, b_path):
@@ -158,14 +339,23 @@ def require_common(a, b, a_path, b_path):
         raise BadInput("%s and %s have no row in common: not two runs of one binary" % (a_path, b_path))
 
 
+def pair_runs(a, b):
+    """The Pairing of two Runs of one binary, in one format, sharing rows."""
+    if a.kind != b.kind:
+        raise BadInput("%s is a %s and %s a %s: give two tables or two JSON files" % (a.path, a.kind, b.path, b.kind))
+    if a.binary != b.binary:
+        raise BadInput("%s is %s's output and %s %s's: compare two runs of one binary"
+                       % (a.path, a.binary, b.path, b.binary))
+    pairing = Pairing(a.rows, b.rows, a.system, b.system)
+    require_common(pairing.a, pairing.b, a.path, b.path)
+    return pairing
+
+
 def load_pair(a_path, b_path):
-    """The rows of two output files of one binary: both tables or both JSON, sharing rows
-    (a table's keys are not JSON names: every row would show '-')."""
-    (a, a_kind), (b, b_kind) = load_any(a_path), load_any(b_path)
-    if a_kind != b_kind:
-        raise BadInput("%s is a %s and %s a %s: give two tables or two JSON files" % (a_path, a_kind, b_path, b_kind))
-    require_common(a, b, a_path, b_path)
-    return a, b
+    """The rows of two output files of one binary, both tables or both JSON, sharing rows:
+    (OrderedDict key -> Row of A, of B), keyed as Pairing keys them."""
+    pairing = pair_runs(load_run(a_path), load_run(b_path))
+    return pairing.a, pairing.b
 
 
 def folder_files(folder):
@@ -264,61 +454,140 @@ def fmt_p(p):
     return "-" if p is None else ("%.3f" % p if p >= 0.001 else "%.0e" % p)
 
 
+def change_of(a, b):
+    """B's figure against A's: b / a - 1 (a time: below 0, B is faster)."""
+    return b / a - 1.0
+
+
+def verdict(sig, a, b, lower_is_better=True):
+    """The verdict on a pair's figures (a, b: A's and B's medians) and their U-test's
+    (sig, of verdicts): a change under PRACTICAL_CHANGE is no practical difference, even
+    when significant; larger ones say which way, when the test backs them."""
+    if sig == "-" or not (a and b):
+        return "-"
+    change = change_of(a, b)
+    if abs(change) < PRACTICAL_CHANGE:
+        return "no practical difference"
+    if sig == "no":
+        return "not significant"
+    way = "B faster" if (change < 0) == lower_is_better else "B slower"
+    return way if sig == "yes" else way + " (untested)"
+
+
+def verdict_note():
+    return ("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
+            "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
+            "more, and no evidence the runs differ; (untested): %s for the U-test, the medians alone"
+            % (PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, TOO_FEW))
+
+
+def fmt_change(a, b):
+    return "%+.1f%%" % (change_of(a, b) * 100) if a and b else "-"
+
+
 # ---------------------------------------------------------------- summary
 
 def headline_rows(key, rows):
-    """[(label, unit, Row, to_value)]: the rows of one file that make its headline."""
-    bench, system = split_key(key)
-    prefix = system + ": " if system else ""
+    """[(row key, unit, Row, to_value)]: the rows of one file that make its headline."""
+    bench = split_key(key)[0]
     sizes = [parts(n)[2] for n in rows if parts(n)[2] is not None]
     ends = (min(sizes), max(sizes)) if sizes else ()
     out = []
     for name, row in rows.items():
         middle, _, arg, _ = parts(name)
         if bench == "allocation":
-            if arg in ends and middle and middle[-1] in ("total", "alloc"):
-                out.append((prefix + name, "ns", row, lambda v: v))
-        elif bench == "lookup":
-            out.append((prefix + name, "ns", row, lambda v: v))
-        elif bench == "transfer":
-            if arg in ends:
-                # GB/s of the median: bytes per ns
-                out.append((prefix + name, "GB/s", row, lambda v, b=arg * 1024: b / v))
+            if arg in ends and middle and middle[-1] in ("total", "alloc", "register", "attach"):
+                out.append((name, "ns", row, lambda v: v))
+        elif bench in ("lookup", "lookup_sweep"):
+            out.append((name, "ns", row, lambda v: v))
+        elif bench == "transfer" and arg in ends:
+            if middle[:1] in (["request_path"], ["translate"]):  # parts of a request, not copies
+                out.append((name, "ns", row, lambda v: v))
+            else:  # GB/s of the median: bytes per ns
+                out.append((name, "GB/s", row, lambda v, b=arg * 1024: b / v))
+    return out
+
+
+def folder_pairs(a_dir, b_dir):
+    """[(key, A's file, B's file)] of two results folders: each file both hold, and a
+    file of a run without --system against each of the other folder's --system files of
+    that binary (e.g. lookup.json against lookup_mooncake.json)."""
+    a_files, b_files = folder_files(a_dir), folder_files(b_dir)
+    out = []
+    for bench in BENCHES:
+        for system in ("",) + SYSTEMS:
+            key = "%s_%s" % (bench, system) if system else bench
+            a = a_files.get(key) or (a_files.get(bench) if system and key in b_files else None)
+            b = b_files.get(key) or (b_files.get(bench) if system and key in a_files else None)
+            if a and b:
+                out.append((key, a, b))
+    return out
+
+
+def unpaired(a_dir, b_dir, pairs):
+    """The keys of the files of either folder that no pair reads."""
+    used = set(p for _, a, b in pairs for p in (a, b))
+    keys = [k for d in (a_dir, b_dir) for k, p in folder_files(d).items() if p not in used]
+    return list(OrderedDict.fromkeys(keys))
+
+
+def pairing_of(a_path, b_path):
+    a, b = load_run(a_path), load_run(b_path)
+    return Pairing(a.rows, b.rows, a.system, b.system, "A's " + os.path.basename(a_path),
+                   "B's " + os.path.basename(b_path))
+
+
+def headline_lines(key, pairing):
+    """[(label, unit, A, B, B/A, change, (Row A, Row B), (A's figure, B's, lower is better))]
+    of one pair of files' headline rows."""
+    # the sweep repeats lookup's rows at more counts: its rows say so
+    bench, system = split_key(key)
+    tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
+    prefix = tag + ": " if tag else ""
+    a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
+    b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
+    out = []
+    for k in merged_keys(a_head, b_head):
+        unit, _, f = a_head.get(k) or b_head[k]
+        ra = a_head[k][1] if k in a_head else None
+        rb = b_head[k][1] if k in b_head else None
+        va = f(ra.p50) if ra and ra.samples else None
+        vb = f(rb.p50) if rb and rb.samples else None
+        out.append((prefix + pairing.names[k], unit, fmt(va), fmt(vb), "%.3f" % (vb / va) if va and vb else "-",
+                    fmt_change(va, vb), (ra if va else None, rb if vb else None), (va, vb, unit == "ns")))
     return out
 
 
 def summary(a_dir, b_dir):
-    a_files, b_files = folder_files(a_dir), folder_files(b_dir)
-    keys = [k for k in a_files if k in b_files]
-    lines, pairs = [], []
-    for key in keys:
-        a_rows, _ = load(a_files[key])
-        b_rows, _ = load(b_files[key])
-        a_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, a_rows))
-        b_head = OrderedDict((l, (u, r, f)) for l, u, r, f in headline_rows(key, b_rows))
-        for label in merged_keys(a_head, b_head):
-            unit, _, f = a_head.get(label) or b_head[label]
-            ra = a_head[label][1] if label in a_head else None
-            rb = b_head[label][1] if label in b_head else None
-            va = f(ra.p50) if ra and ra.samples else None
-            vb = f(rb.p50) if rb and rb.samples else None
-            ratio = "%.3f" % (vb / va) if va and vb else "-"
-            lines.append((label, unit, fmt(va), fmt(vb), ratio))
-            pairs.append((ra if va else None, rb if vb else None))
+    pairs = folder_pairs(a_dir, b_dir)
+    for key in unpaired(a_dir, b_dir, pairs):
+        sys.stderr.write("== %s: skipped, not in both folders\n" % key)
+    lines, notes = [], []
+    for key, a_path, b_path in pairs:
+        pairing = pairing_of(a_path, b_path)
+        if not any(k in pairing.b for k in pairing.a):
+            sys.stderr.write("== %s: skipped, %s and %s have no row in common (%s)\n"
+                             % (key, a_path, b_path, "; ".join(pairing.notes)))
+            continue
+        notes.extend(n for n in pairing.notes if n not in notes)
+        lines.extend(headline_lines(key, pairing))
     if not lines:
         print("no headline rows in both %s and %s" % (a_dir, b_dir))
         return 1
     width = max(len(l[0]) for l in lines) + 2
-    row_fmt = "%-*s %5s %12s %12s %8s %7s  %s"
-    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "p",
-                     "significant"))
-    for l, (p, sig) in zip(lines, verdicts(pairs)):
-        print(row_fmt % ((width,) + l + (fmt_p(p), sig)))
+    row_fmt = "%-*s %5s %12s %12s %8s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "change", "p",
+                     "significant", "verdict"))
+    for l, (p, sig) in zip(lines, verdicts([l[6] for l in lines])):
+        print(row_fmt % ((width,) + l[:6] + (fmt_p(p), sig, verdict(sig, *l[7]))))
     print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
           "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
           "better, GB/s: higher is better" % (a_dir, b_dir))
-    tested = [(a, b) for a, b in pairs if a and b]
+    print(verdict_note())
+    tested = [l[6] for l in lines if l[6][0] and l[6][1]]
     print(significance_note([a for a, _ in tested], [b for _, b in tested]))
+    for n in notes:
+        print(n)
     return 0
 
 
@@ -335,34 +604,46 @@ def merged_keys(a, b):
     return keys
 
 
-def gain_table(a, b, a_name, b_name):
-    keys = merged_keys(a, b)
-    if not keys:
+def gain_rows(pairing):
+    """[(JSON name, Row of A or None, Row of B or None, p, significant, verdict)] of a
+    Pairing, a row measured in one run only with None for the other."""
+    pairs = []
+    for k in pairing.names:
+        ra, rb = pairing.a.get(k), pairing.b.get(k)
+        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
+    out = []
+    for k, (ra, rb), (p, sig) in zip(pairing.names, pairs, verdicts(pairs)):
+        out.append((pairing.names[k], ra, rb, p, sig,
+                    verdict(sig, ra.p50 if ra else None, rb.p50 if rb else None)))
+    return out
+
+
+def gain_table(pairing, a_name, b_name):
+    rows = gain_rows(pairing)
+    if not rows:
         print("no rows in %s or %s" % (a_name, b_name))
         return 1
-    width = max(len(k) for k in keys) + 2
-    row_fmt = "%-*s %12s %12s %9s %7s  %s"
-    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "p", "significant"))
-    pairs = []
-    for k in keys:
-        ra, rb = a.get(k), b.get(k)
-        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
-    for k, (ra, rb), (p, sig) in zip(keys, pairs, verdicts(pairs)):
+    width = max(len(r[0]) for r in rows) + 2
+    row_fmt = "%-*s %12s %12s %9s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "change", "p", "significant", "verdict"))
+    for name, ra, rb, p, sig, word in rows:
         va = ra.p50 if ra else None
         vb = rb.p50 if rb else None
         g = "%.2f" % (va / vb) if va and vb else "-"
-        print(row_fmt % (width, k, fmt(va), fmt(vb), g, fmt_p(p), sig))
-    paired_a = [ra for ra, rb in pairs if ra and rb]
-    paired_b = [rb for ra, rb in pairs if ra and rb]
-    # one line: a table's line count is rows + 2
+        print(row_fmt % (width, name, fmt(va), fmt(vb), g, fmt_change(va, vb), fmt_p(p), sig, word))
+    paired_a = [ra for _, ra, rb, _, _, _ in rows if ra and rb]
+    paired_b = [rb for _, ra, rb, _, _, _ in rows if ra and rb]
     print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
-          "- = not in that run; %s" % (a_name, b_name, significance_note(paired_a, paired_b)))
+          "- = not in that run" % (a_name, b_name))
+    print(verdict_note())
+    print(significance_note(paired_a, paired_b))
+    for n in pairing.notes:
+        print(n)
     return 0
 
 
 def gain(a_path, b_path):
-    a, b = load_pair(a_path, b_path)
-    return gain_table(a, b, a_path, b_path)
+    return gain_table(pair_runs(load_run(a_path), load_run(b_path)), a_path, b_path)
 
 
 def system_pairs(folder):
@@ -381,18 +662,19 @@ def check(paths):
     """Reads every results file that the command on these paths will read (two files,
     two folders, or one --system folder), so that a bad one stops it before it prints."""
     if len(paths) == 2 and all(os.path.isfile(p) for p in paths):
-        load_pair(*paths)
+        pair_runs(load_run(paths[0]), load_run(paths[1]))
         return 0
-    folders = [folder_files(d) for d in paths]
-    rows = [OrderedDict((k, load(path)[0]) for k, path in f.items()) for f in folders]
     if len(paths) == 2:
-        same = [(k, k) for k in rows[0] if k in rows[1]]
+        same = folder_pairs(*paths)
     else:
-        rows.append(rows[0])
-        folders.append(folders[0])
-        same = [(a, b) for _, a, b in system_pairs(paths[0])[0]]
-    for a, b in same:
-        require_common(rows[0][a], rows[1][b], folders[0][a], folders[1][b])
+        pairs, files = system_pairs(paths[0])
+        same = [(b, files[a], files[o]) for b, a, o in pairs]
+        for path in files.values():
+            load_run(path)
+    for _, a, b in same:
+        a_run, b_run = load_run(a), load_run(b)
+        if bool(a_run.system) == bool(b_run.system):
+            pair_runs(a_run, b_run)  # a run without --system may hold none of a system's rows
     return 0
 
 
@@ -405,7 +687,7 @@ def systems(folder):
         return 1
     for bench, a, b in pairs:
         print("== %s: %s against %s" % (bench, split_key(a)[1], split_key(b)[1]))
-        gain_table(load(files[a])[0], load(files[b])[0], files[a], files[b])
+        gain_table(pair_runs(load_run(files[a]), load_run(files[b])), files[a], files[b])
         print()
     return 0
 
@@ -470,19 +752,56 @@ def dat_string(text):
     return '"%s"' % re.sub(r"[\x00-\x1f\x7f]", "?", str(text)).replace('"', "'")
 
 
-def context_lines(ctx):
-    """Title lines of a run's context: CPU, host, date, build; its flags."""
+def unique(xs):
+    return list(OrderedDict.fromkeys(xs))
+
+
+def run_system(path, key, ctx):
+    """The --system of a folder's file, as its context says (its flags in older files),
+    which must agree with the file's name (lookup_mooncake.json: mooncake)."""
+    named = split_key(key)[1]
+    said = ctx.get("system")
+    if not isinstance(said, str):
+        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
+        said = m.group(1) if m else None
+    if said is not None and said != named:
+        raise BadInput("%s: its context says --system=%s, its name %s" % (path, said, named or "no system"))
+    return named
+
+
+def context_lines(runs, flags=True):
+    """Title lines of the runs (system, context) one plot shows, from their contexts: the
+    machine, the dates, the builds, the systems, and (flags) their flags_lines."""
+    ctx = runs[0][1]
     cpu = "%s, %s cpus" % (ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"))
     if ctx.get("mhz_per_cpu"):
         cpu += ", %s MHz" % ctx["mhz_per_cpu"]
-    first = "%s; host %s; %s" % (cpu, ctx.get("host_name", "?"), str(ctx.get("date", "?"))[:16].replace("T", " "))
-    build = ["shmbench " + str(ctx.get("shmbench_version", "?"))]
-    for k, v in ctx.items():
-        if ("commit" in k or "compiler" in k) and isinstance(v, str) and v:
-            build.append(v)
-    first += "; " + " ".join(build)
-    flags = ctx.get("flags")
-    return [first] + (wrap("flags: %s" % flags) if flags else [])
+    dates = sorted(unique(str(c.get("date", "?"))[:16].replace("T", " ") for _, c in runs))
+    builds = []
+    for _, c in runs:
+        build = ["shmbench " + str(c.get("shmbench_version", "?"))]
+        build += [v for k, v in c.items() if ("commit" in k or "compiler" in k) and isinstance(v, str) and v]
+        builds.append(" ".join(build))
+    lines = ["%s; host %s; %s; %s" % (cpu, ", ".join(unique(str(c.get("host_name", "?")) for _, c in runs)),
+                                      dates[0] if len(dates) == 1 else "%s to %s" % (dates[0], dates[-1]),
+                                      "; ".join(unique(builds)))]
+    systems = unique(system for system, _ in runs if system)
+    if systems:
+        lines.append("--system runs: %s (as each run's context says)" % ", ".join(systems))
+    return lines + (flags_lines(runs) if flags else [])
+
+
+def flags_lines(runs, label="flags"):
+    """Title lines of the runs' flags: those every run shares, then each run's own (but
+    --system, which context_lines says)."""
+    flags = [str(c.get("flags", "")).split() for _, c in runs]
+    common = [f for f in flags[0] if all(f in other for other in flags)]
+    lines = ["%s: %s" % (label, " ".join(common))] if common else []
+    for (system, _), own in zip(runs, flags):
+        own = [f for f in own if f not in common and not f.startswith("system=")]
+        if own:
+            lines.append("%s of the %s run: %s" % (label, system or "other", " ".join(own)))
+    return lines
 
 
 class Series:
@@ -517,16 +836,17 @@ def styles(series):
 
 
 def series_of(files, keys, point):
-    """OrderedDict label -> Series over the files of keys; point(middle, arg, threads, row)
-    -> (primary, secondary, x, p50 ns -> y) or None to leave the row out. y is taken of the
-    median of the repetitions' p50s, its bars of their min and max."""
+    """(OrderedDict label -> Series, repetition counts, [(system, context)]) over the files
+    of keys; point(middle, arg, threads, row) -> (primary, secondary, x, p50 ns -> y) or
+    None to leave the row out (middle starts with the system of a --system file). y is
+    taken of the median of the repetitions' p50s, its bars of their p10 and p90."""
     out = OrderedDict()
     reps = set()
-    ctx = None
+    runs = []
     for key in keys:
         rows, c = load(files[key])
-        ctx = ctx or dict(c)
-        system = split_key(key)[1]
+        system = run_system(files[key], key, c)
+        runs.append((system, c))
         for name, row in rows.items():
             middle, _, arg, threads = parts(name)
             if system:
@@ -540,10 +860,7 @@ def series_of(files, keys, point):
             ends = sorted((to_y(quantile(row.samples, 0.1)), to_y(quantile(row.samples, 0.9))))
             s.points.append((x, to_y(row.p50), ends[0], ends[1]))
             reps.add(len(row.samples))
-    systems = [split_key(k)[1] for k in keys if split_key(k)[1]]
-    if ctx and len(systems) > 1:  # one title for the systems' runs, which differ only there
-        ctx["flags"] = re.sub(r"\bsystem=\S*", "system=" + ",".join(systems), str(ctx.get("flags", "")))
-    return out, reps, ctx
+    return out, reps, runs
 
 
 def write_data(out_dir, name, series):
@@ -598,7 +915,8 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     lo = min(p[2] for s in series for p in s.points)
     hi = max(p[3] for s in series for p in s.points)
     xs = [p[0] for s in series for p in s.points]
-    cmds = ["unset arrow", "unset label", "set title %s" % gp_string(title),
+    # a panel's title is centred over its plot area: wrapped to fit it
+    cmds = ["unset arrow", "unset label", "set title %s" % gp_string("\n".join(wrap(title, 95))),
             "set xlabel %s" % gp_string(xlabel), "set ylabel %s" % gp_string(ylabel),
             "set logscale x 2" if xtics else "unset logscale x", xtics or "set xtics",
             "set logscale y" if logy else "unset logscale y", "set format y \"%g\""]
@@ -619,33 +937,47 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
     return cmds
 
 
-def script(title_lines, panels, layout=None, size=(1100, 700), key=True):
+def script(title_lines, panels, size=(1100, 700), right=0.74):
     """The gnuplot script of one PNG, written to stdout (plot.sh names the file: no path
-    of the user's enters the script)."""
+    of the user's enters the script). Its title is the canvas's, centred, each line
+    wrapped to the canvas's width (a line wider than the canvas loses both ends); the
+    panels are stacked, their legends at the right."""
+    lines = [part for line in title_lines for part in wrap(line, int(size[0] / 7.5))]
     head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
             "set grid lc rgb \"#dddddd\"",
-            "set key outside right top Left reverse samplen 3",
-            "set bars small"]
-    if layout:
-        head.append("set lmargin at screen 0.08")
-        head.append("set rmargin at screen %s" % (0.74 if key else 0.97))
-        if key:
-            head.append("set key at screen 0.76, graph 1 left top Left reverse samplen 3")
-        head.append("set multiplot layout %d,%d title %s" % (layout[0], layout[1],
-                                                              gp_string("\n".join(title_lines))))
-        body = []
-        for p in panels:
-            body.extend(p)
-        return "\n".join(head + body + ["unset multiplot"]) + "\n"
-    p = panels[0]
-    p[2] = "set title %s" % gp_string("\n".join(title_lines))
-    return "\n".join(head + p) + "\n"
+            "set bars small",
+            "set lmargin at screen 0.08",
+            "set rmargin at screen %s" % right,
+            "set key at screen %s, graph 1 left top Left reverse samplen 3" % (right + 0.02),
+            "set multiplot layout %d,1 title %s" % (len(panels), gp_string("\n".join(lines)))]
+    body = []
+    for p in panels:
+        body.extend(p)
+    return "\n".join(head + body + ["unset multiplot"]) + "\n"
+
+
+def one_off(middle):
+    """Is a row of this name's middle parts a one-off cost (paid once per buffer, pool or
+    peer), not one per operation?"""
+    return any(m in ONE_OFF for m in middle)
+
+
+REQUEST_PARTS = ("request_path", "translate", "request")
 
 
 def transfer_point(middle, arg, threads, row):
+    if any(m in REQUEST_PARTS for m in middle):
+        return None
     method = middle[0] if middle else "memcpy"
     rest = middle[1:] + (["%d threads" % threads] if threads > 1 else [])
     return method, " ".join(rest), arg, lambda ns: arg * 1024 / ns  # GB/s: bytes per ns
+
+
+def request_point(middle, arg, threads, row):
+    """A --system run's request and its parts (the copy among them), ns per request."""
+    if middle[:1] and middle[0] in SYSTEMS and threads == 1:
+        return middle[0], " ".join(middle[1:]), arg, same
+    return None
 
 
 def same(ns):
@@ -656,19 +988,22 @@ KERNELS = ("linear", "lower_bound", "tree", "arithmetic")
 
 
 def lookup_point(middle, arg, threads, row):
+    if one_off(middle):
+        return None
     primary = middle[0] if middle else "?"
     if primary in KERNELS:
         primary += " (kernel)"
     return primary, " ".join(middle[1:]), arg, same
 
 
-def plot_transfer(files, keys, out_dir):
-    series, reps, ctx = series_of(files, keys, transfer_point)
-    if not series:
+def lookup_once_point(middle, arg, threads, row):
+    if not one_off(middle):
         return None
-    series = list(series.values())
-    data = write_data(out_dir, "transfer", series)
-    xs = [p[0] for s in series for p in s.points]
+    return middle[0] if middle else "?", " ".join(middle[1:]), arg, same
+
+
+def caches_marks(ctx, xs):
+    """gnuplot arrows and labels at the cache sizes of the run's CPU within xs (KB)."""
     extra = []
     for c in ctx.get("caches") or []:
         if not isinstance(c, dict) or c.get("type") not in ("Data", "Unified") or not number(c.get("size")) \
@@ -680,58 +1015,89 @@ def plot_transfer(files, keys, out_dir):
             extra.append("set arrow from %s, graph 0 to %s, graph 1 nohead dt 3 lw 1.2 lc rgb \"#555555\"" % (kb, kb))
             extra.append("set label %s at %s, graph 0.98 rotate by 90 right offset -1.2,0 textcolor rgb \"#555555\""
                          % (gp_string("%s %s" % (name, size_label(int(kb)))), kb))
-    title = ["shm_transfer_bench: copy bandwidth through SHM, GB/s = size / p50 (10^9 bytes/s); "
-             "dotted lines: cache sizes"] + context_lines(ctx) + [bars_note(reps)]
-    p = panel(data, series, "", "transfer size (1K = 1024 bytes)", "GB/s (higher is better)",
-              ticks(xs, size_label), extra, with_bars=max(reps) > 1)
-    return script(title, [p])
+    return extra
+
+
+def plot_transfer(files, keys, out_dir):
+    specs = ((transfer_point, "copies: GB/s = size / p50 (10^9 bytes/s); dotted lines: cache sizes",
+              "GB/s (higher is better)", True),
+             (request_point, "per request (--system): the whole request and its parts, time per request (p50)",
+              "time per request, p50 (lower is better)", False))
+    panels, reps, runs = [], set(), None
+    for i, (point, ptitle, ylabel, copies) in enumerate(specs):
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
+        if not series:
+            continue
+        reps |= r
+        series = list(series.values())
+        data = write_data(out_dir, "transfer%d" % i, series)
+        xs = [p[0] for s in series for p in s.points]
+        extra = caches_marks(runs[0][1], xs) if copies else []
+        panels.append(panel(data, series, ptitle, "transfer size (1K = 1024 bytes)", ylabel,
+                            ticks(xs, size_label), extra, logy=None if copies else True,
+                            with_bars=max(r) > 1, ylabels=None if copies else time_label))
+    if not panels:
+        return None
+    title = ["shm_transfer_bench: moving bytes through SHM"] + context_lines(runs) + [bars_note(reps)]
+    return script(title, panels, size=(1100, 400 * len(panels) + 160))
 
 
 def plot_lookup(files, keys, out_dir):
-    series, reps, ctx = series_of(files, keys, lookup_point)
-    if not series:
+    specs = ((lookup_point, "per request: time per address translation (p50); kernels are reference points, "
+              "the others the systems' paths", "time per lookup, p50 (lower is better)"),
+             (lookup_once_point, "one-off: the receiver's first use of a buffer or pool (attach, first_use), "
+              "each pool lent once (pool_once)", "time per buffer or pool, p50"))
+    panels, reps, runs = [], set(), None
+    for i, (point, ptitle, ylabel) in enumerate(specs):
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
+        if not series:
+            continue
+        reps |= r
+        series = list(series.values())
+        data = write_data(out_dir, "lookup%d" % i, series)
+        xs = [p[0] for s in series for p in s.points]
+        panels.append(panel(data, series, ptitle, "registered segments", ylabel, ticks(xs, lambda x: "%d" % x),
+                            logy=True, with_bars=max(r) > 1, ylabels=time_label))
+    if not panels:
         return None
-    series = list(series.values())
-    data = write_data(out_dir, "lookup", series)
-    xs = [p[0] for s in series for p in s.points]
-    title = ["shm_address_lookup_bench: time per address translation (p50), by registered segments; "
-             "kernels are bounds, the others the systems' paths"] + context_lines(ctx) + [bars_note(reps)]
-    p = panel(data, series, "", "registered segments", "time per lookup, p50 (lower is better)",
-              ticks(xs, lambda x: "%d" % x), logy=True, with_bars=max(reps) > 1, ylabels=time_label)
-    return script(title, [p])
+    title = ["shm_address_lookup_bench: translating a peer's address, by registered segments"] + \
+        context_lines(runs) + [bars_note(reps)]
+    return script(title, panels, size=(1100, 400 * len(panels) + 160))
 
 
 def plot_allocation(files, keys, out_dir):
     def posix(middle, arg, threads, row):
-        if middle[:1] == ["posix"]:
+        if middle[:1] == ["posix"] and not one_off(middle):
             return " ".join(middle[1:]) or "?", "", arg, same
         return None
 
     def pools(middle, arg, threads, row):
-        if middle[:1] != ["posix"] and middle[-1:] != ["register"]:
+        if middle[:1] != ["posix"] and not one_off(middle):
             return middle[0], " ".join(middle[1:]), arg, same
         return None
 
-    def register(middle, arg, threads, row):
-        if middle[-1:] == ["register"]:
-            return " ".join(middle[:-1]) or "?", "register", arg, same
+    def once(middle, arg, threads, row):
         if middle == ["posix", "total"]:
             return "posix", "register", arg, same
+        if one_off(middle):
+            return middle[0], " ".join(middle[1:]), arg, same
         return None
 
-    panels, reps, ctx = [], set(), None
+    panels, reps, runs = [], set(), None
     specs = (
-        (posix, "posix (Mooncake's createSharedMemory), per step", "time per operation, p50"),
-        (pools, "per block: colour = allocator (offset: Mooncake's), line = step", "time per operation, p50"),
-        (register, "register: a buffer or pool made and known (posix total: Mooncake's createSharedMemory; "
-         "a pool: once per size)", "time per buffer or pool, p50"),
+        (posix, "posix (Mooncake's createSharedMemory), per step, once per buffer", "time per buffer, p50"),
+        (pools, "per block: colour = allocator or system, line = step", "time per operation, p50"),
+        (once, "one-off: register (a buffer or pool made and known; posix total: createSharedMemory), "
+         "the peer's attach and detach", "time per buffer, pool or peer, p50"),
     )
     for i, (point, ptitle, ylabel) in enumerate(specs):
-        series, r, c = series_of(files, keys, point)
+        series, r, got = series_of(files, keys, point)
+        runs = runs or got
         if not series:
             continue
         reps |= r
-        ctx = ctx or c
         series = list(series.values())
         data = write_data(out_dir, "allocation%d" % i, series)
         xs = [p[0] for s in series for p in s.points]
@@ -739,66 +1105,132 @@ def plot_allocation(files, keys, out_dir):
                             ticks(xs, size_label), logy=True, with_bars=max(r) > 1, ylabels=time_label))
     if not panels:
         return None
-    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(ctx) + \
+    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(runs) + \
         [bars_note(reps)]
-    return script(title, panels, layout=(len(panels), 1), size=(1100, 380 * len(panels) + 120))
+    return script(title, panels, size=(1100, 380 * len(panels) + 160))
 
 
-def plot_gain(folder, out_dir):
+# gain.png: a bar's fill says what the U-test says of it.
+FILLS = (("yes", "lc rgb \"%s\" fs solid 0.85 border", "solid: significant (U-test)"),
+         ("no", "lc rgb \"%s\" fs empty border", "hollow: not significant"),
+         (TOO_FEW, "lc rgb \"%s\" fs pattern 4 border", "hatched: untested, < %d reps" % MIN_REPETITIONS))
+FLAVOUR_COLOURS = {"flowipc_classic": PALETTE[4], "flowipc_jemalloc": PALETTE[5]}
+
+
+def gain_bars(folder):
+    """OrderedDict (bench, 'per operation'|'one-off') -> OrderedDict row label ->
+    {flavour: (gain, significant)} of a --system folder: Mooncake's p50 / each Flow-IPC
+    flavour's, with compare.sh's verdicts (one U-test family per binary and flavour)."""
     pairs, files = system_pairs(folder)
-    if not pairs:
-        return None
-    panels = []
-    ctx = None
-    used = [b for b, _, _ in pairs]
+    out = OrderedDict()
     for bench, a_key, b_key in pairs:
-        if bench == "lookup" and "lookup_sweep" in used:
-            continue  # the sweep holds the same rows at more counts
-        a, ca = load(files[a_key])
-        b, _ = load(files[b_key])
-        ctx = ctx or ca
-        bars = []
-        for name, ra in a.items():
-            rb = b.get(name)
-            if rb is None or not ra.samples or not rb.samples:
+        a, b = load_run(files[a_key]), load_run(files[b_key])
+        run_system(files[a_key], a_key, load(files[a_key])[1])
+        flavour = run_system(files[b_key], b_key, load(files[b_key])[1])
+        for name, ra, rb, _, sig, _ in gain_rows(pair_runs(a, b)):
+            if not (ra and rb):
                 continue
             middle, arg_name, arg, threads = parts(name)
             x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
             label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
-            bars.append((label, " ".join(middle), ra.p50 / rb.p50))
-        if not bars:
-            continue
-        data = "gain_%s.dat" % bench
-        steps = list(OrderedDict.fromkeys(s for _, s, _ in bars))
-        with open(os.path.join(out_dir, data), "w") as f:
-            for i, (label, step, g) in enumerate(bars):
-                colour = int(PALETTE[(4 + 2 * steps.index(step)) % len(PALETTE)][1:], 16)
-                f.write("%d %r %d %s %s %r\n" % (i, g, colour, dat_string(label),
-                                                 dat_string("%.2f" % g if g < 10 else "%.0f" % g),
-                                                 g * 1.12 if g >= 1 else g / 1.12))
-        other = split_key(b_key)[1]
-        ys = [g for _, _, g in bars]
-        lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
-        p = ["unset arrow", "unset label",
-             "set title %s" % gp_string("%s: mooncake p50 / %s p50 per row (above 1: %s is faster)"
-                                        % (bench, other, other)),
-             "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
-             "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3),
-             log_ytics(lo, hi),
-             "set xtics rotate by 45 right font \",8\"", "set style fill solid 0.85 border -1",
-             "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
-             # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
-             "plot %s using 1:2:($1-0.35):($1+0.35):($2<1?$2:1):($2<1?1:$2):3:xtic(4) "
-             "with boxxyerror lc rgb variable notitle, \\\n"
-             "     '' using 1:6:5 with labels font \",8\" notitle"
-             % gp_string(data)]
-        panels.append(p)
-    if not panels:
+            kind = "one-off" if one_off(middle) else "per operation"
+            out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \
+                (ra.p50 / rb.p50, sig)
+    for kind in ("per operation", "one-off"):  # the sweep holds lookup's rows at more counts
+        if ("lookup_sweep", kind) in out:
+            out.pop(("lookup", kind), None)
+    return out
+
+
+def write_gain_data(path, bars, flavours):
+    """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
+    gain, left and right edges and figure; returns the blocks' (flavour, verdict)."""
+    width = 0.8 / len(flavours)
+    blocks = []
+    with open(path, "w") as f:
+        for j, flavour in enumerate(flavours):
+            for sig, _, _ in FILLS:
+                f.write("# %s %s\n" % (flavour, dat_string(sig)))
+                n = 0
+                for g, by in enumerate(bars.values()):
+                    if flavour in by and by[flavour][1] == sig:
+                        x, v = g - 0.4 + width * (j + 0.5), by[flavour][0]
+                        # no figure inside the band: a change too small to matter
+                        text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
+                        f.write("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
+                        n += 1
+                if not n:
+                    f.write("nan nan nan nan \"\"\n")
+                f.write("\n\n")
+                blocks.append((flavour, sig))
+    return blocks
+
+
+def gain_legend(flavours):
+    """The gain plot's legend entries: the flavours' colours, the fills, the band."""
+    plots = ["NaN with boxes fs solid 0.85 lc rgb \"%s\" title %s"
+             % (FLAVOUR_COLOURS.get(flavour, PALETTE[2]), gp_string(flavour)) for flavour in flavours]
+    plots += ["NaN with boxes lw 1.5 %s title %s" % (style % "#555555", gp_string(text)) for _, style, text in FILLS]
+    plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
+                 % gp_string("grey band: under %g%%, no practical difference" % (PRACTICAL_CHANGE * 100)))
+    return plots
+
+
+def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
+    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
+    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
+    data = "gain%d.dat" % index
+    blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
+    ys = [v for by in bars.values() for v, _ in by.values()]
+    lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
+    xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
+    what = "per operation or request" if kind == "per operation" else "one-off costs"
+    cmds = ["unset arrow", "unset label", "unset object",
+            "set title %s" % gp_string("%s, %s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)"
+                                       % (bench, what)),
+            "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
+            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3), log_ytics(lo, hi),
+            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
+            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
+            % (1 - PRACTICAL_CHANGE, 1 + PRACTICAL_CHANGE),
+            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+            "set key" if first else "unset key"]
+    plots = []
+    fills = dict((sig, style) for sig, style, _ in FILLS)
+    for i, (flavour, sig) in enumerate(blocks):
+        colour = FLAVOUR_COLOURS.get(flavour, PALETTE[2])
+        # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
+        plots.append("%s index %d using 1:2:3:4:($2<1?$2:1):($2<1?1:$2) with boxxyerror lw 1.5 %s notitle"
+                     % (gp_string(data), i, fills[sig] % colour))
+        plots.append("%s index %d using 1:($2<1?$2/1.12:$2*1.12):5 with labels font \",7\" notitle"
+                     % (gp_string(data), i))
+    cmds.append("plot " + ", \\\n     ".join(plots + (gain_legend(flavours) if first else [])))
+    return cmds
+
+
+def plot_gain(folder, out_dir):
+    groups = gain_bars(folder)
+    if not groups:
         return None
-    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; "
-             "bar colour = step" % ", ".join(sorted(set(split_key(b)[1] for _, _, b in pairs)))] + context_lines({k: v for k, v in ctx.items() if k != "flags"})
-    return script(title, panels, layout=(len(panels), 1), size=(1200, 420 * len(panels) + 100),
-                  key=False)
+    pairs, files = system_pairs(folder)
+    flavours = unique(split_key(b)[1] for _, _, b in pairs)
+    order = [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]
+    panels = [gain_panel(out_dir, i, bench, kind, groups[(bench, kind)], flavours, i == 0)
+              for i, (bench, kind) in enumerate(order)]
+    runs = OrderedDict()  # bench -> [(system, context)], each binary's runs
+    for bench, a, b in pairs:
+        if bench in unique(b for b, _ in order):
+            for k in (a, b) if bench not in runs else (b,):
+                ctx = load(files[k])[1]
+                runs.setdefault(bench, []).append((run_system(files[k], k, ctx), ctx))
+    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; bar colour = "
+             "flavour, fill = significance; one-off costs in their own panels" % ", ".join(flavours)] + \
+        context_lines([r for bench_runs in runs.values() for r in bench_runs], flags=False)
+    for bench, bench_runs in runs.items():
+        binary = [b for b, prefix in BINARIES.items() if bench.startswith(prefix[4:])]
+        label = "%s flags%s" % (binary[0] if binary else bench, " (sweep)" if bench == "lookup_sweep" else "")
+        title += flags_lines(bench_runs, label)
+    return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
 def plotdata(folder, out_dir):

@@ -57,8 +57,8 @@ for bench in "${!args[@]}"; do
     # compare.sh prints the gain of every row
     "$srcdir/scripts/compare.sh" "$base" "$other" >"$work/gain" 2>"$work/gain.err" \
       && ok || fail "$bench: compare.sh failed: $(cat "$work/gain.err")"
-    [ "$(grep -c . "$work/gain")" -eq $((rows + 3)) ] \
-      && ok || fail "$bench: compare.sh printed $(grep -c . "$work/gain") lines for $rows rows"
+    [ "$(grep -c '^shm_' "$work/gain")" -eq "$rows" ] \
+      && ok || fail "$bench: compare.sh printed $(grep -c '^shm_' "$work/gain") rows for $rows"
   done
   [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench: segments left"
 done

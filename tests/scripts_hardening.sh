@@ -49,7 +49,7 @@ done
 # compare.sh: a file named like an option is a file to head and compare.py, not an option
 cp "$work/ctx/transfer.json" "$work/-h"
 cp "$work/ctx/transfer.json" "$work/-b"
-(cd "$work" && "$src/scripts/compare.sh" -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
+(cd "$work" && "$src/scripts/compare.sh" --verbose -h -b >"$work/dash.out" 2>&1) && grep -q "^Comparing ./-h to ./-b" "$work/dash.out" \
   && grep -q "^== gain per row" "$work/dash.out" && ok || fail "compare.sh -h -b (two files): $(head -3 "$work/dash.out")"
 
 # --- compare.sh and plot.sh on files that are not whole results ------------
@@ -86,6 +86,11 @@ expect_bad "compare.sh: two binaries' files" "$a/transfer.json" "$src/scripts/co
 expect_bad "compare.sh: folders, one file truncated" "$work/at/transfer.json" "$src/scripts/compare.sh" "$a" "$work/at"
 expect_bad "compare.sh: a --system folder, one file truncated" "$work/st/lookup_mooncake.json" "$src/scripts/compare.sh" "$work/st"
 expect_bad "plot.sh: a folder with a truncated file" "$work/at/transfer.json" "$src/scripts/plot.sh" "$work/at"
+# a file whose context names another system than its name (a file renamed by hand)
+mkdir "$work/renamed"
+cp "$fixtures/sys/lookup_flowipc_jemalloc.json" "$work/renamed/lookup_mooncake.json"
+cp "$fixtures/sys/lookup_flowipc_classic.json" "$work/renamed/"
+expect_bad "plot.sh: a file whose context says another system" "$work/renamed/lookup_mooncake.json" "$src/scripts/plot.sh" "$work/renamed"
 # a row name with an escape sequence (printed to the terminal), a p50 of 0 (a division)
 /usr/bin/python3 - "$a/transfer.json" "$work/esc.json" "$work/zero.json" <<'EOF'
 import json, sys
