@@ -33,6 +33,8 @@ SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 # "Results unreliable! 9+ repetitions recommended" below this many.
 MIN_REPETITIONS = 9
 ALPHA = 0.05
+# An effect under this share of the baseline's figure is "no practical difference".
+PRACTICAL_CHANGE = 0.05
 TOO_FEW = "too few reps"
 # Control characters but the newline (which gp_string turns into a line break).
 CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
@@ -46,6 +48,7 @@ class Row:
     def __init__(self, name):
         self.name = name
         self.samples = []
+        self.runs = []  # each repetition's JSON row (JSON files only), for its other counters
 
     @property
     def p50(self):
@@ -100,7 +103,9 @@ def parse_json(path, text):
             continue
         if not number(b["p50"]) or b["p50"] <= 0:
             raise BadInput("%s: %s has p50 %r, not a time" % (path, what, b["p50"]))
-        rows.setdefault(b["name"], Row(b["name"])).samples.append(float(b["p50"]))
+        row = rows.setdefault(b["name"], Row(b["name"]))
+        row.samples.append(float(b["p50"]))
+        row.runs.append(b)
     if not rows:
         raise BadInput("%s: no benchmark row with a p50" % path)
     return rows, ctx
