@@ -118,7 +118,7 @@ class Cmp:
                 self.significance(), "yes" if self.matters else "no practical difference"]
 
     def clause(self):
-        """'SHM-classic **faster**: saves 60.0 ns (4.9%, significant, p = 0.001)'"""
+        """'SHM-classic **faster**: saves 60.0 ns (12%, significant (p = 0.001))'"""
         if self.saved >= 0:
             change = "saves %s" % fmt_time(self.saved)
         else:
@@ -215,6 +215,14 @@ def question_sizes(measured):
     return sizes or sorted(set(measured[:1] + measured[-1:]))
 
 
+def who(folder, what):
+    """'Mooncake: X; SHM-classic: Y.' of the systems in the folder (what: Mooncake's, then
+    each flavour's of FLAVOURS)."""
+    systems = (BASE,) + FLAVOURS
+    return "; ".join("%s: %s" % (TITLE[s], w) for s, w in zip(systems, what)
+                     if s == BASE or s in folder.flavours) + "."
+
+
 def compare_rows(folder, bench, name, label, kb=None):
     base = folder.rows(bench, BASE).get(name)
     if base is None:
@@ -253,9 +261,9 @@ def per_block(folder):
     cmps = [c for kb in sizes for step in BLOCK_STEPS
             for c in compare_rows(folder, "allocation", "shm_alloc/%s/size_kb:%d" % (step, kb),
                                   "%s, %s" % (step, fmt_size(kb)))]
-    legend = ("Mooncake: Mooncake Store's OffsetAllocator; SHM-classic: boost.interprocess "
-              "rbtree_best_fit in its pool; SHM-jemalloc: mallocx/dallocx over its SHM pools. "
-              "Time per operation (rows shm_alloc/STEP/size_kb:N of allocation_SYSTEM.json).")
+    legend = who(folder, ("Mooncake Store's OffsetAllocator", "boost.interprocess rbtree_best_fit in its pool",
+                          "mallocx/dallocx over its SHM pools")) + \
+        " Time per operation (rows shm_alloc/STEP/size_kb:N of allocation_SYSTEM.json)."
     return render(title, legend, cmps, lambda c: c.label), cmps
 
 
@@ -266,8 +274,8 @@ def registration(folder):
     sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "register", "shm_alloc"))
     cmps = [c for kb in sizes for c in compare_rows(folder, "allocation", "shm_alloc/register/size_kb:%d" % kb,
                                                     "register, %s" % fmt_size(kb), kb)]
-    legend = ("Mooncake: createSharedMemory per buffer; SHM-classic: its one pool; SHM-jemalloc: its "
-              "arena and SHM pools. Time per buffer or pool (rows shm_alloc/register/size_kb:N).")
+    legend = who(folder, ("createSharedMemory per buffer", "its one pool", "its arena and SHM pools")) + \
+        " Time per buffer or pool (rows shm_alloc/register/size_kb:N)."
     return render(title, legend, cmps, lambda c: c.label, "once"), cmps
 
 
@@ -297,10 +305,9 @@ def first_attach(folder):
     counts = ["%s %g" % (TITLE[s], t.count) for s in [BASE] + folder.flavours
               for n, r in folder.rows("lookup", s).items() if R.parts(n)[0] == ["attach"]
               for t in [attach_total(r)] if t]
-    legend = ("Mooncake: shm_open + mmap of each buffer on its first request; SHM-classic: the pool; "
-              "SHM-jemalloc: each pool. Figure: the receiver's total, attaches x p50 per attach "
-              "(rows shm_lookup/attach/segments:N of lookup_SYSTEM.json; Flow-IPC's need "
-              "--peer_process). Attaches: %s." % ", ".join(counts))
+    legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool", "each pool")) + \
+        (" Figure: the receiver's total, attaches x p50 per attach (rows shm_lookup/attach/segments:N "
+         "of lookup_SYSTEM.json; Flow-IPC's need --peer_process). Attaches: %s." % ", ".join(counts))
     return render(title, legend, cmps, lambda c: c.label, "once"), cmps
 
 
@@ -390,8 +397,8 @@ def one_off_line(c, againsts):
     """A line: the flavour's extra one-off and when each per-operation saving pays it back."""
     extra = -c.saved
     if extra <= 0:
-        return "- %s, %s: costs %s less than Mooncake's: nothing to pay back." % (
-            c.label, TITLE[c.flavour], fmt_time(-extra))
+        than = "the same as Mooncake's" if extra == 0 else "%s less than Mooncake's" % fmt_time(-extra)
+        return "- %s, %s: costs %s: nothing to pay back." % (c.label, TITLE[c.flavour], than)
     parts = []
     for what, saving in againsts:
         if saving <= 0:
