@@ -400,14 +400,23 @@ def one_off_line(c, againsts):
         than = "the same as Mooncake's" if extra == 0 else "%s less than Mooncake's" % fmt_time(-extra)
         return "- %s, %s: costs %s: nothing to pay back." % (c.label, TITLE[c.flavour], than)
     parts = []
-    for what, saving in againsts:
-        if saving <= 0:
-            parts.append("never by %s (%s more each)" % (what, fmt_time(-saving)))
+    for what, saving, note in againsts:
+        if saving < 0:
+            parts.append("never by %s (%s more each%s)" % (what, fmt_time(-saving), note))
+        elif saving == 0:
+            parts.append("never by %s (the same each%s)" % (what, note))
         else:
-            parts.append("%s %s (%s saved each)" % (break_even(extra, saving), what, fmt_time(saving)))
+            parts.append("%s %s (%s saved each%s)" % (break_even(extra, saving), what, fmt_time(saving), note))
     return "- %s, %s: costs %s more than Mooncake's; paid back: %s." % (
         c.label, TITLE[c.flavour], fmt_time(extra),
         "; ".join(parts) if parts else "by nothing measured in this folder")
+
+
+def saving_note(c):
+    """What weakens a per-request saving a break-even rests on: ', not significant', ..."""
+    notes = ([] if c.matters else ["under the %s threshold" % fmt_pct(R.PRACTICAL_CHANGE)]) + \
+        (["not significant"] if c.sig == "no" else [])
+    return "".join(", " + n for n in notes)
 
 
 def break_evens(folder, register, attach, request):
@@ -416,19 +425,18 @@ def break_evens(folder, register, attach, request):
            "pays the difference back (the difference / the saving per operation, rounded up); never "
            "when that operation saves nothing.", ""]
     register, attach, request = ([c for c in cs if c.b is not None] for cs in (register, attach, request))
-    req = OrderedDict(((c.flavour, c.kb), c.saved) for c in request)
+    req = OrderedDict(((c.flavour, c.kb), ("requests of %s" % fmt_size(c.kb), c.saved, saving_note(c)))
+                      for c in request)
     for c in register:
-        kb = c.kb
         againsts = []
-        cyc = cycle_saving(folder, c.flavour, kb)
+        cyc = cycle_saving(folder, c.flavour, c.kb)
         if cyc is not None:
-            againsts.append(("blocks of %s (alloc + free)" % fmt_size(kb), cyc))
-        if (c.flavour, kb) in req:
-            againsts.append(("requests of %s" % fmt_size(kb), req[(c.flavour, kb)]))
+            againsts.append(("blocks of %s (alloc + free)" % fmt_size(c.kb), cyc, ""))
+        if (c.flavour, c.kb) in req:
+            againsts.append(req[(c.flavour, c.kb)])
         out.append(one_off_line(c, againsts))
     for c in attach:
-        againsts = [("requests of %s" % fmt_size(kb), saved) for (f, kb), saved in req.items() if f == c.flavour]
-        out.append(one_off_line(c, againsts))
+        out.append(one_off_line(c, [r for (f, _), r in req.items() if f == c.flavour]))
     if not (register or attach):
         out.append("No one-off cost measured for both Mooncake and a Flow-IPC flavour.")
     return out + [""]
@@ -467,9 +475,9 @@ def run_section(folder):
     out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
         "git_commit", "build_type", "compiler", "build_flags")))
     dates = sorted(d for _, _, c in ctxs for d in (c.get("repetition_dates") or [c.get("date")]) if d)
-    loads = [c["load_avg"][0] for _, _, c in ctxs if isinstance(c.get("load_avg"), list) and c["load_avg"]
-             and R.number(c["load_avg"][0])]
-    out.append("- Measured: %s to %s; load average (1 min) when a file's first run started: %s to %s" % (
+    loads = [la[0] for _, _, c in ctxs for la in (c.get("repetition_load_avg") or [c.get("load_avg")])
+             if isinstance(la, list) and la and R.number(la[0])]
+    out.append("- Measured: %s to %s; load average (1 min) at the start of the runs: %s to %s" % (
         dates[0] if dates else "?", dates[-1] if dates else "?",
         "%g" % min(loads) if loads else "?", "%g" % max(loads) if loads else "?"))
     reps = []
@@ -518,15 +526,29 @@ def intro(folder):
                fmt_pct(R.PRACTICAL_CHANGE)), ""]
 
 
+def glance(folder, sections):
+    """Per question, how many of its comparisons read faster, slower, no practical difference..."""
+    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below.", "",
+           "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
+           "|---|" + "---|" * len(folder.flavours)]
+    for lines, cmps in sections:
+        cells = []
+        for f in folder.flavours:
+            words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
+            cells.append(", ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
+                         "not measured")
+        out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
+    return out + [""]
+
+
 def report(path):
     folder = Folder(path)
-    block, _ = per_block(folder)
-    reg, reg_c = registration(folder)
-    att, att_c = first_attach(folder)
-    req, req_c = per_request(folder)
-    work, _ = workloads(folder)
-    text = intro(folder) + run_section(folder) + block + reg + att + req + work + \
-        break_evens(folder, reg_c, att_c, req_c) + plots_section(folder)
+    sections = [per_block(folder), registration(folder), first_attach(folder), per_request(folder),
+                workloads(folder)]
+    text = intro(folder) + glance(folder, sections) + run_section(folder)
+    for lines, _ in sections:
+        text += lines
+    text += break_evens(folder, sections[1][1], sections[2][1], sections[3][1]) + plots_section(folder)
     out = os.path.join(path, "report.md")
     tmp = out + ".partial"
     with open(tmp, "w") as f:

@@ -79,7 +79,7 @@ def expect(cond, what):
         bad.append(what)
 
 heads = [l for l in text.splitlines() if l.startswith("#")]
-want = ["# shmbench verdict", "## The run", "## Per block", "## Per registration", "## First attach",
+want = ["# shmbench verdict", "## At a glance", "## The run", "## Per block", "## Per registration", "## First attach",
         "## Per request", "## Per KV-cache workload", "## Break-even", "## Plots"]
 expect(len(heads) == len(want) and all(h.startswith(w) for h, w in zip(heads, want)), "sections: %s" % heads)
 
@@ -123,7 +123,7 @@ def near_pct(s, share):
     return abs(p - 100 * share) <= (0.051 if abs(100 * share) < 9.9 else 0.51)
 
 # the tables, one family each: the U-test, Holm's correction
-tables = re.findall(r"\| question \|.*\n\|[-|]+\n((?:\|.*\n)+)", text)
+tables = re.findall(r"\| question \| Mooncake \| Flow-IPC \|.*\n\|[-|]+\n((?:\|.*\n)+)", text)
 expect(tables, "no table")
 verdict = {}  # (label, flavour) -> (base, other, significant or None)
 for t in tables:
@@ -160,9 +160,11 @@ for t in tables:
         expect(matters == ("yes" if abs(a - b) / a >= 0.05 else "no practical difference"), "%s %s: '%s'" % (label, fl, matters))
         verdict[(label, fl)] = (a, b, ((label, fl) in sig) if n >= 9 else None)
 
-# what this means: one line per question, each flavour's clause
+# what this means: one line per question, each flavour's clause; their verdicts counted at a glance
 said = 0
-for line in re.findall(r"^- (.+ \(Mooncake .+)$", text, re.M):
+counts = {}  # (question, flavour) -> {verdict: count}
+for line, question in [(l, sec.split("\n")[0].split(":")[0]) for sec in text.split("\n## ")
+                       for l in re.findall(r"^- (.+ \(Mooncake .+)$", sec, re.M)]:
     m = re.match(r"(.+) \(Mooncake (\S+ \S+) (?:per operation|per request|once)\): (.+?)\.( .*)?$", line)
     expect(m, "sentence: %s" % line)
     if not m:
@@ -182,8 +184,19 @@ for line in re.findall(r"^- (.+ \(Mooncake .+)$", text, re.M):
         words = ("no practical difference" if abs(share) < 0.05 else way if s else
                  way + " by the medians" + ("" if s is None else ", not significant"))
         expect(c[2] == words, "%s %s: '%s', expected '%s'" % (label, c[1], c[2], words))
+        tally = counts.setdefault((question, c[1]), {})
+        tally[words] = tally.get(words, 0) + 1
         said += 1
 expect(said == len(verdict), "%d clauses for %d table rows" % (said, len(verdict)))
+glance = text.split("## At a glance", 1)[1].split("\n## ", 1)[0]
+head, *body = re.findall(r"^\| (?!---)(.+) \|$", glance, re.M)
+flavours = head.split(" | ")[1:]
+for line in body:
+    question, *cells = line.split(" | ")
+    for fl, cell in zip(flavours, cells):
+        got = dict((w, int(n)) for w, n in re.findall(r"([a-z ,]+?) (\d+)(?:, |$)", cell))
+        expect(got == counts.get((question, fl), {}), "at a glance: %s %s: %s, the lines say %s" % (question, fl, cell, counts.get((question, fl))))
+expect(len(body) == 5, "at a glance: %d questions" % len(body))
 
 # break-even: the extra one-off and each saving, from the same medians
 section = text.split("## Break-even", 1)[1].split("\n## ", 1)[0]
@@ -201,7 +214,7 @@ for line in lines:
         continue
     expect(near_time(m[3], b - a), "break-even extra: %s" % line)
     for part in m[5].replace("paid back: ", "").split("; "):
-        p = re.fullmatch(r"(?:after ([0-9,]+)|never by) (blocks|requests) of (\d+) (KB|MB)(?: \(alloc \+ free\))? \((\S+ \S+) (saved|more) each\)", part)
+        p = re.fullmatch(r"(?:after ([0-9,]+)|never by) (blocks|requests) of (\d+) (KB|MB)(?: \(alloc \+ free\))? \((?:(\S+ \S+) (saved|more)|the same) each(, under the 5.0% threshold)?(, not significant)?\)", part)
         expect(p, "break-even part: %s" % part)
         if not p:
             continue
@@ -210,7 +223,12 @@ for line in lines:
             saving = med("request, " + size, "mooncake") - med("request, " + size, SYS[m[2]])
         else:
             saving = sum(med("%s, %s" % (s, size), "mooncake") - med("%s, %s" % (s, size), SYS[m[2]]) for s in ("alloc", "free"))
-        expect(near_time(p[5], abs(saving)) and (p[6] == "saved") == (saving > 0), "saving: %s" % part)
+        expect(saving == 0 if p[5] is None else near_time(p[5], abs(saving)) and (p[6] == "saved") == (saving > 0),
+               "saving: %s" % part)
+        if p[2] == "requests":
+            _, _, s = verdict[("request, " + size, m[2])]
+            ra, rb = med("request, " + size, "mooncake"), med("request, " + size, SYS[m[2]])
+            expect(bool(p[7]) == (abs(ra - rb) / ra < 0.05) and bool(p[8]) == (s is False), "saving's notes: %s" % part)
         if p[1]:
             expect(abs(int(p[1].replace(",", "")) - math.ceil((b - a) / saving)) <= 1, "break-even N: %s" % part)
 
