@@ -33,14 +33,16 @@
 #                              it (with one repetition: BENCH_SYSTEM.json and .txt, no
 #                              reps/). The lookup runs with --peer_process (the receiver's
 #                              attach is measured only so), transfer to 16 MB, the sweep
-#                              to 1000 segments (without --sweep). Ends with the plots and report.md
-#                              (scripts/report.sh: the verdict, one page).
+#                              to 1000 segments (unless --sweep says). Ends with the
+#                              plots (plot.sh) and report.md (report.sh: the verdict, one
+#                              page); if they fail, the measurements are kept all the same.
+#                              The defaults take about 3.5 minutes on 2 busy cores.
 #   --bin-dir=DIR              use the binaries in DIR: no install, no build
 #   --results-dir=DIR          the folder that holds the labels (default: results)
 #
-# FLAGS are split at blanks; when a flag comes twice the later one wins: --quick's,
-# then --flags, then the binary's own. Every flag is checked before anything runs
-# (an unknown flag: nothing is measured); the runs write into a hidden folder that
+# FLAGS are split at blanks; when a flag comes twice the later one wins: --system's
+# and --quick's, then --flags, then the binary's own. Every flag is checked before
+# anything runs (an unknown flag: nothing is measured); the runs write into a hidden folder that
 # becomes results/NAME only when every run succeeded, so a failed run (a bad value,
 # Ctrl-C) leaves no folder behind.
 set -euo pipefail
@@ -239,12 +241,13 @@ if [ -n "$system" ]; then
   for n in "${nreps[@]}"; do total=$((total + n)); done
 fi
 ran=0
-# measure NAME STEM COMMAND...: STEM.json and STEM.txt of one run; a failure ends it all
+# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
+# repetition, for the progress line); a failure ends it all
 measure() {
-  local name=$1 stem=$2 rc
-  shift 2
+  local name=$1 stem=$2 which=$3 rc
+  shift 3
   ran=$((ran + 1))
-  [ ! -t 2 ] || echo "run_all.sh: [$ran/$total] $name: $*" >&2
+  [ ! -t 2 ] || echo "run_all.sh: [$ran/$total] $name$which: $*" >&2
   if "$@" --json_out="$stem.json" >"$stem.txt"; then
     # a run that printed something else (help, the version) has written no JSON
     [ -s "$stem.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
@@ -257,7 +260,7 @@ measure() {
 if [ -z "$system" ]; then
   for r in "${runs[@]}"; do
     eval "set -- $r"
-    measure "$1" "$tmp/$1" "${@:2}"
+    measure "$1" "$tmp/$1" "" "${@:2}"
   done
 else
   # Round K runs the K-th repetition of every binary, the systems in turn: A B C A B C ...
@@ -267,7 +270,7 @@ else
   for ((k = 1; k <= max; k++)); do
     for r in "${runs[@]}"; do
       eval "set -- $r"
-      [ "$k" -gt "${nreps[$1]}" ] || measure "$1" "$tmp/reps/$1.$k" "${@:2}" --repetitions=1
+      [ "$k" -gt "${nreps[$1]}" ] || measure "$1" "$tmp/reps/$1.$k" " (repetition $k of ${nreps[$1]})" "${@:2}" --repetitions=1
     done
   done
   for name in "${!nreps[@]}"; do
