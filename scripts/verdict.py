@@ -588,36 +588,42 @@ def aggregates(name, reps):
     return out
 
 
-def merge(out, paths):
+def read_reps(paths):
+    """The JSON documents of one-repetition runs of one binary, system and machine."""
     docs = []
     for p in paths:
         text = R.read(p)
         R.parse_json(p, text)
-        docs.append(json.loads(text, object_pairs_hook=OrderedDict))
-    first = docs[0]
-    names = [b["name"] for b in first["benchmarks"]]
-    for p, d in zip(paths, docs):
+        d = json.loads(text, object_pairs_hook=OrderedDict)
+        names = [b["name"] for b in d["benchmarks"]]
         if any(b.get("run_type") == "aggregate" for b in d["benchmarks"]) or len(set(names)) != len(names):
             raise R.BadInput("%s: a run of more than one repetition: merge takes runs of one" % p)
-        if [b["name"] for b in d["benchmarks"]] != names:
-            raise R.BadInput("%s: its rows differ from %s's: not repetitions of one run" % (p, paths[0]))
         for key in ("executable", "system", "host_name"):
-            if d["context"].get(key) != first["context"].get(key):
+            if docs and d["context"].get(key) != docs[0]["context"].get(key):
                 raise R.BadInput("%s: its %s differs from %s's" % (p, key, paths[0]))
+        docs.append(d)
+    return docs
+
+
+def merge(out, paths):
+    """Each row's repetitions in turn, then its aggregates, as a --repetitions=N run writes
+    them; a row some repetition lacks keeps the repetitions that have it."""
+    docs = read_reps(paths)
     n = len(docs)
-    ctx = OrderedDict(first["context"])
+    ctx = OrderedDict(docs[0]["context"])
     ctx["flags"] = re.sub(r"\brepetitions=\d+", "repetitions=%d" % n, str(ctx.get("flags", "")))
     ctx["repetitions_interleaved"] = True
     ctx["repetition_dates"] = [d["context"].get("date") for d in docs]
     ctx["repetition_load_avg"] = [d["context"].get("load_avg") for d in docs]
-    rows = []
-    for i, name in enumerate(names):
-        reps = []
-        for k, d in enumerate(docs):
-            b = OrderedDict(d["benchmarks"][i])
+    by_name = OrderedDict()
+    for k, d in enumerate(docs):
+        for b in d["benchmarks"]:
+            b = OrderedDict(b)
             b["repetitions"], b["repetition_index"] = n, k
-            reps.append(b)
-        rows += reps + (aggregates(name, reps) if n > 1 else [])
+            by_name.setdefault(b["name"], []).append(b)
+    rows = []
+    for name, reps in by_name.items():
+        rows += reps + (aggregates(name, reps) if len(reps) > 1 else [])
     tmp = out + ".partial"
     with open(tmp, "w") as f:
         f.write('{\n  "context": %s,\n  "benchmarks": [\n%s\n  ]\n}\n' % (

@@ -311,6 +311,34 @@ rm "$work/cut/"*flowipc*
 cp "$work/one/transfer_mooncake.json" "$work/cut/"
 expect_bad "mooncake alone" "$work/cut"
 
+# --- merge (run_all.sh's, of interleaved repetitions): a row one repetition lacks keeps the
+# others'; runs of another system or of several repetitions are refused
+"$py" - "$fixture/allocation_mooncake.json" "$work/rep2.json" "$work/other.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"] = [b for b in d["benchmarks"] if b["name"] != "shm_alloc/free/size_kb:4"]
+json.dump(d, open(sys.argv[2], "w"))
+d["context"]["system"] = "flowipc_classic"
+json.dump(d, open(sys.argv[3], "w"))
+EOF
+"$py" "$src/scripts/verdict.py" merge "$work/merged.json" "$fixture/allocation_mooncake.json" "$work/rep2.json" \
+  && "$py" - "$work/merged.json" <<'EOF' && ok || fail "merge: a row one repetition lacks"
+import json, sys
+d = json.load(open(sys.argv[1]))
+reps = {}
+for b in d["benchmarks"]:
+    if b["run_type"] == "iteration":
+        reps.setdefault(b["name"], []).append(b["repetition_index"])
+assert reps.pop("shm_alloc/free/size_kb:4") == [0] and all(r == [0, 1] for r in reps.values())
+assert "repetitions=2 " in d["context"]["flags"] and len(d["context"]["repetition_dates"]) == 2
+assert sum(b["run_type"] == "aggregate" for b in d["benchmarks"]) == 4 * len(reps)
+EOF
+for bad in "$work/other.json" "$work/merged.json"; do
+  "$py" "$src/scripts/verdict.py" merge "$work/m2.json" "$fixture/allocation_mooncake.json" "$bad" 2>"$work/err"
+  [ $? -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -qF "$bad" "$work/err" && [ ! -e "$work/m2.json" ] && ok \
+    || fail "merge with $(basename "$bad"): $(cat "$work/err")"
+done
+
 # --- one short real run_all.sh --system: the folder on stdout, the report beside the plots
 d=$(cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$bindir" --results-dir=res --label=real --system \
       --flags="--shm_prefix=/$prefix --repetitions=1" --allocation-flags="--num_iterations=5 --max_size_kb=4 --min_ops=1000" \
