@@ -51,7 +51,7 @@ def fmt_time(ns):
 
 
 def fmt_gain(g):
-    return "%.2fx" % g if g < 10 else "%.1fx" % g if g < 100 else "%.0fx" % g
+    return "%.2gx" % g if g < 0.1 else "%.2fx" % g if g < 10 else "%.1fx" % g if g < 100 else "%.0fx" % g
 
 
 def fmt_pct(share):
@@ -536,7 +536,7 @@ def glance(folder, sections):
         for f in folder.flavours:
             words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
             cells.append(", ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
-                         "not measured")
+                         ("not measured" if cmps else "not run"))
         out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
     return out + [""]
 
