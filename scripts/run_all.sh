@@ -42,9 +42,9 @@
 #
 # FLAGS are split at blanks; when a flag comes twice the later one wins: --system's
 # and --quick's, then --flags, then the binary's own. Every flag is checked before
-# anything runs (an unknown flag: nothing is measured); the runs write into a hidden folder that
-# becomes results/NAME only when every run succeeded, so a failed run (a bad value,
-# Ctrl-C) leaves no folder behind.
+# anything runs (an unknown flag: nothing is measured); the runs write into a hidden
+# folder that becomes results/NAME only when every run succeeded, so a failed run (a
+# bad value, Ctrl-C) leaves no folder behind.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
