@@ -346,8 +346,8 @@ def workloads(folder):
     title = "Per KV-cache workload: per-request p50, p99, p99.9"
     base = workload_rows(folder, BASE)
     if not base:
-        return not_run(title, "the KV-cache workload was not run (no shm_transfer/workload/... rows "
-                              "in this folder)"), []
+        return ["## " + title, "", "The KV-cache workload was not run: no shm_transfer/workload/... rows "
+                "in this folder.", ""], []
     others = {f: workload_rows(folder, f) for f in folder.flavours}
     cmps, shares = [], []
     for what, parts in base.items():
