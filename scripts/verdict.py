@@ -109,7 +109,7 @@ class Cmp:
         if self.sig == "yes":
             return way
         if self.sig == "no":
-            return "%s by the medians, not significant" % way
+            return "%s by the medians (not significant)" % way
         return "%s by the medians" % way
 
     def cells(self):
@@ -535,7 +535,7 @@ def glance(folder, sections):
         cells = []
         for f in folder.flavours:
             words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
-            cells.append(", ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
+            cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
                          ("not measured" if cmps else "not run"))
         out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
     return out + [""]

@@ -182,7 +182,7 @@ for line, question in [(l, sec.split("\n")[0].split(":")[0]) for sec in text.spl
                "%s %s: %s" % (label, c[1], clause))
         way = "faster" if a > b else "slower"
         words = ("no practical difference" if abs(share) < 0.05 else way if s else
-                 way + " by the medians" + ("" if s is None else ", not significant"))
+                 way + " by the medians" + ("" if s is None else " (not significant)"))
         expect(c[2] == words, "%s %s: '%s', expected '%s'" % (label, c[1], c[2], words))
         tally = counts.setdefault((question, c[1]), {})
         tally[words] = tally.get(words, 0) + 1
@@ -194,7 +194,7 @@ flavours = head.split(" | ")[1:]
 for line in body:
     question, *cells = line.split(" | ")
     for fl, cell in zip(flavours, cells):
-        got = dict((w, int(n)) for w, n in re.findall(r"([a-z ,]+?) (\d+)(?:, |$)", cell))
+        got = dict((w, int(n)) for w, n in (part.rsplit(" ", 1) for part in cell.split("; ")) if n.isdigit())
         expect(got == counts.get((question, fl), {}), "at a glance: %s %s: %s, the lines say %s" % (question, fl, cell, counts.get((question, fl))))
 expect(len(body) == 5, "at a glance: %d questions" % len(body))
 
