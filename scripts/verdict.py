@@ -67,10 +67,10 @@ def fmt_size(kb):
 
 class Cmp:
     """Mooncake's row against one flavour's for one question: a and b are results.Row
-    (b None: the flavour has no such row)."""
+    (b None: the flavour has no such row); kb: the question's size, if it has one."""
 
-    def __init__(self, label, flavour, a, b):
-        self.label, self.flavour, self.a, self.b = label, flavour, a, b
+    def __init__(self, label, flavour, a, b, kb=None):
+        self.label, self.flavour, self.a, self.b, self.kb = label, flavour, a, b, kb
         self.p, self.sig = None, "-"
 
     @property
@@ -227,10 +227,7 @@ def compare_rows(folder, bench, name, label, kb=None):
     base = folder.rows(bench, BASE).get(name)
     if base is None:
         return []
-    cmps = [Cmp(label, f, base, folder.rows(bench, f).get(name)) for f in folder.flavours]
-    for c in cmps:
-        c.kb = kb
-    return cmps
+    return [Cmp(label, f, base, folder.rows(bench, f).get(name), kb) for f in folder.flavours]
 
 
 # ---------------------------------------------------------------- the questions
