@@ -2,7 +2,9 @@
 # Runs the three benchmarks and saves their tables (.txt) and JSON (.json) in
 # results/LABEL/: allocation, lookup, lookup_sweep (every path at 1 to 10000
 # segments) and transfer. Installs what is missing and builds Release into
-# build/ first, unless --bin-dir names binaries already built.
+# build/ first, unless --bin-dir names binaries already built. Prints the
+# results folder on stdout (d=$(./scripts/run_all.sh ...) works); progress goes
+# to stderr when stderr is a terminal.
 #
 #   ./scripts/run_all.sh [OPTIONS] [-- FLAGS...]
 #
@@ -19,18 +21,30 @@
 #   --transfer-flags="FLAGS"   for shm_transfer_bench only, e.g. "--methods=all --cold"
 #   --sweep=LIST               the segment counts of lookup_sweep (default
 #                              1,10,100,1000,10000; with --quick 1,10,100,1000)
-#   --system[=FLOWIPC]         the real systems: each binary runs twice, with
-#                              --system=mooncake and --system=FLOWIPC (flowipc_jemalloc,
-#                              the default, or flowipc_classic), into BENCH_mooncake.*
-#                              and BENCH_FLOWIPC.*
+#   --system[=FLOWIPC,...]     the real systems, into one folder: mooncake and the Flow-IPC
+#                              flavours (default both: flowipc_classic,flowipc_jemalloc),
+#                              each binary with --system=SYSTEM into BENCH_SYSTEM.json.
+#                              Repetitions (default 9, the U-test's minimum; --flags=
+#                              --repetitions=N to change) are interleaved: each is a run
+#                              of its own with --repetitions=1, the systems in turn (A B C
+#                              A B C ...), so drift falls on all alike; their JSON
+#                              (reps/BENCH_SYSTEM.K.json, with each run's table beside it)
+#                              are merged into BENCH_SYSTEM.json as --repetitions=N writes
+#                              it (with one repetition: BENCH_SYSTEM.json and .txt, no
+#                              reps/). The lookup runs with --peer_process (the receiver's
+#                              attach is measured only so), transfer to 16 MB, the sweep
+#                              to 1000 segments (unless --sweep says). Ends with the
+#                              plots (plot.sh) and report.md (report.sh: the verdict, one
+#                              page); if they fail, the measurements are kept all the same.
+#                              The defaults take about 3.5 minutes on 2 busy cores.
 #   --bin-dir=DIR              use the binaries in DIR: no install, no build
 #   --results-dir=DIR          the folder that holds the labels (default: results)
 #
-# FLAGS are split at blanks; when a flag comes twice the later one wins: --quick's,
-# then --flags, then the binary's own. Every flag is checked before anything runs
-# (an unknown flag: nothing is measured); the runs write into a hidden folder that
-# becomes results/NAME only when every run succeeded, so a failed run (a bad value,
-# Ctrl-C) leaves no folder behind.
+# FLAGS are split at blanks; when a flag comes twice the later one wins: --system's
+# and --quick's, then --flags, then the binary's own. Every flag is checked before
+# anything runs (an unknown flag: nothing is measured); the runs write into a hidden
+# folder that becomes results/NAME only when every run succeeded, so a failed run (a
+# bad value, Ctrl-C) leaves no folder behind.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -67,7 +81,7 @@ while [ $# -gt 0 ]; do
     --lookup-flags=*) words lookup_user "${1#*=}" ;;
     --transfer-flags=*) words transfer_user "${1#*=}" ;;
     --sweep=*) sweep=${1#*=}; [ -n "$sweep" ] || die "--sweep needs a list, e.g. 1,10,100" ;;
-    --system) system=flowipc_jemalloc ;;
+    --system) system=flowipc_classic,flowipc_jemalloc ;;
     --system=*) system=${1#*=} ;;
     --bin-dir=*) bindir=${1#*=} ;;
     --results-dir=*) results=${1#*=} ;;
@@ -84,16 +98,20 @@ esac
 if [ -n "$sweep" ] && ! [[ $sweep =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   die "--sweep=${sweep@Q}: a list of positive integers, e.g. 1,10,100"
 fi
-case "$system" in
-  ""|flowipc_jemalloc|flowipc_classic) ;;
-  *) die "--system=$system: the Flow-IPC system to run beside mooncake: flowipc_jemalloc (default) or flowipc_classic" ;;
-esac
+flavours=()
+IFS=, read -r -a flavours <<<"$system"
+for s in "${flavours[@]}"; do
+  case "$s" in
+    flowipc_jemalloc|flowipc_classic) ;;
+    *) die "--system=$system: the Flow-IPC systems to run beside mooncake, a list of flowipc_classic and flowipc_jemalloc (default both)" ;;
+  esac
+done
 [ -n "$results" ] || die "--results-dir must not be empty"
 case "$results" in -*) results=./$results ;; esac  # a path, never an option to mkdir or mv
 for f in "${common[@]}" "${alloc_user[@]}" "${lookup_user[@]}" "${transfer_user[@]}"; do
   case "$f" in
     --json_out*|-json_out*|--format*|-format*) die "'$f': run_all.sh writes the table (.txt) and --json_out itself" ;;
-    --system*|-system*) die "'$f': use run_all.sh --system[=flowipc_jemalloc|flowipc_classic], which runs mooncake beside it" ;;
+    --system*|-system*) die "'$f': use run_all.sh --system[=flowipc_classic,flowipc_jemalloc], which runs mooncake beside them" ;;
     --help*|-help*|--version*|-version*) die "'$f' prints help or the version instead of measuring: nothing to save" ;;
   esac
 done
@@ -103,7 +121,7 @@ if [ -e "$out" ] && [ "$force" -eq 0 ]; then
 fi
 
 if [ -z "$bindir" ]; then
-  "$root/scripts/install_deps.sh"
+  "$root/scripts/install_deps.sh" >&2
   echo "run_all.sh: building Release into $root/build/" >&2
   cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >&2
   cmake --build "$root/build" -j "$(nproc)" --target shm_allocation_bench shm_address_lookup_bench shm_transfer_bench >&2
@@ -113,30 +131,42 @@ for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
   [ -x "$bindir/$b" ] || die "no $bindir/$b: build it, or point --bin-dir at the folder that holds it"
 done
 
+# With --system, what the report's questions need in a few minutes (before the
+# user's flags, which win): 9 repetitions, the receiver's attach, requests to 16 MB.
+reps=()
+[ -z "$system" ] || reps=(--repetitions=9)
 if [ "$quick" -eq 1 ]; then
-  alloc_flags=(--num_iterations=100)
-  lookup_flags=(--num_lookups=1000)
+  alloc_flags=("${reps[@]}" --num_iterations=100)
+  lookup_flags=("${reps[@]}" --num_lookups=1000)
   sweep=${sweep:-1,10,100,1000}
-  transfer_flags=(--num_transfers=100 --time_per_size_ms=200)
+  transfer_flags=("${reps[@]}" --num_transfers=100 --time_per_size_ms=200)
 else
-  alloc_flags=()
-  lookup_flags=()
-  sweep=${sweep:-1,10,100,1000,10000}
-  transfer_flags=()
+  alloc_flags=("${reps[@]}")
+  lookup_flags=("${reps[@]}")
+  if [ -z "$sweep" ]; then
+    sweep=1,10,100,1000,10000
+    [ -z "$system" ] || sweep=1,10,100,1000  # with --system it runs 3 x 9 times
+  fi
+  transfer_flags=("${reps[@]}")
+fi
+sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
+systems=("")
+if [ -n "$system" ]; then
+  systems=(mooncake "${flavours[@]}")
+  lookup_flags+=(--peer_process)
+  # the binary refuses both sizes given: only when the user gave neither
+  [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || transfer_flags+=(--max_transfer_size_mb=16)
 fi
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
-sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}")
-systems=("")
-[ -z "$system" ] || systems=(mooncake "$system")
 
 # Every run: NAME BINARY FLAGS... (NAME_SYSTEM with --system).
 runs=()
 plan() { runs+=("$(printf '%q ' "$@")"); }
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 for bench in allocation lookup lookup_sweep transfer; do
-  for s in "${systems[@]}"; do  # the two systems of a binary one after the other
+  for s in "${systems[@]}"; do  # the systems of a binary one after the other
     mapfile -t sflag < <(sf "$s")
     name=$bench${s:+_$s}
     case $bench in
@@ -175,11 +205,13 @@ refused() {
   if [ -n "${current[json_out]-}" ] || [ "${current[format]-}" != table ]; then
     echo "set --format or --json_out, which run_all.sh sets itself (the table in .txt, the JSON in .json)"
   elif [ "${current[system]-}" != "$1" ]; then
-    echo "set --system=${current[system]-}: use run_all.sh --system[=flowipc_jemalloc|flowipc_classic]"
+    echo "set --system=${current[system]-}: use run_all.sh --system[=flowipc_classic,flowipc_jemalloc]"
   fi
 }
+declare -A nreps  # run name -> its repetitions (with --system, one run each)
 for r in "${runs[@]}"; do
   eval "set -- $r"
+  name=$1
   shift
   bin=$(basename "$1")
   if ! "$@" --helpxml >"$check/xml" 2>"$check/err"; then
@@ -194,6 +226,7 @@ for r in "${runs[@]}"; do
   done
   why=$(refused "$want")
   [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
+  nreps[$name]=${current[repetitions]}
 done
 rm -rf "$check"
 
@@ -202,20 +235,58 @@ tmp=$(mktemp -d "$results/.$label.partial.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-for r in "${runs[@]}"; do
-  eval "set -- $r"
-  name=$1
-  shift
-  echo "run_all.sh: $name: $*" >&2
-  if "$@" --json_out="$tmp/$name.json" >"$tmp/$name.txt"; then
+total=${#runs[@]}
+if [ -n "$system" ]; then
+  total=0
+  for n in "${nreps[@]}"; do total=$((total + n)); done
+fi
+ran=0
+# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
+# repetition, for the progress line); a failure ends it all
+measure() {
+  local name=$1 stem=$2 which=$3 rc
+  shift 3
+  ran=$((ran + 1))
+  [ ! -t 2 ] || echo "run_all.sh: [$ran/$total] $name$which: $*" >&2
+  if "$@" --json_out="$stem.json" >"$stem.txt"; then
     # a run that printed something else (help, the version) has written no JSON
-    [ -s "$tmp/$name.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
+    [ -s "$stem.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
   else
     rc=$?
     echo "run_all.sh: $name failed (exit $rc); nothing kept, $out not written" >&2
     exit "$rc"
   fi
-done
+}
+if [ -z "$system" ]; then
+  for r in "${runs[@]}"; do
+    eval "set -- $r"
+    measure "$1" "$tmp/$1" "" "${@:2}"
+  done
+else
+  # Round K runs the K-th repetition of every binary, the systems in turn: A B C A B C ...
+  mkdir "$tmp/reps"
+  max=1
+  for n in "${nreps[@]}"; do [ "$n" -le "$max" ] || max=$n; done
+  for ((k = 1; k <= max; k++)); do
+    for r in "${runs[@]}"; do
+      eval "set -- $r"
+      [ "$k" -gt "${nreps[$1]}" ] || measure "$1" "$tmp/reps/$1.$k" " (repetition $k of ${nreps[$1]})" "${@:2}" --repetitions=1
+    done
+  done
+  for name in "${!nreps[@]}"; do
+    n=${nreps[$name]}
+    if [ "$n" -eq 1 ]; then
+      mv "$tmp/reps/$name.1.json" "$tmp/$name.json"
+      mv "$tmp/reps/$name.1.txt" "$tmp/$name.txt"
+    else
+      files=()
+      for ((k = 1; k <= n; k++)); do files+=("$tmp/reps/$name.$k.json"); done
+      /usr/bin/python3 "$root/scripts/verdict.py" --as=run_all.sh merge "$tmp/$name.json" "${files[@]}" \
+        || { echo "run_all.sh: merging $name's repetitions failed; nothing kept, $out not written" >&2; exit 1; }
+    fi
+  done
+  rmdir "$tmp/reps" 2>/dev/null || true  # empty with one repetition
+fi
 if [ -e "$out" ]; then
   [ "$force" -eq 1 ] || die "$out appeared meanwhile: nothing kept; choose another --label or add --force"
   rm -rf "$out"
@@ -223,4 +294,14 @@ fi
 chmod "$(printf '%o' $((0777 & ~$(umask))))" "$tmp"
 mv -T "$tmp" "$out"
 trap - EXIT
-echo "run_all.sh: results in $out" >&2
+if [ -n "$system" ]; then
+  # the measurements are kept whatever happens here: they took minutes
+  "$root/scripts/plot.sh" "$out" >/dev/null || echo "run_all.sh: no plots (see above); the report has none" >&2
+  if ! "$root/scripts/report.sh" "$out" >/dev/null; then
+    echo "run_all.sh: the report failed (see above); the results are in $out" >&2
+    echo "$out"
+    exit 1
+  fi
+fi
+[ ! -t 2 ] || echo "run_all.sh: results in $out${system:+, the verdict in $out/report.md}" >&2
+echo "$out"

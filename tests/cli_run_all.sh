@@ -2,18 +2,31 @@
 # run_all.sh's options on tiny runs of the built binaries (--bin-dir: no build):
 # per-binary flags reach only their binary, common flags reach all, a bad flag
 # leaves no folder (and an unknown one runs nothing), an existing label is
-# refused without --force and replaced with it, --system writes both systems,
-# flags that print instead of measuring (help, version; from a --flagfile too)
-# are refused. Every run is as small as the binaries allow: one size, one
-# posix allocator, a few lookups and transfers.
+# refused without --force and replaced with it, --system writes the three
+# systems, their repetitions interleaved and merged, and the report; flags that
+# print instead of measuring (help, version; from a --flagfile too) are refused;
+# stdout carries the folder alone. Every run is as small as the binaries allow:
+# one size, one posix allocator, a few lookups and transfers.
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
-bindir=$(cd "$1" && pwd)
+real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
+# The binaries behind wrappers that log each measuring run (not run_all.sh's flag checks,
+# --helpxml): what ran, and in which order, whatever run_all.sh prints.
+bindir=$work/bin
+mkdir "$bindir"
+for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
+  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*) ;; *) echo "%s $*" >>"%s/ran" ;; esac\nexec "%s/%s" "$@"\n' \
+    "$b" "$work" "$real" "$b" >"$bindir/$b"
+  chmod +x "$bindir/$b"
+done
+# ran BINARY: it measured in the last run_all (which empties the log)
+ran() { grep -q "^$1 " "$work/ran" 2>/dev/null; }
 prefix=shmb_run_all_$$_
 # The results folder is named -r, run from $work: a path that looks like an option.
 results=$work/-r
 run_all() {
+  : >"$work/ran"
   (cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$bindir" --results-dir=-r "$@" >"$work/out" 2>"$work/err")
 }
 lookup_tiny="--num_lookups=100 --min_time_ms=1"
@@ -47,7 +60,8 @@ for f in lookup lookup_sweep; do
 done
 flags "$results/per/lookup_sweep.json" | grep -q "sweep_segments=1,10 " && ok || fail "per: --sweep did not reach the sweep"
 flags "$results/per/lookup.json" | grep -q "sweep_segments= " && ok || fail "per: --sweep reached lookup"
-grep -q "run_all.sh: results in ./-r/per" "$work/err" && ok || fail "per: no closing line"
+[ "$(cat "$work/out")" = ./-r/per ] && ok || fail "per: stdout is not the folder alone: $(head -3 "$work/out")"
+grep -q "^run_all.sh: .*allocation" "$work/err" && fail "per: progress on a stderr that is no terminal" || ok
 ls -A "$results" | grep -q partial && fail "per: a partial folder is left" || ok
 [ "$(stat -c %a "$results/per")" = "$(printf '%o' $((0777 & ~$(umask))))" ] && ok || fail "per: folder mode $(stat -c %a "$results/per")"
 
@@ -57,7 +71,7 @@ run_all --label=per --flags=--shm_prefix=/$prefix "${tiny[@]}"
 [ $? -eq 2 ] && ok || fail "existing label: expected exit 2"
 grep -q -- "--force" "$work/err" && ok || fail "existing label: message does not name --force: $(cat "$work/err")"
 [ -e "$results/per/mine" ] && [ -s "$results/per/transfer.json" ] && ok || fail "existing label: folder changed"
-grep -q "run_all.sh: allocation:" "$work/err" && fail "existing label: a binary ran" || ok
+ran shm_allocation_bench && fail "existing label: a binary ran" || ok
 run_all --label=per --force "${tiny[@]}" -- --shm_prefix=/$prefix --seed=9 && ok || fail "--force: exit $?: $(tail -3 "$work/err")"
 [ ! -e "$results/per/mine" ] && ok || fail "--force: the old folder's files are still there"
 flags "$results/per/transfer.json" | grep -q "seed=9" && ok || fail "--force: '-- FLAGS' did not reach transfer"
@@ -68,14 +82,14 @@ run_all --label=badvalue --flags=--shm_prefix=/$prefix "${tiny[@]}" --transfer-f
 rc=$?
 [ "$rc" -eq 2 ] && ok || fail "bad value: exit $rc, expected 2"
 grep -q -- "--num_transfers" "$work/err" && ok || fail "bad value: stderr does not name the flag"
-grep -q "run_all.sh: allocation:" "$work/err" && ok || fail "bad value: the first binaries should have run"
+ran shm_allocation_bench && ok || fail "bad value: the first binaries should have run"
 no_trace badvalue && ok || fail "bad value left $(ls -A "$results")"
 
 # An unknown flag, for any binary: refused before anything runs.
 run_all --label=unknown --flags=--shm_prefix=/$prefix "${tiny[@]}" --lookup-flags=--methods=all
 [ $? -eq 2 ] && ok || fail "unknown flag: expected exit 2"
 grep -q -- "--methods" "$work/err" && ok || fail "unknown flag: stderr does not name it: $(cat "$work/err")"
-grep -q "run_all.sh: allocation:" "$work/err" && fail "unknown flag: a binary ran" || ok
+ran shm_allocation_bench && fail "unknown flag: a binary ran" || ok
 no_trace unknown && ok || fail "unknown flag left $(ls -A "$results")"
 
 # Options run_all.sh owns, bad option values, and flags that print instead of measuring
@@ -95,7 +109,7 @@ for args in "--flags=--json_out=x.json" "--transfer-flags=--system=mooncake" "--
   FLAGS_format=csv run_all --label=opts "${tiny[@]}" "$args"
   [ $? -eq 2 ] && ok || fail "run_all.sh ${args@Q}: expected exit 2"
   [ -s "$work/err" ] && ok || fail "run_all.sh ${args@Q}: no message"
-  grep -q "run_all.sh: allocation:" "$work/err" && fail "run_all.sh ${args@Q}: a binary ran" || ok
+  [ -s "$work/ran" ] && fail "run_all.sh ${args@Q}: a binary ran" || ok
   [ "$(ls -A "$results" | wc -l)" -eq "$before" ] && ok || fail "run_all.sh ${args@Q} left $(ls -A "$results")"
   rm -rf "$results/opts" "$results/a"$'\n'"b"  # each case on its own
 done
@@ -108,20 +122,48 @@ no_trace xml && ok || fail "--helpxml in a flagfile left $(ls -A "$results")"
 "$src/scripts/run_all.sh" --help >"$work/out" 2>&1 && grep -q -- "--transfer-flags" "$work/out" \
   && ok || fail "--help: exit $? or no usage"
 
-# --system: both systems' files for every binary, the Flow-IPC one by default flowipc_jemalloc.
-run_all --label=sys --system --flags=--shm_prefix=/$prefix "${tiny_sys[@]}" && ok || fail "--system: exit $?: $(tail -3 "$work/err")"
+# --system: the three systems' files for every binary, two repetitions each run on its own
+# (--repetitions=1), A B C A B C, merged into one JSON per system; then the report.
+run_all --label=sys --system --flags="--shm_prefix=/$prefix --repetitions=2" "${tiny_sys[@]}" \
+  && ok || fail "--system: exit $?: $(tail -3 "$work/err")"
+[ "$(cat "$work/out")" = ./-r/sys ] && ok || fail "--system: stdout is not the folder alone: $(head -3 "$work/out")"
 for f in allocation lookup lookup_sweep transfer; do
-  for s in mooncake flowipc_jemalloc; do
-    [ -s "$results/sys/${f}_$s.txt" ] && [ -s "$results/sys/${f}_$s.json" ] && ok || fail "--system: no ${f}_$s"
-    grep -qx "# system: $s" "$results/sys/${f}_$s.txt" && ok || fail "--system: ${f}_$s.txt is no $s run"
+  for s in mooncake flowipc_classic flowipc_jemalloc; do
+    /usr/bin/python3 - "$results/sys/${f}_$s.json" "$s" <<'EOF' && ok || fail "--system: ${f}_$s.json is not two merged repetitions of $s"
+import json, sys
+d = json.load(open(sys.argv[1]))
+it = [b for b in d["benchmarks"] if b["run_type"] == "iteration"]
+agg = [b for b in d["benchmarks"] if b["run_type"] == "aggregate"]
+names = set(b["name"] for b in it)
+assert d["context"]["system"] == sys.argv[2] and "repetitions=2 " in d["context"]["flags"]
+assert sorted(b["repetition_index"] for b in it) == sorted([0, 1] * len(names))
+assert all(b["repetitions"] == 2 for b in it) and len(agg) == 4 * len(names)
+EOF
+    for k in 1 2; do
+      grep -qx "# system: $s" "$results/sys/reps/${f}_$s.$k.txt" && grep -q "repetitions=1 " "$results/sys/reps/${f}_$s.$k.txt" \
+        && ok || fail "--system: reps/${f}_$s.$k.txt is no one-repetition $s run"
+    done
   done
   [ ! -e "$results/sys/$f.json" ] && ok || fail "--system: a plain $f.json"
 done
-run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "${tiny_sys[@]}" \
+# interleaved: per binary, the systems in turn, round after round
+order=$(grep "^shm_transfer_bench " "$work/ran" | grep -o -- "--system=[a-z_]*" | cut -d= -f2 | tr '\n' ' ')
+[ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
+  || fail "--system: not interleaved: $order"
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 24 ] && [ "$(wc -l <"$work/ran")" -eq 24 ] && ok \
+  || fail "--system: $(wc -l <"$work/ran") runs, expected 24 of one repetition"
+grep "^shm_address_lookup_bench " "$work/ran" | grep -v -- --sweep_segments=1 | grep -q -- --peer_process \
+  && ! grep -- --sweep_segments=1 "$work/ran" | grep -q -- --peer_process \
+  && ok || fail "--system: the lookup without --peer_process, or the sweep with it"
+grep -q "^## Per request" "$results/sys/report.md" && ok || fail "--system: no report.md"
+run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "${tiny_sys[@]}" -- --repetitions=1 \
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 grep -qx "# system: flowipc_classic" "$results/classic/transfer_flowipc_classic.txt" \
   && ok || fail "--system=flowipc_classic: no transfer_flowipc_classic.txt"
-[ "$(ls "$results/classic" | wc -l)" -eq 16 ] && ok || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 16"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 16 ] && [ ! -e "$results/classic/reps" ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 16 (and no reps/)"
+grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
+  && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left"
 finish

@@ -1,0 +1,669 @@
+#!/usr/bin/python3
+"""The verdict of a run_all.sh --system folder: Mooncake against each Flow-IPC flavour.
+
+  verdict.py report DIR        writes DIR/report.md (every question the suite answers, with
+                               its gain, time saved, significance and effect size) and prints
+                               its path
+  verdict.py merge OUT REP...  merges one-repetition JSON files of one binary and system
+                               (run_all.sh --system runs each repetition on its own, the
+                               systems in turn) into OUT, as --repetitions=N would write it
+A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
+results stops it: one line naming the file and what is wrong, exit 2.
+
+Every figure is results.py's: a row's p50, with repetitions the median of the repetitions'
+p50s (p99 and p999 likewise); significance is its U-test with Holm's correction over each
+table."""
+import json
+import math
+import os
+import re
+import signal
+import statistics
+import sys
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import results as R  # noqa: E402  (beside this file, wherever it is run from)
+
+BASE = "mooncake"
+FLAVOURS = ("flowipc_classic", "flowipc_jemalloc")
+TITLE = {"mooncake": "Mooncake", "flowipc_classic": "SHM-classic", "flowipc_jemalloc": "SHM-jemalloc"}
+QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report answers for
+BLOCK_STEPS = ("alloc", "free", "alloc_reuse")
+WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
+WORKLOAD_PARTS = ("request_path", "translate", "copy")
+PLOTS = ("gain", "transfer", "lookup", "allocation")
+
+
+# ---------------------------------------------------------------- figures as text
+
+def fmt_time(ns):
+    """3 significant digits in ns, µs, ms or s: '60.2 ns', '1.22 µs', '-57.0 ns'."""
+    a = abs(ns)
+    unit, scale = next((u, s) for u, s in (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+                       if a >= s or u == "ns")
+    v = ns / scale
+    digits = 0 if v == 0 else max(0, 2 - int(math.floor(math.log10(abs(v)))))
+    text = "%.*f" % (digits, v)
+    if float(text) != 0 and abs(float(text)) >= 1000 and unit != "s":
+        return fmt_time(math.copysign(1000 * scale, ns))  # 999.7 ns rounds to 1.00 µs
+    return "%s %s" % (text, unit)
+
+
+def fmt_gain(g):
+    return "%.2gx" % g if g < 0.1 else "%.2fx" % g if g < 10 else "%.1fx" % g if g < 100 else "%.0fx" % g
+
+
+def fmt_pct(share):
+    p = 100 * share
+    return "%.1f%%" % p if abs(p) < 10 else "%.0f%%" % p
+
+
+def fmt_size(kb):
+    return R.size_label(kb).replace("K", " KB").replace("M", " MB").replace("G", " GB")
+
+
+# ---------------------------------------------------------------- one comparison
+
+class Cmp:
+    """Mooncake's row against one flavour's for one question: a and b are results.Row
+    (b None: the flavour has no such row); kb: the question's size, if it has one."""
+
+    def __init__(self, label, flavour, a, b, kb=None):
+        self.label, self.flavour, self.a, self.b, self.kb = label, flavour, a, b, kb
+        self.p, self.sig = None, "-"
+
+    @property
+    def base(self):
+        return self.a.p50
+
+    @property
+    def other(self):
+        return self.b.p50
+
+    @property
+    def saved(self):
+        return self.base - self.other
+
+    @property
+    def share(self):
+        return self.saved / self.base
+
+    @property
+    def matters(self):
+        return abs(self.share) >= R.PRACTICAL_CHANGE
+
+    def significance(self):
+        reps = min(len(self.a.samples), len(self.b.samples))
+        if self.sig == R.TOO_FEW:
+            if reps == 1:
+                return "one repetition: significance not assessed"
+            return "%d repetitions: significance not assessed (%d needed)" % (reps, R.MIN_REPETITIONS)
+        return "%s (p = %s)" % (self.sig, R.fmt_p(self.p))
+
+    def verdict(self):
+        """One word on the change: faster, slower, no practical difference, or why not."""
+        if not self.matters:
+            return "no practical difference"
+        way = "faster" if self.saved > 0 else "slower"
+        if self.sig == "yes":
+            return way
+        if self.sig == "no":
+            return "%s by the medians (not significant)" % way
+        return "%s by the medians" % way
+
+    def cells(self):
+        return [self.label, fmt_time(self.base), TITLE[self.flavour], fmt_time(self.other),
+                fmt_gain(self.base / self.other), "%s (%s)" % (fmt_time(self.saved), fmt_pct(self.share)),
+                self.significance(), "yes" if self.matters else "no practical difference"]
+
+    def clause(self):
+        """'SHM-classic **faster**: saves 60.0 ns (12%, significant (p = 0.001))'"""
+        if self.saved >= 0:
+            change = "saves %s" % fmt_time(self.saved)
+        else:
+            change = "costs %s more" % fmt_time(-self.saved)
+        sig = "" if self.sig == R.TOO_FEW else ", %s" % self.significance().replace(
+            "yes (", "significant (").replace("no (", "not significant (")
+        return "%s **%s**: %s (%s%s)" % (TITLE[self.flavour], self.verdict(), change,
+                                         fmt_pct(abs(self.share)), sig)
+
+
+def sentences(cmps, what, unit):
+    """One line per question: Mooncake's figure, then each flavour's change."""
+    out = []
+    for label in OrderedDict.fromkeys(c.label for c in cmps):
+        group = [c for c in cmps if c.label == label]
+        line = "- %s (Mooncake %s %s): %s." % (what(group[0]), fmt_time(group[0].base), unit,
+                                              "; ".join(c.clause() for c in group))
+        untested = set(c.significance() for c in group if c.sig == R.TOO_FEW)
+        out.append(line + "".join(" %s%s." % (u[0].upper(), u[1:]) for u in sorted(untested)))
+    return out
+
+
+def judge(cmps):
+    """Significance of one table's comparisons, Holm's correction over the table."""
+    done = [c for c in cmps if c.b is not None]
+    for c, (p, sig) in zip(done, R.verdicts([(c.a, c.b) for c in done])):
+        c.p, c.sig = p, sig
+    return done
+
+
+HEADER = ["question", "Mooncake", "Flow-IPC", "its figure", "gain", "saved (share)", "significant",
+          "over %s?"]
+
+
+def table(cmps):
+    head = [h % fmt_pct(R.PRACTICAL_CHANGE) if "%" in h else h for h in HEADER]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.cells()) + " |" for c in cmps]
+    return lines
+
+
+def counter_row(row, counter):
+    """A results.Row of another counter (p99, p999) of row's repetitions, or None."""
+    values = [b.get(counter) for b in row.runs]
+    if not values or not all(R.number(v) and v > 0 for v in values):
+        return None
+    out = R.Row(row.name + " " + counter)
+    out.samples = [float(v) for v in values]
+    return out
+
+
+# ---------------------------------------------------------------- the folder
+
+class Folder:
+    """The JSON files of a run_all.sh --system folder, each read by results.py's checked
+    reader: files[bench][system] = (rows, context)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.files = OrderedDict()
+        for key, file in R.folder_files(path).items():
+            bench, system = R.split_key(key)
+            if system:
+                self.files.setdefault(bench, OrderedDict())[system] = R.load(file)
+        for system in R.SYSTEMS:  # a workload run of its own, if there is one
+            file = os.path.join(path, "workload_%s.json" % system)
+            if os.path.isfile(file):
+                self.files.setdefault("workload", OrderedDict())[system] = R.load(file)
+        have = set(s for by in self.files.values() for s in by)
+        if BASE not in have:
+            raise R.BadInput("%s: no mooncake results (BENCH_mooncake.json): not a run_all.sh --system folder" % path)
+        self.flavours = [f for f in FLAVOURS if f in have]
+        if not self.flavours:
+            raise R.BadInput("%s: no Flow-IPC results (BENCH_flowipc_*.json) beside mooncake's" % path)
+
+    def rows(self, bench, system):
+        return self.files.get(bench, {}).get(system, (OrderedDict(), {}))[0]
+
+    def contexts(self):
+        return [(b, s, ctx) for b, by in self.files.items() for s, (_, ctx) in by.items()]
+
+    def ran(self, bench):
+        return BASE in self.files.get(bench, {})
+
+
+def sizes_of(rows, step, prefix):
+    pat = re.compile(r"^%s/%s/size_kb:(\d+)$" % (re.escape(prefix), re.escape(step)))
+    return sorted(int(m.group(1)) for m in (pat.match(n) for n in rows) if m)
+
+
+def question_sizes(measured):
+    """The question sizes measured, else the smallest and largest measured."""
+    sizes = [s for s in QUESTION_SIZES_KB if s in measured]
+    return sizes or sorted(set(measured[:1] + measured[-1:]))
+
+
+def who(folder, what):
+    """'Mooncake: X; SHM-classic: Y.' of the systems in the folder (what: Mooncake's, then
+    each flavour's of FLAVOURS)."""
+    systems = (BASE,) + FLAVOURS
+    return "; ".join("%s: %s" % (TITLE[s], w) for s, w in zip(systems, what)
+                     if s == BASE or s in folder.flavours) + "."
+
+
+def compare_rows(folder, bench, name, label, kb=None):
+    base = folder.rows(bench, BASE).get(name)
+    if base is None:
+        return []
+    return [Cmp(label, f, base, folder.rows(bench, f).get(name), kb) for f in folder.flavours]
+
+
+# ---------------------------------------------------------------- the questions
+
+def render(title, legend, cmps, what, unit="per operation"):
+    """A question's section: its table, what is missing, and a line per question."""
+    missing = [c for c in cmps if c.b is None]
+    done = judge(cmps)
+    out = ["## " + title, "", legend, ""]
+    if done:
+        out += table(done) + [""]
+    if missing:
+        out += ["Not measured for %s: %s." % (TITLE[c.flavour], c.label) for c in missing] + [""]
+    if done:
+        out += ["What this means:", ""] + sentences(done, what, unit)
+    return out + [""]
+
+
+def not_run(title, why):
+    return ["## " + title, "", "Not run: %s." % why, ""]
+
+
+def per_block(folder):
+    title = "Per block: alloc, free, alloc_reuse inside registered memory"
+    if not folder.ran("allocation"):
+        return not_run(title, "no allocation_mooncake.json in this folder"), []
+    sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "alloc", "shm_alloc"))
+    cmps = [c for kb in sizes for step in BLOCK_STEPS
+            for c in compare_rows(folder, "allocation", "shm_alloc/%s/size_kb:%d" % (step, kb),
+                                  "%s, %s" % (step, fmt_size(kb)))]
+    legend = who(folder, ("Mooncake Store's OffsetAllocator", "boost.interprocess rbtree_best_fit in its pool",
+                          "mallocx/dallocx over its SHM pools")) + \
+        " Time per operation (rows shm_alloc/STEP/size_kb:N of allocation_SYSTEM.json)."
+    return render(title, legend, cmps, lambda c: c.label), cmps
+
+
+def registration(folder):
+    title = "Per registration: a buffer or pool made and known (one-off)"
+    if not folder.ran("allocation"):
+        return not_run(title, "no allocation_mooncake.json in this folder"), []
+    sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "register", "shm_alloc"))
+    cmps = [c for kb in sizes for c in compare_rows(folder, "allocation", "shm_alloc/register/size_kb:%d" % kb,
+                                                    "register, %s" % fmt_size(kb), kb)]
+    legend = who(folder, ("createSharedMemory per buffer", "its one pool", "its arena and SHM pools")) + \
+        " Time per buffer or pool (rows shm_alloc/register/size_kb:N)."
+    return render(title, legend, cmps, lambda c: c.label, "once"), cmps
+
+
+def attach_total(row):
+    """A Row whose samples are each repetition's total: attaches (iterations) x p50."""
+    out = R.Row(row.name + " total")
+    out.samples = [float(b.get("iterations") or 0) * b["p50"] for b in row.runs]
+    out.count = statistics.median(float(b.get("iterations") or 0) for b in row.runs)
+    return out if all(s > 0 for s in out.samples) else None
+
+
+def first_attach(folder):
+    title = "First attach: what the receiver pays before its first request (one-off)"
+    if not folder.ran("lookup"):
+        return not_run(title, "no lookup_mooncake.json in this folder"), []
+    cmps = []
+    for name, row in folder.rows("lookup", BASE).items():
+        middle, arg_name, arg, _ = R.parts(name)
+        if middle != ["attach"] or attach_total(row) is None:
+            continue
+        others = [folder.rows("lookup", f).get(name) for f in folder.flavours]
+        label = "attach, %s %s" % (arg, arg_name)
+        cmps += [Cmp(label, f, attach_total(row), attach_total(o) if o else None)
+                 for f, o in zip(folder.flavours, others)]
+    if not cmps:
+        return not_run(title, "lookup_mooncake.json has no attach row"), []
+    counts = ["%s %g" % (TITLE[s], t.count) for s in [BASE] + folder.flavours
+              for n, r in folder.rows("lookup", s).items() if R.parts(n)[0] == ["attach"]
+              for t in [attach_total(r)] if t]
+    legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool", "each pool")) + \
+        (" Figure: the receiver's total, attaches x p50 per attach (rows shm_lookup/attach/segments:N "
+         "of lookup_SYSTEM.json; Flow-IPC's need --peer_process). Attaches: %s." % ", ".join(counts))
+    return render(title, legend, cmps, lambda c: c.label, "once"), cmps
+
+
+def per_request(folder):
+    title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+    if not folder.ran("transfer"):
+        return not_run(title, "no transfer_mooncake.json in this folder"), []
+    measured = sizes_of(folder.rows("transfer", BASE), "request", "shm_transfer")
+    if not measured:
+        return not_run(title, "transfer_mooncake.json has no request row (a --system run writes them)"), []
+    cmps = [c for kb in QUESTION_SIZES_KB if kb in measured
+            for c in compare_rows(folder, "transfer", "shm_transfer/request/size_kb:%d" % kb,
+                                  "request, %s" % fmt_size(kb), kb)]
+    absent = [fmt_size(kb) for kb in QUESTION_SIZES_KB if kb not in measured]
+    legend = ("The whole request: the request path both designs keep, each system's translation "
+              "and the copy (rows shm_transfer/request/size_kb:N of transfer_SYSTEM.json).")
+    if absent:
+        legend += " Not measured in this run: %s (its sizes: %s to %s)." % (
+            ", ".join(absent), fmt_size(measured[0]), fmt_size(measured[-1]))
+    return render(title, legend, cmps, lambda c: "%s request" % fmt_size(c.kb), "per request"), cmps
+
+
+def workload_rows(folder, system):
+    """OrderedDict workload -> {part: Row} of a system's workload rows (transfer file or a
+    workload file of their own)."""
+    out = OrderedDict()
+    for bench in ("transfer", "workload"):
+        for name, row in folder.rows(bench, system).items():
+            m = WORKLOAD.match(name)
+            if m:
+                out.setdefault(m.group("what"), OrderedDict())[m.group("part")] = row
+    return out
+
+
+def workload_cmps(what, req, others):
+    """The request's p50, p99 and p999 of one workload, Mooncake's against each flavour's."""
+    cmps = []
+    for counter in ("p50", "p99", "p999"):
+        a = req if counter == "p50" else counter_row(req, counter)
+        for f, rows in others.items():
+            b = rows.get(what, {}).get("request")
+            if a is not None:
+                b = b if counter == "p50" or b is None else counter_row(b, counter)
+                cmps.append(Cmp("%s request %s" % (what, counter), f, a, b))
+    return cmps
+
+
+def workload_share(what, system, parts):
+    """'model:X, Mooncake: request_path 54%, translate 2.1%, copy 38% of the request p50.'"""
+    return "%s, %s: %s of the request p50." % (what, TITLE[system], ", ".join(
+        "%s %s" % (p, fmt_pct(parts[p].p50 / parts["request"].p50)) for p in WORKLOAD_PARTS if p in parts))
+
+
+def workloads(folder):
+    title = "Per KV-cache workload: per-request p50, p99, p99.9"
+    base = workload_rows(folder, BASE)
+    if not base:
+        return ["## " + title, "", "The KV-cache workload was not run: no shm_transfer/workload/... rows "
+                "in this folder.", ""], []
+    others = OrderedDict((f, workload_rows(folder, f)) for f in folder.flavours)
+    cmps, shares = [], []
+    for what, parts in base.items():
+        if "request" not in parts:
+            continue
+        cmps += workload_cmps(what, parts["request"], others)
+        shares += [workload_share(what, s, rows[what]) for s, rows in [(BASE, base)] + list(others.items())
+                   if "request" in rows.get(what, {})]
+    legend = ("Requests replayed from the workload (rows shm_transfer/workload/PART/model:PRESET): per "
+              "request, the request path, each descriptor's translation and copy.")
+    out = render(title, legend, cmps, lambda c: c.label, "per request")
+    return out[:-1] + ["", "Parts:", ""] + ["- " + s for s in shares] + [""], cmps
+
+
+def break_even(extra, saving):
+    """'after N' operations, 'never', or 'at once' (no extra one-off to pay back)."""
+    if extra <= 0:
+        return "at once"
+    if saving <= 0:
+        return "never"
+    return "after {:,}".format(int(math.ceil(extra / saving)))
+
+
+def cycle_saving(folder, flavour, kb):
+    """Mooncake's alloc + free p50 minus the flavour's at kb (None if a row is missing)."""
+    total = {}
+    for s in (BASE, flavour):
+        rows = folder.rows("allocation", s)
+        got = [rows.get("shm_alloc/%s/size_kb:%d" % (step, kb)) for step in ("alloc", "free")]
+        if None in got:
+            return None
+        total[s] = sum(r.p50 for r in got)
+    return total[BASE] - total[flavour]
+
+
+def one_off_line(c, againsts):
+    """A line: the flavour's extra one-off and when each per-operation saving pays it back."""
+    extra = -c.saved
+    if extra <= 0:
+        than = "the same as Mooncake's" if extra == 0 else "%s less than Mooncake's" % fmt_time(-extra)
+        return "- %s, %s: costs %s: nothing to pay back." % (c.label, TITLE[c.flavour], than)
+    parts = []
+    for what, saving, note in againsts:
+        if saving < 0:
+            parts.append("never by %s (%s more each%s)" % (what, fmt_time(-saving), note))
+        elif saving == 0:
+            parts.append("never by %s (the same each%s)" % (what, note))
+        else:
+            parts.append("%s %s (%s saved each%s)" % (break_even(extra, saving), what, fmt_time(saving), note))
+    return "- %s, %s: costs %s more than Mooncake's; paid back: %s." % (
+        c.label, TITLE[c.flavour], fmt_time(extra),
+        "; ".join(parts) if parts else "by nothing measured in this folder")
+
+
+def saving_note(c):
+    """What weakens a per-request saving a break-even rests on: ', not significant', ..."""
+    notes = ([] if c.matters else ["under the %s threshold" % fmt_pct(R.PRACTICAL_CHANGE)]) + \
+        (["not significant"] if c.sig == "no" else [])
+    return "".join(", " + n for n in notes)
+
+
+def break_evens(folder, register, attach, request):
+    out = ["## Break-even of the one-off costs", "",
+           "When a flavour's one-off cost exceeds Mooncake's, the number of operations whose saving "
+           "pays the difference back (the difference / the saving per operation, rounded up); never "
+           "when that operation saves nothing.", ""]
+    register, attach, request = ([c for c in cs if c.b is not None] for cs in (register, attach, request))
+    req = OrderedDict(((c.flavour, c.kb), ("requests of %s" % fmt_size(c.kb), c.saved, saving_note(c)))
+                      for c in request)
+    for c in register:
+        againsts = []
+        cyc = cycle_saving(folder, c.flavour, c.kb)
+        if cyc is not None:
+            againsts.append(("blocks of %s (alloc + free)" % fmt_size(c.kb), cyc, ""))
+        if (c.flavour, c.kb) in req:
+            againsts.append(req[(c.flavour, c.kb)])
+        out.append(one_off_line(c, againsts))
+    for c in attach:
+        out.append(one_off_line(c, [r for (f, _), r in req.items() if f == c.flavour]))
+    if not (register or attach):
+        out.append("No one-off cost measured for both Mooncake and a Flow-IPC flavour.")
+    return out + [""]
+
+
+# ---------------------------------------------------------------- the run, the plots
+
+def distinct(ctxs, key):
+    """OrderedDict value -> [file keys] of a context key over the files (absent: left out)."""
+    out = OrderedDict()
+    for bench, system, ctx in ctxs:
+        if key in ctx:
+            out.setdefault(str(ctx[key]), []).append("%s_%s" % (bench, system))
+    return out
+
+
+def one_or_each(ctxs, key, show=lambda v: v):
+    """A context value, or each value with the files it came from when they differ."""
+    got = distinct(ctxs, key)
+    if len(got) <= 1:
+        return show(next(iter(got), "not recorded"))
+    return "DIFFERS: " + "; ".join("%s (%s)" % (show(v), ", ".join(files)) for v, files in got.items())
+
+
+def flags_of(ctx):
+    return re.sub(r"\s*\bsystem=\S*", "", str(ctx.get("flags", ""))).strip()
+
+
+def run_section(folder):
+    ctxs = folder.contexts()
+    out = ["## The run", ""]
+    out.append("- Machine: %s; CPU %s, %s cpus, %s MHz; kernel %s; clocksource %s; governor %s; "
+               "transparent hugepages %s, shmem %s" % tuple(one_or_each(ctxs, k) for k in (
+                   "host_name", "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "clocksource",
+                   "cpu_governor", "thp_enabled", "thp_shmem_enabled")))
+    out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
+        "git_commit", "build_type", "compiler", "build_flags")))
+    dates = sorted(d for _, _, c in ctxs for d in (c.get("repetition_dates") or [c.get("date")]) if d)
+    loads = [la[0] for _, _, c in ctxs for la in (c.get("repetition_load_avg") or [c.get("load_avg")])
+             if isinstance(la, list) and la and R.number(la[0])]
+    out.append("- Measured: %s to %s; load average (1 min) at the start of the runs: %s to %s" % (
+        dates[0] if dates else "?", dates[-1] if dates else "?",
+        "%g" % min(loads) if loads else "?", "%g" % max(loads) if loads else "?"))
+    reps = []
+    for bench, by in folder.files.items():
+        counts = OrderedDict((s, max(len(r.samples) for r in rows.values())) for s, (rows, _) in by.items())
+        same = len(set(counts.values())) == 1
+        reps.append("%s %s" % (bench, next(iter(counts.values())) if same else
+                               ", ".join("%s %d" % (TITLE[s], n) for s, n in counts.items())))
+    inter = any(c.get("repetitions_interleaved") for _, _, c in ctxs)
+    out.append("- Repetitions per system: %s%s" % ("; ".join(reps), (
+        " (interleaved: each repetition a run of its own, the systems in turn)" if inter else "")))
+    out.append("- Flags (each binary, system= aside):")
+    for bench, by in folder.files.items():
+        got = OrderedDict()
+        for s, (_, ctx) in by.items():
+            got.setdefault(flags_of(ctx), []).append(TITLE[s])
+        for flags, systems in got.items():
+            who = "" if len(got) == 1 else " (%s)" % ", ".join(systems)
+            out.append("  - %s%s: `%s`" % (bench, who, flags.replace("`", "'")))
+    return out + [""]
+
+
+def plots_section(folder):
+    names = [p + ".png" for p in PLOTS if os.path.isfile(os.path.join(folder.path, p + ".png"))]
+    names += sorted(n for n in os.listdir(folder.path) if n.endswith(".png") and n not in names)
+    out = ["## Plots", ""]
+    if not names:
+        return out + ["No plots in this folder: ./scripts/plot.sh on it makes them.", ""]
+    from urllib.parse import quote
+    for n in names:
+        out += ["![%s](%s)" % (n[:-4].replace("]", ""), quote(n)), ""]
+    return out
+
+
+def intro(folder):
+    return ["# shmbench verdict: Mooncake against Flow-IPC (%s)" % ", ".join(TITLE[f] for f in folder.flavours),
+            "",
+            "Generated by scripts/report.sh from the JSON files of `%s`: every figure below comes from "
+            "them. A figure is the median of the repetitions' p50s (a row's p50 with one repetition). "
+            "gain = Mooncake / Flow-IPC (above 1: Flow-IPC is faster); saved = Mooncake - Flow-IPC "
+            "(negative: Flow-IPC costs more), share = saved / Mooncake's figure. significant: two-sided "
+            "Mann-Whitney U-test on the repetitions' p50s, at %.2f over each table (Holm's correction), "
+            "with at least %d repetitions of each system. Large enough to matter: a share of at least "
+            "%s; under it, no practical difference."
+            % (os.path.basename(os.path.abspath(folder.path)), R.ALPHA, R.MIN_REPETITIONS,
+               fmt_pct(R.PRACTICAL_CHANGE)), ""]
+
+
+def glance(folder, sections):
+    """Per question, how many of its comparisons read faster, slower, no practical difference..."""
+    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below.", "",
+           "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
+           "|---|" + "---|" * len(folder.flavours)]
+    for lines, cmps in sections:
+        cells = []
+        for f in folder.flavours:
+            words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
+            cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
+                         ("not measured" if cmps else "not run"))
+        out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
+    return out + [""]
+
+
+def report(path):
+    folder = Folder(path)
+    sections = [per_block(folder), registration(folder), first_attach(folder), per_request(folder),
+                workloads(folder)]
+    text = intro(folder) + glance(folder, sections) + run_section(folder)
+    for lines, _ in sections:
+        text += lines
+    text += break_evens(folder, sections[1][1], sections[2][1], sections[3][1]) + plots_section(folder)
+    out = os.path.join(path, "report.md")
+    tmp = out + ".partial"
+    with open(tmp, "w") as f:
+        f.write(re.sub(r"\n{3,}", "\n\n", "\n".join(text)).rstrip("\n") + "\n")
+    os.replace(tmp, out)
+    print(out)
+    return 0
+
+
+# ---------------------------------------------------------------- merge
+
+METRICS = ("real_time", "cpu_time", "min", "stddev", "p50", "p90", "p99", "p999", "max",
+           "items_per_second", "bytes_per_second", "speedup")  # the binaries' aggregated fields
+
+
+def aggregates(name, reps):
+    """Google Benchmark's mean, median, stddev, cv rows of one row's repetitions, the fields
+    the binaries aggregate (src/report.c)."""
+    out = []
+    for agg in ("mean", "median", "stddev", "cv"):
+        b = OrderedDict((k, v) for k, v in reps[0].items() if k != "repetition_index")
+        b["name"] = "%s_%s" % (name, agg)
+        b["run_type"] = "aggregate"
+        b["aggregate_name"] = agg
+        b["aggregate_unit"] = "percentage" if agg == "cv" else "time"
+        b["iterations"] = sum(r.get("iterations", 0) for r in reps)
+        for k in METRICS:
+            values = [r.get(k) for r in reps]
+            if not all(R.number(v) for v in values):
+                b.pop(k, None)
+                continue
+            mean = statistics.fmean(values)
+            sd = statistics.stdev(values)
+            b[k] = {"mean": mean, "median": statistics.median(values), "stddev": sd,
+                    "cv": sd / mean if mean else 0.0}[agg]
+        out.append(b)
+    return out
+
+
+def read_reps(paths):
+    """The JSON documents of one-repetition runs of one binary, system and machine."""
+    docs = []
+    for p in paths:
+        text = R.read(p)
+        R.parse_json(p, text)
+        d = json.loads(text, object_pairs_hook=OrderedDict)
+        names = [b["name"] for b in d["benchmarks"]]
+        if any(b.get("run_type") == "aggregate" for b in d["benchmarks"]) or len(set(names)) != len(names):
+            raise R.BadInput("%s: a run of more than one repetition: merge takes runs of one" % p)
+        for key in ("executable", "system", "host_name"):
+            if docs and d["context"].get(key) != docs[0]["context"].get(key):
+                raise R.BadInput("%s: its %s differs from %s's" % (p, key, paths[0]))
+        docs.append(d)
+    return docs
+
+
+def merge(out, paths):
+    """Each row's repetitions in turn, then its aggregates, as a --repetitions=N run writes
+    them; a row some repetition lacks keeps the repetitions that have it."""
+    docs = read_reps(paths)
+    n = len(docs)
+    ctx = OrderedDict(docs[0]["context"])
+    ctx["flags"] = re.sub(r"\brepetitions=\d+", "repetitions=%d" % n, str(ctx.get("flags", "")))
+    ctx["repetitions_interleaved"] = True
+    ctx["repetition_dates"] = [d["context"].get("date") for d in docs]
+    ctx["repetition_load_avg"] = [d["context"].get("load_avg") for d in docs]
+    by_name = OrderedDict()
+    for k, d in enumerate(docs):
+        for b in d["benchmarks"]:
+            b = OrderedDict(b)
+            b["repetitions"], b["repetition_index"] = n, k
+            by_name.setdefault(b["name"], []).append(b)
+    rows = []
+    for name, reps in by_name.items():
+        rows += reps + (aggregates(name, reps) if len(reps) > 1 else [])
+    tmp = out + ".partial"
+    with open(tmp, "w") as f:
+        f.write('{\n  "context": %s,\n  "benchmarks": [\n%s\n  ]\n}\n' % (
+            json.dumps(ctx), ",\n".join("    " + json.dumps(b) for b in rows)))
+    os.replace(tmp, out)
+    return 0
+
+
+def run(argv):
+    if len(argv) == 3 and argv[1] == "report":
+        if not os.path.isdir(argv[2]):
+            raise R.BadInput("%s: not a folder" % argv[2])
+        return report(argv[2])
+    if len(argv) >= 4 and argv[1] == "merge":
+        return merge(argv[2], argv[3:])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+def main(argv):
+    prog = "verdict.py"
+    if len(argv) > 1 and argv[1].startswith("--as="):
+        prog = argv.pop(1)[len("--as="):]
+    try:
+        return run(argv)
+    except R.BadInput as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 2
+    except OSError as e:
+        sys.stderr.write("%s: cannot write %s: %s\n" % (prog, e.filename, e.strerror))
+        return 1
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.exit(main(sys.argv))
