@@ -46,7 +46,10 @@ DEFINE_string(granularity, "layer",
               "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
               "holding all layers (block)");
 DEFINE_int64(requests, 100, "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
-DEFINE_int64(max_request_mb, 256,
+DEFINE_string(write_trace, "",
+              "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
+              "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
+DEFINE_int64(max_request_mb, 1024,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
 
@@ -166,6 +169,27 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
     };
 }
 
+// --write_trace: the stream as a trace file (a temporary file renamed into
+// place, so that a failed write leaves no half file).
+int WriteTrace(const shmb_workload_stream_t& stream)
+{
+    const std::string tmp = FLAGS_write_trace + ".tmp";
+    FILE* out = std::fopen(tmp.c_str(), "w");
+    if (!out)
+        shmb::FlagError("write_trace", FLAGS_write_trace, std::string("cannot be written: ") + std::strerror(errno));
+    uint64_t next_id = 0;
+    int ret = 0;
+    for (size_t i = 0; i < stream.n && ret == 0; i++) {
+        ret = shmb_workload_write_line(out, &stream.v[i], next_id);
+        next_id += stream.v[i].hash_ids;
+    }
+    if (std::fclose(out) != 0 || ret < 0 || std::rename(tmp.c_str(), FLAGS_write_trace.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        shmb::FlagError("write_trace", FLAGS_write_trace, "writing it failed (no space, or no permission?)");
+    }
+    return 0;
+}
+
 // Refuses a run whose src and dst do not fit in /dev/shm's free space.
 void CheckWorkloadSpace(uint64_t need)
 {
@@ -203,10 +227,11 @@ int RunWorkload(const std::string& methods)
     wc.timer_overhead_ns = shmb::TimerOverheadNs();
     wc.shm_prefix = FLAGS_shm_prefix.c_str();
     const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
-    shmb::WarnIfOversubscribed(wc.threads);
 
     shmb_workload_stream_t stream = {};
     ReadStream(&stream, requests);
+    if (!FLAGS_write_trace.empty())
+        return WriteTrace(stream);
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
@@ -214,6 +239,7 @@ int RunWorkload(const std::string& methods)
                             ", all layers) does not fit: raise it or lower --block_tokens");
     CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
 
+    shmb::WarnIfOversubscribed(wc.threads);
     const int named = shmb_path_system(FLAGS_system.c_str());
     shmb_rows_t rows = {};
     shmb::RunRepetitions(nullptr, "a check failed", "the workload replay", [&](int rep, char* why, size_t cap) {
