@@ -49,7 +49,7 @@ DEFINE_int64(requests, 100, "With --workload: requests to replay, at most (synth
 DEFINE_string(write_trace, "",
               "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
               "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
-DEFINE_int64(max_request_mb, 1024,
+DEFINE_int64(max_request_mb, 256,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
 
@@ -190,15 +190,21 @@ int WriteTrace(const shmb_workload_stream_t& stream)
     return 0;
 }
 
-// Refuses a run whose src and dst do not fit in /dev/shm's free space.
+// Refuses a run whose src and dst do not fit in /dev/shm's free space, or
+// in what the memory cgroup may still charge (SHM pages count there too).
 void CheckWorkloadSpace(uint64_t need)
 {
     int64_t total, avail;
-    if (shmb_sysinfo_fs_space("/dev/shm", &total, &avail) != 0 || static_cast<uint64_t>(avail) >= need)
-        return;
-    shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
-                    "the replay needs " + Mib(static_cast<double>(need)) + " of /dev/shm (src and dst of the "
-                    "largest request) but only " + Mib(static_cast<double>(avail)) + " is free; lower it");
+    const char* where = nullptr;
+    if (shmb_sysinfo_fs_space("/dev/shm", &total, &avail) == 0 && static_cast<uint64_t>(avail) < need)
+        where = "of /dev/shm";
+    else if ((avail = shmb_sysinfo_cgroup_memory_free()) >= 0 && static_cast<uint64_t>(avail) < need)
+        where = "of memory in this process's cgroup (memory.max - memory.current)";
+    if (where)
+        shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
+                        "the replay needs " + Mib(static_cast<double>(need)) + " " + where +
+                            " (src and dst of the largest request) but only " + Mib(static_cast<double>(avail)) +
+                            " is free; lower it");
 }
 
 int RunWorkload(const std::string& methods)
