@@ -81,8 +81,9 @@ size_t shmb_report_base_name(const shmb_report_t *report, const shmb_row_t *row,
         if (parts[i][0] && n < cap)
             n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "/" : "", parts[i]);
     if (n < cap)
-        n += row->arg_text[0] ? (size_t)snprintf(buf + n, cap - n, "/%s:%s", row->arg_name, row->arg_text)
-                              : (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
+        n += row->arg_text[0]
+                 ? (size_t)snprintf(buf + n, cap - n, "/%s:%s", row->arg_name, row->arg_text)
+                 : (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
     if (row->threads > 1 && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, "/threads:%d", row->threads);
     return n < cap ? n : cap - 1;

@@ -162,8 +162,8 @@ static void test_parse_good(void **state)
     assert_int_equal(r.input_length, 6955);
     assert_int_equal(r.output_length, 52);
     assert_int_equal(r.hash_ids, 3);
-    assert_int_equal(parse(" {\"hash_ids\":[],\"output_length\":0,\"input_length\":1,\"timestamp\":18446744073709551615}\r",
-                           &r, what, sizeof(what)), 0);
+    assert_int_equal(parse(" {\"hash_ids\":[],\"output_length\":0,\"input_length\":1,"
+                           "\"timestamp\":18446744073709551615}\r", &r, what, sizeof(what)), 0);
     assert_int_equal(r.hash_ids, 0);
     assert_true(r.timestamp_ms == UINT64_MAX);
 }

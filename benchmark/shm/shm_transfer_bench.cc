@@ -40,12 +40,15 @@ DEFINE_string(workload, "",
               "Replay a KV-cache workload instead of the size sweep: synthetic (Poisson arrivals, input lengths "
               "as Mooncake's conversation trace, --seed), or a trace file in Mooncake's JSONL format; per "
               "system (--system, or each in turn), rows per request (docs/workload.md)");
-DEFINE_string(model, "llama3_8b", "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
-DEFINE_int64(block_tokens, 512, "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
+DEFINE_string(model, "llama3_8b",
+              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
+DEFINE_int64(block_tokens, 512,
+             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
 DEFINE_string(granularity, "layer",
               "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
               "holding all layers (block)");
-DEFINE_int64(requests, 100, "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
+DEFINE_int64(requests, 100,
+             "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
 DEFINE_string(write_trace, "",
               "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
               "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
@@ -115,8 +118,8 @@ void ReadStream(shmb_workload_stream_t* stream, uint64_t requests)
     }
     FILE* in = std::fopen(FLAGS_workload.c_str(), "r");
     if (!in)
-        shmb::FlagError("workload", FLAGS_workload, std::string("synthetic, or a trace file; this one cannot be read: ") +
-                                                        std::strerror(errno));
+        shmb::FlagError("workload", FLAGS_workload,
+                        std::string("synthetic, or a trace file; this one cannot be read: ") + std::strerror(errno));
     shmb_workload_error_t err;
     int ret = shmb_workload_read(in, requests, stream, &err);
     std::fclose(in);
@@ -145,8 +148,9 @@ std::string Mib(double bytes)
 std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
 {
     const shmb_workload_model_t* m = wc.shape.model;
-    const std::string shape = m->latent_dim ? "MLA latent " + std::to_string(m->latent_dim)
-                                            : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
+    const std::string shape = m->latent_dim
+                                  ? "MLA latent " + std::to_string(m->latent_dim)
+                                  : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
     const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
                                                              : "trace " + shmb::internal::Printable(FLAGS_workload);
     return {
