@@ -396,14 +396,16 @@ int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *ou
     ssize_t len;
     int ret = 0;
     memset(err, 0, sizeof(*err));
+    errno = 0;
     while ((max_requests == 0 || out->n - first < max_requests) && (len = getline(&buf, &bufcap, in)) >= 0) {
         err->line++;
         if ((ret = read_line(out, first, buf, (size_t)len, err)) < 0)
             break;
     }
+    const int read_errno = errno;
     free(buf);
     if (ret == 0 && ferror(in))
-        ret = -EIO;
+        ret = read_errno > 0 && read_errno != EINVAL ? -read_errno : -EIO;
     if (ret == 0 && out->n == first) {
         err->line = 0;
         snprintf(err->what, sizeof(err->what), "no request in the trace (an empty file)");

@@ -85,6 +85,7 @@ rc=$?
 
 # Bad flags: one line naming the flag, exit 2.
 expect_usage_error "$bin" workload --workload="$work/none.jsonl"
+expect_usage_error "$bin" workload --workload="$work"
 expect_usage_error "$bin" model --workload=synthetic --model=gpt4
 expect_usage_error "$bin" granularity --workload=synthetic --granularity=page
 expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0

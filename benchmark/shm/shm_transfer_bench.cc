@@ -126,8 +126,11 @@ void ReadStream(shmb_workload_stream_t* stream, uint64_t requests)
     if (ret == -EINVAL)
         shmb::internal::UsageError(shmb::internal::Printable(FLAGS_workload) +
                                    (err.line ? ":" + std::to_string(err.line) : std::string()) + ": " + err.what);
-    if (ret < 0)
+    if (ret == -ENOMEM)
         shmb::Fail(ret, "reading the trace");
+    if (ret < 0)
+        shmb::FlagError("workload", FLAGS_workload,
+                        std::string("synthetic, or a trace file; reading this one failed: ") + std::strerror(-ret));
 }
 
 std::string Fixed(double v)

@@ -147,8 +147,9 @@ int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request
 /* Reads a trace, at most max_requests lines of it (0: all), appending to
  * out. Returns how many it read, or -EINVAL (a bad line, a line longer than
  * SHMB_WORKLOAD_MAX_LINE, a timestamp before the previous one, input_length
- * 0, no request at all: err says which line and what), -ENOMEM, or -EIO
- * (a read error). out is unchanged on error. */
+ * 0, no request at all: err says which line and what), -ENOMEM, or the
+ * read's -errno (-EIO if it set none; -EISDIR for a directory). out is
+ * unchanged on error. */
 int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err);
 
 /* Writes request r as one line of Mooncake's format, its hash ids
