@@ -81,7 +81,9 @@ size_t shmb_report_base_name(const shmb_report_t *report, const shmb_row_t *row,
         if (parts[i][0] && n < cap)
             n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "/" : "", parts[i]);
     if (n < cap)
-        n += (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
+        n += row->arg_text[0]
+                 ? (size_t)snprintf(buf + n, cap - n, "/%s:%s", row->arg_name, row->arg_text)
+                 : (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
     if (row->threads > 1 && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, "/threads:%d", row->threads);
     return n < cap ? n : cap - 1;
@@ -98,6 +100,7 @@ void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, ch
 int shmb_report_same_name(const shmb_row_t *a, const shmb_row_t *b)
 {
     return a->arg == b->arg && a->threads == b->threads && strcmp(a->variant, b->variant) == 0 &&
+           strcmp(a->arg_text, b->arg_text) == 0 &&
            strcmp(a->step, b->step) == 0 && strcmp(a->arg_name, b->arg_name) == 0;
 }
 

@@ -62,7 +62,12 @@ static void format_cell(char *buf, const shmb_row_t *row, enum column c, int pre
     }
     switch (c) {
     case COL_ARG_NAME: snprintf(buf, CELL, "%s", row->arg_name); break;
-    case COL_ARG: snprintf(buf, CELL, "%llu", (unsigned long long)row->arg); break;
+    case COL_ARG:
+        if (row->arg_text[0])
+            snprintf(buf, CELL, "%s", row->arg_text);
+        else
+            snprintf(buf, CELL, "%llu", (unsigned long long)row->arg);
+        break;
     case COL_VARIANT: snprintf(buf, CELL, "%s", row->variant); break;
     case COL_STEP: snprintf(buf, CELL, "%s", row->step); break;
     case COL_THREADS: snprintf(buf, CELL, "%d", row->threads); break;
@@ -389,8 +394,10 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
 }
 
 /* Cells of a column are padded to a width that depends only on the column,
- * never on the figures, so two runs' tables line up and diff figure by figure. */
-static size_t column_width(enum column c, const char *header)
+ * never on the figures, so two runs' tables line up and diff figure by figure.
+ * A table whose argument is a name (a workload's model) has room for the name
+ * and for a system in the step column. */
+static size_t column_width(enum column c, const char *header, int arg_is_name)
 {
     static const size_t width[] = {
         [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 11,
@@ -399,8 +406,10 @@ static size_t column_width(enum column c, const char *header)
         [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
         [COL_NOTE] = 0,
     };
-    size_t h = strlen(header);
-    return width[c] > h ? width[c] : h;
+    size_t h = strlen(header), w = width[c];
+    if (arg_is_name && (c == COL_ARG || c == COL_STEP))
+        w = 16;
+    return w > h ? w : h;
 }
 
 int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
@@ -422,7 +431,7 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
             else
                 format_cell(cell, order[i - 1], cols[c], 0);
             len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ",
-                                    (int)column_width(cols[c], headers[c]), cell);
+                                    (int)column_width(cols[c], headers[c], n && order[0]->arg_text[0]), cell);
         }
         while (len > 0 && line[len - 1] == ' ')
             len--;

@@ -141,7 +141,7 @@ static int verify_translations(run_t *r)
  * and as the translate row times it: the request's keys for every path
  * (mooncake reads addr and len, flowipc_jemalloc dst's pool and offset,
  * flowipc_classic the offset), then the paths table's translation. */
-static int translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local)
+int shmb_transfer_translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local)
 {
     run_t *r = ctx;
     (void)target_id;
@@ -158,7 +158,7 @@ static int translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t 
 }
 
 /* The request's copy (hooks->copy), with the method of the row. */
-static void copy_request(void *ctx, void *dst, const void *src, uint64_t len)
+void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t len)
 {
     run_t *r = ctx;
     shmb_copy_batch(r->crew, r->translation.copy, dst, src, (size_t)len, 1);
@@ -176,12 +176,13 @@ static void run_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint6
     if (part == SHMB_TRANSFER_TRANSLATE) {
         for (uint64_t i = 0; i < count; i++) {
             void *d = NULL;
-            t->missed += translate_dst(r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
-                         d != r->dst.addr;
+            t->missed +=
+                shmb_transfer_translate_dst(r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
+                d != r->dst.addr;
         }
         return;
     }
-    const shmb_mooncake_hooks_t hooks = {translate_dst, copy_request, r};
+    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, r};
     const int whole = part == SHMB_TRANSFER_REQUEST;
     const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
                                              t->remote_addr, size};
@@ -500,9 +501,7 @@ void shmb_transfer_bench_copier_stop(run_t *r)
     t->engine = NULL;
 }
 
-/* src and dst created, reserved, mapped, src filled and dst poisoned; the
- * copier started here or in the peer. */
-static int prepare(run_t *r, uint64_t max)
+int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
 {
     int ret = shmb_segment_create(&r->src, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
     if (ret < 0)
@@ -599,7 +598,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     run_t r;
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
-    int ret = prepare(&r, sizes[nsizes - 1]);
+    int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
     for (int i = 0; i < nsizes && ret == 0; i++)
         ret = measure_size(&r, rows, sizes[i], (shmb_copy_method_t)first_method);
     if (r.peer_holds) {

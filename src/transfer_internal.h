@@ -112,6 +112,18 @@ int shmb_transfer_bench_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, 
 int shmb_transfer_bench_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, void *dst, uint64_t size,
                                     uint64_t *ns);
 
+/* src and dst of max bytes created, reserved, mapped, src filled with the
+ * pattern and dst poisoned; the copier started here or in the peer; a first
+ * translation that missed dst is -EPROTO. The caller stops the copier and
+ * destroys the segments (as shmb_transfer_bench_run does), also on error. */
+int shmb_transfer_bench_prepare(shmb_transfer_run_t *r, uint64_t max);
+
+/* The request path's hooks (shmb_mooncake_hooks_t, ctx = the run): the
+ * system's translation of [addr, addr + len) of dst through the paths
+ * table, and the copy with r->translation.copy on r's crew. */
+int shmb_transfer_translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
+void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t len);
+
 /* Appends one sample to r->samples; -ENOMEM recorded as malloc. */
 int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 

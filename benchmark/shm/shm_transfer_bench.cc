@@ -3,6 +3,7 @@
 #include <string>
 
 #include "bench_common.h"
+#include "workload_run.h"
 
 SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
@@ -31,6 +32,25 @@ DEFINE_bool(peer_process, false,
             "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
             "them; this process creates and fills them and checks dst after each size and method. Rows keep "
             "their names, so compare.sh pairs them with an in-process run");
+DEFINE_string(workload, "",
+              "Replay a KV-cache workload instead of the size sweep: synthetic (Poisson arrivals, input lengths "
+              "as Mooncake's conversation trace, --seed), or a trace file in Mooncake's JSONL format; per "
+              "system (--system, or each in turn), rows per request (docs/workload.md)");
+DEFINE_string(model, "llama3_8b",
+              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
+DEFINE_int64(block_tokens, 512,
+             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
+DEFINE_string(granularity, "layer",
+              "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
+              "holding all layers (block)");
+DEFINE_int64(requests, 100,
+             "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
+DEFINE_string(write_trace, "",
+              "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
+              "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
+DEFINE_int64(max_request_mb, 256,
+             "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
+             "src and dst are the largest request's size");
 
 namespace {
 
@@ -78,6 +98,8 @@ int main(int argc, char** argv)
                "SHM copy bandwidth: memcpy and other copy kernels between two SHM segments.\n"
                "Usage: shm_transfer_bench [--flag=value ...]",
                __FILE__);
+    if (!FLAGS_workload.empty())
+        return shmb::RunWorkload(Methods());
 
     shmb_transfer_config_t cfg = {};
     const char* max_flag = nullptr;

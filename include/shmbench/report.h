@@ -47,6 +47,7 @@ typedef struct shmb_row {
     char step[32];           /* "shm_open"; "" when the bench has no steps */
     char arg_name[16];       /* "size_kb", "segments" */
     uint64_t arg;            /* the argument's value */
+    char arg_text[24];       /* the value when it is a name ("llama3_8b"): shown instead of arg; "" = arg */
     int threads;             /* 1 unless split across threads */
     int repetition;          /* 0-based index of the repetition */
     char aggregate[8];       /* "" for a measured row; "mean", "median", "stddev", "cv" */

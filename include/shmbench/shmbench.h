@@ -41,5 +41,6 @@
 #include "shmbench/stats.h"
 #include "shmbench/sysinfo.h"
 #include "shmbench/transfer_bench.h"
+#include "shmbench/workload.h"
 
 #endif

@@ -1,0 +1,221 @@
+// shm_transfer_bench --workload: the KV-cache replay's flags checked, its
+// stream read, the library's replay run per system and its rows written
+// (shmbench/workload.h; docs/workload.md). The flags are defined in
+// shm_transfer_bench.cc, so that --helpshort lists them with the binary's.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "bench_internal.h"
+#include "workload_run.h"
+
+DECLARE_string(workload);
+DECLARE_string(model);
+DECLARE_int64(block_tokens);
+DECLARE_string(granularity);
+DECLARE_int64(requests);
+DECLARE_string(write_trace);
+DECLARE_int64(max_request_mb);
+DECLARE_string(methods);
+DECLARE_int32(threads);
+DECLARE_int64(num_segments);
+DECLARE_string(mooncake_path);
+
+namespace shmb {
+
+namespace {
+
+// Sweep flags that mean nothing to a replay: refused when given.
+void RefuseSweepFlags()
+{
+    for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
+                             "time_per_size_ms", "cold", "peer_process", "verify_data"})
+        if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
+            shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
+                            "cannot be combined with --workload (every descriptor is verified; sizes come from "
+                            "the requests)");
+}
+
+// The stream: synthetic, or the trace's first --requests lines; a bad line
+// is "<file>:<line>: <what>", exit 2.
+void ReadStream(shmb_workload_stream_t* stream, uint64_t requests)
+{
+    if (FLAGS_workload == "synthetic") {
+        if (requests == 0)
+            shmb::FlagError("requests", "0", "a synthetic stream needs at least 1");
+        if (shmb_workload_synthetic(FLAGS_seed, requests, stream) < 0)
+            shmb::Fail(-ENOMEM, "generating the synthetic stream");
+        return;
+    }
+    FILE* in = std::fopen(FLAGS_workload.c_str(), "r");
+    if (!in)
+        shmb::FlagError("workload", FLAGS_workload,
+                        std::string("synthetic, or a trace file; this one cannot be read: ") + std::strerror(errno));
+    shmb_workload_error_t err;
+    int ret = shmb_workload_read(in, requests, stream, &err);
+    std::fclose(in);
+    if (ret == -EINVAL)
+        shmb::internal::UsageError(shmb::internal::Printable(FLAGS_workload) +
+                                   (err.line ? ":" + std::to_string(err.line) : std::string()) + ": " + err.what);
+    if (ret == -ENOMEM)
+        shmb::Fail(ret, "reading the trace");
+    if (ret < 0)
+        shmb::FlagError("workload", FLAGS_workload,
+                        std::string("synthetic, or a trace file; reading this one failed: ") + std::strerror(-ret));
+}
+
+std::string Fixed(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f", v);
+    return buf;
+}
+
+std::string Mib(double bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", bytes / 1048576.0);
+    return buf;
+}
+
+// The run's facts, one per header line (and in the JSON context's notes).
+std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
+{
+    const shmb_workload_model_t* m = wc.shape.model;
+    const std::string shape = m->latent_dim
+                                  ? "MLA latent " + std::to_string(m->latent_dim)
+                                  : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
+    const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
+                                                             : "trace " + shmb::internal::Printable(FLAGS_workload);
+    return {
+        "workload: " + source + ": " + std::to_string(t.requests) + " requests, arrivals over " +
+            std::to_string(t.span_ms) + " ms, replayed back to back (arrivals order them; nothing waits)",
+        "model: " + std::string(m->name) + " (" + std::to_string(m->layers) + " layers, " + shape + ", " +
+            std::to_string(m->dtype_bytes) + " B per element: " + std::to_string(shmb_workload_token_layer_bytes(m)) +
+            " B per token per layer; " + m->source + ")",
+        "fan-out: block_tokens=" + std::to_string(wc.shape.block_tokens) + " granularity=" +
+            shmb_workload_granularity_name(wc.shape.granularity) + ": every block of a request's input moves whole; " +
+            std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
+            std::to_string(wc.shape.max_request_bytes >> 20),
+        "per request: descriptors mean " + Fixed(t.descriptors_mean) + ", bytes mean " + Mib(t.bytes_mean) +
+            ", largest " + Mib(static_cast<double>(t.max_bytes)),
+        "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, no "
+        "translation, no copy; translate: the system's translation of every descriptor; copy: every descriptor's "
+        "copy; request: the request path calling both per descriptor; note: share of the request p50",
+        "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every descriptor's "
+        "bytes verified after each, every translation checked (untimed)",
+    };
+}
+
+// --write_trace: the stream as a trace file (a temporary file renamed into
+// place, so that a failed write leaves no half file).
+int WriteTrace(const shmb_workload_stream_t& stream)
+{
+    const std::string tmp = FLAGS_write_trace + ".tmp";
+    FILE* out = std::fopen(tmp.c_str(), "w");
+    if (!out)
+        shmb::FlagError("write_trace", FLAGS_write_trace, std::string("cannot be written: ") + std::strerror(errno));
+    uint64_t next_id = 0;
+    int ret = 0;
+    for (size_t i = 0; i < stream.n && ret == 0; i++) {
+        ret = shmb_workload_write_line(out, &stream.v[i], next_id);
+        next_id += stream.v[i].hash_ids;
+    }
+    if (std::fclose(out) != 0 || ret < 0 || std::rename(tmp.c_str(), FLAGS_write_trace.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        shmb::FlagError("write_trace", FLAGS_write_trace, "writing it failed (no space, or no permission?)");
+    }
+    return 0;
+}
+
+// Refuses a run whose src and dst do not fit in /dev/shm's free space, or
+// in what the memory cgroup may still charge (SHM pages count there too).
+void CheckWorkloadSpace(uint64_t need)
+{
+    int64_t total, avail;
+    const char* where = nullptr;
+    if (shmb_sysinfo_fs_space("/dev/shm", &total, &avail) == 0 && static_cast<uint64_t>(avail) < need)
+        where = "of /dev/shm";
+    else if ((avail = shmb_sysinfo_cgroup_memory_free()) >= 0 && static_cast<uint64_t>(avail) < need)
+        where = "of memory in this process's cgroup (memory.max - memory.current)";
+    if (where)
+        shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
+                        "the replay needs " + Mib(static_cast<double>(need)) + " " + where +
+                            " (src and dst of the largest request) but only " + Mib(static_cast<double>(avail)) +
+                            " is free; lower it");
+}
+
+}  // namespace
+
+int RunWorkload(const std::string& methods)
+{
+    RefuseSweepFlags();
+    shmb_workload_config_t wc = {};
+    if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
+        shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
+    wc.shape.block_tokens = shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
+    const int g = shmb_workload_granularity_parse(FLAGS_granularity.c_str());
+    if (g < 0)
+        shmb::FlagError("granularity", FLAGS_granularity, "layer or block");
+    wc.shape.granularity = static_cast<shmb_workload_granularity_t>(g);
+    wc.shape.max_request_bytes = shmb::CheckRange("max_request_mb", FLAGS_max_request_mb, 1, 1 << 20) << 20;
+    if (methods.find(',') != std::string::npos)
+        shmb::FlagError("methods", FLAGS_methods, "one method with --workload");
+    wc.method = SHMB_COPY_MEMCPY;
+    for (int m = 0; m < SHMB_COPY_METHODS; m++)
+        if (methods == shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)))
+            wc.method = static_cast<shmb_copy_method_t>(m);
+    wc.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
+    wc.cpu = FLAGS_cpu;
+    wc.num_segments = shmb::CheckRange("num_segments", FLAGS_num_segments, 1, SHMB_LOOKUP_MAX_SEGMENTS);
+    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &wc.mooncake_path) < 0)
+        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
+    wc.timer_overhead_ns = shmb::TimerOverheadNs();
+    wc.shm_prefix = FLAGS_shm_prefix.c_str();
+    const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
+
+    shmb_workload_stream_t stream = {};
+    ReadStream(&stream, requests);
+    if (!FLAGS_write_trace.empty())
+        return WriteTrace(stream);
+    shmb_workload_totals_t totals;
+    if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
+        shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
+                        "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
+                            ", all layers) does not fit: raise it or lower --block_tokens");
+    CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
+
+    shmb::WarnIfOversubscribed(wc.threads);
+    const int named = shmb_path_system(FLAGS_system.c_str());
+    shmb_rows_t rows = {};
+    shmb::RunRepetitions(nullptr, "a check failed", "the workload replay", [&](int rep, char* why, size_t cap) {
+        for (int s = named >= 0 ? named : 0; s < (named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS); s++) {
+            wc.system = static_cast<shmb_lookup_system_t>(s);
+            wc.name_system = named < 0;
+            wc.repetition = rep;
+            int ret = shmb_workload_run(&wc, &stream, &rows, why, cap);
+            if (ret < 0)
+                return ret;
+        }
+        return 0;
+    });
+    shmb_workload_stream_free(&stream);
+
+    std::vector<std::string> notes = WorkloadNotes(wc, totals);
+    shmb_report_t report = {};
+    report.bench = "shm_transfer/workload";
+    report.system = shmb::SystemLine(wc.mooncake_path);
+    report.variant_label = "part";
+    report.speedup_label = "speedup";
+    report.rate_is_bytes = 1;
+    for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
+        report.notes[i] = notes[i].c_str();
+    shmb::WriteReport(&report, &rows);
+    shmb_rows_free(&rows);
+    return 0;
+}
+
+}  // namespace shmb

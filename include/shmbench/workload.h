@@ -1,0 +1,231 @@
+/*
+ * workload: KV-cache workloads, so that "per request" means a real request:
+ * model presets (the KV bytes a token takes per layer), the descriptors a
+ * request fans out to (a block size in tokens, a transfer granularity), a
+ * request stream (synthetic, or a trace in Mooncake's published JSONL
+ * format), and the run that replays the stream through each system's path
+ * (src/transfer_workload.c, on the transfer driver's machinery).
+ *
+ * Sizes are bytes, times milliseconds in the trace, nanoseconds in rows.
+ * Functions return 0 (or a count) or -errno; out-params are written only on
+ * success; nothing here prints or exits.
+ */
+#ifndef SHMBENCH_WORKLOAD_H
+#define SHMBENCH_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shmbench/copy.h"
+#include "shmbench/lookup_bench.h"
+#include "shmbench/mooncake.h"
+#include "shmbench/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- model presets ---- */
+
+/* One model's KV cache. A token takes, per layer, K and V of kv_heads heads
+ * of head_dim elements (2 * kv_heads * head_dim * dtype_bytes), or with MLA
+ * one compressed latent of latent_dim elements (latent_dim * dtype_bytes). */
+typedef struct shmb_workload_model {
+    const char *name;     /* as in --model and in row names: "llama3_8b" */
+    uint32_t layers;
+    uint32_t kv_heads;    /* 0 with MLA */
+    uint32_t head_dim;    /* 0 with MLA */
+    uint32_t latent_dim;  /* MLA: kv_lora_rank + qk_rope_head_dim; 0 otherwise */
+    uint32_t dtype_bytes; /* 2: bf16 */
+    const char *source;   /* where the figures come from */
+} shmb_workload_model_t;
+
+#define SHMB_WORKLOAD_MODELS 3
+
+/* The presets, in --model's order. */
+extern const shmb_workload_model_t shmb_workload_models[SHMB_WORKLOAD_MODELS];
+
+/* The preset called name, or NULL. */
+const shmb_workload_model_t *shmb_workload_model_find(const char *name);
+
+/* KV bytes of one token in one layer. */
+uint64_t shmb_workload_token_layer_bytes(const shmb_workload_model_t *m);
+
+/* ---- the fan-out of one request ---- */
+
+typedef enum shmb_workload_granularity {
+    SHMB_WORKLOAD_LAYER, /* one descriptor per (block, layer), as SGLang's Mooncake sender builds them */
+    SHMB_WORKLOAD_BLOCK, /* one descriptor per block holding all its layers */
+    SHMB_WORKLOAD_GRANULARITIES
+} shmb_workload_granularity_t;
+
+/* "layer" or "block"; NULL outside the enum. */
+const char *shmb_workload_granularity_name(shmb_workload_granularity_t g);
+
+/* The name's granularity, or -EINVAL. */
+int shmb_workload_granularity_parse(const char *name);
+
+typedef struct shmb_workload_shape {
+    const shmb_workload_model_t *model;
+    uint64_t block_tokens;       /* tokens per block (=512) */
+    shmb_workload_granularity_t granularity;
+    uint64_t max_request_bytes;  /* a request moves at most this many bytes (whole descriptors) */
+} shmb_workload_shape_t;
+
+/* What one request moves: every block of its input (ceil(input_length /
+ * block_tokens) blocks, each whole, as a paged cache moves whole pages), cut
+ * to the whole blocks that fit in max_request_bytes. */
+typedef struct shmb_workload_fanout {
+    uint64_t blocks;           /* blocks moved */
+    uint64_t descriptors;      /* blocks * layers (layer) or blocks (block) */
+    uint64_t descriptor_bytes; /* each descriptor's bytes */
+    uint64_t bytes;            /* descriptors * descriptor_bytes */
+    int clipped;               /* 1: fewer blocks than the input has (max_request_bytes) */
+} shmb_workload_fanout_t;
+
+/* The fan-out of a request of input_length tokens. Returns 0, -EINVAL (no
+ * model, zero block_tokens or input_length, a granularity outside the enum)
+ * -E2BIG (one block does not fit in max_request_bytes) or -EOVERFLOW. */
+int shmb_workload_fanout(const shmb_workload_shape_t *s, uint64_t input_length, shmb_workload_fanout_t *out);
+
+/* ---- request streams ---- */
+
+/* One request as Mooncake's traces carry it (hash_ids: one id per 512-token
+ * block of the input; only their count is kept). */
+typedef struct shmb_workload_request {
+    uint64_t timestamp_ms; /* arrival, from the stream's start */
+    uint64_t input_length; /* tokens, >= 1 */
+    uint64_t output_length;
+    uint64_t hash_ids;     /* how many */
+} shmb_workload_request_t;
+
+typedef struct shmb_workload_stream {
+    shmb_workload_request_t *v;
+    size_t n;
+    size_t cap;
+} shmb_workload_stream_t;
+
+/* Frees the stream's storage; it is empty afterwards. */
+void shmb_workload_stream_free(shmb_workload_stream_t *s);
+
+/* The synthetic stream's figures: those of Mooncake's FAST'25 conversation
+ * trace (kvcache-ai/Mooncake, FAST25-release/traces/conversation_trace.jsonl:
+ * 12031 requests over 3537 s; input length mean 12035, median 6909 tokens;
+ * output length mean 343), computed from the file itself. */
+#define SHMB_WORKLOAD_RATE_PER_S 3.40     /* 12031 requests / 3537 s */
+#define SHMB_WORKLOAD_INPUT_MEAN 12035.0  /* tokens */
+#define SHMB_WORKLOAD_INPUT_MEDIAN 6909.0 /* tokens */
+#define SHMB_WORKLOAD_OUTPUT_MEAN 343.0   /* tokens */
+#define SHMB_WORKLOAD_MAX_INPUT 131072    /* a 128k context; the trace's longest is 126195 */
+#define SHMB_WORKLOAD_HASH_BLOCK 512      /* tokens per hash id in Mooncake's traces */
+
+/* n requests: Poisson arrivals at SHMB_WORKLOAD_RATE_PER_S, input lengths
+ * log-normal with the trace's median and mean (cut to [1,
+ * SHMB_WORKLOAD_MAX_INPUT]), output lengths exponential with the trace's
+ * mean; the same seed gives the same stream. Appends to out. Returns 0,
+ * -EINVAL (n = 0) or -ENOMEM. */
+int shmb_workload_synthetic(uint64_t seed, size_t n, shmb_workload_stream_t *out);
+
+#define SHMB_WORKLOAD_MAX_LINE 65536 /* bytes of a trace line, newline excluded */
+
+/* Why a trace was refused: its line (1-based; 0 for the file as a whole)
+ * and what is wrong there. */
+typedef struct shmb_workload_error {
+    uint64_t line;
+    char what[160];
+} shmb_workload_error_t;
+
+/* Parses one line (len bytes, no newline; a trailing '\r' is allowed): a
+ * JSON object with exactly the fields timestamp, input_length,
+ * output_length (non-negative integers) and hash_ids (an array of them),
+ * in any order. Returns 0, or -EINVAL with what is wrong in what (cap
+ * bytes). */
+int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request_t *out, char *what,
+                             size_t cap);
+
+/* Reads a trace, at most max_requests lines of it (0: all), appending to
+ * out. Returns how many it read, or -EINVAL (a bad line, a line longer than
+ * SHMB_WORKLOAD_MAX_LINE, a timestamp before the previous one, input_length
+ * 0, no request at all: err says which line and what), -ENOMEM, or the
+ * read's -errno (-EIO if it set none; -EISDIR for a directory). out is
+ * unchanged on error. */
+int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err);
+
+/* Writes request r as one line of Mooncake's format, its hash ids
+ * first_hash_id, first_hash_id + 1, ... Returns 0 or -EIO. */
+int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id);
+
+/* ---- the run ---- */
+
+/* The parts of a request, each a row: the request path alone for every
+ * descriptor (TENT's submit path, no translation and no copy), the
+ * system's translation of every descriptor alone, the copy of every
+ * descriptor alone, and the whole request (the request path calling the
+ * translation and the copy per descriptor). */
+typedef enum shmb_workload_part {
+    SHMB_WORKLOAD_REQUEST_PATH,
+    SHMB_WORKLOAD_TRANSLATE,
+    SHMB_WORKLOAD_COPY,
+    SHMB_WORKLOAD_REQUEST,
+    SHMB_WORKLOAD_PARTS
+} shmb_workload_part_t;
+
+/* "request_path", "translate", "copy", "request"; NULL outside the enum. */
+const char *shmb_workload_part_name(shmb_workload_part_t part);
+
+typedef struct shmb_workload_config {
+    shmb_workload_shape_t shape;
+    shmb_lookup_system_t system;
+    int name_system;                    /* 1: rows carry the system in their step */
+    uint64_t num_segments;              /* buffers or pools registered; dst (the KV pool) the middle one */
+    shmb_mooncake_path_t mooncake_path;
+    shmb_copy_method_t method;          /* the copy's kernel */
+    int threads;                        /* split each descriptor's copy (=1) */
+    int cpu;                            /* as shmb_transfer_config_t's */
+    double timer_overhead_ns;
+    const char *shm_prefix;
+    int repetition;
+} shmb_workload_config_t;
+
+/* What a stream amounts to under a shape. */
+typedef struct shmb_workload_totals {
+    uint64_t requests;
+    uint64_t clipped;        /* requests cut by max_request_bytes */
+    uint64_t max_bytes;      /* the largest request's bytes: the size of src and of dst */
+    double descriptors_mean; /* per request */
+    double bytes_mean;       /* per request */
+    uint64_t span_ms;        /* last arrival - first */
+} shmb_workload_totals_t;
+
+/* Totals of the stream under the shape; -EINVAL (empty stream) or
+ * shmb_workload_fanout's error for the first request that has one. */
+int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_stream_t *stream,
+                         shmb_workload_totals_t *out);
+
+/* /dev/shm bytes a run takes: src and dst of the largest request, page-rounded. */
+uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
+
+/* Replays the stream once through cfg->system's path: per request, each
+ * part over all its descriptors (descriptor k copies src[k*d, (k+1)*d) into
+ * the registered KV pool dst at the same offset), timed per request (a
+ * part shorter than 100 timer overheads repeated and averaged), every
+ * translation checked and every descriptor's bytes verified after the copy
+ * and after the request (dst poisoned before each, untimed). Appends four
+ * rows (variant the part, step "" or with name_system the system, arg
+ * model:<preset> in arg_text; under the bench "shm_transfer/workload" their
+ * names are shm_transfer/workload/<part>/model:<preset>), iterations =
+ * requests, ns per request;
+ * each part's note its share of the request's p50. Returns 0, -EINVAL (a
+ * bad config or an empty stream), -ENOTSUP (the method is missing here),
+ * -EPROTO (a translation missed or bytes differed: why names the request
+ * and descriptor), or -errno of a failed call (recorded). Leaves nothing in
+ * /dev/shm. */
+int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
+                      char *why, size_t why_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

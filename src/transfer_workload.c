@@ -1,0 +1,228 @@
+/*
+ * transfer_workload: the workload run (shmbench/workload.h), on the transfer
+ * driver's machinery (src/transfer_internal.h): the same segments, the same
+ * registrations, the same paths-table translation and the same request path
+ * (TENT's submit path, shmbench/mooncake.h's engine) as a --system transfer
+ * row, fed with a request's descriptors instead of one transfer.
+ *
+ * A request of D descriptors of d bytes: descriptor k writes src[k*d,
+ * (k+1)*d) to the registered KV pool dst at the same offset (remote address
+ * remote_addr + k*d). Each descriptor goes through the request path as its
+ * own batch of one, as shmb_mooncake_engine_submit models it; upstream
+ * callers (SGLang's Mooncake sender) submit a request's descriptors as one
+ * batch, so request_path here is the per-descriptor path times D.
+ */
+#include "workload_internal.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define POISON 0xA5
+#define MIN_PASS_OVERHEADS 100 /* a timed pass lasts >= 100 timer overheads */
+#define MIN_PASS_NS 2000.0
+
+typedef shmb_workload_replay_t replay_t;
+
+/* The transfer driver's config for this replay: one size (the largest
+ * request, in KB), the system's translation, the copy's method. */
+static void transfer_config(replay_t *w, uint64_t max_bytes)
+{
+    const shmb_workload_config_t *c = w->cfg;
+    shmb_transfer_config_t tc = {0};
+    tc.transfer_size_kb = tc.max_transfer_size_kb = (max_bytes + 1023) / 1024;
+    tc.num_transfers = 1;
+    tc.run[c->method] = 1;
+    tc.threads = c->threads;
+    tc.cpu = c->cpu;
+    tc.translate = 1;
+    tc.system = c->system;
+    tc.num_segments = c->num_segments;
+    tc.mooncake_path = c->mooncake_path;
+    tc.time_per_size_ms = 1;
+    tc.timer_overhead_ns = c->timer_overhead_ns;
+    tc.shm_prefix = c->shm_prefix;
+    tc.repetition = c->repetition;
+    w->tc = tc;
+}
+
+int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, uint64_t max_bytes, char *why,
+                               size_t why_cap)
+{
+    memset(w, 0, sizeof(*w));
+    w->cfg = cfg;
+    shmb_transfer_bench_run_init(&w->r, NULL, why, why_cap);
+    if ((unsigned)cfg->method >= SHMB_COPY_METHODS || max_bytes == 0)
+        return -EINVAL;
+    transfer_config(w, max_bytes);
+    shmb_transfer_bench_run_init(&w->r, &w->tc, why, why_cap);
+    if (shmb_transfer_bench_config_check(&w->tc) < 0)
+        return -EINVAL;
+    if (!(w->copy = shmb_copy_kernel(cfg->method)))
+        return -ENOTSUP;
+    return shmb_transfer_bench_prepare(&w->r, w->tc.max_transfer_size_kb * 1024);
+}
+
+void shmb_workload_replay_stop(replay_t *w)
+{
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
+        shmb_stats_release(&w->samples[p]);
+    if (!w->r.cfg)
+        return;
+    shmb_transfer_bench_copier_stop(&w->r);
+    if (w->r.dst.fd >= 0)
+        shmb_segment_destroy(&w->r.dst, NULL);
+    if (w->r.src.fd >= 0)
+        shmb_segment_destroy(&w->r.src, NULL);
+}
+
+/* Descriptor k through the request path (hooks NULL: no translation, no
+ * copy; else both): did it reach what it should? */
+static int submit_ok(replay_t *w, uint64_t k, uint64_t d, const shmb_mooncake_hooks_t *hooks)
+{
+    shmb_transfer_translation_t *t = &w->r.translation;
+    const uint64_t remote = t->remote_addr + k * d;
+    unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
+    const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + k * d, SHMB_LOOKUP_MOONCAKE_TARGET_ID, remote, d};
+    shmb_mooncake_submitted_t out;
+    if (shmb_mooncake_engine_submit(t->engine, &req, hooks, &out) != 0 || out.buffer_addr != t->remote_addr)
+        return 0;
+    if (!hooks)
+        return out.target == (void *)(uintptr_t)remote;
+    return out.target == dst + k * d && out.transferred_bytes == d;
+}
+
+/* One pass of a part over the request's descriptors; a descriptor that
+ * does not land where it should counts in r.translation.missed. */
+static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
+{
+    shmb_transfer_translation_t *t = &w->r.translation;
+    unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
+    const uint64_t d = f->descriptor_bytes;
+    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, &w->r};
+    t->copy = w->copy;
+    for (uint64_t k = 0; k < f->descriptors; k++) {
+        void *p = NULL;
+        switch (part) {
+        case SHMB_WORKLOAD_REQUEST_PATH: t->missed += !submit_ok(w, k, d, NULL); break;
+        case SHMB_WORKLOAD_TRANSLATE:
+            t->missed += shmb_transfer_translate_dst(&w->r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr + k * d,
+                                                     d, &p) != 0 || p != dst + k * d;
+            break;
+        case SHMB_WORKLOAD_COPY: shmb_copy_batch(w->r.crew, w->copy, dst + k * d, src + k * d, (size_t)d, 1); break;
+        default: t->missed += !submit_ok(w, k, d, &hooks); break;
+        }
+    }
+}
+
+/* The part's time for the whole request: one pass, or as many as make a
+ * stretch of 100 timer overheads, averaged; one sample. */
+static int timed(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
+{
+    double min_ns = w->cfg->timer_overhead_ns * MIN_PASS_OVERHEADS;
+    min_ns = min_ns < MIN_PASS_NS ? MIN_PASS_NS : min_ns;
+    uint64_t t0 = shmb_clock_now_ns();
+    pass(w, part, f);
+    double ns = (double)(shmb_clock_now_ns() - t0);
+    if (ns < min_ns) {
+        const uint64_t reps = (uint64_t)ceil(min_ns / (ns > 1.0 ? ns : 1.0));
+        t0 = shmb_clock_now_ns();
+        for (uint64_t i = 0; i < reps; i++)
+            pass(w, part, f);
+        ns = (double)(shmb_clock_now_ns() - t0) / (double)reps;
+    }
+    w->bytes[part] += (double)f->bytes;
+    w->ns[part] += ns;
+    if (shmb_stats_append(&w->samples[part], ns) < 0)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    return 0;
+}
+
+/* -EPROTO unless every descriptor of the part landed where it should and,
+ * for the parts that copy, dst holds the request's bytes. */
+static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
+{
+    shmb_transfer_translation_t *t = &w->r.translation;
+    const char *system = shmb_lookup_system_name((shmb_lookup_system_t)t->system);
+    size_t bad;
+    if (t->missed) {
+        snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: %llu descriptor passes of %llu did not reach "
+                 "their place in dst", system, w->index, shmb_workload_part_name(part),
+                 (unsigned long long)t->missed, (unsigned long long)f->descriptors);
+        return -EPROTO;
+    }
+    if ((part != SHMB_WORKLOAD_COPY && part != SHMB_WORKLOAD_REQUEST) ||
+        !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
+        return 0;
+    snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
+             "offset %zu", system, w->index, shmb_workload_part_name(part),
+             (unsigned long long)(bad / f->descriptor_bytes), (unsigned long long)f->descriptors, bad);
+    return -EPROTO;
+}
+
+int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
+{
+    int ret = 0;
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS && ret == 0; p++) {
+        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
+            memset(w->r.dst.addr, POISON, (size_t)f->bytes);
+        w->r.translation.missed = 0;
+        if ((ret = timed(w, (shmb_workload_part_t)p, f)) == 0)
+            ret = check(w, (shmb_workload_part_t)p, f);
+    }
+    return ret;
+}
+
+/* The four rows, each part's share of the request's p50 in its note. */
+static int push_rows(replay_t *w, shmb_rows_t *rows)
+{
+    const shmb_workload_config_t *c = w->cfg;
+    const size_t first = rows->n;
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+        shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
+        snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
+        if (c->name_system)
+            snprintf(row.step, sizeof(row.step), "%s", shmb_lookup_system_name(c->system));
+        row.threads = c->threads;
+        row.iterations = w->samples[p].n;
+        int ret = shmb_rows_push_samples(rows, &row, w->samples[p].v, w->samples[p].n);
+        if (ret < 0)
+            return ret;
+        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
+            rows->v[rows->n - 1].bytes_per_second = w->bytes[p] * 1e9 / w->ns[p];
+    }
+    const double whole = rows->v[first + SHMB_WORKLOAD_REQUEST].ns.p50;
+    double sum = 0;
+    for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
+        shmb_row_t *row = &rows->v[first + (size_t)p];
+        sum += row->ns.p50;
+        snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / whole);
+    }
+    snprintf(rows->v[first + SHMB_WORKLOAD_REQUEST].note, sizeof(rows->v[0].note), "parts add up to %.1f%%",
+             100.0 * sum / whole);
+    return 0;
+}
+
+int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
+                      char *why, size_t why_cap)
+{
+    shmb_workload_totals_t totals;
+    if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
+        return -EINVAL;
+    replay_t w;
+    int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
+    for (size_t i = 0; i < stream->n && ret == 0; i++) {
+        shmb_workload_fanout_t f;
+        shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        w.index = i;
+        ret = shmb_workload_replay_request(&w, &f);
+    }
+    if (ret == 0)
+        ret = push_rows(&w, rows);
+    shmb_workload_replay_stop(&w);
+    return ret;
+}

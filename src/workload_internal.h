@@ -1,0 +1,38 @@
+/*
+ * workload_internal: the steps of the workload run (src/transfer_workload.c)
+ * that its tests reach; not installed.
+ */
+#ifndef SHMBENCH_WORKLOAD_INTERNAL_H
+#define SHMBENCH_WORKLOAD_INTERNAL_H
+
+#include "shmbench/stats.h"
+#include "shmbench/workload.h"
+
+#include "transfer_internal.h"
+
+/* One replay, on the transfer driver's run: src (the local KV cache) and
+ * dst (the registered KV pool) of the largest request, the system's path
+ * and the request path over dst's registration. */
+typedef struct shmb_workload_replay {
+    const shmb_workload_config_t *cfg;
+    shmb_transfer_config_t tc;                /* the transfer driver's view of cfg */
+    shmb_transfer_run_t r;
+    shmb_copy_fn copy;                        /* the copy's kernel (a test may plant a broken one) */
+    shmb_samples_t samples[SHMB_WORKLOAD_PARTS]; /* ns per request of each part */
+    double bytes[SHMB_WORKLOAD_PARTS];        /* bytes the timed passes moved, per part */
+    double ns[SHMB_WORKLOAD_PARTS];           /* and their time */
+    size_t index;                             /* the request being replayed, for why */
+} shmb_workload_replay_t;
+
+/* Sets up a replay for requests of at most max_bytes: 0, -EINVAL (a bad
+ * config), -ENOTSUP (the method is missing here) or the set-up's error.
+ * Stop undoes it, whatever start returned. */
+int shmb_workload_replay_start(shmb_workload_replay_t *w, const shmb_workload_config_t *cfg, uint64_t max_bytes,
+                               char *why, size_t why_cap);
+void shmb_workload_replay_stop(shmb_workload_replay_t *w);
+
+/* Replays one request (w->index names it in why): each part timed and
+ * checked, one sample each. 0, -EPROTO or -ENOMEM (recorded). */
+int shmb_workload_replay_request(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
+
+#endif

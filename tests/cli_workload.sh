@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# shm_transfer_bench --workload as a user runs it: the shipped sample trace
+# and a synthetic stream through each system (rows, counts, verification),
+# the sample trace made again by the command that made it, a malformed
+# trace (exit 2 with the file and line), bad flags, a /dev/shm too small,
+# clean-up. Small requests (DeepSeek-V3 in 16-token blocks, 4 MB at most),
+# so that it runs in seconds.
+#   cli_workload.sh BIN_DIR SOURCE_DIR
+bindir=$1
+srcdir=$2
+source "$(dirname "$0")/cli_lib.sh"
+bin=$bindir/shm_transfer_bench
+prefix=shmb_cli_workload_$$_
+sample=$srcdir/traces/sample.jsonl
+small=(--shm_prefix=/$prefix --model=deepseek_v3 --block_tokens=16 --max_request_mb=4)
+parts="request_path translate copy request"
+
+"$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
+tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
+for f in 'workload string ""' 'model string "llama3_8b"' "block_tokens int64 512" 'granularity string "layer"' \
+         "requests int64 100" "max_request_mb int64 256" 'write_trace string ""'; do
+  set -- $f
+  grep -q "^$1 (.*type: $2 default: $3 *\$" "$work/help1" && ok || fail "--helpshort: no $1 of $2 with default $3"
+done
+
+# rows_of FILE.json: "name iterations p50 p99 p999" per row.
+rows_of() {
+  /usr/bin/python3 - "$1" <<'EOF'
+import json, sys
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    print(b["name"], b["iterations"], b["p50"] > 0, b["p99"] >= b["p50"], b["p999"] >= b["p99"])
+EOF
+}
+
+# The sample trace, each system: four rows by the names the report reads, a
+# sample per request of the trace, percentiles in order, the notes.
+for system in mooncake flowipc_classic flowipc_jemalloc; do
+  out=$work/sample_$system
+  "$bin" "${small[@]}" --workload="$sample" --requests=0 --system=$system --format=json >"$out.json" 2>"$out.err" \
+    || fail "sample trace, $system: exit $?: $(cat "$out.err")"
+  want=""
+  for p in $parts; do want="$want shm_transfer/workload/$p/model:deepseek_v3 300 True True True"; done
+  [ "$(rows_of "$out.json" | tr '\n' ' ')" = "${want# } " ] && ok || fail "sample, $system: $(rows_of "$out.json")"
+  grep -q '"per request: descriptors mean [0-9.]*, bytes mean [0-9.]* MiB, largest 3.22 MiB"' "$out.json" \
+    && grep -q '"workload: trace .*sample.jsonl: 300 requests' "$out.json" && ok || fail "sample, $system: notes"
+done
+
+# A synthetic stream, each system, as a table: the four parts, shares of the
+# request's p50 in the notes, 30 requests.
+for system in mooncake flowipc_classic flowipc_jemalloc; do
+  "$bin" "${small[@]}" --workload=synthetic --requests=30 --granularity=block --system=$system \
+    >"$work/syn.txt" 2>"$work/syn.err" || fail "synthetic, $system: exit $?: $(cat "$work/syn.err")"
+  [ "$(table_rows "$work/syn.txt" | awk '{print $1, $2, $3}' | tr '\n' ' ')" = \
+    "deepseek_v3 request_path 30 deepseek_v3 translate 30 deepseek_v3 copy 30 deepseek_v3 request 30 " ] \
+    && [ "$(table_rows "$work/syn.txt" | grep -c '% of request p50$')" -eq 3 ] \
+    && table_rows "$work/syn.txt" | grep -q 'parts add up to [0-9.]*%$' \
+    && grep -q "^# system: $system$" "$work/syn.txt" && ok || fail "synthetic, $system: $(cat "$work/syn.txt")"
+done
+
+# Without --system: each system in turn, named in the step column and the names.
+"$bin" "${small[@]}" --workload=synthetic --requests=5 --format=json >"$work/all.json" 2>/dev/null \
+  || fail "synthetic, all systems: exit $?"
+[ "$(rows_of "$work/all.json" | awk '{print $1}' | grep -c '^shm_transfer/workload/[a-z_]*/\(mooncake\|flowipc_classic\|flowipc_jemalloc\)/model:deepseek_v3$')" -eq 12 ] \
+  && ok || fail "all systems: $(rows_of "$work/all.json")"
+
+# The same seed, the same synthetic stream; the shipped sample is what its
+# command writes.
+"$bin" --workload=synthetic --requests=300 --seed=42 --write_trace="$work/s1.jsonl" 2>/dev/null \
+  && cmp -s "$work/s1.jsonl" "$sample" && ok || fail "traces/sample.jsonl is not what --write_trace writes"
+"$bin" --workload=synthetic --requests=300 --seed=43 --write_trace="$work/s2.jsonl" 2>/dev/null \
+  && ! cmp -s "$work/s1.jsonl" "$work/s2.jsonl" && ok || fail "--seed does not change the stream"
+
+# A malformed line: exit 2, one line naming the file and the line.
+head -2 "$sample" >"$work/bad.jsonl"
+echo '{"timestamp": 99999999, "input_length": "12", "output_length": 3, "hash_ids": []}' >>"$work/bad.jsonl"
+tail -1 "$sample" >>"$work/bad.jsonl"
+"$bin" "${small[@]}" --workload="$work/bad.jsonl" >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && [ ! -s "$work/out" ] \
+  && grep -q "^shm_transfer_bench: $work/bad.jsonl:3: input_length: expected a non-negative integer$" "$work/err" \
+  && ok || fail "malformed line: exit $rc: $(cat "$work/err")"
+: >"$work/empty.jsonl"
+"$bin" "${small[@]}" --workload="$work/empty.jsonl" >/dev/null 2>"$work/err"
+[ $? -eq 2 ] && grep -q "empty.jsonl: no request in the trace" "$work/err" && ok || fail "empty trace: $(cat "$work/err")"
+
+# Bad flags: one line naming the flag, exit 2.
+expect_usage_error "$bin" workload --workload="$work/none.jsonl"
+expect_usage_error "$bin" workload --workload="$work"
+expect_usage_error "$bin" model --workload=synthetic --model=gpt4
+expect_usage_error "$bin" granularity --workload=synthetic --granularity=page
+expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0
+expect_usage_error "$bin" requests --workload=synthetic --requests=0
+expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70b --max_request_mb=100
+expect_usage_error "$bin" cold --workload=synthetic --cold
+expect_usage_error "$bin" peer_process --workload=synthetic --peer_process
+expect_usage_error "$bin" methods --workload=synthetic --methods=memcpy,loop
+
+# /dev/shm too small for src and dst of the largest request: exit 2, what
+# it needs against what is free (in a 64 KiB tmpfs of a private namespace).
+if private_tmpfs; then
+  unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm && exec "$@"' _ "$bin" "${small[@]}" \
+    --workload=synthetic --requests=3 >/dev/null 2>"$work/space.err"
+  rc=$?
+  [ "$rc" -eq 2 ] && grep -q -- "--max_request_mb=4: the replay needs 6.44 MiB of /dev/shm .* but only 0.06 MiB is free" \
+    "$work/space.err" && ok || fail "no space: exit $rc: $(cat "$work/space.err")"
+else
+  skip_case "no private mount namespace for a small /dev/shm"
+fi
+
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$(leftovers "$prefix") segments left"
+finish

@@ -1,0 +1,460 @@
+/*
+ * Tests of the workload module: the presets' bytes, a request's fan-out,
+ * the synthetic stream, the trace reader's every error with its line, and
+ * the replay through each system (rows, verification, a planted fault, no
+ * segment left).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#include "shmbench/workload.h"
+#include "../src/workload_internal.h"
+
+#define PREFIX shmb_test_prefix()
+#define MIB (1ull << 20)
+
+static const shmb_workload_model_t *model(const char *name)
+{
+    const shmb_workload_model_t *m = shmb_workload_model_find(name);
+    assert_non_null(m);
+    return m;
+}
+
+/* 2 * kv_heads * head_dim * dtype per token and layer; MLA one latent. */
+static void test_presets(void **state)
+{
+    (void)state;
+    assert_int_equal(shmb_workload_token_layer_bytes(model("llama3_8b")), 2 * 8 * 128 * 2);
+    assert_int_equal(model("llama3_8b")->layers, 32);
+    assert_int_equal(shmb_workload_token_layer_bytes(model("llama31_70b")), 2 * 8 * 128 * 2);
+    assert_int_equal(model("llama31_70b")->layers, 80);
+    assert_int_equal(shmb_workload_token_layer_bytes(model("deepseek_v3")), (512 + 64) * 2);
+    assert_int_equal(model("deepseek_v3")->layers, 61);
+    assert_null(shmb_workload_model_find("llama3"));
+    assert_null(shmb_workload_model_find(NULL));
+    for (int i = 0; i < SHMB_WORKLOAD_MODELS; i++)
+        assert_ptr_equal(shmb_workload_model_find(shmb_workload_models[i].name), &shmb_workload_models[i]);
+}
+
+static shmb_workload_shape_t shape(const char *name, uint64_t block_tokens, shmb_workload_granularity_t g,
+                                   uint64_t max)
+{
+    shmb_workload_shape_t s = {model(name), block_tokens, g, max};
+    return s;
+}
+
+/* A 4k-token llama3_8b request is 512 MiB of KV: 8 blocks of 512 tokens,
+ * 8 * 32 descriptors per layer or 8 per block. */
+static void test_fanout_counts(void **state)
+{
+    (void)state;
+    shmb_workload_fanout_t f;
+    shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 1ull << 40);
+    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
+    assert_int_equal(f.bytes, 512 * MIB);
+    assert_int_equal(f.blocks, 8);
+    assert_int_equal(f.descriptors, 8 * 32);
+    assert_int_equal(f.descriptor_bytes, 2 * MIB);
+    assert_int_equal(f.clipped, 0);
+    s.granularity = SHMB_WORKLOAD_BLOCK;
+    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
+    assert_int_equal(f.descriptors, 8);
+    assert_int_equal(f.descriptor_bytes, 64 * MIB);
+    /* one token more is one whole block more; one token is one block */
+    assert_int_equal(shmb_workload_fanout(&s, 4097, &f), 0);
+    assert_int_equal(f.blocks, 9);
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), 0);
+    assert_int_equal(f.blocks, 1);
+    s = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 1ull << 40);
+    assert_int_equal(shmb_workload_fanout(&s, 100, &f), 0);
+    assert_int_equal(f.blocks, 7);
+    assert_int_equal(f.descriptors, 7 * 61);
+    assert_int_equal(f.descriptor_bytes, 16 * 1152);
+}
+
+/* The cap keeps whole blocks; one block over it is -E2BIG. */
+static void test_fanout_cap_and_errors(void **state)
+{
+    (void)state;
+    shmb_workload_fanout_t f = {0};
+    shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 200 * MIB);
+    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
+    assert_int_equal(f.blocks, 3);
+    assert_int_equal(f.bytes, 192 * MIB);
+    assert_int_equal(f.clipped, 1);
+    s.max_request_bytes = 64 * MIB;
+    assert_int_equal(shmb_workload_fanout(&s, 512, &f), 0);
+    assert_int_equal(f.clipped, 0);
+    s.max_request_bytes = 64 * MIB - 1;
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), -E2BIG);
+    s.max_request_bytes = 1ull << 40;
+    assert_int_equal(shmb_workload_fanout(&s, 0, &f), -EINVAL);
+    s.block_tokens = 0;
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), -EINVAL);
+    s.block_tokens = UINT64_MAX / 1000;
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), -EOVERFLOW);
+    s.block_tokens = 512;
+    s.granularity = SHMB_WORKLOAD_GRANULARITIES;
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), -EINVAL);
+    s.model = NULL;
+    s.granularity = SHMB_WORKLOAD_LAYER;
+    assert_int_equal(shmb_workload_fanout(&s, 1, &f), -EINVAL);
+    assert_int_equal(shmb_workload_granularity_parse("layer"), SHMB_WORKLOAD_LAYER);
+    assert_int_equal(shmb_workload_granularity_parse("block"), SHMB_WORKLOAD_BLOCK);
+    assert_int_equal(shmb_workload_granularity_parse("page"), -EINVAL);
+    assert_null(shmb_workload_granularity_name(SHMB_WORKLOAD_GRANULARITIES));
+    assert_string_equal(shmb_workload_part_name(SHMB_WORKLOAD_REQUEST_PATH), "request_path");
+    assert_null(shmb_workload_part_name(SHMB_WORKLOAD_PARTS));
+}
+
+/* The same seed gives the same stream; another seed another; the figures
+ * are the trace's: input mean near 12035, arrivals near 3.4 per second. */
+static void test_synthetic(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t a = {0}, b = {0}, c = {0};
+    assert_int_equal(shmb_workload_synthetic(7, 0, &a), -EINVAL);
+    assert_int_equal(shmb_workload_synthetic(7, 20000, &a), 0);
+    assert_int_equal(shmb_workload_synthetic(7, 20000, &b), 0);
+    assert_int_equal(shmb_workload_synthetic(8, 20000, &c), 0);
+    assert_int_equal(a.n, 20000);
+    assert_memory_equal(a.v, b.v, a.n * sizeof(*a.v));
+    assert_true(memcmp(a.v, c.v, a.n * sizeof(*a.v)) != 0);
+    double sum = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        const shmb_workload_request_t *r = &a.v[i];
+        assert_true(r->input_length >= 1 && r->input_length <= SHMB_WORKLOAD_MAX_INPUT);
+        assert_true(r->output_length >= 1);
+        assert_int_equal(r->hash_ids, (r->input_length + 511) / 512);
+        assert_true(i == 0 || r->timestamp_ms >= a.v[i - 1].timestamp_ms);
+        sum += (double)r->input_length;
+    }
+    const double mean = sum / (double)a.n, rate = (double)a.n * 1000.0 / (double)a.v[a.n - 1].timestamp_ms;
+    if (mean < 0.95 * SHMB_WORKLOAD_INPUT_MEAN || mean > 1.05 * SHMB_WORKLOAD_INPUT_MEAN ||
+        rate < 0.95 * SHMB_WORKLOAD_RATE_PER_S || rate > 1.05 * SHMB_WORKLOAD_RATE_PER_S)
+        fail_msg("input mean %.0f (want ~%.0f), rate %.2f/s (want ~%.2f)", mean, SHMB_WORKLOAD_INPUT_MEAN, rate,
+                 SHMB_WORKLOAD_RATE_PER_S);
+    shmb_workload_stream_free(&a);
+    shmb_workload_stream_free(&b);
+    shmb_workload_stream_free(&c);
+    assert_null(a.v);
+}
+
+static int parse(const char *line, shmb_workload_request_t *r, char *what, size_t cap)
+{
+    return shmb_workload_parse_line(line, strlen(line), r, what, cap);
+}
+
+/* Any order, spaces, a trailing CR, an empty id list. */
+static void test_parse_good(void **state)
+{
+    (void)state;
+    shmb_workload_request_t r;
+    char what[160];
+    assert_int_equal(parse("{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, "
+                           "\"hash_ids\": [46, 47, 48]}", &r, what, sizeof(what)), 0);
+    assert_int_equal(r.timestamp_ms, 27482);
+    assert_int_equal(r.input_length, 6955);
+    assert_int_equal(r.output_length, 52);
+    assert_int_equal(r.hash_ids, 3);
+    assert_int_equal(parse(" {\"hash_ids\":[],\"output_length\":0,\"input_length\":1,"
+                           "\"timestamp\":18446744073709551615}\r", &r, what, sizeof(what)), 0);
+    assert_int_equal(r.hash_ids, 0);
+    assert_true(r.timestamp_ms == UINT64_MAX);
+}
+
+/* Each malformed line is -EINVAL and says what is wrong. */
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line, *says;
+    } cases[] = {
+        {"", "found the end of the line"},
+        {"[1]", "expected '{'"},
+        {"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3}", "missing field \"hash_ids\""},
+        {"{\"timestamp\": \"1\", \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []}",
+         "timestamp: expected a non-negative integer"},
+        {"{\"timestamp\": -1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []}",
+         "timestamp: expected a non-negative integer"},
+        {"{\"timestamp\": 1.5, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []}", "fraction"},
+        {"{\"timestamp\": 18446744073709551616, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []}",
+         "timestamp: number too large"},
+        {"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": [1,]}",
+         "hash_ids: expected a non-negative integer"},
+        {"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": 4}", "expected '['"},
+        {"{\"timestamp\": 1, \"timestamp\": 2}", "field \"timestamp\" given twice"},
+        {"{\"ts\": 1}", "unknown field \"ts\""},
+        {"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []} x",
+         "unexpected text after the object"},
+        {"{\"timestamp\": 1, \"input_length\": 2, \"output_length\": 3, \"hash_ids\": []",
+         "found the end of the line"},
+        {"{\"timestamp", "a field name is not closed"},
+        {"{\"timestamp\" 1}", "expected ':'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmb_workload_request_t r = {.input_length = 99};
+        char what[160] = "";
+        if (parse(cases[i].line, &r, what, sizeof(what)) != -EINVAL || !strstr(what, cases[i].says))
+            fail_msg("line '%s': said '%s', want '%s'", cases[i].line, what, cases[i].says);
+        assert_int_equal(r.input_length, 99); /* untouched */
+    }
+}
+
+#define GOOD "{\"timestamp\": %d, \"input_length\": 600, \"output_length\": 3, \"hash_ids\": [1, 2]}\n"
+
+/* A trace of text (len bytes) through shmb_workload_read. */
+static int read_text(const char *text, size_t len, size_t max, shmb_workload_stream_t *s, shmb_workload_error_t *err)
+{
+    FILE *f = fmemopen((void *)text, len, "r");
+    assert_non_null(f);
+    int ret = shmb_workload_read(f, max, s, err);
+    fclose(f);
+    return ret;
+}
+
+static void expect_line_error(const char *text, size_t len, uint64_t line, const char *says)
+{
+    shmb_workload_stream_t s = {0};
+    shmb_workload_error_t err;
+    int ret = read_text(text, len, 0, &s, &err);
+    if (ret != -EINVAL || err.line != line || !strstr(err.what, says))
+        fail_msg("got %d at line %llu: '%s'; want line %llu: '%s'", ret, (unsigned long long)err.line, err.what,
+                 (unsigned long long)line, says);
+    assert_int_equal(s.n, 0);
+    shmb_workload_stream_free(&s);
+}
+
+/* Each error names its line: a bad line, a blank line, a timestamp that goes
+ * back, input_length 0, a NUL, a line too long; an empty file is line 0. */
+static void test_read_errors(void **state)
+{
+    (void)state;
+    char text[512];
+    snprintf(text, sizeof(text), GOOD GOOD "{\"timestamp\": 3}\n", 1, 2);
+    expect_line_error(text, strlen(text), 3, "missing field \"input_length\"");
+    snprintf(text, sizeof(text), GOOD "\n" GOOD, 1, 2);
+    expect_line_error(text, strlen(text), 2, "found the end of the line");
+    snprintf(text, sizeof(text), GOOD GOOD, 5, 4);
+    expect_line_error(text, strlen(text), 2, "timestamp 4 is before the previous line's 5");
+    snprintf(text, sizeof(text), "{\"timestamp\": 1, \"input_length\": 0, \"output_length\": 3, \"hash_ids\": []}\n");
+    expect_line_error(text, strlen(text), 1, "input_length must be at least 1");
+    snprintf(text, sizeof(text), GOOD, 1);
+    text[5] = '\0';
+    expect_line_error(text, strlen(text + 6) + 6, 1, "NUL");
+    expect_line_error("", 0, 0, "no request");
+    const size_t big = SHMB_WORKLOAD_MAX_LINE + 10;
+    char *huge = malloc(big + 200);
+    assert_non_null(huge);
+    int n = snprintf(huge, 200, GOOD, 1);
+    memset(huge + n, ' ', big);
+    huge[n + big - 1] = '\n';
+    expect_line_error(huge, (size_t)n + big, 2, "line longer than 65536 bytes");
+    free(huge);
+}
+
+/* Good lines are read in order; max_requests stops early; a last line
+ * without a newline counts; write_line's output reads back the same. */
+static void test_read_good_and_round_trip(void **state)
+{
+    (void)state;
+    char text[512];
+    snprintf(text, sizeof(text), GOOD GOOD "{\"timestamp\": 9, \"input_length\": 1, \"output_length\": 1, "
+             "\"hash_ids\": [7]}", 1, 1);
+    shmb_workload_stream_t s = {0};
+    shmb_workload_error_t err;
+    assert_int_equal(read_text(text, strlen(text), 0, &s, &err), 3);
+    assert_int_equal(s.v[2].timestamp_ms, 9);
+    assert_int_equal(read_text(text, strlen(text), 2, &s, &err), 2);
+    assert_int_equal(s.n, 5);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    shmb_workload_request_t r = {1234, 1025, 17, 3};
+    assert_int_equal(shmb_workload_write_line(out, &r, 40), 0);
+    fclose(out);
+    assert_string_equal(buf, "{\"timestamp\": 1234, \"input_length\": 1025, \"output_length\": 17, "
+                             "\"hash_ids\": [40, 41, 42]}\n");
+    shmb_workload_stream_t back = {0};
+    assert_int_equal(read_text(buf, len, 0, &back, &err), 1);
+    assert_memory_equal(&back.v[0], &r, sizeof(r));
+    free(buf);
+    shmb_workload_stream_free(&back);
+    shmb_workload_stream_free(&s);
+}
+
+/* Totals: clipped requests, the largest, the means, the arrivals' span. */
+static void test_totals(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t s = {0};
+    shmb_workload_totals_t t;
+    shmb_workload_shape_t sh = shape("deepseek_v3", 16, SHMB_WORKLOAD_BLOCK, 16 * 61 * 1152 * 3);
+    assert_int_equal(shmb_workload_totals(&sh, &s, &t), -EINVAL);
+    shmb_workload_error_t err;
+    const char *text = "{\"timestamp\": 10, \"input_length\": 16, \"output_length\": 1, \"hash_ids\": []}\n"
+                       "{\"timestamp\": 30, \"input_length\": 100, \"output_length\": 1, \"hash_ids\": []}\n";
+    assert_int_equal(read_text(text, strlen(text), 0, &s, &err), 2);
+    assert_int_equal(shmb_workload_totals(&sh, &s, &t), 0);
+    assert_int_equal(t.requests, 2);
+    assert_int_equal(t.clipped, 1);
+    assert_int_equal(t.max_bytes, 3 * 16 * 61 * 1152);
+    assert_true(t.descriptors_mean == 2.0);
+    assert_int_equal(t.span_ms, 20);
+    assert_int_equal(shmb_workload_shm_bytes(&t), 2 * ((3 * 16 * 61 * 1152 + 4095) / 4096 * 4096));
+    sh.max_request_bytes = 1;
+    assert_int_equal(shmb_workload_totals(&sh, &s, &t), -E2BIG);
+    shmb_workload_stream_free(&s);
+}
+
+static shmb_workload_config_t replay_config(shmb_lookup_system_t system)
+{
+    shmb_workload_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.shape = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB);
+    c.system = system;
+    c.num_segments = 10;
+    c.method = SHMB_COPY_MEMCPY;
+    c.threads = 1;
+    c.cpu = -1;
+    c.timer_overhead_ns = 20;
+    c.shm_prefix = PREFIX;
+    return c;
+}
+
+/* Every system: four rows named by part and model, a sample per request,
+ * shares in the notes; nothing left in /dev/shm. */
+static void test_replay_rows(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t s = {0};
+    assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
+    for (int sys = 0; sys < SHMB_LOOKUP_SYSTEMS; sys++) {
+        shmb_workload_config_t c = replay_config((shmb_lookup_system_t)sys);
+        c.name_system = sys == 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
+            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+        assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
+        shmb_report_t report = {.bench = "shm_transfer/workload"};
+        char name[128];
+        shmb_report_row_name(&report, &rows.v[SHMB_WORKLOAD_REQUEST], name, sizeof(name));
+        assert_string_equal(name, sys == 1 ? "shm_transfer/workload/request/flowipc_classic/model:deepseek_v3"
+                                           : "shm_transfer/workload/request/model:deepseek_v3");
+        for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+            assert_string_equal(rows.v[p].variant, shmb_workload_part_name((shmb_workload_part_t)p));
+            assert_int_equal(rows.v[p].iterations, 6);
+            assert_true(rows.v[p].ns.p50 > 0);
+            assert_non_null(strstr(rows.v[p].note, p == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50"));
+        }
+        assert_true(rows.v[SHMB_WORKLOAD_COPY].bytes_per_second > 0);
+        assert_true(rows.v[SHMB_WORKLOAD_TRANSLATE].bytes_per_second == 0);
+        shmb_rows_free(&rows);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    }
+    shmb_workload_stream_free(&s);
+}
+
+/* A copy that leaves one byte of a descriptor out. */
+static void short_copy(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n > 1 ? n - 1 : n);
+}
+
+static int replay_one(shmb_workload_replay_t *w, shmb_workload_config_t *c, char *why, size_t cap)
+{
+    shmb_workload_fanout_t f;
+    assert_int_equal(shmb_workload_fanout(&c->shape, 100, &f), 0);
+    assert_int_equal(shmb_workload_replay_start(w, c, f.bytes, why, cap), 0);
+    return shmb_workload_replay_request(w, &f);
+}
+
+/* A planted fault fails the replay, for every system: a copy that drops a
+ * byte (the copy's and the request's check name the descriptor), a pool
+ * seen 64 bytes off (the translation misses). */
+static void test_replay_planted_fault(void **state)
+{
+    (void)state;
+    for (int sys = 0; sys < SHMB_LOOKUP_SYSTEMS; sys++) {
+        shmb_workload_config_t c = replay_config((shmb_lookup_system_t)sys);
+        shmb_workload_replay_t w;
+        char why[256] = "";
+        assert_int_equal(replay_one(&w, &c, why, sizeof(why)), 0);
+        w.copy = short_copy;
+        assert_int_equal(shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0}), -EPROTO);
+        if (!strstr(why, "copy: descriptor 0 of 1: first differing byte at offset 4095"))
+            fail_msg("%s", why);
+        shmb_workload_replay_stop(&w);
+        assert_int_equal(replay_one(&w, &c, why, sizeof(why)), 0);
+        w.r.dst.addr = (unsigned char *)w.r.dst.addr + 64;
+        const int ret = shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0});
+        w.r.dst.addr = (unsigned char *)w.r.dst.addr - 64;
+        assert_int_equal(ret, -EPROTO);
+        if (!strstr(why, "did not reach their place in dst"))
+            fail_msg("%s", why);
+        shmb_workload_replay_stop(&w);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    }
+}
+
+/* Bad configs are refused before anything is made. */
+static void test_replay_bad_config(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t s = {0};
+    shmb_rows_t rows = {0};
+    char why[64];
+    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(shmb_workload_synthetic(1, 2, &s), 0);
+    c.num_segments = 0;
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    c = replay_config(SHMB_LOOKUP_SYSTEMS);
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    c.shape.max_request_bytes = 1;
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    shmb_workload_stream_free(&s);
+}
+
+/* A failed case may leave its replay's segments: removed, so that the next
+ * case's count of ours starts from none. */
+static int remove_ours(void **state)
+{
+    (void)state;
+    shmb_test_remove_ours();
+    return 0;
+}
+
+int main(void)
+{
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    shmb_test_prefix_init("/shmb_test_workload_");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets),
+        cmocka_unit_test(test_fanout_counts),
+        cmocka_unit_test(test_fanout_cap_and_errors),
+        cmocka_unit_test(test_synthetic),
+        cmocka_unit_test(test_parse_good),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_read_good_and_round_trip),
+        cmocka_unit_test(test_totals),
+        cmocka_unit_test(test_replay_rows),
+        cmocka_unit_test(test_replay_planted_fault),
+        cmocka_unit_test(test_replay_bad_config),
+    };
+    return shmb_test_run(tests, NULL, remove_ours);
+}
