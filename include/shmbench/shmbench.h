@@ -21,6 +21,7 @@
 
 #include "shmbench/alloc_bench.h"
 #include "shmbench/arena.h"
+#include "shmbench/backing.h"
 #include "shmbench/channel.h"
 #include "shmbench/clock.h"
 #include "shmbench/copy.h"
