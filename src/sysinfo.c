@@ -424,6 +424,20 @@ int shmb_sysinfo_hugepages(uint64_t page_size, int64_t *total, int64_t *free_pag
     return shmb_sysinfo_hugepages_at("", page_size, total, free_pages);
 }
 
+int64_t shmb_sysinfo_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return -1;
+    char line[256];
+    long long kb = -1;
+    while (kb < 0 && fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) != 1)
+            kb = -1;
+    fclose(f);
+    return kb < 0 ? -1 : (int64_t)kb * 1024;
+}
+
 int64_t shmb_sysinfo_max_map_count(void)
 {
     char line[64];

@@ -115,6 +115,10 @@ int shmb_sysinfo_hugepages(uint64_t page_size, int64_t *total, int64_t *free_pag
 /* The same below `root` (a test points it at a fake tree). */
 int shmb_sysinfo_hugepages_at(const char *root, uint64_t page_size, int64_t *total, int64_t *free_pages);
 
+/* MemAvailable of /proc/meminfo in bytes: what the kernel reckons can
+ * still be allocated without swapping; -1 unknown. */
+int64_t shmb_sysinfo_mem_available(void);
+
 /* vm.max_map_count (/proc/sys/vm/max_map_count): how many mappings a
  * process may have; -1 unknown. */
 int64_t shmb_sysinfo_max_map_count(void);
