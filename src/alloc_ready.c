@@ -79,7 +79,8 @@ static int run_row(const shmb_alloc_ready_config_t *cfg, shmb_backing_kind_t kin
     snprintf(variant, sizeof(variant), "ready/%s", shmb_backing_name(kind));
     shmb_row_t row = shmb_row_make(variant, "pool_mb", cfg->pool_bytes >> 20, cfg->repetition);
     snprintf(row.step, sizeof(row.step), "%s", shmb_prefault_name(how));
-    row.threads = cfg->threads;
+    /* none and populate are one mmap call: their rows never claim threads */
+    row.threads = how == SHMB_PREFAULT_NONE || how == SHMB_PREFAULT_POPULATE ? 1 : cfg->threads;
     uint64_t size = 0;
     for (uint64_t i = 0; i < cfg->iterations; i++) {
         shmb_backing_t b;

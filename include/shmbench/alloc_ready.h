@@ -5,7 +5,9 @@
  * For each backing and prefault method selected (shmbench/backing.h), a pool
  * of pool_bytes is made ready `iterations` times (create, size, map,
  * prefault; then destroyed), each timed as one operation. One row per
- * backing x prefault: shm_alloc/ready/<backing>/<prefault>/pool_mb:N, whose
+ * backing x prefault: shm_alloc/ready/<backing>/<prefault>/pool_mb:N (with
+ * /threads:T for touch, populate_write and fallocate split over T > 1
+ * threads; none and populate are one mmap call whatever threads says), whose
  * ns are the seconds to ready (in ns per pool), bytes_per_second the pool's
  * bytes over the mean time, and the note the first pool's
  * "<GB/s> <faults> faults rss <%> huge <%>": page faults the process took
