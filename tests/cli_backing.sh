@@ -44,7 +44,9 @@ general() {
   expect_usage_error "$alloc" prefault_threads --allocator=ready --prefault_threads=0
   expect_usage_error "$alloc" allocator --allocator=ready,posix
   expect_usage_error "$alloc" system --allocator=ready --system=mooncake
-  expect_usage_error "$alloc" allocator --allocator=ready --touch
+  expect_usage_error "$alloc" touch --allocator=ready --touch
+  expect_usage_error "$alloc" threads --allocator=ready --threads=2
+  expect_usage_error "$alloc" cleanup --allocator=ready --cleanup=false
 
   # tmpfs and memfd, every method: resident as each method leaves it, verified, nothing left
   if ready --backing=tmpfs,memfd --pool_mb=16 --format=table --json_out="$work/ready.json"; then

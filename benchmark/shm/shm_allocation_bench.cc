@@ -76,17 +76,22 @@ const char* PrefaultName(int k)
     return shmb_prefault_name(static_cast<shmb_prefault_t>(k));
 }
 
-// The flags of the other allocators mean nothing to ready.
+// The flags of the other allocators mean nothing to ready: each one set is
+// refused by name.
 void CheckReadyAlone()
 {
     if (FLAGS_allocator != "ready")
         shmb::FlagError("allocator", FLAGS_allocator, "ready runs alone (its rows are pools, not block sizes)");
     if (!FLAGS_system.empty())
         shmb::FlagError("system", FLAGS_system, "cannot be combined with --allocator=ready");
-    if (FLAGS_peer_process || FLAGS_measure_mmap_only || FLAGS_touch || FLAGS_threads != 1)
-        shmb::FlagError("allocator", FLAGS_allocator,
-                        "ready takes --prefault_threads, not --peer_process, --measure_mmap_only, --touch "
-                        "or --threads");
+    const char* const others[] = {"peer_process", "measure_mmap_only", "touch", "threads", "cleanup"};
+    for (const char* flag : others) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (info.current_value != info.default_value)
+            shmb::FlagError(flag, info.current_value,
+                            "not with --allocator=ready (its pools are always destroyed; threads: "
+                            "--prefault_threads)");
+    }
 }
 
 shmb_alloc_ready_config_t ReadyConfig()
