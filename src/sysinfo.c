@@ -398,6 +398,71 @@ int64_t shmb_sysinfo_cgroup_memory_free(void)
     return shmb_sysinfo_cgroup_memory_free_at("");
 }
 
+int shmb_sysinfo_hugepages_at(const char *root, uint64_t page_size, int64_t *total, int64_t *free_pages)
+{
+    char path[128], line[64];
+    int64_t v[2];
+    static const char *const files[2] = {"nr_hugepages", "free_hugepages"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%" PRIu64 "kB/%s", page_size / 1024,
+                 files[i]);
+        if (read_line_at(root, path, line, sizeof(line)) != 0)
+            return -ENOENT;
+        char *end;
+        long long n = strtoll(line, &end, 10);
+        if (end == line || n < 0)
+            return -EIO;
+        v[i] = n;
+    }
+    *total = v[0];
+    *free_pages = v[1];
+    return 0;
+}
+
+int shmb_sysinfo_hugepages(uint64_t page_size, int64_t *total, int64_t *free_pages)
+{
+    return shmb_sysinfo_hugepages_at("", page_size, total, free_pages);
+}
+
+int64_t shmb_sysinfo_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f)
+        return -1;
+    char line[256];
+    long long kb = -1;
+    while (kb < 0 && fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) != 1)
+            kb = -1;
+    fclose(f);
+    return kb < 0 ? -1 : (int64_t)kb * 1024;
+}
+
+int64_t shmb_sysinfo_max_map_count(void)
+{
+    char line[64];
+    if (read_line_at("", "/proc/sys/vm/max_map_count", line, sizeof(line)) != 0)
+        return -1;
+    char *end;
+    long long n = strtoll(line, &end, 10);
+    return end == line || n < 0 ? -1 : (int64_t)n;
+}
+
+int64_t shmb_sysinfo_map_count(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    int64_t n = 0;
+    int c, last = '\n';
+    while ((c = getc(f)) != EOF) {
+        n += c == '\n';
+        last = c;
+    }
+    fclose(f);
+    return n + (last != '\n');
+}
+
 void shmb_sysinfo_format_bytes(int64_t bytes, char *out, size_t cap)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

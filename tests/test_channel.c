@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -262,6 +266,130 @@ static void test_fork_round_trip(void **state)
     shmb_channel_close(&a);
 }
 
+/* The descriptor of an open file crosses with its message: the receiver's
+ * own descriptor reads what the sender wrote, and is close-on-exec. */
+static void test_fd_passing(void **state)
+{
+    (void)state;
+    shmb_channel_t a, b;
+    pair(&a, &b);
+    int fd = memfd_create("channel_test", MFD_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "payload", 7), 7);
+    assert_int_equal(shmb_channel_send_fd(&a, "file", 4, fd), 0);
+    assert_int_equal(shmb_channel_send(&a, "plain", 5), 0);
+    char buf[16];
+    size_t len = 0;
+    int got = -2;
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), 0);
+    assert_int_equal(len, 4);
+    assert_memory_equal(buf, "file", 4);
+    assert_true(got >= 0 && got != fd);
+    assert_true(fcntl(got, F_GETFD) & FD_CLOEXEC);
+    char back[8];
+    assert_int_equal(pread(got, back, 7, 0), 7);
+    assert_memory_equal(back, "payload", 7);
+    /* a message without a descriptor: -1 */
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), 0);
+    assert_int_equal(len, 5);
+    assert_int_equal(got, -1);
+    assert_int_equal(shmb_channel_send_fd(&a, "x", 1, -1), -EINVAL);
+    close(fd);
+    shmb_channel_close(&a);
+    shmb_channel_close(&b);
+}
+
+/* Descriptors that cannot be kept are closed, never leaked: a message
+ * too long for the buffer (-EMSGSIZE), one with two descriptors (-EPROTO),
+ * and one read by plain shmb_channel_recv (the kernel drops it). */
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+static void test_fd_never_leaks(void **state)
+{
+    (void)state;
+    shmb_channel_t a, b;
+    pair(&a, &b);
+    int fd = memfd_create("channel_test", MFD_CLOEXEC);
+    assert_true(fd >= 0);
+    int before = open_fds();
+    char buf[16];
+    size_t len = 0;
+    int got = -2;
+    assert_int_equal(shmb_channel_send_fd(&a, "0123456789", 10, fd), 0);
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, 4, &len, &got), -EMSGSIZE);
+    assert_int_equal(got, -2); /* untouched */
+    assert_int_equal(open_fds(), before);
+    shmb_channel_close(&a);
+    shmb_channel_close(&b);
+    pair(&a, &b);
+    before = open_fds();
+    /* two descriptors on one message, sent by hand */
+    uint32_t prefix = 1;
+    char body[5];
+    memcpy(body, &prefix, 4);
+    body[4] = 'z';
+    struct iovec iov = {body, sizeof(body)};
+    union {
+        char c[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.c,
+                        .msg_controllen = sizeof(control.c)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+    int two[2] = {fd, fd};
+    memcpy(CMSG_DATA(c), two, sizeof(two));
+    assert_int_equal(sendmsg(a.fd, &mh, 0), (ssize_t)sizeof(body));
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), -EPROTO);
+    assert_int_equal(open_fds(), before);
+    /* plain receive of a message that carried one */
+    assert_int_equal(shmb_channel_send_fd(&a, "y", 1, fd), 0);
+    assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
+    assert_int_equal(open_fds(), before);
+    close(fd);
+    shmb_channel_close(&a);
+    shmb_channel_close(&b);
+}
+
+/* The child sends its memfd and dies; the descriptor outlives the sender,
+ * and after it the parent reads -EPIPE. */
+static void test_fd_from_dying_peer(void **state)
+{
+    (void)state;
+    shmb_channel_t a, b;
+    pair(&a, &b);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        shmb_channel_close(&b);
+        int fd = memfd_create("channel_test", MFD_CLOEXEC);
+        _exit(fd >= 0 && write(fd, "alive", 5) == 5 && shmb_channel_send_fd(&a, "m", 1, fd) == 0 ? 0 : 1);
+    }
+    shmb_channel_close(&a);
+    shmb_test_reap_ok(pid);
+    char buf[8];
+    size_t len = 0;
+    int got = -1;
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), 0);
+    assert_true(got >= 0);
+    char back[5];
+    assert_int_equal(pread(got, back, 5, 0), 5);
+    assert_memory_equal(back, "alive", 5);
+    close(got);
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), -EPIPE);
+    assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, NULL), -EINVAL);
+    shmb_channel_close(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +402,9 @@ int main(void)
         cmocka_unit_test(test_short_reads),
         cmocka_unit_test(test_eintr),
         cmocka_unit_test(test_fork_round_trip),
+        cmocka_unit_test(test_fd_passing),
+        cmocka_unit_test(test_fd_never_leaks),
+        cmocka_unit_test(test_fd_from_dying_peer),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -300,9 +301,55 @@ static void test_cgroup_memory(void **state)
     assert_true(shmb_sysinfo_cgroup_memory_free() >= -1);
 }
 
+/* The huge page pool of a size, from a fake tree: counts as written, a
+ * size without a pool, and a file that is not a number. */
+static void test_hugepages(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/shmb_sysinfo_XXXXXX";
+    assert_non_null(mkdtemp(root));
+    const char *pool = "/sys/kernel/mm/hugepages/hugepages-2048kB";
+    char path[128], cmd[600];
+    snprintf(path, sizeof(path), "%s/nr_hugepages", pool);
+    put(root, path, "8\n");
+    snprintf(path, sizeof(path), "%s/free_hugepages", pool);
+    put(root, path, "3\n");
+    int64_t total = -7, free_pages = -7;
+    assert_int_equal(shmb_sysinfo_hugepages_at(root, 2u << 20, &total, &free_pages), 0);
+    assert_int_equal(total, 8);
+    assert_int_equal(free_pages, 3);
+    total = free_pages = -7;
+    assert_int_equal(shmb_sysinfo_hugepages_at(root, 1u << 30, &total, &free_pages), -ENOENT);
+    assert_int_equal(total, -7); /* untouched */
+    put(root, path, "none\n");
+    assert_int_equal(shmb_sysinfo_hugepages_at(root, 2u << 20, &total, &free_pages), -EIO);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* This process's mappings: a new one counts, and the limit is above them. */
+static void test_map_count(void **state)
+{
+    (void)state;
+    int64_t before = shmb_sysinfo_map_count();
+    assert_true(before > 0);
+    void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    int64_t after = shmb_sysinfo_map_count();
+    munmap(p, 4096);
+    assert_true(after >= before); /* merged with a neighbour, or one more */
+    int64_t max = shmb_sysinfo_max_map_count();
+    if (max >= 0)
+        assert_true(max > after);
+    int64_t avail = shmb_sysinfo_mem_available();
+    assert_true(avail == -1 || avail > 0); /* this process runs in some of it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hugepages),
+        cmocka_unit_test(test_map_count),
         cmocka_unit_test(test_reads_a_fake_tree),
         cmocka_unit_test(test_missing_sources_are_unknown),
         cmocka_unit_test(test_this_machine),

@@ -156,6 +156,24 @@ void WarnIfOversubscribed(int threads);
 // space needed and the space free, exit 1.
 void CheckShmSpace(const char* flag, uint64_t bytes);
 
+// One pool a run will create: its backing and its bytes (rounded to the
+// backing's page), and that page.
+struct PoolPlan {
+    shmb_backing_kind_t kind;
+    uint64_t bytes;
+    uint64_t page_size;
+};
+
+// The limits a pool run must fit, checked before anything is measured:
+// free huge pages of the page size (hugetlb), /dev/shm's free space
+// (tmpfs), MemAvailable and the memory cgroup (the shmem kinds; huge pages
+// are reserved apart), and vm.max_map_count against the mappings the
+// process has plus `mappings`. A run that cannot fit: one line naming
+// `flag`, the number needed and the number available (and, for huge pages,
+// the command that reserves them), exit 2. Returns the header lines that
+// state each limit.
+std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<PoolPlan>& pools, uint64_t mappings);
+
 // Mooncake keeps the descriptor of every buffer it attached open: raises the
 // soft open-files limit towards `segments` + 64 (up to the hard one), as a
 // server would, else FlagError on `flag`.

@@ -1,7 +1,8 @@
 // What is checked before anything is measured, so that a run that cannot
 // succeed stops at once with a line saying why: the standard descriptors,
 // the CPU --cpu names, the space in /dev/shm and the memory cgroup, the
-// open-files limit, and a warning when the machine is oversubscribed.
+// open-files limit, the limits of a pool run (huge pages, memory, mappings),
+// and a warning when the machine is oversubscribed.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -131,6 +132,96 @@ void CheckOpenFiles(const char* flag, uint64_t segments)
         FlagError(flag, std::to_string(segments),
                   "mooncake keeps a descriptor open per buffer, and the open-files limit is " +
                       std::to_string(r.rlim_cur) + ": raise ulimit -n (hard limit) or lower the count");
+}
+
+namespace {
+
+std::string Bytes(int64_t bytes)
+{
+    char out[32];
+    shmb_sysinfo_format_bytes(bytes, out, sizeof(out));
+    return out;
+}
+
+// "<program>: --flag ... needs X but only Y ...; what to do", exit 2.
+[[noreturn]] void Refuse(const char* flag, const std::string& what)
+{
+    internal::UsageError("--" + std::string(flag) + " " + what);
+}
+
+// hugetlb: the pool of its page size must have the pages free; the line
+// says how many to reserve so that it does (the pages in use stay in use).
+std::string CheckHugePages(const char* flag, const PoolPlan& pool)
+{
+    int64_t total = 0, free_pages = 0;
+    std::string size = std::to_string(pool.page_size / 1024) + " kB";
+    if (shmb_sysinfo_hugepages(pool.page_size, &total, &free_pages) < 0)
+        Refuse(flag, "needs huge pages of " + size + " but this kernel has no pool of that size "
+                     "(/sys/kernel/mm/hugepages)");
+    const uint64_t need = pool.bytes / pool.page_size;
+    if (static_cast<uint64_t>(free_pages) < need) {
+        const std::string file = pool.page_size == SHMB_BACKING_HUGE_2MB
+                                     ? "/proc/sys/vm/nr_hugepages"
+                                     : "/sys/kernel/mm/hugepages/hugepages-" + std::to_string(pool.page_size / 1024) +
+                                           "kB/nr_hugepages";
+        Refuse(flag, "needs " + std::to_string(need) + " free huge pages of " + size + " (" +
+                         Bytes(static_cast<int64_t>(pool.bytes)) + ") but " + std::to_string(free_pages) +
+                         " are free of " + std::to_string(total) + " reserved; reserve them as root: echo " +
+                         std::to_string(total + static_cast<int64_t>(need) - free_pages) + " > " + file);
+    }
+    return "huge pages of " + size + ": " + std::to_string(free_pages) + " free of " + std::to_string(total) +
+           " reserved (" + Bytes(free_pages * static_cast<int64_t>(pool.page_size)) + "), " + std::to_string(need) +
+           " needed";
+}
+
+// The shmem kinds' pages come out of memory (and /dev/shm for tmpfs).
+void CheckMemory(const char* flag, const PoolPlan& pool)
+{
+    const std::string need = Bytes(static_cast<int64_t>(pool.bytes));
+    const char* name = shmb_backing_name(pool.kind);
+    int64_t total, avail;
+    if (pool.kind == SHMB_BACKING_TMPFS && shmb_sysinfo_fs_space("/dev/shm", &total, &avail) == 0 &&
+        static_cast<uint64_t>(avail) < pool.bytes)
+        Refuse(flag, "needs " + need + " in /dev/shm for a " + name + " pool but only " + Bytes(avail) +
+                         " is free (df -h /dev/shm)");
+    int64_t mem = shmb_sysinfo_mem_available();
+    if (mem >= 0 && static_cast<uint64_t>(mem) < pool.bytes)
+        Refuse(flag, "needs " + need + " of memory for a " + name + " pool but only " + Bytes(mem) +
+                         " is available (MemAvailable in /proc/meminfo)");
+    int64_t cgroup = shmb_sysinfo_cgroup_memory_free();
+    if (cgroup >= 0 && static_cast<uint64_t>(cgroup) < pool.bytes)
+        Refuse(flag, "needs " + need + " for a " + name + " pool but the memory cgroup of this process has only " +
+                         Bytes(cgroup) + " left (memory.max - memory.current)");
+}
+
+}  // namespace
+
+std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<PoolPlan>& pools, uint64_t mappings)
+{
+    std::vector<std::string> lines;
+    uint64_t shmem = 0;
+    for (const PoolPlan& pool : pools) {
+        if (pool.kind == SHMB_BACKING_HUGETLB) {
+            lines.push_back(CheckHugePages(flag, pool));
+        } else {
+            CheckMemory(flag, pool);
+            shmem = pool.bytes > shmem ? pool.bytes : shmem;
+        }
+    }
+    if (shmem > 0) {
+        int64_t mem = shmb_sysinfo_mem_available(), cgroup = shmb_sysinfo_cgroup_memory_free();
+        lines.push_back("memory: " + (mem < 0 ? std::string("unknown") : Bytes(mem)) + " available, memory cgroup " +
+                        (cgroup < 0 ? std::string("without a limit") : Bytes(cgroup) + " left") + ", " +
+                        Bytes(static_cast<int64_t>(shmem)) + " needed");
+    }
+    int64_t max = shmb_sysinfo_max_map_count(), now = shmb_sysinfo_map_count();
+    if (max >= 0 && now >= 0 && static_cast<uint64_t>(now) + mappings > static_cast<uint64_t>(max))
+        Refuse(flag, "needs " + std::to_string(now + static_cast<int64_t>(mappings)) +
+                         " mappings but vm.max_map_count is " + std::to_string(max) +
+                         " (sysctl -w vm.max_map_count=N)");
+    lines.push_back("vm.max_map_count: " + std::to_string(max) + ", mappings: " + std::to_string(now) +
+                    " now, " + std::to_string(mappings) + " more at most");
+    return lines;
 }
 
 }  // namespace shmb

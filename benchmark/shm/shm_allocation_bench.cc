@@ -1,9 +1,11 @@
 // shm_allocation_bench: what one SHM allocation costs, Mooncake's shm_open +
 // ftruncate + mmap + close per buffer against Flow-IPC's pool allocators
 // (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
-// ideal arena as the lower bound.
+// ideal arena as the lower bound; and, with --allocator=ready, how long a
+// pool takes to be ready on each backing and prefault method.
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "bench_common.h"
 #include "shmbench/alloc_peer.h"
@@ -26,7 +28,8 @@ DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc",
               "buffer), offset (Mooncake Store's per-block OffsetBufferAllocator inside one registered "
               "segment), arena (ideal lock-free pool: the lower bound), bipc (Flow-IPC SHM-classic: "
               "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC SHM-jemalloc, no "
-              "thread cache); by name only: jemalloc_tcache (with a thread cache)");
+              "thread cache); by name only: jemalloc_tcache (with a thread cache), and ready (alone: time to "
+              "ready of a pool of --pool_mb per --backing and --prefault)");
 DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
 DEFINE_int32(threads, 1,
              "Threads running each allocator at once, each pinned to its own allowed CPU when there "
@@ -37,9 +40,119 @@ DEFINE_bool(peer_process, false,
             "posix segment by name (rows attach, detach); attaches bipc's and jemalloc's pools and translates "
             "round 0's handles (rows attach, translate); the rows of this process keep their names");
 
+DEFINE_string(backing, "tmpfs",
+              "ready: what backs the pool, a comma-separated list of tmpfs (shm_open in /dev/shm), memfd "
+              "(memfd_create, no name), thp (memfd + MADV_HUGEPAGE: 2 MB pages where shmem_enabled allows), "
+              "hugetlb (memfd_create(MFD_HUGETLB): the reserved huge page pool), or all");
+DEFINE_string(prefault, "all",
+              "ready: how the pages come to exist, a comma-separated list of none, touch (a write per page), "
+              "populate (MAP_POPULATE), populate_write (MADV_POPULATE_WRITE), fallocate, or all");
+DEFINE_int64(pool_mb, 256, "ready: pool size in MB (1 MB = 1048576 bytes), rounded up to the backing's page");
+DEFINE_int32(prefault_threads, 1, "ready: threads splitting the prefault (touch, populate_write, fallocate)");
+DEFINE_int64(hugepage_kb, 2048, "ready: huge page size of the hugetlb backing in KB: 2048 or 1048576");
+DEFINE_int64(pool_iterations, 3, "ready: pools made ready per backing and prefault, each timed");
+
 namespace {
 
 shmb_peer_t g_peer;
+
+// The items of a list flag of a library table's names, as flags to run.
+template <int N>
+void Select(const char* flag, const std::string& value, const char* (*name)(int), int (&run)[N])
+{
+    const std::string known = shmb::JoinNames(N, name);
+    const std::string list = shmb::CheckListOrAll(flag, value, known, known);
+    for (int k = 0; k < N; k++)
+        run[k] = shmb::InList(list, name(k));
+}
+
+const char* BackingName(int k)
+{
+    return shmb_backing_name(static_cast<shmb_backing_kind_t>(k));
+}
+
+const char* PrefaultName(int k)
+{
+    return shmb_prefault_name(static_cast<shmb_prefault_t>(k));
+}
+
+// The flags of the other allocators mean nothing to ready: each one set is
+// refused by name.
+void CheckReadyAlone()
+{
+    if (FLAGS_allocator != "ready")
+        shmb::FlagError("allocator", FLAGS_allocator, "ready runs alone (its rows are pools, not block sizes)");
+    if (!FLAGS_system.empty())
+        shmb::FlagError("system", FLAGS_system, "cannot be combined with --allocator=ready");
+    const char* const others[] = {"peer_process", "measure_mmap_only", "touch", "threads", "cleanup"};
+    for (const char* flag : others) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (info.current_value != info.default_value)
+            shmb::FlagError(flag, info.current_value,
+                            "not with --allocator=ready (its pools are always destroyed; threads: "
+                            "--prefault_threads)");
+    }
+}
+
+shmb_alloc_ready_config_t ReadyConfig()
+{
+    CheckReadyAlone();
+    shmb_alloc_ready_config_t cfg = {};
+    Select("backing", FLAGS_backing, BackingName, cfg.backing);
+    Select("prefault", FLAGS_prefault, PrefaultName, cfg.prefault);
+    cfg.pool_bytes = shmb::CheckRange("pool_mb", FLAGS_pool_mb, 1, 1 << 20) << 20;
+    cfg.threads = static_cast<int>(
+        shmb::CheckRange("prefault_threads", FLAGS_prefault_threads, 1, SHMB_BACKING_MAX_THREADS));
+    cfg.iterations = shmb::CheckRange("pool_iterations", FLAGS_pool_iterations, 1, SHMB_ALLOC_READY_MAX_ITERATIONS);
+    if (FLAGS_hugepage_kb != 2048 && FLAGS_hugepage_kb != 1048576)
+        shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
+    cfg.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
+    cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    return cfg;
+}
+
+// The pools of the run, each checked against its limits; the lines saying them.
+std::vector<std::string> CheckReadyLimits(const shmb_alloc_ready_config_t& cfg)
+{
+    std::vector<shmb::PoolPlan> pools;
+    for (int k = 0; k < SHMB_BACKING_KINDS; k++) {
+        if (!cfg.backing[k])
+            continue;
+        shmb::PoolPlan pool = {static_cast<shmb_backing_kind_t>(k), 0, 0};
+        shmb_backing_config_t bc = {pool.kind, cfg.shm_prefix, cfg.hugepage_size};
+        if (shmb_alloc_ready_pool_bytes(&cfg, pool.kind, &pool.bytes) < 0 ||
+            shmb_backing_page_size(&bc, &pool.page_size) < 0)
+            shmb::FlagError("pool_mb", std::to_string(FLAGS_pool_mb), "too large");
+        pools.push_back(pool);
+    }
+    return shmb::CheckPoolLimits("pool_mb", pools, shmb_alloc_ready_mappings(&cfg));
+}
+
+int RunReady()
+{
+    shmb_alloc_ready_config_t cfg = ReadyConfig();
+    shmb::WarnIfOversubscribed(cfg.threads);
+    std::vector<std::string> lines = CheckReadyLimits(cfg);
+    shmb_rows_t rows = {};
+    shmb::RunRepetitions(nullptr, "wrong pool contents", "the time-to-ready benchmark",
+                         [&](int rep, char* why, size_t cap) {
+                             cfg.repetition = rep;
+                             return shmb_alloc_ready_run(&cfg, &rows, why, cap);
+                         });
+    lines.insert(lines.begin(),
+                 "ready: ns per pool from create to prefaulted; note: GB/s, page faults, and the share of the "
+                 "pool resident and mapped by huge pages after it (smaps), of the first pool, verified "
+                 "through a second mapping");
+    shmb_report_t report = {};
+    report.bench = "shm_alloc";
+    report.variant_label = "allocator";
+    report.speedup_label = "speedup_vs_mooncake";
+    for (size_t i = 0; i < lines.size() && i < SHMB_REPORT_MAX_NOTES; i++)
+        report.notes[i] = lines[i].c_str();
+    shmb::WriteReport(&report, &rows);
+    shmb_rows_free(&rows);
+    return 0;
+}
 
 }  // namespace
 
@@ -50,6 +163,8 @@ int main(int argc, char** argv)
                "against Flow-IPC's pool allocators and an ideal arena.\n"
                "Usage: shm_allocation_bench [--flag=value ...]",
                __FILE__);
+    if (shmb::InList(FLAGS_allocator, "ready"))
+        return RunReady();
 
     shmb_alloc_config_t cfg = {};
     cfg.num_iterations = shmb::CheckRange("num_iterations", FLAGS_num_iterations, 1,

@@ -54,6 +54,22 @@ int shmb_channel_send(shmb_channel_t *ch, const void *msg, size_t len);
  * closed end) or another -errno (recorded). */
 int shmb_channel_recv(shmb_channel_t *ch, void *buf, size_t cap, size_t *len);
 
+/* shmb_channel_send, with one descriptor attached to the message
+ * (SCM_RIGHTS): the peer receives its own descriptor of the same open file
+ * with shmb_channel_recv_fd. fd stays open here. The descriptor travels
+ * with the message's first byte, so it is never separated from its
+ * message. Returns as shmb_channel_send, and -EINVAL for fd < 0. */
+int shmb_channel_send_fd(shmb_channel_t *ch, const void *msg, size_t len, int fd);
+
+/* shmb_channel_recv, also taking the descriptor that came with the message
+ * (close-on-exec) into *fd, or -1 when it came without one. A descriptor
+ * is never leaked: on any failure, and when more than one came (the extra
+ * ones are closed, the message is then -EPROTO), nothing received stays
+ * open. Every read is a recvmsg, so a descriptor is never dropped by a plain
+ * read. Returns as shmb_channel_recv, and -EPROTO (more than one descriptor,
+ * or the control data was truncated). */
+int shmb_channel_recv_fd(shmb_channel_t *ch, void *buf, size_t cap, size_t *len, int *fd);
+
 /* Closes this end (the peer then gets -EPIPE). A closed end is a no-op.
  * Returns 0 or -errno. */
 int shmb_channel_close(shmb_channel_t *ch);

@@ -20,7 +20,9 @@
 #define SHMB_VERSION "0.1.0"
 
 #include "shmbench/alloc_bench.h"
+#include "shmbench/alloc_ready.h"
 #include "shmbench/arena.h"
+#include "shmbench/backing.h"
 #include "shmbench/channel.h"
 #include "shmbench/clock.h"
 #include "shmbench/copy.h"

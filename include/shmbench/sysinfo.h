@@ -105,6 +105,28 @@ int64_t shmb_sysinfo_cgroup_memory_free(void);
 /* The same below `root` (a test points it at a fake tree). */
 int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root);
 
+/* The pool of huge pages of page_size bytes (hugetlb):
+ * /sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages and
+ * free_hugepages into *total and *free_pages (pages, not bytes). Returns 0,
+ * -ENOENT (no pool of that size on this machine or kernel) or -EIO (a file
+ * that does not hold a number). */
+int shmb_sysinfo_hugepages(uint64_t page_size, int64_t *total, int64_t *free_pages);
+
+/* The same below `root` (a test points it at a fake tree). */
+int shmb_sysinfo_hugepages_at(const char *root, uint64_t page_size, int64_t *total, int64_t *free_pages);
+
+/* MemAvailable of /proc/meminfo in bytes: what the kernel reckons can
+ * still be allocated without swapping; -1 unknown. */
+int64_t shmb_sysinfo_mem_available(void);
+
+/* vm.max_map_count (/proc/sys/vm/max_map_count): how many mappings a
+ * process may have; -1 unknown. */
+int64_t shmb_sysinfo_max_map_count(void);
+
+/* The mappings this process has now (the lines of /proc/self/maps); -1
+ * unknown. */
+int64_t shmb_sysinfo_map_count(void);
+
 /* Formats bytes as "24.0 GiB", "768 KiB", "12 B" into out. */
 void shmb_sysinfo_format_bytes(int64_t bytes, char *out, size_t cap);
 

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# shm_allocation_bench --allocator=ready: the time-to-ready rows of each
+# backing and prefault method, their flags, the limits checked up front, and
+# a signal midway. With a third argument, the backing that needs the
+# machine's settings, made for the test and given back afterwards, even on
+# failure (root; else exit 77 with the reason):
+#   hugetlb  reserves huge pages (/proc/sys/vm/nr_hugepages), runs the
+#            hugetlb rows and test_backing (passed as the second argument)
+#            on them, exhausts the pool, and checks every page comes back;
+#   thp      sets shmem_enabled to advise and checks what the kernel granted.
+bindir=$1
+test_backing=$2
+mode=${3:-}
+source "$(dirname "$0")/cli_lib.sh"
+alloc=$bindir/shm_allocation_bench
+prefix=shmb_cli_backing_$$_
+pool=/sys/kernel/mm/hugepages/hugepages-2048kB
+shmem=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+
+huge_free() { cat "$pool/free_hugepages"; }
+
+# The rows of a run as "variant step note" (table: pool_mb, allocator, step, ...).
+ready() {
+  "$alloc" --allocator=ready --shm_prefix="/$prefix" --pool_iterations=1 "$@" >"$work/out" 2>"$work/err"
+}
+
+# row VARIANT STEP: the note of that row of the last run.
+row() {
+  table_rows "$work/out" | awk -v v="$1" -v s="$2" '$2 == v && $3 == s { sub(/.*GB\/s /, ""); print }'
+}
+
+# expect_note VARIANT STEP PATTERN: that row's note matches.
+expect_note() {
+  local got
+  got=$(row "$1" "$2")
+  [[ "$got" =~ $3 ]] && ok || fail "$1 $2: note '$got', expected /$3/"
+}
+
+general() {
+  expect_usage_error "$alloc" backing --allocator=ready --backing=ramfs
+  expect_usage_error "$alloc" prefault --allocator=ready --prefault=populate,populate
+  expect_usage_error "$alloc" pool_mb --allocator=ready --pool_mb=0
+  expect_usage_error "$alloc" hugepage_kb --allocator=ready --hugepage_kb=4096
+  expect_usage_error "$alloc" prefault_threads --allocator=ready --prefault_threads=0
+  expect_usage_error "$alloc" allocator --allocator=ready,posix
+  expect_usage_error "$alloc" system --allocator=ready --system=mooncake
+  expect_usage_error "$alloc" touch --allocator=ready --touch
+  expect_usage_error "$alloc" threads --allocator=ready --threads=2
+  expect_usage_error "$alloc" cleanup --allocator=ready --cleanup=false
+
+  # tmpfs and memfd, every method: resident as each method leaves it, verified, nothing left
+  if ready --backing=tmpfs,memfd --pool_mb=16 --format=table --json_out="$work/ready.json"; then
+    ok
+  else
+    fail "tmpfs,memfd: exit $?: $(cat "$work/err")"
+  fi
+  [ "$(table_rows "$work/out" | wc -l)" -eq 10 ] && ok || fail "tmpfs,memfd: $(table_rows "$work/out" | wc -l) rows, expected 10"
+  for b in tmpfs memfd; do
+    expect_note "ready/$b" none "faults rss 0% huge 0%$"
+    expect_note "ready/$b" touch "^[0-9]{4} faults rss 100% huge 0%$"
+    expect_note "ready/$b" populate "rss 100% huge 0%$"
+    expect_note "ready/$b" populate_write "rss 100% huge 0%$"
+    expect_note "ready/$b" fallocate "rss 0% huge 0%$"
+  done
+  grep -q '"name": "shm_alloc/ready/memfd/populate_write/pool_mb:16"' "$work/ready.json" && ok \
+    || fail "JSON names: $(grep -o '"name": "[^"]*"' "$work/ready.json" | head -3)"
+  grep -q "^# memory: .* available, .*16 MiB needed" "$work/out" && grep -q "^# vm.max_map_count: [0-9]*, mappings" "$work/out" \
+    && ok || fail "limit lines: $(grep '^# ' "$work/out" | tail -4)"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "tmpfs,memfd left $(leftovers "$prefix") segments"
+
+  # threads: named where the method splits, not for one mmap call
+  ready --backing=memfd --prefault=touch,populate --pool_mb=8 --prefault_threads=2 --format=csv &&
+    grep -q "^shm_alloc/ready/memfd/touch/pool_mb:8/threads:2," "$work/out" &&
+    grep -q "^shm_alloc/ready/memfd/populate/pool_mb:8," "$work/out" && ok \
+    || fail "threads: $(cat "$work/out" "$work/err" | tail -3)"
+
+  # a full backing is refused before anything is measured: the need and the room
+  if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
+    unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=4m tmpfs /dev/shm &&
+      "$0" --allocator=ready --shm_prefix="$1" --backing=tmpfs --pool_mb=8' "$alloc" "/$prefix" \
+      >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q "needs 8 MiB in /dev/shm for a tmpfs pool but only 4 MiB is free" "$work/err" \
+      && [ ! -s "$work/out" ] && ok || fail "full /dev/shm: exit $rc, $(cat "$work/err")"
+  else
+    skip_case "a full /dev/shm: no private mount namespace (root needed)"
+  fi
+
+  # SIGTERM midway through large pools: 143, nothing left
+  expect_signal_cleanup TERM 5 "$prefix" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=tmpfs \
+    --prefault=touch --pool_mb=1024 --pool_iterations=100
+  finish
+}
+
+# The machine's setting of FILE given back on exit, whatever happens.
+keep() {
+  local file=$1 value
+  value=$(cat "$file")
+  [[ "$value" =~ \[([a-z_]+)\] ]] && value=${BASH_REMATCH[1]}
+  trap "echo '$value' > '$file'; rm -rf '$work'" EXIT
+}
+
+# Huge pages this test added to the pool, taken back on exit, whatever
+# happens: by difference, so that pages another program reserved or holds
+# meanwhile stay as they are.
+# /proc/sys/vm/nr_hugepages is the pool's persistent size (the default 2 MiB
+# pages), without the surplus pages others may hold.
+nr=/proc/sys/vm/nr_hugepages
+added=0
+give_back() {
+  local n=$(($(cat "$nr") - added))
+  echo "$((n < 0 ? 0 : n))" >"$nr" # another program gave back pages of its own meanwhile
+  rm -rf "$work"
+}
+
+hugetlb() {
+  [ "$(id -u)" -eq 0 ] || { echo "skipped: hugetlb: not root, cannot reserve huge pages" >&2; exit 77; }
+  [ -w "$nr" ] && [ "$(grep Hugepagesize /proc/meminfo)" = "Hugepagesize:       2048 kB" ] ||
+    { echo "skipped: hugetlb: the default huge page is not 2 MiB here" >&2; exit 77; }
+  trap give_back EXIT
+  # more than are free: the line that says how many to reserve, exit 2, nothing measured
+  local total free
+  total=$(cat "$pool/nr_hugepages")
+  free=$(huge_free)
+  ready --backing=hugetlb --pool_mb=$(((free + 8) * 2))
+  rc=$?
+  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] &&
+    grep -q "needs $((free + 8)) free huge pages of 2048 kB (.*) but $free are free of $total reserved; reserve them as root: echo $((total + 8)) > /proc/sys/vm/nr_hugepages" "$work/err" \
+    && ok || fail "too few huge pages: exit $rc, $(cat "$work/err")"
+  # reserved: every method, all of it huge where it is resident, every page back
+  local max
+  max=$(cat "$nr")
+  echo "$((max + 16))" >"$nr"
+  added=$(($(cat "$nr") - max))
+  total=$(cat "$pool/nr_hugepages")
+  [ "$(huge_free)" -ge 16 ] || { echo "skipped: hugetlb: the kernel reserved only $(huge_free) pages" >&2; exit 77; }
+  local before
+  before=$(huge_free)
+  ready --backing=hugetlb --pool_mb=16 --prefault_threads=2 && ok || fail "hugetlb: exit $?: $(cat "$work/err")"
+  expect_note ready/hugetlb none "rss 0% huge 0%$"
+  expect_note ready/hugetlb touch "^[0-9]{1,2} faults rss 100% huge 100%$" # 8, and the threads' own
+  expect_note ready/hugetlb populate "rss 100% huge 100%$"
+  expect_note ready/hugetlb populate_write "rss 100% huge 100%$"
+  expect_note ready/hugetlb fallocate "rss 0% huge 0%$"
+  grep -q "^# huge pages of 2048 kB: $before free of $total reserved (.*), 8 needed" "$work/out" && ok \
+    || fail "huge page line: $(grep '^# huge' "$work/out")"
+  [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb: $(huge_free) free after the run, $before before"
+  # SIGTERM midway: every page back
+  "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch --pool_mb=32 \
+    --pool_iterations=1000 >/dev/null 2>&1 &
+  local pid=$!
+  sleep 0.5
+  kill -TERM "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq 143 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGTERM: exit $rc, $(huge_free) free of $before"
+  # the unit tests' hugetlb cases, for real
+  "$test_backing" >"$work/unit" 2>&1 && ! grep -q SKIPPED "$work/unit" && ok \
+    || fail "test_backing on reserved pages: $(grep -E 'FAIL|SKIPPED' "$work/unit" | head -5)"
+  [ "$(huge_free)" -eq "$before" ] && ok || fail "test_backing: $(huge_free) free after, $before before"
+  finish
+}
+
+thp() {
+  [ "$(id -u)" -eq 0 ] || { echo "skipped: thp: not root, cannot set $shmem" >&2; exit 77; }
+  [ -w "$shmem" ] || { echo "skipped: thp: no $shmem" >&2; exit 77; }
+  keep "$shmem"
+  echo advise >"$shmem"
+  ready --backing=thp --pool_mb=16 && ok || fail "thp: exit $?: $(cat "$work/err")"
+  grep -q "shmem_enabled=advise" "$work/out" && ok || fail "thp: header does not say advise"
+  expect_note ready/thp touch "^8 faults rss 100% huge 100%$"
+  expect_note ready/thp populate_write "rss 100% huge 100%$"
+  # MAP_POPULATE faults before MADV_HUGEPAGE can be given: small pages
+  expect_note ready/thp populate "rss 100% huge 0%$"
+  echo never >"$shmem"
+  ready --backing=thp --prefault=touch --pool_mb=16 && ok || fail "thp never: exit $?"
+  expect_note ready/thp touch "^[0-9]{4} faults rss 100% huge 0%$"
+  finish
+}
+
+case "$mode" in
+hugetlb) hugetlb ;;
+thp) thp ;;
+general) general ;;
+esac
