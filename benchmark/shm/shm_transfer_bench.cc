@@ -32,6 +32,12 @@ DEFINE_bool(peer_process, false,
             "them; this process creates and fills them and checks dst after each size and method. Rows keep "
             "their names, so compare.sh pairs them with an in-process run");
 
+DEFINE_string(backing, "tmpfs",
+              "Pages of src, dst and the cold buffers: tmpfs (shm_open in /dev/shm), memfd (memfd_create), thp "
+              "(memfd + MADV_HUGEPAGE before the first touch) or hugetlb (memfd_create(MFD_HUGETLB), the reserved "
+              "pool); buffers are rounded up to the backing's page; the peer gets memfd kinds over a Unix socket");
+DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
+
 namespace {
 
 // --methods: all, or methods available on this machine; none: memcpy, or
@@ -69,6 +75,30 @@ uint64_t MaxSizeKb(const char** flag)
 }
 
 shmb_peer_t g_peer;
+
+// --backing and --hugepage_kb into cfg; a backing other than tmpfs is
+// checked against its limits (huge pages free, memory, mappings: exit 2
+// with the numbers) and its residency is read back into *granted.
+void Backing(shmb_transfer_config_t* cfg, const char* max_flag, shmb_backing_residency_t* granted)
+{
+    if (shmb_backing_parse(FLAGS_backing.c_str(), &cfg->backing.kind) < 0)
+        shmb::FlagError("backing", FLAGS_backing, "tmpfs, memfd, thp or hugetlb");
+    if (FLAGS_hugepage_kb != 2048 && FLAGS_hugepage_kb != 1048576)
+        shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
+    cfg->backing.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
+    if (cfg->backing.kind == SHMB_BACKING_TMPFS)
+        return;
+    if (cfg->translate)
+        shmb::FlagError("backing", FLAGS_backing,
+                        "--system runs register their buffers by name in /dev/shm (tmpfs only)");
+    shmb::PoolPlan buffer = {cfg->backing.kind, 0, 0};
+    if (shmb_backing_round(&cfg->backing, cfg->max_transfer_size_kb << 10, &buffer.bytes) < 0 ||
+        shmb_backing_page_size(&cfg->backing, &buffer.page_size) < 0)
+        shmb::FlagError(max_flag, std::to_string(cfg->max_transfer_size_kb) + " KB", "too large");
+    std::vector<shmb::PoolPlan> buffers(cfg->cold ? 3 : 2, buffer);
+    shmb::CheckPoolLimits(max_flag, buffers, buffers.size());
+    cfg->granted = granted;
+}
 
 }  // namespace
 
@@ -111,6 +141,8 @@ int main(int argc, char** argv)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     shmb::WarnIfOversubscribed(cfg.threads);
 
+    shmb_backing_residency_t granted = {};
+    Backing(&cfg, max_flag, &granted);
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     uint64_t need = 0;
