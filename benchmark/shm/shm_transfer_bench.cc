@@ -95,8 +95,9 @@ void Backing(shmb_transfer_config_t* cfg, const char* max_flag, shmb_backing_res
     if (shmb_backing_round(&cfg->backing, cfg->max_transfer_size_kb << 10, &buffer.bytes) < 0 ||
         shmb_backing_page_size(&cfg->backing, &buffer.page_size) < 0)
         shmb::FlagError(max_flag, std::to_string(cfg->max_transfer_size_kb) + " KB", "too large");
-    std::vector<shmb::PoolPlan> buffers(cfg->cold ? 3 : 2, buffer);
-    shmb::CheckPoolLimits(max_flag, buffers, buffers.size());
+    const uint64_t live = cfg->cold ? 3 : 2;  // src, dst and a cold buffer at once
+    buffer.bytes *= live;
+    shmb::CheckPoolLimits(max_flag, {buffer}, live);
     cfg->granted = granted;
 }
 
