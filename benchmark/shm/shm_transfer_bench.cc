@@ -140,10 +140,10 @@ int main(int argc, char** argv)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
-    shmb::WarnIfOversubscribed(cfg.threads);
-
     shmb_backing_residency_t granted = {};
     Backing(&cfg, max_flag, &granted);
+    shmb::WarnIfOversubscribed(cfg.threads);
+
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     uint64_t need = 0;

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# shm_transfer_bench --backing: verified copies on each backing, in process
+# and with a peer that receives descriptors, nothing left in /dev/shm or in
+# the huge page pool, SIGTERM midway, a full backing, the peer killed midway.
+#   cli_transfer_backing.sh BIN_DIR
+bindir=$1
+source "$(dirname "$0")/cli_lib.sh"
+bin=$bindir/shm_transfer_bench
+prefix=shmb_cli_tbacking_$$_
+quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20
+       --time_per_size_ms=10 --cold --verify_data)
+long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num_transfers=1000000
+      --time_per_size_ms=100000)
+
+hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
+
+# thp: shmem_enabled=advise while this runs, then as it was; hugetlb: a few
+# huge pages reserved when fewer are free (root), then the old count.
+thp_file=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+nr_file=/proc/sys/vm/nr_hugepages
+old_thp=$(grep -o '\[[a-z_]*\]' "$thp_file" 2>/dev/null | tr -d '[]')
+old_nr=$(cat "$nr_file" 2>/dev/null)
+restore() {
+  [ -n "$old_thp" ] && [ -w "$thp_file" ] && echo "$old_thp" >"$thp_file"
+  [ -n "$old_nr" ] && [ "$(cat "$nr_file")" != "$old_nr" ] && echo "$old_nr" >"$nr_file"
+  rm -rf "$work"
+}
+trap restore EXIT
+[ -w "$thp_file" ] && echo advise >"$thp_file" 2>/dev/null
+backings=(memfd thp)
+need=24 # pages of 2 MiB: three buffers of 16 MiB (the longest run), and some
+if [ "$(hugepages_free)" -lt "$need" ] && [ -w "$nr_file" ]; then
+  echo $((old_nr + need)) >"$nr_file" 2>/dev/null
+fi
+if [ "$(hugepages_free)" -ge "$need" ]; then
+  backings+=(hugetlb)
+else
+  skip_case "hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"
+fi
+
+expect_usage_error "$bin" backing --backing=ramfs
+expect_usage_error "$bin" hugepage_kb --backing=hugetlb --hugepage_kb=4
+expect_usage_error "$bin" backing --backing=memfd --system=mooncake
+
+# nothing of ours left: no segment, no process, the huge pages free again
+clean() {
+  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && [ "$(hugepages_free)" -eq "$1" ]
+}
+
+for b in "${backings[@]}"; do
+  free0=$(hugepages_free)
+  for peer in false true; do
+    "$bin" "${quick[@]}" --backing="$b" --peer_process="$peer" >"$work/$b.out" 2>"$work/$b.err"
+    rc=$?
+    rows=$(table_rows "$work/$b.out" | grep -c "^4096 .*memcpy")
+    [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && grep -q "^# backing: $b (" "$work/$b.out" && ok \
+      || fail "$b peer=$peer: exit $rc, $rows rows at 4096 KB: $(cat "$work/$b.err")"
+    clean "$free0" && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, huge pages free $(hugepages_free) of $free0"
+  done
+  # what the kernel granted is read back: thp and hugetlb all huge here, memfd none
+  share=$(grep -o "([0-9.]*%) mapped by huge pages" "$work/$b.out" | tr -d '(%)' | cut -d' ' -f1)
+  case $b in
+    memfd) want=0.0 ;;
+    *) want=100.0 ;;
+  esac
+  [ "$share" = "$want" ] && ok || fail "$b: huge share $share%, expected $want%"
+  grep -q "descriptors received over a Unix socket (SCM_RIGHTS" "$work/$b.out" && ok || fail "$b: the peer note"
+  # SIGTERM midway (the peer's control segment says the run is under way)
+  expect_signal_cleanup TERM 5 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
+  clean "$free0" && ok || fail "$b SIGTERM: huge pages free $(hugepages_free) of $free0"
+  # the peer that received the descriptors killed midway: one line, exit 1, nothing left
+  "$bin" "${long[@]}" --backing="$b" --peer_process >/dev/null 2>"$work/dead.err" &
+  owner=$!
+  peer_pid=
+  for _ in $(seq 250); do
+    peer_pid=$(pgrep -P "$owner" | head -1)
+    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 0 ] && break
+    sleep 0.02
+  done
+  sleep 0.5
+  kill -9 "$peer_pid"
+  wait "$owner"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \
+    && grep -q "the peer process died: pid $peer_pid killed by signal 9 (Killed); nothing is left behind" "$work/dead.err" \
+    && ok || fail "$b peer killed: exit $rc: $(cat "$work/dead.err")"
+  clean "$free0" && ok || fail "$b peer killed: left $(leftovers "$prefix"), huge pages free $(hugepages_free) of $free0"
+done
+
+# An exhausted huge page pool: refused before measuring, with the numbers.
+free0=$(hugepages_free)
+"$bin" --shm_prefix=/$prefix --backing=hugetlb --max_transfer_size_mb=$((free0 + 2)) >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(error_lines "$work/err")" -eq 1 ] && grep -q "free huge pages .*nr_hugepages" "$work/err" && \
+  [ ! -s "$work/out" ] && ok || fail "exhausted huge pages: exit $rc: $(cat "$work/err")"
+
+# A full /dev/shm (a private 4 MiB tmpfs): tmpfs refuses up front; memfd has
+# no name there and does not need its space.
+if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
+  for b in tmpfs memfd; do
+    unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=4m tmpfs /dev/shm && "$0" "${@:1}"' \
+      "$bin" --shm_prefix=/$prefix --backing=$b --max_transfer_size_mb=8 --num_transfers=5 --time_per_size_ms=5 \
+      --cold --peer_process >/dev/null 2>"$work/full.err"
+    rc=$?
+    case $b in
+      tmpfs) [ "$rc" -eq 1 ] && [ "$(error_lines "$work/full.err")" -eq 1 ] && grep -q "/dev/shm" "$work/full.err" ;;
+      memfd) [ "$rc" -eq 0 ] ;;
+    esac && ok || fail "$b in a 4 MiB /dev/shm: exit $rc: $(cat "$work/full.err")"
+  done
+else
+  skip_case "full /dev/shm: needs root and unshare -m"
+fi
+
+finish
