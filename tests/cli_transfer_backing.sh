@@ -41,6 +41,12 @@ fi
 expect_usage_error "$bin" backing --backing=ramfs
 expect_usage_error "$bin" hugepage_kb --backing=hugetlb --hugepage_kb=4
 expect_usage_error "$bin" backing --backing=memfd --system=mooncake
+# the systems' buffers and pools are named: refused on a backing without a name (issue 18, point 4)
+alloc=$bindir/shm_allocation_bench
+for s in mooncake flowipc_classic flowipc_jemalloc; do
+  expect_usage_error "$alloc" backing --system=$s --backing=memfd
+  expect_usage_error "$bin" backing --system=$s --backing=hugetlb
+done
 
 # nothing of ours left: no segment, no process, the huge pages free again
 clean() {

@@ -161,6 +161,11 @@ int main(int argc, char** argv)
     if (shmb::InList(FLAGS_allocator, "ready"))
         return RunReady();
 
+    if (FLAGS_backing != "tmpfs")
+        shmb::FlagError("backing", FLAGS_backing,
+                        "only --allocator=ready takes another backing: the allocators' and the systems' buffers and "
+                        "pools are created by name in /dev/shm (Mooncake's createSharedMemory, Flow-IPC's bipc and "
+                        "jemalloc pools: shm_open) and a peer attaches them by that name");
     shmb_alloc_config_t cfg = {};
     cfg.num_iterations = shmb::CheckRange("num_iterations", FLAGS_num_iterations, 1,
                                           SHMB_ALLOC_MAX_ITERATIONS);
