@@ -202,7 +202,7 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
 {
     run_t *r = ctx;
     const int is_dst = index == r->translation.index;
-    if (strcmp(shm_path, is_dst ? r->dst.name : UNUSED_BUFFER) != 0 || length != r->dst.size)
+    if (strcmp(shm_path, is_dst ? r->translation.dst_path : UNUSED_BUFFER) != 0 || length != r->dst.size)
         return shmb_error_record("shm_open", ENOENT, shm_path);
     *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + index * slot_bytes(length));
     return 0;
@@ -231,6 +231,13 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     const uint64_t n = r->cfg->num_segments, size = r->dst.size, slot = slot_bytes(size);
     t->index = n / 2;
     t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
+    /* A memfd has no name: Mooncake's memfd segments (kvcache-ai/Mooncake
+     * #3952) are opened by peers through /proc/<pid>/fd/<n>. The request
+     * path only needs a path to treat dst as SHM; attach_dst checks it. */
+    if (r->dst.name[0])
+        snprintf(t->dst_path, sizeof(t->dst_path), "%s", r->dst.name);
+    else
+        snprintf(t->dst_path, sizeof(t->dst_path), "memfd:%s", shmb_backing_name(r->cfg->backing.kind));
     *segments = calloc((size_t)n, sizeof(**segments));
     *names = calloc((size_t)n, sizeof(**names));
     *buffers = calloc((size_t)n, sizeof(**buffers));
@@ -238,7 +245,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t peer = SHMB_LOOKUP_PEER_START + i * slot;
-        (*names)[i] = i == t->index ? r->dst.name : UNUSED_BUFFER;
+        (*names)[i] = i == t->index ? t->dst_path : UNUSED_BUFFER;
         (*segments)[i] = (shmb_lookup_segment_t){peer, size, i == t->index ? r->dst.addr : (void *)(uintptr_t)peer};
         (*buffers)[i] = (shmb_mooncake_buffer_t){peer, size, (*names)[i]};
     }

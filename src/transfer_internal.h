@@ -62,6 +62,8 @@ typedef struct shmb_transfer_translation {
     int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
+    char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM path as registered: its name, or for a
+                                               * memfd kind (no name) "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
     int path_set_up;
     shmb_mooncake_engine_t *engine; /* the request path, over the same registrations */

@@ -40,11 +40,13 @@ fi
 
 expect_usage_error "$bin" backing --backing=ramfs
 expect_usage_error "$bin" hugepage_kb --backing=hugetlb --hugepage_kb=4
-expect_usage_error "$bin" backing --backing=memfd --system=mooncake
-# the systems' buffers and pools are named: refused on a backing without a name (issue 18, point 4)
+# Flow-IPC's pools are named (shm_open): refused on another backing; the
+# allocation binary's systems and allocators likewise (ready aside)
 alloc=$bindir/shm_allocation_bench
 for s in mooncake flowipc_classic flowipc_jemalloc; do
   expect_usage_error "$alloc" backing --system=$s --backing=memfd
+done
+for s in flowipc_classic flowipc_jemalloc; do
   expect_usage_error "$bin" backing --system=$s --backing=hugetlb
 done
 
@@ -71,6 +73,12 @@ for b in "${backings[@]}"; do
   esac
   [ "$share" = "$want" ] && ok || fail "$b: huge share $share%, expected $want%"
   grep -q "descriptors received over a Unix socket (SCM_RIGHTS" "$work/$b.out" && ok || fail "$b: the peer note"
+  # Mooncake's request into dst on this backing (upstream has memfd, THP and hugetlb segments), verified
+  "$bin" --shm_prefix=/$prefix --backing="$b" --system=mooncake --num_segments=10 --peer_process \
+    --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"
+  rc=$?
+  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean "$free0" && ok \
+    || fail "$b --system=mooncake: exit $rc: $(cat "$work/sys.err")"
   # SIGTERM midway (the peer's control segment says the run is under way)
   expect_signal_cleanup TERM 5 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
   clean "$free0" && ok || fail "$b SIGTERM: huge pages free $(hugepages_free) of $free0"

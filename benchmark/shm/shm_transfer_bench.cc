@@ -88,9 +88,10 @@ void Backing(shmb_transfer_config_t* cfg, const char* max_flag, shmb_backing_res
     cfg->backing.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
     if (cfg->backing.kind == SHMB_BACKING_TMPFS)
         return;
-    if (cfg->translate)
+    if (cfg->translate && cfg->system != SHMB_LOOKUP_MOONCAKE)
         shmb::FlagError("backing", FLAGS_backing,
-                        "--system runs register their buffers by name in /dev/shm (tmpfs only)");
+                        "Flow-IPC's pools (--system=" + FLAGS_system +
+                            ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
     shmb::PoolPlan buffer = {cfg->backing.kind, 0, 0};
     if (shmb_backing_round(&cfg->backing, cfg->max_transfer_size_kb << 10, &buffer.bytes) < 0 ||
         shmb_backing_page_size(&cfg->backing, &buffer.page_size) < 0)
