@@ -101,6 +101,17 @@ for b in "${backings[@]}"; do
   clean "$free0" && ok || fail "$b peer killed: left $(leftovers "$prefix"), huge pages free $(hugepages_free) of $free0"
 done
 
+# Flow-IPC's jemalloc pools against Mooncake's one segment, to 16 MiB live
+expect_usage_error "$alloc" grow_block_kb --allocator=ready --grow_block_kb=-1
+expect_usage_error "$alloc" grow_block_kb --allocator=ready --pool_mb=1048576 --grow_block_kb=1
+"$alloc" --shm_prefix=/$prefix --allocator=ready --backing=tmpfs --prefault=none --pool_mb=16 --pool_iterations=1 \
+  --grow_block_kb=64 >"$work/grow.out" 2>"$work/grow.err"
+rc=$?
+[ "$rc" -eq 0 ] && table_rows "$work/grow.out" | grep -q "^16 *mooncake *grow *1 .* 1 pools 1 maps [0-9]* faults\$" \
+  && table_rows "$work/grow.out" | grep -q "^16 *flowipc_jemalloc *grow *1 .* [0-9]* pools [0-9]* maps [0-9]* faults\$" \
+  && grep -q "^# grow: " "$work/grow.out" && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+  || fail "grow rows: exit $rc: $(cat "$work/grow.err") $(table_rows "$work/grow.out")"
+
 # An exhausted huge page pool: refused before measuring, with the numbers.
 free0=$(hugepages_free)
 "$bin" --shm_prefix=/$prefix --backing=hugetlb --max_transfer_size_mb=$((free0 + 2)) >"$work/out" 2>"$work/err"
