@@ -13,6 +13,10 @@ long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num
       --time_per_size_ms=100000)
 
 hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
+# Huge pages taken or reserved by someone (total - free + reserved): what a
+# run that left a mapping or a descriptor behind would hold; unlike the free
+# count, it stays put when another program resizes the pool meanwhile.
+hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
 
 # thp: shmem_enabled=advise while this runs, then as it was; hugetlb: a few
 # huge pages reserved when fewer are free (root), then the old count.
@@ -22,14 +26,16 @@ old_thp=$(grep -o '\[[a-z_]*\]' "$thp_file" 2>/dev/null | tr -d '[]')
 old_nr=$(cat "$nr_file" 2>/dev/null)
 restore() {
   [ -n "$old_thp" ] && [ -w "$thp_file" ] && echo "$old_thp" >"$thp_file"
-  [ -n "$old_nr" ] && [ "$(cat "$nr_file")" != "$old_nr" ] && echo "$old_nr" >"$nr_file"
+  [ -n "$raised" ] && echo "$old_nr" >"$nr_file"
   rm -rf "$work"
 }
 trap restore EXIT
 [ -w "$thp_file" ] && echo advise >"$thp_file" 2>/dev/null
 backings=(memfd thp)
 need=24 # pages of 2 MiB: three buffers of 16 MiB (the longest run), and some
+raised=
 if [ "$(hugepages_free)" -lt "$need" ] && [ -w "$nr_file" ]; then
+  raised=1
   echo $((old_nr + need)) >"$nr_file" 2>/dev/null
 fi
 if [ "$(hugepages_free)" -ge "$need" ]; then
@@ -50,20 +56,20 @@ for s in flowipc_classic flowipc_jemalloc; do
   expect_usage_error "$bin" backing --system=$s --backing=hugetlb
 done
 
-# nothing of ours left: no segment, no process, the huge pages free again
+# nothing of ours left: no segment, no process, the huge pages given back
 clean() {
-  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && [ "$(hugepages_free)" -eq "$1" ]
+  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && [ "$(hugepages_held)" -eq "$1" ]
 }
 
 for b in "${backings[@]}"; do
-  free0=$(hugepages_free)
+  held0=$(hugepages_held)
   for peer in false true; do
     "$bin" "${quick[@]}" --backing="$b" --peer_process="$peer" >"$work/$b.out" 2>"$work/$b.err"
     rc=$?
     rows=$(table_rows "$work/$b.out" | grep -c "^4096 .*memcpy")
     [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && grep -q "^# backing: $b (" "$work/$b.out" && ok \
       || fail "$b peer=$peer: exit $rc, $rows rows at 4096 KB: $(cat "$work/$b.err")"
-    clean "$free0" && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, huge pages free $(hugepages_free) of $free0"
+    clean "$held0" && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, huge pages held $(hugepages_held), $held0 before"
   done
   # what the kernel granted is read back: thp and hugetlb all huge here, memfd none
   share=$(grep -o "([0-9.]*%) mapped by huge pages" "$work/$b.out" | tr -d '(%)' | cut -d' ' -f1)
@@ -77,11 +83,11 @@ for b in "${backings[@]}"; do
   "$bin" --shm_prefix=/$prefix --backing="$b" --system=mooncake --num_segments=10 --peer_process \
     --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"
   rc=$?
-  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean "$free0" && ok \
+  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean "$held0" && ok \
     || fail "$b --system=mooncake: exit $rc: $(cat "$work/sys.err")"
   # SIGTERM midway (the peer's control segment says the run is under way)
   expect_signal_cleanup TERM 5 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
-  clean "$free0" && ok || fail "$b SIGTERM: huge pages free $(hugepages_free) of $free0"
+  clean "$held0" && ok || fail "$b SIGTERM: huge pages held $(hugepages_held), $held0 before"
   # the peer that received the descriptors killed midway: one line, exit 1, nothing left
   "$bin" "${long[@]}" --backing="$b" --peer_process >/dev/null 2>"$work/dead.err" &
   owner=$!
@@ -98,7 +104,7 @@ for b in "${backings[@]}"; do
   [ "$rc" -eq 1 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \
     && grep -q "the peer process died: pid $peer_pid killed by signal 9 (Killed); nothing is left behind" "$work/dead.err" \
     && ok || fail "$b peer killed: exit $rc: $(cat "$work/dead.err")"
-  clean "$free0" && ok || fail "$b peer killed: left $(leftovers "$prefix"), huge pages free $(hugepages_free) of $free0"
+  clean "$held0" && ok || fail "$b peer killed: left $(leftovers "$prefix"), huge pages held $(hugepages_held), $held0 before"
 done
 
 # Flow-IPC's jemalloc pools against Mooncake's one segment, to 16 MiB live
