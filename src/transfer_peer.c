@@ -6,7 +6,10 @@
  *
  * The peer is a receiver that writes into buffers another process created.
  * The owner creates, reserves and fills src and dst; the peer attaches both
- * by name (shm_open O_RDWR, an fstat size check, mmap), touches them (reads
+ * by name (shm_open O_RDWR, an fstat size check, mmap), or, for a backing
+ * without a name (memfd, thp, hugetlb), receives their descriptors over the
+ * peer's channel (SCM_RIGHTS, shmb_backing_send / receive: an fstat size
+ * check, mmap, thp advised as in the owner), touches them (reads
  * src, writes dst), starts its own copier (threads pinned from cfg->cpu
  * and, with a system, its own view of that system and its own request
  * path, over its mapping of dst) and then runs the same parts and timed
@@ -17,7 +20,8 @@
  * every row is verified across the two processes.
  *
  * Cold rows: the owner creates each fresh segment (and checks its pages
- * before and after, and its bytes); the peer attaches it by name, untouched,
+ * before and after, and its bytes); the peer attaches it (by name or
+ * descriptor, as src and dst), untouched,
  * and times its first write: the page allocation happens in the peer, as in
  * a receiver that writes a buffer first.
  *
@@ -250,8 +254,8 @@ static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PE
     return ret;
 }
 
-/* A fresh segment the owner just created, attached by name (not touched)
- * and written first here, timed as in the owner. */
+/* A fresh buffer the owner just created, attached (not touched) and
+ * written first here, timed as in the owner. */
 static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
     run_t *r = &p->r;

@@ -44,6 +44,9 @@ else
   skip_case "hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"
 fi
 
+"$bin" --helpshort 2>&1 | tr -s ' \n' ' ' >"$work/help"
+grep -q 'backing (.* type: string default: "tmpfs"' "$work/help" && grep -q "hugepage_kb (.* type: int64 default: 2048" "$work/help" \
+  && ok || fail "--helpshort: no backing or hugepage_kb with their defaults"
 expect_usage_error "$bin" backing --backing=ramfs
 expect_usage_error "$bin" hugepage_kb --backing=hugetlb --hugepage_kb=4
 # Flow-IPC's pools are named (shm_open): refused on another backing; the

@@ -28,8 +28,8 @@ DEFINE_string(mooncake_path, "tent",
               "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
               "head, never merged)");
 DEFINE_bool(peer_process, false,
-            "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
-            "them; this process creates and fills them and checks dst after each size and method. Rows keep "
+            "Do the copies in a second process (forked at start) that attaches src and dst (by name; by "
+            "descriptor over a Unix socket for --backing other than tmpfs) and times them; this process creates and fills them and checks dst after each size and method. Rows keep "
             "their names, so compare.sh pairs them with an in-process run");
 
 DEFINE_string(backing, "tmpfs",

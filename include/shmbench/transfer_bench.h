@@ -37,7 +37,8 @@
  * that makes fewer than 31 batches long against the timer.
  *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
- * that attaches src and dst by name, as a receiver writing into buffers
+ * that attaches src and dst by name (tmpfs) or from their descriptors sent
+ * over the peer's channel (the other backings), as a receiver writing into buffers
  * another process created, and times them itself; this process verifies
  * what it wrote. Rows keep their names.
  *
