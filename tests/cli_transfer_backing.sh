@@ -128,6 +128,36 @@ rc=$?
 [ "$rc" -eq 2 ] && [ "$(error_lines "$work/err")" -eq 1 ] && grep -q "free huge pages .*nr_hugepages" "$work/err" && \
   [ ! -s "$work/out" ] && ok || fail "exhausted huge pages: exit $rc: $(cat "$work/err")"
 
+# The huge page pool exhausted midway: exactly the pages of src, dst and a
+# cold buffer of 16 MiB are free at start; once src and dst are in, another
+# process takes one, so the cold buffer of 16 MiB cannot be had. A
+# MAP_SHARED hugetlb mapping reserves its pages at mmap: the run ends there
+# with one line and exit 1, nothing left (never a SIGBUS in a copy).
+if [[ " ${backings[*]} " == *" hugetlb "* ]] && [ -w "$nr_file" ]; then
+  held0=$(hugepages_held)
+  raised=1
+  echo $(($(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) - $(hugepages_free) + 24)) >"$nr_file"
+  "$bin" --shm_prefix=/$prefix --backing=hugetlb --cold --transfer_size_kb=4 --max_transfer_size_mb=16 \
+    --num_transfers=50 --time_per_size_ms=50 >"$work/out" 2>"$work/err" &
+  owner=$!
+  for _ in $(seq 500); do [ "$(hugepages_free)" -le 8 ] && break; sleep 0.01; done
+  /usr/bin/python3 -c 'import os, mmap, sys, time
+fd = os.memfd_create("hog", os.MFD_HUGETLB)
+os.ftruncate(fd, 2 << 20)
+m = mmap.mmap(fd, 2 << 20)
+m[0] = 1
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$work/hog" &
+  hog=$!
+  wait "$owner"
+  rc=$?
+  kill "$hog"
+  wait "$hog" 2>/dev/null
+  [ -e "$work/hog" ] && [ "$rc" -eq 1 ] && [ "$(error_lines "$work/err")" -eq 1 ] && [ ! -s "$work/out" ] \
+    && grep -q "mmap(hugetlb) failed: Cannot allocate memory" "$work/err" && clean "$held0" && ok \
+    || fail "huge pages exhausted midway: exit $rc, hog $([ -e "$work/hog" ] && echo in || echo out): $(cat "$work/err")"
+fi
+
 # A full /dev/shm (a private 4 MiB tmpfs): tmpfs refuses up front; memfd has
 # no name there and does not need its space.
 if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
