@@ -400,16 +400,47 @@ int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_ha
 static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {
     const size_t start = s->used;
-    put(s, "peer_process: every row was measured in a second process: it attached src and dst by name "
-           "(shm_open O_RDWR + fstat size check + mmap), touched them, %sand timed its copies; this process "
+    const int named = cfg->backing.kind == SHMB_BACKING_TMPFS;
+    put(s, "peer_process: every row was measured in a second process: it attached src and dst %s, touched "
+           "them, %sand timed its copies; this process "
            "created and filled them and checked dst after the peer's first and timed transfers of each size "
            "and method%s",
+        named ? "by name (shm_open O_RDWR + fstat size check + mmap)"
+              : "from descriptors received over a Unix socket (SCM_RIGHTS + fstat size check + mmap)",
         cfg->translate ? "ran the request path, the translation and the request over its own mapping of "
                          "dst, "
                        : "",
-        cfg->cold ? "; cold: this process created each fresh segment, the peer attached it by name untouched "
-                    "and timed its first write"
-                  : "");
+        !cfg->cold ? ""
+        : named    ? "; cold: this process created each fresh segment, the peer attached it by name untouched "
+                     "and timed its first write"
+                   : "; cold: this process created each fresh buffer, the peer received its descriptor, mapped it "
+                     "untouched and timed its first write");
+    return end(s, start);
+}
+
+/* A backing other than tmpfs: what src and dst are, and what the kernel
+ * granted them (cfg->granted, read back after the set-up). */
+static const char *transfer_backing(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
+{
+    static const char *const how[SHMB_BACKING_KINDS] = {
+        [SHMB_BACKING_MEMFD] = "memfd_create, 4 KiB shmem pages",
+        [SHMB_BACKING_THP] = "memfd_create, mapped 2 MiB-aligned and madvise(MADV_HUGEPAGE) before the first touch",
+        [SHMB_BACKING_HUGETLB] = "memfd_create(MFD_HUGETLB), pages of the reserved pool",
+    };
+    const size_t start = s->used;
+    uint64_t page = 0;
+    shmb_backing_page_size(&cfg->backing, &page);
+    put(s, "backing: %s (%s), %llu KiB pages, each buffer rounded up to them; src, dst: prefaulted with one "
+           "guarded write per page, touched before timing; each transfer copies src[0,size) to dst[0,size)",
+        shmb_backing_name(cfg->backing.kind), how[cfg->backing.kind], (unsigned long long)(page >> 10));
+    if (cfg->granted) {
+        const shmb_backing_residency_t *g = cfg->granted;
+        double res = (double)g->resident_bytes;
+        put(s, "; granted (smaps, after the set-up): src+dst %.1f MiB resident, %.1f MiB (%.1f%%) mapped by "
+               "huge pages",
+            res / 1048576.0, (double)g->huge_bytes / 1048576.0,
+            res > 0 ? 100.0 * (double)g->huge_bytes / res : 0.0);
+    }
     return end(s, start);
 }
 
@@ -417,8 +448,12 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
 {
     lines_t l = {0};
     const size_t start = store->used;
-    add(&l, "src, dst: SHM segments reserved with posix_fallocate, touched before timing; each transfer "
-            "copies src[0,size) to dst[0,size), so small sizes are cache-resident");
+    const int backed = cfg->backing.kind != SHMB_BACKING_TMPFS;
+    if (backed)
+        add(&l, transfer_backing(store, cfg));
+    else
+        add(&l, "src, dst: SHM segments reserved with posix_fallocate, touched before timing; each transfer "
+                "copies src[0,size) to dst[0,size), so small sizes are cache-resident");
     add(&l, "GB_s = size / p50 time (the median; 10^9 bytes/s, each byte counted once), as are JSON "
             "bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer are batch means "
             "(batches >= 100x the timer overhead)");
@@ -428,10 +463,13 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
     if (cfg->run[SHMB_COPY_MEMCPY] && cfg->run[SHMB_COPY_NT])
         add(&l, "memcpy switches to non-temporal stores itself above glibc's x86_non_temporal_threshold, "
                 "as the glibc line above prints it");
-    if (cfg->cold)
+    if (cfg->cold && !backed)
         add(&l, "cold: each transfer writes a fresh SHM segment made as Mooncake's createSharedMemory makes "
                 "it (shm_open + ftruncate + mmap, nothing reserved): tmpfs page allocation and page faults "
                 "timed, one transfer at a time");
+    if (cfg->cold && backed)
+        add(&l, "cold: each transfer writes a fresh buffer of the backing (created, sized, mapped, nothing "
+                "touched): its page allocation (and zeroing) and page faults timed, one transfer at a time");
     if (cfg->translate) {
         const size_t at = store->used;
         put(store, "request_path: TENT's submit path for one descriptor (selection, look-ups, task objects, "

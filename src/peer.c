@@ -162,9 +162,11 @@ static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_pe
     }
 }
 
-static _Noreturn void run_peer(shmb_peer_t *peer, pid_t owner, shmb_peer_handler_t handler,
-                               void *ctx)
+static _Noreturn void run_peer(shmb_peer_t *peer, shmb_channel_t mine, pid_t owner,
+                               shmb_peer_handler_t handler, void *ctx)
 {
+    shmb_channel_close(&peer->channel); /* the owner's end */
+    peer->channel = mine;
     if (shmb_peer_watch_owner(owner) < 0)
         _exit(SHMB_PEER_EXIT_FAILED);
     serve(peer->control.addr, peer->data, peer->data_bytes, handler, ctx);
@@ -210,9 +212,15 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
     if (data_bytes > (size_t)INT64_MAX - head)
         return -EINVAL;
     memset(peer, 0, sizeof(*peer));
-    ret = shmb_segment_create(&peer->control, prefix, head + data_bytes, NULL, NULL);
-    if (ret < 0)
+    shmb_channel_t theirs;
+    if ((ret = shmb_channel_pair(&peer->channel, &theirs)) < 0)
         return ret;
+    ret = shmb_segment_create(&peer->control, prefix, head + data_bytes, NULL, NULL);
+    if (ret < 0) {
+        shmb_channel_close(&theirs);
+        shmb_channel_close(&peer->channel);
+        return ret;
+    }
     if ((ret = shmb_segment_reserve(&peer->control)) < 0 || (ret = shmb_segment_map(&peer->control, NULL)) < 0 ||
         (ret = shmb_segment_close(&peer->control, NULL)) < 0)
         goto err;
@@ -225,10 +233,13 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
         goto err;
     }
     if (pid == 0)
-        run_peer(peer, owner, handler, ctx);
+        run_peer(peer, theirs, owner, handler, ctx);
+    shmb_channel_close(&theirs);
     peer->pid = pid;
     return 0;
 err:
+    shmb_channel_close(&theirs);
+    shmb_channel_close(&peer->channel);
     shmb_segment_destroy(&peer->control, NULL);
     peer->data = NULL;
     peer->data_bytes = 0;
@@ -387,6 +398,7 @@ int shmb_peer_stop(shmb_peer_t *peer)
     int rc = shmb_segment_destroy(&peer->control, NULL);
     if (rc < 0 && ret == 0)
         ret = rc;
+    shmb_channel_close(&peer->channel);
     peer->control.name[0] = '\0';
     peer->pid = 0;
     peer->reaped = 0;

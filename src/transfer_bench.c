@@ -81,7 +81,7 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     if (cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB)
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
-    *bytes = max * (cfg->cold ? 3 : 2);
+    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * (cfg->cold ? 3 : 2) : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
     return 0;
@@ -203,7 +203,7 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
 {
     run_t *r = ctx;
     const int is_dst = index == r->translation.index;
-    if (strcmp(shm_path, is_dst ? r->dst.name : UNUSED_BUFFER) != 0 || length != r->dst.size)
+    if (strcmp(shm_path, is_dst ? r->translation.dst_path : UNUSED_BUFFER) != 0 || length != r->dst.size)
         return shmb_error_record("shm_open", ENOENT, shm_path);
     *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + index * slot_bytes(length));
     return 0;
@@ -232,6 +232,13 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     const uint64_t n = r->cfg->num_segments, size = r->dst.size, slot = slot_bytes(size);
     t->index = n / 2;
     t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
+    /* A memfd has no name: Mooncake's memfd segments (kvcache-ai/Mooncake
+     * #3952) are opened by peers through /proc/<pid>/fd/<n>. The request
+     * path only needs a path to treat dst as SHM; attach_dst checks it. */
+    if (r->dst.name[0])
+        snprintf(t->dst_path, sizeof(t->dst_path), "%s", r->dst.name);
+    else
+        snprintf(t->dst_path, sizeof(t->dst_path), "memfd:%s", shmb_backing_name(r->cfg->backing.kind));
     *segments = calloc((size_t)n, sizeof(**segments));
     *names = calloc((size_t)n, sizeof(**names));
     *buffers = calloc((size_t)n, sizeof(**buffers));
@@ -239,7 +246,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t peer = SHMB_LOOKUP_PEER_START + i * slot;
-        (*names)[i] = i == t->index ? r->dst.name : UNUSED_BUFFER;
+        (*names)[i] = i == t->index ? t->dst_path : UNUSED_BUFFER;
         (*segments)[i] = (shmb_lookup_segment_t){peer, size, i == t->index ? r->dst.addr : (void *)(uintptr_t)peer};
         (*buffers)[i] = (shmb_mooncake_buffer_t){peer, size, (*names)[i]};
     }
@@ -418,11 +425,11 @@ static int measure_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, 
  * after it: none before, all after, else the cold row would not be what it
  * says (the page allocation inside the timed copy). The check after shows
  * that this file system counts pages at all. */
-static int check_pages(run_t *r, const shmb_segment_t *fresh, int after)
+static int check_pages(run_t *r, const shmb_segment_t *fresh, uint64_t size, int after)
 {
     uint64_t bytes;
     int ret = shmb_segment_allocated(fresh, &bytes);
-    if (ret < 0 || (after ? bytes >= fresh->size : bytes == 0))
+    if (ret < 0 || (after ? bytes >= size : bytes == 0))
         return ret;
     snprintf(r->why, r->why_cap, "cold: a fresh segment of %zu bytes holds %llu bytes of pages %s its "
              "first write (expected %s)", fresh->size, (unsigned long long)bytes, after ? "after" : "before",
@@ -443,21 +450,49 @@ int shmb_transfer_bench_first_write(run_t *r, shmb_copy_method_t m, void *dst, u
  * verify, every) transfer. */
 static int cold_transfer(run_t *r, shmb_copy_method_t m, shmb_segment_t *fresh, uint64_t size, uint64_t *ns)
 {
-    int ret = check_pages(r, fresh, 0);
+    int ret = check_pages(r, fresh, size, 0);
     if (ret == 0)
-        ret = r->cfg->peer ? shmb_transfer_peer_first_write(r, m, fresh->name, size, ns)
+        ret = r->cfg->peer ? shmb_transfer_peer_first_write(r, m, fresh, size, ns)
                            : shmb_transfer_bench_first_write(r, m, fresh->addr, size, ns);
     if (ret == 0)
         ret = shmb_transfer_bench_add_sample(r, (double)*ns);
     if (ret == 0)
-        ret = check_pages(r, fresh, 1);
+        ret = check_pages(r, fresh, size, 1);
     if (ret == 0 && (r->samples.n == 1 || r->cfg->verify))
         ret = verify_copy(r, m, fresh->addr, size, "cold");
     return ret;
 }
 
-/* Cold rows: each transfer into a segment created for it (shm_open +
- * ftruncate + mmap, nothing reserved), timed one by one until
+/* A buffer of at least bytes on cfg's backing, mapped: tmpfs as
+ * Mooncake's createSharedMemory (shm_open + ftruncate + mmap); the others
+ * through the backing module (thp advised before any touch). With ready,
+ * every page is in place: tmpfs reserved with posix_fallocate before the
+ * mapping, the others written once per page, guarded (a full backing is
+ * -ENOSPC, never a SIGBUS). On failure nothing is left. */
+static int create_buffer(run_t *r, shmb_segment_t *seg, uint64_t bytes, int ready)
+{
+    shmb_backing_config_t bc = r->cfg->backing;
+    bc.shm_prefix = r->cfg->shm_prefix;
+    shmb_backing_t b;
+    int ret = shmb_backing_create(&b, &bc, bytes, NULL);
+    if (ret < 0)
+        return ret;
+    if (ready && bc.kind == SHMB_BACKING_TMPFS)
+        ret = shmb_segment_reserve(&b.seg);
+    if (ret == 0)
+        ret = shmb_backing_map(&b, 0, NULL);
+    if (ret == 0 && ready && bc.kind != SHMB_BACKING_TMPFS)
+        ret = shmb_backing_prefault(&b, SHMB_PREFAULT_TOUCH, 1);
+    if (ret < 0) {
+        shmb_backing_destroy(&b);
+        return ret;
+    }
+    *seg = b.seg;
+    return 0;
+}
+
+/* Cold rows: each transfer into a buffer created for it (tmpfs: shm_open +
+ * ftruncate + mmap; nothing reserved or touched), timed one by one until
  * num_transfers or the budget. */
 static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
 {
@@ -467,12 +502,10 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
     r->samples.n = 0;
     while (ret == 0 && r->samples.n < r->cfg->num_transfers && (r->samples.n == 0 || spent < budget)) {
         shmb_segment_t fresh;
-        if ((ret = shmb_segment_create(&fresh, r->cfg->shm_prefix, (size_t)size, NULL, NULL)) < 0)
+        if ((ret = create_buffer(r, &fresh, size, 0)) < 0)
             break;
         uint64_t ns = 0;
-        ret = shmb_segment_map(&fresh, NULL);
-        if (ret == 0)
-            ret = cold_transfer(r, m, &fresh, size, &ns);
+        ret = cold_transfer(r, m, &fresh, size, &ns);
         spent += ns;
         int r2 = shmb_segment_destroy(&fresh, NULL);
         ret = ret < 0 ? ret : r2;
@@ -501,19 +534,49 @@ void shmb_transfer_bench_copier_stop(run_t *r)
     t->engine = NULL;
 }
 
+/* src's and dst's residency, summed, read back from the kernel. */
+static int granted(const run_t *r, shmb_backing_residency_t *out)
+{
+    shmb_backing_residency_t sum = {0, 0, 0};
+    const shmb_segment_t *segs[2] = {&r->src, &r->dst};
+    for (int i = 0; i < 2; i++) {
+        shmb_backing_t b = shmb_transfer_bench_backing(r, segs[i]);
+        shmb_backing_residency_t one;
+        int ret = shmb_backing_residency(&b, &one);
+        if (ret < 0)
+            return ret;
+        sum.resident_bytes += one.resident_bytes;
+        sum.huge_bytes += one.huge_bytes;
+        sum.allocated_bytes += one.allocated_bytes;
+    }
+    *out = sum;
+    return 0;
+}
+
+shmb_backing_t shmb_transfer_bench_backing(const run_t *r, const shmb_segment_t *seg)
+{
+    shmb_backing_t b;
+    memset(&b, 0, sizeof(b));
+    b.kind = r->cfg->backing.kind;
+    b.seg = *seg;
+    b.owner = 1;
+    shmb_backing_page_size(&r->cfg->backing, &b.page_size);
+    return b;
+}
+
+/* src and dst created, reserved (or prefaulted), mapped, src filled and dst
+ * poisoned; the copier started here or in the peer. */
 int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
 {
-    int ret = shmb_segment_create(&r->src, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
+    int ret = create_buffer(r, &r->src, max, 1);
+    if (ret == 0)
+        ret = create_buffer(r, &r->dst, max, 1);
     if (ret < 0)
-        return ret;
-    ret = shmb_segment_create(&r->dst, r->cfg->shm_prefix, (size_t)max, NULL, NULL);
-    if (ret < 0)
-        return ret;
-    if ((ret = shmb_segment_reserve(&r->src)) < 0 || (ret = shmb_segment_reserve(&r->dst)) < 0 ||
-        (ret = shmb_segment_map(&r->src, NULL)) < 0 || (ret = shmb_segment_map(&r->dst, NULL)) < 0)
         return ret;
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
     memset(r->dst.addr, POISON, (size_t)max);
+    if (r->cfg->granted && (ret = granted(r, r->cfg->granted)) < 0)
+        return ret;
     ret = r->cfg->peer ? shmb_transfer_peer_attach(r, max) : shmb_transfer_bench_copier_start(r);
     return ret < 0 ? ret : verify_translations(r);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/backing.h"
 #include "shmbench/copy.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/peer.h"
@@ -28,13 +29,14 @@
 
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
-    SHMB_TRANSFER_OP_ATTACH = 1, /* name, arg0 = 0 (src) or 1 (dst), arg1 = bytes: attach and touch */
+    SHMB_TRANSFER_OP_ATTACH = 1, /* name ("": the backing on the channel), arg0 = 0 (src) or 1 (dst),
+                                  * arg1 = bytes: attach and touch */
     SHMB_TRANSFER_OP_SETUP,      /* the owner's config in the data area: start the copier; result:
                                   * how many translations missed dst (its first, verified there) */
     SHMB_TRANSFER_OP_COPY,       /* arg0 = method, arg1 = bytes, arg2 = 1: timed (else once), arg3 = the
                                   * part; results: operations, samples, translations that missed dst */
     SHMB_TRANSFER_OP_SAMPLES,    /* arg0 = first: samples from there into the data area; result: how many */
-    SHMB_TRANSFER_OP_COLD,       /* name, arg0 = method, arg1 = bytes: attach a fresh segment, time its
+    SHMB_TRANSFER_OP_COLD,       /* name (as ATTACH), arg0 = method, arg1 = bytes: attach a fresh buffer, time its
                                   * first write; result: ns */
     SHMB_TRANSFER_OP_DETACH,     /* everything ATTACH and SETUP made is undone */
 };
@@ -60,6 +62,8 @@ typedef struct shmb_transfer_translation {
     int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
+    char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM path as registered: its name, or for a
+                                               * memfd kind (no name) "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
     int path_set_up;
     shmb_mooncake_engine_t *engine; /* the request path, over the same registrations */
@@ -129,13 +133,18 @@ int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 
 /* The owner's calls to its peer (r->cfg->peer): attach src and dst of max
  * bytes and start the peer's copier with r->cfg (its misses come back); one
- * copy step of a part run there (its samples and misses come back); the first write of the fresh segment `name` there; detach
- * everything. 0 or the peer's error, -EPIPE when it died. */
+ * copy step of a part run there (its samples and misses come back); the first write of the fresh buffer there;
+ * detach everything. A tmpfs buffer reaches the peer by name, the others as a
+ * descriptor over the peer's channel, sent just before the command. 0 or the peer's error, -EPIPE when it died. */
 int shmb_transfer_peer_attach(shmb_transfer_run_t *r, uint64_t max);
 int shmb_transfer_peer_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
                             uint64_t size, int timed, uint64_t *done);
-int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, const char *name,
+int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh,
                                    uint64_t size, uint64_t *ns);
+
+/* The owner's buffer seg (src, dst or a cold one) as a backing of r->cfg's
+ * kind: what shmb_backing_send and shmb_backing_residency take. */
+shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg);
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 
 #endif

@@ -6,7 +6,10 @@
  *
  * The peer is a receiver that writes into buffers another process created.
  * The owner creates, reserves and fills src and dst; the peer attaches both
- * by name (shm_open O_RDWR, an fstat size check, mmap), touches them (reads
+ * by name (shm_open O_RDWR, an fstat size check, mmap), or, for a backing
+ * without a name (memfd, thp, hugetlb), receives their descriptors over the
+ * peer's channel (SCM_RIGHTS, shmb_backing_send / receive: an fstat size
+ * check, mmap, thp advised as in the owner), touches them (reads
  * src, writes dst), starts its own copier (threads pinned from cfg->cpu
  * and, with a system, its own view of that system and its own request
  * path, over its mapping of dst) and then runs the same parts and timed
@@ -17,7 +20,8 @@
  * every row is verified across the two processes.
  *
  * Cold rows: the owner creates each fresh segment (and checks its pages
- * before and after, and its bytes); the peer attaches it by name, untouched,
+ * before and after, and its bytes); the peer attaches it (by name or
+ * descriptor, as src and dst), untouched,
  * and times its first write: the page allocation happens in the peer, as in
  * a receiver that writes a buffer first.
  *
@@ -46,13 +50,31 @@ static int call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t 
     return shmb_peer_command(r->cfg->peer, op, a0, a1, a2, 0, name, result);
 }
 
+/* A command about the owner's buffer seg: a tmpfs one goes by its name, the
+ * others as a descriptor on the channel first (the peer takes it off the
+ * channel before anything else, so the stream stays in step). A send that
+ * finds the peer gone (-EPIPE: it held its end) still makes the call, which
+ * then records how the peer ended. */
+static int call_with(run_t *r, uint32_t op, uint64_t a0, uint64_t a1, const shmb_segment_t *seg,
+                     uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (r->cfg->backing.kind != SHMB_BACKING_TMPFS) {
+        shmb_backing_t b = shmb_transfer_bench_backing(r, seg);
+        int ret = shmb_backing_send(&b, &r->cfg->peer->channel);
+        if (ret < 0 && ret != -EPIPE)
+            return ret;
+        return call(r, op, a0, a1, 0, NULL, result);
+    }
+    return call(r, op, a0, a1, 0, seg->name, result);
+}
+
 int shmb_transfer_peer_attach(run_t *r, uint64_t max)
 {
     uint64_t res[SHMB_PEER_RESULTS];
     r->peer_holds = 1;
-    int ret = call(r, SHMB_TRANSFER_OP_ATTACH, 0, max, 0, r->src.name, res);
+    int ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 0, max, &r->src, res);
     if (ret == 0)
-        ret = call(r, SHMB_TRANSFER_OP_ATTACH, 1, max, 0, r->dst.name, res);
+        ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 1, max, &r->dst, res);
     if (ret < 0)
         return ret;
     memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
@@ -87,10 +109,11 @@ int shmb_transfer_peer_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_metho
     return 0;
 }
 
-int shmb_transfer_peer_first_write(run_t *r, shmb_copy_method_t m, const char *name, uint64_t size, uint64_t *ns)
+int shmb_transfer_peer_first_write(run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh, uint64_t size,
+                                   uint64_t *ns)
 {
     uint64_t res[SHMB_PEER_RESULTS];
-    int ret = call(r, SHMB_TRANSFER_OP_COLD, (uint64_t)m, size, 0, name, res);
+    int ret = call_with(r, SHMB_TRANSFER_OP_COLD, (uint64_t)m, size, fresh, res);
     if (ret == 0)
         *ns = res[0];
     return ret;
@@ -105,6 +128,7 @@ int shmb_transfer_peer_detach(run_t *r)
 
 /* The peer's state: the owner's config and the run it copies with. */
 typedef struct receiver {
+    shmb_peer_t *peer;          /* the peer's copy: its channel is the peer's end */
     shmb_transfer_config_t cfg; /* the owner's, as SETUP sent it */
     run_t r;                    /* r.cfg is &cfg once set up */
     char why[8];                /* the owner writes the reasons */
@@ -128,6 +152,35 @@ static int attach_by_name(shmb_segment_t *seg, const char *name, uint64_t size)
     return ret < 0 ? ret : rc;
 }
 
+/* Attaches the buffer the owner just sent on the channel (a memfd kind):
+ * its descriptor received, at least size bytes, mapped (thp: aligned and
+ * advised, as in the owner), the descriptor closed once mapped. */
+static int attach_received(receiver_t *p, shmb_segment_t *seg, uint64_t size)
+{
+    shmb_backing_t b;
+    int ret = shmb_backing_receive(&b, &p->peer->channel);
+    if (ret < 0)
+        return ret;
+    if (b.seg.size < size)
+        ret = shmb_error_record("receive backing", EPROTO, "smaller than announced");
+    if (ret == 0)
+        ret = shmb_backing_map(&b, 0, NULL);
+    if (ret == 0)
+        ret = shmb_segment_close(&b.seg, NULL);
+    if (ret < 0) {
+        shmb_backing_destroy(&b);
+        return ret;
+    }
+    *seg = b.seg;
+    return 0;
+}
+
+/* The owner's buffer of a command: by name, or ("") off the channel. */
+static int attach(receiver_t *p, shmb_segment_t *seg, const char *name, uint64_t size)
+{
+    return name[0] ? attach_by_name(seg, name, size) : attach_received(p, seg, size);
+}
+
 /* Reads one byte in every page of [addr, addr + bytes): the peer's first
  * touch of src, whose pattern must stay. */
 static void touch_read(const void *addr, size_t bytes)
@@ -138,17 +191,27 @@ static void touch_read(const void *addr, size_t bytes)
         (void)p[off];
 }
 
-static int on_attach(run_t *r, const shmb_peer_cmd_t *cmd)
+static int on_attach(receiver_t *p, const shmb_peer_cmd_t *cmd)
 {
+    run_t *r = &p->r;
     shmb_segment_t *seg = cmd->arg[0] ? &r->dst : &r->src;
-    if (cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0)
+    const int bad = cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0;
+    if (bad && cmd->name[0])
         return -EINVAL;
-    int ret = attach_by_name(seg, cmd->name, cmd->arg[1]);
-    if (ret == 0 && seg == &r->dst)
+    shmb_segment_t got = {.fd = -1, .slot = -1};
+    int ret = attach(p, &got, cmd->name, cmd->arg[1] ? cmd->arg[1] : 1); /* a sent one is taken off anyway */
+    if (ret == 0 && bad) {
+        shmb_segment_unmap(&got, NULL);
+        ret = -EINVAL;
+    }
+    if (ret < 0)
+        return ret;
+    *seg = got;
+    if (seg == &r->dst)
         shmb_segment_touch(seg->addr, seg->size);
-    else if (ret == 0)
+    else
         touch_read(seg->addr, seg->size);
-    return ret;
+    return 0;
 }
 
 static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
@@ -159,6 +222,7 @@ static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t
     memcpy(&p->cfg, data, sizeof(p->cfg));
     p->cfg.shm_prefix = NULL;
     p->cfg.peer = NULL;
+    p->cfg.granted = NULL;
     if (shmb_transfer_bench_config_check(&p->cfg) < 0)
         return -EINVAL;
     r->cfg = &p->cfg;
@@ -190,15 +254,19 @@ static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PE
     return ret;
 }
 
-/* A fresh segment the owner just created, attached by name (not touched)
- * and written first here, timed as in the owner. */
-static int on_cold(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+/* A fresh buffer the owner just created, attached (not touched) and
+ * written first here, timed as in the owner. */
+static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
 {
+    run_t *r = &p->r;
     const uint64_t m = cmd->arg[0], size = cmd->arg[1];
-    if (!copy_can_run(r, m, size))
+    const int bad = !copy_can_run(r, m, size);
+    if (bad && cmd->name[0])
         return -EINVAL;
     shmb_segment_t fresh = {.fd = -1, .slot = -1};
-    int ret = attach_by_name(&fresh, cmd->name, size);
+    int ret = attach(p, &fresh, cmd->name, size ? size : 1); /* a sent one is taken off anyway */
+    if (ret == 0 && bad)
+        ret = -EINVAL;
     if (ret == 0)
         ret = shmb_transfer_bench_first_write(r, (shmb_copy_method_t)m, fresh.addr, size, &result[0]);
     int rc = fresh.addr ? shmb_segment_unmap(&fresh, NULL) : 0;
@@ -237,11 +305,11 @@ static int handle_command(void *ctx, const shmb_peer_cmd_t *cmd, void *data, siz
 {
     receiver_t *p = ctx;
     switch (cmd->op) {
-    case SHMB_TRANSFER_OP_ATTACH: return on_attach(&p->r, cmd);
+    case SHMB_TRANSFER_OP_ATTACH: return on_attach(p, cmd);
     case SHMB_TRANSFER_OP_SETUP: return on_setup(p, data, data_bytes, result);
     case SHMB_TRANSFER_OP_COPY: return on_copy(&p->r, cmd, result);
     case SHMB_TRANSFER_OP_SAMPLES: return on_samples(&p->r, cmd->arg[0], data, data_bytes, result);
-    case SHMB_TRANSFER_OP_COLD: return on_cold(&p->r, cmd, result);
+    case SHMB_TRANSFER_OP_COLD: return on_cold(p, cmd, result);
     case SHMB_TRANSFER_OP_DETACH: return on_detach(p);
     default: return -EINVAL;
     }
@@ -253,6 +321,7 @@ int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
     if (!receiver)
         return -ENOMEM;
     shmb_transfer_bench_run_init(&receiver->r, NULL, receiver->why, sizeof(receiver->why));
+    receiver->peer = peer;
     int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, handle_command, receiver);
     free(receiver); /* the peer has its own copy */
     return ret;

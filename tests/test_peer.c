@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +43,12 @@ enum {
     OP_CREATE,       /* creates a segment with prefix name, left registered; its name into data */
     OP_BLOCK_DEATH,  /* blocks SHMB_PEER_DEATH_SIGNAL: only the getppid() check is left */
     OP_SPIN_SHARED,  /* sets the shared sync stage to 2, then waits for signals forever */
+    OP_CHANNEL,      /* takes a message and a descriptor off the peer's channel: results: its first
+                      * byte, the file's size; writes 'P' at offset 0 of the file */
 };
+
+/* The peer of the test that uses its channel (in the peer: its copy). */
+static shmb_peer_t *channel_peer;
 
 /* The start of the data area in the tests that use it. */
 typedef struct sync_area {
@@ -62,6 +68,24 @@ static uint64_t hash_name(const char *s)
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
+}
+
+/* OP_CHANNEL's work in the peer. */
+static int take_descriptor(uint64_t result[SHMB_PEER_RESULTS])
+{
+    char msg[8];
+    size_t len = 0;
+    int fd = -1;
+    int ret = shmb_channel_recv_fd(&channel_peer->channel, msg, sizeof(msg), &len, &fd);
+    if (ret < 0 || fd < 0)
+        return ret < 0 ? ret : -EPROTO;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || pwrite(fd, "P", 1, 0) != 1)
+        ret = -errno;
+    close(fd);
+    result[0] = (unsigned char)msg[0];
+    result[1] = (uint64_t)st.st_size;
+    return ret;
 }
 
 static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
@@ -123,6 +147,8 @@ static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t dat
         atomic_store(&shared_sync->flag, 2);
         for (;;)
             pause();
+    case OP_CHANNEL:
+        return take_descriptor(result);
     default:
         return -ENOSYS;
     }
@@ -508,7 +534,7 @@ static void test_clean_quit(void **state)
     size_t registered = shmb_segment_registered();
     shmb_peer_t peer;
     start(&peer, 1 << 20);
-    assert_int_equal(open_fds(), fds); /* the control segment's fd is closed */
+    assert_int_equal(open_fds(), fds + 1); /* the control segment's fd is closed; the channel's end open */
     assert_int_equal(shmb_segment_registered(), registered + 1);
     assert_int_equal(names_of(getpid()), 1);
     char control[SHMB_SEGMENT_NAME_MAX + 1];
@@ -522,6 +548,35 @@ static void test_clean_quit(void **state)
     assert_int_equal(shmb_segment_registered(), registered);
     assert_nothing_left(pid, getpid());
     assert_int_equal(shmb_peer_stop(&peer), 0); /* a second stop has nothing to do */
+}
+
+/* A descriptor crosses the peer's channel (SCM_RIGHTS) beside a command:
+ * the peer sees the same file (its size, and its write lands here), and
+ * stop closes the owner's end. */
+static void test_channel_carries_a_descriptor(void **state)
+{
+    (void)state;
+    int fds = open_fds();
+    shmb_peer_t peer;
+    channel_peer = &peer;
+    start(&peer, 0);
+    int fd = memfd_create("test_peer", MFD_CLOEXEC);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, 12345), 0);
+    assert_int_equal(shmb_channel_send_fd(&peer.channel, "m", 1, fd), 0);
+    uint64_t result[SHMB_PEER_RESULTS];
+    assert_int_equal(shmb_peer_command(&peer, OP_CHANNEL, 0, 0, 0, 0, NULL, result), 0);
+    assert_int_equal(result[0], 'm');
+    assert_int_equal(result[1], 12345);
+    char c = 0;
+    assert_int_equal(pread(fd, &c, 1, 0), 1);
+    assert_int_equal(c, 'P');
+    close(fd);
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_int_equal(peer.channel.fd, -1);
+    assert_int_equal(open_fds(), fds);
+    assert_nothing_left(pid, getpid());
 }
 
 static void make_file(const char *name)
@@ -690,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_peer_ends_between_calls),
         cmocka_unit_test(test_peer_has_its_own_registry),
         cmocka_unit_test(test_clean_quit),
+        cmocka_unit_test(test_channel_carries_a_descriptor),
         cmocka_unit_test(test_inherited_sigchld),
         cmocka_unit_test(test_owner_dies_while_peer_is_busy),
         cmocka_unit_test(test_owner_dies_while_peer_waits),

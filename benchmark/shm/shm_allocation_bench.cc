@@ -51,6 +51,10 @@ DEFINE_int64(pool_mb, 256, "ready: pool size in MB (1 MB = 1048576 bytes), round
 DEFINE_int32(prefault_threads, 1, "ready: threads splitting the prefault (touch, populate_write, fallocate)");
 DEFINE_int64(hugepage_kb, 2048, "ready: huge page size of the hugetlb backing in KB: 2048 or 1048576");
 DEFINE_int64(pool_iterations, 3, "ready: pools made ready per backing and prefault, each timed");
+DEFINE_int64(grow_block_kb, 0,
+             "ready: also reach --pool_mb of live blocks of this many KB through Flow-IPC's jemalloc pools "
+             "(they grow extent by extent) beside Mooncake's one segment, each page written once: rows "
+             "flowipc_jemalloc/grow and mooncake/grow with pools, mappings and page faults (0: not run)");
 
 namespace {
 
@@ -131,18 +135,33 @@ std::vector<std::string> CheckReadyLimits(const shmb_alloc_ready_config_t& cfg)
 int RunReady()
 {
     shmb_alloc_ready_config_t cfg = ReadyConfig();
+    const uint64_t grow = shmb::CheckRange("grow_block_kb", FLAGS_grow_block_kb, 0, 1 << 20) << 10;
+    if (grow && cfg.pool_bytes / grow > SHMB_ALLOC_GROW_MAX_BLOCKS)
+        shmb::FlagError("grow_block_kb", std::to_string(FLAGS_grow_block_kb),
+                        "too small for --pool_mb: at most " + std::to_string(SHMB_ALLOC_GROW_MAX_BLOCKS) + " blocks");
     shmb::WarnIfOversubscribed(cfg.threads);
     std::vector<std::string> lines = CheckReadyLimits(cfg);
+    if (grow)
+        shmb::CheckShmSpace("pool_mb", cfg.pool_bytes);
     shmb_rows_t rows = {};
     shmb::RunRepetitions(nullptr, "wrong pool contents", "the time-to-ready benchmark",
                          [&](int rep, char* why, size_t cap) {
                              cfg.repetition = rep;
-                             return shmb_alloc_ready_run(&cfg, &rows, why, cap);
+                             int ret = shmb_alloc_ready_run(&cfg, &rows, why, cap);
+                             return ret < 0 || !grow ? ret
+                                                     : shmb_alloc_grow_rows(cfg.pool_bytes, grow, cfg.shm_prefix,
+                                                                            rep, &rows);
                          });
     lines.insert(lines.begin(),
                  "ready: ns per pool from create to prefaulted; note: GB/s, page faults, and the share of the "
                  "pool resident and mapped by huge pages after it (smaps), of the first pool, verified "
                  "through a second mapping");
+    if (grow)
+        lines.push_back("grow: ns to reach pool_mb of live bytes, each 4 KiB page written once: mooncake one "
+                        "segment (shm_open + ftruncate + mmap); flowipc_jemalloc blocks of " +
+                        std::to_string(FLAGS_grow_block_kb) + " KB from the SHM-jemalloc model, a new SHM pool per "
+                        "extent jemalloc asks; note: pools made, their mappings (/proc/self/maps), page faults "
+                        "(getrusage), counted with everything live");
     shmb_report_t report = {};
     report.bench = "shm_alloc";
     report.variant_label = "allocator";
@@ -166,6 +185,11 @@ int main(int argc, char** argv)
     if (shmb::InList(FLAGS_allocator, "ready"))
         return RunReady();
 
+    if (FLAGS_backing != "tmpfs")
+        shmb::FlagError("backing", FLAGS_backing,
+                        "only --allocator=ready takes another backing: the allocators' and the systems' buffers and "
+                        "pools are created by name in /dev/shm (Mooncake's createSharedMemory, Flow-IPC's bipc and "
+                        "jemalloc pools: shm_open) and a peer attaches them by that name");
     shmb_alloc_config_t cfg = {};
     cfg.num_iterations = shmb::CheckRange("num_iterations", FLAGS_num_iterations, 1,
                                           SHMB_ALLOC_MAX_ITERATIONS);

@@ -29,8 +29,8 @@ DEFINE_string(mooncake_path, "tent",
               "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
               "head, never merged)");
 DEFINE_bool(peer_process, false,
-            "Do the copies in a second process (forked at start) that attaches src and dst by name and times "
-            "them; this process creates and fills them and checks dst after each size and method. Rows keep "
+            "Do the copies in a second process (forked at start) that attaches src and dst (by name; by "
+            "descriptor over a Unix socket for --backing other than tmpfs) and times them; this process creates and fills them and checks dst after each size and method. Rows keep "
             "their names, so compare.sh pairs them with an in-process run");
 DEFINE_string(workload, "",
               "Replay a KV-cache workload instead of the size sweep: synthetic (Poisson arrivals, input lengths "
@@ -51,6 +51,12 @@ DEFINE_string(write_trace, "",
 DEFINE_int64(max_request_mb, 256,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
+
+DEFINE_string(backing, "tmpfs",
+              "Pages of src, dst and the cold buffers: tmpfs (shm_open in /dev/shm), memfd (memfd_create), thp "
+              "(memfd + MADV_HUGEPAGE before the first touch) or hugetlb (memfd_create(MFD_HUGETLB), the reserved "
+              "pool); buffers are rounded up to the backing's page; the peer gets memfd kinds over a Unix socket");
+DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
 
 namespace {
 
@@ -89,6 +95,32 @@ uint64_t MaxSizeKb(const char** flag)
 }
 
 shmb_peer_t g_peer;
+
+// --backing and --hugepage_kb into cfg; a backing other than tmpfs is
+// checked against its limits (huge pages free, memory, mappings: exit 2
+// with the numbers) and its residency is read back into *granted.
+void Backing(shmb_transfer_config_t* cfg, const char* max_flag, shmb_backing_residency_t* granted)
+{
+    if (shmb_backing_parse(FLAGS_backing.c_str(), &cfg->backing.kind) < 0)
+        shmb::FlagError("backing", FLAGS_backing, "tmpfs, memfd, thp or hugetlb");
+    if (FLAGS_hugepage_kb != 2048 && FLAGS_hugepage_kb != 1048576)
+        shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
+    cfg->backing.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
+    if (cfg->backing.kind == SHMB_BACKING_TMPFS)
+        return;
+    if (cfg->translate && cfg->system != SHMB_LOOKUP_MOONCAKE)
+        shmb::FlagError("backing", FLAGS_backing,
+                        "Flow-IPC's pools (--system=" + FLAGS_system +
+                            ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
+    shmb::PoolPlan buffer = {cfg->backing.kind, 0, 0};
+    if (shmb_backing_round(&cfg->backing, cfg->max_transfer_size_kb << 10, &buffer.bytes) < 0 ||
+        shmb_backing_page_size(&cfg->backing, &buffer.page_size) < 0)
+        shmb::FlagError(max_flag, std::to_string(cfg->max_transfer_size_kb) + " KB", "too large");
+    const uint64_t live = cfg->cold ? 3 : 2;  // src, dst and a cold buffer at once
+    buffer.bytes *= live;
+    shmb::CheckPoolLimits(max_flag, {buffer}, live);
+    cfg->granted = granted;
+}
 
 }  // namespace
 
@@ -131,6 +163,8 @@ int main(int argc, char** argv)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
+    shmb_backing_residency_t granted = {};
+    Backing(&cfg, max_flag, &granted);
     shmb::WarnIfOversubscribed(cfg.threads);
 
     if (FLAGS_peer_process)

@@ -78,6 +78,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "shmbench/channel.h"
 #include "shmbench/segment.h"
 
 #ifdef __cplusplus
@@ -120,11 +121,15 @@ typedef struct shmb_peer {
     pid_t pid;              /* the peer process; 0 after shmb_peer_stop() */
     int reaped;             /* 1 once the owner waited for it (it ended) */
     int wait_status;        /* its waitpid(2) status once reaped; -1: reaped elsewhere */
+    shmb_channel_t channel; /* a channel to the other side, for what the control segment cannot
+                             * carry (a descriptor, SCM_RIGHTS): the owner's end in the owner, the
+                             * peer's end in the peer (its copy of this struct); fd -1 once stopped */
 } shmb_peer_t;
 
 /* Creates the control segment (with prefix, see segment.h; pages reserved so
  * a full /dev/shm is -ENOSPC here, not a SIGBUS later) with a shared data
- * area of data_bytes (zeroed), and forks the peer, which runs
+ * area of data_bytes (zeroed) and peer->channel (each side keeps its end),
+ * and forks the peer, which runs
  * handler(ctx, ...) for each command. In the owner, returns 0 with peer
  * filled in; on failure nothing is left behind (no segment, no child).
  * In the peer, it does not return: the peer _exit()s with 0 after QUIT,

@@ -20,6 +20,7 @@
 #define SHMB_VERSION "0.1.0"
 
 #include "shmbench/alloc_bench.h"
+#include "shmbench/alloc_grow.h"
 #include "shmbench/alloc_ready.h"
 #include "shmbench/arena.h"
 #include "shmbench/backing.h"

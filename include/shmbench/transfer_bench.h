@@ -17,6 +17,13 @@
  * (shm_open + ftruncate + mmap, nothing reserved), so its page allocation
  * and page faults are part of the time, timed one by one.
  *
+ * backing: tmpfs is the above. memfd, thp and hugetlb (shmbench/backing.h):
+ * src, dst and each cold buffer are of that backing (created, mapped, thp
+ * advised before the first touch), rounded up to its page; src and dst are
+ * prefaulted with a guarded write per page instead of posix_fallocate (which
+ * would place thp's pages before the advice), and a peer receives them as
+ * descriptors over its channel (SCM_RIGHTS) instead of by name.
+ *
  * translate (a system): per size, the whole request and its parts, each a
  * row: request_path (the request path both designs keep: TENT's submit
  * path, shmbench/mooncake.h's engine, with no translation and no copy),
@@ -30,7 +37,8 @@
  * that makes fewer than 31 batches long against the timer.
  *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
- * that attaches src and dst by name, as a receiver writing into buffers
+ * that attaches src and dst by name (tmpfs) or from their descriptors sent
+ * over the peer's channel (the other backings), as a receiver writing into buffers
  * another process created, and times them itself; this process verifies
  * what it wrote. Rows keep their names.
  *
@@ -46,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/backing.h"
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
@@ -80,10 +89,14 @@ typedef struct shmb_transfer_config {
     int repetition;                /* stamped into the rows */
     shmb_peer_t *peer;             /* NULL: copy in this process; else the peer of
                                     * shmb_transfer_bench_peer_start copies (=NULL) */
+    shmb_backing_config_t backing; /* src, dst and the cold buffers (=tmpfs; its shm_prefix
+                                    * unused: shm_prefix above names them) */
+    shmb_backing_residency_t *granted; /* not NULL: receives src's and dst's residency
+                                        * (summed, smaps) once they are ready */
 } shmb_transfer_config_t;
 
-/* /dev/shm space the run reserves at once, in bytes: src and dst, for cold
- * rows one more segment of the largest size, with a peer (cfg->peer not NULL,
+/* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs
+ * backing only), for cold rows one more segment of the largest size, with a peer (cfg->peer not NULL,
  * started or not) its control segment. -EOVERFLOW if too large. */
 int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes);
 
