@@ -50,7 +50,7 @@ done
 for system in mooncake flowipc_classic flowipc_jemalloc; do
   "$bin" "${small[@]}" --workload=synthetic --requests=30 --granularity=block --system=$system \
     >"$work/syn.txt" 2>"$work/syn.err" || fail "synthetic, $system: exit $?: $(cat "$work/syn.err")"
-  [ "$(table_rows "$work/syn.txt" | awk '{print $1, $2, $3}' | tr '\n' ' ')" = \
+  [ "$(table_rows "$work/syn.txt" | awk '{print $1, $2, $6}' | tr '\n' ' ')" = \
     "deepseek_v3 request_path 30 deepseek_v3 translate 30 deepseek_v3 copy 30 deepseek_v3 request 30 " ] \
     && [ "$(table_rows "$work/syn.txt" | grep -c '% of request p50$')" -eq 3 ] \
     && table_rows "$work/syn.txt" | grep -q 'parts add up to [0-9.]*%$' \
