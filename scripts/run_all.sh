@@ -10,7 +10,7 @@
 #
 #   --label=NAME               the results folder's name (default: date and time)
 #   --force                    replace an existing results/NAME (refused without it)
-#   --quick                    the original README's CI-sized runs (--num_iterations=100,
+#   --quick                    CI-sized runs (--num_iterations=100,
 #                              --num_lookups=1000, --num_transfers=100
 #                              --time_per_size_ms=200) and a sweep of 1 to 1000 segments
 #   --flags="FLAGS"            for every binary: the common flags (--cpu=N,
@@ -33,7 +33,9 @@
 #                              it (with one repetition: BENCH_SYSTEM.json and .txt, no
 #                              reps/). The lookup runs with --peer_process (the receiver's
 #                              attach is measured only so), transfer to 16 MB, the sweep
-#                              to 1000 segments (unless --sweep says). Ends with the
+#                              to 1000 segments (unless --sweep says), and a KV-cache
+#                              workload (workload_SYSTEM: traces/sample.jsonl's first 50
+#                              requests, llama3_8b, 16-token blocks, 16 MB each). Ends with the
 #                              plots (plot.sh) and report.md (report.sh: the verdict, one
 #                              page); if they fail, the measurements are kept all the same.
 #                              The defaults take about 3.5 minutes on 2 busy cores.
@@ -157,6 +159,10 @@ if [ -n "$system" ]; then
   # the binary refuses both sizes given: only when the user gave neither
   [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || transfer_flags+=(--max_transfer_size_mb=16)
 fi
+# With --system, the KV-cache workload too: the sample trace's first 50 requests of
+# llama3_8b in vLLM's 16-token blocks, each cut to 16 MB (256 descriptors of 64 KB).
+workload_flags=("${reps[@]}" --workload="$root/traces/sample.jsonl" --requests=50 --block_tokens=16
+                --max_request_mb=16 "${common[@]}")
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
@@ -165,7 +171,9 @@ transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 runs=()
 plan() { runs+=("$(printf '%q ' "$@")"); }
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
-for bench in allocation lookup lookup_sweep transfer; do
+benches=(allocation lookup lookup_sweep transfer)
+[ -z "$system" ] || benches+=(workload)
+for bench in "${benches[@]}"; do
   for s in "${systems[@]}"; do  # the systems of a binary one after the other
     mapfile -t sflag < <(sf "$s")
     name=$bench${s:+_$s}
@@ -174,6 +182,7 @@ for bench in allocation lookup lookup_sweep transfer; do
       lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${lookup_flags[@]}" ;;
       lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${sweep_flags[@]}" ;;
       transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${transfer_flags[@]}" ;;
+      workload) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${workload_flags[@]}" ;;
     esac
   done
 done
