@@ -109,7 +109,8 @@ def samples(label, system):
         return [b["iterations"] * b["p50"] for b in rows("lookup", system)["shm_lookup/attach/segments:%s" % m[1]]]
     m = re.match(r"(model:\S+) request (p50|p99|p999)$", label)
     if m:
-        return [b[m[2]] for b in rows("transfer", system)["shm_transfer/workload/request/%s" % m[1]]]
+        name = "shm_transfer/workload/request/%s" % m[1]  # in transfer_S.json or workload_S.json
+        return [b[m[2]] for b in rows("transfer", system).get(name, []) + rows("workload", system).get(name, [])]
     raise KeyError(label)
 def med(label, system):
     return statistics.median(samples(label, system))
