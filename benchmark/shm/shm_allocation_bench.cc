@@ -1,7 +1,7 @@
 // shm_allocation_bench: what one SHM allocation costs, Mooncake's shm_open +
 // ftruncate + mmap + close per buffer against Flow-IPC's pool allocators
 // (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
-// ideal arena as the lower bound; and, with --allocator=ready, how long a
+// ideal arena as a reference point; and, with --allocator=ready, how long a
 // pool takes to be ready on each backing and prefault method.
 #include <cerrno>
 #include <string>
@@ -26,7 +26,7 @@ DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them
 DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc",
               "Allocators to run: posix (Mooncake's registration: shm_open+ftruncate+mmap+close per "
               "buffer), offset (Mooncake Store's per-block OffsetBufferAllocator inside one registered "
-              "segment), arena (ideal lock-free pool: the lower bound), bipc (Flow-IPC SHM-classic: "
+              "segment), arena (ideal lock-free pool: a reference point, not a bound), bipc (Flow-IPC SHM-classic: "
               "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC SHM-jemalloc, no "
               "thread cache); by name only: jemalloc_tcache (with a thread cache), and ready (alone: time to "
               "ready of a pool of --pool_mb per --backing and --prefault)");
