@@ -425,6 +425,16 @@ def saving_note(c):
     return "".join(", " + n for n in notes)
 
 
+def buffers_line(c):
+    """Mooncake pays its registration per buffer, Flow-IPC per pool: the flavour's one-off in
+    Mooncake registrations, so a deployment can set it against the buffers it registers."""
+    if c.saved >= 0 or c.base <= 0:
+        return ""
+    return ("\n  - in Mooncake's unit: one %s registration costs as much as {:,} Mooncake registrations of a "
+            "%s buffer (Mooncake pays one per registered buffer, Flow-IPC one per pool).").format(
+                int(math.ceil(c.other / c.base))) % (TITLE[c.flavour], fmt_size(c.kb))
+
+
 def break_evens(folder, register, attach, request):
     out = ["## Break-even of the one-off costs", "",
            "When a flavour's one-off cost exceeds Mooncake's, the number of operations whose saving "
@@ -440,7 +450,7 @@ def break_evens(folder, register, attach, request):
             againsts.append(("blocks of %s (alloc + free)" % fmt_size(c.kb), cyc, ""))
         if (c.flavour, c.kb) in req:
             againsts.append(req[(c.flavour, c.kb)])
-        out.append(one_off_line(c, againsts))
+        out.append(one_off_line(c, againsts) + buffers_line(c))
     for c in attach:
         out.append(one_off_line(c, [r for (f, _), r in req.items() if f == c.flavour]))
     if not (register or attach):

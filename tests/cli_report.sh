@@ -233,6 +233,16 @@ for line in lines:
         if p[1]:
             expect(abs(int(p[1].replace(",", "")) - math.ceil((b - a) / saving)) <= 1, "break-even N: %s" % part)
 
+# a registration in Mooncake's unit: the flavour's figure / Mooncake's, rounded up
+units = re.findall(r"^- (register, \d+ [KM]B), (SHM-\S+): costs .*\n  - in Mooncake's unit: one (SHM-\S+) registration "
+                   r"costs as much as ([0-9,]+) Mooncake registrations of a (\d+ [KM]B) buffer \(", section, re.M)
+expect(len(units) == len([k for k in verdict if k[0].startswith("register") and verdict[k][1] > verdict[k][0]]),
+       "registrations in Mooncake's unit: %d lines" % len(units))
+for label, flavour, again, n, size in units:
+    a, b, _ = verdict[(label, flavour)]
+    expect(again == flavour and label.endswith(size) and int(n.replace(",", "")) == math.ceil(b / a),
+           "registrations in Mooncake's unit: %s %s %s" % (label, flavour, n))
+
 # the run: commit, host, repetitions, flags
 ctxs = [c for (bench, s), (_, c) in cache.items() if c]
 for c in ctxs:
