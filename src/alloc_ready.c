@@ -61,13 +61,17 @@ static int verify(shmb_backing_t *b, uint64_t seed, char *why, size_t cap)
     return ret;
 }
 
-/* The row's note: "<GB/s> <faults> faults rss <%> huge <%>" of the first pool. */
-static void note(shmb_row_t *row, const shmb_backing_ready_t *r, uint64_t size)
+/* The row's note: "<GB/s at the p50> <faults> faults rss <%> huge <%>", the
+ * faults and shares of the first pool as the kernel reports them; a pool
+ * only mapped (none) has no rate: "mapped only: <faults> faults ...". */
+static void note(shmb_row_t *row, const shmb_backing_ready_t *first, shmb_prefault_t how, uint64_t size)
 {
-    double gbs = r->total_ns ? (double)size / (double)r->total_ns : 0; /* bytes per ns = GB/s */
-    snprintf(row->note, sizeof(row->note), "%.2fGB/s %llu faults rss %.0f%% huge %.0f%%", gbs,
-             (unsigned long long)r->faults, 100.0 * (double)r->residency.resident_bytes / (double)size,
-             100.0 * (double)r->residency.huge_bytes / (double)size);
+    char rate[24] = "mapped only:";
+    if (how != SHMB_PREFAULT_NONE && row->ns.p50 > 0)
+        snprintf(rate, sizeof(rate), "%.2fGB/s", (double)size / row->ns.p50); /* bytes per ns = GB/s */
+    snprintf(row->note, sizeof(row->note), "%s %llu faults rss %.0f%% huge %.0f%%", rate,
+             (unsigned long long)first->faults, 100.0 * (double)first->residency.resident_bytes / (double)size,
+             100.0 * (double)first->residency.huge_bytes / (double)size);
 }
 
 /* One backing x prefault: `iterations` pools, the first verified. */
@@ -82,6 +86,8 @@ static int run_row(const shmb_alloc_ready_config_t *cfg, shmb_backing_kind_t kin
     /* none and populate are one mmap call: their rows never claim threads */
     row.threads = how == SHMB_PREFAULT_NONE || how == SHMB_PREFAULT_POPULATE ? 1 : cfg->threads;
     uint64_t size = 0;
+    shmb_backing_ready_t first;
+    memset(&first, 0, sizeof(first));
     for (uint64_t i = 0; i < cfg->iterations; i++) {
         shmb_backing_t b;
         shmb_backing_ready_t r;
@@ -90,7 +96,7 @@ static int run_row(const shmb_alloc_ready_config_t *cfg, shmb_backing_kind_t kin
             return ret;
         if (i == 0) {
             size = b.seg.size;
-            note(&row, &r, size);
+            first = r;
             ret = verify(&b, (uint64_t)kind << 8 | (uint64_t)how, why, cap);
         }
         int rc = shmb_backing_destroy(&b);
@@ -102,8 +108,11 @@ static int run_row(const shmb_alloc_ready_config_t *cfg, shmb_backing_kind_t kin
     }
     row.iterations = cfg->iterations;
     int ret = shmb_rows_push_samples(rows, &row, samples, (size_t)cfg->iterations);
-    if (ret == 0)
-        rows->v[rows->n - 1].bytes_per_second = row.ns.mean > 0 ? (double)size * 1e9 / rows->v[rows->n - 1].ns.mean : 0;
+    if (ret == 0) {
+        shmb_row_t *pushed = &rows->v[rows->n - 1];
+        pushed->bytes_per_second = pushed->ns.mean > 0 ? (double)size * 1e9 / pushed->ns.mean : 0;
+        note(pushed, &first, how, size);
+    }
     return ret;
 }
 

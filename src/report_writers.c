@@ -394,16 +394,18 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
 }
 
 /* Cells of a column are padded to a width that depends only on the column,
- * never on the figures, so two runs' tables line up and diff figure by figure.
+ * never on the figures, so two runs' tables line up and diff figure by figure:
+ * a step name up to 14 characters (populate_write), times up to 11 digits of
+ * ns (a 4 GiB pool made ready takes seconds).
  * A table whose argument is a name (a workload's model) has room for the name
  * and for a system in the step column. */
 static size_t column_width(enum column c, const char *header, int arg_is_name)
 {
     static const size_t width[] = {
-        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 11,
-        [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 9,
-        [COL_MIN] = 9, [COL_P50] = 9, [COL_P90] = 9, [COL_P99] = 9, [COL_P999] = 9,
-        [COL_MAX] = 9, [COL_STDDEV] = 9, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
+        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 14,
+        [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 11,
+        [COL_MIN] = 11, [COL_P50] = 11, [COL_P90] = 11, [COL_P99] = 11, [COL_P999] = 11,
+        [COL_MAX] = 11, [COL_STDDEV] = 11, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
         [COL_NOTE] = 0,
     };
     size_t h = strlen(header), w = width[c];

@@ -26,7 +26,7 @@ ready() {
 
 # row VARIANT STEP: the note of that row of the last run.
 row() {
-  table_rows "$work/out" | awk -v v="$1" -v s="$2" '$2 == v && $3 == s { sub(/.*GB\/s /, ""); print }'
+  table_rows "$work/out" | awk -v v="$1" -v s="$2" '$2 == v && $3 == s { sub(/.*(GB\/s|mapped only:) /, ""); print }'
 }
 
 # expect_note VARIANT STEP PATTERN: that row's note matches.

@@ -147,11 +147,15 @@ EOF
   [ ! -e "$results/sys/$f.json" ] && ok || fail "--system: a plain $f.json"
 done
 # interleaved: per binary, the systems in turn, round after round
-order=$(grep "^shm_transfer_bench " "$work/ran" | grep -o -- "--system=[a-z_]*" | cut -d= -f2 | tr '\n' ' ')
+order=$(grep "^shm_transfer_bench " "$work/ran" | grep -v -- --workload= | grep -o -- "--system=[a-z_]*" | cut -d= -f2 | tr '\n' ' ')
 [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
   || fail "--system: not interleaved: $order"
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 24 ] && [ "$(wc -l <"$work/ran")" -eq 24 ] && ok \
-  || fail "--system: $(wc -l <"$work/ran") runs, expected 24 of one repetition"
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 30 ] && [ "$(wc -l <"$work/ran")" -eq 30 ] && ok \
+  || fail "--system: $(wc -l <"$work/ran") runs, expected 30 of one repetition"
+for s in mooncake flowipc_classic flowipc_jemalloc; do
+  grep -q '"name": "shm_transfer/workload/request/model:llama3_8b"' "$results/sys/workload_$s.json" \
+    && ok || fail "--system: no workload rows in workload_$s.json"
+done
 grep "^shm_address_lookup_bench " "$work/ran" | grep -v -- --sweep_segments=1 | grep -q -- --peer_process \
   && ! grep -- --sweep_segments=1 "$work/ran" | grep -q -- --peer_process \
   && ok || fail "--system: the lookup without --peer_process, or the sweep with it"
@@ -160,8 +164,8 @@ run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 grep -qx "# system: flowipc_classic" "$results/classic/transfer_flowipc_classic.txt" \
   && ok || fail "--system=flowipc_classic: no transfer_flowipc_classic.txt"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 16 ] && [ ! -e "$results/classic/reps" ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 16 (and no reps/)"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 20 ] && [ ! -e "$results/classic/reps" ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 20 (and no reps/)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 

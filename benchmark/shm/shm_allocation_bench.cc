@@ -153,9 +153,10 @@ int RunReady()
                                                                             rep, &rows);
                          });
     lines.insert(lines.begin(),
-                 "ready: ns per pool from create to prefaulted; note: GB/s, page faults, and the share of the "
-                 "pool resident and mapped by huge pages after it (smaps), of the first pool, verified "
-                 "through a second mapping");
+                 "ready: ns per pool from create to prefaulted; note: GB/s = pool / p50, then the first "
+                 "pool's page faults and its share resident and mapped by huge pages after it (smaps), "
+                 "verified through a second mapping; none only maps, fallocate allocates the pages but maps "
+                 "none (the first touches still fault, as minor faults)");
     if (grow)
         lines.push_back("grow: ns to reach pool_mb of live bytes, each 4 KiB page written once: mooncake one "
                         "segment (shm_open + ftruncate + mmap); flowipc_jemalloc blocks of " +
