@@ -352,7 +352,7 @@ void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap)
  * unreadable. */
 static int64_t read_cgroup_number(const char *root, const char *dir, const char *file)
 {
-    char path[1024], line[64];
+    char path[1200], line[64];
     snprintf(path, sizeof(path), "/sys/fs/cgroup%s/%s", dir, file);
     if (read_line_at(root, path, line, sizeof(line)) != 0)
         return -1;
@@ -361,36 +361,69 @@ static int64_t read_cgroup_number(const char *root, const char *dir, const char 
     return end == line || v < 0 ? -1 : (int64_t)v;
 }
 
-int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root)
+/* v1 writes "no limit" as a page counter's maximum, about 2^63: any figure
+ * from 2^62 on is no limit. */
+#define CGROUP_V1_NO_LIMIT (INT64_C(1) << 62)
+
+/* The least limit - usage over the cgroup `dir` of the hierarchy mounted at
+ * /sys/fs/cgroup<mount> and its parents, or -1 if none has a limit. */
+static int64_t least_left(const char *root, const char *mount, char *dir, const char *max_file,
+                          const char *cur_file)
 {
-    char line[1024], dir[1024] = "";
-    char path[512];
-    snprintf(path, sizeof(path), "%s/proc/self/cgroup", root);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof(line), f))
-        if (strncmp(line, "0::", 3) == 0) /* the v2 hierarchy */
-            snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(line + 3, "\n"), line + 3);
-    fclose(f);
-    if (dir[0] != '/')
-        return -1;
     int64_t least = -1;
     for (;;) { /* this cgroup, then each parent up to the root of the tree */
-        const char *d = strcmp(dir, "/") == 0 ? "" : dir;
-        int64_t max = read_cgroup_number(root, d, "memory.max");
-        int64_t cur = read_cgroup_number(root, d, "memory.current");
-        if (max >= 0 && cur >= 0) {
+        char d[1100];
+        snprintf(d, sizeof(d), "%s%s", mount, strcmp(dir, "/") == 0 ? "" : dir);
+        int64_t max = read_cgroup_number(root, d, max_file);
+        int64_t cur = read_cgroup_number(root, d, cur_file);
+        if (max >= 0 && max < CGROUP_V1_NO_LIMIT && cur >= 0) {
             int64_t left = max > cur ? max - cur : 0;
             if (least < 0 || left < least)
                 least = left;
         }
         char *slash = strrchr(dir, '/');
-        if (!d[0] || !slash)
+        if (strcmp(dir, "/") == 0 || !slash)
             break;
         slash[slash == dir] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
     }
     return least;
+}
+
+/* The controllers field of a v1 line "N:ctl,ctl:/path" names memory. */
+static int names_memory(const char *controllers, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        size_t n = strcspn(controllers + i, ",:");
+        if (n == 6 && strncmp(controllers + i, "memory", 6) == 0)
+            return 1;
+        i += n + 1;
+    }
+    return 0;
+}
+
+int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root)
+{
+    char line[1024], v2[1024] = "", v1[1024] = "";
+    char path[512];
+    snprintf(path, sizeof(path), "%s/proc/self/cgroup", root);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *ctl = strchr(line, ':');
+        char *dir = ctl ? strchr(ctl + 1, ':') : NULL;
+        if (!dir)
+            continue;
+        if (strncmp(line, "0::", 3) == 0) /* the v2 hierarchy */
+            snprintf(v2, sizeof(v2), "%s", dir + 1);
+        else if (names_memory(ctl + 1, (size_t)(dir - ctl - 1)))
+            snprintf(v1, sizeof(v1), "%s", dir + 1);
+    }
+    fclose(f);
+    int64_t a = v2[0] == '/' ? least_left(root, "", v2, "memory.max", "memory.current") : -1;
+    int64_t b = v1[0] == '/' ? least_left(root, "/memory", v1, "memory.limit_in_bytes", "memory.usage_in_bytes") : -1;
+    return a < 0 ? b : b < 0 ? a : a < b ? a : b;
 }
 
 int64_t shmb_sysinfo_cgroup_memory_free(void)

@@ -253,7 +253,7 @@ static void test_format_cpu_list(void **state)
     }
 }
 
-/* memory.max - memory.current, the least over the cgroup and its parents. */
+/* limit - usage (v2 and v1), the least over the cgroup and its parents. */
 static void test_cgroup_memory(void **state)
 {
     (void)state;
@@ -275,7 +275,15 @@ static void test_cgroup_memory(void **state)
          {{"/a/memory.max", "4096\n"}, {"/a/memory.current", "8192\n"}}, 0},
         {"namespace root", "0::/\n",
          {{"/memory.max", "65536\n"}, {"/memory.current", "4096\n"}}, 61440},
-        {"cgroup v1 only", "4:memory:/x\n", {{"/x/memory.max", "1\n"}}, -1},
+        {"cgroup v1 without v1 files", "4:memory:/x\n", {{"/x/memory.max", "1\n"}}, -1},
+        {"cgroup v1, parent limited", "4:cpu,memory:/x/y\n",
+         {{"/memory/x/y/memory.limit_in_bytes", "9223372036854771712\n"},
+          {"/memory/x/y/memory.usage_in_bytes", "4096\n"},
+          {"/memory/x/memory.limit_in_bytes", "65536\n"}, {"/memory/x/memory.usage_in_bytes", "8192\n"}}, 57344},
+        {"cgroup v1 unlimited", "5:memory:/\n",
+         {{"/memory/memory.limit_in_bytes", "9223372036854771712\n"}, {"/memory/memory.usage_in_bytes", "1\n"}}, -1},
+        {"v1 line of another controller", "4:cpu:/x\n",
+         {{"/memory/x/memory.limit_in_bytes", "100\n"}, {"/memory/x/memory.usage_in_bytes", "1\n"}}, -1},
         {"hybrid, v2 line last", "4:memory:/x\n0::/y\n",
          {{"/y/memory.max", "10000\n"}, {"/y/memory.current", "1\n"}}, 9999},
         {"no /proc/self/cgroup", NULL, {{"/memory.max", "1\n"}}, -1},

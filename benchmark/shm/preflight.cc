@@ -111,7 +111,7 @@ void CheckShmSpace(const char* flag, uint64_t bytes)
     if (cgroup_free >= 0 && static_cast<uint64_t>(cgroup_free) < bytes) {
         shmb_sysinfo_format_bytes(cgroup_free, have, sizeof(have));
         std::fprintf(stderr, "%s: --%s needs %s of SHM but the memory cgroup of this process has "
-                     "only %s left (memory.max - memory.current, charged for SHM pages too); "
+                     "only %s left (its limit - its usage, charged for SHM pages too); "
                      "lower --%s or raise memory.max\n",
                      g_run.program.c_str(), flag, need, have, flag);
         NoSpace();
@@ -191,7 +191,7 @@ void CheckMemory(const char* flag, const PoolPlan& pool)
     int64_t cgroup = shmb_sysinfo_cgroup_memory_free();
     if (cgroup >= 0 && static_cast<uint64_t>(cgroup) < pool.bytes)
         Refuse(flag, "needs " + need + " for a " + name + " pool but the memory cgroup of this process has only " +
-                         Bytes(cgroup) + " left (memory.max - memory.current)");
+                         Bytes(cgroup) + " left (its limit - its usage)");
 }
 
 }  // namespace

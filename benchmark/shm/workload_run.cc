@@ -140,7 +140,7 @@ void CheckWorkloadSpace(uint64_t need)
     if (shmb_sysinfo_fs_space("/dev/shm", &total, &avail) == 0 && static_cast<uint64_t>(avail) < need)
         where = "of /dev/shm";
     else if ((avail = shmb_sysinfo_cgroup_memory_free()) >= 0 && static_cast<uint64_t>(avail) < need)
-        where = "of memory in this process's cgroup (memory.max - memory.current)";
+        where = "of memory in this process's cgroup (its limit - its usage)";
     if (where)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
                         "the replay needs " + Mib(static_cast<double>(need)) + " " + where +

@@ -95,11 +95,13 @@ int shmb_sysinfo_plan_cpus(int cpu, int threads, int *cpus);
 /* Formats a sorted CPU list as ranges, "0-3,6", into out. */
 void shmb_sysinfo_format_cpu_list(const int *cpus, int n, char *out, size_t cap);
 
-/* How many more bytes the memory cgroup (v2) of this process may charge,
- * SHM pages included: the least memory.max - memory.current over its cgroup
- * and the cgroups above it, found through /proc/self/cgroup. Returns it (0
- * when a limit is reached), or -1 when no limit applies or it cannot be
- * read (cgroup v1, no memory controller). */
+/* How many more bytes the memory cgroup of this process may charge, SHM
+ * pages included: the least limit - usage over its cgroup and the cgroups
+ * above it, found through /proc/self/cgroup: v2's memory.max -
+ * memory.current, v1's memory.limit_in_bytes - memory.usage_in_bytes (under
+ * /sys/fs/cgroup/memory), the lesser of both on a hybrid system. Returns it
+ * (0 when a limit is reached), or -1 when no limit applies or none can be
+ * read (no memory controller). */
 int64_t shmb_sysinfo_cgroup_memory_free(void);
 
 /* The same below `root` (a test points it at a fake tree). */
