@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,23 @@ void shmb_test_reap_ok(pid_t pid)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end)
+{
+    assert_int_equal(shmb_channel_pair(child_end, parent_end), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    shmb_channel_close(pid == 0 ? parent_end : child_end);
+    return pid;
+}
+
+int shmb_test_open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
 }
 
 /* The child: 77 when the namespace or the mount cannot be made. */

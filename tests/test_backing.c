@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -369,11 +368,8 @@ static void peer_round(shmb_backing_kind_t kind)
     assert_int_equal(shmb_backing_ready(&b, &cfg, 4 * MB, SHMB_PREFAULT_POPULATE_WRITE, 1, &r), 0);
     fill(b.seg.addr, b.seg.size, 1);
     shmb_channel_t mine, theirs;
-    assert_int_equal(shmb_channel_pair(&mine, &theirs), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&theirs, &mine);
     if (pid == 0) {
-        shmb_channel_close(&mine);
         shmb_backing_t got;
         if (shmb_backing_receive(&got, &theirs) != 0 || got.owner || got.kind != kind ||
             got.seg.size != b.seg.size || shmb_backing_map(&got, 0, NULL) != 0)
@@ -385,7 +381,6 @@ static void peer_round(shmb_backing_kind_t kind)
             _exit(3);
         raise(SIGKILL);
     }
-    shmb_channel_close(&theirs);
     assert_int_equal(shmb_backing_send(&b, &mine), 0);
     char buf[8];
     size_t len = 0;
@@ -417,11 +412,8 @@ static void test_owner_dies(void **state)
     (void)state;
     for (int sends = 0; sends <= 1; sends++) {
         shmb_channel_t mine, theirs;
-        assert_int_equal(shmb_channel_pair(&mine, &theirs), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
+        pid_t pid = shmb_test_fork_pair(&theirs, &mine);
         if (pid == 0) {
-            shmb_channel_close(&mine);
             shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
             shmb_backing_t b;
             shmb_backing_ready_t r;
@@ -430,7 +422,6 @@ static void test_owner_dies(void **state)
                 _exit(1);
             raise(SIGKILL);
         }
-        shmb_channel_close(&theirs);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFSIGNALED(status));
@@ -447,14 +438,6 @@ static void test_owner_dies(void **state)
     }
 }
 
-static int open_fds(void)
-{
-    int n = 0;
-    for (int fd = 0; fd < 1024; fd++)
-        n += fcntl(fd, F_GETFD) != -1;
-    return n;
-}
-
 /* What is not a backing is refused (-EPROTO), and a descriptor that came
  * with it is closed: junk, a memfd kind without its descriptor, a tmpfs
  * name with one, a size that is not whole pages. */
@@ -466,11 +449,11 @@ static void test_malformed_messages(void **state)
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);
     shmb_channel_t a, c;
     assert_int_equal(shmb_channel_pair(&a, &c), 0);
-    int before = open_fds();
+    int before = shmb_test_open_fds();
     shmb_backing_t got;
     assert_int_equal(shmb_channel_send_fd(&a, "junk", 4, b.seg.fd), 0);
     assert_int_equal(shmb_backing_receive(&got, &c), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     /* a real message, its descriptor stripped by a plain receive and resent without */
     assert_int_equal(shmb_backing_send(&b, &a), 0);
     char raw[SHMB_CHANNEL_MSG_MAX];
@@ -486,7 +469,7 @@ static void test_malformed_messages(void **state)
     memcpy(raw + 8, &size, sizeof(size));
     assert_int_equal(shmb_channel_send_fd(&a, raw, len, b.seg.fd), 0);
     assert_int_equal(shmb_backing_receive(&got, &c), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     shmb_channel_close(&a);
     shmb_channel_close(&c);
     assert_int_equal(shmb_backing_destroy(&b), 0);

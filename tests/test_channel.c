@@ -32,19 +32,6 @@ static void unpair(shmb_channel_t *a, shmb_channel_t *b)
     assert_int_equal(shmb_channel_close(b), 0);
 }
 
-/* Pairs two ends and forks: the child keeps child_end (its copy of
- * parent_end closed) and gets 0; the parent keeps parent_end (its copy of
- * child_end closed) and gets the child's pid. Each side holding only its
- * own end is what lets a death be seen as -EPIPE. */
-static pid_t fork_ends(shmb_channel_t *child_end, shmb_channel_t *parent_end)
-{
-    pair(child_end, parent_end);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    shmb_channel_close(pid == 0 ? parent_end : child_end);
-    return pid;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -179,7 +166,7 @@ static void test_short_reads(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pid_t pid = fork_ends(&a, &b);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
         unsigned char raw[4 + 6];
         uint32_t prefix = 6;
@@ -219,7 +206,7 @@ static void test_eintr(void **state)
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
     shmb_channel_t a, b;
-    pid_t pid = fork_ends(&a, &b);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
         sleep_ms(100);
         _exit(shmb_channel_send(&a, "late", 4) == 0 ? 0 : 1);
@@ -247,7 +234,7 @@ static void test_fork_round_trip(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pid_t pid = fork_ends(&b, &a);
+    pid_t pid = shmb_test_fork_pair(&b, &a);
     if (pid == 0) {
         char buf[64];
         size_t len;
@@ -304,14 +291,6 @@ static void test_fd_passing(void **state)
 /* Descriptors that cannot be kept are closed, never leaked: a message
  * too long for the buffer (-EMSGSIZE), one with two descriptors (-EPROTO),
  * and one read by plain shmb_channel_recv (the kernel drops it). */
-static int open_fds(void)
-{
-    int n = 0;
-    for (int fd = 0; fd < 1024; fd++)
-        n += fcntl(fd, F_GETFD) != -1;
-    return n;
-}
-
 static void test_fd_never_leaks(void **state)
 {
     (void)state;
@@ -319,17 +298,17 @@ static void test_fd_never_leaks(void **state)
     pair(&a, &b);
     int fd = memfd_create("channel_test", MFD_CLOEXEC);
     assert_true(fd >= 0);
-    int before = open_fds();
+    int before = shmb_test_open_fds();
     char buf[16];
     size_t len = 0;
     int got = -2;
     assert_int_equal(shmb_channel_send_fd(&a, "0123456789", 10, fd), 0);
     assert_int_equal(shmb_channel_recv_fd(&b, buf, 4, &len, &got), -EMSGSIZE);
     assert_int_equal(got, -2); /* untouched */
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     unpair(&a, &b);
     pair(&a, &b);
-    before = open_fds();
+    before = shmb_test_open_fds();
     /* two descriptors on one message, sent by hand */
     uint32_t prefix = 1;
     char body[5];
@@ -351,11 +330,11 @@ static void test_fd_never_leaks(void **state)
     memcpy(CMSG_DATA(c), two, sizeof(two));
     assert_int_equal(sendmsg(a.fd, &mh, 0), (ssize_t)sizeof(body));
     assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     /* plain receive of a message that carried one */
     assert_int_equal(shmb_channel_send_fd(&a, "y", 1, fd), 0);
     assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     close(fd);
     unpair(&a, &b);
 }
@@ -366,7 +345,7 @@ static void test_fd_from_dying_peer(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pid_t pid = fork_ends(&a, &b);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
         int fd = memfd_create("channel_test", MFD_CLOEXEC);
         _exit(fd >= 0 && write(fd, "alive", 5) == 5 && shmb_channel_send_fd(&a, "m", 1, fd) == 0 ? 0 : 1);
