@@ -13,6 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shmbench/backing.h"
+#include "shmbench/sysinfo.h"
+
 static char prefix[128];
 
 const char *shmb_test_prefix_init(const char *base)
@@ -83,6 +86,12 @@ int shmb_test_open_fds(void)
     for (int fd = 0; fd < 1024; fd++)
         n += fcntl(fd, F_GETFD) != -1;
     return n;
+}
+
+int64_t shmb_test_huge_free(void)
+{
+    int64_t total, free_pages;
+    return shmb_sysinfo_hugepages(SHMB_BACKING_HUGE_2MB, &total, &free_pages) == 0 ? free_pages : -1;
 }
 
 /* The child: 77 when the namespace or the mount cannot be made. */

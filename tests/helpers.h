@@ -1,7 +1,8 @@
 /* What the unit tests share: this test process's own /dev/shm prefix and
  * its count, the no-child check, a channel pair split across a fork, the
- * count of open descriptors, a case run over a small private tmpfs, and
- * a runner under which a skipped case reads as skipped, never as passed. */
+ * count of open descriptors and of free huge pages, a case run over a small
+ * private tmpfs, and a runner under which a skipped case reads as skipped,
+ * never as passed. */
 #ifndef SHMB_TESTS_HELPERS_H
 #define SHMB_TESTS_HELPERS_H
 
@@ -47,6 +48,9 @@ pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end)
 
 /* The descriptors this process has open (among the first 1024). */
 int shmb_test_open_fds(void);
+
+/* Free 2 MiB huge pages; -1 when the pool cannot be read. */
+int64_t shmb_test_huge_free(void);
 
 /* Runs run(arg) in a forked child, inside a private mount namespace with a
  * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else
