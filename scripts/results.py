@@ -1018,29 +1018,41 @@ def caches_marks(ctx, xs):
     return extra
 
 
-def plot_transfer(files, keys, out_dir):
-    specs = ((transfer_point, "copies: GB/s = size / p50 (10^9 bytes/s); dotted lines: cache sizes",
-              "GB/s (higher is better)", True),
-             (request_point, "per request (--system): the whole request and its parts, time per request (p50)",
-              "time per request, p50 (lower is better)", False))
+def bench_figure(files, keys, out_dir, name, head, specs, draw, panel_height=400):
+    """One bench's figure: a panel for each spec whose point function (spec[0]) finds rows,
+    its series written to out_dir as NAME<i>.dat, drawn by draw(spec, data, series, xs,
+    with_bars, runs); None when no spec found any."""
     panels, reps, runs = [], set(), None
-    for i, (point, ptitle, ylabel, copies) in enumerate(specs):
-        series, r, got = series_of(files, keys, point)
+    for i, spec in enumerate(specs):
+        series, r, got = series_of(files, keys, spec[0])
         runs = runs or got
         if not series:
             continue
         reps |= r
         series = list(series.values())
-        data = write_data(out_dir, "transfer%d" % i, series)
+        data = write_data(out_dir, "%s%d" % (name, i), series)
         xs = [p[0] for s in series for p in s.points]
-        extra = caches_marks(runs[0][1], xs) if copies else []
-        panels.append(panel(data, series, ptitle, "transfer size (1K = 1024 bytes)", ylabel,
-                            ticks(xs, size_label), extra, logy=None if copies else True,
-                            with_bars=max(r) > 1, ylabels=None if copies else time_label))
+        panels.append(draw(spec, data, series, xs, max(r) > 1, runs))
     if not panels:
         return None
-    title = ["shm_transfer_bench: moving bytes through SHM"] + context_lines(runs) + [bars_note(reps)]
-    return script(title, panels, size=(1100, 400 * len(panels) + 160))
+    title = [head] + context_lines(runs) + [bars_note(reps)]
+    return script(title, panels, size=(1100, panel_height * len(panels) + 160))
+
+
+def plot_transfer(files, keys, out_dir):
+    specs = ((transfer_point, "copies: GB/s = size / p50 (10^9 bytes/s); dotted lines: cache sizes",
+              "GB/s (higher is better)", True),
+             (request_point, "per request (--system): the whole request and its parts, time per request (p50)",
+              "time per request, p50 (lower is better)", False))
+
+    def draw(spec, data, series, xs, with_bars, runs):
+        _, ptitle, ylabel, copies = spec
+        extra = caches_marks(runs[0][1], xs) if copies else []
+        return panel(data, series, ptitle, "transfer size (1K = 1024 bytes)", ylabel, ticks(xs, size_label), extra,
+                     logy=None if copies else True, with_bars=with_bars, ylabels=None if copies else time_label)
+
+    return bench_figure(files, keys, out_dir, "transfer", "shm_transfer_bench: moving bytes through SHM", specs,
+                        draw)
 
 
 def plot_lookup(files, keys, out_dir):
@@ -1048,23 +1060,13 @@ def plot_lookup(files, keys, out_dir):
               "the others the systems' paths", "time per lookup, p50 (lower is better)"),
              (lookup_once_point, "one-off: the receiver's first use of a buffer or pool (attach, first_use), "
               "each pool lent once (pool_once)", "time per buffer or pool, p50"))
-    panels, reps, runs = [], set(), None
-    for i, (point, ptitle, ylabel) in enumerate(specs):
-        series, r, got = series_of(files, keys, point)
-        runs = runs or got
-        if not series:
-            continue
-        reps |= r
-        series = list(series.values())
-        data = write_data(out_dir, "lookup%d" % i, series)
-        xs = [p[0] for s in series for p in s.points]
-        panels.append(panel(data, series, ptitle, "registered segments", ylabel, ticks(xs, lambda x: "%d" % x),
-                            logy=True, with_bars=max(r) > 1, ylabels=time_label))
-    if not panels:
-        return None
-    title = ["shm_address_lookup_bench: translating a peer's address, by registered segments"] + \
-        context_lines(runs) + [bars_note(reps)]
-    return script(title, panels, size=(1100, 400 * len(panels) + 160))
+
+    def draw(spec, data, series, xs, with_bars, runs):
+        return panel(data, series, spec[1], "registered segments", spec[2], ticks(xs, lambda x: "%d" % x),
+                     logy=True, with_bars=with_bars, ylabels=time_label)
+
+    return bench_figure(files, keys, out_dir, "lookup",
+                        "shm_address_lookup_bench: translating a peer's address, by registered segments", specs, draw)
 
 
 def plot_allocation(files, keys, out_dir):
@@ -1085,29 +1087,19 @@ def plot_allocation(files, keys, out_dir):
             return middle[0], " ".join(middle[1:]), arg, same
         return None
 
-    panels, reps, runs = [], set(), None
     specs = (
         (posix, "posix (Mooncake's createSharedMemory), per step, once per buffer", "time per buffer, p50"),
         (pools, "per block: colour = allocator or system, line = step", "time per operation, p50"),
         (once, "one-off: register (a buffer or pool made and known; posix total: createSharedMemory), "
          "the peer's attach and detach", "time per buffer, pool or peer, p50"),
     )
-    for i, (point, ptitle, ylabel) in enumerate(specs):
-        series, r, got = series_of(files, keys, point)
-        runs = runs or got
-        if not series:
-            continue
-        reps |= r
-        series = list(series.values())
-        data = write_data(out_dir, "allocation%d" % i, series)
-        xs = [p[0] for s in series for p in s.points]
-        panels.append(panel(data, series, ptitle, "allocation size (1K = 1024 bytes)", ylabel,
-                            ticks(xs, size_label), logy=True, with_bars=max(r) > 1, ylabels=time_label))
-    if not panels:
-        return None
-    title = ["shm_allocation_bench: what one SHM allocation costs (log-log)"] + context_lines(runs) + \
-        [bars_note(reps)]
-    return script(title, panels, size=(1100, 380 * len(panels) + 160))
+
+    def draw(spec, data, series, xs, with_bars, runs):
+        return panel(data, series, spec[1], "allocation size (1K = 1024 bytes)", spec[2], ticks(xs, size_label),
+                     logy=True, with_bars=with_bars, ylabels=time_label)
+
+    return bench_figure(files, keys, out_dir, "allocation",
+                        "shm_allocation_bench: what one SHM allocation costs (log-log)", specs, draw, panel_height=380)
 
 
 # gain.png: a bar's fill says what the U-test says of it.

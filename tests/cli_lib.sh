@@ -53,12 +53,14 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ]
 }
 
-# Starts BIN ARGS... (a --peer_process run long enough to be killed midway)
-# in the background: $owner, and $peer_pid once the owner has forked it and
-# created a segment under PREFIX.
+# start_peer_run SEGMENTS PREFIX BIN ARGS...: starts BIN ARGS... (a
+# --peer_process run long enough to be killed midway) in the background:
+# $owner, and $peer_pid once the owner has forked it and more than SEGMENTS
+# segments are under PREFIX (the control segment alone, on a backing without
+# names; a buffer too, on tmpfs).
 start_peer_run() {
-  local prefix=$1 bin=$2
-  shift 2
+  local segments=$1 prefix=$2 bin=$3
+  shift 3
   "$bin" "$@" >/dev/null 2>"$work/dead.err" &
   owner=$!
   peer_pid=
@@ -66,7 +68,7 @@ start_peer_run() {
     # asked again each time: a child seen before the segments (the shell of
     # sysinfo's popen at start) is not the peer
     peer_pid=$(pgrep -P "$owner" | head -1)
-    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 1 ] && break
+    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt "$segments" ] && break
     sleep 0.02
   done
   sleep 0.3 # measuring by then
@@ -79,7 +81,7 @@ start_peer_run() {
 check_peer_deaths() {
   local prefix=$1 bin=$2 name rc t0 ms
   name=$(basename "$bin")
-  start_peer_run "$@"
+  start_peer_run 1 "$@"
   if [ -z "$peer_pid" ]; then
     fail "$name: no peer process under the owner"
     kill -9 "$owner"
@@ -96,7 +98,7 @@ check_peer_deaths() {
     && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
     || fail "$name: peer killed: exit $rc after $ms ms, $(leftovers "$prefix") left: $(cat "$work/dead.err")"
 
-  start_peer_run "$@"
+  start_peer_run 1 "$@"
   [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 0 ] && ok || fail "$name: owner killed: no peer or no segment"
   kill -9 "$owner"
   t0=$(date +%s%N)

@@ -92,15 +92,7 @@ for b in "${backings[@]}"; do
   expect_signal_cleanup TERM 5 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
   clean "$held0" && ok || fail "$b SIGTERM: huge pages held $(hugepages_held), $held0 before"
   # the peer that received the descriptors killed midway: one line, exit 1, nothing left
-  "$bin" "${long[@]}" --backing="$b" --peer_process >/dev/null 2>"$work/dead.err" &
-  owner=$!
-  peer_pid=
-  for _ in $(seq 250); do
-    peer_pid=$(pgrep -P "$owner" | head -1)
-    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt 0 ] && break
-    sleep 0.02
-  done
-  sleep 0.5
+  start_peer_run 0 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
   kill -9 "$peer_pid"
   wait "$owner"
   rc=$?

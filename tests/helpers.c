@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,9 @@
 #include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "shmbench/backing.h"
+#include "shmbench/sysinfo.h"
 
 static char prefix[128];
 
@@ -65,6 +69,29 @@ void shmb_test_reap_ok(pid_t pid)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end)
+{
+    assert_int_equal(shmb_channel_pair(child_end, parent_end), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    shmb_channel_close(pid == 0 ? parent_end : child_end);
+    return pid;
+}
+
+int shmb_test_open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+int64_t shmb_test_huge_free(void)
+{
+    int64_t total, free_pages;
+    return shmb_sysinfo_hugepages(SHMB_BACKING_HUGE_2MB, &total, &free_pages) == 0 ? free_pages : -1;
 }
 
 /* The child: 77 when the namespace or the mount cannot be made. */

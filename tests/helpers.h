@@ -1,6 +1,8 @@
 /* What the unit tests share: this test process's own /dev/shm prefix and
- * its count, the no-child check, a case run over a small private tmpfs, and
- * a runner under which a skipped case reads as skipped, never as passed. */
+ * its count, the no-child check, a channel pair split across a fork, the
+ * count of open descriptors and of free huge pages, a case run over a small
+ * private tmpfs, and a runner under which a skipped case reads as skipped,
+ * never as passed. */
 #ifndef SHMB_TESTS_HELPERS_H
 #define SHMB_TESTS_HELPERS_H
 
@@ -13,6 +15,8 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+
+#include "shmbench/channel.h"
 
 /* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
  * everything this test and the children it forks create is under it, so
@@ -35,6 +39,18 @@ void shmb_test_assert_no_child(void);
 
 /* Reaps child pid and asserts that it exited with status 0. */
 void shmb_test_reap_ok(pid_t pid);
+
+/* Pairs two channel ends and forks: the child keeps child_end (its copy of
+ * parent_end closed) and gets 0; the parent keeps parent_end (its copy of
+ * child_end closed) and gets the child's pid. Each side holding only its
+ * own end is what lets the other's death be seen as -EPIPE. */
+pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end);
+
+/* The descriptors this process has open (among the first 1024). */
+int shmb_test_open_fds(void);
+
+/* Free 2 MiB huge pages; -1 when the pool cannot be read. */
+int64_t shmb_test_huge_free(void);
 
 /* Runs run(arg) in a forked child, inside a private mount namespace with a
  * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else

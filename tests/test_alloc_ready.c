@@ -9,7 +9,6 @@
 #include "helpers.h"
 
 #include "shmbench/alloc_ready.h"
-#include "shmbench/sysinfo.h"
 
 #define MB (1ull << 20)
 
@@ -123,16 +122,10 @@ static void test_rows(void **state)
 
 /* A failed pool stops the run with its error, the rows before it kept and
  * nothing left: hugetlb with a pool one page larger than the free pool. */
-static int64_t huge_free(void)
-{
-    int64_t total, free_pages;
-    return shmb_sysinfo_hugepages(SHMB_BACKING_HUGE_2MB, &total, &free_pages) == 0 ? free_pages : -1;
-}
-
 static void test_failure_stops(void **state)
 {
     (void)state;
-    int64_t before = huge_free();
+    int64_t before = shmb_test_huge_free();
     if (before < 0)
         shmb_test_skip("no 2 MiB huge page pool");
     shmb_alloc_ready_config_t cfg = config();
@@ -145,7 +138,7 @@ static void test_failure_stops(void **state)
     assert_int_equal(shmb_alloc_ready_run(&cfg, &rows, why, sizeof(why)), -ENOMEM);
     assert_int_equal(rows.n, 1);
     assert_string_equal(rows.v[0].variant, "ready/memfd");
-    assert_int_equal(huge_free(), before);
+    assert_int_equal(shmb_test_huge_free(), before);
     shmb_rows_free(&rows);
 }
 

@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,17 +24,10 @@ static shmb_backing_config_t config(shmb_backing_kind_t kind)
     return cfg;
 }
 
-/* Free 2 MiB huge pages; -1 when the pool cannot be read. */
-static int64_t huge_free(void)
-{
-    int64_t total, free_pages;
-    return shmb_sysinfo_hugepages(SHMB_BACKING_HUGE_2MB, &total, &free_pages) == 0 ? free_pages : -1;
-}
-
 /* Whether this kind can run here: hugetlb needs `pages` free huge pages. */
 static int available(shmb_backing_kind_t kind, int64_t pages)
 {
-    return kind != SHMB_BACKING_HUGETLB || huge_free() >= pages;
+    return kind != SHMB_BACKING_HUGETLB || shmb_test_huge_free() >= pages;
 }
 
 /* A word per 4 KiB page, different per page and per seed. */
@@ -128,7 +120,7 @@ static void test_page_size_and_round(void **state)
 static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads)
 {
     shmb_backing_config_t cfg = config(kind);
-    int64_t huge_before = huge_free();
+    int64_t huge_before = shmb_test_huge_free();
     shmb_backing_t b;
     shmb_backing_ready_t r;
     assert_int_equal(shmb_backing_ready(&b, &cfg, 4 * MB + 1, how, threads, &r), 0);
@@ -155,7 +147,7 @@ static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads
     assert_int_equal(shmb_backing_destroy(&b), 0);
     assert_int_equal(shmb_backing_destroy(&b), 0); /* twice: nothing left to do */
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(huge_free(), huge_before);
+    assert_int_equal(shmb_test_huge_free(), huge_before);
 }
 
 static const shmb_backing_kind_t kinds[SHMB_BACKING_KINDS] = {SHMB_BACKING_TMPFS, SHMB_BACKING_MEMFD,
@@ -304,7 +296,7 @@ static void test_full_tmpfs(void **state)
 static void test_exhausted_huge_pages(void **state)
 {
     (void)state;
-    int64_t before = huge_free();
+    int64_t before = shmb_test_huge_free();
     if (before < 0)
         shmb_test_skip("no 2 MiB huge page pool");
     shmb_backing_config_t cfg = config(SHMB_BACKING_HUGETLB);
@@ -314,7 +306,7 @@ static void test_exhausted_huge_pages(void **state)
         int ret = shmb_backing_ready(&b, &cfg, (uint64_t)(before + 1) * SHMB_BACKING_HUGE_2MB, (shmb_prefault_t)h, 1, &r);
         assert_int_equal(ret, h == SHMB_PREFAULT_FALLOCATE ? -ENOSPC : -ENOMEM);
         assert_string_equal(shmb_error_last()->call, h == SHMB_PREFAULT_FALLOCATE ? "fallocate" : "mmap");
-        assert_int_equal(huge_free(), before);
+        assert_int_equal(shmb_test_huge_free(), before);
     }
 }
 
@@ -327,7 +319,7 @@ static void test_exhausted_huge_pages(void **state)
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
-    int64_t huge_before = huge_free();
+    int64_t huge_before = shmb_test_huge_free();
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -354,7 +346,7 @@ static void test_signal_midway(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(huge_free(), huge_before);
+    assert_int_equal(shmb_test_huge_free(), huge_before);
 }
 
 /* The owner sends the case's backing to a forked peer, which maps it, reads what
@@ -369,11 +361,8 @@ static void peer_round(shmb_backing_kind_t kind)
     assert_int_equal(shmb_backing_ready(&b, &cfg, 4 * MB, SHMB_PREFAULT_POPULATE_WRITE, 1, &r), 0);
     fill(b.seg.addr, b.seg.size, 1);
     shmb_channel_t mine, theirs;
-    assert_int_equal(shmb_channel_pair(&mine, &theirs), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&theirs, &mine);
     if (pid == 0) {
-        shmb_channel_close(&mine);
         shmb_backing_t got;
         if (shmb_backing_receive(&got, &theirs) != 0 || got.owner || got.kind != kind ||
             got.seg.size != b.seg.size || shmb_backing_map(&got, 0, NULL) != 0)
@@ -385,7 +374,6 @@ static void peer_round(shmb_backing_kind_t kind)
             _exit(3);
         raise(SIGKILL);
     }
-    shmb_channel_close(&theirs);
     assert_int_equal(shmb_backing_send(&b, &mine), 0);
     char buf[8];
     size_t len = 0;
@@ -404,9 +392,9 @@ static void peer_round(shmb_backing_kind_t kind)
 static void test_peer_dies_midway(void **state)
 {
     shmb_backing_kind_t kind = kind_of(state, 2);
-    int64_t before = huge_free();
+    int64_t before = shmb_test_huge_free();
     peer_round(kind);
-    assert_int_equal(huge_free(), before);
+    assert_int_equal(shmb_test_huge_free(), before);
 }
 
 /* The owner dies with its memfd in flight: the receiver still gets it and
@@ -417,11 +405,8 @@ static void test_owner_dies(void **state)
     (void)state;
     for (int sends = 0; sends <= 1; sends++) {
         shmb_channel_t mine, theirs;
-        assert_int_equal(shmb_channel_pair(&mine, &theirs), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
+        pid_t pid = shmb_test_fork_pair(&theirs, &mine);
         if (pid == 0) {
-            shmb_channel_close(&mine);
             shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
             shmb_backing_t b;
             shmb_backing_ready_t r;
@@ -430,7 +415,6 @@ static void test_owner_dies(void **state)
                 _exit(1);
             raise(SIGKILL);
         }
-        shmb_channel_close(&theirs);
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFSIGNALED(status));
@@ -447,14 +431,6 @@ static void test_owner_dies(void **state)
     }
 }
 
-static int open_fds(void)
-{
-    int n = 0;
-    for (int fd = 0; fd < 1024; fd++)
-        n += fcntl(fd, F_GETFD) != -1;
-    return n;
-}
-
 /* What is not a backing is refused (-EPROTO), and a descriptor that came
  * with it is closed: junk, a memfd kind without its descriptor, a tmpfs
  * name with one, a size that is not whole pages. */
@@ -466,11 +442,11 @@ static void test_malformed_messages(void **state)
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);
     shmb_channel_t a, c;
     assert_int_equal(shmb_channel_pair(&a, &c), 0);
-    int before = open_fds();
+    int before = shmb_test_open_fds();
     shmb_backing_t got;
     assert_int_equal(shmb_channel_send_fd(&a, "junk", 4, b.seg.fd), 0);
     assert_int_equal(shmb_backing_receive(&got, &c), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     /* a real message, its descriptor stripped by a plain receive and resent without */
     assert_int_equal(shmb_backing_send(&b, &a), 0);
     char raw[SHMB_CHANNEL_MSG_MAX];
@@ -486,7 +462,7 @@ static void test_malformed_messages(void **state)
     memcpy(raw + 8, &size, sizeof(size));
     assert_int_equal(shmb_channel_send_fd(&a, raw, len, b.seg.fd), 0);
     assert_int_equal(shmb_backing_receive(&got, &c), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     shmb_channel_close(&a);
     shmb_channel_close(&c);
     assert_int_equal(shmb_backing_destroy(&b), 0);

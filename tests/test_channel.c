@@ -26,6 +26,12 @@ static void pair(shmb_channel_t *a, shmb_channel_t *b)
     assert_true(a->fd >= 0 && b->fd >= 0);
 }
 
+static void unpair(shmb_channel_t *a, shmb_channel_t *b)
+{
+    assert_int_equal(shmb_channel_close(a), 0);
+    assert_int_equal(shmb_channel_close(b), 0);
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -49,8 +55,7 @@ static void test_one_message(void **state)
     assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
     assert_int_equal(len, 1);
     assert_int_equal(buf[0], 'x');
-    assert_int_equal(shmb_channel_close(&a), 0);
-    assert_int_equal(shmb_channel_close(&b), 0);
+    unpair(&a, &b);
 }
 
 /* Messages queued back to back come out one by one, boundaries kept. */
@@ -72,8 +77,7 @@ static void test_boundaries_kept(void **state)
         for (size_t k = 0; k < len; k++)
             assert_int_equal(buf[k], i);
     }
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    unpair(&a, &b);
 }
 
 static void test_sizes(void **state)
@@ -96,8 +100,7 @@ static void test_sizes(void **state)
     assert_int_equal(shmb_channel_send(&a, big, 10), 0);
     assert_int_equal(shmb_channel_recv(&b, got, 9, &len), -EMSGSIZE);
     assert_int_equal(len, SHMB_CHANNEL_MSG_MAX); /* untouched */
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    unpair(&a, &b);
 }
 
 /* A stream out of step: a length of 0 or above the maximum. */
@@ -113,8 +116,7 @@ static void test_bad_length(void **state)
         assert_int_equal(write(a.fd, &bad[i], sizeof(bad[i])), (ssize_t)sizeof(bad[i]));
         assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), -EMSGSIZE);
     }
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    unpair(&a, &b);
 }
 
 static void test_closed_end(void **state)
@@ -164,11 +166,8 @@ static void test_short_reads(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pair(&a, &b);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
-        shmb_channel_close(&b);
         unsigned char raw[4 + 6];
         uint32_t prefix = 6;
         memcpy(raw, &prefix, 4);
@@ -180,7 +179,6 @@ static void test_short_reads(void **state)
         }
         _exit(0);
     }
-    shmb_channel_close(&a);
     char buf[16];
     size_t len = 0;
     assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
@@ -208,15 +206,11 @@ static void test_eintr(void **state)
     sigemptyset(&sa.sa_mask);
     assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
     shmb_channel_t a, b;
-    pair(&a, &b);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
-        shmb_channel_close(&b);
         sleep_ms(100);
         _exit(shmb_channel_send(&a, "late", 4) == 0 ? 0 : 1);
     }
-    shmb_channel_close(&a);
     alarms = 0;
     struct itimerval it = {{0, 10000}, {0, 10000}};
     assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
@@ -240,11 +234,8 @@ static void test_fork_round_trip(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pair(&a, &b);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&b, &a);
     if (pid == 0) {
-        shmb_channel_close(&a);
         char buf[64];
         size_t len;
         if (shmb_channel_recv(&b, buf, sizeof(buf), &len) != 0)
@@ -253,7 +244,6 @@ static void test_fork_round_trip(void **state)
             buf[i] = (char)(buf[i] ^ 0x20);
         _exit(shmb_channel_send(&b, buf, len) == 0 ? 0 : 1);
     }
-    shmb_channel_close(&b);
     char buf[64];
     size_t len = 0;
     assert_int_equal(shmb_channel_send(&a, "request", 7), 0);
@@ -295,21 +285,12 @@ static void test_fd_passing(void **state)
     assert_int_equal(got, -1);
     assert_int_equal(shmb_channel_send_fd(&a, "x", 1, -1), -EINVAL);
     close(fd);
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    unpair(&a, &b);
 }
 
 /* Descriptors that cannot be kept are closed, never leaked: a message
  * too long for the buffer (-EMSGSIZE), one with two descriptors (-EPROTO),
  * and one read by plain shmb_channel_recv (the kernel drops it). */
-static int open_fds(void)
-{
-    int n = 0;
-    for (int fd = 0; fd < 1024; fd++)
-        n += fcntl(fd, F_GETFD) != -1;
-    return n;
-}
-
 static void test_fd_never_leaks(void **state)
 {
     (void)state;
@@ -317,18 +298,17 @@ static void test_fd_never_leaks(void **state)
     pair(&a, &b);
     int fd = memfd_create("channel_test", MFD_CLOEXEC);
     assert_true(fd >= 0);
-    int before = open_fds();
+    int before = shmb_test_open_fds();
     char buf[16];
     size_t len = 0;
     int got = -2;
     assert_int_equal(shmb_channel_send_fd(&a, "0123456789", 10, fd), 0);
     assert_int_equal(shmb_channel_recv_fd(&b, buf, 4, &len, &got), -EMSGSIZE);
     assert_int_equal(got, -2); /* untouched */
-    assert_int_equal(open_fds(), before);
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    assert_int_equal(shmb_test_open_fds(), before);
+    unpair(&a, &b);
     pair(&a, &b);
-    before = open_fds();
+    before = shmb_test_open_fds();
     /* two descriptors on one message, sent by hand */
     uint32_t prefix = 1;
     char body[5];
@@ -350,14 +330,13 @@ static void test_fd_never_leaks(void **state)
     memcpy(CMSG_DATA(c), two, sizeof(two));
     assert_int_equal(sendmsg(a.fd, &mh, 0), (ssize_t)sizeof(body));
     assert_int_equal(shmb_channel_recv_fd(&b, buf, sizeof(buf), &len, &got), -EPROTO);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     /* plain receive of a message that carried one */
     assert_int_equal(shmb_channel_send_fd(&a, "y", 1, fd), 0);
     assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(shmb_test_open_fds(), before);
     close(fd);
-    shmb_channel_close(&a);
-    shmb_channel_close(&b);
+    unpair(&a, &b);
 }
 
 /* The child sends its memfd and dies; the descriptor outlives the sender,
@@ -366,15 +345,11 @@ static void test_fd_from_dying_peer(void **state)
 {
     (void)state;
     shmb_channel_t a, b;
-    pair(&a, &b);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
-        shmb_channel_close(&b);
         int fd = memfd_create("channel_test", MFD_CLOEXEC);
         _exit(fd >= 0 && write(fd, "alive", 5) == 5 && shmb_channel_send_fd(&a, "m", 1, fd) == 0 ? 0 : 1);
     }
-    shmb_channel_close(&a);
     shmb_test_reap_ok(pid);
     char buf[8];
     size_t len = 0;
