@@ -59,6 +59,16 @@ class Row:
         return statistics.median(self.samples)
 
 
+def attach_total(row):
+    """A Row whose samples are each repetition's total: attaches (iterations) x p50, the
+    receiver's whole first-use cost; None if a repetition lacks its count. Mooncake attaches
+    each buffer and Flow-IPC each pool, so only totals compare across the systems."""
+    out = Row(row.name + " total")
+    out.samples = [float(b.get("iterations") or 0) * b["p50"] for b in row.runs]
+    out.count = statistics.median(float(b.get("iterations") or 0) for b in row.runs) if row.runs else 0
+    return out if out.samples and all(s > 0 for s in out.samples) else None
+
+
 class BadInput(Exception):
     """A results file that cannot be read as one: its message names the file and what is
     wrong, in one line (main prints it and exits 2)."""
@@ -181,6 +191,8 @@ def read_table(path, text):
             if not (math.isfinite(value) and value > 0):
                 raise BadInput("%s: line %d: p50_ns '%s' is not a time" % (path, n, fields[p50]))
             row.samples.append(value)
+            if fields[nkeys].isdigit():
+                row.runs.append({"iterations": int(fields[nkeys]), "p50": value})
     if not rows:
         raise BadInput("%s: a table header and no row (truncated?)" % path)
     return rows, binary, system.group(1) if system else ""
@@ -317,6 +329,19 @@ class Pairing:
         if renamed:
             self.notes.append("paired across names: %s (older runs' and, without --system, mooncake's names "
                               "of these one-off steps)" % ", ".join(renamed))
+        systems = (a_system or a_sys, b_system or b_sys)
+        if systems[0] and systems[1] and systems[0] != systems[1] and self.attach_totals():
+            self.notes.append("attach rows of %s against %s are the receiver's totals, attaches x p50 "
+                              "(mooncake attaches each buffer, Flow-IPC each pool)" % systems)
+
+    def attach_totals(self):
+        """Puts each attach row pair's totals in place of its per-attach figures; whether any."""
+        done = False
+        for k in [k for k in self.a if k in self.b and parts(self.names[k])[0] == ["attach"]]:
+            ta, tb = attach_total(self.a[k]), attach_total(self.b[k])
+            if ta and tb:
+                self.a[k], self.b[k], done = ta, tb, True
+        return done
 
 
 def projection_text(bench, system):
@@ -1124,6 +1149,8 @@ def gain_bars(folder):
                 continue
             middle, arg_name, arg, threads = parts(name)
             x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
+            if middle == ["attach"] and ra.name.endswith(" total"):
+                middle = ["attach total"]  # the receiver's, as the Pairing compares them
             label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
             kind = "one-off" if one_off(middle) else "per operation"
             out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \

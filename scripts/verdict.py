@@ -276,14 +276,6 @@ def registration(folder):
     return render(title, legend, cmps, lambda c: c.label, "once"), cmps
 
 
-def attach_total(row):
-    """A Row whose samples are each repetition's total: attaches (iterations) x p50."""
-    out = R.Row(row.name + " total")
-    out.samples = [float(b.get("iterations") or 0) * b["p50"] for b in row.runs]
-    out.count = statistics.median(float(b.get("iterations") or 0) for b in row.runs)
-    return out if all(s > 0 for s in out.samples) else None
-
-
 def first_attach(folder):
     title = "First attach: what the receiver pays before its first request (one-off)"
     if not folder.ran("lookup"):
@@ -291,17 +283,17 @@ def first_attach(folder):
     cmps = []
     for name, row in folder.rows("lookup", BASE).items():
         middle, arg_name, arg, _ = R.parts(name)
-        if middle != ["attach"] or attach_total(row) is None:
+        if middle != ["attach"] or R.attach_total(row) is None:
             continue
         others = [folder.rows("lookup", f).get(name) for f in folder.flavours]
         label = "attach, %s %s" % (arg, arg_name)
-        cmps += [Cmp(label, f, attach_total(row), attach_total(o) if o else None)
+        cmps += [Cmp(label, f, R.attach_total(row), R.attach_total(o) if o else None)
                  for f, o in zip(folder.flavours, others)]
     if not cmps:
         return not_run(title, "lookup_mooncake.json has no attach row"), []
     counts = ["%s %g" % (TITLE[s], t.count) for s in [BASE] + folder.flavours
               for n, r in folder.rows("lookup", s).items() if R.parts(n)[0] == ["attach"]
-              for t in [attach_total(r)] if t]
+              for t in [R.attach_total(r)] if t]
     legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool", "each pool")) + \
         (" Figure: the receiver's total, attaches x p50 per attach (rows shm_lookup/attach/segments:N "
          "of lookup_SYSTEM.json; Flow-IPC's need --peer_process). Attaches: %s." % ", ".join(counts))

@@ -355,5 +355,17 @@ done
 [ ! -e "$work/live/gain.png" ] && ok || fail "gain.png in a folder without --system runs"
 "$src/scripts/plot.sh" "$work/m1/nonexistent" >/dev/null 2>&1
 [ $? -eq 2 ] && ok || fail "plot.sh on a missing folder should exit 2"
+# across systems, attach pairs the receiver's totals (attaches x p50), as the report does:
+# Mooncake attaches each of its buffers, Flow-IPC each pool
+"$src/scripts/compare.sh" "$work/sys" >"$work/attach.out" 2>&1
+want=$("$py" -c 'import json, statistics, sys
+def total(f):
+    rows = [b for b in json.load(open(f))["benchmarks"]
+            if b["name"] == "shm_lookup/attach/segments:100" and b["run_type"] == "iteration"]
+    return statistics.median(b["iterations"] * b["p50"] for b in rows)
+print("%.2f" % (total(sys.argv[1]) / total(sys.argv[2])))' "$work/sys/lookup_mooncake.json" "$work/sys/lookup_flowipc_classic.json")
+got=$(grep -m1 "^shm_lookup/attach/segments:100 " "$work/attach.out" | awk '{print $4}')
+[ -n "$got" ] && [ "$got" = "$want" ] && grep -q "^attach rows of mooncake against flowipc_classic are the receiver's totals" \
+  "$work/attach.out" && ok || fail "attach across systems: gain $got, expected the totals' $want"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left"
 finish
