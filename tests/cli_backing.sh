@@ -47,6 +47,11 @@ general() {
   expect_usage_error "$alloc" touch --allocator=ready --touch
   expect_usage_error "$alloc" threads --allocator=ready --threads=2
   expect_usage_error "$alloc" cleanup --allocator=ready --cleanup=false
+  # ready's flags without it: refused, not a run of the allocators that ignores them
+  local f quick=(--shm_prefix="/$prefix" --max_size_kb=4 --min_ops=1000 --num_iterations=10)
+  for f in prefault=touch pool_mb=16 prefault_threads=2 hugepage_kb=1048576 pool_iterations=1 grow_block_kb=64; do
+    expect_usage_error "$alloc" "${f%%=*}" "${quick[@]}" --"$f"
+  done
 
   # tmpfs and memfd, every method: resident as each method leaves it, verified, nothing left
   if ready --backing=tmpfs,memfd --pool_mb=16 --format=table --json_out="$work/ready.json"; then
@@ -89,6 +94,9 @@ general() {
   # SIGTERM midway through large pools: 143, nothing left
   expect_signal_cleanup TERM 5 "$prefix" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=tmpfs \
     --prefault=touch --pool_mb=1024 --pool_iterations=100
+  # and Ctrl-C (SIGINT): 130, nothing left
+  expect_signal_cleanup INT 5 "$prefix" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=tmpfs \
+    --prefault=touch,populate --pool_mb=1024 --pool_iterations=100
   finish
 }
 

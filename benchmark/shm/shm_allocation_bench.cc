@@ -98,6 +98,18 @@ void CheckReadyAlone()
     }
 }
 
+// ready's flags mean nothing to the allocators: each one set without
+// --allocator=ready is refused by name, rather than a run that ignores it.
+void RefuseReadyFlags()
+{
+    for (const char* flag :
+         {"prefault", "pool_mb", "prefault_threads", "hugepage_kb", "pool_iterations", "grow_block_kb"}) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (!info.is_default)
+            shmb::FlagError(flag, info.current_value, "only with --allocator=ready (time to ready of a pool)");
+    }
+}
+
 shmb_alloc_ready_config_t ReadyConfig()
 {
     CheckReadyAlone();
@@ -184,6 +196,7 @@ int main(int argc, char** argv)
                __FILE__);
     if (shmb::InList(FLAGS_allocator, "ready"))
         return RunReady();
+    RefuseReadyFlags();
 
     if (FLAGS_backing != "tmpfs")
         shmb::FlagError("backing", FLAGS_backing,
