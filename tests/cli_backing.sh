@@ -162,6 +162,30 @@ hugetlb() {
   wait "$pid"
   rc=$?
   [ "$rc" -eq 143 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGTERM: exit $rc, $(huge_free) free of $before"
+  # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, every page back
+  env --default-signal=INT "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch --pool_mb=32 \
+    --pool_iterations=1000 >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.5
+  kill -INT "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq 130 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGINT: exit $rc, $(huge_free) free of $before"
+  # pages another mapping has reserved (mapped, not yet touched) count in
+  # free_hugepages but are not free: refused up front (exit 2, 0 free), not
+  # an mmap failing midway
+  python3 -c 'import mmap, os, sys, time
+fd = os.memfd_create("held", os.MFD_HUGETLB); os.ftruncate(fd, int(sys.argv[1]) << 21)
+m = mmap.mmap(fd, int(sys.argv[1]) << 21, mmap.MAP_SHARED); print("held", flush=True); time.sleep(30)' \
+    "$before" >"$work/held" &
+  local holder=$!
+  for _ in $(seq 100); do [ -s "$work/held" ] && break; sleep 0.05; done
+  ready --backing=hugetlb --pool_mb=16
+  rc=$?
+  kill "$holder"
+  wait "$holder" 2>/dev/null
+  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && grep -q "needs 8 free huge pages of 2048 kB (16 MiB) but 0 are free" "$work/err" \
+    && ok || fail "pages reserved by another mapping: exit $rc, $(cat "$work/err")"
   # the unit tests' hugetlb cases, for real
   "$test_backing" >"$work/unit" 2>&1 && ! grep -q SKIPPED "$work/unit" && ok \
     || fail "test_backing on reserved pages: $(grep -E 'FAIL|SKIPPED' "$work/unit" | head -5)"
