@@ -93,8 +93,8 @@ void CheckReadyAlone()
         const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
         if (info.current_value != info.default_value)
             shmb::FlagError(flag, info.current_value,
-                            "not with --allocator=ready (its pools are always destroyed; threads: "
-                            "--prefault_threads)");
+                            "not with --allocator=ready (it times whole pools in this process, each "
+                            "destroyed after it is timed; --prefault_threads sets its threads)");
     }
 }
 
