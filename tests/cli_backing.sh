@@ -79,6 +79,14 @@ general() {
     grep -q "^shm_alloc/ready/memfd/populate/pool_mb:8," "$work/out" && ok \
     || fail "threads: $(cat "$work/out" "$work/err" | tail -3)"
 
+  # more prefault threads than CPUs: the warning names the flag that asked for them
+  local cpus
+  cpus=$(nproc)
+  ready --backing=memfd --prefault=touch --pool_mb=1 --prefault_threads=$((cpus + 1))
+  rc=$?
+  [ "$rc" -eq 0 ] && grep -q -- "warning: --prefault_threads=$((cpus + 1)) exceeds the $cpus CPUs" "$work/err" \
+    && ok || fail "prefault_threads over the CPUs: exit $rc, $(cat "$work/err")"
+
   # a full backing is refused before anything is measured: the need and the room
   if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
     unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=4m tmpfs /dev/shm &&

@@ -151,7 +151,7 @@ int RunReady()
     if (grow && cfg.pool_bytes / grow > SHMB_ALLOC_GROW_MAX_BLOCKS)
         shmb::FlagError("grow_block_kb", std::to_string(FLAGS_grow_block_kb),
                         "too small for --pool_mb: at most " + std::to_string(SHMB_ALLOC_GROW_MAX_BLOCKS) + " blocks");
-    shmb::WarnIfOversubscribed(cfg.threads);
+    shmb::WarnIfOversubscribed(cfg.threads, "prefault_threads");
     std::vector<std::string> lines = CheckReadyLimits(cfg);
     if (grow)
         shmb::CheckShmSpace("pool_mb", cfg.pool_bytes);
