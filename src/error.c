@@ -60,6 +60,35 @@ void shmb_error_clean_command(const char *prefix, char *out, size_t cap)
     snprintf(out, cap, "scripts/clean_shm.sh --prefix %s", quoted);
 }
 
+/* A pool of backing.c's memfd kinds: its pages come from memory (memfd,
+ * thp) or from the reserved huge page pool (hugetlb), never from /dev/shm's
+ * size. A hugetlb MAP_SHARED mapping reserves its pages at mmap (ENOMEM);
+ * fallocate allocates them (ENOSPC). */
+static int backing_hint(int err, const char *object, char *out, size_t cap)
+{
+    if (!object || (err != ENOMEM && err != ENOSPC))
+        return -1;
+    if (strcmp(object, "hugetlb") == 0)
+        return snprintf(out, cap, "too few free huge pages: HugePages_Free less HugePages_Rsvd in "
+                        "/proc/meminfo (pages that other mappings reserved are not free); reserve more as "
+                        "root: echo N > /proc/sys/vm/nr_hugepages (2 MiB pages; 1 GiB pages: "
+                        "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages)");
+    if (strcmp(object, "memfd") == 0 || strcmp(object, "thp") == 0)
+        return snprintf(out, cap, "out of memory for a %s pool (not /dev/shm's size): check MemAvailable "
+                        "in /proc/meminfo and the memory.max of this process's cgroup, or lower the size",
+                        object);
+    return -1;
+}
+
+size_t shmb_error_hint_for(const char *call, int err, const char *object, const char *prefix, char *out,
+                           size_t cap)
+{
+    int n = backing_hint(err, object, out, cap);
+    if (n < 0)
+        return shmb_error_hint(call, err, prefix, out, cap);
+    return (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
+}
+
 size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap)
 {
     char clean[4 * SHMB_ERROR_OBJECT_MAX + 40];

@@ -431,16 +431,22 @@ int64_t shmb_sysinfo_cgroup_memory_free(void)
     return shmb_sysinfo_cgroup_memory_free_at("");
 }
 
+/* free_hugepages counts the pages other mappings have reserved (a
+ * MAP_SHARED hugetlb mapping reserves at mmap, allocates at first touch):
+ * they are not free to us, so resv_hugepages is taken off (0 when absent). */
 int shmb_sysinfo_hugepages_at(const char *root, uint64_t page_size, int64_t *total, int64_t *free_pages)
 {
     char path[128], line[64];
-    int64_t v[2];
-    static const char *const files[2] = {"nr_hugepages", "free_hugepages"};
-    for (int i = 0; i < 2; i++) {
+    int64_t v[3] = {0, 0, 0};
+    static const char *const files[3] = {"nr_hugepages", "free_hugepages", "resv_hugepages"};
+    for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%" PRIu64 "kB/%s", page_size / 1024,
                  files[i]);
-        if (read_line_at(root, path, line, sizeof(line)) != 0)
+        if (read_line_at(root, path, line, sizeof(line)) != 0) {
+            if (i == 2)
+                break;
             return -ENOENT;
+        }
         char *end;
         long long n = strtoll(line, &end, 10);
         if (end == line || n < 0)
@@ -448,7 +454,7 @@ int shmb_sysinfo_hugepages_at(const char *root, uint64_t page_size, int64_t *tot
         v[i] = n;
     }
     *total = v[0];
-    *free_pages = v[1];
+    *free_pages = v[1] > v[2] ? v[1] - v[2] : 0;
     return 0;
 }
 

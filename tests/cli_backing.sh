@@ -47,6 +47,11 @@ general() {
   expect_usage_error "$alloc" touch --allocator=ready --touch
   expect_usage_error "$alloc" threads --allocator=ready --threads=2
   expect_usage_error "$alloc" cleanup --allocator=ready --cleanup=false
+  # ready's flags without it: refused, not a run of the allocators that ignores them
+  local f quick=(--shm_prefix="/$prefix" --max_size_kb=4 --min_ops=1000 --num_iterations=10)
+  for f in prefault=touch pool_mb=16 prefault_threads=2 hugepage_kb=1048576 pool_iterations=1 grow_block_kb=64; do
+    expect_usage_error "$alloc" "${f%%=*}" "${quick[@]}" --"$f"
+  done
 
   # tmpfs and memfd, every method: resident as each method leaves it, verified, nothing left
   if ready --backing=tmpfs,memfd --pool_mb=16 --format=table --json_out="$work/ready.json"; then
@@ -74,6 +79,14 @@ general() {
     grep -q "^shm_alloc/ready/memfd/populate/pool_mb:8," "$work/out" && ok \
     || fail "threads: $(cat "$work/out" "$work/err" | tail -3)"
 
+  # more prefault threads than CPUs: the warning names the flag that asked for them
+  local cpus
+  cpus=$(nproc)
+  ready --backing=memfd --prefault=touch --pool_mb=1 --prefault_threads=$((cpus + 1))
+  rc=$?
+  [ "$rc" -eq 0 ] && grep -q -- "warning: --prefault_threads=$((cpus + 1)) exceeds the $cpus CPUs" "$work/err" \
+    && ok || fail "prefault_threads over the CPUs: exit $rc, $(cat "$work/err")"
+
   # a full backing is refused before anything is measured: the need and the room
   if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
     unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=4m tmpfs /dev/shm &&
@@ -89,6 +102,9 @@ general() {
   # SIGTERM midway through large pools: 143, nothing left
   expect_signal_cleanup TERM 5 "$prefix" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=tmpfs \
     --prefault=touch --pool_mb=1024 --pool_iterations=100
+  # and Ctrl-C (SIGINT): 130, nothing left
+  expect_signal_cleanup INT 5 "$prefix" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=tmpfs \
+    --prefault=touch,populate --pool_mb=1024 --pool_iterations=100
   finish
 }
 
@@ -154,6 +170,30 @@ hugetlb() {
   wait "$pid"
   rc=$?
   [ "$rc" -eq 143 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGTERM: exit $rc, $(huge_free) free of $before"
+  # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, every page back
+  env --default-signal=INT "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch --pool_mb=32 \
+    --pool_iterations=1000 >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.5
+  kill -INT "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$rc" -eq 130 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGINT: exit $rc, $(huge_free) free of $before"
+  # pages another mapping has reserved (mapped, not yet touched) count in
+  # free_hugepages but are not free: refused up front (exit 2, 0 free), not
+  # an mmap failing midway
+  python3 -c 'import mmap, os, sys, time
+fd = os.memfd_create("held", os.MFD_HUGETLB); os.ftruncate(fd, int(sys.argv[1]) << 21)
+m = mmap.mmap(fd, int(sys.argv[1]) << 21, mmap.MAP_SHARED); print("held", flush=True); time.sleep(30)' \
+    "$before" >"$work/held" &
+  local holder=$!
+  for _ in $(seq 100); do [ -s "$work/held" ] && break; sleep 0.05; done
+  ready --backing=hugetlb --pool_mb=16
+  rc=$?
+  kill "$holder"
+  wait "$holder" 2>/dev/null
+  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && grep -q "needs 8 free huge pages of 2048 kB (16 MiB) but 0 are free" "$work/err" \
+    && ok || fail "pages reserved by another mapping: exit $rc, $(cat "$work/err")"
   # the unit tests' hugetlb cases, for real
   "$test_backing" >"$work/unit" 2>&1 && ! grep -q SKIPPED "$work/unit" && ok \
     || fail "test_backing on reserved pages: $(grep -E 'FAIL|SKIPPED' "$work/unit" | head -5)"

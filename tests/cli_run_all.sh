@@ -127,7 +127,7 @@ no_trace xml && ok || fail "--helpxml in a flagfile left $(ls -A "$results")"
 run_all --label=sys --system --flags="--shm_prefix=/$prefix --repetitions=2" "${tiny_sys[@]}" \
   && ok || fail "--system: exit $?: $(tail -3 "$work/err")"
 [ "$(cat "$work/out")" = ./-r/sys ] && ok || fail "--system: stdout is not the folder alone: $(head -3 "$work/out")"
-for f in allocation lookup lookup_sweep transfer; do
+for f in allocation lookup lookup_sweep transfer workload; do
   for s in mooncake flowipc_classic flowipc_jemalloc; do
     /usr/bin/python3 - "$results/sys/${f}_$s.json" "$s" <<'EOF' && ok || fail "--system: ${f}_$s.json is not two merged repetitions of $s"
 import json, sys
@@ -146,10 +146,15 @@ EOF
   done
   [ ! -e "$results/sys/$f.json" ] && ok || fail "--system: a plain $f.json"
 done
-# interleaved: per binary, the systems in turn, round after round
-order=$(grep "^shm_transfer_bench " "$work/ran" | grep -v -- --workload= | grep -o -- "--system=[a-z_]*" | cut -d= -f2 | tr '\n' ' ')
-[ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
-  || fail "--system: not interleaved: $order"
+# interleaved: per binary (the transfer sweep and the workload apart), the
+# systems in turn, round after round
+for mode in -v ""; do
+  order=$(grep "^shm_transfer_bench " "$work/ran" | grep $mode -- "--workload=" | grep -o -- "--system=[a-z_]*" \
+    | cut -d= -f2 | tr '\n' ' ')
+  [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
+    || fail "--system: not interleaved (${mode:-workload}): $order"
+done
+# five runs (allocation, lookup, lookup_sweep, transfer, workload) x 3 systems x 2
 [ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 30 ] && [ "$(wc -l <"$work/ran")" -eq 30 ] && ok \
   || fail "--system: $(wc -l <"$work/ran") runs, expected 30 of one repetition"
 for s in mooncake flowipc_classic flowipc_jemalloc; do

@@ -94,6 +94,23 @@ expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70
 expect_usage_error "$bin" cold --workload=synthetic --cold
 expect_usage_error "$bin" peer_process --workload=synthetic --peer_process
 expect_usage_error "$bin" methods --workload=synthetic --methods=memcpy,loop
+# a backing the replay would not use: refused, not ignored
+expect_usage_error "$bin" backing --workload=synthetic --backing=memfd
+expect_usage_error "$bin" hugepage_kb --workload=synthetic --hugepage_kb=1048576
+# the replay's flags without --workload: refused, not a size sweep that
+# ignores them (nor a --write_trace that writes nothing)
+sweep=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=10)
+expect_usage_error "$bin" model "${sweep[@]}" --model=deepseek_v3
+expect_usage_error "$bin" block_tokens "${sweep[@]}" --block_tokens=16
+expect_usage_error "$bin" granularity "${sweep[@]}" --granularity=block
+expect_usage_error "$bin" requests "${sweep[@]}" --requests=5
+expect_usage_error "$bin" max_request_mb "${sweep[@]}" --max_request_mb=4
+expect_usage_error "$bin" write_trace "${sweep[@]}" --write_trace="$work/never.jsonl"
+[ ! -e "$work/never.jsonl" ] && ok || fail "--write_trace without --workload wrote a file"
+
+# SIGINT midway through a replay: 130, nothing left in /dev/shm
+expect_signal_cleanup INT 5 "$prefix" "$bin" --shm_prefix=/$prefix --workload="$sample" --requests=0 \
+  --system=mooncake
 
 # /dev/shm too small for src and dst of the largest request: exit 2, what
 # it needs against what is free (in a 64 KiB tmpfs of a private namespace).

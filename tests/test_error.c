@@ -79,6 +79,43 @@ static void test_hints(void **state)
     assert_int_equal(strlen(tiny), 7);
 }
 
+/* A backing without a name in /dev/shm gets the limit it really hit: the
+ * huge page pool for hugetlb (mmap reserves, fallocate allocates), memory
+ * for memfd and thp; anything else the call's own hint. */
+static void test_backing_hints(void **state)
+{
+    (void)state;
+    const struct {
+        const char *call;
+        int err;
+        const char *object;
+        const char *has;
+        const char *lacks;
+    } cases[] = {
+        {"mmap", ENOMEM, "hugetlb", "/proc/sys/vm/nr_hugepages", "memory.max"},
+        {"mmap", ENOMEM, "hugetlb", "HugePages_Rsvd", "out of memory"},
+        {"fallocate", ENOSPC, "hugetlb", "hugepages-1048576kB/nr_hugepages", "/dev/shm"},
+        {"fallocate", ENOSPC, "memfd", "MemAvailable", "df -h /dev/shm"},
+        {"mmap", ENOMEM, "thp", "thp pool", "nr_hugepages"},
+        {"mmap", ENOMEM, "/mooncake_bench_1_2_3", "memory.max", "nr_hugepages"},
+        {"ftruncate", ENOSPC, "/mooncake_bench_1_2_3", "df -h /dev/shm", NULL},
+        {"mmap", ENOMEM, NULL, "memory.max", NULL},
+        {"mmap", EINVAL, "hugetlb", "size", "nr_hugepages"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[1024];
+        size_t n = shmb_error_hint_for(cases[i].call, cases[i].err, cases[i].object, NULL, out, sizeof(out));
+        int ok = n == strlen(out) && strstr(out, cases[i].has) != NULL &&
+                 (!cases[i].lacks || !strstr(out, cases[i].lacks)) && !strchr(out, '\n');
+        if (!ok)
+            fail_msg("case %zu (%s, %d, %s): \"%s\"", i, cases[i].call, cases[i].err,
+                     cases[i].object ? cases[i].object : "NULL", out);
+    }
+    char tiny[8];
+    assert_int_equal(shmb_error_hint_for("mmap", ENOMEM, "hugetlb", NULL, tiny, sizeof(tiny)), 7);
+    assert_int_equal(strlen(tiny), 7);
+}
+
 /* One word for a shell, whatever the prefix holds; the default without one. */
 static void test_clean_command(void **state)
 {
@@ -98,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_record_and_read),
         cmocka_unit_test(test_long_object_is_truncated),
         cmocka_unit_test(test_hints),
+        cmocka_unit_test(test_backing_hints),
         cmocka_unit_test(test_clean_command),
     };
     return shmb_test_run(tests, NULL, NULL);

@@ -309,8 +309,9 @@ static void test_cgroup_memory(void **state)
     assert_true(shmb_sysinfo_cgroup_memory_free() >= -1);
 }
 
-/* The huge page pool of a size, from a fake tree: counts as written, a
- * size without a pool, and a file that is not a number. */
+/* The huge page pool of a size, from a fake tree: counts as written, the
+ * reserved pages taken off the free ones, a size without a pool, and a file
+ * that is not a number. */
 static void test_hugepages(void **state)
 {
     (void)state;
@@ -326,6 +327,15 @@ static void test_hugepages(void **state)
     assert_int_equal(shmb_sysinfo_hugepages_at(root, 2u << 20, &total, &free_pages), 0);
     assert_int_equal(total, 8);
     assert_int_equal(free_pages, 3);
+    /* pages another mapping reserved (not yet touched) are not free */
+    snprintf(path, sizeof(path), "%s/resv_hugepages", pool);
+    put(root, path, "2\n");
+    assert_int_equal(shmb_sysinfo_hugepages_at(root, 2u << 20, &total, &free_pages), 0);
+    assert_int_equal(free_pages, 1);
+    put(root, path, "5\n"); /* a moment between the two reads: never below 0 */
+    assert_int_equal(shmb_sysinfo_hugepages_at(root, 2u << 20, &total, &free_pages), 0);
+    assert_int_equal(free_pages, 0);
+    snprintf(path, sizeof(path), "%s/free_hugepages", pool);
     total = free_pages = -7;
     assert_int_equal(shmb_sysinfo_hugepages_at(root, 1u << 30, &total, &free_pages), -ENOENT);
     assert_int_equal(total, -7); /* untouched */

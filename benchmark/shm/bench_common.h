@@ -146,9 +146,9 @@ double TimerOverheadNs();
 // the load average read at start exceeds the CPU count (other work competes
 // for the CPUs), and when `threads` measuring threads exceed the CPUs this
 // process may use (time-sliced: every per-thread figure includes waiting for
-// a CPU). Every main calls it once its flags are checked, so that a usage
-// error stays one line.
-void WarnIfOversubscribed(int threads);
+// a CPU); `flag` is the flag that set them, named in that line. Every main
+// calls it once its flags are checked, so that a usage error stays one line.
+void WarnIfOversubscribed(int threads, const char* flag = "threads");
 
 // Checks that `bytes` fit in the free space of /dev/shm and in what the
 // memory cgroup (v2) of this process may still charge (memory.max -

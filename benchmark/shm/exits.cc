@@ -55,7 +55,8 @@ void Fail(int ret, const char* what)
         msg += std::string(what) + " failed: " + std::strerror(err);
     }
     char hint[1024];
-    if (shmb_error_hint(e->call, err, FLAGS_shm_prefix.c_str(), hint, sizeof(hint)) > 0)
+    if (shmb_error_hint_for(e->call, err, e->call ? e->object : nullptr, FLAGS_shm_prefix.c_str(), hint,
+                            sizeof(hint)) > 0)
         msg += "; " + std::string(hint);
     std::fprintf(stderr, "%s\n", msg.c_str());
     shmb_segment_unlink_all();

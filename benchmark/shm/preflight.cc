@@ -73,7 +73,7 @@ double TimerOverheadNs()
     return g_run.timer_overhead_ns;
 }
 
-void WarnIfOversubscribed(int threads)
+void WarnIfOversubscribed(int threads, const char* flag)
 {
     const char* program = g_run.program.c_str();
     if (shmb_sysinfo_overloaded(&g_run.sys))
@@ -82,9 +82,9 @@ void WarnIfOversubscribed(int threads)
                      program, g_run.sys.load_avg[0], g_run.sys.num_cpus);
     int cpus = g_run.allowed_cpus > 0 ? g_run.allowed_cpus : g_run.sys.num_cpus;
     if (cpus > 0 && threads > cpus)
-        std::fprintf(stderr, "%s: warning: --threads=%d exceeds the %d CPUs this process may use; the "
+        std::fprintf(stderr, "%s: warning: --%s=%d exceeds the %d CPUs this process may use; the "
                      "threads share CPUs and every figure includes waiting for one\n",
-                     program, threads, cpus);
+                     program, flag, threads, cpus);
 }
 
 // Exits 1 with the line already on stderr.

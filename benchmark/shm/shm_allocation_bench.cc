@@ -93,8 +93,20 @@ void CheckReadyAlone()
         const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
         if (info.current_value != info.default_value)
             shmb::FlagError(flag, info.current_value,
-                            "not with --allocator=ready (its pools are always destroyed; threads: "
-                            "--prefault_threads)");
+                            "not with --allocator=ready (it times whole pools in this process, each "
+                            "destroyed after it is timed; --prefault_threads sets its threads)");
+    }
+}
+
+// ready's flags mean nothing to the allocators: each one set without
+// --allocator=ready is refused by name, rather than a run that ignores it.
+void RefuseReadyFlags()
+{
+    for (const char* flag :
+         {"prefault", "pool_mb", "prefault_threads", "hugepage_kb", "pool_iterations", "grow_block_kb"}) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (!info.is_default)
+            shmb::FlagError(flag, info.current_value, "only with --allocator=ready (time to ready of a pool)");
     }
 }
 
@@ -139,7 +151,7 @@ int RunReady()
     if (grow && cfg.pool_bytes / grow > SHMB_ALLOC_GROW_MAX_BLOCKS)
         shmb::FlagError("grow_block_kb", std::to_string(FLAGS_grow_block_kb),
                         "too small for --pool_mb: at most " + std::to_string(SHMB_ALLOC_GROW_MAX_BLOCKS) + " blocks");
-    shmb::WarnIfOversubscribed(cfg.threads);
+    shmb::WarnIfOversubscribed(cfg.threads, "prefault_threads");
     std::vector<std::string> lines = CheckReadyLimits(cfg);
     if (grow)
         shmb::CheckShmSpace("pool_mb", cfg.pool_bytes);
@@ -185,6 +197,7 @@ int main(int argc, char** argv)
                __FILE__);
     if (shmb::InList(FLAGS_allocator, "ready"))
         return RunReady();
+    RefuseReadyFlags();
 
     if (FLAGS_backing != "tmpfs")
         shmb::FlagError("backing", FLAGS_backing,

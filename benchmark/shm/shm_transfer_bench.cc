@@ -96,6 +96,18 @@ uint64_t MaxSizeKb(const char** flag)
 
 shmb_peer_t g_peer;
 
+// The replay's flags mean nothing to the size sweep: each one set without
+// --workload is refused by name, rather than a sweep run that ignores it.
+void RefuseWorkloadFlags()
+{
+    for (const char* flag : {"model", "block_tokens", "granularity", "requests", "write_trace", "max_request_mb"}) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (!info.is_default)
+            shmb::FlagError(flag, info.current_value,
+                            "only with --workload (synthetic or a trace file); the size sweep does not read it");
+    }
+}
+
 // --backing and --hugepage_kb into cfg; a backing other than tmpfs is
 // checked against its limits (huge pages free, memory, mappings: exit 2
 // with the numbers) and its residency is read back into *granted.
@@ -132,6 +144,7 @@ int main(int argc, char** argv)
                __FILE__);
     if (!FLAGS_workload.empty())
         return shmb::RunWorkload(Methods());
+    RefuseWorkloadFlags();
 
     shmb_transfer_config_t cfg = {};
     const char* max_flag = nullptr;

@@ -28,7 +28,8 @@ namespace shmb {
 
 namespace {
 
-// Sweep flags that mean nothing to a replay: refused when given.
+// Sweep flags that mean nothing to a replay, and a backing it would not
+// use: refused when given.
 void RefuseSweepFlags()
 {
     for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
@@ -37,6 +38,11 @@ void RefuseSweepFlags()
             shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
                             "cannot be combined with --workload (every descriptor is verified; sizes come from "
                             "the requests)");
+    for (const char* flag : {"backing", "hugepage_kb"})
+        if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
+            shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
+                            "cannot be combined with --workload (the replay's src and dst are tmpfs segments in "
+                            "/dev/shm; --backing applies to the size sweep)");
 }
 
 // The stream: synthetic, or the trace's first --requests lines; a bad line

@@ -53,6 +53,12 @@ void shmb_error_clear(void);
  * Returns the hint's length. */
 size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap);
 
+/* The same, knowing the object the call acted on (NULL or "": as above): a
+ * backing without a name in /dev/shm (shmbench/backing.h's "memfd", "thp",
+ * "hugetlb") runs out of memory or of reserved huge pages, not of /dev/shm. */
+size_t shmb_error_hint_for(const char *call, int err, const char *object, const char *prefix, char *out,
+                           size_t cap);
+
 /* The command that removes segments of dead runs named after `prefix` (NULL:
  * the default): "scripts/clean_shm.sh --prefix '<prefix>'", the prefix
  * shell-quoted so that a shell takes it as one word whatever it holds. Into

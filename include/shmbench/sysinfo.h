@@ -109,7 +109,8 @@ int64_t shmb_sysinfo_cgroup_memory_free_at(const char *root);
 
 /* The pool of huge pages of page_size bytes (hugetlb):
  * /sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages and
- * free_hugepages into *total and *free_pages (pages, not bytes). Returns 0,
+ * free_hugepages less resv_hugepages (pages other mappings reserved are not
+ * free) into *total and *free_pages (pages, not bytes). Returns 0,
  * -ENOENT (no pool of that size on this machine or kernel) or -EIO (a file
  * that does not hold a number). */
 int shmb_sysinfo_hugepages(uint64_t page_size, int64_t *total, int64_t *free_pages);
