@@ -142,11 +142,16 @@ static int aggregate_group(const shmb_rows_t *rows, size_t first, shmb_rows_t *o
         *metric(&agg[3], m) = s.mean != 0.0 ? s.stddev / s.mean : 0.0;
     }
     uint64_t iterations = 0;
+    int same_note = 1; /* a note of figures (a share, a rate) differs per repetition */
     for (size_t j = first; j < rows->n; j++)
-        if (shmb_report_same_name(&rows->v[j], &rows->v[first]))
+        if (shmb_report_same_name(&rows->v[j], &rows->v[first])) {
             iterations += rows->v[j].iterations;
+            same_note &= strcmp(rows->v[j].note, rows->v[first].note) == 0;
+        }
     for (int a = 0; a < 4; a++) {
         agg[a].iterations = iterations;
+        if (!same_note) /* no aggregate of the repetitions' notes: none, rather than the first's */
+            agg[a].note[0] = '\0';
         if (shmb_rows_push(out, &agg[a]) != 0)
             return -ENOMEM;
     }

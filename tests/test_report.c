@@ -135,6 +135,8 @@ static void test_aggregates(void **state)
         shmb_row_t a = make_row("posix", "total", 4, 10.0 * (rep + 1), rep);
         shmb_row_t b = make_row("arena", "alloc", 4, 5.0, rep);
         b.iterations = 100 * (uint64_t)(rep + 1);
+        snprintf(a.note, sizeof(a.note), "%d.00GB/s", rep + 1); /* a figure of each repetition */
+        snprintf(b.note, sizeof(b.note), "verified");             /* the same in every one */
         shmb_rows_push(&rows, &a);
         shmb_rows_push(&rows, &b);
     }
@@ -155,6 +157,9 @@ static void test_aggregates(void **state)
     for (int a = 0; a < 4; a++) { /* the operations of all repetitions, not repetition 0's */
         assert_int_equal(aggs.v[a].iterations, 3000);
         assert_int_equal(aggs.v[4 + a].iterations, 600);
+        /* a note that differs per repetition is not repetition 0's on a summary row */
+        assert_string_equal(aggs.v[a].note, "");
+        assert_string_equal(aggs.v[4 + a].note, "verified");
     }
     shmb_rows_free(&rows);
     shmb_rows_free(&aggs);
