@@ -418,9 +418,8 @@ static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *
     return end(s, start);
 }
 
-/* A backing other than tmpfs: what src and dst are, and what the kernel
- * granted them (cfg->granted, read back after the set-up). */
-static const char *transfer_backing(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
+const char *shmb_notes_backing(shmb_notes_t *s, const shmb_backing_config_t *backing,
+                               const shmb_backing_residency_t *granted, const char *copies)
 {
     static const char *const how[SHMB_BACKING_KINDS] = {
         [SHMB_BACKING_MEMFD] = "memfd_create, 4 KiB shmem pages",
@@ -429,12 +428,14 @@ static const char *transfer_backing(shmb_notes_t *s, const shmb_transfer_config_
     };
     const size_t start = s->used;
     uint64_t page = 0;
-    shmb_backing_page_size(&cfg->backing, &page);
+    if ((unsigned)backing->kind >= SHMB_BACKING_KINDS || !how[backing->kind])
+        return NULL;
+    shmb_backing_page_size(backing, &page);
     put(s, "backing: %s (%s), %llu KiB pages, each buffer rounded up to them; src, dst: prefaulted with one "
-           "guarded write per page, touched before timing; each transfer copies src[0,size) to dst[0,size)",
-        shmb_backing_name(cfg->backing.kind), how[cfg->backing.kind], (unsigned long long)(page >> 10));
-    if (cfg->granted) {
-        const shmb_backing_residency_t *g = cfg->granted;
+           "guarded write per page, touched before timing; %s",
+        shmb_backing_name(backing->kind), how[backing->kind], (unsigned long long)(page >> 10), copies);
+    if (granted) {
+        const shmb_backing_residency_t *g = granted;
         double res = (double)g->resident_bytes;
         put(s, "; granted (smaps, after the set-up): src+dst %.1f MiB resident, %.1f MiB (%.1f%%) mapped by "
                "huge pages",
@@ -450,7 +451,8 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
     const size_t start = store->used;
     const int backed = cfg->backing.kind != SHMB_BACKING_TMPFS;
     if (backed)
-        add(&l, transfer_backing(store, cfg));
+        add(&l, shmb_notes_backing(store, &cfg->backing, cfg->granted,
+                                   "each transfer copies src[0,size) to dst[0,size)"));
     else
         add(&l, "src, dst: SHM segments reserved with posix_fallocate, touched before timing; each transfer "
                 "copies src[0,size) to dst[0,size), so small sizes are cache-resident");

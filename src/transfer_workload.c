@@ -29,7 +29,8 @@
 typedef shmb_workload_replay_t replay_t;
 
 /* The transfer driver's config for this replay: one size (the largest
- * request, in KB), the system's translation, the copy's method. */
+ * request, in KB), the system's translation, the copy's method, the
+ * backing of src and dst. */
 static void transfer_config(replay_t *w, uint64_t max_bytes)
 {
     const shmb_workload_config_t *c = w->cfg;
@@ -47,6 +48,8 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
     tc.timer_overhead_ns = c->timer_overhead_ns;
     tc.shm_prefix = c->shm_prefix;
     tc.repetition = c->repetition;
+    tc.backing = c->backing;
+    tc.granted = c->granted;
     w->tc = tc;
 }
 

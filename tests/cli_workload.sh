@@ -2,8 +2,8 @@
 # shm_transfer_bench --workload as a user runs it: the shipped sample trace
 # and a synthetic stream through each system (rows, counts, verification),
 # the sample trace made again by the command that made it, a malformed
-# trace (exit 2 with the file and line), bad flags, a /dev/shm too small,
-# clean-up. Small requests (DeepSeek-V3 in 16-token blocks, 4 MB at most),
+# trace (exit 2 with the file and line), bad flags, src and dst on memfd
+# and hugetlb, a /dev/shm too small, clean-up. Small requests (DeepSeek-V3 in 16-token blocks, 4 MB at most),
 # so that it runs in seconds.
 #   cli_workload.sh BIN_DIR SOURCE_DIR
 bindir=$1
@@ -94,9 +94,14 @@ expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70
 expect_usage_error "$bin" cold --workload=synthetic --cold
 expect_usage_error "$bin" peer_process --workload=synthetic --peer_process
 expect_usage_error "$bin" methods --workload=synthetic --methods=memcpy,loop
-# a backing the replay would not use: refused, not ignored
+# a backing or huge page size that does not exist; Flow-IPC's pools on a
+# backing without names (they are shm_open'd and lent by name), also when
+# no --system makes the replay run them
+expect_usage_error "$bin" backing --workload=synthetic --backing=ramfs
+expect_usage_error "$bin" hugepage_kb --workload=synthetic --backing=hugetlb --hugepage_kb=4
+expect_usage_error "$bin" backing --workload=synthetic --system=flowipc_classic --backing=memfd
+expect_usage_error "$bin" backing --workload=synthetic --system=flowipc_jemalloc --backing=hugetlb
 expect_usage_error "$bin" backing --workload=synthetic --backing=memfd
-expect_usage_error "$bin" hugepage_kb --workload=synthetic --hugepage_kb=1048576
 # the replay's flags without --workload: refused, not a size sweep that
 # ignores them (nor a --write_trace that writes nothing)
 sweep=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=10)
@@ -107,6 +112,52 @@ expect_usage_error "$bin" requests "${sweep[@]}" --requests=5
 expect_usage_error "$bin" max_request_mb "${sweep[@]}" --max_request_mb=4
 expect_usage_error "$bin" write_trace "${sweep[@]}" --write_trace="$work/never.jsonl"
 [ ! -e "$work/never.jsonl" ] && ok || fail "--write_trace without --workload wrote a file"
+
+# --backing: the sample's first 50 requests through Mooncake with src and
+# dst on memfd (no name in /dev/shm), and on hugetlb when huge pages can be
+# had (root: a few reserved, the old count put back on any exit); every
+# descriptor verified (a failed check exits 1), the header names the backing
+# and what the kernel granted, nothing left behind.
+nr_file=/proc/sys/vm/nr_hugepages
+old_nr=$(cat "$nr_file" 2>/dev/null)
+raised=
+restore() {
+  [ -n "$raised" ] && echo "$old_nr" >"$nr_file"
+  rm -rf "$work"
+}
+trap restore EXIT
+hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
+# Huge pages taken or reserved (total - free + reserved): what a run that
+# left a mapping behind would hold, whatever resizes the pool meanwhile.
+hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
+# what each backing grants src and dst of 3.22 MiB: 4 KiB pages, or 2 MiB ones
+declare -A resident=([memfd]=6.4 [hugetlb]=8.0)
+backings=(memfd)
+need=8 # pages of 2 MiB: src and dst of 3.22 MiB, rounded up to 4 MiB each, and some
+if [ "$(hugepages_free)" -lt "$need" ] && [ -w "$nr_file" ]; then
+  raised=1
+  echo $((old_nr + need)) >"$nr_file" 2>/dev/null
+fi
+if [ "$(hugepages_free)" -ge "$need" ]; then
+  backings+=(hugetlb)
+else
+  skip_case "replay on hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"
+fi
+for b in "${backings[@]}"; do
+  held0=$(hugepages_held)
+  "$bin" "${small[@]}" --workload="$sample" --requests=50 --system=mooncake --backing=$b >"$work/$b.txt"     2>"$work/$b.err"
+  rc=$?
+  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/$b.txt" | awk '{print $1, $2, $6}' | tr '\n' ' ')" = \
+    "deepseek_v3 request_path 50 deepseek_v3 translate 50 deepseek_v3 copy 50 deepseek_v3 request 50 " ] \
+    && grep -q "^# backing: $b (.*; granted (smaps, after the set-up): src+dst ${resident[$b]} MiB resident" "$work/$b.txt" \
+    && ok || fail "replay on $b: exit $rc: $(cat "$work/$b.err" "$work/$b.txt")"
+  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(hugepages_held)" -eq "$held0" ] && ok \
+    || fail "replay on $b: left $(leftovers "$prefix") segments, huge pages held $(hugepages_held), $held0 before"
+done
+grep -q "^# backing: hugetlb .* 8.0 MiB (100.0%) mapped by huge pages" "$work/hugetlb.txt" 2>/dev/null \
+  || [[ " ${backings[*]} " != *" hugetlb "* ]] && ok || fail "hugetlb: not all huge: $(grep '^# backing' "$work/hugetlb.txt")"
+"$bin" "${small[@]}" --workload=synthetic --requests=3 --system=mooncake >"$work/tmpfs.txt" 2>/dev/null \
+  && grep -q "^# backing: tmpfs (shm_open in /dev/shm" "$work/tmpfs.txt" && ok || fail "tmpfs: no backing line"
 
 # SIGINT midway through a replay: 130, nothing left in /dev/shm
 expect_signal_cleanup INT 5 "$prefix" "$bin" --shm_prefix=/$prefix --workload="$sample" --requests=0 \

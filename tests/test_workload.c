@@ -404,6 +404,42 @@ static void test_replay_planted_fault(void **state)
     }
 }
 
+/* The backing reaches src and dst: on tmpfs both are named in /dev/shm
+ * while the replay runs, on memfd neither is, its rows are made all the
+ * same and the residency read back covers both. */
+static void test_replay_backing(void **state)
+{
+    (void)state;
+    for (int kind = SHMB_BACKING_TMPFS; kind <= SHMB_BACKING_MEMFD; kind++) {
+        shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+        shmb_backing_residency_t granted = {0, 0, 0};
+        c.backing.kind = (shmb_backing_kind_t)kind;
+        c.granted = &granted;
+        shmb_workload_replay_t w;
+        char why[256] = "";
+        if (replay_one(&w, &c, why, sizeof(why)) != 0)
+            fail_msg("%s", why);
+        assert_int_equal(w.tc.backing.kind, kind);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), kind == SHMB_BACKING_TMPFS ? 2 : 0);
+        assert_true(granted.resident_bytes >= 2 * w.tc.max_transfer_size_kb * 1024);
+        shmb_workload_replay_stop(&w);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    }
+    shmb_workload_stream_t s = {0};
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_workload_synthetic(5, 3, &s), 0);
+    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    c.backing.kind = SHMB_BACKING_MEMFD;
+    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
+    assert_int_equal(rows.v[SHMB_WORKLOAD_REQUEST].iterations, 3);
+    shmb_rows_free(&rows);
+    shmb_workload_stream_free(&s);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
 /* Bad configs are refused before anything is made. */
 static void test_replay_bad_config(void **state)
 {
@@ -454,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_replay_rows),
         cmocka_unit_test(test_replay_planted_fault),
+        cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),
     };
     return shmb_test_run(tests, NULL, remove_ours);

@@ -174,6 +174,17 @@ struct PoolPlan {
 // state each limit.
 std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<PoolPlan>& pools, uint64_t mappings);
 
+// The backing of src and dst (shm_transfer_bench's sweep and its replay)
+// from --backing and --hugepage_kb (`name`, `hugepage_kb`: their values),
+// checked before anything is measured: a bad value exits 2 naming its flag;
+// a backing other than tmpfs exits 2 when `flowipc` (a Flow-IPC system
+// runs: its pools are shm_open'd and lent by name), else is checked by
+// CheckPoolLimits for `live` buffers of `bytes` each, each rounded up to the
+// backing's page, under `flag` (the flag that sized them). tmpfs is left to
+// the caller's /dev/shm check.
+shmb_backing_config_t Backing(const std::string& name, int64_t hugepage_kb, bool flowipc, const char* flag,
+                              uint64_t bytes, uint64_t live);
+
 // Mooncake keeps the descriptor of every buffer it attached open: raises the
 // soft open-files limit towards `segments` + 64 (up to the hard one), as a
 // server would, else FlagError on `flag`.

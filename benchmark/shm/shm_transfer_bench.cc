@@ -108,32 +108,6 @@ void RefuseWorkloadFlags()
     }
 }
 
-// --backing and --hugepage_kb into cfg; a backing other than tmpfs is
-// checked against its limits (huge pages free, memory, mappings: exit 2
-// with the numbers) and its residency is read back into *granted.
-void Backing(shmb_transfer_config_t* cfg, const char* max_flag, shmb_backing_residency_t* granted)
-{
-    if (shmb_backing_parse(FLAGS_backing.c_str(), &cfg->backing.kind) < 0)
-        shmb::FlagError("backing", FLAGS_backing, "tmpfs, memfd, thp or hugetlb");
-    if (FLAGS_hugepage_kb != 2048 && FLAGS_hugepage_kb != 1048576)
-        shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
-    cfg->backing.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
-    if (cfg->backing.kind == SHMB_BACKING_TMPFS)
-        return;
-    if (cfg->translate && cfg->system != SHMB_LOOKUP_MOONCAKE)
-        shmb::FlagError("backing", FLAGS_backing,
-                        "Flow-IPC's pools (--system=" + FLAGS_system +
-                            ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
-    shmb::PoolPlan buffer = {cfg->backing.kind, 0, 0};
-    if (shmb_backing_round(&cfg->backing, cfg->max_transfer_size_kb << 10, &buffer.bytes) < 0 ||
-        shmb_backing_page_size(&cfg->backing, &buffer.page_size) < 0)
-        shmb::FlagError(max_flag, std::to_string(cfg->max_transfer_size_kb) + " KB", "too large");
-    const uint64_t live = cfg->cold ? 3 : 2;  // src, dst and a cold buffer at once
-    buffer.bytes *= live;
-    shmb::CheckPoolLimits(max_flag, {buffer}, live);
-    cfg->granted = granted;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
@@ -177,7 +151,9 @@ int main(int argc, char** argv)
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     shmb_backing_residency_t granted = {};
-    Backing(&cfg, max_flag, &granted);
+    cfg.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_LOOKUP_MOONCAKE,
+                                max_flag, cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
+    cfg.granted = cfg.backing.kind != SHMB_BACKING_TMPFS ? &granted : nullptr;
     shmb::WarnIfOversubscribed(cfg.threads);
 
     if (FLAGS_peer_process)

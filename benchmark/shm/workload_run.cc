@@ -23,13 +23,14 @@ DECLARE_string(methods);
 DECLARE_int32(threads);
 DECLARE_int64(num_segments);
 DECLARE_string(mooncake_path);
+DECLARE_string(backing);
+DECLARE_int64(hugepage_kb);
 
 namespace shmb {
 
 namespace {
 
-// Sweep flags that mean nothing to a replay, and a backing it would not
-// use: refused when given.
+// Sweep flags that mean nothing to a replay: refused when given.
 void RefuseSweepFlags()
 {
     for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
@@ -38,11 +39,6 @@ void RefuseSweepFlags()
             shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
                             "cannot be combined with --workload (every descriptor is verified; sizes come from "
                             "the requests)");
-    for (const char* flag : {"backing", "hugepage_kb"})
-        if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
-            shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
-                            "cannot be combined with --workload (the replay's src and dst are tmpfs segments in "
-                            "/dev/shm; --backing applies to the size sweep)");
 }
 
 // The stream: synthetic, or the trace's first --requests lines; a bad line
@@ -87,6 +83,19 @@ std::string Mib(double bytes)
     return buf;
 }
 
+// The header line of src and dst: on tmpfs as the sweep's, on another
+// backing the sweep's backing note with what the kernel granted.
+std::string BackingNote(const shmb_workload_config_t& wc)
+{
+    if (wc.backing.kind == SHMB_BACKING_TMPFS)
+        return "backing: tmpfs (shm_open in /dev/shm, 4 KiB pages): src, dst reserved with posix_fallocate, touched "
+               "before timing";
+    shmb_notes_t store = {};
+    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted,
+                                          "descriptor k copies src[k*d,(k+1)*d) to dst at the same offset");
+    return note ? note : "backing: " + FLAGS_backing;
+}
+
 // The run's facts, one per header line (and in the JSON context's notes).
 std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
 {
@@ -108,6 +117,7 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
             std::to_string(wc.shape.max_request_bytes >> 20),
         "per request: descriptors mean " + Fixed(t.descriptors_mean) + ", bytes mean " + Mib(t.bytes_mean) +
             ", largest " + Mib(static_cast<double>(t.max_bytes)),
+        BackingNote(wc),
         "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, no "
         "translation, no copy; translate: the system's translation of every descriptor; copy: every descriptor's "
         "copy; request: the request path calling both per descriptor; note: share of the request p50",
@@ -137,8 +147,9 @@ int WriteTrace(const shmb_workload_stream_t& stream)
     return 0;
 }
 
-// Refuses a run whose src and dst do not fit in /dev/shm's free space, or
-// in what the memory cgroup may still charge (SHM pages count there too).
+// Refuses a tmpfs run whose src and dst do not fit in /dev/shm's free
+// space, or in what the memory cgroup may still charge (SHM pages count
+// there too); the other backings are checked by shmb::Backing.
 void CheckWorkloadSpace(uint64_t need)
 {
     int64_t total, avail;
@@ -192,10 +203,16 @@ int RunWorkload(const std::string& methods)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
-    CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
+    const int named = shmb_path_system(FLAGS_system.c_str());
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, named != SHMB_LOOKUP_MOONCAKE, "max_request_mb",
+                               totals.max_bytes, 2);
+    shmb_backing_residency_t granted = {};
+    if (wc.backing.kind == SHMB_BACKING_TMPFS)
+        CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
+    else
+        wc.granted = &granted;
 
     shmb::WarnIfOversubscribed(wc.threads);
-    const int named = shmb_path_system(FLAGS_system.c_str());
     shmb_rows_t rows = {};
     shmb::RunRepetitions(nullptr, "a check failed", "the workload replay", [&](int rep, char* why, size_t cap) {
         for (int s = named >= 0 ? named : 0; s < (named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS); s++) {

@@ -60,6 +60,15 @@ int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_ha
  * (cfg->peer). */
 int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg);
 
+/* The note of src and dst on a backing other than tmpfs (shm_transfer_bench
+ * and its --workload replay): the backing, its page, how the buffers were
+ * made ready, then `copies` (what a copy reads and writes), and with
+ * granted what the kernel granted them (read back after the set-up).
+ * Composed into store; NULL for tmpfs or a kind outside the enum, or when
+ * store is full. */
+const char *shmb_notes_backing(shmb_notes_t *store, const shmb_backing_config_t *backing,
+                               const shmb_backing_residency_t *granted, const char *copies);
+
 #ifdef __cplusplus
 }
 #endif

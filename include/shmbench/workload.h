@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "shmbench/backing.h"
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
@@ -186,6 +187,9 @@ typedef struct shmb_workload_config {
     double timer_overhead_ns;
     const char *shm_prefix;
     int repetition;
+    shmb_backing_config_t backing;      /* src and dst (=tmpfs), as shmb_transfer_config_t's */
+    shmb_backing_residency_t *granted;  /* not NULL: receives src's and dst's residency (summed,
+                                         * smaps) once they are ready, each run */
 } shmb_workload_config_t;
 
 /* What a stream amounts to under a shape. */
@@ -203,7 +207,8 @@ typedef struct shmb_workload_totals {
 int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_stream_t *stream,
                          shmb_workload_totals_t *out);
 
-/* /dev/shm bytes a run takes: src and dst of the largest request, page-rounded. */
+/* /dev/shm bytes a run takes on the tmpfs backing: src and dst of the
+ * largest request, page-rounded (the other backings take none). */
 uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
 
 /* Replays the stream once through cfg->system's path: per request, each
@@ -211,7 +216,8 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * the registered KV pool dst at the same offset), timed per request (a
  * part shorter than 100 timer overheads repeated and averaged), every
  * translation checked and every descriptor's bytes verified after the copy
- * and after the request (dst poisoned before each, untimed). Appends four
+ * and after the request (dst poisoned before each, untimed); src and dst
+ * are of cfg->backing, made as the transfer driver makes them. Appends four
  * rows (variant the part, step "" or with name_system the system, arg
  * model:<preset> in arg_text; under the bench "shm_transfer/workload" their
  * names are shm_transfer/workload/<part>/model:<preset>), iterations =
