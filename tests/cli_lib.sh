@@ -164,6 +164,25 @@ expect_signal_cleanup() {
 
 # The summary line; exit status 1 on a failure, 77 (ctest's skip) when every
 # case was skipped, else 0.
+# Huge pages of 2 MiB, for the tests that reserve a few (as root) and give
+# them back: free ones; and those taken or reserved by someone (total - free +
+# reserved), which a run that left a mapping or a descriptor behind would
+# hold and which, unlike the free count, stays put when another program
+# resizes the pool meanwhile.
+hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
+hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
+
+# reserve_hugepages N: at least N free huge pages; when fewer are free and
+# $nr_file is writable, nr_hugepages is raised to $old_nr + N and raised=1
+# (the caller's EXIT trap writes $old_nr back). True when N are free.
+reserve_hugepages() {
+  if [ "$(hugepages_free)" -lt "$1" ] && [ -w "$nr_file" ]; then
+    raised=1
+    echo $((old_nr + $1)) >"$nr_file" 2>/dev/null
+  fi
+  [ "$(hugepages_free)" -ge "$1" ]
+}
+
 finish() {
   echo "$passed passed, $failed failed$([ "$skipped" -eq 0 ] || echo ", $skipped skipped")"
   [ "$failed" -eq 0 ] || return 1

@@ -12,12 +12,6 @@ quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4096 --
 long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num_transfers=1000000
       --time_per_size_ms=100000)
 
-hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
-# Huge pages taken or reserved by someone (total - free + reserved): what a
-# run that left a mapping or a descriptor behind would hold; unlike the free
-# count, it stays put when another program resizes the pool meanwhile.
-hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
-
 # thp: shmem_enabled=advise while this runs, then as it was; hugetlb: a few
 # huge pages reserved when fewer are free (root), then the old count.
 thp_file=/sys/kernel/mm/transparent_hugepage/shmem_enabled
@@ -34,11 +28,7 @@ trap restore EXIT
 backings=(memfd thp)
 need=24 # pages of 2 MiB: three buffers of 16 MiB (the longest run), and some
 raised=
-if [ "$(hugepages_free)" -lt "$need" ] && [ -w "$nr_file" ]; then
-  raised=1
-  echo $((old_nr + need)) >"$nr_file" 2>/dev/null
-fi
-if [ "$(hugepages_free)" -ge "$need" ]; then
+if reserve_hugepages "$need"; then
   backings+=(hugetlb)
 else
   skip_case "hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"

@@ -126,19 +126,11 @@ restore() {
   rm -rf "$work"
 }
 trap restore EXIT
-hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
-# Huge pages taken or reserved (total - free + reserved): what a run that
-# left a mapping behind would hold, whatever resizes the pool meanwhile.
-hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
 # what each backing grants src and dst of 3.22 MiB: 4 KiB pages, or 2 MiB ones
 declare -A resident=([memfd]=6.4 [hugetlb]=8.0)
 backings=(memfd)
 need=8 # pages of 2 MiB: src and dst of 3.22 MiB, rounded up to 4 MiB each, and some
-if [ "$(hugepages_free)" -lt "$need" ] && [ -w "$nr_file" ]; then
-  raised=1
-  echo $((old_nr + need)) >"$nr_file" 2>/dev/null
-fi
-if [ "$(hugepages_free)" -ge "$need" ]; then
+if reserve_hugepages "$need"; then
   backings+=(hugetlb)
 else
   skip_case "replay on hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"
