@@ -600,14 +600,9 @@ static void handoff_across_fork(int die_midway)
     assert_int_equal(shmb_fipc_classic_construct(lender, 4096, &obj), 0);
     memset(obj.addr, 0x5a, 4096);
     shmb_channel_t here, there;
-    assert_int_equal(shmb_channel_pair(&here, &there), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        shmb_channel_close(&here);
+    pid_t pid = shmb_test_fork_pair(&there, &here);
+    if (pid == 0)
         _exit(borrower_child(&there, shmb_fipc_classic_name(pool), die_midway));
-    }
-    shmb_channel_close(&there);
     unsigned char blob[SHMB_FIPC_CLASSIC_BLOB_BYTES];
     size_t len;
     assert_int_equal(shmb_fipc_classic_lend(lender, &obj, blob, sizeof(blob), &len), 0);

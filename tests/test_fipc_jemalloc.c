@@ -830,14 +830,9 @@ static void handoff_across_fork(int die_midway)
     assert_int_equal(shmb_fipc_lender_construct(l, 4096, &obj), 0);
     memset(obj.addr, 0x5a, 4096);
     shmb_channel_t here, there;
-    assert_int_equal(shmb_channel_pair(&here, &there), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        shmb_channel_close(&here);
+    pid_t pid = shmb_test_fork_pair(&there, &here);
+    if (pid == 0)
         _exit(borrower_child(&there, die_midway));
-    }
-    shmb_channel_close(&there);
     unsigned char msg[SHMB_FIPC_MSG_MAX];
     size_t len;
     shmb_fipc_pool_t pools[8];
