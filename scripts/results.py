@@ -1149,10 +1149,10 @@ def gain_bars(folder):
                 continue
             middle, arg_name, arg, threads = parts(name)
             x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
+            kind = "one-off" if one_off(middle) else "per operation"
             if middle == ["attach"] and ra.name.endswith(" total"):
                 middle = ["attach total"]  # the receiver's, as the Pairing compares them
             label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
-            kind = "one-off" if one_off(middle) else "per operation"
             out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \
                 (ra.p50 / rb.p50, sig)
     for kind in ("per operation", "one-off"):  # the sweep holds lookup's rows at more counts

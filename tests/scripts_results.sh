@@ -293,6 +293,9 @@ done
 grep -q '^# "mooncake attach"' "$work/gps/lookup1.dat" && grep -q '^# "flowipc_jemalloc pool_once"' "$work/gps/lookup1.dat" \
   && grep -q '^# "flowipc_classic register"' "$work/gps/allocation2.dat" && ok \
   || fail "the one-off panels lack their rows: $(grep -h '^#' "$work/gps/lookup1.dat" "$work/gps/allocation2.dat" | tr '\n' ' ')"
+# gain.png: the receiver's attach totals in lookup's one-off panel (not a per-operation one)
+awk "/^set title 'lookup, one-off costs/ {p = 1} p && /^set xtics/ {print; exit}" "$work/gps/gain.gp" \
+  | grep -q "'attach total 100 segs'" && ok || fail "gain.gp: no attach total in lookup's one-off panel"
 grep -q '^# "mooncake request"' "$work/gps/transfer1.dat" && ! grep -q request "$work/gps/transfer0.dat" && ok \
   || fail "transfer: a request's parts on the GB/s axis, or no per-request panel"
 for g in lookup allocation transfer gain; do
