@@ -31,7 +31,7 @@ import statistics
 import sys
 from collections import OrderedDict
 
-BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer")
+BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer", "workload")  # workload: the KV-cache replay
 SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 # Google Benchmark's compare.py (gbench/report.py UTEST_OPTIMAL_REPETITIONS) warns
 # "Results unreliable! 9+ repetitions recommended" below this many.
@@ -524,6 +524,8 @@ def headline_rows(key, rows):
             if arg in ends and middle and middle[-1] in ("total", "alloc", "register", "attach"):
                 out.append((name, "ns", row, lambda v: v))
         elif bench in ("lookup", "lookup_sweep"):
+            out.append((name, "ns", row, lambda v: v))
+        elif bench == "workload":  # a request's parts, ns per request
             out.append((name, "ns", row, lambda v: v))
         elif bench == "transfer" and arg in ends:
             if middle[:1] in (["request_path"], ["translate"]):  # parts of a request, not copies
@@ -1148,7 +1150,8 @@ def gain_bars(folder):
             if not (ra and rb):
                 continue
             middle, arg_name, arg, threads = parts(name)
-            x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg
+            x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg if arg_name == "segments" \
+                else name.rsplit(":", 1)[1]  # a name (a workload's model)
             kind = "one-off" if one_off(middle) else "per operation"
             if middle == ["attach"] and ra.name.endswith(" total"):
                 middle = ["attach total"]  # the receiver's, as the Pairing compares them
@@ -1246,8 +1249,10 @@ def plot_gain(folder, out_dir):
              "flavour, fill = significance; one-off costs in their own panels" % ", ".join(flavours)] + \
         context_lines([r for bench_runs in runs.values() for r in bench_runs], flags=False)
     for bench, bench_runs in runs.items():
-        binary = [b for b, prefix in BINARIES.items() if bench.startswith(prefix[4:])]
-        label = "%s flags%s" % (binary[0] if binary else bench, " (sweep)" if bench == "lookup_sweep" else "")
+        of = "transfer" if bench == "workload" else bench  # the replay is the transfer binary's
+        binary = [b for b, prefix in BINARIES.items() if of.startswith(prefix[4:])]
+        label = "%s flags%s" % (binary[0] if binary else bench,
+                                {"lookup_sweep": " (sweep)", "workload": " (workload)"}.get(bench, ""))
         title += flags_lines(bench_runs, label)
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 

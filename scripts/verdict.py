@@ -183,10 +183,6 @@ class Folder:
             bench, system = R.split_key(key)
             if system:
                 self.files.setdefault(bench, OrderedDict())[system] = R.load(file)
-        for system in R.SYSTEMS:  # a workload run of its own, if there is one
-            file = os.path.join(path, "workload_%s.json" % system)
-            if os.path.isfile(file):
-                self.files.setdefault("workload", OrderedDict())[system] = R.load(file)
         have = set(s for by in self.files.values() for s in by)
         if BASE not in have:
             raise R.BadInput("%s: no mooncake results (BENCH_mooncake.json): not a run_all.sh --system folder" % path)

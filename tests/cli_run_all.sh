@@ -161,6 +161,11 @@ for s in mooncake flowipc_classic flowipc_jemalloc; do
   grep -q '"name": "shm_transfer/workload/request/model:llama3_8b"' "$results/sys/workload_$s.json" \
     && ok || fail "--system: no workload rows in workload_$s.json"
 done
+# compare.sh on the folder pairs the workload's rows too, as the report does
+"$src/scripts/compare.sh" "$results/sys" >"$work/cmp" 2>&1
+grep -q "^== workload: mooncake against flowipc_classic" "$work/cmp" \
+  && grep -q "^shm_transfer/workload/request/model:llama3_8b " "$work/cmp" && ok \
+  || fail "--system: compare.sh leaves the workload out: $(grep '^==' "$work/cmp" | tr '\n' ' ')"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -v -- --sweep_segments=1 | grep -q -- --peer_process \
   && ! grep -- --sweep_segments=1 "$work/ran" | grep -q -- --peer_process \
   && ok || fail "--system: the lookup without --peer_process, or the sweep with it"
