@@ -139,12 +139,15 @@ TABLE_KEYS = ("step", "threads", "rep")
 
 
 def table_name(bench, arg_name, cells):
-    """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T], as the
-    report writer builds it ('-' and an absent column: no part; threads only above 1)."""
+    """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T][/system:S
+    [/vs:B]], as the report writer builds it ('-' and an absent column: no part; threads
+    only above 1; the system column of a paired run's ratio row reads S/vs:B)."""
     middle = [cells[c] for c in ("variant", "step") if cells.get(c, "-") != "-"]
     name = "/".join([bench] + middle + ["%s:%s" % (arg_name, cells["arg"])])
     threads = cells.get("threads", "1")
-    return name + ("/threads:%s" % threads if threads not in ("1", "-") else "")
+    name += "/threads:%s" % threads if threads not in ("1", "-") else ""
+    system = cells.get("system", "-")
+    return name + ("/system:%s" % system if system != "-" else "")
 
 
 def load_table(path, text):
@@ -172,6 +175,7 @@ def read_table(path, text):
     roles = ["arg"] + [h if h in TABLE_KEYS else "variant" for h in head[1:nkeys]]
     if roles.count("variant") > 1:
         raise BadInput("%s: columns %s before 'iterations': not a shmbench table" % (path, " ".join(head[:nkeys])))
+    system_col = head.index("system") if "system" in head else None  # a paired run's system
     rows = OrderedDict()
     for n, fields in lines[1:]:
         if any(CONTROL.search(f) for f in fields):
@@ -179,10 +183,14 @@ def read_table(path, text):
         if len(fields) <= p50:
             raise BadInput("%s: line %d has %d columns, too few to reach p50_ns (truncated?)" % (path, n, len(fields)))
         cells = dict(zip(roles, fields))
+        if system_col is not None and len(fields) > system_col:
+            cells["system"] = fields[system_col]
         if not cells.get("rep", "0").isdigit():
             continue  # an aggregate row of --repetitions
         key = table_name(BINARIES[binary], head[0], cells)
         row = rows.setdefault(key, Row(key))
+        if "/vs:" in cells.get("system", ""):
+            continue  # a ratio row: its times are savings, its figures are read from JSON
         if fields[p50] != "-":
             try:
                 value = float(fields[p50])

@@ -86,6 +86,10 @@ size_t shmb_report_base_name(const shmb_report_t *report, const shmb_row_t *row,
                  : (size_t)snprintf(buf + n, cap - n, "/%s:%llu", row->arg_name, (unsigned long long)row->arg);
     if (row->threads > 1 && n < cap)
         n += (size_t)snprintf(buf + n, cap - n, "/threads:%d", row->threads);
+    if (row->system[0] && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "/system:%s", row->system);
+    if (row->vs[0] && n < cap)
+        n += (size_t)snprintf(buf + n, cap - n, "/vs:%s", row->vs);
     return n < cap ? n : cap - 1;
 }
 
@@ -100,7 +104,8 @@ void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, ch
 int shmb_report_same_name(const shmb_row_t *a, const shmb_row_t *b)
 {
     return a->arg == b->arg && a->threads == b->threads && strcmp(a->variant, b->variant) == 0 &&
-           strcmp(a->arg_text, b->arg_text) == 0 &&
+           strcmp(a->arg_text, b->arg_text) == 0 && strcmp(a->system, b->system) == 0 &&
+           strcmp(a->vs, b->vs) == 0 &&
            strcmp(a->step, b->step) == 0 && strcmp(a->arg_name, b->arg_name) == 0;
 }
 

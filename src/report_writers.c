@@ -7,17 +7,18 @@
 #include "shmbench_build_info.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define MAX_COLUMNS 24
-#define CELL 64
+#define CELL 96
 
 /* ---- cells ---- */
 
 enum column {
-    COL_ARG_NAME, COL_ARG, COL_VARIANT, COL_STEP, COL_THREADS, COL_REP, COL_ITERATIONS,
+    COL_ARG_NAME, COL_ARG, COL_VARIANT, COL_STEP, COL_SYSTEM, COL_THREADS, COL_REP, COL_ITERATIONS,
     COL_MEAN, COL_MIN, COL_P50, COL_P90, COL_P99, COL_P999, COL_MAX, COL_STDDEV,
     COL_OPS, COL_GBS, COL_SPEEDUP, COL_NOTE,
 };
@@ -70,6 +71,9 @@ static void format_cell(char *buf, const shmb_row_t *row, enum column c, int pre
         break;
     case COL_VARIANT: snprintf(buf, CELL, "%s", row->variant); break;
     case COL_STEP: snprintf(buf, CELL, "%s", row->step); break;
+    case COL_SYSTEM:
+        snprintf(buf, CELL, "%s%s%s", row->system, row->vs[0] ? "/vs:" : "", row->vs);
+        break;
     case COL_THREADS: snprintf(buf, CELL, "%d", row->threads); break;
     case COL_REP:
         if (row->aggregate[0])
@@ -267,6 +271,28 @@ static int group_index(const shmb_row_t *const *order, size_t i)
     return g;
 }
 
+/* A ratio row's figures: the baseline, the ratio and the saved ns with their
+ * intervals (an interval that does not exist, too few rounds, is left
+ * out), the sign test's p-value, the verdict. */
+static void write_json_ratio(FILE *out, const shmb_row_t *row)
+{
+    fprintf(out, ",\n      \"vs\": ");
+    json_string(out, row->vs);
+    const struct { const char *key; double v; } fields[] = {
+        {"ratio", row->speedup}, {"ratio_lo", row->ratio_lo}, {"ratio_hi", row->ratio_hi},
+        {"saved_ns", row->ns.p50}, {"saved_lo", row->saved_lo}, {"saved_hi", row->saved_hi},
+        {"p_value", row->p_value},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (isfinite(fields[i].v) && !(i == 1 && row->ratio_hi == INFINITY))
+            fprintf(out, ",\n      \"%s\": %.10g", fields[i].key, fields[i].v);
+    fprintf(out, ",\n      \"rounds\": %llu", (unsigned long long)row->iterations);
+    if (row->verdict) {
+        fprintf(out, ",\n      \"verdict\": ");
+        json_string(out, row->verdict);
+    }
+}
+
 static void write_json_row(FILE *out, const shmb_report_t *r, const shmb_row_t *row, int family,
                            int first)
 {
@@ -304,6 +330,12 @@ static void write_json_row(FILE *out, const shmb_report_t *r, const shmb_row_t *
         fprintf(out, ",\n      \"bytes_per_second\": %.10g", row->bytes_per_second);
     if (row->speedup > 0)
         fprintf(out, ",\n      \"speedup\": %.10g", row->speedup);
+    if (row->system[0]) {
+        fprintf(out, ",\n      \"system\": ");
+        json_string(out, row->system);
+    }
+    if (row->vs[0])
+        write_json_ratio(out, row);
     if (row->note[0]) {
         fprintf(out, ",\n      \"label\": ");
         json_string(out, row->note);
@@ -345,12 +377,12 @@ void shmb_report_write_csv(FILE *out, const shmb_report_t *r, const shmb_row_t *
     static const enum column cols[] = {
         COL_VARIANT, COL_STEP, COL_ARG_NAME, COL_ARG, COL_THREADS, COL_REP, COL_ITERATIONS,
         COL_MEAN, COL_MIN, COL_P50, COL_P90, COL_P99, COL_P999, COL_MAX, COL_STDDEV, COL_OPS,
-        COL_GBS, COL_SPEEDUP, COL_NOTE,
+        COL_GBS, COL_SPEEDUP, COL_SYSTEM, COL_NOTE,
     };
     const char *headers[] = {
         "variant", "step", "arg_name", "arg", "threads", "repetition", "iterations", "mean_ns",
         "min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "stddev_ns", "ops_per_s",
-        "GB_s", "speedup", "note",
+        "GB_s", "speedup", "system", "note",
     };
     const size_t ncols = sizeof(cols) / sizeof(cols[0]);
     csv_cell(out, "name", 0);
@@ -388,6 +420,7 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
     ADD(COL_MAX, "max_ns");
     ADD(r->rate_is_bytes ? COL_GBS : COL_OPS, r->rate_is_bytes ? "GB_s" : "ops_per_s");
     ADD(COL_SPEEDUP, r->speedup_label ? r->speedup_label : "speedup");
+    ADD(COL_SYSTEM, "system");
     ADD(COL_NOTE, "note");
 #undef ADD
     return k;
@@ -398,11 +431,13 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
  * a step name up to 14 characters (populate_write), times up to 11 digits of
  * ns (a 4 GiB pool made ready takes seconds).
  * A table whose argument is a name (a workload's model) has room for the name
- * and for a system in the step column. */
-static size_t column_width(enum column c, const char *header, int arg_is_name)
+ * and for a system in the step column. The system column is as wide as its
+ * longest cell: the same for two paired runs of the same systems, narrow
+ * ("-") in every other run. */
+static size_t column_width(enum column c, const char *header, int arg_is_name, size_t system_width)
 {
     static const size_t width[] = {
-        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 14,
+        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 14, [COL_SYSTEM] = 6,
         [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 11,
         [COL_MIN] = 11, [COL_P50] = 11, [COL_P90] = 11, [COL_P99] = 11, [COL_P999] = 11,
         [COL_MAX] = 11, [COL_STDDEV] = 11, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
@@ -411,6 +446,8 @@ static size_t column_width(enum column c, const char *header, int arg_is_name)
     size_t h = strlen(header), w = width[c];
     if (arg_is_name && (c == COL_ARG || c == COL_STEP))
         w = 16;
+    if (c == COL_SYSTEM && system_width > w)
+        w = system_width;
     return w > h ? w : h;
 }
 
@@ -423,6 +460,13 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
     char *line = malloc(line_cap);
     if (!line)
         return -ENOMEM;
+    size_t system_width = 0;
+    for (size_t i = 0; i < n; i++) {
+        char cell[CELL];
+        format_cell(cell, order[i], COL_SYSTEM, 0);
+        if (strlen(cell) > system_width)
+            system_width = strlen(cell);
+    }
     write_table_context(out, r);
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
@@ -433,7 +477,8 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
             else
                 format_cell(cell, order[i - 1], cols[c], 0);
             len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ",
-                                    (int)column_width(cols[c], headers[c], n && order[0]->arg_text[0]), cell);
+                                    (int)column_width(cols[c], headers[c], n && order[0]->arg_text[0], system_width),
+                                    cell);
         }
         while (len > 0 && line[len - 1] == ' ')
             len--;

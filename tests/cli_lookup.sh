@@ -69,8 +69,8 @@ expect_usage_error "$bin" lookup_len_kb --segment_size_mb=128 --lookup_len_kb=65
 rows=$(table_rows "$work/t.txt" | wc -l)
 [ "$rows" -eq 11 ] && ok || fail "table has $rows rows, expected 11 (3 systems, mooncake's first_use, 4 kernels, 3 hand-off)"
 [ "$(($(wc -l <"$work/t.csv") - 1))" -eq 11 ] && ok || fail "csv rows"
-grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $(NF-1), $NF}' \
-  | grep -qx "segments strategy step threads rep iterations speedup_vs_mooncake note" \
+grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $(NF-2), $(NF-1), $NF}' \
+  | grep -qx "segments strategy step threads rep iterations speedup_vs_mooncake system note" \
   && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
 [ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 7 ] && ok || fail "rows not verified"
 table_rows "$work/t.txt" | awk '$2=="mooncake" && $3=="first_use" && $6==20 {found=1} END {exit !found}' \

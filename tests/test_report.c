@@ -193,7 +193,7 @@ static void test_table(void **state)
     /* fixed widths: the header is the same whatever the figures */
     const char *header = strstr(out, "\nsize_kb   allocator         step            threads  rep     iterations  "
                                      "mean_ns      p50_ns       p99_ns       max_ns       ops_per_s   "
-                                     "speedup_vs_posix     note\n");
+                                     "speedup_vs_posix     system  note\n");
     assert_non_null(header);
     header++;
     assert_int_equal(count_lines(out, "4 "), 1);

@@ -31,7 +31,11 @@
     DEFINE_string(system, "",                                                               \
                   "Measure one real system's path only, with row names that leave the "     \
                   "system out (it is in the header), so two runs pair row by row: "          \
-                  "mooncake, flowipc_classic or flowipc_jemalloc (default: every variant)")
+                  "mooncake, flowipc_classic or flowipc_jemalloc (default: every variant)");  \
+    DEFINE_string(systems, "",                                                              \
+                  "Paired run: measure these systems (comma-separated, the first the "       \
+                  "baseline) in one process, alternating slice by slice, with the baseline's " \
+                  "A/A control; rows end /system:NAME, ratios /vs:BASELINE (docs/methodology.md)")
 
 DECLARE_string(format);
 DECLARE_int32(repetitions);
@@ -40,6 +44,7 @@ DECLARE_string(shm_prefix);
 DECLARE_int32(cpu);
 DECLARE_string(json_out);
 DECLARE_string(system);
+DECLARE_string(systems);
 
 namespace shmb {
 
@@ -110,6 +115,13 @@ bool InList(const std::string& list, const std::string& item);
 
 // One line "<program>: invalid --<flag>=<value>: <allowed>" on stderr, exit 2.
 [[noreturn]] void FlagError(const char* flag, const std::string& value, const std::string& allowed);
+
+// --systems: the systems of a paired run, the baseline first and its
+// control (the baseline again) last, in *names ("mooncake",
+// "flowipc_classic", "mooncake_control"); empty without --systems. Exits 2
+// for an unknown or repeated name, fewer than two, or --system or
+// --repetitions beside it (a paired run's rounds are its repetitions).
+std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names);
 
 // For a failed library call: one line naming the system call, the errno text
 // and what to try, on stderr; unlinks our segments; exit 1.

@@ -252,6 +252,37 @@ std::string FlagsLine()
 
 }  // namespace internal
 
+std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names)
+{
+    std::vector<shmb_lookup_system_t> systems;
+    names->clear();
+    if (FLAGS_systems.empty())
+        return systems;
+    if (!FLAGS_system.empty())
+        FlagError("systems", FLAGS_systems, "give it or --system, not both");
+    if (FLAGS_repetitions != 1)
+        FlagError("repetitions", std::to_string(FLAGS_repetitions),
+                  "must be 1 with --systems (a paired run's rounds are its repetitions)");
+    std::string list = FLAGS_systems + ",";
+    for (size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
+        const std::string name = list.substr(at, comma - at);
+        const int s = shmb_path_system(name.c_str());
+        if (s < 0)
+            FlagError("systems", FLAGS_systems, "'" + Printable(name) + "' is not one of " +
+                                                    PathNames(SHMB_PATH_SYSTEM));
+        for (const std::string& seen : *names)
+            if (seen == name)
+                FlagError("systems", FLAGS_systems, "names " + name + " twice");
+        systems.push_back(static_cast<shmb_lookup_system_t>(s));
+        names->push_back(name);
+    }
+    if (systems.size() < 2)
+        FlagError("systems", FLAGS_systems, "needs at least two systems, the baseline first");
+    systems.push_back(systems[0]);
+    names->push_back(names->front() + SHMB_PAIRED_CONTROL_SUFFIX);
+    return systems;
+}
+
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
 {
     if (value < lo || value > hi)

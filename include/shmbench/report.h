@@ -3,7 +3,8 @@
  * CSV (RFC 4180) or as Google Benchmark's JSON (so its compare.py works).
  *
  * A row is one measured thing: <bench>/<variant>/<step>/<arg_name>:<arg>
- * (+ /threads:T when T > 1); an empty variant or step is left out of the
+ * (+ /threads:T when T > 1; + /system:NAME in a paired run, + /vs:BASELINE
+ * on its ratio rows); an empty variant or step is left out of the
  * name (with --system the variant is the system, named in the header, so two
  * systems' runs pair row by row). A row with iterations = 0 was not measured:
  * a step the selected system does not have, kept so that the keys of two
@@ -56,7 +57,16 @@ typedef struct shmb_row {
     double items_per_second; /* operations per second from ns.mean; 0 = not reported */
     double bytes_per_second; /* bytes moved per second; 0 = not reported */
     double speedup;          /* baseline p50 / this p50; 0 = not reported */
-    char note[48];           /* e.g. "verified 10000/10000", "cold"; "" = none */
+    char note[64];           /* e.g. "verified 10000/10000", "cold"; "" = none */
+    /* A paired run (shmbench/paired.h): */
+    char system[32];         /* the system the row measured ("mooncake_control"); "" = not paired */
+    char vs[32];             /* a ratio row: the baseline it is against; "" = a measured row */
+    double ratio_lo;         /* a ratio row: the 95% interval of its ratio (speedup) */
+    double ratio_hi;
+    double saved_lo;         /* a ratio row: the 95% interval of the median saved ns (ns.p50) */
+    double saved_hi;
+    double p_value;          /* a ratio row: the sign test's p-value */
+    const char *verdict;     /* a ratio row: shmb_paired_verdict_name(); NULL = none */
 } shmb_row_t;
 
 typedef struct shmb_rows {

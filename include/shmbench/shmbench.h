@@ -36,6 +36,7 @@
 #include "shmbench/mooncake.h"
 #include "shmbench/notes.h"
 #include "shmbench/offset_alloc.h"
+#include "shmbench/paired.h"
 #include "shmbench/paths.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
