@@ -53,10 +53,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define POISON 0xA5
 #define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
 #define MIN_BATCH_NS 2000.0
-#define MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
 #define UNUSED_BUFFER "/peer_buffer_not_used" /* the SHM name of every registration but dst */
 
 typedef shmb_transfer_run_t run_t;
@@ -93,9 +91,20 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
     if (shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES) < 0 || cfg->num_transfers == 0 ||
         cfg->threads < 1 || cfg->threads > SHMB_TRANSFER_MAX_THREADS)
         return -EINVAL;
-    if (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold || cfg->num_segments == 0 ||
-                           cfg->num_segments > UINT32_MAX || (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
+    if (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold))
         return -EINVAL;
+    if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX ||
+                                              (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
+        return -EINVAL;
+    if (cfg->nsystems == 0)
+        return 0;
+    /* Paired: in this process, warm rows only, the control the baseline again. */
+    if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS || cfg->translate || cfg->cold || cfg->peer ||
+        cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
+        return -EINVAL;
+    for (size_t s = 0; s < cfg->nsystems; s++)
+        if ((unsigned)cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS)
+            return -EINVAL;
     return 0;
 }
 
@@ -126,8 +135,7 @@ static uint64_t slot_bytes(uint64_t size)
     return (size + 4095) / 4096 * 4096;
 }
 
-/* -EPROTO, with the reason in why, once any translation or request missed dst. */
-static int verify_translations(run_t *r)
+int shmb_transfer_bench_verify_translations(run_t *r)
 {
     if (r->translation.missed == 0)
         return 0;
@@ -164,9 +172,7 @@ void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t 
     shmb_copy_batch(r->crew, r->translation.copy, dst, src, (size_t)len, 1);
 }
 
-/* count operations of `part` for size bytes; a translation or a request
- * that does not give dst is counted as missed (and copies nothing). */
-static void run_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
+void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
     shmb_transfer_translation_t *t = &r->translation;
     if (part == SHMB_TRANSFER_COPY) {
@@ -253,10 +259,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     return 0;
 }
 
-/* The system's path (the paths table) and the request path over the
- * registrations, src the local segment; dst translated once (mooncake
- * attaches it here) and checked. */
-static int translation_setup(run_t *r)
+int shmb_transfer_bench_translation_start(run_t *r)
 {
     shmb_transfer_translation_t *t = &r->translation;
     shmb_lookup_segment_t *segments;
@@ -278,7 +281,7 @@ static int translation_setup(run_t *r)
     if (ret == 0 && t->system == SHMB_LOOKUP_MOONCAKE)
         use_every_buffer(r, segments, view.n);
     if (ret == 0)
-        run_part(r, SHMB_TRANSFER_TRANSLATE, NULL, 1, 1);
+        shmb_transfer_bench_part(r, SHMB_TRANSFER_TRANSLATE, NULL, 1, 1);
     free(segments);
     free(names);
     free(buffers);
@@ -301,15 +304,14 @@ static int part_copies(shmb_transfer_part_t part)
     return part == SHMB_TRANSFER_COPY || part == SHMB_TRANSFER_REQUEST;
 }
 
-/* How many operations make a batch that dwarfs the timer. */
-static uint64_t batch_size(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size)
+uint64_t shmb_transfer_bench_batch(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size)
 {
     double min_ns = r->cfg->timer_overhead_ns * MIN_BATCH_OVERHEADS;
     if (min_ns < MIN_BATCH_NS)
         min_ns = MIN_BATCH_NS;
     for (uint64_t count = 1;; count *= 2) {
         uint64_t t0 = shmb_clock_now_ns();
-        run_part(r, part, fn, size, count);
+        shmb_transfer_bench_part(r, part, fn, size, count);
         if ((double)(shmb_clock_now_ns() - t0) >= min_ns || count >= (1u << 20))
             return count;
     }
@@ -349,16 +351,16 @@ static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb
  * min_batch long (unless num_transfers is fewer: then one batch), until the
  * budget runs out; their times into r->samples, their count into *done.
  * A part that moves no bytes (a translation takes a nanosecond or two) runs
- * at least MIN_PART_BATCHES full batches, so that its batches dwarf the
- * timer and its percentiles have samples to come from. */
+ * at least SHMB_TRANSFER_MIN_PART_BATCHES full batches, so that its batches
+ * dwarf the timer and its percentiles have samples to come from. */
 static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size,
                            uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
-    const uint64_t min_batch = batch_size(r, part, fn, size);
+    const uint64_t min_batch = shmb_transfer_bench_batch(r, part, fn, size);
     uint64_t num = r->cfg->num_transfers;
-    if (!part_copies(part) && num < min_batch * MIN_PART_BATCHES)
-        num = min_batch * MIN_PART_BATCHES;
+    if (!part_copies(part) && num < min_batch * SHMB_TRANSFER_MIN_PART_BATCHES)
+        num = min_batch * SHMB_TRANSFER_MIN_PART_BATCHES;
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
@@ -368,7 +370,7 @@ static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method
     for (uint64_t b = 0; b < batches && (b == 0 || spent < budget); b++) {
         const uint64_t count = num / batches + (b < num % batches);
         uint64_t t0 = shmb_clock_now_ns();
-        run_part(r, part, fn, size, count);
+        shmb_transfer_bench_part(r, part, fn, size, count);
         uint64_t t1 = shmb_clock_now_ns();
         if ((ret = shmb_transfer_bench_add_sample(r, (double)(t1 - t0) / (double)count)) < 0)
             return ret;
@@ -385,38 +387,41 @@ int shmb_transfer_bench_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_meth
         return -EINVAL;
     if (timed)
         return timed_transfers(r, part, m, size, done);
-    run_part(r, part, shmb_copy_kernel(m), size, 1);
+    shmb_transfer_bench_part(r, part, shmb_copy_kernel(m), size, 1);
     *done = 1;
     return 0;
 }
 
-/* A warm row of `part` (the copy: of method m; the request: copying with
- * m): dst poisoned, one operation verified (bytes, and that it reached
- * dst), the timed operations, then (with verify, or a peer: its copies are
- * verified here, across processes) dst poisoned before them and verified
- * after. */
-static int measure_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
-                        uint64_t size)
+int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
+{
+    uint64_t done;
+    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
+    int ret = r->cfg->peer ? shmb_transfer_peer_copy(r, part, m, size, 0, &done)
+                           : shmb_transfer_bench_copy(r, part, m, size, 0, &done);
+    if (ret == 0)
+        ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
+    if (ret == 0 && part_copies(part))
+        ret = verify_copy(r, m, r->dst.addr, size, "before timing");
+    return ret;
+}
+
+int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
+                             uint64_t size)
 {
     int (*copy)(run_t *, shmb_transfer_part_t, shmb_copy_method_t, uint64_t, int, uint64_t *) =
         r->cfg->peer ? shmb_transfer_peer_copy : shmb_transfer_bench_copy;
-    const int copies = part_copies(part), verify_after = copies && (r->cfg->verify || r->cfg->peer);
+    const int verify_after = part_copies(part) && (r->cfg->verify || r->cfg->peer);
     uint64_t done;
-    memset(r->dst.addr, POISON, (size_t)size);
-    int ret = copy(r, part, m, size, 0, &done);
-    if (ret == 0)
-        ret = verify_translations(r); /* a missed translation copied nothing */
-    if (ret == 0 && copies)
-        ret = verify_copy(r, m, r->dst.addr, size, "before timing");
+    int ret = shmb_transfer_bench_check(r, part, m, size);
     if (ret < 0)
         return ret;
     if (verify_after)
-        memset(r->dst.addr, POISON, (size_t)size);
+        memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
     if ((ret = copy(r, part, m, size, 1, &done)) < 0)
         return ret;
     if (verify_after && (ret = verify_copy(r, m, r->dst.addr, size, "after timing")) < 0)
         return ret;
-    if ((ret = verify_translations(r)) < 0)
+    if ((ret = shmb_transfer_bench_verify_translations(r)) < 0)
         return ret;
     return push_row(r, rows, part, m, size, "", done);
 }
@@ -518,20 +523,25 @@ int shmb_transfer_bench_copier_start(run_t *r)
     int ret = 0;
     if (r->cfg->threads > 1 && (ret = shmb_copy_crew_start(&r->crew, r->cfg->threads, r->cfg->cpu)) < 0)
         return ret; /* recorded by the crew: pthread_create or sched_setaffinity */
-    return r->translation.system >= 0 ? translation_setup(r) : 0;
+    return r->translation.system >= 0 ? shmb_transfer_bench_translation_start(r) : 0;
+}
+
+void shmb_transfer_bench_translation_stop(run_t *r)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    if (t->path_set_up)
+        shmb_path_table[t->system].teardown(&shmb_path_table[t->system], &t->path);
+    shmb_mooncake_engine_destroy(t->engine);
+    t->path_set_up = 0;
+    t->engine = NULL;
 }
 
 void shmb_transfer_bench_copier_stop(run_t *r)
 {
-    shmb_transfer_translation_t *t = &r->translation;
     shmb_copy_crew_stop(r->crew);
     shmb_stats_release(&r->samples);
-    if (t->path_set_up)
-        shmb_path_table[t->system].teardown(&shmb_path_table[t->system], &t->path);
-    shmb_mooncake_engine_destroy(t->engine);
+    shmb_transfer_bench_translation_stop(r);
     r->crew = NULL;
-    t->path_set_up = 0;
-    t->engine = NULL;
 }
 
 /* src's and dst's residency, summed, read back from the kernel. */
@@ -574,22 +584,19 @@ int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
     if (ret < 0)
         return ret;
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
-    memset(r->dst.addr, POISON, (size_t)max);
+    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)max);
     if (r->cfg->granted && (ret = granted(r, r->cfg->granted)) < 0)
         return ret;
     ret = r->cfg->peer ? shmb_transfer_peer_attach(r, max) : shmb_transfer_bench_copier_start(r);
-    return ret < 0 ? ret : verify_translations(r);
+    return ret < 0 ? ret : shmb_transfer_bench_verify_translations(r);
 }
 
-/* Each row's speedup against the warm memcpy row of the same size, cold
- * rows' too: what the first write costs against a copy into touched pages;
- * the request's too: the rate at which a whole request moves bytes. */
-static void speedups(shmb_rows_t *rows, size_t first)
+void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
 {
     for (size_t i = first; i < rows->n; i++) {
         shmb_row_t *row = &rows->v[i];
         const shmb_row_t *base = shmb_rows_find(rows, "memcpy", "", row->arg, row->repetition);
-        if (base)
+        if (base && !row->vs[0])
             row->speedup = row->bytes_per_second / base->bytes_per_second;
     }
 }
@@ -626,18 +633,18 @@ static int measure_size(run_t *r, shmb_rows_t *rows, uint64_t size, shmb_copy_me
     const int system = r->translation.system >= 0;
     int ret = 0;
     if (system)
-        ret = measure_warm(r, rows, SHMB_TRANSFER_REQUEST_PATH, first_method, size);
+        ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_REQUEST_PATH, first_method, size);
     if (ret == 0 && system)
-        ret = measure_warm(r, rows, SHMB_TRANSFER_TRANSLATE, first_method, size);
+        ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_TRANSLATE, first_method, size);
     for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++) {
         if (!r->cfg->run[m])
             continue;
-        ret = measure_warm(r, rows, SHMB_TRANSFER_COPY, (shmb_copy_method_t)m, size);
+        ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_COPY, (shmb_copy_method_t)m, size);
         if (ret == 0 && r->cfg->cold)
             ret = measure_cold(r, rows, (shmb_copy_method_t)m, size);
     }
     if (ret == 0 && system)
-        ret = measure_warm(r, rows, SHMB_TRANSFER_REQUEST, first_method, size);
+        ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_REQUEST, first_method, size);
     return ret;
 }
 
@@ -657,6 +664,9 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     }
     if (first_method < 0)
         return -EINVAL;
+    if (cfg->nsystems)
+        return shmb_transfer_bench_paired(cfg, sizes, (size_t)nsizes, (shmb_copy_method_t)first_method, rows, why,
+                                          why_cap);
 
     run_t r;
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
@@ -670,7 +680,7 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     }
     shmb_transfer_bench_copier_stop(&r);
     if (ret == 0)
-        speedups(rows, first);
+        shmb_transfer_bench_speedups(rows, first);
     if (ret == 0 && r.translation.system >= 0)
         shares(rows, first, (shmb_copy_method_t)first_method);
     int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;

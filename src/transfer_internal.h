@@ -26,6 +26,8 @@
 
 #define SHMB_TRANSFER_MAX_SIZES 64
 #define SHMB_TRANSFER_PEER_DATA_BYTES (256u << 10) /* the peer's data area: samples come back in chunks of this */
+#define SHMB_TRANSFER_POISON 0xA5        /* dst before a copy is verified: never the pattern */
+#define SHMB_TRANSFER_MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
 
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
@@ -101,6 +103,63 @@ void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_co
  * (a miss counted). Stop releases what start made, and the samples. */
 int shmb_transfer_bench_copier_start(shmb_transfer_run_t *r);
 void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
+
+/* With cfg->translate: the system's path (the paths table) and the request
+ * path over num_segments registrations of dst's size, src the local
+ * segment; dst translated once (mooncake attaches it here), a miss counted.
+ * Stop releases them (and does nothing for a translation not started). A
+ * paired run starts one per system over the same src and dst. */
+int shmb_transfer_bench_translation_start(shmb_transfer_run_t *r);
+void shmb_transfer_bench_translation_stop(shmb_transfer_run_t *r);
+
+/* -EPROTO, with the reason in why, once any translation or request missed dst. */
+int shmb_transfer_bench_verify_translations(shmb_transfer_run_t *r);
+
+/* In this process: count operations of `part` for size bytes with copy
+ * kernel fn; a translation or a request that does not give dst is counted
+ * in r->translation.missed (and copies nothing). */
+void shmb_transfer_bench_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
+                              uint64_t count);
+
+/* How many operations of `part` make a batch that dwarfs the timer (at
+ * least 100 timer overheads, at least 2 us), found by running doubling
+ * batches. */
+uint64_t shmb_transfer_bench_batch(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn,
+                                   uint64_t size);
+
+/* Before `part` is timed: dst poisoned, one operation (here or in the
+ * peer), no translation missed, and for the parts that move bytes dst
+ * holds them. 0, -EPROTO (why says what) or the copy's error. */
+int shmb_transfer_bench_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                              uint64_t size);
+
+/* A warm row of `part` (the copy: of method m; the request: copying with
+ * m): checked (shmb_transfer_bench_check), the timed operations, then (with
+ * verify, or a peer: its copies are verified here, across processes) dst
+ * poisoned before them and verified after; the row appended. */
+int shmb_transfer_bench_warm(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
+                             shmb_copy_method_t m, uint64_t size);
+
+/* Each row's speedup from first on (a ratio row's, its ratio, is kept)
+ * against the warm memcpy row of the same size: cold rows' too (what the
+ * first write costs against a copy into touched pages), the request's too
+ * (the rate at which a whole request moves bytes). */
+void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first);
+
+/* The row names of a paired run's systems: each system's name, the last
+ * (the control) with SHMB_PAIRED_CONTROL_SUFFIX; v[s] points into text. */
+typedef struct shmb_transfer_paired_names {
+    char text[SHMB_PAIRED_MAX_SYSTEMS][32];
+    const char *v[SHMB_PAIRED_MAX_SYSTEMS];
+} shmb_transfer_paired_names_t;
+
+void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, shmb_transfer_paired_names_t *out);
+
+/* The paired run of shmb_transfer_bench_run (cfg->nsystems > 0, cfg
+ * checked), over sizes[0..nsizes), the request copying with `first`
+ * (src/transfer_paired.c). */
+int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
+                               shmb_copy_method_t first, shmb_rows_t *rows, char *why, size_t why_cap);
 
 /* On the side that copies: one operation of `part` for size bytes (timed =
  * 0; *done = 1), or the timed operations (timed = 1), their batch times in

@@ -16,13 +16,14 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/paired.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define POISON 0xA5
 #define MIN_PASS_OVERHEADS 100 /* a timed pass lasts >= 100 timer overheads */
 #define MIN_PASS_NS 2000.0
 
@@ -172,7 +173,7 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
     int ret = 0;
     for (int p = 0; p < SHMB_WORKLOAD_PARTS && ret == 0; p++) {
         if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
-            memset(w->r.dst.addr, POISON, (size_t)f->bytes);
+            memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
         w->r.translation.missed = 0;
         if ((ret = timed(w, (shmb_workload_part_t)p, f)) == 0)
             ret = check(w, (shmb_workload_part_t)p, f);
@@ -210,12 +211,129 @@ static int push_rows(replay_t *w, shmb_rows_t *rows)
     return 0;
 }
 
+/* ---- paired: every system replays each request in turn ---- */
+
+/* A replay of system `c->system` over the buffers and crew of `owner` (a
+ * started replay): its own translation and request path, checked. Stop it
+ * with view_stop, whatever this returned. */
+static int view_start(replay_t *w, const shmb_workload_config_t *c, const replay_t *owner, char *why,
+                      size_t why_cap)
+{
+    memset(w, 0, sizeof(*w));
+    w->cfg = c;
+    w->copy = owner->copy;
+    transfer_config(w, owner->tc.max_transfer_size_kb * 1024);
+    shmb_transfer_bench_run_init(&w->r, &w->tc, why, why_cap);
+    w->r.src = owner->r.src;
+    w->r.dst = owner->r.dst;
+    w->r.crew = owner->r.crew;
+    int ret = shmb_transfer_bench_translation_start(&w->r);
+    return ret < 0 ? ret : shmb_transfer_bench_verify_translations(&w->r);
+}
+
+static void view_stop(replay_t *w)
+{
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
+        shmb_stats_release(&w->samples[p]);
+    shmb_transfer_bench_translation_stop(&w->r);
+}
+
+/* Per part, each system's row and each one's ratio to the baseline, paired
+ * request by request (shmb_paired_push_rows); then each system's parts as
+ * shares of its own request's p50. */
+static int push_paired(replay_t *w, size_t n, const char *const *names, size_t requests, shmb_rows_t *rows)
+{
+    const shmb_workload_config_t *c = w[0].cfg;
+    size_t first[SHMB_WORKLOAD_PARTS];
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+        shmb_row_t tmpl = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
+        snprintf(tmpl.arg_text, sizeof(tmpl.arg_text), "%s", c->shape.model->name);
+        tmpl.threads = c->threads;
+        tmpl.iterations = 1; /* a sample is one request */
+        double *samples[SHMB_PAIRED_MAX_SYSTEMS];
+        for (size_t s = 0; s < n; s++)
+            samples[s] = w[s].samples[p].v;
+        int ret = shmb_paired_push_rows(rows, &tmpl, names, n, samples, requests, &first[p]);
+        if (ret == -ENOMEM)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        if (ret < 0)
+            return ret;
+        for (size_t s = 0; s < n && (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST); s++)
+            rows->v[first[p] + s].bytes_per_second = w[s].bytes[p] * 1e9 / w[s].ns[p];
+    }
+    for (size_t s = 0; s < n; s++) {
+        shmb_row_t *req = &rows->v[first[SHMB_WORKLOAD_REQUEST] + s];
+        double sum = 0;
+        for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
+            shmb_row_t *row = &rows->v[first[p] + s];
+            sum += row->ns.p50;
+            snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
+        }
+        snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
+    }
+    return 0;
+}
+
+/* The paired replay: the baseline's replay owns src, dst and the crew; each
+ * other system (the control too) a replay over them; request by request,
+ * every system replays it, the order rotated by one each request. */
+static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, uint64_t max_bytes,
+                      shmb_rows_t *rows, char *why, size_t why_cap)
+{
+    const size_t n = cfg->nsystems;
+    shmb_workload_config_t *cfgs = calloc(n, sizeof(*cfgs));
+    replay_t *w = calloc(n, sizeof(*w));
+    if (!cfgs || !w) {
+        free(cfgs);
+        free(w);
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    }
+    for (size_t s = 0; s < n; s++) {
+        cfgs[s] = *cfg;
+        cfgs[s].nsystems = 0;
+        cfgs[s].name_system = 0;
+        cfgs[s].system = cfg->systems[s];
+    }
+    shmb_transfer_paired_names_t names;
+    shmb_transfer_paired_names(cfg->systems, n, &names);
+    int ret = shmb_workload_replay_start(&w[0], &cfgs[0], max_bytes, why, why_cap);
+    size_t started = 1;
+    for (; started < n && ret == 0; started++)
+        ret = view_start(&w[started], &cfgs[started], &w[0], why, why_cap);
+    for (size_t i = 0; i < stream->n && ret == 0; i++) {
+        shmb_workload_fanout_t f;
+        shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        for (size_t pos = 0; pos < n && ret == 0; pos++) {
+            replay_t *one = &w[shmb_paired_order(n, i, pos)];
+            one->index = i;
+            ret = shmb_workload_replay_request(one, &f);
+        }
+    }
+    if (ret == 0)
+        ret = push_paired(w, n, names.v, stream->n, rows);
+    for (size_t s = started; s-- > 1;)
+        view_stop(&w[s]);
+    shmb_workload_replay_stop(&w[0]);
+    free(w);
+    free(cfgs);
+    return ret;
+}
+
 int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
                       char *why, size_t why_cap)
 {
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
         return -EINVAL;
+    if (cfg->nsystems) {
+        if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS ||
+            cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
+            return -EINVAL;
+        for (size_t s = 0; s < cfg->nsystems; s++)
+            if ((unsigned)cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS)
+                return -EINVAL;
+        return run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
+    }
     replay_t w;
     int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {

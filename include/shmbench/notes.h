@@ -57,8 +57,17 @@ int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_ha
 
 /* shm_transfer_bench: the methods run (memcpy, nt), cold rows, a system's
  * translation (cfg->translate, over cfg->num_segments), a peer process
- * (cfg->peer). */
+ * (cfg->peer), a paired run (cfg->nsystems: its systems, baseline, control,
+ * rounds, ratio rows and verdicts). */
 int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg);
+
+/* shm_transfer_bench --workload --systems: the lines of a paired replay of
+ * systems[0..n) (the baseline first, its control last; n >= 2, else
+ * -EINVAL), with mooncake's relocate path when it is not the default:
+ * appended after the notes report->notes holds already; returns the notes'
+ * new count. (The sweep's are shmb_notes_transfer's, with cfg->nsystems.) */
+int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_system_t *systems,
+                               size_t n, shmb_mooncake_path_t path);
 
 /* The note of src and dst on a backing other than tmpfs (shm_transfer_bench
  * and its --workload replay): the backing, its page, how the buffers were

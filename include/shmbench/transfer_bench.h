@@ -42,6 +42,19 @@
  * another process created, and times them itself; this process verifies
  * what it wrote. Rows keep their names.
  *
+ * paired (nsystems > 0): the systems of systems[] in one process, as
+ * shmbench/paired.h measures them: one src, one dst, and per system its own
+ * translation and request path over them (the control, the baseline again,
+ * a second, independent one), each checked before anything is timed. Per
+ * size: request_path, translate and request paired (each round, one batch
+ * of every system in the rotated order; one batch size for all, the largest
+ * of the systems' own; as many rounds as a --system run times batches, at
+ * least 31, fewer only once the systems together spent nsystems times
+ * time_per_size_ms), each system's row (name .../system:NAME) then each
+ * one's ratio row to the baseline (.../system:NAME/vs:BASELINE); the copy
+ * rows once, unpaired, as without a system (the same code for every
+ * system). Warm rows only, in this process: no cold, no peer.
+ *
  * Rows: ns per transfer (mean, p50, ...); GB/s = size / p50 time (the
  * median, so that one preemption does not move it), each byte counted once,
  * 10^9 bytes per second; speedup = this row's GB/s / the warm memcpy row's
@@ -58,6 +71,7 @@
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
+#include "shmbench/paired.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
 
@@ -93,6 +107,10 @@ typedef struct shmb_transfer_config {
                                     * unused: shm_prefix above names them) */
     shmb_backing_residency_t *granted; /* not NULL: receives src's and dst's residency
                                         * (summed, smaps) once they are ready */
+    size_t nsystems;               /* > 0: a paired run of systems[0..nsystems), 2 at least: the
+                                    * baseline first, its A/A control (the baseline again) last;
+                                    * translate, cold and peer must then be 0 (=0) */
+    shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs
@@ -105,10 +123,15 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
  * timed; bytes_per_second and items_per_second from p50; speedup against the
  * warm memcpy row of the same size when memcpy ran); with translate, the
  * request's rows around them (variant request_path and translate before,
- * request after; no bytes_per_second for the first two). Returns 0, -errno,
- * -ENOTSUP (a selected method this machine lacks), -ENOSPC (recorded as
- * "first write") when /dev/shm filled up inside a cold copy, -EINVAL (no
- * method, cold with translate, a mooncake_path outside the enum), or
+ * request after; no bytes_per_second for the first two); paired, the
+ * request_path, translate and request rows of each system (system = its
+ * name), each followed by the ratio rows (vs = the baseline; speedup = the
+ * ratio, ns = the time saved per operation, shmb_paired_push_rows). Returns
+ * 0, -errno, -ENOTSUP (a selected method this machine lacks), -ENOSPC
+ * (recorded as "first write") when /dev/shm filled up inside a cold copy,
+ * -EINVAL (no method, cold with translate, a mooncake_path outside the
+ * enum; paired: fewer than 2 systems or more than SHMB_PAIRED_MAX_SYSTEMS,
+ * a last one that is not the first, translate, cold or a peer), or
  * -EPROTO when a copy, a translation or a request was wrong, with the
  * method, size and first differing offset (or the system and how many
  * missed) in why, or a cold segment was not fresh. Leaves nothing in /dev/shm. */

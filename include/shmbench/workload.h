@@ -21,6 +21,7 @@
 #include "shmbench/copy.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
+#include "shmbench/paired.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -190,6 +191,10 @@ typedef struct shmb_workload_config {
     shmb_backing_config_t backing;      /* src and dst (=tmpfs), as shmb_transfer_config_t's */
     shmb_backing_residency_t *granted;  /* not NULL: receives src's and dst's residency (summed,
                                          * smaps) once they are ready, each run */
+    size_t nsystems;                    /* > 0: a paired replay of systems[0..nsystems), 2 at least: the
+                                         * baseline first, its A/A control (the baseline again) last;
+                                         * system and name_system unused (=0) */
+    shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_workload_config_t;
 
 /* What a stream amounts to under a shape. */
@@ -222,8 +227,18 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * model:<preset> in arg_text; under the bench "shm_transfer/workload" their
  * names are shm_transfer/workload/<part>/model:<preset>), iterations =
  * requests, ns per request;
- * each part's note its share of the request's p50. Returns 0, -EINVAL (a
- * bad config or an empty stream), -ENOTSUP (the method is missing here),
+ * each part's note its share of the request's p50.
+ * Paired (nsystems > 0): one src and one dst, each system's own translation
+ * and request path over them (the control a second, independent one of the
+ * baseline's), each checked at set-up; request by request, every system
+ * replays the request (all four parts, checked as above), the order rotated
+ * by one each request. Per part, each system's row (system = its name; its
+ * note its share of its own request's p50) then each one's ratio row to
+ * the baseline (vs = the baseline), paired request by request
+ * (shmb_paired_push_rows: a ratio row's speedup is the median per-request
+ * ratio, its ns the time saved per request). Returns 0, -EINVAL (a
+ * bad config or an empty stream; paired: fewer than 2 systems or more than
+ * SHMB_PAIRED_MAX_SYSTEMS, a last one that is not the first), -ENOTSUP (the method is missing here),
  * -EPROTO (a translation missed or bytes differed: why names the request
  * and descriptor), or -errno of a failed call (recorded). Leaves nothing in
  * /dev/shm. */

@@ -1,0 +1,264 @@
+/*
+ * transfer_paired: the sweep of shmb_transfer_bench_run with cfg->nsystems
+ * systems in one process (shmbench/transfer_bench.h, shmbench/paired.h).
+ *
+ * One src, one dst and one crew, as a --system run makes them; over them
+ * one translation per system (the paths table's path and the request path,
+ * each system's own, the control's a second, independent one of the
+ * baseline's), each set up and its first translation checked before
+ * anything is timed. Per size: request_path and translate paired, the copy
+ * rows once (the same code for every system: a --system run's rows), the
+ * request paired. A paired part: every system checked (one operation, its
+ * bytes verified where it moves them), one batch size for all (the largest
+ * of the systems' own, so that every system's batch dwarfs the timer), then
+ * rounds of one batch per system in the rotated order (shmb_paired_run):
+ * as many rounds as a --system run times batches, at least
+ * SHMB_TRANSFER_MIN_PART_BATCHES, fewer only when the systems together have
+ * spent nsystems times the size's budget.
+ */
+#include "transfer_internal.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+#include "shmbench/paired.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rounds per call of shmb_paired_run, times the systems: a multiple of
+ * their count, so that each call starts the rotation where the last left
+ * it, and the samples grow with the rounds the budget allows. */
+#define CHUNK_ROUNDS 64
+
+typedef struct paired {
+    shmb_transfer_run_t base; /* src, dst, the crew; the copy rows */
+    size_t n;                 /* systems, the control included */
+    shmb_transfer_config_t cfgs[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_transfer_run_t views[SHMB_PAIRED_MAX_SYSTEMS]; /* base's src, dst and crew, a system's translation */
+    shmb_transfer_paired_names_t names;
+    double *samples[SHMB_PAIRED_MAX_SYSTEMS]; /* per round */
+    size_t cap;                               /* rounds each holds */
+    /* The part being measured, for the slices. */
+    shmb_transfer_part_t part;
+    shmb_copy_fn fn;
+    uint64_t size, batch, spent, budget;
+    size_t slices;
+} paired_t;
+
+void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
+{
+    for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
+        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_lookup_system_name(systems[s]),
+                 s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
+        out->v[s] = out->text[s];
+    }
+}
+
+/* One batch of system `which` (shmb_paired_slice_fn); -ETIMEDOUT at the
+ * start of a round once the minimum is timed and the budget spent. */
+static int slice(void *ctx, size_t which, double *ns)
+{
+    paired_t *p = ctx;
+    if (p->slices % p->n == 0 && p->slices / p->n >= SHMB_TRANSFER_MIN_PART_BATCHES && p->spent >= p->budget)
+        return -ETIMEDOUT;
+    const uint64_t t0 = shmb_clock_now_ns();
+    shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
+    const uint64_t t1 = shmb_clock_now_ns();
+    *ns = (double)(t1 - t0) / (double)p->batch;
+    p->spent += t1 - t0;
+    p->slices++;
+    return 0;
+}
+
+/* Room for `rounds` samples of each system. */
+static int reserve(paired_t *p, size_t rounds)
+{
+    if (rounds <= p->cap)
+        return 0;
+    for (size_t s = 0; s < p->n; s++) {
+        double *v = realloc(p->samples[s], rounds * sizeof(*v));
+        if (!v)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        p->samples[s] = v;
+    }
+    p->cap = rounds;
+    return 0;
+}
+
+/* Up to `planned` rounds, chunk by chunk; how many ran into *done. */
+static int run_rounds(paired_t *p, size_t planned, size_t *done)
+{
+    const size_t chunk = CHUNK_ROUNDS * p->n;
+    size_t k = 0;
+    p->slices = 0;
+    p->spent = 0;
+    while (k < planned) {
+        const size_t len = planned - k < chunk ? planned - k : chunk;
+        int ret = reserve(p, k + len);
+        if (ret < 0)
+            return ret;
+        double *at[SHMB_PAIRED_MAX_SYSTEMS];
+        for (size_t s = 0; s < p->n; s++)
+            at[s] = p->samples[s] + k;
+        ret = shmb_paired_run(p->n, len, slice, p, at);
+        if (ret == -ETIMEDOUT) {
+            k = p->slices / p->n;
+            break;
+        }
+        if (ret < 0)
+            return ret;
+        k += len;
+    }
+    *done = k;
+    return 0;
+}
+
+/* The rows of one paired part: each system's (rates from its median, as a
+ * --system row's), then each one's ratio to the baseline; its first row's
+ * index into *first. */
+static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *first)
+{
+    shmb_row_t tmpl = shmb_row_make(shmb_transfer_part_name(p->part), "size_kb", p->size / 1024,
+                                    p->base.cfg->repetition);
+    tmpl.threads = p->base.cfg->threads;
+    tmpl.iterations = p->batch;
+    int ret = shmb_paired_push_rows(rows, &tmpl, p->names.v, p->n, p->samples, rounds, first);
+    if (ret == -ENOMEM)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret < 0)
+        return ret;
+    for (size_t s = 0; s < p->n; s++) {
+        shmb_row_t *row = &rows->v[*first + s];
+        row->items_per_second = 1e9 / row->ns.p50;
+        if (p->part == SHMB_TRANSFER_REQUEST)
+            row->bytes_per_second = (double)p->size * 1e9 / row->ns.p50;
+    }
+    return 0;
+}
+
+/* One part paired: each system checked, one batch size for all, the
+ * rounds, the misses and (with verify, for the request) each system's
+ * bytes checked again after them, the rows. */
+static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
+                        uint64_t size, size_t *first)
+{
+    const shmb_transfer_config_t *cfg = p->base.cfg;
+    int ret = 0;
+    for (size_t s = 0; s < p->n && ret == 0; s++)
+        ret = shmb_transfer_bench_check(&p->views[s], part, m, size);
+    if (ret < 0)
+        return ret;
+    p->part = part;
+    p->fn = shmb_copy_kernel(m);
+    p->size = size;
+    p->batch = 1;
+    for (size_t s = 0; s < p->n; s++) {
+        const uint64_t b = shmb_transfer_bench_batch(&p->views[s], part, p->fn, size);
+        p->batch = b > p->batch ? b : p->batch;
+    }
+    /* The batches a --system run would time: num_transfers, and for a part
+     * that moves no bytes at least SHMB_TRANSFER_MIN_PART_BATCHES batches. */
+    const uint64_t batches = cfg->num_transfers / p->batch;
+    const size_t planned = batches > SHMB_TRANSFER_MIN_PART_BATCHES ? (size_t)batches : SHMB_TRANSFER_MIN_PART_BATCHES;
+    p->budget = (uint64_t)(cfg->time_per_size_ms * 1e6) * p->n;
+    size_t rounds = 0;
+    if ((ret = run_rounds(p, planned, &rounds)) < 0)
+        return ret;
+    for (size_t s = 0; s < p->n && ret == 0; s++) {
+        ret = shmb_transfer_bench_verify_translations(&p->views[s]);
+        if (ret == 0 && cfg->verify && part == SHMB_TRANSFER_REQUEST)
+            ret = shmb_transfer_bench_check(&p->views[s], part, m, size);
+    }
+    return ret < 0 ? ret : push_part(p, rows, rounds, first);
+}
+
+/* Each system's parts as shares of its own request's p50 (the copy row is
+ * every system's), and on its request row the copy and what the parts add
+ * up to, as a --system run's notes. */
+static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shmb_row_t *copy)
+{
+    for (size_t s = 0; s < n; s++) {
+        shmb_row_t *req = &rows->v[first[2] + s];
+        double sum = copy->ns.p50;
+        for (int k = 0; k < 2; k++) {
+            shmb_row_t *part = &rows->v[first[k] + s];
+            sum += part->ns.p50;
+            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
+        }
+        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy->variant,
+                 100.0 * sum / req->ns.p50);
+    }
+}
+
+/* The rows of one size: request_path and translate paired, each method's
+ * copy once, the request paired, copying with the first method. */
+static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy_method_t first_method)
+{
+    const shmb_transfer_config_t *cfg = p->base.cfg;
+    size_t first[3];
+    int ret = measure_part(p, rows, SHMB_TRANSFER_REQUEST_PATH, first_method, size, &first[0]);
+    if (ret == 0)
+        ret = measure_part(p, rows, SHMB_TRANSFER_TRANSLATE, first_method, size, &first[1]);
+    for (int m = 0; m < SHMB_COPY_METHODS && ret == 0; m++)
+        if (cfg->run[m])
+            ret = shmb_transfer_bench_warm(&p->base, rows, SHMB_TRANSFER_COPY, (shmb_copy_method_t)m, size);
+    if (ret == 0)
+        ret = measure_part(p, rows, SHMB_TRANSFER_REQUEST, first_method, size, &first[2]);
+    if (ret < 0)
+        return ret;
+    shares(rows, p->n, first,
+           shmb_rows_find(rows, shmb_copy_method_name(first_method), "", size / 1024, cfg->repetition));
+    return 0;
+}
+
+/* Each system's translation over base's src, dst and crew, checked. */
+static int views_start(paired_t *p, char *why, size_t why_cap)
+{
+    const shmb_transfer_config_t *cfg = p->base.cfg;
+    int ret = 0;
+    for (size_t s = 0; s < p->n && ret == 0; s++) {
+        p->cfgs[s] = *cfg;
+        p->cfgs[s].nsystems = 0;
+        p->cfgs[s].translate = 1;
+        p->cfgs[s].system = cfg->systems[s];
+        shmb_transfer_run_t *v = &p->views[s];
+        shmb_transfer_bench_run_init(v, &p->cfgs[s], why, why_cap);
+        v->src = p->base.src;
+        v->dst = p->base.dst;
+        v->crew = p->base.crew;
+        ret = shmb_transfer_bench_translation_start(v);
+        if (ret == 0)
+            ret = shmb_transfer_bench_verify_translations(v);
+    }
+    return ret;
+}
+
+int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
+                               shmb_copy_method_t first, shmb_rows_t *rows, char *why, size_t why_cap)
+{
+    paired_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    p->n = cfg->nsystems;
+    shmb_transfer_paired_names(cfg->systems, p->n, &p->names);
+    shmb_transfer_bench_run_init(&p->base, cfg, why, why_cap);
+    const size_t start = rows->n;
+    int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
+    if (ret == 0)
+        ret = views_start(p, why, why_cap);
+    for (size_t i = 0; i < nsizes && ret == 0; i++)
+        ret = measure_size(p, rows, sizes[i], first);
+    for (size_t s = 0; s < p->n; s++) {
+        shmb_transfer_bench_translation_stop(&p->views[s]);
+        free(p->samples[s]);
+    }
+    shmb_transfer_bench_copier_stop(&p->base);
+    if (ret == 0)
+        shmb_transfer_bench_speedups(rows, start);
+    int r1 = p->base.dst.fd >= 0 ? shmb_segment_destroy(&p->base.dst, NULL) : 0;
+    int r2 = p->base.src.fd >= 0 ? shmb_segment_destroy(&p->base.src, NULL) : 0;
+    free(p);
+    return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+}
