@@ -1,6 +1,8 @@
 // shm_transfer_bench: copy bandwidth through SHM, the part neither design
 // changes.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "bench_common.h"
 #include "workload_run.h"
@@ -35,7 +37,8 @@ DEFINE_bool(peer_process, false,
 DEFINE_string(workload, "",
               "Replay a KV-cache workload instead of the size sweep: synthetic (Poisson arrivals, input lengths "
               "as Mooncake's conversation trace, --seed), or a trace file in Mooncake's JSONL format; per "
-              "system (--system, or each in turn), rows per request (docs/workload.md)");
+              "system (--system, each in turn, or --systems: paired request by request), rows per request "
+              "(docs/workload.md)");
 DEFINE_string(model, "llama3_8b",
               "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
 DEFINE_int64(block_tokens, 512,
@@ -108,6 +111,18 @@ void RefuseWorkloadFlags()
     }
 }
 
+// --systems: the paired run's refusals, one line each: it runs warm rows in
+// this process; Flow-IPC's pools need names in /dev/shm.
+void RefuseUnpaired(const std::vector<shmb_lookup_system_t>& systems)
+{
+    if (FLAGS_cold)
+        shmb::FlagError("cold", "true", "cannot be combined with --systems (a paired run times warm rows only)");
+    if (FLAGS_peer_process)
+        shmb::FlagError("peer_process", "true",
+                        "cannot be combined with --systems (a paired run measures its systems in this process)");
+    shmb::RefuseFlowIpcBacking(systems, FLAGS_backing);
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -119,6 +134,10 @@ int main(int argc, char** argv)
     if (!FLAGS_workload.empty())
         return shmb::RunWorkload(Methods());
     RefuseWorkloadFlags();
+    std::vector<std::string> names;
+    const std::vector<shmb_lookup_system_t> paired = shmb::PairedSystems(&names);
+    if (!paired.empty())
+        RefuseUnpaired(paired);
 
     shmb_transfer_config_t cfg = {};
     const char* max_flag = nullptr;
@@ -150,6 +169,8 @@ int main(int argc, char** argv)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
+    cfg.nsystems = paired.size();
+    std::copy(paired.begin(), paired.end(), cfg.systems);
     shmb_backing_residency_t granted = {};
     cfg.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_LOOKUP_MOONCAKE,
                                 max_flag, cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
@@ -172,7 +193,7 @@ int main(int argc, char** argv)
     shmb_report_t report = {};
     report.bench = "shm_transfer";
     report.system = shmb::SystemLine(cfg.mooncake_path);
-    report.variant_label = report.system ? "part" : "method";
+    report.variant_label = report.system || cfg.nsystems ? "part" : "method";
     report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
     shmb_notes_t notes = {};

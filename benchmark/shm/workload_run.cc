@@ -1,7 +1,9 @@
 // shm_transfer_bench --workload: the KV-cache replay's flags checked, its
-// stream read, the library's replay run per system and its rows written
+// stream read, the library's replay run per system (or paired, --systems)
+// and its rows written
 // (shmbench/workload.h; docs/workload.md). The flags are defined in
 // shm_transfer_bench.cc, so that --helpshort lists them with the binary's.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -167,9 +169,27 @@ void CheckWorkloadSpace(uint64_t need)
 
 }  // namespace
 
+void RefuseFlowIpcBacking(const std::vector<shmb_lookup_system_t>& systems, const std::string& backing)
+{
+    shmb_backing_kind_t kind;
+    if (shmb_backing_parse(backing.c_str(), &kind) < 0 || kind == SHMB_BACKING_TMPFS)
+        return;
+    for (shmb_lookup_system_t s : systems)
+        if (s != SHMB_LOOKUP_MOONCAKE)
+            shmb::FlagError("backing", backing,
+                            "Flow-IPC's pools (--systems=" + FLAGS_systems +
+                                ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
+}
+
 int RunWorkload(const std::string& methods)
 {
     RefuseSweepFlags();
+    std::vector<std::string> names;
+    const std::vector<shmb_lookup_system_t> paired = shmb::PairedSystems(&names);
+    if (!paired.empty() && !FLAGS_write_trace.empty())
+        shmb::FlagError("write_trace", FLAGS_write_trace,
+                        "cannot be combined with --systems (it writes the stream and measures nothing)");
+    RefuseFlowIpcBacking(paired, FLAGS_backing);
     shmb_workload_config_t wc = {};
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
         shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
@@ -204,8 +224,10 @@ int RunWorkload(const std::string& methods)
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
-    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, named != SHMB_LOOKUP_MOONCAKE, "max_request_mb",
-                               totals.max_bytes, 2);
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, paired.empty() && named != SHMB_LOOKUP_MOONCAKE,
+                               "max_request_mb", totals.max_bytes, 2);
+    wc.nsystems = paired.size();
+    std::copy(paired.begin(), paired.end(), wc.systems);
     shmb_backing_residency_t granted = {};
     if (wc.backing.kind == SHMB_BACKING_TMPFS)
         CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
@@ -215,10 +237,12 @@ int RunWorkload(const std::string& methods)
     shmb::WarnIfOversubscribed(wc.threads);
     shmb_rows_t rows = {};
     shmb::RunRepetitions(nullptr, "a check failed", "the workload replay", [&](int rep, char* why, size_t cap) {
+        wc.repetition = rep;
+        if (wc.nsystems)  // every system in one replay, request by request
+            return shmb_workload_run(&wc, &stream, &rows, why, cap);
         for (int s = named >= 0 ? named : 0; s < (named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS); s++) {
             wc.system = static_cast<shmb_lookup_system_t>(s);
             wc.name_system = named < 0;
-            wc.repetition = rep;
             int ret = shmb_workload_run(&wc, &stream, &rows, why, cap);
             if (ret < 0)
                 return ret;
@@ -236,6 +260,12 @@ int RunWorkload(const std::string& methods)
     report.rate_is_bytes = 1;
     for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
         report.notes[i] = notes[i].c_str();
+    shmb_notes_t store = {};
+    const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems,
+                                                               wc.mooncake_path)
+                                  : 0;
+    if (noted < 0)
+        shmb::Fail(noted, "composing the notes");
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
     return 0;
