@@ -499,6 +499,44 @@ static void test_transfer_modes(void **state)
     assert_non_null(strstr(r.notes[4], "of each size and method; cold: this process created each fresh segment"));
 }
 
+/* A paired run: its systems with the control, the baseline, the rounds,
+ * the ratio rows, the verdicts and the credit, one line each, after the
+ * sweep's (the request path's too); the replay's appended to its own. */
+static void test_transfer_paired(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_transfer_config_t c = transfer_cfg();
+    c.num_segments = 100;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[1] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 6);
+    assert_true(has_note(&r, "request_path: TENT's submit path"));
+    assert_string_equal(r.notes[4], "paired: mooncake, flowipc_jemalloc and mooncake_control in one process, over "
+                                    "the same src, dst and requests; each row's name ends /system:NAME");
+    assert_true(has_note(&r, "baseline: mooncake (listed first); control: mooncake_control, a second"));
+    assert_true(has_note(&r, "rounds: per size and part, one batch of each system per round"));
+    assert_non_null(strstr(r.notes[6], "until the systems together spent 3 x time_per_size_ms"));
+    assert_true(has_note(&r, "ratio rows (/system:NAME/vs:mooncake): speedup_vs_memcpy = the median over rounds"));
+    assert_true(has_note(&r, "verdicts: faster or slower"));
+    assert_true(has_note(&r, "copy rows: the same code for every system, measured once"));
+    c.mooncake_path = SHMB_MOONCAKE_PR192;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 7);
+    assert_true(has_note(&r, "mooncake's relocate path: pr192"));
+
+    r = fresh_report();
+    r.notes[0] = "workload: synthetic";
+    r.notes[1] = NULL;
+    assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3, SHMB_MOONCAKE_TENT), 1 + 6);
+    assert_string_equal(r.notes[0], "workload: synthetic");
+    assert_true(has_note(&r, "rounds: the requests: every system replays each request in turn"));
+    assert_true(has_note(&r, "ratio rows (/system:NAME/vs:mooncake): speedup = the median over requests"));
+    assert_int_equal(shmb_notes_transfer_paired(&r, &store, c.systems, 1, SHMB_MOONCAKE_TENT), -EINVAL);
+}
+
 /* Every combination of the modes: at most what report->notes holds, then
  * its NULL. */
 static void test_never_overflows(void **state)
@@ -554,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
         cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),
+        cmocka_unit_test(test_transfer_paired),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

@@ -360,6 +360,85 @@ static void test_translated(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+/* A paired run (cfg->nsystems): two systems and the baseline's control at
+ * one size; per paired part each system's row then each one's ratio row to
+ * the baseline, by the names a reader pairs on; the copy row once, without
+ * a system; every system verified (a miss would have failed the run); the
+ * control's ratio near 1 (the same code: a bound no load reaches, not a
+ * timing); nothing left in /dev/shm. Refused: one system, a last one that
+ * is not the baseline, cold, a peer, translate. */
+static void test_paired(void **state)
+{
+    (void)state;
+    static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
+    static const char *const systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
+    shmb_transfer_config_t c = small();
+    c.max_transfer_size_kb = 4;
+    c.num_segments = 10;
+    c.verify = 1;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("paired run: %s", why);
+    assert_int_equal(rows.n, 5 + 5 + 1 + 5);
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    size_t i = 0;
+    for (int k = 0; k < 4; k++) {
+        char want[160], name[160];
+        if (k == 2) { /* the copy: once, the same code for every system */
+            shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
+            assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
+            assert_true(rows.v[i++].bytes_per_second > 0);
+            continue;
+        }
+        const shmb_row_t *req = NULL;
+        for (int s = 0; s < 3; s++, i++) {
+            const shmb_row_t *row = &rows.v[i];
+            snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s", parts[k], systems[s]);
+            shmb_report_row_name(&report, row, name, sizeof(name));
+            assert_string_equal(name, want);
+            assert_true(row->iterations >= 31 && row->ns.p50 > 0 && !row->vs[0]);
+            assert_int_equal(row->bytes_per_second > 0, k == 3);
+            assert_int_equal(row->speedup > 0, k == 3); /* against memcpy, as a --system row */
+            assert_non_null(strstr(row->note, k == 3 ? "copy memcpy; parts add up to" : "% of request p50"));
+            req = row;
+        }
+        for (int s = 1; s < 3; s++, i++) {
+            const shmb_row_t *row = &rows.v[i];
+            snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s/vs:mooncake", parts[k], systems[s]);
+            shmb_report_row_name(&report, row, name, sizeof(name));
+            assert_string_equal(name, want);
+            assert_true(row->iterations >= 31); /* rounds */
+            assert_int_equal(req->iterations % row->iterations, 0); /* a system's: batch x rounds */
+            assert_true(row->speedup > 0 && row->ratio_lo <= row->speedup && row->speedup <= row->ratio_hi);
+            assert_non_null(row->verdict);
+            assert_non_null(strstr(row->note, "95% ["));
+            if (s == 2) /* the control: the baseline's code again */
+                assert_true(row->speedup > 0.5 && row->speedup < 2);
+        }
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+
+    shmb_transfer_config_t bad[5];
+    shmb_peer_t never_started;
+    memset(&never_started, 0, sizeof(never_started));
+    for (int k = 0; k < 5; k++)
+        bad[k] = c;
+    bad[0].nsystems = 1;
+    bad[1].systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    bad[2].cold = 1;
+    bad[3].peer = &never_started; /* refused before it is used */
+    bad[4].translate = 1;
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(shmb_transfer_bench_run(&bad[k], &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(), 0);
+}
+
 static void test_bad_config(void **state)
 {
     (void)state;
@@ -789,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_cold_in_full_shm),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_translated),
+        cmocka_unit_test(test_paired),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_mooncake_path_honoured),
         cmocka_unit_test(test_parts_planted_fault),

@@ -362,6 +362,61 @@ static void test_replay_rows(void **state)
     shmb_workload_stream_free(&s);
 }
 
+/* Paired (nsystems): the three systems and the baseline's control replay
+ * each request in turn over one src and dst; per part each system's row
+ * (a sample per request, its share of its own request's p50) then each
+ * one's ratio row to the baseline (a round per request); nothing left.
+ * Refused: one system, a last one that is not the baseline. */
+static void test_replay_paired(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
+    shmb_workload_stream_t s = {0};
+    assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
+    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    c.nsystems = 4;
+    c.systems[0] = c.systems[3] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.systems[1] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[2] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
+        fail_msg("paired: %s", why);
+    assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS * (4 + 3));
+    const shmb_report_t report = {.bench = "shm_transfer/workload"};
+    size_t i = 0;
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+        const char *part = shmb_workload_part_name((shmb_workload_part_t)p);
+        const int moves = p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST;
+        for (int k = 0; k < 4 + 3; k++, i++) {
+            const shmb_row_t *row = &rows.v[i];
+            char want[160], name[160];
+            snprintf(want, sizeof(want), "shm_transfer/workload/%s/model:deepseek_v3/system:%s%s", part,
+                     names[k < 4 ? k : k - 3], k < 4 ? "" : "/vs:flowipc_jemalloc");
+            shmb_report_row_name(&report, row, name, sizeof(name));
+            assert_string_equal(name, want);
+            assert_int_equal(row->iterations, 6);
+            if (k < 4) {
+                assert_true(row->ns.p50 > 0 && !row->verdict);
+                assert_int_equal(row->bytes_per_second > 0, moves);
+                assert_non_null(strstr(row->note, p == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50"));
+            } else {
+                assert_true(row->speedup > 0 && row->bytes_per_second == 0 && row->verdict);
+                assert_non_null(strstr(row->note, "95% ["));
+            }
+        }
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    c.nsystems = 1;
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    c.nsystems = 3; /* its last is flowipc_classic, not the baseline */
+    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    shmb_workload_stream_free(&s);
+}
+
 /* A copy that leaves one byte of a descriptor out. */
 static void short_copy(void *dst, const void *src, size_t n)
 {
@@ -489,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_read_good_and_round_trip),
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_replay_rows),
+        cmocka_unit_test(test_replay_paired),
         cmocka_unit_test(test_replay_planted_fault),
         cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),
