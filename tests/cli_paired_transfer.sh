@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# shm_transfer_bench --systems as a user runs it: a paired sweep at 4 and
+# 8 KB as a table and as JSON (one run, --json_out), its rows by name (each
+# system's, each ratio to the baseline, the control's, the copy once), the
+# ratio rows' fields, the header's lines; a paired KV-cache replay; the
+# refusals, one line each; nothing left in /dev/shm. Figures are never
+# checked: they are the machine's.
+#   cli_paired_transfer.sh BIN_DIR PYTHON
+bindir=$1
+python=${2:-/usr/bin/python3}
+source "$(dirname "$0")/cli_lib.sh"
+bin=$bindir/shm_transfer_bench
+prefix=shmb_cli_paired_$$_
+quick=(--shm_prefix=/$prefix --systems=mooncake,flowipc_classic --transfer_size_kb=4 --max_transfer_size_kb=8
+       --num_transfers=20 --time_per_size_ms=20 --num_segments=10)
+
+"$bin" "${quick[@]}" --json_out="$work/p.json" >"$work/p.txt" 2>"$work/p.err" \
+  || fail "paired sweep: exit $?: $(cat "$work/p.err")"
+
+# The table: per size, request_path, translate and request each as three
+# system rows then two ratio rows, the memcpy row once between them.
+want=""
+for kb in 4 8; do
+  for part in request_path translate memcpy request; do
+    if [ $part = memcpy ]; then want="$want$kb memcpy -|"; continue; fi
+    for s in mooncake flowipc_classic mooncake_control flowipc_classic/vs:mooncake mooncake_control/vs:mooncake; do
+      want="$want$kb $part $s|"
+    done
+  done
+done
+got=$(table_rows "$work/p.txt" | awk '{print $1, $2, $13}' | tr '\n' '|')
+[ "$got" = "$want" ] && ok || fail "paired table rows: $got"
+[ "$(table_rows "$work/p.txt" | grep -c '95% \[[0-9.]*, [0-9.]*\] ')" -eq 12 ] && ok \
+  || fail "ratio rows' notes: $(table_rows "$work/p.txt" | grep /vs:)"
+for line in "paired: mooncake, flowipc_classic and mooncake_control in one process" \
+            "baseline: mooncake (listed first); control: mooncake_control" \
+            "rounds: per size and part, one batch of each system per round, the order rotated" \
+            "ratio rows (/system:NAME/vs:mooncake): speedup_vs_memcpy = the median over rounds" \
+            "verdicts: faster or slower" "copy rows: the same code for every system, measured once"; do
+  grep -qF "# $line" "$work/p.txt" && ok || fail "header has no line '# $line'"
+done
+grep -q '^size_kb *part *step ' "$work/p.txt" && ok || fail "paired table: the variant column is not 'part'"
+
+# The JSON: the same rows by name; system rows carry their system, ratio
+# rows the pair's fields, rounds and verdict; the copy row no system.
+"$python" - "$work/p.json" <<'EOF' && ok || fail "paired JSON (the assertion above)"
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+names = [r["name"] for r in rows]
+want = []
+for kb in (4, 8):
+    for part in ("request_path", "translate", "memcpy", "request"):
+        if part == "memcpy":
+            want.append("shm_transfer/memcpy/size_kb:%d" % kb)
+            continue
+        base = "shm_transfer/%s/size_kb:%d/system:" % (part, kb)
+        want += [base + s for s in ("mooncake", "flowipc_classic", "mooncake_control")]
+        want += [base + s + "/vs:mooncake" for s in ("flowipc_classic", "mooncake_control")]
+assert names == want, names
+for r in rows:
+    if "/vs:" in r["name"]:
+        for k in ("ratio", "ratio_lo", "ratio_hi", "saved_ns", "saved_lo", "saved_hi", "p_value", "rounds", "verdict"):
+            assert k in r, (r["name"], k)
+        assert r["vs"] == "mooncake" and r["rounds"] >= 31 and r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"], r
+    elif "/system:" in r["name"]:
+        assert r["system"] == r["name"].rsplit(":", 1)[1] and "ratio" not in r and r["iterations"] >= 31, r
+    else:
+        assert "system" not in r and r["iterations"] == 20, r
+EOF
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "paired sweep left segments under /$prefix"
+
+# The replay, paired request by request: four parts, each with its three
+# system rows and two ratio rows, a sample per request.
+small=(--shm_prefix=/$prefix --model=deepseek_v3 --block_tokens=16 --max_request_mb=4 --num_segments=10)
+"$bin" "${small[@]}" --systems=mooncake,flowipc_classic --workload=synthetic --requests=6 --format=json \
+  >"$work/w.json" 2>"$work/w.err" || fail "paired replay: exit $?: $(cat "$work/w.err")"
+"$python" - "$work/w.json" <<'EOF' && ok || fail "paired replay JSON (the assertion above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["benchmarks"]
+want = []
+for part in ("request_path", "translate", "copy", "request"):
+    base = "shm_transfer/workload/%s/model:deepseek_v3/system:" % part
+    want += [base + s for s in ("mooncake", "flowipc_classic", "mooncake_control")]
+    want += [base + s + "/vs:mooncake" for s in ("flowipc_classic", "mooncake_control")]
+assert [r["name"] for r in rows] == want, [r["name"] for r in rows]
+assert all(r["iterations"] == 6 for r in rows)
+assert all("verdict" in r for r in rows if "/vs:" in r["name"])
+assert any(n.startswith("rounds: the requests: every system replays each request in turn")
+           for n in d["context"]["notes"]), d["context"]["notes"]
+EOF
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "paired replay left segments under /$prefix"
+
+# Refusals: one line naming the flag, exit 2, nothing measured.
+expect_usage_error "$bin" cold "${quick[@]}" --cold
+expect_usage_error "$bin" peer_process "${quick[@]}" --peer_process
+expect_usage_error "$bin" backing "${quick[@]}" --backing=memfd
+grep -q "Flow-IPC's pools (--systems=mooncake,flowipc_classic) .*: tmpfs only" "$work/err" && ok \
+  || fail "--backing=memfd: $(cat "$work/err")"
+expect_usage_error "$bin" backing "${small[@]}" --systems=flowipc_jemalloc,mooncake --workload=synthetic --backing=memfd
+expect_usage_error "$bin" write_trace --systems=mooncake,flowipc_classic --workload=synthetic \
+  --write_trace="$work/t.jsonl"
+[ ! -e "$work/t.jsonl" ] && ok || fail "--write_trace with --systems wrote the trace"
+expect_usage_error "$bin" systems "${quick[@]}" --system=mooncake
+expect_usage_error "$bin" repetitions "${quick[@]}" --repetitions=2
+expect_usage_error "$bin" systems --systems=mooncake
+expect_usage_error "$bin" systems --systems=mooncake,mooncake
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left under /$prefix"
+
+echo "cli_paired_transfer: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
