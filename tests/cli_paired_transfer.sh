@@ -65,7 +65,7 @@ for r in rows:
     elif "/system:" in r["name"]:
         assert r["system"] == r["name"].rsplit(":", 1)[1] and "ratio" not in r and r["iterations"] >= 31, r
     else:
-        assert "system" not in r and r["iterations"] == 20, r
+        assert "system" not in r and 1 <= r["iterations"] <= 20, r  # fewer if --time_per_size_ms ran out
 EOF
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "paired sweep left segments under /$prefix"
 
