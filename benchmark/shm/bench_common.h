@@ -192,6 +192,18 @@ void CheckOpenFiles(const char* flag, uint64_t segments);
 
 // --- output.cc -----------------------------------------------------------------
 
+// Opens FILE, the value of --flag, for output (shmbench/file.h): a symbolic
+// link to neither a device nor a FIFO, a directory, a socket or a block
+// device, or a FILE that cannot be created, is FlagError's exit 2.
+void OpenOutput(const char* flag, const std::string& path, shmb_file_out_t* out);
+
+// Ends an output opened by OpenOutput, whose writes returned `written` (0
+// or the -errno of the first that failed): renamed into place or flushed to
+// its device; a failed write, fsync, close or rename is one line naming
+// --flag=FILE and the errno text, exit 1 (the temporary file removed, FILE
+// as it was).
+void CommitOutput(const char* flag, const std::string& path, shmb_file_out_t* out, int written);
+
 // Fills the parts of a report that every binary shares (context, flags,
 // repetitions, CPU) and writes the rows to stdout in --format, and as JSON
 // to --json_out if given (written to a temporary file beside it, renamed into
