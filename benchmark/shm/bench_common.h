@@ -117,7 +117,8 @@ bool InList(const std::string& list, const std::string& item);
 
 // If `ret` is the death of the peer process (-EPIPE, recorded in `err` as the
 // call "peer process" with what ended it): unlinks our segments, one line
-// "<program>: the peer process died: <what>; nothing is left behind", exit 1.
+// "<program>: the peer process died: <what>; nothing is left behind", exit 1
+// (no line when the peer ran out of shared memory: its fault line said it).
 // Otherwise returns. Call it once the peer is stopped.
 void ExitIfPeerDied(int ret, const shmb_error_t& err);
 
