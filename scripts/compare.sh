@@ -78,11 +78,13 @@ if [ $# -eq 1 ]; then
 fi
 results check "$1" "$2" || exit $?
 
-# compare.py FILE_A FILE_B: Google Benchmark's table of every row (pairs rows by name)
+# compare.py FILE_A FILE_B: Google Benchmark's table of every row (pairs rows by name);
+# captured first, so that a stdout that cannot be written (a full disk) is one line of
+# printf's, not compare.py's traceback
 comparepy() {
-  echo "== compare.py benchmarks $1 $2"
-  "$python" "$compare" --no-color benchmarks "$1" "$2"
-  echo
+  local table
+  table=$("$python" "$compare" --no-color benchmarks "$1" "$2")
+  printf '== compare.py benchmarks %s %s\n%s\n\n' "$1" "$2" "$table"
 }
 if [ -f "$1" ]; then
   echo "== gain per row"

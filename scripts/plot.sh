@@ -37,9 +37,10 @@ made=$(/usr/bin/python3 "$here/results.py" --as=plot.sh plotdata "$dir" "$data")
   exit "$rc"
 }
 # gnuplot runs in the data folder and writes the PNG to stdout: no path of the
-# user's enters its scripts (results.py quotes every other string inertly).
+# user's enters its scripts (results.py quotes every other string inertly). Each
+# PNG is put in place as results.py writes every file: whole, never through a link.
 for name in $made; do
   (cd "$data" && gnuplot "$name.gp" >"$name.png") || { echo "plot.sh: gnuplot failed on $name.png" >&2; exit 1; }
-  mv -f -- "$data/$name.png" "$dir/$name.png"
+  /usr/bin/python3 "$here/results.py" --as=plot.sh place "$data/$name.png" "$dir/$name.png"
   echo "$dir/$name.png"
 done

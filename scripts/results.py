@@ -9,10 +9,13 @@
   results.py plotdata DIR OUT_DIR    gnuplot data and scripts for plot.sh
   results.py check A [B]             reads the files the commands above would read, of
                                      two files, two folders or one --system folder
+  results.py place SRC DEST          puts the file SRC at DEST as every output is written
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
 results (truncated, not one of shmbench's, a table against a JSON file, two binaries'
 files, two files with no row in common) stops it: one line naming the file and what is
-wrong, exit 2.
+wrong, exit 2. Every file is written by write_output (a temporary file renamed over a
+regular file, a device or FIFO written through, a link or other kind of file refused:
+exit 2); a write that fails, to a file or to stdout, is one line naming it, exit 1.
 
 Every row is named as the JSON file names it (a table's rows too). Two runs pair row by
 row: a run without --system against a --system run through that system's rows (as_system),
@@ -27,8 +30,10 @@ import math
 import os
 import re
 import signal
+import stat
 import statistics
 import sys
+import tempfile
 from collections import OrderedDict
 
 BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer", "workload")  # workload: the KV-cache replay
@@ -81,12 +86,19 @@ def number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+# A results file is a few MB at most: a larger one is not read whole.
+MAX_READ = 64 << 20
+
+
 def read(path):
     try:
         with open(path) as f:
-            return f.read()
+            text = f.read(MAX_READ + 1)
     except (OSError, UnicodeDecodeError) as e:
         raise BadInput("%s: cannot be read: %s" % (path, getattr(e, "strerror", None) or e))
+    if len(text) > MAX_READ:
+        raise BadInput("%s: more than %d MiB: not a results file" % (path, MAX_READ >> 20))
+    return text
 
 
 def parse_json(path, text):
@@ -113,6 +125,8 @@ def parse_json(path, text):
         what = "benchmark %s" % b["name"]
         if not (number(b.get("real_time")) and number(b.get("cpu_time"))) or b.get("time_unit") not in TIME_UNITS:
             raise BadInput("%s: %s lacks a real_time, cpu_time or time_unit" % (path, what))
+        if "iterations" in b and not (number(b["iterations"]) and b["iterations"] >= 0):
+            raise BadInput("%s: %s has iterations %r, not a count" % (path, what, b["iterations"]))
         if b.get("run_type") == "aggregate" or b.get("p50") is None:
             continue
         if not number(b["p50"]) or b["p50"] <= 0:
@@ -128,6 +142,115 @@ def parse_json(path, text):
 def load(path):
     """(OrderedDict name -> Row, context) of a JSON file (see parse_json)."""
     return parse_json(path, read(path))
+
+
+# ---------------------------------------------------------------- writing
+
+class WriteFailed(Exception):
+    """An output that could not be written: its message names the file (or stdout) and the
+    errno text, in one line (main prints it and exits 1)."""
+
+
+def output_kind(path, st):
+    """'replace' (a regular file, or none: st None), 'through' (a character device or a FIFO)
+    of path's lstat st; anything else is refused (BadInput): a link to a file would be lost
+    by a rename or lead the write elsewhere, a directory, socket or block device is no output."""
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            target = None
+        if target is not None and (stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode)):
+            return "through"
+        raise BadInput("%s: a symbolic link to neither a device nor a FIFO: refused (give the file itself)" % path)
+    if st is None or stat.S_ISREG(st.st_mode):
+        return "replace"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "through"
+    if stat.S_ISDIR(st.st_mode):
+        raise BadInput("%s: a directory, not a file" % path)
+    raise BadInput("%s: neither a regular file, a character device nor a FIFO: refused" % path)
+
+
+def write_output(path, data):
+    """Writes data (str or bytes) to path, the one way every script writes a file: a
+    regular file (or none yet) through a private temporary file beside it (mkstemp: a
+    regular file of ours, checked), fsynced and renamed over it, so that a failed write
+    leaves the old file whole and nothing else, and of two writers at once the last rename
+    wins; a character device or FIFO written straight through. Raises BadInput for a path
+    that is no output (output_kind), WriteFailed naming path for a failed write."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if output_kind(path, st) == "through":
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+            with open(fd, "wb") as f:
+                if output_kind(path, os.fstat(f.fileno())) != "through":
+                    raise BadInput("%s: changed while opened: refused" % path)
+                f.write(data)
+            return
+        mask = os.umask(0)  # the umask is read by setting it: put back at once
+        os.umask(mask)
+        mode = stat.S_IMODE(st.st_mode) if st else 0o666 & ~mask
+        folder, base = os.path.split(path)
+        fd, tmp = tempfile.mkstemp(prefix="." + base + ".tmp.", dir=folder or ".")
+    except OSError as e:
+        raise WriteFailed("cannot write %s: %s" % (path, e.strerror))
+    try:
+        with open(fd, "wb") as f:
+            own = os.fstat(f.fileno())
+            if not stat.S_ISREG(own.st_mode) or own.st_nlink != 1 or own.st_uid != os.geteuid():
+                raise WriteFailed("cannot write %s: its temporary file %s is not ours alone" % (path, tmp))
+            os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            now = os.lstat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and not stat.S_ISREG(now.st_mode):
+            raise WriteFailed("cannot write %s: it is no longer a regular file (not replaced)" % path)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise WriteFailed("cannot write %s: %s" % (path, e.strerror))
+    finally:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def main_of(run, prog, argv):
+    """run(argv)'s exit status, with the scripts' error contract: a first argument --as=NAME
+    starts error lines with NAME; a bad results file or output path is one line, exit 2; a
+    failed write, of a file or of stdout (a full disk, /dev/full), one line, exit 1."""
+    if len(argv) > 1 and argv[1].startswith("--as="):
+        prog = argv.pop(1)[len("--as="):]
+    try:
+        rc = run(argv)
+        sys.stdout.flush()
+        return rc
+    except BadInput as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 2
+    except WriteFailed as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 1
+    except OSError as e:
+        if e.filename is not None:
+            sys.stderr.write("%s: %s: %s\n" % (prog, e.filename, e.strerror))
+        else:
+            sys.stderr.write("%s: cannot write to stdout: %s\n" % (prog, e.strerror))
+            # what stdout still buffers goes nowhere: no second complaint at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 # The binaries' names and the first part of their rows' JSON names.
@@ -901,12 +1024,12 @@ def series_of(files, keys, point):
 def write_data(out_dir, name, series):
     """Writes NAME.dat into out_dir; returns its name, which the gnuplot script (run
     there) reads."""
-    with open(os.path.join(out_dir, name + ".dat"), "w") as f:
-        for s in series:
-            f.write("# %s\n" % dat_string(s.label))
-            for p in sorted(s.points):
-                f.write("%s %r %r %r\n" % p)
-            f.write("\n\n")
+    text = []
+    for s in series:
+        text.append("# %s\n" % dat_string(s.label))
+        text.extend("%s %r %r %r\n" % p for p in sorted(s.points))
+        text.append("\n\n")
+    write_output(os.path.join(out_dir, name + ".dat"), "".join(text))
     return name + ".dat"
 
 
@@ -1176,23 +1299,23 @@ def write_gain_data(path, bars, flavours):
     """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
     gain, left and right edges and figure; returns the blocks' (flavour, verdict)."""
     width = 0.8 / len(flavours)
-    blocks = []
-    with open(path, "w") as f:
-        for j, flavour in enumerate(flavours):
-            for sig, _, _ in FILLS:
-                f.write("# %s %s\n" % (flavour, dat_string(sig)))
-                n = 0
-                for g, by in enumerate(bars.values()):
-                    if flavour in by and by[flavour][1] == sig:
-                        x, v = g - 0.4 + width * (j + 0.5), by[flavour][0]
-                        # no figure inside the band: a change too small to matter
-                        text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
-                        f.write("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
-                        n += 1
-                if not n:
-                    f.write("nan nan nan nan \"\"\n")
-                f.write("\n\n")
-                blocks.append((flavour, sig))
+    blocks, out = [], []
+    for j, flavour in enumerate(flavours):
+        for sig, _, _ in FILLS:
+            out.append("# %s %s\n" % (flavour, dat_string(sig)))
+            n = 0
+            for g, by in enumerate(bars.values()):
+                if flavour in by and by[flavour][1] == sig:
+                    x, v = g - 0.4 + width * (j + 0.5), by[flavour][0]
+                    # no figure inside the band: a change too small to matter
+                    text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
+                    out.append("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
+                    n += 1
+            if not n:
+                out.append("nan nan nan nan \"\"\n")
+            out.append("\n\n")
+            blocks.append((flavour, sig))
+    write_output(path, "".join(out))
     return blocks
 
 
@@ -1278,13 +1401,11 @@ def plotdata(folder, out_dir):
             continue
         text = fn(files, keys, out_dir)
         if text:
-            with open(os.path.join(out_dir, name + ".gp"), "w") as f:
-                f.write(text)
+            write_output(os.path.join(out_dir, name + ".gp"), text)
             made.append(name)
     text = plot_gain(folder, out_dir)
     if text:
-        with open(os.path.join(out_dir, "gain.gp"), "w") as f:
-            f.write(text)
+        write_output(os.path.join(out_dir, "gain.gp"), text)
         made.append("gain")
     print(" ".join(made))
     return 0 if made else 1
@@ -1301,20 +1422,27 @@ def run(argv):
         return plotdata(argv[2], argv[3])
     if len(argv) in (3, 4) and argv[1] == "check":
         return check(argv[2:])
+    if len(argv) == 4 and argv[1] == "place":
+        return place(argv[2], argv[3])
     sys.stderr.write(__doc__)
     return 2
 
 
+def place(src, dest):
+    """Puts the file src (plot.sh's PNG, in its private folder) at dest as write_output
+    writes: whole or not at all, never through a link."""
+    try:
+        with open(src, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise WriteFailed("cannot read %s: %s" % (src, e.strerror))
+    write_output(dest, data)
+    return 0
+
+
 def main(argv):
     """--as=NAME first: the script whose name starts an error line (compare.sh, plot.sh)."""
-    prog = "results.py"
-    if len(argv) > 1 and argv[1].startswith("--as="):
-        prog = argv.pop(1)[len("--as="):]
-    try:
-        return run(argv)
-    except BadInput as e:
-        sys.stderr.write("%s: %s\n" % (prog, e))
-        return 2
+    return main_of(run, "results.py", argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
                                (run_all.sh --system runs each repetition on its own, the
                                systems in turn) into OUT, as --repetitions=N would write it
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
-results stops it: one line naming the file and what is wrong, exit 2.
+results stops it: one line naming the file and what is wrong, exit 2. Files are written as
+results.py's write_output writes them (a failed write: one line naming the file, exit 1).
 
 Every figure is results.py's: a row's p50, with repetitions the median of the repetitions'
 p50s (p99 and p999 likewise); significance is its U-test with Holm's correction over each
@@ -469,6 +470,13 @@ def flags_of(ctx):
     return re.sub(r"\s*\bsystem=\S*", "", str(ctx.get("flags", ""))).strip()
 
 
+def listed(ctx, each, one):
+    """A context's list of each repetition's value (merged runs), else its one value; a
+    list of another type is no list (a crafted file must not stop the report)."""
+    values = ctx.get(each)
+    return values if isinstance(values, list) and values else [ctx.get(one)]
+
+
 def run_section(folder):
     ctxs = folder.contexts()
     out = ["## The run", ""]
@@ -478,8 +486,8 @@ def run_section(folder):
                    "cpu_governor", "thp_enabled", "thp_shmem_enabled")))
     out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
         "git_commit", "build_type", "compiler", "build_flags")))
-    dates = sorted(d for _, _, c in ctxs for d in (c.get("repetition_dates") or [c.get("date")]) if d)
-    loads = [la[0] for _, _, c in ctxs for la in (c.get("repetition_load_avg") or [c.get("load_avg")])
+    dates = sorted(str(d) for _, _, c in ctxs for d in listed(c, "repetition_dates", "date") if d)
+    loads = [la[0] for _, _, c in ctxs for la in listed(c, "repetition_load_avg", "load_avg")
              if isinstance(la, list) and la and R.number(la[0])]
     out.append("- Measured: %s to %s; load average (1 min) at the start of the runs: %s to %s" % (
         dates[0] if dates else "?", dates[-1] if dates else "?",
@@ -554,10 +562,7 @@ def report(path):
         text += lines
     text += break_evens(folder, sections[1][1], sections[2][1], sections[3][1]) + plots_section(folder)
     out = os.path.join(path, "report.md")
-    tmp = out + ".partial"
-    with open(tmp, "w") as f:
-        f.write(re.sub(r"\n{3,}", "\n\n", "\n".join(text)).rstrip("\n") + "\n")
-    os.replace(tmp, out)
+    R.write_output(out, re.sub(r"\n{3,}", "\n\n", "\n".join(text)).rstrip("\n") + "\n")
     print(out)
     return 0
 
@@ -628,11 +633,8 @@ def merge(out, paths):
     rows = []
     for name, reps in by_name.items():
         rows += reps + (aggregates(name, reps) if len(reps) > 1 else [])
-    tmp = out + ".partial"
-    with open(tmp, "w") as f:
-        f.write('{\n  "context": %s,\n  "benchmarks": [\n%s\n  ]\n}\n' % (
-            json.dumps(ctx), ",\n".join("    " + json.dumps(b) for b in rows)))
-    os.replace(tmp, out)
+    R.write_output(out, '{\n  "context": %s,\n  "benchmarks": [\n%s\n  ]\n}\n' % (
+        json.dumps(ctx), ",\n".join("    " + json.dumps(b) for b in rows)))
     return 0
 
 
@@ -648,17 +650,7 @@ def run(argv):
 
 
 def main(argv):
-    prog = "verdict.py"
-    if len(argv) > 1 and argv[1].startswith("--as="):
-        prog = argv.pop(1)[len("--as="):]
-    try:
-        return run(argv)
-    except R.BadInput as e:
-        sys.stderr.write("%s: %s\n" % (prog, e))
-        return 2
-    except OSError as e:
-        sys.stderr.write("%s: cannot write %s: %s\n" % (prog, e.filename, e.strerror))
-        return 1
+    return R.main_of(run, "verdict.py", argv)
 
 
 if __name__ == "__main__":

@@ -188,18 +188,6 @@ int shmb_handoff_peer_start(uint64_t seed, size_t bytes, shmb_channel_t *ch, pid
     return 0;
 }
 
-/* Records how the reaped borrower ended, as the call "peer process". */
-static int peer_gone(pid_t pid, int st)
-{
-    char what[SHMB_ERROR_OBJECT_MAX];
-    if (WIFSIGNALED(st))
-        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)pid, WTERMSIG(st),
-                 strsignal(WTERMSIG(st)));
-    else
-        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)pid, WEXITSTATUS(st));
-    return shmb_error_record("peer process", EPIPE, what);
-}
-
 int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret)
 {
     if (*pid <= 0)
@@ -217,5 +205,5 @@ int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret)
     *pid = 0;
     if (got < 0)
         return shmb_error_record("waitpid", errno, "the borrower process");
-    return run_ret == -EPIPE || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? peer_gone(child, st) : 0;
+    return run_ret == -EPIPE || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? shmb_peer_record_end(child, st) : 0;
 }

@@ -267,19 +267,29 @@ static int reap(shmb_peer_t *peer, int flags)
     return 1;
 }
 
+int shmb_peer_record_end(pid_t pid, int status)
+{
+    char what[SHMB_ERROR_OBJECT_MAX];
+    int err = EPIPE;
+    if (status == -1) {
+        snprintf(what, sizeof(what), "pid %ld reaped elsewhere", (long)pid);
+    } else if (WIFSIGNALED(status)) {
+        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)pid, WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    } else if (WEXITSTATUS(status) == SHMB_SEGMENT_FAULT_EXIT) {
+        snprintf(what, sizeof(what), "pid %ld: a write into shared memory failed (SIGBUS), said on stderr", (long)pid);
+        err = ENOSPC;
+    } else {
+        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)pid, WEXITSTATUS(status));
+    }
+    shmb_error_record("peer process", err, what);
+    return -EPIPE;
+}
+
 /* Records how the reaped peer ended, as -EPIPE. */
 static int gone(const shmb_peer_t *peer)
 {
-    char what[SHMB_ERROR_OBJECT_MAX];
-    int st = peer->wait_status;
-    if (st == -1)
-        snprintf(what, sizeof(what), "pid %ld reaped elsewhere", (long)peer->pid);
-    else if (WIFSIGNALED(st))
-        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)peer->pid, WTERMSIG(st),
-                 strsignal(WTERMSIG(st)));
-    else
-        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)peer->pid, WEXITSTATUS(st));
-    return shmb_error_record("peer process", EPIPE, what);
+    return shmb_peer_record_end(peer->pid, peer->wait_status);
 }
 
 /* Waits for reply number n, checking the peer between slices. */

@@ -371,7 +371,7 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
          * (an allocator's own headers): a full /dev/shm, said as such. */
         ssize_t w = write(STDERR_FILENO, fault_line, fault_line_len);
         (void)w;
-        _exit(1);
+        _exit(SHMB_SEGMENT_FAULT_EXIT);
     }
     signal(sig, SIG_DFL);
     /* The signal again to this thread, then unblocked: the default action,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shmbench/file.h"
 #include "shmbench/rng.h"
 
 /* Sources: the models' config.json on Hugging Face.
@@ -185,12 +186,15 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t)
 
 int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id)
 {
+    errno = 0;
     int bad = fprintf(out, "{\"timestamp\": %llu, \"input_length\": %llu, \"output_length\": %llu, \"hash_ids\": [",
                       (unsigned long long)r->timestamp_ms, (unsigned long long)r->input_length,
                       (unsigned long long)r->output_length) < 0;
     for (uint64_t i = 0; i < r->hash_ids && !bad; i++)
         bad = fprintf(out, "%s%llu", i ? ", " : "", (unsigned long long)(first_hash_id + i)) < 0;
-    return bad || fputs("]}\n", out) == EOF ? -EIO : 0;
+    if (bad || fputs("]}\n", out) == EOF)
+        return errno ? -errno : -EIO;
+    return 0;
 }
 
 /* ---- the line parser: one JSON object of exactly the four fields ---- */
@@ -366,15 +370,9 @@ static int check_request(const shmb_workload_stream_t *s, size_t first, const sh
     return 0;
 }
 
-/* One line of the file (getline's buf, len bytes with its newline) into out. */
+/* One line of the file (len bytes, its newline left out) into out. */
 static int read_line(shmb_workload_stream_t *out, size_t first, char *buf, size_t len, shmb_workload_error_t *err)
 {
-    if (len > 0 && buf[len - 1] == '\n')
-        len--;
-    if (len > SHMB_WORKLOAD_MAX_LINE) {
-        snprintf(err->what, sizeof(err->what), "line longer than %d bytes", SHMB_WORKLOAD_MAX_LINE);
-        return -EINVAL;
-    }
     if (memchr(buf, '\0', len)) {
         snprintf(err->what, sizeof(err->what), "a NUL byte in the line");
         return -EINVAL;
@@ -391,22 +389,28 @@ static int read_line(shmb_workload_stream_t *out, size_t first, char *buf, size_
 int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err)
 {
     const size_t first = out->n;
-    char *buf = NULL;
-    size_t bufcap = 0;
-    ssize_t len;
-    int ret = 0;
     memset(err, 0, sizeof(*err));
-    errno = 0;
-    while ((max_requests == 0 || out->n - first < max_requests) && (len = getline(&buf, &bufcap, in)) >= 0) {
+    /* a line's whole room up front: no file, however long its lines, takes more */
+    char *buf = malloc(SHMB_WORKLOAD_MAX_LINE + 1);
+    if (!buf)
+        return -ENOMEM;
+    size_t len;
+    int ret = 0;
+    while ((max_requests == 0 || out->n - first < max_requests) &&
+           (ret = shmb_file_read_line(in, buf, SHMB_WORKLOAD_MAX_LINE + 1, &len)) > 0) {
         err->line++;
-        if ((ret = read_line(out, first, buf, (size_t)len, err)) < 0)
+        if ((ret = read_line(out, first, buf, len, err)) < 0)
             break;
     }
-    const int read_errno = errno;
     free(buf);
-    if (ret == 0 && ferror(in))
-        ret = read_errno > 0 && read_errno != EINVAL ? -read_errno : -EIO;
-    if (ret == 0 && out->n == first) {
+    if (ret == -E2BIG) {
+        err->line++;
+        snprintf(err->what, sizeof(err->what), "line longer than %d bytes", SHMB_WORKLOAD_MAX_LINE);
+        ret = -EINVAL;
+    }
+    if (ret == -EINVAL && !err->what[0])
+        ret = -EIO; /* the read's own EINVAL (a directory read on some systems) is not a bad line */
+    if (ret >= 0 && out->n == first) {
         err->line = 0;
         snprintf(err->what, sizeof(err->what), "no request in the trace (an empty file)");
         ret = -EINVAL;

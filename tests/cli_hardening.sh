@@ -112,16 +112,21 @@ if [ -c /dev/full ]; then
   [ "$rc" -eq 1 ] && grep -q "No space left on device" "$work/full.err" && ok || fail "--json_out=/dev/full: exit $rc"
   [ -c /dev/full ] && ok || fail "--json_out=/dev/full replaced the device"
 fi
-# success: the file is replaced, its mode kept; a link stays a link
+# success: the file is replaced, its mode kept
 echo keep >"$json"
 chmod 600 "$json"
-ln -sf "$json" "$work/link.json"
-"$alloc" "${quick[@]}" --json_out="$work/link.json" >/dev/null 2>&1 || fail "run with --json_out"
+"$alloc" "${quick[@]}" --json_out="$json" >/dev/null 2>&1 || fail "run with --json_out"
 "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$json" && ok || fail "--json_out is not JSON"
-[ -L "$work/link.json" ] && [ "$(stat -c %a "$json")" = 600 ] && ok || fail "--json_out: link or mode lost"
+[ "$(stat -c %a "$json")" = 600 ] && ok || fail "--json_out: mode lost"
 no_temp "success"
-"$alloc" "${quick[@]}" --format=csv --json_out=/dev/stdout >"$work/both.out" 2>/dev/null
-grep -q '"benchmarks"' "$work/both.out" && ok || fail "--json_out=/dev/stdout"
+# issue 25: a link to a file is refused, never replaced nor written through
+echo keep >"$work/target.json"
+ln -sf "$work/target.json" "$work/link.json"
+expect_usage_error "$alloc" json_out "${quick[@]}" --json_out="$work/link.json"
+[ -L "$work/link.json" ] && [ "$(cat "$work/target.json")" = keep ] && ok || fail "--json_out=LINK: link or target changed"
+# a link to a pipe (/dev/stdout into a pipe) is written through
+"$alloc" "${quick[@]}" --format=csv --json_out=/dev/stdout 2>/dev/null | cat >"$work/both.out"
+grep -q '"benchmarks"' "$work/both.out" && grep -q '^name,variant,' "$work/both.out" && ok || fail "--json_out=/dev/stdout"
 
 # --- 3: every signal whose default action ends the process cleans up -----
 signals=(USR1 USR2 ALRM PIPE VTALRM PROF XCPU TERM HUP RTMIN)
@@ -298,6 +303,87 @@ done
 [ "$(leftovers "${prefix}kept_")" -eq 3 ] && ok || fail "--cleanup=false kept $(leftovers "${prefix}kept_")"
 "$clean" --prefix "/${prefix}kept_" >/dev/null && [ "$(leftovers "${prefix}kept_")" -eq 0 ] && ok \
   || fail "clean_shm.sh left $(leftovers "${prefix}kept_") of a dead run"
+
+# --- issue 25: --write_trace never replaces a device, FIFO or link; bounded trace lines ---
+wl=(--workload=synthetic --requests=3 --shm_prefix=/$prefix)
+out25=$work/w25
+mkdir "$out25"
+no_temp25() { [ -z "$(ls -A "$out25" | grep '\.tmp')" ] && ok || fail "$1: temporary file left: $(ls -A "$out25")"; }
+# a device node stays one, exit 0; a full one: exit 1, one line naming the flag, the
+# file and the errno text. As root, nodes of our own (a build that replaced the node
+# would replace the machine's /dev/null); else /dev's, which we cannot replace.
+null=/dev/null
+full=/dev/full
+if [ "$(id -u)" -eq 0 ] && mknod -m 666 "$out25/null" c 1 3 2>/dev/null && mknod -m 666 "$out25/full" c 1 7; then
+  null=$out25/null
+  full=$out25/full
+fi
+"$transfer" "${wl[@]}" --write_trace="$null" >/dev/null 2>"$work/w.err"
+rc=$?
+[ "$rc" -eq 0 ] && [ -c "$null" ] && ok || fail "--write_trace=$null: exit $rc, now $(stat -c %F "$null"): $(cat "$work/w.err")"
+if [ -c "$full" ]; then
+  "$transfer" "${wl[@]}" --write_trace="$full" >/dev/null 2>"$work/w.err"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ "$(error_lines "$work/w.err")" -eq 1 ] \
+    && grep -q "writing --write_trace=$full failed: No space left on device" "$work/w.err" && [ -c "$full" ] && ok \
+    || fail "--write_trace=$full: exit $rc, now $(stat -c %F "$full"): $(cat "$work/w.err")"
+fi
+# a FIFO: its reader gets the trace, the FIFO stays
+mkfifo "$out25/fifo"
+timeout 10 cat "$out25/fifo" >"$work/fifo.out" &
+reader=$!
+"$transfer" "${wl[@]}" --write_trace="$out25/fifo" >/dev/null 2>"$work/w.err"
+rc=$?
+wait "$reader"
+[ "$rc" -eq 0 ] && [ -p "$out25/fifo" ] && [ "$(wc -l <"$work/fifo.out")" -eq 3 ] && ok \
+  || fail "--write_trace=FIFO: exit $rc, $(wc -l <"$work/fifo.out") lines read: $(cat "$work/w.err")"
+# a link to a file, a dangling link, a directory, a socket: refused in one line, left as they are
+echo keep >"$out25/target"
+ln -s "$out25/target" "$out25/link"
+ln -s "$out25/nowhere" "$out25/dangling"
+mkdir "$out25/dir"
+"$python" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$out25/sock"
+for f in link dangling dir sock; do
+  expect_usage_error "$transfer" write_trace "${wl[@]}" --write_trace="$out25/$f"
+done
+[ -L "$out25/link" ] && [ -L "$out25/dangling" ] && [ ! -e "$out25/nowhere" ] && [ -d "$out25/dir" ] && [ -S "$out25/sock" ] \
+  && [ "$(cat "$out25/target")" = keep ] && ok || fail "--write_trace: a refused name or a link's target changed: $(ls -l "$out25")"
+# a link planted at the old fixed temporary name is not written through
+ln -s "$out25/target" "$out25/trace.jsonl.tmp"
+"$transfer" "${wl[@]}" --write_trace="$out25/trace.jsonl" >/dev/null 2>"$work/w.err" \
+  && [ -f "$out25/trace.jsonl" ] && [ ! -L "$out25/trace.jsonl" ] && [ "$(wc -l <"$out25/trace.jsonl")" -eq 3 ] \
+  && [ "$(cat "$out25/target")" = keep ] && ok || fail "--write_trace beside a planted FILE.tmp link: $(cat "$work/w.err")"
+rm -f "$out25/trace.jsonl.tmp" "$out25/sock"
+no_temp25 "--write_trace"
+# --json_out would stay empty: refused with --write_trace
+expect_usage_error "$transfer" json_out "${wl[@]}" --write_trace="$out25/t2.jsonl" --json_out="$out25/j.json"
+[ ! -e "$out25/t2.jsonl" ] && [ ! -e "$out25/j.json" ] && ok || fail "--write_trace with --json_out wrote a file"
+no_temp25 "--write_trace with --json_out"
+# a full file system at run time: what failed, not "invalid --write_trace"; the old file intact
+if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
+  unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=64k tmpfs "$1" && echo keep >"$1/t.jsonl" &&
+    "$0" --workload=synthetic --requests=2000 --shm_prefix="$2" --write_trace="$1/t.jsonl" >/dev/null 2>"$3"
+    rc=$?; [ "$(cat "$1/t.jsonl")" = keep ] && [ "$(ls -A "$1")" = t.jsonl ] || rc=99; exit "$rc"' \
+    "$transfer" "$out25" "/$prefix" "$work/w.err"
+  rc=$?
+  [ "$rc" -eq 1 ] && [ "$(error_lines "$work/w.err")" -eq 1 ] \
+    && grep -q "writing --write_trace=$out25/t.jsonl failed: No space left on device" "$work/w.err" && ok \
+    || fail "--write_trace on a full file system: exit $rc: $(cat "$work/w.err")"
+else
+  skip_case "not root or no private mount namespace: --write_trace on a full file system"
+fi
+# a trace of one endless line: exit 2 once the limit is passed, in bounded memory (in a
+# 512 MiB address space, so that a build reading the whole line cannot take the
+# machine's memory: it failed there, said as an empty trace)
+timeout 20 prlimit --as=536870912 "$transfer" --workload=/dev/zero --shm_prefix=/$prefix >/dev/null 2>"$work/w.err"
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$work/w.err")" -eq 1 ] && grep -q "^shm_transfer_bench: /dev/zero:1: line longer than 65536 bytes$" "$work/w.err" \
+  && ok || fail "--workload=/dev/zero: exit $rc: $(cat "$work/w.err")"
+# the same for a flagfile
+timeout 20 prlimit --as=536870912 "$alloc" --flagfile=/dev/zero >/dev/null 2>"$work/w.err"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "invalid --flagfile=/dev/zero: a line longer than 65536 bytes" "$work/w.err" && ok \
+  || fail "--flagfile=/dev/zero: exit $rc: $(cat "$work/w.err")"
 
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left: $(ls /dev/shm | grep "^$prefix")"
 finish

@@ -109,6 +109,109 @@ mkdir "$work/swapped"
 cp "$a/transfer.json" "$work/swapped/lookup.json"
 expect_bad "compare.sh: folders whose lookup.json share no row" "$work/swapped/lookup.json" "$src/scripts/compare.sh" "$a" "$work/swapped"
 
+# --- issue 25: every file the scripts write, and their stdout ----------------
+# a string where a number goes: one line naming the file and the field, exit 2
+cp -r "$fixtures/sys" "$work/many"
+/usr/bin/python3 - "$work/many/lookup_mooncake.json" <<'EOF_MANY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    b["iterations"] = "many"
+json.dump(d, open(sys.argv[1], "w"))
+EOF_MANY
+for s in report compare plot; do
+  expect_bad "$s.sh: iterations a string" "$work/many/lookup_mooncake.json" "$src/scripts/$s.sh" "$work/many"
+  grep -q "iterations 'many', not a count" "$work/bad.err" && ok || fail "$s.sh: the field not named: $(cat "$work/bad.err")"
+done
+# a link at an output, or at the old fixed temporary name: never written through; a link
+# or directory at the output refused in one line, exit 2, left as it was
+rep=$work/rep
+cp -r "$fixtures/sys" "$rep"
+echo keep >"$work/victim"
+ln -s "$work/victim" "$rep/report.md.partial"
+"$src/scripts/report.sh" "$rep" >/dev/null 2>"$work/rep.err" && [ -f "$rep/report.md" ] && [ ! -L "$rep/report.md" ] \
+  && [ "$(cat "$work/victim")" = keep ] && ok || fail "report.sh beside a planted report.md.partial link: $(cat "$work/rep.err")"
+rm "$rep/report.md.partial"
+cp "$rep/report.md" "$work/report.whole"
+expect_output_refused() {
+  local what=$1 path=$2 rc
+  shift 2
+  "$@" >/dev/null 2>"$work/ref.err"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/ref.err")" -eq 1 ] && grep -qF "$path" "$work/ref.err" && ok \
+    || fail "$what: exit $rc: $(cat "$work/ref.err")"
+}
+mv "$rep/report.md" "$rep/report.real"
+ln -s "$work/victim" "$rep/report.md"
+expect_output_refused "report.sh: report.md a link" "$rep/report.md" "$src/scripts/report.sh" "$rep"
+[ -L "$rep/report.md" ] && [ "$(cat "$work/victim")" = keep ] && ok || fail "report.sh: the link at report.md or its target changed"
+rm "$rep/report.md"
+mkdir "$rep/report.md"
+expect_output_refused "report.sh: report.md a directory" "$rep/report.md" "$src/scripts/report.sh" "$rep"
+rmdir "$rep/report.md"
+ln -s "$work/victim" "$work/merged.json"
+expect_output_refused "verdict.py merge: OUT a link" "$work/merged.json" /usr/bin/python3 "$src/scripts/verdict.py" merge \
+  "$work/merged.json" "$work/ctx/lookup_mooncake.json"
+[ "$(cat "$work/victim")" = keep ] && ok || fail "verdict.py merge wrote through a link"
+cp -r "$work/ctx" "$work/plotted"
+rm -f "$work/plotted/transfer.png"
+ln -s "$work/victim" "$work/plotted/transfer.png"
+expect_output_refused "plot.sh: transfer.png a link" "$work/plotted/transfer.png" "$src/scripts/plot.sh" "$work/plotted"
+[ "$(cat "$work/victim")" = keep ] && [ -L "$work/plotted/transfer.png" ] && ok || fail "plot.sh wrote through or replaced a link"
+[ -z "$(ls -A "$rep" "$work/plotted" | grep '\.tmp\.')" ] && ok || fail "a temporary file left: $(ls -A "$rep" "$work/plotted")"
+# two report.sh at once on one folder: both exit 0, the report whole (private temporaries,
+# the last rename wins)
+for round in 1 2; do
+  pids=()
+  for k in 1 2; do
+    "$src/scripts/report.sh" "$rep" >/dev/null 2>"$work/conc.$k.err" &
+    pids+=($!)
+  done
+  for k in 1 2; do
+    wait "${pids[$((k - 1))]}" || fail "report.sh at once (round $round): exit $?: $(cat "$work/conc.$k.err")"
+  done
+  cmp -s "$rep/report.md" "$work/report.whole" && ok || fail "report.sh at once (round $round): report.md is not a whole report"
+done
+[ -z "$(ls -A "$rep" | grep -v '\.json$\|^report\.md$\|^report\.real$')" ] && ok || fail "report.sh at once left: $(ls -A "$rep")"
+# stdout that cannot be written (/dev/full): one line, non-zero, no traceback
+if [ -c /dev/full ]; then
+  while IFS='|' read -r what cmd; do
+    # shellcheck disable=SC2086
+    eval "$cmd" >/dev/full 2>"$work/full.err"
+    rc=$?
+    [ "$rc" -ne 0 ] && [ "$(wc -l <"$work/full.err")" -eq 1 ] && ! grep -q Traceback "$work/full.err" && ok \
+      || fail "$what >/dev/full: exit $rc, $(wc -l <"$work/full.err") lines: $(head -3 "$work/full.err")"
+  done <<EOF_FULL
+compare.sh DIR|"$src/scripts/compare.sh" "$fixtures/sys"
+compare.sh A B|"$src/scripts/compare.sh" "$fixtures/a" "$fixtures/a"
+compare.sh FILE FILE|"$src/scripts/compare.sh" "$fixtures/a/lookup.json" "$fixtures/a/lookup.json"
+report.sh|"$src/scripts/report.sh" "$rep"
+plot.sh|"$src/scripts/plot.sh" "$work/ctx"
+EOF_FULL
+  if [ -f /usr/share/benchmark/compare.py ]; then
+    "$src/scripts/compare.sh" --verbose "$fixtures/a/lookup.json" "$fixtures/a/lookup.json" >/dev/full 2>"$work/full.err"
+    rc=$?
+    [ "$rc" -ne 0 ] && [ "$(wc -l <"$work/full.err")" -eq 1 ] && ! grep -q Traceback "$work/full.err" && ok \
+      || fail "compare.sh --verbose >/dev/full: exit $rc: $(head -3 "$work/full.err")"
+  fi
+fi
+# a full file system: the message names report.md, nothing is left, the old report stays
+if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
+  mkdir "$work/fullfs"
+  unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=256k tmpfs "$1" &&
+    cp "$2"/lookup_*.json "$1"/ && "$3/scripts/report.sh" "$1" >/dev/null && cp "$1/report.md" "$4" &&
+    { head -c 1m /dev/zero >"$1/filler" 2>/dev/null; true; } &&
+    "$3/scripts/report.sh" "$1" >/dev/null 2>"$5"
+    rc=$?; cmp -s "$1/report.md" "$4" && [ -z "$(ls -A "$1" | grep -v "\.json$\|^report\.md$\|^filler$")" ] || rc=99
+    exit "$rc"' _ "$work/fullfs" "$fixtures/sys" "$src" "$work/fullfs.old" "$work/fullfs.err" 2>&1
+  rc=$?
+  [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/fullfs.err")" -eq 1 ] \
+    && grep -qF "report.sh: cannot write $work/fullfs/report.md: No space left on device" "$work/fullfs.err" && ok \
+    || fail "report.sh on a full file system: exit $rc: $(cat "$work/fullfs.err")"
+else
+  skip_case "not root or no private mount namespace: report.sh on a full file system"
+fi
+
 # --- clean_shm.sh: dot names; only regular files of ours -------------------
 shm=$work/shm
 mkdir "$shm"

@@ -39,6 +39,8 @@ enum {
     OP_POSITIVE,     /* returns 5 (taken as success) with result 9 */
     OP_STALL,        /* marks the data area's flag, then waits for signals forever */
     OP_EXIT,         /* _exit(arg0) */
+    OP_FAULT,        /* with the signal cleanup and a fault line (stderr to /dev/null), writes into a
+                      * mapping past its file's end: SIGBUS BUS_ADRERR, as a full tmpfs gives */
     OP_REGISTRY,     /* results: names registered, names shmb_segment_unlink_all unlinked */
     OP_CREATE,       /* creates a segment with prefix name, left registered; its name into data */
     OP_BLOCK_DEATH,  /* blocks SHMB_PEER_DEATH_SIGNAL: only the getppid() check is left */
@@ -125,6 +127,16 @@ static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t dat
             pause();
     case OP_EXIT:
         _exit((int)cmd->arg[0]);
+    case OP_FAULT: {
+        int null = open("/dev/null", O_WRONLY);
+        int fd = memfd_create("fault", 0);
+        char *p = fd >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+        if (null < 0 || p == MAP_FAILED || dup2(null, STDERR_FILENO) < 0 ||
+            shmb_segment_install_signal_cleanup() != 0 || shmb_segment_set_fault_line("test: no space") != 0)
+            _exit(9);
+        *(volatile char *)p = 1;
+        _exit(10);
+    }
     case OP_REGISTRY:
         result[0] = shmb_segment_registered();
         result[1] = shmb_segment_unlink_all();
@@ -422,6 +434,19 @@ static void test_peer_ends_between_calls(void **state)
     snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)pid);
     assert_string_equal(shmb_error_last()->object, expect);
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
+    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
+    assert_nothing_left(pid, getpid());
+
+    /* Out of shared memory outside a guard: its fault line said so, and the
+     * record says it did (ENOSPC), so the owner need not say it again. */
+    start(&peer, 0);
+    pid = peer.pid;
+    cmd = command(OP_FAULT, NULL);
+    assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
+    assert_string_equal(shmb_error_last()->call, "peer process");
+    assert_int_equal(shmb_error_last()->err, ENOSPC);
+    assert_non_null(strstr(shmb_error_last()->object, "(SIGBUS)"));
+    assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == SHMB_SEGMENT_FAULT_EXIT);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     assert_nothing_left(pid, getpid());
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -256,6 +257,34 @@ static void test_read_errors(void **state)
     huge[n + big - 1] = '\n';
     expect_line_error(huge, (size_t)n + big, 2, "line longer than 65536 bytes");
     free(huge);
+}
+
+/* A file of one endless line (/dev/zero) is refused once the line passes
+ * the limit, in bounded memory: in a child whose address space is capped
+ * (a read of the whole line failed there with ENOMEM, said as "no request"). */
+static void test_read_endless_line(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* 256 MiB above what is mapped now (a sanitizer maps terabytes) */
+        FILE *statm = fopen("/proc/self/statm", "r");
+        unsigned long pages = 0;
+        if (!statm || fscanf(statm, "%lu", &pages) != 1)
+            _exit(2);
+        fclose(statm);
+        const rlim_t cap = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (256u << 20);
+        struct rlimit lim = {cap, cap};
+        FILE *zero = fopen("/dev/zero", "r");
+        shmb_workload_stream_t s = {0};
+        shmb_workload_error_t err;
+        if (!zero || setrlimit(RLIMIT_AS, &lim) != 0)
+            _exit(2);
+        int ret = shmb_workload_read(zero, 0, &s, &err);
+        _exit(ret == -EINVAL && err.line == 1 && strstr(err.what, "line longer than 65536 bytes") ? 0 : 1);
+    }
+    shmb_test_reap_ok(pid);
 }
 
 /* Good lines are read in order; max_requests stops early; a last line
@@ -541,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_read_endless_line),
         cmocka_unit_test(test_read_good_and_round_trip),
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_replay_rows),

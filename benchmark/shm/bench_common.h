@@ -129,7 +129,8 @@ std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names)
 
 // If `ret` is the death of the peer process (-EPIPE, recorded in `err` as the
 // call "peer process" with what ended it): unlinks our segments, one line
-// "<program>: the peer process died: <what>; nothing is left behind", exit 1.
+// "<program>: the peer process died: <what>; nothing is left behind", exit 1
+// (no line when the peer ran out of shared memory: its fault line said it).
 // Otherwise returns. Call it once the peer is stopped.
 void ExitIfPeerDied(int ret, const shmb_error_t& err);
 
@@ -203,6 +204,18 @@ shmb_backing_config_t Backing(const std::string& name, int64_t hugepage_kb, bool
 void CheckOpenFiles(const char* flag, uint64_t segments);
 
 // --- output.cc -----------------------------------------------------------------
+
+// Opens FILE, the value of --flag, for output (shmbench/file.h): a symbolic
+// link to neither a device nor a FIFO, a directory, a socket or a block
+// device, or a FILE that cannot be created, is FlagError's exit 2.
+void OpenOutput(const char* flag, const std::string& path, shmb_file_out_t* out);
+
+// Ends an output opened by OpenOutput, whose writes returned `written` (0
+// or the -errno of the first that failed): renamed into place or flushed to
+// its device; a failed write, fsync, close or rename is one line naming
+// --flag=FILE and the errno text, exit 1 (the temporary file removed, FILE
+// as it was).
+void CommitOutput(const char* flag, const std::string& path, shmb_file_out_t* out, int written);
 
 // Fills the parts of a report that every binary shares (context, flags,
 // repetitions, CPU) and writes the rows to stdout in --format, and as JSON

@@ -68,6 +68,8 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err)
     if (ret != -EPIPE || !err.call || std::strcmp(err.call, "peer process") != 0)
         return;
     shmb_segment_unlink_all();
+    if (err.err == ENOSPC)  // its fault line said why: one line, not two
+        std::exit(1);
     std::fprintf(stderr, "%s: the peer process died: %s; nothing is left behind\n", g_run.program.c_str(),
                  err.object);
     std::exit(1);

@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "bench_common.h"
@@ -81,6 +80,8 @@ bool ParsesAs(const std::string& type, const std::string& value)
 // --tryfromenv) goes through these checks first, so that a bad or unknown
 // flag exits 2 with one line naming it, as gflags itself would not (exit 1,
 // or silence for an unknown flag in a flagfile).
+constexpr size_t kFlagfileLineMax = 65536;
+
 class ArgChecker {
 public:
     // Checks argv[i] (and argv[i + 1] when it is the value); returns how
@@ -164,11 +165,15 @@ private:
         std::stringstream list(files);
         std::string file;
         while (std::getline(list, file, ',')) {
-            std::ifstream in(file);
+            FILE* in = std::fopen(file.c_str(), "re");
             if (!in)
                 Bad("flagfile", file, std::string("cannot be read: ") + std::strerror(errno), "");
-            std::string line, where;
-            for (int n = 1; std::getline(in, line); n++) {
+            // a line is read into this much room, never more (--flagfile=/dev/zero)
+            std::vector<char> buf(kFlagfileLineMax + 1);
+            size_t len = 0;
+            int ret;
+            for (int n = 1; (ret = shmb_file_read_line(in, buf.data(), buf.size(), &len)) > 0; n++) {
+                std::string line(buf.data(), len), where;
                 size_t start = line.find_first_not_of(" \t");
                 if (start == std::string::npos || line[start] == '#')
                     continue;
@@ -176,6 +181,11 @@ private:
                 where = " (line " + std::to_string(n) + " of --flagfile=" + Printable(file) + ")";
                 Check(line, nullptr, where);
             }
+            std::fclose(in);
+            if (ret == -E2BIG)
+                Bad("flagfile", file, "a line longer than " + std::to_string(kFlagfileLineMax) + " bytes", "");
+            if (ret < 0)
+                Bad("flagfile", file, std::string("cannot be read: ") + std::strerror(-ret), "");
         }
         depth_--;
     }

@@ -1,18 +1,15 @@
 // Where the results go: the rows to stdout in --format, and the same rows
-// as JSON to --json_out, which changes only once it is complete (written to
-// a temporary file, renamed into place at the end); and the report's system
+// as JSON to --json_out, which changes only once it is complete
+// (shmbench/file.h: a temporary file renamed over a regular FILE at the end,
+// or a device or FIFO written straight through); and the report's system
 // line, which two mains share.
 #include <gflags/gflags.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "bench_common.h"
 #include "bench_internal.h"
@@ -23,10 +20,7 @@ using internal::g_run;
 
 namespace {
 
-FILE* g_json_out;
-std::string g_json_tmp;     // --json_out is written here, renamed into place on success
-std::string g_json_target;  // where it is renamed to ("": written directly)
-int g_json_tmp_id = -1;     // its id among the files a signal removes
+shmb_file_out_t g_json;  // --json_out while open (g_json.f: NULL without one)
 
 [[noreturn]] void WriteFailed(const std::string& what, int err, const char* hint)
 {
@@ -36,71 +30,50 @@ int g_json_tmp_id = -1;     // its id among the files a signal removes
     std::exit(1);
 }
 
-// Writes the JSON, closes the file and renames it into place: 0 or -errno.
-int FinishJson(const shmb_report_t* report, const shmb_rows_t* rows)
+}  // namespace
+
+void OpenOutput(const char* flag, const std::string& path, shmb_file_out_t* out)
 {
-    errno = 0;
-    int ret = shmb_report_write(g_json_out, SHMB_FORMAT_JSON, report, rows);
-    if (std::fclose(g_json_out) != 0 && ret == 0)
-        ret = -errno;
-    g_json_out = nullptr;
-    if (ret == 0 && !g_json_tmp.empty() && std::rename(g_json_tmp.c_str(), g_json_target.c_str()) != 0)
-        ret = -errno;
-    return ret;
+    int ret = shmb_file_out_open(path.c_str(), out);
+    switch (ret) {
+    case 0:
+        return;
+    case -ELOOP:
+        FlagError(flag, internal::Printable(path),
+                  "a symbolic link to neither a device nor a FIFO: refused (replacing it would lose the link, "
+                  "writing through it would write elsewhere); name the file itself");
+    case -EISDIR:
+        FlagError(flag, internal::Printable(path), "names a directory, not a file");
+    case -EINVAL:
+        FlagError(flag, internal::Printable(path),
+                  "neither a regular file, a character device nor a FIFO (a socket, a block device?): refused");
+    default:
+        FlagError(flag, internal::Printable(path), std::string("cannot be written: ") + std::strerror(-ret));
+    }
 }
 
-}  // namespace
+void CommitOutput(const char* flag, const std::string& path, shmb_file_out_t* out, int written)
+{
+    const bool replace = out->replace;  // a file of ours, not a device: its directory may be at fault
+    int ret = written;
+    if (ret < 0)
+        shmb_file_out_abort(out);
+    else
+        ret = shmb_file_out_commit(out);
+    if (ret < 0)
+        WriteFailed("--" + std::string(flag) + "=" + internal::Printable(path), -ret,
+                    ret == -EEXIST ? " (it is no longer a regular file: not replaced)"
+                    : replace      ? "; check the directory exists, is writable and has space"
+                                   : "");
+}
 
 namespace internal {
 
-// --json_out: a temporary file beside FILE (so the final rename stays on one
-// file system), removed by any failure or signal, renamed into place only
-// once the results are written; FILE itself is untouched until then. A FILE
-// that exists and is not a regular file (a device, a FIFO, /dev/stdout) is
-// written directly: renaming over it would replace it. A symbolic link is
-// followed, and an existing file's permissions are kept.
+// --json_out is opened before anything is measured, so that a FILE that
+// cannot be written is a bad flag value (exit 2), not a run's failure.
 void OpenJsonOut()
 {
-    const std::string& path = FLAGS_json_out;
-    struct stat st;
-    bool exists = stat(path.c_str(), &st) == 0;
-    if (exists && S_ISDIR(st.st_mode))
-        FlagError("json_out", path, "names a directory, not a file");
-    if (exists && !S_ISREG(st.st_mode)) {
-        if (!(g_json_out = std::fopen(path.c_str(), "w")))
-            FlagError("json_out", path, std::string("cannot be written: ") + std::strerror(errno));
-        return;
-    }
-    char* real = exists ? realpath(path.c_str(), nullptr) : nullptr;
-    g_json_target = real ? real : path;
-    std::free(real);
-    size_t slash = g_json_target.find_last_of('/');
-    std::string dir = slash == std::string::npos ? "" : g_json_target.substr(0, slash + 1);
-    std::string base = slash == std::string::npos ? g_json_target : g_json_target.substr(slash + 1);
-    if (base.empty())
-        FlagError("json_out", path, "names a directory, not a file");
-    std::string pattern = dir + "." + base + ".tmp.XXXXXX";
-    std::vector<char> tmp(pattern.begin(), pattern.end());
-    tmp.push_back('\0');
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);  // no signal between create and track
-    int fd = mkstemp(tmp.data());
-    int err = errno;
-    if (fd >= 0)
-        g_json_tmp_id = shmb_segment_track_file(tmp.data());
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (fd < 0)
-        FlagError("json_out", path, std::string("cannot be written: ") + std::strerror(err));
-    g_json_tmp = tmp.data();
-    mode_t mask = umask(0);
-    umask(mask);
-    mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~mask;
-    if (fchmod(fd, mode) != 0 || !(g_json_out = fdopen(fd, "w"))) {
-        err = errno;
-        close(fd);
-        FlagError("json_out", path, std::string("cannot be written: ") + std::strerror(err));
-    }
+    OpenOutput("json_out", FLAGS_json_out, &g_json);
 }
 
 }  // namespace internal
@@ -124,14 +97,10 @@ void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
     int ret = shmb_report_write(stdout, format, report, rows);
     if (ret < 0)
         WriteFailed("the results to stdout", -ret, "");
-    if (!g_json_out)
+    if (!g_json.f)
         return;
-    ret = FinishJson(report, rows);
-    if (ret < 0)
-        WriteFailed("--json_out=" + internal::Printable(FLAGS_json_out), -ret,
-                    "; check the directory exists, is writable and has space");
-    shmb_segment_untrack_file(g_json_tmp_id);
-    g_json_tmp_id = -1;
+    errno = 0;
+    CommitOutput("json_out", FLAGS_json_out, &g_json, shmb_report_write(g_json.f, SHMB_FORMAT_JSON, report, rows));
 }
 
 const char* SystemLine(shmb_mooncake_path_t mooncake_path)

@@ -128,24 +128,18 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
     };
 }
 
-// --write_trace: the stream as a trace file (a temporary file renamed into
-// place, so that a failed write leaves no half file).
-int WriteTrace(const shmb_workload_stream_t& stream)
+// --write_trace: the stream as a trace file, into the output opened before
+// the stream was read (a bad FILE is a bad flag value, exit 2); a failed
+// write is exit 1 naming FILE, which stays as it was.
+int WriteTrace(const shmb_workload_stream_t& stream, shmb_file_out_t* out)
 {
-    const std::string tmp = FLAGS_write_trace + ".tmp";
-    FILE* out = std::fopen(tmp.c_str(), "w");
-    if (!out)
-        shmb::FlagError("write_trace", FLAGS_write_trace, std::string("cannot be written: ") + std::strerror(errno));
     uint64_t next_id = 0;
     int ret = 0;
     for (size_t i = 0; i < stream.n && ret == 0; i++) {
-        ret = shmb_workload_write_line(out, &stream.v[i], next_id);
+        ret = shmb_workload_write_line(out->f, &stream.v[i], next_id);
         next_id += stream.v[i].hash_ids;
     }
-    if (std::fclose(out) != 0 || ret < 0 || std::rename(tmp.c_str(), FLAGS_write_trace.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        shmb::FlagError("write_trace", FLAGS_write_trace, "writing it failed (no space, or no permission?)");
-    }
+    CommitOutput("write_trace", FLAGS_write_trace, out, ret);
     return 0;
 }
 
@@ -214,10 +208,18 @@ int RunWorkload(const std::string& methods)
     wc.shm_prefix = FLAGS_shm_prefix.c_str();
     const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
 
+    shmb_file_out_t trace = {};
+    if (!FLAGS_write_trace.empty()) {
+        // the run writes the stream and ends: a JSON file would stay empty
+        if (!FLAGS_json_out.empty())
+            shmb::FlagError("json_out", shmb::internal::Printable(FLAGS_json_out),
+                            "cannot be combined with --write_trace, which writes the stream and measures nothing");
+        OpenOutput("write_trace", FLAGS_write_trace, &trace);
+    }
     shmb_workload_stream_t stream = {};
     ReadStream(&stream, requests);
-    if (!FLAGS_write_trace.empty())
-        return WriteTrace(stream);
+    if (trace.f)
+        return WriteTrace(stream, &trace);
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),

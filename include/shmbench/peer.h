@@ -173,6 +173,14 @@ int shmb_peer_stop(shmb_peer_t *peer);
  * with SHMB_PEER_EXIT_ORPHANED. Returns 0, or -errno (sigaction, prctl). */
 int shmb_peer_watch_owner(pid_t owner);
 
+/* Records how a reaped peer ended (status: waitpid's; -1: reaped elsewhere)
+ * as the call "peer process", what ended it as its object ("pid N killed by
+ * signal 9 (Killed)"), and returns -EPIPE. The recorded errno is EPIPE, or
+ * ENOSPC when the peer exited with SHMB_SEGMENT_FAULT_EXIT: it ran out of
+ * shared memory outside a guarded write and its fault line said so on
+ * stderr already (shmb_segment_set_fault_line), so the caller need not. */
+int shmb_peer_record_end(pid_t pid, int status);
+
 #ifdef __cplusplus
 }
 #endif

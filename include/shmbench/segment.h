@@ -159,6 +159,10 @@ int shmb_segment_install_signal_cleanup(void);
  * -ENAMETOOLONG (SHMB_SEGMENT_FAULT_LINE_MAX bytes or more). */
 int shmb_segment_set_fault_line(const char *line);
 
+/* The status the SIGBUS handler exits with after the fault line (a peer that
+ * exits so has said why: shmb_peer_record_end). */
+#define SHMB_SEGMENT_FAULT_EXIT 1
+
 /* Unlinks every registered segment and tracked file now (for fatal-error
  * paths). Async-signal safe. Returns how many names were unlinked. */
 size_t shmb_segment_unlink_all(void);

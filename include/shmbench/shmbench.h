@@ -28,6 +28,7 @@
 #include "shmbench/clock.h"
 #include "shmbench/copy.h"
 #include "shmbench/error.h"
+#include "shmbench/file.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/handoff_bench.h"

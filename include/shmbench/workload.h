@@ -155,7 +155,8 @@ int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request
 int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err);
 
 /* Writes request r as one line of Mooncake's format, its hash ids
- * first_hash_id, first_hash_id + 1, ... Returns 0 or -EIO. */
+ * first_hash_id, first_hash_id + 1, ... Returns 0 or the failed write's
+ * -errno (-EIO when it set none). */
 int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id);
 
 /* ---- the run ---- */
