@@ -55,23 +55,50 @@ alive() {
 
 # start_peer_run SEGMENTS PREFIX BIN ARGS...: starts BIN ARGS... (a
 # --peer_process run long enough to be killed midway) in the background:
-# $owner, and $peer_pid once the owner has forked it and more than SEGMENTS
-# segments are under PREFIX (the control segment alone, on a backing without
-# names; a buffer too, on tmpfs).
+# $owner, and $peer_pid once more than SEGMENTS segments are under PREFIX
+# (the control segment alone, on a backing without names; a buffer too, on
+# tmpfs) and the owner has forked the peer; $peer_pid is empty if it never
+# did. The segments are counted first and the child must be a fork of the
+# owner (the same program): a child asked for before the count could be the
+# shell of sysinfo's popen at start, gone by then, so that the test's kill
+# missed the peer and the run went on until ctest's timeout killed both
+# (SIGKILL, nothing unlinked: the control segment was left in /dev/shm).
 start_peer_run() {
-  local segments=$1 prefix=$2 bin=$3
+  local segments=$1 prefix=$2 bin=$3 child
   shift 3
   "$bin" "$@" >/dev/null 2>"$work/dead.err" &
   owner=$!
   peer_pid=
   for _ in $(seq 250); do
-    # asked again each time: a child seen before the segments (the shell of
-    # sysinfo's popen at start) is not the peer
-    peer_pid=$(pgrep -P "$owner" | head -1)
-    [ -n "$peer_pid" ] && [ "$(leftovers "$prefix")" -gt "$segments" ] && break
+    if [ "$(leftovers "$prefix")" -gt "$segments" ]; then
+      child=$(pgrep -P "$owner" | head -1)
+      if [ -n "$child" ] && [ "$(readlink "/proc/$child/exe")" = "$(readlink "/proc/$owner/exe")" ]; then
+        peer_pid=$child
+        break
+      fi
+    fi
     sleep 0.02
   done
   sleep 0.3 # measuring by then
+}
+
+# wait_run PID SECONDS: the exit status of PID, a run of ours started in the
+# background, once it ends; one still running after SECONDS (it missed its
+# cue) is ended with SIGTERM, whose cleanup unlinks its segments (its peer,
+# orphaned, unlinks them too), and then 124: a test never waits for a long
+# run until ctest's timeout SIGKILLs the run and its peer, which nothing
+# survives to clean up after.
+wait_run() {
+  local pid=$1 deadline=$(($(date +%s) + $2))
+  while alive "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.02; done
+  if alive "$pid"; then
+    kill -TERM "$pid"
+    for _ in $(seq 250); do alive "$pid" || break; sleep 0.02; done
+    alive "$pid" && kill -KILL "$pid"
+    wait "$pid" 2>/dev/null
+    return 124
+  fi
+  wait "$pid"
 }
 
 # check_peer_deaths PREFIX BIN ARGS...: the peer SIGKILLed, the owner exits 1
@@ -84,13 +111,12 @@ check_peer_deaths() {
   start_peer_run 1 "$@"
   if [ -z "$peer_pid" ]; then
     fail "$name: no peer process under the owner"
-    kill -9 "$owner"
-    wait "$owner" 2>/dev/null
+    wait_run "$owner" 0
     return
   fi
   t0=$(date +%s%N)
   kill -9 "$peer_pid"
-  wait "$owner"
+  wait_run "$owner" 10
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
   [ "$rc" -eq 1 ] && [ "$ms" -lt 1500 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \

@@ -18,7 +18,13 @@ thp_file=/sys/kernel/mm/transparent_hugepage/shmem_enabled
 nr_file=/proc/sys/vm/nr_hugepages
 old_thp=$(grep -o '\[[a-z_]*\]' "$thp_file" 2>/dev/null | tr -d '[]')
 old_nr=$(cat "$nr_file" 2>/dev/null)
+# A run still going (the test ended early) is ended, so that its cleanup
+# runs; then a segment of ours still there is removed (the check before
+# finish failed for it).
 restore() {
+  local job
+  for job in $(jobs -p); do wait_run "$job" 0; done
+  rm -f /dev/shm/"$prefix"*
   [ -n "$old_thp" ] && [ -w "$thp_file" ] && echo "$old_thp" >"$thp_file"
   [ -n "$raised" ] && echo "$old_nr" >"$nr_file"
   rm -rf "$work"
@@ -83,8 +89,8 @@ for b in "${backings[@]}"; do
   clean "$held0" && ok || fail "$b SIGTERM: huge pages held $(hugepages_held), $held0 before"
   # the peer that received the descriptors killed midway: one line, exit 1, nothing left
   start_peer_run 0 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
-  kill -9 "$peer_pid"
-  wait "$owner"
+  [ -n "$peer_pid" ] && kill -9 "$peer_pid"
+  wait_run "$owner" 10
   rc=$?
   [ "$rc" -eq 1 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \
     && grep -q "the peer process died: pid $peer_pid killed by signal 9 (Killed); nothing is left behind" "$work/dead.err" \
@@ -157,4 +163,6 @@ else
   skip_case "full /dev/shm: needs root and unshare -m"
 fi
 
+# nothing of ours left by any case, whether or not its own check ran
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "left in /dev/shm: $(ls /dev/shm | grep "^$prefix" | tr '\n' ' ')"
 finish
