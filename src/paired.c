@@ -10,7 +10,15 @@
 
 size_t shmb_paired_order(size_t nsys, size_t round, size_t pos)
 {
-    return (pos + round) % nsys;
+    /* A Williams square: rows 0, 1, n-1, 2, n-2, ... shifted by the round,
+     * read backwards in every other block of n rounds. A plain rotation
+     * keeps each system's predecessor (0 1 2, 1 2 0, 2 0 1: 1 always
+     * follows 0), so whatever one system leaves behind (jemalloc's unmapped
+     * pools) would always fall on the same next one. */
+    if ((round / nsys) % 2)
+        pos = nsys - 1 - pos;
+    const size_t row = pos == 0 ? 0 : pos % 2 ? (pos + 1) / 2 : nsys - pos / 2;
+    return (row + round) % nsys;
 }
 
 int shmb_paired_run(size_t nsys, size_t rounds, shmb_paired_slice_fn slice, void *ctx, double *const *samples)
