@@ -89,6 +89,33 @@ static int put_cpus(shmb_notes_t *s, int threads, int cpu)
     return 0;
 }
 
+/* A paired run's common lines (shmbench/paired.h): its systems, baseline
+ * and control, its rotation and what the ratio rows mean; `control_is`
+ * says what the control instance is. Composed into s. */
+static void paired_lines(lines_t *l, shmb_notes_t *s, const char *const *names, size_t nsys, const char *control_is)
+{
+    size_t at = s->used;
+    put(s, "paired run (--systems): ");
+    for (size_t i = 0; i < nsys; i++)
+        put(s, "%s%s", i ? ", " : "", names[i]);
+    put(s, " measured in one process on one thread, round by round");
+    add(l, end(s, at));
+    at = s->used;
+    put(s, "baseline: %s; control: %s, %s: identical code, so its ratio is this run's noise", names[0],
+        names[nsys - 1], control_is);
+    add(l, end(s, at));
+    add(l, "order: each round runs every system once, in a row of a Williams square over the listed systems "
+           "(the control listed last): over 2 x systems rounds each system runs at each position, and right "
+           "after each other one, equally often; each round gives one sample per system");
+    add(l, "rows /system:NAME: that system's samples, one per round; rows /system:NAME/vs:BASELINE: the "
+           "median over rounds of baseline / system in the speedup column (above 1 the system is faster), "
+           "its 95% interval (sign test's order statistics) and verdict in the note, the ns columns the "
+           "per-round saved ns (baseline - system; p50 the median saving), iterations the rounds");
+    add(l, "verdict: faster or slower by 5% or more; no practical difference (interval off 1, change under "
+           "5%); within the noise (interval holds 1 or lies inside the control's); too noisy (the control "
+           "itself off by 5% or more: no verdict, rerun quieter, e.g. pinned with --cpu on an idle machine)");
+}
+
 static void alloc_peer(lines_t *l)
 {
     add(l, "peer_process: attach, detach and translate were measured in a second process, the rest here; "
@@ -139,19 +166,53 @@ static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
     "service, the RPC by which a client's put reaches it is not modelled; free finds a block's handle by its "  \
     "address (a shift and a load: the table frees by address, upstream's caller holds the handle)"
 
-/* With a system: its block allocator, under the same key for every system
- * so that their headers pair. */
-static const char *system_blocks(const shmb_alloc_config_t *cfg)
+/* A system's block allocator, under the same key for every system so that
+ * their headers pair; NULL for a kind that places no blocks. */
+static const char *blocks_of(shmb_alloc_kind_t kind)
 {
-    if (cfg->run[SHMB_ALLOC_OFFSET])
+    switch (kind) {
+    case SHMB_ALLOC_OFFSET:
         return "alloc, free: offset, " OFFSET_PATH;
-    if (cfg->run[SHMB_ALLOC_BIPC])
+    case SHMB_ALLOC_BIPC:
         return "alloc, free: bipc, boost.interprocess rbtree_best_fit allocate / deallocate under the pool's "
                "mutex in the one SHM pool (Flow-IPC SHM-classic)";
-    if (cfg->run[SHMB_ALLOC_JEMALLOC] || cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE])
+    case SHMB_ALLOC_JEMALLOC:
+    case SHMB_ALLOC_JEMALLOC_TCACHE:
         return "alloc, free: jemalloc, mallocx / dallocx in a jemalloc arena whose extents are SHM pools "
                "(Flow-IPC SHM-jemalloc)";
+    default:
+        return NULL;
+    }
+}
+
+/* With a system: its block allocator. */
+static const char *system_blocks(const shmb_alloc_config_t *cfg)
+{
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
+            return blocks_of((shmb_alloc_kind_t)k);
     return "alloc, free: none (a buffer per registration alone)";
+}
+
+/* A paired allocation run: its systems, rounds and what each slice is. */
+static void alloc_paired(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    uint64_t block, reg;
+    shmb_alloc_bench_paired_rounds(cfg, &block, &reg);
+    paired_lines(l, s, cfg->system_names, cfg->nsystems,
+                 "an independent second instance of the baseline's allocators (its own buffers, its own pool)");
+    const size_t at = s->used;
+    put(s, "rounds: register %llu (each system one registration per round, undone untimed after it: mooncake "
+           "one buffer's createSharedMemory = shm_open + ftruncate + mmap + close, flowipc_classic its one pool, "
+           "flowipc_jemalloc its arena); alloc, free, alloc_reuse %llu (each system one round of %llu blocks "
+           "per round: a batch of each step, ns per op; the same block size and free order, from --seed, for "
+           "every system; each pool's round-0 blocks checked inside its SHM and not overlapping before any "
+           "figure counts); every pool destroyed before the next size",
+        (unsigned long long)reg, (unsigned long long)block, (unsigned long long)shmb_alloc_bench_working_set(cfg));
+    add(l, end(s, at));
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
+            add(l, blocks_of((shmb_alloc_kind_t)k));
 }
 
 /* What the pools are (offset's path in full), and what register times. */
@@ -232,6 +293,13 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
 {
     lines_t l = {0};
     const size_t start = store->used;
+    if (cfg->nsystems) {
+        alloc_paired(&l, store, cfg);
+        int ret = publish(report, &l);
+        if (ret < 0)
+            store->used = start;
+        return ret;
+    }
     if (cfg->peer)
         alloc_peer(&l);
     alloc_posix(&l, cfg);
