@@ -372,6 +372,36 @@ static const char *lookup_timing(shmb_notes_t *s, const shmb_lookup_config_t *cf
     return end(s, start);
 }
 
+/* A paired lookup run: its systems, and which question it answers how. */
+static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_t *cfg)
+{
+    paired_lines(l, s, cfg->system_names, cfg->nsystems,
+                 "an independent second instance of the baseline (its own objects, mapping and metadata)");
+    if (cfg->peer_process) {
+        const size_t at = s->used;
+        put(s, "rounds: attach %d; each round the peer performs each system's whole first attach, the receiver's "
+               "TOTAL before its first request (mooncake: every buffer's first request, shm_open + mmap each, "
+               "the first_use times summed; flowipc_classic: its one pool; flowipc_jemalloc: every pool, summed), "
+               "as one sample, then checks the tag the owner wrote at every buffer's or block's first word "
+               "through its mappings and detaches untimed; the ratio is of the receivers' totals (each system "
+               "row's note: what its total holds)", SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS);
+        add(l, end(s, at));
+        add(l, "paired with --peer_process: first attach only; the translation per request is the paired run "
+               "without --peer_process");
+    } else {
+        const size_t at = s->used;
+        put(s, "rounds: at least %d and until the baseline's batches took min_time_ms (at most %d), a multiple of "
+               "2 x systems; each round every system translates one batch of the same requests (the run's "
+               "window), each system its own set-up of the same segments, every request verified before "
+               "timing and every batch's checksum checked; ns per lookup = batch time / lookups",
+            SHMB_LOOKUP_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
+        add(l, end(s, at));
+        add(l, "paired without --peer_process: translation only; the first attach (step attach) is the paired "
+               "run with --peer_process");
+    }
+    add(l, "paired: the hand-off rows (handoff, pool_once) are left out: run --system=NAME for them");
+}
+
 int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg)
 {
     lines_t l = {0};
@@ -381,7 +411,7 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
         cfg->sequential ? "sequential" : "random");
     add(&l, end(store, start));
     add(&l, placement_note(cfg->placement));
-    if (!cfg->system_rows)
+    if (!cfg->system_rows && !cfg->nsystems)
         add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels: linear, "
                 "lower_bound, tree, arithmetic (the minimal C operation of each way to find one segment among "
                 "several: reference points, not lower bounds; arithmetic reads its segment's entry per request, "
@@ -391,6 +421,13 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
         add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
                 "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
                 "default)");
+    if (cfg->nsystems) {
+        lookup_paired(&l, store, cfg);
+        int ret = publish(report, &l);
+        if (ret < 0)
+            store->used = start;
+        return ret;
+    }
     int err = 0;
     const char *timing = lookup_timing(store, cfg, &err);
     if (err < 0) {

@@ -82,4 +82,52 @@ expect_usage_error "$alloc" backing "${common[@]}" "$three" --backing=memfd
 # Ctrl-C midway: nothing left
 expect_signal_cleanup INT 5 "$prefix" "$alloc" "${common[@]}" "$three" --num_iterations=100000 --max_size_kb=4
 
+# ---- shm_address_lookup_bench ----
+lookup=$bindir/shm_address_lookup_bench
+lquick=("${common[@]}" --num_segments=20 --segment_size_mb=1 --num_lookups=4096 --min_time_ms=1)
+
+# translation in one process: a row per system, a ratio row per system
+"$lookup" "${lquick[@]}" "$three" >"$work/l.txt" 2>"$work/l.err" && ok || fail "lookup table: $(cat "$work/l.err")"
+[ "$(table_rows "$work/l.txt" | wc -l)" -eq 7 ] && ok || fail "lookup table: $(table_rows "$work/l.txt" | wc -l) rows"
+grep -q 'mooncake_control/vs:mooncake' "$work/l.txt" && ok || fail "lookup: no control ratio row"
+for line in "# paired run (--systems): mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control" \
+            "# paired without --peer_process: translation only" "# paired: the hand-off rows"; do
+  grep -qF -- "$line" "$work/l.txt" && ok || fail "lookup header lacks: $line"
+done
+table_rows "$work/l.txt" | grep -Eq ' (handoff|pool_once|attach) ' && fail "lookup: hand-off or attach rows in a translation run" || ok
+
+# the first attach across two processes, JSON: the receivers' totals and their ratios
+"$lookup" "${lquick[@]}" "$three" --peer_process --format=json >"$work/l.json" 2>"$work/l.err" \
+  && ok || fail "lookup attach json: $(cat "$work/l.err")"
+"$python" -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+names = [r["name"] for r in b]
+want = ["shm_lookup/attach/segments:20/system:" + s
+        for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control")]
+want += [n + "/vs:mooncake" for n in want[1:]]
+assert names == want, names
+for r in b[:4]:
+    assert r["label"].startswith("receiver\x27s total: "), r
+    assert r["iterations"] == 20, r
+for r in b[4:]:
+    for f in ("ratio", "ratio_lo", "ratio_hi", "saved_ns", "p_value", "verdict"):
+        assert f in r, (r["name"], f)
+    assert r["rounds"] == 20 and r["vs"] == "mooncake", r
+' "$work/l.json" && ok || fail "lookup attach json"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "lookup: segments left"
+[ "$(peer_left "$prefix")" -eq 0 ] && ok || fail "lookup: a peer left"
+
+expect_usage_error "$lookup" strategies "${common[@]}" "$three" --strategies=mooncake,linear
+expect_usage_error "$lookup" sweep_segments "${common[@]}" "$three" --sweep_segments=1,10
+expect_usage_error "$lookup" threads "${common[@]}" "$three" --threads=2
+expect_usage_error "$lookup" systems "${common[@]}" "$three" --system=mooncake
+expect_usage_error "$lookup" repetitions "${common[@]}" "$three" --repetitions=3
+expect_usage_error "$lookup" systems "${common[@]}" --systems=flowipc_classic
+
+# Ctrl-C midway through the paired first attach: nothing left, no peer
+expect_signal_cleanup INT 5 "$prefix" "$lookup" "${common[@]}" "$three" --peer_process --num_segments=3000 \
+  --segment_size_mb=1
+[ "$(peer_left "$prefix")" -eq 0 ] && ok || fail "lookup: a peer left after SIGINT"
+
 finish

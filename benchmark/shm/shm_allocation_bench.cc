@@ -306,8 +306,8 @@ int main(int argc, char** argv)
     shmb_report_t report = {};
     report.bench = "shm_alloc";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
-    report.variant_label = report.system ? nullptr : "allocator";
-    report.speedup_label = "speedup_vs_mooncake";
+    report.variant_label = report.system || cfg.nsystems ? nullptr : "allocator";
+    report.speedup_label = cfg.nsystems ? "speedup_vs_baseline" : "speedup_vs_mooncake";
     shmb_notes_t notes = {};
     ret = shmb_notes_alloc(&report, &notes, &cfg);
     if (ret < 0)
