@@ -139,9 +139,12 @@ int main(int argc, char** argv)
 
     const bool kernels = std::any_of(cfg.run, cfg.run + SHMB_LOOKUP_STRATEGIES, [](int on) { return on != 0; });
     const uint64_t most = *std::max_element(counts.begin(), counts.end());
-    // The peer keeps a descriptor per attached segment for the kernels too.
+    // The peer keeps a descriptor per attached segment for the kernels too;
+    // a paired run in one process keeps each mooncake instance's at once.
+    const uint64_t instances = std::max<uint64_t>(
+        1, cfg.peer_process ? 1 : std::count(cfg.systems, cfg.systems + cfg.nsystems, SHMB_LOOKUP_MOONCAKE));
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
-        shmb::CheckOpenFiles(count_flag, most);
+        shmb::CheckOpenFiles(count_flag, most * instances);
     cfg.num_segments = most;
     uint64_t need = 0;
     shmb_lookup_bench_shm_bytes(&cfg, &need);
