@@ -98,7 +98,7 @@ static void paired_lines(lines_t *l, shmb_notes_t *s, const char *const *names, 
     put(s, "paired run (--systems): ");
     for (size_t i = 0; i < nsys; i++)
         put(s, "%s%s", i ? ", " : "", names[i]);
-    put(s, " measured in one process on one thread, round by round");
+    put(s, " measured in one run, round by round, each round every system once");
     add(l, end(s, at));
     at = s->used;
     put(s, "baseline: %s; control: %s, %s: identical code, so its ratio is this run's noise", names[0],
