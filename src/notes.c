@@ -201,14 +201,17 @@ static void alloc_paired(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t 
     shmb_alloc_bench_paired_rounds(cfg, &block, &reg);
     paired_lines(l, s, cfg->system_names, cfg->nsystems,
                  "an independent second instance of the baseline's allocators (its own buffers, its own pool)");
-    const size_t at = s->used;
-    put(s, "rounds: register %llu (each system one registration per round, undone untimed after it: mooncake "
+    size_t at = s->used;
+    put(s, "rounds of register: %llu; each system one registration per round, undone untimed after it (mooncake "
            "one buffer's createSharedMemory = shm_open + ftruncate + mmap + close, flowipc_classic its one pool, "
-           "flowipc_jemalloc its arena); alloc, free, alloc_reuse %llu (each system one round of %llu blocks "
-           "per round: a batch of each step, ns per op; the same block size and free order, from --seed, for "
-           "every system; each pool's round-0 blocks checked inside its SHM and not overlapping before any "
-           "figure counts); every pool destroyed before the next size",
-        (unsigned long long)reg, (unsigned long long)block, (unsigned long long)shmb_alloc_bench_working_set(cfg));
+           "flowipc_jemalloc its arena)", (unsigned long long)reg);
+    add(l, end(s, at));
+    at = s->used;
+    put(s, "rounds of alloc, free, alloc_reuse: %llu; each system one round of %llu blocks per round (a batch of "
+           "each step, ns per op), the same block size and free order (--seed) for every system; each pool's "
+           "round-0 blocks checked inside its SHM and not overlapping before any figure counts; every pool "
+           "destroyed before the next size",
+        (unsigned long long)block, (unsigned long long)shmb_alloc_bench_working_set(cfg));
     add(l, end(s, at));
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
         if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
@@ -379,7 +382,7 @@ static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_
                  "an independent second instance of the baseline (its own objects, mapping and metadata)");
     if (cfg->peer_process) {
         const size_t at = s->used;
-        put(s, "rounds: attach %d; each round the peer performs each system's whole first attach, the receiver's "
+        put(s, "rounds of attach: %d; each round the peer performs each system's whole first attach, the receiver's "
                "TOTAL before its first request (mooncake: every buffer's first request, shm_open + mmap each, "
                "the first_use times summed; flowipc_classic: its one pool; flowipc_jemalloc: every pool, summed), "
                "as one sample, then checks the tag the owner wrote at every buffer's or block's first word "
@@ -390,8 +393,8 @@ static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_
                "without --peer_process");
     } else {
         const size_t at = s->used;
-        put(s, "rounds: at least %d and until the baseline's batches took min_time_ms (at most %d), a multiple of "
-               "2 x systems; each round every system translates one batch of the same requests (the run's "
+        put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most %d), "
+               "a multiple of 2 x systems; each round every system translates one batch of the same requests (the run's "
                "window), each system its own set-up of the same segments, every request verified before "
                "timing and every batch's checksum checked; ns per lookup = batch time / lookups",
             SHMB_LOOKUP_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);

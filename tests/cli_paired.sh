@@ -25,8 +25,8 @@ for s in mooncake flowipc_classic flowipc_jemalloc mooncake_control flowipc_clas
     && ok || fail "alloc table: not 8 rows of $s"
 done
 for line in "# paired run (--systems): mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control" \
-            "# baseline: mooncake; control: mooncake_control" "# rounds: register 20 " \
-            "alloc, free, alloc_reuse 20 (each system one round of 64 blocks"; do
+            "# baseline: mooncake; control: mooncake_control" "# rounds of register: 20; " \
+            "# rounds of alloc, free, alloc_reuse: 20; each system one round of 64 blocks"; do
   grep -qF -- "$line" "$work/a.txt" && ok || fail "alloc header lacks: $line"
 done
 grep -q '^# system:' "$work/a.txt" && fail "alloc paired table has a system line" || ok
