@@ -35,21 +35,29 @@ int shmb_paired_run(size_t nsys, size_t rounds, shmb_paired_slice_fn slice, void
     return 0;
 }
 
-/* P(Bin(n, 1/2) <= k), summed in logs so that large n neither overflows nor
- * underflows a term before it counts. */
+/* P(Bin(n, 1/2) = i), in logs so that large n neither overflows nor
+ * underflows it before it counts. */
+static double binom_half_pmf(size_t n, size_t i)
+{
+    return exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + (double)n * log(0.5));
+}
+
+/* P(Bin(n, 1/2) <= k). */
 static double binom_half_cdf(size_t n, size_t k)
 {
     double sum = 0;
-    const double ln_half_n = (double)n * log(0.5), lg_n1 = lgamma((double)n + 1);
     for (size_t i = 0; i <= k && i <= n; i++)
-        sum += exp(lg_n1 - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + ln_half_n);
+        sum += binom_half_pmf(n, i);
     return sum < 1 ? sum : 1;
 }
 
 int shmb_paired_median_ranks(size_t n, double alpha, size_t *lo, size_t *hi)
 {
-    size_t r = 0; /* the largest r with P(X <= r - 1) <= alpha/2 */
-    while (r < n / 2 && binom_half_cdf(n, r) <= alpha / 2)
+    /* the largest r with P(X <= r - 1) <= alpha/2; the sum grows term by
+     * term with r (a sum per r took a minute at n = 100000) */
+    size_t r = 0;
+    double cdf = 0;
+    while (r < n / 2 && (cdf += binom_half_pmf(n, r)) <= alpha / 2)
         r++;
     if (r == 0)
         return -EDOM;
