@@ -24,11 +24,20 @@ static const shmb_alloc_kind_t register_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_
 static const shmb_alloc_kind_t block_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC,
                                                                   SHMB_ALLOC_JEMALLOC};
 
+/* want rounds, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS, up to a multiple of
+ * 2 x systems: whole blocks of shmb_paired_order's balanced order. */
+static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want)
+{
+    const uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    want = want > SHMB_ALLOC_PAIRED_MIN_ROUNDS ? want : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    return (want + block - 1) / block * block;
+}
+
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg)
 {
-    const uint64_t n = shmb_alloc_bench_working_set(cfg), batches = (cfg->min_ops + n - 1) / n;
-    *block = batches > SHMB_ALLOC_PAIRED_MIN_ROUNDS ? batches : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
-    *reg = cfg->num_iterations > SHMB_ALLOC_PAIRED_MIN_ROUNDS ? cfg->num_iterations : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    const uint64_t n = shmb_alloc_bench_working_set(cfg);
+    *block = balanced(cfg, (cfg->min_ops + n - 1) / n);
+    *reg = balanced(cfg, cfg->num_iterations);
 }
 
 int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)

@@ -229,7 +229,7 @@ static int attach_rows(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, doubl
                        const attach_run_t *c)
 {
     size_t first;
-    int ret = push_question(cfg, rows, "attach", "", samples, SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS, 1, &first);
+    int ret = push_question(cfg, rows, "attach", "", samples, shmb_lookup_bench_paired_attach_rounds(cfg), 1, &first);
     for (size_t s = 0; ret == 0 && s < cfg->nsystems; s++) {
         const int buffers = lookup_group_of(cfg->systems[s]) == LOOKUP_GROUP_SEGMENTS;
         snprintf(rows->v[first + s].note, sizeof(rows->v[first + s].note), "receiver's total: %llu %s",
@@ -238,9 +238,15 @@ static int attach_rows(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, doubl
     return ret;
 }
 
+size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg)
+{
+    const size_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    return (SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS + block - 1) / block * block;
+}
+
 static int paired_attach(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
 {
-    const size_t nsys = cfg->nsystems, rounds = SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS;
+    const size_t nsys = cfg->nsystems, rounds = shmb_lookup_bench_paired_attach_rounds(cfg);
     shmb_lookup_peer_t side;
     memset(&side, 0, sizeof(side));
     side.cfg = cfg;

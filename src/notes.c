@@ -382,21 +382,21 @@ static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_
                  "an independent second instance of the baseline (its own objects, mapping and metadata)");
     if (cfg->peer_process) {
         const size_t at = s->used;
-        put(s, "rounds of attach: %d; each round the peer performs each system's whole first attach, the receiver's "
+        put(s, "rounds of attach: %zu; each round the peer performs each system's whole first attach, the receiver's "
                "TOTAL before its first request (mooncake: every buffer's first request, shm_open + mmap each, "
                "the first_use times summed; flowipc_classic: its one pool; flowipc_jemalloc: every pool, summed), "
                "as one sample, then checks the tag the owner wrote at every buffer's or block's first word "
                "through its mappings and detaches untimed; the ratio is of the receivers' totals (each system "
-               "row's note: what its total holds)", SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS);
+               "row's note: what its total holds)", shmb_lookup_bench_paired_attach_rounds(cfg));
         add(l, end(s, at));
         add(l, "paired with --peer_process: first attach only; the translation per request is the paired run "
                "without --peer_process");
     } else {
         const size_t at = s->used;
-        put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most %d), "
-               "a multiple of 2 x systems; each round every system translates one batch of the same requests (the run's "
-               "window), each system its own set-up of the same segments, every request verified before "
-               "timing and every batch's checksum checked; ns per lookup = batch time / lookups",
+        put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most "
+               "%d), a multiple of 2 x systems; each round every system translates one batch of the same "
+               "requests (the run's window), each system its own set-up of the same segments, every request "
+               "verified before timing and every batch's checksum checked; ns per lookup = batch time / lookups",
             SHMB_LOOKUP_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
         add(l, end(s, at));
         add(l, "paired without --peer_process: translation only; the first attach (step attach) is the paired "

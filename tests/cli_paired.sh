@@ -25,8 +25,8 @@ for s in mooncake flowipc_classic flowipc_jemalloc mooncake_control flowipc_clas
     && ok || fail "alloc table: not 8 rows of $s"
 done
 for line in "# paired run (--systems): mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control" \
-            "# baseline: mooncake; control: mooncake_control" "# rounds of register: 20; " \
-            "# rounds of alloc, free, alloc_reuse: 20; each system one round of 64 blocks"; do
+            "# baseline: mooncake; control: mooncake_control" "# rounds of register: 24; " \
+            "# rounds of alloc, free, alloc_reuse: 24; each system one round of 64 blocks"; do
   grep -qF -- "$line" "$work/a.txt" && ok || fail "alloc header lacks: $line"
 done
 grep -q '^# system:' "$work/a.txt" && fail "alloc paired table has a system line" || ok
@@ -52,7 +52,7 @@ for r in b:
         for f in ("ratio", "ratio_lo", "ratio_hi", "saved_ns", "p_value", "rounds", "verdict"):
             assert f in r, (r["name"], f)
         assert r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"], r
-        assert r["rounds"] == 20, r
+        assert r["rounds"] == 24, r  # 20 at least, in whole blocks of 2 x 4 systems
     else:
         assert "ratio" not in r, r
 ' "$work/a.json" && ok || fail "alloc json"
@@ -109,11 +109,11 @@ want += [n + "/vs:mooncake" for n in want[1:]]
 assert names == want, names
 for r in b[:4]:
     assert r["label"].startswith("receiver\x27s total: "), r
-    assert r["iterations"] == 20, r
+    assert r["iterations"] == 24, r
 for r in b[4:]:
     for f in ("ratio", "ratio_lo", "ratio_hi", "saved_ns", "p_value", "verdict"):
         assert f in r, (r["name"], f)
-    assert r["rounds"] == 20 and r["vs"] == "mooncake", r
+    assert r["rounds"] == 24 and r["vs"] == "mooncake", r
 ' "$work/l.json" && ok || fail "lookup attach json"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "lookup: segments left"
 [ "$(peer_left "$prefix")" -eq 0 ] && ok || fail "lookup: a peer left"

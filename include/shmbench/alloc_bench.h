@@ -145,9 +145,10 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
 
 /* A paired run's rounds at the working set (cfg->nsystems > 0): *block the
  * rounds of alloc, free and alloc_reuse (each system one batch of each per
- * round: the --system run's batches, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS),
- * *reg those of register (each system one registration per round: the
- * --system run's num_iterations, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS). */
+ * round: the --system run's batches), *reg those of register (each system
+ * one registration per round: the --system run's num_iterations); each at
+ * least SHMB_ALLOC_PAIRED_MIN_ROUNDS, rounded up to a multiple of 2 x
+ * nsystems (whole blocks of shmb_paired_order's balanced order). */
 #define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg);
 

@@ -127,9 +127,14 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
  * shmb_lookup_bench_check's error. */
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes);
 
-#define SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS 20  /* rounds of a paired first attach */
+#define SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS 20  /* rounds of a paired first attach, at least */
 #define SHMB_LOOKUP_PAIRED_MIN_ROUNDS 20     /* rounds of a paired translation, at least */
 #define SHMB_LOOKUP_PAIRED_MAX_ROUNDS 10000  /* and at most */
+
+/* The rounds of a paired first attach: SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS up
+ * to a multiple of 2 x cfg->nsystems (whole blocks of shmb_paired_order's
+ * balanced order). */
+size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg);
 
 /* Runs every selected path and appends its rows (variant = path, arg
  * segments:N, note "verified P/P" over the pool of P requests), systems
@@ -157,7 +162,7 @@ int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes
  * (shmb_lookup_bench_paired_rounds). With peer_process: the first attach
  * only (step attach), each round the peer's whole first attach of each
  * system (mooncake every buffer, flowipc_classic its pool, flowipc_jemalloc
- * every pool), one total per round (SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS). */
+ * every pool), one total per round (shmb_lookup_bench_paired_attach_rounds). */
 int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
                           size_t why_cap);
 
