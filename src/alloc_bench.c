@@ -300,6 +300,11 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,
                                 shmb_rows_t *rows, uint64_t *kept, char *why, size_t why_cap)
 {
+    if (cfg->nsystems) {
+        const shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
+                                      .why_cap = why_cap};
+        return shmb_alloc_paired_run(&run);
+    }
     uint64_t sizes[SHMB_ALLOC_MAX_SIZES];
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (!config_ok(cfg, nsizes))

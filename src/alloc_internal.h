@@ -73,15 +73,43 @@ int shmb_alloc_write_tag(void *ptr, uint64_t tag);
  * when there are enough, else running on every allowed CPU. */
 int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew);
 
+/* ---- a paired run (alloc_paired.c) ---- */
+
+/* Is cfg a paired run shmb_alloc_paired_run accepts (alloc_bench.h)? */
+int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg);
+
+/* Every size of a paired run (cfg->nsystems > 0), its rows into run->rows.
+ * Returns 0, -EINVAL (shmb_alloc_paired_ok says no), -errno or -EPROTO. */
+int shmb_alloc_paired_run(const shmb_alloc_run_t *run);
+
 /* ---- posix (alloc_posix.c) ---- */
 
 /* Every posix row of one size, on cfg->threads threads. */
 int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb);
 
+/* createSharedMemory of one buffer of `bytes` as the posix rows time it
+ * (shm_open + ftruncate + mmap + close, their sum into *total_ns), then
+ * unmapped and unlinked untimed: one registration of a paired run. */
+int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, double *total_ns);
+
 /* ---- pools: rounds (alloc_rounds.c) ---- */
 
 /* Every row of one pool allocator at one size, on cfg->threads threads. */
 int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb);
+
+enum { SHMB_ALLOC_BLOCK_STEPS = 3 }; /* alloc, free, alloc_reuse */
+
+/* The per-block question of a paired run at one size (one thread): a pool
+ * of kinds[s] for each of nsys systems, each its own, with the same working
+ * set, block size and free order; each round every pool runs one round
+ * (alloc, free, alloc_reuse: a batch each, then emptied untimed) in the
+ * order shmb_paired_order gives, round 0's blocks checked as
+ * shmb_alloc_pool_size checks them before any figure counts. ns[k][s][r]:
+ * step k's ns per operation of system s in round r. Every pool is destroyed
+ * (unlinked) before it returns. Returns 0, -EINVAL (nsys out of range),
+ * -errno or -EPROTO (a wrong block: why says which). */
+int shmb_alloc_pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t *kinds, size_t nsys,
+                           uint64_t size_kb, uint64_t rounds, double *const *const ns[SHMB_ALLOC_BLOCK_STEPS]);
 
 /* ---- pools: operations (alloc_pool.c) ---- */
 
@@ -133,6 +161,12 @@ int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots
 
 /* The operations of a pool allocator; NULL for posix. */
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
+
+/* Creates a pool of `ops` for `blocks` blocks of `bytes` under
+ * cfg->shm_prefix, timing it into *register_ns (the register row;
+ * alloc_rounds.c). */
+int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
+                           size_t bytes, uint64_t blocks, double *register_ns);
 
 /* Every live block inside its pool's SHM, no two overlapping: blocks[i]
  * comes from pools[i / per_pool]. Returns 0, -EPROTO (why says which

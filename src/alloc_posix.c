@@ -60,6 +60,20 @@ static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segme
     return 0;
 }
 
+int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, double *total_ns)
+{
+    double v[S_COUNT];
+    double *s[S_COUNT];
+    for (int k = 0; k < S_COUNT; k++)
+        s[k] = &v[k];
+    shmb_segment_t seg;
+    int ret = posix_create(cfg, bytes, &seg, s, 0);
+    if (ret < 0)
+        return ret;
+    *total_ns = v[S_TOTAL];
+    return shmb_segment_destroy(&seg, NULL);
+}
+
 /* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and
  * counts it in *kept. */
 static int posix_end(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, double *ns, uint64_t *kept)

@@ -35,6 +35,7 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/paired.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
 
@@ -217,9 +218,8 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     return ret;
 }
 
-/* Creates a pool for `blocks` blocks of `bytes`, timing it into *register_ns (its register). */
-static int pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
-                       size_t bytes, uint64_t blocks, double *register_ns)
+int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
+                           size_t bytes, uint64_t blocks, double *register_ns)
 {
     p->ops = ops;
     const uint64_t t0 = shmb_clock_now_ns();
@@ -267,7 +267,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     }
     shuffled(cfg->seed ^ size_kb, a.order, a.n);
     double register_ns;
-    if ((ret = pool_create(cfg, &pool, ops, a.bytes, a.n, &register_ns)) < 0)
+    if ((ret = shmb_alloc_pool_create(cfg, &pool, ops, a.bytes, a.n, &register_ns)) < 0)
         goto out_free;
     for (uint64_t r = 0; r < rounds && ret == 0; r++)
         ret = pool_round(run, &a, r);
@@ -425,7 +425,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;
     for (; created < npools && ret == 0; created++)
-        ret = pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
+        ret = shmb_alloc_pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
                           ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
     if (ret < 0 && created > 0)
         created--;
@@ -463,4 +463,68 @@ int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     if (run->cfg->threads > 1)
         return pool_size_threads(run, kind, size_kb);
     return pool_size_one(run, kind, size_kb);
+}
+
+/* ---- pools: a paired run ---- */
+
+typedef struct paired_pools {
+    const shmb_alloc_run_t *run;
+    pool_run_t *a;   /* system s's pool, working set and samples */
+    uint64_t *next;  /* system s's next round */
+} paired_pools_t;
+
+/* System `which` runs its next round; *ns its alloc batch (the other steps
+ * land in its samples through pool_round). */
+static int paired_slice(void *ctx, size_t which, double *ns)
+{
+    paired_pools_t *c = ctx;
+    pool_run_t *a = &c->a[which];
+    const uint64_t r = c->next[which]++;
+    int ret = pool_round(c->run, a, r);
+    *ns = a->batch[A_ALLOC][r];
+    return ret;
+}
+
+int shmb_alloc_pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t *kinds, size_t nsys,
+                           uint64_t size_kb, uint64_t rounds, double *const *const ns[SHMB_ALLOC_BLOCK_STEPS])
+{
+    const shmb_alloc_config_t *cfg = run->cfg;
+    if (nsys == 0 || nsys > SHMB_PAIRED_MAX_SYSTEMS || rounds == 0)
+        return -EINVAL;
+    const uint64_t n = shmb_alloc_bench_working_set(cfg);
+    shmb_alloc_pool_t pools[SHMB_PAIRED_MAX_SYSTEMS];
+    pool_run_t a[SHMB_PAIRED_MAX_SYSTEMS];
+    uint64_t next[SHMB_PAIRED_MAX_SYSTEMS] = {0};
+    double *alloc_ns[SHMB_PAIRED_MAX_SYSTEMS];
+    memset(pools, 0, sizeof(pools));
+    memset(a, 0, sizeof(a));
+    void **blocks = calloc((size_t)n * nsys, sizeof(*blocks));
+    uint64_t *order = calloc((size_t)n, sizeof(*order));
+    int ret = blocks && order ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0)
+        shuffled(cfg->seed ^ size_kb, order, n); /* one free order for every system */
+    size_t created = 0;
+    for (; created < nsys && ret == 0; created++) {
+        pool_run_t *p = &a[created];
+        *p = (pool_run_t){.pool = &pools[created], .blocks = blocks + (size_t)n * created, .order = order,
+                          .n = n, .bytes = (size_t)size_kb * 1024};
+        for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
+            p->batch[k] = ns[k][created];
+        alloc_ns[created] = ns[A_ALLOC][created];
+        double register_ns; /* register is its own question: shmb_alloc_posix_register's rounds */
+        if ((ret = shmb_alloc_pool_create(cfg, &pools[created], shmb_alloc_pool_ops(kinds[created]), p->bytes, n,
+                                          &register_ns)) < 0)
+            break;
+    }
+    paired_pools_t c = {.run = run, .a = a, .next = next};
+    if (ret == 0)
+        ret = shmb_paired_run(nsys, (size_t)rounds, paired_slice, &c, alloc_ns);
+    uint64_t kept = 0; /* none: every pool is unlinked */
+    for (size_t s = 0; s < created; s++) {
+        int r = pools[s].ops->destroy(&pools[s], 1, &kept);
+        ret = ret < 0 ? ret : r;
+    }
+    free(blocks);
+    free(order);
+    return ret;
 }

@@ -92,6 +92,8 @@ int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes
     const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
     const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / page);
     *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * page : 0;
+    if (cfg->peer_process && cfg->nsystems) /* every system's objects at once, a tag page per segment */
+        *bytes = cfg->nsystems * (cfg->num_segments + 1024) * page;
     return 0;
 }
 
@@ -385,9 +387,8 @@ int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_se
     return ret;
 }
 
-/* Mooncake in one process: the real segments, its model over them, then
- * their first uses. */
-static int setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
+int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
+                                     size_t cap)
 {
     int ret = create_shm(cfg, s);
     const char **names = ret == 0 ? malloc((size_t)cfg->num_segments * sizeof(*names)) : NULL;
@@ -413,7 +414,7 @@ static int setup_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, 
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!lookup_path_runs(cfg, p))
             continue;
-        ret = p == SHMB_LOOKUP_MOONCAKE ? setup_mooncake(cfg, s, why, cap)
+        ret = p == SHMB_LOOKUP_MOONCAKE ? shmb_lookup_bench_setup_mooncake(cfg, s, why, cap)
                                         : shmb_lookup_bench_path_setup(s, p, &view);
     }
     return ret;
@@ -526,6 +527,8 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
                           size_t why_cap)
 {
     int ret = shmb_lookup_bench_check(cfg);
+    if (ret == 0 && cfg->nsystems)
+        return shmb_lookup_bench_paired_run(cfg, rows, why, why_cap);
     int systems = 0;
     for (int p = 0; p < SHMB_LOOKUP_SYSTEMS; p++)
         systems += cfg->run_system[p] != 0;

@@ -122,6 +122,15 @@ int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_se
  * hold the owner's tag. Returns 0 or -EPROTO. */
 int shmb_lookup_bench_verify(const shmb_lookup_setup_t *s, int path, uint64_t n, char *why, size_t cap);
 
+/* One batch of window `win`, throughput or latency, through the path's
+ * loop: the sum of the translated addresses (the window's expected_sum when
+ * every one is right). The timed loop (lookup_measure.c). */
+uint64_t shmb_lookup_bench_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win);
+
+/* Mooncake in one process: the real segments, its model over them, then
+ * their first uses (lookup_bench.c). */
+int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap);
+
 /* Times one path, throughput or latency, on cfg->threads threads (the
  * calling thread alone when 1), and appends its row; or, given keep (one
  * thread: the peer), hands over the samples instead (lookup_measure.c). */
@@ -164,7 +173,13 @@ enum {
     LOOKUP_OP_RUN,         /* arg: group; attach, verify, time; data on -EPROTO: why */
     LOOKUP_OP_SAMPLES,     /* arg: path, kind, first; data: doubles; result: copied, total */
     LOOKUP_OP_RELEASE,     /* arg: group; unmap its objects */
+    /* A paired first attach (lookup_paired.c): every system's objects published at once. */
+    LOOKUP_OP_PAIRED_OBJECTS, /* arg: system | group << 8, first, count, total; data: shmb_lookup_object_t[count] */
+    LOOKUP_OP_PAIRED_BLOCKS,  /* arg: system, first, count; data: shmb_lookup_block_t[count] (by segment id) */
+    LOOKUP_OP_PAIRED_ATTACH,  /* arg: system; the whole first attach, timed, checked, undone; result: ns,
+                               * attaches; data on -EPROTO: why */
 };
+
 
 /* One SHM object the owner publishes. */
 typedef struct shmb_lookup_object {
@@ -196,6 +211,23 @@ static inline uint64_t lookup_tag(uint64_t segment_bytes, uint64_t id, uint64_t 
     return ((id * segment_bytes + (offset & ~7ull)) * 2 + 1) * 0x9e3779b97f4a7c15ull;
 }
 
+/* The tag a paired first attach finds at the first word of segment id's
+ * buffer or block of system `system` (distinct across systems). */
+static inline uint64_t lookup_paired_tag(const shmb_lookup_config_t *cfg, uint64_t system, uint64_t id)
+{
+    return lookup_tag(cfg->segment_size_mb << 20, system * cfg->num_segments + id, 0);
+}
+
+/* What the peer knows of one system of a paired first attach. */
+typedef struct shmb_lookup_paired_side {
+    int group;                      /* LOOKUP_GROUP_* of the system */
+    shmb_lookup_object_t *objects;  /* its buffers or pools */
+    uint64_t nobjects;
+    shmb_lookup_block_t *blocks;    /* flowipc_*: num_segments, where each tag lies */
+    shmb_lookup_setup_t s;          /* mooncake: its own reservation, slots and model */
+    int prepared;
+} shmb_lookup_paired_side_t;
+
 /* The peer's state: its copy (from the fork) of the configuration, and what
  * it learnt and measured. The owner makes it before the fork. */
 typedef struct shmb_lookup_peer {
@@ -211,6 +243,7 @@ typedef struct shmb_lookup_peer {
     int *pool_fd;
     uint64_t pools_attached;
     shmb_samples_t samples[SHMB_PATHS][LOOKUP_KINDS];
+    shmb_lookup_paired_side_t paired[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_lookup_peer_t;
 
 /* The peer's handler (a shmb_peer_handler_t, ctx: a shmb_lookup_peer_t),
@@ -221,5 +254,16 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
 /* A run across two processes (lookup_owner.c): appends the rows of what
  * the peer measured, under one process's names and in its order. */
 int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);
+
+/* The peer's side of a paired first attach (lookup_peer.c): takes a
+ * system's objects or blocks, or runs its whole first attach. */
+int shmb_lookup_bench_paired_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t *cmd, const void *data,
+                                  size_t data_bytes);
+int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, char *why, size_t cap,
+                                    uint64_t result[SHMB_PEER_RESULTS]);
+
+/* A paired run (lookup_paired.c): the first attach across two processes,
+ * or the translation in this one. */
+int shmb_lookup_bench_paired_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);
 
 #endif

@@ -45,9 +45,7 @@
 
 /* ---- timing: one thread, or a crew of them at once ---- */
 
-/* One timed batch of window `win`, throughput or latency, through the
- * path's loop. */
-static uint64_t timed_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win)
+uint64_t shmb_lookup_bench_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win)
 {
     const shmb_path_t *p = &shmb_path_table[path];
     const size_t w = (size_t)s->window;
@@ -90,7 +88,7 @@ static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
     t->start_ns[me] = shmb_clock_now_ns();
     while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
         uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = timed_batch(s, t->path, t->latency, win);
+        uint64_t sum = shmb_lookup_bench_batch(s, t->path, t->latency, win);
         uint64_t t1 = shmb_clock_now_ns();
         if (sum != s->expected_sum[win]) {
             snprintf(t->why[me], sizeof(t->why[me]),
@@ -118,7 +116,7 @@ static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
 static void time_member(shmb_crew_t *crew, int me, void *arg)
 {
     timing_t *t = arg;
-    shmb_escape((void *)(uintptr_t)timed_batch(t->s, t->path, t->latency, 0));
+    shmb_escape((void *)(uintptr_t)shmb_lookup_bench_batch(t->s, t->path, t->latency, 0));
     if (shmb_crew_sync(crew))
         run_batches(crew, t, me);
 }

@@ -313,6 +313,202 @@ static int give_samples(shmb_lookup_peer_t *ps, const uint64_t *arg, void *data,
     return 0;
 }
 
+/* ---- a paired first attach ---- */
+
+int shmb_lookup_bench_paired_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t *cmd, const void *data,
+                                  size_t data_bytes)
+{
+    const uint64_t sys = cmd->arg[0] & 0xff, first = cmd->arg[1], count = cmd->arg[2];
+    if (sys >= SHMB_PAIRED_MAX_SYSTEMS)
+        return -EINVAL;
+    shmb_lookup_paired_side_t *p = &ps->paired[sys];
+    if (cmd->op == LOOKUP_OP_PAIRED_BLOCKS) {
+        const uint64_t n = ps->cfg->num_segments;
+        if (!p->blocks && !(p->blocks = calloc((size_t)n, sizeof(*p->blocks))))
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        if (first > n || count > n - first || count > data_bytes / sizeof(shmb_lookup_block_t))
+            return -EINVAL;
+        memcpy(p->blocks + first, data, (size_t)count * sizeof(shmb_lookup_block_t));
+        return 0;
+    }
+    const uint64_t total = cmd->arg[3];
+    if (first == 0) {
+        shmb_lookup_object_t *v = realloc(p->objects, (size_t)(total ? total : 1) * sizeof(*v));
+        if (!v)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        p->objects = v;
+        p->nobjects = total;
+        p->group = (int)(cmd->arg[0] >> 8);
+    }
+    if (first > p->nobjects || count > p->nobjects - first || count > data_bytes / sizeof(shmb_lookup_object_t))
+        return -EINVAL;
+    memcpy(p->objects + first, data, (size_t)count * sizeof(shmb_lookup_object_t));
+    for (uint64_t i = first; i < first + count; i++)
+        p->objects[i].name[SHMB_SEGMENT_NAME_MAX] = '\0';
+    return 0;
+}
+
+/* The tag at the first word of segment id's buffer or block, read at `at`
+ * through the receiver's mapping, must be the owner's. */
+static int paired_check(const shmb_lookup_config_t *cfg, uint64_t sys, uint64_t id, const void *at, char *why,
+                        size_t cap)
+{
+    uint64_t word;
+    memcpy(&word, at, sizeof(word));
+    if (word == lookup_paired_tag(cfg, sys, id))
+        return 0;
+    snprintf(why, cap, "paired attach of system %llu: segment %llu's first word reads 0x%llx, not the owner's tag",
+             (unsigned long long)sys, (unsigned long long)id, (unsigned long long)word);
+    return -EPROTO;
+}
+
+/* Mooncake's whole first attach: every buffer's first request through its
+ * model (shm_open + mmap at its slot, as the first_use row times them), the
+ * sum of those times; then each buffer's tag, and the model and slots go. */
+static int paired_buffers(const shmb_lookup_config_t *cfg, uint64_t sys, shmb_lookup_paired_side_t *p, double *ns,
+                          char *why, size_t cap)
+{
+    shmb_lookup_setup_t *s = &p->s;
+    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
+    if (p->nobjects != n) {
+        snprintf(why, cap, "the owner published %llu buffers, expected %llu", (unsigned long long)p->nobjects,
+                 (unsigned long long)n);
+        return -EPROTO;
+    }
+    int ret = 0;
+    if (!p->prepared) {
+        if ((ret = shmb_lookup_bench_prepare(cfg, s)) < 0)
+            return ret;
+        p->prepared = 1;
+        for (uint64_t id = 0; id < n; id++)
+            s->segments[id].peer_base = p->objects[id].key;
+        if ((ret = shmb_lookup_bench_alloc_slots(cfg, s)) < 0)
+            return ret;
+    }
+    const char **names = malloc((size_t)n * sizeof(*names));
+    if (!names)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; id < n; id++)
+        names[id] = p->objects[id].name;
+    for (uint64_t id = 0; id < n && ret == 0; id++)
+        if (p->objects[id].bytes != size) {
+            snprintf(why, cap, "the owner published buffer %llu of %llu bytes, expected %llu",
+                     (unsigned long long)id, (unsigned long long)p->objects[id].bytes, (unsigned long long)size);
+            ret = -EPROTO;
+        }
+    const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
+    if (ret == 0 && (ret = shmb_lookup_bench_path_setup(s, SHMB_LOOKUP_MOONCAKE, &view)) == -EINVAL) {
+        snprintf(why, cap, "the owner published overlapping buffers");
+        ret = -EPROTO;
+    }
+    if (ret == 0)
+        ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
+    double sum = 0;
+    for (size_t i = 0; ret == 0 && i < s->first_use.n; i++)
+        sum += s->first_use.v[i];
+    shmb_stats_release(&s->first_use);
+    for (uint64_t id = 0; id < n && ret == 0; id++)
+        ret = paired_check(cfg, sys, id, s->segments[id].local_base, why, cap);
+    shmb_lookup_bench_release_slots(s);
+    free(names);
+    *ns = sum;
+    return ret;
+}
+
+/* flowipc_classic's whole first attach: its one pool (shm_open + fstat +
+ * mmap, as its attach row times it); then each block's tag; detached. */
+static int paired_classic(const shmb_lookup_config_t *cfg, uint64_t sys, const shmb_lookup_paired_side_t *p,
+                          double *ns, char *why, size_t cap)
+{
+    if (p->nobjects != 1 || !p->blocks) {
+        snprintf(why, cap, "flowipc_classic: the owner published %llu pools and %s blocks, expected 1 and its",
+                 (unsigned long long)p->nobjects, p->blocks ? "its" : "no");
+        return -EPROTO;
+    }
+    void *base;
+    size_t bytes;
+    const uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_fipc_classic_attach(p->objects[0].name, &base, &bytes);
+    const uint64_t t1 = shmb_clock_now_ns();
+    if (ret < 0)
+        return ret;
+    *ns = (double)(t1 - t0);
+    const uint64_t size = cfg->segment_size_mb << 20;
+    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++) {
+        if (p->blocks[id].key > bytes || bytes - p->blocks[id].key < size) {
+            snprintf(why, cap, "flowipc_classic: block %llu lies outside the pool", (unsigned long long)id);
+            ret = -EPROTO;
+        } else {
+            ret = paired_check(cfg, sys, id, (unsigned char *)base + p->blocks[id].key, why, cap);
+        }
+    }
+    int r = shmb_fipc_classic_detach(base, bytes);
+    return ret < 0 ? ret : r;
+}
+
+/* flowipc_jemalloc's whole first attach: every pool (shm_open + mmap,
+ * read-only, as its attach row times each), the sum; then each block's tag;
+ * detached. */
+static int paired_jemalloc(const shmb_lookup_config_t *cfg, uint64_t sys, const shmb_lookup_paired_side_t *p,
+                           double *ns, char *why, size_t cap)
+{
+    const uint64_t n = p->nobjects;
+    void **map = calloc((size_t)(n ? n : 1), sizeof(*map));
+    int *fd = calloc((size_t)(n ? n : 1), sizeof(*fd));
+    int ret = map && fd ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    if (ret == 0 && !p->blocks) {
+        snprintf(why, cap, "flowipc_jemalloc: the owner published no blocks");
+        ret = -EPROTO;
+    }
+    uint64_t attached = 0;
+    double sum = 0;
+    for (; attached < n && ret == 0; attached++) {
+        const uint64_t t0 = shmb_clock_now_ns();
+        ret = shmb_fipc_pool_attach(p->objects[attached].name, p->objects[attached].bytes, &map[attached],
+                                    &fd[attached]);
+        const uint64_t t1 = shmb_clock_now_ns();
+        if (ret < 0)
+            break;
+        sum += (double)(t1 - t0);
+    }
+    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++) {
+        uint64_t i = 0;
+        while (i < n && p->objects[i].key != p->blocks[id].key)
+            i++;
+        if (i == n || p->blocks[id].offset + 8 > p->objects[i].bytes) {
+            snprintf(why, cap, "flowipc_jemalloc: block %llu lies in no published pool", (unsigned long long)id);
+            ret = -EPROTO;
+        } else {
+            ret = paired_check(cfg, sys, id, (unsigned char *)map[i] + p->blocks[id].offset, why, cap);
+        }
+    }
+    for (uint64_t i = 0; i < attached; i++) {
+        int r = shmb_fipc_pool_detach(map[i], p->objects[i].bytes, fd[i]);
+        ret = ret < 0 ? ret : r;
+    }
+    free(map);
+    free(fd);
+    *ns = sum;
+    return ret;
+}
+
+int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, char *why, size_t cap,
+                                    uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (system >= SHMB_PAIRED_MAX_SYSTEMS)
+        return -EINVAL;
+    shmb_lookup_paired_side_t *p = &ps->paired[system];
+    double ns = 0;
+    int ret = p->group == LOOKUP_GROUP_SEGMENTS  ? paired_buffers(ps->cfg, system, p, &ns, why, cap)
+              : p->group == LOOKUP_GROUP_CLASSIC ? paired_classic(ps->cfg, system, p, &ns, why, cap)
+                                                 : paired_jemalloc(ps->cfg, system, p, &ns, why, cap);
+    if (ret == 0) {
+        result[0] = (uint64_t)ns;
+        result[1] = p->nobjects;
+    }
+    return ret;
+}
+
 /* The peer's handler (in the peer process). */
 int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
                         uint64_t result[SHMB_PEER_RESULTS])
@@ -340,6 +536,16 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
     case LOOKUP_OP_RELEASE:
         peer_release(ps, (int)cmd->arg[0]);
         return 0;
+    case LOOKUP_OP_PAIRED_OBJECTS:
+    case LOOKUP_OP_PAIRED_BLOCKS:
+        return shmb_lookup_bench_paired_take(ps, cmd, data, data_bytes);
+    case LOOKUP_OP_PAIRED_ATTACH: {
+        char why[256] = "";
+        ret = shmb_lookup_bench_paired_attach(ps, cmd->arg[0], why, sizeof(why), result);
+        if (ret == -EPROTO)
+            snprintf(data, data_bytes, "%s", why);
+        return ret;
+    }
     default:
         return -ENOSYS;
     }

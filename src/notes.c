@@ -90,6 +90,33 @@ static int put_cpus(shmb_notes_t *s, int threads, int cpu)
     return 0;
 }
 
+/* A paired run's common lines (shmbench/paired.h): its systems, baseline
+ * and control, its rotation and what the ratio rows mean; `control_is`
+ * says what the control instance is. Composed into s. */
+static void paired_lines(lines_t *l, shmb_notes_t *s, const char *const *names, size_t nsys, const char *control_is)
+{
+    size_t at = s->used;
+    put(s, "paired run (--systems): ");
+    for (size_t i = 0; i < nsys; i++)
+        put(s, "%s%s", i ? ", " : "", names[i]);
+    put(s, " measured in one run, round by round, each round every system once");
+    add(l, end(s, at));
+    at = s->used;
+    put(s, "baseline: %s; control: %s, %s: identical code, so its ratio is this run's noise", names[0],
+        names[nsys - 1], control_is);
+    add(l, end(s, at));
+    add(l, "order: each round runs every system once, in a row of a Williams square over the listed systems "
+           "(the control listed last): over 2 x systems rounds each system runs at each position, and right "
+           "after each other one, equally often; each round gives one sample per system");
+    add(l, "rows /system:NAME: that system's samples, one per round; rows /system:NAME/vs:BASELINE: the "
+           "median over rounds of baseline / system in the speedup column (above 1 the system is faster), "
+           "its 95% interval (sign test's order statistics) and verdict in the note, the ns columns the "
+           "per-round saved ns (baseline - system; p50 the median saving), iterations the rounds");
+    add(l, "verdict: faster or slower by 5% or more; no practical difference (interval off 1, change under "
+           "5%); within the noise (interval holds 1 or lies inside the control's); too noisy (the control "
+           "itself off by 5% or more: no verdict, rerun quieter, e.g. pinned with --cpu on an idle machine)");
+}
+
 static void alloc_peer(lines_t *l)
 {
     add(l, "peer_process: attach, detach and translate were measured in a second process, the rest here; "
@@ -140,19 +167,56 @@ static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
     "service, the RPC by which a client's put reaches it is not modelled; free finds a block's handle by its "  \
     "address (a shift and a load: the table frees by address, upstream's caller holds the handle)"
 
-/* With a system: its block allocator, under the same key for every system
- * so that their headers pair. */
-static const char *system_blocks(const shmb_alloc_config_t *cfg)
+/* A system's block allocator, under the same key for every system so that
+ * their headers pair; NULL for a kind that places no blocks. */
+static const char *blocks_of(shmb_alloc_kind_t kind)
 {
-    if (cfg->run[SHMB_ALLOC_OFFSET])
+    switch (kind) {
+    case SHMB_ALLOC_OFFSET:
         return "alloc, free: offset, " OFFSET_PATH;
-    if (cfg->run[SHMB_ALLOC_BIPC])
+    case SHMB_ALLOC_BIPC:
         return "alloc, free: bipc, boost.interprocess rbtree_best_fit allocate / deallocate under the pool's "
                "mutex in the one SHM pool (Flow-IPC SHM-classic)";
-    if (cfg->run[SHMB_ALLOC_JEMALLOC] || cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE])
+    case SHMB_ALLOC_JEMALLOC:
+    case SHMB_ALLOC_JEMALLOC_TCACHE:
         return "alloc, free: jemalloc, mallocx / dallocx in a jemalloc arena whose extents are SHM pools "
                "(Flow-IPC SHM-jemalloc)";
+    default:
+        return NULL;
+    }
+}
+
+/* With a system: its block allocator. */
+static const char *system_blocks(const shmb_alloc_config_t *cfg)
+{
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
+            return blocks_of((shmb_alloc_kind_t)k);
     return "alloc, free: none (a buffer per registration alone)";
+}
+
+/* A paired allocation run: its systems, rounds and what each slice is. */
+static void alloc_paired(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    uint64_t block, reg;
+    shmb_alloc_bench_paired_rounds(cfg, &block, &reg);
+    paired_lines(l, s, cfg->system_names, cfg->nsystems,
+                 "an independent second instance of the baseline's allocators (its own buffers, its own pool)");
+    size_t at = s->used;
+    put(s, "rounds of register: %llu; each system one registration per round, undone untimed after it (mooncake "
+           "one buffer's createSharedMemory = shm_open + ftruncate + mmap + close, flowipc_classic its one pool, "
+           "flowipc_jemalloc its arena)", (unsigned long long)reg);
+    add(l, end(s, at));
+    at = s->used;
+    put(s, "rounds of alloc, free, alloc_reuse: %llu; each system one round of %llu blocks per round (a batch of "
+           "each step, ns per op), the same block size and free order (--seed) for every system; each pool's "
+           "round-0 blocks checked inside its SHM and not overlapping before any figure counts; every pool "
+           "destroyed before the next size",
+        (unsigned long long)block, (unsigned long long)shmb_alloc_bench_working_set(cfg));
+    add(l, end(s, at));
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
+            add(l, blocks_of((shmb_alloc_kind_t)k));
 }
 
 /* What the pools are (offset's path in full), and what register times. */
@@ -233,6 +297,13 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
 {
     lines_t l = {0};
     const size_t start = store->used;
+    if (cfg->nsystems) {
+        alloc_paired(&l, store, cfg);
+        int ret = publish(report, &l);
+        if (ret < 0)
+            store->used = start;
+        return ret;
+    }
     if (cfg->peer)
         alloc_peer(&l);
     alloc_posix(&l, cfg);
@@ -305,6 +376,36 @@ static const char *lookup_timing(shmb_notes_t *s, const shmb_lookup_config_t *cf
     return end(s, start);
 }
 
+/* A paired lookup run: its systems, and which question it answers how. */
+static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_t *cfg)
+{
+    paired_lines(l, s, cfg->system_names, cfg->nsystems,
+                 "an independent second instance of the baseline (its own objects, mapping and metadata)");
+    if (cfg->peer_process) {
+        const size_t at = s->used;
+        put(s, "rounds of attach: %zu; each round the peer performs each system's whole first attach, the receiver's "
+               "TOTAL before its first request (mooncake: every buffer's first request, shm_open + mmap each, "
+               "the first_use times summed; flowipc_classic: its one pool; flowipc_jemalloc: every pool, summed), "
+               "as one sample, then checks the tag the owner wrote at every buffer's or block's first word "
+               "through its mappings and detaches untimed; the ratio is of the receivers' totals (each system "
+               "row's note: what its total holds)", shmb_lookup_bench_paired_attach_rounds(cfg));
+        add(l, end(s, at));
+        add(l, "paired with --peer_process: first attach only; the translation per request is the paired run "
+               "without --peer_process");
+    } else {
+        const size_t at = s->used;
+        put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most "
+               "%d), a multiple of 2 x systems; each round every system translates one batch of the same "
+               "requests (the run's window), each system its own set-up of the same segments, every request "
+               "verified before timing and every batch's checksum checked; ns per lookup = batch time / lookups",
+            SHMB_LOOKUP_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
+        add(l, end(s, at));
+        add(l, "paired without --peer_process: translation only; the first attach (step attach) is the paired "
+               "run with --peer_process");
+    }
+    add(l, "paired: the hand-off rows (handoff, pool_once) are left out: run --system=NAME for them");
+}
+
 int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg)
 {
     lines_t l = {0};
@@ -314,7 +415,7 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
         cfg->sequential ? "sequential" : "random");
     add(&l, end(store, start));
     add(&l, placement_note(cfg->placement));
-    if (!cfg->system_rows)
+    if (!cfg->system_rows && !cfg->nsystems)
         add(&l, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); kernels: linear, "
                 "lower_bound, tree, arithmetic (the minimal C operation of each way to find one segment among "
                 "several: reference points, not lower bounds; arithmetic reads its segment's entry per request, "
@@ -324,6 +425,13 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
         add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
                 "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
                 "default)");
+    if (cfg->nsystems) {
+        lookup_paired(&l, store, cfg);
+        int ret = publish(report, &l);
+        if (ret < 0)
+            store->used = start;
+        return ret;
+    }
     int err = 0;
     const char *timing = lookup_timing(store, cfg, &err);
     if (err < 0) {

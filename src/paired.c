@@ -10,7 +10,15 @@
 
 size_t shmb_paired_order(size_t nsys, size_t round, size_t pos)
 {
-    return (pos + round) % nsys;
+    /* A Williams square: rows 0, 1, n-1, 2, n-2, ... shifted by the round,
+     * read backwards in every other block of n rounds. A plain rotation
+     * keeps each system's predecessor (0 1 2, 1 2 0, 2 0 1: 1 always
+     * follows 0), so whatever one system leaves behind (jemalloc's unmapped
+     * pools) would always fall on the same next one. */
+    if ((round / nsys) % 2)
+        pos = nsys - 1 - pos;
+    const size_t row = pos == 0 ? 0 : pos % 2 ? (pos + 1) / 2 : nsys - pos / 2;
+    return (row + round) % nsys;
 }
 
 int shmb_paired_run(size_t nsys, size_t rounds, shmb_paired_slice_fn slice, void *ctx, double *const *samples)
@@ -28,7 +36,7 @@ int shmb_paired_run(size_t nsys, size_t rounds, shmb_paired_slice_fn slice, void
 }
 
 /* P(Bin(n, 1/2) = i), in logs so that large n neither overflows nor
- * underflows a term before it counts. */
+ * underflows it before it counts. */
 static double binom_half_pmf(size_t n, size_t i)
 {
     return exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) + (double)n * log(0.5));
@@ -45,8 +53,10 @@ static double binom_half_cdf(size_t n, size_t k)
 
 int shmb_paired_median_ranks(size_t n, double alpha, size_t *lo, size_t *hi)
 {
-    size_t r = 0; /* the largest r with P(X <= r - 1) <= alpha/2 */
-    double cdf = 0; /* P(X <= r), summed as r grows: one term a step, not r (n = 10^5 took minutes) */
+    /* the largest r with P(X <= r - 1) <= alpha/2; the sum grows term by
+     * term with r (a sum per r took a minute at n = 100000) */
+    size_t r = 0;
+    double cdf = 0;
     while (r < n / 2 && (cdf += binom_half_pmf(n, r)) <= alpha / 2)
         r++;
     if (r == 0)

@@ -19,6 +19,7 @@
 #include "alloc_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/alloc_peer.h"
+#include "shmbench/lookup_bench.h"
 #include "shmbench/segment.h"
 
 #define PREFIX shmb_test_prefix()
@@ -742,6 +743,103 @@ static void test_bad_prefix_fails_cleanly(void **state)
     shmb_rows_free(&rows);
 }
 
+/* A paired run of mooncake and flowipc_classic with mooncake's control at
+ * one size: per question (register, alloc, free, alloc_reuse) a row per
+ * system under the --system row's step, then a ratio row per system against
+ * mooncake (the control's included), every pool checked, nothing left. */
+static shmb_alloc_config_t paired_config(void)
+{
+    shmb_alloc_config_t c = small_config();
+    c.max_size_kb = 4;
+    c.min_ops = 1;
+    c.working_set = 64;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    c.system_names[0] = "mooncake";
+    c.system_names[1] = "flowipc_classic";
+    c.system_names[2] = "mooncake_control";
+    return c;
+}
+
+static void test_paired_rows(void **state)
+{
+    (void)state;
+    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse"};
+    static const char *systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
+    shmb_alloc_config_t c = paired_config();
+    uint64_t block = 0, reg = 0;
+    shmb_alloc_bench_paired_rounds(&c, &block, &reg);
+    assert_true(block == 24 && reg == 24); /* 20 at least, in whole blocks of 2 x 3 systems */
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(rows.n, 4 * 5);
+    for (size_t q = 0; q < 4; q++)
+        for (size_t i = 0; i < 5; i++) {
+            const shmb_row_t *r = &rows.v[q * 5 + i];
+            assert_string_equal(r->step, steps[q]);
+            assert_string_equal(r->variant, "");
+            assert_true(r->arg == 4 && r->threads == 1);
+            assert_string_equal(r->system, systems[i < 3 ? i : i - 2]);
+            if (i < 3) { /* a system: rounds x the operations of a sample */
+                assert_string_equal(r->vs, "");
+                assert_true(r->iterations == 24 * (q ? 64 : 1));
+                assert_true(r->ns.p50 > 0);
+            } else { /* a ratio: the rounds, a ratio inside its interval, a verdict */
+                assert_string_equal(r->vs, "mooncake");
+                assert_true(r->iterations == 24);
+                assert_true(r->speedup > 0 && r->ratio_lo <= r->speedup && r->speedup <= r->ratio_hi);
+                assert_non_null(r->verdict);
+            }
+        }
+    char name[256];
+    shmb_report_t report = {.bench = "shm_alloc"};
+    shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
+    assert_string_equal(name, "shm_alloc/register/size_kb:4/system:mooncake_control/vs:mooncake");
+    shmb_report_row_name(&report, &rows.v[6], name, sizeof(name));
+    assert_string_equal(name, "shm_alloc/alloc/size_kb:4/system:flowipc_classic");
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+}
+
+/* A paired run checks every system's blocks before any figure counts, and
+ * refuses what it cannot pair. */
+static void test_paired_verification_and_bad(void **state)
+{
+    (void)state;
+    static unsigned char not_shm[1 << 20];
+    shmb_alloc_config_t c = paired_config();
+    shmb_alloc_hook_t hook = {.check = plant_outside, .arg = not_shm};
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+    assert_non_null(strstr(why, "outside its SHM"));
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+
+    shmb_alloc_config_t bad = c;
+    bad.threads = 2;
+    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    bad = c;
+    bad.touch = 1;
+    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    bad = c;
+    bad.cleanup = 0;
+    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    bad = c;
+    bad.systems[1] = SHMB_LOOKUP_SYSTEMS;
+    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    bad = c;
+    bad.nsystems = 1;
+    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -771,6 +869,8 @@ int main(void)
         cmocka_unit_test(test_threads_rows),
         cmocka_unit_test(test_threads_touch_mmap_only_and_kept),
         cmocka_unit_test(test_threads_verification),
+        cmocka_unit_test(test_paired_rows),
+        cmocka_unit_test(test_paired_verification_and_bad),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/fipc_classic.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/segment.h"
 
@@ -683,6 +684,149 @@ static void test_verify_catches_a_wrong_translation(void **state)
     assert_null(s.state.repo);
 }
 
+/* A paired run's systems: mooncake, `other`, mooncake's control. */
+static void pair_with(shmb_lookup_config_t *c, shmb_lookup_system_t other)
+{
+    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
+        c->run[s] = 0;
+    c->nsystems = 3;
+    c->systems[0] = c->systems[2] = SHMB_LOOKUP_MOONCAKE;
+    c->systems[1] = other;
+    c->system_names[0] = "mooncake";
+    c->system_names[1] = shmb_lookup_system_name(other);
+    c->system_names[2] = "mooncake_control";
+}
+
+/* Paired translation in one process: per kind (throughput, latency) a row
+ * per system under the --system row's name, then a ratio row per system
+ * against mooncake, the control's included; balanced rounds; nothing left. */
+static void test_paired_translation_rows(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = small();
+    c.mode = SHMB_LOOKUP_MODE_BOTH;
+    pair_with(&c, SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+    if (ret == -EPROTO)
+        fail_msg("%s", why);
+    assert_int_equal(ret, 0);
+    static const char *const systems[] = {"mooncake", "flowipc_jemalloc", "mooncake_control"};
+    assert_int_equal(rows.n, 2 * 5);
+    for (size_t i = 0; i < rows.n; i++) {
+        const shmb_row_t *r = &rows.v[i];
+        const size_t k = i % 5;
+        assert_string_equal(r->step, i < 5 ? "" : "latency");
+        assert_string_equal(r->variant, "");
+        assert_string_equal(r->system, systems[k < 3 ? k : k - 2]);
+        assert_true(r->arg == 50 && r->ns.p50 != 0);
+        if (k < 3) {
+            assert_string_equal(r->vs, "");
+            assert_string_equal(r->note, "verified 131072/131072");
+            assert_true(r->ns.count >= SHMB_LOOKUP_PAIRED_MIN_ROUNDS && r->ns.count % 6 == 0);
+            assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
+        } else {
+            assert_string_equal(r->vs, "mooncake");
+            assert_non_null(r->verdict);
+            assert_true(r->ratio_lo <= r->speedup && r->speedup <= r->ratio_hi);
+        }
+    }
+    char name[256];
+    shmb_report_t report = {.bench = "shm_lookup"};
+    shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
+    assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+
+    c.threads = 2; /* what cannot be paired */
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    c.threads = 1;
+    c.run[SHMB_LOOKUP_LINEAR] = 1;
+    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    assert_int_equal(rows.n, 0);
+}
+
+/* Paired first attach across two processes: one total per system and
+ * round, the receiver's whole first attach (each buffer, the pool, each
+ * pool), its count in the system row's note; the peer gone, nothing left. */
+static void test_paired_attach_rows(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = peer_config();
+    pair_with(&c, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    c.nsystems = 4;
+    c.systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.systems[3] = SHMB_LOOKUP_MOONCAKE;
+    c.system_names[2] = "flowipc_jemalloc";
+    c.system_names[3] = "mooncake_control";
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+    if (ret == -EPROTO)
+        fail_msg("%s", why);
+    assert_int_equal(ret, 0);
+    assert_int_equal(rows.n, 7);
+    for (size_t i = 0; i < rows.n; i++) {
+        assert_string_equal(rows.v[i].step, "attach");
+        assert_true(rows.v[i].iterations == 24); /* 20 at least, in whole blocks of 2 x 4 systems */
+    }
+    assert_string_equal(rows.v[0].note, "receiver's total: 20 buffers");
+    assert_string_equal(rows.v[1].note, "receiver's total: 1 pool");
+    assert_non_null(strstr(rows.v[2].note, "receiver's total: "));
+    assert_string_equal(rows.v[3].note, "receiver's total: 20 buffers");
+    assert_string_equal(rows.v[6].system, "mooncake_control");
+    assert_string_equal(rows.v[6].vs, "mooncake");
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    assert_no_child();
+}
+
+/* The peer's side of a paired attach reads the owner's tag through its
+ * mapping: a pool whose block holds another tag fails, naming it. */
+static void test_paired_attach_checks_tags(void **state)
+{
+    (void)state;
+    shmb_lookup_config_t c = peer_config();
+    c.num_segments = 2;
+    shmb_fipc_classic_t *pool = NULL;
+    assert_int_equal(shmb_fipc_classic_create(PREFIX, 8u << 20, &pool), 0);
+    shmb_lookup_block_t blocks[2];
+    shmb_lookup_object_t object;
+    memset(&object, 0, sizeof(object));
+    snprintf(object.name, sizeof(object.name), "%s", shmb_fipc_classic_name(pool));
+    object.bytes = shmb_fipc_classic_size(pool);
+    unsigned char *base = shmb_fipc_classic_base(pool);
+    for (uint64_t id = 0; id < 2; id++) {
+        void *block;
+        assert_int_equal(shmb_fipc_classic_alloc(pool, 1u << 20, &block), 0);
+        const uint64_t tag = lookup_paired_tag(&c, 1, id) + (id == 1); /* the second one wrong */
+        memcpy(block, &tag, sizeof(tag));
+        blocks[id] = (shmb_lookup_block_t){.key = (uint64_t)((unsigned char *)block - base)};
+    }
+    shmb_lookup_peer_t side;
+    memset(&side, 0, sizeof(side));
+    side.cfg = &c;
+    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_PAIRED_OBJECTS, .arg = {1 | (uint64_t)LOOKUP_GROUP_CLASSIC << 8, 0, 1, 1}};
+    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, &object, sizeof(object)), 0);
+    cmd = (shmb_peer_cmd_t){.op = LOOKUP_OP_PAIRED_BLOCKS, .arg = {1, 0, 2, 0}};
+    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, blocks, sizeof(blocks)), 0);
+    char why[256] = "";
+    uint64_t result[SHMB_PEER_RESULTS] = {0};
+    assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), -EPROTO);
+    assert_non_null(strstr(why, "segment 1's first word"));
+    const uint64_t right = lookup_paired_tag(&c, 1, 1);
+    memcpy(base + blocks[1].key, &right, sizeof(right));
+    assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), 0);
+    assert_true(result[0] > 0 && result[1] == 1); /* its total, of one pool */
+    free(side.paired[1].objects);
+    free(side.paired[1].blocks);
+    assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
+    assert_int_equal(count_ours(), 0);
+}
+
 static void test_bad_config_appends_nothing(void **state)
 {
     (void)state;
@@ -719,6 +863,9 @@ int main(void)
         cmocka_unit_test(test_shm_bytes),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
         cmocka_unit_test(test_bad_config_appends_nothing),
+        cmocka_unit_test(test_paired_translation_rows),
+        cmocka_unit_test(test_paired_attach_rows),
+        cmocka_unit_test(test_paired_attach_checks_tags),
         cmocka_unit_test(test_peer_process_rows),
         cmocka_unit_test(test_peer_process_system_rows),
         cmocka_unit_test(test_peer_process_refuses_threads),

@@ -94,14 +94,28 @@ static void test_order_rotates(void **state)
                 seen |= 1u << shmb_paired_order(nsys, k, pos);
             assert_int_equal(seen, (1u << nsys) - 1);
         }
-    assert_int_equal(shmb_paired_order(3, 0, 0), 0);
-    assert_int_equal(shmb_paired_order(3, 1, 0), 1);
-    assert_int_equal(shmb_paired_order(3, 2, 0), 2);
-    assert_int_equal(shmb_paired_order(3, 3, 0), 0);
-    /* who follows system 0 changes from round to round */
+    /* over 2n rounds: each system at each position, and right after each other system, equally often */
+    for (size_t nsys = 2; nsys <= SHMB_PAIRED_MAX_SYSTEMS; nsys++) {
+        unsigned at[SHMB_PAIRED_MAX_SYSTEMS][SHMB_PAIRED_MAX_SYSTEMS] = {{0}};
+        unsigned after[SHMB_PAIRED_MAX_SYSTEMS][SHMB_PAIRED_MAX_SYSTEMS] = {{0}};
+        for (size_t k = 0; k < 2 * nsys; k++)
+            for (size_t pos = 0; pos < nsys; pos++) {
+                at[shmb_paired_order(nsys, k, pos)][pos]++;
+                if (pos > 0)
+                    after[shmb_paired_order(nsys, k, pos - 1)][shmb_paired_order(nsys, k, pos)]++;
+            }
+        for (size_t a = 0; a < nsys; a++)
+            for (size_t b = 0; b < nsys; b++) {
+                assert_int_equal(at[a][b], 2);
+                assert_int_equal(after[a][b], a == b ? 0 : 2);
+            }
+    }
+    /* three systems: 0 1 2, 1 2 0, 2 0 1, then backwards: 2 1 0, 0 2 1, 1 0 2 */
     assert_int_equal(shmb_paired_order(3, 0, 1), 1);
-    assert_int_equal(shmb_paired_order(3, 2, 1), 0);
-    assert_int_equal(shmb_paired_order(3, 2, 2), 1);
+    assert_int_equal(shmb_paired_order(3, 3, 0), 2);
+    assert_int_equal(shmb_paired_order(3, 3, 1), 1);
+    assert_int_equal(shmb_paired_order(3, 4, 0), 0);
+    assert_int_equal(shmb_paired_order(3, 4, 1), 2);
 }
 
 static void test_run_alternates_slice_by_slice(void **state)

@@ -49,6 +49,38 @@ DEFINE_bool(handoff, true,
             "lend, the handle message, borrow, release, the return message and the lender's free, on "
             "objects of --lookup_len_kb; with --peer_process the borrower is a second process");
 
+namespace {
+
+// --systems: the paired run's systems into cfg, after refusing what cannot
+// be paired; their names stay in *names (cfg points into them).
+void PairedConfig(shmb_lookup_config_t* cfg, std::vector<std::string>* names)
+{
+    const std::vector<shmb_lookup_system_t> systems = shmb::PairedSystems(names);
+    if (systems.empty())
+        return;
+    for (const char* flag : {"strategies", "sweep_segments"}) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (!info.is_default)
+            shmb::FlagError(flag, info.current_value,
+                            "cannot be combined with --systems (it lists the systems; one segment count a run)");
+    }
+    if (cfg->threads > 1)
+        shmb::FlagError("threads", std::to_string(FLAGS_threads),
+                        "must be 1 with --systems (a paired run alternates the systems on one thread)");
+    for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
+        cfg->run[s] = 0;
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        cfg->run_system[s] = 0;
+    cfg->nsystems = systems.size();
+    for (size_t s = 0; s < systems.size(); s++) {
+        cfg->systems[s] = systems[s];
+        cfg->system_names[s] = (*names)[s].c_str();
+        cfg->run_system[systems[s]] = 1;
+    }
+}
+
+}  // namespace
+
 int main(int argc, char** argv)
 {
     shmb::Init(&argc, &argv,
@@ -85,8 +117,11 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
+    std::vector<std::string> paired;
+    PairedConfig(&cfg, &paired);
     shmb_handoff_bench_config_t handoff = {};
-    const int handoffs = shmb_handoff_bench_config_from_lookup(&cfg, FLAGS_handoff, &handoff);
+    // The hand-off is not paired: a paired run leaves it out (its header says so).
+    const int handoffs = shmb_handoff_bench_config_from_lookup(&cfg, FLAGS_handoff && paired.empty(), &handoff);
     if (handoffs < 0)
         shmb::FlagError("lookup_len_kb", std::to_string(cfg.lookup_len_kb), "at most " +
                         std::to_string(SHMB_HANDOFF_MAX_OBJECT_KB) + " with --handoff=true (the hand-off's objects)");
@@ -104,9 +139,12 @@ int main(int argc, char** argv)
 
     const bool kernels = std::any_of(cfg.run, cfg.run + SHMB_LOOKUP_STRATEGIES, [](int on) { return on != 0; });
     const uint64_t most = *std::max_element(counts.begin(), counts.end());
-    // The peer keeps a descriptor per attached segment for the kernels too.
+    // The peer keeps a descriptor per attached segment for the kernels too;
+    // a paired run in one process keeps each mooncake instance's at once.
+    const uint64_t instances = std::max<uint64_t>(
+        1, cfg.peer_process ? 1 : std::count(cfg.systems, cfg.systems + cfg.nsystems, SHMB_LOOKUP_MOONCAKE));
     if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
-        shmb::CheckOpenFiles(count_flag, most);
+        shmb::CheckOpenFiles(count_flag, most * instances);
     cfg.num_segments = most;
     uint64_t need = 0;
     shmb_lookup_bench_shm_bytes(&cfg, &need);
@@ -134,9 +172,11 @@ int main(int argc, char** argv)
     shmb_report_t report = {};
     report.bench = "shm_lookup";
     report.system = shmb::SystemLine(cfg.mooncake_path);
-    report.variant_label = report.system ? nullptr : "strategy";
+    report.variant_label = report.system || cfg.nsystems ? nullptr : "strategy";
     // --system rows have no speedup: one label for every system, so their tables' headers match.
-    report.speedup_label = report.system || cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake" : "speedup_vs_linear";
+    report.speedup_label = cfg.nsystems ? "speedup_vs_baseline"
+                           : report.system || cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake"
+                                                                                 : "speedup_vs_linear";
     shmb_notes_t notes = {};
     int ret = shmb_notes_lookup(&report, &notes, &cfg);
     if (ret < 0)

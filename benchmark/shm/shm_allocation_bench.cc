@@ -88,6 +88,9 @@ void CheckReadyAlone()
         shmb::FlagError("allocator", FLAGS_allocator, "ready runs alone (its rows are pools, not block sizes)");
     if (!FLAGS_system.empty())
         shmb::FlagError("system", FLAGS_system, "cannot be combined with --allocator=ready");
+    if (!FLAGS_systems.empty())
+        shmb::FlagError("systems", FLAGS_systems, "cannot be combined with --allocator=ready (it times pools per "
+                                                  "backing, not systems)");
     const char* const others[] = {"peer_process", "measure_mmap_only", "touch", "threads", "cleanup"};
     for (const char* flag : others) {
         const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
@@ -186,6 +189,40 @@ int RunReady()
     return 0;
 }
 
+// --systems: the paired run's systems into cfg, after refusing what cannot
+// be paired; their names stay in *names (cfg points into them).
+void PairedConfig(shmb_alloc_config_t* cfg, std::vector<std::string>* names)
+{
+    const std::vector<shmb_lookup_system_t> systems = shmb::PairedSystems(names);
+    if (systems.empty())
+        return;
+    if (!gflags::GetCommandLineFlagInfoOrDie("allocator").is_default)
+        shmb::FlagError("allocator", FLAGS_allocator,
+                        "cannot be combined with --systems (each system selects its allocators)");
+    if (cfg->threads > 1)
+        shmb::FlagError("threads", std::to_string(FLAGS_threads),
+                        "must be 1 with --systems (a paired run alternates the systems on one thread)");
+    for (const char* flag : {"peer_process", "touch", "measure_mmap_only", "cleanup"}) {
+        const gflags::CommandLineFlagInfo info = gflags::GetCommandLineFlagInfoOrDie(flag);
+        if (info.current_value != info.default_value)
+            shmb::FlagError(flag, info.current_value,
+                            "not with --systems (a paired run times register, alloc, free and alloc_reuse; the "
+                            "receiver's first attach is shm_address_lookup_bench --systems --peer_process; "
+                            "--system=NAME runs the rest)");
+    }
+    // run[] now only sizes the space: the allocators the systems use.
+    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+        cfg->run[k] = 0;
+    cfg->nsystems = systems.size();
+    for (size_t s = 0; s < systems.size(); s++) {
+        cfg->systems[s] = systems[s];
+        cfg->system_names[s] = (*names)[s].c_str();
+        const std::string kinds = shmb_alloc_system_allocators(shmb_lookup_system_name(systems[s]));
+        for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+            cfg->run[k] |= shmb::InList(kinds, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -243,6 +280,8 @@ int main(int argc, char** argv)
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
+    std::vector<std::string> paired;
+    PairedConfig(&cfg, &paired);
 
     uint64_t need = 0;
     int ret = shmb_alloc_bench_shm_bytes(&cfg, FLAGS_repetitions, &need);
@@ -267,8 +306,8 @@ int main(int argc, char** argv)
     shmb_report_t report = {};
     report.bench = "shm_alloc";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
-    report.variant_label = report.system ? nullptr : "allocator";
-    report.speedup_label = "speedup_vs_mooncake";
+    report.variant_label = report.system || cfg.nsystems ? nullptr : "allocator";
+    report.speedup_label = cfg.nsystems ? "speedup_vs_baseline" : "speedup_vs_mooncake";
     shmb_notes_t notes = {};
     ret = shmb_notes_alloc(&report, &notes, &cfg);
     if (ret < 0)

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/paired.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
 
@@ -83,6 +84,11 @@ typedef struct shmb_alloc_config {
                               * each runs on every allowed CPU), -1: the first allowed */
     shmb_peer_t *peer;       /* NULL: no peer; else the peer of shmb_alloc_peer_start, which
                               * attaches what is allocated (threads 1, no measure_mmap_only) */
+    /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
+     * instead of run[] (which only sizes the space), the baseline first, its control last. */
+    size_t nsystems;         /* 0: not paired; else 3..SHMB_PAIRED_MAX_SYSTEMS */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each */
+    const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_alloc_config_t;
 
 /* "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache". */
@@ -126,9 +132,25 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * arena; min_ops or working_set out of range), threads above SHMB_ALLOC_MAX_THREADS, or a
  * peer with threads > 1 or measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
- * the peer read a wrong tag. Nothing is left behind on error. */
+ * the peer read a wrong tag. Nothing is left behind on error.
+ * Paired (cfg->nsystems > 0): per size, register, then alloc, free and
+ * alloc_reuse, each measured round by round over every system in the
+ * rotated order (shmbench/paired.h), the control an independent second
+ * instance of the baseline's allocator; rows of shmb_paired_push_rows with
+ * the --system rows' names (+ /system:NAME, /vs:BASELINE). -EINVAL unless
+ * threads <= 1, no peer, touch, measure_mmap_only or system_rows, and
+ * cleanup = 1 (every pool and buffer goes before the next size). */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
+
+/* A paired run's rounds at the working set (cfg->nsystems > 0): *block the
+ * rounds of alloc, free and alloc_reuse (each system one batch of each per
+ * round: the --system run's batches), *reg those of register (each system
+ * one registration per round: the --system run's num_iterations); each at
+ * least SHMB_ALLOC_PAIRED_MIN_ROUNDS, rounded up to a multiple of 2 x
+ * nsystems (whole blocks of shmb_paired_order's balanced order). */
+#define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
+void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@
 
 #include "shmbench/lookup.h"
 #include "shmbench/mooncake.h"
+#include "shmbench/paired.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -104,6 +105,11 @@ typedef struct shmb_lookup_config {
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
     shmb_mooncake_path_t mooncake_path; /* mooncake's relocate path, in this process and the peer (=tent) */
+    /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
+     * instead of run[] and run_system[], the baseline first, its control last. */
+    size_t nsystems;          /* 0: not paired; else 2..SHMB_PAIRED_MAX_SYSTEMS */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each */
+    const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_lookup_config_t;
 
 /* Checks the sizes: -EINVAL for a zero count or size, a request longer
@@ -121,6 +127,15 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg);
  * shmb_lookup_bench_check's error. */
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes);
 
+#define SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS 20  /* rounds of a paired first attach, at least */
+#define SHMB_LOOKUP_PAIRED_MIN_ROUNDS 20     /* rounds of a paired translation, at least */
+#define SHMB_LOOKUP_PAIRED_MAX_ROUNDS 10000  /* and at most */
+
+/* The rounds of a paired first attach: SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS up
+ * to a multiple of 2 x cfg->nsystems (whole blocks of shmb_paired_order's
+ * balanced order). */
+size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg);
+
 /* Runs every selected path and appends its rows (variant = path, arg
  * segments:N, note "verified P/P" over the pool of P requests), systems
  * first, then kernels: per path its throughput row (no step) and/or its
@@ -137,7 +152,17 @@ int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes
  * details in why. With peer_process, -EPIPE (recorded as the call "peer
  * process", see shmbench/peer.h) when the peer died; the peer's own failures
  * come back as its -errno with its recorded error. Leaves nothing in
- * /dev/shm and no process behind. */
+ * /dev/shm and no process behind.
+ * Paired (cfg->nsystems > 0; threads 1, no kernel, no system_rows): each
+ * system its own instance (the control a second one of the baseline's),
+ * measured round by round in shmb_paired_order; rows of
+ * shmb_paired_push_rows under the --system rows' names (+ /system:NAME,
+ * /vs:BASELINE). In one process: the translation per request (throughput
+ * and/or latency), each round one batch per system over the same requests
+ * (shmb_lookup_bench_paired_rounds). With peer_process: the first attach
+ * only (step attach), each round the peer's whole first attach of each
+ * system (mooncake every buffer, flowipc_classic its pool, flowipc_jemalloc
+ * every pool), one total per round (shmb_lookup_bench_paired_attach_rounds). */
 int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
                           size_t why_cap);
 

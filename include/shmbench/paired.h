@@ -4,8 +4,9 @@
  *
  * A paired run measures its systems round by round: in every round each
  * system runs one slice (a batch of operations, one request, one sample),
- * the order rotated by one position each round so that no system always
- * follows the same one. Drift on the machine (another process, a frequency
+ * in an order that changes each round so that over 2 x nsys rounds each
+ * system runs at each position, and right after each other system, equally
+ * often (a Williams square). Drift on the machine (another process, a frequency
  * change) then falls on every system of a round alike, and the ratio of two
  * systems' samples of one round cancels it. The baseline (the first system
  * listed) runs a second time as its A/A control (BASELINE_control): identical
@@ -42,10 +43,13 @@ extern "C" {
 typedef int (*shmb_paired_slice_fn)(void *ctx, size_t which, double *ns);
 
 /* The system that runs at position pos of round `round` among nsys (nsys
- * >= 1, pos < nsys): the order 0, 1, ..., nsys-1 rotated by `round`. */
+ * >= 1, pos < nsys): row 0, 1, n-1, 2, n-2, ... shifted by `round` (mod n),
+ * reversed in the odd blocks of n rounds. Round 0 runs 0, 1, n-1, ...; over
+ * any 2n rounds from a multiple of 2n every system holds every position, and
+ * follows every other system, equally often. */
 size_t shmb_paired_order(size_t nsys, size_t round, size_t pos);
 
-/* rounds rounds of nsys systems, each slice by slice in the rotated order;
+/* rounds rounds of nsys systems, each slice by slice in shmb_paired_order;
  * samples[s][k] is system s's time per operation in round k. Returns 0,
  * -EINVAL (nsys 0 or above SHMB_PAIRED_MAX_SYSTEMS, rounds 0), or the first
  * error of a slice (the samples of that round and after are not written). */
