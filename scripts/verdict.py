@@ -883,10 +883,12 @@ def paired_run_section(folder):
     dates = sorted(str(c["date"]) for _, _, c in ctxs if c.get("date"))
     out.append("- Measured: %s to %s, each binary once, its systems in turn round by round (order rotated "
                "each round)" % (dates[0] if dates else "?", dates[-1] if dates else "?"))
-    if folder.loads:
+    # the paired runs' (with --per-system, run.json has every per-system run too)
+    loads = [r for r in folder.loads if r[0].endswith("_paired")] or folder.loads
+    if loads:
         out.append("- Load average (1, 5, 15 min) before and after each run: %s" % "; ".join(
             "%s %s -> %s" % (name, " ".join("%g" % x for x in before), " ".join("%g" % x for x in after))
-            for name, before, after in folder.loads))
+            for name, before, after in loads))
     else:
         loads = ["%s %g" % (b, c["load_avg"][0]) for b, _, c in ctxs
                  if isinstance(c.get("load_avg"), list) and c["load_avg"] and R.number(c["load_avg"][0])]
