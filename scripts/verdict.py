@@ -2,17 +2,19 @@
 """The verdict of a run_all.sh --system folder: Mooncake against each Flow-IPC flavour.
 
   verdict.py report DIR        writes DIR/report.md (every question the suite answers, with
-                               its gain, time saved, significance and effect size) and prints
-                               its path
+                               its ratio or gain, time saved, significance and effect size)
+                               and prints its path: of the paired runs (BENCH_paired.json)
+                               when the folder has them, else of its per-system files
   verdict.py merge OUT REP...  merges one-repetition JSON files of one binary and system
                                (run_all.sh --system runs each repetition on its own, the
                                systems in turn) into OUT, as --repetitions=N would write it
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
 results stops it: one line naming the file and what is wrong, exit 2.
 
-Every figure is results.py's: a row's p50, with repetitions the median of the repetitions'
-p50s (p99 and p999 likewise); significance is its U-test with Holm's correction over each
-table."""
+Per-system files: every figure is results.py's, a row's p50, with repetitions the median of
+the repetitions' p50s (p99 and p999 likewise); significance is its U-test with Holm's
+correction over each table. Paired runs: the ratio rows' figures (docs/methodology.md,
+"Paired runs"), Holm's correction over each section."""
 import json
 import math
 import os
