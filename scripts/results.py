@@ -1561,6 +1561,75 @@ def plot_gain(folder, out_dir):
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
+def question_label(question):
+    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name as it is."""
+    middle, arg_name, arg, threads = parts(question)
+    x = size_label(arg) if arg_name.startswith("size") and arg is not None else \
+        "%s segs" % arg if arg_name == "segments" else question.rsplit(":", 1)[-1]
+    return " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
+
+
+def paired_panel(out_dir, index, bench, run, first):
+    """The gnuplot commands of one paired run's panel: per question, each system's ratio
+    to the baseline (log scale) with its 95% interval as an error bar, a grey band where a
+    change is under PRACTICAL_CHANGE; the control in grey."""
+    questions = list(run.pairs)
+    systems = unique(s for by in run.pairs.values() for s in by)
+    data = "paired%d.dat" % index
+    width = 0.8 / len(systems)
+    ys = [1.0]
+    with open(os.path.join(out_dir, data), "w") as f:
+        for j, s in enumerate(systems):
+            f.write("# %s\n" % dat_string(s))
+            n = 0
+            for x, q in enumerate(questions):
+                p = run.pairs[q].get(s)
+                if p is None:
+                    continue
+                lo, hi = (p.lo, p.hi) if p.has_interval and p.lo > 0 else (p.ratio, p.ratio)
+                f.write("%r %r %r %r\n" % (x - 0.4 + width * (j + 0.5), p.ratio, lo, hi))
+                ys += [p.ratio, lo, hi]
+                n += 1
+            if not n:
+                f.write("nan nan nan nan\n")
+            f.write("\n\n")
+    lo, hi = min(ys) / 1.3, max(ys) * 1.3
+    xt = ", ".join("%s %d" % (gp_string(question_label(q)), x) for x, q in enumerate(questions))
+    cmds = ["unset arrow", "unset label", "unset object",
+            "set title %s" % gp_string("%s (%s): %s / system per round, median and 95%% interval "
+                                       "(above 1: the system is faster)" % (bench, os.path.basename(run.path),
+                                                                           run.baseline)),
+            "unset xlabel", "set ylabel \"ratio (log scale)\"", "unset logscale x", "set logscale y",
+            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(questions) - 0.3), log_ytics(lo, hi),
+            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
+            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
+            % (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE),
+            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+            "set key" if first else "unset key"]
+    plots = []
+    for i, s in enumerate(systems):
+        colour = PALETTE[7] if s == run.control else FLAVOUR_COLOURS.get(s, PALETTE[2])
+        plots.append("%s index %d using 1:2:3:4 with yerrorbars lc rgb \"%s\" pt 7 ps 0.8 lw 1.5 title %s"
+                     % (gp_string(data), i, colour, gp_string(s)))
+    if first:
+        plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
+                     % gp_string("grey band: under %g%%" % (PRACTICAL_CHANGE * 100)))
+    cmds.append("plot " + ", \\\n     ".join(plots))
+    return cmds
+
+
+def plot_paired(folder, out_dir):
+    """paired.png of a folder's paired runs: a panel per run (None without one)."""
+    runs = [(bench, load_paired(path)) for bench, path in paired_files(folder).items()]
+    if not runs:
+        return None
+    panels = [paired_panel(out_dir, i, bench, run, i == 0) for i, (bench, run) in enumerate(runs)]
+    title = ["Paired runs: each system against %s, measured in one process in turn; grey: the A/A control "
+             "(%s), the run's noise" % (runs[0][1].baseline, runs[0][1].control)] + \
+        context_lines([("", run.ctx) for _, run in runs], flags=False)
+    return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.78)
+
+
 def plotdata(folder, out_dir):
     files = folder_files(folder)
     made = []
@@ -1577,11 +1646,12 @@ def plotdata(folder, out_dir):
             with open(os.path.join(out_dir, name + ".gp"), "w") as f:
                 f.write(text)
             made.append(name)
-    text = plot_gain(folder, out_dir)
-    if text:
-        with open(os.path.join(out_dir, "gain.gp"), "w") as f:
-            f.write(text)
-        made.append("gain")
+    for name, fn in (("gain", plot_gain), ("paired", plot_paired)):
+        text = fn(folder, out_dir)
+        if text:
+            with open(os.path.join(out_dir, name + ".gp"), "w") as f:
+                f.write(text)
+            made.append(name)
     print(" ".join(made))
     return 0 if made else 1
 

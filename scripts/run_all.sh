@@ -33,9 +33,10 @@
 #                              KV-cache workload: traces/sample.jsonl's first 50 requests,
 #                              llama3_8b, 16-token blocks, 16 MB each). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
-#                              alone. Ends with report.md (report.sh: the verdict, one page,
-#                              from the ratio rows) and, with --per-system, the plots
-#                              (plot.sh); if they fail, the measurements are kept all the same.
+#                              alone. Ends with the plots (plot.sh: paired.png, and with
+#                              --per-system the per-system ones) and report.md (report.sh:
+#                              the verdict, one page, from the ratio rows); if they fail,
+#                              the measurements are kept all the same.
 #   --per-system               with --system, also the per-system files of the original
 #                              README's diff workflow: each binary with --system=SYSTEM into
 #                              BENCH_SYSTEM.json and .txt (lookup_sweep too, to 1000
@@ -364,11 +365,8 @@ chmod "$(printf '%o' $((0777 & ~$(umask))))" "$tmp"
 mv -T "$tmp" "$out"
 trap - EXIT
 if [ -n "$system" ]; then
-  # the measurements are kept whatever happens here: they took minutes. The plots are
-  # of the per-system files.
-  if [ "$per_system" -eq 1 ]; then
-    "$root/scripts/plot.sh" "$out" >/dev/null || echo "run_all.sh: no plots (see above); the report has none" >&2
-  fi
+  # the measurements are kept whatever happens here: they took minutes
+  "$root/scripts/plot.sh" "$out" >/dev/null || echo "run_all.sh: no plots (see above); the report has none" >&2
   if ! "$root/scripts/report.sh" "$out" >/dev/null; then
     echo "run_all.sh: the report failed (see above); the results are in $out" >&2
     echo "$out"

@@ -34,7 +34,7 @@ QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report ans
 BLOCK_STEPS = ("alloc", "free", "alloc_reuse")
 WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
 WORKLOAD_PARTS = ("request_path", "translate", "copy")
-PLOTS = ("gain", "transfer", "lookup", "allocation")
+PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
 
 
 # ---------------------------------------------------------------- figures as text

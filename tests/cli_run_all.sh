@@ -169,7 +169,7 @@ done
 grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
 grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
   && ok || fail "--system: no paired workload rows"
-grep -q "^## Per request" "$results/sys/report.md" && grep -q "mooncake_control: A/A control" "$results/sys/report.md" \
+[ -s "$results/sys/paired.png" ] && grep -q "^## Per request" "$results/sys/report.md" && grep -q "mooncake_control: A/A control" "$results/sys/report.md" \
   && grep -q "^- Load average (1, 5, 15 min) before and after each run: allocation_paired " "$results/sys/report.md" \
   && ok || fail "--system: no paired report.md"
 "$src/scripts/compare.sh" "$results/sys" >"$work/cmp" 2>&1 && grep -q "^== workload: paired, against mooncake" "$work/cmp" \

@@ -105,6 +105,17 @@ grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic  *54.5  *42.9  *-21.4
   && grep -q "within the noise$" "$work/files.cmp" && ! grep -q " changed$" "$work/files.cmp" \
   && ok || fail "compare.sh on two paired files: $(tail -3 "$work/files.cmp")"
 
+# plot.sh: paired.png, embedded in the report; a question name of quotes and a backquote
+# reaches gnuplot as data
+"$src/scripts/plot.sh" "$work/demo" >"$work/plot.out" 2>&1 && [ "$(cat "$work/plot.out")" = "$work/demo/paired.png" ] \
+  && [ -s "$work/demo/paired.png" ] && ok || fail "plot.sh on a paired folder: $(cat "$work/plot.out")"
+report demo
+grep -q "^!\[paired\](paired.png)$" "$work/demo/report.md" && ok || fail "report.md does not embed paired.png"
+mkdir "$work/quotes"
+sed 's|shm_alloc/alloc/size_kb:4/|shm_alloc/a\\"l`touch x`'"'"'oc/size_kb:4/|g' "$work/real/allocation_paired.json" >"$work/quotes/allocation_paired.json"
+(cd "$work/quotes" && "$src/scripts/plot.sh" . >/dev/null 2>"$work/plot.err") && [ -s "$work/quotes/paired.png" ] && [ ! -e "$work/quotes/x" ] \
+  && ok || fail "plot.sh on odd names: $(cat "$work/plot.err")"
+
 # Bad input: one line, exit 2, no traceback
 expect_bad() {
   local what=$1 rc
