@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the three benchmarks and saves their tables (.txt) and JSON (.json) in
 # results/LABEL/: allocation, lookup, lookup_sweep (every path at 1 to 10000
-# segments) and transfer. Installs what is missing and builds Release into
-# build/ first, unless --bin-dir names binaries already built. Prints the
-# results folder on stdout (d=$(./scripts/run_all.sh ...) works); progress goes
-# to stderr when stderr is a terminal.
+# segments) and transfer; with --system, paired runs of the real systems and
+# report.md (below). Every run is pinned to one CPU (--cpu). Installs what is
+# missing and builds Release into build/ first, unless --bin-dir names binaries
+# already built. Prints the results folder on stdout (d=$(./scripts/run_all.sh
+# ...) works); progress goes to stderr when stderr is a terminal.
 #
 #   ./scripts/run_all.sh [OPTIONS] [-- FLAGS...]
 #
@@ -55,8 +56,8 @@
 #   --bin-dir=DIR              use the binaries in DIR: no install, no build
 #   --results-dir=DIR          the folder that holds the labels (default: results)
 #
-# FLAGS are split at blanks; when a flag comes twice the later one wins: --system's
-# and --quick's, then --flags, then the binary's own. Every flag is checked before
+# FLAGS are split at blanks; when a flag comes twice the later one wins: --cpu's,
+# --system's and --quick's, then --flags, then the binary's own. Every flag is checked before
 # anything runs (an unknown flag: nothing is measured); the runs write into a hidden
 # folder that becomes results/NAME only when every run succeeded, so a failed run (a
 # bad value, Ctrl-C) leaves no folder behind.
