@@ -764,7 +764,7 @@ def paired_sizes(folder, bench, pattern):
 
 def paired_block(folder):
     title = "Per block: alloc, free, alloc_reuse inside registered memory"
-    if 'allocation' not in folder.runs:
+    if "allocation" not in folder.runs:
         return not_run(title, "no allocation_paired.json in this folder"), []
     pat = r"^shm_alloc/(?:alloc|free|alloc_reuse)/size_kb:(\d+)$"
     sizes = paired_sizes(folder, "allocation", pat)
@@ -779,7 +779,7 @@ def paired_block(folder):
 
 def paired_registration(folder):
     title = "Per registration: a buffer or pool made and known (one-off)"
-    if 'allocation' not in folder.runs:
+    if "allocation" not in folder.runs:
         return not_run(title, "no allocation_paired.json in this folder"), []
     pat = r"^shm_alloc/register/size_kb:(\d+)$"
     groups = paired_questions(folder, "allocation", pat, lambda m: "register, %s" % fmt_size(int(m.group(1))),
@@ -792,7 +792,7 @@ def paired_registration(folder):
 
 def paired_attach(folder):
     title = "First attach: what the receiver pays before its first request (one-off)"
-    if 'lookup' not in folder.runs:
+    if "lookup" not in folder.runs:
         return not_run(title, "no lookup_paired.json in this folder"), []
     groups = paired_questions(folder, "lookup", r"^shm_lookup/attach/segments:(\d+)$",
                               lambda m: "attach, %s segments" % m.group(1))
@@ -810,15 +810,16 @@ def step_pairs(folder, bench, question):
 
 def paired_request(folder):
     title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
-    if 'transfer' not in folder.runs:
+    if "transfer" not in folder.runs:
         return not_run(title, "no transfer_paired.json in this folder"), []
-    pat = r"^shm_transfer/request/size_kb:(\d+)$"
-    groups = paired_questions(folder, "transfer", pat, lambda m: "%s request" % fmt_size(int(m.group(1))),
-                              [kb for kb in QUESTION_SIZES_KB])
-    for g in groups:
-        kb = re.match(r"(.+) request$", g[0].label).group(1)
-        size = next(k for k in QUESTION_SIZES_KB if fmt_size(k) == kb)
-        credit(g, step_pairs(folder, "transfer", "shm_transfer/translate/size_kb:%d" % size))
+    groups, absent = [], []
+    for kb in QUESTION_SIZES_KB:
+        g = folder.verdicts("transfer", "shm_transfer/request/size_kb:%d" % kb, "%s request" % fmt_size(kb))
+        if not g:
+            absent.append(fmt_size(kb))
+            continue
+        credit(g, step_pairs(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb))
+        groups.append(g)
     holm_section([v for g in groups for v in g])
     legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
               "(rows shm_transfer/request/size_kb:N of transfer_paired.json). Only the translation differs: "
@@ -826,6 +827,8 @@ def paired_request(folder):
               "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is noise, "
               "\"unexplained by the design: noise\", and the design is credited with the translation's saving "
               "alone.")
+    if absent:
+        legend += " Not measured in this run: %s." % ", ".join(absent)
     return paired_render(title, legend, groups, "per request", "translation"), groups
 
 
