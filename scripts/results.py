@@ -976,15 +976,16 @@ def paired_before_after(a_path, b_path, label=None):
     if a.baseline != b.baseline:
         raise BadInput("%s is paired against %s and %s against %s: one baseline for both"
                        % (a_path, a.baseline, b_path, b.baseline))
-    common = [q for q in a.questions if q in b.questions]
+    common = [q for q in unique(list(a.questions) + list(a.pairs)) if q in b.questions or q in b.pairs]
     if not common:
         raise BadInput("%s and %s have no row in common: not two paired runs of one binary" % (a_path, b_path))
     print("== %s: %s against %s" % (label or "paired", a_path, b_path))
     systems = [("%s/system:%s" % (q, s), ra["p50"], b.questions[q][s]["p50"])
-               for q in common for s, ra in a.questions[q].items() if s in b.questions[q]]
-    width = max(len(n) for n, _, _ in systems) + 2
-    print("%-*s %12s %12s %8s" % (width, "system row (p50 ns; separate runs: drift included)", "before", "after",
-                                  "change"))
+               for q in common for s, ra in a.questions.get(q, {}).items() if s in b.questions.get(q, {})]
+    if systems:
+        width = max(len(n) for n, _, _ in systems) + 2
+        print("%-*s %12s %12s %8s" % (width, "system row (p50 ns; separate runs: drift included)", "before",
+                                      "after", "change"))
     for name, va, vb in systems:
         print("%-*s %12s %12s %8s" % (width, name, fmt(va), fmt(vb), fmt_change(va, vb)))
     ratios = [(q, s, pa, b.pairs[q][s]) for q in a.pairs if q in b.pairs for s, pa in a.pairs[q].items()

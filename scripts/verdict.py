@@ -592,7 +592,7 @@ class Verdict:
 
     def cells(self, credit_column):
         p = self.pair
-        cells = [self.label, fmt_time(self.base), TITLE.get(self.flavour, self.flavour),
+        cells = [self.label, fmt_time(self.base) if self.base else "-", TITLE.get(self.flavour, self.flavour),
                  fmt_time(self.other) if self.other else "-", R.fmt_ratio(p), saved_text(p)]
         if credit_column:
             cells.append(saved_text(self.credit[0]) if self.credit else "-")
@@ -736,8 +736,8 @@ def paired_render(title, legend, groups, unit, credit_what=None):
     for g in groups:
         flav = [v for v in g if v.flavour in FLAVOURS]
         if flav:
-            out.append("- %s (Mooncake %s %s): %s." % (g[0].label, fmt_time(g[0].base), unit,
-                                                        "; ".join(v.clause() for v in flav)))
+            base = "Mooncake %s %s" % (fmt_time(g[0].base), unit) if g[0].base else "Mooncake's row not in the run"
+            out.append("- %s (%s): %s." % (g[0].label, base, "; ".join(v.clause() for v in flav)))
     return out + [""]
 
 
