@@ -586,6 +586,10 @@ class Verdict:
         self.credit = None  # (the differing step's Pair, explained or not), where one is checked
 
     @property
+    def saved(self):
+        return self.pair.saved
+
+    @property
     def counts(self):
         """Does the verdict count (a pair the section can judge)?"""
         return self.word not in ("too noisy", "not assessed")
@@ -873,6 +877,45 @@ def paired_workload(folder):
     return out + ["", "Parts:", ""] + parts + [""], groups
 
 
+def credited_saving(v):
+    """The saving per operation a break-even may count on, and its note: the translation's
+    where the whole request's is noise, else the row's own; the verdict said beside it."""
+    if v.credit and not v.credit[1]:
+        return v.credit[0].saved, ", the translation's: the request's own is noise"
+    return v.pair.saved, ", %s" % v.word
+
+
+def paired_break_evens(register, attach, block, request):
+    """When a flavour's one-off (register, attach) costs more than Mooncake's, the number of
+    blocks (alloc + free) or requests whose saving pays it back; the savings are medians
+    over rounds, each with the verdict that qualifies it."""
+    out = ["## Break-even of the one-off costs", "",
+           "When a flavour's one-off cost exceeds Mooncake's (its saved time is negative), the number of "
+           "operations whose saving pays the difference back (the difference / the saving per operation, "
+           "rounded up; medians over rounds); never when that operation saves nothing.", ""]
+    flavoured = lambda groups: [v for g in groups for v in g if v.flavour in FLAVOURS]  # noqa: E731
+    steps = OrderedDict()  # (flavour, step, label's size) -> Verdict
+    for v in flavoured(block):
+        step, size = v.label.split(", ", 1)
+        steps[(v.flavour, step, size)] = v
+    requests = OrderedDict((v.flavour, []) for v in flavoured(request))
+    for v in flavoured(request):
+        saving, note = credited_saving(v)
+        requests[v.flavour].append(("requests of %s" % v.label[:-len(" request")], saving, note))
+    lines = []
+    for v in flavoured(register):
+        size = v.label.split(", ", 1)[1]
+        againsts = []
+        cycle = [steps.get((v.flavour, s, size)) for s in ("alloc", "free")]
+        if None not in cycle:
+            againsts.append(("blocks of %s (alloc + free)" % size, sum(c.pair.saved for c in cycle),
+                             ", alloc %s, free %s" % (cycle[0].word, cycle[1].word)))
+        againsts += [r for r in requests.get(v.flavour, []) if r[0] == "requests of " + size]
+        lines.append(one_off_line(v, againsts))
+    lines += [one_off_line(v, requests.get(v.flavour, [])) for v in flavoured(attach)]
+    return out + (lines or ["No one-off cost measured paired."]) + [""]
+
+
 def paired_run_section(folder):
     ctxs = [(bench, "paired", run.ctx) for bench, run in folder.runs.items()]
     out = ["## The run", ""]
@@ -950,6 +993,7 @@ def paired_report(path):
     text = paired_intro(folder) + paired_glance(folder, sections) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
+    text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
     return write_report(path, text + plots_section(folder))
 
 
