@@ -10,8 +10,15 @@
 #       two folders of run_all.sh (plain or --system): the headline figures side
 #       by side; --verbose adds Google Benchmark's compare.py on each JSON both hold
 #   ./scripts/compare.sh results/SYSTEMS
-#       one folder of run_all.sh --system: the gain per row of each Flow-IPC
-#       flavour over Mooncake, for each binary
+#       one folder of run_all.sh --system: per ratio row of its paired runs
+#       (BENCH_paired.json) the ratio, its 95% interval, the saved time and the
+#       verdict; a folder of per-system files only (older, or --per-system
+#       alone): the gain per row of each Flow-IPC flavour over Mooncake
+#   ./scripts/compare.sh results/BEFORE results/AFTER   (two paired folders)
+#       or two paired JSON files of one binary: each system row's time before
+#       and after, each ratio row's interval before and after: "changed" only
+#       when the intervals do not overlap and the ratio moved by more than
+#       either run's A/A control interval, else "within the noise"
 #   ./scripts/compare.sh [--verbose] baseline_allocation.txt flow_ipc_allocation.txt
 #       two output files of one binary, both tables or both JSON (e.g. a
 #       --system=mooncake run and a --system=flowipc_jemalloc run): the gain per
@@ -30,6 +37,8 @@ usage() {
 usage: compare.sh [--verbose] A B   two folders written by run_all.sh, or two output files
                                     of one binary (both tables or both JSON)
        compare.sh [--verbose] DIR   a folder written by run_all.sh --system
+  Paired runs (BENCH_paired.json, or two paired JSON files) are compared by their ratio
+  rows' intervals and their A/A controls.
   --verbose  also Google Benchmark's compare.py on each pair of JSON files (every row)
 USAGE
   exit "$rc"
@@ -68,16 +77,6 @@ if { [ "$verbose" -eq 1 ] && [ ! -f "$compare" ]; } || ! "$python" -c 'import im
   exit 1
 fi
 
-# A results file that cannot be read as one (truncated, foreign, a table against a
-# JSON file, two binaries' files, no row in common with its pair) stops it before
-# anything is printed: one line naming the file, exit 2 (systems checks its folder itself).
-results() { "$python" "$here/results.py" --as=compare.sh "$@"; }
-if [ $# -eq 1 ]; then
-  results systems "$1"
-  exit $?
-fi
-results check "$1" "$2" || exit $?
-
 # compare.py FILE_A FILE_B: Google Benchmark's table of every row (pairs rows by name);
 # captured first, so that a stdout that cannot be written (a full disk) is one line of
 # printf's, not compare.py's traceback
@@ -86,6 +85,47 @@ comparepy() {
   table=$("$python" "$compare" --no-color benchmarks "$1" "$2")
   printf '== compare.py benchmarks %s %s\n%s\n\n' "$1" "$2" "$table"
 }
+# A results file that cannot be read as one (truncated, foreign, a table against a
+# JSON file, two binaries' files, no row in common with its pair) stops it before
+# anything is printed: one line naming the file, exit 2 (systems checks its folder itself).
+results() { "$python" "$here/results.py" --as=compare.sh "$@"; }
+# A paired run (--systems; run_all.sh --system writes BENCH_paired.json) is read by its
+# ratio rows: each carries its own interval, and the run its A/A control.
+paired() {
+  if [ -d "$1" ]; then
+    compgen -G "$1/*_paired.json" >/dev/null
+  else
+    [ "$(head -c 1 "$1")" = "{" ] && grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$1"
+  fi
+}
+if [ $# -eq 1 ] && paired "$1"; then
+  results pairedcheck "$1" && results paired "$1"
+  exit $?
+fi
+if [ $# -eq 1 ]; then
+  results systems "$1"
+  exit $?
+fi
+if paired "$1" || paired "$2"; then
+  if ! { paired "$1" && paired "$2"; }; then
+    echo "compare.sh: one of $1 and $2 is a paired run (--systems) and the other not: give two of a kind" >&2
+    exit 2
+  fi
+  results pairedcheck "$1" "$2" && results paired "$1" "$2" || exit $?
+  if [ "$verbose" -eq 1 ]; then
+    if [ -f "$1" ]; then
+      comparepy "$1" "$2"
+    else
+      for bench in allocation lookup transfer workload; do
+        [ ! -f "$1/${bench}_paired.json" ] || [ ! -f "$2/${bench}_paired.json" ] \
+          || comparepy "$1/${bench}_paired.json" "$2/${bench}_paired.json"
+      done
+    fi
+  fi
+  exit 0
+fi
+results check "$1" "$2" || exit $?
+
 if [ -f "$1" ]; then
   echo "== gain per row"
   results gain "$1" "$2"

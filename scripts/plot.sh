@@ -15,6 +15,10 @@
 #                   legend), solid when the U-test finds the change significant,
 #                   hollow when not, hatched when too few repetitions to test; a grey
 #                   band where a change is under 5%; one-off costs in their own panels
+#   paired.png      of a folder's paired runs (BENCH_paired.json): per question, each
+#                   system's ratio to the baseline (log scale) with its 95% interval as
+#                   an error bar, the A/A control in grey, a grey band where a change is
+#                   under 5%; a panel per run
 # With repetitions, points are the median of the repetitions' p50s and error bars
 # span their p10-p90; each title names the CPU, the build, the systems and the
 # binary's flags as the runs' JSON contexts say.

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Writes the verdict report of a folder of run_all.sh --system, DIR/report.md, and
 # prints its path: per question (per block, per registration, first attach, per
-# request at 4 KB, 64 KB, 1 MB and 16 MB, per KV-cache workload) Mooncake's figure,
-# each Flow-IPC flavour's, the gain, the time saved, whether the change is
-# significant (two-sided Mann-Whitney U-test over the repetitions, 9 or more of
-# each) and whether it is large enough to matter (5% of Mooncake's figure); the
-# one-off costs' break-even; the machine, commit, flags and repetitions; the
-# folder's plots (./scripts/plot.sh makes them; run_all.sh --system does both).
+# request at 4 KB, 64 KB, 1 MB and 16 MB, per KV-cache workload) Mooncake's time,
+# each Flow-IPC flavour's, and from the paired runs (BENCH_paired.json) the ratio
+# and the time saved with their 95% intervals, the A/A control's line, and the
+# verdict (faster, slower, no practical difference, within the noise, too noisy;
+# Holm's correction per section; a request saving its translation does not explain
+# is noise); the machine, commit, pinned CPU, flags, rounds and the load average
+# before and after each run. A folder of per-system files only (older ones) gets
+# the per-system report: medians, the U-test over repetitions, break-evens.
 #
 #   ./scripts/report.sh results/NAME
 set -euo pipefail

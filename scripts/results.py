@@ -10,6 +10,10 @@
   results.py check A [B]             reads the files the commands above would read, of
                                      two files, two folders or one --system folder
   results.py place SRC DEST          puts the file SRC at DEST as every output is written
+  results.py paired DIR              the ratio rows of a paired folder (BENCH_paired.json)
+  results.py paired A B              two paired folders or files (before, after): each system
+                                     row's time, each ratio row's interval, changed or not
+  results.py pairedcheck A [B]       reads the paired files those two would read
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
 results (truncated, not one of shmbench's, a table against a JSON file, two binaries'
 files, two files with no row in common) stops it: one line naming the file and what is
@@ -850,6 +854,299 @@ def systems(folder):
     return 0
 
 
+# ---------------------------------------------------------------- paired runs
+
+# A paired run (--systems=LIST) measures its systems in one process, round by round,
+# with the baseline's A/A control; run_all.sh --system writes BENCH_paired.json.
+PAIRED_BENCHES = ("allocation", "lookup", "transfer", "workload")
+CONTROL_SUFFIX = "_control"
+MIN_ROUNDS = 6  # the fewest rounds with a 95% interval of a median (2^-5 < 0.05)
+PAIRED_VERDICTS = ("faster", "slower", "no practical difference", "within the noise", "too noisy",
+                   "not assessed")
+PAIRED_NAME = re.compile(r"^(?P<question>.+)/system:(?P<system>[^/]+)(?:/vs:(?P<vs>[^/]+))?$")
+
+
+class Pair:
+    """A ratio row of a paired run: one system against the baseline over the rounds.
+    ratio = median of the rounds' baseline / system (above 1: the system is faster), lo
+    and hi its 95% interval (None with too few rounds); saved the median of the rounds'
+    baseline - system in ns per operation, saved_lo/saved_hi its interval; p the sign
+    test's p-value (None if absent)."""
+
+    def __init__(self, name, question, system, vs, b):
+        self.name, self.question, self.system, self.vs = name, question, system, vs
+        self.ratio, self.saved, self.rounds = b["ratio"], b["saved_ns"], b["rounds"]
+        self.lo, self.hi = b.get("ratio_lo"), b.get("ratio_hi")
+        self.saved_lo, self.saved_hi = b.get("saved_lo"), b.get("saved_hi")
+        self.p = b.get("p_value")
+
+    @property
+    def has_interval(self):
+        return self.lo is not None and self.hi is not None and self.rounds >= MIN_ROUNDS
+
+    @property
+    def saved_width(self):
+        """The width of the saved time's interval, ns (None without one)."""
+        if self.saved_lo is None or self.saved_hi is None:
+            return None
+        return self.saved_hi - self.saved_lo
+
+
+class PairedRun:
+    """One BENCH_paired.json: questions (OrderedDict question -> OrderedDict system ->
+    its row's JSON object, the control among them), pairs (OrderedDict question ->
+    OrderedDict system -> Pair), baseline, context."""
+
+    def __init__(self, path, questions, pairs, baseline, ctx):
+        self.path, self.questions, self.pairs, self.baseline, self.ctx = path, questions, pairs, baseline, ctx
+
+    @property
+    def control(self):
+        return self.baseline + CONTROL_SUFFIX
+
+    def control_of(self, question):
+        return self.pairs.get(question, {}).get(self.control)
+
+    def flavours(self):
+        """The systems measured against the baseline, the control aside, in file order."""
+        return unique(s for by in self.pairs.values() for s in by if s != self.control)
+
+
+def paired_field(path, b, key, check, what, optional=False):
+    """b[key] checked (check(v) true) or BadInput naming the file, the row and the field."""
+    if key not in b and optional:
+        return None
+    v = b.get(key)
+    if not check(v):
+        raise BadInput("%s: benchmark %s: %s %r is not %s" % (path, b["name"], key, v, what))
+    return v
+
+
+def parse_paired(path, text):
+    """The PairedRun of a paired run's JSON text, every field the scripts read checked
+    (a ratio row's times are savings: zero or negative is fine there)."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise BadInput("%s: not valid JSON (truncated?): %s" % (path, e))
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise BadInput("%s: not a benchmark JSON file (no \"benchmarks\" list)" % path)
+    ctx = data.get("context", {})
+    if not isinstance(ctx, dict):
+        raise BadInput("%s: its \"context\" is not an object" % path)
+    questions, pairs, baselines = OrderedDict(), OrderedDict(), set()
+    positive = lambda v: number(v) and v > 0  # noqa: E731
+    optional_number = lambda v: v is None or number(v)  # noqa: E731
+    for i, b in enumerate(data["benchmarks"]):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise BadInput("%s: benchmark %d has no name" % (path, i))
+        if CONTROL.search(b["name"]) or "\n" in b["name"]:
+            raise BadInput("%s: benchmark %d has a control character in its name" % (path, i))
+        m = PAIRED_NAME.match(b["name"])
+        if not m or b.get("run_type") == "aggregate":
+            continue  # a row of no system (a kernel) is no part of a pair
+        q, s, vs = m.group("question", "system", "vs")
+        if vs is None:
+            paired_field(path, b, "p50", positive, "a time")
+            questions.setdefault(q, OrderedDict())[s] = b
+            continue
+        paired_field(path, b, "ratio", positive, "a positive ratio")
+        paired_field(path, b, "saved_ns", number, "a number of ns")
+        paired_field(path, b, "rounds", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                     "a count of rounds")
+        for key in ("ratio_lo", "ratio_hi", "saved_lo", "saved_hi"):
+            paired_field(path, b, key, optional_number, "a number", optional=True)
+        paired_field(path, b, "p_value", lambda v: number(v) and 0 <= v <= 1, "a p-value", optional=True)
+        paired_field(path, b, "verdict", lambda v: v in PAIRED_VERDICTS, "one of: " + ", ".join(PAIRED_VERDICTS),
+                     optional=True)
+        pairs.setdefault(q, OrderedDict())[s] = Pair(b["name"], q, s, vs, b)
+        baselines.add(vs)
+    if not pairs:
+        raise BadInput("%s: no ratio row (NAME/system:S/vs:BASELINE): not a paired run (--systems)" % path)
+    if len(baselines) != 1:
+        raise BadInput("%s: ratio rows against %s: one baseline per paired run" % (path, ", ".join(sorted(baselines))))
+    return PairedRun(path, questions, pairs, baselines.pop(), ctx)
+
+
+def load_paired(path):
+    return parse_paired(path, read(path))
+
+
+def paired_files(folder):
+    """OrderedDict bench -> path of BENCH_paired.json in a results folder."""
+    out = OrderedDict()
+    for bench in PAIRED_BENCHES:
+        path = os.path.join(folder, bench + "_paired.json")
+        if os.path.isfile(path):
+            out[bench] = path
+    return out
+
+
+def is_paired_file(path):
+    """Does a results file hold a paired run's rows (a name with /system:...)?"""
+    return os.path.isfile(path) and re.search(r'"name": *"[^"]*/system:[^"/]+/vs:', read(path)) is not None
+
+
+def fmt_ratio(pair):
+    """'1.10 [1.07, 1.13]' (no interval: '1.10 [-]')."""
+    if not pair.has_interval:
+        return "%s [-]" % fmt_r(pair.ratio)
+    fine = pair.hi - pair.lo < 0.02  # three decimals, or a narrow interval reads [1.00, 1.00]
+    return "%s [%s, %s]" % tuple(fmt_r(r, fine) for r in (pair.ratio, pair.lo, pair.hi))
+
+
+def fmt_r(r, fine=False):
+    """A ratio: two decimals (three if fine), two significant digits below 0.1, none from 100."""
+    if r < 0.1:
+        return "%.2g" % r
+    return ("%.3f" if fine else "%.2f") % r if r < 10 else "%.1f" % r if r < 100 else "%.0f" % r
+
+
+def fmt_saved(pair):
+    """'184 [180, 188]' ns saved per operation (negative: slower)."""
+    if pair.saved_lo is None or pair.saved_hi is None:
+        return "%s [-]" % fmt_signed(pair.saved)
+    return "%s [%s, %s]" % tuple(fmt_signed(v) for v in (pair.saved, pair.saved_lo, pair.saved_hi))
+
+
+def fmt_signed(v):
+    return fmt(v) if v >= 0 else "-" + fmt(-v)
+
+
+def practical(pair):
+    """The interval lies wholly on one side of [1/1.05, 1.05]."""
+    return pair.lo > 1 + PRACTICAL_CHANGE or pair.hi < 1 / (1 + PRACTICAL_CHANGE)
+
+
+def paired_verdict(pair, control):
+    """The binary's rule (src/paired.c, shmb_paired_verdict): a control off by more than
+    5% makes every pair of its question too noisy; an interval that holds 1, or lies
+    inside the control's, is within the noise; a change under 5% is no practical
+    difference; else faster or slower."""
+    if control is None or not (pair.has_interval and control.has_interval):
+        return "not assessed"
+    if practical(control):
+        return "too noisy"
+    if pair.lo <= 1 <= pair.hi or (pair is not control and control.lo <= pair.lo and pair.hi <= control.hi):
+        return "within the noise"
+    if abs(pair.ratio - 1) < PRACTICAL_CHANGE:
+        return "no practical difference"
+    return "faster" if pair.ratio > 1 else "slower"
+
+
+def holm(ps):
+    """Holm's step-down adjusted p-values of ps (None stays None): the chance that any
+    of the family's significant rows is a false alarm stays below ALPHA."""
+    tested = sorted((p, i) for i, p in enumerate(ps) if p is not None)
+    out, running = list(ps), 0.0
+    for k, (p, i) in enumerate(tested):
+        running = max(running, min(1.0, p * (len(tested) - k)))
+        out[i] = running
+    return out
+
+
+def paired_rows(run):
+    """[(name, Pair, verdict)] of a paired run's ratio rows, the verdict by paired_verdict."""
+    return [(pair.name, pair, paired_verdict(pair, run.control_of(q)))
+            for q, by in run.pairs.items() for pair in by.values()]
+
+
+def paired_table(run):
+    rows = paired_rows(run)
+    width = max(len(n) for n, _, _ in rows) + 2
+    row_fmt = "%-*s %24s %26s %7s %7s  %s"
+    print(row_fmt % (width, "row (system/vs:baseline)", "ratio [95%]", "saved_ns [95%]", "p", "rounds", "verdict"))
+    for name, pair, word in rows:
+        print(row_fmt % (width, name, fmt_ratio(pair), fmt_saved(pair), fmt_p(pair.p), pair.rounds, word))
+    print("ratio = median over rounds of %s / system (above 1: the system is faster), 95%% interval "
+          "distribution-free; saved = %s - system, ns per operation; p: sign test, per row (report.md "
+          "corrects per question); %s: the A/A control, the run's noise" % (run.baseline, run.baseline, run.control))
+    return 0
+
+
+def paired_summary(folder):
+    """One paired folder: per file, every ratio row."""
+    files = paired_files(folder)
+    runs = [(bench, load_paired(path)) for bench, path in files.items()]
+    for bench, run in runs:
+        print("== %s: paired, against %s (%s)" % (bench, run.baseline, os.path.basename(run.path)))
+        paired_table(run)
+        print()
+    return 0
+
+
+def control_width(run, question):
+    """The control's ratio interval width of a question (None without one)."""
+    c = run.control_of(question)
+    return c.hi - c.lo if c is not None and c.has_interval else None
+
+
+def ratio_change(a_run, b_run, q, a, b):
+    """'changed' when the two intervals do not overlap and the ratio moved by more than
+    either run's control noise (its interval's width), else 'within the noise'."""
+    if not (a.has_interval and b.has_interval):
+        return "not assessed"
+    noise = [control_width(a_run, q), control_width(b_run, q)]
+    if None in noise:
+        return "not assessed"
+    apart = a.hi < b.lo or b.hi < a.lo
+    return "changed" if apart and abs(b.ratio - a.ratio) > max(noise) else "within the noise"
+
+
+def paired_before_after(a_path, b_path, label=None):
+    """Two paired runs of one binary: each system row's time, each ratio row's ratio."""
+    a, b = load_paired(a_path), load_paired(b_path)
+    if a.baseline != b.baseline:
+        raise BadInput("%s is paired against %s and %s against %s: one baseline for both"
+                       % (a_path, a.baseline, b_path, b.baseline))
+    common = [q for q in unique(list(a.questions) + list(a.pairs)) if q in b.questions or q in b.pairs]
+    if not common:
+        raise BadInput("%s and %s have no row in common: not two paired runs of one binary" % (a_path, b_path))
+    print("== %s: %s against %s" % (label or "paired", a_path, b_path))
+    systems = [("%s/system:%s" % (q, s), ra["p50"], b.questions[q][s]["p50"])
+               for q in common for s, ra in a.questions.get(q, {}).items() if s in b.questions.get(q, {})]
+    if systems:
+        width = max(len(n) for n, _, _ in systems) + 2
+        print("%-*s %12s %12s %8s" % (width, "system row (p50 ns; separate runs: drift included)", "before",
+                                      "after", "change"))
+    for name, va, vb in systems:
+        print("%-*s %12s %12s %8s" % (width, name, fmt(va), fmt(vb), fmt_change(va, vb)))
+    ratios = [(q, s, pa, b.pairs[q][s]) for q in a.pairs if q in b.pairs for s, pa in a.pairs[q].items()
+              if s in b.pairs[q]]
+    if ratios:
+        width = max(len(pa.name) for _, _, pa, _ in ratios) + 2
+        print()
+        print("%-*s %24s %24s  %s" % (width, "ratio row", "before [95%]", "after [95%]", "verdict"))
+        for q, s, pa, pb in ratios:
+            print("%-*s %24s %24s  %s" % (width, pa.name, fmt_ratio(pa), fmt_ratio(pb), ratio_change(a, b, q, pa, pb)))
+    print("changed: the two intervals do not overlap and the ratio moved by more than either run's A/A "
+          "control interval (%s's width); else within the noise" % a.control)
+    return 0
+
+
+def paired_compare(a_dir, b_dir):
+    """Two paired folders (before and after a change): each file both hold."""
+    a_files, b_files = paired_files(a_dir), paired_files(b_dir)
+    both = [bench for bench in a_files if bench in b_files]
+    for bench in [x for x in list(a_files) + list(b_files) if x not in both]:
+        sys.stderr.write("== %s: skipped, not in both folders\n" % bench)
+    if not both:
+        print("no paired run in both %s and %s" % (a_dir, b_dir))
+        return 1
+    for bench in both:
+        paired_before_after(a_files[bench], b_files[bench], bench)
+        print()
+    return 0
+
+
+def paired_check(paths):
+    """Reads every paired file that the paired commands will read (exit 2 on a bad one)."""
+    for p in paths:
+        for path in (paired_files(p).values() if os.path.isdir(p) else [p]):
+            load_paired(path)
+    return 0
+
+
 # ---------------------------------------------------------------- plots
 
 # Okabe-Ito's colour-blind-safe palette, its yellow (too faint on white) replaced by grey.
@@ -1388,6 +1685,76 @@ def plot_gain(folder, out_dir):
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
+def question_label(question):
+    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name as it is."""
+    middle, arg_name, arg, threads = parts(question)
+    x = size_label(arg) if arg_name.startswith("size") and arg is not None else \
+        "%s segs" % arg if arg_name == "segments" else question.rsplit(":", 1)[-1]
+    return " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
+
+
+def paired_panel(out_dir, index, bench, run, first):
+    """The gnuplot commands of one paired run's panel: per question, each system's ratio
+    to the baseline (log scale) with its 95% interval as an error bar, a grey band where a
+    change is under PRACTICAL_CHANGE; the control in grey."""
+    questions = list(run.pairs)
+    systems = unique(s for by in run.pairs.values() for s in by)
+    data = "paired%d.dat" % index
+    width = 0.8 / len(systems)
+    ys = [1.0]
+    lines = []
+    for j, s in enumerate(systems):
+        lines.append("# %s\n" % dat_string(s))
+        n = 0
+        for x, q in enumerate(questions):
+            p = run.pairs[q].get(s)
+            if p is None:
+                continue
+            lo, hi = (p.lo, p.hi) if p.has_interval and p.lo > 0 else (p.ratio, p.ratio)
+            lines.append("%r %r %r %r\n" % (x - 0.4 + width * (j + 0.5), p.ratio, lo, hi))
+            ys += [p.ratio, lo, hi]
+            n += 1
+        if not n:
+            lines.append("nan nan nan nan\n")
+        lines.append("\n\n")
+    write_output(os.path.join(out_dir, data), "".join(lines))
+    lo, hi = min(ys) / 1.3, max(ys) * 1.3
+    xt = ", ".join("%s %d" % (gp_string(question_label(q)), x) for x, q in enumerate(questions))
+    cmds = ["unset arrow", "unset label", "unset object",
+            "set title %s" % gp_string("%s (%s): %s / system per round, median and 95%% interval "
+                                       "(above 1: the system is faster)" % (bench, os.path.basename(run.path),
+                                                                           run.baseline)),
+            "unset xlabel", "set ylabel \"ratio (log scale)\"", "unset logscale x", "set logscale y",
+            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(questions) - 0.3), log_ytics(lo, hi),
+            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
+            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
+            % (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE),
+            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+            "set key" if first else "unset key"]
+    plots = []
+    for i, s in enumerate(systems):
+        colour = PALETTE[7] if s == run.control else FLAVOUR_COLOURS.get(s, PALETTE[2])
+        plots.append("%s index %d using 1:2:3:4 with yerrorbars lc rgb \"%s\" pt 7 ps 0.8 lw 1.5 title %s"
+                     % (gp_string(data), i, colour, gp_string(s)))
+    if first:
+        plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
+                     % gp_string("grey band: under %g%%" % (PRACTICAL_CHANGE * 100)))
+    cmds.append("plot " + ", \\\n     ".join(plots))
+    return cmds
+
+
+def plot_paired(folder, out_dir):
+    """paired.png of a folder's paired runs: a panel per run (None without one)."""
+    runs = [(bench, load_paired(path)) for bench, path in paired_files(folder).items()]
+    if not runs:
+        return None
+    panels = [paired_panel(out_dir, i, bench, run, i == 0) for i, (bench, run) in enumerate(runs)]
+    title = ["Paired runs: each system against %s, measured in one process in turn; grey: the A/A control "
+             "(%s), the run's noise" % (runs[0][1].baseline, runs[0][1].control)] + \
+        context_lines([("", run.ctx) for _, run in runs], flags=False)
+    return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.78)
+
+
 def plotdata(folder, out_dir):
     files = folder_files(folder)
     made = []
@@ -1403,10 +1770,11 @@ def plotdata(folder, out_dir):
         if text:
             write_output(os.path.join(out_dir, name + ".gp"), text)
             made.append(name)
-    text = plot_gain(folder, out_dir)
-    if text:
-        write_output(os.path.join(out_dir, "gain.gp"), text)
-        made.append("gain")
+    for name, fn in (("gain", plot_gain), ("paired", plot_paired)):
+        text = fn(folder, out_dir)
+        if text:
+            write_output(os.path.join(out_dir, name + ".gp"), text)
+            made.append(name)
     print(" ".join(made))
     return 0 if made else 1
 
@@ -1424,6 +1792,14 @@ def run(argv):
         return check(argv[2:])
     if len(argv) == 4 and argv[1] == "place":
         return place(argv[2], argv[3])
+    if len(argv) == 3 and argv[1] == "paired":
+        return paired_summary(argv[2])
+    if len(argv) == 4 and argv[1] == "paired":
+        if os.path.isdir(argv[2]):
+            return paired_compare(argv[2], argv[3])
+        return paired_before_after(argv[2], argv[3])
+    if len(argv) in (3, 4) and argv[1] == "pairedcheck":
+        return paired_check(argv[2:])
     sys.stderr.write(__doc__)
     return 2
 

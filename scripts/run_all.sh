@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the three benchmarks and saves their tables (.txt) and JSON (.json) in
 # results/LABEL/: allocation, lookup, lookup_sweep (every path at 1 to 10000
-# segments) and transfer. Installs what is missing and builds Release into
-# build/ first, unless --bin-dir names binaries already built. Prints the
-# results folder on stdout (d=$(./scripts/run_all.sh ...) works); progress goes
-# to stderr when stderr is a terminal.
+# segments) and transfer; with --system, paired runs of the real systems and
+# report.md (below). Every run is pinned to one CPU (--cpu). Installs what is
+# missing and builds Release into build/ first, unless --bin-dir names binaries
+# already built. Prints the results folder on stdout (d=$(./scripts/run_all.sh
+# ...) works); progress goes to stderr when stderr is a terminal.
 #
 #   ./scripts/run_all.sh [OPTIONS] [-- FLAGS...]
 #
@@ -23,27 +24,40 @@
 #                              1,10,100,1000,10000; with --quick 1,10,100,1000)
 #   --system[=FLOWIPC,...]     the real systems, into one folder: mooncake and the Flow-IPC
 #                              flavours (default both: flowipc_classic,flowipc_jemalloc),
-#                              each binary with --system=SYSTEM into BENCH_SYSTEM.json.
-#                              Repetitions (default 9, the U-test's minimum; --flags=
-#                              --repetitions=N to change) are interleaved: each is a run
-#                              of its own with --repetitions=1, the systems in turn (A B C
-#                              A B C ...), so drift falls on all alike; their JSON
-#                              (reps/BENCH_SYSTEM.K.json, with each run's table beside it)
-#                              are merged into BENCH_SYSTEM.json as --repetitions=N writes
-#                              it (with one repetition: BENCH_SYSTEM.json and .txt, no
-#                              reps/). The lookup runs with --peer_process (the receiver's
-#                              attach is measured only so), transfer to 16 MB, the sweep
-#                              to 1000 segments (unless --sweep says), and a KV-cache
-#                              workload (workload_SYSTEM: traces/sample.jsonl's first 50
-#                              requests, llama3_8b, 16-token blocks, 16 MB each). Ends with the
-#                              plots (plot.sh) and report.md (report.sh: the verdict, one
-#                              page); if they fail, the measurements are kept all the same.
-#                              The defaults take about 3.5 minutes on 2 busy cores.
+#                              measured paired: each binary runs ONCE with
+#                              --systems=mooncake,FLOWIPC,... (every system in one process,
+#                              slice by slice in turn, the order rotated each round, with
+#                              mooncake's A/A control mooncake_control) into
+#                              BENCH_paired.json and .txt: allocation_paired, lookup_paired
+#                              (with --peer_process: the receiver's attach is measured only
+#                              so), transfer_paired (to 16 MB) and workload_paired (a
+#                              KV-cache workload: traces/sample.jsonl's first 50 requests,
+#                              llama3_8b, 16-token blocks, 16 MB each). A paired run's rounds
+#                              are its repetitions: --repetitions applies to --per-system
+#                              alone. Ends with the plots (plot.sh: paired.png, and with
+#                              --per-system the per-system ones) and report.md (report.sh:
+#                              the verdict, one page, from the ratio rows); if they fail,
+#                              the measurements are kept all the same.
+#   --per-system               with --system, also the per-system files of the original
+#                              README's diff workflow: each binary with --system=SYSTEM into
+#                              BENCH_SYSTEM.json and .txt (lookup_sweep too, to 1000
+#                              segments unless --sweep says), 9 repetitions (the U-test's
+#                              minimum; --flags=--repetitions=N to change) interleaved: each
+#                              a run of its own with --repetitions=1, the systems in turn
+#                              (A B C A B C ...), merged into BENCH_SYSTEM.json as
+#                              --repetitions=N writes it (reps/BENCH_SYSTEM.K.json and .txt
+#                              hold each run). report.md still reads the paired runs.
+#   --cpu=N                    pin every run's measuring thread to CPU N (the binaries'
+#                              --cpu). Default: the last CPU this shell may use (taskset -cp
+#                              $$, else nproc - 1), so that the systems of a paired run share
+#                              one CPU and other work lands elsewhere first; --cpu=-1: do not
+#                              pin. Each run's load average before and after goes into
+#                              run.json in the folder (report.md shows it).
 #   --bin-dir=DIR              use the binaries in DIR: no install, no build
 #   --results-dir=DIR          the folder that holds the labels (default: results)
 #
-# FLAGS are split at blanks; when a flag comes twice the later one wins: --system's
-# and --quick's, then --flags, then the binary's own. Every flag is checked before
+# FLAGS are split at blanks; when a flag comes twice the later one wins: --cpu's,
+# --system's and --quick's, then --flags, then the binary's own. Every flag is checked before
 # anything runs (an unknown flag: nothing is measured); the runs write into a hidden
 # folder that becomes results/NAME only when every run succeeded, so a failed run (a
 # bad value, Ctrl-C) leaves no folder behind.
@@ -62,13 +76,15 @@ lookup_user=()
 transfer_user=()
 system=
 sweep=
+per_system=0
+cpu=
 bindir=
 results=$root/results
 # every line of the value, not only its first (read stops at a newline without -d '')
 words() { local -n into=$1; read -r -d '' -a into <<<"$2" || true; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--sweep|--bin-dir|--results-dir)
+    --label|--flags|--allocation-flags|--lookup-flags|--transfer-flags|--sweep|--bin-dir|--results-dir|--cpu)
       [ $# -ge 2 ] || die "$1 needs a value"
       opt=$1
       shift
@@ -85,6 +101,8 @@ while [ $# -gt 0 ]; do
     --sweep=*) sweep=${1#*=}; [ -n "$sweep" ] || die "--sweep needs a list, e.g. 1,10,100" ;;
     --system) system=flowipc_classic,flowipc_jemalloc ;;
     --system=*) system=${1#*=} ;;
+    --per-system) per_system=1 ;;
+    --cpu=*) cpu=${1#*=} ;;
     --bin-dir=*) bindir=${1#*=} ;;
     --results-dir=*) results=${1#*=} ;;
     --) shift; common+=("$@"); break ;;
@@ -108,6 +126,13 @@ for s in "${flavours[@]}"; do
     *) die "--system=$system: the Flow-IPC systems to run beside mooncake, a list of flowipc_classic and flowipc_jemalloc (default both)" ;;
   esac
 done
+[ "$per_system" -eq 0 ] || [ -n "$system" ] || die "--per-system goes with --system: the per-system files beside the paired runs"
+if [ -z "$cpu" ]; then
+  # the highest CPU of this shell's affinity list ("0-3", "0,2"), else the last one online
+  cpu=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//' | tr ',-' '\n\n' | sort -n | tail -1)
+  [[ $cpu =~ ^[0-9]+$ ]] || cpu=$(($(nproc) - 1))
+fi
+[[ $cpu =~ ^(-1|[0-9]+)$ ]] || die "--cpu=${cpu@Q}: a CPU number, or -1 not to pin"
 [ -n "$results" ] || die "--results-dir must not be empty"
 case "$results" in -*) results=./$results ;; esac  # a path, never an option to mkdir or mv
 for f in "${common[@]}" "${alloc_user[@]}" "${lookup_user[@]}" "${transfer_user[@]}"; do
@@ -134,22 +159,22 @@ for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
 done
 
 # With --system, what the report's questions need in a few minutes (before the
-# user's flags, which win): 9 repetitions, the receiver's attach, requests to 16 MB.
+# user's flags, which win): the receiver's attach, requests to 16 MB; 9 repetitions
+# for the per-system passes (a paired run's rounds are its repetitions). Every run
+# pinned as --cpu says.
 reps=()
 [ -z "$system" ] || reps=(--repetitions=9)
+alloc_flags=(--cpu="$cpu")
+lookup_flags=(--cpu="$cpu")
+transfer_flags=(--cpu="$cpu")
 if [ "$quick" -eq 1 ]; then
-  alloc_flags=("${reps[@]}" --num_iterations=100)
-  lookup_flags=("${reps[@]}" --num_lookups=1000)
+  alloc_flags+=(--num_iterations=100)
+  lookup_flags+=(--num_lookups=1000)
   sweep=${sweep:-1,10,100,1000}
-  transfer_flags=("${reps[@]}" --num_transfers=100 --time_per_size_ms=200)
-else
-  alloc_flags=("${reps[@]}")
-  lookup_flags=("${reps[@]}")
-  if [ -z "$sweep" ]; then
-    sweep=1,10,100,1000,10000
-    [ -z "$system" ] || sweep=1,10,100,1000  # with --system it runs 3 x 9 times
-  fi
-  transfer_flags=("${reps[@]}")
+  transfer_flags+=(--num_transfers=100 --time_per_size_ms=200)
+elif [ -z "$sweep" ]; then
+  sweep=1,10,100,1000,10000
+  [ -z "$system" ] || sweep=1,10,100,1000  # with --per-system it runs 3 x 9 times
 fi
 sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
 systems=("")
@@ -161,28 +186,46 @@ if [ -n "$system" ]; then
 fi
 # With --system, the KV-cache workload too: the sample trace's first 50 requests of
 # llama3_8b in vLLM's 16-token blocks, each cut to 16 MB (256 descriptors of 64 KB).
-workload_flags=("${reps[@]}" --workload="$root/traces/sample.jsonl" --requests=50 --block_tokens=16
+workload_flags=(--cpu="$cpu" --workload="$root/traces/sample.jsonl" --requests=50 --block_tokens=16
                 --max_request_mb=16 "${common[@]}")
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 
-# Every run: NAME BINARY FLAGS... (NAME_SYSTEM with --system).
+# Every run: NAME BINARY FLAGS...: paired (BENCH_paired, with --system), then the
+# per-system passes (BENCH_SYSTEM, with --per-system) or the plain runs (BENCH).
+paired_runs=()
 runs=()
 plan() { runs+=("$(printf '%q ' "$@")"); }
+if [ -n "$system" ]; then
+  list=$(IFS=,; echo "${systems[*]}")
+  # --per-system's --repetitions is not theirs: a paired run takes one
+  one=()
+  [ "$per_system" -eq 0 ] || one=(--repetitions=1)
+  for bench in allocation lookup transfer workload; do
+    case $bench in
+      allocation) set -- shm_allocation_bench "${alloc_flags[@]}" ;;
+      lookup) set -- shm_address_lookup_bench "${lookup_flags[@]}" ;;
+      transfer) set -- shm_transfer_bench "${transfer_flags[@]}" ;;
+      workload) set -- shm_transfer_bench "${workload_flags[@]}" ;;
+    esac
+    paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$list" "${@:2}" "${one[@]}")")
+  done
+fi
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)
 [ -z "$system" ] || benches+=(workload)
+[ -z "$system" ] || [ "$per_system" -eq 1 ] || benches=()
 for bench in "${benches[@]}"; do
   for s in "${systems[@]}"; do  # the systems of a binary one after the other
     mapfile -t sflag < <(sf "$s")
     name=$bench${s:+_$s}
     case $bench in
-      allocation) plan "$name" "$bindir/shm_allocation_bench" "${sflag[@]}" "${alloc_flags[@]}" ;;
-      lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${lookup_flags[@]}" ;;
-      lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${sweep_flags[@]}" ;;
-      transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${transfer_flags[@]}" ;;
-      workload) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${workload_flags[@]}" ;;
+      allocation) plan "$name" "$bindir/shm_allocation_bench" "${sflag[@]}" "${reps[@]}" "${alloc_flags[@]}" ;;
+      lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${lookup_flags[@]}" ;;
+      lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${sweep_flags[@]}" ;;
+      transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${transfer_flags[@]}" ;;
+      workload) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${workload_flags[@]}" ;;
     esac
   done
 done
@@ -202,7 +245,8 @@ read_current() {
   done < <(tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' \
              | sed -n 's:.*<name>\([^<]*\)</name>.*<current>\(.*\)</current>.*:\1\t\2:p')
 }
-# refused SYSTEM: why the flags read would not give results of SYSTEM, if so
+# refused SYSTEM [SYSTEMS]: why the flags read would not give results of SYSTEM (or of
+# the paired run of SYSTEMS), if so
 refused() {
   local f
   for f in help helpfull helpshort helppackage version helpon helpmatch; do
@@ -213,12 +257,14 @@ refused() {
   done
   if [ -n "${current[json_out]-}" ] || [ "${current[format]-}" != table ]; then
     echo "set --format or --json_out, which run_all.sh sets itself (the table in .txt, the JSON in .json)"
-  elif [ "${current[system]-}" != "$1" ]; then
-    echo "set --system=${current[system]-}: use run_all.sh --system[=flowipc_classic,flowipc_jemalloc]"
+  elif [ "${current[system]-}" != "$1" ] || [ "${current[systems]-}" != "${2-}" ]; then
+    echo "set --system=${current[system]-} or --systems=${current[systems]-}: use run_all.sh --system[=flowipc_classic,flowipc_jemalloc]"
+  elif [ -n "${2-}" ] && [ "${current[repetitions]-}" != 1 ]; then
+    echo "set --repetitions=${current[repetitions]-}: a paired run's rounds are its repetitions (it takes 1); --repetitions is for --per-system's passes"
   fi
 }
 declare -A nreps  # run name -> its repetitions (with --system, one run each)
-for r in "${runs[@]}"; do
+for r in "${paired_runs[@]}" "${runs[@]}"; do
   eval "set -- $r"
   name=$1
   shift
@@ -230,12 +276,13 @@ for r in "${runs[@]}"; do
   [[ $(head -c 5 "$check/xml") == "<?xml" ]] || die "$bin's flags ask for its help, which would be saved as results; nothing was run"
   read_current
   want=
+  wants=
   for f in "$@"; do
-    case $f in --system=*) want=${f#--system=}; break ;; esac
+    case $f in --system=*) want=${f#--system=} ;; --systems=*) wants=${f#--systems=} ;; esac
   done
-  why=$(refused "$want")
+  why=$(refused "$want" "$wants")
   [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
-  nreps[$name]=${current[repetitions]}
+  [ -n "$wants" ] || nreps[$name]=${current[repetitions]}
 done
 rm -rf "$check"
 
@@ -246,10 +293,11 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 total=${#runs[@]}
 if [ -n "$system" ]; then
-  total=0
+  total=${#paired_runs[@]}
   for n in "${nreps[@]}"; do total=$((total + n)); done
 fi
 ran=0
+loads=()  # each run's JSON record for run.json: its load average before and after
 # measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
 # repetition, for the progress line); a failure ends it all
 measure() {
@@ -257,21 +305,34 @@ measure() {
   shift 3
   ran=$((ran + 1))
   [ ! -t 2 ] || echo "run_all.sh: [$ran/$total] $name$which: $*" >&2
+  local before start
+  before=$(cut -d' ' -f1-3 /proc/loadavg)
+  start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   if "$@" --json_out="$stem.json" >"$stem.txt"; then
     # a run that printed something else (help, the version) has written no JSON
     [ -s "$stem.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
+    loads+=("$(printf '{"name": "%s", "start": "%s", "end": "%s", "load_before": [%s], "load_after": [%s]}' \
+      "$(basename "$stem")" "$start" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${before// /, }" \
+      "$(cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g')")")
   else
     rc=$?
     echo "run_all.sh: $name failed (exit $rc); nothing kept, $out not written" >&2
     exit "$rc"
   fi
 }
+for r in "${paired_runs[@]}"; do
+  eval "set -- $r"
+  measure "$1" "$tmp/$1" "" "${@:2}"
+  # a binary that does not run --systems yet measures as without it: no ratio row
+  grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
+    || die "$(basename "$2") wrote no paired rows (NAME/system:S/vs:mooncake): it does not run --systems; nothing kept, $out not written"
+done
 if [ -z "$system" ]; then
   for r in "${runs[@]}"; do
     eval "set -- $r"
     measure "$1" "$tmp/$1" "" "${@:2}"
   done
-else
+elif [ "$per_system" -eq 1 ]; then
   # Round K runs the K-th repetition of every binary, the systems in turn: A B C A B C ...
   mkdir "$tmp/reps"
   max=1
@@ -296,6 +357,7 @@ else
   done
   rmdir "$tmp/reps" 2>/dev/null || true  # empty with one repetition
 fi
+printf '{"cpu": %s, "runs": [\n%s\n]}\n' "$cpu" "$(IFS=$'\n'; sed 's/$/,/;$s/,$//' <<<"${loads[*]}")" >"$tmp/run.json"
 if [ -e "$out" ]; then
   [ "$force" -eq 1 ] || die "$out appeared meanwhile: nothing kept; choose another --label or add --force"
   rm -rf "$out"

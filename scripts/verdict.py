@@ -2,8 +2,9 @@
 """The verdict of a run_all.sh --system folder: Mooncake against each Flow-IPC flavour.
 
   verdict.py report DIR        writes DIR/report.md (every question the suite answers, with
-                               its gain, time saved, significance and effect size) and prints
-                               its path
+                               its ratio or gain, time saved, significance and effect size)
+                               and prints its path: of the paired runs (BENCH_paired.json)
+                               when the folder has them, else of its per-system files
   verdict.py merge OUT REP...  merges one-repetition JSON files of one binary and system
                                (run_all.sh --system runs each repetition on its own, the
                                systems in turn) into OUT, as --repetitions=N would write it
@@ -11,9 +12,10 @@ A first argument --as=NAME starts error lines with NAME. A file that cannot be r
 results stops it: one line naming the file and what is wrong, exit 2. Files are written as
 results.py's write_output writes them (a failed write: one line naming the file, exit 1).
 
-Every figure is results.py's: a row's p50, with repetitions the median of the repetitions'
-p50s (p99 and p999 likewise); significance is its U-test with Holm's correction over each
-table."""
+Per-system files: every figure is results.py's, a row's p50, with repetitions the median of
+the repetitions' p50s (p99 and p999 likewise); significance is its U-test with Holm's
+correction over each table. Paired runs: the ratio rows' figures (docs/methodology.md,
+"Paired runs"), Holm's correction over each section."""
 import json
 import math
 import os
@@ -33,7 +35,7 @@ QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report ans
 BLOCK_STEPS = ("alloc", "free", "alloc_reuse")
 WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
 WORKLOAD_PARTS = ("request_path", "translate", "copy")
-PLOTS = ("gain", "transfer", "lookup", "allocation")
+PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
 
 
 # ---------------------------------------------------------------- figures as text
@@ -554,6 +556,8 @@ def glance(folder, sections):
 
 
 def report(path):
+    if R.paired_files(path):  # run_all.sh --system writes paired runs; older folders per-system files
+        return paired_report(path)
     folder = Folder(path)
     sections = [per_block(folder), registration(folder), first_attach(folder), per_request(folder),
                 workloads(folder)]
@@ -561,10 +565,441 @@ def report(path):
     for lines, _ in sections:
         text += lines
     text += break_evens(folder, sections[1][1], sections[2][1], sections[3][1]) + plots_section(folder)
+    return write_report(path, text)
+
+
+def write_report(path, text):
+    """Writes DIR/report.md whole (a partial file renamed) and prints its path."""
     out = os.path.join(path, "report.md")
     R.write_output(out, re.sub(r"\n{3,}", "\n\n", "\n".join(text)).rstrip("\n") + "\n")
     print(out)
     return 0
+
+
+# ---------------------------------------------------------------- paired runs
+
+class Verdict:
+    """One flavour against Mooncake on one question of a paired run: its Pair, the
+    question's control, Mooncake's and the flavour's times (their system rows' p50), the
+    binary's rule's verdict, then what the section makes of it (Holm, the design's credit)."""
+
+    def __init__(self, label, flavour, pair, control, base, other):
+        self.label, self.flavour, self.pair, self.control = label, flavour, pair, control
+        self.base, self.other = base, other
+        self.word = R.paired_verdict(pair, control)
+        self.p_holm = None
+        self.credit = None  # (the differing step's Pair, explained or not), where one is checked
+
+    @property
+    def saved(self):
+        return self.pair.saved
+
+    @property
+    def counts(self):
+        """Does the verdict count (a pair the section can judge)?"""
+        return self.word not in ("too noisy", "not assessed")
+
+    def cells(self, credit_column):
+        p = self.pair
+        cells = [self.label, fmt_time(self.base) if self.base else "-", TITLE.get(self.flavour, self.flavour),
+                 fmt_time(self.other) if self.other else "-", R.fmt_ratio(p), saved_text(p)]
+        if credit_column:
+            cells.append(saved_text(self.credit[0]) if self.credit else "-")
+        cells += ["%s (%s)" % (R.fmt_p(p.p), R.fmt_p(self.p_holm)) if p.p is not None else "-", self.word]
+        return cells
+
+    def clause(self):
+        """'SHM-classic **faster**: saves 5.45 ns [3.93, 6.90] (ratio 1.10 [1.07, 1.13])'"""
+        p = self.pair
+        if p.saved >= 0:
+            change = "saves %s%s" % (fmt_time(p.saved), interval_text(p))
+        else:
+            change = "costs %s more%s" % (fmt_time(-p.saved), interval_text(p, -1))
+        text = "%s **%s**: %s (ratio %s)" % (TITLE.get(self.flavour, self.flavour), self.word, change,
+                                            R.fmt_ratio(p))
+        if self.credit and not self.credit[1]:
+            step = self.credit[0]
+            text += "; credited to the design: the translation's %s %s%s" % (
+                "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)), interval_text(step))
+        return text
+
+
+def interval_text(p, sign=1):
+    """' [3.93 ns, 6.90 ns]' of a Pair's saved time (sign -1: of the time it costs), ''
+    without one."""
+    if p.saved_lo is None or p.saved_hi is None:
+        return ""
+    return " [%s, %s]" % tuple(fmt_time(sign * v) for v in sorted((p.saved_lo, p.saved_hi), key=lambda v: sign * v))
+
+
+def saved_text(p):
+    return fmt_time(p.saved) + interval_text(p)
+
+
+class PairedFolder:
+    """The paired runs of a run_all.sh --system folder: runs[bench] = results.PairedRun."""
+
+    def __init__(self, path):
+        self.path = path
+        self.runs = OrderedDict((b, R.load_paired(f)) for b, f in R.paired_files(path).items())
+        bases = set(r.baseline for r in self.runs.values())
+        if bases != {BASE}:
+            raise R.BadInput("%s: paired runs against %s: the report compares against %s"
+                             % (path, ", ".join(sorted(bases)), BASE))
+        self.flavours = [f for f in FLAVOURS if any(f in r.flavours() for r in self.runs.values())]
+        if not self.flavours:
+            raise R.BadInput("%s: its paired runs hold no Flow-IPC flavour against mooncake" % path)
+        self.control = BASE + R.CONTROL_SUFFIX
+        self.loads = read_run_json(path)
+
+    def verdicts(self, bench, question, label):
+        """[Verdict] of each flavour on one question, then the control's own (None when the
+        question was not measured)."""
+        run = self.runs.get(bench)
+        if run is None or question not in run.pairs:
+            return None
+        control = run.control_of(question)
+        times = run.questions.get(question, {})
+        t = lambda s: times[s]["p50"] if s in times else None  # noqa: E731
+        out = [Verdict(label, f, run.pairs[question][f], control, t(BASE), t(f))
+               for f in self.flavours if f in run.pairs[question]]
+        if control is not None:
+            out.append(Verdict(label, self.control, control, control, t(BASE), t(self.control)))
+        return out
+
+
+def read_run_json(path):
+    """run_all.sh's run.json: [(run name, load before, load after)] (1, 5, 15 min), [] without it."""
+    f = os.path.join(path, "run.json")
+    if not os.path.isfile(f):
+        return []
+    text = R.read(f)
+    try:
+        runs = json.loads(text).get("runs")
+        out = [(str(r["name"]), [float(x) for x in r["load_before"]], [float(x) for x in r["load_after"]])
+               for r in runs]
+    except (ValueError, AttributeError, KeyError, TypeError):
+        raise R.BadInput("%s: not run_all.sh's record of the runs (runs: name, load_before, load_after)" % f)
+    return out
+
+
+def credit(verdicts, steps):
+    """Credits the design with what differs: where both designs run the same code around
+    a step (the request path, the copy), a whole-request saving that differs from the
+    step's (steps: flavour -> Pair) by more than the control's noise (the width of its
+    saved interval) is noise: the verdict does not count, the step's saving is credited."""
+    for v in verdicts:
+        step = steps.get(v.flavour)
+        if v.flavour not in FLAVOURS or step is None or not v.counts:
+            continue
+        noise = v.control.saved_width if v.control else None
+        if noise is None:
+            continue
+        explained = abs(v.pair.saved - step.saved) <= noise
+        v.credit = (step, explained)
+        if not explained:
+            v.word = "unexplained by the design: noise"
+
+
+def holm_section(verdicts):
+    """Holm's correction over the section's rows (the control's aside): a row that is not
+    significant after it reads within the noise, whatever its interval says alone."""
+    rows = [v for v in verdicts if v.flavour in FLAVOURS and v.counts and v.pair.p is not None]
+    for v, adj in zip(rows, R.holm([v.pair.p for v in rows])):
+        v.p_holm = adj
+        if adj > R.ALPHA and v.word in ("faster", "slower", "no practical difference"):
+            v.word = "within the noise"
+
+
+PAIRED_HEADER = ["question", "Mooncake", "system", "its time", "ratio [95%]", "saved [95%]", "p (Holm)", "verdict"]
+
+
+def paired_render(title, legend, groups, unit, credit_what=None):
+    """A section: its table (each question's flavours and control), the control's line
+    per question, what is too noisy and how to get a quieter run, a line per question."""
+    out = ["## " + title, "", legend, ""]
+    rows = [v for g in groups for v in g]
+    if not rows:
+        return out + ["Not measured in this run.", ""]
+    head = PAIRED_HEADER[:6] + (["%s saves [95%%]" % credit_what] if credit_what else []) + PAIRED_HEADER[6:]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(v.cells(bool(credit_what))) + " |" for v in rows]
+    out += ["", "Noise of this run (Mooncake against itself, identical code):", ""]
+    noisy = []
+    for g in groups:
+        c = [v for v in g if v.flavour not in FLAVOURS]
+        if not c:
+            out.append("- %s: no A/A control row: no verdict" % g[0].label)
+            continue
+        out.append("- %s: %s: A/A control, ratio %s, saved %s: the run's noise" % (
+            g[0].label, c[0].flavour, R.fmt_ratio(c[0].pair), saved_text(c[0].pair)))
+        if c[0].word == "too noisy":
+            noisy.append(g[0].label)
+    if noisy:
+        out += ["", "**Too noisy for a verdict** on %s: the A/A control itself is off by more than %s, so this "
+                "run cannot tell the designs apart there. For a quieter run: pin one CPU (run_all.sh pins the "
+                "last allowed CPU by default; --cpu=N picks another), stop other work on the machine (the load "
+                "average is in The run), and give it more rounds (leave --quick out)."
+                % (", ".join(noisy), fmt_pct(R.PRACTICAL_CHANGE))]
+    out += ["", "What this means:", ""]
+    for g in groups:
+        flav = [v for v in g if v.flavour in FLAVOURS]
+        if flav:
+            base = "Mooncake %s %s" % (fmt_time(g[0].base), unit) if g[0].base else "Mooncake's row not in the run"
+            out.append("- %s (%s): %s." % (g[0].label, base, "; ".join(v.clause() for v in flav)))
+    return out + [""]
+
+
+def paired_questions(folder, bench, pattern, label, sizes=None):
+    """[Verdict groups] of the questions of bench whose name matches pattern (its first
+    group the size in KB or the count), labelled by label(match), in file order (sizes:
+    only those)."""
+    run = folder.runs.get(bench)
+    if run is None:
+        return []
+    groups = []
+    for q in run.pairs:
+        m = re.match(pattern, q)
+        if m and (sizes is None or int(m.group(1)) in sizes):
+            groups.append(folder.verdicts(bench, q, label(m)))
+    return [g for g in groups if g]
+
+
+def paired_sizes(folder, bench, pattern):
+    run = folder.runs.get(bench)
+    found = sorted(set(int(m.group(1)) for m in (re.match(pattern, q) for q in (run.pairs if run else [])) if m))
+    return question_sizes(found) if found else []
+
+
+def paired_block(folder):
+    title = "Per block: alloc, free, alloc_reuse inside registered memory"
+    if "allocation" not in folder.runs:
+        return not_run(title, "no allocation_paired.json in this folder"), []
+    pat = r"^shm_alloc/(?:alloc|free|alloc_reuse)/size_kb:(\d+)$"
+    sizes = paired_sizes(folder, "allocation", pat)
+    groups = paired_questions(folder, "allocation", pat,
+                              lambda m: "%s, %s" % (m.group(0).split("/")[1], fmt_size(int(m.group(1)))), sizes)
+    legend = ("Mooncake Store's OffsetAllocator against boost.interprocess rbtree_best_fit (SHM-classic) and "
+              "mallocx/dallocx (SHM-jemalloc); time per operation (rows shm_alloc/STEP/size_kb:N of "
+              "allocation_paired.json).")
+    holm_section([v for g in groups for v in g])
+    return paired_render(title, legend, groups, "per operation"), groups
+
+
+def paired_registration(folder):
+    title = "Per registration: a buffer or pool made and known (one-off)"
+    if "allocation" not in folder.runs:
+        return not_run(title, "no allocation_paired.json in this folder"), []
+    pat = r"^shm_alloc/register/size_kb:(\d+)$"
+    groups = paired_questions(folder, "allocation", pat, lambda m: "register, %s" % fmt_size(int(m.group(1))),
+                              paired_sizes(folder, "allocation", pat))
+    legend = ("Mooncake's createSharedMemory per buffer against each flavour's pool; time per buffer or pool "
+              "(rows shm_alloc/register/size_kb:N).")
+    holm_section([v for g in groups for v in g])
+    return paired_render(title, legend, groups, "once"), groups
+
+
+def paired_attach(folder):
+    title = "First attach: what the receiver pays before its first request (one-off)"
+    if "lookup" not in folder.runs:
+        return not_run(title, "no lookup_paired.json in this folder"), []
+    groups = paired_questions(folder, "lookup", r"^shm_lookup/attach/segments:(\d+)$",
+                              lambda m: "attach, %s segments" % m.group(1))
+    legend = ("The receiver's whole first attach per round (rows shm_lookup/attach/segments:N of "
+              "lookup_paired.json, measured with --peer_process): Mooncake opens and maps each buffer, "
+              "Flow-IPC its pool or pools; the ratio is of these totals.")
+    holm_section([v for g in groups for v in g])
+    return paired_render(title, legend, groups, "once"), groups
+
+
+def step_pairs(folder, bench, question):
+    run = folder.runs.get(bench)
+    return run.pairs.get(question, {}) if run else {}
+
+
+def paired_request(folder):
+    title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+    if "transfer" not in folder.runs:
+        return not_run(title, "no transfer_paired.json in this folder"), []
+    groups, absent = [], []
+    for kb in QUESTION_SIZES_KB:
+        g = folder.verdicts("transfer", "shm_transfer/request/size_kb:%d" % kb, "%s request" % fmt_size(kb))
+        if not g:
+            absent.append(fmt_size(kb))
+            continue
+        credit(g, step_pairs(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb))
+        groups.append(g)
+    holm_section([v for g in groups for v in g])
+    legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
+              "(rows shm_transfer/request/size_kb:N of transfer_paired.json). Only the translation differs: "
+              "a whole-request saving that differs from the translation's (rows shm_transfer/translate/"
+              "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is noise, "
+              "\"unexplained by the design: noise\", and the design is credited with the translation's saving "
+              "alone.")
+    if absent:
+        legend += " Not measured in this run: %s." % ", ".join(absent)
+    return paired_render(title, legend, groups, "per request", "translation"), groups
+
+
+def paired_workload(folder):
+    title = "Per KV-cache workload: per request"
+    pat = r"^shm_transfer/workload/request/(model:.+)$"
+    run = folder.runs.get("workload") or folder.runs.get("transfer")
+    bench = "workload" if "workload" in folder.runs else "transfer"
+    groups = []
+    if run is not None:
+        for q in run.pairs:
+            m = re.match(pat, q)
+            if m:
+                g = folder.verdicts(bench, q, "%s request" % m.group(1))
+                credit(g, step_pairs(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1)))
+                groups.append(g)
+    holm_section([v for g in groups for v in g])
+    if not groups:
+        return ["## " + title, "", "The KV-cache workload was not run: no shm_transfer/workload/request/... "
+                "ratio rows in this folder.", ""], []
+    legend = ("Requests replayed from the workload, request by request in turn (rows shm_transfer/workload/PART/"
+              "model:PRESET of workload_paired.json): the request path, each descriptor's translation and copy. "
+              "As per request, the design is credited with the translation's saving (rows shm_transfer/workload/"
+              "translate/...) when the whole request's differs from it by more than the control's noise.")
+    out = paired_render(title, legend, groups, "per request", "translation")
+    tails, parts = [], []
+    for g in groups:
+        model = g[0].label.split()[0]
+        times = run.questions.get("shm_transfer/workload/request/%s" % model, {})
+        tails.append("- %s: %s." % (model, "; ".join(
+            "%s p50 %s, p99 %s, p99.9 %s" % (TITLE.get(s, s), fmt_time(b["p50"]), fmt_time(b.get("p99") or 0),
+                                             fmt_time(b.get("p999") or 0))
+            for s, b in times.items() if s in (BASE,) + FLAVOURS and R.number(b.get("p99")))))
+        for s in (BASE,) + tuple(folder.flavours):
+            got = [(p, run.questions.get("shm_transfer/workload/%s/%s" % (p, model), {}).get(s))
+                   for p in WORKLOAD_PARTS]
+            req = times.get(s)
+            if req:
+                parts.append("- %s, %s: %s of the request p50." % (model, TITLE[s], ", ".join(
+                    "%s %s" % (p, fmt_pct(b["p50"] / req["p50"])) for p, b in got if b)))
+    out = out[:-1] + ["", "Tails of each system's requests (its own distribution, not paired):", ""] + tails
+    return out + ["", "Parts:", ""] + parts + [""], groups
+
+
+def credited_saving(v):
+    """The saving per operation a break-even may count on, and its note: the translation's
+    where the whole request's is noise, else the row's own; the verdict said beside it."""
+    if v.credit and not v.credit[1]:
+        return v.credit[0].saved, ", the translation's: the request's own is noise"
+    return v.pair.saved, ", %s" % v.word
+
+
+def paired_break_evens(register, attach, block, request):
+    """When a flavour's one-off (register, attach) costs more than Mooncake's, the number of
+    blocks (alloc + free) or requests whose saving pays it back; the savings are medians
+    over rounds, each with the verdict that qualifies it."""
+    out = ["## Break-even of the one-off costs", "",
+           "When a flavour's one-off cost exceeds Mooncake's (its saved time is negative), the number of "
+           "operations whose saving pays the difference back (the difference / the saving per operation, "
+           "rounded up; medians over rounds); never when that operation saves nothing.", ""]
+    flavoured = lambda groups: [v for g in groups for v in g if v.flavour in FLAVOURS]  # noqa: E731
+    steps = OrderedDict()  # (flavour, step, label's size) -> Verdict
+    for v in flavoured(block):
+        step, size = v.label.split(", ", 1)
+        steps[(v.flavour, step, size)] = v
+    requests = OrderedDict((v.flavour, []) for v in flavoured(request))
+    for v in flavoured(request):
+        saving, note = credited_saving(v)
+        requests[v.flavour].append(("requests of %s" % v.label[:-len(" request")], saving, note))
+    lines = []
+    for v in flavoured(register):
+        size = v.label.split(", ", 1)[1]
+        againsts = []
+        cycle = [steps.get((v.flavour, s, size)) for s in ("alloc", "free")]
+        if None not in cycle:
+            againsts.append(("blocks of %s (alloc + free)" % size, sum(c.pair.saved for c in cycle),
+                             ", alloc %s, free %s" % (cycle[0].word, cycle[1].word)))
+        againsts += [r for r in requests.get(v.flavour, []) if r[0] == "requests of " + size]
+        lines.append(one_off_line(v, againsts))
+    lines += [one_off_line(v, requests.get(v.flavour, [])) for v in flavoured(attach)]
+    return out + (lines or ["No one-off cost measured paired."]) + [""]
+
+
+def paired_run_section(folder):
+    ctxs = [(bench, "paired", run.ctx) for bench, run in folder.runs.items()]
+    out = ["## The run", ""]
+    out.append("- Machine: %s; CPU %s, %s cpus, %s MHz; kernel %s; clocksource %s; governor %s; "
+               "transparent hugepages %s, shmem %s" % tuple(one_or_each(ctxs, k) for k in (
+                   "host_name", "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "clocksource",
+                   "cpu_governor", "thp_enabled", "thp_shmem_enabled")))
+    out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
+        "git_commit", "build_type", "compiler", "build_flags")))
+    pinned = one_or_each(ctxs, "pinned_cpu")
+    out.append("- Pinned: %s" % ("no (--cpu=-1): the systems of a run shared whatever CPU the kernel gave"
+                                 if pinned == "-1" else "the measuring thread on CPU %s" % pinned))
+    dates = sorted(str(c["date"]) for _, _, c in ctxs if c.get("date"))
+    out.append("- Measured: %s to %s, each binary once, its systems in turn round by round (order rotated "
+               "each round)" % (dates[0] if dates else "?", dates[-1] if dates else "?"))
+    # the paired runs' (with --per-system, run.json has every per-system run too)
+    loads = [r for r in folder.loads if r[0].endswith("_paired")] or folder.loads
+    if loads:
+        out.append("- Load average (1, 5, 15 min) before and after each run: %s" % "; ".join(
+            "%s %s -> %s" % (name, " ".join("%g" % x for x in before), " ".join("%g" % x for x in after))
+            for name, before, after in loads))
+    else:
+        loads = ["%s %g" % (b, c["load_avg"][0]) for b, _, c in ctxs
+                 if isinstance(c.get("load_avg"), list) and c["load_avg"] and R.number(c["load_avg"][0])]
+        out.append("- Load average (1 min) at the start of each run: %s (no run.json: not recorded after)"
+                   % ("; ".join(loads) or "not recorded"))
+    rounds = ["%s %s" % (b, "/".join(str(n) for n in sorted(set(p.rounds for by in r.pairs.values()
+                                                                  for p in by.values()))))
+              for b, r in folder.runs.items()]
+    out.append("- Rounds per question: %s" % "; ".join(rounds))
+    out.append("- Flags (each binary):")
+    for bench, run in folder.runs.items():
+        out.append("  - %s: `%s`" % (bench, str(run.ctx.get("flags", "")).replace("`", "'")))
+    return out + [""]
+
+
+def paired_intro(folder):
+    return ["# shmbench verdict: Mooncake against Flow-IPC (%s), paired runs"
+            % ", ".join(TITLE[f] for f in folder.flavours), "",
+            "Generated by scripts/report.sh from the paired runs (BENCH_paired.json) of `%s`: every figure "
+            "below comes from them. Each binary ran once with --systems: Mooncake, each flavour and "
+            "Mooncake again as its A/A control (%s, identical code) in one process, over the same buffers "
+            "and requests, slice by slice in turn, the order rotated each round. ratio = the median over "
+            "rounds of Mooncake / flavour (above 1: the flavour is faster); [95%%]: its distribution-free "
+            "interval (the sign test's); saved = the median over rounds of Mooncake - flavour, with its "
+            "interval (negative: the flavour costs more). Mooncake's and the flavour's times are their "
+            "rows' p50s. The control's interval is the run's noise. Verdicts: **faster** or **slower**: the "
+            "interval excludes 1 and is not inside the control's, the change is %s or more, and the row is "
+            "significant at %.2f after Holm's correction over its section (p: the sign test's, then Holm's "
+            "in brackets); **no practical difference**: a change under %s; **within the noise**: the "
+            "interval holds 1 or lies inside the control's, or the row is not significant after the "
+            "correction; **too noisy**: the control itself is off by more than %s; **not assessed**: "
+            "fewer than %d rounds; **unexplained by the design: noise**: see per request."
+            % (os.path.basename(os.path.abspath(folder.path)), folder.control, fmt_pct(R.PRACTICAL_CHANGE),
+               R.ALPHA, fmt_pct(R.PRACTICAL_CHANGE), fmt_pct(R.PRACTICAL_CHANGE), R.MIN_ROUNDS), ""]
+
+
+def paired_glance(folder, sections):
+    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below.", "",
+           "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
+           "|---|" + "---|" * len(folder.flavours)]
+    for lines, groups in sections:
+        cells = []
+        for f in folder.flavours:
+            words = [v.word for g in groups for v in g if v.flavour == f]
+            cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or "not run")
+        out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
+    return out + [""]
+
+
+def paired_report(path):
+    folder = PairedFolder(path)
+    sections = [paired_block(folder), paired_registration(folder), paired_attach(folder), paired_request(folder),
+                paired_workload(folder)]
+    text = paired_intro(folder) + paired_glance(folder, sections) + paired_run_section(folder)
+    for lines, _ in sections:
+        text += lines
+    text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
+    return write_report(path, text + plots_section(folder))
 
 
 # ---------------------------------------------------------------- merge

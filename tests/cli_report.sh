@@ -6,7 +6,9 @@
 # practical difference; one repetition is said to be one; a folder without the
 # workload says it was not run; bad folders get one line and exit 2. Fixtures:
 # tests/fixtures/runs/verdict (make_verdict.sh), from which the flavours are
-# planted; then one short real run_all.sh --system.
+# planted (the per-system files of older folders and of --per-system); then one
+# short real run_all.sh --system, whose report is of its paired runs
+# (scripts_paired checks that report's figures on planted folders).
 #   cli_report.sh BIN_DIR SOURCE_DIR
 bindir=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -350,13 +352,19 @@ for bad in "$work/other.json" "$work/merged.json"; do
     || fail "merge with $(basename "$bad"): $(cat "$work/err")"
 done
 
-# --- one short real run_all.sh --system: the folder on stdout, the report beside the plots
+# --- one short real run_all.sh --system: the folder on stdout, the paired report (the
+# binaries' --systems runs) with a control line per question
 d=$(cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$bindir" --results-dir=res --label=real --system \
-      --flags="--shm_prefix=/$prefix --repetitions=1" --allocation-flags="--num_iterations=5 --max_size_kb=4 --min_ops=1000" \
-      --lookup-flags="--num_lookups=100 --min_time_ms=1" --sweep=1 \
+      --flags="--shm_prefix=/$prefix" --allocation-flags="--num_iterations=5 --max_size_kb=4 --min_ops=1000" \
+      --lookup-flags="--num_lookups=100 --min_time_ms=1" \
       --transfer-flags="--max_transfer_size_kb=4 --num_transfers=5 --time_per_size_ms=1 --num_segments=2" 2>"$work/err")
 [ $? -eq 0 ] && [ "$d" = res/real ] && ok || fail "run_all.sh --system: stdout '$d': $(tail -3 "$work/err")"
-check "$work/res/real" >"$work/check" && ok || fail "real run: figures do not match the JSON: $(cat "$work/check")"
-grep -q "attach, 100 segments | .* | SHM-classic |" "$work/res/real/report.md" && ok || fail "real run: no attach of SHM-classic"
+for h in "## At a glance" "## The run" "## Per block" "## Per registration" "## First attach" "## Per request" \
+         "## Per KV-cache workload"; do
+  grep -q "^$h" "$work/res/real/report.md" 2>/dev/null && ok || fail "real run: no '$h' in report.md"
+done
+grep -q "^| attach, 100 segments | .* | SHM-classic |" "$work/res/real/report.md" 2>/dev/null && ok || fail "real run: no attach of SHM-classic"
+controls=$(grep -c "^- .*: mooncake_control: A/A control, ratio " "$work/res/real/report.md" 2>/dev/null)
+[ "${controls:-0}" -ge 5 ] && ok || fail "real run: ${controls:-no} A/A control lines, fewer than questions"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left"
 finish

@@ -2,10 +2,12 @@
 # run_all.sh's options on tiny runs of the built binaries (--bin-dir: no build):
 # per-binary flags reach only their binary, common flags reach all, a bad flag
 # leaves no folder (and an unknown one runs nothing), an existing label is
-# refused without --force and replaced with it, --system writes the three
-# systems, their repetitions interleaved and merged, and the report; flags that
-# print instead of measuring (help, version; from a --flagfile too) are refused;
-# stdout carries the folder alone. Every run is as small as the binaries allow:
+# refused without --force and replaced with it, every run is pinned (the last
+# allowed CPU, or --cpu) and its load average recorded in run.json, --system runs
+# each binary once paired (--systems, mooncake first) and writes the report,
+# --per-system adds the three systems' files, their repetitions interleaved and
+# merged; flags that print instead of measuring (help, version; from a --flagfile
+# too) are refused; stdout carries the folder alone. Every run is as small as the binaries allow:
 # one size, one posix allocator, a few lookups and transfers.
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
 real=$(cd "$1" && pwd)
@@ -64,6 +66,18 @@ flags "$results/per/lookup.json" | grep -q "sweep_segments= " && ok || fail "per
 grep -q "^run_all.sh: .*allocation" "$work/err" && fail "per: progress on a stderr that is no terminal" || ok
 ls -A "$results" | grep -q partial && fail "per: a partial folder is left" || ok
 [ "$(stat -c %a "$results/per")" = "$(printf '%o' $((0777 & ~$(umask))))" ] && ok || fail "per: folder mode $(stat -c %a "$results/per")"
+# pinned by default to the last CPU this shell may use; each run's load average kept
+last=$(taskset -cp $$ | sed 's/.*: *//' | tr ',-' '\n\n' | sort -n | tail -1)
+for f in allocation lookup lookup_sweep transfer; do
+  flags "$results/per/$f.json" | grep -q "cpu=$last " && ok || fail "per: $f not pinned to CPU $last: $(flags "$results/per/$f.json")"
+done
+/usr/bin/python3 - "$results/per/run.json" "$last" <<'EOF' && ok || fail "per: run.json: $(cat "$results/per/run.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cpu"] == int(sys.argv[2]) and [r["name"] for r in d["runs"]] == ["allocation", "lookup", "lookup_sweep", "transfer"]
+assert all(len(r["load_before"]) == 3 and len(r["load_after"]) == 3 for r in d["runs"])
+EOF
+"$src/scripts/run_all.sh" --help | grep -q -- "--cpu=N .*pin" && ok || fail "--help does not say how to pin"
 
 # An existing label: refused without --force, its files untouched; replaced with --force.
 touch "$results/per/mine"
@@ -72,10 +86,11 @@ run_all --label=per --flags=--shm_prefix=/$prefix "${tiny[@]}"
 grep -q -- "--force" "$work/err" && ok || fail "existing label: message does not name --force: $(cat "$work/err")"
 [ -e "$results/per/mine" ] && [ -s "$results/per/transfer.json" ] && ok || fail "existing label: folder changed"
 ran shm_allocation_bench && fail "existing label: a binary ran" || ok
-run_all --label=per --force "${tiny[@]}" -- --shm_prefix=/$prefix --seed=9 && ok || fail "--force: exit $?: $(tail -3 "$work/err")"
+run_all --label=per --force --cpu=-1 "${tiny[@]}" -- --shm_prefix=/$prefix --seed=9 && ok || fail "--force: exit $?: $(tail -3 "$work/err")"
 [ ! -e "$results/per/mine" ] && ok || fail "--force: the old folder's files are still there"
 flags "$results/per/transfer.json" | grep -q "seed=9" && ok || fail "--force: '-- FLAGS' did not reach transfer"
 flags "$results/per/transfer.json" | grep -q "cold=false" && ok || fail "--force: old transfer.json kept"
+flags "$results/per/transfer.json" | grep -q "cpu=-1 " && ok || fail "--cpu=-1: pinned all the same"
 
 # A bad value for the last binary: the first ones ran, but nothing is left.
 run_all --label=badvalue --flags=--shm_prefix=/$prefix "${tiny[@]}" --transfer-flags=--num_transfers=0
@@ -105,7 +120,8 @@ for args in "--flags=--json_out=x.json" "--transfer-flags=--system=mooncake" "--
             "--flags=--helpshort" "--transfer-flags=--version" "--allocation-flags=-help" \
             "--lookup-flags=--helpon=x" "--flags=--flagfile=format.flags" "--transfer-flags=--flagfile=json.flags" \
             "--flags=--flagfile=nested.flags" "--flags=--tryfromenv=format" "--flags=--seed=1"$'\n'"--json_out=x" \
-            "--sweep=1,x" "--sweep=0" "--sweep=1 --json_out=x" "--sweep=*" "--label=a"$'\n'"b" "--label=a/b"; do
+            "--sweep=1,x" "--sweep=0" "--sweep=1 --json_out=x" "--sweep=*" "--label=a"$'\n'"b" "--label=a/b" \
+            "--cpu=x" "--cpu=-2" "--per-system" "--flags=--systems=mooncake,flowipc_classic"; do
   FLAGS_format=csv run_all --label=opts "${tiny[@]}" "$args"
   [ $? -eq 2 ] && ok || fail "run_all.sh ${args@Q}: expected exit 2"
   [ -s "$work/err" ] && ok || fail "run_all.sh ${args@Q}: no message"
@@ -122,14 +138,55 @@ no_trace xml && ok || fail "--helpxml in a flagfile left $(ls -A "$results")"
 "$src/scripts/run_all.sh" --help >"$work/out" 2>&1 && grep -q -- "--transfer-flags" "$work/out" \
   && ok || fail "--help: exit $? or no usage"
 
-# --system: the three systems' files for every binary, two repetitions each run on its own
-# (--repetitions=1), A B C A B C, merged into one JSON per system; then the report.
-run_all --label=sys --system --flags="--shm_prefix=/$prefix --repetitions=2" "${tiny_sys[@]}" \
+# --system: each binary once, paired (--systems=mooncake,FLOWIPC...: mooncake the baseline),
+# into BENCH_paired.json and .txt; then the report from their ratio rows.
+paired_ok() {  # FILE SYSTEMS: a paired run of SYSTEMS, every system's rows and ratio rows
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+systems = sys.argv[2].split(",")
+names = [b["name"] for b in d["benchmarks"]]
+assert "systems=%s " % sys.argv[2] in d["context"]["flags"] + " ", d["context"]["flags"]
+for s in systems + ["mooncake_control"]:
+    assert any(n.endswith("/system:" + s) for n in names), s
+for s in systems[1:] + ["mooncake_control"]:
+    ratios = [b for b in d["benchmarks"] if b["name"].endswith("/system:%s/vs:mooncake" % s)]
+    assert ratios and all("ratio" in b and "saved_ns" in b and "rounds" in b for b in ratios), s
+EOF
+}
+run_all --label=sys --system --flags="--shm_prefix=/$prefix" "${tiny_sys[@]}" \
   && ok || fail "--system: exit $?: $(tail -3 "$work/err")"
 [ "$(cat "$work/out")" = ./-r/sys ] && ok || fail "--system: stdout is not the folder alone: $(head -3 "$work/out")"
+for f in allocation lookup transfer workload; do
+  paired_ok "$results/sys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc && [ -s "$results/sys/${f}_paired.txt" ] \
+    && ok || fail "--system: ${f}_paired.json is no paired run of the three systems"
+done
+[ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
+  || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
+# four runs, one per binary and question set, each pinned, the lookup with --peer_process
+[ "$(wc -l <"$work/ran")" -eq 4 ] && [ "$(grep -c -- "--systems=mooncake,flowipc_classic,flowipc_jemalloc --cpu=$last " "$work/ran")" -eq 4 ] \
+  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 4 paired and pinned: $(cat "$work/ran")"
+grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
+grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
+  && ok || fail "--system: no paired workload rows"
+[ -s "$results/sys/paired.png" ] && grep -q "^## Per request" "$results/sys/report.md" && grep -q "mooncake_control: A/A control" "$results/sys/report.md" \
+  && grep -q "^- Load average (1, 5, 15 min) before and after each run: allocation_paired " "$results/sys/report.md" \
+  && ok || fail "--system: no paired report.md"
+"$src/scripts/compare.sh" "$results/sys" >"$work/cmp" 2>&1 && grep -q "^== workload: paired, against mooncake" "$work/cmp" \
+  && ok || fail "--system: compare.sh on the folder: $(head -3 "$work/cmp")"
+# a paired run's rounds are its repetitions: --repetitions is refused, nothing run
+run_all --label=reps --system --flags="--shm_prefix=/$prefix --repetitions=2" "${tiny_sys[@]}"
+[ $? -eq 2 ] && grep -q "repetitions" "$work/err" && [ ! -s "$work/ran" ] && no_trace reps && ok \
+  || fail "--system --repetitions=2: not refused before running: $(tail -2 "$work/err")"
+
+# --per-system: the paired runs, then the three systems' files for every binary, two
+# repetitions each run on its own (--repetitions=1), A B C A B C, merged into one JSON
+# per system; the report still of the paired runs.
+run_all --label=persys --system --per-system --flags="--shm_prefix=/$prefix --repetitions=2" "${tiny_sys[@]}" \
+  && ok || fail "--per-system: exit $?: $(tail -3 "$work/err")"
 for f in allocation lookup lookup_sweep transfer workload; do
   for s in mooncake flowipc_classic flowipc_jemalloc; do
-    /usr/bin/python3 - "$results/sys/${f}_$s.json" "$s" <<'EOF' && ok || fail "--system: ${f}_$s.json is not two merged repetitions of $s"
+    /usr/bin/python3 - "$results/persys/${f}_$s.json" "$s" <<'EOF' && ok || fail "--per-system: ${f}_$s.json is not two merged repetitions of $s"
 import json, sys
 d = json.load(open(sys.argv[1]))
 it = [b for b in d["benchmarks"] if b["run_type"] == "iteration"]
@@ -140,42 +197,44 @@ assert sorted(b["repetition_index"] for b in it) == sorted([0, 1] * len(names))
 assert all(b["repetitions"] == 2 for b in it) and len(agg) == 4 * len(names)
 EOF
     for k in 1 2; do
-      grep -qx "# system: $s" "$results/sys/reps/${f}_$s.$k.txt" && grep -q "repetitions=1 " "$results/sys/reps/${f}_$s.$k.txt" \
-        && ok || fail "--system: reps/${f}_$s.$k.txt is no one-repetition $s run"
+      grep -qx "# system: $s" "$results/persys/reps/${f}_$s.$k.txt" && grep -q "repetitions=1 " "$results/persys/reps/${f}_$s.$k.txt" \
+        && ok || fail "--per-system: reps/${f}_$s.$k.txt is no one-repetition $s run"
     done
   done
-  [ ! -e "$results/sys/$f.json" ] && ok || fail "--system: a plain $f.json"
+  [ ! -e "$results/persys/$f.json" ] && ok || fail "--per-system: a plain $f.json"
+done
+for f in allocation lookup transfer workload; do
+  paired_ok "$results/persys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc \
+    && flags "$results/persys/${f}_paired.json" | grep -q "repetitions=1 " && ok || fail "--per-system: ${f}_paired.json"
 done
 # interleaved: per binary (the transfer sweep and the workload apart), the
 # systems in turn, round after round
 for mode in -v ""; do
-  order=$(grep "^shm_transfer_bench " "$work/ran" | grep $mode -- "--workload=" | grep -o -- "--system=[a-z_]*" \
-    | cut -d= -f2 | tr '\n' ' ')
+  order=$(grep "^shm_transfer_bench " "$work/ran" | grep -v -- --systems= | grep $mode -- "--workload=" \
+    | grep -o -- "--system=[a-z_]*" | cut -d= -f2 | tr '\n' ' ')
   [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
-    || fail "--system: not interleaved (${mode:-workload}): $order"
+    || fail "--per-system: not interleaved (${mode:-workload}): $order"
 done
-# five runs (allocation, lookup, lookup_sweep, transfer, workload) x 3 systems x 2
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 30 ] && [ "$(wc -l <"$work/ran")" -eq 30 ] && ok \
-  || fail "--system: $(wc -l <"$work/ran") runs, expected 30 of one repetition"
-for s in mooncake flowipc_classic flowipc_jemalloc; do
-  grep -q '"name": "shm_transfer/workload/request/model:llama3_8b"' "$results/sys/workload_$s.json" \
-    && ok || fail "--system: no workload rows in workload_$s.json"
-done
-# compare.sh on the folder pairs the workload's rows too, as the report does
-"$src/scripts/compare.sh" "$results/sys" >"$work/cmp" 2>&1
+# four paired runs, then five (allocation, lookup, lookup_sweep, transfer, workload) x 3 systems x 2
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 34 ] && [ "$(wc -l <"$work/ran")" -eq 34 ] && ok \
+  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 4 + 30 of one repetition"
+# compare.sh on the per-system files alone pairs the workload's rows too
+mkdir "$work/persys"
+cp "$results/persys/"*_mooncake.json "$results/persys/"*_flowipc_*.json "$work/persys/"
+"$src/scripts/compare.sh" "$work/persys" >"$work/cmp" 2>&1
 grep -q "^== workload: mooncake against flowipc_classic" "$work/cmp" \
   && grep -q "^shm_transfer/workload/request/model:llama3_8b " "$work/cmp" && ok \
-  || fail "--system: compare.sh leaves the workload out: $(grep '^==' "$work/cmp" | tr '\n' ' ')"
+  || fail "--per-system: compare.sh leaves the workload out: $(grep '^==' "$work/cmp" | tr '\n' ' ')"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -v -- --sweep_segments=1 | grep -q -- --peer_process \
   && ! grep -- --sweep_segments=1 "$work/ran" | grep -q -- --peer_process \
-  && ok || fail "--system: the lookup without --peer_process, or the sweep with it"
-grep -q "^## Per request" "$results/sys/report.md" && ok || fail "--system: no report.md"
-run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "${tiny_sys[@]}" -- --repetitions=1 \
+  && ok || fail "--per-system: the lookup without --peer_process, or the sweep with it"
+[ -s "$results/persys/gain.png" ] && grep -q "^## Per request" "$results/persys/report.md" && ok || fail "--per-system: no plots or report.md"
+run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "${tiny_sys[@]}" \
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
-grep -qx "# system: flowipc_classic" "$results/classic/transfer_flowipc_classic.txt" \
-  && ok || fail "--system=flowipc_classic: no transfer_flowipc_classic.txt"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 20 ] && [ ! -e "$results/classic/reps" ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 20 (and no reps/)"
+paired_ok "$results/classic/transfer_paired.json" mooncake,flowipc_classic \
+  && ok || fail "--system=flowipc_classic: transfer_paired.json is no paired run of mooncake and flowipc_classic"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 9 ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 9 (4 runs x 2 and run.json)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 

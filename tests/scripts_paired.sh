@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# report.sh and compare.sh on folders of paired runs (--systems), planted by
+# tests/fixtures/make_paired.py: a drift between two identical systems that their
+# per-system files read as 30% faster reads "within the noise" paired; a real 10%
+# difference is found with its interval; Holm's correction per section turns a row
+# that passes alone into "within the noise"; a whole-request saving far beyond the
+# translation's plus the control's noise is "unexplained by the design: noise" and
+# the design is credited with the translation's; a control off by more than 5% makes
+# its section say it is too noisy and how to get a quieter run; compare.sh on one
+# paired folder and on two (before, after); bad paired files: one line, exit 2.
+#   scripts_paired.sh SOURCE_DIR
+src=$(cd "$1" && pwd)
+source "$src/tests/cli_lib.sh"
+py=/usr/bin/python3
+if ! "$py" -c 'import scipy' 2>/dev/null; then
+  skip_case "no scipy for $py (python3-scipy)"
+  finish
+fi
+plant() { "$py" "$src/tests/fixtures/make_paired.py" "$work/$1" "$1" || fail "make_paired.py $1"; }
+report() { "$src/scripts/report.sh" "$work/$1" >/dev/null 2>"$work/err" || fail "report.sh $1: exit $?: $(cat "$work/err")"; }
+# cell DIR LABEL SYSTEM N: the N-th cell of a report.md table row (1: the question)
+cell() { awk -F' [|] ' -v l="| $2" -v s="$3" -v n="$4" '$1 == l && $3 == s {sub(/ [|]$/, "", $n); print $n}' "$work/$1/report.md"; }
+
+# (a) Planted drift: SHM-classic is Mooncake's code; measured apart, the later run read 30%
+# faster. Unpaired, the old report calls that faster; paired, within the noise.
+plant drift
+report drift
+report drift/unpaired
+[ "$(cell drift/unpaired "alloc, 4 KB" SHM-classic 5)" = 1.30x ] && [ "$(cell drift/unpaired "alloc, 4 KB" SHM-classic 8)" = yes ] \
+  && grep -q "^- alloc, 4 KB (Mooncake 78.0 ns per operation): SHM-classic \*\*faster\*\*" "$work/drift/unpaired/report.md" \
+  && ok || fail "drift: the unpaired report does not read the drift as faster: $(grep "alloc, 4 KB |" "$work/drift/unpaired/report.md")"
+[ "$(cell drift "alloc, 4 KB" SHM-classic 5)" = "1.00 [0.98, 1.02]" ] && [ "$(cell drift "alloc, 4 KB" SHM-classic 8)" = "within the noise" ] \
+  && ok || fail "drift: paired not within the noise: $(grep "alloc, 4 KB |" "$work/drift/report.md")"
+grep -q "^- alloc, 4 KB: mooncake_control: A/A control, ratio 1.00 \[0.99, 1.01\], saved 0 ns \[-0.606 ns, 0.594 ns\]: the run's noise$" \
+  "$work/drift/report.md" && ok || fail "drift: no control line"
+grep -q "^| Per block | within the noise 1 |$" "$work/drift/report.md" && ok || fail "drift: at a glance"
+
+# (b) A real 10% difference: faster, with its interval and saving
+plant real
+report real
+[ "$(cell real "alloc, 4 KB" SHM-classic 5)" = "1.10 [1.07, 1.13]" ] && [ "$(cell real "alloc, 4 KB" SHM-classic 8)" = faster ] \
+  && [ "$(cell real "alloc, 4 KB" SHM-classic 6)" = "5.45 ns [3.93 ns, 6.90 ns]" ] \
+  && ok || fail "real: $(grep "alloc, 4 KB |" "$work/real/report.md")"
+grep -q "^- alloc, 4 KB (Mooncake 60.0 ns per operation): SHM-classic \*\*faster\*\*: saves 5.45 ns \[3.93 ns, 6.90 ns\] (ratio 1.10 \[1.07, 1.13\])\.$" \
+  "$work/real/report.md" && ok || fail "real: what this means"
+
+# (c) Holm per section: p = 0.03 passes alone (its interval excludes 1), not over the
+# section's four rows (0.03 x 4 = 0.12)
+plant holm
+report holm
+[ "$(cell holm "alloc, 4 KB" SHM-classic 7)" = "0.030 (0.120)" ] && [ "$(cell holm "alloc, 4 KB" SHM-classic 8)" = "within the noise" ] \
+  && ok || fail "holm: $(grep "alloc, 4 KB |" "$work/holm/report.md")"
+"$src/scripts/compare.sh" "$work/holm" >"$work/holm.cmp" 2>&1 \
+  && grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic/vs:mooncake .* 0.030 .* faster$" "$work/holm.cmp" \
+  && ok || fail "holm: compare.sh's per-row verdict (uncorrected) is not faster: $(grep alloc/size_kb:4 "$work/holm.cmp")"
+
+# (d) The whole 4 KB request saves 463 ns, its translation 184 ns, the control's saved
+# interval is 70 ns wide: noise, and the design is credited with 184 ns
+plant unexplained
+report unexplained
+[ "$(cell unexplained "4 KB request" SHM-classic 7)" = "184 ns [180 ns, 188 ns]" ] \
+  && [ "$(cell unexplained "4 KB request" SHM-classic 9)" = "unexplained by the design: noise" ] \
+  && ok || fail "unexplained: $(grep "4 KB request |" "$work/unexplained/report.md")"
+grep -q "SHM-classic \*\*unexplained by the design: noise\*\*: saves 463 ns \[323 ns, 592 ns\] (ratio 1.15 \[1.10, 1.20\]); credited to the design: the translation's saving, 184 ns \[180 ns, 188 ns\]\.$" \
+  "$work/unexplained/report.md" && ok || fail "unexplained: the credit line"
+# the demo's requests save what their translations save: their verdicts stand
+plant demo
+report demo
+[ "$(cell demo "4 KB request" SHM-classic 9)" = faster ] && [ "$(cell demo "64 KB request" SHM-classic 9)" = "no practical difference" ] \
+  && ok || fail "demo: an explained request lost its verdict: $(grep "KB request |" "$work/demo/report.md" | head -3)"
+[ "$(cell demo "model:llama3_8b request" SHM-classic 9)" = "no practical difference" ] \
+  && ok || fail "demo: the workload: $(grep "model:llama3_8b request |" "$work/demo/report.md")"
+grep -q "^- register, 4 KB, SHM-classic: costs 441 µs more than Mooncake's; paid back: never by blocks of 4 KB (alloc + free) (19.1 ns more each, alloc faster, free slower); after 2,397 requests of 4 KB (184 ns saved each, faster)\.$" \
+  "$work/demo/report.md" && ok || fail "demo: break-even: $(grep "^- register, 4 KB, SHM-classic" "$work/demo/report.md")"
+[ "$(grep -c "^- .*: mooncake_control: A/A control, ratio .*: the run's noise$" "$work/demo/report.md")" -eq 14 ] \
+  && ok || fail "demo: not a control line per question (14)"
+
+# (e) A control 12% off: the section says the run was too noisy and how to get a quieter one
+plant noisy
+report noisy
+[ "$(cell noisy "attach, 100 segments" SHM-classic 8)" = "too noisy" ] \
+  && grep -q "^\*\*Too noisy for a verdict\*\* on attach, 100 segments: .* pin one CPU .*--cpu=N.* stop other work .* more rounds" \
+    "$work/noisy/report.md" && ok || fail "noisy: $(grep -i "noisy" "$work/noisy/report.md" | head -3)"
+
+# The run: the load average before and after each run, from run_all.sh's run.json
+printf '{"cpu": 1, "runs": [\n{"name": "allocation_paired", "start": "s", "end": "e", "load_before": [0.5, 0.6, 0.7], "load_after": [1.5, 0.9, 0.8]}\n]}\n' \
+  >"$work/real/run.json"
+report real
+grep -q "^- Load average (1, 5, 15 min) before and after each run: allocation_paired 0.5 0.6 0.7 -> 1.5 0.9 0.8$" \
+  "$work/real/report.md" && ok || fail "the run: no load average: $(grep "Load average" "$work/real/report.md")"
+
+# compare.sh: one paired folder, then two (before and after a change)
+"$src/scripts/compare.sh" "$work/demo" >"$work/one.cmp" 2>&1 && ok || fail "compare.sh DIR: exit $?: $(tail -3 "$work/one.cmp")"
+grep -q "^shm_transfer/request/size_kb:4/system:flowipc_classic/vs:mooncake  *1.06 \[1.04, 1.07\]  *184 \[150, 215\] .* faster$" \
+  "$work/one.cmp" && grep -q "^== workload: paired, against mooncake" "$work/one.cmp" \
+  && ok || fail "compare.sh DIR: $(grep "request/size_kb:4/system:flowipc_classic" "$work/one.cmp")"
+plant after
+"$src/scripts/compare.sh" "$work/demo" "$work/after" >"$work/two.cmp" 2>&1 && ok || fail "compare.sh A B: exit $?: $(tail -3 "$work/two.cmp")"
+grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic/vs:mooncake  *1.10 \[1.07, 1.13\]  *1.40 \[1.35, 1.45\]  changed$" "$work/two.cmp" \
+  && ok || fail "compare.sh A B: a moved interval is not changed"
+grep -q "^shm_alloc/alloc/size_kb:64/system:flowipc_classic/vs:mooncake  *1.10 \[1.07, 1.13\]  *1.12 \[1.08, 1.15\]  within the noise$" "$work/two.cmp" \
+  && ok || fail "compare.sh A B: overlapping intervals are not within the noise"
+grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic  *54.5  *42.9  *-21.4%$" "$work/two.cmp" \
+  && ok || fail "compare.sh A B: the system rows' times before and after"
+[ "$(grep -c " changed$" "$work/two.cmp")" -eq 1 ] && ok || fail "compare.sh A B: $(grep -c " changed$" "$work/two.cmp") rows changed, expected 1"
+"$src/scripts/compare.sh" "$work/demo/transfer_paired.json" "$work/after/transfer_paired.json" >"$work/files.cmp" 2>&1 \
+  && grep -q "within the noise$" "$work/files.cmp" && ! grep -q " changed$" "$work/files.cmp" \
+  && ok || fail "compare.sh on two paired files: $(tail -3 "$work/files.cmp")"
+
+# plot.sh: paired.png, embedded in the report; a question name of quotes and a backquote
+# reaches gnuplot as data
+"$src/scripts/plot.sh" "$work/demo" >"$work/plot.out" 2>&1 && [ "$(cat "$work/plot.out")" = "$work/demo/paired.png" ] \
+  && [ -s "$work/demo/paired.png" ] && ok || fail "plot.sh on a paired folder: $(cat "$work/plot.out")"
+report demo
+grep -q "^!\[paired\](paired.png)$" "$work/demo/report.md" && ok || fail "report.md does not embed paired.png"
+mkdir "$work/quotes"
+sed 's|shm_alloc/alloc/size_kb:4/|shm_alloc/a\\"l`touch x`'"'"'oc/size_kb:4/|g' "$work/real/allocation_paired.json" >"$work/quotes/allocation_paired.json"
+(cd "$work/quotes" && "$src/scripts/plot.sh" . >/dev/null 2>"$work/plot.err") && [ -s "$work/quotes/paired.png" ] && [ ! -e "$work/quotes/x" ] \
+  && ok || fail "plot.sh on odd names: $(cat "$work/plot.err")"
+
+# Bad input: one line, exit 2, no traceback
+expect_bad() {
+  local what=$1 rc
+  shift
+  "$@" >"$work/bad.out" 2>"$work/bad.err"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] && ! grep -q Traceback "$work/bad.err" \
+    && ok || fail "$what: exit $rc: $(head -3 "$work/bad.err")"
+}
+expect_bad "compare.sh paired against per-system" "$src/scripts/compare.sh" "$work/demo" "$work/drift/unpaired"
+mkdir "$work/bad"
+for edit in 'r["ratio"] = "x"' 'r["rounds"] = -1' 'r["p_value"] = 2' 'r["verdict"] = "great"' 'del r["saved_ns"]' \
+            'd["benchmarks"] = d["benchmarks"][:2]' 'r["ratio_lo"] = "low"'; do
+  "$py" - "$work/real/allocation_paired.json" "$work/bad/allocation_paired.json" "$edit" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [b for b in d["benchmarks"] if "/vs:" in b["name"]][0]
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+  expect_bad "report.sh, ratio row with $edit" "$src/scripts/report.sh" "$work/bad"
+  expect_bad "compare.sh, ratio row with $edit" "$src/scripts/compare.sh" "$work/bad"
+done
+head -c 500 "$work/real/allocation_paired.json" >"$work/bad/allocation_paired.json"
+expect_bad "report.sh, a truncated paired file" "$src/scripts/report.sh" "$work/bad"
+grep -q "allocation_paired.json" "$work/bad.err" && ok || fail "a truncated paired file is not named"
+echo '{"runs": 3}' >"$work/real/run.json"
+expect_bad "report.sh, a bad run.json" "$src/scripts/report.sh" "$work/real"
+finish
