@@ -1018,14 +1018,20 @@ def practical(pair):
     return pair.lo > 1 + PRACTICAL_CHANGE or pair.hi < 1 / (1 + PRACTICAL_CHANGE)
 
 
+def control_noisy(control):
+    """The control differs from its own code: its interval wholly beyond 5%, or its
+    interval off 1 with its median 5% or more away."""
+    return practical(control) or (not control.lo <= 1 <= control.hi and abs(control.ratio - 1) >= PRACTICAL_CHANGE)
+
+
 def paired_verdict(pair, control):
-    """The binary's rule (src/paired.c, shmb_paired_verdict): a control off by more than
-    5% makes every pair of its question too noisy; an interval that holds 1, or lies
-    inside the control's, is within the noise; a change under 5% is no practical
+    """The binary's rule (src/paired.c, shmb_paired_verdict): a control off by 5% or more
+    (control_noisy) makes every pair of its question too noisy; an interval that holds 1,
+    or lies inside the control's, is within the noise; a change under 5% is no practical
     difference; else faster or slower."""
     if control is None or not (pair.has_interval and control.has_interval):
         return "not assessed"
-    if practical(control):
+    if control_noisy(control):
         return "too noisy"
     if pair.lo <= 1 <= pair.hi or (pair is not control and control.lo <= pair.lo and pair.hi <= control.hi):
         return "within the noise"

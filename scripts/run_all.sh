@@ -26,7 +26,7 @@
 #                              flavours (default both: flowipc_classic,flowipc_jemalloc),
 #                              measured paired: each binary runs ONCE with
 #                              --systems=mooncake,FLOWIPC,... (every system in one process,
-#                              slice by slice in turn, the order rotated each round, with
+#                              slice by slice in turn, the order balanced round by round, with
 #                              mooncake's A/A control mooncake_control) into
 #                              BENCH_paired.json and .txt: allocation_paired, lookup_paired
 #                              (with --peer_process: the receiver's attach is measured only

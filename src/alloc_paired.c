@@ -3,7 +3,7 @@
  * registration per round: Mooncake one buffer's createSharedMemory,
  * Flow-IPC one pool), then their blocks round by round (alloc_rounds.c: each
  * system one round of alloc, free and alloc_reuse batches per round), every
- * round in the rotated order of shmbench/paired.h; then the rows: the
+ * round in the order of shmbench/paired.h; then the rows: the
  * --system rows' names with /system:NAME, and each system's ratio to the
  * baseline (/vs:BASELINE). The control is an independent second instance
  * of the baseline's allocator: its own buffers, its own pool. */

@@ -91,7 +91,7 @@ static int put_cpus(shmb_notes_t *s, int threads, int cpu)
 }
 
 /* A paired run's common lines (shmbench/paired.h): its systems, baseline
- * and control, its rotation and what the ratio rows mean; `control_is`
+ * and control, its order and what the ratio rows mean; `control_is`
  * says what the control instance is. Composed into s. */
 static void paired_lines(lines_t *l, shmb_notes_t *s, const char *const *names, size_t nsys, const char *control_is)
 {
@@ -114,7 +114,8 @@ static void paired_lines(lines_t *l, shmb_notes_t *s, const char *const *names, 
            "per-round saved ns (baseline - system; p50 the median saving), iterations the rounds");
     add(l, "verdict: faster or slower by 5% or more; no practical difference (interval off 1, change under "
            "5%); within the noise (interval holds 1 or lies inside the control's); too noisy (the control "
-           "itself off by 5% or more: no verdict, rerun quieter, e.g. pinned with --cpu on an idle machine)");
+           "itself off by 5% or more: no verdict, rerun quieter, e.g. pinned with --cpu on an idle machine); not "
+           "assessed (fewer than 6 rounds: no interval)");
 }
 
 static void alloc_peer(lines_t *l)
@@ -554,46 +555,31 @@ const char *shmb_notes_backing(shmb_notes_t *s, const shmb_backing_config_t *bac
     return end(s, start);
 }
 
-/* The lines of a paired run (shm_transfer_bench --systems, the sweep or the
- * replay), one fact each: its systems, the baseline and its control, the
- * rounds (`rounds`; a round is a `unit`), how to read a ratio row (its ratio
- * in the `speedup` column, its ns saved per `per`), the verdicts, and what
- * the design is credited with (`credit`). */
-static void paired_lines(lines_t *l, shmb_notes_t *s, const shmb_lookup_system_t *systems, size_t n,
-                         shmb_mooncake_path_t path, const char *speedup, const char *unit, const char *per,
-                         const char *rounds, const char *credit)
+/* The lines of a paired run of shm_transfer_bench (--systems, the sweep or
+ * the replay): the common ones, then mooncake's relocate path if it is not
+ * the default, the rounds and what the design is credited with. */
+static void transfer_paired_lines(lines_t *l, shmb_notes_t *s, const shmb_lookup_system_t *systems, size_t n,
+                                  shmb_mooncake_path_t path, const char *rounds, const char *credit)
 {
-    const char *base = shmb_lookup_system_name(systems[0]);
+    const char *names[SHMB_PAIRED_MAX_SYSTEMS] = {0};
+    char control[64];
     int mooncake = 0;
-    size_t at = s->used;
-    put(s, "paired: ");
+    if (n < 2 || n > SHMB_PAIRED_MAX_SYSTEMS) /* the config's check refuses it first */
+        return;
     for (size_t i = 0; i < n; i++) {
+        names[i] = shmb_lookup_system_name(systems[i]);
         mooncake |= systems[i] == SHMB_LOOKUP_MOONCAKE;
-        put(s, "%s%s%s", i == 0 ? "" : i + 1 < n ? ", " : " and ", shmb_lookup_system_name(systems[i]),
-            i + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
     }
-    put(s, " in one process, over the same src, dst and requests; each row's name ends /system:NAME");
-    add(l, end(s, at));
-    at = s->used;
-    put(s, "baseline: %s (listed first); control: %s%s, a second, independent set-up of %s: the same code, so "
-           "its ratio to %s is this run's noise", base, base, SHMB_PAIRED_CONTROL_SUFFIX, base, base);
-    add(l, end(s, at));
+    snprintf(control, sizeof(control), "%s%s", names[0], SHMB_PAIRED_CONTROL_SUFFIX);
+    names[n - 1] = control;
+    paired_lines(l, s, names, n, "a second, independent set-up of the baseline (its own translation and request "
+                                 "path) over the same src, dst and requests");
     if (mooncake && path != SHMB_MOONCAKE_DEFAULT_PATH) {
-        at = s->used;
+        const size_t at = s->used;
         put(s, "mooncake's relocate path: %s", shmb_mooncake_path_name(path));
         add(l, end(s, at));
     }
     add(l, rounds);
-    at = s->used;
-    put(s, "ratio rows (/system:NAME/vs:%s): %s = the median over %ss of %s's time / NAME's (above 1: NAME is "
-           "faster), note = its 95%% interval (distribution-free, the sign test's) and the verdict; the ns "
-           "columns = the time NAME saves per %s (%s's - NAME's) over the %ss, p50 its median",
-        base, speedup, unit, base, per, base, unit);
-    add(l, end(s, at));
-    add(l, "verdicts: faster or slower (the interval beyond 5%), no practical difference (the interval excludes 1 "
-           "within 5%), within the noise (the interval holds 1, or lies inside the control's), too noisy (the "
-           "control itself is off by more than 5%: pin with --cpu, quiet the machine), not assessed (under 6 "
-           "rounds)");
     add(l, credit);
 }
 
@@ -606,9 +592,11 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
         return -EINVAL;
     for (size_t i = 0; i < NOTES_CAP && report->notes[i]; i++)
         add(&l, report->notes[i]);
-    paired_lines(&l, store, systems, n, path, "speedup", "request", "request",
-                 "rounds: the requests: every system replays each request in turn, the order rotated by one each "
-                 "request; each ratio is paired request by request",
+    if (n > SHMB_PAIRED_MAX_SYSTEMS)
+        return -EINVAL;
+    transfer_paired_lines(&l, store, systems, n, path,
+                 "rounds: the requests: every system replays each request in turn, in the order above; each ratio "
+                 "is paired request by request",
                  "request_path and copy are the same code for every system: the design changes the translate "
                  "row's time, and a request's saved time beyond it and the control's interval is noise");
     int ret = publish(report, &l);
@@ -657,12 +645,11 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
         add(&l, transfer_peer(store, cfg));
     if (cfg->nsystems >= 2) {
         const size_t at = store->used;
-        put(store, "rounds: per size and part, one batch of each system per round, the order rotated by one each "
-                   "round, the same batch size for all (the largest of theirs); as many rounds as a --system run "
-                   "times batches, at least 31, until the systems together spent %zu x time_per_size_ms",
+        put(store, "rounds: per size and part, one batch of each system per round, in the order above, the same "
+                   "batch size for all (the largest of theirs); as many rounds as a --system run times batches, at "
+                   "least 31, until the systems together spent %zu x time_per_size_ms",
             cfg->nsystems);
-        paired_lines(&l, store, cfg->systems, cfg->nsystems, cfg->mooncake_path, "speedup_vs_memcpy", "round",
-                     "operation", end(store, at),
+        transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, cfg->mooncake_path, end(store, at),
                      "copy rows: the same code for every system, measured once, unpaired; the design changes the "
                      "translate row's time, and a request's saved time beyond it and the control's interval is "
                      "noise");

@@ -135,11 +135,19 @@ static int practical(const shmb_paired_ratio_t *r)
     return r->ratio_lo > 1 + SHMB_PAIRED_PRACTICAL || r->ratio_hi < 1 / (1 + SHMB_PAIRED_PRACTICAL);
 }
 
+/* The control differs from its own code: its interval wholly beyond 5%, or
+ * off 1 with its median 5% or more away (a control never reads faster or
+ * slower than itself). */
+static int control_noisy(const shmb_paired_ratio_t *c)
+{
+    return practical(c) || (!(c->ratio_lo <= 1 && c->ratio_hi >= 1) && fabs(c->ratio - 1) >= SHMB_PAIRED_PRACTICAL);
+}
+
 shmb_paired_verdict_t shmb_paired_verdict(const shmb_paired_ratio_t *pair, const shmb_paired_ratio_t *control)
 {
     if (control->rounds < SHMB_PAIRED_MIN_ROUNDS || pair->rounds < SHMB_PAIRED_MIN_ROUNDS)
         return SHMB_PAIRED_NOT_ASSESSED;
-    if (practical(control))
+    if (control_noisy(control))
         return SHMB_PAIRED_TOO_NOISY;
     if ((pair->ratio_lo <= 1 && pair->ratio_hi >= 1) ||
         (pair != control && pair->ratio_lo >= control->ratio_lo && pair->ratio_hi <= control->ratio_hi))

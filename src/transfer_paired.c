@@ -11,7 +11,7 @@
  * request paired. A paired part: every system checked (one operation, its
  * bytes verified where it moves them), one batch size for all (the largest
  * of the systems' own, so that every system's batch dwarfs the timer), then
- * rounds of one batch per system in the rotated order (shmb_paired_run):
+ * rounds of one batch per system in the order of shmb_paired_run:
  * as many rounds as a --system run times batches, at least
  * SHMB_TRANSFER_MIN_PART_BATCHES, fewer only when the systems together have
  * spent nsystems times the size's budget.
@@ -28,7 +28,7 @@
 #include <string.h>
 
 /* Rounds per call of shmb_paired_run, times the systems: a multiple of
- * their count, so that each call starts the rotation where the last left
+ * their count, so that each call starts the order where the last left
  * it, and the samples grow with the rounds the budget allows. */
 #define CHUNK_ROUNDS 64
 

@@ -276,7 +276,7 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
 
 /* The paired replay: the baseline's replay owns src, dst and the crew; each
  * other system (the control too) a replay over them; request by request,
- * every system replays it, the order rotated by one each request. */
+ * every system replays it, in the order of shmb_paired_order. */
 static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, uint64_t max_bytes,
                       shmb_rows_t *rows, char *why, size_t why_cap)
 {

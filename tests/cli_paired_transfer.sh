@@ -32,11 +32,12 @@ got=$(table_rows "$work/p.txt" | awk '{print $1, $2, $13}' | tr '\n' '|')
 [ "$got" = "$want" ] && ok || fail "paired table rows: $got"
 [ "$(table_rows "$work/p.txt" | grep -c '95% \[[0-9.]*, [0-9.]*\] ')" -eq 12 ] && ok \
   || fail "ratio rows' notes: $(table_rows "$work/p.txt" | grep /vs:)"
-for line in "paired: mooncake, flowipc_classic and mooncake_control in one process" \
-            "baseline: mooncake (listed first); control: mooncake_control" \
-            "rounds: per size and part, one batch of each system per round, the order rotated" \
-            "ratio rows (/system:NAME/vs:mooncake): speedup_vs_memcpy = the median over rounds" \
-            "verdicts: faster or slower" "copy rows: the same code for every system, measured once"; do
+for line in "paired run (--systems): mooncake, flowipc_classic, mooncake_control measured in one run" \
+            "baseline: mooncake; control: mooncake_control, a second, independent set-up" \
+            "order: each round runs every system once, in a row of a Williams square" \
+            "rounds: per size and part, one batch of each system per round, in the order above" \
+            "rows /system:NAME: that system's samples" \
+            "verdict: faster or slower" "copy rows: the same code for every system, measured once"; do
   grep -qF "# $line" "$work/p.txt" && ok || fail "header has no line '# $line'"
 done
 grep -q '^size_kb *part *step ' "$work/p.txt" && ok || fail "paired table: the variant column is not 'part'"

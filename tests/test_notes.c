@@ -512,28 +512,29 @@ static void test_transfer_paired(void **state)
     c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
     c.systems[1] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
     shmb_report_t r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 6);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 7);
     assert_true(has_note(&r, "request_path: TENT's submit path"));
-    assert_string_equal(r.notes[4], "paired: mooncake, flowipc_jemalloc and mooncake_control in one process, over "
-                                    "the same src, dst and requests; each row's name ends /system:NAME");
-    assert_true(has_note(&r, "baseline: mooncake (listed first); control: mooncake_control, a second"));
+    assert_string_equal(r.notes[4], "paired run (--systems): mooncake, flowipc_jemalloc, mooncake_control measured "
+                                    "in one run, round by round, each round every system once");
+    assert_true(has_note(&r, "baseline: mooncake; control: mooncake_control, a second, independent set-up"));
+    assert_true(has_note(&r, "order: each round runs every system once, in a row of a Williams square"));
     assert_true(has_note(&r, "rounds: per size and part, one batch of each system per round"));
-    assert_non_null(strstr(r.notes[6], "until the systems together spent 3 x time_per_size_ms"));
-    assert_true(has_note(&r, "ratio rows (/system:NAME/vs:mooncake): speedup_vs_memcpy = the median over rounds"));
-    assert_true(has_note(&r, "verdicts: faster or slower"));
+    assert_non_null(strstr(r.notes[9], "until the systems together spent 3 x time_per_size_ms"));
+    assert_true(has_note(&r, "rows /system:NAME: that system's samples"));
+    assert_true(has_note(&r, "verdict: faster or slower"));
     assert_true(has_note(&r, "copy rows: the same code for every system, measured once"));
     c.mooncake_path = SHMB_MOONCAKE_PR192;
     r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 7);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "mooncake's relocate path: pr192"));
 
     r = fresh_report();
     r.notes[0] = "workload: synthetic";
     r.notes[1] = NULL;
-    assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3, SHMB_MOONCAKE_TENT), 1 + 6);
+    assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3, SHMB_MOONCAKE_TENT), 1 + 7);
     assert_string_equal(r.notes[0], "workload: synthetic");
     assert_true(has_note(&r, "rounds: the requests: every system replays each request in turn"));
-    assert_true(has_note(&r, "ratio rows (/system:NAME/vs:mooncake): speedup = the median over requests"));
+    assert_true(has_note(&r, "rows /system:NAME: that system's samples, one per round"));
     assert_int_equal(shmb_notes_transfer_paired(&r, &store, c.systems, 1, SHMB_MOONCAKE_TENT), -EINVAL);
 }
 

@@ -244,6 +244,9 @@ static void test_too_noisy_control(void **state)
     shmb_paired_ratio_t pair = {.rounds = 20, .ratio = 2, .ratio_lo = 1.9, .ratio_hi = 2.1};
     assert_int_equal(shmb_paired_verdict(&pair, &control), SHMB_PAIRED_TOO_NOISY);
     assert_int_equal(shmb_paired_verdict(&control, &control), SHMB_PAIRED_TOO_NOISY);
+    /* a control 6% off whose interval reaches into 5%: still too noisy, never "slower" */
+    control = (shmb_paired_ratio_t){.rounds = 56, .ratio = 0.94, .ratio_lo = 0.917, .ratio_hi = 0.987};
+    assert_int_equal(shmb_paired_verdict(&control, &control), SHMB_PAIRED_TOO_NOISY);
     /* an off control still inside 5%: a pair inside its interval is noise */
     control = (shmb_paired_ratio_t){.rounds = 20, .ratio = 1.03, .ratio_lo = 1.01, .ratio_hi = 1.04};
     pair = (shmb_paired_ratio_t){.rounds = 20, .ratio = 1.02, .ratio_lo = 1.015, .ratio_hi = 1.035};

@@ -135,7 +135,7 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * the peer read a wrong tag. Nothing is left behind on error.
  * Paired (cfg->nsystems > 0): per size, register, then alloc, free and
  * alloc_reuse, each measured round by round over every system in the
- * rotated order (shmbench/paired.h), the control an independent second
+ * order of shmbench/paired.h, the control an independent second
  * instance of the baseline's allocator; rows of shmb_paired_push_rows with
  * the --system rows' names (+ /system:NAME, /vs:BASELINE). -EINVAL unless
  * threads <= 1, no peer, touch, measure_mmap_only or system_rows, and

@@ -95,8 +95,9 @@ typedef enum shmb_paired_verdict {
 
 /* The verdict of `pair` given the run's control (the baseline's control
  * against the baseline; for the control's own row pass it as both). A
- * control whose interval lies wholly outside [1/1.05, 1.05] makes every
- * verdict of the question TOO_NOISY; a pair whose interval lies inside the
+ * control whose interval lies wholly outside [1/1.05, 1.05], or excludes 1
+ * with its median 5% or more from it, makes every verdict of the question
+ * TOO_NOISY (so a control never reads faster or slower); a pair whose interval lies inside the
  * control's is WITHIN_NOISE. */
 shmb_paired_verdict_t shmb_paired_verdict(const shmb_paired_ratio_t *pair, const shmb_paired_ratio_t *control);
 

@@ -47,7 +47,7 @@
  * translation and request path over them (the control, the baseline again,
  * a second, independent one), each checked before anything is timed. Per
  * size: request_path, translate and request paired (each round, one batch
- * of every system in the rotated order; one batch size for all, the largest
+ * of every system in the order of shmbench/paired.h; one batch size for all, the largest
  * of the systems' own; as many rounds as a --system run times batches, at
  * least 31, fewer only once the systems together spent nsystems times
  * time_per_size_ms), each system's row (name .../system:NAME) then each

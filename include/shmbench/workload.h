@@ -232,8 +232,8 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * Paired (nsystems > 0): one src and one dst, each system's own translation
  * and request path over them (the control a second, independent one of the
  * baseline's), each checked at set-up; request by request, every system
- * replays the request (all four parts, checked as above), the order rotated
- * by one each request. Per part, each system's row (system = its name; its
+ * replays the request (all four parts, checked as above), in the order of
+ * shmbench/paired.h. Per part, each system's row (system = its name; its
  * note its share of its own request's p50) then each one's ratio row to
  * the baseline (vs = the baseline), paired request by request
  * (shmb_paired_push_rows: a ratio row's speedup is the median per-request
