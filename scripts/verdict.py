@@ -35,6 +35,9 @@ QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report ans
 BLOCK_STEPS = ("alloc", "free", "alloc_reuse")
 WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
 WORKLOAD_PARTS = ("request_path", "translate", "copy")
+# What each flavour allocates blocks with (the per-block section's legend).
+ALLOCATOR = {"flowipc_classic": "boost.interprocess rbtree_best_fit (SHM-classic)",
+             "flowipc_jemalloc": "mallocx/dallocx (SHM-jemalloc)"}
 PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
 
 
@@ -779,9 +782,8 @@ def paired_block(folder):
     sizes = paired_sizes(folder, "allocation", pat)
     groups = paired_questions(folder, "allocation", pat,
                               lambda m: "%s, %s" % (m.group(0).split("/")[1], fmt_size(int(m.group(1)))), sizes)
-    legend = ("Mooncake Store's OffsetAllocator against boost.interprocess rbtree_best_fit (SHM-classic) and "
-              "mallocx/dallocx (SHM-jemalloc); time per operation (rows shm_alloc/STEP/size_kb:N of "
-              "allocation_paired.json).")
+    legend = ("Mooncake Store's OffsetAllocator against %s; time per operation (rows shm_alloc/STEP/size_kb:N of "
+              "allocation_paired.json)." % " and ".join(ALLOCATOR[f] for f in folder.flavours))
     holm_section([v for g in groups for v in g])
     return paired_render(title, legend, groups, "per operation"), groups
 
