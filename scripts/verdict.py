@@ -690,7 +690,9 @@ def credit(verdicts, steps):
     """Credits the design with what differs: where both designs run the same code around
     a step (the request path, the copy), a whole-request saving that differs from the
     step's (steps: flavour -> Pair) by more than the control's noise (the width of its
-    saved interval) is noise: the verdict does not count, the step's saving is credited."""
+    saved interval) is not the design's: the verdict does not count, the step's saving is
+    credited. Not called noise: a stable gap with a tight interval is more likely the
+    translation costing another amount inside the request than alone."""
     for v in verdicts:
         step = steps.get(v.flavour)
         if v.flavour not in FLAVOURS or step is None or not v.counts:
@@ -701,7 +703,7 @@ def credit(verdicts, steps):
         explained = abs(v.pair.saved - step.saved) <= noise
         v.credit = (step, explained)
         if not explained:
-            v.word = "unexplained by the design: noise"
+            v.word = "unexplained by the design"
 
 
 def holm_section(verdicts):
@@ -835,9 +837,10 @@ def paired_request(folder):
     legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
               "(rows shm_transfer/request/size_kb:N of transfer_paired.json). Only the translation differs: "
               "a whole-request saving that differs from the translation's (rows shm_transfer/translate/"
-              "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is noise, "
-              "\"unexplained by the design: noise\", and the design is credited with the translation's saving "
-              "alone.")
+              "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is not "
+              "credited to the design: the row reads \"unexplained by the design\" (the same code around the "
+              "translation cost another amount: noise, or the translation costing more or less inside the "
+              "request than timed alone) and the design is credited with the translation's saving alone.")
     if absent:
         legend += " Not measured in this run: %s." % ", ".join(absent)
     return paired_render(title, legend, groups, "per request", "translation"), groups
@@ -975,7 +978,7 @@ def paired_intro(folder):
             "in brackets); **no practical difference**: a change under %s; **within the noise**: the "
             "interval holds 1 or lies inside the control's, or the row is not significant after the "
             "correction; **too noisy**: the control itself is off by more than %s; **not assessed**: "
-            "fewer than %d rounds; **unexplained by the design: noise**: see per request."
+            "fewer than %d rounds; **unexplained by the design**: see per request."
             % (os.path.basename(os.path.abspath(folder.path)), folder.control, fmt_pct(R.PRACTICAL_CHANGE),
                R.ALPHA, fmt_pct(R.PRACTICAL_CHANGE), fmt_pct(R.PRACTICAL_CHANGE), R.MIN_ROUNDS), ""]
 

@@ -4,7 +4,7 @@
 # per-system files read as 30% faster reads "within the noise" paired; a real 10%
 # difference is found with its interval; Holm's correction per section turns a row
 # that passes alone into "within the noise"; a whole-request saving far beyond the
-# translation's plus the control's noise is "unexplained by the design: noise" and
+# translation's plus the control's noise is "unexplained by the design" and
 # the design is credited with the translation's; a control off by more than 5% makes
 # its section say it is too noisy and how to get a quieter run; compare.sh on one
 # paired folder and on two (before, after); bad paired files: one line, exit 2.
@@ -59,9 +59,9 @@ report holm
 plant unexplained
 report unexplained
 [ "$(cell unexplained "4 KB request" SHM-classic 7)" = "184 ns [180 ns, 188 ns]" ] \
-  && [ "$(cell unexplained "4 KB request" SHM-classic 9)" = "unexplained by the design: noise" ] \
+  && [ "$(cell unexplained "4 KB request" SHM-classic 9)" = "unexplained by the design" ] \
   && ok || fail "unexplained: $(grep "4 KB request |" "$work/unexplained/report.md")"
-grep -q "SHM-classic \*\*unexplained by the design: noise\*\*: saves 463 ns \[323 ns, 592 ns\] (ratio 1.15 \[1.10, 1.20\]); credited to the design: the translation's saving, 184 ns \[180 ns, 188 ns\]\.$" \
+grep -q "SHM-classic \*\*unexplained by the design\*\*: saves 463 ns \[323 ns, 592 ns\] (ratio 1.15 \[1.10, 1.20\]); credited to the design: the translation's saving, 184 ns \[180 ns, 188 ns\]\.$" \
   "$work/unexplained/report.md" && ok || fail "unexplained: the credit line"
 # the demo's requests save what their translations save: their verdicts stand
 plant demo
