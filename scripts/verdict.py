@@ -602,13 +602,20 @@ class Verdict:
         """Does the verdict count (a pair the section can judge)?"""
         return self.word not in ("too noisy", "not assessed")
 
+    @property
+    def tested(self):
+        """The Pair the verdict rests on: the credited step's where the request's saving is
+        its step's (credit), else the row's own."""
+        return self.credit[0] if self.credit and self.credit[1] else self.pair
+
     def cells(self, credit_column):
         p = self.pair
         cells = [self.label, fmt_time(self.base) if self.base else "-", TITLE.get(self.flavour, self.flavour),
                  fmt_time(self.other) if self.other else "-", R.fmt_ratio(p), saved_text(p)]
         if credit_column:
             cells.append(saved_text(self.credit[0]) if self.credit else "-")
-        cells += ["%s (%s)" % (R.fmt_p(p.p), R.fmt_p(self.p_holm)) if p.p is not None else "-", self.word]
+        t = self.tested
+        cells += ["%s (%s)" % (R.fmt_p(t.p), R.fmt_p(self.p_holm)) if t.p is not None else "-", self.word]
         return cells
 
     def clause(self):
@@ -620,10 +627,12 @@ class Verdict:
             change = "costs %s more%s" % (fmt_time(-p.saved), interval_text(p, -1))
         text = "%s **%s**: %s (ratio %s)" % (TITLE.get(self.flavour, self.flavour), self.word, change,
                                             R.fmt_ratio(p))
-        if self.credit and not self.credit[1]:
+        if self.credit:
             step = self.credit[0]
-            text += "; credited to the design: the translation's %s %s%s" % (
-                "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)), interval_text(step))
+            text += "; %s the translation's %s %s%s%s" % (
+                "the verdict rests on" if self.credit[1] else "credited to the design:",
+                "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)), interval_text(step),
+                ", %s of the request" % fmt_pct(step.saved / self.base) if self.base else "")
         return text
 
 
@@ -687,12 +696,13 @@ def read_run_json(path):
 
 
 def credit(verdicts, steps):
-    """Credits the design with what differs: where both designs run the same code around
-    a step (the request path, the copy), a whole-request saving that differs from the
-    step's (steps: flavour -> Pair) by more than the control's noise (the width of its
-    saved interval) is not the design's: the verdict does not count, the step's saving is
-    credited. Not called noise: a stable gap with a tight interval is more likely the
-    translation costing another amount inside the request than alone."""
+    """Credits the design with what differs, no more: where both designs run the same code
+    around a step (the request path, the copy), the verdict rests on the step's saving
+    (steps: flavour -> Pair) as a share of Mooncake's whole request (step_word), and a
+    whole-request saving that differs from the step's by more than the control's noise (the
+    width of its saved interval) is not the design's: 'unexplained by the design', its
+    verdict does not count. Not called noise: a stable gap with a tight interval is more
+    likely the step costing another amount inside the request than alone."""
     for v in verdicts:
         step = steps.get(v.flavour)
         if v.flavour not in FLAVOURS or step is None or not v.counts:
@@ -702,15 +712,25 @@ def credit(verdicts, steps):
             continue
         explained = abs(v.pair.saved - step.saved) <= noise
         v.credit = (step, explained)
-        if not explained:
-            v.word = "unexplained by the design"
+        v.word = step_word(step, v.base) if explained else "unexplained by the design"
+
+
+def step_word(step, base):
+    """The verdict of a request whose saving its differing step explains: within the noise
+    when the step's saving interval holds 0; no practical difference under 5% of Mooncake's
+    request; else faster or slower by the step."""
+    if step.saved_lo is None or step.saved_hi is None or step.saved_lo <= 0 <= step.saved_hi:
+        return "within the noise"
+    if not base or abs(step.saved / base) < R.PRACTICAL_CHANGE:
+        return "no practical difference"
+    return "faster" if step.saved > 0 else "slower"
 
 
 def holm_section(verdicts):
     """Holm's correction over the section's rows (the control's aside): a row that is not
     significant after it reads within the noise, whatever its interval says alone."""
-    rows = [v for v in verdicts if v.flavour in FLAVOURS and v.counts and v.pair.p is not None]
-    for v, adj in zip(rows, R.holm([v.pair.p for v in rows])):
+    rows = [v for v in verdicts if v.flavour in FLAVOURS and v.counts and v.tested.p is not None]
+    for v, adj in zip(rows, R.holm([v.tested.p for v in rows])):
         v.p_holm = adj
         if adj > R.ALPHA and v.word in ("faster", "slower", "no practical difference"):
             v.word = "within the noise"
@@ -840,7 +860,10 @@ def paired_request(folder):
               "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is not "
               "credited to the design: the row reads \"unexplained by the design\" (the same code around the "
               "translation cost another amount: noise, or the translation costing more or less inside the "
-              "request than timed alone) and the design is credited with the translation's saving alone.")
+              "request than timed alone) and the design is credited with the translation's saving alone. "
+              "Where the request's saving is the translation's, the verdict rests on the translation's "
+              "saving as a share of Mooncake's request (5% or more: faster or slower), and p is the "
+              "translation's.")
     if absent:
         legend += " Not measured in this run: %s." % ", ".join(absent)
     return paired_render(title, legend, groups, "per request", "translation"), groups
@@ -865,8 +888,9 @@ def paired_workload(folder):
                 "ratio rows in this folder.", ""], []
     legend = ("Requests replayed from the workload, request by request in turn (rows shm_transfer/workload/PART/"
               "model:PRESET of workload_paired.json): the request path, each descriptor's translation and copy. "
-              "As per request, the design is credited with the translation's saving (rows shm_transfer/workload/"
-              "translate/...) when the whole request's differs from it by more than the control's noise.")
+              "As per request, the verdict rests on the translation's saving (rows shm_transfer/workload/"
+              "translate/...) as a share of Mooncake's request, and a whole-request saving that differs from it "
+              "by more than the control's noise reads \"unexplained by the design\".")
     out = paired_render(title, legend, groups, "per request", "translation")
     tails, parts = [], []
     for g in groups:
