@@ -105,10 +105,9 @@ def read(path):
     return text
 
 
-def parse_json(path, text):
-    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row
-    checked for what results.py and compare.py read; aggregate rows are left out (the
-    median is taken here, of the iteration rows' p50s)."""
+def benchmark_json(path, text):
+    """(the whole object, its context) of a benchmark JSON file's text: valid JSON, an object
+    with a "benchmarks" list and a context object, else BadInput naming path."""
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -118,6 +117,14 @@ def parse_json(path, text):
     ctx = data.get("context", {})
     if not isinstance(ctx, dict):
         raise BadInput("%s: its \"context\" is not an object" % path)
+    return data, ctx
+
+
+def parse_json(path, text):
+    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row
+    checked for what results.py and compare.py read; aggregate rows are left out (the
+    median is taken here, of the iteration rows' p50s)."""
+    data, ctx = benchmark_json(path, text)
     rows = OrderedDict()
     for i, b in enumerate(data["benchmarks"]):
         what = "benchmark %d" % i
@@ -925,15 +932,7 @@ def paired_field(path, b, key, check, what, optional=False):
 def parse_paired(path, text):
     """The PairedRun of a paired run's JSON text, every field the scripts read checked
     (a ratio row's times are savings: zero or negative is fine there)."""
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise BadInput("%s: not valid JSON (truncated?): %s" % (path, e))
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-        raise BadInput("%s: not a benchmark JSON file (no \"benchmarks\" list)" % path)
-    ctx = data.get("context", {})
-    if not isinstance(ctx, dict):
-        raise BadInput("%s: its \"context\" is not an object" % path)
+    data, ctx = benchmark_json(path, text)
     questions, pairs, baselines = OrderedDict(), OrderedDict(), set()
     positive = lambda v: number(v) and v > 0  # noqa: E731
     optional_number = lambda v: v is None or number(v)  # noqa: E731
