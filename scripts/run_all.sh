@@ -36,7 +36,8 @@
 #                              are its repetitions: --repetitions applies to --per-system
 #                              alone. Ends with the plots (plot.sh: paired.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
-#                              the verdict, one page, from the ratio rows); if they fail,
+#                              the verdict, one page, from the ratio rows), whose opening
+#                              verdict sentences end the run on stderr; if they fail,
 #                              the measurements are kept all the same.
 #   --per-system               with --system, also the per-system files of the original
 #                              README's diff workflow: each binary with --system=SYSTEM into
@@ -376,3 +377,5 @@ if [ -n "$system" ]; then
 fi
 [ ! -t 2 ] || echo "run_all.sh: results in $out${system:+, the verdict in $out/report.md}" >&2
 echo "$out"
+# the answer where the run ends: report.md's verdict sentences, the same words
+[ -z "$system" ] || awk '/^## Verdict$/ {on = 1; next} on && /^## / {exit} on && NF' "$out/report.md" | fold -s -w 100 >&2

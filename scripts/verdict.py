@@ -1008,24 +1008,204 @@ def paired_intro(folder):
                R.ALPHA, fmt_pct(R.PRACTICAL_CHANGE), fmt_pct(R.PRACTICAL_CHANGE), R.MIN_ROUNDS), ""]
 
 
-def paired_glance(folder, sections):
-    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below.", "",
+def paired_glance(folder, sections, blocks):
+    """Each flavour's verdicts per section; per block one per size, alloc + free together
+    (what a block costs), not alloc and free apart."""
+    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below; per block, "
+           "one verdict per size for alloc + free together (alloc_reuse is in its table).", "",
            "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
            "|---|" + "---|" * len(folder.flavours)]
-    for lines, groups in sections:
+    for i, (lines, groups) in enumerate(sections):
+        whole = i == 0 and blocks  # a folder without both alloc and free counts its rows
         cells = []
         for f in folder.flavours:
-            words = [v.word for g in groups for v in g if v.flavour == f]
+            words = [b.word for b in blocks if b.flavour == f] if whole else \
+                [v.word for g in groups for v in g if v.flavour == f]
             cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or "not run")
-        out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
+        title = lines[0][3:].split(":")[0]
+        out.append("| %s | %s |" % (title + " (alloc + free)" if whole else title, " | ".join(cells)))
     return out + [""]
+
+
+# ---------------------------------------------------------------- the verdict in sentences
+
+class Block:
+    """One flavour's block at one size: its alloc and free Verdicts together, as a block
+    costs (alloc + free): the sum of their medians, its interval the sum of theirs (both
+    intervals hold their medians with 95% each, so their sum holds the sum's with at least
+    90%), and one verdict."""
+
+    def __init__(self, size, alloc, free):
+        self.size, self.flavour, self.steps = size, alloc.flavour, (alloc, free)
+        self.base = alloc.base + free.base if alloc.base and free.base else None
+        self.saved = alloc.pair.saved + free.pair.saved
+        ends = [e for v in self.steps for e in (v.pair.saved_lo, v.pair.saved_hi)]
+        self.lo, self.hi = (None, None) if None in ends else (ends[0] + ends[2], ends[1] + ends[3])
+        self.word = self.judge()
+
+    def judge(self):
+        """A step that cannot be judged makes the block so; both steps within the noise,
+        or a summed interval that holds 0, leave it within the noise; else the summed
+        saving's share of Mooncake's block says no practical difference, faster or slower."""
+        words = [v.word for v in self.steps]
+        for w in ("too noisy", "not assessed"):
+            if w in words:
+                return w
+        if all(w == "within the noise" for w in words) or self.lo is None or self.lo <= 0 <= self.hi:
+            return "within the noise"
+        if not self.base or abs(self.saved / self.base) < R.PRACTICAL_CHANGE:
+            return "no practical difference"
+        return "faster" if self.saved > 0 else "slower"
+
+    def change(self):
+        """'costs 19.1 ns more [14.6 ns, 22.7 ns]' or 'saves 23.3 ns [20.1 ns, 25.4 ns]'"""
+        sign = 1 if self.saved >= 0 else -1
+        ends = "" if self.lo is None else " [%s, %s]" % tuple(
+            fmt_time(sign * v) for v in sorted((self.lo, self.hi), key=lambda v: sign * v))
+        if sign > 0:
+            return "saves %s%s" % (fmt_time(self.saved), ends)
+        return "costs %s more%s" % (fmt_time(-self.saved), ends)
+
+    def line(self):
+        """'SHM-classic **slower**: costs 19.1 ns more [14.6 ns, 22.7 ns] (alloc faster, free slower)'"""
+        return "%s **%s**: %s (alloc %s, free %s)" % (TITLE[self.flavour], self.word, self.change(),
+                                                    self.steps[0].word, self.steps[1].word)
+
+
+def blocks_of(groups):
+    """[Block] of the per-block section's groups: each flavour's alloc and free at each size."""
+    by = OrderedDict()
+    for g in groups:
+        for v in g:
+            step, size = v.label.split(", ", 1)
+            if v.flavour in FLAVOURS and step in ("alloc", "free"):
+                by.setdefault((size, v.flavour), {})[step] = v
+    return [Block(size, s["alloc"], s["free"]) for (size, _), s in by.items() if len(s) == 2]
+
+
+def block_lines(blocks):
+    """The per-block section's lines on blocks: per size, each flavour's alloc + free."""
+    out = []
+    for size in R.unique(b.size for b in blocks):
+        at = [b for b in blocks if b.size == size]
+        base = "Mooncake %s per block" % fmt_time(at[0].base) if at[0].base else "Mooncake's rows not in the run"
+        out.append("- block (alloc + free), %s (%s): %s." % (size, base, "; ".join(b.line() for b in at)))
+    return out
+
+
+def said(word):
+    """A verdict as a sentence says it: what cannot be judged is undecided."""
+    return {"too noisy": "undecided (too noisy: the A/A control is off by %s or more)" % fmt_pct(R.PRACTICAL_CHANGE),
+            "not assessed": "undecided (too few rounds)",
+            "unexplained by the design": "unexplained by the design (the whole request saved another amount "
+                                         "than its translation, beyond the noise: not credited)"}.get(word, word)
+
+
+def change_text(p):
+    """'saves 184 ns [180 ns, 188 ns]' or 'costs 24.5 ns more [21.5 ns, 26.7 ns]' of a Pair."""
+    if p.saved >= 0:
+        return "saves %s%s" % (fmt_time(p.saved), interval_text(p))
+    return "costs %s more%s" % (fmt_time(-p.saved), interval_text(p, -1))
+
+
+def span(texts):
+    """'x' of equal texts, else 'first to last'."""
+    return texts[0] if len(set(texts)) == 1 else "%s to %s" % (texts[0], texts[-1])
+
+
+def ranged(items):
+    """'saves 184 ns [180 ns, 188 ns] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's 6.19 µs
+    to 1.20 ms): no practical difference; ...' of items (change, (preposition, where),
+    share or None, Mooncake's time, verdict): consecutive ones that share a verdict said
+    together, so that a sentence stays short at any number of sizes."""
+    runs = []
+    for it in items:
+        if runs and runs[-1][-1][4] == it[4]:
+            runs[-1].append(it)
+        else:
+            runs.append([it])
+    out = []
+    for run in runs:
+        cols = list(zip(*run))
+        wheres = [w for _, w in cols[1]]
+        where = "%s %s" % (cols[1][0][0], wheres[0] if len(run) == 1 else
+                           ("%s and %s" if len(run) == 2 else "%s to %s") % (wheres[0], wheres[-1]))
+        share = " (%s of Mooncake's %s)" % (span(cols[2]), span(cols[3])) if None not in cols[2] else ""
+        out.append("%s %s%s: %s" % (span(cols[0]), where, share, said(run[0][4])))
+    return "; ".join(out)
+
+
+def request_items(verdicts, where):
+    """ranged's items of request verdicts: the credited saving (the translation's where the
+    request's is its) and its share of Mooncake's request."""
+    out = []
+    for v in verdicts:
+        p = v.credit[0] if v.credit else v.pair
+        out.append((change_text(p), where(v), fmt_pct(abs(p.saved) / v.base) if v.base else None,
+                    fmt_time(v.base) if v.base else None, v.word))
+    return out
+
+
+def flavour_sentences(f, sections, blocks):
+    """A flavour's sentences: per request, on the workload, per block, once."""
+    block, register, attach, request, workload = (s[1] for s in sections)
+    mine = lambda groups: [v for g in groups for v in g if v.flavour == f]  # noqa: E731
+    out = []
+    req = mine(request)
+    if req:
+        out.append("Per request, %s %s." % (
+            "its translation (the one step the designs do not share)" if any(v.credit for v in req) else "it",
+            ranged(request_items(req, lambda v: ("at", v.label[:-len(" request")])))))
+    work = mine(workload)
+    if work:
+        out.append("On the KV-cache workload, %s %s." % ("its translation" if any(v.credit for v in work) else "it",
+                                                         ranged(request_items(work, lambda v: ("per", v.label)))))
+    bl = [b for b in blocks if b.flavour == f]
+    if bl:
+        out.append("Per block (alloc + free, the sum of the two medians), it %s." % ranged([(
+            "%s (alloc %s, free %s)" % (b.change(), b.steps[0].word, b.steps[1].word), ("at", b.size),
+            fmt_pct(abs(b.saved) / b.base) if b.base else None, fmt_time(b.base) if b.base else None, b.word)
+            for b in bl]))
+    once = []
+    reg = mine(register)
+    if reg:
+        many = R.unique("{:,}".format(int(math.ceil(v.other / v.base))) for v in reg
+                        if v.base and v.other and v.other > v.base)
+        once.append("registering its pool %s%s" % (ranged([(
+            change_text(v.pair).replace("saves", "costs less by", 1),
+            ("than one Mooncake buffer of", v.label.split(", ", 1)[1]), None, None, v.word) for v in reg]),
+            " (a pool costs as much as %s Mooncake registrations)" % span(many) if many else ""))
+    once += ["the receiver's first attach %s against Mooncake's %s: %s" % (
+        change_text(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word))
+        for v in mine(attach)]
+    if once:
+        out.append("Once, %s." % "; ".join(once))
+    return out or ["Nothing this report answers was measured for it in full (the tables below hold what was)."]
+
+
+def verdict_sentences(folder, sections, blocks):
+    """The answer first: per flavour, what it saves or costs per request, on the workload,
+    per block and once, from the sections' verdicts (Holm and the credit applied), with
+    their intervals and the conditions (sizes, buffers) they hold under."""
+    out = ["## Verdict", ""]
+    for f in folder.flavours:
+        out += ["%s against Mooncake: %s" % (TITLE[f], " ".join(flavour_sentences(f, sections, blocks))), ""]
+    rounds = sorted(set(p.rounds for r in folder.runs.values() for by in r.pairs.values() for p in by.values()))
+    return out + ["Measured paired on this machine (%s rounds per question; [a, b]: 95%% intervals; a change under "
+                  "%s is no practical difference); the sections below hold every figure." % (
+                      "/".join(str(n) for n in rounds), fmt_pct(R.PRACTICAL_CHANGE)), ""]
 
 
 def paired_report(path):
     folder = PairedFolder(path)
     sections = [paired_block(folder), paired_registration(folder), paired_attach(folder), paired_request(folder),
                 paired_workload(folder)]
-    text = paired_intro(folder) + paired_glance(folder, sections) + paired_run_section(folder)
+    blocks = blocks_of(sections[0][1])
+    if blocks:  # the per-block section says what a block costs, alloc + free
+        sections[0] = (sections[0][0][:-1] + block_lines(blocks) + [""], sections[0][1])
+    intro = paired_intro(folder)
+    text = intro[:2] + verdict_sentences(folder, sections, blocks) + ["## How to read it", ""] + intro[2:] + \
+        paired_glance(folder, sections, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))

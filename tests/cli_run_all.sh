@@ -4,9 +4,9 @@
 # leaves no folder (and an unknown one runs nothing), an existing label is
 # refused without --force and replaced with it, every run is pinned (the last
 # allowed CPU, or --cpu) and its load average recorded in run.json, --system runs
-# each binary once paired (--systems, mooncake first) and writes the report,
-# --per-system adds the three systems' files, their repetitions interleaved and
-# merged; flags that print instead of measuring (help, version; from a --flagfile
+# each binary once paired (--systems, mooncake first) and writes the report, whose
+# verdict sentences end it on stderr, --per-system adds the three systems' files,
+# their repetitions interleaved and merged; flags that print instead of measuring (help, version; from a --flagfile
 # too) are refused; stdout carries the folder alone. Every run is as small as the binaries allow:
 # one size, one posix allocator, a few lookups and transfers.
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
@@ -157,6 +157,13 @@ EOF
 run_all --label=sys --system --flags="--shm_prefix=/$prefix" "${tiny_sys[@]}" \
   && ok || fail "--system: exit $?: $(tail -3 "$work/err")"
 [ "$(cat "$work/out")" = ./-r/sys ] && ok || fail "--system: stdout is not the folder alone: $(head -3 "$work/out")"
+# the verdict sentences of report.md end the run on stderr, the same words (folded)
+/usr/bin/python3 - "$results/sys/report.md" "$work/err" <<'EOF' && ok || fail "--system: the verdict is not on stderr: $(tail -3 "$work/err")"
+import sys
+verdict = open(sys.argv[1]).read().split("## Verdict\n", 1)[1].split("\n## ", 1)[0]
+said = "".join(l for l in verdict.splitlines() if l)
+assert said.startswith("SHM-classic against Mooncake: ") and said in open(sys.argv[2]).read().replace("\n", "")
+EOF
 for f in allocation lookup transfer workload; do
   paired_ok "$results/sys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc && [ -s "$results/sys/${f}_paired.txt" ] \
     && ok || fail "--system: ${f}_paired.json is no paired run of the three systems"

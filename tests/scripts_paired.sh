@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.sh and compare.sh on folders of paired runs (--systems), planted by
-# tests/fixtures/make_paired.py: a drift between two identical systems that their
+# tests/fixtures/make_paired.py: report.md opens with the verdict sentences, each
+# figure one of the tables', a block counted as alloc + free; a drift between two identical systems that their
 # per-system files read as 30% faster reads "within the noise" paired; a real 10%
 # difference is found with its interval; Holm's correction per section turns a row
 # that passes alone into "within the noise"; a whole-request saving far beyond the
@@ -75,6 +76,22 @@ grep -q "^- register, 4 KB, SHM-classic: costs 441 µs more than Mooncake's; pai
   "$work/demo/report.md" && ok || fail "demo: break-even: $(grep "^- register, 4 KB, SHM-classic" "$work/demo/report.md")"
 [ "$(grep -c "^- .*: mooncake_control: A/A control, ratio .*: the run's noise$" "$work/demo/report.md")" -eq 14 ] \
   && ok || fail "demo: not a control line per question (14)"
+# The verdict first: a flavour's sentences, from the figures of the sections below them
+[ "$(sed -n 3p "$work/demo/report.md")" = "## Verdict" ] && ok || fail "demo: report.md does not open with the verdict"
+grep -qxF "SHM-classic against Mooncake: Per request, its translation (the one step the designs do not share) saves 184 ns [184 ns, 184 ns] at 4 KB (5.3% of Mooncake's 3.49 µs): faster; saves 184 ns [184 ns, 184 ns] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's 6.19 µs to 1.20 ms): no practical difference. On the KV-cache workload, its translation saves 46.8 µs [46.6 µs, 47.0 µs] per model:llama3_8b request (0.3% of Mooncake's 14.9 ms): no practical difference. Per block (alloc + free, the sum of the two medians), it costs 19.1 ns more [14.6 ns, 22.7 ns] (alloc faster, free slower) at 4 KB and 64 KB (19% of Mooncake's 100 ns): slower. Once, registering its pool costs 441 µs more [420 µs, 465 µs] than one Mooncake buffer of 4 KB and 64 KB: slower (a pool costs as much as 50 Mooncake registrations); the receiver's first attach saves 396 µs [395 µs, 396 µs] against Mooncake's 100 buffers: faster." \
+  "$work/demo/report.md" && ok || fail "demo: SHM-classic's verdict sentences: $(grep "^SHM-classic against" "$work/demo/report.md")"
+# every saving the sentences state is a figure of the sections below them
+"$py" - "$work/demo/report.md" <<'EOF' && ok || fail "demo: the verdict sentences do not match the tables"
+import re, sys
+head, rest = open(sys.argv[1]).read().split("\n## How to read it", 1)
+said = re.findall(r"(saves|costs) (\S+ \S+)( more)? (\[[^]]+\])", head)
+assert len(said) == 12, said
+for verb, t, more, ends in said:
+    assert "%s %s%s %s" % (verb, t, more, ends) in rest or "saving, %s %s" % (t, ends) in rest, (verb, t, ends)
+EOF
+grep -q "^| Per block (alloc + free) | slower 2 | faster 2 |$" "$work/demo/report.md" \
+  && grep -q "^- block (alloc + free), 4 KB (Mooncake 100 ns per block): SHM-classic \*\*slower\*\*: costs 19.1 ns more \[14.6 ns, 22.7 ns\] (alloc faster, free slower); SHM-jemalloc \*\*faster\*\*: saves 23.3 ns \[20.1 ns, 25.4 ns\] (alloc faster, free within the noise)\.$" \
+    "$work/demo/report.md" && ok || fail "demo: at a glance does not count a block as alloc + free: $(grep "^| Per block" "$work/demo/report.md")"
 
 # (e) A control 12% off: the section says the run was too noisy and how to get a quieter one
 plant noisy
@@ -82,6 +99,8 @@ report noisy
 [ "$(cell noisy "attach, 100 segments" SHM-classic 8)" = "too noisy" ] \
   && grep -q "^\*\*Too noisy for a verdict\*\* on attach, 100 segments: .* pin one CPU .*--cpu=N.* stop other work .* more rounds" \
     "$work/noisy/report.md" && ok || fail "noisy: $(grep -i "noisy" "$work/noisy/report.md" | head -3)"
+grep -q "^SHM-classic against Mooncake: Once, the receiver's first attach saves 396 µs \[395 µs, 396 µs\] against Mooncake's 100 buffers: undecided (too noisy" \
+  "$work/noisy/report.md" && ok || fail "noisy: the verdict does not say undecided: $(grep "^SHM-classic against" "$work/noisy/report.md")"
 
 # The run: the load average before and after each run, from run_all.sh's run.json
 printf '{"cpu": 1, "runs": [\n{"name": "allocation_paired", "start": "s", "end": "e", "load_before": [0.5, 0.6, 0.7], "load_after": [1.5, 0.9, 0.8]}\n]}\n' \
