@@ -24,9 +24,23 @@
 #       --system=mooncake run and a --system=flowipc_jemalloc run): the gain per
 #       row (A p50 / B p50); --verbose adds compare.py first when both are JSON
 #
-# A run without --system against a --system run: the former's rows of that
-# system are paired with the latter's (first_use with attach, setup with
-# register: the one-off steps' older names).
+#   ./scripts/compare.sh --fail-above=PCT A B
+#       the gate for CI: exit 1 when any row of B is slower than A by more than
+#       PCT percent, 0 otherwise, 2 on bad input; the rows that tripped it are
+#       listed first, then the comparison as without it. Paired runs (two paired
+#       folders or files): a system row whose p50 grew by more than PCT (separate
+#       runs: drift included, so PCT above the machine's drift), or a ratio row
+#       that changed (as above) and fell by more than PCT (the flavour slower
+#       against the baseline); the A/A control's rows aside. Other runs: a row
+#       whose p50 grew by more than PCT and, when both runs have 9 or more
+#       repetitions, that the U-test (Holm over the table) finds significant;
+#       with fewer, the change alone (untested).
+#
+# Two runs with different flags (the JSON context's "flags", a table's "# flags:"
+# line; --system, --json_out, --format and --shm_prefix aside) get one warning
+# line on stderr naming each differing flag. A run without --system against a
+# --system run: the former's rows of that system are paired with the latter's
+# (first_use with attach, setup with register: the one-off steps' older names).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # usage [0]: on stderr, exit 2 (a wrong call); with 0, on stdout, exit 0 (--help)
@@ -34,17 +48,21 @@ usage() {
   local rc=${1:-2}
   [ "$rc" -eq 0 ] || exec >&2
   cat <<'USAGE'
-usage: compare.sh [--verbose] A B   two folders written by run_all.sh, or two output files
+usage: compare.sh [--verbose] [--fail-above=PCT] A B
+                                    two folders written by run_all.sh, or two output files
                                     of one binary (both tables or both JSON)
        compare.sh [--verbose] DIR   a folder written by run_all.sh --system
   Paired runs (BENCH_paired.json, or two paired JSON files) are compared by their ratio
   rows' intervals and their A/A controls.
-  --verbose  also Google Benchmark's compare.py on each pair of JSON files (every row)
+  --verbose          also Google Benchmark's compare.py on each pair of JSON files (every row)
+  --fail-above=PCT   exit 1 when a row of B is slower than A by more than PCT percent
+                     (significantly where the runs can tell), listed first; else 0
 USAGE
   exit "$rc"
 }
 # An argument that names a file or folder is a path, even when it begins with '-'.
 verbose=0
+fail_above=
 paths=()
 for p in "$@"; do
   if [ -e "$p" ]; then
@@ -53,6 +71,10 @@ for p in "$@"; do
     verbose=1
   elif [ "$p" = --help ] || [ "$p" = -h ]; then
     usage 0
+  elif [[ $p == --fail-above=* ]]; then
+    fail_above=${p#*=}
+    [[ $fail_above =~ ^[0-9]+(\.[0-9]+)?$ ]] \
+      || { echo "compare.sh: --fail-above=${fail_above@Q}: a percentage, a number 0 or more (e.g. 10)" >&2; exit 2; }
   else
     case $p in -*) echo "compare.sh: unknown option '$p'" >&2 ;; *) echo "compare.sh: no file or folder '$p'" >&2 ;; esac
     usage
@@ -66,6 +88,10 @@ case ${#paths[@]} in
      fi ;;
   *) usage ;;
 esac
+if [ -n "$fail_above" ] && [ ${#paths[@]} -ne 2 ]; then
+  echo "compare.sh: --fail-above compares two runs: give A (the baseline) and B" >&2
+  exit 2
+fi
 set -- "${paths[@]}"
 # Debian's interpreter, the one python3-scipy serves (another python3 may come first on PATH).
 python=/usr/bin/python3
@@ -98,6 +124,15 @@ paired() {
     [ "$(head -c 1 "$1")" = "{" ] && grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$1"
   fi
 }
+# gate A B: with --fail-above, the rows of B slower than A beyond it, first; $gated
+# is what compare.sh exits with once the comparison is printed (1: some row tripped it)
+gated=0
+gate() {
+  [ -n "$fail_above" ] || return 0
+  results gate "$fail_above" "$1" "$2" && return 0
+  gated=$?
+  [ "$gated" -eq 1 ] || return "$gated"  # 2 or a failed write: stop here
+}
 if [ $# -eq 1 ] && paired "$1"; then
   results pairedcheck "$1" && results paired "$1"
   exit $?
@@ -111,7 +146,7 @@ if paired "$1" || paired "$2"; then
     echo "compare.sh: one of $1 and $2 is a paired run (--systems) and the other not: give two of a kind" >&2
     exit 2
   fi
-  results pairedcheck "$1" "$2" && results paired "$1" "$2" || exit $?
+  results pairedcheck "$1" "$2" && results flags "$1" "$2" && gate "$1" "$2" && results paired "$1" "$2" || exit $?
   if [ "$verbose" -eq 1 ]; then
     if [ -f "$1" ]; then
       comparepy "$1" "$2"
@@ -122,9 +157,9 @@ if paired "$1" || paired "$2"; then
       done
     fi
   fi
-  exit 0
+  exit "$gated"
 fi
-results check "$1" "$2" || exit $?
+results check "$1" "$2" && results flags "$1" "$2" && gate "$1" "$2" || exit $?
 
 if [ -f "$1" ]; then
   echo "== gain per row"
@@ -133,14 +168,14 @@ if [ -f "$1" ]; then
     echo
     comparepy "$1" "$2"
   fi
-  exit 0
+  exit "$gated"
 fi
 
 echo "== headlines"
 results summary "$1" "$2" || exit $?
 if [ "$verbose" -eq 0 ]; then
   echo "(every row, by Google Benchmark's compare.py: compare.sh --verbose)"
-  exit 0
+  exit "$gated"
 fi
 echo
 for bench in allocation lookup lookup_sweep transfer; do
@@ -152,3 +187,4 @@ for bench in allocation lookup lookup_sweep transfer; do
     fi
   done
 done
+exit "$gated"

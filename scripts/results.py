@@ -14,6 +14,10 @@
   results.py paired A B              two paired folders or files (before, after): each system
                                      row's time, each ratio row's interval, changed or not
   results.py pairedcheck A [B]       reads the paired files those two would read
+  results.py gate PCT A B            the rows of B slower than A by more than PCT percent (two
+                                     files or folders, paired or not), first; exit 1 if any
+  results.py flags A B               one warning line on stderr when A and B ran with
+                                     different flags
 A first argument --as=NAME starts error lines with NAME. A file that cannot be read as
 results (truncated, not one of shmbench's, a table against a JSON file, two binaries'
 files, two files with no row in common) stops it: one line naming the file and what is
@@ -238,12 +242,17 @@ def write_output(path, data):
                 pass
 
 
+PROG = "results.py"  # what starts a warning line: the script run (main_of sets it)
+
+
 def main_of(run, prog, argv):
     """run(argv)'s exit status, with the scripts' error contract: a first argument --as=NAME
     starts error lines with NAME; a bad results file or output path is one line, exit 2; a
     failed write, of a file or of stdout (a full disk, /dev/full), one line, exit 1."""
+    global PROG
     if len(argv) > 1 and argv[1].startswith("--as="):
         prog = argv.pop(1)[len("--as="):]
+    PROG = prog
     try:
         rc = run(argv)
         sys.stdout.flush()
@@ -1152,6 +1161,110 @@ def paired_check(paths):
     return 0
 
 
+# ---------------------------------------------------------------- the gate and the flags
+
+# Flags that differ between runs compared on purpose (a --system run against another) or
+# that change no figure (where the output goes, the name of the segments).
+FLAGS_ASIDE = ("system", "json_out", "format", "shm_prefix")
+
+
+def file_flags(path):
+    """OrderedDict flag -> value of a results file: its JSON context's "flags", or its
+    table's '# flags:' line."""
+    text = read(path)
+    if text.lstrip().startswith("{"):
+        flags = str(benchmark_json(path, text)[1].get("flags", ""))
+    else:
+        m = re.search(r"^# flags: (.*)$", text, re.M)
+        flags = m.group(1) if m else ""
+    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in flags.split())
+
+
+def compared_files(a, b):
+    """[(label, A's file, B's file)] that compare.sh A B reads: two files, or two folders'
+    paired files, else their per-system or plain files."""
+    if os.path.isfile(a):
+        return [("", a, b)]
+    pa, pb = paired_files(a), paired_files(b)
+    if pa and pb:
+        return [(bench, pa[bench], pb[bench]) for bench in pa if bench in pb]
+    return folder_pairs(a, b)
+
+
+def flags_differ(a, b):
+    """One warning line on stderr when the runs compared ran with different flags (each
+    flag named with A's and B's value), so that a slower B is not read as a regression
+    when it ran with other flags."""
+    seen = OrderedDict()  # flag -> (A's value, B's value), over every pair of files
+    for _, fa, fb in compared_files(a, b):
+        va, vb = file_flags(fa), file_flags(fb)
+        for k in unique(list(va) + list(vb)):
+            if k not in FLAGS_ASIDE and va.get(k) != vb.get(k):
+                seen.setdefault(k, (va.get(k, "unset"), vb.get(k, "unset")))
+    if seen:
+        sys.stderr.write("%s: warning: A and B ran with different flags: %s\n" % (PROG, ", ".join(
+            "%s (A %s, B %s)" % (k, x or "''", y or "''") for k, (x, y) in seen.items())))
+    return 0
+
+
+def gate_paired(a_path, b_path, limit):
+    """[(row, before, after, why)] of two paired runs of one binary: a system row whose
+    p50 grew by more than limit (separate runs: drift included), a ratio row that changed
+    (ratio_change) and fell by more than limit (the flavour slower against the baseline);
+    the control's rows aside (the baseline's own code)."""
+    a, b = load_paired(a_path), load_paired(b_path)
+    out = []
+    for q, by in a.questions.items():
+        for s, ra in by.items():
+            rb = b.questions.get(q, {}).get(s)
+            if rb and s != a.control and rb["p50"] > ra["p50"] * (1 + limit):
+                out.append(("%s/system:%s" % (q, s), fmt(ra["p50"]), fmt(rb["p50"]),
+                            "p50 ns %s" % fmt_change(ra["p50"], rb["p50"])))
+    for q, by in a.pairs.items():
+        for s, pa in by.items():
+            pb = b.pairs.get(q, {}).get(s)
+            if pb and s != a.control and ratio_change(a, b, q, pa, pb) == "changed" and pb.ratio * (1 + limit) < pa.ratio:
+                out.append((pa.name, fmt_ratio(pa), fmt_ratio(pb), "ratio %s, changed" % fmt_change(pa.ratio, pb.ratio)))
+    return out
+
+
+def gate_rows(a_path, b_path, limit):
+    """[(row, A p50, B p50, why)] of two per-system or plain runs of one binary: B's p50
+    above A's by more than limit, and significant by the U-test (Holm over the table) when
+    both runs have MIN_REPETITIONS repetitions; with fewer, the change alone (untested)."""
+    out = []
+    for name, ra, rb, p, sig, _ in gain_rows(pairing_of(a_path, b_path)):
+        if ra and rb and rb.p50 > ra.p50 * (1 + limit) and sig in ("yes", TOO_FEW):
+            out.append((name, fmt(ra.p50), fmt(rb.p50), "p50 ns %s, %s" % (
+                fmt_change(ra.p50, rb.p50), "significant (p = %s)" % fmt_p(p) if sig == "yes" else "untested: " + TOO_FEW)))
+    return out
+
+
+def gate(pct, a, b):
+    """compare.sh --fail-above=PCT A B: the rows of B slower than A by more than PCT
+    percent, listed first; 1 when any, else 0."""
+    try:
+        limit = float(pct) / 100
+    except ValueError:
+        limit = -1.0
+    if not (math.isfinite(limit) and limit >= 0):
+        raise BadInput("--fail-above=%s: a percentage, a number 0 or more (e.g. 10)" % pct)
+    rows = []
+    for label, fa, fb in compared_files(a, b):
+        paired = is_paired_file(fa) and is_paired_file(fb)
+        rows += (gate_paired if paired else gate_rows)(fa, fb, limit)
+    if not rows:
+        print("== pass: no row of B slower than A by more than %s%% (--fail-above)" % pct)
+        return 0
+    print("== FAIL: %d row%s of B slower than A by more than %s%% (--fail-above)" % (
+        len(rows), "" if len(rows) == 1 else "s", pct))
+    width = max(len(r[0]) for r in rows) + 2
+    for r in rows:
+        print("%-*s %24s %24s  %s" % ((width,) + r))
+    print()
+    return 1
+
+
 # ---------------------------------------------------------------- plots
 
 # Okabe-Ito's colour-blind-safe palette, its yellow (too faint on white) replaced by grey.
@@ -1805,6 +1918,10 @@ def run(argv):
         return paired_before_after(argv[2], argv[3])
     if len(argv) in (3, 4) and argv[1] == "pairedcheck":
         return paired_check(argv[2:])
+    if len(argv) == 5 and argv[1] == "gate":
+        return gate(argv[2], argv[3], argv[4])
+    if len(argv) == 4 and argv[1] == "flags":
+        return flags_differ(argv[2], argv[3])
     sys.stderr.write(__doc__)
     return 2
 

@@ -8,7 +8,9 @@
 # translation's plus the control's noise is "unexplained by the design" and
 # the design is credited with the translation's; a control off by more than 5% makes
 # its section say it is too noisy and how to get a quieter run; compare.sh on one
-# paired folder and on two (before, after); bad paired files: one line, exit 2.
+# paired folder and on two (before, after); its gate (--fail-above: exit 0, 1 with
+# the rows first, 2 on a bad percentage) and its warning on differing flags; bad
+# paired files: one line, exit 2.
 #   scripts_paired.sh SOURCE_DIR
 src=$(cd "$1" && pwd)
 source "$src/tests/cli_lib.sh"
@@ -126,6 +128,44 @@ grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic  *54.5  *42.9  *-21.4
 "$src/scripts/compare.sh" "$work/demo/transfer_paired.json" "$work/after/transfer_paired.json" >"$work/files.cmp" 2>&1 \
   && grep -q "within the noise$" "$work/files.cmp" && ! grep -q " changed$" "$work/files.cmp" \
   && ok || fail "compare.sh on two paired files: $(tail -3 "$work/files.cmp")"
+
+# The gate (compare.sh --fail-above=PCT A B): 0 when no row of B is slower beyond PCT, 1
+# when one is (the rows first), 2 on bad input; after -> demo moves SHM-classic's 4 KB
+# alloc from 1.40 back to 1.10 (a changed ratio, -21%) and its time from 42.9 to 54.5 ns
+"$src/scripts/compare.sh" --fail-above=10 "$work/demo" "$work/after" >"$work/gate.out" 2>"$work/gate.err" \
+  && head -1 "$work/gate.out" | grep -q "^== pass: no row of B slower than A by more than 10%" && [ ! -s "$work/gate.err" ] \
+  && ok || fail "gate: a faster B tripped it: $(head -3 "$work/gate.out" "$work/gate.err")"
+"$src/scripts/compare.sh" --fail-above=10 "$work/after" "$work/demo" >"$work/gate.out" 2>"$work/gate.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(sed -n 1p "$work/gate.out")" = "== FAIL: 2 rows of B slower than A by more than 10% (--fail-above)" ] \
+  && sed -n 2p "$work/gate.out" | grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic  *42.9  *54.5  p50 ns +27.3%$" \
+  && sed -n 3p "$work/gate.out" | grep -q "^shm_alloc/alloc/size_kb:4/system:flowipc_classic/vs:mooncake  *1.40 \[1.35, 1.45\]  *1.10 \[1.07, 1.13\]  ratio -21.4%, changed$" \
+  && grep -q "^== allocation: " "$work/gate.out" && ok || fail "gate: a slower B: exit $rc: $(head -4 "$work/gate.out")"
+"$src/scripts/compare.sh" --fail-above=30 "$work/after" "$work/demo" >/dev/null 2>&1 && ok || fail "gate: 30% tripped on a 27% change"
+# per-system files: 9 repetitions each, 30% apart: the U-test's significance and the change
+u=$work/drift/unpaired
+"$src/scripts/compare.sh" --fail-above=10 "$u/allocation_flowipc_classic.json" "$u/allocation_mooncake.json" >"$work/gate.out" 2>&1
+[ $? -eq 1 ] && grep -q "^shm_alloc/alloc/size_kb:4  *60.0  *78.0  p50 ns +30.0%, significant (p = 4e-04)$" "$work/gate.out" \
+  && ok || fail "gate: per-system files: $(head -3 "$work/gate.out")"
+"$src/scripts/compare.sh" --fail-above=10 "$u/allocation_mooncake.json" "$u/allocation_flowipc_classic.json" >/dev/null 2>&1 \
+  && ok || fail "gate: per-system files, a faster B tripped it"
+for bad in --fail-above=x --fail-above=-5 --fail-above= "--fail-above=1e3"; do
+  "$src/scripts/compare.sh" "$bad" "$work/demo" "$work/after" >"$work/bad.out" 2>"$work/bad.err"
+  [ $? -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] && grep -q -- "--fail-above" "$work/bad.err" && [ ! -s "$work/bad.out" ] \
+    && ok || fail "gate: $bad is not refused in one line: $(cat "$work/bad.err")"
+done
+"$src/scripts/compare.sh" --fail-above=10 "$work/demo" >/dev/null 2>"$work/bad.err"
+[ $? -eq 2 ] && ok || fail "gate: one folder is not refused: $(cat "$work/bad.err")"
+# Two runs with different flags: one warning line naming each flag, A's and B's value
+mkdir "$work/flags"
+cp "$work/after/"*.json "$work/flags/"
+sed -i 's/"flags": "cpu=1 /"flags": "cpu=1 num_transfers=100 /' "$work/flags/transfer_paired.json"
+sed -i 's/"flags": "cpu=1 /"flags": "cpu=2 /' "$work/flags/lookup_paired.json"
+"$src/scripts/compare.sh" "$work/demo" "$work/flags" >/dev/null 2>"$work/flags.err" && [ "$(wc -l <"$work/flags.err")" -eq 1 ] \
+  && grep -qx "compare.sh: warning: A and B ran with different flags: cpu (A 1, B 2), num_transfers (A unset, B 100)" "$work/flags.err" \
+  && ok || fail "flags: $(cat "$work/flags.err")"
+"$src/scripts/compare.sh" "$work/demo/transfer_paired.json" "$work/flags/transfer_paired.json" >/dev/null 2>"$work/flags.err" \
+  && grep -q "different flags: num_transfers (A unset, B 100)$" "$work/flags.err" && ok || fail "flags of two files: $(cat "$work/flags.err")"
 
 # plot.sh: paired.png, embedded in the report; a question name of quotes and a backquote
 # reaches gnuplot as data
