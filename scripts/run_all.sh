@@ -5,7 +5,8 @@
 # report.md (below). Every run is pinned to one CPU (--cpu). Installs what is
 # missing and builds Release into build/ first, unless --bin-dir names binaries
 # already built. Prints the results folder on stdout (d=$(./scripts/run_all.sh
-# ...) works); progress goes to stderr when stderr is a terminal.
+# ...) works); progress ("[k/N] bench system", the time left) goes to stderr when
+# stderr is a terminal, and the binaries' load-average warning once, not per run.
 #
 #   ./scripts/run_all.sh [OPTIONS] [-- FLAGS...]
 #
@@ -298,18 +299,49 @@ if [ -n "$system" ]; then
   for n in "${nreps[@]}"; do total=$((total + n)); done
 fi
 ran=0
+first=$SECONDS  # when the first run started: the time left is estimated from the runs done
+warned=0  # the binaries' load-average warning, said once for the whole run_all.sh
 loads=()  # each run's JSON record for run.json: its load average before and after
+# progress NAME WHICH: on a terminal, '[k/N] bench system rep i/n, ~T left' (the time
+# the runs done took on average, times the runs left), short enough for one line
+progress() {
+  [ -t 2 ] || return 0
+  local label=$1 s left=""
+  for s in paired mooncake flowipc_classic flowipc_jemalloc; do
+    [[ $label != *_$s ]] || { label="${label%_"$s"} $s"; break; }
+  done
+  if [ "$ran" -gt 1 ]; then
+    s=$(((SECONDS - first) * (total - ran + 1) / (ran - 1)))
+    if [ "$s" -lt 60 ]; then left=", ~$s s left"; else left=", ~$(((s + 30) / 60)) min left"; fi
+  fi
+  echo "[$ran/$total] $label$2$left" >&2
+}
+# relay FILE: a run's stderr, its load-average warning only the first time one comes
+# (a busy machine stays busy: once per run would repeat it for every run)
+relay() {
+  local line
+  while IFS= read -r line || [ -n "$line" ]; do
+    if [[ $line == *": warning: the load average at start"* ]]; then
+      [ "$warned" -eq 0 ] || continue
+      warned=1
+    fi
+    printf '%s\n' "$line" >&2
+  done <"$1"
+  rm -f "$1"
+}
 # measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
-# repetition, for the progress line); a failure ends it all
+# repetition, for the progress line); a failure ends it all. Its stderr is relayed
+# once it ends (the binaries print there only warnings and errors under run_all.sh).
 measure() {
   local name=$1 stem=$2 which=$3 rc
   shift 3
   ran=$((ran + 1))
-  [ ! -t 2 ] || echo "run_all.sh: [$ran/$total] $name$which: $*" >&2
+  progress "$name" "$which"
   local before start
   before=$(cut -d' ' -f1-3 /proc/loadavg)
   start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  if "$@" --json_out="$stem.json" >"$stem.txt"; then
+  if "$@" --json_out="$stem.json" >"$stem.txt" 2>"$stem.err"; then
+    relay "$stem.err"
     # a run that printed something else (help, the version) has written no JSON
     [ -s "$stem.json" ] || die "$name wrote no results (a flag that prints instead of measuring?); nothing kept, $out not written"
     loads+=("$(printf '{"name": "%s", "start": "%s", "end": "%s", "load_before": [%s], "load_after": [%s]}' \
@@ -317,6 +349,7 @@ measure() {
       "$(cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g')")")
   else
     rc=$?
+    relay "$stem.err"
     echo "run_all.sh: $name failed (exit $rc); nothing kept, $out not written" >&2
     exit "$rc"
   fi
@@ -341,7 +374,7 @@ elif [ "$per_system" -eq 1 ]; then
   for ((k = 1; k <= max; k++)); do
     for r in "${runs[@]}"; do
       eval "set -- $r"
-      [ "$k" -gt "${nreps[$1]}" ] || measure "$1" "$tmp/reps/$1.$k" " (repetition $k of ${nreps[$1]})" "${@:2}" --repetitions=1
+      [ "$k" -gt "${nreps[$1]}" ] || measure "$1" "$tmp/reps/$1.$k" " rep $k/${nreps[$1]}" "${@:2}" --repetitions=1
     done
   done
   for name in "${!nreps[@]}"; do

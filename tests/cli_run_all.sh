@@ -8,7 +8,8 @@
 # verdict sentences end it on stderr, --per-system adds the three systems' files,
 # their repetitions interleaved and merged; flags that print instead of measuring (help, version; from a --flagfile
 # too) are refused; stdout carries the folder alone. Every run is as small as the binaries allow:
-# one size, one posix allocator, a few lookups and transfers.
+# one size, one posix allocator, a few lookups and transfers. Progress only on a
+# terminal (run under script(1)), the load warning once, nothing else on a pipe.
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
 real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -63,7 +64,7 @@ done
 flags "$results/per/lookup_sweep.json" | grep -q "sweep_segments=1,10 " && ok || fail "per: --sweep did not reach the sweep"
 flags "$results/per/lookup.json" | grep -q "sweep_segments= " && ok || fail "per: --sweep reached lookup"
 [ "$(cat "$work/out")" = ./-r/per ] && ok || fail "per: stdout is not the folder alone: $(head -3 "$work/out")"
-grep -q "^run_all.sh: .*allocation" "$work/err" && fail "per: progress on a stderr that is no terminal" || ok
+grep -Eq "^\[[0-9]+/[0-9]+\]" "$work/err" && fail "per: progress on a stderr that is no terminal" || ok
 ls -A "$results" | grep -q partial && fail "per: a partial folder is left" || ok
 [ "$(stat -c %a "$results/per")" = "$(printf '%o' $((0777 & ~$(umask))))" ] && ok || fail "per: folder mode $(stat -c %a "$results/per")"
 # pinned by default to the last CPU this shell may use; each run's load average kept
@@ -78,6 +79,33 @@ assert d["cpu"] == int(sys.argv[2]) and [r["name"] for r in d["runs"]] == ["allo
 assert all(len(r["load_before"]) == 3 and len(r["load_after"]) == 3 for r in d["runs"])
 EOF
 "$src/scripts/run_all.sh" --help | grep -q -- "--cpu=N .*pin" && ok || fail "--help does not say how to pin"
+
+# Progress on a terminal only: '[k/N] bench system', short, with the time left from the
+# second run on; the binaries' load-average warning once for the whole run_all.sh (here
+# planted: each wrapper says it, as a busy machine makes every binary say it), on a
+# terminal and on a pipe alike, and nothing else on a pipe.
+loud=$work/loud
+mkdir "$loud"
+for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
+  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*) ;; *) echo "%s: warning: the load average at start (9.00) exceeds the 2 CPUs; other work competes for them" >&2 ;; esac\nexec "%s/%s" "$@"\n' \
+    "$b" "$real" "$b" >"$loud/$b"
+  chmod +x "$loud/$b"
+done
+if command -v script >/dev/null; then
+  printf '%q ' "$src/scripts/run_all.sh" --bin-dir="$loud" --results-dir="$work/tty" --label=t --flags=--shm_prefix=/$prefix "${tiny[@]}" >"$work/tty.cmd"
+  # stderr the terminal script(1) makes, and its typescript what that terminal showed
+  script -qec "bash $work/tty.cmd >/dev/null" "$work/tty.log" >/dev/null 2>&1 </dev/null
+  tr -d '\r' <"$work/tty.log" >"$work/tty.txt"
+  grep -q "^\[1/4\] allocation$" "$work/tty.txt" && grep -Eq "^\[4/4\] transfer, ~[0-9]+ (s|min) left$" "$work/tty.txt" \
+    && [ "$(grep -c "^\[[0-9]/4\] " "$work/tty.txt")" -eq 4 ] && [ "$(awk 'length > 60' "$work/tty.txt" | grep -c "^\[")" -eq 0 ] \
+    && ok || fail "progress on a terminal: $(cat "$work/tty.txt")"
+  [ "$(grep -c "warning: the load average" "$work/tty.txt")" -eq 1 ] && ok || fail "terminal: the load warning not once: $(cat "$work/tty.txt")"
+else
+  skip_case "no script(1) to run run_all.sh on a terminal"
+fi
+(cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$loud" --results-dir="$work/pipe" --label=p --flags=--shm_prefix=/$prefix "${tiny[@]}" 2>&1 >/dev/null | cat >"$work/pipe.err")
+[ "$(grep -c "warning: the load average" "$work/pipe.err")" -eq 1 ] && [ "$(grep -vc "warning: the load average" "$work/pipe.err")" -eq 0 ] \
+  && ok || fail "on a pipe: more than the load warning once: $(cat "$work/pipe.err")"
 
 # An existing label: refused without --force, its files untouched; replaced with --force.
 touch "$results/per/mine"
