@@ -18,7 +18,9 @@
 #   paired.png      of a folder's paired runs (BENCH_paired.json): per question, each
 #                   system's ratio to the baseline (log scale) with its 95% interval as
 #                   an error bar, the A/A control in grey, a grey band where a change is
-#                   under 5%; a panel per run
+#                   under 5%; first the rows that decide (the whole request per size and
+#                   per workload request), then a panel per run on its own scale, at
+#                   most 12 questions a panel (their labels stay apart); flags in report.md
 # With repetitions, points are the median of the repetitions' p50s and error bars
 # span their p10-p90; each title names the CPU, the build, the systems and the
 # binary's flags as the runs' JSON contexts say.

@@ -1811,12 +1811,12 @@ def question_label(question):
     return " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
 
 
-def paired_panel(out_dir, index, bench, run, first):
-    """The gnuplot commands of one paired run's panel: per question, each system's ratio
-    to the baseline (log scale) with its 95% interval as an error bar, a grey band where a
-    change is under PRACTICAL_CHANGE; the control in grey."""
-    questions = list(run.pairs)
-    systems = unique(s for by in run.pairs.values() for s in by)
+def paired_panel(out_dir, index, title, questions, baseline, control, first):
+    """The gnuplot commands of one panel of paired.png: per question (questions: [(question,
+    OrderedDict system -> Pair)]), each system's ratio to the baseline (log scale) with its
+    95% interval as an error bar, a grey band where a change is under PRACTICAL_CHANGE; the
+    control in grey."""
+    systems = unique(s for _, by in questions for s in by)
     data = "paired%d.dat" % index
     width = 0.8 / len(systems)
     ys = [1.0]
@@ -1824,8 +1824,8 @@ def paired_panel(out_dir, index, bench, run, first):
     for j, s in enumerate(systems):
         lines.append("# %s\n" % dat_string(s))
         n = 0
-        for x, q in enumerate(questions):
-            p = run.pairs[q].get(s)
+        for x, (q, by) in enumerate(questions):
+            p = by.get(s)
             if p is None:
                 continue
             lo, hi = (p.lo, p.hi) if p.has_interval and p.lo > 0 else (p.ratio, p.ratio)
@@ -1837,21 +1837,18 @@ def paired_panel(out_dir, index, bench, run, first):
         lines.append("\n\n")
     write_output(os.path.join(out_dir, data), "".join(lines))
     lo, hi = min(ys) / 1.3, max(ys) * 1.3
-    xt = ", ".join("%s %d" % (gp_string(question_label(q)), x) for x, q in enumerate(questions))
-    cmds = ["unset arrow", "unset label", "unset object",
-            "set title %s" % gp_string("%s (%s): %s / system per round, median and 95%% interval "
-                                       "(above 1: the system is faster)" % (bench, os.path.basename(run.path),
-                                                                           run.baseline)),
+    xt = ", ".join("%s %d" % (gp_string(question_label(q)), x) for x, (q, _) in enumerate(questions))
+    cmds = ["unset arrow", "unset label", "unset object", "set title %s" % gp_string(title),
             "unset xlabel", "set ylabel \"ratio (log scale)\"", "unset logscale x", "set logscale y",
             "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(questions) - 0.3), log_ytics(lo, hi),
-            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
+            "set xtics (%s) rotate by 30 right font \",9\"" % xt,
             "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
             % (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE),
             "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
             "set key" if first else "unset key"]
     plots = []
     for i, s in enumerate(systems):
-        colour = PALETTE[7] if s == run.control else FLAVOUR_COLOURS.get(s, PALETTE[2])
+        colour = PALETTE[7] if s == control else FLAVOUR_COLOURS.get(s, PALETTE[2])
         plots.append("%s index %d using 1:2:3:4 with yerrorbars lc rgb \"%s\" pt 7 ps 0.8 lw 1.5 title %s"
                      % (gp_string(data), i, colour, gp_string(s)))
     if first:
@@ -1861,14 +1858,46 @@ def paired_panel(out_dir, index, bench, run, first):
     return cmds
 
 
+# At most this many questions share a panel: more, and their labels overlap.
+PANEL_QUESTIONS = 12
+
+
+def paired_panels(runs):
+    """[(title, [(question, pairs)])] of paired.png: first the rows that decide (the whole
+    request per size and per workload request: what a user waits for), then each run's
+    other questions (per block, one-off, translation alone, the request's parts) on their
+    own scale; a panel holds at most PANEL_QUESTIONS questions."""
+    decide, rest = [], OrderedDict()
+    for bench, run in runs:
+        for q, by in run.pairs.items():
+            if bench in ("transfer", "workload") and parts(q)[0][-1:] == ["request"]:
+                decide.append((q, by))
+            else:
+                rest.setdefault("%s (%s)" % (bench, os.path.basename(run.path)), []).append((q, by))
+    base = runs[0][1].baseline
+    groups = [("what decides: the whole request, per size and per workload request", decide)] if decide else []
+    groups += list(rest.items())
+    out = []
+    for title, questions in groups:
+        chunks = [questions[i:i + PANEL_QUESTIONS] for i in range(0, len(questions), PANEL_QUESTIONS)]
+        for k, chunk in enumerate(chunks):
+            part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
+            out.append(("%s%s: %s / system per round, median and 95%% interval (above 1: the system is faster)"
+                        % (title, part, base), chunk))
+    return out
+
+
 def plot_paired(folder, out_dir):
-    """paired.png of a folder's paired runs: a panel per run (None without one)."""
+    """paired.png of a folder's paired runs: the deciding rows first, then a panel per run
+    (None without one)."""
     runs = [(bench, load_paired(path)) for bench, path in paired_files(folder).items()]
     if not runs:
         return None
-    panels = [paired_panel(out_dir, i, bench, run, i == 0) for i, (bench, run) in enumerate(runs)]
+    base, control = runs[0][1].baseline, runs[0][1].control
+    panels = [paired_panel(out_dir, i, title, questions, base, control, i == 0)
+              for i, (title, questions) in enumerate(paired_panels(runs))]
     title = ["Paired runs: each system against %s, measured in one process in turn; grey: the A/A control "
-             "(%s), the run's noise" % (runs[0][1].baseline, runs[0][1].control)] + \
+             "(%s), the run's noise; flags: in report.md" % (base, control)] + \
         context_lines([("", run.ctx) for _, run in runs], flags=False)
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.78)
 
