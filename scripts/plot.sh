@@ -14,7 +14,10 @@
 #                   p50 per row (log scale), a bar per flavour (colour, in the
 #                   legend), solid when the U-test finds the change significant,
 #                   hollow when not, hatched when too few repetitions to test; a grey
-#                   band where a change is under 5%; one-off costs in their own panels
+#                   band where a change is under 5%; the rows that decide first (the
+#                   whole request per size, the workload request), then each binary's
+#                   other rows (translation alone, the sweep) and one-off costs on their
+#                   own scale, at most 12 rows a panel; flags in report.md
 #   paired.png      of a folder's paired runs (BENCH_paired.json): per question, each
 #                   system's ratio to the baseline (log scale) with its 95% interval as
 #                   an error bar, the A/A control in grey, a grey band where a change is

@@ -1744,7 +1744,7 @@ def gain_legend(flavours):
     return plots
 
 
-def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
+def gain_panel(out_dir, index, title, bars, flavours, first):
     """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
     from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
     data = "gain%d.dat" % index
@@ -1752,10 +1752,8 @@ def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
     ys = [v for by in bars.values() for v, _ in by.values()]
     lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
     xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
-    what = "per operation or request" if kind == "per operation" else "one-off costs"
     cmds = ["unset arrow", "unset label", "unset object",
-            "set title %s" % gp_string("%s, %s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)"
-                                       % (bench, what)),
+            "set title %s" % gp_string("%s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)" % title),
             "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
             "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3), log_ytics(lo, hi),
             "set xtics (%s) rotate by 45 right font \",8\"" % xt,
@@ -1776,30 +1774,46 @@ def gain_panel(out_dir, index, bench, kind, bars, flavours, first):
     return cmds
 
 
+def gain_panels(groups):
+    """[(title, bars)] of gain.png: first the rows that decide (the whole request per size,
+    the workload request), then each binary's other rows (translation alone, the sweep,
+    per block) and one-off costs on their own scale; at most PANEL_QUESTIONS rows a panel."""
+    decide, rest = OrderedDict(), []
+    for bench, kind in [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]:
+        bars = groups[(bench, kind)]
+        what = "%s, %s" % (bench, "per operation or request" if kind == "per operation" else "one-off costs")
+        others = OrderedDict()
+        for label, by in bars.items():
+            request = bench in ("transfer", "workload") and kind == "per operation" and \
+                (label.startswith("request ") or label.startswith("workload request "))
+            (decide if request else others)[label] = by
+        if others:
+            rest.append((what, others))
+    out = []
+    for title, bars in ([("what decides: the whole request, per size and per workload request", decide)]
+                        if decide else []) + rest:
+        labels = list(bars)
+        chunks = [labels[i:i + PANEL_QUESTIONS] for i in range(0, len(labels), PANEL_QUESTIONS)]
+        for k, chunk in enumerate(chunks):
+            part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
+            out.append((title + part, OrderedDict((l, bars[l]) for l in chunk)))
+    return out
+
+
 def plot_gain(folder, out_dir):
     groups = gain_bars(folder)
     if not groups:
         return None
     pairs, files = system_pairs(folder)
     flavours = unique(split_key(b)[1] for _, _, b in pairs)
-    order = [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]
-    panels = [gain_panel(out_dir, i, bench, kind, groups[(bench, kind)], flavours, i == 0)
-              for i, (bench, kind) in enumerate(order)]
-    runs = OrderedDict()  # bench -> [(system, context)], each binary's runs
-    for bench, a, b in pairs:
-        if bench in unique(b for b, _ in order):
-            for k in (a, b) if bench not in runs else (b,):
-                ctx = load(files[k])[1]
-                runs.setdefault(bench, []).append((run_system(files[k], k, ctx), ctx))
+    panels = [gain_panel(out_dir, i, title, bars, flavours, i == 0)
+              for i, (title, bars) in enumerate(gain_panels(groups))]
+    benches = unique(b for b, _ in groups)
+    runs = [(run_system(files[k], k, ctx), ctx) for bench, a, b in pairs if bench in benches
+            for k in (a, b) for ctx in [load(files[k])[1]]]
     title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; bar colour = "
-             "flavour, fill = significance; one-off costs in their own panels" % ", ".join(flavours)] + \
-        context_lines([r for bench_runs in runs.values() for r in bench_runs], flags=False)
-    for bench, bench_runs in runs.items():
-        of = "transfer" if bench == "workload" else bench  # the replay is the transfer binary's
-        binary = [b for b, prefix in BINARIES.items() if of.startswith(prefix[4:])]
-        label = "%s flags%s" % (binary[0] if binary else bench,
-                                {"lookup_sweep": " (sweep)", "workload": " (workload)"}.get(bench, ""))
-        title += flags_lines(bench_runs, label)
+             "flavour, fill = significance; the rows that decide first; flags: in report.md" % ", ".join(flavours)] + \
+        context_lines(runs, flags=False)
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
