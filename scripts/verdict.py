@@ -1127,12 +1127,22 @@ def ranged(items):
     out = []
     for run in runs:
         cols = list(zip(*run))
-        wheres = [w for _, w in cols[1]]
-        where = "%s %s" % (cols[1][0][0], wheres[0] if len(run) == 1 else
-                           ("%s and %s" if len(run) == 2 else "%s to %s") % (wheres[0], wheres[-1]))
-        share = " (%s of Mooncake's %s)" % (span(cols[2]), span(cols[3])) if None not in cols[2] else ""
-        out.append("%s %s%s: %s" % (span(cols[0]), where, share, said(run[0][4])))
+        if len(set(cols[0])) > 1:  # each its own figure: said one by one
+            out.append("%s: %s" % (", ".join(ranged_one([it]) for it in run), said(run[0][4])))
+            continue
+        out.append("%s: %s" % (ranged_one(run), said(run[0][4])))
     return "; ".join(out)
+
+
+def ranged_one(run):
+    """'saves 184 ns [180 ns, 188 ns] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's 6.19 µs
+    to 1.20 ms)' of items with one change."""
+    cols = list(zip(*run))
+    wheres = [w for _, w in cols[1]]
+    where = "%s %s" % (cols[1][0][0], wheres[0] if len(run) == 1 else
+                       ("%s and %s" if len(run) == 2 else "%s to %s") % (wheres[0], wheres[-1]))
+    share = " (%s of Mooncake's %s)" % (span(cols[2]), span(cols[3])) if None not in cols[2] else ""
+    return "%s %s%s" % (cols[0][0], where, share)
 
 
 def request_items(verdicts, where):
@@ -1169,12 +1179,12 @@ def flavour_sentences(f, sections, blocks):
     once = []
     reg = mine(register)
     if reg:
-        many = R.unique("{:,}".format(int(math.ceil(v.other / v.base))) for v in reg
-                        if v.base and v.other and v.other > v.base)
+        many = sorted(set(int(math.ceil(v.other / v.base)) for v in reg if v.base and v.other and v.other > v.base))
         once.append("registering its pool %s%s" % (ranged([(
             change_text(v.pair).replace("saves", "costs less by", 1),
             ("than one Mooncake buffer of", v.label.split(", ", 1)[1]), None, None, v.word) for v in reg]),
-            " (a pool costs as much as %s Mooncake registrations)" % span(many) if many else ""))
+            " (a pool costs as much as %s Mooncake registrations)" % span(["{:,}".format(n) for n in many])
+            if many else ""))
     once += ["the receiver's first attach %s against Mooncake's %s: %s" % (
         change_text(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word))
         for v in mine(attach)]
@@ -1193,7 +1203,7 @@ def verdict_sentences(folder, sections, blocks):
     rounds = sorted(set(p.rounds for r in folder.runs.values() for by in r.pairs.values() for p in by.values()))
     return out + ["Measured paired on this machine (%s rounds per question; [a, b]: 95%% intervals; a change under "
                   "%s is no practical difference); the sections below hold every figure." % (
-                      "/".join(str(n) for n in rounds), fmt_pct(R.PRACTICAL_CHANGE)), ""]
+                      span([str(rounds[0]), str(rounds[-1])]), fmt_pct(R.PRACTICAL_CHANGE)), ""]
 
 
 def paired_report(path):
