@@ -1250,7 +1250,7 @@ def gate(pct, a, b):
     if not (math.isfinite(limit) and limit >= 0):
         raise BadInput("--fail-above=%s: a percentage, a number 0 or more (e.g. 10)" % pct)
     rows = []
-    for label, fa, fb in compared_files(a, b):
+    for _, fa, fb in compared_files(a, b):
         paired = is_paired_file(fa) and is_paired_file(fb)
         rows += (gate_paired if paired else gate_rows)(fa, fb, limit)
     if not rows:
