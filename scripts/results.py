@@ -1792,8 +1792,7 @@ def gain_panels(groups):
     out = []
     for title, bars in ([("what decides: the whole request, per size and per workload request", decide)]
                         if decide else []) + rest:
-        labels = list(bars)
-        chunks = [labels[i:i + PANEL_QUESTIONS] for i in range(0, len(labels), PANEL_QUESTIONS)]
+        chunks = even_chunks(list(bars))
         for k, chunk in enumerate(chunks):
             part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
             out.append((title + part, OrderedDict((l, bars[l]) for l in chunk)))
@@ -1876,6 +1875,14 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
 PANEL_QUESTIONS = 12
 
 
+def even_chunks(xs):
+    """xs in as few panels of at most PANEL_QUESTIONS as hold them, alike in size (14 rows:
+    7 and 7, not 12 and 2)."""
+    n = -(-len(xs) // PANEL_QUESTIONS)
+    size = -(-len(xs) // n) if n else 1
+    return [xs[i:i + size] for i in range(0, len(xs), size)]
+
+
 def paired_panels(runs):
     """[(title, [(question, pairs)])] of paired.png: first the rows that decide (the whole
     request per size and per workload request: what a user waits for), then each run's
@@ -1893,7 +1900,7 @@ def paired_panels(runs):
     groups += list(rest.items())
     out = []
     for title, questions in groups:
-        chunks = [questions[i:i + PANEL_QUESTIONS] for i in range(0, len(questions), PANEL_QUESTIONS)]
+        chunks = even_chunks(questions)
         for k, chunk in enumerate(chunks):
             part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
             out.append(("%s%s: %s / system per round, median and 95%% interval (above 1: the system is faster)"
