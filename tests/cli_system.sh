@@ -22,7 +22,7 @@ keys() {
 }
 # The # lines with their figures taken out: what the layout of the header is.
 layout() {
-  grep '^#' "$1" | sed 's/:.*//'
+  unwrap "$1" | grep '^#' | sed 's/:.*//'
   grep -v '^#' "$1" | head -1
 }
 
