@@ -61,6 +61,8 @@ void ShowFlags(const char* argv0, const std::function<bool(const std::string&)>&
         last = f.filename;
         std::printf("%s", gflags::DescribeOneFlag(f).c_str());
     }
+    if (last.empty())
+        std::printf("\n  No modules matched: use -help\n");
 }
 
 bool Contains(const std::string& file, const std::string& part)
