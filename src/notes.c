@@ -421,7 +421,8 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
                 "lower_bound, tree, arithmetic (the minimal C operation of each way to find one segment among "
                 "several: reference points, not lower bounds; arithmetic reads its segment's entry per request, "
                 "local_base[id] + offset with an id and a range check, while flowipc_classic's one pool needs "
-                "no table: base + offset, the base in a register, so it can come in below arithmetic)");
+                "no table: base + offset, the base in a register, so it can come in below arithmetic); "
+                "speedup = mooncake's p50 / the row's p50 (linear's when mooncake is not run)");
     if (cfg->run_system[SHMB_LOOKUP_MOONCAKE] && cfg->mooncake_path == SHMB_MOONCAKE_PR192)
         add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
                 "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
@@ -620,7 +621,7 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
             "bytes_per_second and items_per_second; mean_ns is the mean; ns per transfer are batch means "
             "(batches >= 100x the timer overhead)");
     if (cfg->run[SHMB_COPY_MEMCPY])
-        add(&l, "speedup_vs_memcpy = GB_s / GB_s of the warm memcpy row of the same size (medians; cold "
+        add(&l, "speedup = GB_s / GB_s of the warm memcpy row of the same size (medians; cold "
                 "rows too)");
     if (cfg->run[SHMB_COPY_MEMCPY] && cfg->run[SHMB_COPY_NT])
         add(&l, "memcpy switches to non-temporal stores itself above glibc's x86_non_temporal_threshold, "

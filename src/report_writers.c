@@ -401,8 +401,8 @@ void shmb_report_write_csv(FILE *out, const shmb_report_t *r, const shmb_row_t *
 
 /* The table's columns: the same for every run of a binary whatever its flags
  * (a cell that does not apply shows "-"), so that two runs pair line by line
- * in diff -y and diff -u. Only the headers of the variant and speedup columns
- * are the binary's own. */
+ * in diff -y and diff -u. Only the header of the variant column is the
+ * binary's own. */
 static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *order, size_t n,
                             enum column *cols, const char **headers)
 {
@@ -419,55 +419,93 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
     ADD(COL_P99, "p99_ns");
     ADD(COL_MAX, "max_ns");
     ADD(r->rate_is_bytes ? COL_GBS : COL_OPS, r->rate_is_bytes ? "GB_s" : "ops_per_s");
-    ADD(COL_SPEEDUP, r->speedup_label ? r->speedup_label : "speedup");
+    ADD(COL_SPEEDUP, "speedup"); /* against what: the notes say (a header naming it is too wide) */
     ADD(COL_SYSTEM, "system");
     ADD(COL_NOTE, "note");
 #undef ADD
     return k;
 }
 
-/* Cells of a column are padded to a width that depends only on the column,
- * never on the figures, so two runs' tables line up and diff figure by figure:
- * a step name up to 14 characters (populate_write), times up to 11 digits of
- * ns (a 4 GiB pool made ready takes seconds).
- * A table whose argument is a name (a workload's model) has room for the name
- * and for a system in the step column. The system column is as wide as its
- * longest cell: the same for two paired runs of the same systems, narrow
- * ("-") in every other run. */
-static size_t column_width(enum column c, const char *header, int arg_is_name, size_t system_width)
+/* Key columns are as wide as their widest cell (or header): the same for two
+ * runs of the same flags, and for two --system runs, whose keys match. A
+ * figure's width never depends on the figures, so two runs' tables line up
+ * and diff figure by figure: times up to 7 digits of ns (10 ms: a 64 MB copy
+ * on a quiet machine), rates up to 9 digits; a larger figure (a busy
+ * machine's max, a sub-ns look-up's rate) shifts its own row only. One space
+ * between columns keeps a default table within 120 characters. */
+static int is_key(enum column c)
 {
-    static const size_t width[] = {
-        [COL_ARG_NAME] = 10, [COL_ARG] = 8, [COL_VARIANT] = 16, [COL_STEP] = 14, [COL_SYSTEM] = 6,
-        [COL_THREADS] = 7, [COL_REP] = 6, [COL_ITERATIONS] = 10, [COL_MEAN] = 11,
-        [COL_MIN] = 11, [COL_P50] = 11, [COL_P90] = 11, [COL_P99] = 11, [COL_P999] = 11,
-        [COL_MAX] = 11, [COL_STDDEV] = 11, [COL_OPS] = 10, [COL_GBS] = 7, [COL_SPEEDUP] = 19,
-        [COL_NOTE] = 0,
+    return c < COL_ITERATIONS || c == COL_SYSTEM;
+}
+
+static size_t column_width(enum column c, const char *header, const shmb_row_t *const *order, size_t n)
+{
+    static const size_t figure_width[] = {
+        [COL_ITERATIONS] = 9, [COL_MEAN] = 7, [COL_MIN] = 7, [COL_P50] = 7, [COL_P90] = 7,
+        [COL_P99] = 7, [COL_P999] = 7, [COL_MAX] = 7, [COL_STDDEV] = 7, [COL_OPS] = 9,
+        [COL_GBS] = 6, [COL_SPEEDUP] = 5, [COL_NOTE] = 0,
     };
-    size_t h = strlen(header), w = width[c];
-    if (arg_is_name && (c == COL_ARG || c == COL_STEP))
-        w = 16;
-    if (c == COL_SYSTEM && system_width > w)
-        w = system_width;
-    return w > h ? w : h;
+    size_t w = strlen(header);
+    if (!is_key(c))
+        return figure_width[c] > w ? figure_width[c] : w;
+    for (size_t i = 0; i < n; i++) {
+        char cell[CELL];
+        format_cell(cell, order[i], c, 0);
+        if (strlen(cell) > w)
+            w = strlen(cell);
+    }
+    return w;
+}
+
+/* The context's lines, each longer than WRAP broken at spaces into lines of
+ * at most WRAP characters (a word longer than that stays whole), so they fit
+ * a terminal; a continuation starts "#   ", so a reader sees one fact and
+ * joining it to the line before with one space gives the fact back. */
+#define WRAP 100
+
+static void write_wrapped(FILE *out, const char *text)
+{
+    while (*text) {
+        const char *end = strchrnul(text, '\n'), *p = text, *prefix = "";
+        while ((size_t)(end - p) + strlen(prefix) > WRAP) {
+            const size_t room = WRAP - strlen(prefix);
+            const char *lo = prefix[0] ? p : p + 1, *cut = p + room; /* lo: the space of "# " */
+            while (cut > lo && *cut != ' ')
+                cut--;
+            if (cut == lo && (cut = memchr(p + room, ' ', (size_t)(end - p) - room)) == NULL)
+                break; /* one word longer than a line */
+            fprintf(out, "%s%.*s\n", prefix, (int)(cut - p), p);
+            p = cut + 1;
+            prefix = "#   ";
+        }
+        fprintf(out, "%s%.*s\n", prefix, (int)(end - p), p);
+        text = *end ? end + 1 : end;
+    }
 }
 
 int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
 {
     enum column cols[MAX_COLUMNS];
     const char *headers[MAX_COLUMNS];
+    size_t widths[MAX_COLUMNS];
     size_t ncols = table_columns(r, order, n, cols, headers);
-    size_t line_cap = ncols * (CELL + 2) + 1;
-    char *line = malloc(line_cap);
-    if (!line)
+    for (size_t c = 0; c < ncols; c++)
+        widths[c] = column_width(cols[c], headers[c], order, n);
+    size_t line_cap = ncols * (CELL + 1) + 1, context_len = 0;
+    char *line = malloc(line_cap), *context = NULL;
+    FILE *mem = line ? open_memstream(&context, &context_len) : NULL;
+    if (!mem) {
+        free(line);
         return -ENOMEM;
-    size_t system_width = 0;
-    for (size_t i = 0; i < n; i++) {
-        char cell[CELL];
-        format_cell(cell, order[i], COL_SYSTEM, 0);
-        if (strlen(cell) > system_width)
-            system_width = strlen(cell);
     }
-    write_table_context(out, r);
+    write_table_context(mem, r);
+    if (fclose(mem) != 0) {
+        free(context);
+        free(line);
+        return -ENOMEM;
+    }
+    write_wrapped(out, context);
+    free(context);
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
         for (size_t c = 0; c < ncols; c++) {
@@ -476,9 +514,7 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
                 snprintf(cell, CELL, "%s", headers[c]);
             else
                 format_cell(cell, order[i - 1], cols[c], 0);
-            len += (size_t)snprintf(line + len, line_cap - len, "%-*s  ",
-                                    (int)column_width(cols[c], headers[c], n && order[0]->arg_text[0], system_width),
-                                    cell);
+            len += (size_t)snprintf(line + len, line_cap - len, "%-*s ", (int)widths[c], cell);
         }
         while (len > 0 && line[len - 1] == ' ')
             len--;

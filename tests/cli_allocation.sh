@@ -104,8 +104,8 @@ table_rows "$work/t.txt" | awk '$2=="offset" && $3 ~ /^(alloc|free|alloc_reuse)$
 table_rows "$work/t.txt" | grep -q jemalloc_tcache && fail "jemalloc_tcache runs by default" || ok
 # jemalloc_tcache by name: its note gives the cache's limits against the working set
 "$bin" "${quick[@]}" --allocator=jemalloc_tcache --working_set=8 >"$work/tc.txt" 2>/dev/null || fail "tcache run"
-grep -q '^# jemalloc_tcache: the thread cache holds sizes <= [0-9]* KiB (arenas.tcache_max), blocks per size class (arenas.bin.N.nregs, opt.tcache_nslots_\*): 4 KB [0-9]*, 8 KB [0-9]*, 16 KB [0-9]*; a working set of 8 ' "$work/tc.txt" \
-  && ok || fail "no tcache note: $(grep '^# jemalloc_tcache' "$work/tc.txt")"
+grep -q '^# jemalloc_tcache: the thread cache holds sizes <= [0-9]* KiB (arenas.tcache_max), blocks per size class (arenas.bin.N.nregs, opt.tcache_nslots_\*): 4 KB [0-9]*, 8 KB [0-9]*, 16 KB [0-9]*; a working set of 8 ' <(unwrap "$work/tc.txt") \
+  && ok || fail "no tcache note: $(grep '^# jemalloc_tcache' <(unwrap "$work/tc.txt"))"
 table_rows "$work/tc.txt" | awk '$3 == "alloc" && $6 != 10240 {bad = 1} END {exit bad}' \
   && ok || fail "--working_set=8: alloc rows not of 10240 operations"
 [ "$(table_rows "$work/t.txt" | awk '$2!="posix" && $3 ~ /^(alloc|free|alloc_reuse)$/ && $6 != 10240' | wc -l)" -eq 0 ] \
@@ -141,15 +141,15 @@ table_rows "$work/m.txt" | awk '$2=="posix"{print $3}' | sort -u | tr '\n' ' ' |
   && ok || fail "mmap_only rows: $(table_rows "$work/m.txt" | awk '{print $3}' | sort -u | tr '\n' ' ')"
 
 # the notes say what each mode times and what the speedup compares
-grep -q '^# posix (Mooncake.s registration cost, paid once per registered buffer, never per block: createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' "$work/t.txt" \
-  && grep -q '^# speedup = Mooncake.s p50 / the row.s p50: alloc, free, alloc_reuse, touch, touch_reuse (per block) against offset.s same step; register (per pool) against posix total' "$work/t.txt" \
-  && grep -q '^# offset (system: mooncake): Mooncake Store.s OffsetBufferAllocator' "$work/t.txt" \
-  && ok || fail "default notes: $(grep '^# \(posix\|speedup\)' "$work/t.txt")"
-grep -q '^# posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = mmap of it, cleanup = munmap of it' "$work/m.txt" \
-  && grep -q '^# speedup = .*register against posix mmap alone (not createSharedMemory)' "$work/m.txt" \
-  && ok || fail "mmap_only notes: $(grep '^# \(posix\|speedup\)' "$work/m.txt")"
-grep -q 'total = shm_open\|against posix total\|cleanup = munmap + shm_unlink' "$work/m.txt" \
-  && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' "$work/m.txt")" || ok
+grep -q '^# posix (Mooncake.s registration cost, paid once per registered buffer, never per block: createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' <(unwrap "$work/t.txt") \
+  && grep -q '^# speedup = Mooncake.s p50 / the row.s p50: alloc, free, alloc_reuse, touch, touch_reuse (per block) against offset.s same step; register (per pool) against posix total' <(unwrap "$work/t.txt") \
+  && grep -q '^# offset (system: mooncake): Mooncake Store.s OffsetBufferAllocator' <(unwrap "$work/t.txt") \
+  && ok || fail "default notes: $(grep '^# \(posix\|speedup\)' <(unwrap "$work/t.txt"))"
+grep -q '^# posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = mmap of it, cleanup = munmap of it' <(unwrap "$work/m.txt") \
+  && grep -q '^# speedup = .*register against posix mmap alone (not createSharedMemory)' <(unwrap "$work/m.txt") \
+  && ok || fail "mmap_only notes: $(grep '^# \(posix\|speedup\)' <(unwrap "$work/m.txt"))"
+grep -q 'total = shm_open\|against posix total\|cleanup = munmap + shm_unlink' <(unwrap "$work/m.txt") \
+  && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' <(unwrap "$work/m.txt"))" || ok
 grep -q '/ pool mean' "$work/t.txt" "$work/m.txt" && fail "a note still says speedups use means" || ok
 
 # --threads=2: every allocator runs (one run of all six), rows carry
@@ -251,8 +251,8 @@ fi
   || fail "peer run's other rows differ from in-process rows: $(table_rows "$work/p.txt" | awk '{print $3}' | tr '\n' ' ')"
 [ "$(table_rows "$work/p.txt" | awk '($3 == "attach" || $3 == "detach") && $2 == "posix" && $6 == 20 && $8 > 0' | wc -l)" -eq 6 ] \
   && ok || fail "peer rows: not attach and detach of 20 allocations at each of 3 sizes: $(table_rows "$work/p.txt" | grep 'attach\|detach')"
-grep -q "^# peer_process: attach, detach and translate were measured in a second process" "$work/p.txt" \
-  && ! grep -q "^# peer_process" "$work/ip.txt" && ok || fail "no peer_process note (or one without the flag)"
+grep -q "^# peer_process: attach, detach and translate were measured in a second process" <(unwrap "$work/p.txt") \
+  && ! grep -q "^# peer_process" <(unwrap "$work/ip.txt") && ok || fail "no peer_process note (or one without the flag)"
 [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
   || fail "peer run left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 # with --system, pools and posix pair row by row: a step a system lacks is a dash
@@ -276,7 +276,7 @@ for a in ("bipc", "jemalloc"):
 assert not [n for n in b if n.split("/")[1] in ("arena", "offset") and n.split("/")[2] in ("attach", "translate")]
 ' "$work/pp.json" && ok || fail "peer pool rows"
 "$bin" "${quick[@]}" --max_size_kb=4 --peer_process >"$work/pp.txt" 2>/dev/null
-grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on the first handle naming it" "$work/pp.txt" \
+grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on the first handle naming it" <(unwrap "$work/pp.txt") \
   && ok || fail "no peer_process pools note"
 "$bin" "${quick[@]}" --system=flowipc_jemalloc --peer_process --format=csv >"$work/pj.csv" 2>/dev/null || fail "peer jemalloc system run"
 [ "$(tr -d '\r' <"$work/pj.csv" | cut -d, -f1 | sed 's/size_kb:16/N/' | grep '/N$' | tr '\n' ' ')" \

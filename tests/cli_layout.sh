@@ -42,7 +42,7 @@ run_case() {
     fail "$name: exit $? ($(head -1 "$out.err"))"
     return
   fi
-  { table_layout <"$out.txt"; echo "== json"; json_names "$out.json"; } >"$out.layout"
+  { unwrap "$out.txt" | table_layout; echo "== json"; json_names "$out.json"; } >"$out.layout"
   if [ "$update" = --update ]; then
     cp "$out.layout" "$refdir/$name.layout"
     ok

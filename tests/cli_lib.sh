@@ -34,6 +34,13 @@ leftovers() {
   ls /dev/shm 2>/dev/null | grep -c "^$1" || true
 }
 
+# A table (file $1, or stdin) with its wrapped '#' lines joined: a line
+# starting "#   " continues the one before, after one space.
+unwrap() {
+  awk 'NR > 1 && /^#   / { prev = prev " " substr($0, 5); next }
+       NR > 1 { print prev } { prev = $0 } END { if (NR) print prev }' "${1:-/dev/stdin}"
+}
+
 # Lines of a stderr file other than warnings (the load-average warning comes
 # and goes with the host's load; a usage error is printed before it).
 error_lines() {

@@ -70,7 +70,7 @@ rows=$(table_rows "$work/t.txt" | wc -l)
 [ "$rows" -eq 11 ] && ok || fail "table has $rows rows, expected 11 (3 systems, mooncake's first_use, 4 kernels, 3 hand-off)"
 [ "$(($(wc -l <"$work/t.csv") - 1))" -eq 11 ] && ok || fail "csv rows"
 grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $(NF-2), $(NF-1), $NF}' \
-  | grep -qx "segments strategy step threads rep iterations speedup_vs_mooncake system note" \
+  | grep -qx "segments strategy step threads rep iterations speedup system note" \
   && ok || fail "table header: $(grep -v '^#' "$work/t.txt" | head -1)"
 [ "$(table_rows "$work/t.txt" | grep -c 'verified 131072/131072$')" -eq 7 ] && ok || fail "rows not verified"
 table_rows "$work/t.txt" | awk '$2=="mooncake" && $3=="first_use" && $6==20 {found=1} END {exit !found}' \
@@ -90,7 +90,7 @@ for f in ("flowipc_classic", "flowipc_jemalloc"):
     assert h["speedup"] > 0, h
 assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["iterations"] >= 1
 ' "$work/t.json" && ok || fail "json rows"
-grep -q "^# flags: .*placement=descending " "$work/t.txt" && ok || fail "flags line without the placement"
+grep -q "^# flags: .*placement=descending " <(unwrap "$work/t.txt") && ok || fail "flags line without the placement"
 grep -q "^# placement: descending " "$work/t.txt" && ok || fail "no placement note"
 grep -q "^# step -: throughput" "$work/t.txt" && ok || fail "no note saying the rows are throughput"
 grep -q "^# step latency" "$work/t.txt" && fail "a latency note without latency rows" || ok
@@ -176,7 +176,7 @@ assert by["shm_lookup/flowipc_jemalloc/pool_once/segments:20"]["label"] == "lend
 ' "$work/p.json" && ok || fail "rows of --peer_process"
 "$bin" "${peer[@]}" --system=flowipc_jemalloc >"$work/ps.txt" 2>/dev/null || fail "--peer_process --system run"
 grep -q "^# two processes (--peer_process): " "$work/ps.txt" && ok || fail "no note saying the peer measured"
-grep -q "^# handoff: .*both messages crossing" "$work/ps.txt" && ok || fail "no note saying the hand-off crossed"
+grep -q "^# handoff: .*both messages crossing" <(unwrap "$work/ps.txt") && ok || fail "no note saying the hand-off crossed"
 table_rows "$work/ps.txt" | awk '{print $3, ($6 == "-")}' | tr '\n' ' ' | grep -qx -- "- 0 attach 0 handoff 0 pool_once 0 " \
   && ok || fail "--peer_process --system rows: $(table_rows "$work/ps.txt")"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after the --peer_process runs"
@@ -204,7 +204,7 @@ table_rows "$work/sys_mooncake.txt" | awk '$3 == "handoff" && $6 == "-" {found=1
 "$bin" "${quick[@]}" --handoff=false >"$work/nh.txt" 2>/dev/null || fail "--handoff=false run"
 [ "$(table_rows "$work/nh.txt" | wc -l)" -eq 8 ] && ok || fail "--handoff=false rows: $(table_rows "$work/nh.txt")"
 grep -q "^# handoff: " "$work/nh.txt" && fail "a hand-off note without hand-off rows" || ok
-grep -q "^# handoff: .*no message crossing" "$work/t.txt" && ok || fail "no hand-off note in the default run"
+grep -q "^# handoff: .*no message crossing" <(unwrap "$work/t.txt") && ok || fail "no hand-off note in the default run"
 
 # The peer SIGKILLed, then the owner: nothing left either way.
 check_peer_deaths "$prefix" "$bin" "${peer[@]}" --strategies=flowipc_classic --min_time_ms=30000

@@ -232,7 +232,7 @@ assert sorted(b["repetition_index"] for b in it) == sorted([0, 1] * len(names))
 assert all(b["repetitions"] == 2 for b in it) and len(agg) == 4 * len(names)
 EOF
     for k in 1 2; do
-      grep -qx "# system: $s" "$results/persys/reps/${f}_$s.$k.txt" && grep -q "repetitions=1 " "$results/persys/reps/${f}_$s.$k.txt" \
+      grep -qx "# system: $s" "$results/persys/reps/${f}_$s.$k.txt" && grep -q "repetitions=1 " <(unwrap "$results/persys/reps/${f}_$s.$k.txt") \
         && ok || fail "--per-system: reps/${f}_$s.$k.txt is no one-repetition $s run"
     done
   done

@@ -22,7 +22,7 @@ keys() {
 }
 # The # lines with their figures taken out: what the layout of the header is.
 layout() {
-  grep '^#' "$1" | sed 's/:.*//'
+  unwrap "$1" | grep '^#' | sed 's/:.*//'
   grep -v '^#' "$1" | head -1
 }
 
@@ -91,7 +91,7 @@ if head=$(git -C "$srcdir" rev-parse HEAD 2>/dev/null); then
     "$head"|"$head-dirty") ok ;;
     *) fail "# commit: '$commit', expected $head (rebuild after committing?)" ;;
   esac
-  grep -Eq '^# build: [A-Za-z]+; C: .+, C\+\+: .+; flags: ' "$work/ctx.txt" && ok || fail "no # build: line"
+  grep -Eq '^# build: [A-Za-z]+; C: .+, C\+\+: .+; flags: ' <(unwrap "$work/ctx.txt") && ok || fail "no # build: line"
   grep -q "\"git_commit\": \"$commit\"" "$work/ctx.json" && ok || fail "JSON context has no git_commit $commit"
 fi
 

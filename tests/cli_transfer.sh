@@ -208,7 +208,7 @@ names = [x["name"] for x in json.load(open(sys.argv[1]))["benchmarks"]]
 want = ["shm_transfer/%s/size_kb:%d" % (p, s) for s in (512, 1024) for p in ("request_path", "translate", "memcpy", "request")]
 assert names == want, names
 ' "$work/$path.json" && ok || fail "--mooncake_path=$path: json names"
-  grep -q "^# flags: .* mooncake_path=$path " "$work/$path.txt" && ok || fail "--mooncake_path=$path: flags line"
+  grep -q "^# flags: .* mooncake_path=$path " <(unwrap "$work/$path.txt") && ok || fail "--mooncake_path=$path: flags line"
 done
 grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "tent: $(grep '^# system' "$work/tent.txt")"
 grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr192.txt" && ok \
@@ -219,7 +219,7 @@ grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr192.txt" && ok \
 # cold rows in the peer: it writes each fresh segment first; slower than warm
 "$bin" "${quick[@]}" --peer_process --cold >"$work/pc.txt" 2>/dev/null || fail "peer --cold run"
 [ "$(table_rows "$work/pc.txt" | awk '$3 == "cold" && $12 < 1' | wc -l)" -eq 9 ] \
-  && grep -q "^# peer_process: .*; cold: this process created each fresh segment, the peer attached it" "$work/pc.txt" \
+  && grep -q "^# peer_process: .*; cold: this process created each fresh segment, the peer attached it" <(unwrap "$work/pc.txt") \
   && [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "peer --cold: $(table_rows "$work/pc.txt" | awk '$3 == "cold"')"
 
 # the peer killed mid-run, then the owner: nothing left either way

@@ -71,13 +71,13 @@ for b in "${backings[@]}"; do
     clean "$held0" && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, huge pages held $(hugepages_held), $held0 before"
   done
   # what the kernel granted is read back: thp and hugetlb all huge here, memfd none
-  share=$(grep -o "([0-9.]*%) mapped by huge pages" "$work/$b.out" | tr -d '(%)' | cut -d' ' -f1)
+  share=$(grep -o "([0-9.]*%) mapped by huge pages" <(unwrap "$work/$b.out") | tr -d '(%)' | cut -d' ' -f1)
   case $b in
     memfd) want=0.0 ;;
     *) want=100.0 ;;
   esac
   [ "$share" = "$want" ] && ok || fail "$b: huge share $share%, expected $want%"
-  grep -q "descriptors received over a Unix socket (SCM_RIGHTS" "$work/$b.out" && ok || fail "$b: the peer note"
+  grep -q "descriptors received over a Unix socket (SCM_RIGHTS" <(unwrap "$work/$b.out") && ok || fail "$b: the peer note"
   # Mooncake's request into dst on this backing (upstream has memfd, THP and hugetlb segments), verified
   "$bin" --shm_prefix=/$prefix --backing="$b" --system=mooncake --num_segments=10 --peer_process \
     --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"

@@ -141,12 +141,12 @@ for b in "${backings[@]}"; do
   rc=$?
   [ "$rc" -eq 0 ] && [ "$(table_rows "$work/$b.txt" | awk '{print $1, $2, $6}' | tr '\n' ' ')" = \
     "deepseek_v3 request_path 50 deepseek_v3 translate 50 deepseek_v3 copy 50 deepseek_v3 request 50 " ] \
-    && grep -q "^# backing: $b (.*; granted (smaps, after the set-up): src+dst ${resident[$b]} MiB resident" "$work/$b.txt" \
+    && grep -q "^# backing: $b (.*; granted (smaps, after the set-up): src+dst ${resident[$b]} MiB resident" <(unwrap "$work/$b.txt") \
     && ok || fail "replay on $b: exit $rc: $(cat "$work/$b.err" "$work/$b.txt")"
   [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(hugepages_held)" -eq "$held0" ] && ok \
     || fail "replay on $b: left $(leftovers "$prefix") segments, huge pages held $(hugepages_held), $held0 before"
 done
-grep -q "^# backing: hugetlb .* 8.0 MiB (100.0%) mapped by huge pages" "$work/hugetlb.txt" 2>/dev/null \
+grep -q "^# backing: hugetlb .* 8.0 MiB (100.0%) mapped by huge pages" <(unwrap "$work/hugetlb.txt" 2>/dev/null) \
   || [[ " ${backings[*]} " != *" hugetlb "* ]] && ok || fail "hugetlb: not all huge: $(grep '^# backing' "$work/hugetlb.txt")"
 "$bin" "${small[@]}" --workload=synthetic --requests=3 --system=mooncake >"$work/tmpfs.txt" 2>/dev/null \
   && grep -q "^# backing: tmpfs (shm_open in /dev/shm" "$work/tmpfs.txt" && ok || fail "tmpfs: no backing line"

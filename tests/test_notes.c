@@ -460,7 +460,7 @@ static void test_transfer_modes(void **state)
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 3);
     assert_true(has_note(&r, "src, dst: SHM segments"));
     assert_true(has_note(&r, "GB_s = size / p50 time"));
-    assert_true(has_note(&r, "speedup_vs_memcpy = "));
+    assert_true(has_note(&r, "speedup = "));
 
     c.run[SHMB_COPY_MEMCPY] = 0;
     c.run[SHMB_COPY_LOOP] = 1;

@@ -222,9 +222,12 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
     gflags::SetUsageMessage(usage);
     gflags::SetVersionString(SHMB_VERSION);
     ArgChecker checker;
+    static char help[] = "--help";  // -h, as most tools take it; gflags knows no -h
     for (int i = 1; i < *argc;) {
         if (std::string((*argv)[i]) == "--")
             break;
+        if (std::string((*argv)[i]) == "-h")
+            (*argv)[i] = help;
         i += checker.CheckCommandLine(*argc, *argv, i);
     }
     gflags::ParseCommandLineNonHelpFlags(argc, argv, true);

@@ -173,10 +173,6 @@ int main(int argc, char** argv)
     report.bench = "shm_lookup";
     report.system = shmb::SystemLine(cfg.mooncake_path);
     report.variant_label = report.system || cfg.nsystems ? nullptr : "strategy";
-    // --system rows have no speedup: one label for every system, so their tables' headers match.
-    report.speedup_label = cfg.nsystems ? "speedup_vs_baseline"
-                           : report.system || cfg.run_system[SHMB_LOOKUP_MOONCAKE] ? "speedup_vs_mooncake"
-                                                                                 : "speedup_vs_linear";
     shmb_notes_t notes = {};
     int ret = shmb_notes_lookup(&report, &notes, &cfg);
     if (ret < 0)

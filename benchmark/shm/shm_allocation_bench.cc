@@ -181,7 +181,6 @@ int RunReady()
     shmb_report_t report = {};
     report.bench = "shm_alloc";
     report.variant_label = "allocator";
-    report.speedup_label = "speedup_vs_mooncake";
     for (size_t i = 0; i < lines.size() && i < SHMB_REPORT_MAX_NOTES; i++)
         report.notes[i] = lines[i].c_str();
     shmb::WriteReport(&report, &rows);
@@ -307,7 +306,6 @@ int main(int argc, char** argv)
     report.bench = "shm_alloc";
     report.system = FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
     report.variant_label = report.system || cfg.nsystems ? nullptr : "allocator";
-    report.speedup_label = cfg.nsystems ? "speedup_vs_baseline" : "speedup_vs_mooncake";
     shmb_notes_t notes = {};
     ret = shmb_notes_alloc(&report, &notes, &cfg);
     if (ret < 0)

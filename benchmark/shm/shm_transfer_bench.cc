@@ -194,7 +194,6 @@ int main(int argc, char** argv)
     report.bench = "shm_transfer";
     report.system = shmb::SystemLine(cfg.mooncake_path);
     report.variant_label = report.system || cfg.nsystems ? "part" : "method";
-    report.speedup_label = "speedup_vs_memcpy";
     report.rate_is_bytes = 1;
     shmb_notes_t notes = {};
     int ret = shmb_notes_transfer(&report, &notes, &cfg);

@@ -258,7 +258,6 @@ int RunWorkload(const std::string& methods)
     report.bench = "shm_transfer/workload";
     report.system = shmb::SystemLine(wc.mooncake_path);
     report.variant_label = "part";
-    report.speedup_label = "speedup";
     report.rate_is_bytes = 1;
     for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
         report.notes[i] = notes[i].c_str();

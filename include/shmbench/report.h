@@ -12,9 +12,11 @@
  * empty, JSON leaves the row out. The columns of a table and of CSV never
  * depend on the flags or the rows: argument, variant, step, threads, rep
  * (the repetition index, or the aggregate's name), iterations, figures, rate,
- * speedup, note, each of a fixed width in a table, where a cell that does not
- * apply to its row shows "-" (CSV: empty), so two runs with different flags
- * pair line by line in diff. Times are nanoseconds per operation; rates are
+ * speedup, note; in a table the key columns as wide as their widest cell and
+ * the figures of a fixed width, one space apart, '#' lines wrapped at 100
+ * characters (continuations start "#   "); a cell that does not apply to its
+ * row shows "-" (CSV: empty), so two runs with different flags pair line by
+ * line in diff. Times are nanoseconds per operation; rates are
  * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
  * With repetitions > 1, each row's repetitions are followed by its
  * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions;
@@ -83,7 +85,6 @@ typedef struct shmb_report {
     const char *bench;         /* JSON name prefix: "shm_alloc" */
     const char *variant_label; /* table header of row.variant: "allocator"; NULL: "variant" */
     const char *system;        /* --system: the one system measured, or NULL */
-    const char *speedup_label; /* table header of row.speedup: "speedup_vs_posix"; NULL: "speedup" */
     int rate_is_bytes;         /* 1: a GB_s column; 0: an ops_per_s column */
     const char *executable;    /* argv[0] */
     const char *flags;         /* "name=value ..." of every flag of the binary */
