@@ -16,7 +16,7 @@
  * offsets advancing).
  *
  * A timed batch is max(num_lookups, SHMB_LOOKUP_MIN_BATCH) lookups (the
- * window). Requests come from a pool of whole windows, at least
+ * window; SHMB_LOOKUP_MIN_BATCH when num_lookups is the row's count). Requests come from a pool of whole windows, at least
  * SHMB_LOOKUP_MIN_POOL requests, and batches walk through it: replaying a few
  * thousand requests over and over lets the branch predictors learn them, and
  * lower_bound and tree would look faster than they are (seen here: 6.6 ns
@@ -80,7 +80,14 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
 /* Requests per timed batch. */
 static uint64_t window_of(const shmb_lookup_config_t *cfg)
 {
-    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH && !cfg->count_given ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+}
+
+uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg)
+{
+    if (!cfg->count_given)
+        return 0;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups / SHMB_LOOKUP_MIN_BATCH : 1;
 }
 
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes)
