@@ -352,15 +352,18 @@ static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb
  * budget runs out; their times into r->samples, their count into *done.
  * A part that moves no bytes (a translation takes a nanosecond or two) runs
  * at least SHMB_TRANSFER_MIN_PART_BATCHES full batches, so that its batches
- * dwarf the timer and its percentiles have samples to come from. */
+ * dwarf the timer and its percentiles have samples to come from; with a
+ * count given, one full batch at least (the count wins over percentiles,
+ * never over the timer's resolution). */
 static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size,
                            uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
     const uint64_t min_batch = shmb_transfer_bench_batch(r, part, fn, size);
     uint64_t num = r->cfg->num_transfers;
-    if (!part_copies(part) && num < min_batch * SHMB_TRANSFER_MIN_PART_BATCHES)
-        num = min_batch * SHMB_TRANSFER_MIN_PART_BATCHES;
+    const uint64_t least = r->cfg->count_given ? min_batch : min_batch * SHMB_TRANSFER_MIN_PART_BATCHES;
+    if (!part_copies(part) && num < least)
+        num = least;
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
