@@ -129,8 +129,13 @@ int shmb_alloc_paired_run(const shmb_alloc_run_t *run)
     if (!store)
         return shmb_error_record("malloc", ENOMEM, NULL);
     int ret = 0;
-    for (int i = 0; i < nsizes && ret == 0; i++)
+    shmb_progress_plan(cfg->progress, (uint64_t)nsizes);
+    for (int i = 0; i < nsizes && ret == 0; i++) {
+        char label[64];
+        snprintf(label, sizeof(label), "paired %llu KB", (unsigned long long)sizes[i]);
+        shmb_progress_step(cfg->progress, (uint64_t)i, label);
         ret = paired_size(run, sizes[i], store, reg_rounds, block_rounds);
+    }
     free(store);
     return ret;
 }

@@ -516,9 +516,17 @@ static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, sh
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (lookup_path_runs(cfg, p))
             ret = shmb_lookup_bench_verify(s, p, s->window * s->windows, why, cap);
+    uint64_t paths = 0, at = 0;
+    for (int p = 0; p < SHMB_PATHS; p++)
+        paths += lookup_path_runs(cfg, p) != 0;
+    shmb_progress_plan(cfg->progress, paths);
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!lookup_path_runs(cfg, p))
             continue;
+        char label[64];
+        snprintf(label, sizeof(label), "%s, %llu segments", lookup_path_name(p),
+                 (unsigned long long)cfg->num_segments);
+        shmb_progress_step(cfg->progress, at++, label);
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
             ret = shmb_lookup_bench_measure(cfg, s, p, 0, rows, NULL, why, cap);
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)

@@ -50,11 +50,13 @@ int64_t shmb_progress_left_ns(double share, uint64_t elapsed_ns)
     return (int64_t)((double)elapsed_ns * (1 - share) / share);
 }
 
-/* "45 s", "3 min 05 s", "1 h 02 min". */
+/* "<1 s", "45 s", "3 min 05 s", "1 h 02 min". */
 static void duration(char *buf, size_t cap, int64_t ns)
 {
     const long long s = (long long)((ns + 500000000) / 1000000000);
-    if (s < 60)
+    if (s < 1)
+        snprintf(buf, cap, "<1 s");
+    else if (s < 60)
         snprintf(buf, cap, "%lld s", s);
     else if (s < 3600)
         snprintf(buf, cap, "%lld min %02lld s", s / 60, s % 60);

@@ -251,8 +251,18 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
     if (ret == 0)
         ret = views_start(p, why, why_cap);
-    for (size_t i = 0; i < nsizes && ret == 0; i++)
+    uint64_t kb = 0; /* steps in KB, as shmb_transfer_bench_run's */
+    for (size_t i = 0; i < nsizes; i++)
+        kb += sizes[i] / 1024;
+    shmb_progress_plan(cfg->progress, kb);
+    kb = 0;
+    for (size_t i = 0; i < nsizes && ret == 0; i++) {
+        char label[64];
+        shmb_progress_step(cfg->progress, kb,
+                           shmb_transfer_bench_size_label(label, sizeof(label), sizes[i], "paired "));
+        kb += sizes[i] / 1024;
         ret = measure_size(p, rows, sizes[i], first);
+    }
     for (size_t s = 0; s < p->n; s++) {
         shmb_transfer_bench_translation_stop(&p->views[s]);
         free(p->samples[s]);

@@ -41,6 +41,8 @@ static void test_format(void **state)
     assert_string_equal(b, "shm_transfer_bench: memcpy 64 KB   42%");
     shmb_progress_format(b, sizeof(b), "a", "x", 0.5, 45 * S);
     assert_string_equal(b, "a: x   50%  ~45 s left");
+    shmb_progress_format(b, sizeof(b), "a", "x", 0.99, S / 4);
+    assert_string_equal(b, "a: x   99%  ~<1 s left");
     shmb_progress_format(b, sizeof(b), "a", "x", 0.5, 185 * S);
     assert_string_equal(b, "a: x   50%  ~3 min 05 s left");
     shmb_progress_format(b, sizeof(b), "a", "x", 0.01, 3720 * S);

@@ -124,6 +124,7 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     std::vector<std::string> paired;
     PairedConfig(&cfg, &paired);
     shmb_handoff_bench_config_t handoff = {};
@@ -164,6 +165,7 @@ int main(int argc, char** argv)
         int ret = 0;
         for (size_t i = 0; i < counts.size() && ret == 0; i++) {
             cfg.num_segments = counts[i];
+            shmb_progress_outer(cfg.progress, rep * counts.size() + i, FLAGS_repetitions * counts.size());
             ret = shmb_lookup_bench_run(&cfg, &rows, why, cap);
             if (ret < 0 || handoffs <= 0)
                 continue;

@@ -288,6 +288,7 @@ int main(int argc, char** argv)
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     std::vector<std::string> paired;
     PairedConfig(&cfg, &paired);
 

@@ -161,6 +161,7 @@ int main(int argc, char** argv)
     for (int m = 0; m < SHMB_COPY_METHODS; m++)
         cfg.run[m] = shmb::InList(methods, shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     cfg.cold = FLAGS_cold;
     cfg.verify = FLAGS_verify_data;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();

@@ -33,6 +33,7 @@
 
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -83,6 +84,7 @@ typedef struct shmb_alloc_config {
     int repetition;          /* stamped into the rows */
     int threads;             /* threads running each allocator at once; 0 or 1: the calling
                               * thread alone (=1) */
+    shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int cpu;                 /* threads > 1: first CPU of the threads (each pinned to its own
                               * planned CPU, shmb_sysinfo_plan_cpus, when there are enough; else
                               * each runs on every allowed CPU), -1: the first allowed */

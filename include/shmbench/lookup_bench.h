@@ -31,6 +31,7 @@
 #include "shmbench/lookup.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -106,6 +107,7 @@ typedef struct shmb_lookup_config {
     int repetition;           /* stamped into the rows */
     int threads;              /* threads running each path at once (=1: the calling thread) */
     int cpu;                  /* threads > 1: first CPU of the threads, -1: the first allowed */
+    shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
     shmb_mooncake_path_t mooncake_path; /* mooncake's relocate path, in this process and the peer (=tent) */

@@ -69,7 +69,7 @@ double shmb_progress_share(uint64_t outer, uint64_t outers, uint64_t done, uint6
  * steps include set-up and say little). */
 int64_t shmb_progress_left_ns(double share, uint64_t elapsed_ns);
 
-/* The line: "NAME: LABEL  PP%  ~T left" (T as 45 s, 3 min 5 s, 1 h 02 min;
+/* The line: "NAME: LABEL  PP%  ~T left" (T as <1 s, 45 s, 3 min 05 s, 1 h 02 min;
  * "~T left" left out when unknown), cut to fit SHMB_PROGRESS_WIDTH and cap.
  * Returns its length, or -EINVAL (cap 0 or a NULL argument). */
 int shmb_progress_format(char *buf, size_t cap, const char *name, const char *label, double share,

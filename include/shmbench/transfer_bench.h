@@ -74,6 +74,7 @@
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -93,6 +94,7 @@ typedef struct shmb_transfer_config {
                                     * a paired part's rounds go down to SHMB_PAIRED_MIN_ROUNDS */
     int run[SHMB_COPY_METHODS];    /* 1: measure this method */
     int threads;                   /* split each transfer (=1) */
+    shmb_progress_t *progress;     /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int cpu;                       /* with threads > 1, pin them from this CPU on, within the
                                     * allowed set (shmb_copy_crew_start); -1: not pinned */
     int cold;                      /* add cold rows (=0) */
