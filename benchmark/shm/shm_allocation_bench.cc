@@ -130,6 +130,7 @@ shmb_alloc_ready_config_t ReadyConfig()
         shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
     cfg.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    cfg.progress = shmb::Progress();
     return cfg;
 }
 
