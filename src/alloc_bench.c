@@ -265,15 +265,26 @@ static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const s
     return ret;
 }
 
-static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb)
+/* Says which allocator of which size starts: step *at of the plan. */
+static void progress_step(const shmb_alloc_config_t *cfg, uint64_t *at, shmb_alloc_kind_t kind, uint64_t size_kb)
+{
+    char label[64];
+    snprintf(label, sizeof(label), "%s %llu KB", shmb_alloc_kind_name(kind), (unsigned long long)size_kb);
+    shmb_progress_step(cfg->progress, (*at)++, label);
+}
+
+static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
 {
     const shmb_alloc_config_t *cfg = run->cfg;
     int ret = 0;
-    if (cfg->run[SHMB_ALLOC_POSIX])
+    if (cfg->run[SHMB_ALLOC_POSIX]) {
+        progress_step(cfg, at, SHMB_ALLOC_POSIX, size_kb);
         ret = shmb_alloc_posix_size(run, size_kb);
+    }
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS && ret == 0; k++) {
         if (!cfg->run[k])
             continue;
+        progress_step(cfg, at, (shmb_alloc_kind_t)k, size_kb);
         ret = shmb_alloc_pool_size(run, (shmb_alloc_kind_t)k, size_kb);
     }
     if (ret == 0)
@@ -309,17 +320,21 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (!config_ok(cfg, nsizes))
         return -EINVAL;
-    int ret = 0;
+    int ret = 0, kinds = 0;
+    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+        kinds += cfg->run[k] != 0;
+    shmb_progress_plan(cfg->progress, (uint64_t)nsizes * (uint64_t)kinds);
+    uint64_t at = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {
         shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
                                 .why_cap = why_cap};
         if (!cfg->system_rows) {
-            ret = run_size(&run, sizes[i]);
+            ret = run_size(&run, sizes[i], &at);
             continue;
         }
         shmb_rows_t all = {0};
         run.rows = &all;
-        ret = run_size(&run, sizes[i]);
+        ret = run_size(&run, sizes[i], &at);
         if (ret == 0)
             ret = system_rows(cfg, sizes[i], &all, rows);
         shmb_rows_free(&all);

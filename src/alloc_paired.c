@@ -24,12 +24,14 @@ static const shmb_alloc_kind_t register_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_
 static const shmb_alloc_kind_t block_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC,
                                                                   SHMB_ALLOC_JEMALLOC};
 
-/* want rounds, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS, up to a multiple of
- * 2 x systems: whole blocks of shmb_paired_order's balanced order. */
+/* want rounds, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS (a count asked for:
+ * the fewest with an interval), up to a multiple of 2 x systems: whole
+ * blocks of shmb_paired_order's balanced order. */
 static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want)
 {
     const uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
-    want = want > SHMB_ALLOC_PAIRED_MIN_ROUNDS ? want : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    const uint64_t least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    want = want > least ? want : least;
     return (want + block - 1) / block * block;
 }
 
@@ -127,8 +129,13 @@ int shmb_alloc_paired_run(const shmb_alloc_run_t *run)
     if (!store)
         return shmb_error_record("malloc", ENOMEM, NULL);
     int ret = 0;
-    for (int i = 0; i < nsizes && ret == 0; i++)
+    shmb_progress_plan(cfg->progress, (uint64_t)nsizes);
+    for (int i = 0; i < nsizes && ret == 0; i++) {
+        char label[64];
+        snprintf(label, sizeof(label), "paired %llu KB", (unsigned long long)sizes[i]);
+        shmb_progress_step(cfg->progress, (uint64_t)i, label);
         ret = paired_size(run, sizes[i], store, reg_rounds, block_rounds);
+    }
     free(store);
     return ret;
 }

@@ -130,10 +130,21 @@ int shmb_alloc_ready_run(const shmb_alloc_ready_config_t *cfg, shmb_rows_t *rows
     if (!samples)
         return -ENOMEM;
     int ret = 0;
+    uint64_t total = 0, at = 0;
+    for (int k = 0; k < SHMB_BACKING_KINDS; k++)
+        for (int h = 0; h < SHMB_PREFAULT_KINDS; h++)
+            total += cfg->backing[k] && cfg->prefault[h];
+    shmb_progress_plan(cfg->progress, total);
     for (int k = 0; k < SHMB_BACKING_KINDS && ret == 0; k++)
-        for (int h = 0; h < SHMB_PREFAULT_KINDS && ret == 0 && cfg->backing[k]; h++)
-            if (cfg->prefault[h])
-                ret = run_row(cfg, (shmb_backing_kind_t)k, (shmb_prefault_t)h, samples, rows, why, why_cap);
+        for (int h = 0; h < SHMB_PREFAULT_KINDS && ret == 0 && cfg->backing[k]; h++) {
+            if (!cfg->prefault[h])
+                continue;
+            char label[64];
+            snprintf(label, sizeof(label), "ready %s, prefault %s", shmb_backing_name((shmb_backing_kind_t)k),
+                     shmb_prefault_name((shmb_prefault_t)h));
+            shmb_progress_step(cfg->progress, at++, label);
+            ret = run_row(cfg, (shmb_backing_kind_t)k, (shmb_prefault_t)h, samples, rows, why, why_cap);
+        }
     free(samples);
     return ret;
 }

@@ -475,7 +475,7 @@ int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, in
     c.system_rows = lookup->system_rows;
     c.object_kb = lookup->lookup_len_kb;
     c.count = lookup->num_lookups;
-    c.min_time_ms = lookup->min_time_ms;
+    c.min_time_ms = lookup->count_given ? 0 : lookup->min_time_ms; /* a count given is the count */
     c.peer_process = lookup->peer_process;
     c.seed = lookup->seed;
     c.shm_prefix = lookup->shm_prefix;

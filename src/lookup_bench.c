@@ -16,7 +16,7 @@
  * offsets advancing).
  *
  * A timed batch is max(num_lookups, SHMB_LOOKUP_MIN_BATCH) lookups (the
- * window). Requests come from a pool of whole windows, at least
+ * window; SHMB_LOOKUP_MIN_BATCH when num_lookups is the row's count). Requests come from a pool of whole windows, at least
  * SHMB_LOOKUP_MIN_POOL requests, and batches walk through it: replaying a few
  * thousand requests over and over lets the branch predictors learn them, and
  * lower_bound and tree would look faster than they are (seen here: 6.6 ns
@@ -80,7 +80,14 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
 /* Requests per timed batch. */
 static uint64_t window_of(const shmb_lookup_config_t *cfg)
 {
-    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH && !cfg->count_given ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
+}
+
+uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg)
+{
+    if (!cfg->count_given)
+        return 0;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups / SHMB_LOOKUP_MIN_BATCH : 1;
 }
 
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes)
@@ -509,9 +516,17 @@ static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, sh
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (lookup_path_runs(cfg, p))
             ret = shmb_lookup_bench_verify(s, p, s->window * s->windows, why, cap);
+    uint64_t paths = 0, at = 0;
+    for (int p = 0; p < SHMB_PATHS; p++)
+        paths += lookup_path_runs(cfg, p) != 0;
+    shmb_progress_plan(cfg->progress, paths);
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!lookup_path_runs(cfg, p))
             continue;
+        char label[64];
+        snprintf(label, sizeof(label), "%s, %llu segments", lookup_path_name(p),
+                 (unsigned long long)cfg->num_segments);
+        shmb_progress_step(cfg->progress, at++, label);
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
             ret = shmb_lookup_bench_measure(cfg, s, p, 0, rows, NULL, why, cap);
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)

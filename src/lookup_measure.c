@@ -11,7 +11,8 @@
  * request path that waits on each translation sees. Every translated
  * address of a batch is summed into a checksum that is checked (a wrong
  * translation in a chain derails every request after it). Batches repeat
- * until min_time_ms has passed, and at least SHMB_LOOKUP_MIN_BATCHES.
+ * until min_time_ms has passed, and at least SHMB_LOOKUP_MIN_BATCHES; with
+ * count_given, exactly shmb_lookup_bench_batches() of them.
  *
  * Threads: with threads > 1, that many threads run the same path at once,
  * each its own stream of requests (thread i starts at window i x windows /
@@ -61,6 +62,7 @@ typedef struct timing {
     int latency;
     int threads;
     uint64_t budget_ns;       /* member 0's timed batches, at least */
+    uint64_t batches;         /* 0, or each member's timed batches, exactly (count_given) */
     atomic_int stop;          /* 1: every member stops after its batch */
     atomic_int short_of_min;  /* members that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
     shmb_samples_t *samples;  /* ns per lookup of each batch */
@@ -103,6 +105,8 @@ static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
             break;
         }
         spent += t1 - t0;
+        if (samples->n == t->batches)
+            break;
         if (samples->n == SHMB_LOOKUP_MIN_BATCHES)
             atomic_fetch_sub_explicit(&t->short_of_min, 1, memory_order_relaxed);
         if (me == 0 && spent >= t->budget_ns && atomic_load_explicit(&t->short_of_min, memory_order_relaxed) == 0)
@@ -166,7 +170,10 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
 {
     const size_t n = (size_t)cfg->threads;
     timing_t t = {.s = s, .path = path, .latency = latency, .threads = cfg->threads,
-                  .budget_ns = (uint64_t)(cfg->min_time_ms * 1e6), .samples = calloc(n, sizeof(*t.samples)),
+                  .batches = shmb_lookup_bench_batches(cfg),
+                  /* A count given: each member stops at it, none is stopped by time. */
+                  .budget_ns = cfg->count_given ? UINT64_MAX : (uint64_t)(cfg->min_time_ms * 1e6),
+                  .samples = calloc(n, sizeof(*t.samples)),
                   .start_ns = calloc(n, sizeof(uint64_t)), .end_ns = calloc(n, sizeof(uint64_t)),
                   .why = calloc(n, sizeof(*t.why))};
     atomic_init(&t.stop, 0);

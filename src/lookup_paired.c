@@ -314,12 +314,15 @@ static int translate_slice(void *ctx, size_t which, double *ns)
 }
 
 /* Rounds: until the baseline's batches take min_time_ms (its warm-up
- * batch's time the estimate), within the bounds, a multiple of 2 x nsys so
+ * batch's time the estimate), or a given count's batches (at least
+ * SHMB_PAIRED_MIN_ROUNDS), within the bounds, a multiple of 2 x nsys so
  * that the order is balanced (shmb_paired_order). */
 static size_t translate_rounds(const shmb_lookup_config_t *cfg, double batch_ns)
 {
-    const double want = cfg->min_time_ms * 1e6 / (batch_ns > 1 ? batch_ns : 1);
-    size_t rounds = want < SHMB_LOOKUP_PAIRED_MIN_ROUNDS   ? SHMB_LOOKUP_PAIRED_MIN_ROUNDS
+    const double want = cfg->count_given ? (double)shmb_lookup_bench_batches(cfg)
+                                         : cfg->min_time_ms * 1e6 / (batch_ns > 1 ? batch_ns : 1);
+    const double least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_LOOKUP_PAIRED_MIN_ROUNDS;
+    size_t rounds = want < least                           ? (size_t)least
                     : want > SHMB_LOOKUP_PAIRED_MAX_ROUNDS ? SHMB_LOOKUP_PAIRED_MAX_ROUNDS
                                                            : (size_t)want;
     const size_t block = 2 * cfg->nsystems;

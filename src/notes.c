@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "alloc_internal.h"
+#include "lookup_internal.h"
+#include "transfer_internal.h"
 #include "shmbench/copy.h"
 #include "shmbench/paired.h"
 #include "shmbench/sysinfo.h"
@@ -294,12 +296,42 @@ static int alloc_tcache(lines_t *l, shmb_notes_t *store, const shmb_alloc_config
     return 0;
 }
 
+/* When the pools time more than asked: a count (min_ops, or num_iterations
+ * given alone) below one round of the working set still times that round,
+ * because a shorter batch of the arena's operations lasts under 100 timer
+ * overheads. A paired run's fewest rounds are SHMB_PAIRED_MIN_ROUNDS. */
+static void alloc_count(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg), rounds = (cfg->min_ops + ws - 1) / ws;
+    int pools = cfg->nsystems > 0;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
+        pools |= cfg->run[k];
+    const size_t at = s->used;
+    if (pools && cfg->min_ops < ws)
+        put(s, "count: %llu operations per pool step asked; a batch is the working set of %llu blocks (a shorter "
+               "one lasts under 100x the timer overhead), so each step times %s",
+            (unsigned long long)cfg->min_ops, (unsigned long long)ws,
+            cfg->nsystems ? "one batch per round" : "1 batch of it: too few for percentiles");
+    const int few_blocks = rounds < SHMB_PAIRED_MIN_ROUNDS, few_reg = cfg->num_iterations < SHMB_PAIRED_MIN_ROUNDS;
+    if (cfg->nsystems && cfg->count_given && (few_blocks || few_reg)) {
+        put(s, "%sthe count asks for", s->used > at ? "; " : "count: ");
+        if (few_blocks)
+            put(s, " %llu rounds of alloc, free, alloc_reuse", (unsigned long long)rounds);
+        if (few_reg)
+            put(s, "%s %llu of register", few_blocks ? "," : "", (unsigned long long)cfg->num_iterations);
+        put(s, ": %d at least, the fewest with a 95%% interval", SHMB_PAIRED_MIN_ROUNDS);
+    }
+    if (s->used > at)
+        add(l, end(s, at));
+}
+
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
 {
     lines_t l = {0};
     const size_t start = store->used;
     if (cfg->nsystems) {
         alloc_paired(&l, store, cfg);
+        alloc_count(&l, store, cfg);
         int ret = publish(report, &l);
         if (ret < 0)
             store->used = start;
@@ -309,6 +341,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
         alloc_peer(&l);
     alloc_posix(&l, cfg);
     alloc_pools(&l, cfg);
+    alloc_count(&l, store, cfg);
     if (cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE]) {
         int ret = alloc_tcache(&l, store, cfg);
         if (ret < 0) {
@@ -395,16 +428,44 @@ static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_
                "without --peer_process");
     } else {
         const size_t at = s->used;
-        put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most "
-               "%d), a multiple of 2 x systems; each round every system translates one batch of the same "
+        if (cfg->count_given)
+            put(s, "rounds of translation: num_lookups / %d (at least %d, at most %d), a multiple of 2 x "
+                   "systems; each round", SHMB_LOOKUP_MIN_BATCH, SHMB_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
+        else
+            put(s, "rounds of translation: at least %d, until the baseline's batches took min_time_ms (at most "
+                   "%d), a multiple of 2 x systems; each round", SHMB_LOOKUP_PAIRED_MIN_ROUNDS,
+                SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
+        put(s, " every system translates one batch of the same "
                "requests (the run's window), each system its own set-up of the same segments, every request "
-               "verified before timing and every batch's checksum checked; ns per lookup = batch time / lookups",
-            SHMB_LOOKUP_PAIRED_MIN_ROUNDS, SHMB_LOOKUP_PAIRED_MAX_ROUNDS);
+               "verified before timing and every batch's checksum checked; ns per lookup = batch time / lookups");
         add(l, end(s, at));
         add(l, "paired without --peer_process: translation only; the first attach (step attach) is the paired "
                "run with --peer_process");
     }
     add(l, "paired: the hand-off rows (handoff, pool_once) are left out: run --system=NAME for them");
+}
+
+/* A count given (--num_lookups alone) bounds each row: what it timed, and
+ * why a count below one batch times a whole one. */
+static void lookup_count(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_t *cfg)
+{
+    if (!cfg->count_given)
+        return;
+    const uint64_t batches = shmb_lookup_bench_batches(cfg);
+    const size_t at = s->used;
+    put(s, "count: num_lookups=%llu: ", (unsigned long long)cfg->num_lookups);
+    if (cfg->nsystems)
+        put(s, "%llu batch%s of %d lookups per system", (unsigned long long)batches, batches == 1 ? "" : "es",
+            SHMB_LOOKUP_MIN_BATCH);
+    else
+        put(s, "%llu batch%s of %d lookups per row%s", (unsigned long long)batches, batches == 1 ? "" : "es",
+            SHMB_LOOKUP_MIN_BATCH, cfg->threads > 1 ? " and thread" : "");
+    put(s, " (a shorter batch of the fastest paths lasts under 100x the timer overhead), min_time_ms not applied");
+    if (cfg->nsystems && batches < SHMB_PAIRED_MIN_ROUNDS)
+        put(s, "; %d rounds at least, the fewest with a 95%% interval", SHMB_PAIRED_MIN_ROUNDS);
+    else if (!cfg->nsystems && batches < SHMB_LOOKUP_MIN_BATCHES)
+        put(s, ": too few for percentiles");
+    add(l, end(s, at));
 }
 
 int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg)
@@ -427,6 +488,7 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
         add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
                 "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
                 "default)");
+    lookup_count(&l, store, cfg);
     if (cfg->nsystems) {
         lookup_paired(&l, store, cfg);
         int ret = publish(report, &l);
@@ -642,13 +704,23 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
             (unsigned long long)cfg->num_segments);
         add(&l, end(store, at));
     }
+    if (cfg->translate && cfg->count_given) {
+        const size_t at = store->used;
+        put(store, "count: num_transfers=%llu: request_path and translate time it in batches >= 100x the timer "
+                   "overhead, one batch at least (their iterations say how many: more when one batch needs "
+                   "more), not the default's %d batches: few batches, rough percentiles",
+            (unsigned long long)cfg->num_transfers, SHMB_TRANSFER_MIN_PART_BATCHES);
+        add(&l, end(store, at));
+    }
     if (cfg->peer)
         add(&l, transfer_peer(store, cfg));
     if (cfg->nsystems >= 2) {
         const size_t at = store->used;
         put(store, "rounds: per size and part, one batch of each system per round, in the order above, the same "
                    "batch size for all (the largest of theirs); as many rounds as a --system run times batches, at "
-                   "least 31, until the systems together spent %zu x time_per_size_ms",
+                   "least %d%s, until the systems together spent %zu x time_per_size_ms",
+            cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES,
+            cfg->count_given ? " (the fewest with a 95% interval, where num_transfers asks fewer)" : "",
             cfg->nsystems);
         transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, cfg->mooncake_path, end(store, at),
                      "copy rows: the same code for every system, measured once, unpaired; the design changes the "

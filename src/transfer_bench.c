@@ -317,6 +317,16 @@ uint64_t shmb_transfer_bench_batch(run_t *r, shmb_transfer_part_t part, shmb_cop
     }
 }
 
+const char *shmb_transfer_bench_size_label(char *buf, size_t cap, uint64_t bytes, const char *prefix)
+{
+    const uint64_t kb = bytes / 1024;
+    if (kb >= 1024 && kb % 1024 == 0)
+        snprintf(buf, cap, "%s%llu MB", prefix, (unsigned long long)(kb / 1024));
+    else
+        snprintf(buf, cap, "%s%llu KB", prefix, (unsigned long long)kb);
+    return buf;
+}
+
 int shmb_transfer_bench_add_sample(run_t *r, double ns)
 {
     if (shmb_stats_append(&r->samples, ns) < 0)
@@ -352,15 +362,18 @@ static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb
  * budget runs out; their times into r->samples, their count into *done.
  * A part that moves no bytes (a translation takes a nanosecond or two) runs
  * at least SHMB_TRANSFER_MIN_PART_BATCHES full batches, so that its batches
- * dwarf the timer and its percentiles have samples to come from. */
+ * dwarf the timer and its percentiles have samples to come from; with a
+ * count given, one full batch at least (the count wins over percentiles,
+ * never over the timer's resolution). */
 static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size,
                            uint64_t *done)
 {
     shmb_copy_fn fn = shmb_copy_kernel(m);
     const uint64_t min_batch = shmb_transfer_bench_batch(r, part, fn, size);
     uint64_t num = r->cfg->num_transfers;
-    if (!part_copies(part) && num < min_batch * SHMB_TRANSFER_MIN_PART_BATCHES)
-        num = min_batch * SHMB_TRANSFER_MIN_PART_BATCHES;
+    const uint64_t least = r->cfg->count_given ? min_batch : min_batch * SHMB_TRANSFER_MIN_PART_BATCHES;
+    if (!part_copies(part) && num < least)
+        num = least;
     const uint64_t batches = num / min_batch ? num / min_batch : 1;
     const uint64_t budget = (uint64_t)(r->cfg->time_per_size_ms * 1e6);
     uint64_t spent = 0;
@@ -672,8 +685,18 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
-    for (int i = 0; i < nsizes && ret == 0; i++)
+    /* Steps in KB: a size's time grows with it, so the share done is the bytes done. */
+    uint64_t kb = 0;
+    for (int i = 0; i < nsizes; i++)
+        kb += sizes[i] / 1024;
+    shmb_progress_plan(cfg->progress, kb);
+    kb = 0;
+    for (int i = 0; i < nsizes && ret == 0; i++) {
+        char label[64];
+        shmb_progress_step(cfg->progress, kb, shmb_transfer_bench_size_label(label, sizeof(label), sizes[i], ""));
+        kb += sizes[i] / 1024;
         ret = measure_size(&r, rows, sizes[i], (shmb_copy_method_t)first_method);
+    }
     if (r.peer_holds) {
         int rd = shmb_transfer_peer_detach(&r);
         ret = ret < 0 ? ret : rd;

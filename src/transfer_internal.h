@@ -206,4 +206,7 @@ int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m,
 shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg);
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 
+/* "PREFIX4 KB", "PREFIX64 MB": a size for the progress line, into buf. */
+const char *shmb_transfer_bench_size_label(char *buf, size_t cap, uint64_t bytes, const char *prefix);
+
 #endif

@@ -13,7 +13,8 @@
  * of the systems' own, so that every system's batch dwarfs the timer), then
  * rounds of one batch per system in the order of shmb_paired_run:
  * as many rounds as a --system run times batches, at least
- * SHMB_TRANSFER_MIN_PART_BATCHES, fewer only when the systems together have
+ * SHMB_TRANSFER_MIN_PART_BATCHES (SHMB_PAIRED_MIN_ROUNDS when the count was
+ * given), fewer only when the systems together have
  * spent nsystems times the size's budget.
  */
 #include "transfer_internal.h"
@@ -44,7 +45,7 @@ typedef struct paired {
     shmb_transfer_part_t part;
     shmb_copy_fn fn;
     uint64_t size, batch, spent, budget;
-    size_t slices;
+    size_t slices, least; /* rounds timed before the budget may end them */
 } paired_t;
 
 void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
@@ -61,7 +62,7 @@ void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, s
 static int slice(void *ctx, size_t which, double *ns)
 {
     paired_t *p = ctx;
-    if (p->slices % p->n == 0 && p->slices / p->n >= SHMB_TRANSFER_MIN_PART_BATCHES && p->spent >= p->budget)
+    if (p->slices % p->n == 0 && p->slices / p->n >= p->least && p->spent >= p->budget)
         return -ETIMEDOUT;
     const uint64_t t0 = shmb_clock_now_ns();
     shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
@@ -159,9 +160,11 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
         p->batch = b > p->batch ? b : p->batch;
     }
     /* The batches a --system run would time: num_transfers, and for a part
-     * that moves no bytes at least SHMB_TRANSFER_MIN_PART_BATCHES batches. */
+     * that moves no bytes at least SHMB_TRANSFER_MIN_PART_BATCHES batches;
+     * a count given, SHMB_PAIRED_MIN_ROUNDS (the fewest with an interval). */
     const uint64_t batches = cfg->num_transfers / p->batch;
-    const size_t planned = batches > SHMB_TRANSFER_MIN_PART_BATCHES ? (size_t)batches : SHMB_TRANSFER_MIN_PART_BATCHES;
+    p->least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES;
+    const size_t planned = batches > p->least ? (size_t)batches : p->least;
     p->budget = (uint64_t)(cfg->time_per_size_ms * 1e6) * p->n;
     size_t rounds = 0;
     if ((ret = run_rounds(p, planned, &rounds)) < 0)
@@ -248,8 +251,18 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
     if (ret == 0)
         ret = views_start(p, why, why_cap);
-    for (size_t i = 0; i < nsizes && ret == 0; i++)
+    uint64_t kb = 0; /* steps in KB, as shmb_transfer_bench_run's */
+    for (size_t i = 0; i < nsizes; i++)
+        kb += sizes[i] / 1024;
+    shmb_progress_plan(cfg->progress, kb);
+    kb = 0;
+    for (size_t i = 0; i < nsizes && ret == 0; i++) {
+        char label[64];
+        shmb_progress_step(cfg->progress, kb,
+                           shmb_transfer_bench_size_label(label, sizeof(label), sizes[i], "paired "));
+        kb += sizes[i] / 1024;
         ret = measure_size(p, rows, sizes[i], first);
+    }
     for (size_t s = 0; s < p->n; s++) {
         shmb_transfer_bench_translation_stop(&p->views[s]);
         free(p->samples[s]);

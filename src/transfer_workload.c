@@ -274,6 +274,14 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
     return 0;
 }
 
+/* Says which request starts (between requests, never inside one). */
+static void progress_request(const shmb_workload_config_t *cfg, const char *who, size_t i, size_t n)
+{
+    char label[64];
+    snprintf(label, sizeof(label), "replay %s: request %zu/%zu", who, i + 1, n);
+    shmb_progress_step(cfg->progress, i, label);
+}
+
 /* The paired replay: the baseline's replay owns src, dst and the crew; each
  * other system (the control too) a replay over them; request by request,
  * every system replays it, in the order of shmb_paired_order. */
@@ -300,9 +308,11 @@ static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_str
     size_t started = 1;
     for (; started < n && ret == 0; started++)
         ret = view_start(&w[started], &cfgs[started], &w[0], why, why_cap);
+    shmb_progress_plan(cfg->progress, stream->n);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;
         shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        progress_request(cfg, "paired", i, stream->n);
         for (size_t pos = 0; pos < n && ret == 0; pos++) {
             replay_t *one = &w[shmb_paired_order(n, i, pos)];
             one->index = i;
@@ -336,9 +346,11 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     }
     replay_t w;
     int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
+    shmb_progress_plan(cfg->progress, stream->n);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;
         shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        progress_request(cfg, shmb_lookup_system_name(cfg->system), i, stream->n);
         w.index = i;
         ret = shmb_workload_replay_request(&w, &f);
     }

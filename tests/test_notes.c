@@ -32,6 +32,8 @@ static shmb_alloc_config_t alloc_cfg(void)
 {
     shmb_alloc_config_t c;
     memset(&c, 0, sizeof(c));
+    c.num_iterations = 1000;
+    c.min_ops = SHMB_ALLOC_MIN_OPS;
     c.cleanup = 1;
     c.threads = 1;
     c.cpu = -1;
@@ -538,6 +540,85 @@ static void test_transfer_paired(void **state)
     assert_int_equal(shmb_notes_transfer_paired(&r, &store, c.systems, 1, SHMB_MOONCAKE_TENT), -EINVAL);
 }
 
+/* A count below what a batch or a paired run needs: one note says what
+ * was run instead (--num_iterations, --num_lookups, --num_transfers). */
+static void test_counts(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_alloc_config_t a = alloc_cfg();
+    for (int k = 1; k < SHMB_ALLOC_KINDS; k++)
+        a.run[k] = 1;
+    a.num_iterations = a.min_ops = 100;
+    a.count_given = 1;
+    shmb_report_t r = fresh_report();
+    const int with = shmb_notes_alloc(&r, &store, &a);
+    assert_true(has_note(&r, "count: 100 operations per pool step asked; a batch is the working set of 2048 "
+                             "blocks (a shorter one lasts under 100x the timer overhead), so each step times 1 "
+                             "batch of it: too few for percentiles"));
+    a.min_ops = 4096; /* two whole rounds: no note */
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &a), with - 1);
+    assert_false(has_note(&r, "count:"));
+
+    shmb_alloc_config_t p = alloc_cfg();
+    p.nsystems = 3;
+    p.systems[0] = p.systems[2] = SHMB_LOOKUP_MOONCAKE;
+    p.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    p.system_names[0] = "mooncake";
+    p.system_names[1] = "flowipc_classic";
+    p.system_names[2] = "mooncake_control";
+    p.num_iterations = p.min_ops = 3;
+    p.count_given = 1;
+    uint64_t block, reg;
+    shmb_alloc_bench_paired_rounds(&p, &block, &reg);
+    assert_int_equal(block, 6); /* SHMB_PAIRED_MIN_ROUNDS, a whole block of 2 x 3 */
+    assert_int_equal(reg, 6);
+    r = fresh_report();
+    assert_true(shmb_notes_alloc(&r, &store, &p) > 0);
+    assert_true(has_note(&r, "count: 3 operations per pool step asked; a batch is the working set of 2048 blocks "
+                             "(a shorter one lasts under 100x the timer overhead), so each step times one batch "
+                             "per round; the count asks for 1 rounds of alloc, free, alloc_reuse, 3 of register: "
+                             "6 at least, the fewest with a 95% interval"));
+    p.count_given = 0; /* the default's minimum */
+    shmb_alloc_bench_paired_rounds(&p, &block, &reg);
+    assert_int_equal(block, 24);
+
+    shmb_lookup_config_t l = lookup_cfg();
+    l.run[0] = 1;
+    l.num_lookups = 1000;
+    l.count_given = 1;
+    assert_int_equal(shmb_lookup_bench_batches(&l), 1);
+    r = fresh_report();
+    assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
+    assert_true(has_note(&r, "count: num_lookups=1000: 1 batch of 4096 lookups per row (a shorter batch of the "
+                             "fastest paths lasts under 100x the timer overhead), min_time_ms not applied: too "
+                             "few for percentiles"));
+    l.num_lookups = 100000;
+    assert_int_equal(shmb_lookup_bench_batches(&l), 24);
+    r = fresh_report();
+    assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
+    assert_true(has_note(&r, "count: num_lookups=100000: 24 batches of 4096 lookups per row (a shorter batch of "
+                             "the fastest paths lasts under 100x the timer overhead), min_time_ms not applied"));
+    l.count_given = 0;
+    assert_int_equal(shmb_lookup_bench_batches(&l), 0);
+    r = fresh_report();
+    assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
+    assert_false(has_note(&r, "count:"));
+
+    shmb_transfer_config_t t = transfer_cfg();
+    t.translate = 1;
+    t.num_transfers = 100;
+    t.count_given = 1;
+    r = fresh_report();
+    assert_true(shmb_notes_transfer(&r, &store, &t) > 0);
+    assert_true(has_note(&r, "count: num_transfers=100: request_path and translate time it in batches >= 100x"));
+    t.translate = 0; /* copies alone run the count exactly: nothing to say */
+    r = fresh_report();
+    assert_true(shmb_notes_transfer(&r, &store, &t) > 0);
+    assert_false(has_note(&r, "count:"));
+}
+
 /* Every combination of the modes: at most what report->notes holds, then
  * its NULL. */
 static void test_never_overflows(void **state)
@@ -593,7 +674,7 @@ int main(void)
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
         cmocka_unit_test(test_store_full),       cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_transfer_modes),   cmocka_unit_test(test_never_overflows),
-        cmocka_unit_test(test_transfer_paired),
+        cmocka_unit_test(test_transfer_paired),  cmocka_unit_test(test_counts),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

@@ -64,6 +64,11 @@ namespace shmb {
 // (its flags are the binary's own).
 void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 
+// The run's progress line for the library's drivers (their config's
+// progress): on stderr when it is a terminal, silent otherwise; every exit
+// through this code clears it before its message.
+shmb_progress_t* Progress();
+
 // --- flags.cc: checks of the mains' own flags --------------------------------
 
 // Checks lo <= value <= hi for an integer flag, else FlagError.
@@ -147,6 +152,8 @@ shmb_peer_t* StartPeer(int (*start)(shmb_peer_t*, const char*), shmb_peer_t* pee
 // Runs run(rep, why, cap) for rep = 0 .. --repetitions - 1, why empty each
 // time; the first failure is FailRun's exit (with peer, check and what).
 // Then stops a started peer (NULL: none); a failed stop is FailRun's exit.
+// The progress line (Progress()) is told each repetition and cleared after
+// the last.
 void RunRepetitions(shmb_peer_t* peer, const char* check, const char* what,
                     const std::function<int(int rep, char* why, size_t cap)>& run);
 

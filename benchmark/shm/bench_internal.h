@@ -20,6 +20,7 @@ struct RunFacts {
     int64_t start_time = 0;            // seconds since the epoch
     double timer_overhead_ns = 0;
     int allowed_cpus = 0;              // CPUs this process may use, read before --cpu pins the main thread
+    shmb_progress_t progress = {};     // on stderr when it is a terminal, else silent
 };
 extern RunFacts g_run;
 

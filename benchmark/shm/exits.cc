@@ -15,6 +15,7 @@ namespace internal {
 
 void UsageError(const std::string& message)
 {
+    shmb_progress_clear(&g_run.progress);
     std::fprintf(stderr, "%s: %s\n", g_run.program.c_str(), message.c_str());
     shmb_segment_unlink_all();
     std::exit(2);
@@ -46,6 +47,7 @@ void FlagError(const char* flag, const std::string& value, const std::string& al
 
 void Fail(int ret, const char* what)
 {
+    shmb_progress_clear(&g_run.progress);
     const shmb_error_t* e = shmb_error_last();
     int err = e->call ? e->err : -ret;
     std::string msg = g_run.program + ": ";
@@ -77,6 +79,7 @@ void ExitIfPeerDied(int ret, const shmb_error_t& err)
 
 void FailRun(int ret, shmb_peer_t* peer, const char* why, const char* check, const char* what)
 {
+    shmb_progress_clear(&g_run.progress);
     const shmb_error_t saved = *shmb_error_last();
     if (peer)
         shmb_peer_stop(peer);
@@ -104,11 +107,13 @@ void RunRepetitions(shmb_peer_t* peer, const char* check, const char* what,
                     const std::function<int(int rep, char* why, size_t cap)>& run)
 {
     for (int rep = 0; rep < FLAGS_repetitions; rep++) {
+        shmb_progress_outer(Progress(), static_cast<uint64_t>(rep), static_cast<uint64_t>(FLAGS_repetitions));
         char why[256] = "";
         int ret = run(rep, why, sizeof(why));
         if (ret < 0)
             FailRun(ret, peer, why, check, what);
     }
+    shmb_progress_clear(Progress());
     int ret = peer ? shmb_peer_stop(peer) : 0;
     if (ret < 0)
         FailRun(ret, nullptr, "", check, what);

@@ -3,6 +3,7 @@
 // logging and the signal handlers that unlink our segments, the common
 // flags, --json_out, the machine's facts, and --cpu's pinning last.
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -56,6 +57,12 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file)
     internal::ReadMachine();
     if (FLAGS_cpu != -1)
         internal::PinToCpu(FLAGS_cpu);
+    shmb_progress_start(&g_run.progress, isatty(STDERR_FILENO) ? stderr : nullptr, g_run.program.c_str());
+}
+
+shmb_progress_t* Progress()
+{
+    return &internal::g_run.progress;
 }
 
 }  // namespace shmb

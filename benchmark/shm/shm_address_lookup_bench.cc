@@ -11,8 +11,9 @@
 SHMB_DEFINE_COMMON_FLAGS();
 DEFINE_int64(num_segments, 100, "Number of SHM segments to simulate");
 DEFINE_int64(num_lookups, 10000,
-             "Number of lookups per timed batch (at least 4096); requests come from a pool of at "
-             "least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
+             "Number of lookups per row when given (batches of 4096, at least one; --min_time_ms then not "
+             "applied); by default, per timed batch, batches repeating for --min_time_ms; requests come from a "
+             "pool of at least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
 DEFINE_int64(segment_size_mb, 64, "Size of each segment in MB (1 MB = 1048576 bytes)");
 DEFINE_string(strategies, "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic",
               "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress, on --mooncake_path), "
@@ -24,7 +25,9 @@ DEFINE_string(sweep_segments, "",
               "count (default: --num_segments only)");
 DEFINE_int64(lookup_len_kb, 4, "Length of each request in KB");
 DEFINE_string(pattern, "random", "Request pattern: random or sequential");
-DEFINE_int64(min_time_ms, 50, "Time each strategy at least this long per segment count");
+DEFINE_int64(min_time_ms, 50,
+             "Time each strategy at least this long per segment count (unless --num_lookups is given alone); "
+             "given with --num_lookups, --num_lookups is per batch again");
 DEFINE_string(lookup_mode, "throughput",
               "What the rows measure: throughput (independent requests the CPU overlaps), latency "
               "(a dependent chain: each request waits for the previous translation; rows with step "
@@ -95,6 +98,10 @@ int main(int argc, char** argv)
                                            static_cast<int64_t>(SHMB_LOOKUP_SPAN_BYTES >> 20));
     cfg.lookup_len_kb = shmb::CheckRange("lookup_len_kb", FLAGS_lookup_len_kb, 1, FLAGS_segment_size_mb * 1024);
     cfg.min_time_ms = static_cast<double>(shmb::CheckRange("min_time_ms", FLAGS_min_time_ms, 0, 3600 * 1000));
+    // The seed's --num_lookups is the run's count; an explicit --min_time_ms
+    // asks for the timed mode instead (num_lookups per batch).
+    cfg.count_given = !gflags::GetCommandLineFlagInfoOrDie("num_lookups").is_default &&
+                      gflags::GetCommandLineFlagInfoOrDie("min_time_ms").is_default;
     cfg.sequential = shmb::CheckChoice("pattern", FLAGS_pattern, {"random", "sequential"});
     cfg.mode = static_cast<shmb_lookup_mode_t>(
         shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
@@ -117,6 +124,7 @@ int main(int argc, char** argv)
         shmb::FlagError("threads", std::to_string(FLAGS_threads),
                         "--threads with --peer_process: not supported (the peer translates on one thread)");
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     std::vector<std::string> paired;
     PairedConfig(&cfg, &paired);
     shmb_handoff_bench_config_t handoff = {};
@@ -157,6 +165,7 @@ int main(int argc, char** argv)
         int ret = 0;
         for (size_t i = 0; i < counts.size() && ret == 0; i++) {
             cfg.num_segments = counts[i];
+            shmb_progress_outer(cfg.progress, rep * counts.size() + i, FLAGS_repetitions * counts.size());
             ret = shmb_lookup_bench_run(&cfg, &rows, why, cap);
             if (ret < 0 || handoffs <= 0)
                 continue;

@@ -3,6 +3,7 @@
 // (boost.interprocess in one SHM pool; jemalloc over SHM pools), with an
 // ideal arena as a reference point; and, with --allocator=ready, how long a
 // pool takes to be ready on each backing and prefault method.
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -11,12 +12,14 @@
 #include "shmbench/alloc_peer.h"
 
 SHMB_DEFINE_COMMON_FLAGS();
-DEFINE_int64(num_iterations, 1000, "posix: buffers registered at each size, each timed one by one");
+DEFINE_int64(num_iterations, 1000,
+             "posix: buffers registered at each size, each timed one by one; when given (and --min_ops is not), "
+             "also the pools' operations per step and size, if fewer than --min_ops");
 DEFINE_int64(min_size_kb, 4, "Smallest allocation in KB (1 KB = 1024 bytes)");
 DEFINE_int64(max_size_kb, 1024, "Largest allocation in KB; sizes double from min to max, max included");
 DEFINE_int64(min_ops, SHMB_ALLOC_MIN_OPS,
              "Pools: operations timed per step and size, at least; rounds over the working set repeat "
-             "until then");
+             "until then (one round at least: a note says so when that is more)");
 DEFINE_int64(working_set, SHMB_ALLOC_ARENA_MIN_BATCH,
              "Pools: blocks live at once in each round (allocated, freed in a random order, allocated "
              "again); a thread cache serves only a working set it can hold (the notes say its limits)");
@@ -127,6 +130,7 @@ shmb_alloc_ready_config_t ReadyConfig()
         shmb::FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
     cfg.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    cfg.progress = shmb::Progress();
     return cfg;
 }
 
@@ -246,6 +250,11 @@ int main(int argc, char** argv)
     cfg.min_size_kb = shmb::CheckRange("min_size_kb", FLAGS_min_size_kb, 1, SHMB_ALLOC_MAX_SIZE_KB);
     cfg.max_size_kb = shmb::CheckRange("max_size_kb", FLAGS_max_size_kb, 1, SHMB_ALLOC_MAX_SIZE_KB);
     cfg.min_ops = shmb::CheckRange("min_ops", FLAGS_min_ops, 1, SHMB_ALLOC_MAX_MIN_OPS);
+    // The seed's --num_iterations is the run's count: given alone and below
+    // the pools' minimum, it is theirs too (the notes say what a batch adds).
+    cfg.count_given = !gflags::GetCommandLineFlagInfoOrDie("num_iterations").is_default;
+    if (cfg.count_given && gflags::GetCommandLineFlagInfoOrDie("min_ops").is_default)
+        cfg.min_ops = std::min<uint64_t>(cfg.min_ops, cfg.num_iterations);
     cfg.working_set = shmb::CheckRange("working_set", FLAGS_working_set, 1, SHMB_ALLOC_MAX_ITERATIONS);
     if (cfg.min_size_kb > cfg.max_size_kb)
         shmb::FlagError("min_size_kb", std::to_string(FLAGS_min_size_kb),
@@ -279,6 +288,7 @@ int main(int argc, char** argv)
     if (FLAGS_peer_process)
         cfg.peer = &g_peer;
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     std::vector<std::string> paired;
     PairedConfig(&cfg, &paired);
 

@@ -14,7 +14,9 @@ DEFINE_int64(max_transfer_size_kb, 0,
              "Maximum transfer size in KB, instead of --max_transfer_size_mb (0: use that); for a last size "
              "below 1 MB, e.g. --transfer_size_kb=4 --max_transfer_size_kb=4 runs 4 KB alone");
 DEFINE_int64(num_transfers, 1000,
-             "Number of transfers per size and method, exactly (fewer only if --time_per_size_ms runs out)");
+             "Number of transfers per size and method, exactly (fewer only if --time_per_size_ms runs out; "
+             "with --system, request_path and translate time at least one batch of 100x the timer overhead, "
+             "and by default at least 31 batches)");
 DEFINE_bool(use_memcpy, true, "Use memcpy for transfers; false selects the plain C loop (when --methods is not given)");
 DEFINE_bool(verify_data, false, "Verify dst against the pattern after each size and method (a transfer is always verified before timing)");
 DEFINE_string(methods, "",
@@ -150,6 +152,8 @@ int main(int argc, char** argv)
                             std::to_string(cfg.max_transfer_size_kb) + " KB)");
     cfg.num_transfers = shmb::CheckRange("num_transfers", FLAGS_num_transfers, 1,
                                          static_cast<int64_t>(SHMB_TRANSFER_MAX_TRANSFERS));
+    // The seed's --num_transfers is the run's count, for the parts that move no bytes too.
+    cfg.count_given = !gflags::GetCommandLineFlagInfoOrDie("num_transfers").is_default;
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
     cfg.time_per_size_ms = static_cast<double>(shmb::CheckRange("time_per_size_ms", FLAGS_time_per_size_ms, 1,
                                                                 3600 * 1000));
@@ -157,6 +161,7 @@ int main(int argc, char** argv)
     for (int m = 0; m < SHMB_COPY_METHODS; m++)
         cfg.run[m] = shmb::InList(methods, shmb_copy_method_name(static_cast<shmb_copy_method_t>(m)));
     cfg.cpu = FLAGS_cpu;
+    cfg.progress = shmb::Progress();
     cfg.cold = FLAGS_cold;
     cfg.verify = FLAGS_verify_data;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();

@@ -237,12 +237,16 @@ int RunWorkload(const std::string& methods)
         wc.granted = &granted;
 
     shmb::WarnIfOversubscribed(wc.threads);
+    wc.progress = shmb::Progress();
     shmb_rows_t rows = {};
     shmb::RunRepetitions(nullptr, "a check failed", "the workload replay", [&](int rep, char* why, size_t cap) {
         wc.repetition = rep;
         if (wc.nsystems)  // every system in one replay, request by request
             return shmb_workload_run(&wc, &stream, &rows, why, cap);
-        for (int s = named >= 0 ? named : 0; s < (named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS); s++) {
+        const int first = named >= 0 ? named : 0, last = named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS;
+        for (int s = first; s < last; s++) {
+            shmb_progress_outer(wc.progress, static_cast<uint64_t>(rep * (last - first) + s - first),
+                                static_cast<uint64_t>(FLAGS_repetitions * (last - first)));
             wc.system = static_cast<shmb_lookup_system_t>(s);
             wc.name_system = named < 0;
             int ret = shmb_workload_run(&wc, &stream, &rows, why, cap);

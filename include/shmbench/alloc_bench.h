@@ -33,6 +33,7 @@
 
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -65,7 +66,11 @@ typedef struct shmb_alloc_config {
     uint64_t max_size_kb;    /* last size, included (=1024) */
     uint64_t min_ops;        /* pools: operations timed per step and size, at least: rounds over
                               * the working set repeat until then (=SHMB_ALLOC_MIN_OPS),
-                              * 1..SHMB_ALLOC_MAX_MIN_OPS */
+                              * 1..SHMB_ALLOC_MAX_MIN_OPS; below the working set, one round (a
+                              * note says so: a batch is never shorter than the working set) */
+    int count_given;         /* 1: the count was asked for (--num_iterations given): a paired run's
+                              * rounds go down to SHMB_PAIRED_MIN_ROUNDS, not
+                              * SHMB_ALLOC_PAIRED_MIN_ROUNDS */
     uint64_t working_set;    /* pools: live blocks per round, 1..SHMB_ALLOC_MAX_ITERATIONS (with a
                               * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: max(num_iterations,
                               * SHMB_ALLOC_ARENA_MIN_BATCH) */
@@ -79,6 +84,7 @@ typedef struct shmb_alloc_config {
     int repetition;          /* stamped into the rows */
     int threads;             /* threads running each allocator at once; 0 or 1: the calling
                               * thread alone (=1) */
+    shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int cpu;                 /* threads > 1: first CPU of the threads (each pinned to its own
                               * planned CPU, shmb_sysinfo_plan_cpus, when there are enough; else
                               * each runs on every allowed CPU), -1: the first allowed */
@@ -147,8 +153,9 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
  * rounds of alloc, free and alloc_reuse (each system one batch of each per
  * round: the --system run's batches), *reg those of register (each system
  * one registration per round: the --system run's num_iterations); each at
- * least SHMB_ALLOC_PAIRED_MIN_ROUNDS, rounded up to a multiple of 2 x
- * nsystems (whole blocks of shmb_paired_order's balanced order). */
+ * least SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with
+ * count_given), rounded up to a multiple of 2 x nsystems (whole blocks of
+ * shmb_paired_order's balanced order). */
 #define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg);
 

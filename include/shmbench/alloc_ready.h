@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "shmbench/backing.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -46,6 +47,7 @@ typedef struct shmb_alloc_ready_config {
     uint64_t iterations;                 /* pools per row, 1..SHMB_ALLOC_READY_MAX_ITERATIONS (=3) */
     uint64_t hugepage_size;              /* hugetlb's page: SHMB_BACKING_HUGE_2MB or _1GB (0: 2 MiB) */
     const char *shm_prefix;              /* tmpfs names: "/mooncake_bench_" */
+    shmb_progress_t *progress;           /* NULL: none; else told before each backing and prefault */
     int repetition;                      /* stamped into the rows */
 } shmb_alloc_ready_config_t;
 

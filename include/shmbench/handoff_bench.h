@@ -71,7 +71,7 @@ int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg);
 /* The hand-off's run beside a lookup run with cfg lookup: the Flow-IPC
  * systems it selects (every system with system_rows: rows of one system
  * pair with another's), objects of its request length, its count,
- * min_time_ms, peer_process, seed, prefix, segments and repetition. Returns
+ * min_time_ms (0 with count_given: the count alone bounds it), peer_process, seed, prefix, segments and repetition. Returns
  * 1 (*out written) when there is something to run, 0 when not (enabled 0,
  * or neither a Flow-IPC system nor system_rows), -EINVAL when the requests
  * are longer than SHMB_HANDOFF_MAX_OBJECT_KB (the objects would be). */

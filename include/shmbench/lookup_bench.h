@@ -11,8 +11,8 @@
  * reproducibly from cfg->seed, checks every selected path's translation of
  * every request before timing any (a wrong one fails the run), then times
  * batches of max(num_lookups, SHMB_LOOKUP_MIN_BATCH) requests walking
- * through the pool until min_time_ms has passed: ns per lookup = batch time
- * / batch size. Throughput rows time independent requests, latency rows a
+ * through the pool until min_time_ms has passed (with count_given, num_lookups
+ * in all: shmb_lookup_bench_batches): ns per lookup = batch time / batch size. Throughput rows time independent requests, latency rows a
  * dependent chain (shmbench/lookup.h, shmb_lookup_chain). With threads > 1,
  * that many threads run each path at once over its shared objects. With
  * peer_process, a forked peer attaches what this process creates and does
@@ -31,6 +31,7 @@
 #include "shmbench/lookup.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -99,9 +100,14 @@ typedef struct shmb_lookup_config {
     const char *shm_prefix;   /* names of mooncake's real segments */
     uint64_t seed;
     double min_time_ms;       /* per path and segment count (=50) */
+    int count_given;          /* 1: num_lookups is each row's count (--num_lookups given without
+                               * --min_time_ms): shmb_lookup_bench_batches() batches of
+                               * SHMB_LOOKUP_MIN_BATCH, min_time_ms and the minimum batches not
+                               * applied (per thread with threads > 1); 0: num_lookups per batch */
     int repetition;           /* stamped into the rows */
     int threads;              /* threads running each path at once (=1: the calling thread) */
     int cpu;                  /* threads > 1: first CPU of the threads, -1: the first allowed */
+    shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
     shmb_mooncake_path_t mooncake_path; /* mooncake's relocate path, in this process and the peer (=tent) */
@@ -135,6 +141,13 @@ int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes
  * to a multiple of 2 x cfg->nsystems (whole blocks of shmb_paired_order's
  * balanced order). */
 size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg);
+
+/* The timed batches of each row (of each thread) when cfg->count_given:
+ * num_lookups / SHMB_LOOKUP_MIN_BATCH, at least 1 (a shorter batch of the
+ * fastest paths would last under 100x the timer overhead); 0 (no bound)
+ * without count_given. A paired run times that many rounds, at least
+ * SHMB_PAIRED_MIN_ROUNDS. */
+uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg);
 
 /* Runs every selected path and appends its rows (variant = path, arg
  * segments:N, note "verified P/P" over the pool of P requests), systems

@@ -40,6 +40,7 @@
 #include "shmbench/paired.h"
 #include "shmbench/paths.h"
 #include "shmbench/peer.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"

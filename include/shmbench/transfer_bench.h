@@ -34,7 +34,8 @@
  * once). Each part's note gives its share of the request's median; the
  * request's names its copy and what the parts add up to. request_path and
  * translate move no bytes: they run num_transfers operations, or more when
- * that makes fewer than 31 batches long against the timer.
+ * that makes fewer than 31 batches long against the timer (with count_given,
+ * only when it is less than one batch: a note says so).
  *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
  * that attaches src and dst by name (tmpfs) or from their descriptors sent
@@ -49,7 +50,7 @@
  * size: request_path, translate and request paired (each round, one batch
  * of every system in the order of shmbench/paired.h; one batch size for all, the largest
  * of the systems' own; as many rounds as a --system run times batches, at
- * least 31, fewer only once the systems together spent nsystems times
+ * least 31 (SHMB_PAIRED_MIN_ROUNDS with count_given), fewer only once the systems together spent nsystems times
  * time_per_size_ms), each system's row (name .../system:NAME) then each
  * one's ratio row to the baseline (.../system:NAME/vs:BASELINE); the copy
  * rows once, unpaired, as without a system (the same code for every
@@ -73,6 +74,7 @@
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
+#include "shmbench/progress.h"
 #include "shmbench/report.h"
 
 #ifdef __cplusplus
@@ -87,8 +89,12 @@ typedef struct shmb_transfer_config {
     uint64_t transfer_size_kb;     /* first size (=4) */
     uint64_t max_transfer_size_kb; /* last size, included (=64 MB) */
     uint64_t num_transfers;        /* per size and method, exactly unless the budget ends (=1000) */
+    int count_given;               /* 1: num_transfers was asked for (--num_transfers given): the parts
+                                    * that move no bytes run it (one batch at least), not 31 batches;
+                                    * a paired part's rounds go down to SHMB_PAIRED_MIN_ROUNDS */
     int run[SHMB_COPY_METHODS];    /* 1: measure this method */
     int threads;                   /* split each transfer (=1) */
+    shmb_progress_t *progress;     /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int cpu;                       /* with threads > 1, pin them from this CPU on, within the
                                     * allowed set (shmb_copy_crew_start); -1: not pinned */
     int cold;                      /* add cold rows (=0) */

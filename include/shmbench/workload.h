@@ -186,6 +186,7 @@ typedef struct shmb_workload_config {
     shmb_copy_method_t method;          /* the copy's kernel */
     int threads;                        /* split each descriptor's copy (=1) */
     int cpu;                            /* as shmb_transfer_config_t's */
+    shmb_progress_t *progress;          /* NULL: none; else told before each request (shmbench/progress.h) */
     double timer_overhead_ns;
     const char *shm_prefix;
     int repetition;
