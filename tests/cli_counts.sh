@@ -23,7 +23,7 @@ alloc=$bindir/shm_allocation_bench
   || fail "alloc: exit $?: $(cat "$work/a.err")"
 [ -z "$(over "$work/a.txt" 2048)" ] && ok || fail "alloc: rows above one batch: $(over "$work/a.txt" 2048)"
 [ -z "$(grep -v '^#' "$work/a.txt" | awk '$2 == "posix" && $6 != 100')" ] && ok || fail "alloc: posix rows not of 100"
-grep -qF "# count: 100 operations per pool step asked; a batch is the working set of 2048 blocks" "$work/a.txt" \
+unwrap "$work/a.txt" | grep -qF "# count: 100 operations per pool step asked; a batch is the working set of 2048 blocks" \
   && ok || fail "alloc: no count note"
 # the default (no count given) keeps its minimum: no note
 "$alloc" "${common[@]}" --max_size_kb=4 --allocator=arena >"$work/d.txt" 2>/dev/null || fail "alloc default: exit $?"
@@ -32,16 +32,16 @@ grep -q "^# count:" "$work/d.txt" && fail "alloc default has a count note" || ok
 # paired: 6 rounds at least, said
 "$alloc" "${common[@]}" --num_iterations=3 --max_size_kb=4 --systems=mooncake,flowipc_classic >"$work/p.txt" \
   2>/dev/null || fail "alloc paired: exit $?"
-grep -q "^# count: .*the count asks for 1 rounds of alloc, free, alloc_reuse, 3 of register: 6 at least" \
-  "$work/p.txt" && ok || fail "alloc paired: no count note"
-grep -qF "# rounds of register: 6;" "$work/p.txt" && ok || fail "alloc paired: not 6 rounds of register"
+unwrap "$work/p.txt" | grep -q "^# count: .*the count asks for 1 rounds of alloc, free, alloc_reuse, 3 of register: 6 at least" \
+  && ok || fail "alloc paired: no count note"
+unwrap "$work/p.txt" | grep -qF "# rounds of register: 6;" && ok || fail "alloc paired: not 6 rounds of register"
 
 # --num_lookups=1000: one batch of 4096 per row (the hand-off its own batch of 1024)
 lookup=$bindir/shm_address_lookup_bench
 "$lookup" "${common[@]}" --num_lookups=1000 --num_segments=20 --segment_size_mb=1 >"$work/l.txt" 2>"$work/l.err" \
   || fail "lookup: exit $?: $(cat "$work/l.err")"
 [ -z "$(over "$work/l.txt" 4096)" ] && ok || fail "lookup: rows above one batch: $(over "$work/l.txt" 4096)"
-grep -qF "# count: num_lookups=1000: 1 batch of 4096 lookups per row" "$work/l.txt" && ok || fail "lookup: no count note"
+unwrap "$work/l.txt" | grep -qF "# count: num_lookups=1000: 1 batch of 4096 lookups per row" && ok || fail "lookup: no count note"
 # --min_time_ms given too: num_lookups per batch again, no count note
 "$lookup" "${common[@]}" --num_lookups=1000 --min_time_ms=1 --num_segments=20 --segment_size_mb=1 \
   --strategies=arithmetic >"$work/m.txt" 2>/dev/null || fail "lookup min_time_ms: exit $?"
@@ -60,8 +60,8 @@ transfer=$bindir/shm_transfer_bench
 [ -z "$(over "$work/t.txt" 100)" ] && ok || fail "transfer: rows above 100: $(over "$work/t.txt" 100)"
 "$transfer" "${common[@]}" --num_transfers=100 --max_transfer_size_kb=16 --system=mooncake --num_segments=10 \
   >"$work/s.txt" 2>"$work/s.err" || fail "transfer --system: exit $?: $(cat "$work/s.err")"
-grep -qF "# count: num_transfers=100: request_path and translate time it in batches >= 100x the timer overhead" \
-  "$work/s.txt" && ok || fail "transfer --system: no count note"
+unwrap "$work/s.txt" | grep -qF "# count: num_transfers=100: request_path and translate time it in batches >= 100x the timer overhead" \
+  && ok || fail "transfer --system: no count note"
 # a row above 100 is one batch, which the count note explains: never the default's 31 batches
 [ -z "$(over "$work/s.txt" 3100)" ] && ok || fail "transfer --system: rows of 31 batches: $(over "$work/s.txt" 3100)"
 
