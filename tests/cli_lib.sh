@@ -6,7 +6,10 @@ passed=0
 failed=0
 skipped=0
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# At exit the test's own segments go too (its $prefix, when it sets one): a
+# binary that ran on when a case expected a refusal (a stale build, a
+# regression) must not leave thousands in /dev/shm; the case itself failed.
+trap 'rm -rf "$work"; [ -z "${prefix:-}" ] || rm -f /dev/shm/"$prefix"*' EXIT
 
 fail() {
   echo "FAIL: $*" >&2
