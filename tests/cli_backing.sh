@@ -153,7 +153,7 @@ hugetlb() {
   [ -w "$nr_file" ] && [ "$(grep Hugepagesize /proc/meminfo)" = "Hugepagesize:       2048 kB" ] ||
     { echo "skipped: hugetlb: the default huge page is not 2 MiB here" >&2; exit 77; }
   hugepages_lock 200 ||
-    { echo "skipped: hugetlb: another suite has held the machine's huge page lock ($hugepages_lock_file) for 200 s" >&2; exit 77; }
+    { echo "skipped: hugetlb: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)" >&2; exit 77; }
   trap give_back EXIT
   # more than are free: the line that says how many to reserve, exit 2,
   # nothing measured; its figures agree with each other (others may map or
@@ -209,7 +209,7 @@ thp() {
   [ "$(id -u)" -eq 0 ] || { echo "skipped: thp: not root, cannot set $shmem" >&2; exit 77; }
   [ -w "$shmem" ] || { echo "skipped: thp: no $shmem" >&2; exit 77; }
   hugepages_lock 200 ||
-    { echo "skipped: thp: another suite has held the machine's huge page lock ($hugepages_lock_file) for 200 s" >&2; exit 77; }
+    { echo "skipped: thp: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)" >&2; exit 77; }
   keep "$shmem"
   echo advise >"$shmem"
   ready --backing=thp --pool_mb=16 && ok || fail "thp: exit $?: $(cat "$work/err")"

@@ -43,7 +43,7 @@ if hugepages_lock 200; then
     skip_case "hugetlb: $(hugepages_avail) huge pages available, $need needed, and $nr_file cannot be raised here"
   fi
 else
-  skip_case "thp and hugetlb: another suite has held the machine's huge page lock ($hugepages_lock_file) for 200 s"
+  skip_case "thp and hugetlb: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)"
 fi
 
 "$bin" --helpshort 2>&1 | tr -s ' \n' ' ' >"$work/help"

@@ -130,7 +130,7 @@ declare -A resident=([memfd]=6.4 [hugetlb]=8.0)
 backings=(memfd)
 need=8 # pages of 2 MiB: src and dst of 3.22 MiB, rounded up to 4 MiB each, and some
 if ! hugepages_lock 120; then
-  skip_case "replay on hugetlb: another suite has held the machine's huge page lock ($hugepages_lock_file) for 120 s"
+  skip_case "replay on hugetlb: the machine's huge page lock ($hugepages_lock_file) not had in 120 s (another suite holds it, or it cannot be opened)"
 elif reserve_hugepages "$need"; then
   backings+=(hugetlb)
 else

@@ -24,6 +24,8 @@ static shmb_backing_config_t config(shmb_backing_kind_t kind)
     return cfg;
 }
 
+#define NOT_OURS "the machine's huge page lock is not ours (another suite holds it, or it cannot be opened)"
+
 /* Whether this test may use the machine's huge page pool and rely on
  * shmem_enabled (shmb_test_pool_lock, taken in main): another suite may
  * exhaust the pool or flip the setting otherwise. */
@@ -168,7 +170,7 @@ static shmb_backing_kind_t kind_of(void **state, int64_t pages)
 {
     shmb_backing_kind_t kind = *(const shmb_backing_kind_t *)*state;
     if (kind == SHMB_BACKING_HUGETLB && !pool_ours)
-        shmb_test_skip("hugetlb: another suite holds the machine's huge page lock");
+        shmb_test_skip("hugetlb: " NOT_OURS);
     if (!available(kind, pages))
         shmb_test_skip("hugetlb: too few free huge pages of 2 MiB (tests/cli_backing.sh reserves them)");
     return kind;
@@ -211,7 +213,7 @@ static void test_thp_granted_is_read_back(void **state)
     if (!allowed && !refused)
         shmb_test_skip("shmem_enabled unknown");
     if (!pool_ours)
-        shmb_test_skip("another suite holds the machine's huge page lock: shmem_enabled may change meanwhile");
+        shmb_test_skip("shmem_enabled may change meanwhile: " NOT_OURS);
     shmb_backing_config_t cfg = config(SHMB_BACKING_THP);
     shmb_backing_t b;
     shmb_backing_ready_t r;
@@ -314,7 +316,7 @@ static void test_exhausted_huge_pages(void **state)
     if (pages < 0)
         shmb_test_skip("no 2 MiB huge page pool");
     if (!pool_ours)
-        shmb_test_skip("another suite holds the machine's huge page lock");
+        shmb_test_skip(NOT_OURS);
     shmb_backing_config_t cfg = config(SHMB_BACKING_HUGETLB);
     for (int h = 0; h < SHMB_PREFAULT_KINDS; h++) {
         shmb_backing_t b;
