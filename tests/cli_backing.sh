@@ -133,6 +133,7 @@ no_run_left() {
 # signal_midway SIG RC: a run of 32 MiB of huge pages, its own hugetlb
 # mappings seen in its smaps, then SIG: exit RC and nothing of it left.
 signal_midway() {
+  reserve_hugepages 16 # again: others may have taken some since
   env --default-signal="$1" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch \
     --pool_mb=32 --pool_iterations=1000 >/dev/null 2>&1 &
   local pid=$! kb=0
@@ -183,11 +184,11 @@ hugetlb() {
   # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, nothing left
   signal_midway INT 130
   # pages another mapping has reserved (mapped, not yet touched) count in
-  # free_hugepages but are not free: with this test holding all but 7 of the
-  # available pages, refused up front (exit 2, fewer than 8 free), not an
-  # mmap failing midway (a count that took the held ones for free would say
-  # 16 or more, and run)
-  if hold_hugepages $(($(hugepages_avail) - 7)) "$work/held"; then
+  # free_hugepages but are not free: with this test holding every page
+  # available, refused up front (exit 2, fewer than 8 free, even if another
+  # program gives a few back meanwhile), not an mmap failing midway (a count
+  # that took the held ones for free would say 16 or more, and run)
+  if hold_hugepages all "$work/held"; then
     ready --backing=hugetlb --pool_mb=16
     rc=$?
     kill "$holder"

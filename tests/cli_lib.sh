@@ -251,15 +251,17 @@ hugepages_lock() {
 }
 
 # reserve_hugepages N: at least N pages available to this test: when fewer
-# are and the pool can be resized (root), N less those available are added to
-# its current size, whatever others made it meanwhile, and counted in
-# $added. True when N are available. Call under hugepages_lock.
+# than N + 8 are (8 for what other programs may take meanwhile) and the pool
+# can be resized (root), what is missing is added to its current size,
+# whatever others made it meanwhile, and counted in $added. True when N are
+# available. Call under hugepages_lock, and again before a run that needs
+# them if others may have taken some since.
 reserve_hugepages() {
-  local have cur
+  local have cur want=$(($1 + 8))
   have=$(hugepages_avail)
-  if [ "$have" -lt "$1" ] && [ -w "$nr_file" ]; then
+  if [ "$have" -lt "$want" ] && [ -w "$nr_file" ]; then
     cur=$(cat "$nr_file")
-    echo $((cur + $1 - have)) >"$nr_file" 2>/dev/null
+    echo $((cur + want - have)) >"$nr_file" 2>/dev/null
     added=$((added + $(cat "$nr_file") - cur))
   fi
   [ "$(hugepages_avail)" -ge "$1" ]
@@ -276,18 +278,41 @@ give_back_hugepages() {
   added=0
 }
 
-# hold_hugepages N FILE: a process of this test reserves N pages (a hugetlb
-# memfd mapped shared, untouched) and holds them until killed; $holder its
+# hold_hugepages N|all FILE [greedy]: a process of this test reserves N
+# pages, or all those available (a hugetlb memfd mapped shared, untouched),
+# and holds them until killed; greedy, it also takes every page that comes
+# free meanwhile (another program's, or the run's own), so that whatever
+# others give back, fewer pages than a buffer of a run are free. $holder its
 # pid. False when it could not (FILE says "held" once it does).
 hold_hugepages() {
   python3 -c 'import mmap, os, sys, time
-n = int(sys.argv[1]) << 21
-if n:
+pool = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
+def avail():
+    return int(open(pool + "free_hugepages").read()) - int(open(pool + "resv_hugepages").read())
+held = []
+def take(n):
+    if n <= 0:
+        return True
     fd = os.memfd_create("shmb_test_hold", os.MFD_HUGETLB)
-    os.ftruncate(fd, n)
-    m = mmap.mmap(fd, n, mmap.MAP_SHARED)
+    os.ftruncate(fd, n << 21)
+    try:
+        held.append(mmap.mmap(fd, n << 21, mmap.MAP_SHARED))
+        return True
+    except OSError:  # taken by another meanwhile
+        os.close(fd)
+        return False
+for _ in range(20):
+    if take(avail() if sys.argv[1] == "all" else int(sys.argv[1])):
+        break
+else:
+    sys.exit(1)
 open(sys.argv[2], "w").write("held\n")
-time.sleep(300)' "$1" "$2" 2>/dev/null &
+greedy = len(sys.argv) > 3
+end = time.time() + 300
+while time.time() < end:
+    if greedy:
+        take(avail())
+    time.sleep(0.002 if greedy else 0.5)' "$1" "$2" ${3:+greedy} 2>/dev/null &
   holder=$!
   for _ in $(seq 200); do
     [ -s "$2" ] && return 0
