@@ -3,10 +3,12 @@
 # backing and prefault method, their flags, the limits checked up front, and
 # a signal midway. With a third argument, the backing that needs the
 # machine's settings, made for the test and given back afterwards, even on
-# failure (root; else exit 77 with the reason):
-#   hugetlb  reserves huge pages (/proc/sys/vm/nr_hugepages), runs the
-#            hugetlb rows and test_backing (passed as the second argument)
-#            on them, exhausts the pool, and checks every page comes back;
+# failure, under the machine's huge page lock (root and the lock; else exit
+# 77 with the reason):
+#   hugetlb  adds the huge pages it needs to the pool, runs the hugetlb rows
+#            and test_backing (passed as the second argument) on them,
+#            exhausts what is available, and checks nothing of its runs is
+#            left (their own pages, never the machine's count);
 #   thp      sets shmem_enabled to advise and checks what the kernel granted.
 bindir=$1
 test_backing=$2
@@ -14,10 +16,7 @@ mode=${3:-}
 source "$(dirname "$0")/cli_lib.sh"
 alloc=$bindir/shm_allocation_bench
 prefix=shmb_cli_backing_$$_
-pool=/sys/kernel/mm/hugepages/hugepages-2048kB
 shmem=/sys/kernel/mm/transparent_hugepage/shmem_enabled
-
-huge_free() { cat "$pool/free_hugepages"; }
 
 # The rows of a run as "variant step note" (table: pool_mb, allocator, step, ...).
 ready() {
@@ -116,94 +115,102 @@ keep() {
   trap "echo '$value' > '$file'; rm -rf '$work'" EXIT
 }
 
-# Huge pages this test added to the pool, taken back on exit, whatever
-# happens: by difference, so that pages another program reserved or holds
-# meanwhile stay as they are.
-# /proc/sys/vm/nr_hugepages is the pool's persistent size (the default 2 MiB
-# pages), without the surplus pages others may hold.
-nr=/proc/sys/vm/nr_hugepages
-added=0
+# hugetlb: under the machine's lock (cli_lib.sh), the pages needed added to
+# the pool and only those given back on exit, whatever happens; what is
+# counted is this test's own: the runs' processes and their smaps, and the
+# pages this test holds, never the machine's free count before and after.
 give_back() {
-  local n=$(($(cat "$nr") - added))
-  echo "$((n < 0 ? 0 : n))" >"$nr" # another program gave back pages of its own meanwhile
+  give_back_hugepages
   rm -rf "$work"
+}
+
+# no_run_left: no process of this test's runs (nor of test_backing) is left;
+# with them gone, every huge page they had is back (memfds: cli_lib.sh).
+no_run_left() {
+  [ "$(peer_left "$prefix")" -eq 0 ] && ! pgrep -f "^$test_backing" >/dev/null
+}
+
+# signal_midway SIG RC: a run of 32 MiB of huge pages, its own hugetlb
+# mappings seen in its smaps, then SIG: exit RC and nothing of it left.
+signal_midway() {
+  reserve_hugepages 16 # again: others may have taken some since
+  env --default-signal="$1" "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch \
+    --pool_mb=32 --pool_iterations=1000 >/dev/null 2>&1 &
+  local pid=$! kb=0
+  for _ in $(seq 250); do
+    kb=$(hugetlb_kb "$pid")
+    [ "$kb" -ge 32768 ] && break
+    sleep 0.02
+  done
+  kill -"$1" "$pid"
+  wait "$pid"
+  rc=$?
+  [ "$kb" -ge 32768 ] && [ "$rc" -eq "$2" ] && no_run_left && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
+    || fail "hugetlb SIG$1: exit $rc, $kb KiB of hugetlb mapped before, $(peer_left "$prefix") processes left"
 }
 
 hugetlb() {
   [ "$(id -u)" -eq 0 ] || { echo "skipped: hugetlb: not root, cannot reserve huge pages" >&2; exit 77; }
-  [ -w "$nr" ] && [ "$(grep Hugepagesize /proc/meminfo)" = "Hugepagesize:       2048 kB" ] ||
+  [ -w "$nr_file" ] && [ "$(grep Hugepagesize /proc/meminfo)" = "Hugepagesize:       2048 kB" ] ||
     { echo "skipped: hugetlb: the default huge page is not 2 MiB here" >&2; exit 77; }
+  hugepages_lock 200 ||
+    { echo "skipped: hugetlb: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)" >&2; exit 77; }
   trap give_back EXIT
-  # more than are free: the line that says how many to reserve, exit 2, nothing measured
-  local total free
-  total=$(cat "$pool/nr_hugepages")
-  free=$(huge_free)
-  ready --backing=hugetlb --pool_mb=$(((free + 8) * 2))
+  # more than are free: the line that says how many to reserve, exit 2,
+  # nothing measured; its figures agree with each other (others may map or
+  # give back pages meanwhile): N needed, F free of T, so echo T + N - F
+  local want
+  want=$(($(cat "$hpool/nr_hugepages") + $(cat "$hpool/free_hugepages") + 8))
+  ready --backing=hugetlb --pool_mb=$((want * 2))
   rc=$?
-  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] &&
-    grep -q "needs $((free + 8)) free huge pages of 2048 kB (.*) but $free are free of $total reserved; reserve them as root: echo $((total + 8)) > /proc/sys/vm/nr_hugepages" "$work/err" \
+  local got
+  got=$(sed -n "s/.*needs \([0-9]*\) free huge pages of 2048 kB (.*) but \([0-9]*\) are free of \([0-9]*\) reserved; reserve them as root: echo \([0-9]*\) > \/proc\/sys\/vm\/nr_hugepages.*/\1 \2 \3 \4/p" "$work/err")
+  read -r n f t r <<<"$got"
+  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && [ "${n:-0}" -eq "$want" ] && [ "$f" -lt "$n" ] && [ "$r" -eq $((t + n - f)) ] \
     && ok || fail "too few huge pages: exit $rc, $(cat "$work/err")"
-  # reserved: every method, all of it huge where it is resident, every page back
-  local max
-  max=$(cat "$nr")
-  echo "$((max + 16))" >"$nr"
-  added=$(($(cat "$nr") - max))
-  total=$(cat "$pool/nr_hugepages")
-  [ "$(huge_free)" -ge 16 ] || { echo "skipped: hugetlb: the kernel reserved only $(huge_free) pages" >&2; exit 77; }
-  local before
-  before=$(huge_free)
+  # available: every method, all of it huge where it is resident, nothing left
+  reserve_hugepages 16 || { echo "skipped: hugetlb: only $(hugepages_avail) pages available, 16 needed" >&2; exit 77; }
   ready --backing=hugetlb --pool_mb=16 --prefault_threads=2 && ok || fail "hugetlb: exit $?: $(cat "$work/err")"
   expect_note ready/hugetlb none "rss 0% huge 0%$"
   expect_note ready/hugetlb touch "^[0-9]{1,2} faults rss 100% huge 100%$" # 8, and the threads' own
   expect_note ready/hugetlb populate "rss 100% huge 100%$"
   expect_note ready/hugetlb populate_write "rss 100% huge 100%$"
   expect_note ready/hugetlb fallocate "rss 0% huge 0%$"
-  grep -q "^# huge pages of 2048 kB: $before free of $total reserved (.*), 8 needed" "$work/out" && ok \
+  grep -q "^# huge pages of 2048 kB: [0-9]* free of [0-9]* reserved (.*), 8 needed" "$work/out" && ok \
     || fail "huge page line: $(grep '^# huge' "$work/out")"
-  [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb: $(huge_free) free after the run, $before before"
-  # SIGTERM midway: every page back
-  "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch --pool_mb=32 \
-    --pool_iterations=1000 >/dev/null 2>&1 &
-  local pid=$!
-  sleep 0.5
-  kill -TERM "$pid"
-  wait "$pid"
-  rc=$?
-  [ "$rc" -eq 143 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGTERM: exit $rc, $(huge_free) free of $before"
-  # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, every page back
-  env --default-signal=INT "$alloc" --allocator=ready --shm_prefix="/$prefix" --backing=hugetlb --prefault=touch --pool_mb=32 \
-    --pool_iterations=1000 >/dev/null 2>&1 &
-  pid=$!
-  sleep 0.5
-  kill -INT "$pid"
-  wait "$pid"
-  rc=$?
-  [ "$rc" -eq 130 ] && [ "$(huge_free)" -eq "$before" ] && ok || fail "hugetlb SIGINT: exit $rc, $(huge_free) free of $before"
+  no_run_left && [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "hugetlb: $(peer_left "$prefix") processes left"
+  # SIGTERM midway: 143, nothing left
+  signal_midway TERM 143
+  # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, nothing left
+  signal_midway INT 130
   # pages another mapping has reserved (mapped, not yet touched) count in
-  # free_hugepages but are not free: refused up front (exit 2, 0 free), not
-  # an mmap failing midway
-  python3 -c 'import mmap, os, sys, time
-fd = os.memfd_create("held", os.MFD_HUGETLB); os.ftruncate(fd, int(sys.argv[1]) << 21)
-m = mmap.mmap(fd, int(sys.argv[1]) << 21, mmap.MAP_SHARED); print("held", flush=True); time.sleep(30)' \
-    "$before" >"$work/held" &
-  local holder=$!
-  for _ in $(seq 100); do [ -s "$work/held" ] && break; sleep 0.05; done
-  ready --backing=hugetlb --pool_mb=16
-  rc=$?
-  kill "$holder"
-  wait "$holder" 2>/dev/null
-  [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && grep -q "needs 8 free huge pages of 2048 kB (16 MiB) but 0 are free" "$work/err" \
-    && ok || fail "pages reserved by another mapping: exit $rc, $(cat "$work/err")"
-  # the unit tests' hugetlb cases, for real
+  # free_hugepages but are not free: with this test holding every page
+  # available, refused up front (exit 2, fewer than 8 free, even if another
+  # program gives a few back meanwhile), not an mmap failing midway (a count
+  # that took the held ones for free would say 16 or more, and run)
+  if hold_hugepages all "$work/held"; then
+    ready --backing=hugetlb --pool_mb=16
+    rc=$?
+    kill "$holder"
+    wait "$holder" 2>/dev/null
+    [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && grep -q "needs 8 free huge pages of 2048 kB (16 MiB) but [0-7] are free" "$work/err" \
+      && ok || fail "pages reserved by another mapping: exit $rc, $(cat "$work/err")"
+  else
+    fail "pages reserved by another mapping: no process to hold them"
+  fi
+  # the unit tests' hugetlb cases, for real (they count their own pages, and
+  # take the lock this test holds through SHMB_HUGEPAGES_LOCKED)
   "$test_backing" >"$work/unit" 2>&1 && ! grep -q SKIPPED "$work/unit" && ok \
     || fail "test_backing on reserved pages: $(grep -E 'FAIL|SKIPPED' "$work/unit" | head -5)"
-  [ "$(huge_free)" -eq "$before" ] && ok || fail "test_backing: $(huge_free) free after, $before before"
+  no_run_left && ok || fail "test_backing: processes left"
   finish
 }
 
 thp() {
   [ "$(id -u)" -eq 0 ] || { echo "skipped: thp: not root, cannot set $shmem" >&2; exit 77; }
   [ -w "$shmem" ] || { echo "skipped: thp: no $shmem" >&2; exit 77; }
+  hugepages_lock 200 ||
+    { echo "skipped: thp: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)" >&2; exit 77; }
   keep "$shmem"
   echo advise >"$shmem"
   ready --backing=thp --pool_mb=16 && ok || fail "thp: exit $?: $(cat "$work/err")"

@@ -198,27 +198,142 @@ expect_signal_cleanup() {
   [ "$(leftovers "$pfx")" -eq 0 ] && ok || fail "SIG$sig left $(leftovers "$pfx") segments"
 }
 
-# The summary line; exit status 1 on a failure, 77 (ctest's skip) when every
-# case was skipped, else 0.
-# Huge pages of 2 MiB, for the tests that reserve a few (as root) and give
-# them back: free ones; and those taken or reserved by someone (total - free +
-# reserved), which a run that left a mapping or a descriptor behind would
-# hold and which, unlike the free count, stays put when another program
-# resizes the pool meanwhile.
-hugepages_free() { awk '/^HugePages_Free/ {print $2}' /proc/meminfo; }
-hugepages_held() { awk '/^HugePages_(Total|Free|Rsvd)/ {v[$1] = $2} END {print v["HugePages_Total:"] - v["HugePages_Free:"] + v["HugePages_Rsvd:"]}' /proc/meminfo; }
+# The machine's huge page pool (and shmem_enabled) is shared with every other
+# program, another checkout's suite among them: a test counts only what it
+# made itself, never machine-wide totals. What it counts:
+#   - /dev/shm names under its own prefix (leftovers);
+#   - the huge pages of its own processes while they run (hugetlb_kb, from
+#     their smaps); once they are gone nothing of theirs can hold a page:
+#     every hugetlb pool of the binaries is a memfd (no name anywhere), whose
+#     pages live only while a process of the run (peer_left) keeps its
+#     descriptor or a mapping;
+#   - the pages it added to the pool (added), which it alone gives back.
+# 2 MiB pages, sysfs: the default size's files would change meaning elsewhere.
+hpool=/sys/kernel/mm/hugepages/hugepages-2048kB
+nr_file=$hpool/nr_hugepages
+added=0
 
-# reserve_hugepages N: at least N free huge pages; when fewer are free and
-# $nr_file is writable, nr_hugepages is raised to $old_nr + N and raised=1
-# (the caller's EXIT trap writes $old_nr back). True when N are free.
-reserve_hugepages() {
-  if [ "$(hugepages_free)" -lt "$1" ] && [ -w "$nr_file" ]; then
-    raised=1
-    echo $((old_nr + $1)) >"$nr_file" 2>/dev/null
-  fi
-  [ "$(hugepages_free)" -ge "$1" ]
+# Free pages a new mapping can have: free less those reserved by mappings not
+# yet touched (which free_hugepages still counts).
+hugepages_avail() {
+  local f r
+  f=$(cat "$hpool/free_hugepages" 2>/dev/null) || f=0
+  r=$(cat "$hpool/resv_hugepages" 2>/dev/null) || r=0
+  echo $((f - r))
 }
 
+# hugetlb_kb PID...: KiB of hugetlb mappings of these processes, reserved at
+# mmap (shared) whether touched or not; 0 for a process that is gone.
+hugetlb_kb() {
+  local pid sum=0 kb
+  for pid in "$@"; do
+    kb=$(awk '/^Size:/ {size = $2} /^VmFlags:/ && / ht/ {sum += size} END {print sum + 0}' \
+      "/proc/$pid/smaps" 2>/dev/null) || kb=0
+    sum=$((sum + ${kb:-0}))
+  done
+  echo "$sum"
+}
+
+# hugepages_lock SECONDS: this test alone among shmbench suites on this
+# machine may change or exhaust the huge page pool and shmem_enabled until it
+# exits (flock on $SHMB_HUGEPAGES_LOCK; two checkouts' suites serialise);
+# false when another holds it that long. The lock is held by a small process
+# that ends once this shell has, so that no run this test starts (a peer
+# left behind) inherits it. Its children see SHMB_HUGEPAGES_LOCKED and do not
+# wait for a lock their parent holds (tests/helpers.c).
+hugepages_lock_file=${SHMB_HUGEPAGES_LOCK:-/run/lock/shmbench-hugepages.lock}
+hugepages_lock() {
+  [ -n "${SHMB_HUGEPAGES_LOCKED:-}" ] && return 0
+  local shell=$$ got=$work/.hugepages_lock
+  [ -e "$hugepages_lock_file" ] || : >>"$hugepages_lock_file" 2>/dev/null
+  [ -r "$hugepages_lock_file" ] || return 1
+  rm -f "$got"
+  ( (exec 9<"$hugepages_lock_file"
+     if flock -w "$1" 9; then
+       echo locked >"$got"
+       while kill -0 "$shell" 2>/dev/null; do sleep 0.2 9<&-; done
+     else
+       echo busy >"$got"
+     fi) </dev/null >/dev/null 2>&1 & )
+  until [ -s "$got" ]; do sleep 0.1; done
+  [ "$(cat "$got")" = locked ] || return 1
+  export SHMB_HUGEPAGES_LOCKED=$$
+}
+
+# reserve_hugepages N: at least N pages available to this test: when fewer
+# than N + 8 are (8 for what other programs may take meanwhile) and the pool
+# can be resized (root), what is missing is added to its current size,
+# whatever others made it meanwhile, and counted in $added. True when N are
+# available. Call under hugepages_lock, and again before a run that needs
+# them if others may have taken some since.
+reserve_hugepages() {
+  local have cur want=$(($1 + 8))
+  have=$(hugepages_avail)
+  if [ "$have" -lt "$want" ] && [ -w "$nr_file" ]; then
+    cur=$(cat "$nr_file")
+    echo $((cur + want - have)) >"$nr_file" 2>/dev/null
+    added=$((added + $(cat "$nr_file") - cur))
+  fi
+  [ "$(hugepages_avail)" -ge "$1" ]
+}
+
+# give_back_hugepages: the pool's current size less what this test added
+# (others may have resized it meanwhile); the kernel never shrinks it below
+# the pages in use or reserved, so what others hold stays theirs.
+give_back_hugepages() {
+  [ "$added" -gt 0 ] || return 0
+  local cur
+  cur=$(cat "$nr_file")
+  echo $((cur > added ? cur - added : 0)) >"$nr_file" 2>/dev/null
+  added=0
+}
+
+# hold_hugepages N|all FILE [greedy]: a process of this test reserves N
+# pages, or all those available (a hugetlb memfd mapped shared, untouched),
+# and holds them until killed; greedy, it also takes every page that comes
+# free meanwhile (another program's, or the run's own), so that whatever
+# others give back, fewer pages than a buffer of a run are free. $holder its
+# pid. False when it could not (FILE says "held" once it does).
+hold_hugepages() {
+  python3 -c 'import mmap, os, sys, time
+pool = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
+def avail():
+    return int(open(pool + "free_hugepages").read()) - int(open(pool + "resv_hugepages").read())
+held = []
+def take(n):
+    if n <= 0:
+        return True
+    fd = os.memfd_create("shmb_test_hold", os.MFD_HUGETLB)
+    os.ftruncate(fd, n << 21)
+    try:
+        held.append(mmap.mmap(fd, n << 21, mmap.MAP_SHARED))
+        return True
+    except OSError:  # taken by another meanwhile
+        os.close(fd)
+        return False
+for _ in range(20):
+    if take(avail() if sys.argv[1] == "all" else int(sys.argv[1])):
+        break
+else:
+    sys.exit(1)
+open(sys.argv[2], "w").write("held\n")
+greedy = len(sys.argv) > 3
+end = time.time() + 300
+while time.time() < end:
+    if greedy:
+        take(avail())
+    time.sleep(0.002 if greedy else 0.5)' "$1" "$2" ${3:+greedy} 2>/dev/null &
+  holder=$!
+  for _ in $(seq 200); do
+    [ -s "$2" ] && return 0
+    alive "$holder" || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# The summary line; exit status 1 on a failure, 77 (ctest's skip) when every
+# case was skipped, else 0.
 finish() {
   echo "$passed passed, $failed failed$([ "$skipped" -eq 0 ] || echo ", $skipped skipped")"
   [ "$failed" -eq 0 ] || return 1

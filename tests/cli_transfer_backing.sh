@@ -12,12 +12,13 @@ quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4096 --
 long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num_transfers=1000000
       --time_per_size_ms=100000)
 
-# thp: shmem_enabled=advise while this runs, then as it was; hugetlb: a few
-# huge pages reserved when fewer are free (root), then the old count.
+# thp: shmem_enabled=advise while this runs, then as it was; hugetlb: the
+# pages needed added to the pool when fewer are available (root), and only
+# those given back. Both under the machine's lock (cli_lib.sh): without it,
+# memfd alone.
 thp_file=/sys/kernel/mm/transparent_hugepage/shmem_enabled
-nr_file=/proc/sys/vm/nr_hugepages
 old_thp=$(grep -o '\[[a-z_]*\]' "$thp_file" 2>/dev/null | tr -d '[]')
-old_nr=$(cat "$nr_file" 2>/dev/null)
+locked=
 # A run still going (the test ended early) is ended, so that its cleanup
 # runs; then a segment of ours still there is removed (the check before
 # finish failed for it).
@@ -25,19 +26,24 @@ restore() {
   local job
   for job in $(jobs -p); do wait_run "$job" 0; done
   rm -f /dev/shm/"$prefix"*
-  [ -n "$old_thp" ] && [ -w "$thp_file" ] && echo "$old_thp" >"$thp_file"
-  [ -n "$raised" ] && echo "$old_nr" >"$nr_file"
+  [ -n "$locked" ] && [ -n "$old_thp" ] && [ -w "$thp_file" ] && echo "$old_thp" >"$thp_file"
+  give_back_hugepages
   rm -rf "$work"
 }
 trap restore EXIT
-[ -w "$thp_file" ] && echo advise >"$thp_file" 2>/dev/null
-backings=(memfd thp)
+backings=(memfd)
 need=24 # pages of 2 MiB: three buffers of 16 MiB (the longest run), and some
-raised=
-if reserve_hugepages "$need"; then
-  backings+=(hugetlb)
+if hugepages_lock 200; then
+  locked=1
+  [ -w "$thp_file" ] && echo advise >"$thp_file" 2>/dev/null
+  backings+=(thp)
+  if reserve_hugepages "$need"; then
+    backings+=(hugetlb)
+  else
+    skip_case "hugetlb: $(hugepages_avail) huge pages available, $need needed, and $nr_file cannot be raised here"
+  fi
 else
-  skip_case "hugetlb: $(hugepages_free) huge pages free, $need needed, and $nr_file cannot be raised here"
+  skip_case "thp and hugetlb: the machine's huge page lock ($hugepages_lock_file) not had in 200 s (another suite holds it, or it cannot be opened)"
 fi
 
 "$bin" --helpshort 2>&1 | tr -s ' \n' ' ' >"$work/help"
@@ -55,20 +61,20 @@ for s in flowipc_classic flowipc_jemalloc; do
   expect_usage_error "$bin" backing --system=$s --backing=hugetlb
 done
 
-# nothing of ours left: no segment, no process, the huge pages given back
+# nothing of ours left: no segment, no process of the run; with its
+# processes gone, their huge pages are back (memfds: see cli_lib.sh)
 clean() {
-  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && [ "$(hugepages_held)" -eq "$1" ]
+  [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ]
 }
 
 for b in "${backings[@]}"; do
-  held0=$(hugepages_held)
   for peer in false true; do
     "$bin" "${quick[@]}" --backing="$b" --peer_process="$peer" >"$work/$b.out" 2>"$work/$b.err"
     rc=$?
     rows=$(table_rows "$work/$b.out" | grep -c "^4096 .*memcpy")
     [ "$rc" -eq 0 ] && [ "$rows" -eq 2 ] && grep -q "^# backing: $b (" "$work/$b.out" && ok \
       || fail "$b peer=$peer: exit $rc, $rows rows at 4096 KB: $(cat "$work/$b.err")"
-    clean "$held0" && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, huge pages held $(hugepages_held), $held0 before"
+    clean && ok || fail "$b peer=$peer: left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
   done
   # what the kernel granted is read back: thp and hugetlb all huge here, memfd none
   share=$(grep -o "([0-9.]*%) mapped by huge pages" <(unwrap "$work/$b.out") | tr -d '(%)' | cut -d' ' -f1)
@@ -82,20 +88,27 @@ for b in "${backings[@]}"; do
   "$bin" --shm_prefix=/$prefix --backing="$b" --system=mooncake --num_segments=10 --peer_process \
     --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"
   rc=$?
-  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean "$held0" && ok \
+  [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean && ok \
     || fail "$b --system=mooncake: exit $rc: $(cat "$work/sys.err")"
   # SIGTERM midway (the peer's control segment says the run is under way)
   expect_signal_cleanup TERM 5 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
-  clean "$held0" && ok || fail "$b SIGTERM: huge pages held $(hugepages_held), $held0 before"
+  clean && ok || fail "$b SIGTERM: $(peer_left "$prefix") processes left"
   # the peer that received the descriptors killed midway: one line, exit 1, nothing left
   start_peer_run 0 "$prefix" "$bin" "${long[@]}" --backing="$b" --peer_process
+  # its huge pages, read from its own processes' smaps while they run: src
+  # and dst of 16 MiB in the owner on hugetlb at least, none on shmem
+  kb=$(hugetlb_kb "$owner" $peer_pid)
+  case $b in
+    hugetlb) [ "$kb" -ge 32768 ] ;;
+    *) [ "$kb" -eq 0 ] ;;
+  esac && ok || fail "$b: the run's own hugetlb mappings $kb KiB"
   [ -n "$peer_pid" ] && kill -9 "$peer_pid"
   wait_run "$owner" 10
   rc=$?
   [ "$rc" -eq 1 ] && [ "$(error_lines "$work/dead.err")" -eq 1 ] \
     && grep -q "the peer process died: pid $peer_pid killed by signal 9 (Killed); nothing is left behind" "$work/dead.err" \
     && ok || fail "$b peer killed: exit $rc: $(cat "$work/dead.err")"
-  clean "$held0" && ok || fail "$b peer killed: left $(leftovers "$prefix"), huge pages held $(hugepages_held), $held0 before"
+  clean && ok || fail "$b peer killed: left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 done
 
 # Flow-IPC's jemalloc pools against Mooncake's one segment, to 16 MiB live
@@ -109,41 +122,44 @@ rc=$?
   && grep -q "^# grow: " "$work/grow.out" && [ "$(leftovers "$prefix")" -eq 0 ] && ok \
   || fail "grow rows: exit $rc: $(cat "$work/grow.err") $(table_rows "$work/grow.out")"
 
-# An exhausted huge page pool: refused before measuring, with the numbers.
-free0=$(hugepages_free)
+# An exhausted huge page pool: refused before measuring, with the numbers
+# (three buffers of free + 2 MiB: more than are free, whoever else maps)
+free0=$(hugepages_avail)
 "$bin" --shm_prefix=/$prefix --backing=hugetlb --max_transfer_size_mb=$((free0 + 2)) >"$work/out" 2>"$work/err"
 rc=$?
 [ "$rc" -eq 2 ] && [ "$(error_lines "$work/err")" -eq 1 ] && grep -q "free huge pages .*nr_hugepages" "$work/err" && \
   [ ! -s "$work/out" ] && ok || fail "exhausted huge pages: exit $rc: $(cat "$work/err")"
 
-# The huge page pool exhausted midway: exactly the pages of src, dst and a
-# cold buffer of 16 MiB are free at start; once src and dst are in, another
-# process takes one, so the cold buffer of 16 MiB cannot be had. A
-# MAP_SHARED hugetlb mapping reserves its pages at mmap: the run ends there
-# with one line and exit 1, nothing left (never a SIGBUS in a copy).
-if [[ " ${backings[*]} " == *" hugetlb "* ]] && [ -w "$nr_file" ]; then
-  held0=$(hugepages_held)
-  raised=1
-  echo $(($(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) - $(hugepages_free) + 24)) >"$nr_file"
+# The huge page pool exhausted midway: once src and dst of 16 MiB are in
+# (the run's own mappings), this test holds every page available, and every
+# page that comes free after, so a cold buffer cannot be had: a MAP_SHARED
+# hugetlb mapping reserves its pages at mmap, so the run ends there with one
+# line and exit 1, nothing left (never a SIGBUS in a copy). For that second
+# the machine's pool is this case's: another program that gives back a
+# cold buffer's worth of pages at once lets the run go on; one that wants a
+# page meanwhile has none (the lock keeps other shmbench suites off).
+if [[ " ${backings[*]} " == *" hugetlb "* ]] && reserve_hugepages 24; then
   "$bin" --shm_prefix=/$prefix --backing=hugetlb --cold --transfer_size_kb=4 --max_transfer_size_mb=16 \
     --num_transfers=50 --time_per_size_ms=50 >"$work/out" 2>"$work/err" &
   owner=$!
-  for _ in $(seq 500); do [ "$(hugepages_free)" -le 8 ] && break; sleep 0.01; done
-  /usr/bin/python3 -c 'import os, mmap, sys, time
-fd = os.memfd_create("hog", os.MFD_HUGETLB)
-os.ftruncate(fd, 2 << 20)
-m = mmap.mmap(fd, 2 << 20)
-m[0] = 1
-open(sys.argv[1], "w").close()
-time.sleep(30)' "$work/hog" &
-  hog=$!
+  for _ in $(seq 500); do [ "$(hugetlb_kb "$owner")" -ge 32768 ] && break; sleep 0.01; done
+  hold_hugepages all "$work/hog" greedy
+  hog=$holder
   wait "$owner"
   rc=$?
   kill "$hog"
   wait "$hog" 2>/dev/null
-  [ -e "$work/hog" ] && [ "$rc" -eq 1 ] && [ "$(error_lines "$work/err")" -eq 1 ] && [ ! -s "$work/out" ] \
-    && grep -q "mmap(hugetlb) failed: Cannot allocate memory" "$work/err" && clean "$held0" && ok \
-    || fail "huge pages exhausted midway: exit $rc, hog $([ -e "$work/hog" ] && echo in || echo out): $(cat "$work/err")"
+  if [ -e "$work/hog" ] && [ "$rc" -eq 0 ]; then
+    # its larger buffers had pages it did not hold when the hog took the
+    # rest: another program gave some back meanwhile
+    skip_case "huge pages exhausted midway: pages came free meanwhile; this case needs the machine's pool to itself"
+  else
+    [ -e "$work/hog" ] && [ "$rc" -eq 1 ] && [ "$(error_lines "$work/err")" -eq 1 ] && [ ! -s "$work/out" ] \
+      && grep -q "mmap(hugetlb) failed: Cannot allocate memory" "$work/err" && clean && ok \
+      || fail "huge pages exhausted midway: exit $rc, hog $([ -e "$work/hog" ] && echo in || echo out): $(cat "$work/err")"
+  fi
+elif [[ " ${backings[*]} " == *" hugetlb "* ]]; then
+  fail "huge pages exhausted midway: 24 pages could not be had"
 fi
 
 # A full /dev/shm (a private 4 MiB tmpfs): tmpfs refuses up front; memfd has

@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shmbench/backing.h"
@@ -92,6 +96,92 @@ int64_t shmb_test_huge_free(void)
 {
     int64_t total, free_pages;
     return shmb_sysinfo_hugepages(SHMB_BACKING_HUGE_2MB, &total, &free_pages) == 0 ? free_pages : -1;
+}
+
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC 0x958458f6
+#endif
+
+int64_t shmb_test_huge_held(pid_t pid)
+{
+    char path[64], line[512];
+    long p = pid ? (long)pid : (long)getpid();
+    snprintf(path, sizeof(path), "/proc/%ld/smaps", p);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int64_t held = 0;
+    long long size_kb = 0, kb;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "Size: %lld kB", &kb) == 1)
+            size_kb = kb;
+        else if (strncmp(line, "VmFlags:", 8) == 0 && strstr(line, " ht"))
+            held += size_kb * 1024; /* a hugetlb mapping (its flags end its entry) */
+    }
+    fclose(f);
+    snprintf(path, sizeof(path), "/proc/%ld/fd", p);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char fd_path[sizeof(path) + 256];
+        struct statfs fs;
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(fd_path, sizeof(fd_path), "%s/%s", path, e->d_name);
+        /* the magic link leads to the file, a deleted memfd too */
+        if (statfs(fd_path, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC && stat(fd_path, &st) == 0)
+            held += st.st_size;
+    }
+    closedir(d);
+    return held;
+}
+
+/* A number in a file of the 2 MiB pool; -1 when it cannot be read. */
+static int64_t pool_value(const char *name)
+{
+    char path[128];
+    long long v = -1;
+    snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-2048kB/%s", name);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%lld", &v) != 1)
+        v = -1;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+int64_t shmb_test_huge_beyond(void)
+{
+    int64_t nr = pool_value("nr_hugepages"), over = pool_value("nr_overcommit_hugepages");
+    return nr < 0 || over < 0 ? -1 : nr + over + 1;
+}
+
+int shmb_test_pool_lock(int seconds)
+{
+    static int held = -1;
+    if (held >= 0)
+        return held;
+    const char *parent = getenv("SHMB_HUGEPAGES_LOCKED");
+    if (parent && *parent)
+        return held = 1;
+    const char *path = getenv("SHMB_HUGEPAGES_LOCK");
+    if (!path || !*path)
+        path = "/run/lock/shmbench-hugepages.lock";
+    int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return held = 0;
+    const struct timespec tenth = {0, 100000000L};
+    for (int i = 0; i <= seconds * 10; i++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return held = 1; /* fd stays open: held until exit */
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            break;
+        nanosleep(&tenth, NULL);
+    }
+    close(fd);
+    return held = 0;
 }
 
 /* The child: 77 when the namespace or the mount cannot be made. */

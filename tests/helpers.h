@@ -1,6 +1,7 @@
 /* What the unit tests share: this test process's own /dev/shm prefix and
  * its count, the no-child check, a channel pair split across a fork, the
- * count of open descriptors and of free huge pages, a case run over a small
+ * count of open descriptors, of free huge pages and of those a process
+ * holds, the machine's huge page lock, a case run over a small
  * private tmpfs, and a runner under which a skipped case reads as skipped,
  * never as passed. */
 #ifndef SHMB_TESTS_HELPERS_H
@@ -49,8 +50,30 @@ pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end)
 /* The descriptors this process has open (among the first 1024). */
 int shmb_test_open_fds(void);
 
-/* Free 2 MiB huge pages; -1 when the pool cannot be read. */
+/* Free 2 MiB huge pages; -1 when the pool cannot be read. Every other
+ * program on the host moves it: whether a case can run, never what it
+ * counts. */
 int64_t shmb_test_huge_free(void);
+
+/* Bytes of huge pages process pid (0: this one) holds: the size of its
+ * hugetlb mappings (a shared one reserves its pages at mmap, touched or not)
+ * and of the hugetlbfs files among its descriptors (MFD_HUGETLB memfds),
+ * whose pages stay while one is open. What a case counts as its own; -1 when
+ * /proc cannot be read. */
+int64_t shmb_test_huge_held(pid_t pid);
+
+/* Pages of 2 MiB more than the pool can give (its size and its overcommit,
+ * and one): a pool that large fails however others use the pool meanwhile,
+ * short of growing it. -1 when the pool cannot be read. */
+int64_t shmb_test_huge_beyond(void);
+
+/* 1 when this process may use, exhaust or change the machine's huge page
+ * pool and shmem_enabled: it took the machine-wide lock that shmbench
+ * suites share (file $SHMB_HUGEPAGES_LOCK, else
+ * /run/lock/shmbench-hugepages.lock; tests/cli_lib.sh) within `seconds`,
+ * held until it exits, or its parent holds it (SHMB_HUGEPAGES_LOCKED set).
+ * 0 when another suite held it that long or it cannot be opened. */
+int shmb_test_pool_lock(int seconds);
 
 /* Runs run(arg) in a forked child, inside a private mount namespace with a
  * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else

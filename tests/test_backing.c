@@ -24,10 +24,18 @@ static shmb_backing_config_t config(shmb_backing_kind_t kind)
     return cfg;
 }
 
-/* Whether this kind can run here: hugetlb needs `pages` free huge pages. */
+#define NOT_OURS "the machine's huge page lock is not ours (another suite holds it, or it cannot be opened)"
+
+/* Whether this test may use the machine's huge page pool and rely on
+ * shmem_enabled (shmb_test_pool_lock, taken in main): another suite may
+ * exhaust the pool or flip the setting otherwise. */
+static int pool_ours;
+
+/* Whether this kind can run here: hugetlb needs the pool and `pages` free
+ * huge pages. */
 static int available(shmb_backing_kind_t kind, int64_t pages)
 {
-    return kind != SHMB_BACKING_HUGETLB || shmb_test_huge_free() >= pages;
+    return kind != SHMB_BACKING_HUGETLB || (pool_ours && shmb_test_huge_free() >= pages);
 }
 
 /* A word per 4 KiB page, different per page and per seed. */
@@ -116,11 +124,12 @@ static void test_page_size_and_round(void **state)
 
 /* Every backing with every prefault method: ready, what it holds, contents
  * written through the pool read back through a second mapping, and nothing
- * left afterwards (no name in /dev/shm, every huge page back). */
+ * left afterwards (no name in /dev/shm, no huge page of this process's:
+ * counted in its own mappings and descriptors, not the machine's pool). */
 static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads)
 {
     shmb_backing_config_t cfg = config(kind);
-    int64_t huge_before = shmb_test_huge_free();
+    int64_t huge_before = shmb_test_huge_held(0);
     shmb_backing_t b;
     shmb_backing_ready_t r;
     assert_int_equal(shmb_backing_ready(&b, &cfg, 4 * MB + 1, how, threads, &r), 0);
@@ -137,6 +146,8 @@ static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads
         assert_int_equal(r.residency.allocated_bytes, b.seg.size);
     if (kind == SHMB_BACKING_HUGETLB)
         assert_int_equal(r.residency.huge_bytes, r.residency.resident_bytes);
+    /* the pool is this process's: mapped, and its memfd open */
+    assert_int_equal(shmb_test_huge_held(0) - huge_before, kind == SHMB_BACKING_HUGETLB ? 2 * (int64_t)b.seg.size : 0);
     if (kind == SHMB_BACKING_TMPFS || kind == SHMB_BACKING_MEMFD)
         assert_int_equal(r.residency.huge_bytes, 0);
     fill(b.seg.addr, b.seg.size, (uint64_t)how);
@@ -147,7 +158,7 @@ static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads
     assert_int_equal(shmb_backing_destroy(&b), 0);
     assert_int_equal(shmb_backing_destroy(&b), 0); /* twice: nothing left to do */
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_test_huge_free(), huge_before);
+    assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
 static const shmb_backing_kind_t kinds[SHMB_BACKING_KINDS] = {SHMB_BACKING_TMPFS, SHMB_BACKING_MEMFD,
@@ -158,6 +169,8 @@ static const shmb_backing_kind_t kinds[SHMB_BACKING_KINDS] = {SHMB_BACKING_TMPFS
 static shmb_backing_kind_t kind_of(void **state, int64_t pages)
 {
     shmb_backing_kind_t kind = *(const shmb_backing_kind_t *)*state;
+    if (kind == SHMB_BACKING_HUGETLB && !pool_ours)
+        shmb_test_skip("hugetlb: " NOT_OURS);
     if (!available(kind, pages))
         shmb_test_skip("hugetlb: too few free huge pages of 2 MiB (tests/cli_backing.sh reserves them)");
     return kind;
@@ -199,6 +212,8 @@ static void test_thp_granted_is_read_back(void **state)
     int refused = strcmp(sys.thp_shmem, "never") == 0 || strcmp(sys.thp_shmem, "deny") == 0;
     if (!allowed && !refused)
         shmb_test_skip("shmem_enabled unknown");
+    if (!pool_ours)
+        shmb_test_skip("shmem_enabled may change meanwhile: " NOT_OURS);
     shmb_backing_config_t cfg = config(SHMB_BACKING_THP);
     shmb_backing_t b;
     shmb_backing_ready_t r;
@@ -291,22 +306,25 @@ static void test_full_tmpfs(void **state)
     shmb_test_in_tmpfs(4096, full_tmpfs, NULL, "an 8 MiB pool in a 4 MiB /dev/shm");
 }
 
-/* hugetlb: a pool larger than the free huge pages fails at mmap (-ENOMEM)
- * or at fallocate (-ENOSPC), and gives every page back. */
+/* hugetlb: a pool larger than the whole pool fails at mmap (-ENOMEM) or at
+ * fallocate (-ENOSPC), and keeps no page. fallocate takes every free page
+ * before it fails: the pool must be this test's for that moment. */
 static void test_exhausted_huge_pages(void **state)
 {
     (void)state;
-    int64_t before = shmb_test_huge_free();
-    if (before < 0)
+    int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
+    if (pages < 0)
         shmb_test_skip("no 2 MiB huge page pool");
+    if (!pool_ours)
+        shmb_test_skip(NOT_OURS);
     shmb_backing_config_t cfg = config(SHMB_BACKING_HUGETLB);
     for (int h = 0; h < SHMB_PREFAULT_KINDS; h++) {
         shmb_backing_t b;
         shmb_backing_ready_t r;
-        int ret = shmb_backing_ready(&b, &cfg, (uint64_t)(before + 1) * SHMB_BACKING_HUGE_2MB, (shmb_prefault_t)h, 1, &r);
+        int ret = shmb_backing_ready(&b, &cfg, (uint64_t)pages * SHMB_BACKING_HUGE_2MB, (shmb_prefault_t)h, 1, &r);
         assert_int_equal(ret, h == SHMB_PREFAULT_FALLOCATE ? -ENOSPC : -ENOMEM);
         assert_string_equal(shmb_error_last()->call, h == SHMB_PREFAULT_FALLOCATE ? "fallocate" : "mmap");
-        assert_int_equal(shmb_test_huge_free(), before);
+        assert_int_equal(shmb_test_huge_held(0), before);
     }
 }
 
@@ -319,7 +337,7 @@ static void test_exhausted_huge_pages(void **state)
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
-    int64_t huge_before = shmb_test_huge_free();
+    int64_t huge_before = shmb_test_huge_held(0);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -341,12 +359,14 @@ static void test_signal_midway(void **state)
     assert_int_equal(read(ready[0], &c, 1), 1);
     close(ready[0]);
     assert_int_equal(shmb_test_count_ours(NULL, 0), k == SHMB_BACKING_TMPFS);
+    /* the child's pool in its own mappings and descriptors */
+    assert_int_equal(shmb_test_huge_held(pid), k == SHMB_BACKING_HUGETLB ? 8 * (int64_t)MB : 0);
     kill(pid, SIGTERM);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_test_huge_free(), huge_before);
+    assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
 /* The owner sends the case's backing to a forked peer, which maps it, reads what
@@ -392,9 +412,9 @@ static void peer_round(shmb_backing_kind_t kind)
 static void test_peer_dies_midway(void **state)
 {
     shmb_backing_kind_t kind = kind_of(state, 2);
-    int64_t before = shmb_test_huge_free();
+    int64_t before = shmb_test_huge_held(0);
     peer_round(kind);
-    assert_int_equal(shmb_test_huge_free(), before);
+    assert_int_equal(shmb_test_huge_held(0), before);
 }
 
 /* The owner dies with its memfd in flight: the receiver still gets it and
@@ -520,5 +540,6 @@ int main(void)
     };
     if (shmb_segment_install_signal_cleanup() != 0)
         return 1;
+    pool_ours = shmb_test_pool_lock(60);
     return shmb_test_run(tests, NULL, NULL);
 }
