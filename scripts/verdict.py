@@ -482,15 +482,20 @@ def listed(ctx, each, one):
     return values if isinstance(values, list) and values else [ctx.get(one)]
 
 
+def machine_lines(ctxs):
+    """The run's machine and build, one line each, from the files' contexts."""
+    return ["- Machine: %s; CPU %s, %s cpus, %s MHz; kernel %s; clocksource %s; governor %s; "
+            "transparent hugepages %s, shmem %s" % tuple(one_or_each(ctxs, k) for k in (
+                "host_name", "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "clocksource",
+                "cpu_governor", "thp_enabled", "thp_shmem_enabled")),
+            "- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
+                "git_commit", "build_type", "compiler", "build_flags"))]
+
+
 def run_section(folder):
     ctxs = folder.contexts()
     out = ["## The run", ""]
-    out.append("- Machine: %s; CPU %s, %s cpus, %s MHz; kernel %s; clocksource %s; governor %s; "
-               "transparent hugepages %s, shmem %s" % tuple(one_or_each(ctxs, k) for k in (
-                   "host_name", "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "clocksource",
-                   "cpu_governor", "thp_enabled", "thp_shmem_enabled")))
-    out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
-        "git_commit", "build_type", "compiler", "build_flags")))
+    out += machine_lines(ctxs)
     dates = sorted(str(d) for _, _, c in ctxs for d in listed(c, "repetition_dates", "date") if d)
     loads = [la[0] for _, _, c in ctxs for la in listed(c, "repetition_load_avg", "load_avg")
              if isinstance(la, list) and la and R.number(la[0])]
@@ -954,12 +959,7 @@ def paired_break_evens(register, attach, block, request):
 def paired_run_section(folder):
     ctxs = [(bench, "paired", run.ctx) for bench, run in folder.runs.items()]
     out = ["## The run", ""]
-    out.append("- Machine: %s; CPU %s, %s cpus, %s MHz; kernel %s; clocksource %s; governor %s; "
-               "transparent hugepages %s, shmem %s" % tuple(one_or_each(ctxs, k) for k in (
-                   "host_name", "cpu_model", "num_cpus", "mhz_per_cpu", "kernel", "clocksource",
-                   "cpu_governor", "thp_enabled", "thp_shmem_enabled")))
-    out.append("- Build: commit %s; %s, %s, %s" % tuple(one_or_each(ctxs, k) for k in (
-        "git_commit", "build_type", "compiler", "build_flags")))
+    out += machine_lines(ctxs)
     pinned = one_or_each(ctxs, "pinned_cpu")
     out.append("- Pinned: %s" % ("no (--cpu=-1): the systems of a run shared whatever CPU the kernel gave"
                                  if pinned == "-1" else "the measuring thread on CPU %s" % pinned))

@@ -251,6 +251,10 @@ typedef struct shmb_lookup_peer {
 int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
                                    uint64_t result[SHMB_PEER_RESULTS]);
 
+/* The lookup peer forked with *side (zeroed, its cfg set) as its handler's
+ * context (lookup_owner.c); shmb_peer_start's result. */
+int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_peer_t *side, shmb_peer_t *peer);
+
 /* A run across two processes (lookup_owner.c): appends the rows of what
  * the peer measured, under one process's names and in its order. */
 int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);

@@ -331,14 +331,18 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
  * single-threaded), then, group by group, the owner's objects made and
  * tagged, the peer's measurement, the objects dropped. The first failure's
  * error survives the clean-up. */
+int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_peer_t *side, shmb_peer_t *peer)
+{
+    memset(side, 0, sizeof(*side));
+    side->cfg = cfg;
+    return shmb_peer_start(peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler, side);
+}
+
 int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
 {
     shmb_lookup_peer_t side;
-    memset(&side, 0, sizeof(side));
-    side.cfg = cfg;
     shmb_peer_t peer;
-    int ret = shmb_peer_start(&peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler,
-                              &side);
+    int ret = shmb_lookup_bench_owner_start(cfg, &side, &peer);
     if (ret < 0)
         return ret;
     shmb_lookup_setup_t s;

@@ -248,11 +248,8 @@ static int paired_attach(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, cha
 {
     const size_t nsys = cfg->nsystems, rounds = shmb_lookup_bench_paired_attach_rounds(cfg);
     shmb_lookup_peer_t side;
-    memset(&side, 0, sizeof(side));
-    side.cfg = cfg;
     shmb_peer_t peer;
-    int ret = shmb_peer_start(&peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler,
-                              &side);
+    int ret = shmb_lookup_bench_owner_start(cfg, &side, &peer);
     if (ret < 0)
         return ret;
     owned_t owned[SHMB_PAIRED_MAX_SYSTEMS];
