@@ -255,6 +255,11 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
  * context (lookup_owner.c); shmb_peer_start's result. */
 int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_peer_t *side, shmb_peer_t *peer);
 
+/* Stops the peer started by shmb_lookup_bench_owner_start: ret when it is
+ * an error (the first failure's error record kept over the stop's), else
+ * the stop's result. */
+int shmb_lookup_bench_owner_stop(shmb_peer_t *peer, int ret);
+
 /* A run across two processes (lookup_owner.c): appends the rows of what
  * the peer measured, under one process's names and in its order. */
 int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);

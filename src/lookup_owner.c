@@ -338,6 +338,17 @@ int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_p
     return shmb_peer_start(peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler, side);
 }
 
+int shmb_lookup_bench_owner_stop(shmb_peer_t *peer, int ret)
+{
+    const shmb_error_t failure = *shmb_error_last(); /* the stop may record its own */
+    int stopped = shmb_peer_stop(peer);
+    if (ret == 0)
+        return stopped;
+    if (failure.call)
+        shmb_error_record(failure.call, failure.err, failure.object);
+    return ret;
+}
+
 int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
 {
     shmb_lookup_peer_t side;
@@ -358,12 +369,7 @@ int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *ro
         ret = owner_classic(&o, why, cap);
     if (ret == 0 && cfg->run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC])
         ret = owner_jemalloc(&o, why, cap);
-    const shmb_error_t failure = *shmb_error_last();
-    int stopped = shmb_peer_stop(&peer);
-    if (ret == 0)
-        ret = stopped;
-    else if (failure.call)
-        shmb_error_record(failure.call, failure.err, failure.object);
+    ret = shmb_lookup_bench_owner_stop(&peer, ret);
     if (ret == 0)
         ret = peer_rows(cfg, &o, rows);
     if (prepared)

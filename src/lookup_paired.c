@@ -264,12 +264,7 @@ static int paired_attach(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, cha
     attach_run_t c = {.peer = &peer, .why = why, .cap = cap};
     if (ret == 0)
         ret = shmb_paired_run(nsys, rounds, attach_slice, &c, samples);
-    const shmb_error_t failure = *shmb_error_last();
-    int stopped = shmb_peer_stop(&peer);
-    if (ret == 0)
-        ret = stopped;
-    else if (failure.call)
-        shmb_error_record(failure.call, failure.err, failure.object);
+    ret = shmb_lookup_bench_owner_stop(&peer, ret);
     for (size_t s = 0; s < nsys; s++)
         drop(&owned[s]);
     if (ret == 0)

@@ -661,6 +661,22 @@ static int measure_size(run_t *r, shmb_rows_t *rows, uint64_t size, shmb_copy_me
     return ret;
 }
 
+/* Steps in KB: a size's time grows with it, so the share done is the bytes done. */
+void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n)
+{
+    uint64_t kb = 0;
+    for (size_t i = 0; i < n; i++)
+        kb += sizes[i] / 1024;
+    shmb_progress_plan(progress, kb);
+}
+
+void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix)
+{
+    char label[64];
+    shmb_progress_step(progress, *kb, shmb_transfer_bench_size_label(label, sizeof(label), size, prefix));
+    *kb += size / 1024;
+}
+
 int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows, char *why,
                             size_t why_cap)
 {
@@ -685,16 +701,10 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
-    /* Steps in KB: a size's time grows with it, so the share done is the bytes done. */
     uint64_t kb = 0;
-    for (int i = 0; i < nsizes; i++)
-        kb += sizes[i] / 1024;
-    shmb_progress_plan(cfg->progress, kb);
-    kb = 0;
+    shmb_transfer_progress_plan(cfg->progress, sizes, (size_t)nsizes);
     for (int i = 0; i < nsizes && ret == 0; i++) {
-        char label[64];
-        shmb_progress_step(cfg->progress, kb, shmb_transfer_bench_size_label(label, sizeof(label), sizes[i], ""));
-        kb += sizes[i] / 1024;
+        shmb_transfer_progress_size(cfg->progress, &kb, sizes[i], "");
         ret = measure_size(&r, rows, sizes[i], (shmb_copy_method_t)first_method);
     }
     if (r.peer_holds) {

@@ -209,4 +209,10 @@ int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 /* "PREFIX4 KB", "PREFIX64 MB": a size for the progress line, into buf. */
 const char *shmb_transfer_bench_size_label(char *buf, size_t cap, uint64_t bytes, const char *prefix);
 
+/* A sweep's progress (transfer_bench.c), counted in KB since a size's time
+ * grows with it: the plan is the sizes' sum; each size a step named
+ * prefix + the size, *kb then past it. */
+void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n);
+void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix);
+
 #endif

@@ -251,16 +251,10 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
     if (ret == 0)
         ret = views_start(p, why, why_cap);
-    uint64_t kb = 0; /* steps in KB, as shmb_transfer_bench_run's */
-    for (size_t i = 0; i < nsizes; i++)
-        kb += sizes[i] / 1024;
-    shmb_progress_plan(cfg->progress, kb);
-    kb = 0;
+    uint64_t kb = 0;
+    shmb_transfer_progress_plan(cfg->progress, sizes, nsizes);
     for (size_t i = 0; i < nsizes && ret == 0; i++) {
-        char label[64];
-        shmb_progress_step(cfg->progress, kb,
-                           shmb_transfer_bench_size_label(label, sizeof(label), sizes[i], "paired "));
-        kb += sizes[i] / 1024;
+        shmb_transfer_progress_size(cfg->progress, &kb, sizes[i], "paired ");
         ret = measure_size(p, rows, sizes[i], first);
     }
     for (size_t s = 0; s < p->n; s++) {
