@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "shmbench/lookup_bench.h"
 #include "shmbench/channel.h"
 
 /* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
@@ -100,6 +101,11 @@ int shmb_test_group_(const char *name, const struct CMUnitTest *tests, size_t n,
  * (ctest's skip) when every case that ran was skipped, else failed (at most
  * 76), after one "SKIPPED: case (why)" line on stderr per skipped case. */
 int shmb_test_exit(int failed);
+
+/* A paired run's systems, as the allocation and lookup configs hold them
+ * (nsystems, systems, system_names): mooncake, `other`, mooncake's control
+ * (--systems=mooncake,OTHER). */
+void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_lookup_system_t other);
 
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))

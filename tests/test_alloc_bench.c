@@ -753,12 +753,7 @@ static shmb_alloc_config_t paired_config(void)
     c.max_size_kb = 4;
     c.min_ops = 1;
     c.working_set = 64;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
-    c.system_names[0] = "mooncake";
-    c.system_names[1] = "flowipc_classic";
-    c.system_names[2] = "mooncake_control";
+    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
     return c;
 }
 

@@ -31,6 +31,15 @@ static int count_ours(void)
     return shmb_test_count_ours(NULL, 0);
 }
 
+/* A run across two processes left nothing: no segment of ours, none
+ * registered for the signal clean-up, no child. */
+static void assert_peer_run_left_nothing(void)
+{
+    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_no_child();
+}
+
 static shmb_lookup_config_t small(void)
 {
     shmb_lookup_config_t c;
@@ -521,9 +530,7 @@ static void test_peer_process_rows(void **state)
     assert_true(rows.v[8].iterations >= 1);   /* a sample per jemalloc pool */
     assert_true(rows.v[2].ns.p50 > rows.v[0].ns.p50); /* attaching costs more than a cached relocate */
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
-    assert_no_child();
+    assert_peer_run_left_nothing();
 }
 
 /* With one system, the keys are the same for each: throughput and attach
@@ -649,9 +656,7 @@ static void test_peer_process_peer_killed(void **state)
     assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
     assert_true(returned_at - *killed_at < 1500000000ull);
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
-    assert_no_child();
+    assert_peer_run_left_nothing();
     munmap((void *)killed_at, sizeof(*killed_at));
 }
 
@@ -689,12 +694,7 @@ static void pair_with(shmb_lookup_config_t *c, shmb_lookup_system_t other)
 {
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         c->run[s] = 0;
-    c->nsystems = 3;
-    c->systems[0] = c->systems[2] = SHMB_LOOKUP_MOONCAKE;
-    c->systems[1] = other;
-    c->system_names[0] = "mooncake";
-    c->system_names[1] = shmb_lookup_system_name(other);
-    c->system_names[2] = "mooncake_control";
+    shmb_test_pair_with(&c->nsystems, c->systems, c->system_names, other);
 }
 
 /* Paired translation in one process: per kind (throughput, latency) a row
@@ -779,9 +779,7 @@ static void test_paired_attach_rows(void **state)
     assert_string_equal(rows.v[6].system, "mooncake_control");
     assert_string_equal(rows.v[6].vs, "mooncake");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
-    assert_no_child();
+    assert_peer_run_left_nothing();
 }
 
 /* The peer's side of a paired attach reads the owner's tag through its

@@ -562,12 +562,7 @@ static void test_counts(void **state)
     assert_false(has_note(&r, "count:"));
 
     shmb_alloc_config_t p = alloc_cfg();
-    p.nsystems = 3;
-    p.systems[0] = p.systems[2] = SHMB_LOOKUP_MOONCAKE;
-    p.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
-    p.system_names[0] = "mooncake";
-    p.system_names[1] = "flowipc_classic";
-    p.system_names[2] = "mooncake_control";
+    shmb_test_pair_with(&p.nsystems, p.systems, p.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
     p.num_iterations = p.min_ops = 3;
     p.count_given = 1;
     uint64_t block, reg;
