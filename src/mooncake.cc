@@ -249,6 +249,23 @@ int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n,
     }
 }
 
+size_t shmb_mooncake_engine_buffers(shmb_mooncake_engine_t *e, uint64_t target_id) noexcept
+{
+    if (!e)
+        return 0;
+    size_t n = 0;
+    try {
+        tent::SegmentDescRef pin;
+        e->engine.segments().withCachedSegment(target_id, pin, [&](tent::SegmentDesc *segment) {
+            n = segment->getMemory().buffers.size();
+            return tent::Status();
+        });
+    } catch (...) {
+        return 0;
+    }
+    return n;
+}
+
 void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) noexcept
 {
     delete e;

@@ -197,7 +197,7 @@ void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn 
     for (uint64_t i = 0; i < count; i++) {
         shmb_mooncake_submitted_t out;
         int ret = shmb_mooncake_engine_submit(t->engine, &request, whole ? &hooks : NULL, &out);
-        t->missed += ret != 0 || out.target != want || out.buffer_addr != t->remote_addr ||
+        t->missed += ret != 0 || out.target != want || out.buffer_addr != t->buffer_addr ||
                      (whole && out.transferred_bytes != size);
     }
 }
@@ -259,12 +259,35 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     return 0;
 }
 
+/* What the request path's engine registers for the peer, per design (the
+ * parts of TENT's submit path that scale with registrations, findBuffer's
+ * walks, follow it): mooncake its num_segments buffers; flowipc_jemalloc
+ * its num_segments pools (a TENT that adopted it registers each pool its
+ * extent hooks make, as registerLocalMemory would); flowipc_classic its one
+ * pool, which holds every block (the num_segments slots), dst among them.
+ * *count and t->buffer_addr (the base the request path must find) set. */
+static const shmb_mooncake_buffer_t *engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers,
+                                                    shmb_mooncake_buffer_t *pool, size_t *count)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    if (t->system != SHMB_LOOKUP_FLOWIPC_CLASSIC) {
+        t->buffer_addr = t->remote_addr;
+        *count = (size_t)r->cfg->num_segments;
+        return buffers;
+    }
+    *pool = (shmb_mooncake_buffer_t){SHMB_LOOKUP_PEER_START, r->cfg->num_segments * slot_bytes(r->dst.size),
+                                     t->dst_path};
+    t->buffer_addr = pool->addr;
+    *count = 1;
+    return pool;
+}
+
 int shmb_transfer_bench_translation_start(run_t *r)
 {
     shmb_transfer_translation_t *t = &r->translation;
     shmb_lookup_segment_t *segments;
     const char **names;
-    shmb_mooncake_buffer_t *buffers;
+    shmb_mooncake_buffer_t *buffers, pool;
     int ret = registrations(r, &segments, &names, &buffers);
     const shmb_path_view_t view = {.segments = segments, .n = (size_t)r->cfg->num_segments, .shm_names = names,
                                    .mooncake_ops = {attach_dst, NULL, r}, .mooncake_path = r->cfg->mooncake_path,
@@ -272,8 +295,10 @@ int shmb_transfer_bench_translation_start(run_t *r)
     const shmb_path_t *p = &shmb_path_table[t->system];
     if (ret == 0 && (ret = p->setup(p, &t->path, &view)) == 0)
         t->path_set_up = 1;
+    size_t count = 0;
+    const shmb_mooncake_buffer_t *registered = ret == 0 ? engine_buffers(r, buffers, &pool, &count) : NULL;
     if (ret == 0)
-        ret = shmb_mooncake_engine_create(buffers, view.n, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+        ret = shmb_mooncake_engine_create(registered, count, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
                                           SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, r->src.addr, r->src.size,
                                           &t->engine);
     if (ret == -ENOMEM)

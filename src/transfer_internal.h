@@ -64,6 +64,7 @@ typedef struct shmb_transfer_translation {
     int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
+    uint64_t buffer_addr;  /* base of the engine's registration holding dst (the pool's, flowipc_classic) */
     char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM path as registered: its name, or for a
                                                * memfd kind (no name) "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
@@ -104,9 +105,11 @@ void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_co
 int shmb_transfer_bench_copier_start(shmb_transfer_run_t *r);
 void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
 
-/* With cfg->translate: the system's path (the paths table) and the request
- * path over num_segments registrations of dst's size, src the local
- * segment; dst translated once (mooncake attaches it here), a miss counted.
+/* With cfg->translate: the system's path (the paths table) over
+ * num_segments registrations of dst's size, and the request path over the
+ * registrations the system's design makes (mooncake: those num_segments
+ * buffers; flowipc_jemalloc: those num_segments pools; flowipc_classic: its
+ * one pool holding them all), src the local segment; dst translated once (mooncake attaches it here), a miss counted.
  * Stop releases them (and does nothing for a translation not started). A
  * paired run starts one per system over the same src and dst. */
 int shmb_transfer_bench_translation_start(shmb_transfer_run_t *r);

@@ -581,6 +581,23 @@ static shmb_mooncake_request_t request(shmb_mooncake_opcode_t op, uint64_t targe
     return (shmb_mooncake_request_t){op, source, target_id, addr, len};
 }
 
+/* The count of registered buffers is the target segment's (what findBuffer
+ * walks), not another segment's nor the local one's; an engine with one
+ * buffer counts one; unknown segments and no engine count 0. */
+static void test_engine_buffers(void **state)
+{
+    (void)state;
+    shmb_mooncake_engine_t *e = make_engine();
+    assert_int_equal(shmb_mooncake_engine_buffers(e, 77), NPLAIN);
+    assert_int_equal(shmb_mooncake_engine_buffers(e, 1), 1); /* one of the other segments */
+    assert_int_equal(shmb_mooncake_engine_buffers(e, 4242), 0);
+    shmb_mooncake_engine_destroy(e);
+    assert_int_equal(shmb_mooncake_engine_create(plain, 1, 77, 0, NULL, 0, &e), 0);
+    assert_int_equal(shmb_mooncake_engine_buffers(e, 77), 1);
+    shmb_mooncake_engine_destroy(e);
+    assert_int_equal(shmb_mooncake_engine_buffers(NULL, 77), 0);
+}
+
 /* With no hooks, the path alone: the selection finds the buffer that holds
  * the target; the task carries the peer's address. */
 static void test_engine_finds_buffer(void **state)
@@ -732,6 +749,7 @@ int main(void)
     };
     const struct CMUnitTest once[] = {
         cmocka_unit_test(test_path_names),
+        cmocka_unit_test(test_engine_buffers),
         cmocka_unit_test(test_engine_finds_buffer),
         cmocka_unit_test(test_engine_refuses),
         cmocka_unit_test(test_engine_deterministic),

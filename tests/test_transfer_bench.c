@@ -504,6 +504,33 @@ static void test_mooncake_path_honoured(void **state)
     assert_int_equal(rows.n, 0);
 }
 
+/* The request path's engine registers what each design registers: mooncake
+ * its num_segments buffers, flowipc_jemalloc its num_segments pools,
+ * flowipc_classic its one pool (an engine built with the buffers of every
+ * system fails here); every part still lands on dst. */
+static void test_engine_per_design(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    const size_t want[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_MOONCAKE] = 10, [SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1,
+                                              [SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 10};
+    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small();
+        c.translate = 1;
+        c.system = (shmb_lookup_system_t)s;
+        c.num_segments = 10;
+        shmb_transfer_run_t r;
+        copier_up(&r, &c, why, sizeof(why));
+        assert_int_equal(shmb_mooncake_engine_buffers(r.translation.engine, SHMB_LOOKUP_MOONCAKE_TARGET_ID), want[s]);
+        uint64_t done = 0;
+        for (int part = SHMB_TRANSFER_REQUEST_PATH; part < SHMB_TRANSFER_PARTS; part++)
+            assert_int_equal(
+                shmb_transfer_bench_copy(&r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+        assert_int_equal(r.translation.missed, 0);
+        copier_down(&r);
+    }
+}
+
 /* Runs one operation of each part; true when exactly those in `want` (a
  * bit per part) counted a miss. */
 static int misses_are(shmb_transfer_run_t *r, unsigned want)
@@ -524,10 +551,12 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
 }
 
 /* A planted fault in each part is seen, for every system: the request path
- * told dst's buffer is 64 bytes further than it is (its task's buffer is not
- * that), the translation expected 64 bytes into dst (it, and the request
- * through it, land on dst itself); the copy has no translation. Without a
- * system only the copy runs. */
+ * told dst's registration starts 64 bytes further than it does (the buffer
+ * its task found is not that), mooncake's translation asked for 64 bytes
+ * further into dst (it, and the request through it, land there), the
+ * translation expected 64 bytes into dst (it, and the request through it,
+ * land on dst itself); the copy has no translation. Without a system only
+ * the copy runs. */
 static void test_parts_planted_fault(void **state)
 {
     (void)state;
@@ -543,8 +572,11 @@ static void test_parts_planted_fault(void **state)
         copier_up(&r, &c, why, sizeof(why));
         uint64_t done = 0;
         assert_true(misses_are(&r, 0));
-        r.translation.remote_addr += 64; /* mooncake's translation reads it too */
-        assert_true(misses_are(&r, path | request | (s == SHMB_LOOKUP_MOONCAKE ? translate : 0)));
+        r.translation.buffer_addr += 64;
+        assert_true(misses_are(&r, path | request));
+        r.translation.buffer_addr -= 64;
+        r.translation.remote_addr += 64; /* only mooncake's translation reads the address */
+        assert_true(misses_are(&r, s == SHMB_LOOKUP_MOONCAKE ? translate | request : 0));
         r.translation.remote_addr -= 64;
         unsigned char *dst = r.dst.addr;
         r.dst.addr = dst + 64;
@@ -872,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_mooncake_path_honoured),
         cmocka_unit_test(test_parts_planted_fault),
+        cmocka_unit_test(test_engine_per_design),
         cmocka_unit_test(test_peer_rows),
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),

@@ -278,6 +278,11 @@ int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n,
                                 size_t other_segments, void *local_addr, uint64_t local_length,
                                 shmb_mooncake_engine_t **out) SHMB_NOEXCEPT;
 
+/* How many buffers segment target_id registered, as the engine's descriptor
+ * lists them (what SegmentDesc::findBuffer walks per look-up); 0 for an
+ * unknown segment or a NULL engine. */
+size_t shmb_mooncake_engine_buffers(shmb_mooncake_engine_t *e, uint64_t target_id) SHMB_NOEXCEPT;
+
 /* Frees everything. NULL is a no-op. */
 void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) SHMB_NOEXCEPT;
 
