@@ -296,7 +296,8 @@ def first_attach(folder):
     counts = ["%s %g" % (TITLE[s], t.count) for s in [BASE] + folder.flavours
               for n, r in folder.rows("lookup", s).items() if R.parts(n)[0] == ["attach"]
               for t in [R.attach_total(r)] if t]
-    legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool", "each pool")) + \
+    legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool",
+                          "each pool's lend: LendPool, the open and map, the Response")) + \
         (" Figure: the receiver's total, attaches x p50 per attach (rows shm_lookup/attach/segments:N "
          "of lookup_SYSTEM.json; Flow-IPC's need --peer_process). Attaches: %s." % ", ".join(counts))
     return render(title, legend, cmps, lambda c: c.label, "once"), cmps
@@ -836,12 +837,13 @@ def paired_attach(folder):
     groups = paired_questions(folder, "lookup", r"^shm_lookup/attach/segments:(\d+)$",
                               lambda m: "attach, %s segments" % m.group(1))
     legend = ("The receiver's whole first attach per round (rows shm_lookup/attach/segments:N of "
-              "lookup_paired.json, measured with --peer_process): Mooncake opens and maps each buffer, "
-              "Flow-IPC its pool or pools; the ratio is of these totals.")
+              "lookup_paired.json, measured with --peer_process): Mooncake opens and maps each buffer on "
+              "its first request, SHM-classic its one pool (no message: its name is the session's); "
+              "the ratio is of these totals.")
     if "flowipc_jemalloc" in folder.flavours:
-        legend += (" SHM-jemalloc's total holds each pool's open and map but not the lend message round trip "
-                   "each pool costs per peer (the pool_once rows of shm_address_lookup_bench "
-                   "--system=flowipc_jemalloc --peer_process): its saving here is an upper bound.")
+        legend += (" SHM-jemalloc's total is its session's lend of every pool to the receiver: LendArena, "
+                   "then per pool the LendPool message, the receiver's open and map, its Response back, "
+                   "each a round trip between the two processes.")
     holm_section([v for g in groups for v in g])
     return paired_render(title, legend, groups, "once"), groups
 
@@ -1191,7 +1193,7 @@ def flavour_sentences(f, sections, blocks):
             if many else ""))
     once += ["the receiver's first attach %s against Mooncake's %s: %s%s" % (
         change_text(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word),
-        " (without its pools' lend round trips: an upper bound)" if v.flavour == "flowipc_jemalloc" else "")
+        " (its pools' lend round trips included)" if v.flavour == "flowipc_jemalloc" else "")
         for v in mine(attach)]
     if once:
         out.append("Once, %s." % "; ".join(once))

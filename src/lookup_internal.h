@@ -21,6 +21,7 @@
 
 #include "paths_internal.h"
 
+#include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/peer.h"
 #include "shmbench/report.h"
@@ -177,7 +178,10 @@ enum {
     LOOKUP_OP_PAIRED_OBJECTS, /* arg: system | group << 8, first, count, total; data: shmb_lookup_object_t[count] */
     LOOKUP_OP_PAIRED_BLOCKS,  /* arg: system, first, count; data: shmb_lookup_block_t[count] (by segment id) */
     LOOKUP_OP_PAIRED_ATTACH,  /* arg: system; the whole first attach, timed, checked, undone; result: ns,
-                               * attaches; data on -EPROTO: why */
+                               * attaches; data on -EPROTO: why. flowipc_jemalloc: the peer serves the
+                               * lend on its channel (lookup_lend.c), result: as shmb_lookup_lend_serve's */
+    LOOKUP_OP_LEND,           /* flowipc_jemalloc's pools lent to the peer, checked, let go (lookup_lend.c);
+                               * result: as shmb_lookup_lend_serve's; data on -EPROTO: why */
 };
 
 
@@ -232,6 +236,7 @@ typedef struct shmb_lookup_paired_side {
  * it learnt and measured. The owner makes it before the fork. */
 typedef struct shmb_lookup_peer {
     const shmb_lookup_config_t *cfg;
+    shmb_peer_t *peer;             /* in the peer: its copy, whose channel is the peer's end */
     shmb_lookup_setup_t s;
     int prepared;
     shmb_lookup_object_t *objects; /* the current group's */
@@ -245,6 +250,38 @@ typedef struct shmb_lookup_peer {
     shmb_samples_t samples[SHMB_PATHS][LOOKUP_KINDS];
     shmb_lookup_paired_side_t paired[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_lookup_peer_t;
+
+/* SHM-jemalloc's first attach across the two processes (lookup_lend.c).
+ * The owner, the lender: posts cmd (a command whose handler runs
+ * shmb_lookup_lend_serve), then, on peer->channel, lends j's arena and
+ * every pool of it, each a round trip (the request, the peer's open and
+ * map, its Response), timed: per pool (LendPool alone) into per_pool (may
+ * be NULL), and all of it, LendArena first, into *total_ns; then sends
+ * blocks[0..n)'s handles (key: pool id, offset) with tags[0..n), the words
+ * it wrote at each, and awaits the command. Returns 0 once every request
+ * was answered with success, the peer answered LendArena and every
+ * LendPool and read every tag through the lent pools; -EPROTO with why
+ * otherwise; or -errno (-EPIPE: the peer died). The lender's session is
+ * made and ended here: each call is a first attach. */
+int shmb_lookup_lend_owner(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, shmb_fipc_jemalloc_t *j,
+                           const shmb_lookup_block_t *blocks, const uint64_t *tags, uint64_t n,
+                           shmb_samples_t *per_pool, double *total_ns, char *why, size_t cap);
+
+/* The peer, the borrower (in a command's handler): a borrower session that
+ * answers the lender's requests on ch (receive_arena, receive_shm_pool: each
+ * pool opened and mapped read-only) and checks each block's tag through a
+ * borrow, until the lender's end; the session then ends (pools unmapped).
+ * result[0]: requests answered, result[1]: blocks read back. Returns 0,
+ * -EPROTO with why (the lender is told, when it waits for a Response),
+ * -ENOMEM or -EPIPE. */
+int shmb_lookup_lend_serve(shmb_channel_t *ch, char *why, size_t cap, uint64_t result[SHMB_PEER_RESULTS]);
+
+/* Test hooks of lookup_lend.c's checks; 0 in a run. */
+enum {
+    SHMB_LOOKUP_LEND_FAULT_POOL = 1, /* the owner never lends the last pool */
+    SHMB_LOOKUP_LEND_FAULT_TAG,      /* the owner tells the last block's tag + 1 */
+};
+extern int shmb_lookup_lend_fault;
 
 /* The peer's handler (a shmb_peer_handler_t, ctx: a shmb_lookup_peer_t),
  * run in the peer process (lookup_peer.c). */

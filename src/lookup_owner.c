@@ -24,7 +24,9 @@
  *   flowipc_jemalloc    the owner's arena allocates one block per segment
  *                       (its extent hooks create the SHM pools); published:
  *                       every pool (id, name, size) and each block's
- *                       (pool id, offset).
+ *                       (pool id, offset); then every pool lent to the peer
+ *                       (lookup_lend.c), each lend timed here: the attach
+ *                       row.
  */
 #include "lookup_internal.h"
 
@@ -109,7 +111,8 @@ static int run_group(owner_t *o, int group, char *why, size_t cap)
             ret = fetch(o, p, LOOKUP_THROUGHPUT);
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = fetch(o, p, LOOKUP_LATENCY);
-        if (ret == 0 && shmb_path_table[p].kind == SHMB_PATH_SYSTEM)
+        /* flowipc_jemalloc's attach is the owner's lend, timed here */
+        if (ret == 0 && shmb_path_table[p].kind == SHMB_PATH_SYSTEM && p != SHMB_LOOKUP_FLOWIPC_JEMALLOC)
             ret = fetch(o, p, LOOKUP_SETUP);
     }
     if (ret != -EPIPE) {
@@ -246,6 +249,29 @@ static int owner_classic(owner_t *o, char *why, size_t cap)
     return ret;
 }
 
+/* flowipc_jemalloc's attach as its session makes it: every pool lent to
+ * the peer, each LendPool round trip a sample of the attach row. The check
+ * reads a tag at each block's first word (that of a request at offset 0,
+ * so the requests' tags stay as they are). */
+static int lend_pools(owner_t *o, shmb_fipc_jemalloc_t *j, const shmb_lookup_block_t *blocks,
+                      unsigned char *const *at, char *why, size_t cap)
+{
+    const uint64_t n = o->cfg->num_segments, size = o->cfg->segment_size_mb << 20;
+    uint64_t *tags = malloc((size_t)(n ? n : 1) * sizeof(*tags));
+    int ret = tags ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t id = 0; id < n && ret == 0; id++) {
+        tags[id] = lookup_tag(size, id, 0);
+        ret = shmb_segment_first_write_copy(at[id], &tags[id], sizeof(tags[id]), copy_word);
+    }
+    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_LEND};
+    double total = 0;
+    if (ret == 0)
+        ret = shmb_lookup_lend_owner(o->peer, &cmd, j, blocks, tags, n, &o->got[SHMB_LOOKUP_FLOWIPC_JEMALLOC][LOOKUP_SETUP],
+                                     &total, why, cap);
+    free(tags);
+    return ret;
+}
+
 /* flowipc_jemalloc: the arena allocates one block per segment (its extent
  * hooks create the pools), tagged; published: every pool (id, name, size)
  * and each block's (pool id, offset in the pool). */
@@ -291,6 +317,8 @@ static int owner_jemalloc(owner_t *o, char *why, size_t cap)
     if (ret == 0)
         ret = publish_blocks(o, blocks);
     if (ret == 0)
+        ret = lend_pools(o, j, blocks, at, why, cap);
+    if (ret == 0)
         ret = run_group(o, LOOKUP_GROUP_JEMALLOC, why, cap);
     shmb_fipc_jemalloc_destroy(j, 1, NULL);
     free(at);
@@ -316,8 +344,9 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_timed_row(cfg, p, 1, 1, got[LOOKUP_LATENCY].v, got[LOOKUP_LATENCY].n, window,
                                               pool, rows);
-        const char *attach_note = p == SHMB_LOOKUP_FLOWIPC_CLASSIC ? "shm_open + fstat + mmap, the pool"
-                                                                   : "shm_open + mmap (read-only), per pool";
+        const char *attach_note = p == SHMB_LOOKUP_FLOWIPC_CLASSIC
+                                      ? "shm_open + fstat + mmap, the pool"
+                                      : "per pool: LendPool, the peer's shm_open + mmap (read-only), its Response";
         if (ret == 0 && p == SHMB_LOOKUP_MOONCAKE)
             ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg),
                                               SHMB_LOOKUP_FIRST_USE_NOTE, &got[LOOKUP_SETUP], rows);
@@ -335,6 +364,7 @@ int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_p
 {
     memset(side, 0, sizeof(*side));
     side->cfg = cfg;
+    side->peer = peer;
     return shmb_peer_start(peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler, side);
 }
 

@@ -9,9 +9,12 @@
  * arena with a block per segment, its pools made by its extent hooks),
  * writes a tag at each buffer's or block's first word and publishes them
  * (lookup_internal.h's LOOKUP_OP_PAIRED_*). Each round, each system's whole
- * first attach in the peer (lookup_peer.c: what its --system attach row
- * times, every buffer or pool, summed) is one sample; the peer checks every
- * tag through its mappings, then undoes the attach untimed.
+ * first attach is one sample: mooncake's and flowipc_classic's in the peer
+ * (lookup_peer.c: what the --system attach row times, every buffer or the
+ * pool, summed); flowipc_jemalloc's as its session makes it, timed here:
+ * LendArena and a LendPool per pool, each a round trip to the peer, which
+ * opens and maps the pool before it answers (lookup_lend.c). The peer
+ * checks every tag through its mappings, then undoes the attach untimed.
  *
  * Translation (one process): each system's path set up over its own
  * set-up (the same placement and requests, from the seed), every request
@@ -51,6 +54,9 @@ typedef struct owned {
     uint64_t created;
     shmb_fipc_classic_t *pool;
     shmb_fipc_jemalloc_t *j;
+    shmb_lookup_block_t *blocks; /* flowipc_jemalloc: each block's pool and offset, to lend and check */
+    uint64_t *tags;              /* flowipc_jemalloc: the tag at each block's first word */
+    uint64_t pools;              /* flowipc_jemalloc: how many it lends */
 } owned_t;
 
 static void copy_word(void *dst, const void *src, size_t n)
@@ -183,8 +189,17 @@ static int make_system(const shmb_lookup_config_t *cfg, shmb_peer_t *peer, uint6
                                               : make_jemalloc(cfg, sys, o, &objects, &nobjects, blocks, at);
     if (ret == 0)
         ret = publish(peer, LOOKUP_OP_PAIRED_OBJECTS, sys | (uint64_t)group << 8, objects, sizeof(*objects), nobjects);
-    if (ret == 0 && group != LOOKUP_GROUP_SEGMENTS)
+    if (ret == 0 && group == LOOKUP_GROUP_CLASSIC)
         ret = publish(peer, LOOKUP_OP_PAIRED_BLOCKS, sys, blocks, sizeof(*blocks), n);
+    if (ret == 0 && group == LOOKUP_GROUP_JEMALLOC) {
+        o->blocks = blocks;
+        blocks = NULL;
+        o->pools = nobjects;
+        if (!(o->tags = malloc((size_t)n * sizeof(*o->tags))))
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
+        for (uint64_t id = 0; ret == 0 && id < n; id++)
+            o->tags[id] = lookup_paired_tag(cfg, sys, id);
+    }
     free(at);
     free(blocks);
     free(objects);
@@ -196,22 +211,42 @@ static void drop(owned_t *o)
     for (uint64_t i = 0; o->shm && i < o->created; i++)
         shmb_segment_destroy(&o->shm[i], NULL);
     free(o->shm);
+    free(o->blocks);
+    free(o->tags);
     shmb_fipc_classic_destroy(o->pool, 1);
     shmb_fipc_jemalloc_destroy(o->j, 1, NULL);
     memset(o, 0, sizeof(*o));
 }
 
 typedef struct attach_run {
+    const shmb_lookup_config_t *cfg;
     shmb_peer_t *peer;
+    const owned_t *owned;
     uint64_t attaches[SHMB_PAIRED_MAX_SYSTEMS]; /* per system: buffers or pools it attaches */
     char *why;
     size_t cap;
 } attach_run_t;
 
-/* System `which`'s whole first attach in the peer: its total. */
+/* flowipc_jemalloc's first attach: this process lends the peer its arena
+ * and every pool (lookup_lend.c), timed here, and the peer reads each
+ * block's tag through the lent pools. */
+static int lend_slice(attach_run_t *c, size_t which, double *ns)
+{
+    const owned_t *o = &c->owned[which];
+    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_PAIRED_ATTACH, .arg = {which}};
+    int ret = shmb_lookup_lend_owner(c->peer, &cmd, o->j, o->blocks, o->tags, c->cfg->num_segments, NULL, ns,
+                                     c->why, c->cap);
+    if (ret == 0)
+        c->attaches[which] = o->pools;
+    return ret;
+}
+
+/* System `which`'s whole first attach: its total. */
 static int attach_slice(void *ctx, size_t which, double *ns)
 {
     attach_run_t *c = ctx;
+    if (lookup_group_of(c->cfg->systems[which]) == LOOKUP_GROUP_JEMALLOC)
+        return lend_slice(c, which, ns);
     uint64_t r[SHMB_PEER_RESULTS] = {0};
     int ret = shmb_peer_command(c->peer, LOOKUP_OP_PAIRED_ATTACH, which, 0, 0, 0, NULL, r);
     if (ret == -EPROTO)
@@ -231,9 +266,12 @@ static int attach_rows(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, doubl
     size_t first;
     int ret = push_question(cfg, rows, "attach", "", samples, shmb_lookup_bench_paired_attach_rounds(cfg), 1, &first);
     for (size_t s = 0; ret == 0 && s < cfg->nsystems; s++) {
-        const int buffers = lookup_group_of(cfg->systems[s]) == LOOKUP_GROUP_SEGMENTS;
+        const int group = lookup_group_of(cfg->systems[s]);
         snprintf(rows->v[first + s].note, sizeof(rows->v[first + s].note), "receiver's total: %llu %s",
-                 (unsigned long long)c->attaches[s], buffers ? "buffers" : c->attaches[s] == 1 ? "pool" : "pools");
+                 (unsigned long long)c->attaches[s],
+                 group == LOOKUP_GROUP_SEGMENTS  ? "buffers"
+                 : group == LOOKUP_GROUP_CLASSIC ? (c->attaches[s] == 1 ? "pool" : "pools")
+                                                 : "pools, lent");
     }
     return ret;
 }
@@ -261,7 +299,7 @@ static int paired_attach(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, cha
         samples[s] = store ? store + s * rounds : NULL;
     for (size_t s = 0; s < nsys && ret == 0; s++)
         ret = make_system(cfg, &peer, s, &owned[s]);
-    attach_run_t c = {.peer = &peer, .why = why, .cap = cap};
+    attach_run_t c = {.cfg = cfg, .peer = &peer, .owned = owned, .why = why, .cap = cap};
     if (ret == 0)
         ret = shmb_paired_run(nsys, rounds, attach_slice, &c, samples);
     ret = shmb_lookup_bench_owner_stop(&peer, ret);

@@ -15,9 +15,12 @@
  *                       does not run).
  *   flowipc_classic     the pool attached once (the attach row: shm_open +
  *                       fstat + mmap), then handles added to its base.
- *   flowipc_jemalloc    every pool attached read-only (the attach row: one
- *                       sample per pool) and entered in the peer's own
- *                       repository under the owner's pool id.
+ *   flowipc_jemalloc    first every pool lent to the peer by the owner
+ *                       (LOOKUP_OP_LEND, lookup_lend.c: the attach row, the
+ *                       owner's timing of each LendPool round trip), then
+ *                       every pool attached read-only, untimed, and entered
+ *                       in the peer's own repository under the owner's
+ *                       pool id.
  * Every translation the peer verifies lands where the peer mapped the
  * object, and the 8 bytes read there through the translated pointer must be
  * the tag the owner wrote: proof across the two processes. One thread only.
@@ -218,8 +221,10 @@ static int enter_pools(shmb_lookup_peer_t *ps, char *why, size_t cap)
     return ret == 0 ? peer_measure(ps, LOOKUP_GROUP_JEMALLOC, why, cap) : ret;
 }
 
-/* flowipc_jemalloc: every pool attached (each timed) and entered in our
- * repository under the owner's pool id, then handles. */
+/* flowipc_jemalloc: every pool attached and entered in our repository
+ * under the owner's pool id, then handles. Untimed: the attach row is the
+ * owner's lend of each pool (LOOKUP_OP_LEND, before), whose mappings end
+ * with that session. */
 static int peer_run_jemalloc(shmb_lookup_peer_t *ps, char *why, size_t cap)
 {
     const uint64_t n = ps->nobjects;
@@ -230,14 +235,9 @@ static int peer_run_jemalloc(shmb_lookup_peer_t *ps, char *why, size_t cap)
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
         const shmb_lookup_object_t *o = &ps->objects[i];
-        uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_fipc_pool_attach(o->name, o->bytes, &ps->pool_map[i], &ps->pool_fd[i]);
-        uint64_t t1 = shmb_clock_now_ns();
-        if (ret < 0)
+        if ((ret = shmb_fipc_pool_attach(o->name, o->bytes, &ps->pool_map[i], &ps->pool_fd[i])) < 0)
             break;
         ps->pools_attached++;
-        if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_JEMALLOC][LOOKUP_SETUP], (double)(t1 - t0)) < 0)
-            return shmb_error_record("malloc", ENOMEM, NULL);
         if (o->key > UINT32_MAX) {
             snprintf(why, cap, "flowipc_jemalloc: the owner published pool id %llu", (unsigned long long)o->key);
             return -EPROTO;
@@ -446,62 +446,18 @@ static int paired_classic(const shmb_lookup_config_t *cfg, uint64_t sys, const s
     return ret < 0 ? ret : r;
 }
 
-/* flowipc_jemalloc's whole first attach: every pool (shm_open + mmap,
- * read-only, as its attach row times each), the sum; then each block's tag;
- * detached. */
-static int paired_jemalloc(const shmb_lookup_config_t *cfg, uint64_t sys, const shmb_lookup_paired_side_t *p,
-                           double *ns, char *why, size_t cap)
-{
-    const uint64_t n = p->nobjects;
-    void **map = calloc((size_t)(n ? n : 1), sizeof(*map));
-    int *fd = calloc((size_t)(n ? n : 1), sizeof(*fd));
-    int ret = map && fd ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
-    if (ret == 0 && !p->blocks) {
-        snprintf(why, cap, "flowipc_jemalloc: the owner published no blocks");
-        ret = -EPROTO;
-    }
-    uint64_t attached = 0;
-    double sum = 0;
-    for (; attached < n && ret == 0; attached++) {
-        const uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_fipc_pool_attach(p->objects[attached].name, p->objects[attached].bytes, &map[attached],
-                                    &fd[attached]);
-        const uint64_t t1 = shmb_clock_now_ns();
-        if (ret < 0)
-            break;
-        sum += (double)(t1 - t0);
-    }
-    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++) {
-        uint64_t i = 0;
-        while (i < n && p->objects[i].key != p->blocks[id].key)
-            i++;
-        if (i == n || p->blocks[id].offset + 8 > p->objects[i].bytes) {
-            snprintf(why, cap, "flowipc_jemalloc: block %llu lies in no published pool", (unsigned long long)id);
-            ret = -EPROTO;
-        } else {
-            ret = paired_check(cfg, sys, id, (unsigned char *)map[i] + p->blocks[id].offset, why, cap);
-        }
-    }
-    for (uint64_t i = 0; i < attached; i++) {
-        int r = shmb_fipc_pool_detach(map[i], p->objects[i].bytes, fd[i]);
-        ret = ret < 0 ? ret : r;
-    }
-    free(map);
-    free(fd);
-    *ns = sum;
-    return ret;
-}
-
 int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, char *why, size_t cap,
                                     uint64_t result[SHMB_PEER_RESULTS])
 {
     if (system >= SHMB_PAIRED_MAX_SYSTEMS)
         return -EINVAL;
     shmb_lookup_paired_side_t *p = &ps->paired[system];
+    /* flowipc_jemalloc: the owner lends every pool and times it */
+    if (p->group == LOOKUP_GROUP_JEMALLOC)
+        return shmb_lookup_lend_serve(&ps->peer->channel, why, cap, result);
     double ns = 0;
-    int ret = p->group == LOOKUP_GROUP_SEGMENTS  ? paired_buffers(ps->cfg, system, p, &ns, why, cap)
-              : p->group == LOOKUP_GROUP_CLASSIC ? paired_classic(ps->cfg, system, p, &ns, why, cap)
-                                                 : paired_jemalloc(ps->cfg, system, p, &ns, why, cap);
+    int ret = p->group == LOOKUP_GROUP_SEGMENTS ? paired_buffers(ps->cfg, system, p, &ns, why, cap)
+                                                : paired_classic(ps->cfg, system, p, &ns, why, cap);
     if (ret == 0) {
         result[0] = (uint64_t)ns;
         result[1] = p->nobjects;
@@ -539,9 +495,11 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
     case LOOKUP_OP_PAIRED_OBJECTS:
     case LOOKUP_OP_PAIRED_BLOCKS:
         return shmb_lookup_bench_paired_take(ps, cmd, data, data_bytes);
-    case LOOKUP_OP_PAIRED_ATTACH: {
+    case LOOKUP_OP_PAIRED_ATTACH:
+    case LOOKUP_OP_LEND: {
         char why[256] = "";
-        ret = shmb_lookup_bench_paired_attach(ps, cmd->arg[0], why, sizeof(why), result);
+        ret = cmd->op == LOOKUP_OP_LEND ? shmb_lookup_lend_serve(&ps->peer->channel, why, sizeof(why), result)
+                                        : shmb_lookup_bench_paired_attach(ps, cmd->arg[0], why, sizeof(why), result);
         if (ret == -EPROTO)
             snprintf(data, data_bytes, "%s", why);
         return ret;

@@ -419,9 +419,10 @@ static void lookup_paired(lines_t *l, shmb_notes_t *s, const shmb_lookup_config_
         const size_t at = s->used;
         put(s, "rounds of attach: %zu; each round the peer performs each system's whole first attach, the receiver's "
                "TOTAL before its first request (mooncake: every buffer's first request, shm_open + mmap each, "
-               "the first_use times summed; flowipc_classic: its one pool; flowipc_jemalloc: every pool, summed), "
-               "as one sample, then checks the tag the owner wrote at every buffer's or block's first word "
-               "through its mappings and detaches untimed; the ratio is of the receivers' totals (each system "
+               "the first_use times summed; flowipc_classic: its one pool, no message; flowipc_jemalloc: its "
+               "session's lend, timed by the owner: LendArena, then per pool LendPool, the peer's shm_open + mmap, "
+               "its Response, each a round trip on a Unix socket), as one sample, then checks the tag the owner "
+               "wrote at every buffer's or block's first word through its mappings and detaches untimed; the ratio is of the receivers' totals (each system "
                "row's note: what its total holds)", shmb_lookup_bench_paired_attach_rounds(cfg));
         add(l, end(s, at));
         add(l, "paired with --peer_process: first attach only; the translation per request is the paired run "
@@ -514,14 +515,17 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
     if (cfg->system_rows)
         add(&l, "attach: what the receiver pays before its first request, one sample each (mooncake: the "
                 "first request to each buffer, shm_open + mmap, the first_use row without --system; "
-                "flowipc_*: the peer opening the pool, or each pool, with --peer_process only); - = a step "
-                "this system does not have");
+                "flowipc_classic: the peer opening its pool; flowipc_jemalloc: each pool lent to the peer, "
+                "LendPool, its shm_open + mmap and Response, timed by the owner, LendArena's one round trip "
+                "per session not counted; with --peer_process only); - = a step this system does not have");
     else
         add(&l, cfg->peer_process
                 ? "first_use: mooncake's first request to each buffer in the peer (shm_open + mmap), timed "
                   "one by one; attach: the peer opening flowipc_classic's pool (shm_open + fstat + mmap, "
-                  "once) and each of flowipc_jemalloc's pools (shm_open + mmap, read-only, one sample per "
-                  "pool); - = a step this system does not have"
+                  "once) and each of flowipc_jemalloc's pools lent to the peer (LendPool, the peer's "
+                  "shm_open + mmap read-only, its Response: a round trip timed by the owner, one sample per "
+                  "pool; LendArena's one round trip per session not counted); - = a step this system does not "
+                  "have"
                 : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), timed one "
                   "by one; - = a step this system does not have");
     int ret = publish(report, &l);

@@ -315,16 +315,28 @@ static int wait_reply(shmb_peer_t *peer, control_t *c, unsigned n)
     }
 }
 
-static int post_and_wait(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd)
+static int post(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd)
 {
     control_t *c = peer->control.addr;
     memcpy(&c->cmd, cmd, sizeof(*cmd));
     unsigned n = atomic_load_explicit(&c->cmd_seq, memory_order_relaxed) + 1;
     atomic_store_explicit(&c->cmd_seq, n, memory_order_release);
     int ret = futex_wake(&c->cmd_seq);
-    if (ret < 0)
-        return shmb_error_record("futex", -ret, peer->control.name);
-    return wait_reply(peer, c, n);
+    return ret < 0 ? shmb_error_record("futex", -ret, peer->control.name) : 0;
+}
+
+/* Waits for the reply to the last command posted (only the owner writes
+ * cmd_seq). */
+static int wait_last(shmb_peer_t *peer)
+{
+    control_t *c = peer->control.addr;
+    return wait_reply(peer, c, atomic_load_explicit(&c->cmd_seq, memory_order_relaxed));
+}
+
+static int post_and_wait(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd)
+{
+    int ret = post(peer, cmd);
+    return ret < 0 ? ret : wait_last(peer);
 }
 
 /* Records the peer's failure on this thread; the call name is kept here,
@@ -357,7 +369,7 @@ int shmb_peer_command(shmb_peer_t *peer, uint32_t op, uint64_t a0, uint64_t a1, 
     return shmb_peer_call(peer, &cmd, result);
 }
 
-int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+int shmb_peer_post(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd)
 {
     if (cmd->op == SHMB_PEER_OP_QUIT)
         return -EINVAL;
@@ -365,15 +377,28 @@ int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t resul
         return -ENAMETOOLONG;
     if (peer->reaped)
         return gone(peer);
-    int ret = post_and_wait(peer, cmd);
+    return post(peer, cmd);
+}
+
+int shmb_peer_await(shmb_peer_t *peer, uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (peer->reaped)
+        return gone(peer);
+    int ret = wait_last(peer);
     if (ret < 0)
         return ret;
     const control_t *c = peer->control.addr;
     if (c->status < 0)
-        return peer_error(c, cmd->op);
+        return peer_error(c, c->cmd.op);
     if (result)
         memcpy(result, c->result, sizeof(c->result));
     return 0;
+}
+
+int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+{
+    int ret = shmb_peer_post(peer, cmd);
+    return ret < 0 ? ret : shmb_peer_await(peer, result);
 }
 
 /* Sends QUIT to a live peer and reaps it; a peer that does not answer (a

@@ -93,7 +93,7 @@ static int submit_ok(replay_t *w, uint64_t k, uint64_t d, const shmb_mooncake_ho
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
     const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + k * d, SHMB_LOOKUP_MOONCAKE_TARGET_ID, remote, d};
     shmb_mooncake_submitted_t out;
-    if (shmb_mooncake_engine_submit(t->engine, &req, hooks, &out) != 0 || out.buffer_addr != t->remote_addr)
+    if (shmb_mooncake_engine_submit(t->engine, &req, hooks, &out) != 0 || out.buffer_addr != t->buffer_addr)
         return 0;
     if (!hooks)
         return out.target == (void *)(uintptr_t)remote;

@@ -782,6 +782,51 @@ static void test_paired_attach_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
+/* SHM-jemalloc's first attach is its session's lend of every pool, in the
+ * paired run and in the --system run alike: each is refused when the owner
+ * leaves a pool unlent (a block the peer cannot borrow, or a LendPool the
+ * peer never answered) or tells a tag the peer does not read through the
+ * lent pool; the peer gone and nothing left either way. */
+static void test_lend_planted_faults(void **state)
+{
+    (void)state;
+    for (int paired = 0; paired < 2; paired++) {
+        shmb_lookup_config_t c = peer_config();
+        memset(c.run, 0, sizeof(c.run));
+        if (paired) {
+            pair_with(&c, SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+        } else {
+            memset(c.run_system, 0, sizeof(c.run_system));
+            c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1;
+            c.system_rows = 1;
+        }
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+        if (ret == -EPROTO)
+            fail_msg("%s", why);
+        assert_int_equal(ret, 0);
+        const shmb_row_t *attach = &rows.v[1]; /* paired: flowipc_jemalloc's; else the second row */
+        assert_string_equal(attach->step, "attach");
+        assert_non_null(strstr(attach->note, paired ? "pools, lent" : "LendPool"));
+        shmb_rows_free(&rows);
+        assert_peer_run_left_nothing();
+        static const char *const said[] = {[SHMB_LOOKUP_LEND_FAULT_POOL] = "lent",
+                                           [SHMB_LOOKUP_LEND_FAULT_TAG] = "not the owner's tag"};
+        for (int fault = SHMB_LOOKUP_LEND_FAULT_POOL; fault <= SHMB_LOOKUP_LEND_FAULT_TAG; fault++) {
+            why[0] = '\0';
+            shmb_lookup_lend_fault = fault;
+            ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+            shmb_lookup_lend_fault = 0;
+            assert_int_equal(ret, -EPROTO);
+            if (!strstr(why, said[fault]) && !(fault == SHMB_LOOKUP_LEND_FAULT_POOL && strstr(why, "answered")))
+                fail_msg("fault %d: %s", fault, why);
+            assert_int_equal(rows.n, 0);
+            assert_peer_run_left_nothing();
+        }
+    }
+}
+
 /* The peer's side of a paired attach reads the owner's tag through its
  * mapping: a pool whose block holds another tag fails, naming it. */
 static void test_paired_attach_checks_tags(void **state)
@@ -863,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_bad_config_appends_nothing),
         cmocka_unit_test(test_paired_translation_rows),
         cmocka_unit_test(test_paired_attach_rows),
+        cmocka_unit_test(test_lend_planted_faults),
         cmocka_unit_test(test_paired_attach_checks_tags),
         cmocka_unit_test(test_peer_process_rows),
         cmocka_unit_test(test_peer_process_system_rows),

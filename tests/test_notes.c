@@ -484,7 +484,10 @@ static void test_transfer_modes(void **state)
     r = fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 5);
     assert_string_equal(r.notes[3], "request_path: TENT's submit path for one descriptor (selection, look-ups, "
-                                    "task objects, locks), the same code for every system; translate: the "
+                                    "task objects, locks), the same code for every system, over the "
+                                    "registrations each design makes (its findBuffer walks them): mooncake 7 "
+                                    "buffers, flowipc_classic its one pool, flowipc_jemalloc its 7 pools; "
+                                    "translate: the "
                                     "system's translation of dst alone (7 registered buffers or pools); request: "
                                     "the request path calling that translation and the copy, each once; note: "
                                     "each part's share of the request p50");

@@ -243,6 +243,16 @@ int shmb_fipc_lender_construct(shmb_fipc_lender_t *l, size_t bytes, shmb_fipc_ob
 int shmb_fipc_lender_lend(shmb_fipc_lender_t *l, const shmb_fipc_object_t *obj, void *blob,
                           size_t cap, size_t *len) SHMB_NOEXCEPT;
 
+/* The handle blob (SHMB_FIPC_HANDLE_BYTES into blob, cap bytes) that
+ * lend_object would write for an object at offset in pool pool_id of the
+ * lender's arena: a borrower's shmb_fipc_borrower_borrow of it reaches that
+ * place through its mapping of the pool, once the pool is lent to it. For
+ * a driver's check of the lent pools; nothing is registered as lent.
+ * Returns 0 or -EINVAL (offset above INT32_MAX, the handle's range; cap too
+ * small). */
+int shmb_fipc_lender_handle(const shmb_fipc_lender_t *l, uint32_t pool_id, uint64_t offset, void *blob,
+                            size_t cap, size_t *len) SHMB_NOEXCEPT;
+
 /* Shm_session::receive_object_return: deregisters the object the
  * ReturnObject message names; when that was the last reference, the object
  * is freed now. Returns 0, -ENOENT (not lent) or -EBADMSG. */

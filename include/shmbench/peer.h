@@ -149,6 +149,15 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
  * described at the top; also every later call) or -errno (futex). */
 int shmb_peer_call(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS]);
 
+/* shmb_peer_call() in two halves, for an owner that talks to the peer on
+ * peer->channel while the peer runs the command (the handler reads and
+ * writes its end): post returns once cmd is posted, await waits for its
+ * reply. Post one command, then await it, before posting another. They
+ * return as shmb_peer_call() does (post: its argument errors, -EPIPE for a
+ * peer reaped before, or -errno of the futex; await: the rest). */
+int shmb_peer_post(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd);
+int shmb_peer_await(shmb_peer_t *peer, uint64_t result[SHMB_PEER_RESULTS]);
+
 /* shmb_peer_call() of a command built from its parts: op, the arguments
  * (unused ones 0) and name (NULL: ""; longer than SHMB_PEER_NAME_MAX:
  * -ENAMETOOLONG). Returns what shmb_peer_call() returns. */
