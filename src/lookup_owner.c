@@ -346,7 +346,7 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
                                               pool, rows);
         const char *attach_note = p == SHMB_LOOKUP_FLOWIPC_CLASSIC
                                       ? "shm_open + fstat + mmap, the pool"
-                                      : "per pool: LendPool, the peer's shm_open + mmap (read-only), its Response";
+                                      : "per pool: LendPool, shm_open + mmap (read-only), Response";
         if (ret == 0 && p == SHMB_LOOKUP_MOONCAKE)
             ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg),
                                               SHMB_LOOKUP_FIRST_USE_NOTE, &got[LOOKUP_SETUP], rows);

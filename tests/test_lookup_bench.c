@@ -808,7 +808,8 @@ static void test_lend_planted_faults(void **state)
         assert_int_equal(ret, 0);
         const shmb_row_t *attach = &rows.v[1]; /* paired: flowipc_jemalloc's; else the second row */
         assert_string_equal(attach->step, "attach");
-        assert_non_null(strstr(attach->note, paired ? "pools, lent" : "LendPool"));
+        assert_string_equal(paired ? strstr(attach->note, "pools, lent") : attach->note,
+                            paired ? "pools, lent" : "per pool: LendPool, shm_open + mmap (read-only), Response");
         shmb_rows_free(&rows);
         assert_peer_run_left_nothing();
         static const char *const said[] = {[SHMB_LOOKUP_LEND_FAULT_POOL] = "lent",
