@@ -149,15 +149,15 @@ int shmb_lookup_lend_owner(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, shmb_f
         return shmb_error_record("malloc", ENOMEM, NULL);
     npools = shmb_fipc_jemalloc_pool_list(j, pools, npools);
     int ret = shmb_fipc_lender_create(j, &r.l);
-    if (ret == 0 && (ret = shmb_peer_post(peer, cmd)) < 0) {
+    if (ret == 0 && (ret = shmb_peer_post(peer, cmd)) < 0)
         shmb_fipc_lender_destroy(r.l);
+    if (ret < 0) { /* nothing posted: nothing to end or await */
         free(pools);
         return ret;
     }
     unsigned char none[8];
     size_t got = 0;
-    if (ret == 0)
-        ret = receive(&r, LEND_READY, none, sizeof(none), &got);
+    ret = receive(&r, LEND_READY, none, sizeof(none), &got);
     if (ret == 0)
         ret = lend_all(&r, pools, npools, per_pool, total_ns);
     if (ret == 0)
@@ -187,8 +187,10 @@ int shmb_lookup_lend_owner(shmb_peer_t *peer, const shmb_peer_cmd_t *cmd, shmb_f
 static int check_blocks(shmb_fipc_borrower_t *b, const unsigned char *msg, size_t len, uint64_t *checked,
                         char *why, size_t cap)
 {
-    uint32_t count;
-    if (len < sizeof(count) || (memcpy(&count, msg, sizeof(count)), len != sizeof(count) + count * CHECK_ENTRY)) {
+    uint32_t count = 0;
+    if (len >= sizeof(count))
+        memcpy(&count, msg, sizeof(count));
+    if (len < sizeof(count) || len != sizeof(count) + count * CHECK_ENTRY) {
         snprintf(why, cap, "flowipc_jemalloc: a check message of %zu bytes", len);
         return -EPROTO;
     }
