@@ -47,6 +47,7 @@ enum {
     OP_SPIN_SHARED,  /* sets the shared sync stage to 2, then waits for signals forever */
     OP_CHANNEL,      /* takes a message and a descriptor off the peer's channel: results: its first
                       * byte, the file's size; writes 'P' at offset 0 of the file */
+    OP_TALK,         /* answers one message on the peer's channel with its byte + 1; result: the byte */
 };
 
 /* The peer of the test that uses its channel (in the peer: its copy). */
@@ -70,6 +71,20 @@ static uint64_t hash_name(const char *s)
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
+}
+
+/* OP_TALK's work in the peer: a round trip on the channel while the owner
+ * waits for no reply to the command. */
+static int talk(uint64_t result[SHMB_PEER_RESULTS])
+{
+    unsigned char msg[8];
+    size_t len = 0;
+    int ret = shmb_channel_recv(&channel_peer->channel, msg, sizeof(msg), &len);
+    if (ret < 0)
+        return ret;
+    result[0] = msg[0];
+    msg[0]++;
+    return shmb_channel_send(&channel_peer->channel, msg, 1);
 }
 
 /* OP_CHANNEL's work in the peer. */
@@ -161,6 +176,8 @@ static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t dat
             pause();
     case OP_CHANNEL:
         return take_descriptor(result);
+    case OP_TALK:
+        return talk(result);
     default:
         return -ENOSYS;
     }
@@ -604,6 +621,34 @@ static void test_channel_carries_a_descriptor(void **state)
     assert_nothing_left(pid, getpid());
 }
 
+/* post and await apart: the owner talks with the peer on the channel while
+ * the peer runs the command, then gets its reply; a failing command's
+ * error comes back from await, and QUIT cannot be posted. */
+static void test_post_then_await(void **state)
+{
+    (void)state;
+    shmb_peer_t peer;
+    channel_peer = &peer;
+    start(&peer, 0);
+    shmb_peer_cmd_t cmd = command(OP_TALK, NULL);
+    assert_int_equal(shmb_peer_post(&peer, &cmd), 0);
+    unsigned char msg[8] = {'a'};
+    size_t len = 0;
+    assert_int_equal(shmb_channel_send(&peer.channel, msg, 1), 0);
+    assert_int_equal(shmb_channel_recv(&peer.channel, msg, sizeof(msg), &len), 0);
+    assert_int_equal(len, 1);
+    assert_int_equal(msg[0], 'b');
+    uint64_t result[SHMB_PEER_RESULTS] = {0};
+    assert_int_equal(shmb_peer_await(&peer, result), 0);
+    assert_int_equal(result[0], 'a');
+    cmd = command(OP_FAIL_BARE, NULL);
+    assert_int_equal(shmb_peer_post(&peer, &cmd), 0);
+    assert_int_equal(shmb_peer_await(&peer, result), -EIO);
+    cmd = command(SHMB_PEER_OP_QUIT, NULL);
+    assert_int_equal(shmb_peer_post(&peer, &cmd), -EINVAL);
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+}
+
 static void make_file(const char *name)
 {
     char path[512];
@@ -771,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_peer_has_its_own_registry),
         cmocka_unit_test(test_clean_quit),
         cmocka_unit_test(test_channel_carries_a_descriptor),
+        cmocka_unit_test(test_post_then_await),
         cmocka_unit_test(test_inherited_sigchld),
         cmocka_unit_test(test_owner_dies_while_peer_is_busy),
         cmocka_unit_test(test_owner_dies_while_peer_waits),
