@@ -705,7 +705,7 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
         put(store, "request_path: TENT's submit path for one descriptor (selection, look-ups, task objects, "
                    "locks), the same code for every system, over the registrations each design makes (its "
                    "findBuffer walks them): mooncake %llu buffers, flowipc_classic its one pool, flowipc_jemalloc "
-                   "its %llu pools; translate: the system's translation of dst alone (%llu registered buffers or "
+                   "the pools its arena makes for %llu blocks of dst's size; translate: the system's translation of dst alone (%llu registered buffers or "
                    "pools); request: the request path calling that translation and the copy, each once; note: "
                    "each part's share of the request p50",
             n, n, n);

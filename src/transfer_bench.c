@@ -46,6 +46,7 @@
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
+#include "shmbench/fipc_jemalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -259,27 +260,60 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     return 0;
 }
 
+/* The pools SHM-jemalloc's arena makes for n blocks of `size` bytes (its
+ * extent hooks create them; the blocks are never touched), into *pools. */
+static int jemalloc_pools_for(run_t *r, uint64_t n, uint64_t size, size_t *pools)
+{
+    shmb_fipc_jemalloc_t *j = NULL;
+    int ret = shmb_fipc_jemalloc_create(r->cfg->shm_prefix, 0, &j);
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        void *block;
+        ret = shmb_fipc_jemalloc_alloc(j, (size_t)size, &block);
+    }
+    *pools = ret == 0 ? shmb_fipc_jemalloc_pools(j, NULL) : 0;
+    const int r2 = j ? shmb_fipc_jemalloc_destroy(j, 1, NULL) : 0;
+    return ret < 0 ? ret : r2;
+}
+
 /* What the request path's engine registers for the peer, per design (the
  * parts of TENT's submit path that scale with registrations, findBuffer's
- * walks, follow it): mooncake its num_segments buffers; flowipc_jemalloc
- * its num_segments pools (a TENT that adopted it registers each pool its
- * extent hooks make, as registerLocalMemory would); flowipc_classic its one
- * pool, which holds every block (the num_segments slots), dst among them.
- * *count and t->buffer_addr (the base the request path must find) set. */
-static const shmb_mooncake_buffer_t *engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers,
-                                                    shmb_mooncake_buffer_t *pool, size_t *count)
+ * walks, follow it): mooncake its num_segments buffers; a Flow-IPC flavour
+ * the pools that hold those num_segments blocks, as a TENT that adopted it
+ * would register them (registerLocalMemory per pool): flowipc_classic its
+ * one pool, flowipc_jemalloc as many pools as its arena makes for them,
+ * each a contiguous run of the slots, in order. *count and t->buffer_addr
+ * (the base the request path must find: the registration holding dst)
+ * set; *pools (malloc'ed) holds a Flow-IPC flavour's registrations. */
+static int engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers, shmb_mooncake_buffer_t **pools,
+                          const shmb_mooncake_buffer_t **registered, size_t *count)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    if (t->system != SHMB_LOOKUP_FLOWIPC_CLASSIC) {
+    const uint64_t n = r->cfg->num_segments, slot = slot_bytes(r->dst.size);
+    *pools = NULL;
+    if (t->system == SHMB_LOOKUP_MOONCAKE) {
         t->buffer_addr = t->remote_addr;
-        *count = (size_t)r->cfg->num_segments;
-        return buffers;
+        *count = (size_t)n;
+        *registered = buffers;
+        return 0;
     }
-    *pool = (shmb_mooncake_buffer_t){SHMB_LOOKUP_PEER_START, r->cfg->num_segments * slot_bytes(r->dst.size),
-                                     t->dst_path};
-    t->buffer_addr = pool->addr;
-    *count = 1;
-    return pool;
+    size_t np = 1;
+    int ret = t->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC ? jemalloc_pools_for(r, n, r->dst.size, &np) : 0;
+    if (ret < 0)
+        return ret;
+    np = np == 0 ? 1 : np > n ? (size_t)n : np;
+    *pools = calloc(np, sizeof(**pools));
+    if (!*pools)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    for (size_t i = 0; i < np; i++) {
+        const uint64_t first = n * i / np, end = n * (i + 1) / np;
+        (*pools)[i] = (shmb_mooncake_buffer_t){SHMB_LOOKUP_PEER_START + first * slot, (end - first) * slot,
+                                               t->dst_path};
+        if (t->index >= first && t->index < end)
+            t->buffer_addr = (*pools)[i].addr;
+    }
+    *count = np;
+    *registered = *pools;
+    return 0;
 }
 
 int shmb_transfer_bench_translation_start(run_t *r)
@@ -287,7 +321,7 @@ int shmb_transfer_bench_translation_start(run_t *r)
     shmb_transfer_translation_t *t = &r->translation;
     shmb_lookup_segment_t *segments;
     const char **names;
-    shmb_mooncake_buffer_t *buffers, pool;
+    shmb_mooncake_buffer_t *buffers, *pools = NULL;
     int ret = registrations(r, &segments, &names, &buffers);
     const shmb_path_view_t view = {.segments = segments, .n = (size_t)r->cfg->num_segments, .shm_names = names,
                                    .mooncake_ops = {attach_dst, NULL, r}, .mooncake_path = r->cfg->mooncake_path,
@@ -296,7 +330,9 @@ int shmb_transfer_bench_translation_start(run_t *r)
     if (ret == 0 && (ret = p->setup(p, &t->path, &view)) == 0)
         t->path_set_up = 1;
     size_t count = 0;
-    const shmb_mooncake_buffer_t *registered = ret == 0 ? engine_buffers(r, buffers, &pool, &count) : NULL;
+    const shmb_mooncake_buffer_t *registered = NULL;
+    if (ret == 0)
+        ret = engine_buffers(r, buffers, &pools, &registered, &count);
     if (ret == 0)
         ret = shmb_mooncake_engine_create(registered, count, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
                                           SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, r->src.addr, r->src.size,
@@ -310,6 +346,7 @@ int shmb_transfer_bench_translation_start(run_t *r)
     free(segments);
     free(names);
     free(buffers);
+    free(pools);
     return ret;
 }
 

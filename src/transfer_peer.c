@@ -131,6 +131,7 @@ typedef struct receiver {
     shmb_peer_t *peer;          /* the peer's copy: its channel is the peer's end */
     shmb_transfer_config_t cfg; /* the owner's, as SETUP sent it */
     run_t r;                    /* r.cfg is &cfg once set up */
+    char prefix[SHMB_SEGMENT_NAME_MAX + 1]; /* the owner's: names SHM-jemalloc's arena (engine_buffers) */
     char why[8];                /* the owner writes the reasons */
 } receiver_t;
 
@@ -220,7 +221,7 @@ static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t
     if (r->cfg || !r->src.addr || !r->dst.addr || data_bytes < sizeof(p->cfg))
         return -EINVAL;
     memcpy(&p->cfg, data, sizeof(p->cfg));
-    p->cfg.shm_prefix = NULL;
+    p->cfg.shm_prefix = p->prefix;
     p->cfg.peer = NULL;
     p->cfg.granted = NULL;
     if (shmb_transfer_bench_config_check(&p->cfg) < 0)
@@ -322,6 +323,7 @@ int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
         return -ENOMEM;
     shmb_transfer_bench_run_init(&receiver->r, NULL, receiver->why, sizeof(receiver->why));
     receiver->peer = peer;
+    snprintf(receiver->prefix, sizeof(receiver->prefix), "%s", prefix ? prefix : "");
     int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, handle_command, receiver);
     free(receiver); /* the peer has its own copy */
     return ret;

@@ -27,8 +27,9 @@ DEFINE_int32(threads, 1,
 DEFINE_bool(cold, false, "Add rows where each transfer writes a fresh SHM segment (first-touch page faults timed)");
 DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at least one batch is always timed");
 DEFINE_int64(num_segments, 100,
-             "With --system: buffers (mooncake) or pools (flowipc_jemalloc) the peer registered; dst is the "
-             "middle one");
+             "With --system: blocks of dst's size the peer registered, dst the middle one: mooncake's "
+             "buffers; the request path of a Flow-IPC flavour walks the pools holding them (flowipc_classic "
+             "one, flowipc_jemalloc what its arena makes), its to_address as many pools as blocks");
 DEFINE_string(mooncake_path, "tent",
               "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
               "head, never merged)");
