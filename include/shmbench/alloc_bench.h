@@ -57,6 +57,9 @@ typedef enum shmb_alloc_kind {
     SHMB_ALLOC_BIPC,
     SHMB_ALLOC_JEMALLOC,
     SHMB_ALLOC_JEMALLOC_TCACHE,
+    SHMB_ALLOC_OFFSET_BARE,        /* OffsetAllocator alone (Mooncake's bare layer) */
+    SHMB_ALLOC_BIPC_CONSTRUCT,     /* Pool_arena::construct (SHM-classic's object layer) */
+    SHMB_ALLOC_JEMALLOC_CONSTRUCT, /* Ipc_arena::construct (SHM-jemalloc's object layer) */
     SHMB_ALLOC_KINDS /* how many there are */
 } shmb_alloc_kind_t;
 
@@ -149,15 +152,21 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
 
-/* A paired run's rounds at the working set (cfg->nsystems > 0): *block the
- * rounds of alloc, free and alloc_reuse (each system one batch of each per
- * round: the --system run's batches), *reg those of register (each system
- * one registration per round: the --system run's num_iterations); each at
- * least SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with
- * count_given), rounded up to a multiple of 2 x nsystems (whole blocks of
+/* A paired run's rounds at the working set (cfg->nsystems > 0; with 0, the
+ * same for a --system run's register rows): *block the rounds of alloc,
+ * free and alloc_reuse at each layer (each system one batch of each per
+ * round: the --system run's batches), reg[i] those of register with
+ * shmb_alloc_register_buffers[i] buffers (each system one deployment total
+ * per round: ceil(num_iterations / buffers), at least
+ * SHMB_ALLOC_REGISTER_MIN_ROUNDS); each at least
+ * SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with count_given),
+ * rounded up to a multiple of 2 x nsystems (whole blocks of
  * shmb_paired_order's balanced order). */
 #define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
-void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg);
+#define SHMB_ALLOC_REGISTER_MIN_ROUNDS 9 /* samples of a register row, at least */
+#define SHMB_ALLOC_REGISTER_COUNTS 3     /* the N of the register rows: 10, 100, 1000 */
+void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
+                                    uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS]);
 
 #ifdef __cplusplus
 }
