@@ -31,8 +31,8 @@
 #include <string.h>
 
 static const char *const kind_names[SHMB_ALLOC_KINDS] = {
-    "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache", "offset_bare", "bipc_construct",
-    "jemalloc_construct"};
+    "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache", "offset_bare", "bipc_object",
+    "jemalloc_object"};
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
@@ -41,7 +41,7 @@ const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 
 /* By shmb_lookup_system_t, the paths table's order of the systems. */
 static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {
-    "posix,offset,offset_bare", "bipc_construct,bipc", "jemalloc_construct,jemalloc"};
+    "posix,offset,offset_bare", "bipc_object,bipc", "jemalloc_object,jemalloc"};
 
 /* Each system's layers: its object layer (the alloc / free rows), its bare
  * allocator (alloc_bare / free_bare) and what registers its memory. */
@@ -50,8 +50,8 @@ typedef struct layers {
 } layers_t;
 static const layers_t system_layers[SHMB_LOOKUP_SYSTEMS] = {
     {SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_POSIX},
-    {SHMB_ALLOC_BIPC_CONSTRUCT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
-    {SHMB_ALLOC_JEMALLOC_CONSTRUCT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
+    {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
+    {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
 
 /* The Mooncake kind a kind's per-block rows pair with (its like): the
  * object layers with offset, the bare allocators and the arena with
@@ -59,8 +59,8 @@ static const layers_t system_layers[SHMB_LOOKUP_SYSTEMS] = {
 static shmb_alloc_kind_t per_block_like(shmb_alloc_kind_t kind)
 {
     switch (kind) {
-    case SHMB_ALLOC_BIPC_CONSTRUCT:
-    case SHMB_ALLOC_JEMALLOC_CONSTRUCT:
+    case SHMB_ALLOC_BIPC_OBJECT:
+    case SHMB_ALLOC_JEMALLOC_OBJECT:
         return SHMB_ALLOC_OFFSET;
     case SHMB_ALLOC_ARENA:
     case SHMB_ALLOC_BIPC:

@@ -25,8 +25,8 @@
  * alloc_bare / free_bare rows). */
 static const shmb_alloc_kind_t register_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
                                                                      SHMB_ALLOC_JEMALLOC};
-static const shmb_alloc_kind_t object_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_CONSTRUCT,
-                                                                   SHMB_ALLOC_JEMALLOC_CONSTRUCT};
+static const shmb_alloc_kind_t object_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_OBJECT,
+                                                                   SHMB_ALLOC_JEMALLOC_OBJECT};
 static const shmb_alloc_kind_t bare_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_BIPC,
                                                                  SHMB_ALLOC_JEMALLOC};
 

@@ -19,9 +19,9 @@
  *   offset_bare         (Mooncake Store) OffsetAllocator alone, without
  *                       OffsetBufferAllocator's AllocatedBuffer, counter and
  *                       metrics
- *   bipc_construct      (Flow-IPC SHM-classic) Pool_arena::construct: the
+ *   bipc_object      (Flow-IPC SHM-classic) Pool_arena::construct: the
  *                       object in the pool and its boost::shared_ptr
- *   jemalloc_construct  (Flow-IPC SHM-jemalloc) Ipc_arena::construct: the
+ *   jemalloc_object  (Flow-IPC SHM-jemalloc) Ipc_arena::construct: the
  *                       object from mallocx and its std::shared_ptr
  */
 #include "alloc_internal.h"
@@ -620,7 +620,7 @@ static int offset_bare_verify(shmb_alloc_pool_t *p, void *const *blocks, const v
     return 0;
 }
 
-/* ---- bipc_construct: Flow-IPC SHM-classic's Pool_arena::construct ---- */
+/* ---- bipc_object: Flow-IPC SHM-classic's Pool_arena::construct ---- */
 
 typedef struct bipc_objects {
     shmb_alloc_pool_t pool; /* the bipc pool under the objects */
@@ -628,7 +628,7 @@ typedef struct bipc_objects {
     uint64_t freed_seen;    /* the frees' count at the last check */
 } bipc_objects_t;
 
-static int bipc_construct_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+static int bipc_object_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
 {
     bipc_objects_t *b = calloc(1, sizeof(*b));
     if (!b)
@@ -646,7 +646,7 @@ static int bipc_construct_create(shmb_alloc_pool_t *p, const char *prefix, size_
     return 0;
 }
 
-static int bipc_construct_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+static int bipc_object_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
 {
     bipc_objects_t *b = p->impl;
     shmb_fipc_classic_objects_destroy(b->objs);
@@ -655,7 +655,7 @@ static int bipc_construct_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t
     return ret;
 }
 
-static int bipc_construct_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+static int bipc_object_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
     shmb_fipc_classic_objects_t *objs = ((bipc_objects_t *)p->impl)->objs;
     shmb_fipc_classic_handle_t *h = handles;
@@ -666,7 +666,7 @@ static int bipc_construct_alloc(shmb_alloc_pool_t *p, size_t bytes, void **block
     return ret;
 }
 
-static int bipc_construct_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
+static int bipc_object_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
                                uint64_t n)
 {
     (void)blocks;
@@ -678,13 +678,13 @@ static int bipc_construct_free(shmb_alloc_pool_t *p, void **blocks, void *handle
     return ret;
 }
 
-static int bipc_construct_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+static int bipc_object_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
 {
     return bipc_holds(&((bipc_objects_t *)p->impl)->pool, ptr, bytes);
 }
 
 /* Each block is its handle's object, the handle as construct made it. */
-static int bipc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+static int bipc_object_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
                                  size_t bytes, char *why, size_t cap)
 {
     const shmb_fipc_classic_objects_t *objs = ((bipc_objects_t *)p->impl)->objs;
@@ -692,7 +692,7 @@ static int bipc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, cons
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
         if (blocks[i] != h[i].addr) {
-            snprintf(why, cap, "bipc_construct: block %p is not its handle's object (%p)", blocks[i], h[i].addr);
+            snprintf(why, cap, "bipc_object: block %p is not its handle's object (%p)", blocks[i], h[i].addr);
             return -EPROTO;
         }
         ret = shmb_fipc_classic_object_check(objs, &h[i], bytes, why, cap);
@@ -700,25 +700,25 @@ static int bipc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, cons
     return ret;
 }
 
-static int bipc_construct_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+static int bipc_object_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
 {
     bipc_objects_t *b = p->impl;
     uint64_t constructed, freed;
     shmb_fipc_classic_objects_counts(b->objs, &constructed, &freed);
-    return check_frees("bipc_construct", constructed, freed, &b->freed_seen, n, why, cap);
+    return check_frees("bipc_object", constructed, freed, &b->freed_seen, n, why, cap);
 }
 
-static int bipc_construct_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+static int bipc_object_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
 {
     return bipc_lend(&((bipc_objects_t *)p->impl)->pool, out, n);
 }
 
-static int bipc_construct_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
+static int bipc_object_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
 {
     return bipc_handle(&((bipc_objects_t *)p->impl)->pool, block, bytes, h);
 }
 
-/* ---- jemalloc_construct: Flow-IPC SHM-jemalloc's Ipc_arena::construct ---- */
+/* ---- jemalloc_object: Flow-IPC SHM-jemalloc's Ipc_arena::construct ---- */
 
 typedef struct jemalloc_objects {
     shmb_alloc_pool_t pool; /* the jemalloc arena under the objects */
@@ -726,7 +726,7 @@ typedef struct jemalloc_objects {
     uint64_t freed_seen;
 } jemalloc_objects_t;
 
-static int jemalloc_construct_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+static int jemalloc_object_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
 {
     jemalloc_objects_t *b = calloc(1, sizeof(*b));
     if (!b)
@@ -744,7 +744,7 @@ static int jemalloc_construct_create(shmb_alloc_pool_t *p, const char *prefix, s
     return 0;
 }
 
-static int jemalloc_construct_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+static int jemalloc_object_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
 {
     jemalloc_objects_t *b = p->impl;
     shmb_fipc_jemalloc_objects_destroy(b->objs);
@@ -753,7 +753,7 @@ static int jemalloc_construct_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint
     return ret;
 }
 
-static int jemalloc_construct_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+static int jemalloc_object_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
     shmb_fipc_jemalloc_objects_t *objs = ((jemalloc_objects_t *)p->impl)->objs;
     shmb_fipc_jemalloc_handle_t *h = handles;
@@ -764,7 +764,7 @@ static int jemalloc_construct_alloc(shmb_alloc_pool_t *p, size_t bytes, void **b
     return ret;
 }
 
-static int jemalloc_construct_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
+static int jemalloc_object_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
                                    uint64_t n)
 {
     (void)blocks;
@@ -776,12 +776,12 @@ static int jemalloc_construct_free(shmb_alloc_pool_t *p, void **blocks, void *ha
     return ret;
 }
 
-static int jemalloc_construct_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+static int jemalloc_object_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
 {
     return jemalloc_holds(&((jemalloc_objects_t *)p->impl)->pool, ptr, bytes);
 }
 
-static int jemalloc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+static int jemalloc_object_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
                                      size_t bytes, char *why, size_t cap)
 {
     (void)bytes; /* inside one of the arena's pools: holds, through the repository */
@@ -790,7 +790,7 @@ static int jemalloc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, 
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
         if (blocks[i] != h[i].addr) {
-            snprintf(why, cap, "jemalloc_construct: block %p is not its handle's object (%p)", blocks[i],
+            snprintf(why, cap, "jemalloc_object: block %p is not its handle's object (%p)", blocks[i],
                      h[i].addr);
             return -EPROTO;
         }
@@ -799,20 +799,20 @@ static int jemalloc_construct_verify(shmb_alloc_pool_t *p, void *const *blocks, 
     return ret;
 }
 
-static int jemalloc_construct_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+static int jemalloc_object_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
 {
     jemalloc_objects_t *b = p->impl;
     uint64_t constructed, freed;
     shmb_fipc_jemalloc_objects_counts(b->objs, &constructed, &freed);
-    return check_frees("jemalloc_construct", constructed, freed, &b->freed_seen, n, why, cap);
+    return check_frees("jemalloc_object", constructed, freed, &b->freed_seen, n, why, cap);
 }
 
-static int jemalloc_construct_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+static int jemalloc_object_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
 {
     return jemalloc_lend(&((jemalloc_objects_t *)p->impl)->pool, out, n);
 }
 
-static int jemalloc_construct_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes,
+static int jemalloc_object_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes,
                                      shmb_lookup_request_t *h)
 {
     return jemalloc_handle(&((jemalloc_objects_t *)p->impl)->pool, block, bytes, h);
@@ -842,16 +842,16 @@ static const shmb_alloc_pool_ops_t pools[] = {
      .shm_bytes = offset_shm_bytes, .create = offset_bare_create, .destroy = offset_bare_destroy,
      .alloc = offset_bare_alloc, .free = offset_bare_free, .empty = offset_bare_free,
      .holds = offset_bare_holds, .verify = offset_bare_verify, .freed = offset_bare_freed},
-    {.kind = SHMB_ALLOC_BIPC_CONSTRUCT, .handle_bytes = sizeof(shmb_fipc_classic_handle_t),
-     .shm_bytes = bipc_shm_bytes, .create = bipc_construct_create, .destroy = bipc_construct_destroy,
-     .alloc = bipc_construct_alloc, .free = bipc_construct_free, .empty = bipc_construct_free,
-     .holds = bipc_construct_holds, .verify = bipc_construct_verify, .freed = bipc_construct_freed,
-     .lend = bipc_construct_lend, .handle = bipc_construct_handle, .peer_kind = SHMB_ALLOC_PEER_CLASSIC},
-    {.kind = SHMB_ALLOC_JEMALLOC_CONSTRUCT, .handle_bytes = sizeof(shmb_fipc_jemalloc_handle_t),
-     .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_construct_create,
-     .destroy = jemalloc_construct_destroy, .alloc = jemalloc_construct_alloc, .free = jemalloc_construct_free,
-     .empty = jemalloc_construct_free, .holds = jemalloc_construct_holds, .verify = jemalloc_construct_verify,
-     .freed = jemalloc_construct_freed, .lend = jemalloc_construct_lend, .handle = jemalloc_construct_handle,
+    {.kind = SHMB_ALLOC_BIPC_OBJECT, .handle_bytes = sizeof(shmb_fipc_classic_handle_t),
+     .shm_bytes = bipc_shm_bytes, .create = bipc_object_create, .destroy = bipc_object_destroy,
+     .alloc = bipc_object_alloc, .free = bipc_object_free, .empty = bipc_object_free,
+     .holds = bipc_object_holds, .verify = bipc_object_verify, .freed = bipc_object_freed,
+     .lend = bipc_object_lend, .handle = bipc_object_handle, .peer_kind = SHMB_ALLOC_PEER_CLASSIC},
+    {.kind = SHMB_ALLOC_JEMALLOC_OBJECT, .handle_bytes = sizeof(shmb_fipc_jemalloc_handle_t),
+     .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_object_create,
+     .destroy = jemalloc_object_destroy, .alloc = jemalloc_object_alloc, .free = jemalloc_object_free,
+     .empty = jemalloc_object_free, .holds = jemalloc_object_holds, .verify = jemalloc_object_verify,
+     .freed = jemalloc_object_freed, .lend = jemalloc_object_lend, .handle = jemalloc_object_handle,
      .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
 };
 

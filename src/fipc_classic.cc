@@ -394,7 +394,7 @@ int shmb_fipc_classic_object_check(const shmb_fipc_classic_objects_t *o, const s
 {
     if (!o || !h || !h->addr) {
         if (cap)
-            std::snprintf(why, cap, "bipc_construct: an empty handle");
+            std::snprintf(why, cap, "bipc_object: an empty handle");
         return -EPROTO;
     }
     const Handle &handle = handle_of(h);
@@ -412,7 +412,7 @@ int shmb_fipc_classic_object_check(const shmb_fipc_classic_objects_t *o, const s
     if (!wrong)
         return 0;
     if (cap)
-        std::snprintf(why, cap, "bipc_construct: object %p of %zu bytes: %s", h->addr, bytes, wrong);
+        std::snprintf(why, cap, "bipc_object: object %p of %zu bytes: %s", h->addr, bytes, wrong);
     return -EPROTO;
 }
 

@@ -624,7 +624,7 @@ int shmb_fipc_jemalloc_object_check(const shmb_fipc_jemalloc_objects_t *o, const
     if (!wrong)
         return 0;
     if (cap)
-        std::snprintf(why, cap, "jemalloc_construct: object %p: %s", h ? h->addr : nullptr, wrong);
+        std::snprintf(why, cap, "jemalloc_object: object %p: %s", h ? h->addr : nullptr, wrong);
     return -EPROTO;
 }
 

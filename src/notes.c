@@ -158,8 +158,8 @@ static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
                "createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + "
                "shm_unlink; one buffer alive at a time");
         add(l, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, touch_reuse "
-               "(per block) against the same step of Mooncake's like (the object layers bipc_construct, "
-               "jemalloc_construct against offset; the allocators bipc, jemalloc, jemalloc_tcache and the arena "
+               "(per block) against the same step of Mooncake's like (the object layers bipc_object, "
+               "jemalloc_object against offset; the allocators bipc, jemalloc, jemalloc_tcache and the arena "
                "against offset_bare); register (per pool) against posix total; attach, translate against posix "
                "attach");
     }
@@ -192,12 +192,12 @@ static const char *blocks_of(shmb_alloc_kind_t kind)
         return "alloc, free: offset_bare, Mooncake Store's OffsetAllocator::allocate and its handle's "
                "destructor (freeAllocation) alone: the hint, mutex, bins and node pool, without "
                "OffsetBufferAllocator's AllocatedBuffer, size counter and metrics";
-    case SHMB_ALLOC_BIPC_CONSTRUCT:
-        return "alloc, free: bipc_construct, Flow-IPC SHM-classic's Pool_arena::construct: the object and its "
+    case SHMB_ALLOC_BIPC_OBJECT:
+        return "alloc, free: bipc_object, Flow-IPC SHM-classic's Pool_arena::construct: the object and its "
                "owner count in the pool (rbtree_best_fit under the pool's mutex), a boost::shared_ptr with a "
                "heap control block whose deleter deallocates; free = the last handle dropped";
-    case SHMB_ALLOC_JEMALLOC_CONSTRUCT:
-        return "alloc, free: jemalloc_construct, Flow-IPC SHM-jemalloc's Ipc_arena::construct: mallocx in the "
+    case SHMB_ALLOC_JEMALLOC_OBJECT:
+        return "alloc, free: jemalloc_object, Flow-IPC SHM-jemalloc's Ipc_arena::construct: mallocx in the "
                "arena, a std::shared_ptr with a heap control block whose deleter (holding the arena) runs "
                "dallocx; free = the last handle dropped";
     default:
@@ -272,12 +272,17 @@ static void alloc_pools(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *
         layer_blocks(l, s, cfg);
     else
         add(l, cfg->run[SHMB_ALLOC_OFFSET]
-                   ? "pools: offset (system: mooncake, below), bipc (system: flowipc_classic), jemalloc (system: "
-                     "flowipc_jemalloc; jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal "
-                     "lock-free pool in one process, a reference point, not a lower bound)"
-                   : "pools: bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
-                     "jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal lock-free pool in one "
-                     "process, a reference point, not a lower bound)");
+                   ? "pools: offset (system: mooncake, below; offset_bare: its OffsetAllocator alone), bipc "
+                     "(system: flowipc_classic's allocator; bipc_object: its Pool_arena::construct, the object and "
+                     "its boost::shared_ptr), jemalloc (system: flowipc_jemalloc's allocator; jemalloc_object: its "
+                     "Ipc_arena::construct, the object and its std::shared_ptr; jemalloc_tcache: its thread-cached "
+                     "variant), arena (kernel: an ideal lock-free pool in one process, a reference point, not a "
+                     "lower bound)"
+                   : "pools: bipc (system: flowipc_classic's allocator; bipc_object: its Pool_arena::construct, the "
+                     "object and its boost::shared_ptr), jemalloc (system: flowipc_jemalloc's allocator; "
+                     "jemalloc_object: its Ipc_arena::construct, the object and its std::shared_ptr; "
+                     "jemalloc_tcache: its thread-cached variant), offset_bare (Mooncake's OffsetAllocator alone), "
+                     "arena (kernel: an ideal lock-free pool in one process, a reference point, not a lower bound)");
     if (!cfg->system_rows && cfg->run[SHMB_ALLOC_OFFSET])
         add(l, "offset (system: mooncake): " OFFSET_PATH);
 #define POOLS_REGISTER                                                                                            \

@@ -94,8 +94,8 @@ static void test_system_kind(void **state)
 {
     (void)state;
     assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset,offset_bare");
-    assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc_construct,bipc");
-    assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc_construct,jemalloc");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc_object,bipc");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc_object,jemalloc");
     assert_null(shmb_alloc_system_allocators("jemalloc"));
     assert_null(shmb_alloc_system_allocators("linear"));
     assert_null(shmb_alloc_system_allocators(""));
@@ -251,7 +251,7 @@ static void test_pool_allocators(void **state)
 {
     (void)state;
     static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC_TCACHE,
-                                              SHMB_ALLOC_BIPC_CONSTRUCT, SHMB_ALLOC_JEMALLOC_CONSTRUCT};
+                                              SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_JEMALLOC_OBJECT};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         shmb_alloc_config_t c = small_config();
         c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
@@ -359,7 +359,7 @@ static void test_system_rows(void **state)
 
     /* flowipc_classic: register = one pool of N blocks, alloc = construct, alloc_bare = bipc */
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 0;
-    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_CONSTRUCT] = 1;
+    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
     assert_register(&rows, 1);
@@ -429,7 +429,7 @@ static void test_threads_rows(void **state)
     const shmb_row_t *alloc = shmb_rows_find(&rows, "bipc", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset_bare", "alloc", 4, 0)->ns.p50 / alloc->ns.p50,
                        1e-9);
-    alloc = shmb_rows_find(&rows, "bipc_construct", "alloc", 4, 0);
+    alloc = shmb_rows_find(&rows, "bipc_object", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
@@ -746,7 +746,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = c.run[SHMB_ALLOC_JEMALLOC] = 0;
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
-    c.run[SHMB_ALLOC_BIPC_CONSTRUCT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
+    c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
@@ -754,7 +754,7 @@ static void test_peer_pools(void **state)
         assert_true((rows.v[i].iterations == 0) == (i == 9));
     }
     shmb_rows_free(&rows);
-    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_CONSTRUCT] = 0;
+    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_int_equal(rows.n, 11);

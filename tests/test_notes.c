@@ -113,10 +113,10 @@ static void test_alloc_default(void **state)
     assert_true(has_note(&r, "posix (Mooncake's registration cost, paid once per registered buffer"));
     assert_true(has_note(&r, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, "
                              "touch_reuse (per block) against the same step of Mooncake's like (the object layers "
-                             "bipc_construct, jemalloc_construct against offset; the allocators bipc, jemalloc, "
+                             "bipc_object, jemalloc_object against offset; the allocators bipc, jemalloc, "
                              "jemalloc_tcache and the arena against offset_bare); register (per pool) against "
                              "posix total"));
-    assert_true(has_note(&r, "pools: bipc (system: flowipc_classic)"));
+    assert_true(has_note(&r, "pools: bipc (system: flowipc_classic's allocator; bipc_object"));
     assert_true(has_note(&r, "pools: register = one pool per size"));
     assert_false(has_note(&r, "offset (system: mooncake): "));
     assert_int_equal(store.used, strlen(r.notes[3]) + 1); /* the pools' steps, composed */
@@ -162,11 +162,11 @@ static void test_alloc_modes(void **state)
     assert_true(has_note(&r, "alloc, free: none"));
     /* each system's object layer, then its bare allocator, each under one key, so that the headers pair */
     static const int systems[][3] = {{SHMB_ALLOC_POSIX, SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE},
-                                     {SHMB_ALLOC_BIPC_CONSTRUCT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
-                                     {SHMB_ALLOC_JEMALLOC_CONSTRUCT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
+                                     {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
+                                     {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
     static const char *objects[] = {"alloc, free: offset, Mooncake Store's OffsetBufferAllocator",
-                                    "alloc, free: bipc_construct, Flow-IPC SHM-classic's Pool_arena::construct",
-                                    "alloc, free: jemalloc_construct, Flow-IPC SHM-jemalloc's Ipc_arena::construct"};
+                                    "alloc, free: bipc_object, Flow-IPC SHM-classic's Pool_arena::construct",
+                                    "alloc, free: jemalloc_object, Flow-IPC SHM-jemalloc's Ipc_arena::construct"};
     static const char *bare[] = {"alloc_bare, free_bare: offset_bare, Mooncake Store's OffsetAllocator::allocate",
                                  "alloc_bare, free_bare: bipc, boost.interprocess",
                                  "alloc_bare, free_bare: jemalloc, mallocx"};

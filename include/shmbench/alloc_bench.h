@@ -58,8 +58,8 @@ typedef enum shmb_alloc_kind {
     SHMB_ALLOC_JEMALLOC,
     SHMB_ALLOC_JEMALLOC_TCACHE,
     SHMB_ALLOC_OFFSET_BARE,        /* OffsetAllocator alone (Mooncake's bare layer) */
-    SHMB_ALLOC_BIPC_CONSTRUCT,     /* Pool_arena::construct (SHM-classic's object layer) */
-    SHMB_ALLOC_JEMALLOC_CONSTRUCT, /* Ipc_arena::construct (SHM-jemalloc's object layer) */
+    SHMB_ALLOC_BIPC_OBJECT,     /* Pool_arena::construct (SHM-classic's object layer) */
+    SHMB_ALLOC_JEMALLOC_OBJECT, /* Ipc_arena::construct (SHM-jemalloc's object layer) */
     SHMB_ALLOC_KINDS /* how many there are */
 } shmb_alloc_kind_t;
 
