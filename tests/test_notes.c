@@ -134,7 +134,7 @@ static void test_alloc_default(void **state)
     c.run[SHMB_ALLOC_OFFSET] = 1; /* Mooncake's block allocator: its path, item by item */
     t = fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 5);
-    assert_true(has_note(&t, "pools: offset (system: mooncake, below)"));
+    assert_true(has_note(&t, "pools: offset (system: mooncake, below; offset_bare: its OffsetAllocator alone)"));
     assert_true(has_note(&t, "offset (system: mooncake): Mooncake Store's OffsetBufferAllocator"));
     assert_non_null(strstr(t.notes[3], "weak_ptr (shared_from_this), the AllocatedBuffer (make_unique), the "
                                        "cur_size_ atomic and the master's allocated-bytes gauges"));
