@@ -3,15 +3,15 @@
  * allocator per size (posix: alloc_posix.c; the pools: their rounds in
  * alloc_rounds.c, their operations in alloc_pool.c), and turns the samples
  * into rows: speedups against Mooncake's answer to each question, and with a
- * system only its rows under step names (register: posix total when posix
- * runs, else the pool's; alloc, free, ...: its pool's; a step the system
- * does not have is an unmeasured dash row, so two systems' runs pair row by
- * row).
+ * system only its rows under step names (register per N: its deployment
+ * totals, alloc_register.c; alloc, free, alloc_reuse: its object layer's
+ * pool; alloc_bare, free_bare: its bare allocator's; a step the system does
+ * not have is an unmeasured dash row, so two systems' runs pair row by row).
  *
  * speedup: Mooncake's p50 / the row's p50 (medians, so that one preemption
  * or the first round's page faults do not decide it): per-block steps
- * against offset's same step, register against posix total, attach and
- * translate against posix attach.
+ * against the same step of Mooncake's like (per_block_like), register
+ * against posix total, attach and translate against posix attach.
  */
 #include "alloc_internal.h"
 #include "names_internal.h"
@@ -268,9 +268,10 @@ static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint6
 }
 
 /* Each row against Mooncake's answer to the same question: a block's steps
- * against its like's (per_block_like: offset or offset_bare), a pool's register against createSharedMemory (posix
- * total; mmap with measure_mmap_only), the peer's first use and translation
- * against posix attach. */
+ * against its like's (per_block_like: offset or offset_bare), a pool's
+ * register against createSharedMemory (posix total; mmap with
+ * measure_mmap_only), the peer's first use and translation against posix
+ * attach. */
 static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb)
 {
     static const char *per_block[] = {"alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
@@ -349,7 +350,7 @@ static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const s
         if (!cfg->peer && i >= 7) /* attach, detach, translate */
             continue;
         const char *variant = layer[steps[i].bare];
-        if (posix && (i == 7 || i == 8))
+        if (posix && (i == 7 || i == 8)) /* attach, detach: Mooncake's receiver opens the buffer */
             variant = posix;
         const shmb_row_t *src =
             variant ? shmb_rows_find(all, variant, steps[i].from, size_kb, cfg->repetition) : NULL;
