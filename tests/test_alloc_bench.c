@@ -130,6 +130,20 @@ static void test_space_counts_what_is_kept(void **state)
     c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* the arena cannot hold 2048 blocks of 1 TiB */
     c.num_iterations = 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
+
+    /* a system's or a paired run's register rows map 1000 blocks of the largest size at once: /dev/shm
+     * must hold them, though no page is written */
+    c = small_config();
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 0); /* posix alone, no touch: nothing written */
+    c.system_rows = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 1000 * 12 * 1024ull);
+    c.system_rows = 0;
+    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 1000 * 12 * 1024ull);
 }
 
 static int has_row(const shmb_rows_t *rows, const char *variant, const char *step, uint64_t kb)
