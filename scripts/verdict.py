@@ -32,12 +32,25 @@ BASE = "mooncake"
 FLAVOURS = ("flowipc_classic", "flowipc_jemalloc")
 TITLE = {"mooncake": "Mooncake", "flowipc_classic": "SHM-classic", "flowipc_jemalloc": "SHM-jemalloc"}
 QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report answers for
-BLOCK_STEPS = ("alloc", "free", "alloc_reuse")
+BLOCK_STEPS = ("alloc", "free", "alloc_reuse")  # the object layer's rows
+BARE_STEPS = ("alloc_bare", "free_bare")  # the bare allocator's rows
+REGISTER = re.compile(r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$")  # a deployment total
 WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
 WORKLOAD_PARTS = ("request_path", "translate", "copy")
-# What each flavour allocates blocks with (the per-block section's legend).
-ALLOCATOR = {"flowipc_classic": "boost.interprocess rbtree_best_fit (SHM-classic)",
-             "flowipc_jemalloc": "mallocx/dallocx (SHM-jemalloc)"}
+# What each system places an object with, and the bare allocator under it (the per-block
+# section's legend: the object layer's rows alloc, free, alloc_reuse; the bare rows alloc_bare,
+# free_bare).
+OBJECT_LAYER = {"mooncake": "OffsetBufferAllocator::allocate with its AllocatedBuffer (mooncake-store/src/allocator.cpp)",
+                "flowipc_classic": "Pool_arena::construct with its boost::shared_ptr (ipc_shm, classic/pool_arena.hpp)",
+                "flowipc_jemalloc": "Ipc_arena::construct with its std::shared_ptr (ipc_shm_arena_lend, "
+                                    "jemalloc/ipc_arena.hpp)"}
+ALLOCATOR = {"mooncake": "OffsetAllocator alone (mooncake-store/src/offset_allocator.cpp)",
+             "flowipc_classic": "boost.interprocess rbtree_best_fit allocate/deallocate",
+             "flowipc_jemalloc": "mallocx/dallocx"}
+# What each system registers for N blocks of a size (the registration section's legend).
+DEPLOYMENT = {"mooncake": "N buffers, each createSharedMemory (shm_open + ftruncate + mmap + close)",
+              "flowipc_classic": "one pool of N blocks",
+              "flowipc_jemalloc": "its arena and N mallocx, with the SHM pools its extent hooks create"}
 PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
 
 
@@ -252,30 +265,54 @@ def not_run(title, why):
     return ["## " + title, "", "Not run: %s." % why, ""]
 
 
+def layers_legend(folder):
+    """Both layers of the per-block section, per system, with the upstream function each row times."""
+    return ("Object layer (rows alloc, free, alloc_reuse; the verdict): " +
+            who(folder, tuple(OBJECT_LAYER[s] for s in (BASE,) + FLAVOURS)) +
+            " Bare allocator (rows alloc_bare, free_bare; stated beside it): " +
+            who(folder, tuple(ALLOCATOR[s] for s in (BASE,) + FLAVOURS)))
+
+
 def per_block(folder):
-    title = "Per block: alloc, free, alloc_reuse inside registered memory"
+    title = "Per block: an object inside registered memory (object layer), and the bare allocator under it"
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
     sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "alloc", "shm_alloc"))
-    cmps = [c for kb in sizes for step in BLOCK_STEPS
+    cmps = [c for kb in sizes for step in BLOCK_STEPS + BARE_STEPS
             for c in compare_rows(folder, "allocation", "shm_alloc/%s/size_kb:%d" % (step, kb),
                                   "%s, %s" % (step, fmt_size(kb)))]
-    legend = who(folder, ("Mooncake Store's OffsetAllocator", "boost.interprocess rbtree_best_fit in its pool",
-                          "mallocx/dallocx over its SHM pools")) + \
+    legend = layers_legend(folder) + \
         " Time per operation (rows shm_alloc/STEP/size_kb:N of allocation_SYSTEM.json)."
     return render(title, legend, cmps, lambda c: c.label), cmps
 
 
+def register_label(buffers, kb):
+    """'register 100 buffers, 64 KB': the size after the comma, as the per-block labels have it."""
+    return "register %d buffers, %s" % (buffers, fmt_size(kb))
+
+
+def registration_legend(folder, where):
+    return ("Deployment totals: the whole cost of making N blocks of one size usable, for N = 10, 100, 1000. " +
+            who(folder, tuple(DEPLOYMENT[s] for s in (BASE,) + FLAVOURS)) +
+            " Teardown untimed; no page is touched (rows shm_alloc/register/size_kb:S/buffers:N%s)." % where)
+
+
 def registration(folder):
-    title = "Per registration: a buffer or pool made and known (one-off)"
+    title = "Registration: making N blocks usable, deployment totals (one-off)"
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
-    sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "register", "shm_alloc"))
-    cmps = [c for kb in sizes for c in compare_rows(folder, "allocation", "shm_alloc/register/size_kb:%d" % kb,
-                                                    "register, %s" % fmt_size(kb), kb)]
-    legend = who(folder, ("createSharedMemory per buffer", "its one pool", "its arena and SHM pools")) + \
-        " Time per buffer or pool (rows shm_alloc/register/size_kb:N)."
-    return render(title, legend, cmps, lambda c: c.label, "once"), cmps
+    found = sorted(set((int(m.group(1)), int(m.group(2))) for m in
+                       (REGISTER.match(n) for n in folder.rows("allocation", BASE)) if m))
+    sizes = question_sizes(sorted(set(kb for kb, _ in found)))
+    cmps = []
+    for kb, n in found:
+        if kb in sizes:
+            for c in compare_rows(folder, "allocation", "shm_alloc/register/size_kb:%d/buffers:%d" % (kb, n),
+                                  register_label(n, kb), kb):
+                c.buffers = n
+                cmps.append(c)
+    return render(title, registration_legend(folder, " of allocation_SYSTEM.json"), cmps, lambda c: c.label,
+                  "once"), cmps
 
 
 def first_attach(folder):
@@ -423,7 +460,7 @@ def saving_note(c):
 def buffers_line(c):
     """Mooncake pays its registration per buffer, Flow-IPC per pool: the flavour's one-off in
     Mooncake registrations, so a deployment can set it against the buffers it registers."""
-    if c.saved >= 0 or c.base <= 0:
+    if c.saved >= 0 or c.base <= 0 or getattr(c, "buffers", None):  # a deployment total: no unit to convert
         return ""
     return ("\n  - in Mooncake's unit: one %s registration costs as much as {:,} Mooncake registrations of a "
             "%s buffer (Mooncake pays one per registered buffer, Flow-IPC one per pool).").format(
@@ -814,20 +851,22 @@ def allocation_section(folder, title, pattern, label, legend, unit, sizes):
 
 def paired_block(folder):
     return allocation_section(
-        folder, "Per block: alloc, free, alloc_reuse inside registered memory",
-        r"^shm_alloc/(?:alloc|free|alloc_reuse)/size_kb:(\d+)$",
+        folder, "Per block: an object inside registered memory (object layer), and the bare allocator under it",
+        r"^shm_alloc/(?:alloc|free|alloc_reuse|alloc_bare|free_bare)/size_kb:(\d+)$",
         lambda m: "%s, %s" % (m.group(0).split("/")[1], fmt_size(int(m.group(1)))),
-        "Mooncake Store's OffsetAllocator against %s; time per operation (rows shm_alloc/STEP/size_kb:N of "
-        "allocation_paired.json)." % " and ".join(ALLOCATOR[f] for f in folder.flavours),
+        layers_legend(folder) + " Per size, the verdict is a block's alloc + free at the object layer, the bare "
+        "allocator's alloc_bare + free_bare beside it; time per operation (rows shm_alloc/STEP/size_kb:N of "
+        "allocation_paired.json).",
         "per operation", lambda pat: paired_sizes(folder, "allocation", pat))
 
 
 def paired_registration(folder):
     return allocation_section(
-        folder, "Per registration: a buffer or pool made and known (one-off)",
-        r"^shm_alloc/register/size_kb:(\d+)$", lambda m: "register, %s" % fmt_size(int(m.group(1))),
-        "Mooncake's createSharedMemory per buffer against each flavour's pool; time per buffer or pool "
-        "(rows shm_alloc/register/size_kb:N).", "once", lambda pat: paired_sizes(folder, "allocation", pat))
+        folder, "Registration: making N blocks usable, deployment totals (one-off)",
+        r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$",
+        lambda m: register_label(int(m.group(2)), int(m.group(1))),
+        registration_legend(folder, " of allocation_paired.json"), "once",
+        lambda pat: paired_sizes(folder, "allocation", pat))
 
 
 def paired_attach(folder):
@@ -1018,14 +1057,15 @@ def paired_glance(folder, sections, blocks):
     """Each flavour's verdicts per section; per block one per size, alloc + free together
     (what a block costs), not alloc and free apart."""
     out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below; per block, "
-           "one verdict per size for alloc + free together (alloc_reuse is in its table).", "",
+           "one verdict per size for alloc + free together at the object layer (alloc_reuse and the bare "
+           "allocator's rows are in its table).", "",
            "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
            "|---|" + "---|" * len(folder.flavours)]
     for i, (lines, groups) in enumerate(sections):
         whole = i == 0 and blocks  # a folder without both alloc and free counts its rows
         cells = []
         for f in folder.flavours:
-            words = [b.word for b in blocks if b.flavour == f] if whole else \
+            words = [b.word for b in blocks if b.flavour == f and not b.bare] if whole else \
                 [v.word for g in groups for v in g if v.flavour == f]
             cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or "not run")
         title = lines[0][3:].split(":")[0]
@@ -1041,8 +1081,8 @@ class Block:
     intervals hold their medians with 95% each, so their sum holds the sum's with at least
     90%), and one verdict."""
 
-    def __init__(self, size, alloc, free):
-        self.size, self.flavour, self.steps = size, alloc.flavour, (alloc, free)
+    def __init__(self, size, alloc, free, bare=False):
+        self.size, self.flavour, self.steps, self.bare = size, alloc.flavour, (alloc, free), bare
         self.base = alloc.base + free.base if alloc.base and free.base else None
         self.saved = alloc.pair.saved + free.pair.saved
         ends = [e for v in self.steps for e in (v.pair.saved_lo, v.pair.saved_hi)]
@@ -1072,30 +1112,43 @@ class Block:
             return "saves %s%s" % (fmt_time(self.saved), ends)
         return "costs %s more%s" % (fmt_time(-self.saved), ends)
 
+    def steps_text(self):
+        """'alloc faster, free slower' (the bare layer: 'alloc_bare ..., free_bare ...')"""
+        return ", ".join("%s %s" % (v.label.split(", ", 1)[0], v.word) for v in self.steps)
+
     def line(self):
         """'SHM-classic **slower**: costs 19.1 ns more [14.6 ns, 22.7 ns] (alloc faster, free slower)'"""
-        return "%s **%s**: %s (alloc %s, free %s)" % (TITLE[self.flavour], self.word, self.change(),
-                                                    self.steps[0].word, self.steps[1].word)
+        return "%s **%s**: %s (%s)" % (TITLE[self.flavour], self.word, self.change(), self.steps_text())
 
 
 def blocks_of(groups):
-    """[Block] of the per-block section's groups: each flavour's alloc and free at each size."""
-    by = OrderedDict()
-    for g in groups:
-        for v in g:
-            step, size = v.label.split(", ", 1)
-            if v.flavour in FLAVOURS and step in ("alloc", "free"):
-                by.setdefault((size, v.flavour), {})[step] = v
-    return [Block(size, s["alloc"], s["free"]) for (size, _), s in by.items() if len(s) == 2]
+    """[Block] of the per-block section's groups: each flavour's alloc and free at each size
+    (the object layer: the verdict), then its alloc_bare and free_bare (the bare allocator,
+    bare=True: stated beside it)."""
+    out = []
+    for steps, bare in ((("alloc", "free"), False), (BARE_STEPS, True)):
+        by = OrderedDict()
+        for g in groups:
+            for v in g:
+                step, size = v.label.split(", ", 1)
+                if v.flavour in FLAVOURS and step in steps:
+                    by.setdefault((size, v.flavour), {})[step] = v
+        out += [Block(size, s[steps[0]], s[steps[1]], bare) for (size, _), s in by.items() if len(s) == 2]
+    return out
 
 
 def block_lines(blocks):
-    """The per-block section's lines on blocks: per size, each flavour's alloc + free."""
+    """The per-block section's lines on blocks: per size, each flavour's alloc + free at the
+    object layer, then its bare allocator's alloc_bare + free_bare."""
     out = []
     for size in R.unique(b.size for b in blocks):
-        at = [b for b in blocks if b.size == size]
-        base = "Mooncake %s per block" % fmt_time(at[0].base) if at[0].base else "Mooncake's rows not in the run"
-        out.append("- block (alloc + free), %s (%s): %s." % (size, base, "; ".join(b.line() for b in at)))
+        for bare, what in ((False, "block (alloc + free, object layer)"),
+                           (True, "bare allocator (alloc_bare + free_bare)")):
+            at = [b for b in blocks if b.size == size and b.bare == bare]
+            if not at:
+                continue
+            base = "Mooncake %s per block" % fmt_time(at[0].base) if at[0].base else "Mooncake's rows not in the run"
+            out.append("- %s, %s (%s): %s." % (what, size, base, "; ".join(b.line() for b in at)))
     return out
 
 
@@ -1176,21 +1229,26 @@ def flavour_sentences(f, sections, blocks):
     if work:
         out.append("On the KV-cache workload, %s %s." % ("its translation" if any(v.credit for v in work) else "it",
                                                          ranged(request_items(work, lambda v: ("per", v.label)))))
-    bl = [b for b in blocks if b.flavour == f]
-    if bl:
-        out.append("Per block (alloc + free, the sum of the two medians), it %s." % ranged([(
-            "%s (alloc %s, free %s)" % (b.change(), b.steps[0].word, b.steps[1].word), ("at", b.size),
-            fmt_pct(abs(b.saved) / b.base) if b.base else None, fmt_time(b.base) if b.base else None, b.word)
-            for b in bl]))
+    block_items = lambda bl: [(  # noqa: E731
+        "%s (%s)" % (b.change(), b.steps_text()), ("at", b.size),
+        fmt_pct(abs(b.saved) / b.base) if b.base else None, fmt_time(b.base) if b.base else None, b.word)
+        for b in bl]
+    obj = [b for b in blocks if b.flavour == f and not b.bare]
+    bare = [b for b in blocks if b.flavour == f and b.bare]
+    if obj:
+        out.append("Per block, an object and its handle (%s against Mooncake's %s; alloc + free, the sum of the two "
+                   "medians), it %s." % (OBJECT_LAYER[f].split(" (")[0], OBJECT_LAYER[BASE].split(" (")[0],
+                                         ranged(block_items(obj))))
+    if bare:
+        out.append("Its bare allocator beside it (%s against Mooncake's %s; alloc_bare + free_bare) %s." % (
+            ALLOCATOR[f].split(" (")[0], ALLOCATOR[BASE].split(" (")[0], ranged(block_items(bare))))
     once = []
     reg = mine(register)
     if reg:
-        many = sorted(set(int(math.ceil(v.other / v.base)) for v in reg if v.base and v.other and v.other > v.base))
-        once.append("registering its pool %s%s" % (ranged([(
-            change_text(v.pair).replace("saves", "costs less by", 1),
-            ("than one Mooncake buffer of", v.label.split(", ", 1)[1]), None, None, v.word) for v in reg]),
-            " (a pool costs as much as %s Mooncake registrations)" % span(["{:,}".format(n) for n in many])
-            if many else ""))
+        once.append("making N blocks usable (%s against Mooncake's N buffers) %s" % (
+            DEPLOYMENT[f], ranged([(change_text(v.pair), ("for", "%s of %s" % tuple(
+                v.label[len("register "):].replace("buffers", "blocks").split(", ", 1))), None, None, v.word)
+                for v in reg])))
     once += ["the receiver's first attach %s against Mooncake's %s: %s%s" % (
         change_text(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word),
         " (its pools' lend round trips included)" if v.flavour == "flowipc_jemalloc" else "")

@@ -3,15 +3,15 @@
  * allocator per size (posix: alloc_posix.c; the pools: their rounds in
  * alloc_rounds.c, their operations in alloc_pool.c), and turns the samples
  * into rows: speedups against Mooncake's answer to each question, and with a
- * system only its rows under step names (register: posix total when posix
- * runs, else the pool's; alloc, free, ...: its pool's; a step the system
- * does not have is an unmeasured dash row, so two systems' runs pair row by
- * row).
+ * system only its rows under step names (register per N: its deployment
+ * totals, alloc_register.c; alloc, free, alloc_reuse: its object layer's
+ * pool; alloc_bare, free_bare: its bare allocator's; a step the system does
+ * not have is an unmeasured dash row, so two systems' runs pair row by row).
  *
  * speedup: Mooncake's p50 / the row's p50 (medians, so that one preemption
  * or the first round's page faults do not decide it): per-block steps
- * against offset's same step, register against posix total, attach and
- * translate against posix attach.
+ * against the same step of Mooncake's like (per_block_like), register
+ * against posix total, attach and translate against posix attach.
  */
 #include "alloc_internal.h"
 #include "names_internal.h"
@@ -30,8 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[SHMB_ALLOC_KINDS] = {"posix", "offset", "arena", "bipc",
-                                                        "jemalloc", "jemalloc_tcache"};
+static const char *const kind_names[SHMB_ALLOC_KINDS] = {
+    "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache", "offset_bare", "bipc_object",
+    "jemalloc_object"};
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
@@ -39,7 +40,56 @@ const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 }
 
 /* By shmb_lookup_system_t, the paths table's order of the systems. */
-static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {"posix,offset", "bipc", "jemalloc"};
+static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {
+    "posix,offset,offset_bare", "bipc_object,bipc", "jemalloc_object,jemalloc"};
+
+/* Each system's layers: its object layer (the alloc / free rows), its bare
+ * allocator (alloc_bare / free_bare) and what registers its memory. */
+typedef struct layers {
+    shmb_alloc_kind_t object, bare, reg;
+} layers_t;
+static const layers_t system_layers[SHMB_LOOKUP_SYSTEMS] = {
+    {SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_POSIX},
+    {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
+    {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
+
+/* The Mooncake kind a kind's per-block rows pair with (its like): the
+ * object layers with offset, the bare allocators and the arena with
+ * offset_bare; SHMB_ALLOC_KINDS: none. */
+static shmb_alloc_kind_t per_block_like(shmb_alloc_kind_t kind)
+{
+    switch (kind) {
+    case SHMB_ALLOC_BIPC_OBJECT:
+    case SHMB_ALLOC_JEMALLOC_OBJECT:
+        return SHMB_ALLOC_OFFSET;
+    case SHMB_ALLOC_ARENA:
+    case SHMB_ALLOC_BIPC:
+    case SHMB_ALLOC_JEMALLOC:
+    case SHMB_ALLOC_JEMALLOC_TCACHE:
+        return SHMB_ALLOC_OFFSET_BARE;
+    default:
+        return SHMB_ALLOC_KINDS;
+    }
+}
+
+/* The system whose kinds run[] holds (posix aside), or -1 when none or
+ * kinds of two. */
+static int run_system(const shmb_alloc_config_t *cfg)
+{
+    int found = -1;
+    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+        if (!cfg->run[k])
+            continue;
+        int of = -1;
+        for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+            if (system_layers[s].object == (shmb_alloc_kind_t)k || system_layers[s].bare == (shmb_alloc_kind_t)k)
+                of = s;
+        if (of < 0 || (found >= 0 && found != of))
+            return -1;
+        found = of;
+    }
+    return found;
+}
 
 const char *shmb_alloc_system_allocators(const char *system)
 {
@@ -144,6 +194,11 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     if (!cfg->cleanup && sum > UINT64_MAX / (uint64_t)repetitions)
         return -EOVERFLOW;
     *bytes = cfg->cleanup ? most : sum * (uint64_t)repetitions;
+    /* register rows: N blocks of the largest size mapped at once (sparse: no page written, but
+     * /dev/shm must be able to hold them) */
+    const uint64_t largest = shmb_alloc_register_buffers[SHMB_ALLOC_REGISTER_COUNTS - 1] * cfg->max_size_kb * 1024;
+    if ((cfg->nsystems || cfg->system_rows) && largest > *bytes)
+        *bytes = largest;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += SHMB_ALLOC_PAGE + SHMB_ALLOC_PEER_DATA_BYTES;
     return 0;
@@ -213,53 +268,96 @@ static void set_speedup(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint6
 }
 
 /* Each row against Mooncake's answer to the same question: a block's steps
- * against offset's, a pool's register against createSharedMemory (posix
- * total; mmap with measure_mmap_only), the peer's first use and translation
- * against posix attach. */
+ * against its like's (per_block_like: offset or offset_bare), a pool's
+ * register against createSharedMemory (posix total; mmap with
+ * measure_mmap_only), the peer's first use and translation against posix
+ * attach. */
 static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint64_t size_kb)
 {
     static const char *per_block[] = {"alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
     const char *registration = cfg->measure_mmap_only ? "mmap" : "total";
-    const char *posix = kind_names[SHMB_ALLOC_POSIX], *offset = kind_names[SHMB_ALLOC_OFFSET];
+    const char *posix = kind_names[SHMB_ALLOC_POSIX];
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
-        for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && k != SHMB_ALLOC_OFFSET; i++)
-            set_speedup(rows, cfg, size_kb, kind_names[k], per_block[i], offset, per_block[i]);
+        const shmb_alloc_kind_t like = per_block_like((shmb_alloc_kind_t)k);
+        for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && like != SHMB_ALLOC_KINDS; i++)
+            set_speedup(rows, cfg, size_kb, kind_names[k], per_block[i], kind_names[like], per_block[i]);
         set_speedup(rows, cfg, size_kb, kind_names[k], "register", posix, registration);
         set_speedup(rows, cfg, size_kb, kind_names[k], "attach", posix, "attach");
         set_speedup(rows, cfg, size_kb, kind_names[k], "translate", posix, "attach");
     }
 }
 
-/* One system's rows under step names alone: its registration (posix total
- * when posix runs: createSharedMemory; else its pool's register), its
- * pool's per-block steps, and the peer's (posix's attach and detach when
- * posix runs); a step the system lacks is an unmeasured row. */
+/* A register row per N of shmb_alloc_register_buffers: the system's
+ * deployment total (alloc_register.c), as many samples as a paired run's;
+ * unmeasured rows when no kind of a system runs. */
+static int register_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows)
+{
+    const int sys = run_system(cfg);
+    const shmb_alloc_kind_t reg = cfg->run[SHMB_ALLOC_POSIX] ? SHMB_ALLOC_POSIX
+                                  : sys >= 0                   ? system_layers[sys].reg
+                                                               : SHMB_ALLOC_KINDS;
+    uint64_t block, rounds[SHMB_ALLOC_REGISTER_COUNTS];
+    shmb_alloc_bench_paired_rounds(cfg, &block, rounds);
+    int ret = 0;
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++) {
+        shmb_row_t row = shmb_alloc_row(cfg, "", size_kb);
+        snprintf(row.step, sizeof(row.step), "register");
+        shmb_alloc_register_name(&row, size_kb, shmb_alloc_register_buffers[i]);
+        if (reg == SHMB_ALLOC_KINDS) {
+            ret = shmb_rows_push(rows, &row);
+            continue;
+        }
+        double *ns = calloc((size_t)rounds[i], sizeof(double));
+        if (!ns)
+            return shmb_error_record("malloc", ENOMEM, NULL);
+        for (uint64_t r = 0; r < rounds[i] && ret == 0; r++)
+            ret = shmb_alloc_register_total(cfg, reg, (size_t)size_kb * 1024, shmb_alloc_register_buffers[i], &ns[r]);
+        if (ret == 0)
+            ret = shmb_alloc_push_step(rows, row, "register", ns, (size_t)rounds[i], rounds[i]);
+        free(ns);
+    }
+    return ret;
+}
+
+/* One system's rows under step names alone: its registrations
+ * (register_rows), its object layer's per-block steps, its bare
+ * allocator's (alloc_bare, free_bare), and the peer's (posix's attach and
+ * detach when posix runs, else the object layer's pool's); a step the
+ * system lacks is an unmeasured row. */
 static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const shmb_rows_t *all,
                        shmb_rows_t *rows)
 {
-    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse",
-                                  "attach", "detach", "translate"};
-    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? kind_names[SHMB_ALLOC_POSIX] : NULL, *pool = NULL;
-    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
-        pool = cfg->run[k] ? kind_names[k] : pool;
-    int ret = 0;
+    /* step, where it comes from (0: the object layer, 1: the bare allocator), and the step there */
+    static const struct {
+        const char *step;
+        int bare;
+        const char *from;
+    } steps[] = {{"alloc", 0, "alloc"},           {"free", 0, "free"},   {"alloc_reuse", 0, "alloc_reuse"},
+                 {"alloc_bare", 1, "alloc"},      {"free_bare", 1, "free"}, {"touch", 0, "touch"},
+                 {"touch_reuse", 0, "touch_reuse"}, {"attach", 0, "attach"}, {"detach", 0, "detach"},
+                 {"translate", 0, "translate"}};
+    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? kind_names[SHMB_ALLOC_POSIX] : NULL;
+    const int sys = run_system(cfg);
+    const char *layer[2] = {NULL, NULL};
+    if (sys >= 0) {
+        layer[0] = cfg->run[system_layers[sys].object] ? kind_names[system_layers[sys].object] : NULL;
+        layer[1] = cfg->run[system_layers[sys].bare] ? kind_names[system_layers[sys].bare] : NULL;
+    }
+    int ret = register_rows(cfg, size_kb, rows);
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
-        if (!cfg->touch && strncmp(steps[i], "touch", 5) == 0)
+        if (!cfg->touch && strncmp(steps[i].step, "touch", 5) == 0)
             continue;
-        if (!cfg->peer && i >= 6) /* attach, detach, translate */
+        if (!cfg->peer && i >= 7) /* attach, detach, translate */
             continue;
-        const char *variant = pool, *from = steps[i];
-        if (posix && i == 0) {
+        const char *variant = layer[steps[i].bare];
+        if (posix && (i == 7 || i == 8)) /* attach, detach: Mooncake's receiver opens the buffer */
             variant = posix;
-            from = "total";
-        } else if (posix && (i == 6 || i == 7)) {
-            variant = posix;
-        }
-        const shmb_row_t *src = variant ? shmb_rows_find(all, variant, from, size_kb, cfg->repetition) : NULL;
+        const shmb_row_t *src =
+            variant ? shmb_rows_find(all, variant, steps[i].from, size_kb, cfg->repetition) : NULL;
         shmb_row_t row = src ? *src : shmb_alloc_row(cfg, "", size_kb);
         row.variant[0] = '\0';
         row.speedup = 0;
-        snprintf(row.step, sizeof(row.step), "%s", steps[i]);
+        snprintf(row.step, sizeof(row.step), "%s", steps[i].step);
         ret = shmb_rows_push(rows, &row);
     }
     return ret;
@@ -277,7 +375,8 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
 {
     const shmb_alloc_config_t *cfg = run->cfg;
     int ret = 0;
-    if (cfg->run[SHMB_ALLOC_POSIX]) {
+    /* a system's register rows are register_rows'; posix's own rows then serve only the peer's */
+    if (cfg->run[SHMB_ALLOC_POSIX] && (!cfg->system_rows || cfg->peer)) {
         progress_step(cfg, at, SHMB_ALLOC_POSIX, size_kb);
         ret = shmb_alloc_posix_size(run, size_kb);
     }
@@ -301,7 +400,8 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
         kinds += cfg->run[k] != 0;
     return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 && (!cfg->system_rows || kinds == 1 || (kinds == 2 && cfg->run[SHMB_ALLOC_POSIX])) &&
+           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 &&
+           (!cfg->system_rows || kinds == cfg->run[SHMB_ALLOC_POSIX] || run_system(cfg) >= 0) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
            cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
@@ -323,6 +423,7 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
     int ret = 0, kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
+    kinds -= cfg->run[SHMB_ALLOC_POSIX] && cfg->system_rows && !cfg->peer; /* run_size skips it */
     shmb_progress_plan(cfg->progress, (uint64_t)nsizes * (uint64_t)kinds);
     uint64_t at = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {

@@ -8,6 +8,8 @@
  *   alloc_rounds.c  the pools' timed rounds, one thread and N
  *   alloc_pool.c    the pools behind one table of operations, the check of
  *                   their blocks, their hand-off to a peer
+ *   alloc_register.c  registration as a deployment total (--system, --systems)
+ *   alloc_paired.c  a paired run (--systems)
  */
 #ifndef SHMBENCH_ALLOC_INTERNAL_H
 #define SHMBENCH_ALLOC_INTERNAL_H
@@ -87,10 +89,27 @@ int shmb_alloc_paired_run(const shmb_alloc_run_t *run);
 /* Every posix row of one size, on cfg->threads threads. */
 int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb);
 
-/* createSharedMemory of one buffer of `bytes` as the posix rows time it
- * (shm_open + ftruncate + mmap + close, their sum into *total_ns), then
- * unmapped and unlinked untimed: one registration of a paired run. */
-int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, double *total_ns);
+/* createSharedMemory of `buffers` buffers of `bytes` as the posix rows time
+ * it (shm_open + ftruncate + mmap + close), all live at once, the sum of
+ * their totals into *total_ns; then unmapped and unlinked untimed. */
+int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *total_ns);
+
+/* ---- registration as a deployment total (alloc_register.c) ---- */
+
+/* The N of the register rows: 10, 100, 1000 blocks of the row's size. */
+extern const uint64_t shmb_alloc_register_buffers[SHMB_ALLOC_REGISTER_COUNTS];
+
+/* One deployment registration of `buffers` blocks of `bytes` by `kind`
+ * (SHMB_ALLOC_POSIX: that many createSharedMemory; SHMB_ALLOC_BIPC: one
+ * pool holding them; SHMB_ALLOC_JEMALLOC: the arena and that many mallocx,
+ * with the pools its hooks create), timed whole into *ns, then undone
+ * untimed. Returns 0, -EINVAL (another kind, 0 buffers) or -errno. */
+int shmb_alloc_register_total(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, size_t bytes,
+                              uint64_t buffers, double *ns);
+
+/* A register row's argument: "SIZE/buffers:N" (the name
+ * shm_alloc/register/size_kb:SIZE/buffers:N). */
+void shmb_alloc_register_name(shmb_row_t *row, uint64_t size_kb, uint64_t buffers);
 
 /* ---- pools: rounds (alloc_rounds.c) ---- */
 
@@ -128,6 +147,8 @@ struct shmb_alloc_pool_ops {
     shmb_alloc_kind_t kind;
     int per_thread;        /* 1: one pool per thread (single-threaded by design), its rows say
                             * so; 0: one pool shared by every thread */
+    size_t handle_bytes;   /* what the caller keeps per block (its handle: handles[i] for
+                            * blocks[i], handle_bytes each, zeroed before first use); 0: none */
     /* SHM a pool of `blocks` blocks of `bytes` maps, or holds at most. */
     uint64_t (*shm_bytes)(uint64_t bytes, uint64_t blocks);
     /* Creates and maps a pool of pool_bytes (shm_bytes) under prefix. */
@@ -136,15 +157,20 @@ struct shmb_alloc_pool_ops {
     int (*destroy)(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept);
     /* NULL, or what a thread does once before its first timed batch. */
     int (*thread_start)(shmb_alloc_pool_t *p, size_t bytes);
-    int (*alloc)(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n);
-    int (*free)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
+    int (*alloc)(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n);
+    int (*free)(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n);
     /* Frees every block, untimed. */
-    int (*empty)(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n);
+    int (*empty)(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n);
     /* Is [ptr, ptr + bytes) inside the pool's SHM? */
     int (*holds)(shmb_alloc_pool_t *p, const void *ptr, size_t bytes);
     /* NULL, or the allocator's own check, after the driver's: blocks[0..n)
-     * are every live block of the pool. 0, or -EPROTO with why written. */
-    int (*verify)(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t why_cap);
+     * (and their handles) are every live block of the pool, of `bytes`
+     * each. 0, or -EPROTO with why written. */
+    int (*verify)(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n, size_t bytes,
+                  char *why, size_t why_cap);
+    /* NULL, or the check after round 0's free batch, n blocks freed in all
+     * since the last: each freed once, none live. 0, or -EPROTO with why. */
+    int (*freed)(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t why_cap);
     /* A peer process (shmbench/alloc_peer.h): NULL when it cannot take the
      * blocks (one process by design). The pools as a borrower is told them
      * (*out malloc'ed), and a block's handle as the lender makes it. */
@@ -168,10 +194,11 @@ const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
 int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
                            size_t bytes, uint64_t blocks, double *register_ns);
 
-/* Every live block inside its pool's SHM, no two overlapping: blocks[i]
- * comes from pools[i / per_pool]. Returns 0, -EPROTO (why says which
- * blocks, in `pass`) or -ENOMEM. */
-int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools, uint64_t per_pool, void **blocks,
+/* Every live block inside its pool's SHM, no two overlapping, and each
+ * pool's own check (verify): blocks[i] (its handle at handles + i x
+ * handle_bytes) comes from pools[i / per_pool]. Returns 0, -EPROTO (why
+ * says which blocks, in `pass`) or -ENOMEM. */
+int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools, uint64_t per_pool, void **blocks, const void *handles,
                            uint64_t n, size_t bytes, const char *pass, char *why, size_t why_cap);
 
 /* Hands round 0's blocks to the peer: each tagged (untimed) with

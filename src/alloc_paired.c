@@ -1,12 +1,14 @@
 /* alloc_paired: a paired run of the allocation benchmark (--systems). Per
- * size, the systems' registrations round by round (each system one
- * registration per round: Mooncake one buffer's createSharedMemory,
- * Flow-IPC one pool), then their blocks round by round (alloc_rounds.c: each
- * system one round of alloc, free and alloc_reuse batches per round), every
- * round in the order of shmbench/paired.h; then the rows: the
- * --system rows' names with /system:NAME, and each system's ratio to the
- * baseline (/vs:BASELINE). The control is an independent second instance
- * of the baseline's allocator: its own buffers, its own pool. */
+ * size, the systems' registrations round by round for each N of
+ * shmb_alloc_register_buffers (each system one deployment total per round,
+ * alloc_register.c: Mooncake N buffers' createSharedMemory, Flow-IPC the
+ * pool(s) for N blocks), then their blocks round by round at the object
+ * layer and then at the bare allocator's (alloc_rounds.c: each system one
+ * round of alloc, free and alloc_reuse batches per round), every round in
+ * the order of shmbench/paired.h; then the rows: the --system rows' names
+ * with /system:NAME, and each system's ratio to the baseline
+ * (/vs:BASELINE). The control is an independent second instance of the
+ * baseline's allocator: its own buffers, its own pool. */
 #include "alloc_internal.h"
 
 #include "shmbench/error.h"
@@ -18,28 +20,38 @@
 #include <stdlib.h>
 
 /* By shmb_lookup_system_t, as shmb_alloc_system_allocators names them:
- * what registers a buffer or pool, and what places a block in it. */
+ * what registers its memory (alloc_register.c), what places an object in
+ * it (the alloc / free rows), and the bare allocator under that (the
+ * alloc_bare / free_bare rows). */
 static const shmb_alloc_kind_t register_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
                                                                      SHMB_ALLOC_JEMALLOC};
-static const shmb_alloc_kind_t block_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC,
-                                                                  SHMB_ALLOC_JEMALLOC};
+static const shmb_alloc_kind_t object_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_OBJECT,
+                                                                   SHMB_ALLOC_JEMALLOC_OBJECT};
+static const shmb_alloc_kind_t bare_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_BIPC,
+                                                                 SHMB_ALLOC_JEMALLOC};
 
-/* want rounds, at least SHMB_ALLOC_PAIRED_MIN_ROUNDS (a count asked for:
- * the fewest with an interval), up to a multiple of 2 x systems: whole
- * blocks of shmb_paired_order's balanced order. */
-static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want)
+/* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
+ * SHMB_PAIRED_MIN_ROUNDS with a count asked for: the fewest with an
+ * interval), up to a multiple of 2 x systems: whole blocks of
+ * shmb_paired_order's balanced order. */
+static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t least)
 {
     const uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
-    const uint64_t least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    const uint64_t floor = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
+    least = least > floor ? least : floor;
     want = want > least ? want : least;
     return (want + block - 1) / block * block;
 }
 
-void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg)
+void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
+                                    uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS])
 {
     const uint64_t n = shmb_alloc_bench_working_set(cfg);
-    *block = balanced(cfg, (cfg->min_ops + n - 1) / n);
-    *reg = balanced(cfg, cfg->num_iterations);
+    *block = balanced(cfg, (cfg->min_ops + n - 1) / n, 0);
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
+        const uint64_t buffers = shmb_alloc_register_buffers[i];
+        reg[i] = balanced(cfg, (cfg->num_iterations + buffers - 1) / buffers, SHMB_ALLOC_REGISTER_MIN_ROUNDS);
+    }
 }
 
 int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
@@ -59,73 +71,113 @@ typedef struct paired_register {
     const shmb_alloc_config_t *cfg;
     const shmb_alloc_kind_t *kinds; /* system s's register_kind */
     size_t bytes;
-    uint64_t blocks;                /* a pool's working set */
+    uint64_t buffers;
 } paired_register_t;
 
-/* One registration of system `which`, timed as its --system register row
- * times it, then undone untimed. */
+/* One deployment registration of system `which`, timed as its --system
+ * register row times it, then undone untimed. */
 static int register_slice(void *ctx, size_t which, double *ns)
 {
     const paired_register_t *c = ctx;
-    const shmb_alloc_kind_t kind = c->kinds[which];
-    if (kind == SHMB_ALLOC_POSIX)
-        return shmb_alloc_posix_register(c->cfg, c->bytes, ns);
-    shmb_alloc_pool_t pool = {0};
-    int ret = shmb_alloc_pool_create(c->cfg, &pool, shmb_alloc_pool_ops(kind), c->bytes, c->blocks, ns);
-    uint64_t kept = 0; /* none: unlinked */
-    return ret < 0 ? ret : pool.ops->destroy(&pool, 1, &kept);
+    return shmb_alloc_register_total(c->cfg, c->kinds[which], c->bytes, c->buffers, ns);
 }
 
-/* One question's rows: the --system row's name (step, size_kb) per system
- * and per ratio; ops = operations one sample stands for. */
-static int push_question(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint64_t size_kb, const char *step,
-                         double *const *samples, uint64_t rounds, uint64_t ops)
+/* One question's rows: the --system row's name (step, size_kb, and
+ * buffers:N when given) per system and per ratio; ops = operations one
+ * sample stands for. */
+static int push_question(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint64_t size_kb, uint64_t buffers,
+                         const char *step, double *const *samples, uint64_t rounds, uint64_t ops)
 {
     shmb_row_t tmpl = shmb_alloc_row(cfg, "", size_kb);
     snprintf(tmpl.step, sizeof(tmpl.step), "%s", step);
+    if (buffers)
+        shmb_alloc_register_name(&tmpl, size_kb, buffers);
     tmpl.iterations = ops;
     size_t first;
     return shmb_paired_push_rows(rows, &tmpl, cfg->system_names, cfg->nsystems, samples, (size_t)rounds, &first);
 }
 
-static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *store, uint64_t reg_rounds,
-                       uint64_t block_rounds)
+/* Where a size's samples go: per system, each register question's
+ * rounds, then each layer's steps' rounds. */
+typedef struct paired_store {
+    double *reg[SHMB_ALLOC_REGISTER_COUNTS][SHMB_PAIRED_MAX_SYSTEMS];
+    double *blk[2][SHMB_ALLOC_BLOCK_STEPS][SHMB_PAIRED_MAX_SYSTEMS]; /* [0]: object layer, [1]: bare */
+} paired_store_t;
+
+static size_t store_doubles(size_t nsys, const uint64_t reg_rounds[SHMB_ALLOC_REGISTER_COUNTS],
+                            uint64_t block_rounds)
 {
-    static const char *steps[SHMB_ALLOC_BLOCK_STEPS] = {"alloc", "free", "alloc_reuse"};
+    size_t per = 2 * SHMB_ALLOC_BLOCK_STEPS * (size_t)block_rounds;
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++)
+        per += (size_t)reg_rounds[i];
+    return nsys * per;
+}
+
+static void store_split(double *at, size_t nsys, const uint64_t reg_rounds[SHMB_ALLOC_REGISTER_COUNTS],
+                        uint64_t block_rounds, paired_store_t *st)
+{
+    for (size_t s = 0; s < nsys; s++) {
+        for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
+            st->reg[i][s] = at;
+            at += reg_rounds[i];
+        }
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++) {
+                st->blk[l][k][s] = at;
+                at += block_rounds;
+            }
+    }
+}
+
+/* Every question of one size measured, then its rows pushed (none on
+ * error): register per N, the object layer's alloc, free, alloc_reuse,
+ * the bare allocator's alloc_bare, free_bare (its alloc_reuse is measured
+ * in its rounds, not reported). */
+static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *store,
+                       const uint64_t reg_rounds[SHMB_ALLOC_REGISTER_COUNTS], uint64_t block_rounds)
+{
+    static const char *const steps[2][SHMB_ALLOC_BLOCK_STEPS] = {{"alloc", "free", "alloc_reuse"},
+                                                                 {"alloc_bare", "free_bare", NULL}};
     const shmb_alloc_config_t *cfg = run->cfg;
     const size_t nsys = cfg->nsystems;
-    shmb_alloc_kind_t reg_kinds[SHMB_PAIRED_MAX_SYSTEMS], blk_kinds[SHMB_PAIRED_MAX_SYSTEMS];
-    double *reg[SHMB_PAIRED_MAX_SYSTEMS], *blk[SHMB_ALLOC_BLOCK_STEPS][SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_alloc_kind_t reg_kinds[SHMB_PAIRED_MAX_SYSTEMS], kinds[2][SHMB_PAIRED_MAX_SYSTEMS];
     for (size_t s = 0; s < nsys; s++) {
         reg_kinds[s] = register_kind[cfg->systems[s]];
-        blk_kinds[s] = block_kind[cfg->systems[s]];
-        reg[s] = store + s * reg_rounds;
-        for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
-            blk[k][s] = store + nsys * reg_rounds + ((size_t)k * nsys + s) * block_rounds;
+        kinds[0][s] = object_kind[cfg->systems[s]];
+        kinds[1][s] = bare_kind[cfg->systems[s]];
     }
+    paired_store_t st;
+    store_split(store, nsys, reg_rounds, block_rounds, &st);
+    int ret = 0;
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++) {
+        paired_register_t rc = {.cfg = cfg, .kinds = reg_kinds, .bytes = (size_t)size_kb * 1024,
+                                .buffers = shmb_alloc_register_buffers[i]};
+        ret = shmb_paired_run(nsys, (size_t)reg_rounds[i], register_slice, &rc, st.reg[i]);
+    }
+    for (int l = 0; l < 2 && ret == 0; l++) {
+        double *const *by_step[SHMB_ALLOC_BLOCK_STEPS] = {st.blk[l][0], st.blk[l][1], st.blk[l][2]};
+        ret = shmb_alloc_pool_paired(run, kinds[l], nsys, size_kb, block_rounds, by_step);
+    }
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++)
+        ret = push_question(cfg, run->rows, size_kb, shmb_alloc_register_buffers[i], "register", st.reg[i],
+                            reg_rounds[i], 1);
     const uint64_t n = shmb_alloc_bench_working_set(cfg);
-    paired_register_t rc = {.cfg = cfg, .kinds = reg_kinds, .bytes = (size_t)size_kb * 1024, .blocks = n};
-    int ret = shmb_paired_run(nsys, (size_t)reg_rounds, register_slice, &rc, reg);
-    double *const *by_step[SHMB_ALLOC_BLOCK_STEPS] = {blk[0], blk[1], blk[2]};
-    if (ret == 0)
-        ret = shmb_alloc_pool_paired(run, blk_kinds, nsys, size_kb, block_rounds, by_step);
-    if (ret == 0)
-        ret = push_question(cfg, run->rows, size_kb, "register", reg, reg_rounds, 1);
-    for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS && ret == 0; k++)
-        ret = push_question(cfg, run->rows, size_kb, steps[k], blk[k], block_rounds, n);
+    for (int l = 0; l < 2 && ret == 0; l++)
+        for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS && ret == 0; k++)
+            if (steps[l][k])
+                ret = push_question(cfg, run->rows, size_kb, 0, steps[l][k], st.blk[l][k], block_rounds, n);
     return ret;
 }
 
 int shmb_alloc_paired_run(const shmb_alloc_run_t *run)
 {
     const shmb_alloc_config_t *cfg = run->cfg;
-    uint64_t sizes[SHMB_ALLOC_MAX_SIZES], reg_rounds, block_rounds;
+    uint64_t sizes[SHMB_ALLOC_MAX_SIZES], reg_rounds[SHMB_ALLOC_REGISTER_COUNTS], block_rounds;
     const int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (nsizes < 0 || !shmb_alloc_paired_ok(cfg))
         return -EINVAL;
-    shmb_alloc_bench_paired_rounds(cfg, &block_rounds, &reg_rounds);
-    const size_t nsys = cfg->nsystems;
-    double *store = calloc(nsys * ((size_t)reg_rounds + SHMB_ALLOC_BLOCK_STEPS * (size_t)block_rounds), sizeof(double));
+    shmb_alloc_bench_paired_rounds(cfg, &block_rounds, reg_rounds);
+    double *store = calloc(store_doubles(cfg->nsystems, reg_rounds, block_rounds), sizeof(double));
     if (!store)
         return shmb_error_record("malloc", ENOMEM, NULL);
     int ret = 0;

@@ -14,6 +14,15 @@
  *   jemalloc         (system: Flow-IPC SHM-jemalloc) mallocx in a jemalloc
  *                    arena whose extents are SHM pools, no thread cache
  *   jemalloc_tcache  the same with an explicit thread cache per thread
+ * Each system's other layer (the rows' alloc / free are the object layer,
+ * alloc_bare / free_bare the bare allocator; docs/allocation.md):
+ *   offset_bare         (Mooncake Store) OffsetAllocator alone, without
+ *                       OffsetBufferAllocator's AllocatedBuffer, counter and
+ *                       metrics
+ *   bipc_object      (Flow-IPC SHM-classic) Pool_arena::construct: the
+ *                       object in the pool and its boost::shared_ptr
+ *   jemalloc_object  (Flow-IPC SHM-jemalloc) Ipc_arena::construct: the
+ *                       object from mallocx and its std::shared_ptr
  */
 #include "alloc_internal.h"
 
@@ -98,8 +107,9 @@ static shmb_offset_block_t **offset_slot(offset_pool_t *o, const void *ptr)
     return *s && shmb_offset_address(*s) == ptr ? s : NULL;
 }
 
-static int offset_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+static int offset_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
+    (void)handles;
     offset_pool_t *o = p->impl;
     int ret = 0;
     shmb_offset_block_t *b;
@@ -112,8 +122,9 @@ static int offset_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint6
     return ret;
 }
 
-static int offset_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+static int offset_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
+    (void)handles;
     offset_pool_t *o = p->impl;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
@@ -157,8 +168,11 @@ static int offset_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
 
 /* Every block one the allocator made and still holds live, and the
  * allocator's own check of them (shmb_offset_verify). */
-static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t cap)
+static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n, size_t bytes,
+                         char *why, size_t cap)
 {
+    (void)handles;
+    (void)bytes;
     offset_pool_t *o = p->impl;
     shmb_offset_block_t **live = malloc((size_t)(n ? n : 1) * sizeof(*live));
     if (!live)
@@ -226,8 +240,9 @@ static int arena_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
     return ret;
 }
 
-static int arena_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+static int arena_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
+    (void)handles;
     shmb_arena_t *arena = &((arena_pool_t *)p->impl)->arena;
     int ret = 0;
     shmb_handle_t h;
@@ -237,8 +252,9 @@ static int arena_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64
     return ret;
 }
 
-static int arena_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+static int arena_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
+    (void)handles;
     shmb_arena_t *arena = &((arena_pool_t *)p->impl)->arena;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
@@ -247,9 +263,10 @@ static int arena_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order
 }
 
 /* The arena forgets its blocks at once. */
-static int arena_empty(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+static int arena_empty(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
     (void)blocks;
+    (void)handles;
     (void)order;
     (void)n;
     shmb_arena_reset(&((arena_pool_t *)p->impl)->arena);
@@ -281,16 +298,18 @@ static int bipc_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
     return ret;
 }
 
-static int bipc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+static int bipc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
+    (void)handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
         ret = shmb_fipc_classic_alloc(p->impl, bytes, &blocks[i]);
     return ret;
 }
 
-static int bipc_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+static int bipc_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
+    (void)handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
         ret = shmb_fipc_classic_free(p->impl, blocks[order[i]]);
@@ -350,16 +369,18 @@ static int jemalloc_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept
     return shmb_fipc_jemalloc_destroy(p->impl, unlink_shm, kept);
 }
 
-static int jemalloc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, uint64_t n)
+static int jemalloc_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
 {
+    (void)handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
         ret = shmb_fipc_jemalloc_alloc(p->impl, bytes, &blocks[i]);
     return ret;
 }
 
-static int jemalloc_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *order, uint64_t n)
+static int jemalloc_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
+    (void)handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
         ret = shmb_fipc_jemalloc_free(p->impl, blocks[order[i]]);
@@ -370,8 +391,8 @@ static int jemalloc_free(shmb_alloc_pool_t *p, void **blocks, const uint64_t *or
 static int jemalloc_thread_start(shmb_alloc_pool_t *p, size_t bytes)
 {
     void *block;
-    int ret = jemalloc_alloc(p, bytes, &block, 1);
-    return ret < 0 ? ret : jemalloc_free(p, &block, &(uint64_t){0}, 1);
+    int ret = jemalloc_alloc(p, bytes, &block, NULL, 1);
+    return ret < 0 ? ret : jemalloc_free(p, &block, NULL, &(uint64_t){0}, 1);
 }
 
 static int jemalloc_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
@@ -467,12 +488,342 @@ int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots
     return 0;
 }
 
+/* ---- the frees' check ---- */
+
+/* The check after round 0's free batch of an object layer: every object
+ * constructed so far is freed, each once (freed moved by exactly n since
+ * the last check: a deleter that never ran, or ran twice, moves it by
+ * another amount). */
+static int check_frees(const char *kind, uint64_t constructed, uint64_t freed, uint64_t *seen, uint64_t n,
+                       char *why, size_t cap)
+{
+    const uint64_t now = freed - *seen;
+    *seen = freed;
+    if (now == n && constructed == freed)
+        return 0;
+    snprintf(why, cap, "%s (free): %llu objects dropped, %llu freed by their deleters, %llu of %llu constructed "
+             "still live", kind, (unsigned long long)n, (unsigned long long)now,
+             (unsigned long long)(constructed - (freed < constructed ? freed : constructed)),
+             (unsigned long long)constructed);
+    return -EPROTO;
+}
+
+/* Mooncake's object layer: every AllocatedBuffer's destructor gave its
+ * block back (the allocator counts none live, no bytes in use). */
+static int offset_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    offset_pool_t *o = p->impl;
+    if (shmb_offset_live(o->alloc) == 0 && shmb_offset_in_use(o->alloc) == 0)
+        return 0;
+    snprintf(why, cap, "offset (free): %llu blocks dropped, the allocator still counts %llu live",
+             (unsigned long long)n, (unsigned long long)shmb_offset_live(o->alloc));
+    return -EPROTO;
+}
+
+/* ---- offset_bare: Mooncake Store's OffsetAllocator alone ---- */
+
+typedef struct offset_bare_pool {
+    shmb_segment_t seg;
+    shmb_offset_bare_t *alloc;
+} offset_bare_pool_t;
+
+static int offset_bare_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    offset_bare_pool_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = shmb_segment_create(&o->seg, prefix, size, NULL, NULL);
+    if (ret == 0) {
+        if ((ret = shmb_segment_map(&o->seg, NULL)) == 0 &&
+            (ret = shmb_offset_bare_create(o->seg.addr, size, 0, &o->alloc)) < 0)
+            shmb_error_record("OffsetAllocator", -ret, o->seg.name);
+        if (ret < 0)
+            shmb_segment_destroy(&o->seg, NULL);
+    }
+    if (ret < 0) {
+        free(o);
+        return ret;
+    }
+    p->impl = o;
+    return 0;
+}
+
+/* The handles still live (a failed run) are the caller's: the allocator
+ * goes, they then free nothing. */
+static int offset_bare_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    offset_bare_pool_t *o = p->impl;
+    shmb_offset_bare_destroy(o->alloc);
+    int ret;
+    if (unlink_shm) {
+        ret = shmb_segment_destroy(&o->seg, NULL);
+    } else {
+        ret = shmb_segment_release(&o->seg);
+        *kept += ret == 0;
+    }
+    free(o);
+    return ret;
+}
+
+static int offset_bare_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+{
+    shmb_offset_bare_t *a = ((offset_bare_pool_t *)p->impl)->alloc;
+    shmb_offset_bare_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        if ((ret = shmb_offset_bare_alloc(a, bytes, &h[i])) == 0)
+            blocks[i] = h[i].addr;
+    return ret;
+}
+
+static int offset_bare_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
+{
+    (void)p;
+    (void)blocks;
+    shmb_offset_bare_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_offset_bare_free(&h[order[i]]);
+    return ret;
+}
+
+/* The allocator counts no block live. */
+static int offset_bare_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    const uint64_t live = shmb_offset_bare_live(((offset_bare_pool_t *)p->impl)->alloc);
+    if (live == 0)
+        return 0;
+    snprintf(why, cap, "offset_bare (free): %llu blocks freed, the allocator still counts %llu live",
+             (unsigned long long)n, (unsigned long long)live);
+    return -EPROTO;
+}
+
+static int offset_bare_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    const offset_bare_pool_t *o = p->impl;
+    return inside(o->seg.addr, o->seg.size, ptr, bytes);
+}
+
+/* Each block is its handle's. */
+static int offset_bare_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+                              size_t bytes, char *why, size_t cap)
+{
+    (void)p;
+    (void)bytes;
+    const shmb_offset_bare_handle_t *h = handles;
+    for (uint64_t i = 0; i < n; i++) {
+        if (blocks[i] != h[i].addr) {
+            snprintf(why, cap, "offset_bare: block %p is not its handle's (%p)", blocks[i], h[i].addr);
+            return -EPROTO;
+        }
+    }
+    return 0;
+}
+
+/* ---- bipc_object: Flow-IPC SHM-classic's Pool_arena::construct ---- */
+
+typedef struct bipc_objects {
+    shmb_alloc_pool_t pool; /* the bipc pool under the objects */
+    shmb_fipc_classic_objects_t *objs;
+    uint64_t freed_seen;    /* the frees' count at the last check */
+} bipc_objects_t;
+
+static int bipc_object_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    bipc_objects_t *b = calloc(1, sizeof(*b));
+    if (!b)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = bipc_create(&b->pool, prefix, size);
+    if (ret == 0 && (ret = shmb_fipc_classic_objects_create(b->pool.impl, &b->objs)) < 0) {
+        shmb_error_record("Pool_arena", -ret, NULL);
+        shmb_fipc_classic_destroy(b->pool.impl, 1);
+    }
+    if (ret < 0) {
+        free(b);
+        return ret;
+    }
+    p->impl = b;
+    return 0;
+}
+
+static int bipc_object_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    bipc_objects_t *b = p->impl;
+    shmb_fipc_classic_objects_destroy(b->objs);
+    int ret = bipc_destroy(&b->pool, unlink_shm, kept);
+    free(b);
+    return ret;
+}
+
+static int bipc_object_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+{
+    shmb_fipc_classic_objects_t *objs = ((bipc_objects_t *)p->impl)->objs;
+    shmb_fipc_classic_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        if ((ret = shmb_fipc_classic_object_new(objs, bytes, &h[i])) == 0)
+            blocks[i] = h[i].addr;
+    return ret;
+}
+
+static int bipc_object_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
+                               uint64_t n)
+{
+    (void)blocks;
+    shmb_fipc_classic_objects_t *objs = ((bipc_objects_t *)p->impl)->objs;
+    shmb_fipc_classic_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_classic_object_drop(objs, &h[order[i]]);
+    return ret;
+}
+
+static int bipc_object_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    return bipc_holds(&((bipc_objects_t *)p->impl)->pool, ptr, bytes);
+}
+
+/* Each block is its handle's object, the handle as construct made it. */
+static int bipc_object_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+                                 size_t bytes, char *why, size_t cap)
+{
+    const shmb_fipc_classic_objects_t *objs = ((bipc_objects_t *)p->impl)->objs;
+    const shmb_fipc_classic_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        if (blocks[i] != h[i].addr) {
+            snprintf(why, cap, "bipc_object: block %p is not its handle's object (%p)", blocks[i], h[i].addr);
+            return -EPROTO;
+        }
+        ret = shmb_fipc_classic_object_check(objs, &h[i], bytes, why, cap);
+    }
+    return ret;
+}
+
+static int bipc_object_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    bipc_objects_t *b = p->impl;
+    uint64_t constructed, freed;
+    shmb_fipc_classic_objects_counts(b->objs, &constructed, &freed);
+    return check_frees("bipc_object", constructed, freed, &b->freed_seen, n, why, cap);
+}
+
+static int bipc_object_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+{
+    return bipc_lend(&((bipc_objects_t *)p->impl)->pool, out, n);
+}
+
+static int bipc_object_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h)
+{
+    return bipc_handle(&((bipc_objects_t *)p->impl)->pool, block, bytes, h);
+}
+
+/* ---- jemalloc_object: Flow-IPC SHM-jemalloc's Ipc_arena::construct ---- */
+
+typedef struct jemalloc_objects {
+    shmb_alloc_pool_t pool; /* the jemalloc arena under the objects */
+    shmb_fipc_jemalloc_objects_t *objs;
+    uint64_t freed_seen;
+} jemalloc_objects_t;
+
+static int jemalloc_object_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    jemalloc_objects_t *b = calloc(1, sizeof(*b));
+    if (!b)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = jemalloc_create(&b->pool, prefix, size);
+    if (ret == 0 && (ret = shmb_fipc_jemalloc_objects_create(b->pool.impl, &b->objs)) < 0) {
+        shmb_error_record("Ipc_arena", -ret, NULL);
+        shmb_fipc_jemalloc_destroy(b->pool.impl, 1, NULL);
+    }
+    if (ret < 0) {
+        free(b);
+        return ret;
+    }
+    p->impl = b;
+    return 0;
+}
+
+static int jemalloc_object_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    jemalloc_objects_t *b = p->impl;
+    shmb_fipc_jemalloc_objects_destroy(b->objs);
+    int ret = jemalloc_destroy(&b->pool, unlink_shm, kept);
+    free(b);
+    return ret;
+}
+
+static int jemalloc_object_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+{
+    shmb_fipc_jemalloc_objects_t *objs = ((jemalloc_objects_t *)p->impl)->objs;
+    shmb_fipc_jemalloc_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        if ((ret = shmb_fipc_jemalloc_object_new(objs, bytes, &h[i])) == 0)
+            blocks[i] = h[i].addr;
+    return ret;
+}
+
+static int jemalloc_object_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order,
+                                   uint64_t n)
+{
+    (void)blocks;
+    shmb_fipc_jemalloc_objects_t *objs = ((jemalloc_objects_t *)p->impl)->objs;
+    shmb_fipc_jemalloc_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_fipc_jemalloc_object_drop(objs, &h[order[i]]);
+    return ret;
+}
+
+static int jemalloc_object_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    return jemalloc_holds(&((jemalloc_objects_t *)p->impl)->pool, ptr, bytes);
+}
+
+static int jemalloc_object_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+                                     size_t bytes, char *why, size_t cap)
+{
+    (void)bytes; /* inside one of the arena's pools: holds, through the repository */
+    const shmb_fipc_jemalloc_objects_t *objs = ((jemalloc_objects_t *)p->impl)->objs;
+    const shmb_fipc_jemalloc_handle_t *h = handles;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        if (blocks[i] != h[i].addr) {
+            snprintf(why, cap, "jemalloc_object: block %p is not its handle's object (%p)", blocks[i],
+                     h[i].addr);
+            return -EPROTO;
+        }
+        ret = shmb_fipc_jemalloc_object_check(objs, &h[i], why, cap);
+    }
+    return ret;
+}
+
+static int jemalloc_object_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    jemalloc_objects_t *b = p->impl;
+    uint64_t constructed, freed;
+    shmb_fipc_jemalloc_objects_counts(b->objs, &constructed, &freed);
+    return check_frees("jemalloc_object", constructed, freed, &b->freed_seen, n, why, cap);
+}
+
+static int jemalloc_object_lend(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n)
+{
+    return jemalloc_lend(&((jemalloc_objects_t *)p->impl)->pool, out, n);
+}
+
+static int jemalloc_object_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes,
+                                     shmb_lookup_request_t *h)
+{
+    return jemalloc_handle(&((jemalloc_objects_t *)p->impl)->pool, block, bytes, h);
+}
+
 /* ---- the table ---- */
 
 static const shmb_alloc_pool_ops_t pools[] = {
     {.kind = SHMB_ALLOC_OFFSET, .shm_bytes = offset_shm_bytes, .create = offset_create,
      .destroy = offset_destroy, .alloc = offset_alloc, .free = offset_free, .empty = offset_free,
-     .holds = offset_holds, .verify = offset_verify},
+     .holds = offset_holds, .verify = offset_verify, .freed = offset_freed},
     {.kind = SHMB_ALLOC_ARENA, .per_thread = 1, .shm_bytes = arena_shm_bytes, .create = arena_create,
      .destroy = arena_destroy, .alloc = arena_alloc, .free = arena_free, .empty = arena_empty,
      .holds = arena_holds},
@@ -487,6 +838,21 @@ static const shmb_alloc_pool_ops_t pools[] = {
      .destroy = jemalloc_destroy, .thread_start = jemalloc_thread_start, .alloc = jemalloc_alloc,
      .free = jemalloc_free, .empty = jemalloc_free, .holds = jemalloc_holds, .lend = jemalloc_lend,
      .handle = jemalloc_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+    {.kind = SHMB_ALLOC_OFFSET_BARE, .handle_bytes = sizeof(shmb_offset_bare_handle_t),
+     .shm_bytes = offset_shm_bytes, .create = offset_bare_create, .destroy = offset_bare_destroy,
+     .alloc = offset_bare_alloc, .free = offset_bare_free, .empty = offset_bare_free,
+     .holds = offset_bare_holds, .verify = offset_bare_verify, .freed = offset_bare_freed},
+    {.kind = SHMB_ALLOC_BIPC_OBJECT, .handle_bytes = sizeof(shmb_fipc_classic_handle_t),
+     .shm_bytes = bipc_shm_bytes, .create = bipc_object_create, .destroy = bipc_object_destroy,
+     .alloc = bipc_object_alloc, .free = bipc_object_free, .empty = bipc_object_free,
+     .holds = bipc_object_holds, .verify = bipc_object_verify, .freed = bipc_object_freed,
+     .lend = bipc_object_lend, .handle = bipc_object_handle, .peer_kind = SHMB_ALLOC_PEER_CLASSIC},
+    {.kind = SHMB_ALLOC_JEMALLOC_OBJECT, .handle_bytes = sizeof(shmb_fipc_jemalloc_handle_t),
+     .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_object_create,
+     .destroy = jemalloc_object_destroy, .alloc = jemalloc_object_alloc, .free = jemalloc_object_free,
+     .empty = jemalloc_object_free, .holds = jemalloc_object_holds, .verify = jemalloc_object_verify,
+     .freed = jemalloc_object_freed, .lend = jemalloc_object_lend, .handle = jemalloc_object_handle,
+     .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
 };
 
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind)
@@ -505,7 +871,7 @@ static int compare_ptr(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool, void **blocks,
+int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool, void **blocks, const void *handles,
                            uint64_t n, size_t bytes, const char *pass, char *why, size_t cap)
 {
     for (uint64_t i = 0; i < n; i++) {
@@ -537,7 +903,8 @@ int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool
             end += per_pool;
         end = end < n ? end : n;
         if (p->ops->verify)
-            ret = p->ops->verify(p, blocks + i, end - i, why, cap);
+            ret = p->ops->verify(p, blocks + i, (const char *)handles + i * p->ops->handle_bytes, end - i, bytes,
+                                 why, cap);
         i = end;
     }
     return ret;

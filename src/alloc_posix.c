@@ -60,18 +60,30 @@ static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segme
     return 0;
 }
 
-int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, double *total_ns)
+int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *total_ns)
 {
     double v[S_COUNT];
     double *s[S_COUNT];
     for (int k = 0; k < S_COUNT; k++)
         s[k] = &v[k];
-    shmb_segment_t seg;
-    int ret = posix_create(cfg, bytes, &seg, s, 0);
-    if (ret < 0)
-        return ret;
-    *total_ns = v[S_TOTAL];
-    return shmb_segment_destroy(&seg, NULL);
+    shmb_segment_t *segs = calloc((size_t)buffers, sizeof(*segs));
+    if (!segs)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    double sum = 0;
+    uint64_t made = 0;
+    int ret = 0;
+    for (; made < buffers && ret == 0; made++) {
+        if ((ret = posix_create(cfg, bytes, &segs[made], s, 0)) < 0)
+            break;
+        sum += v[S_TOTAL];
+    }
+    for (uint64_t i = 0; i < made; i++) {
+        int r = shmb_segment_destroy(&segs[i], NULL);
+        ret = ret < 0 ? ret : r;
+    }
+    free(segs);
+    *total_ns = sum;
+    return ret;
 }
 
 /* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and

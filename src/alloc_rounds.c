@@ -59,6 +59,7 @@ static uint64_t pool_rounds(const shmb_alloc_config_t *cfg, uint64_t n)
 typedef struct pool_run {
     shmb_alloc_pool_t *pool;
     void **blocks;
+    void *handles;     /* the blocks' handles (ops->handle_bytes each), or NULL */
     uint64_t *order;   /* free order: a permutation of 0..n */
     uint64_t n;        /* working set */
     size_t bytes;      /* requested per block */
@@ -114,14 +115,14 @@ static int pool_batch(pool_run_t *a, int step, uint64_t r, uint64_t span[2])
     const uint64_t t0 = shmb_clock_now_ns();
     switch (step) {
     case A_FREE:
-        ret = p->ops->free(p, a->blocks, a->order, w);
+        ret = p->ops->free(p, a->blocks, a->handles, a->order, w);
         break;
     case A_TOUCH_REUSE: /* a purged block is faulted in again: guarded too */
         for (uint64_t i = 0; i < w && ret == 0; i++)
             ret = shmb_segment_first_write(a->blocks[i], a->bytes);
         break;
     default:
-        ret = p->ops->alloc(p, a->bytes, a->blocks, w);
+        ret = p->ops->alloc(p, a->bytes, a->blocks, a->handles, w);
         break;
     }
     const uint64_t t1 = shmb_clock_now_ns();
@@ -134,14 +135,31 @@ static int pool_batch(pool_run_t *a, int step, uint64_t r, uint64_t span[2])
 }
 
 /* Round 0's check of a pass ("alloc", "alloc_reuse") over the blocks of
- * every thread: blocks[t * per_thread ...] come from pools[t]. */
+ * every thread: blocks[t * per_thread ...] (and their handles) come from
+ * pools[t]. */
 static int check_pass(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, void **blocks,
-                      uint64_t per_thread, int threads, size_t bytes, const char *pass)
+                      const void *handles, uint64_t per_thread, int threads, size_t bytes, const char *pass)
 {
     if (run->hook && run->hook->check)
         run->hook->check(blocks, per_thread, threads, run->hook->arg);
-    return shmb_alloc_pool_verify(pools, per_thread, blocks, per_thread * (uint64_t)threads, bytes, pass,
+    return shmb_alloc_pool_verify(pools, per_thread, blocks, handles, per_thread * (uint64_t)threads, bytes, pass,
                                   run->why, run->why_cap);
+}
+
+/* Round 0's check after the free batch: each of the n blocks freed once
+ * (pools[0] when shared, else each thread's pool its own per_thread). */
+static int check_freed(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, uint64_t per_thread,
+                       int threads)
+{
+    const shmb_alloc_pool_ops_t *ops = pools[0]->ops;
+    if (!ops->freed)
+        return 0;
+    if (!ops->per_thread)
+        return ops->freed(pools[0], per_thread * (uint64_t)threads, run->why, run->why_cap);
+    int ret = 0;
+    for (int t = 0; t < threads && ret == 0; t++)
+        ret = ops->freed(pools[t], per_thread, run->why, run->why_cap);
+    return ret;
 }
 
 /* One round: alloc all, [verify, touch, lend], free in random order, alloc
@@ -151,21 +169,23 @@ static int pool_round(const shmb_alloc_run_t *run, pool_run_t *a, uint64_t r)
     const shmb_alloc_config_t *cfg = run->cfg;
     int ret = pool_batch(a, A_ALLOC, r, NULL);
     if (ret == 0 && r == 0)
-        ret = check_pass(run, &a->pool, a->blocks, a->n, 1, a->bytes, "alloc");
+        ret = check_pass(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc");
     if (ret == 0 && r == 0 && cfg->touch)
         ret = time_touch(a);
     if (ret == 0 && r == 0 && a->lending)
         ret = shmb_alloc_pool_lend(a->pool, cfg->peer, a->lending, run->why, run->why_cap);
     if (ret == 0)
         ret = pool_batch(a, A_FREE, r, NULL);
+    if (ret == 0 && r == 0)
+        ret = check_freed(run, &a->pool, a->n, 1);
     if (ret == 0)
         ret = pool_batch(a, A_REUSE, r, NULL);
     if (ret == 0 && r == 0)
-        ret = check_pass(run, &a->pool, a->blocks, a->n, 1, a->bytes, "alloc_reuse");
+        ret = check_pass(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc_reuse");
     if (ret == 0 && cfg->touch)
         ret = pool_batch(a, A_TOUCH_REUSE, r, NULL);
     if (ret == 0)
-        ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n);
+        ret = a->pool->ops->empty(a->pool, a->blocks, a->handles, a->order, a->n);
     return ret;
 }
 
@@ -250,6 +270,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     const int peer = cfg->peer && ops->lend;
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
     a.blocks = calloc((size_t)a.n, sizeof(*a.blocks));
+    a.handles = calloc((size_t)a.n, ops->handle_bytes ? ops->handle_bytes : 1);
     a.order = calloc((size_t)a.n, sizeof(*a.order));
     if (peer) {
         lending = (shmb_alloc_lending_t){
@@ -258,7 +279,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
             .translate_ns = calloc((size_t)rounds, sizeof(double))};
         a.lending = &lending;
     }
-    int ret = a.touch_ns && a.blocks && a.order && (lending.translate_ns || !peer) ? 0 : -ENOMEM;
+    int ret = a.touch_ns && a.blocks && a.handles && a.order && (lending.translate_ns || !peer) ? 0 : -ENOMEM;
     for (int k = 0; k < A_COUNT && ret == 0; k++)
         ret = (a.batch[k] = calloc((size_t)rounds, sizeof(double))) ? 0 : -ENOMEM;
     if (ret < 0) {
@@ -287,6 +308,7 @@ out_free:
         free(a.batch[k]);
     free(a.touch_ns);
     free(a.blocks);
+    free(a.handles);
     free(a.order);
     free(lending.attach_ns);
     free(lending.translate_ns);
@@ -308,7 +330,7 @@ typedef struct pool_crew {
 /* Thread `me`'s phases of round r. */
 static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_t r)
 {
-    static const char *passes[A_COUNT] = {"alloc", NULL, "alloc_reuse", NULL};
+    static const char *passes[A_COUNT] = {"alloc", "free", "alloc_reuse", NULL};
     const shmb_alloc_config_t *cfg = c->run->cfg;
     pool_run_t *a = &c->runs[me];
     const int threads = shmb_crew_threads(crew);
@@ -325,7 +347,9 @@ static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_
             c->end[at] = span[1];
         }
         if (r == 0 && passes[step] && shmb_crew_sync(crew) && me == 0 &&
-            (ret = check_pass(c->run, c->pools, c->runs[0].blocks, a->n, threads, a->bytes, passes[step])) < 0)
+            (ret = step == A_FREE ? check_freed(c->run, c->pools, a->n, threads)
+                                  : check_pass(c->run, c->pools, c->runs[0].blocks, c->runs[0].handles, a->n,
+                                               threads, a->bytes, passes[step])) < 0)
             shmb_crew_fail(crew, me, ret);
         if (r == 0 && step == A_ALLOC && cfg->touch && shmb_crew_sync(crew)) {
             const uint64_t touch_at = (uint64_t)A_COUNT * c->rounds * (uint64_t)threads + (uint64_t)me;
@@ -337,7 +361,7 @@ static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_
     }
     /* a barrier first: thread 0 may still be checking round 0's blocks, and
      * an allocator's own check (offset's) reads which blocks are live */
-    if (shmb_crew_sync(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->order, a->n)) < 0)
+    if (shmb_crew_sync(crew) && (ret = a->pool->ops->empty(a->pool, a->blocks, a->handles, a->order, a->n)) < 0)
         shmb_crew_fail(crew, me, ret);
 }
 
@@ -358,25 +382,27 @@ typedef struct pool_store {
     shmb_alloc_pool_t **of;    /* thread t's pool */
     pool_run_t *runs;
     void **blocks;
+    char *handles;
     uint64_t *order;
     double *touch_ns, *register_ns;
     uint64_t *start, *end;
     double *batch[A_COUNT];
 } pool_store_t;
 
-static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uint64_t rounds)
+static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uint64_t rounds, size_t handle_bytes)
 {
     const size_t per_all = (size_t)n * (size_t)threads, clocks = (size_t)(A_COUNT + 1) * rounds * threads;
     s->pools = calloc((size_t)npools, sizeof(*s->pools));
     s->of = calloc((size_t)threads, sizeof(*s->of));
     s->runs = calloc((size_t)threads, sizeof(*s->runs));
     s->blocks = calloc(per_all, sizeof(*s->blocks));
+    s->handles = calloc(per_all, handle_bytes ? handle_bytes : 1);
     s->order = calloc(per_all, sizeof(*s->order));
     s->touch_ns = calloc(per_all, sizeof(double));
     s->register_ns = calloc((size_t)npools, sizeof(double));
     s->start = calloc(clocks, sizeof(uint64_t));
     s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->order && s->touch_ns && s->register_ns && s->start &&
+    int ok = s->pools && s->of && s->runs && s->blocks && s->handles && s->order && s->touch_ns && s->register_ns && s->start &&
              s->end;
     for (int k = 0; k < A_COUNT && ok; k++)
         ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
@@ -391,6 +417,7 @@ static void store_free(pool_store_t *s)
     free(s->of);
     free(s->runs);
     free(s->blocks);
+    free(s->handles);
     free(s->order);
     free(s->touch_ns);
     free(s->register_ns);
@@ -406,6 +433,7 @@ static void assign(const shmb_alloc_config_t *cfg, pool_store_t *s, int t, int p
     s->of[t] = &s->pools[per_thread ? t : 0];
     a->pool = s->of[t];
     a->blocks = s->blocks + (size_t)t * n;
+    a->handles = s->handles + (size_t)t * n * a->pool->ops->handle_bytes;
     a->order = s->order + (size_t)t * n;
     a->touch_ns = s->touch_ns + (size_t)t * n;
     a->n = n;
@@ -423,7 +451,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = pool_rounds(cfg, n);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
     pool_store_t s = {0};
-    int ret = store_alloc(&s, threads, npools, n, rounds), created = 0;
+    int ret = store_alloc(&s, threads, npools, n, rounds, ops->handle_bytes), created = 0;
     for (; created < npools && ret == 0; created++)
         ret = shmb_alloc_pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
                           ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
@@ -499,15 +527,23 @@ int shmb_alloc_pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t 
     memset(pools, 0, sizeof(pools));
     memset(a, 0, sizeof(a));
     void **blocks = calloc((size_t)n * nsys, sizeof(*blocks));
+    void *handles[SHMB_PAIRED_MAX_SYSTEMS] = {NULL};
     uint64_t *order = calloc((size_t)n, sizeof(*order));
     int ret = blocks && order ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (size_t s = 0; s < nsys && ret == 0; s++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kinds[s]);
+        if (!ops)
+            ret = -EINVAL;
+        else if (ops->handle_bytes && !(handles[s] = calloc((size_t)n, ops->handle_bytes)))
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
+    }
     if (ret == 0)
         shuffled(cfg->seed ^ size_kb, order, n); /* one free order for every system */
     size_t created = 0;
     for (; created < nsys && ret == 0; created++) {
         pool_run_t *p = &a[created];
-        *p = (pool_run_t){.pool = &pools[created], .blocks = blocks + (size_t)n * created, .order = order,
-                          .n = n, .bytes = (size_t)size_kb * 1024};
+        *p = (pool_run_t){.pool = &pools[created], .blocks = blocks + (size_t)n * created,
+                          .handles = handles[created], .order = order, .n = n, .bytes = (size_t)size_kb * 1024};
         for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
             p->batch[k] = ns[k][created];
         alloc_ns[created] = ns[A_ALLOC][created];
@@ -524,6 +560,8 @@ int shmb_alloc_pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t 
         int r = pools[s].ops->destroy(&pools[s], 1, &kept);
         ret = ret < 0 ? ret : r;
     }
+    for (size_t s = 0; s < nsys; s++)
+        free(handles[s]);
     free(blocks);
     free(order);
     return ret;

@@ -40,6 +40,18 @@ extern int shmb_fipc_fault;
 int shmb_fipc_classic_break_lock(shmb_fipc_classic_t *pool);
 int shmb_fipc_classic_mend_lock(shmb_fipc_classic_t *pool);
 
+/* The object layer's planted faults (shmb_fipc_classic_object_drop,
+ * shmb_fipc_jemalloc_object_drop), which the allocation benchmark's check
+ * of the frees must refuse. */
+enum shmb_fipc_object_fault {
+    SHMB_FIPC_OBJECT_FAULT_NONE = 0,
+    SHMB_FIPC_OBJECT_FAULT_KEEP,  /* a drop keeps a copy of the handle: the deleter never runs */
+    SHMB_FIPC_OBJECT_FAULT_TWICE, /* a deleter's free is counted twice (as a second free would be) */
+};
+
+/* The fault the next drops carry. */
+extern int shmb_fipc_object_fault;
+
 /* What the verifications and the tests read back of a hand-off. */
 
 /* What a handle blob or a ReturnObject message names. */

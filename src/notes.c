@@ -140,24 +140,28 @@ static void alloc_peer(lines_t *l)
 static void alloc_posix(lines_t *l, const shmb_alloc_config_t *cfg)
 {
     if (cfg->system_rows) {
-        add(l, "rows of the system: register = a buffer or pool created and made known (mooncake: "
-               "createSharedMemory = shm_open + ftruncate + mmap + close per buffer; flowipc_classic: its one "
-               "pool; flowipc_jemalloc: its arena, whose SHM pools are made per extent inside alloc); alloc, "
-               "free, alloc_reuse: a block inside registered memory (mooncake: OffsetBufferAllocator); - = a "
-               "step this system does not have");
+        add(l, "rows of the system: register/size_kb:S/buffers:N = making N blocks of S KB usable, whole "
+               "(mooncake: N buffers, each createSharedMemory = shm_open + ftruncate + mmap + close, all live; "
+               "flowipc_classic: one pool of N blocks; flowipc_jemalloc: its arena and N mallocx, with the SHM "
+               "pools its extent hooks make for them), undone untimed; alloc, free, alloc_reuse: an object "
+               "inside registered memory with its handle (the object layer); alloc_bare, free_bare: the bare "
+               "allocator under it; - = a step this system does not have");
     } else if (cfg->measure_mmap_only) {
         add(l, "posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = "
                "mmap of it, cleanup = munmap of it, timed one by one; no shm_open, ftruncate, close or "
                "shm_unlink is timed");
         add(l, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, touch_reuse "
-               "against offset's same step; register against posix mmap alone (not createSharedMemory)");
+               "against the same step of Mooncake's like (the object layers against offset, the allocators and "
+               "the arena against offset_bare); register against posix mmap alone (not createSharedMemory)");
     } else {
         add(l, "posix (Mooncake's registration cost, paid once per registered buffer, never per block: "
                "createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + "
                "shm_unlink; one buffer alive at a time");
         add(l, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, touch_reuse "
-               "(per block) against offset's same step; register (per pool) against posix total; attach, "
-               "translate against posix attach");
+               "(per block) against the same step of Mooncake's like (the object layers bipc_object, "
+               "jemalloc_object against offset; the allocators bipc, jemalloc, jemalloc_tcache and the arena "
+               "against offset_bare); register (per pool) against posix total; attach, translate against posix "
+               "attach");
     }
 }
 
@@ -184,64 +188,111 @@ static const char *blocks_of(shmb_alloc_kind_t kind)
     case SHMB_ALLOC_JEMALLOC_TCACHE:
         return "alloc, free: jemalloc, mallocx / dallocx in a jemalloc arena whose extents are SHM pools "
                "(Flow-IPC SHM-jemalloc)";
+    case SHMB_ALLOC_OFFSET_BARE:
+        return "alloc, free: offset_bare, Mooncake Store's OffsetAllocator::allocate and its handle's "
+               "destructor (freeAllocation) alone: the hint, mutex, bins and node pool, without "
+               "OffsetBufferAllocator's AllocatedBuffer, size counter and metrics";
+    case SHMB_ALLOC_BIPC_OBJECT:
+        return "alloc, free: bipc_object, Flow-IPC SHM-classic's Pool_arena::construct: the object and its "
+               "owner count in the pool (rbtree_best_fit under the pool's mutex), a boost::shared_ptr with a "
+               "heap control block whose deleter deallocates; free = the last handle dropped";
+    case SHMB_ALLOC_JEMALLOC_OBJECT:
+        return "alloc, free: jemalloc_object, Flow-IPC SHM-jemalloc's Ipc_arena::construct: mallocx in the "
+               "arena, a std::shared_ptr with a heap control block whose deleter (holding the arena) runs "
+               "dallocx; free = the last handle dropped";
     default:
         return NULL;
     }
 }
 
-/* With a system: its block allocator. */
-static const char *system_blocks(const shmb_alloc_config_t *cfg)
+/* Is kind a system's bare allocator (its rows alloc_bare, free_bare with
+ * --system and --systems)? */
+static int bare_layer(int kind)
 {
-    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
-        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
-            return blocks_of((shmb_alloc_kind_t)k);
-    return "alloc, free: none (a buffer per registration alone)";
+    return kind == SHMB_ALLOC_OFFSET_BARE || kind == SHMB_ALLOC_BIPC || kind == SHMB_ALLOC_JEMALLOC;
+}
+
+/* With a system or systems: the object layers' lines ("alloc, free: ..."),
+ * then the bare allocators' under their rows' key ("alloc_bare, free_bare:
+ * ..."), so that two systems' headers pair line by line. */
+static void layer_blocks(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    static const char key[] = "alloc, free: ";
+    int any = 0;
+    for (int bare = 0; bare < 2; bare++) {
+        for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
+            const char *text = blocks_of((shmb_alloc_kind_t)k);
+            if (!cfg->run[k] || !text || bare_layer(k) != bare)
+                continue;
+            any = 1;
+            if (!bare) {
+                add(l, text);
+                continue;
+            }
+            const size_t at = s->used;
+            put(s, "alloc_bare, free_bare: %s", text + sizeof(key) - 1);
+            add(l, end(s, at));
+        }
+    }
+    if (!any)
+        add(l, "alloc, free: none (a buffer per registration alone)");
 }
 
 /* A paired allocation run: its systems, rounds and what each slice is. */
 static void alloc_paired(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
 {
-    uint64_t block, reg;
-    shmb_alloc_bench_paired_rounds(cfg, &block, &reg);
+    uint64_t block, reg[SHMB_ALLOC_REGISTER_COUNTS];
+    shmb_alloc_bench_paired_rounds(cfg, &block, reg);
     paired_lines(l, s, cfg->system_names, cfg->nsystems,
                  "an independent second instance of the baseline's allocators (its own buffers, its own pool)");
     size_t at = s->used;
-    put(s, "rounds of register: %llu; each system one registration per round, undone untimed after it (mooncake "
-           "one buffer's createSharedMemory = shm_open + ftruncate + mmap + close, flowipc_classic its one pool, "
-           "flowipc_jemalloc its arena)", (unsigned long long)reg);
+    put(s, "rounds of register: %llu, %llu, %llu for buffers:%llu, %llu, %llu; each system one deployment total "
+           "per round, undone untimed after it (mooncake N buffers' createSharedMemory = shm_open + ftruncate + "
+           "mmap + close, all live; flowipc_classic one pool of N blocks; flowipc_jemalloc its arena and N "
+           "mallocx with the pools its hooks make)",
+        (unsigned long long)reg[0], (unsigned long long)reg[1], (unsigned long long)reg[2],
+        (unsigned long long)shmb_alloc_register_buffers[0], (unsigned long long)shmb_alloc_register_buffers[1],
+        (unsigned long long)shmb_alloc_register_buffers[2]);
     add(l, end(s, at));
     at = s->used;
-    put(s, "rounds of alloc, free, alloc_reuse: %llu; each system one round of %llu blocks per round (a batch of "
-           "each step, ns per op), the same block size and free order (--seed) for every system; each pool's "
-           "round-0 blocks checked inside its SHM and not overlapping before any figure counts; every pool "
+    put(s, "rounds of alloc, free, alloc_reuse and of alloc_bare, free_bare: %llu; each system one round of %llu "
+           "blocks per round (a batch of each step, ns per op), the same block size and free order (--seed) for "
+           "every system; each pool's round-0 blocks checked inside its SHM and not overlapping (objects: each "
+           "its handle's, one owner; after the free batch each freed once) before any figure counts; every pool "
            "destroyed before the next size",
         (unsigned long long)block, (unsigned long long)shmb_alloc_bench_working_set(cfg));
     add(l, end(s, at));
-    for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
-        if (cfg->run[k] && blocks_of((shmb_alloc_kind_t)k))
-            add(l, blocks_of((shmb_alloc_kind_t)k));
+    layer_blocks(l, s, cfg);
 }
 
 /* What the pools are (offset's path in full), and what register times. */
-static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
+static void alloc_pools(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
 {
     if (cfg->system_rows)
-        add(l, system_blocks(cfg));
+        layer_blocks(l, s, cfg);
     else
         add(l, cfg->run[SHMB_ALLOC_OFFSET]
-                   ? "pools: offset (system: mooncake, below), bipc (system: flowipc_classic), jemalloc (system: "
-                     "flowipc_jemalloc; jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal "
-                     "lock-free pool in one process, a reference point, not a lower bound)"
-                   : "pools: bipc (system: flowipc_classic), jemalloc (system: flowipc_jemalloc; "
-                     "jemalloc_tcache: its thread-cached variant), arena (kernel: an ideal lock-free pool in one "
-                     "process, a reference point, not a lower bound)");
+                   ? "pools: offset (system: mooncake, below; offset_bare: its OffsetAllocator alone), bipc "
+                     "(system: flowipc_classic's allocator; bipc_object: its Pool_arena::construct, the object and "
+                     "its boost::shared_ptr), jemalloc (system: flowipc_jemalloc's allocator; jemalloc_object: its "
+                     "Ipc_arena::construct, the object and its std::shared_ptr; jemalloc_tcache: its thread-cached "
+                     "variant), arena (kernel: an ideal lock-free pool in one process, a reference point, not a "
+                     "lower bound)"
+                   : "pools: bipc (system: flowipc_classic's allocator; bipc_object: its Pool_arena::construct, the "
+                     "object and its boost::shared_ptr), jemalloc (system: flowipc_jemalloc's allocator; "
+                     "jemalloc_object: its Ipc_arena::construct, the object and its std::shared_ptr; "
+                     "jemalloc_tcache: its thread-cached variant), offset_bare (Mooncake's OffsetAllocator alone), "
+                     "arena (kernel: an ideal lock-free pool in one process, a reference point, not a lower bound)");
     if (!cfg->system_rows && cfg->run[SHMB_ALLOC_OFFSET])
         add(l, "offset (system: mooncake): " OFFSET_PATH);
-#define POOLS_STEPS                                                                                               \
+#define POOLS_REGISTER                                                                                            \
     "pools: register = one pool per size created and mapped, timed once (offset: the segment and the "             \
-    "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); alloc, free, "           \
-    "alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside its SHM and "   \
-    "not overlapping before any figure counts (offset: also by its allocator, every block live and counted)"
+    "allocator's setup; jemalloc: its arena, its SHM pools made per extent inside alloc); "
+#define POOLS_STEPS                                                                                               \
+    "alloc, free, alloc_reuse, touch_reuse are batch means (ns per op) over rounds; every block checked inside "   \
+    "its SHM and not overlapping before any figure counts (offset: also by its allocator, every block live and "   \
+    "counted; offset_bare and the object layers: each block its handle's; the object layers: one owner, and "     \
+    "after round 0's free batch each object freed once by its deleter)"
 #define POOLS_TOUCH                                                                                               \
     "; touch: one byte per page of each fresh block, timed block by block; the pages already in memory before it " \
     "(mincore, untimed: the allocator wrote in them, e.g. bipc's block header, or a neighbour's touch did) are "   \
@@ -250,10 +301,11 @@ static void alloc_pools(lines_t *l, const shmb_alloc_config_t *cfg)
     "; a working set under 2048 blocks makes short batches: each carries the header's timer overhead, that "      \
     "divided by the working set per op"
     const int short_batches = shmb_alloc_bench_working_set(cfg) < SHMB_ALLOC_ARENA_MIN_BATCH;
-    if (cfg->touch)
-        add(l, short_batches ? POOLS_STEPS POOLS_TOUCH POOLS_SHORT : POOLS_STEPS POOLS_TOUCH);
-    else
-        add(l, short_batches ? POOLS_STEPS POOLS_SHORT : POOLS_STEPS);
+    const size_t at = s->used;
+    put(s, "%s%s%s%s", cfg->system_rows ? "pools: " : POOLS_REGISTER, POOLS_STEPS, cfg->touch ? POOLS_TOUCH : "",
+        short_batches ? POOLS_SHORT : "");
+    add(l, end(s, at));
+#undef POOLS_REGISTER
 #undef POOLS_SHORT
 #undef POOLS_TOUCH
 #undef POOLS_STEPS
@@ -312,15 +364,9 @@ static void alloc_count(lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *
                "one lasts under 100x the timer overhead), so each step times %s",
             (unsigned long long)cfg->min_ops, (unsigned long long)ws,
             cfg->nsystems ? "one batch per round" : "1 batch of it: too few for percentiles");
-    const int few_blocks = rounds < SHMB_PAIRED_MIN_ROUNDS, few_reg = cfg->num_iterations < SHMB_PAIRED_MIN_ROUNDS;
-    if (cfg->nsystems && cfg->count_given && (few_blocks || few_reg)) {
-        put(s, "%sthe count asks for", s->used > at ? "; " : "count: ");
-        if (few_blocks)
-            put(s, " %llu rounds of alloc, free, alloc_reuse", (unsigned long long)rounds);
-        if (few_reg)
-            put(s, "%s %llu of register", few_blocks ? "," : "", (unsigned long long)cfg->num_iterations);
-        put(s, ": %d at least, the fewest with a 95%% interval", SHMB_PAIRED_MIN_ROUNDS);
-    }
+    if (cfg->nsystems && cfg->count_given && rounds < SHMB_PAIRED_MIN_ROUNDS)
+        put(s, "%sthe count asks for %llu rounds of alloc, free, alloc_reuse: %d at least, the fewest with a 95%% "
+               "interval", s->used > at ? "; " : "count: ", (unsigned long long)rounds, SHMB_PAIRED_MIN_ROUNDS);
     if (s->used > at)
         add(l, end(s, at));
 }
@@ -340,7 +386,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
     if (cfg->peer)
         alloc_peer(&l);
     alloc_posix(&l, cfg);
-    alloc_pools(&l, cfg);
+    alloc_pools(&l, store, cfg);
     alloc_count(&l, store, cfg);
     if (cfg->run[SHMB_ALLOC_JEMALLOC_TCACHE]) {
         int ret = alloc_tcache(&l, store, cfg);

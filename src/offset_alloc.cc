@@ -4,7 +4,9 @@
 // allocation and free paths), the constructors, the reports, and the
 // OffsetAllocationHandle's destructor, which runs a free. The classes and
 // the inline per-request path are in offset_alloc_model.hpp; the per-object
-// allocator over them and the C entry points in offset_buffer.cc.
+// allocator over them and its C entry points in offset_buffer.cc. The bare
+// allocator's C entry points (shmb_offset_bare_*: OffsetAllocator alone) are
+// at the end of this file.
 //
 // Upstream: kvcache-ai/Mooncake at 3b5a594 (August 2026), mooncake-store/
 // include/offset_allocator/offset_allocator.h and src/offset_allocator.cpp:
@@ -16,9 +18,12 @@
 // in upstream's order, so that a request touches objects of upstream's sizes;
 // the code is this project's.
 #include "offset_alloc_model.hpp"
+#include "shmbench/offset_alloc.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <iterator>
+#include <new>
 
 namespace shmb::offset {
 
@@ -123,3 +128,81 @@ OffsetAllocationHandle::~OffsetAllocationHandle()
 }
 
 } // namespace shmb::offset
+
+// ---- the bare allocator (shmbench/offset_alloc.h) ----
+
+struct shmb_offset_bare {
+    std::shared_ptr<shmb::offset::OffsetAllocator> allocator;
+};
+
+namespace {
+
+using shmb::offset::OffsetAllocationHandle;
+static_assert(sizeof(OffsetAllocationHandle) <= sizeof(shmb_offset_bare_handle_t::handle) &&
+                  alignof(OffsetAllocationHandle) <= alignof(uint64_t),
+              "shmb_offset_bare_handle_t holds an OffsetAllocationHandle");
+
+OffsetAllocationHandle &handle_of(shmb_offset_bare_handle_t *h)
+{
+    return *std::launder(reinterpret_cast<OffsetAllocationHandle *>(h->handle));
+}
+
+} // namespace
+
+extern "C" {
+
+int shmb_offset_bare_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_bare_t **out) noexcept
+{
+    if (!base || bytes == 0 || !out || reinterpret_cast<uintptr_t>(base) > UINTPTR_MAX - bytes)
+        return -EINVAL;
+    try {
+        uint32_t init, max;
+        shmb::offset::node_capacity(bytes, max_nodes, &init, &max);
+        auto a = std::make_unique<shmb_offset_bare>();
+        a->allocator = shmb::offset::OffsetAllocator::create(reinterpret_cast<uintptr_t>(base), bytes, init, max);
+        *out = a.release();
+        return 0;
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+void shmb_offset_bare_destroy(shmb_offset_bare_t *a) noexcept
+{
+    delete a;
+}
+
+// OffsetAllocator::allocate, its handle moved into the caller's slot (a
+// weak_ptr's move: no atomic). Upstream's allocate may throw only where
+// shared_from_this would (never here: the allocator is owned by a shared_ptr).
+int shmb_offset_bare_alloc(shmb_offset_bare_t *a, size_t bytes, shmb_offset_bare_handle_t *h) noexcept
+{
+    if (!a || !h || bytes == 0 || h->addr)
+        return -EINVAL;
+    try {
+        std::optional<OffsetAllocationHandle> got = a->allocator->allocate(bytes);
+        if (!got)
+            return -ENOMEM;
+        h->addr = got->ptr();
+        new (h->handle) OffsetAllocationHandle(std::move(*got));
+        return 0;
+    } catch (...) {
+        return -ENOMEM;
+    }
+}
+
+int shmb_offset_bare_free(shmb_offset_bare_handle_t *h) noexcept
+{
+    if (!h || !h->addr)
+        return -EINVAL;
+    handle_of(h).~OffsetAllocationHandle();
+    h->addr = nullptr;
+    return 0;
+}
+
+uint64_t shmb_offset_bare_live(const shmb_offset_bare_t *a) noexcept
+{
+    return a ? a->allocator->get_metrics().allocated_num_ : 0;
+}
+
+} // extern "C"

@@ -6,9 +6,10 @@
 //
 // What a request runs is defined here, inline: the bins' search,
 // __Allocator::allocate and free with neighbour merging, OffsetAllocator::
-// allocate and freeAllocation. Each has one caller, into which it inlines:
-// allocation into OffsetBufferAllocator::allocate (offset_buffer.cc), free
-// into ~OffsetAllocationHandle (offset_alloc.cc, itself a call out of line).
+// allocate and freeAllocation. They inline into their callers: allocation
+// into OffsetBufferAllocator::allocate (offset_buffer.cc) and into the bare
+// allocator's entry point (offset_alloc.cc), free into
+// ~OffsetAllocationHandle (offset_alloc.cc, itself a call out of line).
 // Defined in a .cc they would add calls across translation units to the
 // measured path. The four big ones are always_inline: with external
 // linkage clang stops inlining them into their one caller (gcc does not).
@@ -17,6 +18,7 @@
 #ifndef SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 #define SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -342,6 +344,22 @@ private:
     uint64_t real_base;
     uint64_t requested_size;
 };
+
+// OffsetBufferAllocator's constructor (allocator.cpp): the node pool from
+// the segment's size, 1 Ki <= init <= 64 Ki (bytes / 4096), 1 Mi <= max <=
+// 64 Mi (bytes / 1024); max_nodes, when given, replaces the cap (and bounds
+// init). The bare allocator's rows build OffsetAllocator with the same.
+inline void node_capacity(size_t size, uint32_t max_nodes, uint32_t *init, uint32_t *max)
+{
+    uint64_t i = std::clamp<uint64_t>(size / 4096, 1024, 64 * 1024);
+    uint64_t m = std::clamp<uint64_t>(size / 1024, 1024 * 1024, 64 * 1024 * 1024);
+    if (max_nodes) {
+        m = max_nodes;
+        i = std::min<uint64_t>(i, max_nodes);
+    }
+    *init = uint32_t(i);
+    *max = uint32_t(m);
+}
 
 // OffsetAllocator: the thread-safe wrapper, owned by a shared_ptr (create()
 // wraps `new`: a separate control block) so that handles can hold it weakly.

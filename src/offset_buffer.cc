@@ -281,21 +281,16 @@ private:
     std::shared_ptr<OffsetAllocator> offset_allocator_;
 };
 
-// OffsetBufferAllocator's constructor: node pool from the segment's size,
-// 1 Ki <= init <= 64 Ki (bytes / 4096), 1 Mi <= max <= 64 Mi (bytes / 1024);
-// max_nodes, when given, replaces the cap (and bounds init).
+// OffsetBufferAllocator's constructor: the node pool sized as
+// shmb::offset::node_capacity says.
 OffsetBufferAllocator::OffsetBufferAllocator(std::string segment_name, size_t base, size_t size,
                                              uint32_t max_nodes)
     : segment_name_(std::move(segment_name)), base_(base), total_size_(size), cur_size_(0),
       transport_endpoint_(segment_name_ + ":12345"), replica_type_(ReplicaType::MEMORY)
 {
-    uint64_t init_capacity = std::clamp<uint64_t>(size / 4096, 1024, 64 * 1024);
-    uint64_t max_capacity = std::clamp<uint64_t>(size / 1024, 1024 * 1024, 64 * 1024 * 1024);
-    if (max_nodes) {
-        max_capacity = max_nodes;
-        init_capacity = std::min<uint64_t>(init_capacity, max_nodes);
-    }
-    offset_allocator_ = OffsetAllocator::create(base, size, uint32_t(init_capacity), uint32_t(max_capacity));
+    uint32_t init_capacity, max_capacity;
+    shmb::offset::node_capacity(size, max_nodes, &init_capacity, &max_capacity);
+    offset_allocator_ = OffsetAllocator::create(base, size, init_capacity, max_capacity);
 }
 
 // OffsetBufferAllocator::allocate: the OffsetAllocator's handle moved into a

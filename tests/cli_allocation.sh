@@ -21,7 +21,7 @@ rc=$?
 if [ "$rc" -ne 0 ]; then fail "--helpshort exit $rc"; fi
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "num_iterations int64 1000" "min_size_kb int64 4" "max_size_kb int64 1024" "min_ops int64 100000" "working_set int64 2048" \
-         "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,offset,arena,bipc,jemalloc"' \
+         "measure_mmap_only bool false" "cleanup bool true" 'allocator string "posix,offset,arena,bipc,jemalloc,offset_bare,bipc_object,jemalloc_object"' \
          "touch bool false" 'format string "table"' "repetitions int32 1" "seed uint64 42" \
          'shm_prefix string "/mooncake_bench_"' "cpu int32 -1" "threads int32 1" \
          "peer_process bool false"; do
@@ -72,7 +72,7 @@ expect_usage_error "$bin" measure_mmap_only --peer_process --measure_mmap_only
 "$bin" "${quick[@]}" --format=json >"$work/a.json" 2>/dev/null || fail "json run"
 "$bin" "${quick[@]}" --format=json --seed=7 >"$work/b.json" 2>/dev/null || fail "json run 2"
 rows=$(table_rows "$work/t.txt" | wc -l)
-[ "$rows" -eq 66 ] && ok || fail "table has $rows rows, expected 66 (3 sizes x (6 posix + 4 pools x 4))"
+[ "$rows" -eq 102 ] && ok || fail "table has $rows rows, expected 102 (3 sizes x (6 posix + 7 pools x 4))"
 [ "$(($(wc -l <"$work/t.csv") - 1))" -eq "$rows" ] && ok || fail "csv rows differ from the table"
 grep -q '^#' "$work/t.csv" && fail "csv has # lines" || ok
 names=$("$python" -c '
@@ -142,7 +142,7 @@ table_rows "$work/m.txt" | awk '$2=="posix"{print $3}' | sort -u | tr '\n' ' ' |
 
 # the notes say what each mode times and what the speedup compares
 grep -q '^# posix (Mooncake.s registration cost, paid once per registered buffer, never per block: createSharedMemory): total = shm_open + ftruncate + mmap + close; cleanup = munmap + shm_unlink' <(unwrap "$work/t.txt") \
-  && grep -q '^# speedup = Mooncake.s p50 / the row.s p50: alloc, free, alloc_reuse, touch, touch_reuse (per block) against offset.s same step; register (per pool) against posix total' <(unwrap "$work/t.txt") \
+  && grep -q '^# speedup = Mooncake.s p50 / the row.s p50: alloc, free, alloc_reuse, touch, touch_reuse (per block) against the same step of Mooncake.s like (the object layers bipc_object, jemalloc_object against offset; the allocators bipc, jemalloc, jemalloc_tcache and the arena against offset_bare); register (per pool) against posix total' <(unwrap "$work/t.txt") \
   && grep -q '^# offset (system: mooncake): Mooncake Store.s OffsetBufferAllocator' <(unwrap "$work/t.txt") \
   && ok || fail "default notes: $(grep '^# \(posix\|speedup\)' <(unwrap "$work/t.txt"))"
 grep -q '^# posix (--measure_mmap_only): one segment per size, shm_open and ftruncate untimed; mmap = mmap of it, cleanup = munmap of it' <(unwrap "$work/m.txt") \
@@ -152,9 +152,9 @@ grep -q 'total = shm_open\|against posix total\|cleanup = munmap + shm_unlink' <
   && fail "mmap_only notes still speak of total or shm_unlink: $(grep '^# ' <(unwrap "$work/m.txt"))" || ok
 grep -q '/ pool mean' "$work/t.txt" "$work/m.txt" && fail "a note still says speedups use means" || ok
 
-# --threads=2: every allocator runs (one run of all six), rows carry
+# --threads=2: every allocator runs (one run of all nine), rows carry
 # /threads:2, nothing is left
-all=posix,offset,arena,bipc,jemalloc,jemalloc_tcache
+all=posix,offset,arena,bipc,jemalloc,jemalloc_tcache,offset_bare,bipc_object,jemalloc_object
 "$bin" "${quick[@]}" --allocator=$all --threads=2 --format=json >"$work/th.json" 2>"$work/th.err" \
   || fail "--threads=2 --allocator=$all: $(cat "$work/th.err")"
 "$python" -c '

@@ -32,9 +32,10 @@ grep -q "^# count:" "$work/d.txt" && fail "alloc default has a count note" || ok
 # paired: 6 rounds at least, said
 "$alloc" "${common[@]}" --num_iterations=3 --max_size_kb=4 --systems=mooncake,flowipc_classic >"$work/p.txt" \
   2>/dev/null || fail "alloc paired: exit $?"
-unwrap "$work/p.txt" | grep -q "^# count: .*the count asks for 1 rounds of alloc, free, alloc_reuse, 3 of register: 6 at least" \
+unwrap "$work/p.txt" | grep -q "^# count: .*the count asks for 1 rounds of alloc, free, alloc_reuse: 6 at least" \
   && ok || fail "alloc paired: no count note"
-unwrap "$work/p.txt" | grep -qF "# rounds of register: 6;" && ok || fail "alloc paired: not 6 rounds of register"
+unwrap "$work/p.txt" | grep -qF "# rounds of register: 12, 12, 12 for buffers:10, 100, 1000;" && ok \
+  || fail "alloc paired: not 12 rounds of register (9 at least, in whole blocks of 2 x 3)"
 
 # --num_lookups=1000: one batch of 4096 per row (the hand-off its own batch of 1024)
 lookup=$bindir/shm_address_lookup_bench

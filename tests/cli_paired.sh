@@ -16,19 +16,23 @@ alloc=$bindir/shm_allocation_bench
 # 20 rounds of each (--num_iterations; --min_ops / --working_set), 24 in whole blocks
 aquick=("${common[@]}" --num_iterations=20 --min_size_kb=4 --max_size_kb=8 --min_ops=1280 --working_set=64)
 
-# the table: per size and question (register, alloc, free, alloc_reuse) a row
-# per system then a ratio row per system against mooncake, control included
+# the table: per size and question (register per N, alloc, free, alloc_reuse,
+# alloc_bare, free_bare) a row per system then a ratio row per system against
+# mooncake, control included
 "$alloc" "${aquick[@]}" "$three" >"$work/a.txt" 2>"$work/a.err" && ok || fail "alloc table: $(cat "$work/a.err")"
-[ "$(table_rows "$work/a.txt" | wc -l)" -eq $((2 * 4 * 7)) ] && ok || fail "alloc table: $(table_rows "$work/a.txt" | wc -l) rows"
+[ "$(table_rows "$work/a.txt" | wc -l)" -eq $((2 * 8 * 7)) ] && ok || fail "alloc table: $(table_rows "$work/a.txt" | wc -l) rows"
 for s in mooncake flowipc_classic flowipc_jemalloc mooncake_control flowipc_classic/vs:mooncake \
          flowipc_jemalloc/vs:mooncake mooncake_control/vs:mooncake; do
-  [ "$(table_rows "$work/a.txt" | awk -v s="$s" '$(NF-1) == s || $(NF-3) == s || $0 ~ " " s " "' | wc -l)" -eq 8 ] \
-    && ok || fail "alloc table: not 8 rows of $s"
+  [ "$(table_rows "$work/a.txt" | awk -v s="$s" '$(NF-1) == s || $(NF-3) == s || $0 ~ " " s " "' | wc -l)" -eq 16 ] \
+    && ok || fail "alloc table: not 16 rows of $s"
 done
+# 20 asked: register 9 at least, alloc 20 / (1280 / 64) rounds; in whole blocks of 2 x 4 systems
 for line in "# paired run (--systems): mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control" \
-            "# baseline: mooncake; control: mooncake_control" "# rounds of register: 24; " \
-            "# rounds of alloc, free, alloc_reuse: 24; each system one round of 64 blocks"; do
-  grep -qF -- "$line" "$work/a.txt" && ok || fail "alloc header lacks: $line"
+            "# baseline: mooncake; control: mooncake_control" \
+            "# rounds of register: 16, 16, 16 for buffers:10, 100, 1000; " \
+            "# rounds of alloc, free, alloc_reuse and of alloc_bare, free_bare: 24; each system one round of 64 blocks" \
+            "# alloc, free: bipc_object, " "# alloc_bare, free_bare: offset_bare, "; do
+  unwrap "$work/a.txt" | grep -qF -- "$line" && ok || fail "alloc header lacks: $line"
 done
 grep -q '^# system:' "$work/a.txt" && fail "alloc paired table has a system line" || ok
 
@@ -40,9 +44,11 @@ b = json.load(open(sys.argv[1]))["benchmarks"]
 names = [r["name"] for r in b]
 systems = ["mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"]
 for kb in (4, 8):
-    for step in ("register", "alloc", "free", "alloc_reuse"):
+    keys = ["register/size_kb:%d/buffers:%d" % (kb, n) for n in (10, 100, 1000)]
+    keys += ["%s/size_kb:%d" % (step, kb) for step in ("alloc", "free", "alloc_reuse", "alloc_bare", "free_bare")]
+    for key in keys:
         for s in systems:
-            n = "shm_alloc/%s/size_kb:%d/system:%s" % (step, kb, s)
+            n = "shm_alloc/%s/system:%s" % (key, s)
             assert n in names, n
             if s != "mooncake":
                 assert n + "/vs:mooncake" in names, n
@@ -53,16 +59,28 @@ for r in b:
         for f in ("ratio", "ratio_lo", "ratio_hi", "saved_ns", "p_value", "rounds", "verdict"):
             assert f in r, (r["name"], f)
         assert r["ratio_lo"] <= r["ratio"] <= r["ratio_hi"], r
-        assert r["rounds"] == 24, r  # 20 asked, in whole blocks of 2 x 4 systems
+        assert r["rounds"] == (16 if "/register/" in r["name"] else 24), r  # in whole blocks of 2 x 4 systems
     else:
         assert "ratio" not in r, r
 ' "$work/a.json" && ok || fail "alloc json"
+
+# a --system run and the paired run pair row by row: the same names, the
+# paired one with /system:NAME
+"$alloc" "${aquick[@]}" --system=flowipc_classic --format=json >"$work/s.json" 2>"$work/a.err" \
+  && ok || fail "alloc --system json: $(cat "$work/a.err")"
+"$python" -c '
+import json, sys
+one = [r["name"] for r in json.load(open(sys.argv[1]))["benchmarks"]]
+paired = [r["name"] for r in json.load(open(sys.argv[2]))["benchmarks"]]
+want = [n[: -len("/system:flowipc_classic")] for n in paired if n.endswith("/system:flowipc_classic")]
+assert one == want, (one, want)
+' "$work/s.json" "$work/a.json" && ok || fail "alloc: --system and --systems rows do not pair"
 
 # two systems: the control's ratio row is there too
 "$alloc" "${aquick[@]}" --max_size_kb=4 --systems=flowipc_classic,mooncake >"$work/a2.txt" 2>"$work/a.err" \
   && ok || fail "alloc two systems: $(cat "$work/a.err")"
 grep -q 'flowipc_classic_control/vs:flowipc_classic' "$work/a2.txt" && ok || fail "alloc: no control ratio row"
-[ "$(table_rows "$work/a2.txt" | wc -l)" -eq $((4 * 5)) ] && ok || fail "alloc two systems: rows"
+[ "$(table_rows "$work/a2.txt" | wc -l)" -eq $((8 * 5)) ] && ok || fail "alloc two systems: rows"
 
 # what cannot be paired: one line naming the flag, exit 2
 expect_usage_error "$alloc" systems "${common[@]}" --systems=mooncake

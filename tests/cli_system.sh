@@ -64,21 +64,26 @@ for bench in "${!args[@]}"; do
 done
 
 # allocation: each system answers the same questions under the same steps;
-# mooncake's register is createSharedMemory and its blocks offset's, each
-# Flow-IPC flavour registers its pool and allocates its blocks: no dash in
-# any of them
+# mooncake's register is N buffers' createSharedMemory, its objects offset's
+# and its bare blocks offset_bare's, each Flow-IPC flavour registers its
+# pool(s) for N blocks, constructs its objects and allocates its bare
+# blocks: no dash in any of them
 for system in mooncake flowipc_classic flowipc_jemalloc; do
   "$bindir/shm_allocation_bench" "${common[@]}" ${args[shm_allocation_bench]} --system=$system \
     >"$work/a_$system.txt" 2>"$work/err" || fail "allocation --system=$system: $(cat "$work/err")"
-  [ "$(table_rows "$work/a_$system.txt" | awk '$1 == 4 {printf "%s ", $3}')" \
-    = "register alloc free alloc_reuse touch touch_reuse " ] && ok \
+  [ "$(table_rows "$work/a_$system.txt" | awk '$1 ~ /^4(\/|$)/ {printf "%s ", $3}')" \
+    = "register register register alloc free alloc_reuse alloc_bare free_bare touch touch_reuse " ] && ok \
     || fail "allocation --system=$system steps: $(table_rows "$work/a_$system.txt" | awk '{print $3}' | tr '\n' ' ')"
   table_rows "$work/a_$system.txt" | awk '$6 == "-" {bad = 1} END {exit bad}' && ok \
     || fail "allocation --system=$system: a step unmeasured: $(table_rows "$work/a_$system.txt" | awk '$6 == "-"')"
 done
 grep -q '^# alloc, free: offset, Mooncake Store.s OffsetBufferAllocator' "$work/a_mooncake.txt" \
-  && grep -q '^# alloc, free: bipc, ' "$work/a_flowipc_classic.txt" && grep -q '^# alloc, free: jemalloc, ' \
-  "$work/a_flowipc_jemalloc.txt" && ok || fail "allocation --system: no note of each system's block allocator"
+  && grep -q '^# alloc, free: bipc_object, ' "$work/a_flowipc_classic.txt" \
+  && grep -q '^# alloc, free: jemalloc_object, ' "$work/a_flowipc_jemalloc.txt" \
+  && grep -q '^# alloc_bare, free_bare: offset_bare, ' "$work/a_mooncake.txt" \
+  && grep -q '^# alloc_bare, free_bare: bipc, ' "$work/a_flowipc_classic.txt" \
+  && grep -q '^# alloc_bare, free_bare: jemalloc, ' "$work/a_flowipc_jemalloc.txt" \
+  && ok || fail "allocation --system: no note of each system's object layer and bare allocator"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "allocation --system runs left segments"
 
 # The header names the commit the binary was built from (a git checkout), and

@@ -93,9 +93,9 @@ static void test_arena_blocks_and_space(void **state)
 static void test_system_kind(void **state)
 {
     (void)state;
-    assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset");
-    assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc");
-    assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc");
+    assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset,offset_bare");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc_object,bipc");
+    assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc_object,jemalloc");
     assert_null(shmb_alloc_system_allocators("jemalloc"));
     assert_null(shmb_alloc_system_allocators("linear"));
     assert_null(shmb_alloc_system_allocators(""));
@@ -130,6 +130,20 @@ static void test_space_counts_what_is_kept(void **state)
     c.max_size_kb = SHMB_ALLOC_MAX_SIZE_KB; /* the arena cannot hold 2048 blocks of 1 TiB */
     c.num_iterations = 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
+
+    /* a system's or a paired run's register rows map 1000 blocks of the largest size at once: /dev/shm
+     * must hold them, though no page is written */
+    c = small_config();
+    c.run[SHMB_ALLOC_ARENA] = 0;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 0); /* posix alone, no touch: nothing written */
+    c.system_rows = 1;
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 1000 * 12 * 1024ull);
+    c.system_rows = 0;
+    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
+    assert_true(bytes == 1000 * 12 * 1024ull);
 }
 
 static int has_row(const shmb_rows_t *rows, const char *variant, const char *step, uint64_t kb)
@@ -141,15 +155,15 @@ static void test_default_rows(void **state)
 {
     (void)state;
     shmb_alloc_config_t c = small_config();
-    c.run[SHMB_ALLOC_OFFSET] = 1;
+    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
-    /* sizes 4, 8, 12; posix 6 steps, offset and arena 4 steps each */
-    assert_int_equal(rows.n, 3 * 14);
+    /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
+    assert_int_equal(rows.n, 3 * 18);
     static const char *posix[] = {"shm_open", "ftruncate", "mmap", "close", "total", "cleanup"};
     static const char *pool[] = {"register", "alloc", "free", "alloc_reuse"};
     for (int i = 0; i < 6; i++)
@@ -165,14 +179,15 @@ static void test_default_rows(void **state)
     for (int i = 0; i < 4; i++)
         sum += shmb_rows_find(&rows, "posix", posix[i], 4, 0)->ns.mean;
     assert_float_equal(total->ns.mean, sum, 1e-6 * sum);
-    /* a block's steps against Mooncake's block (offset), a pool against its registration (posix total) */
+    /* a block's steps against Mooncake's like (the arena, an allocator: the bare OffsetAllocator), a pool
+     * against its registration (posix total) */
     const shmb_row_t *alloc = shmb_rows_find(&rows, "arena", "alloc", 4, 0);
-    const shmb_row_t *offset = shmb_rows_find(&rows, "offset", "alloc", 4, 0);
+    const shmb_row_t *offset = shmb_rows_find(&rows, "offset_bare", "alloc", 4, 0);
     assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
     assert_float_equal(alloc->speedup, offset->ns.p50 / alloc->ns.p50, 1e-9);
     const shmb_row_t *free_row = shmb_rows_find(&rows, "arena", "free", 4, 0);
-    assert_float_equal(free_row->speedup, shmb_rows_find(&rows, "offset", "free", 4, 0)->ns.p50 / free_row->ns.p50,
-                       1e-9);
+    assert_float_equal(free_row->speedup,
+                       shmb_rows_find(&rows, "offset_bare", "free", 4, 0)->ns.p50 / free_row->ns.p50, 1e-9);
     assert_true(offset->speedup == 0 && shmb_rows_find(&rows, "offset", "free", 4, 0)->speedup == 0);
     for (int k = SHMB_ALLOC_OFFSET; k <= SHMB_ALLOC_ARENA; k++) {
         const shmb_row_t *reg = shmb_rows_find(&rows, shmb_alloc_kind_name((shmb_alloc_kind_t)k), "register", 4, 0);
@@ -249,11 +264,13 @@ static void test_no_cleanup_keeps_segments(void **state)
 static void test_pool_allocators(void **state)
 {
     (void)state;
-    static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC,
-                                              SHMB_ALLOC_JEMALLOC_TCACHE};
+    static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC_TCACHE,
+                                              SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_JEMALLOC_OBJECT};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         shmb_alloc_config_t c = small_config();
-        c.run[SHMB_ALLOC_OFFSET] = 1;
+        c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
+        /* the object layers against offset (OffsetBufferAllocator), the allocators against offset_bare */
+        const char *like = k < 3 ? "offset_bare" : "offset";
         c.run[kinds[k]] = 1;
         c.touch = 1;
         shmb_rows_t rows = {0};
@@ -266,7 +283,7 @@ static void test_pool_allocators(void **state)
             assert_true(has_row(&rows, name, steps[i], 8));
             const shmb_row_t *row = shmb_rows_find(&rows, name, steps[i], 12, 0);
             const shmb_row_t *base = i == 0 ? shmb_rows_find(&rows, "posix", "total", 12, 0)
-                                            : shmb_rows_find(&rows, "offset", steps[i], 12, 0);
+                                            : shmb_rows_find(&rows, like, steps[i], 12, 0);
             if (strstr(row->note, "pages in memory before") && strncmp(row->note, "0/", 2) != 0) /* no first touch */
                 assert_true(row->speedup == 0);
             else
@@ -293,19 +310,37 @@ static void test_pool_allocators(void **state)
     }
 }
 
-static const char *const system_steps[] = {"register", "alloc", "free", "alloc_reuse"};
+static const char *const system_steps[] = {"register", "register", "register", "alloc",
+                                           "free",     "alloc_reuse", "alloc_bare", "free_bare"};
+#define SYSTEM_STEPS 8
 
 /* One system's rows: step names alone, the same keys in the same order for
- * every system, a dash row where a system has no such step. */
+ * every system (register per N: size_kb:S/buffers:N), a dash row where a
+ * system has no such step. */
 static void check_system_rows(const shmb_rows_t *rows)
 {
-    assert_int_equal(rows->n, 3 * 4);
+    assert_int_equal(rows->n, 3 * SYSTEM_STEPS);
     static const uint64_t sizes[] = {4, 8, 12};
+    static const char *const buffers[] = {"10", "100", "1000"};
     for (size_t i = 0; i < rows->n; i++) {
         assert_string_equal(rows->v[i].variant, "");
-        assert_string_equal(rows->v[i].step, system_steps[i % 4]);
-        assert_true(rows->v[i].arg == sizes[i / 4]);
+        assert_string_equal(rows->v[i].step, system_steps[i % SYSTEM_STEPS]);
+        assert_true(rows->v[i].arg == sizes[i / SYSTEM_STEPS]);
+        char want[32] = "";
+        if (i % SYSTEM_STEPS < 3)
+            snprintf(want, sizeof(want), "%llu/buffers:%s", (unsigned long long)sizes[i / SYSTEM_STEPS],
+                     buffers[i % SYSTEM_STEPS]);
+        assert_string_equal(rows->v[i].arg_text, want);
     }
+}
+
+/* register: a deployment total per N, 20 samples (SHMB_ALLOC_PAIRED_MIN_ROUNDS: num_iterations / N is
+ * fewer); iterations 0: a dash row */
+static void assert_register(const shmb_rows_t *rows, int measured)
+{
+    for (size_t i = 0; i < rows->n; i++)
+        if (i % SYSTEM_STEPS < 3)
+            assert_true(rows->v[i].iterations == (measured ? 20u : 0u) && rows->v[i].ns.count == (measured ? 20u : 0u));
 }
 
 static void test_system_rows(void **state)
@@ -319,33 +354,45 @@ static void test_system_rows(void **state)
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
-    /* posix alone: register = total (createSharedMemory, 8 samples), no block steps */
-    assert_true(rows.v[0].iterations == 8 && rows.v[1].iterations == 0 && rows.v[2].iterations == 0 &&
-                rows.v[3].iterations == 0);
+    /* posix alone: register = N buffers' createSharedMemory, no block steps */
+    assert_register(&rows, 1);
+    for (size_t i = 3; i < SYSTEM_STEPS; i++)
+        assert_true(rows.v[i].iterations == 0);
     shmb_rows_free(&rows);
 
-    /* mooncake: register = posix total, the block steps offset's, no speedups */
-    c.run[SHMB_ALLOC_OFFSET] = 1;
+    /* mooncake: register = N buffers, the object layer offset's, the bare offset_bare's, no speedups */
+    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
-    assert_true(rows.v[0].iterations == 8);
-    for (size_t i = 1; i < 4; i++)
+    assert_register(&rows, 1);
+    for (size_t i = 3; i < SYSTEM_STEPS; i++)
         assert_true(rows.v[i].iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].speedup == 0);
     shmb_rows_free(&rows);
 
-    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 0;
-    c.run[SHMB_ALLOC_BIPC] = 1;
+    /* flowipc_classic: register = one pool of N blocks, alloc = construct, alloc_bare = bipc */
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 0;
+    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
     check_system_rows(&rows);
+    assert_register(&rows, 1);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
     shmb_rows_free(&rows);
 
-    c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and one pool at most */
+    /* its object layer alone: the bare rows are dashes, register still the pool's */
+    c.run[SHMB_ALLOC_BIPC] = 0;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    check_system_rows(&rows);
+    assert_register(&rows, 1);
+    assert_true(rows.v[3].iterations > 0 && rows.v[6].iterations == 0 && rows.v[7].iterations == 0);
+    shmb_rows_free(&rows);
+
+    c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and its own two layers at most */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c.run[SHMB_ALLOC_POSIX] = 1;
+    c.run[SHMB_ALLOC_OFFSET] = 0;
+    c.run[SHMB_ALLOC_JEMALLOC] = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(count_ours(0), 0);
 }
@@ -365,7 +412,7 @@ static void test_threads_rows(void **state)
     uint64_t kept = 0;
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 2 * (6 + 5 * 4));
+    assert_int_equal(rows.n, 2 * (6 + 8 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
     const uint64_t per_thread = SHMB_ALLOC_ARENA_MIN_BATCH; /* blocks in a working set */
@@ -394,6 +441,9 @@ static void test_threads_rows(void **state)
     assert_true(shmb_rows_find(&rows, "posix", "shm_open", 4, 0)->items_per_second == 0);
     assert_true(shmb_rows_find(&rows, "posix", "close", 4, 0)->items_per_second == 0);
     const shmb_row_t *alloc = shmb_rows_find(&rows, "bipc", "alloc", 4, 0);
+    assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset_bare", "alloc", 4, 0)->ns.p50 / alloc->ns.p50,
+                       1e-9);
+    alloc = shmb_rows_find(&rows, "bipc_object", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
@@ -608,6 +658,9 @@ static void test_min_ops(void **state)
  * one sample per allocation; the other rows as without it; with system
  * rows, attach, detach and translate (a dash) follow the others; the space counts the tags and
  * the control segment; a peer with threads or measure_mmap_only is refused. */
+static const char *const peer_steps[] = {"register",  "register", "register", "alloc",  "free",     "alloc_reuse",
+                                         "alloc_bare", "free_bare", "attach",   "detach", "translate"};
+
 static void test_peer_posix(void **state)
 {
     (void)state;
@@ -635,12 +688,11 @@ static void test_peer_posix(void **state)
 
     c.system_rows = 1;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 3 * 7);
-    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
+    assert_int_equal(rows.n, 3 * 11);
     for (size_t i = 0; i < rows.n; i++)
-        assert_string_equal(rows.v[i].step, steps[i % 7]);
-    assert_true(rows.v[4].iterations == 8 && rows.v[5].iterations == 8 && rows.v[6].iterations == 0);
-    assert_true(rows.v[0].iterations == 8 && rows.v[1].iterations == 0); /* register only */
+        assert_string_equal(rows.v[i].step, peer_steps[i % 11]);
+    assert_true(rows.v[8].iterations == 8 && rows.v[9].iterations == 8 && rows.v[10].iterations == 0);
+    assert_true(rows.v[0].iterations == 20 && rows.v[3].iterations == 0); /* register only */
     shmb_rows_free(&rows);
 
     uint64_t with = 0, without = 0;
@@ -708,21 +760,22 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = c.run[SHMB_ALLOC_JEMALLOC] = 0;
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
+    c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "attach", "detach", "translate"};
-    assert_int_equal(rows.n, 7);
+    assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
-        assert_string_equal(rows.v[i].step, steps[i]);
-        assert_true((rows.v[i].iterations == 0) == (i == 5));
+        assert_string_equal(rows.v[i].step, peer_steps[i]);
+        assert_true((rows.v[i].iterations == 0) == (i == 9));
     }
     shmb_rows_free(&rows);
-    c.run[SHMB_ALLOC_BIPC] = 0;
+    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 7);
-    for (size_t i = 0; i < 4; i++)
+    assert_int_equal(rows.n, 11);
+    for (size_t i = 0; i < 6; i++)
         assert_true(rows.v[i].iterations > 0);
-    assert_true(rows.v[4].iterations > 0 && rows.v[5].iterations > 0 && rows.v[6].iterations == 0);
+    assert_true(rows.v[6].iterations == 0 && rows.v[7].iterations == 0); /* offset_bare not asked for */
+    assert_true(rows.v[8].iterations > 0 && rows.v[9].iterations > 0 && rows.v[10].iterations == 0);
     shmb_rows_free(&rows);
 
     assert_int_equal(shmb_peer_stop(&peer), 0);
@@ -744,7 +797,8 @@ static void test_bad_prefix_fails_cleanly(void **state)
 }
 
 /* A paired run of mooncake and flowipc_classic with mooncake's control at
- * one size: per question (register, alloc, free, alloc_reuse) a row per
+ * one size: per question (register per N, alloc, free, alloc_reuse at the
+ * object layer, alloc_bare, free_bare at the bare allocator's) a row per
  * system under the --system row's step, then a ratio row per system against
  * mooncake (the control's included), every pool checked, nothing left. */
 static shmb_alloc_config_t paired_config(void)
@@ -760,27 +814,36 @@ static shmb_alloc_config_t paired_config(void)
 static void test_paired_rows(void **state)
 {
     (void)state;
-    static const char *steps[] = {"register", "alloc", "free", "alloc_reuse"};
     static const char *systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
     shmb_alloc_config_t c = paired_config();
-    uint64_t block = 0, reg = 0;
-    shmb_alloc_bench_paired_rounds(&c, &block, &reg);
-    assert_true(block == 24 && reg == 24); /* 20 at least, in whole blocks of 2 x 3 systems */
+    uint64_t block = 0, reg[SHMB_ALLOC_REGISTER_COUNTS] = {0};
+    shmb_alloc_bench_paired_rounds(&c, &block, reg);
+    assert_true(block == 24); /* 20 at least, in whole blocks of 2 x 3 systems */
+    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++)
+        assert_true(reg[i] == 24); /* num_iterations / N is fewer than 20 */
+    c.num_iterations = 1000;
+    shmb_alloc_bench_paired_rounds(&c, &block, reg);
+    assert_true(reg[0] == 102 && reg[1] == 24 && reg[2] == 24); /* 100, 10, 1 asked */
+    c.count_given = 1;
+    shmb_alloc_bench_paired_rounds(&c, &block, reg);
+    assert_true(reg[0] == 102 && reg[1] == 12 && reg[2] == 12); /* 9 at least: SHMB_ALLOC_REGISTER_MIN_ROUNDS */
+    c = paired_config();
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
     char why[256] = "";
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 4 * 5);
-    for (size_t q = 0; q < 4; q++)
+    assert_int_equal(rows.n, SYSTEM_STEPS * 5);
+    for (size_t q = 0; q < SYSTEM_STEPS; q++)
         for (size_t i = 0; i < 5; i++) {
             const shmb_row_t *r = &rows.v[q * 5 + i];
-            assert_string_equal(r->step, steps[q]);
+            assert_string_equal(r->step, system_steps[q]);
             assert_string_equal(r->variant, "");
             assert_true(r->arg == 4 && r->threads == 1);
+            assert_true((r->arg_text[0] != '\0') == (q < 3));
             assert_string_equal(r->system, systems[i < 3 ? i : i - 2]);
             if (i < 3) { /* a system: rounds x the operations of a sample */
                 assert_string_equal(r->vs, "");
-                assert_true(r->iterations == 24 * (q ? 64 : 1));
+                assert_true(r->iterations == 24 * (q >= 3 ? 64 : 1));
                 assert_true(r->ns.p50 > 0);
             } else { /* a ratio: the rounds, a ratio inside its interval, a verdict */
                 assert_string_equal(r->vs, "mooncake");
@@ -792,9 +855,13 @@ static void test_paired_rows(void **state)
     char name[256];
     shmb_report_t report = {.bench = "shm_alloc"};
     shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
-    assert_string_equal(name, "shm_alloc/register/size_kb:4/system:mooncake_control/vs:mooncake");
-    shmb_report_row_name(&report, &rows.v[6], name, sizeof(name));
+    assert_string_equal(name, "shm_alloc/register/size_kb:4/buffers:10/system:mooncake_control/vs:mooncake");
+    shmb_report_row_name(&report, &rows.v[2 * 5 + 1], name, sizeof(name));
+    assert_string_equal(name, "shm_alloc/register/size_kb:4/buffers:1000/system:flowipc_classic");
+    shmb_report_row_name(&report, &rows.v[3 * 5 + 1], name, sizeof(name));
     assert_string_equal(name, "shm_alloc/alloc/size_kb:4/system:flowipc_classic");
+    shmb_report_row_name(&report, &rows.v[6 * 5 + 1], name, sizeof(name));
+    assert_string_equal(name, "shm_alloc/alloc_bare/size_kb:4/system:flowipc_classic");
     shmb_rows_free(&rows);
     assert_int_equal(count_ours(0), 0);
     assert_int_equal(shmb_segment_registered(), 0);

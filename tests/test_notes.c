@@ -112,12 +112,14 @@ static void test_alloc_default(void **state)
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
     assert_true(has_note(&r, "posix (Mooncake's registration cost, paid once per registered buffer"));
     assert_true(has_note(&r, "speedup = Mooncake's p50 / the row's p50: alloc, free, alloc_reuse, touch, "
-                             "touch_reuse (per block) against offset's same step; register (per pool) against "
+                             "touch_reuse (per block) against the same step of Mooncake's like (the object layers "
+                             "bipc_object, jemalloc_object against offset; the allocators bipc, jemalloc, "
+                             "jemalloc_tcache and the arena against offset_bare); register (per pool) against "
                              "posix total"));
-    assert_true(has_note(&r, "pools: bipc (system: flowipc_classic)"));
+    assert_true(has_note(&r, "pools: bipc (system: flowipc_classic's allocator; bipc_object"));
     assert_true(has_note(&r, "pools: register = one pool per size"));
     assert_false(has_note(&r, "offset (system: mooncake): "));
-    assert_int_equal(store.used, 0); /* nothing composed */
+    assert_int_equal(store.used, strlen(r.notes[3]) + 1); /* the pools' steps, composed */
     c.touch = 1; /* first-touch rows: what makes one no first touch, in the pools' note */
     shmb_report_t t = fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 4);
@@ -132,7 +134,7 @@ static void test_alloc_default(void **state)
     c.run[SHMB_ALLOC_OFFSET] = 1; /* Mooncake's block allocator: its path, item by item */
     t = fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 5);
-    assert_true(has_note(&t, "pools: offset (system: mooncake, below)"));
+    assert_true(has_note(&t, "pools: offset (system: mooncake, below; offset_bare: its OffsetAllocator alone)"));
     assert_true(has_note(&t, "offset (system: mooncake): Mooncake Store's OffsetBufferAllocator"));
     assert_non_null(strstr(t.notes[3], "weak_ptr (shared_from_this), the AllocatedBuffer (make_unique), the "
                                        "cur_size_ atomic and the master's allocated-bytes gauges"));
@@ -154,27 +156,30 @@ static void test_alloc_modes(void **state)
     c.measure_mmap_only = 1; /* --system wins: the main refuses the pair */
     r = fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 3);
-    assert_true(has_note(&r, "rows of the system: register = a buffer or pool created and made known (mooncake: "
-                             "createSharedMemory"));
+    assert_true(has_note(&r, "rows of the system: register/size_kb:S/buffers:N = making N blocks of S KB usable, "
+                             "whole (mooncake: N buffers, each createSharedMemory"));
     assert_false(has_note(&r, "pools: bipc (system"));
     assert_true(has_note(&r, "alloc, free: none"));
-    /* each system's block allocator under one key, so that the headers pair */
-    static const int systems[][2] = {{SHMB_ALLOC_POSIX, SHMB_ALLOC_OFFSET}, {SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
-                                     {SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
-    static const char *blocks[] = {"alloc, free: offset, Mooncake Store's OffsetBufferAllocator",
-                                   "alloc, free: bipc, boost.interprocess", "alloc, free: jemalloc, mallocx"};
+    /* each system's object layer, then its bare allocator, each under one key, so that the headers pair */
+    static const int systems[][3] = {{SHMB_ALLOC_POSIX, SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE},
+                                     {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
+                                     {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
+    static const char *objects[] = {"alloc, free: offset, Mooncake Store's OffsetBufferAllocator",
+                                    "alloc, free: bipc_object, Flow-IPC SHM-classic's Pool_arena::construct",
+                                    "alloc, free: jemalloc_object, Flow-IPC SHM-jemalloc's Ipc_arena::construct"};
+    static const char *bare[] = {"alloc_bare, free_bare: offset_bare, Mooncake Store's OffsetAllocator::allocate",
+                                 "alloc_bare, free_bare: bipc, boost.interprocess",
+                                 "alloc_bare, free_bare: jemalloc, mallocx"};
     for (int i = 0; i < 3; i++) {
         memset(c.run, 0, sizeof(c.run));
-        c.run[systems[i][0]] = c.run[systems[i][1]] = 1;
+        for (int k = 0; k < 3; k++)
+            c.run[systems[i][k]] = 1;
         r = fresh_report();
-        assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 3);
-        assert_string_equal(r.notes[0], "rows of the system: register = a buffer or pool created and made known "
-                                        "(mooncake: createSharedMemory = shm_open + ftruncate + mmap + close per "
-                                        "buffer; flowipc_classic: its one pool; flowipc_jemalloc: its arena, whose "
-                                        "SHM pools are made per extent inside alloc); alloc, free, alloc_reuse: a "
-                                        "block inside registered memory (mooncake: OffsetBufferAllocator); - = a "
-                                        "step this system does not have");
-        assert_true(has_note(&r, blocks[i]));
+        assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
+        assert_non_null(strstr(r.notes[0], "rows of the system: register/size_kb:S/buffers:N"));
+        assert_true(strncmp(r.notes[1], objects[i], strlen(objects[i])) == 0);
+        assert_true(strncmp(r.notes[2], bare[i], strlen(bare[i])) == 0);
+        assert_true(strncmp(r.notes[3], "pools: alloc, free, alloc_reuse", 31) == 0);
     }
 
     c = alloc_cfg();
@@ -200,7 +205,7 @@ static void test_alloc_threads(void **state)
     snprintf(want, sizeof(want), "threads: 2 at once per allocator and size, %s; a barrier starts every timed phase", cpus);
     assert_string_equal(r.notes[5], want);
     assert_true(has_note(&r, "threads: ns = per thread per op"));
-    assert_int_equal(store.used, strlen(want) + 1);
+    assert_int_equal(store.used, strlen(want) + 1 + strlen(r.notes[4]) + 1); /* + the pools' steps */
 }
 
 /* jemalloc_tcache: the cache's limits, read from jemalloc, per size of the
@@ -568,18 +573,18 @@ static void test_counts(void **state)
     shmb_test_pair_with(&p.nsystems, p.systems, p.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
     p.num_iterations = p.min_ops = 3;
     p.count_given = 1;
-    uint64_t block, reg;
-    shmb_alloc_bench_paired_rounds(&p, &block, &reg);
+    uint64_t block, reg[SHMB_ALLOC_REGISTER_COUNTS];
+    shmb_alloc_bench_paired_rounds(&p, &block, reg);
     assert_int_equal(block, 6); /* SHMB_PAIRED_MIN_ROUNDS, a whole block of 2 x 3 */
-    assert_int_equal(reg, 6);
+    assert_int_equal(reg[0], 12); /* SHMB_ALLOC_REGISTER_MIN_ROUNDS, in whole blocks */
     r = fresh_report();
     assert_true(shmb_notes_alloc(&r, &store, &p) > 0);
     assert_true(has_note(&r, "count: 3 operations per pool step asked; a batch is the working set of 2048 blocks "
                              "(a shorter one lasts under 100x the timer overhead), so each step times one batch "
-                             "per round; the count asks for 1 rounds of alloc, free, alloc_reuse, 3 of register: "
-                             "6 at least, the fewest with a 95% interval"));
+                             "per round; the count asks for 1 rounds of alloc, free, alloc_reuse: 6 at least, the "
+                             "fewest with a 95% interval"));
     p.count_given = 0; /* the default's minimum */
-    shmb_alloc_bench_paired_rounds(&p, &block, &reg);
+    shmb_alloc_bench_paired_rounds(&p, &block, reg);
     assert_int_equal(block, 24);
 
     shmb_lookup_config_t l = lookup_cfg();

@@ -26,13 +26,16 @@ DEFINE_int64(working_set, SHMB_ALLOC_ARENA_MIN_BATCH,
 DEFINE_bool(measure_mmap_only, false,
             "posix: create one segment per size untimed, and time only mmap and munmap (as cleanup)");
 DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them in /dev/shm");
-DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc",
+DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc,offset_bare,bipc_object,jemalloc_object",
               "Allocators to run: posix (Mooncake's registration: shm_open+ftruncate+mmap+close per "
-              "buffer), offset (Mooncake Store's per-block OffsetBufferAllocator inside one registered "
-              "segment), arena (ideal lock-free pool: a reference point, not a bound), bipc (Flow-IPC SHM-classic: "
-              "boost.interprocess rbtree_best_fit in one SHM pool), jemalloc (Flow-IPC SHM-jemalloc, no "
-              "thread cache); by name only: jemalloc_tcache (with a thread cache), and ready (alone: time to "
-              "ready of a pool of --pool_mb per --backing and --prefault)");
+              "buffer), offset (Mooncake Store's per-object OffsetBufferAllocator with its AllocatedBuffer inside "
+              "one registered segment), arena (ideal lock-free pool: a reference point, not a bound), bipc "
+              "(Flow-IPC SHM-classic's allocator: boost.interprocess rbtree_best_fit in one SHM pool), jemalloc "
+              "(Flow-IPC SHM-jemalloc's allocator: mallocx, no thread cache), offset_bare (Mooncake's "
+              "OffsetAllocator alone), bipc_object (SHM-classic's Pool_arena::construct: the object and its "
+              "shared_ptr), jemalloc_object (SHM-jemalloc's Ipc_arena::construct); by name only: "
+              "jemalloc_tcache (with a thread cache), and ready (alone: time to ready of a pool of --pool_mb per "
+              "--backing and --prefault)");
 DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
 DEFINE_int32(threads, 1,
              "Threads running each allocator at once, each pinned to its own allowed CPU when there "

@@ -11,6 +11,12 @@
  *   bipc             (system: Flow-IPC SHM-classic) boost.interprocess
  *   jemalloc         (system: Flow-IPC SHM-jemalloc) no thread cache
  *   jemalloc_tcache  the same with a thread cache
+ *   offset_bare      (Mooncake's bare layer) OffsetAllocator alone, without
+ *                    OffsetBufferAllocator's AllocatedBuffer and metrics
+ *   bipc_object      (SHM-classic's object layer) Pool_arena::construct: the
+ *                    object in the pool and its boost::shared_ptr
+ *   jemalloc_object  (SHM-jemalloc's object layer) Ipc_arena::construct: the
+ *                    object from mallocx and its std::shared_ptr
  * The pools are created once per size (step setup) and timed in batches
  * over rounds (steps alloc, free, alloc_reuse: ns per operation); every
  * block they hand out is checked inside its SHM and not overlapping another
@@ -18,9 +24,11 @@
  * touch_reuse); threads > 1 runs each allocator on that many threads at once
  * (rows carry threads, ns per thread per operation, items_per_second the
  * aggregate); a peer adds what a receiver pays (attach, detach, translate).
- * speedup = the posix row's p50 / the pool row's p50. With system_rows, the
- * one allocator's rows are named by step alone (setup, alloc, free,
- * alloc_reuse, ...), a step the system lacks an unmeasured row.
+ * speedup = Mooncake's like's p50 / the row's p50. With system_rows, one
+ * system's allocators run (posix and its two layers at most) and its rows
+ * are named by step alone (register per N: the deployment totals, alloc,
+ * free, alloc_reuse: the object layer, alloc_bare, free_bare: the bare
+ * allocator, ...), a step the system lacks an unmeasured row.
  *
  * Functions return 0 or -errno; a failed system call is recorded
  * (shmbench/error.h).
@@ -57,6 +65,9 @@ typedef enum shmb_alloc_kind {
     SHMB_ALLOC_BIPC,
     SHMB_ALLOC_JEMALLOC,
     SHMB_ALLOC_JEMALLOC_TCACHE,
+    SHMB_ALLOC_OFFSET_BARE,        /* OffsetAllocator alone (Mooncake's bare layer) */
+    SHMB_ALLOC_BIPC_OBJECT,     /* Pool_arena::construct (SHM-classic's object layer) */
+    SHMB_ALLOC_JEMALLOC_OBJECT, /* Ipc_arena::construct (SHM-jemalloc's object layer) */
     SHMB_ALLOC_KINDS /* how many there are */
 } shmb_alloc_kind_t;
 
@@ -101,11 +112,13 @@ typedef struct shmb_alloc_config {
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
 /* The allocators of the real system called `system` (--system), as a
- * comma-separated list of shmb_alloc_kind_name()s: mooncake "posix,offset"
- * (createSharedMemory registers each buffer, OffsetBufferAllocator places
- * blocks in it), flowipc_classic "bipc", flowipc_jemalloc "jemalloc"
- * (Ipc_arena::allocate passes MALLOCX_TCACHE_NONE). NULL when no system has
- * that name (or system is NULL). */
+ * comma-separated list of shmb_alloc_kind_name()s: mooncake
+ * "posix,offset,offset_bare" (createSharedMemory registers each buffer,
+ * OffsetBufferAllocator places objects in it over OffsetAllocator),
+ * flowipc_classic "bipc_object,bipc", flowipc_jemalloc
+ * "jemalloc_object,jemalloc" (Ipc_arena::construct and allocate pass
+ * MALLOCX_TCACHE_NONE). NULL when no system has that name (or system is
+ * NULL). */
 const char *shmb_alloc_system_allocators(const char *system);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
@@ -139,9 +152,10 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
  * peer with threads > 1 or measure_mmap_only. With a peer, an error may be one the peer met (recorded
  * here again) and -EPIPE means it died (shmbench/peer.h); -EPROTO also when
  * the peer read a wrong tag. Nothing is left behind on error.
- * Paired (cfg->nsystems > 0): per size, register, then alloc, free and
- * alloc_reuse, each measured round by round over every system in the
- * order of shmbench/paired.h, the control an independent second
+ * Paired (cfg->nsystems > 0): per size, register per N (deployment
+ * totals), then alloc, free and alloc_reuse (the object layer) and
+ * alloc_bare, free_bare (the bare allocator), each measured round by round
+ * over every system in the order of shmbench/paired.h, the control an independent second
  * instance of the baseline's allocator; rows of shmb_paired_push_rows with
  * the --system rows' names (+ /system:NAME, /vs:BASELINE). -EINVAL unless
  * threads <= 1, no peer, touch, measure_mmap_only or system_rows, and
@@ -149,15 +163,21 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
 
-/* A paired run's rounds at the working set (cfg->nsystems > 0): *block the
- * rounds of alloc, free and alloc_reuse (each system one batch of each per
- * round: the --system run's batches), *reg those of register (each system
- * one registration per round: the --system run's num_iterations); each at
- * least SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with
- * count_given), rounded up to a multiple of 2 x nsystems (whole blocks of
+/* A paired run's rounds at the working set (cfg->nsystems > 0; with 0, the
+ * same for a --system run's register rows): *block the rounds of alloc,
+ * free and alloc_reuse at each layer (each system one batch of each per
+ * round: the --system run's batches), reg[i] those of register with
+ * shmb_alloc_register_buffers[i] buffers (each system one deployment total
+ * per round: ceil(num_iterations / buffers), at least
+ * SHMB_ALLOC_REGISTER_MIN_ROUNDS); each at least
+ * SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with count_given),
+ * rounded up to a multiple of 2 x nsystems (whole blocks of
  * shmb_paired_order's balanced order). */
 #define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
-void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block, uint64_t *reg);
+#define SHMB_ALLOC_REGISTER_MIN_ROUNDS 9 /* samples of a register row, at least */
+#define SHMB_ALLOC_REGISTER_COUNTS 3     /* the N of the register rows: 10, 100, 1000 */
+void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
+                                    uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS]);
 
 #ifdef __cplusplus
 }

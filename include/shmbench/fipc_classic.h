@@ -92,6 +92,62 @@ uint64_t shmb_fipc_classic_translate_chain(void *base, size_t pool_bytes,
                                            const uint64_t *expected, size_t n) SHMB_NOEXCEPT;
 
 
+/* ---- the object layer: Pool_arena::construct<T> in its own process ----
+ *
+ * What the allocation benchmark's alloc / free rows of SHM-classic time
+ * (repo Flow-IPC/ipc_shm, src/ipc/shm/classic/pool_arena.hpp: construct,
+ * Handle_in_shm, handle_deleter_impl; pool_arena.cpp: allocate,
+ * deallocate). construct<T>: allocate(sizeof(Handle_in_shm<T>)) in the pool
+ * (the object, then its owner count: bytes rounded up to 4, + 4), the owner
+ * count made 1 in SHM, T constructed under a Pool_arena_activator (a
+ * thread_local arena pointer set and restored), and a boost::shared_ptr whose
+ * control block comes from this process's heap (operator new: boost's
+ * default for a pointer with a deleter), aliased to the object. Dropping the
+ * last handle runs the deleter: the owner count - 1 in SHM and, at 0, ~T
+ * under the activator and deallocate (rbtree_best_fit under the pool's
+ * mutex), then the control block is freed. T is a buffer of `bytes` whose
+ * constructor leaves its bytes as they are (as Mooncake's block is:
+ * neither layer writes the bytes). Logging is off (Pool_arena's should_log
+ * checks are left out, as in shmb_fipc_classic_alloc). */
+
+typedef struct shmb_fipc_classic_objects shmb_fipc_classic_objects_t; /* opaque: a Pool_arena */
+
+/* One handle: addr (the object; NULL when empty), and a
+ * boost::shared_ptr (C++ only: never copy or touch it). */
+typedef struct shmb_fipc_classic_handle {
+    void *addr;
+    void *handle[2];
+} shmb_fipc_classic_handle_t;
+
+/* A Pool_arena over pool (which must outlive it). Returns 0, -EINVAL or
+ * -ENOMEM. */
+int shmb_fipc_classic_objects_create(shmb_fipc_classic_t *pool, shmb_fipc_classic_objects_t **out) SHMB_NOEXCEPT;
+
+/* Releases the arena; its objects must be dropped first. NULL is a no-op. */
+void shmb_fipc_classic_objects_destroy(shmb_fipc_classic_objects_t *o) SHMB_NOEXCEPT;
+
+/* Pool_arena::construct of a bytes-long object into *h (which must be
+ * empty). Returns 0, -EINVAL, -ENOMEM, or -EIO (the pool's mutex). */
+int shmb_fipc_classic_object_new(shmb_fipc_classic_objects_t *o, size_t bytes,
+                                 shmb_fipc_classic_handle_t *h) SHMB_NOEXCEPT;
+
+/* Drops the handle of an object of o (its last owner: the deleter runs);
+ * *h is empty afterwards. Returns 0 or -EINVAL (NULL or empty). A deallocate that
+ * fails (the pool's mutex) is recorded and not counted as a free. */
+int shmb_fipc_classic_object_drop(shmb_fipc_classic_objects_t *o, shmb_fipc_classic_handle_t *h) SHMB_NOEXCEPT;
+
+/* The check before timing, of a live handle of a bytes-long object: its
+ * shared_ptr points at addr, the object and its owner count lie inside the
+ * pool, the shared_ptr has one owner and the count in SHM is 1. Returns 0,
+ * or -EPROTO with why written. */
+int shmb_fipc_classic_object_check(const shmb_fipc_classic_objects_t *o, const shmb_fipc_classic_handle_t *h,
+                                   size_t bytes, char *why, size_t why_cap) SHMB_NOEXCEPT;
+
+/* How many objects the arena constructed, and how many its deleters
+ * deallocated (each deleter run that freed). */
+void shmb_fipc_classic_objects_counts(const shmb_fipc_classic_objects_t *o, uint64_t *constructed,
+                                      uint64_t *freed) SHMB_NOEXCEPT;
+
 /* ---- object hand-off (Pool_arena::lend_object / borrow_object) ----
  *
  * Flow-IPC SHM-classic's object API between two processes (repo

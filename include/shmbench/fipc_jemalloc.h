@@ -117,6 +117,61 @@ int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out) 
 /* dallocx of a block from shmb_fipc_jemalloc_alloc. Returns 0. */
 int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr) SHMB_NOEXCEPT;
 
+/* ---- the object layer: Ipc_arena::construct<T> in its own process ----
+ *
+ * What the allocation benchmark's alloc / free rows of SHM-jemalloc time
+ * (repo Flow-IPC/ipc_shm_arena_lend, src/ipc/shm/arena_lend/jemalloc/
+ * ipc_arena.hpp: construct, construct_impl without a thread cache,
+ * Ipc_object_deleter_no_cache; owner_shm_pool_collection.hpp:
+ * construct_helper; shm_pool_collection.hpp: Object_deleter_no_cache).
+ * construct<T>: the arena's one id (get_arena_id: the first of a std::set),
+ * an Ipc_arena_activator (a thread_local arena pointer set and restored),
+ * mallocx(sizeof(T), MALLOCX_ARENA | MALLOCX_TCACHE_NONE), the deleter
+ * holding the arena (shared_from_this: an atomic increment) and the arena
+ * id, T placed, and a std::shared_ptr with that deleter (its control block
+ * from this process's heap: std::allocator). Dropping the last handle runs
+ * the deleter: an activator over static_pointer_cast<Ipc_arena> of the
+ * arena (a shared_ptr copy made and dropped), ~T, dallocx; then the control
+ * block destroys the deleter (the arena's count - 1) and is freed. T is a
+ * buffer of `bytes` whose constructor leaves its bytes as they are.
+ * Logging is off (Memory_manager's FLOW_LOG_DATA lines are left out). */
+
+typedef struct shmb_fipc_jemalloc_objects shmb_fipc_jemalloc_objects_t; /* opaque: an Ipc_arena */
+
+/* One handle: addr (the object; NULL when empty), and a std::shared_ptr
+ * (C++ only: never copy or touch it). */
+typedef struct shmb_fipc_jemalloc_handle {
+    void *addr;
+    void *handle[2];
+} shmb_fipc_jemalloc_handle_t;
+
+/* An Ipc_arena over j's arena (j must outlive it and have no thread
+ * cache). Returns 0, -EINVAL or -ENOMEM. */
+int shmb_fipc_jemalloc_objects_create(shmb_fipc_jemalloc_t *j, shmb_fipc_jemalloc_objects_t **out) SHMB_NOEXCEPT;
+
+/* Releases the arena; its objects must be dropped first. NULL is a no-op. */
+void shmb_fipc_jemalloc_objects_destroy(shmb_fipc_jemalloc_objects_t *o) SHMB_NOEXCEPT;
+
+/* Ipc_arena::construct of a bytes-long object into *h (which must be
+ * empty). Returns 0, -EINVAL, -ENOSPC or -ENOMEM (as shmb_fipc_jemalloc_alloc). */
+int shmb_fipc_jemalloc_object_new(shmb_fipc_jemalloc_objects_t *o, size_t bytes,
+                                  shmb_fipc_jemalloc_handle_t *h) SHMB_NOEXCEPT;
+
+/* Drops the handle of an object of o (its last owner: the deleter runs);
+ * *h is empty afterwards. Returns 0 or -EINVAL (NULL or empty). */
+int shmb_fipc_jemalloc_object_drop(shmb_fipc_jemalloc_objects_t *o, shmb_fipc_jemalloc_handle_t *h) SHMB_NOEXCEPT;
+
+/* The check before timing, of a live handle: its shared_ptr points at addr
+ * and has one owner, its deleter holds this arena and its id. (That the
+ * object lies in one of the arena's pools is the caller's check: the
+ * repository's.) Returns 0, or -EPROTO with why written. */
+int shmb_fipc_jemalloc_object_check(const shmb_fipc_jemalloc_objects_t *o, const shmb_fipc_jemalloc_handle_t *h,
+                                    char *why, size_t why_cap) SHMB_NOEXCEPT;
+
+/* How many objects the arena constructed, and how many its deleters freed. */
+void shmb_fipc_jemalloc_objects_counts(const shmb_fipc_jemalloc_objects_t *o, uint64_t *constructed,
+                                       uint64_t *freed) SHMB_NOEXCEPT;
+
 /* The allocator's repository: every pool jemalloc got, by id. */
 shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j) SHMB_NOEXCEPT;
 

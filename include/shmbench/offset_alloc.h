@@ -101,6 +101,46 @@ uint64_t shmb_offset_footprint(uint64_t bytes) SHMB_NOEXCEPT;
 int shmb_offset_verify(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n,
                        char *why, size_t why_cap) SHMB_NOEXCEPT;
 
+/* ---- the bare allocator: OffsetAllocator alone ----
+ *
+ * Upstream's OffsetAllocator (offset_allocator.cpp: OffsetAllocator::allocate
+ * and the OffsetAllocationHandle whose destructor runs freeAllocation) without
+ * what OffsetBufferAllocator adds per object (the AllocatedBuffer from
+ * make_unique, its size counter, the master's metrics): the free-region hint,
+ * the Mutex, the bins, OffsetAllocator's own two counters and the handle.
+ * The caller keeps each handle, as upstream's caller keeps the
+ * std::optional<OffsetAllocationHandle> it got. */
+
+typedef struct shmb_offset_bare shmb_offset_bare_t; /* opaque */
+
+/* One live allocation: addr (NULL when empty) and the handle (C++ only:
+ * never copy or touch it). */
+typedef struct shmb_offset_bare_handle {
+    void *addr;
+    uint64_t handle[5]; /* OffsetAllocationHandle */
+} shmb_offset_bare_handle_t;
+
+/* OffsetAllocator::create over [base, base + bytes) with the node pool
+ * OffsetBufferAllocator's constructor gives it (max_nodes as in
+ * shmb_offset_create). Returns 0, -EINVAL or -ENOMEM. */
+int shmb_offset_bare_create(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_bare_t **out) SHMB_NOEXCEPT;
+
+/* Releases the allocator (handles still live then free nothing, but must
+ * still be freed). NULL is a no-op. */
+void shmb_offset_bare_destroy(shmb_offset_bare_t *a) SHMB_NOEXCEPT;
+
+/* OffsetAllocator::allocate: a block of `bytes` into *h, which must be empty.
+ * Returns 0, -EINVAL (NULLs, 0 bytes, *h not empty) or -ENOMEM. */
+int shmb_offset_bare_alloc(shmb_offset_bare_t *a, size_t bytes, shmb_offset_bare_handle_t *h) SHMB_NOEXCEPT;
+
+/* Destroys the handle (~OffsetAllocationHandle: freeAllocation, merged with
+ * free neighbours); *h is empty afterwards. Returns 0, or -EINVAL when NULL
+ * or empty. */
+int shmb_offset_bare_free(shmb_offset_bare_handle_t *h) SHMB_NOEXCEPT;
+
+/* How many blocks are live (OffsetAllocator's allocated_num); 0 for NULL. */
+uint64_t shmb_offset_bare_live(const shmb_offset_bare_t *a) SHMB_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif
