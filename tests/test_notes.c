@@ -491,8 +491,8 @@ static void test_transfer_modes(void **state)
     assert_string_equal(r.notes[3], "request_path: TENT's submit path for one descriptor (selection, look-ups, "
                                     "task objects, locks), the same code for every system, over the "
                                     "registrations each design makes (its findBuffer walks them): mooncake 7 "
-                                    "buffers, flowipc_classic its one pool, flowipc_jemalloc its 7 pools; "
-                                    "translate: the "
+                                    "buffers, flowipc_classic its one pool, flowipc_jemalloc the pools its arena "
+                                    "makes for 7 blocks of dst's size; translate: the "
                                     "system's translation of dst alone (7 registered buffers or pools); request: "
                                     "the request path calling that translation and the copy, each once; note: "
                                     "each part's share of the request p50");
