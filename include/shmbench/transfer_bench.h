@@ -117,6 +117,7 @@ typedef struct shmb_transfer_config {
                                     * baseline first, its A/A control (the baseline again) last;
                                     * translate, cold and peer must then be 0 (=0) */
     shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    int zero_copy;                 /* paired only: the zero_copy rows alone, per size (=0) */
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs
