@@ -298,25 +298,25 @@ int shmb_handoff_link_open(link_t *l, int f, const char *prefix, size_t pool_byt
 
 void shmb_handoff_link_close(link_t *l, int f, int failed)
 {
-    if (failed && f == HANDOFF_JEMALLOC && l->lender)
-        shmb_fipc_lender_disconnect(l->lender);
     if (f == HANDOFF_JEMALLOC) {
+        if (failed && l->lender)
+            shmb_fipc_lender_disconnect(l->lender);
         shmb_fipc_borrower_destroy(l->local.jemalloc);
-        l->local.jemalloc = NULL;
         shmb_fipc_lender_destroy(l->lender);
         shmb_fipc_jemalloc_destroy(l->j, 1, NULL);
-    } else {
-        shmb_fipc_classic_arena_destroy(l->local.classic);
-        l->local.classic = NULL;
-        shmb_fipc_classic_arena_destroy(l->arena);
-        shmb_fipc_classic_destroy(l->pool, 1);
+        l->local.jemalloc = NULL;
+        l->lender = NULL;
+        l->j = NULL;
+        l->pools_known = 0;
+        shmb_stats_release(&l->pool_lends);
+        return;
     }
-    l->lender = NULL;
-    l->j = NULL;
+    shmb_fipc_classic_arena_destroy(l->local.classic);
+    shmb_fipc_classic_arena_destroy(l->arena);
+    shmb_fipc_classic_destroy(l->pool, 1);
+    l->local.classic = NULL;
     l->arena = NULL;
     l->pool = NULL;
-    l->pools_known = 0;
-    shmb_stats_release(&l->pool_lends);
 }
 
 int shmb_handoff_link_start_peer(link_t *l)
