@@ -594,6 +594,97 @@ static void test_parts_planted_fault(void **state)
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
 }
 
+/* ---- the object hand-off (src/transfer_handoff.c) ---- */
+
+static void hooks_off(void)
+{
+    shmb_handoff_bench_wrong_tag = 0;
+    shmb_handoff_bench_wrong_byte = 0;
+    shmb_handoff_bench_lost_return = 0;
+}
+
+/* A run (with a hook set) that must fail its hand-off check: -EPROTO, why
+ * naming what, and nothing left behind; the hooks off again. */
+static void fails_with(const shmb_transfer_config_t *c, const char *what)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    const int ret = shmb_transfer_bench_run(c, &rows, why, sizeof(why));
+    hooks_off();
+    shmb_rows_free(&rows); /* the rows before the failed check: the main prints none */
+    assert_int_equal(ret, -EPROTO);
+    if (!strstr(why, what))
+        fail_msg("expected \"%s\" in: %s", what, why);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* SHM-jemalloc's write path, checked before timing: a wrong tag on the
+ * first object, a byte of its payload wrong (the borrower reads every byte
+ * of the checked hand-off), a return the lender never takes (the object
+ * is not freed exactly once) each fail the run. */
+static void test_write_path_planted_faults(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t c = small();
+    c.max_transfer_size_kb = 4;
+    c.translate = 1;
+    c.system = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.num_segments = 10;
+    shmb_handoff_bench_wrong_tag = 1;
+    fails_with(&c, "not the lender's tag");
+    shmb_handoff_bench_wrong_byte = 1;
+    fails_with(&c, "payload of 4096 bytes differs at offset 2048");
+    shmb_handoff_bench_lost_return = 1;
+    fails_with(&c, "objects were freed and");
+}
+
+/* --zero_copy: per size, Mooncake's whole request against each flavour's
+ * hand-off, paired (rows zero_copy/size_kb:N/system:NAME and the ratio
+ * rows), sizes x4; refused without --systems. A wrong tag (each flavour's
+ * first hand-off) or a lost return fails the run. */
+static void test_zero_copy(void **state)
+{
+    (void)state;
+    static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
+    shmb_transfer_config_t c = small();
+    c.max_transfer_size_kb = 64;
+    c.num_segments = 10;
+    c.zero_copy = 1;
+    c.nsystems = 4;
+    c.systems[0] = c.systems[3] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    c.systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("zero copy: %s", why);
+    assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    for (size_t i = 0; i < rows.n; i++) {
+        char want[160], name[160];
+        const uint64_t kb = 4u << (2 * (i / 7));
+        const size_t k = i % 7;
+        if (k < 4)
+            snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s", (unsigned long long)kb,
+                     systems[k]);
+        else
+            snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s/vs:mooncake",
+                     (unsigned long long)kb, systems[k - 3]);
+        shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
+        assert_string_equal(name, want);
+        assert_true(rows.v[i].iterations > 0);
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    c.max_transfer_size_kb = 4;
+    shmb_handoff_bench_wrong_tag = 1;
+    fails_with(&c, "not the lender's tag");
+    shmb_handoff_bench_lost_return = 1;
+    fails_with(&c, "flowipc_jemalloc: after");
+    c.nsystems = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+}
+
 /* ---- with a peer (src/transfer_peer.c) ---- */
 
 static shmb_peer_t start_peer(void)
@@ -901,6 +992,8 @@ int main(void)
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_mooncake_path_honoured),
         cmocka_unit_test(test_parts_planted_fault),
+        cmocka_unit_test(test_write_path_planted_faults),
+        cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_peer_rows),
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),
