@@ -116,18 +116,23 @@ static void write_and_hand_over(void *ctx, void *dst, const void *src, uint64_t 
         failed(r, ret);
 }
 
-static void write_requests(run_t *r, shmb_copy_fn fn, uint64_t size, uint64_t count)
+int shmb_transfer_handoff_write(run_t *r, void *src, uint64_t remote, uint64_t len)
 {
     shmb_transfer_translation_t *t = &r->translation;
     const shmb_mooncake_hooks_t hooks = {construct_object, write_and_hand_over, r};
-    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
-                                             t->remote_addr, size};
+    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, src, SHMB_LOOKUP_MOONCAKE_TARGET_ID, remote, len};
+    const uint64_t missed = t->missed;
+    shmb_mooncake_submitted_t out;
+    int ret = shmb_mooncake_engine_submit(t->engine, &request, &hooks, &out);
+    return ret == 0 && t->missed == missed && out.buffer_addr == t->remote_addr && out.transferred_bytes == len;
+}
+
+static void write_requests(run_t *r, shmb_copy_fn fn, uint64_t size, uint64_t count)
+{
+    shmb_transfer_translation_t *t = &r->translation;
     t->copy = fn;
-    for (uint64_t i = 0; i < count; i++) {
-        shmb_mooncake_submitted_t out;
-        int ret = shmb_mooncake_engine_submit(t->engine, &request, &hooks, &out);
-        t->missed += ret != 0 || out.buffer_addr != t->remote_addr || out.transferred_bytes != size;
-    }
+    for (uint64_t i = 0; i < count; i++)
+        t->missed += !shmb_transfer_handoff_write(r, r->src.addr, t->remote_addr, size);
 }
 
 static void zero_copy(run_t *r, int f, uint64_t size, uint64_t count)

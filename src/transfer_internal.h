@@ -221,6 +221,13 @@ int shmb_transfer_handoff_runs(const shmb_transfer_run_t *r, shmb_transfer_part_
 void shmb_transfer_handoff_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
                                 uint64_t count);
 
+/* One write of len bytes at src through SHM-jemalloc's write path (the
+ * request path around construct, write with r->translation.copy, the
+ * hand-off and the free), the request naming remote: 1 when it went
+ * through (else a hand-off's failure is counted as above, or the request
+ * path failed), 0 when not. */
+int shmb_transfer_handoff_write(shmb_transfer_run_t *r, void *src, uint64_t remote, uint64_t len);
+
 /* -EPROTO (why set) or the first hand-off's error, once one failed, or
  * when an object was not freed exactly once. */
 int shmb_transfer_handoff_verify(shmb_transfer_run_t *r);
