@@ -695,6 +695,12 @@ static int measure_size(run_t *r, shmb_rows_t *rows, uint64_t size, shmb_copy_me
         ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_REQUEST, first_method, size);
     if (ret == 0 && r->translation.handoff)
         ret = shmb_transfer_handoff_copy_out(r, rows, first_method, size);
+    else if (ret == 0 && system) { /* unmeasured: every system's run has the row, so that they pair */
+        shmb_row_t row = shmb_row_make(shmb_transfer_part_name(SHMB_TRANSFER_COPY_OUT), "size_kb", size / 1024,
+                                       r->cfg->repetition);
+        row.threads = r->cfg->threads;
+        ret = shmb_rows_push(rows, &row);
+    }
     return ret;
 }
 
