@@ -192,10 +192,12 @@ fi
 # llama3_8b in vLLM's 16-token blocks, each cut to 16 MB (256 descriptors of 64 KB).
 workload_flags=(--cpu="$cpu" --workload="$root/traces/sample.jsonl" --requests=50 --block_tokens=16
                 --max_request_mb=16 "${common[@]}")
-# With --system, the zero-copy question: 4 KB to 256 MB, x4, a quarter second a size.
-zero_copy_flags=(--cpu="$cpu" --zero_copy --transfer_size_kb=4 --max_transfer_size_mb=256 --time_per_size_ms=250)
+# With --system, the zero-copy question: 4 KB to 256 MB, x4, a quarter second a size
+# (the transfer's flags after, which win).
+zero_copy_flags=(--cpu="$cpu" --zero_copy --transfer_size_kb=4 --time_per_size_ms=250)
+[[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || zero_copy_flags+=(--max_transfer_size_mb=256)
 [ "$quick" -eq 0 ] || zero_copy_flags+=(--num_transfers=100 --time_per_size_ms=100)
-zero_copy_flags+=("${common[@]}")
+zero_copy_flags+=("${common[@]}" "${transfer_user[@]}")
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")

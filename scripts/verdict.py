@@ -950,6 +950,8 @@ def paired_workload(folder):
     return out + ["", "Parts:", ""] + parts + [""], groups
 
 
+FREES = {"flowipc_classic": " (SHM-classic: the last owner frees)",
+         "flowipc_jemalloc": " (SHM-jemalloc: then the return message and the lender's free)"}
 ZERO_COPY_CONDITION = ("the reader must be able to use the object in place (read it where it lies in the "
                        "writer's memory): an application change, not a transport swap")
 
@@ -970,9 +972,8 @@ def paired_zero_copy(folder):
               "shm_transfer/zero_copy/size_kb:N of %s_paired.json): Mooncake's whole request (the request path, "
               "relocate, the copy into the peer's buffer) against each flavour's hand-off of an object of that "
               "size to a borrower process, with no copy: construct (timed: every hand-off pays its allocation, "
-              "as it pays the free), lend, the handle message, borrow, tag check, release (SHM-classic: the "
-              "last owner frees; SHM-jemalloc: the return message and the lender's free). The condition: %s."
-              % (bench, ZERO_COPY_CONDITION))
+              "as it pays the free), lend, the handle message, borrow, tag check, release%s. The condition: %s."
+              % (bench, "".join(FREES[f] for f in folder.flavours), ZERO_COPY_CONDITION))
     out = paired_render(title, legend, groups, "per object", None)
     lines = [zero_copy_line(f, groups) for f in folder.flavours]
     out = out[:-1] + ["", "Where the hand-off is cheaper:", ""] + ["- " + l for l in lines if l] + [""]
