@@ -193,8 +193,9 @@ int shmb_transfer_handoff_copy_out(run_t *r, shmb_rows_t *rows, shmb_copy_method
     view.translation.handoff = NULL; /* the object is held until the copies are done: checked after */
     ret = shmb_transfer_bench_warm(&view, rows, SHMB_TRANSFER_COPY_OUT, m, size);
     shmb_stats_release(&view.samples);
-    /* The object is handed over and freed as any other; its payload checked. */
-    int rc = shmb_handoff_link_give(t->handoff, HANDOFF_JEMALLOC, &o, bytes, (size_t)size);
+    /* The object is handed over and freed as any other; its payload checked
+     * unless the copy's check failed already (its reason is kept). */
+    int rc = shmb_handoff_link_give(t->handoff, HANDOFF_JEMALLOC, &o, bytes, ret == 0 ? (size_t)size : 0);
     shmb_handoff_link_drop(HANDOFF_JEMALLOC, &o);
     if (ret == 0 && rc < 0)
         failed(r, rc);

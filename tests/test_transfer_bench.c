@@ -622,7 +622,8 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
 /* SHM-jemalloc's write path, checked before timing: a wrong tag on the
  * first object, a byte of its payload wrong (the borrower reads every byte
  * of the checked hand-off), a return the lender never takes (the object
- * is not freed exactly once) each fail the run. */
+ * is not freed exactly once) each fail the run; so does a wrong byte in
+ * copy_out's object (dst is checked after the reader's copy). */
 static void test_write_path_planted_faults(void **state)
 {
     (void)state;
@@ -637,6 +638,11 @@ static void test_write_path_planted_faults(void **state)
     fails_with(&c, "payload of 4096 bytes differs at offset 2048");
     shmb_handoff_bench_lost_return = 1;
     fails_with(&c, "objects were freed and");
+    /* copy_out's object comes after the request's: its check, its batch of
+     * one (a hand-off dwarfs the timer) and the 20 timed, then copy_out's */
+    c.count_given = 1;
+    shmb_handoff_bench_wrong_byte = 1 + 1 + 20 + 1;
+    fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
 /* --zero_copy: per size, Mooncake's whole request against each flavour's
