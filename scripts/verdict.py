@@ -986,23 +986,21 @@ def zero_copy_sizes(f, groups):
 
 
 def zero_copy_break_even(f, groups):
-    """'from about 1 MB', 'at every size from 4 KB to 256 MB' or 'never within 4 KB to 256 MB':
-    the smallest measured size from which the hand-off is faster at every larger size; None
-    when f was not measured."""
+    """'is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB)', '...
+    at every size from 4 KB to 256 MB' or 'is never cheaper than Mooncake's whole request
+    within 4 KB to 256 MB': from the smallest measured size from which the hand-off is
+    faster at every larger size; None when f was not measured."""
     sizes = zero_copy_sizes(f, groups)
     if not sizes:
         return None
     span = "%s to %s" % (sizes[0][0], sizes[-1][0])
-    first = None
-    for i, (size, v) in enumerate(sizes):
-        if all(w.word == "faster" for _, w in sizes[i:]):
-            first = i
-            break
+    first = next((i for i in range(len(sizes)) if all(w.word == "faster" for _, w in sizes[i:])), None)
     if first is None:
-        return "never within %s" % span
+        return "is never cheaper than Mooncake's whole request within %s" % span
     if first == 0:
-        return "at every size from %s" % span
-    return "from about %s (not faster at %s)" % (sizes[first][0], sizes[first - 1][0])
+        return "is cheaper than Mooncake's whole request at every size from %s" % span
+    return "is cheaper than Mooncake's whole request from about %s (not faster at %s)" % (sizes[first][0],
+                                                                                           sizes[first - 1][0])
 
 
 def zero_copy_line(f, groups):
@@ -1013,8 +1011,7 @@ def zero_copy_line(f, groups):
         return None
     sizes = zero_copy_sizes(f, groups)
     ends = "; ".join("%s ratio %s" % (size, R.fmt_ratio(v.pair)) for size, v in (sizes[0], sizes[-1]))
-    return ("%s's hand-off is cheaper than Mooncake's whole request %s (%s); the condition: %s."
-            % (TITLE[f], where, ends, ZERO_COPY_CONDITION))
+    return "%s's hand-off %s (%s); the condition: %s." % (TITLE[f], where, ends, ZERO_COPY_CONDITION)
 
 
 def credited_saving(v):
@@ -1302,8 +1299,8 @@ def verdict_sentences(folder, sections, blocks, zero_copy=()):
     out = ["## Verdict", ""]
     for f in folder.flavours:
         zero = zero_copy_break_even(f, zero_copy)
-        tail = [] if zero is None else ["Instead of copying, its hand-off is cheaper than Mooncake's whole request "
-                                        "%s; the condition: %s." % (zero, ZERO_COPY_CONDITION)]
+        tail = [] if zero is None else ["Instead of copying, its hand-off %s; the condition: %s."
+                                        % (zero, ZERO_COPY_CONDITION)]
         out += ["%s against Mooncake: %s" % (TITLE[f], " ".join(flavour_sentences(f, sections, blocks) + tail)),
                 ""]
     rounds = sorted(set(p.rounds for r in folder.runs.values() for by in r.pairs.values() for p in by.values()))
