@@ -40,7 +40,7 @@ int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flav
     shmb_handoff_link_t *l = malloc(sizeof(*l));
     if (!l)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    shmb_handoff_link_init(l, 0x5eed ^ max, why, why_cap);
+    shmb_handoff_link_init(l, 0x5eed ^ max, why, why_cap); /* any seed: tags need only differ per hand-off */
     const size_t bytes = (size_t)max + SHMB_HANDOFF_PAYLOAD_SLACK;
     int ret = shmb_handoff_link_start_peer(l);
     for (int f = HANDOFF_CLASSIC; f <= HANDOFF_JEMALLOC && ret == 0; f++)
