@@ -107,7 +107,9 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
     const shmb_handoff_bench_config_t *cfg = r->cfg;
     shmb_row_t row = make_row(cfg, f, SHMB_HANDOFF_STEP);
     row.iterations = done;
-    const char *how = r->link.pid <= 0 ? "no crossing" : f == HANDOFF_JEMALLOC ? "2 msgs crossed" : "blob + ack crossed";
+    const char *how = r->link.pid <= 0           ? "no crossing"
+                      : f == HANDOFF_JEMALLOC ? "2 msgs crossed"
+                                              : "blob + ack crossed";
     snprintf(row.note, sizeof(row.note), "verified %llu/%llu, %s", (unsigned long long)done,
              (unsigned long long)done, how);
     const double base = cfg->system_rows || r->link.pid > 0 ? 0 : mooncake_p50(cfg, rows);

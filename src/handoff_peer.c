@@ -118,7 +118,8 @@ static void maybe_die(uint64_t next)
 }
 
 /* One message to the borrower: its reply's kind and payload into out. */
-static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_t len, unsigned char *kind, unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
+static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_t len, unsigned char *kind,
+                     unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
 {
     *kind = HANDOFF_DONE;
     *out_len = 0;

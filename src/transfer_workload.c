@@ -189,8 +189,8 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
                  (unsigned long long)t->missed, (unsigned long long)f->descriptors);
         return -EPROTO;
     }
-    if ((part != SHMB_WORKLOAD_COPY && part != SHMB_WORKLOAD_REQUEST) || (part == SHMB_WORKLOAD_REQUEST && t->handoff) ||
-        !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
+    const int writes_dst = part == SHMB_WORKLOAD_COPY || (part == SHMB_WORKLOAD_REQUEST && !t->handoff);
+    if (!writes_dst || !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
         return 0;
     snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
              "offset %zu", system, w->index, shmb_workload_part_name(part),
