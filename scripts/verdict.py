@@ -950,8 +950,8 @@ def paired_workload(folder):
     return out + ["", "Parts:", ""] + parts + [""], groups
 
 
-FREES = {"flowipc_classic": " (SHM-classic: the last owner frees)",
-         "flowipc_jemalloc": " (SHM-jemalloc: then the return message and the lender's free)"}
+FREES = {"flowipc_classic": "SHM-classic: the last owner frees",
+         "flowipc_jemalloc": "SHM-jemalloc: then the return message and the lender's free"}
 ZERO_COPY_CONDITION = ("the reader must be able to use the object in place (read it where it lies in the "
                        "writer's memory): an application change, not a transport swap")
 
@@ -973,7 +973,7 @@ def paired_zero_copy(folder):
               "relocate, the copy into the peer's buffer) against each flavour's hand-off of an object of that "
               "size to a borrower process, with no copy: construct (timed: every hand-off pays its allocation, "
               "as it pays the free), lend, the handle message, borrow, tag check, release%s. The condition: %s."
-              % (bench, "".join(FREES[f] for f in folder.flavours), ZERO_COPY_CONDITION))
+              % (bench, " (%s)" % "; ".join(FREES[f] for f in folder.flavours), ZERO_COPY_CONDITION))
     out = paired_render(title, legend, groups, "per object", None)
     lines = [zero_copy_line(f, groups) for f in folder.flavours]
     out = out[:-1] + ["", "Where the hand-off is cheaper:", ""] + ["- " + l for l in lines if l] + [""]
@@ -988,19 +988,26 @@ def zero_copy_sizes(f, groups):
 def zero_copy_break_even(f, groups):
     """'is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB)', '...
     at every size from 4 KB to 256 MB' or 'is never cheaper than Mooncake's whole request
-    within 4 KB to 256 MB': from the smallest measured size from which the hand-off is
-    faster at every larger size; None when f was not measured."""
+    within 4 KB to 256 MB': from the smallest size where the hand-off is faster and no larger
+    size says otherwise (slower, or no practical difference); larger sizes the run could not
+    decide (within the noise, too noisy, not assessed) are named. None when f was not
+    measured."""
     sizes = zero_copy_sizes(f, groups)
     if not sizes:
         return None
     span = "%s to %s" % (sizes[0][0], sizes[-1][0])
-    first = next((i for i in range(len(sizes)) if all(w.word == "faster" for _, w in sizes[i:])), None)
+    refutes = ("slower", "no practical difference")
+    first = next((i for i, (_, v) in enumerate(sizes)
+                  if v.word == "faster" and not any(w.word in refutes for _, w in sizes[i:])), None)
     if first is None:
         return "is never cheaper than Mooncake's whole request within %s" % span
+    open_ = ["%s %s" % (size, v.word) for size, v in sizes[first:] if v.word != "faster"]
+    tail = "; undecided above: %s" % ", ".join(open_) if open_ else ""
     if first == 0:
-        return "is cheaper than Mooncake's whole request at every size from %s" % span
-    return "is cheaper than Mooncake's whole request from about %s (not faster at %s)" % (sizes[first][0],
-                                                                                           sizes[first - 1][0])
+        return "is cheaper than Mooncake's whole request at every size from %s%s" % (
+            span, " (%s)" % tail[2:] if tail else "")
+    return "is cheaper than Mooncake's whole request from about %s (not faster at %s%s)" % (
+        sizes[first][0], sizes[first - 1][0], tail)
 
 
 def zero_copy_line(f, groups):
