@@ -60,6 +60,10 @@ extern uint64_t shmb_handoff_bench_wrong_byte;
  * number shmb_handoff_bench_lost_return - 1 (never frees the object). */
 extern uint64_t shmb_handoff_bench_lost_return;
 
+/* Test hook. Non-zero: SHM-jemalloc's lender reads the return of hand-off
+ * number shmb_handoff_bench_wrong_return - 1 as naming another object. */
+extern uint64_t shmb_handoff_bench_wrong_return;
+
 /* Test hook. Non-zero: the forked borrower kills itself (SIGKILL) when it
  * receives the handle of hand-off number shmb_handoff_bench_peer_dies_at - 1. */
 extern uint64_t shmb_handoff_bench_peer_dies_at;

@@ -22,6 +22,7 @@
 uint64_t shmb_handoff_bench_wrong_tag;
 uint64_t shmb_handoff_bench_wrong_byte;
 uint64_t shmb_handoff_bench_lost_return;
+uint64_t shmb_handoff_bench_wrong_return;
 
 typedef shmb_handoff_link_t link_t;
 
@@ -162,11 +163,18 @@ void shmb_handoff_link_drop(int f, shmb_handoff_object_t *o)
 
 /* ---- hand-offs ---- */
 
-/* The lender takes the return of hand-off k (the hook loses it). */
+/* The lender takes the return of hand-off k (the hooks lose it, or make it
+ * name another object: its handle's last byte changed). */
 static int take_return(link_t *l, uint64_t k, const void *msg, size_t n)
 {
     if (shmb_handoff_bench_lost_return && shmb_handoff_bench_lost_return == k + 1)
         return 0;
+    unsigned char other[SHMB_CHANNEL_MSG_MAX];
+    if (shmb_handoff_bench_wrong_return && shmb_handoff_bench_wrong_return == k + 1 && n > 0 && n <= sizeof(other)) {
+        memcpy(other, msg, n);
+        other[n - 1] ^= 0x40;
+        msg = other;
+    }
     int ret = shmb_fipc_lender_on_return(l->lender, msg, n);
     return ret < 0 ? shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "the return", k, l->why, l->why_cap) : 0;
 }

@@ -602,6 +602,7 @@ static void hooks_off(void)
     shmb_handoff_bench_wrong_tag = 0;
     shmb_handoff_bench_wrong_byte = 0;
     shmb_handoff_bench_lost_return = 0;
+    shmb_handoff_bench_wrong_return = 0;
 }
 
 /* A run (with a hook set) that must fail its hand-off check: -EPROTO, why
@@ -622,7 +623,8 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
 /* SHM-jemalloc's write path, checked before timing: a wrong tag on the
  * first object, a byte of its payload wrong (the borrower reads every byte
  * of the checked hand-off), a return the lender never takes (the object
- * is not freed exactly once) each fail the run; so does a wrong byte in
+ * is not freed exactly once), a return naming another object each fail the
+ * run; so does a wrong byte in
  * copy_out's object (dst is checked after the reader's copy). */
 static void test_write_path_planted_faults(void **state)
 {
@@ -638,6 +640,8 @@ static void test_write_path_planted_faults(void **state)
     fails_with(&c, "payload of 4096 bytes differs at offset 2048");
     shmb_handoff_bench_lost_return = 1;
     fails_with(&c, "objects were freed and");
+    shmb_handoff_bench_wrong_return = 1;
+    fails_with(&c, "hand-off 0: the return failed");
     /* copy_out's object comes after the request's: its check, its batch of
      * one (a hand-off dwarfs the timer) and the 20 timed, then copy_out's */
     c.count_given = 1;
@@ -688,6 +692,8 @@ static void test_zero_copy(void **state)
     fails_with(&c, "not the lender's tag");
     shmb_handoff_bench_lost_return = 1;
     fails_with(&c, "flowipc_jemalloc: after");
+    shmb_handoff_bench_wrong_return = 1;
+    fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
     c.nsystems = 0;
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
 }
