@@ -143,6 +143,8 @@ grep -qF "# zero_copy: mooncake's whole request (request path, relocate, copy)" 
   || fail "--zero_copy: no header line on what its rows stand for"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--zero_copy left segments under /$prefix"
 expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --system=mooncake --zero_copy
+expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --systems=mooncake,flowipc_classic --workload=synthetic \
+  --zero_copy
 
 # Refusals: one line naming the flag, exit 2, nothing measured.
 expect_usage_error "$bin" cold "${quick[@]}" --cold
