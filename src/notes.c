@@ -730,7 +730,8 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
     if ((cfg->translate || cfg->nsystems) && !cfg->zero_copy) /* every system's run: the headers pair */
         add(&l, "flowipc_jemalloc: a borrower maps a lent pool read-only, so its request is its write path: the "
                 "request path around construct in its own arena, write, lend, the handle to a borrower process, "
-                "borrow, tag check, release, the return, free; its translate row (to_address) is not possible "
+                "borrow, tag check, release, the return, free (this process writes, with --peer_process too); its "
+                "translate row (to_address) is not possible "
                 "upstream and is no verdict; copy_out: the reader's copy of the borrowed object into its own "
                 "buffer (flowipc_jemalloc's; '-' for the others)");
     if (cfg->zero_copy)
