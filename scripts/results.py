@@ -874,7 +874,7 @@ def systems(folder):
 
 # A paired run (--systems=LIST) measures its systems in one process, round by round,
 # with the baseline's A/A control; run_all.sh --system writes BENCH_paired.json.
-PAIRED_BENCHES = ("allocation", "lookup", "transfer", "workload")
+PAIRED_BENCHES = ("allocation", "lookup", "transfer", "workload", "zero_copy")
 CONTROL_SUFFIX = "_control"
 MIN_ROUNDS = 6  # the fewest rounds with a 95% interval of a median (2^-5 < 0.05)
 PAIRED_VERDICTS = ("faster", "slower", "no practical difference", "within the noise", "too noisy",

@@ -31,9 +31,11 @@
 #                              mooncake's A/A control mooncake_control) into
 #                              BENCH_paired.json and .txt: allocation_paired, lookup_paired
 #                              (with --peer_process: the receiver's attach is measured only
-#                              so), transfer_paired (to 16 MB) and workload_paired (a
+#                              so), transfer_paired (to 16 MB), workload_paired (a
 #                              KV-cache workload: traces/sample.jsonl's first 50 requests,
-#                              llama3_8b, 16-token blocks, 16 MB each). A paired run's rounds
+#                              llama3_8b, 16-token blocks, 16 MB each) and zero_copy_paired
+#                              (--zero_copy, 4 KB to 256 MB x4: Mooncake's whole request
+#                              against each flavour's hand-off, no copy). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
 #                              alone. Ends with the plots (plot.sh: paired.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
@@ -190,6 +192,12 @@ fi
 # llama3_8b in vLLM's 16-token blocks, each cut to 16 MB (256 descriptors of 64 KB).
 workload_flags=(--cpu="$cpu" --workload="$root/traces/sample.jsonl" --requests=50 --block_tokens=16
                 --max_request_mb=16 "${common[@]}")
+# With --system, the zero-copy question: 4 KB to 256 MB, x4, a quarter second a size
+# (the transfer's flags after, which win).
+zero_copy_flags=(--cpu="$cpu" --zero_copy --transfer_size_kb=4 --time_per_size_ms=250)
+[[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || zero_copy_flags+=(--max_transfer_size_mb=256)
+[ "$quick" -eq 0 ] || zero_copy_flags+=(--time_per_size_ms=100)  # 31 rounds a size still: an interval Holm can pass
+zero_copy_flags+=("${common[@]}" "${transfer_user[@]}")
 alloc_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
@@ -204,12 +212,13 @@ if [ -n "$system" ]; then
   # --per-system's --repetitions is not theirs: a paired run takes one
   one=()
   [ "$per_system" -eq 0 ] || one=(--repetitions=1)
-  for bench in allocation lookup transfer workload; do
+  for bench in allocation lookup transfer workload zero_copy; do
     case $bench in
       allocation) set -- shm_allocation_bench "${alloc_flags[@]}" ;;
       lookup) set -- shm_address_lookup_bench "${lookup_flags[@]}" ;;
       transfer) set -- shm_transfer_bench "${transfer_flags[@]}" ;;
       workload) set -- shm_transfer_bench "${workload_flags[@]}" ;;
+      zero_copy) set -- shm_transfer_bench "${zero_copy_flags[@]}" ;;
     esac
     paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$list" "${@:2}" "${one[@]}")")
   done

@@ -892,6 +892,32 @@ def step_pairs(folder, bench, question):
     return run.pairs.get(question, {}) if run else {}
 
 
+NOT_UPSTREAM = "not possible upstream"  # a row's label: what the flavour's upstream cannot do
+
+
+def upstream_steps(folder, bench, question):
+    """step_pairs of the flavours whose step is possible upstream: a row labelled not possible
+    upstream (SHM-jemalloc's to_address: its borrowers map pools read-only) never reaches a
+    verdict, not even as a credited step."""
+    run = folder.runs.get(bench)
+    rows = run.questions.get(question, {}) if run else {}
+    return OrderedDict((f, p) for f, p in step_pairs(folder, bench, question).items()
+                       if not str(rows.get(f, {}).get("label", "")).startswith(NOT_UPSTREAM))
+
+
+def write_path_legend(folder):
+    """What SHM-jemalloc's request stands for, where it runs."""
+    if "flowipc_jemalloc" not in folder.flavours:
+        return ""
+    return (" SHM-jemalloc cannot take Mooncake's one-sided write (its borrowers map lent pools read-only: "
+            "ipc_shm_arena_lend, borrower_shm_pool_collection.cpp, open_shm_pool), so its request is its write "
+            "path: the request path around construct in its own arena, the write, lend, the handle message to a "
+            "borrower process, borrow, release, the return message and the free. Only the request path is "
+            "shared, so its verdict rests on its whole request; its translate row (to_address) is not possible "
+            "upstream and reaches no verdict. A reader that needs the bytes in its own buffer adds its copy_out "
+            "row.")
+
+
 def paired_request(folder):
     title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
     if "transfer" not in folder.runs:
@@ -902,7 +928,7 @@ def paired_request(folder):
         if not g:
             absent.append(fmt_size(kb))
             continue
-        credit(g, step_pairs(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb))
+        credit(g, upstream_steps(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb))
         groups.append(g)
     holm_section([v for g in groups for v in g])
     legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
@@ -914,7 +940,7 @@ def paired_request(folder):
               "request than timed alone) and the design is credited with the translation's saving alone. "
               "Where the request's saving is the translation's, the verdict rests on the translation's "
               "saving as a share of Mooncake's request (5% or more: faster or slower), and p is the "
-              "translation's.")
+              "translation's." + write_path_legend(folder))
     if absent:
         legend += " Not measured in this run: %s." % ", ".join(absent)
     return paired_render(title, legend, groups, "per request", "translation"), groups
@@ -931,7 +957,7 @@ def paired_workload(folder):
             m = re.match(pat, q)
             if m:
                 g = folder.verdicts(bench, q, "%s request" % m.group(1))
-                credit(g, step_pairs(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1)))
+                credit(g, upstream_steps(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1)))
                 groups.append(g)
     holm_section([v for g in groups for v in g])
     if not groups:
@@ -941,7 +967,9 @@ def paired_workload(folder):
               "model:PRESET of workload_paired.json): the request path, each descriptor's translation and copy. "
               "As per request, the verdict rests on the translation's saving (rows shm_transfer/workload/"
               "translate/...) as a share of Mooncake's request, and a whole-request saving that differs from it "
-              "by more than the control's noise reads \"unexplained by the design\".")
+              "by more than the control's noise reads \"unexplained by the design\"." + write_path_legend(folder)
+              .replace("its request is its write path", "its request hands each descriptor over through its "
+                       "write path"))
     out = paired_render(title, legend, groups, "per request", "translation")
     tails, parts = [], []
     for g in groups:
@@ -954,12 +982,84 @@ def paired_workload(folder):
         for s in (BASE,) + tuple(folder.flavours):
             got = [(p, run.questions.get("shm_transfer/workload/%s/%s" % (p, model), {}).get(s))
                    for p in WORKLOAD_PARTS]
+            got = [(p, b) for p, b in got if not (b and str(b.get("label", "")).startswith(NOT_UPSTREAM))]
             req = times.get(s)
             if req:
                 parts.append("- %s, %s: %s of the request p50." % (model, TITLE[s], ", ".join(
                     "%s %s" % (p, fmt_pct(b["p50"] / req["p50"])) for p, b in got if b)))
     out = out[:-1] + ["", "Tails of each system's requests (its own distribution, not paired):", ""] + tails
     return out + ["", "Parts:", ""] + parts + [""], groups
+
+
+FREES = {"flowipc_classic": "SHM-classic: the last owner frees",
+         "flowipc_jemalloc": "SHM-jemalloc: then the return message and the lender's free"}
+ZERO_COPY_CONDITION = ("the reader must be able to use the object in place (read it where it lies in the "
+                       "writer's memory): an application change, not a transport swap")
+
+
+def paired_zero_copy(folder):
+    """The zero-copy question (rows shm_transfer/zero_copy/size_kb:N of zero_copy_paired.json):
+    its table, the size above which each flavour's hand-off is cheaper than Mooncake's whole
+    request, and the condition beside it. Returns (lines, groups)."""
+    title = "Zero copy: Mooncake's whole request against each flavour's hand-off, per object size"
+    bench = "zero_copy" if "zero_copy" in folder.runs else "transfer"
+    groups = paired_questions(folder, bench, r"^shm_transfer/zero_copy/size_kb:(\d+)$",
+                              lambda m: "zero copy, %s" % fmt_size(int(m.group(1))))
+    if not groups:
+        return not_run(title, "no shm_transfer/zero_copy/... ratio rows in this folder (shm_transfer_bench "
+                              "--systems=... --zero_copy, run_all.sh --system)"), []
+    holm_section([v for g in groups for v in g])
+    legend = ("Flow-IPC exists to hand objects over instead of copying them. Per object size (rows "
+              "shm_transfer/zero_copy/size_kb:N of %s_paired.json): Mooncake's whole request (the request path, "
+              "relocate, the copy into the peer's buffer) against each flavour's hand-off of an object of that "
+              "size to a borrower process, with no copy: construct (timed: every hand-off pays its allocation, "
+              "as it pays the free), lend, the handle message, borrow, tag check, release%s. The condition: %s."
+              % (bench, " (%s)" % "; ".join(FREES[f] for f in folder.flavours), ZERO_COPY_CONDITION))
+    out = paired_render(title, legend, groups, "per object", None)
+    lines = [zero_copy_line(f, groups) for f in folder.flavours]
+    out = out[:-1] + ["", "Where the hand-off is cheaper:", ""] + ["- " + l for l in lines if l] + [""]
+    return out, groups
+
+
+def zero_copy_sizes(f, groups):
+    """[(size label, Verdict)] of flavour f, by size."""
+    return [(v.label.split(", ", 1)[1], v) for g in groups for v in g if v.flavour == f]
+
+
+def zero_copy_break_even(f, groups):
+    """'is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB)', '...
+    at every size from 4 KB to 256 MB' or 'is never cheaper than Mooncake's whole request
+    within 4 KB to 256 MB': from the smallest size where the hand-off is faster and no larger
+    size says otherwise (slower, or no practical difference); larger sizes the run could not
+    decide (within the noise, too noisy, not assessed) are named. None when f was not
+    measured."""
+    sizes = zero_copy_sizes(f, groups)
+    if not sizes:
+        return None
+    span = "%s to %s" % (sizes[0][0], sizes[-1][0])
+    refutes = ("slower", "no practical difference")
+    first = next((i for i, (_, v) in enumerate(sizes)
+                  if v.word == "faster" and not any(w.word in refutes for _, w in sizes[i:])), None)
+    if first is None:
+        return "is never cheaper than Mooncake's whole request within %s" % span
+    open_ = ["%s %s" % (size, v.word) for size, v in sizes[first:] if v.word != "faster"]
+    tail = "; undecided above: %s" % ", ".join(open_) if open_ else ""
+    if first == 0:
+        return "is cheaper than Mooncake's whole request at every size from %s%s" % (
+            span, " (%s)" % tail[2:] if tail else "")
+    return "is cheaper than Mooncake's whole request from about %s (not faster at %s%s)" % (
+        sizes[first][0], sizes[first - 1][0], tail)
+
+
+def zero_copy_line(f, groups):
+    """'SHM-classic's hand-off is cheaper than Mooncake's whole request from about 1 MB (...);
+    the condition: ...'"""
+    where = zero_copy_break_even(f, groups)
+    if where is None:
+        return None
+    sizes = zero_copy_sizes(f, groups)
+    ends = "; ".join("%s ratio %s" % (size, R.fmt_ratio(v.pair)) for size, v in (sizes[0], sizes[-1]))
+    return "%s's hand-off %s (%s); the condition: %s." % (TITLE[f], where, ends, ZERO_COPY_CONDITION)
 
 
 def credited_saving(v):
@@ -1258,13 +1358,18 @@ def flavour_sentences(f, sections, blocks):
     return out or ["Nothing this report answers was measured for it in full (the tables below hold what was)."]
 
 
-def verdict_sentences(folder, sections, blocks):
+def verdict_sentences(folder, sections, blocks, zero_copy=()):
     """The answer first: per flavour, what it saves or costs per request, on the workload,
     per block and once, from the sections' verdicts (Holm and the credit applied), with
-    their intervals and the conditions (sizes, buffers) they hold under."""
+    their intervals and the conditions (sizes, buffers) they hold under; then where its
+    hand-off beats Mooncake's request (zero_copy: that section's groups)."""
     out = ["## Verdict", ""]
     for f in folder.flavours:
-        out += ["%s against Mooncake: %s" % (TITLE[f], " ".join(flavour_sentences(f, sections, blocks))), ""]
+        zero = zero_copy_break_even(f, zero_copy)
+        tail = [] if zero is None else ["Instead of copying, its hand-off %s; the condition: %s."
+                                        % (zero, ZERO_COPY_CONDITION)]
+        out += ["%s against Mooncake: %s" % (TITLE[f], " ".join(flavour_sentences(f, sections, blocks) + tail)),
+                ""]
     rounds = sorted(set(p.rounds for r in folder.runs.values() for by in r.pairs.values() for p in by.values()))
     return out + ["Measured paired on this machine (%s rounds per question; [a, b]: 95%% intervals; a change under "
                   "%s is no practical difference); the sections below hold every figure." % (
@@ -1279,10 +1384,12 @@ def paired_report(path):
     if blocks:  # the per-block section says what a block costs, alloc + free
         sections[0] = (sections[0][0][:-1] + block_lines(blocks) + [""], sections[0][1])
     intro = paired_intro(folder)
-    text = intro[:2] + verdict_sentences(folder, sections, blocks) + ["## How to read it", ""] + intro[2:] + \
-        paired_glance(folder, sections, blocks) + paired_run_section(folder)
+    zero = paired_zero_copy(folder)
+    text = intro[:2] + verdict_sentences(folder, sections, blocks, zero[1]) + ["## How to read it", ""] + \
+        intro[2:] + paired_glance(folder, sections, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
+    text += zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
     return write_report(path, text + plots_section(folder))
 

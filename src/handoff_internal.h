@@ -2,8 +2,12 @@
  * handoff (library-internal): what the two files of the hand-off benchmark
  * share, and its test hooks; not installed.
  *
- *   handoff_bench.c  the lender (this process): configuration, set-up of each
- *                    flavour, the timed hand-offs, rows and the run
+ *   handoff_link.c   the lender's end (this process): each flavour's pool or
+ *                    arena and lender session, the borrower it talks to,
+ *                    tagged objects, one hand-off and its checks; used by
+ *                    the hand-off benchmark and the transfer benchmark
+ *   handoff_bench.c  the hand-off benchmark: configuration, the timed
+ *                    hand-offs, rows and the run
  *   handoff_peer.c   the borrower: its side of each flavour's hand-off, and
  *                    the forked borrower process (its message loop, its start
  *                    and its reaping)
@@ -12,7 +16,8 @@
  * type a message of Flow-IPC's structured channels carries too), over
  * shmbench/channel.h:
  *   lender -> borrower: OPEN (classic pool name), SESSION (SHM-jemalloc's
- *                       LendArena / LendPool), JBLOB / CBLOB (a handle), QUIT;
+ *                       LendArena / LendPool), JBLOB / CBLOB (a head: the
+ *                       object's size and payload, then the handle), QUIT;
  *   borrower -> lender: DONE (+ the session's Response, or the borrower's
  *                       free count after a CBLOB), RETURN (SHM-jemalloc's
  *                       ReturnObject), FAIL (int errno, then the reason).
@@ -30,9 +35,11 @@
 #include <sys/types.h>
 
 #include "shmbench/channel.h"
+#include "shmbench/copy.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup_bench.h"
+#include "shmbench/stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +50,19 @@ extern "C" {
  * each flavour. A unit test sets it before a run and clears it after; a
  * real run leaves it 0. */
 extern uint64_t shmb_handoff_bench_wrong_tag;
+
+/* Test hook. Non-zero: the lender flips a byte in the middle of the payload
+ * of object number shmb_handoff_bench_wrong_byte - 1 of each flavour after
+ * writing it (shmb_handoff_link_fill). */
+extern uint64_t shmb_handoff_bench_wrong_byte;
+
+/* Test hook. Non-zero: SHM-jemalloc's lender loses the return of hand-off
+ * number shmb_handoff_bench_lost_return - 1 (never frees the object). */
+extern uint64_t shmb_handoff_bench_lost_return;
+
+/* Test hook. Non-zero: SHM-jemalloc's lender reads the return of hand-off
+ * number shmb_handoff_bench_wrong_return - 1 as naming another object. */
+extern uint64_t shmb_handoff_bench_wrong_return;
 
 /* Test hook. Non-zero: the forked borrower kills itself (SIGKILL) when it
  * receives the handle of hand-off number shmb_handoff_bench_peer_dies_at - 1. */
@@ -78,6 +98,18 @@ static inline uint64_t handoff_tag(uint64_t seed, int flavour, uint64_t k)
     return z ^ (z >> 31);
 }
 
+/* What a handle message carries before the handle: the object's size (its
+ * tags at its first and last 8 bytes) and, when not 0, the bytes of
+ * payload at SHMB_HANDOFF_PAYLOAD_AT that the borrower checks against the
+ * copy pattern (shmbench/copy.h) too. */
+typedef struct shmb_handoff_head {
+    uint64_t bytes;
+    uint64_t payload;
+} shmb_handoff_head_t;
+
+#define SHMB_HANDOFF_PAYLOAD_AT 64u /* where an object's payload starts: after its first tag, aligned */
+#define SHMB_HANDOFF_PAYLOAD_SLACK (2u * SHMB_HANDOFF_PAYLOAD_AT) /* an object's bytes beyond its payload */
+
 /* The borrower's side: in the lender's process for a run without a peer,
  * in the forked borrower process with one. */
 typedef struct shmb_handoff_borrower {
@@ -92,27 +124,103 @@ typedef struct shmb_handoff_borrower {
 int shmb_handoff_refused(int ret, int flavour, const char *call, uint64_t k, char *why, size_t cap);
 
 /* SHM-jemalloc, the borrower's next hand-off: borrow blob, check the tags
- * of the object of bytes, release; the ReturnObject into msg. */
-int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
-                                 void *msg, size_t cap, size_t *msg_len, char *why, size_t wcap);
+ * of the object of head->bytes (and its payload), release; the
+ * ReturnObject into msg. */
+int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len,
+                                 const shmb_handoff_head_t *head, void *msg, size_t cap, size_t *msg_len, char *why,
+                                 size_t wcap);
 
 /* SHM-classic, the borrower's next hand-off: borrow, check, release (the
  * last owner frees). */
-int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
-                                char *why, size_t wcap);
+int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len,
+                                const shmb_handoff_head_t *head, char *why, size_t wcap);
 
 /* Lets what the borrower opened go; b may be used again. */
 void shmb_handoff_borrower_close(shmb_handoff_borrower_t *b);
 
-/* Forks the borrower process for objects of bytes tagged from seed,
- * joined to this one by *ch (this process's end). */
-int shmb_handoff_peer_start(uint64_t seed, size_t bytes, shmb_channel_t *ch, pid_t *pid);
+/* Forks the borrower process for objects tagged from seed, joined to this
+ * one by *ch (this process's end). */
+int shmb_handoff_peer_start(uint64_t seed, shmb_channel_t *ch, pid_t *pid);
 
 /* QUIT (unless run_ret is -EPIPE: the run found it dead), *ch closed, the
  * process reaped, *pid 0. Returns 0, or -EPIPE recorded as the call "peer
  * process" (with how it ended) when it had died or did not exit 0. Nothing
  * to do when *pid <= 0. */
 int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret);
+
+/* ---- the lender's end (handoff_link.c) ---- */
+
+typedef union shmb_handoff_object {
+    shmb_fipc_object_t j;
+    shmb_fipc_classic_object_t c;
+} shmb_handoff_object_t;
+
+/* One lender, for one flavour at a time, and the borrower it talks to: a
+ * forked process (pid > 0, over ch), or `local` in this process. */
+typedef struct shmb_handoff_link {
+    uint64_t seed;
+    shmb_channel_t ch; /* to the borrower process; fd -1 without one */
+    pid_t pid;
+    shmb_handoff_borrower_t local; /* the borrower without a peer */
+    shmb_fipc_classic_t *pool;
+    shmb_fipc_classic_arena_t *arena;
+    shmb_fipc_jemalloc_t *j;
+    shmb_fipc_lender_t *lender;
+    size_t pools_known;
+    uint64_t peer_frees;                /* SHM-classic: the borrower process's frees, as it acknowledged */
+    uint64_t next[SHMB_LOOKUP_SYSTEMS]; /* the lender's next hand-off number, per flavour */
+    shmb_samples_t pool_lends;          /* SHM-jemalloc: ns of each pool's lend round trip */
+    char *why;
+    size_t why_cap;
+} shmb_handoff_link_t;
+
+/* l empty: no peer, nothing open, tags from seed, reasons into why. */
+void shmb_handoff_link_init(shmb_handoff_link_t *l, uint64_t seed, char *why, size_t why_cap);
+
+/* The borrower process (shmb_handoff_peer_start), before any open; stop
+ * it with the run's result (shmb_handoff_peer_stop's rules; the run's own
+ * error is kept when there is one). */
+int shmb_handoff_link_start_peer(shmb_handoff_link_t *l);
+int shmb_handoff_link_stop_peer(shmb_handoff_link_t *l, int run_ret);
+
+/* Flavour f's lender and its borrower: SHM-classic a pool of pool_bytes
+ * opened by the borrower; SHM-jemalloc an arena lent, its pools lent (each
+ * round trip into pool_lends). The model's own step-by-step check of a
+ * check_bytes hand-off runs first (-EPROTO, why set, when it fails). */
+int shmb_handoff_link_open(shmb_handoff_link_t *l, int f, const char *prefix, size_t pool_bytes,
+                           size_t check_bytes);
+
+/* Everything open of f, whatever happened (failed: SHM-jemalloc's session
+ * is disconnected first, so that nothing waits on a dead peer). */
+void shmb_handoff_link_close(shmb_handoff_link_t *l, int f, int failed);
+
+/* Object number next[f] of bytes (>= 16), constructed and tagged at its
+ * first and last 8 bytes (the wrong_tag hook writes a wrong tag); any new
+ * SHM-jemalloc pool is lent to the borrower. *o must be zeroed. */
+int shmb_handoff_link_construct(shmb_handoff_link_t *l, int f, size_t bytes, shmb_handoff_object_t *o);
+
+/* The writer's payload: fn copies payload bytes of src to
+ * SHMB_HANDOFF_PAYLOAD_AT in the object (bytes >= payload +
+ * SHMB_HANDOFF_PAYLOAD_SLACK). */
+void shmb_handoff_link_fill(shmb_handoff_link_t *l, int f, shmb_handoff_object_t *o, shmb_copy_fn fn,
+                            const void *src, size_t payload);
+
+void *shmb_handoff_object_addr(int f, const shmb_handoff_object_t *o);
+
+/* The lender's reference, if it still holds one. */
+void shmb_handoff_link_drop(int f, shmb_handoff_object_t *o);
+
+/* Hands the last constructed object over: lend, the handle (after a head of
+ * bytes and payload: a payload of 0 is not checked) to the borrower, the
+ * lender's reference dropped, the borrower's borrow, checks and release,
+ * and SHM-jemalloc's return back to the lender, which frees the object.
+ * Returns 0, -EPROTO (a check failed, why set), -EPIPE (the peer died) or
+ * -errno. */
+int shmb_handoff_link_give(shmb_handoff_link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload);
+
+/* Every object of f made so far freed exactly once, none still lent; else
+ * -EPROTO with why set. */
+int shmb_handoff_link_check_freed(shmb_handoff_link_t *l, int f);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
  */
 #include "handoff_internal.h"
 
+#include "shmbench/copy.h"
 #include "shmbench/error.h"
 #include "shmbench/peer.h"
 #include "shmbench/segment.h"
@@ -21,19 +22,36 @@ uint64_t shmb_handoff_bench_peer_dies_at;
 
 #define WHY_MAX 200
 
-/* Hand-off k's object, read through the borrower's pointer. */
-static int check_tags(const void *addr, size_t bytes, uint64_t tag, int flavour, uint64_t k, char *why,
-                      size_t cap)
+/* Hand-off k's object, read through the borrower's pointer: its tags, and
+ * its payload when the head names one. */
+static int check_object(const void *addr, const shmb_handoff_head_t *head, uint64_t tag, int flavour, uint64_t k,
+                        char *why, size_t cap)
 {
     uint64_t first, last;
+    const size_t bytes = (size_t)head->bytes;
     memcpy(&first, addr, sizeof(first));
     memcpy(&last, (const char *)addr + bytes - sizeof(last), sizeof(last));
-    if (first == tag && last == tag)
+    if (first != tag || last != tag) {
+        snprintf(why, cap,
+                 "%s: hand-off %llu: the borrowed object at %p reads 0x%llx / 0x%llx, not the lender's tag 0x%llx",
+                 handoff_flavour_name(flavour), (unsigned long long)k, addr, (unsigned long long)first,
+                 (unsigned long long)last, (unsigned long long)tag);
+        return -EPROTO;
+    }
+    size_t bad = 0;
+    if (head->payload == 0 ||
+        !shmb_copy_verify((const char *)addr + SHMB_HANDOFF_PAYLOAD_AT, (size_t)head->payload, &bad))
         return 0;
-    snprintf(why, cap, "%s: hand-off %llu: the borrowed object at %p reads 0x%llx / 0x%llx, not the lender's tag 0x%llx",
-             handoff_flavour_name(flavour), (unsigned long long)k, addr, (unsigned long long)first,
-             (unsigned long long)last, (unsigned long long)tag);
+    snprintf(why, cap, "%s: hand-off %llu: the borrowed object's payload of %llu bytes differs at offset %zu",
+             handoff_flavour_name(flavour), (unsigned long long)k, (unsigned long long)head->payload, bad);
     return -EPROTO;
+}
+
+/* A head the object can hold: its tags, and its payload inside it. */
+static int head_fits(const shmb_handoff_head_t *head)
+{
+    return head->bytes >= 2 * sizeof(uint64_t) &&
+           (head->payload == 0 || head->payload <= head->bytes - SHMB_HANDOFF_PAYLOAD_SLACK);
 }
 
 int shmb_handoff_refused(int ret, int flavour, const char *call, uint64_t k, char *why, size_t cap)
@@ -47,16 +65,17 @@ int shmb_handoff_refused(int ret, int flavour, const char *call, uint64_t k, cha
 
 /* ---- the borrower's side (the lender's process or the peer) ---- */
 
-int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
-                                 void *msg, size_t cap, size_t *msg_len, char *why, size_t wcap)
+int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len,
+                                 const shmb_handoff_head_t *head, void *msg, size_t cap, size_t *msg_len, char *why,
+                                 size_t wcap)
 {
     const uint64_t k = b->next[HANDOFF_JEMALLOC]++;
     shmb_fipc_object_t obj = {0};
-    int ret = shmb_fipc_borrower_borrow(b->jemalloc, blob, len, &obj);
+    int ret = head_fits(head) ? shmb_fipc_borrower_borrow(b->jemalloc, blob, len, &obj) : -EBADMSG;
     if (ret < 0)
         return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "borrow", k, why, wcap);
-    int checked = check_tags(obj.addr, bytes, handoff_tag(b->seed, HANDOFF_JEMALLOC, k), HANDOFF_JEMALLOC, k,
-                             why, wcap);
+    int checked = check_object(obj.addr, head, handoff_tag(b->seed, HANDOFF_JEMALLOC, k), HANDOFF_JEMALLOC, k,
+                               why, wcap);
     ret = shmb_fipc_object_release(&obj, msg, cap, msg_len);
     if (ret < 0 || checked < 0)
         return checked < 0 ? checked : ret;
@@ -68,15 +87,15 @@ int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, s
     return 0;
 }
 
-int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len, size_t bytes,
-                                char *why, size_t wcap)
+int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len,
+                                const shmb_handoff_head_t *head, char *why, size_t wcap)
 {
     const uint64_t k = b->next[HANDOFF_CLASSIC]++;
     shmb_fipc_classic_object_t obj = {0};
-    int ret = shmb_fipc_classic_borrow(b->classic, blob, len, &obj);
+    int ret = head_fits(head) ? shmb_fipc_classic_borrow(b->classic, blob, len, &obj) : -EBADMSG;
     if (ret < 0)
         return shmb_handoff_refused(ret, HANDOFF_CLASSIC, "borrow", k, why, wcap);
-    ret = check_tags(obj.addr, bytes, handoff_tag(b->seed, HANDOFF_CLASSIC, k), HANDOFF_CLASSIC, k, why, wcap);
+    ret = check_object(obj.addr, head, handoff_tag(b->seed, HANDOFF_CLASSIC, k), HANDOFF_CLASSIC, k, why, wcap);
     shmb_fipc_classic_release(&obj);
     return ret;
 }
@@ -99,11 +118,15 @@ static void maybe_die(uint64_t next)
 }
 
 /* One message to the borrower: its reply's kind and payload into out. */
-static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_t len, size_t bytes,
-                     unsigned char *kind, unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
+static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_t len, unsigned char *kind,
+                     unsigned char *out, size_t cap, size_t *out_len, char *why, size_t wcap)
 {
     *kind = HANDOFF_DONE;
     *out_len = 0;
+    shmb_handoff_head_t head = {0, 0};
+    const size_t at = 1 + sizeof(head); /* a handle message's blob */
+    if ((msg[0] == HANDOFF_JBLOB || msg[0] == HANDOFF_CBLOB) && len > at)
+        memcpy(&head, msg + 1, sizeof(head));
     switch (msg[0]) {
     case HANDOFF_OPEN: {
         char name[SHMB_SEGMENT_NAME_MAX + 1];
@@ -117,11 +140,13 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
     case HANDOFF_JBLOB:
         maybe_die(b->next[HANDOFF_JEMALLOC]);
         *kind = HANDOFF_RETURN;
-        return b->jemalloc ? shmb_handoff_borrow_jemalloc(b, msg + 1, len - 1, bytes, out, cap, out_len, why, wcap)
-                           : -EPROTO;
+        return b->jemalloc && len > at
+                   ? shmb_handoff_borrow_jemalloc(b, msg + at, len - at, &head, out, cap, out_len, why, wcap)
+                   : -EPROTO;
     case HANDOFF_CBLOB: {
         maybe_die(b->next[HANDOFF_CLASSIC]);
-        int ret = b->classic ? shmb_handoff_borrow_classic(b, msg + 1, len - 1, bytes, why, wcap) : -EPROTO;
+        int ret = b->classic && len > at ? shmb_handoff_borrow_classic(b, msg + at, len - at, &head, why, wcap)
+                                         : -EPROTO;
         const uint64_t frees = ret == 0 ? shmb_fipc_classic_frees(b->classic) : 0;
         memcpy(out, &frees, sizeof(frees));
         *out_len = sizeof(frees);
@@ -134,7 +159,7 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
 }
 
 /* The borrower process: answers each message until QUIT or the owner's end closes. */
-static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed, size_t bytes)
+static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed)
 {
     shmb_segment_forget_all();
     if (shmb_peer_watch_owner(owner) < 0)
@@ -149,7 +174,7 @@ static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed, 
         if (ret < 0 || msg[0] == HANDOFF_QUIT)
             break;
         char why[WHY_MAX] = "";
-        ret = serve_one(&b, msg, len, bytes, &reply[0], reply + 1, sizeof(reply) - 1, &n, why, sizeof(why));
+        ret = serve_one(&b, msg, len, &reply[0], reply + 1, sizeof(reply) - 1, &n, why, sizeof(why));
         if (ret < 0) {
             const int32_t err = -ret;
             reply[0] = HANDOFF_FAIL;
@@ -164,7 +189,7 @@ static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed, 
     _exit(0);
 }
 
-int shmb_handoff_peer_start(uint64_t seed, size_t bytes, shmb_channel_t *ch, pid_t *pid)
+int shmb_handoff_peer_start(uint64_t seed, shmb_channel_t *ch, pid_t *pid)
 {
     shmb_channel_t mine, theirs;
     int ret = shmb_channel_pair(&mine, &theirs);
@@ -180,7 +205,7 @@ int shmb_handoff_peer_start(uint64_t seed, size_t bytes, shmb_channel_t *ch, pid
     }
     if (child == 0) {
         shmb_channel_close(&mine);
-        peer_main(&theirs, owner, seed, bytes);
+        peer_main(&theirs, owner, seed);
     }
     shmb_channel_close(&theirs);
     *ch = mine;

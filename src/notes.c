@@ -780,6 +780,18 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
                      "translate row's time, and a request's saved time beyond it and the control's interval is "
                      "noise");
     }
+    if ((cfg->translate || cfg->nsystems) && !cfg->zero_copy) /* every system's run: the headers pair */
+        add(&l, "flowipc_jemalloc: a borrower maps a lent pool read-only, so its request is its write path: the "
+                "request path around construct in its own arena, write, lend, the handle to a borrower process, "
+                "borrow, tag check, release, the return, free (this process writes, with --peer_process too); its "
+                "translate row (to_address) is not possible "
+                "upstream and is no verdict; copy_out: the reader's copy of the borrowed object into its own "
+                "buffer (flowipc_jemalloc's; '-' for the others)");
+    if (cfg->zero_copy)
+        add(&l, "zero_copy: mooncake's whole request (request path, relocate, copy) against each Flow-IPC "
+                "flavour's hand-off to a borrower process with no copy (construct, lend, the handle message, "
+                "borrow, tag check, release; flowipc_jemalloc: the return message and the free); sizes x4; "
+                "it stands only where the reader uses the object in place: an application change");
     int ret = publish(report, &l);
     if (ret < 0)
         store->used = start;

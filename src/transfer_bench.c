@@ -66,7 +66,8 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
     if (first == 0 || last_kb == 0 || last_kb > SHMB_TRANSFER_MAX_KB || first > last_kb)
         return -EINVAL;
     size_t n = 0;
-    for (uint64_t kb = first; kb < last_kb; kb *= 2) {
+    const uint64_t step = cfg->zero_copy ? 4 : 2; /* the zero-copy rows span 4 KB to 256 MB in a few sizes */
+    for (uint64_t kb = first; kb < last_kb; kb *= step) {
         if (n + 1 >= cap)
             return -EINVAL;
         sizes[n++] = kb * 1024;
@@ -81,6 +82,11 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
     *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * (cfg->cold ? 3 : 2) : 0;
+    const int jemalloc = cfg->translate && cfg->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
+        *bytes += cfg->systems[i] != SHMB_LOOKUP_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
+                                                             SHMB_LOOKUP_FLOWIPC_JEMALLOC) ? 2 * max : 0;
+    *bytes += jemalloc ? 2 * max : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
     return 0;
@@ -98,7 +104,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
                                               (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
         return -EINVAL;
     if (cfg->nsystems == 0)
-        return 0;
+        return cfg->zero_copy ? -EINVAL : 0;
     /* Paired: in this process, warm rows only, the control the baseline again. */
     if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS || cfg->translate || cfg->cold || cfg->peer ||
         cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
@@ -138,8 +144,9 @@ static uint64_t slot_bytes(uint64_t size)
 
 int shmb_transfer_bench_verify_translations(run_t *r)
 {
-    if (r->translation.missed == 0)
-        return 0;
+    int ret = shmb_transfer_handoff_verify(r);
+    if (ret < 0 || r->translation.missed == 0)
+        return ret;
     snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
              shmb_lookup_system_name((shmb_lookup_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
@@ -176,10 +183,16 @@ void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t 
 void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    if (part == SHMB_TRANSFER_COPY) {
+    if (part == SHMB_TRANSFER_COPY || part == SHMB_TRANSFER_COPY_OUT) {
         shmb_copy_batch(r->crew, fn, r->dst.addr, r->src.addr, (size_t)size, count);
         return;
     }
+    if (shmb_transfer_handoff_runs(r, part)) {
+        shmb_transfer_handoff_part(r, part, fn, size, count);
+        return;
+    }
+    if (part == SHMB_TRANSFER_ZERO_COPY) /* mooncake's side of it: the whole request */
+        part = SHMB_TRANSFER_REQUEST;
     if (part == SHMB_TRANSFER_TRANSLATE) {
         for (uint64_t i = 0; i < count; i++) {
             void *d = NULL;
@@ -356,14 +369,23 @@ const char *shmb_transfer_part_name(shmb_transfer_part_t part)
         [SHMB_TRANSFER_REQUEST_PATH] = "request_path",
         [SHMB_TRANSFER_TRANSLATE] = "translate",
         [SHMB_TRANSFER_REQUEST] = "request",
+        [SHMB_TRANSFER_ZERO_COPY] = "zero_copy",
+        [SHMB_TRANSFER_COPY_OUT] = "copy_out",
     };
     return (unsigned)part < SHMB_TRANSFER_PARTS ? names[part] : NULL;
 }
 
-/* The part moves bytes: its row has a rate, its bytes are verified. */
+/* The part moves bytes (or makes them the reader's): its row has a rate. */
 static int part_copies(shmb_transfer_part_t part)
 {
-    return part == SHMB_TRANSFER_COPY || part == SHMB_TRANSFER_REQUEST;
+    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE;
+}
+
+/* The part writes dst, whose bytes are then verified: a hand-off writes an
+ * object of its own instead, which the borrower checks. */
+static int moves_dst(const run_t *r, shmb_transfer_part_t part)
+{
+    return part_copies(part) && !shmb_transfer_handoff_runs(r, part);
 }
 
 uint64_t shmb_transfer_bench_batch(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size)
@@ -399,8 +421,8 @@ int shmb_transfer_bench_add_sample(run_t *r, double ns)
 /* The row of r->samples: rates from the median (bytes only for the parts
  * that move them); a copy's note names its kernel, the parts' shares come
  * later (shares). */
-static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
-                    uint64_t size, const char *step, uint64_t transfers)
+int shmb_transfer_bench_push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
+                                 uint64_t size, const char *step, uint64_t transfers)
 {
     const char *variant = part == SHMB_TRANSFER_COPY ? shmb_copy_method_name(m) : shmb_transfer_part_name(part);
     shmb_row_t row = shmb_row_make(variant, "size_kb", size / 1024, r->cfg->repetition);
@@ -409,6 +431,8 @@ static int push_row(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb
     row.iterations = transfers;
     if (part == SHMB_TRANSFER_COPY)
         snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
+    if (part == SHMB_TRANSFER_COPY_OUT)
+        snprintf(row.note, sizeof(row.note), "reader: borrowed object -> own buffer, %s", shmb_copy_method_name(m));
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
     if (ret < 0)
         return ret;
@@ -467,15 +491,24 @@ int shmb_transfer_bench_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_meth
     return 0;
 }
 
+/* The part runs in this process: without a peer, and a hand-off always
+ * (the writer is this process, the reader the hand-off's borrower process). */
+static int here(const run_t *r, shmb_transfer_part_t part)
+{
+    return !r->cfg->peer || shmb_transfer_handoff_runs(r, part);
+}
+
 int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
 {
     uint64_t done;
     memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
-    int ret = r->cfg->peer ? shmb_transfer_peer_copy(r, part, m, size, 0, &done)
-                           : shmb_transfer_bench_copy(r, part, m, size, 0, &done);
+    r->translation.check_payload = 1; /* a hand-off's borrower checks every byte it got */
+    int ret = here(r, part) ? shmb_transfer_bench_copy(r, part, m, size, 0, &done)
+                            : shmb_transfer_peer_copy(r, part, m, size, 0, &done);
+    r->translation.check_payload = 0;
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
-    if (ret == 0 && part_copies(part))
+    if (ret == 0 && moves_dst(r, part))
         ret = verify_copy(r, m, r->dst.addr, size, "before timing");
     return ret;
 }
@@ -484,8 +517,8 @@ int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t p
                              uint64_t size)
 {
     int (*copy)(run_t *, shmb_transfer_part_t, shmb_copy_method_t, uint64_t, int, uint64_t *) =
-        r->cfg->peer ? shmb_transfer_peer_copy : shmb_transfer_bench_copy;
-    const int verify_after = part_copies(part) && (r->cfg->verify || r->cfg->peer);
+        here(r, part) ? shmb_transfer_bench_copy : shmb_transfer_peer_copy;
+    const int verify_after = moves_dst(r, part) && (r->cfg->verify || r->cfg->peer);
     uint64_t done;
     int ret = shmb_transfer_bench_check(r, part, m, size);
     if (ret < 0)
@@ -498,7 +531,7 @@ int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t p
         return ret;
     if ((ret = shmb_transfer_bench_verify_translations(r)) < 0)
         return ret;
-    return push_row(r, rows, part, m, size, "", done);
+    return shmb_transfer_bench_push_row(r, rows, part, m, size, "", done);
 }
 
 /* The pages a fresh segment holds before its first write (after = 0) or
@@ -590,7 +623,7 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
         int r2 = shmb_segment_destroy(&fresh, NULL);
         ret = ret < 0 ? ret : r2;
     }
-    return ret < 0 ? ret : push_row(r, rows, SHMB_TRANSFER_COPY, m, size, "cold", r->samples.n);
+    return ret < 0 ? ret : shmb_transfer_bench_push_row(r, rows, SHMB_TRANSFER_COPY, m, size, "cold", r->samples.n);
 }
 
 int shmb_transfer_bench_copier_start(run_t *r)
@@ -680,7 +713,7 @@ void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
  * (the copy: the method the request copied with), and on the request's row
  * that method and what the parts add up to; fixed-point, so that a tiny
  * share never prints in e-notation and the note's shape stays the same. */
-static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m)
+static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m, int system)
 {
     const char *parts[] = {"request_path", "translate", shmb_copy_method_name(m)};
     for (size_t i = first; i < rows->n; i++) {
@@ -697,6 +730,8 @@ static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m)
         }
         snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", parts[2],
                  100.0 * sum / req->ns.p50);
+        if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+            shmb_transfer_handoff_notes(req, shmb_rows_find(rows, "translate", "", req->arg, req->repetition));
     }
 }
 
@@ -720,6 +755,14 @@ static int measure_size(run_t *r, shmb_rows_t *rows, uint64_t size, shmb_copy_me
     }
     if (ret == 0 && system)
         ret = shmb_transfer_bench_warm(r, rows, SHMB_TRANSFER_REQUEST, first_method, size);
+    if (ret == 0 && r->translation.handoff)
+        ret = shmb_transfer_handoff_copy_out(r, rows, first_method, size);
+    else if (ret == 0 && system) { /* unmeasured: every system's run has the row, so that they pair */
+        shmb_row_t row = shmb_row_make(shmb_transfer_part_name(SHMB_TRANSFER_COPY_OUT), "size_kb", size / 1024,
+                                       r->cfg->repetition);
+        row.threads = r->cfg->threads;
+        ret = shmb_rows_push(rows, &row);
+    }
     return ret;
 }
 
@@ -763,6 +806,15 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
+    if (ret == 0 && r.translation.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+        /* The writer is this process: with a peer, it needs the request path here too. */
+        const int flavour[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1};
+        if (cfg->peer)
+            ret = shmb_transfer_bench_translation_start(&r);
+        if (ret == 0)
+            ret = shmb_transfer_handoff_open(cfg, flavour, sizes[nsizes - 1], &r.translation.handoff, why,
+                                             why_cap);
+    }
     uint64_t kb = 0;
     shmb_transfer_progress_plan(cfg->progress, sizes, (size_t)nsizes);
     for (int i = 0; i < nsizes && ret == 0; i++) {
@@ -774,10 +826,11 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
         ret = ret < 0 ? ret : rd;
     }
     shmb_transfer_bench_copier_stop(&r);
+    ret = shmb_transfer_handoff_close(r.translation.handoff, ret);
     if (ret == 0)
         shmb_transfer_bench_speedups(rows, first);
     if (ret == 0 && r.translation.system >= 0)
-        shares(rows, first, (shmb_copy_method_t)first_method);
+        shares(rows, first, (shmb_copy_method_t)first_method, r.translation.system);
     int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;
     int r2 = r.src.fd >= 0 ? shmb_segment_destroy(&r.src, NULL) : 0;
     return ret < 0 ? ret : r1 < 0 ? r1 : r2;

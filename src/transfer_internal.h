@@ -22,6 +22,7 @@
 #include "shmbench/stats.h"
 #include "shmbench/transfer_bench.h"
 
+#include "handoff_internal.h"
 #include "paths_internal.h"
 
 #define SHMB_TRANSFER_MAX_SIZES 64
@@ -49,12 +50,15 @@ typedef enum shmb_transfer_part {
     SHMB_TRANSFER_COPY,         /* the copy alone: src[0, size) -> dst */
     SHMB_TRANSFER_REQUEST_PATH, /* TENT's submit path, no translation and no copy */
     SHMB_TRANSFER_TRANSLATE,    /* the system's translation of dst alone */
-    SHMB_TRANSFER_REQUEST,      /* the request path calling the translation and the copy */
+    SHMB_TRANSFER_REQUEST,      /* the request path calling the translation and the copy; SHM-jemalloc
+                                 * with a hand-off link: its write path (src/transfer_handoff.c) */
+    SHMB_TRANSFER_ZERO_COPY,    /* mooncake: the whole request; a Flow-IPC flavour: its hand-off, no copy */
+    SHMB_TRANSFER_COPY_OUT,     /* the reader's copy of a borrowed object into its own buffer (dst) */
     SHMB_TRANSFER_PARTS
 } shmb_transfer_part_t;
 
-/* The row name of a part: "request_path", "translate", "request" (the copy's
- * rows carry their method's name: NULL). */
+/* The row name of a part: "request_path", "translate", "request",
+ * "zero_copy", "copy_out" (the copy's rows carry their method's name: NULL). */
 const char *shmb_transfer_part_name(shmb_transfer_part_t part);
 
 /* With a system, the remote side as the request sees it: dst is buffer (or
@@ -64,7 +68,7 @@ typedef struct shmb_transfer_translation {
     int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
-    uint64_t buffer_addr;  /* base of the engine's registration holding dst (the pool's, flowipc_classic) */
+    uint64_t buffer_addr;  /* base of the engine's registration holding dst (a pool's, for a Flow-IPC flavour) */
     char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM path as registered: its name, or for a
                                                * memfd kind (no name) "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
@@ -72,6 +76,11 @@ typedef struct shmb_transfer_translation {
     shmb_mooncake_engine_t *engine; /* the request path, over the same registrations */
     shmb_copy_fn copy;     /* the request's copy (the method of the row being measured) */
     uint64_t missed;       /* translations or requests that did not give dst */
+    /* The object hand-off (src/transfer_handoff.c): SHM-jemalloc's write path, the zero-copy rows. */
+    shmb_handoff_link_t *handoff; /* the lender and its borrower process; NULL: no hand-off */
+    shmb_handoff_object_t obj;    /* the request's object, between its construct and its hand-off */
+    int handoff_err;              /* the first hand-off that failed (-errno), its reason in the link's why */
+    int check_payload;            /* 1: the borrower checks the payload too (the check before timing) */
 } shmb_transfer_translation_t;
 
 /* One run, on the owner's side and, for its copies, on the peer's. */
@@ -189,6 +198,56 @@ int shmb_transfer_bench_prepare(shmb_transfer_run_t *r, uint64_t max);
  * table, and the copy with r->translation.copy on r's crew. */
 int shmb_transfer_translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
 void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t len);
+
+/* ---- the object hand-off (src/transfer_handoff.c) ---- */
+
+#define SHMB_TRANSFER_NOT_UPSTREAM "not possible upstream (borrowers map pools read-only)"
+
+/* A hand-off link for the flavours of flavour[] (indexed by system) with
+ * objects up to max bytes of payload: its borrower process started, each
+ * flavour opened and checked. *out NULL on failure, nothing left. */
+int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_LOOKUP_SYSTEMS],
+                               uint64_t max, shmb_handoff_link_t **out, char *why, size_t why_cap);
+
+/* Everything of the link gone, its process reaped; run_ret as the run
+ * ended (the result: run_ret, or the stop's error when it had none). */
+int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret);
+
+/* Does r hand `part` over instead of running it as Mooncake does? */
+int shmb_transfer_handoff_runs(const shmb_transfer_run_t *r, shmb_transfer_part_t part);
+
+/* count operations of a part handed over (shmb_transfer_handoff_runs):
+ * SHM-jemalloc's write request (the request path around construct, write
+ * with fn, lend ... free), or a flavour's zero-copy hand-off (construct,
+ * lend ... release, and SHM-jemalloc's return and free). A failure counts
+ * as missed, the first kept in handoff_err. */
+void shmb_transfer_handoff_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
+                                uint64_t count);
+
+/* One write of len bytes at src through SHM-jemalloc's write path (the
+ * request path around construct, write with r->translation.copy, the
+ * hand-off and the free), the request naming remote: 1 when it went
+ * through (else a hand-off's failure is counted as above, or the request
+ * path failed), 0 when not. */
+int shmb_transfer_handoff_write(shmb_transfer_run_t *r, void *src, uint64_t remote, uint64_t len);
+
+/* -EPROTO (why set) or the first hand-off's error, once one failed, or
+ * when an object was not freed exactly once. */
+int shmb_transfer_handoff_verify(shmb_transfer_run_t *r);
+
+/* The copy_out row of size: an object of the arena filled with src's
+ * bytes, copied out into dst with method m (checked, timed, verified), in
+ * this process: the borrower maps the same pages. */
+int shmb_transfer_handoff_copy_out(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size);
+
+/* SHM-jemalloc's notes beside its request row req: the write path's, and
+ * on its translate row (to_address, kept as a bound) that it is not
+ * possible upstream. */
+void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate);
+
+/* The row of r->samples for part (transfer_bench.c's push_row). */
+int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
+                                 shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers);
 
 /* Appends one sample to r->samples; -ENOMEM recorded as malloc. */
 int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);

@@ -39,6 +39,7 @@ typedef struct paired {
     shmb_transfer_config_t cfgs[SHMB_PAIRED_MAX_SYSTEMS];
     shmb_transfer_run_t views[SHMB_PAIRED_MAX_SYSTEMS]; /* base's src, dst and crew, a system's translation */
     shmb_transfer_paired_names_t names;
+    shmb_handoff_link_t *link;                /* the Flow-IPC flavours' hand-offs, when any hands over */
     double *samples[SHMB_PAIRED_MAX_SYSTEMS]; /* per round */
     size_t cap;                               /* rounds each holds */
     /* The part being measured, for the slices. */
@@ -133,7 +134,7 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
     for (size_t s = 0; s < p->n; s++) {
         shmb_row_t *row = &rows->v[*first + s];
         row->items_per_second = 1e9 / row->ns.p50;
-        if (p->part == SHMB_TRANSFER_REQUEST)
+        if (p->part == SHMB_TRANSFER_REQUEST || p->part == SHMB_TRANSFER_ZERO_COPY)
             row->bytes_per_second = (double)p->size * 1e9 / row->ns.p50;
     }
     return 0;
@@ -192,7 +193,18 @@ static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shm
         }
         snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy->variant,
                  100.0 * sum / req->ns.p50);
+        if (strcmp(req->system, shmb_lookup_system_name(SHMB_LOOKUP_FLOWIPC_JEMALLOC)) == 0)
+            shmb_transfer_handoff_notes(req, &rows->v[first[1] + s]);
     }
+}
+
+/* The view that hands SHM-jemalloc's objects over, or NULL. */
+static shmb_transfer_run_t *jemalloc_view(paired_t *p)
+{
+    for (size_t s = 0; s < p->n; s++)
+        if (p->views[s].translation.handoff && p->views[s].translation.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+            return &p->views[s];
+    return NULL;
 }
 
 /* The rows of one size: request_path and translate paired, each method's
@@ -201,6 +213,8 @@ static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
     size_t first[3];
+    if (cfg->zero_copy)
+        return measure_part(p, rows, SHMB_TRANSFER_ZERO_COPY, first_method, size, &first[0]);
     int ret = measure_part(p, rows, SHMB_TRANSFER_REQUEST_PATH, first_method, size, &first[0]);
     if (ret == 0)
         ret = measure_part(p, rows, SHMB_TRANSFER_TRANSLATE, first_method, size, &first[1]);
@@ -209,6 +223,8 @@ static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy
             ret = shmb_transfer_bench_warm(&p->base, rows, SHMB_TRANSFER_COPY, (shmb_copy_method_t)m, size);
     if (ret == 0)
         ret = measure_part(p, rows, SHMB_TRANSFER_REQUEST, first_method, size, &first[2]);
+    if (ret == 0 && jemalloc_view(p))
+        ret = shmb_transfer_handoff_copy_out(jemalloc_view(p), rows, first_method, size);
     if (ret < 0)
         return ret;
     shares(rows, p->n, first,
@@ -216,11 +232,22 @@ static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy
     return 0;
 }
 
-/* Each system's translation over base's src, dst and crew, checked. */
-static int views_start(paired_t *p, char *why, size_t why_cap)
+/* Does system s hand objects over (zero-copy rows: every flavour; else
+ * SHM-jemalloc, whose write is a hand-off)? */
+static int hands_over(const shmb_transfer_config_t *cfg, shmb_lookup_system_t s)
+{
+    return s != SHMB_LOOKUP_MOONCAKE && (cfg->zero_copy || s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+}
+
+/* Each system's translation over base's src, dst and crew, checked; the
+ * hand-off link of the systems that hand over. */
+static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
-    int ret = 0;
+    int flavour[SHMB_LOOKUP_SYSTEMS] = {0}, any = 0;
+    for (size_t s = 0; s < p->n; s++)
+        any |= flavour[cfg->systems[s]] = hands_over(cfg, cfg->systems[s]);
+    int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;
     for (size_t s = 0; s < p->n && ret == 0; s++) {
         p->cfgs[s] = *cfg;
         p->cfgs[s].nsystems = 0;
@@ -232,6 +259,8 @@ static int views_start(paired_t *p, char *why, size_t why_cap)
         v->dst = p->base.dst;
         v->crew = p->base.crew;
         ret = shmb_transfer_bench_translation_start(v);
+        if (hands_over(cfg, cfg->systems[s]))
+            v->translation.handoff = p->link;
         if (ret == 0)
             ret = shmb_transfer_bench_verify_translations(v);
     }
@@ -250,7 +279,7 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     const size_t start = rows->n;
     int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
     if (ret == 0)
-        ret = views_start(p, why, why_cap);
+        ret = views_start(p, sizes[nsizes - 1], why, why_cap);
     uint64_t kb = 0;
     shmb_transfer_progress_plan(cfg->progress, sizes, nsizes);
     for (size_t i = 0; i < nsizes && ret == 0; i++) {
@@ -262,6 +291,7 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
         free(p->samples[s]);
     }
     shmb_transfer_bench_copier_stop(&p->base);
+    ret = shmb_transfer_handoff_close(p->link, ret);
     if (ret == 0)
         shmb_transfer_bench_speedups(rows, start);
     int r1 = p->base.dst.fd >= 0 ? shmb_segment_destroy(&p->base.dst, NULL) : 0;

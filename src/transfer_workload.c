@@ -11,6 +11,12 @@
  * own batch of one, as shmb_mooncake_engine_submit models it; upstream
  * callers (SGLang's Mooncake sender) submit a request's descriptors as one
  * batch, so request_path here is the per-descriptor path times D.
+ *
+ * SHM-jemalloc cannot be written into (src/transfer_handoff.c): its request
+ * hands each descriptor over through its write path (construct d bytes in
+ * its own arena, write, lend, the handle to the borrower process and the
+ * return back, free); its translate row, to_address, is kept as a bound
+ * and marked not possible upstream.
  */
 #include "workload_internal.h"
 
@@ -54,6 +60,22 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
     w->tc = tc;
 }
 
+/* SHM-jemalloc's replay: the hand-off link its requests go through. */
+static int handoff_open(replay_t *w)
+{
+    if (w->r.translation.system != SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+        return 0;
+    const int flavour[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1};
+    return shmb_transfer_handoff_open(&w->tc, flavour, w->tc.max_transfer_size_kb * 1024, &w->r.translation.handoff,
+                                      w->r.why, w->r.why_cap);
+}
+
+static void handoff_close(replay_t *w)
+{
+    shmb_transfer_handoff_close(w->r.translation.handoff, -ECANCELED);
+    w->r.translation.handoff = NULL;
+}
+
 int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, uint64_t max_bytes, char *why,
                                size_t why_cap)
 {
@@ -68,7 +90,8 @@ int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, u
         return -EINVAL;
     if (!(w->copy = shmb_copy_kernel(cfg->method)))
         return -ENOTSUP;
-    return shmb_transfer_bench_prepare(&w->r, w->tc.max_transfer_size_kb * 1024);
+    int ret = shmb_transfer_bench_prepare(&w->r, w->tc.max_transfer_size_kb * 1024);
+    return ret < 0 ? ret : handoff_open(w);
 }
 
 void shmb_workload_replay_stop(replay_t *w)
@@ -77,6 +100,7 @@ void shmb_workload_replay_stop(replay_t *w)
         shmb_stats_release(&w->samples[p]);
     if (!w->r.cfg)
         return;
+    handoff_close(w);
     shmb_transfer_bench_copier_stop(&w->r);
     if (w->r.dst.fd >= 0)
         shmb_segment_destroy(&w->r.dst, NULL);
@@ -118,7 +142,10 @@ static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
                                                      d, &p) != 0 || p != dst + k * d;
             break;
         case SHMB_WORKLOAD_COPY: shmb_copy_batch(w->r.crew, w->copy, dst + k * d, src + k * d, (size_t)d, 1); break;
-        default: t->missed += !submit_ok(w, k, d, &hooks); break;
+        default:
+            t->missed += t->handoff ? !shmb_transfer_handoff_write(&w->r, src + k * d, t->remote_addr + k * d, d)
+                                    : !submit_ok(w, k, d, &hooks);
+            break;
         }
     }
 }
@@ -153,19 +180,34 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
     shmb_transfer_translation_t *t = &w->r.translation;
     const char *system = shmb_lookup_system_name((shmb_lookup_system_t)t->system);
     size_t bad;
+    int ret = shmb_transfer_handoff_verify(&w->r); /* a failed hand-off's reason first */
+    if (ret < 0)
+        return ret;
     if (t->missed) {
         snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: %llu descriptor passes of %llu did not reach "
                  "their place in dst", system, w->index, shmb_workload_part_name(part),
                  (unsigned long long)t->missed, (unsigned long long)f->descriptors);
         return -EPROTO;
     }
-    if ((part != SHMB_WORKLOAD_COPY && part != SHMB_WORKLOAD_REQUEST) ||
-        !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
+    const int writes_dst = part == SHMB_WORKLOAD_COPY || (part == SHMB_WORKLOAD_REQUEST && !t->handoff);
+    if (!writes_dst || !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
         return 0;
     snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
              "offset %zu", system, w->index, shmb_workload_part_name(part),
              (unsigned long long)(bad / f->descriptor_bytes), (unsigned long long)f->descriptors, bad);
     return -EPROTO;
+}
+
+/* Before SHM-jemalloc's request is timed: its first descriptor handed over
+ * untimed, the borrower reading back every byte of it. */
+static int checked_handoff(replay_t *w, const shmb_workload_fanout_t *f)
+{
+    shmb_transfer_translation_t *t = &w->r.translation;
+    t->copy = w->copy;
+    t->check_payload = 1;
+    t->missed += !shmb_transfer_handoff_write(&w->r, w->r.src.addr, t->remote_addr, f->descriptor_bytes);
+    t->check_payload = 0;
+    return check(w, SHMB_WORKLOAD_REQUEST_PATH, f);
 }
 
 int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
@@ -175,10 +217,19 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
         if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
             memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
         w->r.translation.missed = 0;
-        if ((ret = timed(w, (shmb_workload_part_t)p, f)) == 0)
+        if (p == SHMB_WORKLOAD_REQUEST && w->r.translation.handoff)
+            ret = checked_handoff(w, f);
+        if (ret == 0 && (ret = timed(w, (shmb_workload_part_t)p, f)) == 0)
             ret = check(w, (shmb_workload_part_t)p, f);
     }
     return ret;
+}
+
+/* SHM-jemalloc's request and translate rows say what they stand for. */
+static void handoff_notes(shmb_row_t *req, shmb_row_t *translate)
+{
+    snprintf(req->note, sizeof(req->note), "write path: each descriptor handed over");
+    snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
 }
 
 /* The four rows, each part's share of the request's p50 in its note. */
@@ -208,6 +259,8 @@ static int push_rows(replay_t *w, shmb_rows_t *rows)
     }
     snprintf(rows->v[first + SHMB_WORKLOAD_REQUEST].note, sizeof(rows->v[0].note), "parts add up to %.1f%%",
              100.0 * sum / whole);
+    if (w->r.translation.handoff)
+        handoff_notes(&rows->v[first + SHMB_WORKLOAD_REQUEST], &rows->v[first + SHMB_WORKLOAD_TRANSLATE]);
     return 0;
 }
 
@@ -228,11 +281,14 @@ static int view_start(replay_t *w, const shmb_workload_config_t *c, const replay
     w->r.dst = owner->r.dst;
     w->r.crew = owner->r.crew;
     int ret = shmb_transfer_bench_translation_start(&w->r);
-    return ret < 0 ? ret : shmb_transfer_bench_verify_translations(&w->r);
+    if (ret == 0)
+        ret = shmb_transfer_bench_verify_translations(&w->r);
+    return ret < 0 ? ret : handoff_open(w);
 }
 
 static void view_stop(replay_t *w)
 {
+    handoff_close(w);
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
         shmb_stats_release(&w->samples[p]);
     shmb_transfer_bench_translation_stop(&w->r);
@@ -270,6 +326,8 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
             snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
         }
         snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
+        if (w[s].r.translation.handoff)
+            handoff_notes(req, &rows->v[first[SHMB_WORKLOAD_TRANSLATE] + s]);
     }
     return 0;
 }

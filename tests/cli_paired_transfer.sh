@@ -2,8 +2,9 @@
 # shm_transfer_bench --systems as a user runs it: a paired sweep at 4 and
 # 8 KB as a table and as JSON (one run, --json_out), its rows by name (each
 # system's, each ratio to the baseline, the control's, the copy once), the
-# ratio rows' fields, the header's lines; a paired KV-cache replay; the
-# refusals, one line each; nothing left in /dev/shm. Figures are never
+# ratio rows' fields, the header's lines; a paired KV-cache replay;
+# SHM-jemalloc's write path and the zero-copy rows; the refusals, one line
+# each; nothing left in /dev/shm. Figures are never
 # checked: they are the machine's.
 #   cli_paired_transfer.sh BIN_DIR PYTHON
 bindir=$1
@@ -92,6 +93,58 @@ assert any(n.startswith("rounds: the requests: every system replays each request
            for n in d["context"]["notes"]), d["context"]["notes"]
 EOF
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "paired replay left segments under /$prefix"
+
+# SHM-jemalloc: its request is its write path (a hand-off to a borrower
+# process), its to_address translate row is marked not possible upstream,
+# copy_out follows the request once; its --system run has mooncake's rows
+# (and copy_out, unmeasured in mooncake's run).
+jq=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=20 --time_per_size_ms=20
+    --num_segments=10)
+"$bin" "${jq[@]}" --systems=mooncake,flowipc_jemalloc --format=json >"$work/j.json" 2>"$work/j.err" \
+  || fail "paired sweep with flowipc_jemalloc: exit $?: $(cat "$work/j.err")"
+for s in mooncake flowipc_jemalloc; do
+  "$bin" "${jq[@]}" --system=$s --format=json >"$work/s_$s.json" 2>"$work/s.err" \
+    || fail "--system=$s: exit $?: $(cat "$work/s.err")"
+done
+"$python" - "$work/j.json" "$work/s_mooncake.json" "$work/s_flowipc_jemalloc.json" <<'EOF' && ok \
+  || fail "flowipc_jemalloc's write path rows (the assertion above)"
+import json, sys
+load = lambda p: {r["name"]: r for r in json.load(open(p))["benchmarks"]}
+paired, moon, jem = (load(p) for p in sys.argv[1:])
+t = paired["shm_transfer/translate/size_kb:4/system:flowipc_jemalloc"]
+assert t["label"].startswith("not possible upstream (borrowers map pools read-only)"), t
+r = paired["shm_transfer/request/size_kb:4/system:flowipc_jemalloc"]
+assert r["label"].startswith("write path:"), r
+assert paired["shm_transfer/copy_out/size_kb:4"]["iterations"] > 0
+names = list(paired)
+assert names.index("shm_transfer/copy_out/size_kb:4") == len(names) - 1, names
+# JSON leaves unmeasured rows out (the table has them: cli_system.sh pairs those)
+assert list(moon) == [n for n in jem if "copy_out" not in n], (list(moon), list(jem))
+assert jem["shm_transfer/copy_out/size_kb:4"]["iterations"] > 0
+assert jem["shm_transfer/translate/size_kb:4"]["label"].startswith("not possible upstream")
+EOF
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "the write path left segments under /$prefix"
+
+# --zero_copy: per size (x4), Mooncake's whole request against each
+# flavour's hand-off, paired; refused without --systems.
+"$bin" --shm_prefix=/$prefix --systems=mooncake,flowipc_classic,flowipc_jemalloc --zero_copy --transfer_size_kb=4 \
+  --max_transfer_size_kb=64 --num_transfers=20 --time_per_size_ms=20 >"$work/z.txt" 2>"$work/z.err" \
+  || fail "--zero_copy: exit $?: $(cat "$work/z.err")"
+want=""
+for kb in 4 16 64; do
+  for s in mooncake flowipc_classic flowipc_jemalloc mooncake_control flowipc_classic/vs:mooncake \
+           flowipc_jemalloc/vs:mooncake mooncake_control/vs:mooncake; do
+    want="$want$kb zero_copy $s|"
+  done
+done
+got=$(table_rows "$work/z.txt" | awk '{print $1, $2, $13}' | tr '\n' '|')
+[ "$got" = "$want" ] && ok || fail "--zero_copy rows: $got"
+grep -qF "# zero_copy: mooncake's whole request (request path, relocate, copy)" "$work/z.txt" && ok \
+  || fail "--zero_copy: no header line on what its rows stand for"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--zero_copy left segments under /$prefix"
+expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --system=mooncake --zero_copy
+expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --systems=mooncake,flowipc_classic --workload=synthetic \
+  --zero_copy
 
 # Refusals: one line naming the flag, exit 2, nothing measured.
 expect_usage_error "$bin" cold "${quick[@]}" --cold

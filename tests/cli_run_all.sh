@@ -192,15 +192,15 @@ verdict = open(sys.argv[1]).read().split("## Verdict\n", 1)[1].split("\n## ", 1)
 said = "".join(l for l in verdict.splitlines() if l)
 assert said.startswith("SHM-classic against Mooncake: ") and said in open(sys.argv[2]).read().replace("\n", "")
 EOF
-for f in allocation lookup transfer workload; do
+for f in allocation lookup transfer workload zero_copy; do
   paired_ok "$results/sys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc && [ -s "$results/sys/${f}_paired.txt" ] \
     && ok || fail "--system: ${f}_paired.json is no paired run of the three systems"
 done
 [ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
-# four runs, one per binary and question set, each pinned, the lookup with --peer_process
-[ "$(wc -l <"$work/ran")" -eq 4 ] && [ "$(grep -c -- "--systems=mooncake,flowipc_classic,flowipc_jemalloc --cpu=$last " "$work/ran")" -eq 4 ] \
-  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 4 paired and pinned: $(cat "$work/ran")"
+# five runs, one per binary and question set (zero_copy the fifth), each pinned, the lookup with --peer_process
+[ "$(wc -l <"$work/ran")" -eq 5 ] && [ "$(grep -c -- "--systems=mooncake,flowipc_classic,flowipc_jemalloc --cpu=$last " "$work/ran")" -eq 5 ] \
+  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 5 paired and pinned: $(cat "$work/ran")"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
 grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
   && ok || fail "--system: no paired workload rows"
@@ -250,9 +250,9 @@ for mode in -v ""; do
   [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
     || fail "--per-system: not interleaved (${mode:-workload}): $order"
 done
-# four paired runs, then five (allocation, lookup, lookup_sweep, transfer, workload) x 3 systems x 2
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 34 ] && [ "$(wc -l <"$work/ran")" -eq 34 ] && ok \
-  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 4 + 30 of one repetition"
+# five paired runs, then five (allocation, lookup, lookup_sweep, transfer, workload) x 3 systems x 2
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 35 ] && [ "$(wc -l <"$work/ran")" -eq 35 ] && ok \
+  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 5 + 30 of one repetition"
 # compare.sh on the per-system files alone pairs the workload's rows too
 mkdir "$work/persys"
 cp "$results/persys/"*_mooncake.json "$results/persys/"*_flowipc_*.json "$work/persys/"
@@ -268,8 +268,8 @@ run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 paired_ok "$results/classic/transfer_paired.json" mooncake,flowipc_classic \
   && ok || fail "--system=flowipc_classic: transfer_paired.json is no paired run of mooncake and flowipc_classic"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 9 ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 9 (4 runs x 2 and run.json)"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 11 ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | wc -l) files, expected 11 (5 runs x 2 and run.json)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 

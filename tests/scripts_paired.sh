@@ -7,7 +7,8 @@
 # that passes alone into "within the noise"; a whole-request saving far beyond the
 # translation's plus the control's noise is "unexplained by the design" and
 # the design is credited with the translation's; a control off by more than 5% makes
-# its section say it is too noisy and how to get a quieter run; compare.sh on one
+# its section say it is too noisy and how to get a quieter run; the zero-copy section
+# and sentence, and a step not possible upstream never credited; compare.sh on one
 # paired folder and on two (before, after); its gate (--fail-above: exit 0, 1 with
 # the rows first, 2 on a bad percentage) and its warning on differing flags; bad
 # paired files: one line, exit 2.
@@ -112,6 +113,25 @@ report noisy
     "$work/noisy/report.md" && ok || fail "noisy: $(grep -i "noisy" "$work/noisy/report.md" | head -3)"
 grep -q "^SHM-classic against Mooncake: Once, the receiver's first attach saves 396 µs \[395 µs, 396 µs\] against Mooncake's 100 buffers: undecided (too noisy" \
   "$work/noisy/report.md" && ok || fail "noisy: the verdict does not say undecided: $(grep "^SHM-classic against" "$work/noisy/report.md")"
+
+# (f) Zero copy: the size from which each flavour's hand-off is cheaper than Mooncake's whole
+# request, with the condition, in its section and in the verdict; SHM-jemalloc's translate
+# row labelled not possible upstream is no credited step: its request verdict is its own.
+plant zerocopy
+report zerocopy
+grep -q "^- SHM-classic's hand-off is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB) (4 KB ratio 0.50 \[0.45, 0.55\]; 256 MB ratio 2.00 \[1.90, 2.10\]); the condition: the reader must be able to use the object in place (read it where it lies in the writer's memory): an application change, not a transport swap\.$" \
+  "$work/zerocopy/report.md" && ok || fail "zerocopy: SHM-classic's break-even: $(grep "hand-off" "$work/zerocopy/report.md")"
+grep -q "^- SHM-jemalloc's hand-off is never cheaper than Mooncake's whole request within 4 KB to 256 MB " \
+  "$work/zerocopy/report.md" && ok || fail "zerocopy: SHM-jemalloc's never"
+grep "^SHM-classic against Mooncake: " "$work/zerocopy/report.md" \
+  | grep -q "Instead of copying, its hand-off is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB); the condition: the reader must be able to use the object in place" \
+  && ok || fail "zerocopy: no zero-copy sentence in the verdict: $(grep "^SHM-classic against" "$work/zerocopy/report.md")"
+[ "$(cell zerocopy "zero copy, 1 MB" SHM-classic 8)" = faster ] && [ "$(cell zerocopy "zero copy, 256 KB" SHM-classic 8)" = slower ] \
+  && ok || fail "zerocopy: its table: $(grep "zero copy, 1 MB |" "$work/zerocopy/report.md")"
+[ "$(cell zerocopy "4 KB request" SHM-jemalloc 7)" = "-" ] && [ "$(cell zerocopy "4 KB request" SHM-jemalloc 9)" = slower ] \
+  && [ "$(cell zerocopy "4 KB request" SHM-classic 7)" != "-" ] \
+  && grep -q "its translate row (to_address) is not possible upstream and reaches no verdict" "$work/zerocopy/report.md" \
+  && ok || fail "zerocopy: SHM-jemalloc's request credited with a step not possible upstream: $(grep "4 KB request |" "$work/zerocopy/report.md")"
 
 # The run: the load average before and after each run, from run_all.sh's run.json
 printf '{"cpu": 1, "runs": [\n{"name": "allocation_paired", "start": "s", "end": "e", "load_before": [0.5, 0.6, 0.7], "load_after": [1.5, 0.9, 0.8]}\n]}\n' \

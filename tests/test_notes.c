@@ -418,7 +418,7 @@ static void test_store_full(void **state)
     shmb_transfer_config_t t = transfer_cfg();
     t.translate = 1;
     t.peer = &peer;
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &t), 5);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &t), 6);
     assert_string_equal(first.notes[0], kept);
 }
 
@@ -487,7 +487,8 @@ static void test_transfer_modes(void **state)
     c.num_segments = 7;
     c.peer = &peer;
     r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 5);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 6);
+    assert_true(has_note(&r, "flowipc_jemalloc: a borrower maps a lent pool read-only"));
     assert_string_equal(r.notes[3], "request_path: TENT's submit path for one descriptor (selection, look-ups, "
                                     "task objects, locks), the same code for every system, over the "
                                     "registrations each design makes (its findBuffer walks them): mooncake 7 "
@@ -522,7 +523,7 @@ static void test_transfer_paired(void **state)
     c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
     c.systems[1] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
     shmb_report_t r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 7);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "request_path: TENT's submit path"));
     assert_string_equal(r.notes[4], "paired run (--systems): mooncake, flowipc_jemalloc, mooncake_control measured "
                                     "in one run, round by round, each round every system once");
@@ -535,8 +536,14 @@ static void test_transfer_paired(void **state)
     assert_true(has_note(&r, "copy rows: the same code for every system, measured once"));
     c.mooncake_path = SHMB_MOONCAKE_PR192;
     r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 9);
     assert_true(has_note(&r, "mooncake's relocate path: pr192"));
+    c.zero_copy = 1;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 9);
+    assert_true(has_note(&r, "zero_copy: mooncake's whole request"));
+    assert_false(has_note(&r, "flowipc_jemalloc: a borrower maps"));
+    c.zero_copy = 0;
 
     r = fresh_report();
     r.notes[0] = "workload: synthetic";

@@ -293,10 +293,34 @@ static void test_threads(void **state)
  * translation, the copy, the whole request; each part's note its share of
  * the request's p50 (printed with two decimals), the request's its copy and
  * what the parts add up to (one decimal); bytes only where bytes move. */
-static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb, int threads)
+/* Rows per size of a --system run: the request's four, then copy_out
+ * (measured for SHM-jemalloc, whose reader needs it; unmeasured for the
+ * others, so that the runs pair row by row). */
+#define PER_SIZE 5
+
+/* SHM-jemalloc's request is its write path: its notes say so, its
+ * to_address translation is not possible upstream, the reader's copy_out
+ * follows (a copy: verified, with a rate). */
+static void check_jemalloc_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb)
+{
+    assert_string_equal(rows->v[first + 1].note, SHMB_TRANSFER_NOT_UPSTREAM);
+    assert_non_null(strstr(rows->v[first + 3].note, "write path"));
+    const shmb_row_t *out = &rows->v[first + 4];
+    assert_string_equal(out->variant, "copy_out");
+    assert_int_equal(out->arg, size_kb);
+    assert_true(out->bytes_per_second > 0 && out->iterations > 0);
+}
+
+static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb, int threads, int system)
 {
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
     const shmb_row_t *req = &rows->v[first + 3];
+    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+        check_jemalloc_rows(rows, first, size_kb);
+        return;
+    }
+    assert_string_equal(rows->v[first + 4].variant, "copy_out");
+    assert_int_equal(rows->v[first + 4].iterations, 0);
     double sum = 0;
     for (int k = 0; k < 4; k++) {
         const shmb_row_t *row = &rows->v[first + (size_t)k];
@@ -336,14 +360,16 @@ static void test_translated(void **state)
         c.verify = 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 9 * 4); /* 4 KB .. 1 MB */
+        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+        const size_t n = PER_SIZE;
+        assert_int_equal(rows.n, 9 * n); /* 4 KB .. 1 MB */
         for (size_t i = 0; i < 9; i++)
-            check_request_rows(&rows, 4 * i, 4u << i, 1);
+            check_request_rows(&rows, n * i, 4u << i, 1, (int)c.system);
         /* the copy's share of the request grows with the copy (1 MB copies 256x more than 4 KB) */
         double first = 0, last = 0;
         sscanf(rows.v[2].note, "%lf", &first);
-        sscanf(rows.v[rows.n - 2].note, "%lf", &last);
+        sscanf(rows.v[rows.n - n + 2].note, "%lf", &last);
         assert_true(last > first);
         shmb_rows_free(&rows);
         assert_int_equal(count_ours(), 0);
@@ -576,7 +602,9 @@ static void test_parts_planted_fault(void **state)
 {
     (void)state;
     char why[256] = "";
-    const unsigned path = 1u << SHMB_TRANSFER_REQUEST_PATH, request = 1u << SHMB_TRANSFER_REQUEST;
+    /* without a hand-off link, zero_copy is the whole request (mooncake's side of it) */
+    const unsigned path = 1u << SHMB_TRANSFER_REQUEST_PATH,
+                   request = 1u << SHMB_TRANSFER_REQUEST | 1u << SHMB_TRANSFER_ZERO_COPY;
     const unsigned translate = 1u << SHMB_TRANSFER_TRANSLATE;
     for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
@@ -612,6 +640,109 @@ static void test_parts_planted_fault(void **state)
     copier_down(&r);
     assert_null(shmb_transfer_part_name(SHMB_TRANSFER_COPY));
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
+}
+
+/* ---- the object hand-off (src/transfer_handoff.c) ---- */
+
+static void hooks_off(void)
+{
+    shmb_handoff_bench_wrong_tag = 0;
+    shmb_handoff_bench_wrong_byte = 0;
+    shmb_handoff_bench_lost_return = 0;
+    shmb_handoff_bench_wrong_return = 0;
+}
+
+/* A run (with a hook set) that must fail its hand-off check: -EPROTO, why
+ * naming what, and nothing left behind; the hooks off again. */
+static void fails_with(const shmb_transfer_config_t *c, const char *what)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    const int ret = shmb_transfer_bench_run(c, &rows, why, sizeof(why));
+    hooks_off();
+    shmb_rows_free(&rows); /* the rows before the failed check: the main prints none */
+    assert_int_equal(ret, -EPROTO);
+    if (!strstr(why, what))
+        fail_msg("expected \"%s\" in: %s", what, why);
+    assert_int_equal(count_ours(), 0);
+}
+
+/* SHM-jemalloc's write path, checked before timing: a wrong tag on the
+ * first object, a byte of its payload wrong (the borrower reads every byte
+ * of the checked hand-off), a return the lender never takes (the object
+ * is not freed exactly once), a return naming another object each fail the
+ * run; so does a wrong byte in
+ * copy_out's object (dst is checked after the reader's copy). */
+static void test_write_path_planted_faults(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t c = small();
+    c.max_transfer_size_kb = 4;
+    c.translate = 1;
+    c.system = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.num_segments = 10;
+    shmb_handoff_bench_wrong_tag = 1;
+    fails_with(&c, "not the lender's tag");
+    shmb_handoff_bench_wrong_byte = 1;
+    fails_with(&c, "payload of 4096 bytes differs at offset 2048");
+    shmb_handoff_bench_lost_return = 1;
+    fails_with(&c, "objects were freed and");
+    shmb_handoff_bench_wrong_return = 1;
+    fails_with(&c, "hand-off 0: the return failed");
+    /* copy_out's object comes after the request's: its check, its batch of
+     * one (a hand-off dwarfs the timer) and the 20 timed, then copy_out's */
+    c.count_given = 1;
+    shmb_handoff_bench_wrong_byte = 1 + 1 + 20 + 1;
+    fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
+}
+
+/* --zero_copy: per size, Mooncake's whole request against each flavour's
+ * hand-off, paired (rows zero_copy/size_kb:N/system:NAME and the ratio
+ * rows), sizes x4; refused without --systems. A wrong tag (each flavour's
+ * first hand-off) or a lost return fails the run. */
+static void test_zero_copy(void **state)
+{
+    (void)state;
+    static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
+    shmb_transfer_config_t c = small();
+    c.max_transfer_size_kb = 64;
+    c.num_segments = 10;
+    c.zero_copy = 1;
+    c.nsystems = 4;
+    c.systems[0] = c.systems[3] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    c.systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("zero copy: %s", why);
+    assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    for (size_t i = 0; i < rows.n; i++) {
+        char want[160], name[160];
+        const uint64_t kb = 4u << (2 * (i / 7));
+        const size_t k = i % 7;
+        if (k < 4)
+            snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s", (unsigned long long)kb,
+                     systems[k]);
+        else
+            snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s/vs:mooncake",
+                     (unsigned long long)kb, systems[k - 3]);
+        shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
+        assert_string_equal(name, want);
+        assert_true(rows.v[i].iterations > 0);
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(count_ours(), 0);
+    c.max_transfer_size_kb = 4;
+    shmb_handoff_bench_wrong_tag = 1;
+    fails_with(&c, "not the lender's tag");
+    shmb_handoff_bench_lost_return = 1;
+    fails_with(&c, "flowipc_jemalloc: after");
+    shmb_handoff_bench_wrong_return = 1;
+    fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
+    c.nsystems = 0;
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
 }
 
 /* ---- with a peer (src/transfer_peer.c) ---- */
@@ -726,10 +857,12 @@ static void test_peer_threads_and_systems(void **state)
         c.max_transfer_size_kb = 64;
         shmb_rows_t rows = {0};
         char why[256] = "";
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 5 * 4);
+        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+        const size_t n = PER_SIZE;
+        assert_int_equal(rows.n, 5 * n);
         for (size_t i = 0; i < 5; i++)
-            check_request_rows(&rows, 4 * i, 4u << i, 2);
+            check_request_rows(&rows, n * i, 4u << i, 2, s);
         shmb_rows_free(&rows);
     }
     stop_peer(&peer);
@@ -920,6 +1053,8 @@ int main(void)
         cmocka_unit_test(test_mooncake_path_honoured),
         cmocka_unit_test(test_parts_planted_fault),
         cmocka_unit_test(test_engine_per_design),
+        cmocka_unit_test(test_write_path_planted_faults),
+        cmocka_unit_test(test_zero_copy),
         cmocka_unit_test(test_peer_rows),
         cmocka_unit_test(test_peer_many_samples),
         cmocka_unit_test(test_peer_threads_and_systems),

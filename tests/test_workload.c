@@ -357,6 +357,17 @@ static shmb_workload_config_t replay_config(shmb_lookup_system_t system)
     return c;
 }
 
+/* What a row's note holds: SHM-jemalloc's request is its write path, its
+ * to_address translation not possible upstream; else shares. */
+static const char *note_of(int system, int part)
+{
+    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_REQUEST)
+        return "write path: each descriptor handed over";
+    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_TRANSLATE)
+        return SHMB_TRANSFER_NOT_UPSTREAM;
+    return part == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50";
+}
+
 /* Every system: four rows named by part and model, a sample per request,
  * shares in the notes; nothing left in /dev/shm. */
 static void test_replay_rows(void **state)
@@ -381,11 +392,37 @@ static void test_replay_rows(void **state)
             assert_string_equal(rows.v[p].variant, shmb_workload_part_name((shmb_workload_part_t)p));
             assert_int_equal(rows.v[p].iterations, 6);
             assert_true(rows.v[p].ns.p50 > 0);
-            assert_non_null(strstr(rows.v[p].note, p == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50"));
+            assert_non_null(strstr(rows.v[p].note, note_of(sys, p)));
         }
         assert_true(rows.v[SHMB_WORKLOAD_COPY].bytes_per_second > 0);
         assert_true(rows.v[SHMB_WORKLOAD_TRANSLATE].bytes_per_second == 0);
         shmb_rows_free(&rows);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    }
+    shmb_workload_stream_free(&s);
+}
+
+/* SHM-jemalloc's replay hands each descriptor over: a wrong payload byte
+ * in the checked hand-off before a request is timed, or a wrong tag inside
+ * a timed one, fails the run; nothing left. */
+static void test_replay_handoff_planted_faults(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t s = {0};
+    assert_int_equal(shmb_workload_synthetic(3, 2, &s), 0);
+    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    for (int k = 0; k < 2; k++) {
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        if (k == 0)
+            shmb_handoff_bench_wrong_byte = 1;
+        else
+            shmb_handoff_bench_wrong_tag = 3;
+        const int ret = shmb_workload_run(&c, &s, &rows, why, sizeof(why));
+        shmb_handoff_bench_wrong_byte = shmb_handoff_bench_wrong_tag = 0;
+        shmb_rows_free(&rows);
+        assert_int_equal(ret, -EPROTO);
+        assert_non_null(strstr(why, k == 0 ? "payload" : "not the lender's tag"));
         assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     }
     shmb_workload_stream_free(&s);
@@ -400,6 +437,8 @@ static void test_replay_paired(void **state)
 {
     (void)state;
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
+    static const int systems[] = {SHMB_LOOKUP_FLOWIPC_JEMALLOC, SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_FLOWIPC_CLASSIC,
+                                  SHMB_LOOKUP_FLOWIPC_JEMALLOC};
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
     shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
@@ -428,7 +467,7 @@ static void test_replay_paired(void **state)
             if (k < 4) {
                 assert_true(row->ns.p50 > 0 && !row->verdict);
                 assert_int_equal(row->bytes_per_second > 0, moves);
-                assert_non_null(strstr(row->note, p == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50"));
+                assert_non_null(strstr(row->note, note_of(systems[k], p)));
             } else {
                 assert_true(row->speedup > 0 && row->bytes_per_second == 0 && row->verdict);
                 assert_non_null(strstr(row->note, "95% ["));
@@ -575,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_totals),
         cmocka_unit_test(test_replay_rows),
         cmocka_unit_test(test_replay_paired),
+        cmocka_unit_test(test_replay_handoff_planted_faults),
         cmocka_unit_test(test_replay_planted_fault),
         cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),

@@ -58,6 +58,10 @@ DEFINE_int64(max_request_mb, 256,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
 
+DEFINE_bool(zero_copy, false,
+            "With --systems: the zero-copy rows alone: per size (--transfer_size_kb to the last size, x4), "
+            "Mooncake's whole request against each Flow-IPC flavour's object hand-off to a borrower process, no "
+            "copy (rows zero_copy/size_kb:N/system:NAME)");
 DEFINE_string(backing, "tmpfs",
               "Pages of src, dst and the cold buffers: tmpfs (shm_open in /dev/shm), memfd (memfd_create), thp "
               "(memfd + MADV_HUGEPAGE before the first touch) or hugetlb (memfd_create(MFD_HUGETLB), the reserved "
@@ -175,6 +179,9 @@ int main(int argc, char** argv)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
+    if (FLAGS_zero_copy && paired.empty())
+        shmb::FlagError("zero_copy", "true", "only with --systems (its rows are paired against mooncake)");
+    cfg.zero_copy = FLAGS_zero_copy;
     cfg.nsystems = paired.size();
     std::copy(paired.begin(), paired.end(), cfg.systems);
     shmb_backing_residency_t granted = {};

@@ -36,7 +36,7 @@ namespace {
 void RefuseSweepFlags()
 {
     for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
-                             "time_per_size_ms", "cold", "peer_process", "verify_data"})
+                             "time_per_size_ms", "cold", "peer_process", "verify_data", "zero_copy"})
         if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
             shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
                             "cannot be combined with --workload (every descriptor is verified; sizes come from "

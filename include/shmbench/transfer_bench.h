@@ -37,6 +37,21 @@
  * that makes fewer than 31 batches long against the timer (with count_given,
  * only when it is less than one batch: a note says so).
  *
+ * flowipc_jemalloc cannot take a one-sided write (its borrowers map lent
+ * pools read-only): its request is its write path, the request path around
+ * an object constructed in its own arena, the copy into it and the object
+ * handed to a borrower process (lend, the handle, borrow, tag check,
+ * release, the return, free); its translate row (to_address) stays as a
+ * bound, noted not possible upstream; a copy_out row (the reader's copy of
+ * the borrowed object into dst) follows each size's request (unmeasured
+ * for the other systems, so that the runs pair row by row).
+ *
+ * zero_copy (paired only): per size (x4 from transfer_size_kb), the
+ * zero_copy rows alone: mooncake's whole request against each Flow-IPC
+ * flavour's hand-off of an object of that size to a borrower process, with
+ * no copy (construct, lend, the handle, borrow, tag check, release;
+ * flowipc_jemalloc: the return and the free).
+ *
  * peer: the transfers run in a second process (shmb_transfer_bench_peer_start)
  * that attaches src and dst by name (tmpfs) or from their descriptors sent
  * over the peer's channel (the other backings), as a receiver writing into buffers
@@ -117,6 +132,7 @@ typedef struct shmb_transfer_config {
                                     * baseline first, its A/A control (the baseline again) last;
                                     * translate, cold and peer must then be 0 (=0) */
     shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    int zero_copy;                 /* paired only: the zero_copy rows alone, per size (=0) */
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs
