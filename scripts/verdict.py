@@ -1422,8 +1422,9 @@ def paired_report(path):
         sections[0] = (sections[0][0][:-1] + block_lines(blocks) + [""], sections[0][1])
     intro = paired_intro(folder)
     zero = paired_zero_copy(folder)
+    glance = sections + ([zero] if zero[1] else [])
     text = intro[:2] + verdict_sentences(folder, sections, blocks, zero[1]) + ["## How to read it", ""] + \
-        intro[2:] + paired_glance(folder, sections, blocks) + paired_run_section(folder)
+        intro[2:] + paired_glance(folder, glance, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
     text += zero[0]
