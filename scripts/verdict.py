@@ -672,8 +672,8 @@ class Verdict:
                                             R.fmt_ratio(p))
         if self.credit:
             step = self.credit[0]
-            text += "; %s the translation's %s %s%s%s" % (
-                "the verdict rests on" if self.credit[1] else "credited to the design:",
+            text += "; %s %s %s %s%s%s" % (
+                "the verdict rests on" if self.credit[1] else "credited to the design:", step_what(step),
                 "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)), interval_text(step),
                 ", %s of the request" % fmt_pct(step.saved / self.base) if self.base else "")
         return text
@@ -738,6 +738,45 @@ def read_run_json(path):
     return out
 
 
+class Summed:
+    """The steps a design changes, summed as one credited step: the translation and, where
+    its request path walks other registrations (a pool, not N buffers) and that measurably
+    differs, the request path. Its saving is the sum of the medians; its interval the sum of
+    the intervals (each holds its median with 95%, the sum the sum's with at least 90%); its
+    p the largest of the steps' (the sum is credited only as far as each step is)."""
+
+    what = "the translation's and the request path's"
+
+    def __init__(self, pairs):
+        self.saved = sum(p.saved for p in pairs)
+        ends = [(p.saved_lo, p.saved_hi) for p in pairs]
+        known = all(None not in e for e in ends)
+        self.saved_lo = sum(e[0] for e in ends) if known else None
+        self.saved_hi = sum(e[1] for e in ends) if known else None
+        ps = [p.p for p in pairs]
+        self.p = None if None in ps else max(ps)
+
+
+def step_what(step):
+    """'the translation's' or, summed, 'the translation's and the request path's'."""
+    return getattr(step, "what", "the translation's")
+
+
+def differing_steps(folder, bench, translate, request_path):
+    """flavour -> the step(s) its design changes inside a request: its translation (where
+    upstream allows it: upstream_steps), plus its request path when that differs from
+    Mooncake's beyond 0 (its interval excludes 0: the engine walks the flavour's pools, not
+    Mooncake's buffers); questions translate and request_path of the run bench."""
+    paths = step_pairs(folder, bench, request_path)
+    out = OrderedDict()
+    for f, t in upstream_steps(folder, bench, translate).items():
+        rp = paths.get(f)
+        differs = rp is not None and rp.saved_lo is not None and rp.saved_hi is not None and \
+            (rp.saved_lo > 0 or rp.saved_hi < 0)
+        out[f] = Summed([t, rp]) if differs else t
+    return out
+
+
 def credit(verdicts, steps):
     """Credits the design with what differs, no more: where both designs run the same code
     around a step (the request path, the copy), the verdict rests on the step's saving
@@ -789,7 +828,10 @@ def paired_render(title, legend, groups, unit, credit_what=None):
     rows = [v for g in groups for v in g]
     if not rows:
         return out + ["Not measured in this run.", ""]
-    head = PAIRED_HEADER[:6] + (["%s saves [95%%]" % credit_what] if credit_what else []) + PAIRED_HEADER[6:]
+    if credit_what and any(isinstance(v.credit[0], Summed) for v in rows if v.credit):
+        credit_what = "credited saving"  # the translation, with the request path where it differs
+    credit_head = "%s [95%%]" % credit_what if credit_what == "credited saving" else "%s saves [95%%]" % credit_what
+    head = PAIRED_HEADER[:6] + ([credit_head] if credit_what else []) + PAIRED_HEADER[6:]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(v.cells(bool(credit_what))) + " |" for v in rows]
     out += ["", "Noise of this run (Mooncake against itself, identical code):", ""]
@@ -928,19 +970,21 @@ def paired_request(folder):
         if not g:
             absent.append(fmt_size(kb))
             continue
-        credit(g, upstream_steps(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb))
+        credit(g, differing_steps(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb,
+                                  "shm_transfer/request_path/size_kb:%d" % kb))
         groups.append(g)
     holm_section([v for g in groups for v in g])
     legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
-              "(rows shm_transfer/request/size_kb:N of transfer_paired.json). Only the translation differs: "
-              "a whole-request saving that differs from the translation's (rows shm_transfer/translate/"
-              "size_kb:N) by more than the A/A control's noise (the width of its saved interval) is not "
-              "credited to the design: the row reads \"unexplained by the design\" (the same code around the "
-              "translation cost another amount: noise, or the translation costing more or less inside the "
-              "request than timed alone) and the design is credited with the translation's saving alone. "
-              "Where the request's saving is the translation's, the verdict rests on the translation's "
-              "saving as a share of Mooncake's request (5% or more: faster or slower), and p is the "
-              "translation's." + write_path_legend(folder))
+              "(rows shm_transfer/request/size_kb:N of transfer_paired.json). The translation differs (rows "
+              "shm_transfer/translate/size_kb:N), and so does the request path where it measurably walks the "
+              "flavour's pools instead of Mooncake's N buffers (rows shm_transfer/request_path/size_kb:N: TENT's "
+              "findBuffer over the registrations each design makes); the design is credited with those steps' "
+              "saving, summed, no more. A whole-request saving that differs from it by more than the A/A "
+              "control's noise (the width of its saved interval) reads \"unexplained by the design\" (the same "
+              "code around those steps cost another amount: noise, or a step costing more or less inside the "
+              "request than timed alone) and is not credited. Where the request's saving is the steps', the "
+              "verdict rests on their saving as a share of Mooncake's request (5% or more: faster or slower), "
+              "and p is theirs (summed: the larger of the two)." + write_path_legend(folder))
     if absent:
         legend += " Not measured in this run: %s." % ", ".join(absent)
     return paired_render(title, legend, groups, "per request", "translation"), groups
@@ -957,7 +1001,8 @@ def paired_workload(folder):
             m = re.match(pat, q)
             if m:
                 g = folder.verdicts(bench, q, "%s request" % m.group(1))
-                credit(g, upstream_steps(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1)))
+                credit(g, differing_steps(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1),
+                                          "shm_transfer/workload/request_path/%s" % m.group(1)))
                 groups.append(g)
     holm_section([v for g in groups for v in g])
     if not groups:
@@ -965,9 +1010,10 @@ def paired_workload(folder):
                 "ratio rows in this folder.", ""], []
     legend = ("Requests replayed from the workload, request by request in turn (rows shm_transfer/workload/PART/"
               "model:PRESET of workload_paired.json): the request path, each descriptor's translation and copy. "
-              "As per request, the verdict rests on the translation's saving (rows shm_transfer/workload/"
-              "translate/...) as a share of Mooncake's request, and a whole-request saving that differs from it "
-              "by more than the control's noise reads \"unexplained by the design\"." + write_path_legend(folder)
+              "As per request, the verdict rests on the saving of the steps the design changes (rows "
+              "shm_transfer/workload/translate/..., and request_path/... where it measurably differs) as a share "
+              "of Mooncake's request, and a whole-request saving that differs from it by more than the control's "
+              "noise reads \"unexplained by the design\"." + write_path_legend(folder)
               .replace("its request is its write path", "its request hands each descriptor over through its "
                        "write path"))
     out = paired_render(title, legend, groups, "per request", "translation")
@@ -1066,7 +1112,7 @@ def credited_saving(v):
     """The saving per operation a break-even may count on, and its note: the translation's
     where the whole request's is noise, else the row's own; the verdict said beside it."""
     if v.credit and not v.credit[1]:
-        return v.credit[0].saved, ", the translation's: the request's own is noise"
+        return v.credit[0].saved, ", %s: the request's own is unexplained" % step_what(v.credit[0])
     return v.pair.saved, ", %s" % v.word
 
 
@@ -1257,7 +1303,7 @@ def said(word):
     return {"too noisy": "undecided (too noisy: the A/A control is off by %s or more)" % fmt_pct(R.PRACTICAL_CHANGE),
             "not assessed": "undecided (too few rounds)",
             "unexplained by the design": "unexplained by the design (the whole request saved another amount "
-                                         "than its translation, beyond the noise: not credited)"}.get(word, word)
+                                         "than the steps its design changes, beyond the noise: not credited)"}.get(word, word)
 
 
 def change_text(p):
@@ -1354,6 +1400,18 @@ def registration_text(reg):
     return said_runs
 
 
+def credited_words(verdicts, alone=""):
+    """Who saves, in a verdict sentence: 'it' (the whole request), 'its translation', or the
+    steps its design changes when the request path is credited beside it (Summed)."""
+    steps = [v.credit[0] for v in verdicts if v.credit]
+    if not steps:
+        return "it"
+    if any(isinstance(st, Summed) for st in steps):
+        return "what its design changes (its translation, and its request path walking its pools, not " \
+               "Mooncake's buffers)"
+    return ("its translation " + alone).strip()
+
+
 def flavour_sentences(f, sections, blocks):
     """A flavour's sentences: per request, on the workload, per block, once."""
     block, register, attach, request, workload = (s[1] for s in sections)
@@ -1362,11 +1420,11 @@ def flavour_sentences(f, sections, blocks):
     req = mine(request)
     if req:
         out.append("Per request, %s %s." % (
-            "its translation (the one step the designs do not share)" if any(v.credit for v in req) else "it",
+            credited_words(req, "(the one step the designs do not share)"),
             ranged(request_items(req, lambda v: ("at", v.label[:-len(" request")])))))
     work = mine(workload)
     if work:
-        out.append("On the KV-cache workload, %s %s." % ("its translation" if any(v.credit for v in work) else "it",
+        out.append("On the KV-cache workload, %s %s." % (credited_words(work),
                                                          ranged(request_items(work, lambda v: ("per", v.label)))))
     block_items = lambda bl: [(  # noqa: E731
         "%s (%s)" % (b.change(), b.steps_text()), ("at", b.size),
