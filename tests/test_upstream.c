@@ -5,15 +5,21 @@
  * reusable up to the whole range, slots misused (double free, busy slot,
  * bad arguments), the commit named, and the check against planted faults (a
  * moved address, a block outside the range, two overlapping blocks, a slot
- * the caller thinks empty). */
+ * the caller thinks empty). And TENT's engine, when built: every request
+ * lands on the byte of the buffer that holds it, one by one and in a batch;
+ * the landing check fails on another buffer's or another offset's address;
+ * ranges past a buffer fail; no SHM buffer is left behind. */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -165,6 +171,62 @@ static void test_check_catches_faults(void **state)
     free(f);
 }
 
+/* TENT's SHM buffers in /dev/shm made by this process (upstream names them
+ * mooncake_<pid>_...: ShmTransport::allocateLocalMemory). */
+static int our_tent_buffers(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
+    DIR *d = opendir("/dev/shm");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+static void test_tent_request_lands(void **state)
+{
+    (void)state;
+    if (!shmb_upstream_tent_available()) {
+        skip(); /* built with -DSHMB_MOONCAKE_TENT=OFF */
+        return;
+    }
+    enum { BUFFERS = 10, BYTES = 65536 };
+    shmb_upstream_tent_t *t = NULL;
+    assert_int_equal(shmb_upstream_tent_create(BUFFERS, BYTES, 4096, &t), 0);
+    assert_int_equal(our_tent_buffers(), BUFFERS + 1);
+    void *landed[BUFFERS];
+    for (uint32_t b = 0; b < BUFFERS; b++) {
+        const uint64_t off = (uint64_t)b * 4096;
+        assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, &landed[b]), 0);
+        assert_int_equal(shmb_upstream_tent_check(t, b, off, landed[b]), 0);
+    }
+    /* Planted: the address of another buffer, or of another byte. */
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, landed[4]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096 + 64, landed[3]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, NULL), -EFAULT);
+
+    /* A batch: the last request's landing is checked. */
+    uint32_t bufs[4] = {9, 2, 7, 5};
+    uint64_t offs[4] = {0, 4096, 8192, BYTES - 4096};
+    void *last = NULL;
+    assert_int_equal(shmb_upstream_tent_submit(t, bufs, offs, 4, 4096, &last), 0);
+    assert_int_equal(shmb_upstream_tent_check(t, 5, BYTES - 4096, last), 0);
+
+    uint32_t b = BUFFERS;
+    uint64_t off = 0;
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, NULL), -ERANGE);
+    b = 0, off = BYTES - 4095;
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, NULL), -ERANGE);
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 8192, NULL), -EINVAL); /* > the source */
+    assert_null(shmb_upstream_tent_buffer(t, BUFFERS));
+    assert_non_null(shmb_upstream_tent_buffer(t, 0));
+    shmb_upstream_tent_destroy(t);
+    assert_int_equal(our_tent_buffers(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_freed_merge_to_whole),
         cmocka_unit_test(test_slots_misused),
         cmocka_unit_test(test_check_catches_faults),
+        cmocka_unit_test(test_tent_request_lands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,6 +75,54 @@ int shmb_upstream_offset_free(shmb_upstream_offset_t *a, uint32_t slot) SHMB_NOE
 int shmb_upstream_offset_check(const shmb_upstream_offset_t *a, void *const *addr, const size_t *bytes,
                                uint32_t n) SHMB_NOEXCEPT;
 
+/* TENT, Mooncake's transfer engine (kvcache-ai/Mooncake,
+ * mooncake-transfer-engine/tent/), built from the same source unless
+ * -DSHMB_MOONCAKE_TENT=OFF: two TransferEngineImpl in this process, as two
+ * Mooncake processes on one machine have them. The target allocates `buffers`
+ * SHM buffers of buffer_bytes (allocateLocalMemory: the SHM transport's
+ * createSharedMemory, named /dev/shm/mooncake_<pid>_*, removed at destroy)
+ * and registers each (registerLocalMemory); the initiator registers one
+ * source buffer of source_bytes and opens the target's segment. Stand-ins
+ * (upstream/stubs/tent/): the RPC agent is in-process, the NIC probe finds
+ * no NIC, and the copy moves nothing (it consumes the relocated address and
+ * records it). */
+typedef struct shmb_upstream_tent shmb_upstream_tent_t;
+
+/* 1 when TENT was built, else 0. */
+int shmb_upstream_tent_available(void) SHMB_NOEXCEPT;
+
+/* Builds both engines and the buffers. Takes milliseconds per buffer: set-up,
+ * never timed. Returns 0, -EINVAL (out NULL, a count or size 0), -ENOMEM (a
+ * buffer could not be made), -EIO (an engine failed to start, a
+ * registration or the segment's opening failed) or -ENOTSUP. */
+int shmb_upstream_tent_create(uint32_t buffers, size_t buffer_bytes, size_t source_bytes,
+                              shmb_upstream_tent_t **out) SHMB_NOEXCEPT;
+
+/* Frees the buffers (unregister, then freeLocalMemory: munmap and
+ * shm_unlink) and the engines. NULL is a no-op. */
+void shmb_upstream_tent_destroy(shmb_upstream_tent_t *t) SHMB_NOEXCEPT;
+
+/* The target's own mapping of buffer `buffer`; NULL when out of range. */
+void *shmb_upstream_tent_buffer(const shmb_upstream_tent_t *t, uint32_t buffer) SHMB_NOEXCEPT;
+
+/* n WRITE requests of `bytes` from the source, request i to byte offset[i]
+ * of target buffer buffer[i], in one batch: allocateBatch(n),
+ * submitTransfer (selection, the SHM transport's submit and its
+ * relocateSharedMemoryAddress, which maps a buffer on its first request),
+ * getTransferStatus until the batch completes, freeBatch. *landed (may be
+ * NULL): where the last request's copy was aimed in this process. Returns 0,
+ * -EINVAL, -ERANGE (a buffer index, or a range past a buffer's end), -ENOMEM
+ * (no batch), -EIO (TENT refused or failed a request) or -ENOTSUP. */
+int shmb_upstream_tent_submit(shmb_upstream_tent_t *t, const uint32_t *buffer, const uint64_t *offset, uint32_t n,
+                              size_t bytes, void **landed) SHMB_NOEXCEPT;
+
+/* Checks that `landed` is byte `offset` of target buffer `buffer`: tags
+ * written through the target's mapping read back through landed. Returns 0,
+ * -EFAULT (they do not: another buffer, another offset; landed NULL),
+ * -EINVAL or -ENOTSUP. Reads and writes one byte there. */
+int shmb_upstream_tent_check(const shmb_upstream_tent_t *t, uint32_t buffer, uint64_t offset,
+                             const void *landed) SHMB_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif
