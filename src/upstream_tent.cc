@@ -160,6 +160,10 @@ extern "C" int shmb_upstream_tent_submit(shmb_upstream_tent_t *t, const uint32_t
             r.target_offset = (uint64_t)(uintptr_t)t->buffers[buffer[i]] + offset[i];
             r.length = bytes;
         }
+        // Cleared first, so that a request the SHM copy never saw (another
+        // transport chosen) lands nowhere rather than where the last did.
+        mt::shmb_last_copy_dst = nullptr;
+        mt::shmb_last_copy_len = 0;
         mt::BatchID batch = t->initiator->allocateBatch(n);
         if (!batch)
             return -ENOMEM;
