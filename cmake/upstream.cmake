@@ -17,10 +17,14 @@ set(SHMB_MOONCAKE_SOURCE "" CACHE PATH "A Mooncake checkout or git directory to 
 set(SHMB_MOONCAKE_COMMIT "" CACHE STRING "The Mooncake commit to extract from SHMB_MOONCAKE_SOURCE (required for a bare git directory)")
 option(SHMB_MOONCAKE_TENT "With SHMB_MOONCAKE_SOURCE: also build TENT's engine and SHM transport" ON)
 
+# Read by cmake/shmbench-config.cmake.in: an installed library with upstream
+# code needs glog's package too.
+set(SHMB_UPSTREAM_BUILT OFF)
 if(NOT SHMB_MOONCAKE_SOURCE)
   target_sources(shmbench PRIVATE src/upstream_none.c src/upstream_tent_none.c)
   return()
 endif()
+set(SHMB_UPSTREAM_BUILT ON)
 
 # What is compiled from upstream, relative to the Mooncake root. Upstream
 # builds with C++20 (mutex.h's SpinLock uses std::atomic_flag::test).
