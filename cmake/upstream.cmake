@@ -158,6 +158,12 @@ endif()
 # src/platform/cpu_allocator.cpp (the copy, replaced by
 # upstream/stubs/tent/cpu_copy.cc). upstream/stubs/tent/include/ stands in
 # for yalantinglibs', async_simple's and libibverbs' headers.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16)
+  # transfer_engine_impl.cpp captures a structured binding in a lambda
+  # (C++20), which clang accepts from 16 on.
+  message(FATAL_ERROR "TENT's transfer_engine_impl.cpp needs gcc or clang 16 or later (this is clang "
+                      "${CMAKE_CXX_COMPILER_VERSION}); configure with -DSHMB_MOONCAKE_TENT=OFF for OffsetAllocator alone")
+endif()
 find_path(SHMB_NUMA_INCLUDE_DIR numa.h)
 find_library(SHMB_NUMA_LIB numa)
 if(NOT SHMB_NUMA_INCLUDE_DIR OR NOT SHMB_NUMA_LIB)
