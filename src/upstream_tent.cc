@@ -25,7 +25,9 @@
 #include <vector>
 
 #include "tent/common/config.h"
+#include "tent/runtime/control_plane.h"
 #include "tent/runtime/transfer_engine_impl.h"
+#include "tent/transport/shm/shm_transport.h"
 
 #include "cxx_guard.hpp"
 
@@ -36,6 +38,19 @@ extern thread_local size_t shmb_last_copy_len;
 
 namespace mt = mooncake::tent;
 
+namespace mooncake::tent {
+// The test peer ShmTransport befriends (shm_transport.h) for its unit tests:
+// the one way to call relocateSharedMemoryAddress on its own. Upstream
+// defines it only in its test sources, none of which is compiled here.
+class ShmTransportTestPeer {
+   public:
+    static Status relocate(ShmTransport &shm, uint64_t &addr, uint64_t length, uint64_t target_id)
+    {
+        return shm.relocateSharedMemoryAddress(addr, length, target_id);
+    }
+};
+} // namespace mooncake::tent
+
 struct shmb_upstream_tent {
     std::unique_ptr<mt::TransferEngineImpl> target;
     std::unique_ptr<mt::TransferEngineImpl> initiator;
@@ -44,9 +59,17 @@ struct shmb_upstream_tent {
     void *source = nullptr; // the initiator's registered source buffer
     size_t source_bytes = 0;
     mt::SegmentID segment = 0; // the target's segment, opened by the initiator
+    // Relocation alone: an SHM transport of the initiator's kind, installed
+    // over a control service of its own that has opened the target's segment
+    // (the engine's transports are not reachable from outside).
+    std::shared_ptr<mt::ControlService> control;
+    std::unique_ptr<mt::ShmTransport> shm;
+    mt::SegmentID shm_segment = 0;
 
     ~shmb_upstream_tent()
     {
+        shm.reset();
+        control.reset();
         if (initiator && source) {
             initiator->unregisterLocalMemory(source, source_bytes);
             initiator->freeLocalMemory(source);
@@ -120,6 +143,26 @@ extern "C" int shmb_upstream_tent_create(uint32_t buffers, size_t buffer_bytes, 
             return ret;
         if (!t->initiator->openSegment(t->segment, t->target->getSegmentName()).ok())
             return -EIO;
+        // Started and given its RPC address like an engine's
+        // (setupLocalSegment), so that the segment cache subscribes to the
+        // target's updates as upstream's does.
+        t->control = std::make_shared<mt::ControlService>("p2p", "", nullptr);
+        uint16_t port = 0;
+        if (!t->control->start(port).ok())
+            return -EIO;
+        auto &manager = t->control->segmentManager();
+        if (!manager
+                 .updateLocal([&](mt::SegmentDesc &local) {
+                     local.rpc_server_addr = "127.0.0.1:" + std::to_string(port);
+                     return mt::Status::OK();
+                 })
+                 .ok() ||
+            !manager.openRemote(t->shm_segment, t->target->getSegmentName()).ok())
+            return -EIO;
+        t->shm = std::make_unique<mt::ShmTransport>();
+        std::string name = t->initiator->getSegmentName();
+        if (!t->shm->install(name, t->control, t->initiator->getLocalTopology(), std::make_shared<mt::Config>()).ok())
+            return -EIO;
         *out = t.release();
         return 0;
     });
@@ -183,6 +226,22 @@ extern "C" int shmb_upstream_tent_submit(shmb_upstream_tent_t *t, const uint32_t
         if (!ret && landed)
             *landed = mt::shmb_last_copy_len == bytes ? mt::shmb_last_copy_dst : nullptr;
         return ret;
+    });
+}
+
+extern "C" int shmb_upstream_tent_relocate(shmb_upstream_tent_t *t, uint32_t buffer, uint64_t offset, size_t bytes,
+                                           void **local) noexcept
+{
+    if (!t || !local || bytes == 0)
+        return -EINVAL;
+    if (buffer >= t->buffers.size() || offset > t->buffer_bytes || bytes > t->buffer_bytes - offset)
+        return -ERANGE;
+    return shmb::guard([&] {
+        uint64_t addr = (uint64_t)(uintptr_t)t->buffers[buffer] + offset;
+        if (!mt::ShmTransportTestPeer::relocate(*t->shm, addr, bytes, t->shm_segment).ok())
+            return -EIO;
+        *local = (void *)(uintptr_t)addr;
+        return 0;
     });
 }
 

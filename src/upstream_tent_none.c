@@ -28,6 +28,12 @@ int shmb_upstream_tent_submit(shmb_upstream_tent_t *t, const uint32_t *buffer, c
     return -ENOTSUP;
 }
 
+int shmb_upstream_tent_relocate(shmb_upstream_tent_t *t, uint32_t buffer, uint64_t offset, size_t bytes, void **local)
+{
+    (void)t, (void)buffer, (void)offset, (void)bytes, (void)local;
+    return -ENOTSUP;
+}
+
 int shmb_upstream_tent_check(const shmb_upstream_tent_t *t, uint32_t buffer, uint64_t offset, const void *landed)
 {
     (void)t, (void)buffer, (void)offset, (void)landed;

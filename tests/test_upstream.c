@@ -6,8 +6,9 @@
  * bad arguments), the commit named, and the check against planted faults (a
  * moved address, a block outside the range, two overlapping blocks, a slot
  * the caller thinks empty). And TENT's engine, when built: every request
- * lands on the byte of the buffer that holds it, one by one and in a batch;
- * the landing check fails on another buffer's or another offset's address;
+ * lands on the byte of the buffer that holds it, one by one and in a batch,
+ * and so does a relocation alone; the landing check fails on another
+ * buffer's or another offset's address;
  * ranges past a buffer fail; no SHM buffer is left behind. */
 #include <dirent.h>
 #include <errno.h>
@@ -227,6 +228,17 @@ static void test_tent_request_lands(void **state)
     assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, landed[4]), -EFAULT);
     assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096 + 64, landed[3]), -EFAULT);
     assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, NULL), -EFAULT);
+
+    /* Relocation alone: the same byte, through its own mapping; a relocation
+     * into one buffer is not the byte of another. */
+    void *local[2];
+    for (uint32_t b = 0; b < 2; b++) {
+        assert_int_equal(shmb_upstream_tent_relocate(t, b + 6, 128, 64, &local[b]), 0);
+        assert_int_equal(shmb_upstream_tent_check(t, b + 6, 128, local[b]), 0);
+    }
+    assert_int_equal(shmb_upstream_tent_check(t, 6, 128, local[1]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_relocate(t, BUFFERS, 0, 64, &local[0]), -ERANGE);
+    assert_int_equal(shmb_upstream_tent_relocate(t, 0, BYTES - 32, 64, &local[0]), -ERANGE);
 
     /* A batch: the last request's landing is checked. */
     uint32_t bufs[4] = {9, 2, 7, 5};

@@ -116,6 +116,16 @@ void *shmb_upstream_tent_buffer(const shmb_upstream_tent_t *t, uint32_t buffer) 
 int shmb_upstream_tent_submit(shmb_upstream_tent_t *t, const uint32_t *buffer, const uint64_t *offset, uint32_t n,
                               size_t bytes, void **landed) SHMB_NOEXCEPT;
 
+/* ShmTransport::relocateSharedMemoryAddress alone, for byte `offset` of
+ * target buffer `buffer` (`bytes` long): *local is that byte in this
+ * process's mapping. It runs on an SHM transport of its own, installed like
+ * the initiator's over a control service that has opened the target's
+ * segment, so its mappings are its own: the first relocation into a buffer
+ * maps it (the miss path), the next ones find it (the hit path). Returns 0,
+ * -EINVAL, -ERANGE, -EIO (TENT refused it) or -ENOTSUP. */
+int shmb_upstream_tent_relocate(shmb_upstream_tent_t *t, uint32_t buffer, uint64_t offset, size_t bytes,
+                                void **local) SHMB_NOEXCEPT;
+
 /* Checks that `landed` is byte `offset` of target buffer `buffer`: tags
  * written through the target's mapping read back through landed. Returns 0,
  * -EFAULT (they do not: another buffer, another offset; landed NULL),
