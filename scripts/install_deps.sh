@@ -15,6 +15,11 @@ packages=(
   gnuplot-nox                        # plots
   valgrind                           # the cli_valgrind test (memcheck of each binary)
 )
+# Optional: only for a build against a Mooncake source (docs/upstream.md),
+# whose TENT part includes <numa.h>.
+if [ -n "${SHMB_MOONCAKE_SOURCE:-}" ]; then
+  packages+=(libnuma-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,273 @@
+/* upstream: Mooncake's own OffsetAllocator, compiled from the user's
+ * Mooncake source (built only with -DSHMB_MOONCAKE_SOURCE, docs/upstream.md),
+ * over a range nobody may touch (PROT_NONE: upstream keeps its metadata out
+ * of it): blocks in range and disjoint at 4 KB, 64 KB and 1 MB, freed blocks
+ * reusable up to the whole range, slots misused (double free, busy slot,
+ * bad arguments), the commit named, and the check against planted faults (a
+ * moved address, a block outside the range, two overlapping blocks, a slot
+ * the caller thinks empty). And TENT's engine, when built: every request
+ * lands on the byte of the buffer that holds it, one by one and in a batch,
+ * and so does a relocation alone; the landing check fails on another
+ * buffer's or another offset's address;
+ * ranges past a buffer fail; no SHM buffer is left behind. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "shmbench/upstream.h"
+
+#define SLOTS 2048u
+
+typedef struct {
+    unsigned char *base;
+    size_t bytes;
+    shmb_upstream_offset_t *a;
+    void *addr[SLOTS];
+    size_t size[SLOTS];
+} fixture_t;
+
+static void open_fixture(fixture_t *f, size_t bytes)
+{
+    memset(f, 0, sizeof(*f));
+    f->bytes = bytes;
+    f->base = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    assert_true(f->base != MAP_FAILED);
+    assert_int_equal(shmb_upstream_offset_create(f->base, bytes, SLOTS, &f->a), 0);
+    assert_non_null(f->a);
+}
+
+static void close_fixture(fixture_t *f)
+{
+    shmb_upstream_offset_destroy(f->a);
+    assert_int_equal(munmap(f->base, f->bytes), 0);
+}
+
+/* Fills slots [0, n) with blocks of `bytes`. */
+static void fill(fixture_t *f, uint32_t n, size_t bytes)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(shmb_upstream_offset_alloc(f->a, i, bytes, &f->addr[i]), 0);
+        f->size[i] = bytes;
+    }
+}
+
+static void test_commit_named(void **state)
+{
+    (void)state;
+    assert_int_equal(shmb_upstream_available(), 1);
+    assert_true(strlen(shmb_upstream_commit()) >= 7);
+}
+
+/* The working set of each size the allocation rows time, in range and
+ * disjoint, then freed in a scattered order and allocated again. */
+static void test_in_range_disjoint_reusable(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {4096, 65536, 1 << 20};
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+        fixture_t *f = malloc(sizeof(*f));
+        assert_non_null(f);
+        open_fixture(f, (size_t)SLOTS * sizes[k] + (sizes[k] << 4));
+        fill(f, SLOTS, sizes[k]);
+        assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, SLOTS), 0);
+        for (uint32_t i = 0; i < SLOTS; i += 3) {
+            assert_int_equal(shmb_upstream_offset_free(f->a, i), 0);
+            f->addr[i] = NULL;
+        }
+        assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, SLOTS), 0);
+        for (uint32_t i = 0; i < SLOTS; i += 3)
+            assert_int_equal(shmb_upstream_offset_alloc(f->a, i, sizes[k], &f->addr[i]), 0);
+        assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, SLOTS), 0);
+        close_fixture(f);
+        free(f);
+    }
+}
+
+/* Everything freed merges back: the whole range is one block again. */
+static void test_freed_merge_to_whole(void **state)
+{
+    (void)state;
+    fixture_t *f = malloc(sizeof(*f));
+    assert_non_null(f);
+    open_fixture(f, (size_t)64 << 20);
+    fill(f, 1024, 65536);
+    void *whole = NULL;
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 1024, (size_t)64 << 20, &whole), -ENOMEM);
+    for (uint32_t i = 0; i < 1024; i++)
+        assert_int_equal(shmb_upstream_offset_free(f->a, i), 0);
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 1024, (size_t)64 << 20, &whole), 0);
+    assert_ptr_equal(whole, f->base);
+    close_fixture(f);
+    free(f);
+}
+
+static void test_slots_misused(void **state)
+{
+    (void)state;
+    fixture_t *f = malloc(sizeof(*f));
+    assert_non_null(f);
+    open_fixture(f, (size_t)1 << 20);
+    void *p = NULL;
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 0, 4096, &p), 0);
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 0, 4096, &p), -EBUSY);
+    assert_int_equal(shmb_upstream_offset_free(f->a, 0), 0);
+    assert_int_equal(shmb_upstream_offset_free(f->a, 0), -ENOENT);
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, SLOTS, 4096, &p), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 1, 0, &p), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_alloc(f->a, 1, 4096, NULL), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_free(f->a, SLOTS), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_free(NULL, 0), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, SLOTS + 1), -EINVAL);
+    shmb_upstream_offset_t *b = NULL;
+    assert_int_equal(shmb_upstream_offset_create(NULL, 4096, 1, &b), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_create(f->base, 0, 1, &b), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_create(f->base, 4096, 0, &b), -EINVAL);
+    assert_int_equal(shmb_upstream_offset_create((void *)(uintptr_t)-4096, 8192, 1, &b), -EINVAL);
+    assert_null(b);
+    shmb_upstream_offset_destroy(NULL);
+    close_fixture(f);
+    free(f);
+}
+
+/* Each fault planted in what the caller recorded fails the check. */
+static void test_check_catches_faults(void **state)
+{
+    (void)state;
+    fixture_t *f = malloc(sizeof(*f));
+    assert_non_null(f);
+    open_fixture(f, (size_t)64 << 20);
+    fill(f, 16, 65536);
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), 0);
+
+    void *saved = f->addr[5];
+    f->addr[5] = (unsigned char *)saved + 4096; /* not the handle's address */
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), -EFAULT);
+    f->addr[5] = saved;
+
+    f->size[15] = f->bytes; /* runs past the range's end */
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), -EFAULT);
+    f->size[15] = 65536;
+
+    f->size[3] = 65536 + 1; /* overlaps its neighbour */
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), -EEXIST);
+    f->size[3] = 65536;
+
+    void *held = f->addr[7];
+    f->addr[7] = NULL; /* the caller lost a block the allocator holds */
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), -ENOENT);
+    f->addr[7] = held;
+    assert_int_equal(shmb_upstream_offset_free(f->a, 7), 0); /* and the reverse */
+    assert_int_equal(shmb_upstream_offset_check(f->a, f->addr, f->size, 16), -ENOENT);
+    close_fixture(f);
+    free(f);
+}
+
+/* TENT's SHM buffers in /dev/shm made by this process (upstream names them
+ * mooncake_<pid>_...: ShmTransport::allocateLocalMemory). */
+static int our_tent_buffers(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
+    DIR *d = opendir("/dev/shm");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Group teardown: a failed case leaves its engines' buffers behind; they
+ * are this process's, so they go. */
+static int remove_tent_buffers(void **state)
+{
+    (void)state;
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    closedir(d);
+    return 0;
+}
+
+static void test_tent_request_lands(void **state)
+{
+    (void)state;
+    if (!shmb_upstream_tent_available()) {
+        skip(); /* built with -DSHMB_MOONCAKE_TENT=OFF */
+        return;
+    }
+    enum { BUFFERS = 10, BYTES = 65536 };
+    shmb_upstream_tent_t *t = NULL;
+    assert_int_equal(shmb_upstream_tent_create(BUFFERS, BYTES, 4096, &t), 0);
+    assert_int_equal(our_tent_buffers(), BUFFERS + 1);
+    void *landed[BUFFERS];
+    for (uint32_t b = 0; b < BUFFERS; b++) {
+        const uint64_t off = (uint64_t)b * 4096;
+        assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, &landed[b]), 0);
+        assert_int_equal(shmb_upstream_tent_check(t, b, off, landed[b]), 0);
+    }
+    /* Planted: the address of another buffer, or of another byte. */
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, landed[4]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096 + 64, landed[3]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_check(t, 3, 3 * 4096, NULL), -EFAULT);
+
+    /* Relocation alone: the same byte, through its own mapping; a relocation
+     * into one buffer is not the byte of another. */
+    void *local[2];
+    for (uint32_t b = 0; b < 2; b++) {
+        assert_int_equal(shmb_upstream_tent_relocate(t, b + 6, 128, 64, &local[b]), 0);
+        assert_int_equal(shmb_upstream_tent_check(t, b + 6, 128, local[b]), 0);
+    }
+    assert_int_equal(shmb_upstream_tent_check(t, 6, 128, local[1]), -EFAULT);
+    assert_int_equal(shmb_upstream_tent_relocate(t, BUFFERS, 0, 64, &local[0]), -ERANGE);
+    assert_int_equal(shmb_upstream_tent_relocate(t, 0, BYTES - 32, 64, &local[0]), -ERANGE);
+
+    /* A batch: the last request's landing is checked. */
+    uint32_t bufs[4] = {9, 2, 7, 5};
+    uint64_t offs[4] = {0, 4096, 8192, BYTES - 4096};
+    void *last = NULL;
+    assert_int_equal(shmb_upstream_tent_submit(t, bufs, offs, 4, 4096, &last), 0);
+    assert_int_equal(shmb_upstream_tent_check(t, 5, BYTES - 4096, last), 0);
+
+    uint32_t b = BUFFERS;
+    uint64_t off = 0;
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, NULL), -ERANGE);
+    b = 0, off = BYTES - 4095;
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 4096, NULL), -ERANGE);
+    assert_int_equal(shmb_upstream_tent_submit(t, &b, &off, 1, 8192, NULL), -EINVAL); /* > the source */
+    assert_null(shmb_upstream_tent_buffer(t, BUFFERS));
+    assert_non_null(shmb_upstream_tent_buffer(t, 0));
+    shmb_upstream_tent_destroy(t);
+    assert_int_equal(our_tent_buffers(), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_commit_named),
+        cmocka_unit_test(test_in_range_disjoint_reusable),
+        cmocka_unit_test(test_freed_merge_to_whole),
+        cmocka_unit_test(test_slots_misused),
+        cmocka_unit_test(test_check_catches_faults),
+        cmocka_unit_test(test_tent_request_lands),
+    };
+    return cmocka_run_group_tests(tests, NULL, remove_tent_buffers);
+}
