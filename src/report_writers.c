@@ -429,10 +429,12 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
 /* Key columns are as wide as their widest cell (or header): the same for two
  * runs of the same flags, and for two --system runs, whose keys match. A
  * figure's width never depends on the figures, so two runs' tables line up
- * and diff figure by figure: times up to 7 digits of ns (10 ms: a 64 MB copy
- * on a quiet machine), rates up to 9 digits; a larger figure (a busy
- * machine's max, a sub-ns look-up's rate) shifts its own row only. One space
- * between columns keeps a default table within 120 characters. */
+ * and diff figure by figure: a mean up to 7 characters, the other times up
+ * to 6 (from 1 ms on 1.23e6, fit_figure), rates up to 9 digits, GB/s up to
+ * 5 characters; a figure that cannot be shortened enough (a negative saving
+ * of 1 ms) shifts its own row only. One space between columns, and a note
+ * that would pass TABLE_WIDTH on a line of its own below its row, keep a
+ * default table within 120 characters. */
 static int is_key(enum column c)
 {
     return c < COL_ITERATIONS || c == COL_SYSTEM;
@@ -441,9 +443,9 @@ static int is_key(enum column c)
 static size_t column_width(enum column c, const char *header, const shmb_row_t *const *order, size_t n)
 {
     static const size_t figure_width[] = {
-        [COL_ITERATIONS] = 9, [COL_MEAN] = 7, [COL_MIN] = 7, [COL_P50] = 7, [COL_P90] = 7,
-        [COL_P99] = 7, [COL_P999] = 7, [COL_MAX] = 7, [COL_STDDEV] = 7, [COL_OPS] = 9,
-        [COL_GBS] = 6, [COL_SPEEDUP] = 5, [COL_NOTE] = 0,
+        [COL_ITERATIONS] = 9, [COL_MEAN] = 7, [COL_MIN] = 6, [COL_P50] = 6, [COL_P90] = 6,
+        [COL_P99] = 6, [COL_P999] = 6, [COL_MAX] = 6, [COL_STDDEV] = 6, [COL_OPS] = 9,
+        [COL_GBS] = 5, [COL_SPEEDUP] = 5, [COL_NOTE] = 0,
     };
     size_t w = strlen(header);
     if (!is_key(c))
@@ -455,6 +457,39 @@ static size_t column_width(enum column c, const char *header, const shmb_row_t *
             w = strlen(cell);
     }
     return w;
+}
+
+/* A table's figure wider than its column, shortened to fit where it can: a
+ * decimal less ("103.0" GB/s), then a power of ten with as many significant
+ * digits as the width leaves, three at least ("1.26e7" ns, "1.288e9"
+ * ops/s), which float() and awk read as numbers. The table is for reading
+ * and diffing; CSV and JSON keep every digit. */
+static void fit_figure(char *cell, size_t width)
+{
+    char *end, *dot = strchr(cell, '.');
+    double v = strtod(cell, &end);
+    if (strlen(cell) <= width || end == cell || *end != '\0' || !isfinite(v) || v == 0.0)
+        return;
+    for (int d = dot ? (int)strlen(dot + 1) - 1 : -1; d >= 0; d--) {
+        char buf[CELL];
+        snprintf(buf, CELL, "%.*f", d, v);
+        if (strlen(buf) <= width) {
+            memcpy(cell, buf, strlen(buf) + 1);
+            return;
+        }
+    }
+    for (int d = 3; d >= 2; d--) { /* three significant digits at least: a wider one shifts its row */
+        int e = (int)floor(log10(fabs(v)));
+        char buf[CELL];
+        snprintf(buf, CELL, "%.*f", d, v / pow(10.0, e));
+        if (strstr(buf, "10") == buf + (v < 0)) /* 9.9996 rounds up to the next power */
+            snprintf(buf, CELL, "%.*f", d, v / pow(10.0, ++e));
+        snprintf(buf + strlen(buf), CELL - strlen(buf), "e%d", e);
+        if (strlen(buf) <= width || d == 2) {
+            memcpy(cell, buf, strlen(buf) + 1);
+            return;
+        }
+    }
 }
 
 /* The context's lines, each longer than WRAP broken at spaces into lines of
@@ -483,6 +518,14 @@ static void write_wrapped(FILE *out, const char *text)
     }
 }
 
+/* The widest table line a terminal of 120 columns shows whole. A row whose
+ * note would pass it (the columns before the note at their widths, so the
+ * same rows of two runs decide alike) shows "v" there and its note on the
+ * next line, "# ^ NOTE": a '#' line, so that scripts reading the table skip
+ * it, and right under its row, so that diff -u shows a changed note beside
+ * the row it belongs to. */
+#define TABLE_WIDTH 120
+
 int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
 {
     enum column cols[MAX_COLUMNS];
@@ -506,19 +549,32 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
     }
     write_wrapped(out, context);
     free(context);
+    size_t before_note = 0;
+    for (size_t c = 0; c < ncols; c++)
+        before_note += cols[c] == COL_NOTE ? 0 : widths[c] + 1;
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
+        char note[CELL] = "";
         for (size_t c = 0; c < ncols; c++) {
             char cell[CELL];
             if (i == 0)
                 snprintf(cell, CELL, "%s", headers[c]);
             else
                 format_cell(cell, order[i - 1], cols[c], 0);
+            if (i > 0 && !is_key(cols[c]) && cols[c] != COL_ITERATIONS && cols[c] != COL_NOTE)
+                fit_figure(cell, widths[c]);
+            if (i > 0 && cols[c] == COL_NOTE && strcmp(cell, "-") != 0
+                && before_note + strlen(cell) > TABLE_WIDTH) {
+                memcpy(note, cell, sizeof(note));
+                snprintf(cell, CELL, "v");
+            }
             len += (size_t)snprintf(line + len, line_cap - len, "%-*s ", (int)widths[c], cell);
         }
         while (len > 0 && line[len - 1] == ' ')
             len--;
         fprintf(out, "%.*s\n", (int)len, line);
+        if (note[0])
+            fprintf(out, "# ^ %s\n", note);
     }
     free(line);
     return 0;
