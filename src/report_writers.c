@@ -524,8 +524,8 @@ static void write_wrapped(FILE *out, const char *text)
  * right under its row, so that diff -u shows a changed note beside the row
  * it belongs to. The same row of two runs decides alike: the columns before
  * the note count at their widths, and the note's numbers at two digits
- * at least (note_room), so "9.35% of request p50" and "80.60% of ..." go
- * the same way. */
+ * at least, three before a decimal point (note_room), so "9.35% of request
+ * p50", "80.60% of ..." and "100.00% of ..." go the same way. */
 #define TABLE_WIDTH 120
 
 static size_t note_room(const char *note)
@@ -536,7 +536,8 @@ static size_t note_room(const char *note)
             digits++;
             continue;
         }
-        room += digits ? (digits < 2 ? 2 : digits) : 0;
+        const size_t least = *p == '.' ? 3 : 2; /* a percentage's whole part up to 100 */
+        room += digits ? (digits < least ? least : digits) : 0;
         digits = 0;
         if (!*p)
             return room;
