@@ -169,7 +169,15 @@ expect_usage_error() {
 
 # Data rows of a table (lines after the header, which follows the # lines).
 table_rows() {
-  grep -v '^#' "$1" | tail -n +2
+  # a note under its row ("# ^ NOTE", the row's note cell "v") joins it again
+  awk '/^# \^ / { if (held != "") { held = substr(held, 1, length(held) - 1) substr($0, 5); print held; held = "" }
+                  next }
+       /^#/ { next }
+       { if (held != "") print held
+         held = ""
+         if (!head) { head = 1; next }
+         if ($NF == "v") held = $0; else print }
+       END { if (held != "") print held }' "$1"
 }
 
 # expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND with
