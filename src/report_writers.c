@@ -519,13 +519,16 @@ static void write_wrapped(FILE *out, const char *text)
 }
 
 /* The widest table line a terminal of 120 columns shows whole. A row whose
- * note would pass it shows "v" there and its note on the next line,
- * "# ^ NOTE": a '#' line, so that scripts reading the table skip it, and
- * right under its row, so that diff -u shows a changed note beside the row
- * it belongs to. The same row of two runs decides alike: the columns before
- * the note count at their widths, and the note's numbers at two digits
- * at least, three before a decimal point (note_room), so "9.35% of request
- * p50", "80.60% of ..." and "100.00% of ..." go the same way. */
+ * note would pass it shows "v" there, and its note follows the table, in
+ * the rows' order, as "# note NAME: NOTE" (NAME the row's JSON name, with
+ * "rep K" in a run of repetitions): '#' lines, so that scripts reading the
+ * table skip them, and after it, so that the table has one line per row
+ * whatever its notes, and two systems' tables pair row by row in diff -y
+ * (a note one system has and another has not would shift the rows). The
+ * same row of two runs decides alike: the columns before the note count at
+ * their widths, and the note's numbers at two digits at least, three before
+ * a decimal point (note_room), so "9.35% of request p50", "80.60% of ..."
+ * and "100.00% of ..." go the same way. */
 #define TABLE_WIDTH 120
 
 static size_t note_room(const char *note)
@@ -553,15 +556,21 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
     size_t ncols = table_columns(r, order, n, cols, headers);
     for (size_t c = 0; c < ncols; c++)
         widths[c] = column_width(cols[c], headers[c], order, n);
-    size_t line_cap = ncols * (CELL + 1) + 1, context_len = 0;
-    char *line = malloc(line_cap), *context = NULL;
+    size_t line_cap = ncols * (CELL + 1) + 1, context_len = 0, notes_len = 0;
+    char *line = malloc(line_cap), *context = NULL, *notes = NULL;
     FILE *mem = line ? open_memstream(&context, &context_len) : NULL;
-    if (!mem) {
+    FILE *notes_out = mem ? open_memstream(&notes, &notes_len) : NULL;
+    if (!notes_out) {
+        if (mem)
+            fclose(mem);
+        free(context);
         free(line);
         return -ENOMEM;
     }
     write_table_context(mem, r);
     if (fclose(mem) != 0) {
+        fclose(notes_out);
+        free(notes);
         free(context);
         free(line);
         return -ENOMEM;
@@ -573,7 +582,6 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
         before_note += cols[c] == COL_NOTE ? 0 : widths[c] + 1;
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
-        char note[CELL] = "";
         for (size_t c = 0; c < ncols; c++) {
             char cell[CELL];
             if (i == 0)
@@ -584,7 +592,13 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
                 fit_figure(cell, widths[c]);
             if (i > 0 && cols[c] == COL_NOTE && strcmp(cell, "-") != 0
                 && before_note + note_room(cell) > TABLE_WIDTH) {
-                memcpy(note, cell, sizeof(note));
+                const shmb_row_t *row = order[i - 1];
+                char name[256];
+                shmb_report_row_name(r, row, name, sizeof(name));
+                fprintf(notes_out, "# note %s", name);
+                if (r->repetitions > 1 && !row->aggregate[0])
+                    fprintf(notes_out, " rep %d", row->repetition);
+                fprintf(notes_out, ": %s\n", cell);
                 snprintf(cell, CELL, "v");
             }
             len += (size_t)snprintf(line + len, line_cap - len, "%-*s ", (int)widths[c], cell);
@@ -592,9 +606,13 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
         while (len > 0 && line[len - 1] == ' ')
             len--;
         fprintf(out, "%.*s\n", (int)len, line);
-        if (note[0])
-            fprintf(out, "# ^ %s\n", note);
     }
     free(line);
+    if (fclose(notes_out) != 0) {
+        free(notes);
+        return -ENOMEM;
+    }
+    write_wrapped(out, notes);
+    free(notes);
     return 0;
 }

@@ -169,15 +169,17 @@ expect_usage_error() {
 
 # Data rows of a table (lines after the header, which follows the # lines).
 table_rows() {
-  # a note under its row ("# ^ NOTE", the row's note cell "v") joins it again
-  awk '/^# \^ / { if (held != "") { held = substr(held, 1, length(held) - 1) substr($0, 5); print held; held = "" }
-                  next }
-       /^#/ { next }
-       { if (held != "") print held
-         held = ""
-         if (!head) { head = 1; next }
-         if ($NF == "v") held = $0; else print }
-       END { if (held != "") print held }' "$1"
+  # a row whose note cell is "v" gets its note back from the "# note NAME: NOTE"
+  # lines after the table (one each, in the rows' order; wrapped ones joined)
+  unwrap "$1" | awk '
+    /^# note [^ ]*( rep [0-9]+)?: / { notes[++n] = substr($0, index($0, ": ") + 2); next }
+    /^#/ { next }
+    !head { head = 1; next }
+    { rows[++m] = $0 }
+    END { k = 0
+          for (i = 1; i <= m; i++) {
+            if (rows[i] ~ / v$/ && k < n) rows[i] = substr(rows[i], 1, length(rows[i]) - 1) notes[++k]
+            print rows[i] } }'
 }
 
 # expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND with
