@@ -13,7 +13,10 @@
 #   gain.png        of a run_all.sh --system folder only: mooncake p50 / Flow-IPC
 #                   p50 per row (log scale), a bar per flavour (colour, in the
 #                   legend), solid when the U-test finds the change significant,
-#                   hollow when not, hatched when too few repetitions to test; a grey
+#                   hollow when not, hatched when too few repetitions to test; with 9
+#                   repetitions or more, a 95% interval of the ratio of the two medians
+#                   (percentile bootstrap, each run's repetitions resampled on their own,
+#                   2000 times, a fixed seed) as a capped line; a grey
 #                   band where a change is under 5%; the rows that decide first (the
 #                   whole request per size, the workload request), then each binary's
 #                   other rows (translation alone, the sweep) and one-off costs on their

@@ -36,6 +36,7 @@ tell), and a change under PRACTICAL_CHANGE is no practical difference, significa
 import json
 import math
 import os
+import random
 import re
 import signal
 import stat
@@ -1682,10 +1683,27 @@ FILLS = (("yes", "lc rgb \"%s\" fs solid 0.85 border", "solid: significant (U-te
 FLAVOUR_COLOURS = {"flowipc_classic": PALETTE[4], "flowipc_jemalloc": PALETTE[5]}
 
 
+# The gain's interval: a percentile bootstrap of the ratio of the two medians, the
+# repetitions of each run resampled on their own (they are independent runs, not pairs),
+# with a fixed seed so that a folder always plots the same; none under MIN_REPETITIONS.
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def gain_interval(a, b):
+    """(lo, hi) of the 95% bootstrap interval of median(a) / median(b), or None."""
+    if min(len(a), len(b)) < MIN_REPETITIONS:
+        return None
+    rng = random.Random(42)
+    ratios = sorted(statistics.median(rng.choices(a, k=len(a))) / statistics.median(rng.choices(b, k=len(b)))
+                    for _ in range(BOOTSTRAP_RESAMPLES))
+    return ratios[int(0.025 * BOOTSTRAP_RESAMPLES)], ratios[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
+
+
 def gain_bars(folder):
     """OrderedDict (bench, 'per operation'|'one-off') -> OrderedDict row label ->
-    {flavour: (gain, significant)} of a --system folder: Mooncake's p50 / each Flow-IPC
-    flavour's, with compare.sh's verdicts (one U-test family per binary and flavour)."""
+    {flavour: (gain, significant, interval)} of a --system folder: Mooncake's p50 / each
+    Flow-IPC flavour's, with compare.sh's verdicts (one U-test family per binary and
+    flavour) and gain_interval's (lo, hi) or None."""
     pairs, files = system_pairs(folder)
     out = OrderedDict()
     for bench, a_key, b_key in pairs:
@@ -1703,7 +1721,7 @@ def gain_bars(folder):
                 middle = ["attach total"]  # the receiver's, as the Pairing compares them
             label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
             out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \
-                (ra.p50 / rb.p50, sig)
+                (ra.p50 / rb.p50, sig, gain_interval(ra.samples, rb.samples))
     for kind in ("per operation", "one-off"):  # the sweep holds lookup's rows at more counts
         if ("lookup_sweep", kind) in out:
             out.pop(("lookup", kind), None)
@@ -1712,7 +1730,8 @@ def gain_bars(folder):
 
 def write_gain_data(path, bars, flavours):
     """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
-    gain, left and right edges and figure; returns the blocks' (flavour, verdict)."""
+    gain, left and right edges, its interval's ends (NaN without one), where its figure
+    goes and the figure; returns the blocks' (flavour, verdict)."""
     width = 0.8 / len(flavours)
     blocks, out = [], []
     for j, flavour in enumerate(flavours):
@@ -1721,13 +1740,17 @@ def write_gain_data(path, bars, flavours):
             n = 0
             for g, by in enumerate(bars.values()):
                 if flavour in by and by[flavour][1] == sig:
-                    x, v = g - 0.4 + width * (j + 0.5), by[flavour][0]
+                    x, (v, _, ci) = g - 0.4 + width * (j + 0.5), by[flavour]
                     # no figure inside the band: a change too small to matter
                     text = "" if abs(v - 1) < PRACTICAL_CHANGE else "%.2f" % v if v < 10 else "%.0f" % v
-                    out.append("%r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, dat_string(text)))
+                    lo, hi = ci or (float("nan"), float("nan"))
+                    # the figure beyond the bar's end and its interval's
+                    at = min(v, lo if ci else v) / 1.12 if v < 1 else max(v, hi if ci else v) * 1.12
+                    out.append("%r %r %r %r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, lo, hi, at,
+                                                             dat_string(text)))
                     n += 1
             if not n:
-                out.append("nan nan nan nan \"\"\n")
+                out.append("nan nan nan nan nan nan nan \"\"\n")
             out.append("\n\n")
             blocks.append((flavour, sig))
     write_output(path, "".join(out))
@@ -1741,6 +1764,8 @@ def gain_legend(flavours):
     plots += ["NaN with boxes lw 1.5 %s title %s" % (style % "#555555", gp_string(text)) for _, style, text in FILLS]
     plots.append("NaN with boxes fs solid 1.0 lc rgb \"#e8e8e8\" title %s"
                  % gp_string("grey band: under %g%%, no practical difference" % (PRACTICAL_CHANGE * 100)))
+    plots.append("NaN with lines lc rgb \"#000000\" lw 1 title %s"
+                 % gp_string("error bar: 95%% bootstrap interval (%d+ reps)" % MIN_REPETITIONS))
     return plots
 
 
@@ -1749,7 +1774,7 @@ def gain_panel(out_dir, index, title, bars, flavours, first):
     from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
     data = "gain%d.dat" % index
     blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
-    ys = [v for by in bars.values() for v, _ in by.values()]
+    ys = [y for by in bars.values() for v, _, ci in by.values() for y in (v,) + (ci or ())]
     lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
     xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
     cmds = ["unset arrow", "unset label", "unset object",
@@ -1768,8 +1793,10 @@ def gain_panel(out_dir, index, title, bars, flavours, first):
         # a bar from 1 to the gain: up when the Flow-IPC path is faster, down when slower
         plots.append("%s index %d using 1:2:3:4:($2<1?$2:1):($2<1?1:$2) with boxxyerror lw 1.5 %s notitle"
                      % (gp_string(data), i, fills[sig] % colour))
-        plots.append("%s index %d using 1:($2<1?$2/1.12:$2*1.12):5 with labels font \",7\" notitle"
-                     % (gp_string(data), i))
+        # the interval as a capped line (yerrorbars would break it around its point)
+        plots.append("%s index %d using 1:5:(0):($6-$5) with vectors heads size screen 0.005,90 lc rgb \"#000000\" "
+                     "lw 1.5 notitle" % (gp_string(data), i))
+        plots.append("%s index %d using 1:7:8 with labels font \",7\" notitle" % (gp_string(data), i))
     cmds.append("plot " + ", \\\n     ".join(plots + (gain_legend(flavours) if first else [])))
     return cmds
 
@@ -1810,8 +1837,9 @@ def plot_gain(folder, out_dir):
     benches = unique(b for b, _ in groups)
     runs = [(run_system(files[k], k, ctx), ctx) for bench, a, b in pairs if bench in benches
             for k in (a, b) for ctx in [load(files[k])[1]]]
-    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions; bar colour = "
-             "flavour, fill = significance; the rows that decide first; flags: in report.md" % ", ".join(flavours)] + \
+    title = ["Gain of Flow-IPC (%s) over Mooncake per row: p50 ratio, medians over repetitions, 95%% bootstrap "
+             "interval; colour = flavour, fill = significance; the rows that decide first; flags: in report.md"
+             % ", ".join(flavours)] + \
         context_lines(runs, flags=False)
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 

@@ -429,10 +429,12 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
 /* Key columns are as wide as their widest cell (or header): the same for two
  * runs of the same flags, and for two --system runs, whose keys match. A
  * figure's width never depends on the figures, so two runs' tables line up
- * and diff figure by figure: times up to 7 digits of ns (10 ms: a 64 MB copy
- * on a quiet machine), rates up to 9 digits; a larger figure (a busy
- * machine's max, a sub-ns look-up's rate) shifts its own row only. One space
- * between columns keeps a default table within 120 characters. */
+ * and diff figure by figure: a mean up to 7 characters, the other times up
+ * to 6 (from 1 ms on 1.23e6, fit_figure), rates up to 9 digits, GB/s up to
+ * 5 characters; a figure that cannot be shortened enough (a negative saving
+ * of 1 ms) shifts its own row only. One space between columns, and a note
+ * that would pass TABLE_WIDTH on a line of its own below its row, keep a
+ * default table within 120 characters. */
 static int is_key(enum column c)
 {
     return c < COL_ITERATIONS || c == COL_SYSTEM;
@@ -441,9 +443,9 @@ static int is_key(enum column c)
 static size_t column_width(enum column c, const char *header, const shmb_row_t *const *order, size_t n)
 {
     static const size_t figure_width[] = {
-        [COL_ITERATIONS] = 9, [COL_MEAN] = 7, [COL_MIN] = 7, [COL_P50] = 7, [COL_P90] = 7,
-        [COL_P99] = 7, [COL_P999] = 7, [COL_MAX] = 7, [COL_STDDEV] = 7, [COL_OPS] = 9,
-        [COL_GBS] = 6, [COL_SPEEDUP] = 5, [COL_NOTE] = 0,
+        [COL_ITERATIONS] = 9, [COL_MEAN] = 7, [COL_MIN] = 6, [COL_P50] = 6, [COL_P90] = 6,
+        [COL_P99] = 6, [COL_P999] = 6, [COL_MAX] = 6, [COL_STDDEV] = 6, [COL_OPS] = 9,
+        [COL_GBS] = 5, [COL_SPEEDUP] = 5, [COL_NOTE] = 0,
     };
     size_t w = strlen(header);
     if (!is_key(c))
@@ -455,6 +457,39 @@ static size_t column_width(enum column c, const char *header, const shmb_row_t *
             w = strlen(cell);
     }
     return w;
+}
+
+/* A table's figure wider than its column, shortened to fit where it can: a
+ * decimal less ("103.0" GB/s), then a power of ten with as many significant
+ * digits as the width leaves, three at least ("1.26e7" ns, "1.288e9"
+ * ops/s), which float() and awk read as numbers. The table is for reading
+ * and diffing; CSV and JSON keep every digit. */
+static void fit_figure(char *cell, size_t width)
+{
+    char *end, *dot = strchr(cell, '.');
+    double v = strtod(cell, &end);
+    if (strlen(cell) <= width || end == cell || *end != '\0' || !isfinite(v) || v == 0.0)
+        return;
+    for (int d = dot ? (int)strlen(dot + 1) - 1 : -1; d >= 0; d--) {
+        char buf[CELL];
+        snprintf(buf, CELL, "%.*f", d, v);
+        if (strlen(buf) <= width) {
+            memcpy(cell, buf, strlen(buf) + 1);
+            return;
+        }
+    }
+    for (int d = 3; d >= 2; d--) { /* three significant digits at least: a wider one shifts its row */
+        int e = (int)floor(log10(fabs(v)));
+        char buf[CELL];
+        snprintf(buf, CELL, "%.*f", d, v / pow(10.0, e));
+        if (strstr(buf, "10") == buf + (v < 0)) /* 9.9996 rounds up to the next power */
+            snprintf(buf, CELL, "%.*f", d, v / pow(10.0, ++e));
+        snprintf(buf + strlen(buf), CELL - strlen(buf), "e%d", e);
+        if (strlen(buf) <= width || d == 2) {
+            memcpy(cell, buf, strlen(buf) + 1);
+            return;
+        }
+    }
 }
 
 /* The context's lines, each longer than WRAP broken at spaces into lines of
@@ -483,6 +518,36 @@ static void write_wrapped(FILE *out, const char *text)
     }
 }
 
+/* The widest table line a terminal of 120 columns shows whole. A row whose
+ * note would pass it shows "v" there, and its note follows the table, in
+ * the rows' order, as "# note NAME: NOTE" (NAME the row's JSON name, with
+ * "rep K" in a run of repetitions): '#' lines, so that scripts reading the
+ * table skip them, and after it, so that the table has one line per row
+ * whatever its notes, and two systems' tables pair row by row in diff -y
+ * (a note one system has and another has not would shift the rows). The
+ * same row of two runs decides alike: the columns before the note count at
+ * their widths, and the note's numbers at two digits at least, three before
+ * a decimal point (note_room), so "9.35% of request p50", "80.60% of ..."
+ * and "100.00% of ..." go the same way. */
+#define TABLE_WIDTH 120
+
+static size_t note_room(const char *note)
+{
+    size_t room = 0, digits = 0;
+    for (const char *p = note;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            digits++;
+            continue;
+        }
+        const size_t least = *p == '.' ? 3 : 2; /* a percentage's whole part up to 100 */
+        room += digits ? (digits < least ? least : digits) : 0;
+        digits = 0;
+        if (!*p)
+            return room;
+        room++;
+    }
+}
+
 int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t *const *order, size_t n)
 {
     enum column cols[MAX_COLUMNS];
@@ -491,21 +556,30 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
     size_t ncols = table_columns(r, order, n, cols, headers);
     for (size_t c = 0; c < ncols; c++)
         widths[c] = column_width(cols[c], headers[c], order, n);
-    size_t line_cap = ncols * (CELL + 1) + 1, context_len = 0;
-    char *line = malloc(line_cap), *context = NULL;
+    size_t line_cap = ncols * (CELL + 1) + 1, context_len = 0, notes_len = 0;
+    char *line = malloc(line_cap), *context = NULL, *notes = NULL;
     FILE *mem = line ? open_memstream(&context, &context_len) : NULL;
-    if (!mem) {
+    FILE *notes_out = mem ? open_memstream(&notes, &notes_len) : NULL;
+    if (!notes_out) {
+        if (mem)
+            fclose(mem);
+        free(context);
         free(line);
         return -ENOMEM;
     }
     write_table_context(mem, r);
     if (fclose(mem) != 0) {
+        fclose(notes_out);
+        free(notes);
         free(context);
         free(line);
         return -ENOMEM;
     }
     write_wrapped(out, context);
     free(context);
+    size_t before_note = 0;
+    for (size_t c = 0; c < ncols; c++)
+        before_note += cols[c] == COL_NOTE ? 0 : widths[c] + 1;
     for (size_t i = 0; i <= n; i++) {
         size_t len = 0;
         for (size_t c = 0; c < ncols; c++) {
@@ -514,6 +588,19 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
                 snprintf(cell, CELL, "%s", headers[c]);
             else
                 format_cell(cell, order[i - 1], cols[c], 0);
+            if (i > 0 && !is_key(cols[c]) && cols[c] != COL_ITERATIONS && cols[c] != COL_NOTE)
+                fit_figure(cell, widths[c]);
+            if (i > 0 && cols[c] == COL_NOTE && strcmp(cell, "-") != 0
+                && before_note + note_room(cell) > TABLE_WIDTH) {
+                const shmb_row_t *row = order[i - 1];
+                char name[256];
+                shmb_report_row_name(r, row, name, sizeof(name));
+                fprintf(notes_out, "# note %s", name);
+                if (r->repetitions > 1 && !row->aggregate[0])
+                    fprintf(notes_out, " rep %d", row->repetition);
+                fprintf(notes_out, ": %s\n", cell);
+                snprintf(cell, CELL, "v");
+            }
             len += (size_t)snprintf(line + len, line_cap - len, "%-*s ", (int)widths[c], cell);
         }
         while (len > 0 && line[len - 1] == ' ')
@@ -521,5 +608,11 @@ int shmb_report_write_table(FILE *out, const shmb_report_t *r, const shmb_row_t 
         fprintf(out, "%.*s\n", (int)len, line);
     }
     free(line);
+    if (fclose(notes_out) != 0) {
+        free(notes);
+        return -ENOMEM;
+    }
+    write_wrapped(out, notes);
+    free(notes);
     return 0;
 }

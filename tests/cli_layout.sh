@@ -14,7 +14,8 @@ refdir=$srcdir/tests/layout
 prefix=shmb_cli_layout_$$_
 
 # The layout of a table on stdin: facts of the machine and the build reduced
-# to their key; in rows, columns from `iterations` on have numbers as N.
+# to their key; in rows, columns from `iterations` on have numbers as N (a
+# figure shortened to a power of ten, 1.23e6, too).
 table_layout() {
   awk '
     /^# (date|host|cpu|caches|kernel|clocksource|cpu governor|transparent hugepages|\/dev\/shm|glibc|timer overhead|build|commit|pinned|load):/ {
@@ -24,7 +25,7 @@ table_layout() {
     { line = $1
       for (i = 2; i <= NF; i++) {
         f = $i
-        if (i >= first) gsub(/[0-9]+(\.[0-9]+)?/, "N", f)
+        if (i >= first) gsub(/[0-9]+(\.[0-9]+)?(e[0-9]+)?/, "N", f)
         line = line " " f }
       print line }'
 }

@@ -169,7 +169,17 @@ expect_usage_error() {
 
 # Data rows of a table (lines after the header, which follows the # lines).
 table_rows() {
-  grep -v '^#' "$1" | tail -n +2
+  # a row whose note cell is "v" gets its note back from the "# note NAME: NOTE"
+  # lines after the table (one each, in the rows' order; wrapped ones joined)
+  unwrap "$1" | awk '
+    /^# note [^ ]*( rep [0-9]+)?: / { notes[++n] = substr($0, index($0, ": ") + 2); next }
+    /^#/ { next }
+    !head { head = 1; next }
+    { rows[++m] = $0 }
+    END { k = 0
+          for (i = 1; i <= m; i++) {
+            if (rows[i] ~ / v$/ && k < n) rows[i] = substr(rows[i], 1, length(rows[i]) - 1) notes[++k]
+            print rows[i] } }'
 }
 
 # expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND with

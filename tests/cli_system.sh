@@ -20,9 +20,10 @@ declare -A args=(
 keys() {
   table_rows "$1" | awk -v n="$2" '{k = $1; for (i = 2; i <= n; i++) k = k " " $i; print k}'
 }
-# The # lines with their figures taken out: what the layout of the header is.
+# The # lines with their figures taken out: what the layout of the header is
+# (the notes after the table are the rows', which differ between systems).
 layout() {
-  unwrap "$1" | grep '^#' | sed 's/:.*//'
+  unwrap "$1" | grep '^#' | grep -v '^# note ' | sed 's/:.*//'
   grep -v '^#' "$1" | head -1
 }
 

@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
 # The output fits a terminal, and help is plain: each binary's default table,
-# with --system=mooncake and with --systems, has its '#' lines wrapped within
-# 120 characters (continuations start "#   "); in the default and --system
-# runs the column header and every row without a note fit 120 characters too
-# (a note is free text, last). -h is --help; --help names no path of the
-# source tree.
-#   cli_width.sh BIN_DIR SOURCE_DIR
+# and its --system=mooncake table, has every line within 120 characters ('#'
+# lines wrapped at 100, continuations start "#   "; a note that would pass
+# 120 shows "v" in its row and follows the table, "# note NAME: NOTE", one
+# line per "v" in the rows' order); so do the workload replay's (every
+# system in turn, and --system). With --systems the '#' lines fit and every
+# note that would pass 120 follows the table too; the columns before the
+# note are wider there (the system column holds NAME/vs:BASELINE), so no row
+# is longer than the column header. -h is --help; --help names no path of
+# the source tree.
 bindir=$1
 srcdir=$(cd "$2" && pwd)
 source "$(dirname "$0")/cli_lib.sh"
 prefix=shmb_cli_width_$$_
 max=120
+runs=0
 
-# Lines of table $1 over $max characters that its kind ($2: all or hash) must
-# keep within: hash, the '#' lines; all, also the header and rows whose note
-# is '-' (the note column starts where the header's "note" does).
+# Lines of table $1 over $max characters that its kind ($2: all or paired)
+# must keep within: all, every line; paired, the '#' lines, and rows longer
+# than the column header (a note left on its row). Either way as many
+# "# note" lines as rows whose note is "v".
 too_wide() {
   awk -v max="$max" -v kind="$2" '
+    /^# note / { notes++ }
     /^#/ { if (length($0) > max) print; next }
-    kind != "all" { next }
-    !head { head = 1; note = index($0, " note") + 1; if (length($0) > max) print; next }
-    length($0) > max && substr($0, note) == "-" { print }' "$1"
+    !head { head = length($0); if (kind == "all" && length($0) > max) print; next }
+    $NF == "v" { moved++ }
+    kind == "all" && length($0) > max { print; next }
+    kind == "paired" && length($0) > head { print }
+    END { if (notes != moved) print notes + 0 " note lines for " moved + 0 " rows whose note is v" }' "$1"
 }
 
 run_widths() {
   local bin=$1 kind=$2
   shift 2
-  local out=$work/$bin.$kind.txt
+  runs=$((runs + 1))
+  local out=$work/$runs.$bin.$kind.txt
   if ! "$bindir/$bin" --shm_prefix=/$prefix "$@" >"$out" 2>"$work/err"; then
     fail "$bin $*: exit $? ($(head -1 "$work/err"))"
     return
@@ -45,8 +54,14 @@ for cmd in alloc lookup transfer; do
   declare -n args=$cmd
   run_widths "${args[@]:0:1}" all "${args[@]:1}"
   run_widths "${args[@]:0:1}" all "${args[@]:1}" --system=mooncake
-  run_widths "${args[@]:0:1}" hash "${args[@]:1}" --systems=mooncake,flowipc_classic,flowipc_jemalloc
+  run_widths "${args[@]:0:1}" paired "${args[@]:1}" --systems=mooncake,flowipc_classic,flowipc_jemalloc
 done
+workload=(--workload=synthetic --requests=10 --model=deepseek_v3 --block_tokens=16 --max_request_mb=4)
+run_widths shm_transfer_bench all "${workload[@]}"
+run_widths shm_transfer_bench all "${workload[@]}" --system=flowipc_jemalloc
+# A note after the table: the look-up kernels' "verified N/N" does not fit beside them.
+grep -q '^# note shm_lookup/linear/segments:100: verified [0-9]*/[0-9]*$' "$work"/4.shm_address_lookup_bench.all.txt \
+  && ok || fail "shm_address_lookup_bench: no note after the table"
 
 for bin in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
   "$bindir/$bin" -h >"$work/h" 2>"$work/herr" && grep -q "^$bin: .*Usage: $bin " <(tr '\n' ' ' <"$work/h") \

@@ -342,6 +342,19 @@ for i, b in enumerate(blocks):
         seen[head.group(2)] = style
 sys.exit(seen != {"yes": "solid", "no": "empty"})
 EOF2
+# each bar's 95% interval (bootstrap of the medians' ratio, 9 repetitions): the 10x row's
+# holds its gain and not 1, the alike hand-off's holds 1; drawn as capped lines, in the legend
+"$py" - "$work/gpsig" <<'EOF2' && ok || fail "gain.png: an interval missing, not around its gain, or not drawn"
+import re, sys
+d = sys.argv[1]
+bars = [l.split() for l in open(d + "/gain0.dat") if l[0].isdigit() or l[0] == "-"]
+gp = open(d + "/gain.gp").read()
+ok = len(bars) == 2 and "with vectors heads" in gp and "'error bar: 95% bootstrap interval (9+ reps)'" in gp
+for x, v, left, right, lo, hi, at, text in bars:
+    v, lo, hi, at = float(v), float(lo), float(hi), float(at)
+    ok = ok and lo <= v <= hi and at > hi and (lo <= 1 <= hi if v < 2 else 9 < lo and hi < 10.5)
+sys.exit(not ok)
+EOF2
 
 for d in live sys; do
   "$src/scripts/plot.sh" "$work/$d" >"$work/plot" 2>&1 && ok || fail "plot.sh $d: exit $?: $(cat "$work/plot")"

@@ -190,8 +190,8 @@ static void test_table(void **state)
     assert_true(flags && flags < build_end);
     assert_int_equal(count_lines(out, "# commit: "), 1);
     /* key columns as wide as their widest cell, figures of a fixed width, one space apart */
-    const char *header = strstr(out, "\nsize_kb allocator step     threads rep iterations mean_ns p50_ns  "
-                                     "p99_ns  max_ns  ops_per_s speedup system note\n");
+    const char *header = strstr(out, "\nsize_kb allocator step     threads rep iterations mean_ns p50_ns "
+                                     "p99_ns max_ns ops_per_s speedup system note\n");
     assert_non_null(header);
     header++;
     assert_int_equal(count_lines(out, "4 "), 1);
@@ -338,7 +338,7 @@ static void test_fixed_widths(void **state)
     for (int t = 0; t < 2; t++) { /* the mean starts under its header */
         const char *mean_head = strstr(head[t], "mean_ns");
         char mean[32];
-        snprintf(mean, sizeof(mean), t ? "12345678 " : "2.50 ");
+        snprintf(mean, sizeof(mean), t ? "1.235e7 " : "2.50 "); /* 12345678: wider than its column */
         const char *mean_cell = strstr(row[t], mean);
         assert_non_null(mean_cell);
         assert_int_equal(mean_head - head[t], mean_cell - row[t]);
@@ -412,7 +412,7 @@ static void assert_rows_under_header(const char *table)
 {
     char *head = table_header(table);
     const char *row = strstr(table, head) + strlen(head) + 1;
-    for (; *row; row = strchr(row, '\n') + 1) {
+    for (; *row && *row != '#'; row = strchr(row, '\n') + 1) { /* the notes after the table aside */
         size_t len = (size_t)(strchr(row, '\n') - row);
         for (size_t c = 0; head[c]; c++) {
             if (head[c] == ' ' || (c > 0 && head[c - 1] != ' '))
@@ -467,6 +467,54 @@ static void test_columns_do_not_depend_on_flags(void **state)
     free(plain);
 }
 
+/* A note that would take its row past 120 characters shows "v" there and
+ * follows the table, "# note NAME: NOTE" in the rows' order (" rep K" with
+ * repetitions); a short one stays on its row. A figure wider than its column
+ * is shortened: a decimal less, then a power of ten. */
+static void test_notes_after_table(void **state)
+{
+    (void)state;
+    for (int reps = 1; reps <= 2; reps++) {
+        shmb_report_t r = make_report(reps);
+        shmb_rows_t rows = {0};
+        for (int rep = 0; rep < reps; rep++) {
+            shmb_row_t a = make_row("posix", "total", 4, 1234567, rep), b = make_row("posix", "mmap", 4, 100, rep);
+            snprintf(a.note, sizeof(a.note), "ok");
+            snprintf(b.note, sizeof(b.note), "a long note: %s", "so long that beside its row it would pass 120");
+            assert_int_equal(shmb_rows_push(&rows, &a), 0);
+            assert_int_equal(shmb_rows_push(&rows, &b), 0);
+        }
+        char *out = render(SHMB_FORMAT_TABLE, &r, &rows);
+        for (const char *line = out; *line; line = strchr(line, '\n') + 1)
+            assert_true(strchr(line, '\n') - line <= 120);
+        const char *a_row = strstr(out, "\n4       posix     total ");
+        const char *b_row = strstr(out, "\n4       posix     mmap ");
+        assert_true(a_row && b_row);
+        assert_non_null(strstr(a_row, " 1.23e6 ")); /* p50 1234567 in 6 characters */
+        assert_true(strstr(a_row, " ok\n") == strchr(a_row + 1, '\n') - 3);
+        assert_true(strstr(b_row, " v\n") == strchr(b_row + 1, '\n') - 2);
+        assert_null(strstr(out, "\n# note shm_test/posix/total/")); /* the short note stays */
+        const char *note = strstr(out, reps == 1 ? "\n# note shm_test/posix/mmap/size_kb:4: a long note: so long"
+                                                 : "\n# note shm_test/posix/mmap/size_kb:4 rep 1: a long note");
+        assert_non_null(note);
+        assert_true(note > strstr(out, reps == 1 ? b_row : strstr(b_row + 1, "\n4       posix     mmap ")));
+        assert_int_equal(count_lines(out, "# note "), reps == 1 ? 1 : 6); /* 2 reps and 4 aggregates */
+        free(out);
+        shmb_rows_free(&rows);
+    }
+    /* GB/s: a decimal less before a power of ten */
+    shmb_report_t r = make_report(1);
+    r.rate_is_bytes = 1;
+    shmb_rows_t rows = {0};
+    shmb_row_t row = make_row("memcpy", "", 4, 100, 0);
+    row.bytes_per_second = 103.04e9;
+    assert_int_equal(shmb_rows_push(&rows, &row), 0);
+    char *out = render(SHMB_FORMAT_TABLE, &r, &rows);
+    assert_non_null(strstr(out, " 103.0 "));
+    free(out);
+    shmb_rows_free(&rows);
+}
+
 static void test_row_make(void **state)
 {
     (void)state;
@@ -502,7 +550,7 @@ int main(void)
         cmocka_unit_test(test_table),          cmocka_unit_test(test_csv),
         cmocka_unit_test(test_json),           cmocka_unit_test(test_write_error_is_reported),
         cmocka_unit_test(test_system_and_dash_rows), cmocka_unit_test(test_fixed_widths),
-        cmocka_unit_test(test_long_notes_wrap),
+        cmocka_unit_test(test_long_notes_wrap), cmocka_unit_test(test_notes_after_table),
         cmocka_unit_test(test_row_make),       cmocka_unit_test(test_columns_do_not_depend_on_flags),
     };
     return shmb_test_run(tests, NULL, NULL);
