@@ -13,6 +13,8 @@
 
 #include "bench_common.h"
 #include "bench_internal.h"
+#include "shmbench/lookup_bench.h"
+#include "shmbench/upstream.h"
 
 namespace shmb {
 namespace internal {
@@ -102,6 +104,10 @@ void HandleHelp(const char* argv0)
     } else if (FlagValue("help") == "true") {
         ShowFlags(argv0, own);
         std::printf("\n--helpfull also lists the flags of glog and gflags (logging, --flagfile, --fromenv, ...)\n");
+        if (shmb_upstream_available())  // scripts/run_all.sh reads this line
+            std::printf("upstream: built against Mooncake %s: --system=" SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME
+                        " (docs/upstream.md)\n",
+                        shmb_upstream_commit());
     } else if (!FlagValue("helpon").empty()) {
         const std::string part = "/" + FlagValue("helpon") + ".";
         ShowFlags(argv0, [&](const std::string& file) { return Contains(file, part); });
