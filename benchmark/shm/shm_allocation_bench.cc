@@ -243,8 +243,8 @@ void UpstreamNote(const shmb_alloc_config_t& cfg, std::string* note, shmb_report
     if (!ran)
         return;
     *note = std::string("mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other "
-                                   "rows not covered), compiled from commit ") +
-                       shmb_upstream_commit() + " (docs/upstream.md)";
+                        "rows not covered), compiled from commit ") +
+            shmb_upstream_commit() + " (docs/upstream.md)";
     for (int i = 0; i < SHMB_REPORT_MAX_NOTES; i++) {
         if (!report->notes[i]) {
             report->notes[i] = note->c_str();
