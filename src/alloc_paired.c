@@ -34,10 +34,25 @@ static const shmb_alloc_kind_t bare_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFS
 /* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
  * SHMB_PAIRED_MIN_ROUNDS with a count asked for: the fewest with an
  * interval), up to a multiple of 2 x systems: whole blocks of
- * shmb_paired_order's balanced order. */
+ * shmb_paired_order's balanced order (with mooncake_upstream, also of
+ * 2 x the other systems, who answer the questions it does not). */
 static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t least)
 {
-    const uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        if (cfg->systems[s] != (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+            continue;
+        /* the models' questions run without it: whole blocks of their order too (lcm) */
+        const uint64_t m = block - 2;
+        uint64_t a = block, b = m;
+        while (b) {
+            const uint64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        block = block / a * m;
+        break;
+    }
     const uint64_t floor = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
     least = least > floor ? least : floor;
     want = want > least ? want : least;

@@ -335,6 +335,10 @@ static void test_alloc_rows_paired(void **state)
         assert_int_equal(rows_of(&rows, *step, "mooncake_upstream", 0), 0);
         assert_int_equal(rows_of(&rows, *step, "mooncake_control", 1), *step[0] == 'r' ? 6 : 2);
     }
+    /* every question in whole blocks of the balanced order of 3 systems and of 2 (lcm: 12) */
+    for (size_t i = 0; i < rows.n; i++)
+        if (rows.v[i].vs[0])
+            assert_int_equal(rows.v[i].iterations % 12, 0);
     shmb_rows_free(&rows);
     /* upstream is never the baseline, nor where it was not built */
     c.systems[0] = SHMB_LOOKUP_MOONCAKE_UPSTREAM;
