@@ -15,11 +15,12 @@ real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
 # The binaries behind wrappers that log each measuring run (not run_all.sh's flag checks,
-# --helpxml): what ran, and in which order, whatever run_all.sh prints.
+# --helpxml, nor its --help, which asks whether the binary was built with upstream code):
+# what ran, and in which order, whatever run_all.sh prints.
 bindir=$work/bin
 mkdir "$bindir"
 for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
-  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*) ;; *) echo "%s $*" >>"%s/ran" ;; esac\nexec "%s/%s" "$@"\n' \
+  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*|" --help ") ;; *) echo "%s $*" >>"%s/ran" ;; esac\nexec "%s/%s" "$@"\n' \
     "$b" "$work" "$real" "$b" >"$bindir/$b"
   chmod +x "$bindir/$b"
 done
