@@ -1473,6 +1473,9 @@ def verdict_sentences(folder, sections, blocks, zero_copy=()):
 
 def paired_report(path):
     folder = PairedFolder(path)
+    if not folder.flavours:  # the model against upstream's own code alone: no Flow-IPC verdict to give
+        return write_report(path, ["# shmbench: Mooncake's model against its upstream code, paired runs", ""] +
+                            model_against_upstream(folder) + paired_run_section(folder))
     sections = [paired_block(folder), paired_registration(folder), paired_attach(folder), paired_request(folder),
                 paired_workload(folder)]
     blocks = blocks_of(sections[0][1])

@@ -240,6 +240,17 @@ grep -q "^| mooncake_upstream |" "$work/upstream/report.md" && fail "upstream: m
   && [ "$(grep -c "the model is off by more than 25%" "$work/upstream.cmp")" -eq 2 ] \
   && ok || fail "upstream: compare.sh's table: $(cat "$work/upstream.cmp" | tail -12)"
 "$src/scripts/compare.sh" "$work/real" 2>&1 | grep -q "model against upstream" && fail "real: a model-against-upstream table without mooncake_upstream" || ok
+# a folder of the model against upstream alone: that table and the run, no Flow-IPC verdict
+mkdir "$work/uponly"
+"$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"] = [b for b in d["benchmarks"] if "flowipc_classic" not in b["name"]]
+json.dump(d, open(sys.argv[2], "w"))' "$work/upstream/allocation_paired.json" "$work/uponly/allocation_paired.json"
+report uponly
+head -1 "$work/uponly/report.md" | grep -q "model against its upstream code" \
+  && grep -q "^| shm_alloc/free_bare/size_kb:4 | 22.0 ns | 15.7 ns | 1.40 \[1.35, 1.45\] |" "$work/uponly/report.md" \
+  && ! grep -q "^## At a glance" "$work/uponly/report.md" \
+  && ok || fail "uponly: not a model-against-upstream report: $(head -3 "$work/uponly/report.md")"
 
 # Bad input: one line, exit 2, no traceback
 expect_bad() {
