@@ -195,20 +195,24 @@ static int our_tent_buffers(void)
 
 /* Group teardown: a failed case leaves its engines' buffers behind; they
  * are this process's, so they go. */
+/* The group's teardown: what a failed case left in /dev/shm, TENT's buffers
+ * (mooncake_<pid>_*) and the allocation cases' pools (shmb_tu_<pid>_*). */
 static int remove_tent_buffers(void **state)
 {
     (void)state;
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
+    char prefix[2][64];
+    snprintf(prefix[0], sizeof(prefix[0]), "mooncake_%ld_", (long)getpid());
+    snprintf(prefix[1], sizeof(prefix[1]), "shmb_tu_%ld_", (long)getpid());
     DIR *d = opendir("/dev/shm");
     if (!d)
         return 0;
     for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", e->d_name);
-            shm_unlink(name);
-        }
+        for (int k = 0; k < 2; k++)
+            if (strncmp(e->d_name, prefix[k], strlen(prefix[k])) == 0) {
+                char name[300];
+                snprintf(name, sizeof(name), "/%s", e->d_name);
+                shm_unlink(name);
+            }
     closedir(d);
     return 0;
 }
@@ -283,7 +287,7 @@ static int our_alloc_segments(void)
 
 static shmb_alloc_config_t alloc_config(void)
 {
-    snprintf(alloc_prefix, sizeof(alloc_prefix), "/shmb_tu_%d_", (int)getpid());
+    snprintf(alloc_prefix, sizeof(alloc_prefix), "/shmb_tu_%ld_", (long)getpid());
     shmb_alloc_config_t c;
     memset(&c, 0, sizeof(c));
     c.num_iterations = 64;
