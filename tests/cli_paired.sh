@@ -102,7 +102,7 @@ lookup=$bindir/shm_address_lookup_bench
 if "$alloc" --help | grep -q '^upstream: built against Mooncake'; then
   "$alloc" "${aquick[@]}" --max_size_kb=4 --systems=mooncake,mooncake_upstream >"$work/up.txt" 2>"$work/a.err" \
     && ok || fail "alloc with mooncake_upstream: $(cat "$work/a.err")"
-  [ "$(grep -c 'system:mooncake_upstream' "$work/up.txt")" -eq 4 ] && ok || fail "alloc: not 4 mooncake_upstream rows"
+  [ "$(table_rows "$work/up.txt" | grep -c ' mooncake_upstream')" -eq 4 ] && ok || fail "alloc: not 4 mooncake_upstream rows"
   expect_usage_error "$lookup" system "${common[@]}" --system=mooncake_upstream
 else
   for up in --systems=mooncake,mooncake_upstream --system=mooncake_upstream; do
