@@ -1080,14 +1080,77 @@ def paired_table(run):
 
 
 def paired_summary(folder):
-    """One paired folder: per file, every ratio row."""
-    files = paired_files(folder)
+    """One paired folder: per file, every ratio row, and the model against upstream where
+    the file holds both."""
+    files = paired_files(folder) if os.path.isdir(folder) else OrderedDict([("paired", folder)])
     runs = [(bench, load_paired(path)) for bench, path in files.items()]
     for bench, run in runs:
         print("== %s: paired, against %s (%s)" % (bench, run.baseline, os.path.basename(run.path)))
         paired_table(run)
         print()
+        lines = model_upstream_lines(run)
+        if lines:
+            print("\n".join(["== %s: model against upstream" % bench] + lines))
     return 0
+
+
+# ---------------------------------------------------------------- the model against upstream
+
+MODEL, UPSTREAM = "mooncake", "mooncake_upstream"
+MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share gets a line
+
+
+def upstream_commit(run):
+    """The Mooncake commit the run's mooncake_upstream rows ran (its note), or None."""
+    for note in run.ctx.get("notes") or []:
+        m = re.match(r"^mooncake_upstream: .* commit (\S+)", str(note))
+        if m:
+            return m.group(1)
+    return None
+
+
+def model_upstream(run):
+    """[(question, model's p50, upstream's p50, Pair, control Pair)] of the questions where a
+    paired run against mooncake also ran mooncake_upstream (upstream's own code,
+    docs/upstream.md). The Pair is the ratio row QUESTION/system:mooncake_upstream/vs:mooncake
+    as it is: the median over rounds of mooncake / mooncake_upstream, i.e. model / upstream
+    (above 1: the model is slower than upstream's code)."""
+    if run.baseline != MODEL:
+        return []
+    out = []
+    for q, by in run.pairs.items():
+        if UPSTREAM in by:
+            times = run.questions.get(q, {})
+            t = lambda s: times[s]["p50"] if s in times else None  # noqa: E731
+            out.append((q, t(MODEL), t(UPSTREAM), by[UPSTREAM], run.control_of(q)))
+    return out
+
+
+def model_upstream_lines(run):
+    """The "model against upstream" table of a paired run (markdown), then a line per row
+    whose model is off upstream's time by more than MODEL_OFF; [] when the run holds no
+    mooncake_upstream row."""
+    rows = model_upstream(run)
+    if not rows:
+        return []
+    commit = upstream_commit(run)
+    out = ["Each covered row of the model (mooncake) against Mooncake's own code (mooncake_upstream%s, "
+           "docs/upstream.md), measured paired in one process: model / upstream is the ratio row "
+           "QUESTION/system:%s/vs:%s as it is (the median over rounds of the model's time / upstream's, "
+           "95%% interval); above 1 the model is slower than upstream's code, below 1 faster. The A/A "
+           "control's ratio is the run's noise." % (", commit " + commit if commit else "", UPSTREAM, MODEL), "",
+           "| row | model | upstream | model / upstream [95%] | control [95%] |", "|---|---|---|---|---|"]
+    off = []
+    for q, model, upstream, pair, control in rows:
+        out.append("| %s | %s | %s | %s | %s |" % (
+            q, fmt(model) + " ns" if model else "-", fmt(upstream) + " ns" if upstream else "-", fmt_ratio(pair),
+            fmt_ratio(control) if control else "-"))
+        if abs(pair.ratio - 1) > MODEL_OFF:
+            off.append("- %s: the model is off by more than %.0f%%: %.0f%% %s than upstream (model / upstream %s)"
+                       % (q, MODEL_OFF * 100, abs(pair.ratio - 1) * 100, "slower" if pair.ratio > 1 else "faster",
+                          fmt_ratio(pair)))
+    out += [""] + (off or ["No model is off upstream's time by more than %.0f%%." % (MODEL_OFF * 100)])
+    return out + [""]
 
 
 def control_width(run, question):

@@ -41,7 +41,11 @@
 #                              --per-system the per-system ones) and report.md (report.sh:
 #                              the verdict, one page, from the ratio rows), whose opening
 #                              verdict sentences end the run on stderr; if they fail,
-#                              the measurements are kept all the same.
+#                              the measurements are kept all the same. Binaries built
+#                              against the user's Mooncake (their --help says "upstream:
+#                              built against Mooncake ...", docs/upstream.md) also run
+#                              mooncake_upstream in allocation_paired: report.md then has
+#                              its "Model against upstream" table.
 #   --per-system               with --system, also the per-system files of the original
 #                              README's diff workflow: each binary with --system=SYSTEM into
 #                              BENCH_SYSTEM.json and .txt (lookup_sweep too, to 1000
@@ -220,7 +224,13 @@ if [ -n "$system" ]; then
       workload) set -- shm_transfer_bench "${workload_flags[@]}" ;;
       zero_copy) set -- shm_transfer_bench "${zero_copy_flags[@]}" ;;
     esac
-    paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$list" "${@:2}" "${one[@]}")")
+    blist=$list
+    # a binary built against the user's Mooncake says so in its --help (docs/upstream.md):
+    # its allocation run adds upstream's own OffsetAllocator beside the models
+    if [ "$bench" = allocation ] && "$bindir/$1" --help 2>/dev/null | grep -q '^upstream: built against Mooncake'; then
+      blist+=,mooncake_upstream
+    fi
+    paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$blist" "${@:2}" "${one[@]}")")
   done
 fi
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }

@@ -702,7 +702,7 @@ class PairedFolder:
             raise R.BadInput("%s: paired runs against %s: the report compares against %s"
                              % (path, ", ".join(sorted(bases)), BASE))
         self.flavours = [f for f in FLAVOURS if any(f in r.flavours() for r in self.runs.values())]
-        if not self.flavours:
+        if not self.flavours and not any(R.model_upstream(r) for r in self.runs.values()):
             raise R.BadInput("%s: its paired runs hold no Flow-IPC flavour against mooncake" % path)
         self.control = BASE + R.CONTROL_SUFFIX
         self.loads = read_run_json(path)
@@ -1473,6 +1473,9 @@ def verdict_sentences(folder, sections, blocks, zero_copy=()):
 
 def paired_report(path):
     folder = PairedFolder(path)
+    if not folder.flavours:  # the model against upstream's own code alone: no Flow-IPC verdict to give
+        return write_report(path, ["# shmbench: Mooncake's model against its upstream code, paired runs", ""] +
+                            model_against_upstream(folder) + paired_run_section(folder))
     sections = [paired_block(folder), paired_registration(folder), paired_attach(folder), paired_request(folder),
                 paired_workload(folder)]
     blocks = blocks_of(sections[0][1])
@@ -1487,7 +1490,19 @@ def paired_report(path):
         text += lines
     text += zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
-    return write_report(path, text + plots_section(folder))
+    return write_report(path, text + model_against_upstream(folder) + plots_section(folder))
+
+
+def model_against_upstream(folder):
+    """'Model against upstream': per paired file that ran mooncake_upstream beside mooncake,
+    each covered row's model / upstream with its interval, and a line per row off by more
+    than 25% (results.model_upstream_lines); nothing when no file did."""
+    out = []
+    for bench, run in folder.runs.items():
+        lines = R.model_upstream_lines(run)
+        if lines:
+            out += ["## Model against upstream: %s_paired.json" % bench, ""] + lines
+    return out
 
 
 # ---------------------------------------------------------------- merge

@@ -24,6 +24,7 @@
 #include "shmbench/paths.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
+#include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@ static const char *const kind_names[SHMB_ALLOC_KINDS] = {
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
 {
+    if (kind == SHMB_ALLOC_UPSTREAM_BARE)
+        return "upstream_offset_bare";
     return shmb_names_get(kind_names, SHMB_ALLOC_KINDS, (int)kind);
 }
 
@@ -176,7 +179,8 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     for (int i = 0; i < nsizes; i++) {
         const uint64_t b = (sizes[i] * 1024 + SHMB_ALLOC_PAGE - 1) / SHMB_ALLOC_PAGE * SHMB_ALLOC_PAGE;
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++) {
-            if (!cfg->run[k])
+            /* upstream's OffsetAllocator maps what offset_bare maps */
+            if (!cfg->run[k] && !(k == SHMB_ALLOC_OFFSET_BARE && cfg->upstream))
                 continue;
             /* a pool maps blocks x threads x (b + its overhead, <= b / 4 + 8 MiB): keep it
              * below 2^62 */
@@ -343,6 +347,8 @@ static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const s
         layer[0] = cfg->run[system_layers[sys].object] ? kind_names[system_layers[sys].object] : NULL;
         layer[1] = cfg->run[system_layers[sys].bare] ? kind_names[system_layers[sys].bare] : NULL;
     }
+    if (cfg->upstream)
+        layer[1] = shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_BARE);
     int ret = register_rows(cfg, size_kb, rows);
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]) && ret == 0; i++) {
         if (!cfg->touch && strncmp(steps[i].step, "touch", 5) == 0)
@@ -386,6 +392,10 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
         progress_step(cfg, at, (shmb_alloc_kind_t)k, size_kb);
         ret = shmb_alloc_pool_size(run, (shmb_alloc_kind_t)k, size_kb);
     }
+    if (cfg->upstream && ret == 0) {
+        progress_step(cfg, at, SHMB_ALLOC_UPSTREAM_BARE, size_kb);
+        ret = shmb_alloc_pool_size(run, SHMB_ALLOC_UPSTREAM_BARE, size_kb);
+    }
     if (ret == 0)
         set_speedups(run->rows, cfg, size_kb);
     return ret;
@@ -400,8 +410,10 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
         kinds += cfg->run[k] != 0;
     return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB && kinds > 0 &&
-           (!cfg->system_rows || kinds == cfg->run[SHMB_ALLOC_POSIX] || run_system(cfg) >= 0) &&
+           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB &&
+           (cfg->upstream ? cfg->system_rows && kinds == 0 && shmb_upstream_available()
+                          : kinds > 0 &&
+                                (!cfg->system_rows || kinds == cfg->run[SHMB_ALLOC_POSIX] || run_system(cfg) >= 0)) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
            cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
@@ -424,6 +436,7 @@ int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
     kinds -= cfg->run[SHMB_ALLOC_POSIX] && cfg->system_rows && !cfg->peer; /* run_size skips it */
+    kinds += cfg->upstream != 0;
     shmb_progress_plan(cfg->progress, (uint64_t)nsizes * (uint64_t)kinds);
     uint64_t at = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {

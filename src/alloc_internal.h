@@ -23,6 +23,12 @@
 #include "shmbench/lookup.h"
 
 #define SHMB_ALLOC_PAGE 4096ull
+/* Upstream's own OffsetAllocator (shmbench/upstream.h, docs/upstream.md),
+ * the bare layer of the system mooncake_upstream: a pool of the table
+ * outside shmb_alloc_kind_t, so that no allocator list (--allocator, the
+ * loops over the kinds) holds code that only some builds have. Its name is
+ * "upstream_offset_bare". */
+#define SHMB_ALLOC_UPSTREAM_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 1))
 #define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
 #define SHMB_ALLOC_PAGES_BEFORE "pages in memory before" /* a touch row's note: "N/M " this; N > 0: no
                                                           * first touch */
@@ -138,6 +144,7 @@ typedef struct shmb_alloc_pool_ops shmb_alloc_pool_ops_t;
 typedef struct shmb_alloc_pool {
     const shmb_alloc_pool_ops_t *ops;
     void *impl;
+    uint64_t blocks; /* the blocks it is made for (set before create) */
 } shmb_alloc_pool_t;
 
 /* An allocator that hands out blocks inside SHM. The batch functions are

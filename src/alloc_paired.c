@@ -14,6 +14,7 @@
 #include "shmbench/error.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/paired.h"
+#include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -33,10 +34,25 @@ static const shmb_alloc_kind_t bare_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFS
 /* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
  * SHMB_PAIRED_MIN_ROUNDS with a count asked for: the fewest with an
  * interval), up to a multiple of 2 x systems: whole blocks of
- * shmb_paired_order's balanced order. */
+ * shmb_paired_order's balanced order (with mooncake_upstream, also of
+ * 2 x the other systems, who answer the questions it does not). */
 static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t least)
 {
-    const uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        if (cfg->systems[s] != (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+            continue;
+        /* the models' questions run without it: whole blocks of their order too (lcm) */
+        const uint64_t m = block - 2;
+        uint64_t a = block, b = m;
+        while (b) {
+            const uint64_t t = a % b;
+            a = b;
+            b = t;
+        }
+        block = block / a * m;
+        break;
+    }
     const uint64_t floor = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
     least = least > floor ? least : floor;
     want = want > least ? want : least;
@@ -58,9 +74,13 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
 {
     if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
         return 0;
-    for (size_t s = 0; s < cfg->nsystems; s++)
-        if (cfg->systems[s] < 0 || cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS || !cfg->system_names[s])
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        const int upstream = cfg->systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM;
+        if (upstream && (s == 0 || s + 1 == cfg->nsystems || !shmb_upstream_available()))
+            return 0; /* neither the baseline nor its control, and only where it was built */
+        if (cfg->systems[s] < 0 || (cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS && !upstream) || !cfg->system_names[s])
             return 0;
+    }
     return cfg->threads <= 1 && !cfg->peer && !cfg->touch && !cfg->measure_mmap_only && !cfg->system_rows &&
            cfg->cleanup && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
            cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
@@ -129,6 +149,27 @@ static void store_split(double *at, size_t nsys, const uint64_t reg_rounds[SHMB_
     }
 }
 
+/* The systems that answer a question: all of them for the bare
+ * allocator's (model = 0), those with a model of their own for register and
+ * the object layer (mooncake_upstream covers neither). The question's
+ * config (its systems and names) into *q, their indices in the run into
+ * idx; returns how many. */
+static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_alloc_config_t *q,
+                               size_t idx[SHMB_PAIRED_MAX_SYSTEMS])
+{
+    *q = *cfg;
+    size_t m = 0;
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        if (model && cfg->systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+            continue;
+        q->systems[m] = cfg->systems[s];
+        q->system_names[m] = cfg->system_names[s];
+        idx[m++] = s;
+    }
+    q->nsystems = m;
+    return m;
+}
+
 /* Every question of one size measured, then its rows pushed (none on
  * error): register per N, the object layer's alloc, free, alloc_reuse,
  * the bare allocator's alloc_bare, free_bare (its alloc_reuse is measured
@@ -138,34 +179,50 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
 {
     static const char *const steps[2][SHMB_ALLOC_BLOCK_STEPS] = {{"alloc", "free", "alloc_reuse"},
                                                                  {"alloc_bare", "free_bare", NULL}};
-    const shmb_alloc_config_t *cfg = run->cfg;
-    const size_t nsys = cfg->nsystems;
+    shmb_alloc_config_t q[2]; /* [0]: the models' questions (register, object layer), [1]: the bare */
+    size_t idx[2][SHMB_PAIRED_MAX_SYSTEMS], nq[2];
+    for (int l = 0; l < 2; l++)
+        nq[l] = question_systems(run->cfg, l == 0, &q[l], idx[l]);
     shmb_alloc_kind_t reg_kinds[SHMB_PAIRED_MAX_SYSTEMS], kinds[2][SHMB_PAIRED_MAX_SYSTEMS];
-    for (size_t s = 0; s < nsys; s++) {
-        reg_kinds[s] = register_kind[cfg->systems[s]];
-        kinds[0][s] = object_kind[cfg->systems[s]];
-        kinds[1][s] = bare_kind[cfg->systems[s]];
+    for (size_t s = 0; s < nq[0]; s++) {
+        reg_kinds[s] = register_kind[q[0].systems[s]];
+        kinds[0][s] = object_kind[q[0].systems[s]];
     }
+    for (size_t s = 0; s < nq[1]; s++)
+        kinds[1][s] = q[1].systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM ? SHMB_ALLOC_UPSTREAM_BARE
+                                                                             : bare_kind[q[1].systems[s]];
     paired_store_t st;
-    store_split(store, nsys, reg_rounds, block_rounds, &st);
+    store_split(store, run->cfg->nsystems, reg_rounds, block_rounds, &st);
+    /* each question's samples, by its own systems */
+    double *reg[SHMB_ALLOC_REGISTER_COUNTS][SHMB_PAIRED_MAX_SYSTEMS];
+    double *blk[2][SHMB_ALLOC_BLOCK_STEPS][SHMB_PAIRED_MAX_SYSTEMS];
+    for (size_t s = 0; s < nq[0]; s++)
+        for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++)
+            reg[i][s] = st.reg[i][idx[0][s]];
+    for (int l = 0; l < 2; l++)
+        for (size_t s = 0; s < nq[l]; s++)
+            for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
+                blk[l][k][s] = st.blk[l][k][idx[l][s]];
     int ret = 0;
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++) {
-        paired_register_t rc = {.cfg = cfg, .kinds = reg_kinds, .bytes = (size_t)size_kb * 1024,
+        paired_register_t rc = {.cfg = &q[0], .kinds = reg_kinds, .bytes = (size_t)size_kb * 1024,
                                 .buffers = shmb_alloc_register_buffers[i]};
-        ret = shmb_paired_run(nsys, (size_t)reg_rounds[i], register_slice, &rc, st.reg[i]);
+        ret = shmb_paired_run(nq[0], (size_t)reg_rounds[i], register_slice, &rc, reg[i]);
     }
     for (int l = 0; l < 2 && ret == 0; l++) {
-        double *const *by_step[SHMB_ALLOC_BLOCK_STEPS] = {st.blk[l][0], st.blk[l][1], st.blk[l][2]};
-        ret = shmb_alloc_pool_paired(run, kinds[l], nsys, size_kb, block_rounds, by_step);
+        double *const *by_step[SHMB_ALLOC_BLOCK_STEPS] = {blk[l][0], blk[l][1], blk[l][2]};
+        const shmb_alloc_run_t qrun = {.cfg = &q[l], .hook = run->hook, .rows = run->rows, .kept = run->kept,
+                                       .why = run->why, .why_cap = run->why_cap};
+        ret = shmb_alloc_pool_paired(&qrun, kinds[l], nq[l], size_kb, block_rounds, by_step);
     }
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++)
-        ret = push_question(cfg, run->rows, size_kb, shmb_alloc_register_buffers[i], "register", st.reg[i],
+        ret = push_question(&q[0], run->rows, size_kb, shmb_alloc_register_buffers[i], "register", reg[i],
                             reg_rounds[i], 1);
-    const uint64_t n = shmb_alloc_bench_working_set(cfg);
+    const uint64_t n = shmb_alloc_bench_working_set(run->cfg);
     for (int l = 0; l < 2 && ret == 0; l++)
         for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS && ret == 0; k++)
             if (steps[l][k])
-                ret = push_question(cfg, run->rows, size_kb, 0, steps[l][k], st.blk[l][k], block_rounds, n);
+                ret = push_question(&q[l], run->rows, size_kb, 0, steps[l][k], blk[l][k], block_rounds, n);
     return ret;
 }
 

@@ -23,6 +23,11 @@
  *                       object in the pool and its boost::shared_ptr
  *   jemalloc_object  (Flow-IPC SHM-jemalloc) Ipc_arena::construct: the
  *                       object from mallocx and its std::shared_ptr
+ * And upstream's own code, where the library was built against it
+ * (docs/upstream.md):
+ *   upstream_offset_bare  (mooncake_upstream) Mooncake Store's
+ *                       OffsetAllocator compiled from the user's source,
+ *                       over a segment made as offset_bare's
  */
 #include "alloc_internal.h"
 
@@ -33,6 +38,7 @@
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/offset_alloc.h"
 #include "shmbench/segment.h"
+#include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -620,6 +626,126 @@ static int offset_bare_verify(shmb_alloc_pool_t *p, void *const *blocks, const v
     return 0;
 }
 
+/* ---- upstream_offset_bare: Mooncake Store's own OffsetAllocator ---- */
+
+/* Block i of a batch lives in upstream slot i (a batch is always the whole
+ * working set from block 0, freed by its indices): the slot is the handle,
+ * so the caller keeps none. */
+typedef struct upstream_pool {
+    shmb_segment_t seg;
+    shmb_upstream_offset_t *alloc;
+    uint32_t slots;
+} upstream_pool_t;
+
+static int upstream_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    if (p->blocks == 0 || p->blocks > UINT32_MAX)
+        return -EINVAL;
+    upstream_pool_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    o->slots = (uint32_t)p->blocks;
+    int ret = shmb_segment_create(&o->seg, prefix, size, NULL, NULL);
+    if (ret == 0) {
+        if ((ret = shmb_segment_map(&o->seg, NULL)) == 0 &&
+            (ret = shmb_upstream_offset_create(o->seg.addr, size, o->slots, &o->alloc)) < 0)
+            shmb_error_record("upstream OffsetAllocator", -ret, o->seg.name);
+        if (ret < 0)
+            shmb_segment_destroy(&o->seg, NULL);
+    }
+    if (ret < 0) {
+        free(o);
+        return ret;
+    }
+    p->impl = o;
+    return 0;
+}
+
+static int upstream_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    upstream_pool_t *o = p->impl;
+    shmb_upstream_offset_destroy(o->alloc);
+    int ret;
+    if (unlink_shm) {
+        ret = shmb_segment_destroy(&o->seg, NULL);
+    } else {
+        ret = shmb_segment_release(&o->seg);
+        *kept += ret == 0;
+    }
+    free(o);
+    return ret;
+}
+
+static int upstream_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+{
+    (void)handles;
+    shmb_upstream_offset_t *a = ((upstream_pool_t *)p->impl)->alloc;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_upstream_offset_alloc(a, (uint32_t)i, bytes, &blocks[i]);
+    return ret;
+}
+
+/* A block freed twice is -ENOENT: the run fails. */
+static int upstream_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
+{
+    (void)blocks;
+    (void)handles;
+    shmb_upstream_offset_t *a = ((upstream_pool_t *)p->impl)->alloc;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_upstream_offset_free(a, (uint32_t)order[i]);
+    return ret;
+}
+
+static int upstream_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    const upstream_pool_t *o = p->impl;
+    return inside(o->seg.addr, o->seg.size, ptr, bytes);
+}
+
+/* blocks[0..n) against upstream's own handles (shmb_upstream_offset_check):
+ * live when recorded, each its slot's handle's, inside the range, disjoint;
+ * blocks NULL: every slot empty. */
+static int upstream_check(upstream_pool_t *o, void *const *blocks, uint64_t n, size_t bytes, const char *pass,
+                          char *why, size_t cap)
+{
+    if (n > o->slots)
+        return -EINVAL;
+    void **addr = calloc((size_t)n ? (size_t)n : 1, sizeof(*addr));
+    size_t *len = malloc(((size_t)n ? (size_t)n : 1) * sizeof(*len));
+    int ret = addr && len ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        addr[i] = blocks ? blocks[i] : NULL;
+        len[i] = bytes;
+    }
+    if (ret == 0)
+        ret = shmb_upstream_offset_check(o->alloc, addr, len, (uint32_t)n);
+    free(addr);
+    free(len);
+    if (ret == -ENOENT || ret == -EFAULT || ret == -EEXIST) {
+        snprintf(why, cap, "upstream_offset_bare (%s): upstream's handles disagree with the blocks: %s", pass,
+                 ret == -ENOENT ? (blocks ? "a block not live" : "a block freed not once")
+                 : ret == -EFAULT ? "a block that is not its handle's, or outside the range"
+                                  : "two blocks overlap");
+        return -EPROTO;
+    }
+    return ret;
+}
+
+static int upstream_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
+                           size_t bytes, char *why, size_t cap)
+{
+    (void)handles;
+    return upstream_check(p->impl, blocks, n, bytes, "alloc", why, cap);
+}
+
+/* Every slot empty: each block freed, once (a second free fails the batch). */
+static int upstream_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    return upstream_check(p->impl, NULL, n, 0, "free", why, cap);
+}
+
 /* ---- bipc_object: Flow-IPC SHM-classic's Pool_arena::construct ---- */
 
 typedef struct bipc_objects {
@@ -853,6 +979,9 @@ static const shmb_alloc_pool_ops_t pools[] = {
      .empty = jemalloc_object_free, .holds = jemalloc_object_holds, .verify = jemalloc_object_verify,
      .freed = jemalloc_object_freed, .lend = jemalloc_object_lend, .handle = jemalloc_object_handle,
      .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+    {.kind = SHMB_ALLOC_UPSTREAM_BARE, .per_thread = 1, .shm_bytes = offset_shm_bytes, .create = upstream_create,
+     .destroy = upstream_destroy, .alloc = upstream_alloc, .free = upstream_free, .empty = upstream_free,
+     .holds = upstream_holds, .verify = upstream_verify, .freed = upstream_freed},
 };
 
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind)

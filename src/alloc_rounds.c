@@ -242,6 +242,7 @@ int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p,
                            size_t bytes, uint64_t blocks, double *register_ns)
 {
     p->ops = ops;
+    p->blocks = blocks;
     const uint64_t t0 = shmb_clock_now_ns();
     int ret = ops->create(p, cfg->shm_prefix, (size_t)ops->shm_bytes(bytes, blocks));
     *register_ns = (double)(shmb_clock_now_ns() - t0);

@@ -96,6 +96,24 @@ expect_usage_error "$alloc" touch "${common[@]}" "$three" --touch
 expect_usage_error "$alloc" measure_mmap_only "${common[@]}" "$three" --measure_mmap_only
 expect_usage_error "$alloc" cleanup "${common[@]}" "$three" --cleanup=false
 expect_usage_error "$alloc" backing "${common[@]}" "$three" --backing=memfd
+# mooncake_upstream (docs/upstream.md): without upstream code one line, exit 2, saying
+# how to build it; with it, its rows are the bare allocator's alone
+lookup=$bindir/shm_address_lookup_bench
+if "$alloc" --help | grep -q '^upstream: built against Mooncake'; then
+  "$alloc" "${aquick[@]}" --max_size_kb=4 --systems=mooncake,mooncake_upstream >"$work/up.txt" 2>"$work/a.err" \
+    && ok || fail "alloc with mooncake_upstream: $(cat "$work/a.err")"
+  [ "$(table_rows "$work/up.txt" | grep -c ' mooncake_upstream')" -eq 4 ] && ok || fail "alloc: not 4 mooncake_upstream rows"
+  expect_usage_error "$lookup" system "${common[@]}" --system=mooncake_upstream
+else
+  for up in --systems=mooncake,mooncake_upstream --system=mooncake_upstream; do
+    f=${up#--}
+    expect_usage_error "$alloc" "${f%%=*}" "${common[@]}" "$up"
+    grep -qF "not built: configure with -DSHMB_MOONCAKE_SOURCE=PATH, see docs/upstream.md" "$work/err" \
+      && ok || fail "alloc $up: $(cat "$work/err")"
+  done
+  expect_usage_error "$lookup" system "${common[@]}" --system=mooncake_upstream
+fi
+expect_usage_error "$alloc" systems "${common[@]}" --systems=mooncake_upstream,mooncake
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "alloc: segments left"
 
 # Ctrl-C midway: nothing left

@@ -15,11 +15,12 @@ real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 source "$src/tests/cli_lib.sh"
 # The binaries behind wrappers that log each measuring run (not run_all.sh's flag checks,
-# --helpxml): what ran, and in which order, whatever run_all.sh prints.
+# --helpxml, nor its --help, which asks whether the binary was built with upstream code):
+# what ran, and in which order, whatever run_all.sh prints.
 bindir=$work/bin
 mkdir "$bindir"
 for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
-  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*) ;; *) echo "%s $*" >>"%s/ran" ;; esac\nexec "%s/%s" "$@"\n' \
+  printf '#!/usr/bin/env bash\ncase " $* " in *" --helpxml "*|" --help ") ;; *) echo "%s $*" >>"%s/ran" ;; esac\nexec "%s/%s" "$@"\n' \
     "$b" "$work" "$real" "$b" >"$bindir/$b"
   chmod +x "$bindir/$b"
 done
@@ -168,6 +169,11 @@ no_trace xml && ok || fail "--helpxml in a flagfile left $(ls -A "$results")"
 
 # --system: each binary once, paired (--systems=mooncake,FLOWIPC...: mooncake the baseline),
 # into BENCH_paired.json and .txt; then the report from their ratio rows.
+# Binaries built with upstream code (docs/upstream.md) add mooncake_upstream to the allocation run.
+three=mooncake,flowipc_classic,flowipc_jemalloc
+alloc_three=$three
+"$real/shm_allocation_bench" --help | grep -q '^upstream: built against Mooncake' && alloc_three=$three,mooncake_upstream
+systems_of() { if [ "$1" = allocation ]; then echo "$alloc_three"; else echo "$three"; fi; }
 paired_ok() {  # FILE SYSTEMS: a paired run of SYSTEMS, every system's rows and ratio rows
   /usr/bin/python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -193,13 +199,14 @@ said = "".join(l for l in verdict.splitlines() if l)
 assert said.startswith("SHM-classic against Mooncake: ") and said in open(sys.argv[2]).read().replace("\n", "")
 EOF
 for f in allocation lookup transfer workload zero_copy; do
-  paired_ok "$results/sys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc && [ -s "$results/sys/${f}_paired.txt" ] \
+  paired_ok "$results/sys/${f}_paired.json" "$(systems_of "$f")" && [ -s "$results/sys/${f}_paired.txt" ] \
     && ok || fail "--system: ${f}_paired.json is no paired run of the three systems"
 done
 [ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
 # five runs, one per binary and question set (zero_copy the fifth), each pinned, the lookup with --peer_process
-[ "$(wc -l <"$work/ran")" -eq 5 ] && [ "$(grep -c -- "--systems=mooncake,flowipc_classic,flowipc_jemalloc --cpu=$last " "$work/ran")" -eq 5 ] \
+[ "$(wc -l <"$work/ran")" -eq 5 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 5 ] \
+  && grep -q -- "^shm_allocation_bench --systems=$alloc_three --cpu=$last " "$work/ran" \
   && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 5 paired and pinned: $(cat "$work/ran")"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
 grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
@@ -239,7 +246,7 @@ EOF
   [ ! -e "$results/persys/$f.json" ] && ok || fail "--per-system: a plain $f.json"
 done
 for f in allocation lookup transfer workload; do
-  paired_ok "$results/persys/${f}_paired.json" mooncake,flowipc_classic,flowipc_jemalloc \
+  paired_ok "$results/persys/${f}_paired.json" "$(systems_of "$f")" \
     && flags "$results/persys/${f}_paired.json" | grep -q "repetitions=1 " && ok || fail "--per-system: ${f}_paired.json"
 done
 # interleaved: per binary (the transfer sweep and the workload apart), the

@@ -220,6 +220,38 @@ sed 's|shm_alloc/alloc/size_kb:4/|shm_alloc/a\\"l`touch x`'"'"'oc/size_kb:4/|g' 
 (cd "$work/quotes" && "$src/scripts/plot.sh" . >/dev/null 2>"$work/plot.err") && [ -s "$work/quotes/paired.png" ] && [ ! -e "$work/quotes/x" ] \
   && ok || fail "plot.sh on odd names: $(cat "$work/plot.err")"
 
+# Model against upstream (docs/upstream.md): the ratio rows of mooncake_upstream against
+# mooncake are model / upstream as they are, in report.md and compare.sh, with a line per
+# row off by more than 25% (40% slower, 30% faster) and none for 1.10 or 1.00
+plant upstream
+report upstream
+grep -q "^| shm_alloc/free_bare/size_kb:4 | 22.0 ns | 15.7 ns | 1.40 \[1.35, 1.45\] | 1.00 \[0.99, 1.01\] |$" \
+  "$work/upstream/report.md" && grep -q "^## Model against upstream: allocation_paired.json$" "$work/upstream/report.md" \
+  && grep -q "commit 3b5a594133958449a1feaf1c9e0fc1b553e34a28" "$work/upstream/report.md" \
+  && ok || fail "upstream: no model-against-upstream table: $(grep -A8 "Model against" "$work/upstream/report.md")"
+grep -q "^- shm_alloc/free_bare/size_kb:4: the model is off by more than 25%: 40% slower than upstream" "$work/upstream/report.md" \
+  && grep -q "^- shm_alloc/alloc_bare/size_kb:64: the model is off by more than 25%: 30% faster than upstream" "$work/upstream/report.md" \
+  && [ "$(grep -c "the model is off by more than 25%" "$work/upstream/report.md")" -eq 2 ] \
+  && ok || fail "upstream: the >25% lines: $(grep "the model is off" "$work/upstream/report.md")"
+grep -q "^| mooncake_upstream |" "$work/upstream/report.md" && fail "upstream: mooncake_upstream judged as a Flow-IPC flavour" || ok
+"$src/scripts/compare.sh" "$work/upstream" >"$work/upstream.cmp" 2>&1 \
+  && grep -q "^== allocation: model against upstream$" "$work/upstream.cmp" \
+  && grep -q "^| shm_alloc/alloc_bare/size_kb:64 | 25.0 ns | 35.7 ns | 0.70 \[0.66, 0.74\] |" "$work/upstream.cmp" \
+  && [ "$(grep -c "the model is off by more than 25%" "$work/upstream.cmp")" -eq 2 ] \
+  && ok || fail "upstream: compare.sh's table: $(cat "$work/upstream.cmp" | tail -12)"
+"$src/scripts/compare.sh" "$work/real" 2>&1 | grep -q "model against upstream" && fail "real: a model-against-upstream table without mooncake_upstream" || ok
+# a folder of the model against upstream alone: that table and the run, no Flow-IPC verdict
+mkdir "$work/uponly"
+"$py" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"] = [b for b in d["benchmarks"] if "flowipc_classic" not in b["name"]]
+json.dump(d, open(sys.argv[2], "w"))' "$work/upstream/allocation_paired.json" "$work/uponly/allocation_paired.json"
+report uponly
+head -1 "$work/uponly/report.md" | grep -q "model against its upstream code" \
+  && grep -q "^| shm_alloc/free_bare/size_kb:4 | 22.0 ns | 15.7 ns | 1.40 \[1.35, 1.45\] |" "$work/uponly/report.md" \
+  && ! grep -q "^## At a glance" "$work/uponly/report.md" \
+  && ok || fail "uponly: not a model-against-upstream report: $(head -3 "$work/uponly/report.md")"
+
 # Bad input: one line, exit 2, no traceback
 expect_bad() {
   local what=$1 rc

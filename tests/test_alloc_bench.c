@@ -21,6 +21,7 @@
 #include "shmbench/alloc_peer.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/segment.h"
+#include "shmbench/upstream.h"
 
 #define PREFIX shmb_test_prefix()
 /* Operations per pool step: three rounds of the 2048-block working set, the
@@ -894,12 +895,46 @@ static void test_paired_verification_and_bad(void **state)
     bad.cleanup = 0;
     assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
     bad = c;
-    bad.systems[1] = SHMB_LOOKUP_SYSTEMS;
+    bad.systems[1] = SHMB_LOOKUP_SYSTEMS + 1; /* SHMB_LOOKUP_SYSTEMS is mooncake_upstream where built */
     assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
     bad = c;
     bad.nsystems = 1;
     assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
+}
+
+/* mooncake_upstream (docs/upstream.md) in a library without upstream code:
+ * refused, paired or alone, and never the baseline; nothing made. (With it,
+ * tests/test_upstream.c runs its rows.) */
+static void test_upstream_refused(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = small_config();
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
+    c.system_rows = c.upstream = 1;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    const int built = shmb_upstream_available();
+    if (!built)
+        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c.system_rows = c.upstream = 0;
+    const char *names[] = {"mooncake", "mooncake_upstream", "mooncake_control"};
+    const int sys[] = {SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_MOONCAKE_UPSTREAM, SHMB_LOOKUP_MOONCAKE};
+    c.nsystems = 3;
+    for (int i = 0; i < 3; i++) {
+        c.systems[i] = sys[i];
+        c.system_names[i] = names[i];
+    }
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
+    assert_int_equal(shmb_alloc_paired_ok(&c), built);
+    c.systems[0] = SHMB_LOOKUP_MOONCAKE_UPSTREAM; /* the baseline */
+    assert_int_equal(shmb_alloc_paired_ok(&c), 0);
+    c.systems[0] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[2] = SHMB_LOOKUP_MOONCAKE_UPSTREAM; /* the control */
+    assert_int_equal(shmb_alloc_paired_ok(&c), 0);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(count_ours(0), 0);
 }
 
 int main(void)
@@ -933,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_threads_verification),
         cmocka_unit_test(test_paired_rows),
         cmocka_unit_test(test_paired_verification_and_bad),
+        cmocka_unit_test(test_upstream_refused),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

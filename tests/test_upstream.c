@@ -9,7 +9,11 @@
  * lands on the byte of the buffer that holds it, one by one and in a batch,
  * and so does a relocation alone; the landing check fails on another
  * buffer's or another offset's address;
- * ranges past a buffer fail; no SHM buffer is left behind. */
+ * ranges past a buffer fail; no SHM buffer is left behind. And the
+ * allocation benchmark's mooncake_upstream rows (alloc_bare, free_bare):
+ * paired beside the model and alone (--system), verified like offset_bare's:
+ * a block swapped with its neighbour (in range, disjoint, but not its
+ * handle's) fails the run, and so does a block not freed. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -24,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "alloc_internal.h"
+#include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 
 #define SLOTS 2048u
@@ -189,20 +195,24 @@ static int our_tent_buffers(void)
 
 /* Group teardown: a failed case leaves its engines' buffers behind; they
  * are this process's, so they go. */
+/* The group's teardown: what a failed case left in /dev/shm, TENT's buffers
+ * (mooncake_<pid>_*) and the allocation cases' pools (shmb_tu_<pid>_*). */
 static int remove_tent_buffers(void **state)
 {
     (void)state;
-    char prefix[64];
-    snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
+    char prefix[2][64];
+    snprintf(prefix[0], sizeof(prefix[0]), "mooncake_%ld_", (long)getpid());
+    snprintf(prefix[1], sizeof(prefix[1]), "shmb_tu_%ld_", (long)getpid());
     DIR *d = opendir("/dev/shm");
     if (!d)
         return 0;
     for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
-            char name[300];
-            snprintf(name, sizeof(name), "/%s", e->d_name);
-            shm_unlink(name);
-        }
+        for (int k = 0; k < 2; k++)
+            if (strncmp(e->d_name, prefix[k], strlen(prefix[k])) == 0) {
+                char name[300];
+                snprintf(name, sizeof(name), "/%s", e->d_name);
+                shm_unlink(name);
+            }
     closedir(d);
     return 0;
 }
@@ -259,6 +269,145 @@ static void test_tent_request_lands(void **state)
     assert_int_equal(our_tent_buffers(), 0);
 }
 
+/* ---- the allocation benchmark's mooncake_upstream rows ---- */
+
+static char alloc_prefix[64];
+
+static int our_alloc_segments(void)
+{
+    int n = 0;
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, alloc_prefix + 1, strlen(alloc_prefix) - 1) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static shmb_alloc_config_t alloc_config(void)
+{
+    snprintf(alloc_prefix, sizeof(alloc_prefix), "/shmb_tu_%ld_", (long)getpid());
+    shmb_alloc_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.num_iterations = 64;
+    c.min_size_kb = 4;
+    c.max_size_kb = 8;
+    c.min_ops = 256;
+    c.working_set = 64;
+    c.count_given = 1;
+    c.cleanup = 1;
+    c.seed = 1;
+    c.threads = 1;
+    c.shm_prefix = alloc_prefix;
+    return c;
+}
+
+static size_t rows_of(const shmb_rows_t *rows, const char *step, const char *system, int ratio)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rows->n; i++)
+        n += strcmp(rows->v[i].step, step) == 0 && strcmp(rows->v[i].system, system) == 0 &&
+             (rows->v[i].vs[0] != '\0') == ratio;
+    return n;
+}
+
+static void test_alloc_rows_paired(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = alloc_config();
+    const int sys[] = {SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_MOONCAKE_UPSTREAM, SHMB_LOOKUP_MOONCAKE};
+    const char *names[] = {"mooncake", SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME, "mooncake_control"};
+    c.nsystems = 3;
+    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
+    for (int s = 0; s < 3; s++) {
+        c.systems[s] = sys[s];
+        c.system_names[s] = names[s];
+    }
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    /* per size (4, 8 KB): the bare rows of upstream and its ratio; no other row of it */
+    for (const char *const *step = (const char *const[]){"alloc_bare", "free_bare", NULL}; *step; step++) {
+        assert_int_equal(rows_of(&rows, *step, "mooncake_upstream", 0), 2);
+        assert_int_equal(rows_of(&rows, *step, "mooncake_upstream", 1), 2);
+        assert_int_equal(rows_of(&rows, *step, "mooncake", 0), 2);
+    }
+    for (const char *const *step = (const char *const[]){"alloc", "free", "alloc_reuse", "register", NULL}; *step;
+         step++) {
+        assert_int_equal(rows_of(&rows, *step, "mooncake_upstream", 0), 0);
+        assert_int_equal(rows_of(&rows, *step, "mooncake_control", 1), *step[0] == 'r' ? 6 : 2);
+    }
+    /* every question in whole blocks of the balanced order of 3 systems and of 2 (lcm: 12) */
+    for (size_t i = 0; i < rows.n; i++)
+        if (rows.v[i].vs[0])
+            assert_int_equal(rows.v[i].iterations % 12, 0);
+    shmb_rows_free(&rows);
+    /* upstream is never the baseline, nor where it was not built */
+    c.systems[0] = SHMB_LOOKUP_MOONCAKE_UPSTREAM;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(our_alloc_segments(), 0);
+}
+
+/* Swaps blocks 0 and 1: both in range and disjoint, each not its slot's. */
+static void plant_swap(void **blocks, uint64_t per_thread, int threads, void *arg)
+{
+    (void)per_thread, (void)threads, (void)arg;
+    void *b = blocks[0];
+    blocks[0] = blocks[1];
+    blocks[1] = b;
+}
+
+static void test_alloc_rows_system_and_faults(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = alloc_config();
+    c.system_rows = c.upstream = 1;
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    /* the --system rows: alloc_bare, free_bare measured, every other step a dash */
+    for (size_t i = 0; i < rows.n; i++) {
+        const int bare = strcmp(rows.v[i].step, "alloc_bare") == 0 || strcmp(rows.v[i].step, "free_bare") == 0;
+        assert_int_equal(rows.v[i].ns.p50 > 0, bare);
+    }
+    assert_int_equal(rows.n, 2 * (3 + 5)); /* per size: register x 3, alloc, free, alloc_reuse, alloc_bare, free_bare */
+    shmb_rows_free(&rows);
+
+    shmb_alloc_hook_t hook = {.check = plant_swap};
+    assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+    assert_non_null(strstr(why, "upstream_offset_bare (alloc)"));
+    assert_non_null(strstr(why, "not its handle's"));
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(our_alloc_segments(), 0);
+
+    /* the frees' check, straight on the pool: one block left live fails it */
+    const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(SHMB_ALLOC_UPSTREAM_BARE);
+    assert_non_null(ops);
+    assert_string_equal(shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_BARE), "upstream_offset_bare");
+    shmb_alloc_pool_t p = {0};
+    double ns;
+    enum { N = 16 };
+    void *blocks[N];
+    uint64_t order[N];
+    for (uint64_t i = 0; i < N; i++)
+        order[i] = N - 1 - i;
+    assert_int_equal(shmb_alloc_pool_create(&c, &p, ops, 4096, N, &ns), 0);
+    assert_int_equal(ops->alloc(&p, 4096, blocks, NULL, N), 0);
+    assert_int_equal(ops->verify(&p, blocks, NULL, N, 4096, why, sizeof(why)), 0);
+    assert_int_equal(ops->free(&p, blocks, NULL, order, N - 1), 0); /* block 0 stays */
+    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), -EPROTO);
+    assert_non_null(strstr(why, "freed not once"));
+    assert_int_equal(ops->free(&p, blocks, NULL, order + N - 1, 1), 0);
+    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), 0);
+    assert_int_equal(ops->free(&p, blocks, NULL, order, 1), -ENOENT); /* a second free */
+    uint64_t none = 0;
+    assert_int_equal(ops->destroy(&p, 1, &none), 0);
+    assert_int_equal(our_alloc_segments(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +417,8 @@ int main(void)
         cmocka_unit_test(test_slots_misused),
         cmocka_unit_test(test_check_catches_faults),
         cmocka_unit_test(test_tent_request_lands),
+        cmocka_unit_test(test_alloc_rows_paired),
+        cmocka_unit_test(test_alloc_rows_system_and_faults),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tent_buffers);
 }

@@ -3,7 +3,8 @@
 # (docs/upstream.md): with SHMB_MOONCAKE_SOURCE set (a checkout, or a git
 # directory with SHMB_MOONCAKE_COMMIT), configures a build of this tree with
 # -DSHMB_MOONCAKE_SOURCE in a temporary folder, builds the upstream unit test
-# and runs it. Without the variable: skipped (77), and the reason said.
+# and runs it, then a short paired allocation run with mooncake_upstream.
+# Without the variable: skipped (77), and the reason said.
 #   upstream_build.sh SOURCE_DIR
 set -u
 src=${1:?usage: upstream_build.sh SOURCE_DIR}
@@ -27,4 +28,28 @@ cmake --build "$work/build" -j 2 --target test_upstream >"$work/build.log" 2>&1 
   || result "FAIL: unit_upstream: $(tail -20 "$work/ctest.log")" fail
 grep -q "1 tests passed\|100% tests passed" "$work/ctest.log" \
   || result "FAIL: unit_upstream did not run: $(tail -5 "$work/ctest.log")" fail
-result "PASS: upstream Mooncake built from $SHMB_MOONCAKE_SOURCE and its unit test passed" pass
+# The upstream rows in a paired allocation run (docs/upstream.md): the binary says it
+# was built with upstream code, and runs mooncake_upstream's alloc_bare / free_bare
+# beside the model's; every block is checked before timing (a wrong one fails the run:
+# exit 1), so exit 0 with the rows is a verified run.
+cmake --build "$work/build" -j 2 --target shm_allocation_bench >>"$work/build.log" 2>&1 \
+  || result "FAIL: build shm_allocation_bench: $(grep -m5 -E 'error|Error' "$work/build.log")" fail
+bench=$work/build/benchmark/shm/shm_allocation_bench
+"$bench" --help | grep -q '^upstream: built against Mooncake [0-9a-f]' \
+  || result "FAIL: shm_allocation_bench --help does not say it was built against Mooncake" fail
+prefix=/shmb_upb_$$_
+"$bench" --systems=mooncake,mooncake_upstream --max_size_kb=4 --num_iterations=2048 --min_ops=4096 \
+  --shm_prefix="$prefix" --format=json >"$work/alloc.json" 2>"$work/alloc.err"
+rc=$?
+rm -f /dev/shm/"${prefix#/}"*
+[ "$rc" -eq 0 ] || result "FAIL: the paired run with mooncake_upstream: exit $rc: $(tail -3 "$work/alloc.err")" fail
+for row in alloc_bare/size_kb:4/system:mooncake_upstream alloc_bare/size_kb:4/system:mooncake_upstream/vs:mooncake \
+           free_bare/size_kb:4/system:mooncake_upstream free_bare/size_kb:4/system:mooncake_upstream/vs:mooncake \
+           alloc_bare/size_kb:4/system:mooncake free_bare/size_kb:4/system:mooncake_control/vs:mooncake; do
+  grep -q "\"name\": *\"shm_alloc/$row\"" "$work/alloc.json" || result "FAIL: no row shm_alloc/$row" fail
+done
+! grep -q '"name": *"shm_alloc/\(alloc\|free\|alloc_reuse\|register\)/[^"]*system:mooncake_upstream' "$work/alloc.json" \
+  || result "FAIL: a row of mooncake_upstream where upstream code does not run" fail
+grep -q 'mooncake_upstream: .*compiled from commit [0-9a-f]' "$work/alloc.json" \
+  || result "FAIL: the run's notes do not name the upstream commit" fail
+result "PASS: upstream Mooncake built from $SHMB_MOONCAKE_SOURCE, its unit test passed, and its alloc_bare / free_bare rows ran paired and verified" pass

@@ -14,6 +14,7 @@
 
 #include "bench_common.h"
 #include "bench_internal.h"
+#include "shmbench/upstream.h"
 
 namespace shmb {
 
@@ -236,13 +237,31 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
         UsageError(std::string("unexpected argument '") + Printable((*argv)[1]) + "'");
 }
 
+// mooncake_upstream (docs/upstream.md): a system only in a build against the
+// user's Mooncake, and only in the benchmark whose questions upstream code
+// answers (shm_allocation_bench's bare allocator); else one line, exit 2.
+bool UpstreamSystem(const char* flag, const std::string& value, const std::string& name)
+{
+    if (name != SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME)
+        return false;
+    if (!shmb_upstream_available())
+        FlagError(flag, value,
+                  "mooncake_upstream not built: configure with -DSHMB_MOONCAKE_SOURCE=PATH, see docs/upstream.md");
+    if (g_run.main_file.find("shm_allocation_bench") == std::string::npos)
+        FlagError(flag, value,
+                  "mooncake_upstream is not covered by " + g_run.program +
+                      ": upstream code answers shm_allocation_bench's alloc_bare and free_bare (docs/upstream.md)");
+    return true;
+}
+
 void CheckCommonFlags()
 {
     shmb_format_t format;
     if (shmb_report_parse_format(FLAGS_format.c_str(), &format) != 0)
         FlagError("format", FLAGS_format, "one of table, csv, json");
     CheckRange("repetitions", FLAGS_repetitions, 1, 1000);
-    if (!FLAGS_system.empty() && shmb_path_system(FLAGS_system.c_str()) < 0)
+    if (!FLAGS_system.empty() && !UpstreamSystem("system", FLAGS_system, FLAGS_system) &&
+        shmb_path_system(FLAGS_system.c_str()) < 0)
         FlagError("system", FLAGS_system, "one of " + PathNames(SHMB_PATH_SYSTEM));
     if (shmb_segment_check_prefix(FLAGS_shm_prefix.c_str()) < 0)
         FlagError("shm_prefix", FLAGS_shm_prefix,
@@ -279,7 +298,11 @@ std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names)
     std::string list = FLAGS_systems + ",";
     for (size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         const std::string name = list.substr(at, comma - at);
-        const int s = shmb_path_system(name.c_str());
+        const bool upstream = internal::UpstreamSystem("systems", FLAGS_systems, name);
+        if (upstream && systems.empty())
+            FlagError("systems", FLAGS_systems, "the baseline (first) must be a model: mooncake_upstream pairs "
+                                                "against one (--systems=mooncake,mooncake_upstream)");
+        const int s = upstream ? static_cast<int>(SHMB_LOOKUP_MOONCAKE_UPSTREAM) : shmb_path_system(name.c_str());
         if (s < 0)
             FlagError("systems", FLAGS_systems, "'" + Printable(name) + "' is not one of " +
                                                     PathNames(SHMB_PATH_SYSTEM));

@@ -13,6 +13,8 @@
 
 #include "bench_common.h"
 #include "bench_internal.h"
+#include "shmbench/lookup_bench.h"
+#include "shmbench/upstream.h"
 
 namespace shmb {
 namespace internal {
@@ -101,6 +103,10 @@ void HandleHelp(const char* argv0)
         ShowFlags(argv0, [](const std::string&) { return true; });
     } else if (FlagValue("help") == "true") {
         ShowFlags(argv0, own);
+        if (shmb_upstream_available())  // scripts/run_all.sh reads this line
+            std::printf("\nupstream: built against Mooncake %s: --system=" SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME
+                        " (docs/upstream.md)\n",
+                        shmb_upstream_commit());
         std::printf("\n--helpfull also lists the flags of glog and gflags (logging, --flagfile, --fromenv, ...)\n");
     } else if (!FlagValue("helpon").empty()) {
         const std::string part = "/" + FlagValue("helpon") + ".";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "shmbench/upstream.h"
 #include "shmbench/alloc_peer.h"
 
 SHMB_DEFINE_COMMON_FLAGS();
@@ -223,9 +224,33 @@ void PairedConfig(shmb_alloc_config_t* cfg, std::vector<std::string>* names)
     for (size_t s = 0; s < systems.size(); s++) {
         cfg->systems[s] = systems[s];
         cfg->system_names[s] = (*names)[s].c_str();
+        if (systems[s] == SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+            continue;  // upstream's OffsetAllocator: no kind of run[], it maps what offset_bare maps
         const std::string kinds = shmb_alloc_system_allocators(shmb_lookup_system_name(systems[s]));
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
             cfg->run[k] |= shmb::InList(kinds, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
+    }
+}
+
+// The note naming the Mooncake commit whose code the mooncake_upstream rows
+// ran, into *note and the first free note line; nothing when none ran. The
+// caller keeps *note while the report is written.
+void UpstreamNote(const shmb_alloc_config_t& cfg, std::string* note, shmb_report_t* report)
+{
+    bool ran = cfg.upstream;
+    for (size_t s = 0; s < cfg.nsystems; s++)
+        ran |= cfg.systems[s] == static_cast<int>(SHMB_LOOKUP_MOONCAKE_UPSTREAM);
+    if (!ran)
+        return;
+    *note = std::string("mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other "
+                        "rows not covered), compiled from commit ") +
+            shmb_upstream_commit() + " (docs/upstream.md)";
+    for (int i = 0; i < SHMB_REPORT_MAX_NOTES; i++) {
+        if (!report->notes[i]) {
+            report->notes[i] = note->c_str();
+            report->notes[i + 1] = nullptr;
+            return;
+        }
     }
 }
 
@@ -268,6 +293,11 @@ int main(int argc, char** argv)
     std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kinds,
                                                  system_allocators ? system_allocators : "", "allocator");
     cfg.system_rows = !FLAGS_system.empty();
+    cfg.upstream = FLAGS_system == SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME;
+    if (cfg.upstream && FLAGS_peer_process)
+        shmb::FlagError("peer_process", "true",
+                        "not with --system=mooncake_upstream (upstream code covers the bare allocator's alloc_bare "
+                        "and free_bare only)");
     if (cfg.system_rows && FLAGS_measure_mmap_only)
         shmb::FlagError("measure_mmap_only", "true", "cannot be combined with --system");
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
@@ -325,6 +355,8 @@ int main(int argc, char** argv)
     ret = shmb_notes_alloc(&report, &notes, &cfg);
     if (ret < 0)
         shmb::Fail(ret, "planning the threads' CPUs");
+    std::string upstream;
+    UpstreamNote(cfg, &upstream, &report);
     shmb::WriteReport(&report, &rows);
     shmb_rows_free(&rows);
 

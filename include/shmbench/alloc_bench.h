@@ -90,6 +90,9 @@ typedef struct shmb_alloc_config {
     int touch;               /* time first touch of every page (=0) */
     int run[SHMB_ALLOC_KINDS]; /* 1: run this allocator */
     int system_rows;         /* 1: exactly one allocator runs; rows named by step only */
+    int upstream;            /* with system_rows and no run[]: the system mooncake_upstream, upstream's
+                              * own OffsetAllocator (shmbench/upstream.h) as alloc_bare / free_bare,
+                              * every other row unmeasured */
     uint64_t seed;           /* random free order */
     const char *shm_prefix;  /* "/mooncake_bench_" */
     int repetition;          /* stamped into the rows */
@@ -104,7 +107,10 @@ typedef struct shmb_alloc_config {
     /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
      * instead of run[] (which only sizes the space), the baseline first, its control last. */
     size_t nsystems;         /* 0: not paired; else 3..SHMB_PAIRED_MAX_SYSTEMS */
-    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each, or
+                                                        * SHMB_LOOKUP_MOONCAKE_UPSTREAM (not the
+                                                        * baseline): its questions are the bare
+                                                        * allocator's alone, the others run without it */
     const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_alloc_config_t;
 

@@ -57,6 +57,13 @@ typedef enum shmb_lookup_system {
     SHMB_LOOKUP_SYSTEMS /* how many there are */
 } shmb_lookup_system_t;
 
+/* mooncake_upstream: Mooncake's own code, in a library built against the
+ * user's Mooncake (shmbench/upstream.h, docs/upstream.md). Not a path of the
+ * paths table, so outside SHMB_LOOKUP_SYSTEMS; only a paired allocation run
+ * takes it (its alloc_bare / free_bare rows). */
+#define SHMB_LOOKUP_MOONCAKE_UPSTREAM ((shmb_lookup_system_t)SHMB_LOOKUP_SYSTEMS)
+#define SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME "mooncake_upstream"
+
 /* "mooncake", "flowipc_classic", "flowipc_jemalloc" (the paths table's
  * names; "unknown" for any other value). */
 const char *shmb_lookup_system_name(shmb_lookup_system_t system);
