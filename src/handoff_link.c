@@ -179,6 +179,16 @@ static int take_return(link_t *l, uint64_t k, const void *msg, size_t n)
     return ret < 0 ? shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "the return", k, l->why, l->why_cap) : 0;
 }
 
+/* Flavour f's lend of hand-off k's object: its handle blob into blob; a
+ * refusal said with the hand-off's number. */
+static int lend(link_t *l, int f, const shmb_handoff_object_t *o, uint64_t k, unsigned char *blob, size_t cap,
+                size_t *len)
+{
+    int ret = f == HANDOFF_JEMALLOC ? shmb_fipc_lender_lend(l->lender, &o->j, blob, cap, len)
+                                    : shmb_fipc_classic_lend(l->arena, &o->c, blob, cap, len);
+    return ret < 0 ? shmb_handoff_refused(ret, f, "lend", k, l->why, l->why_cap) : 0;
+}
+
 /* With a peer: lend, the blob out (with the object's size and payload),
  * the lender's reference dropped, the reply back (SHM-jemalloc: the return,
  * then the lender's free; SHM-classic: this driver's acknowledgement with
@@ -188,10 +198,9 @@ static int give_peer(link_t *l, int f, shmb_handoff_object_t *o, const shmb_hand
     const uint64_t k = l->next[f] - 1;
     unsigned char blob[SHMB_FIPC_MSG_MAX], msg[SHMB_CHANNEL_MSG_MAX];
     size_t len = 0, n = 0;
-    int ret = f == HANDOFF_JEMALLOC ? shmb_fipc_lender_lend(l->lender, &o->j, blob, sizeof(blob), &len)
-                                    : shmb_fipc_classic_lend(l->arena, &o->c, blob, sizeof(blob), &len);
+    int ret = lend(l, f, o, k, blob, sizeof(blob), &len);
     if (ret < 0)
-        return shmb_handoff_refused(ret, f, "lend", k, l->why, l->why_cap);
+        return ret;
     ret = post(l, f == HANDOFF_JEMALLOC ? HANDOFF_JBLOB : HANDOFF_CBLOB, head, sizeof(*head), blob, len);
     shmb_handoff_link_drop(f, o);
     if (f == HANDOFF_CLASSIC)
@@ -207,10 +216,9 @@ static int give_local(link_t *l, int f, shmb_handoff_object_t *o, const shmb_han
     const uint64_t k = l->next[f] - 1;
     unsigned char blob[SHMB_FIPC_MSG_MAX], msg[SHMB_FIPC_MSG_MAX];
     size_t len = 0, n = 0;
-    int ret = f == HANDOFF_JEMALLOC ? shmb_fipc_lender_lend(l->lender, &o->j, blob, sizeof(blob), &len)
-                                    : shmb_fipc_classic_lend(l->arena, &o->c, blob, sizeof(blob), &len);
+    int ret = lend(l, f, o, k, blob, sizeof(blob), &len);
     if (ret < 0)
-        return shmb_handoff_refused(ret, f, "lend", k, l->why, l->why_cap);
+        return ret;
     shmb_handoff_link_drop(f, o);
     if (f == HANDOFF_CLASSIC)
         return shmb_handoff_borrow_classic(&l->local, blob, len, head, l->why, l->why_cap);
