@@ -28,24 +28,14 @@
 
 const uint64_t shmb_alloc_register_buffers[SHMB_ALLOC_REGISTER_COUNTS] = {10, 100, 1000};
 
-/* Arena, then the N blocks; freed and destroyed untimed. */
+/* Arena, then the N blocks; destroyed untimed. */
 static int jemalloc_total(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *ns)
 {
-    void **blocks = calloc((size_t)buffers, sizeof(*blocks));
-    if (!blocks)
-        return shmb_error_record("malloc", ENOMEM, NULL);
     shmb_fipc_jemalloc_t *j = NULL;
-    uint64_t made = 0;
     const uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_fipc_jemalloc_create(cfg->shm_prefix, 0, &j);
-    for (; ret == 0 && made < buffers; made++)
-        if ((ret = shmb_fipc_jemalloc_alloc(j, bytes, &blocks[made])) < 0)
-            break;
+    int ret = shmb_fipc_jemalloc_create_filled(cfg->shm_prefix, buffers, bytes, &j);
     *ns = (double)(shmb_clock_now_ns() - t0);
-    for (uint64_t i = 0; i < made && ret >= 0; i++)
-        shmb_fipc_jemalloc_free(j, blocks[i]);
     int r = shmb_fipc_jemalloc_destroy(j, 1, NULL);
-    free(blocks);
     return ret < 0 ? ret : r;
 }
 

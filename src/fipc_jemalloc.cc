@@ -408,6 +408,25 @@ int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr) noexcept
     return 0;
 }
 
+int shmb_fipc_jemalloc_create_filled(const char *prefix, uint64_t n, size_t bytes, shmb_fipc_jemalloc_t **out) noexcept
+{
+    if (!out)
+        return -EINVAL;
+    *out = nullptr;
+    shmb_fipc_jemalloc_t *j = nullptr;
+    int ret = shmb_fipc_jemalloc_create(prefix, 0, &j);
+    for (uint64_t i = 0; i < n && ret == 0; i++) {
+        void *block;
+        ret = shmb_fipc_jemalloc_alloc(j, bytes, &block);
+    }
+    if (ret < 0) {
+        shmb_fipc_jemalloc_destroy(j, 1, nullptr);
+        return ret;
+    }
+    *out = j;
+    return 0;
+}
+
 shmb_fipc_repo_t *shmb_fipc_jemalloc_repo(const shmb_fipc_jemalloc_t *j) noexcept
 {
     return const_cast<shmb_fipc_repo_t *>(&j->repo);

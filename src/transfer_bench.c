@@ -278,13 +278,9 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
 static int jemalloc_pools_for(run_t *r, uint64_t n, uint64_t size, size_t *pools)
 {
     shmb_fipc_jemalloc_t *j = NULL;
-    int ret = shmb_fipc_jemalloc_create(r->cfg->shm_prefix, 0, &j);
-    for (uint64_t i = 0; i < n && ret == 0; i++) {
-        void *block;
-        ret = shmb_fipc_jemalloc_alloc(j, (size_t)size, &block);
-    }
+    int ret = shmb_fipc_jemalloc_create_filled(r->cfg->shm_prefix, n, (size_t)size, &j);
     *pools = ret == 0 ? shmb_fipc_jemalloc_pools(j, NULL) : 0;
-    const int r2 = j ? shmb_fipc_jemalloc_destroy(j, 1, NULL) : 0;
+    const int r2 = shmb_fipc_jemalloc_destroy(j, 1, NULL);
     return ret < 0 ? ret : r2;
 }
 

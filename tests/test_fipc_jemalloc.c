@@ -938,6 +938,30 @@ static void test_full_shm(void **state)
                            full_at_create ? "/dev/shm full at the create" : "/dev/shm full after the create");
 }
 
+/* create_filled: n untouched blocks make the arena's pools (more blocks,
+ * more pools; 64 blocks of 1 MB more than one pool); a failing allocation
+ * (0 bytes) leaves no arena and nothing in /dev/shm. */
+static void test_create_filled(void **state)
+{
+    (void)state;
+    size_t pools[2];
+    const uint64_t n[2] = {1, 64};
+    for (int i = 0; i < 2; i++) {
+        shmb_fipc_jemalloc_t *j = NULL;
+        assert_int_equal(shmb_fipc_jemalloc_create_filled(prefix, n[i], 1 << 20, &j), 0);
+        assert_non_null(j);
+        uint64_t bytes = 0;
+        pools[i] = shmb_fipc_jemalloc_pools(j, &bytes);
+        assert_true(bytes >= n[i] << 20);
+        assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
+    }
+    assert_true(pools[0] >= 1 && pools[1] > pools[0]);
+    shmb_fipc_jemalloc_t *bad = (shmb_fipc_jemalloc_t *)&pools;
+    assert_int_equal(shmb_fipc_jemalloc_create_filled(prefix, 2, 0, &bad), -EINVAL);
+    assert_null(bad);
+    assert_int_equal(our_files(0), 0);
+}
+
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
@@ -959,6 +983,7 @@ int main(void)
         cmocka_unit_test_teardown(test_two_threads_tcache, remove_leftovers),
         cmocka_unit_test_teardown(test_destroy_keeps_pools, remove_leftovers),
         cmocka_unit_test_teardown(test_bad_arguments, remove_leftovers),
+        cmocka_unit_test_teardown(test_create_filled, remove_leftovers),
         cmocka_unit_test_teardown(test_pool_list_and_borrower_attach, remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_verify, remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_faults, remove_leftovers),

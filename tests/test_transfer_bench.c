@@ -535,11 +535,7 @@ static void test_mooncake_path_honoured(void **state)
 static size_t jemalloc_pools(uint64_t n, uint64_t size)
 {
     shmb_fipc_jemalloc_t *j = NULL;
-    assert_int_equal(shmb_fipc_jemalloc_create(PREFIX, 0, &j), 0);
-    for (uint64_t i = 0; i < n; i++) {
-        void *block;
-        assert_int_equal(shmb_fipc_jemalloc_alloc(j, (size_t)size, &block), 0);
-    }
+    assert_int_equal(shmb_fipc_jemalloc_create_filled(PREFIX, n, (size_t)size, &j), 0);
     const size_t pools = shmb_fipc_jemalloc_pools(j, NULL);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
     return pools;

@@ -117,6 +117,14 @@ int shmb_fipc_jemalloc_alloc(shmb_fipc_jemalloc_t *j, size_t bytes, void **out) 
 /* dallocx of a block from shmb_fipc_jemalloc_alloc. Returns 0. */
 int shmb_fipc_jemalloc_free(shmb_fipc_jemalloc_t *j, void *ptr) SHMB_NOEXCEPT;
 
+/* An arena as shmb_fipc_jemalloc_create makes it (no thread cache), then n
+ * blocks of `bytes` allocated in it and never touched: the pools its extent
+ * hooks make for them exist (what registering n such blocks costs, and how
+ * many pools they take). The blocks go with the arena: the caller destroys
+ * it. On an error nothing is left and *out is NULL. */
+int shmb_fipc_jemalloc_create_filled(const char *prefix, uint64_t n, size_t bytes,
+                                     shmb_fipc_jemalloc_t **out) SHMB_NOEXCEPT;
+
 /* ---- the object layer: Ipc_arena::construct<T> in its own process ----
  *
  * What the allocation benchmark's alloc / free rows of SHM-jemalloc time
