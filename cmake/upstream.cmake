@@ -12,7 +12,7 @@
 #
 # Nothing upstream is copied into this repository: the files are read where
 # the user keeps them. Without SHMB_MOONCAKE_SOURCE the library is built from
-# src/upstream_none.c and src/upstream_tent_none.c, which answer "not built".
+# src/models/upstream_none.c and src/models/upstream_tent_none.c, which answer "not built".
 set(SHMB_MOONCAKE_SOURCE "" CACHE PATH "A Mooncake checkout or git directory to compile upstream code from (docs/upstream.md)")
 set(SHMB_MOONCAKE_COMMIT "" CACHE STRING "The Mooncake commit to extract from SHMB_MOONCAKE_SOURCE (required for a bare git directory)")
 option(SHMB_MOONCAKE_TENT "With SHMB_MOONCAKE_SOURCE: also build TENT's engine and SHM transport" ON)
@@ -21,7 +21,7 @@ option(SHMB_MOONCAKE_TENT "With SHMB_MOONCAKE_SOURCE: also build TENT's engine a
 # code needs glog's package too.
 set(SHMB_UPSTREAM_BUILT OFF)
 if(NOT SHMB_MOONCAKE_SOURCE)
-  target_sources(shmbench PRIVATE src/upstream_none.c src/upstream_tent_none.c)
+  target_sources(shmbench PRIVATE src/models/upstream_none.c src/models/upstream_tent_none.c)
   return()
 endif()
 set(SHMB_UPSTREAM_BUILT ON)
@@ -131,14 +131,14 @@ message(STATUS "shmbench: upstream Mooncake ${SHMB_UPSTREAM_COMMIT} from ${_mc_r
 # SYSTEM.
 add_library(shmb_upstream OBJECT
   ${_mc_root}/mooncake-store/src/offset_allocator.cpp
-  src/upstream_offset.cc)
+  src/models/upstream_offset.cc)
 set_target_properties(shmb_upstream PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       POSITION_INDEPENDENT_CODE ON)
 target_include_directories(shmb_upstream BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/upstream/stubs/store)
 target_include_directories(shmb_upstream SYSTEM PRIVATE ${_mc_root}/mooncake-store/include ${SHMB_BOOST_INCLUDE_DIR})
 target_include_directories(shmb_upstream PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(shmb_upstream PRIVATE glog::glog)
-set_source_files_properties(src/upstream_offset.cc PROPERTIES
+set_source_files_properties(src/models/upstream_offset.cc PROPERTIES
   COMPILE_OPTIONS "${SHMB_WARNINGS}"
   COMPILE_DEFINITIONS "SHMB_UPSTREAM_COMMIT=\"${SHMB_UPSTREAM_COMMIT}\"")
 target_sources(shmbench PRIVATE $<TARGET_OBJECTS:shmb_upstream>)
@@ -146,7 +146,7 @@ target_sources(shmbench PRIVATE $<TARGET_OBJECTS:shmb_upstream>)
 target_link_libraries(shmbench PUBLIC glog::glog)
 
 if(NOT SHMB_MOONCAKE_TENT)
-  target_sources(shmbench PRIVATE src/upstream_tent_none.c)
+  target_sources(shmbench PRIVATE src/models/upstream_tent_none.c)
   return()
 endif()
 
@@ -175,7 +175,7 @@ file(GLOB _tent_sources ${_t}/src/runtime/*.cpp ${_t}/src/common/*.cpp ${_t}/src
 list(APPEND _tent_sources ${_t}/src/transport/shm/shm_transport.cpp ${_t}/src/transport/tcp/tcp_transport.cpp
                           ${_t}/src/platform/cpu_probe.cpp)
 add_library(shmb_upstream_tent OBJECT ${_tent_sources}
-  upstream/stubs/tent/rpc_loopback.cc upstream/stubs/tent/cpu_copy.cc src/upstream_tent.cc)
+  upstream/stubs/tent/rpc_loopback.cc upstream/stubs/tent/cpu_copy.cc src/models/upstream_tent.cc)
 set_target_properties(shmb_upstream_tent PROPERTIES CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       POSITION_INDEPENDENT_CODE ON)
 target_include_directories(shmb_upstream_tent BEFORE PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/upstream/stubs/tent/include)
@@ -186,7 +186,7 @@ target_link_libraries(shmb_upstream_tent PRIVATE glog::glog)
 # segment_manager.cpp uses struct stat without <sys/stat.h>: upstream gets it
 # through yalantinglibs' headers, which the stand-ins do not include.
 set_source_files_properties(${_t}/src/runtime/segment_manager.cpp PROPERTIES COMPILE_OPTIONS "-include;sys/stat.h")
-set_source_files_properties(src/upstream_tent.cc upstream/stubs/tent/rpc_loopback.cc upstream/stubs/tent/cpu_copy.cc
+set_source_files_properties(src/models/upstream_tent.cc upstream/stubs/tent/rpc_loopback.cc upstream/stubs/tent/cpu_copy.cc
                             PROPERTIES COMPILE_OPTIONS "${SHMB_WARNINGS}")
 target_sources(shmbench PRIVATE $<TARGET_OBJECTS:shmb_upstream_tent>)
 target_link_libraries(shmbench PUBLIC ${SHMB_NUMA_LIB})

@@ -1034,7 +1034,7 @@ def control_noisy(control):
 
 
 def paired_verdict(pair, control):
-    """The binary's rule (src/paired.c, shmb_paired_verdict): a control off by 5% or more
+    """The binary's rule (src/base/paired.c, shmb_paired_verdict): a control off by 5% or more
     (control_noisy) makes every pair of its question too noisy; an interval that holds 1,
     or lies inside the control's, is within the noise; a change under 5% is no practical
     difference; else faster or slower."""

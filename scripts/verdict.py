@@ -1513,7 +1513,7 @@ METRICS = ("real_time", "cpu_time", "min", "stddev", "p50", "p90", "p99", "p999"
 
 def aggregates(name, reps):
     """Google Benchmark's mean, median, stddev, cv rows of one row's repetitions, the fields
-    the binaries aggregate (src/report.c)."""
+    the binaries aggregate (src/base/report.c)."""
     out = []
     for agg in ("mean", "median", "stddev", "cv"):
         b = OrderedDict((k, v) for k, v in reps[0].items() if k != "repetition_index")

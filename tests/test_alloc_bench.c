@@ -16,7 +16,7 @@
 
 #include "helpers.h"
 
-#include "alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/alloc_peer.h"
 #include "shmbench/lookup_bench.h"

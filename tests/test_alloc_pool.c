@@ -1,5 +1,5 @@
 /* alloc_pool: the contract of every entry of the pool table
- * (src/alloc_internal.h), checked entry by entry, so that a new allocator
+ * (src/alloc/alloc_internal.h), checked entry by entry, so that a new allocator
  * is tested by being in the table. The rows built on it are test_alloc_bench's. */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 
 #include "helpers.h"
 
-#include "alloc_internal.h"
-#include "fipc_internal.h"
+#include "alloc/alloc_internal.h"
+#include "models/fipc_internal.h"
 #include "shmbench/alloc_peer.h"
 #include "shmbench/segment.h"
 

@@ -1,4 +1,4 @@
-/* crew: the thread harness (src/crew_internal.h). */
+/* crew: the thread harness (src/base/crew_internal.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -11,7 +11,7 @@
 
 #include "helpers.h"
 
-#include "crew_internal.h"
+#include "base/crew_internal.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/sysinfo.h"

@@ -25,7 +25,7 @@
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
 
-#include "../src/fipc_internal.h"
+#include "models/fipc_internal.h"
 
 static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 

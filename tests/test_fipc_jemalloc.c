@@ -24,7 +24,7 @@
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"
 
-#include "../src/fipc_internal.h"
+#include "models/fipc_internal.h"
 
 /* ---- the process's malloc ---- */
 

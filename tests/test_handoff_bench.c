@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "fipc_internal.h"
+#include "models/fipc_internal.h"
 #include "helpers.h"
-#include "handoff_internal.h"
+#include "models/handoff_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/handoff_bench.h"
 

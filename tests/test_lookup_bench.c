@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lookup_internal.h"
+#include "lookup/lookup_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"

@@ -10,7 +10,7 @@
 
 #include "helpers.h"
 
-#include "alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "shmbench/notes.h"
 #include "shmbench/sysinfo.h"
 

@@ -18,7 +18,7 @@
 
 #include "helpers.h"
 
-#include "../src/offset_alloc_internal.h"
+#include "models/offset_alloc_internal.h"
 #include "shmbench/offset_alloc.h"
 #include "shmbench/rng.h"
 #include "shmbench/segment.h"

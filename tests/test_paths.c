@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-#include "paths_internal.h"
+#include "models/paths_internal.h"
 
 #define N 4                      /* segments */
 #define SIZE (1ull << 20)        /* bytes each */

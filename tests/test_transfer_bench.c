@@ -1,7 +1,7 @@
 /*
  * Tests of the transfer driver: the run and its rows in one process
- * (src/transfer_bench.c), then the same run with the copies in a peer, and
- * the peer's protocol itself (src/transfer_peer.c). The private header gives
+ * (src/transfer/transfer_bench.c), then the same run with the copies in a peer, and
+ * the peer's protocol itself (src/transfer/transfer_peer.c). The private header gives
  * the sizes helper, the protocol's commands and its data-area size.
  */
 #include <dirent.h>
@@ -26,7 +26,7 @@
 #include "shmbench/error.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/segment.h"
-#include "../src/transfer_internal.h"
+#include "transfer/transfer_internal.h"
 
 #define PREFIX shmb_test_prefix()
 
@@ -638,7 +638,7 @@ static void test_parts_planted_fault(void **state)
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
 }
 
-/* ---- the object hand-off (src/transfer_handoff.c) ---- */
+/* ---- the object hand-off (src/transfer/transfer_handoff.c) ---- */
 
 static void hooks_off(void)
 {
@@ -741,7 +741,7 @@ static void test_zero_copy(void **state)
     assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
 }
 
-/* ---- with a peer (src/transfer_peer.c) ---- */
+/* ---- with a peer (src/transfer/transfer_peer.c) ---- */
 
 static shmb_peer_t start_peer(void)
 {

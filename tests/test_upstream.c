@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "alloc_internal.h"
+#include "alloc/alloc_internal.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 

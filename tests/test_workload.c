@@ -14,7 +14,7 @@
 #include "helpers.h"
 
 #include "shmbench/workload.h"
-#include "../src/workload_internal.h"
+#include "transfer/workload_internal.h"
 
 #define PREFIX shmb_test_prefix()
 #define MIB (1ull << 20)

@@ -1,6 +1,6 @@
 /* upstream_measure: upstream OffsetAllocator's allocate and free, ns per
  * call, timed as the allocation benchmark times its pools
- * (src/alloc_rounds.c): a round allocates a working set of blocks into the
+ * (src/alloc/alloc_rounds.c): a round allocates a working set of blocks into the
  * empty allocator as one timed batch, checks them, then frees them in a
  * shuffled order as another; the figure per call is batch time / working
  * set, over rounds. And, when TENT is built, its submit path per 4 KB

@@ -33,7 +33,7 @@
  */
 #include "lookup_internal.h"
 
-#include "crew_internal.h"
+#include "base/crew_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "paths_internal.h"
+#include "models/paths_internal.h"
 
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup_bench.h"

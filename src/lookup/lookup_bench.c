@@ -43,7 +43,7 @@
  * the run.
  */
 #include "lookup_internal.h"
-#include "names_internal.h"
+#include "base/names_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "crew_internal.h"
+#include "base/crew_internal.h"
 #include "shmbench/alloc_bench.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup.h"

@@ -2,7 +2,7 @@
  * over it, one request, a batch or a dependent chain (shmbench/lookup.h). */
 #include "shmbench/lookup.h"
 
-#include "names_internal.h"
+#include "base/names_internal.h"
 
 #include <bsd/sys/tree.h>
 #include <errno.h>

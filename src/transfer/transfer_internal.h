@@ -22,8 +22,8 @@
 #include "shmbench/stats.h"
 #include "shmbench/transfer_bench.h"
 
-#include "handoff_internal.h"
-#include "paths_internal.h"
+#include "models/handoff_internal.h"
+#include "models/paths_internal.h"
 
 #define SHMB_TRANSFER_MAX_SIZES 64
 #define SHMB_TRANSFER_PEER_DATA_BYTES (256u << 10) /* the peer's data area: samples come back in chunks of this */

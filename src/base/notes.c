@@ -7,9 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "alloc_internal.h"
-#include "lookup_internal.h"
-#include "transfer_internal.h"
+#include "alloc/alloc_internal.h"
+#include "lookup/lookup_internal.h"
+#include "transfer/transfer_internal.h"
 #include "shmbench/copy.h"
 #include "shmbench/paired.h"
 #include "shmbench/sysinfo.h"

@@ -14,7 +14,7 @@
  * against posix total, attach and translate against posix attach.
  */
 #include "alloc_internal.h"
-#include "names_internal.h"
+#include "base/names_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/arena.h"

@@ -7,7 +7,7 @@
  * the borrower's side handoff_peer.c: called here without a peer, in a
  * forked process with one; handoff_internal.h has the messages between them.
  */
-#include "handoff_internal.h"
+#include "models/handoff_internal.h"
 #include "shmbench/handoff_bench.h"
 
 #include "shmbench/channel.h"
