@@ -266,12 +266,12 @@ int shmb_test_exit(int failed)
     return failed > 76 ? 76 : failed;
 }
 
-void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_lookup_system_t other)
+void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_system_t other)
 {
     *nsystems = 3;
-    systems[0] = systems[2] = SHMB_LOOKUP_MOONCAKE;
+    systems[0] = systems[2] = SHMB_SYSTEM_MOONCAKE;
     systems[1] = other;
     names[0] = "mooncake";
-    names[1] = shmb_lookup_system_name(other);
+    names[1] = shmb_system_name(other);
     names[2] = "mooncake_control";
 }

@@ -105,7 +105,7 @@ int shmb_test_exit(int failed);
 /* A paired run's systems, as the allocation and lookup configs hold them
  * (nsystems, systems, system_names): mooncake, `other`, mooncake's control
  * (--systems=mooncake,OTHER). */
-void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_lookup_system_t other);
+void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_system_t other);
 
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))

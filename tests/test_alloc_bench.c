@@ -142,7 +142,7 @@ static void test_space_counts_what_is_kept(void **state)
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
     assert_true(bytes == 1000 * 12 * 1024ull);
     c.system_rows = 0;
-    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), 0);
     assert_true(bytes == 1000 * 12 * 1024ull);
 }
@@ -808,7 +808,7 @@ static shmb_alloc_config_t paired_config(void)
     c.max_size_kb = 4;
     c.min_ops = 1;
     c.working_set = 64;
-    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    shmb_test_pair_with(&c.nsystems, c.systems, c.system_names, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     return c;
 }
 
@@ -895,7 +895,7 @@ static void test_paired_verification_and_bad(void **state)
     bad.cleanup = 0;
     assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
     bad = c;
-    bad.systems[1] = SHMB_LOOKUP_SYSTEMS + 1; /* SHMB_LOOKUP_SYSTEMS is mooncake_upstream where built */
+    bad.systems[1] = SHMB_SYSTEMS + 1; /* SHMB_SYSTEMS is mooncake_upstream where built */
     assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
     bad = c;
     bad.nsystems = 1;
@@ -920,7 +920,7 @@ static void test_upstream_refused(void **state)
         assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     c.system_rows = c.upstream = 0;
     const char *names[] = {"mooncake", "mooncake_upstream", "mooncake_control"};
-    const int sys[] = {SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_MOONCAKE_UPSTREAM, SHMB_LOOKUP_MOONCAKE};
+    const int sys[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_MOONCAKE_UPSTREAM, SHMB_SYSTEM_MOONCAKE};
     c.nsystems = 3;
     for (int i = 0; i < 3; i++) {
         c.systems[i] = sys[i];
@@ -928,10 +928,10 @@ static void test_upstream_refused(void **state)
     }
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     assert_int_equal(shmb_alloc_paired_ok(&c), built);
-    c.systems[0] = SHMB_LOOKUP_MOONCAKE_UPSTREAM; /* the baseline */
+    c.systems[0] = SHMB_SYSTEM_MOONCAKE_UPSTREAM; /* the baseline */
     assert_int_equal(shmb_alloc_paired_ok(&c), 0);
-    c.systems[0] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[2] = SHMB_LOOKUP_MOONCAKE_UPSTREAM; /* the control */
+    c.systems[0] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[2] = SHMB_SYSTEM_MOONCAKE_UPSTREAM; /* the control */
     assert_int_equal(shmb_alloc_paired_ok(&c), 0);
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);

@@ -44,8 +44,8 @@ static shmb_handoff_bench_config_t config(int classic, int jemalloc)
 {
     shmb_handoff_bench_config_t c;
     memset(&c, 0, sizeof(c));
-    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = classic;
-    c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = jemalloc;
+    c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = classic;
+    c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = jemalloc;
     c.object_kb = 4;
     c.count = 300;
     c.min_time_ms = 0;
@@ -122,7 +122,7 @@ static void test_speedup_vs_mooncake(void **state)
 static void test_system_rows(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_handoff_bench_config_t c = config(0, 0);
         c.run_system[s] = 1;
         c.system_rows = 1;
@@ -134,8 +134,8 @@ static void test_system_rows(void **state)
         assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
         assert_string_equal(rows.v[1].variant, "");
         assert_string_equal(rows.v[1].step, SHMB_HANDOFF_POOL_STEP);
-        assert_int_equal(rows.v[0].iterations > 0, s != SHMB_LOOKUP_MOONCAKE);
-        assert_int_equal(rows.v[1].iterations > 0, s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+        assert_int_equal(rows.v[0].iterations > 0, s != SHMB_SYSTEM_MOONCAKE);
+        assert_int_equal(rows.v[1].iterations > 0, s == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         shmb_rows_free(&rows);
     }
     assert_nothing_left();
@@ -190,13 +190,13 @@ static void test_one_handoff(void **state)
 /* Each flavour fails its run with -EPROTO and a reason, rows untouched. */
 static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
 {
-    for (int f = SHMB_LOOKUP_FLOWIPC_CLASSIC; f <= SHMB_LOOKUP_FLOWIPC_JEMALLOC; f++) {
+    for (int f = SHMB_SYSTEM_FLOWIPC_CLASSIC; f <= SHMB_SYSTEM_FLOWIPC_JEMALLOC; f++) {
         memset(c->run_system, 0, sizeof(c->run_system));
         c->run_system[f] = 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
         assert_int_equal(shmb_handoff_bench_run(c, &rows, why, sizeof(why)), -EPROTO);
-        assert_non_null(strstr(why, shmb_lookup_system_name((shmb_lookup_system_t)f)));
+        assert_non_null(strstr(why, shmb_system_name((shmb_system_t)f)));
         assert_non_null(strstr(why, reason));
         assert_int_equal(rows.n, 0);
         shmb_rows_free(&rows);
@@ -231,8 +231,8 @@ static void test_wrong_tag(void **state)
 static void test_peer_dies(void **state)
 {
     (void)state;
-    for (int f = SHMB_LOOKUP_FLOWIPC_CLASSIC; f <= SHMB_LOOKUP_FLOWIPC_JEMALLOC; f++) {
-        shmb_handoff_bench_config_t c = config(f == SHMB_LOOKUP_FLOWIPC_CLASSIC, f == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    for (int f = SHMB_SYSTEM_FLOWIPC_CLASSIC; f <= SHMB_SYSTEM_FLOWIPC_JEMALLOC; f++) {
+        shmb_handoff_bench_config_t c = config(f == SHMB_SYSTEM_FLOWIPC_CLASSIC, f == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         c.peer_process = 1;
         shmb_handoff_bench_peer_dies_at = 100;
         shmb_rows_t rows = {0};
@@ -256,7 +256,7 @@ static void test_bad_config(void **state)
     shmb_handoff_bench_config_t bad[8];
     for (int i = 0; i < 8; i++)
         bad[i] = good;
-    bad[0].run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = bad[0].run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 0;
+    bad[0].run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = bad[0].run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 0;
     bad[1].system_rows = 1; /* two systems */
     bad[2].object_kb = 0;
     bad[3].object_kb = SHMB_HANDOFF_MAX_OBJECT_KB + 1;
@@ -281,9 +281,9 @@ static shmb_lookup_config_t lookup_config(int mooncake, int classic, int jemallo
 {
     shmb_lookup_config_t l;
     memset(&l, 0, sizeof(l));
-    l.run_system[SHMB_LOOKUP_MOONCAKE] = mooncake;
-    l.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = classic;
-    l.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = jemalloc;
+    l.run_system[SHMB_SYSTEM_MOONCAKE] = mooncake;
+    l.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = classic;
+    l.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = jemalloc;
     l.run[SHMB_LOOKUP_LINEAR] = 1;
     l.num_segments = 100;
     l.num_lookups = 10000;
@@ -312,9 +312,9 @@ static void test_config_from_lookup(void **state)
     l.peer_process = 1;
     shmb_handoff_bench_config_t c = untouched();
     assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), 1);
-    assert_int_equal(c.run_system[SHMB_LOOKUP_MOONCAKE], 0);
-    assert_int_equal(c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC], 0);
-    assert_int_equal(c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC], 1);
+    assert_int_equal(c.run_system[SHMB_SYSTEM_MOONCAKE], 0);
+    assert_int_equal(c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC], 0);
+    assert_int_equal(c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC], 1);
     assert_int_equal(c.system_rows, 0);
     assert_int_equal(c.object_kb, 4);
     assert_int_equal(c.count, 10000);
@@ -327,13 +327,13 @@ static void test_config_from_lookup(void **state)
     assert_int_equal(shmb_handoff_bench_check(&c), 0);
 
     /* One system, mooncake included: its rows pair with a Flow-IPC run's. */
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
-        l = lookup_config(s == SHMB_LOOKUP_MOONCAKE, s == SHMB_LOOKUP_FLOWIPC_CLASSIC,
-                          s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
+        l = lookup_config(s == SHMB_SYSTEM_MOONCAKE, s == SHMB_SYSTEM_FLOWIPC_CLASSIC,
+                          s == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         l.system_rows = 1;
         c = untouched();
         assert_int_equal(shmb_handoff_bench_config_from_lookup(&l, 1, &c), 1);
-        for (int t = 0; t < SHMB_LOOKUP_SYSTEMS; t++)
+        for (int t = 0; t < SHMB_SYSTEMS; t++)
             assert_int_equal(c.run_system[t], t == s);
         assert_int_equal(c.system_rows, 1);
         assert_int_equal(shmb_handoff_bench_check(&c), 0);

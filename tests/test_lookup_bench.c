@@ -105,7 +105,7 @@ static void test_mooncake_path_honoured(void **state)
             names[i] = "/never_attached";
         const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, names);
         assert_int_equal(view.mooncake_path, path);
-        assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_LOOKUP_MOONCAKE, &view), 0);
+        assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_SYSTEM_MOONCAKE, &view), 0);
         assert_int_equal(shmb_mooncake_path_of(s.state.mooncake), path);
         assert_int_equal(shmb_mooncake_attached(s.state.mooncake), 0);
         shmb_lookup_bench_teardown(&s);
@@ -115,7 +115,7 @@ static void test_mooncake_path_honoured(void **state)
             c.segment_size_mb = 1;
             c.peer_process = peer;
             memset(c.run, 0, sizeof(c.run));
-            c.run_system[SHMB_LOOKUP_MOONCAKE] = 1;
+            c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
             c.mooncake_path = (shmb_mooncake_path_t)path;
             shmb_rows_t rows = {0};
             char why[256] = "";
@@ -208,7 +208,7 @@ static void test_systems_beside_kernels(void **state)
 {
     (void)state;
     shmb_lookup_config_t c = small();
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
     shmb_rows_t rows = {0};
     char why[256] = "";
@@ -239,7 +239,7 @@ static void test_systems_beside_kernels(void **state)
 static void test_system_rows(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_lookup_config_t c = small();
         memset(c.run, 0, sizeof(c.run));
         c.run_system[s] = 1;
@@ -253,7 +253,7 @@ static void test_system_rows(void **state)
         assert_string_equal(rows.v[1].variant, "");
         assert_string_equal(rows.v[1].step, "attach"); /* mooncake's first_use, named to pair */
         assert_true(rows.v[0].iterations > 0 && rows.v[0].speedup == 0);
-        assert_true((rows.v[1].iterations > 0) == (s == SHMB_LOOKUP_MOONCAKE));
+        assert_true((rows.v[1].iterations > 0) == (s == SHMB_SYSTEM_MOONCAKE));
         shmb_rows_free(&rows);
         c.run[SHMB_LOOKUP_LINEAR] = 1; /* a kernel is no system */
         assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
@@ -269,7 +269,7 @@ static void test_both_modes(void **state)
     (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
-    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1;
+    c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
     shmb_rows_t rows = {0};
     char why[256] = "";
     assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
@@ -302,7 +302,7 @@ static void test_both_modes(void **state)
 static void test_system_rows_both_modes(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_lookup_config_t c = small();
         memset(c.run, 0, sizeof(c.run));
         c.run_system[s] = 1;
@@ -377,14 +377,14 @@ static void test_two_threads(void **state)
 {
     (void)state;
     shmb_lookup_config_t c = small();
-    for (int p = 0; p < SHMB_LOOKUP_SYSTEMS; p++)
+    for (int p = 0; p < SHMB_SYSTEMS; p++)
         c.run_system[p] = 1;
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.threads = 2;
     shmb_rows_t rows = {0};
     char why[256] = "";
     assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 2 * (SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_STRATEGIES) + 1);
+    assert_int_equal(rows.n, 2 * (SHMB_SYSTEMS + SHMB_LOOKUP_STRATEGIES) + 1);
     for (size_t i = 0; i < rows.n; i++) {
         const shmb_row_t *r = &rows.v[i];
         if (strcmp(r->step, "first_use") == 0) {
@@ -415,11 +415,11 @@ static void test_thread_checksum_fails_the_crew(void **state)
     shmb_lookup_setup_t s;
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
     const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, NULL);
-    assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_LOOKUP_SYSTEMS, &view), 0);
+    assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_SYSTEMS, &view), 0);
     s.expected_sum[s.windows / 2] ^= 1;
     shmb_rows_t rows = {0};
     char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_measure(&c, &s, SHMB_LOOKUP_SYSTEMS, 0, &rows, NULL, why, sizeof(why)),
+    assert_int_equal(shmb_lookup_bench_measure(&c, &s, SHMB_SYSTEMS, 0, &rows, NULL, why, sizeof(why)),
                      -EPROTO);
     assert_int_equal(rows.n, 0);
     assert_non_null(strstr(why, "checksum of a timed batch"));
@@ -479,7 +479,7 @@ static shmb_lookup_config_t peer_config(void)
     c.num_segments = 20;
     c.segment_size_mb = 1; /* few pages to tag */
     c.peer_process = 1;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
     return c;
 }
@@ -540,7 +540,7 @@ static void test_peer_process_rows(void **state)
 static void test_peer_process_system_rows(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_lookup_config_t c = peer_config();
         memset(c.run, 0, sizeof(c.run));
         memset(c.run_system, 0, sizeof(c.run_system));
@@ -559,7 +559,7 @@ static void test_peer_process_system_rows(void **state)
         }
         assert_true(rows.v[0].iterations > 0);
         assert_true(rows.v[1].iterations > 0); /* every system attaches in the peer */
-        if (s == SHMB_LOOKUP_MOONCAKE)
+        if (s == SHMB_SYSTEM_MOONCAKE)
             assert_int_equal(rows.v[1].iterations, c.num_segments); /* one per buffer */
         shmb_rows_free(&rows);
     }
@@ -644,7 +644,7 @@ static void test_peer_process_peer_killed(void **state)
     shmb_lookup_config_t c = peer_config();
     memset(c.run, 0, sizeof(c.run));
     memset(c.run_system, 0, sizeof(c.run_system));
-    c.run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1;
+    c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
     c.min_time_ms = 20000;
     shmb_rows_t rows = {0};
     char why[256] = "";
@@ -670,7 +670,7 @@ static void test_verify_catches_a_wrong_translation(void **state)
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
     const uint64_t pool = s.window * s.windows;
     const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, NULL);
-    for (int p = SHMB_LOOKUP_FLOWIPC_CLASSIC; p < SHMB_PATHS; p++) {
+    for (int p = SHMB_SYSTEM_FLOWIPC_CLASSIC; p < SHMB_PATHS; p++) {
         assert_int_equal(shmb_lookup_bench_path_setup(&s, p, &view), 0);
         char why[256] = "";
         assert_int_equal(shmb_lookup_bench_verify(&s, p, pool, why, sizeof(why)), 0);
@@ -690,7 +690,7 @@ static void test_verify_catches_a_wrong_translation(void **state)
 }
 
 /* A paired run's systems: mooncake, `other`, mooncake's control. */
-static void pair_with(shmb_lookup_config_t *c, shmb_lookup_system_t other)
+static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
 {
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         c->run[s] = 0;
@@ -705,7 +705,7 @@ static void test_paired_translation_rows(void **state)
     (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
-    pair_with(&c, SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
     shmb_rows_t rows = {0};
     char why[256] = "";
     int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
@@ -755,10 +755,10 @@ static void test_paired_attach_rows(void **state)
 {
     (void)state;
     shmb_lookup_config_t c = peer_config();
-    pair_with(&c, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    pair_with(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     c.nsystems = 4;
-    c.systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
-    c.systems[3] = SHMB_LOOKUP_MOONCAKE;
+    c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    c.systems[3] = SHMB_SYSTEM_MOONCAKE;
     c.system_names[2] = "flowipc_jemalloc";
     c.system_names[3] = "mooncake_control";
     shmb_rows_t rows = {0};
@@ -794,10 +794,10 @@ static void test_lend_planted_faults(void **state)
         shmb_lookup_config_t c = peer_config();
         memset(c.run, 0, sizeof(c.run));
         if (paired) {
-            pair_with(&c, SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+            pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         } else {
             memset(c.run_system, 0, sizeof(c.run_system));
-            c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1;
+            c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1;
             c.system_rows = 1;
         }
         shmb_rows_t rows = {0};

@@ -11,7 +11,10 @@
 #include "helpers.h"
 
 #include "alloc/alloc_internal.h"
+#include "shmbench/handoff_bench.h"
+#include "shmbench/lookup_bench.h"
 #include "shmbench/notes.h"
+#include "shmbench/transfer_bench.h"
 #include "shmbench/sysinfo.h"
 
 #define NOTES_CAP (sizeof(((shmb_report_t *)0)->notes) / sizeof(const char *) - 1)
@@ -66,7 +69,7 @@ static shmb_handoff_bench_config_t handoff_cfg(int peer_process)
 {
     shmb_handoff_bench_config_t c;
     memset(&c, 0, sizeof(c));
-    c.run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1;
+    c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1;
     c.object_kb = 4;
     c.count = 1;
     c.peer_process = peer_process;
@@ -347,14 +350,14 @@ static void test_lookup_modes(void **state)
     assert_false(has_note(&r, "mooncake_path=pr192"));
 
     c = lookup_cfg();
-    c.run_system[SHMB_LOOKUP_MOONCAKE] = 1;
+    c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
     c.mooncake_path = SHMB_MOONCAKE_PR192;
     r = fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 7);
     assert_string_equal(r.notes[3], "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, "
                                     "never merged: metadata lock, BufferDesc scan, remap cache), not as "
                                     "upstream's TENT ShmTransport (the default)");
-    c.run_system[SHMB_LOOKUP_MOONCAKE] = 0; /* no mooncake row, no note on its path */
+    c.run_system[SHMB_SYSTEM_MOONCAKE] = 0; /* no mooncake row, no note on its path */
     r = fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
 }
@@ -520,8 +523,8 @@ static void test_transfer_paired(void **state)
     shmb_transfer_config_t c = transfer_cfg();
     c.num_segments = 100;
     c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[1] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     shmb_report_t r = fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "request_path: TENT's submit path"));
@@ -577,7 +580,7 @@ static void test_counts(void **state)
     assert_false(has_note(&r, "count:"));
 
     shmb_alloc_config_t p = alloc_cfg();
-    shmb_test_pair_with(&p.nsystems, p.systems, p.system_names, SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    shmb_test_pair_with(&p.nsystems, p.systems, p.system_names, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     p.num_iterations = p.min_ops = 3;
     p.count_given = 1;
     uint64_t block, reg[SHMB_ALLOC_REGISTER_COUNTS];
@@ -652,7 +655,7 @@ static void test_never_overflows(void **state)
         l.peer_process = (m >> 1) & 1;
         l.threads = (m >> 2) & 1 ? 2 : 1;
         l.mode = (shmb_lookup_mode_t)((m >> 3) % 3);
-        l.run_system[SHMB_LOOKUP_MOONCAKE] = 1;
+        l.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
         l.mooncake_path = m & 32 ? SHMB_MOONCAKE_PR192 : SHMB_MOONCAKE_TENT;
         r = fresh_report();
         ret = shmb_notes_lookup(&r, &store, &l);

@@ -66,32 +66,32 @@ static void test_kind_of(void **state)
     assert_int_equal(shmb_path_kind_of(NULL), -EINVAL);
 }
 
-/* A system's name gives its shmb_lookup_system_t; a kernel's does not. */
+/* A system's name gives its shmb_system_t; a kernel's does not. */
 static void test_system(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
-        assert_int_equal(shmb_path_system(shmb_lookup_system_name((shmb_lookup_system_t)s)), s);
-    assert_int_equal(shmb_path_system("flowipc_classic"), SHMB_LOOKUP_FLOWIPC_CLASSIC);
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
+        assert_int_equal(shmb_path_system(shmb_system_name((shmb_system_t)s)), s);
+    assert_int_equal(shmb_path_system("flowipc_classic"), SHMB_SYSTEM_FLOWIPC_CLASSIC);
     assert_int_equal(shmb_path_system("linear"), -EINVAL);
     assert_int_equal(shmb_path_system("mooncake "), -EINVAL);
     assert_int_equal(shmb_path_system(""), -EINVAL);
     assert_int_equal(shmb_path_system(NULL), -EINVAL);
 }
 
-/* Systems in shmb_lookup_system_t order, then kernels in
+/* Systems in shmb_system_t order, then kernels in
  * shmb_lookup_strategy_t order, each row complete. */
 static void test_table_order(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         const shmb_path_t *p = &shmb_path_table[s];
-        assert_string_equal(p->name, shmb_lookup_system_name((shmb_lookup_system_t)s));
+        assert_string_equal(p->name, shmb_system_name((shmb_system_t)s));
         assert_int_equal(p->kind, SHMB_PATH_SYSTEM);
         assert_int_equal(p->kernel, -1);
     }
     for (int k = 0; k < SHMB_LOOKUP_STRATEGIES; k++) {
-        const shmb_path_t *p = &shmb_path_table[SHMB_LOOKUP_SYSTEMS + k];
+        const shmb_path_t *p = &shmb_path_table[SHMB_SYSTEMS + k];
         assert_string_equal(p->name, shmb_lookup_strategy_name((shmb_lookup_strategy_t)k));
         assert_int_equal(p->kind, SHMB_PATH_KERNEL);
         assert_int_equal(p->kernel, k);
@@ -100,7 +100,7 @@ static void test_table_order(void **state)
         const shmb_path_t *p = &shmb_path_table[i];
         assert_true(p->setup && p->translate && p->batch && p->chain && p->teardown);
     }
-    assert_string_equal(shmb_lookup_system_name(SHMB_LOOKUP_SYSTEMS), "unknown");
+    assert_string_equal(shmb_system_name(SHMB_SYSTEMS), "unknown");
 }
 
 /* A placement: N segments registered at descending peer addresses, mapped
@@ -207,8 +207,8 @@ static void test_kernels_share_the_table(void **state)
     const shmb_path_view_t view = view_of(&pl);
     shmb_path_state_t st;
     memset(&st, 0, sizeof(st));
-    const shmb_path_t *linear = &shmb_path_table[SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_LINEAR];
-    const shmb_path_t *tree = &shmb_path_table[SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_TREE];
+    const shmb_path_t *linear = &shmb_path_table[SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR];
+    const shmb_path_t *tree = &shmb_path_table[SHMB_SYSTEMS + SHMB_LOOKUP_TREE];
     assert_int_equal(linear->setup(linear, &st, &view), 0);
     const shmb_lookup_segment_t *entries = st.table.entries;
     assert_int_equal(tree->setup(tree, &st, &view), 0);
@@ -229,10 +229,10 @@ static void test_setup_refuses(void **state)
     place(&pl);
     shmb_path_state_t st;
     memset(&st, 0, sizeof(st));
-    const shmb_path_t *mooncake = &shmb_path_table[SHMB_LOOKUP_MOONCAKE];
-    const shmb_path_t *classic = &shmb_path_table[SHMB_LOOKUP_FLOWIPC_CLASSIC];
-    const shmb_path_t *jemalloc = &shmb_path_table[SHMB_LOOKUP_FLOWIPC_JEMALLOC];
-    const shmb_path_t *lower_bound = &shmb_path_table[SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND];
+    const shmb_path_t *mooncake = &shmb_path_table[SHMB_SYSTEM_MOONCAKE];
+    const shmb_path_t *classic = &shmb_path_table[SHMB_SYSTEM_FLOWIPC_CLASSIC];
+    const shmb_path_t *jemalloc = &shmb_path_table[SHMB_SYSTEM_FLOWIPC_JEMALLOC];
+    const shmb_path_t *lower_bound = &shmb_path_table[SHMB_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND];
     shmb_path_view_t view = view_of(&pl);
     view.shm_names = NULL;
     assert_int_equal(mooncake->setup(mooncake, &st, &view), -EINVAL);
@@ -273,7 +273,7 @@ static void test_jemalloc_pool_ids(void **state)
     view.pool_ids = ids;
     shmb_path_state_t st;
     memset(&st, 0, sizeof(st));
-    const shmb_path_t *jemalloc = &shmb_path_table[SHMB_LOOKUP_FLOWIPC_JEMALLOC];
+    const shmb_path_t *jemalloc = &shmb_path_table[SHMB_SYSTEM_FLOWIPC_JEMALLOC];
     assert_int_equal(jemalloc->setup(jemalloc, &st, &view), 0);
     shmb_lookup_request_t r = {.id = 20, .offset = 128, .len = LEN};
     assert_ptr_equal(jemalloc->translate(jemalloc, &st, &r), pl.segments[2].local_base + 128);
@@ -319,7 +319,7 @@ static void test_one_destination(void **state)
                                    .mooncake_ops = {attach_dst, NULL, &t}, .pool_base = dst, .pool_bytes = SIZE};
     const shmb_lookup_request_t request = {.addr = segments[t.index].peer_base, .len = SIZE,
                                            .id = (uint32_t)t.index, .offset = 0, .pool_offset = 0};
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         const shmb_path_t *p = &shmb_path_table[s];
         shmb_path_state_t st;
         memset(&st, 0, sizeof(st));
@@ -331,7 +331,7 @@ static void test_one_destination(void **state)
     assert_int_equal(t.attaches, 1); /* mooncake attached dst on its first request only */
     /* mooncake follows the view's relocate path: zeroed, the default (tent) */
     for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
-        const shmb_path_t *p = &shmb_path_table[SHMB_LOOKUP_MOONCAKE];
+        const shmb_path_t *p = &shmb_path_table[SHMB_SYSTEM_MOONCAKE];
         shmb_path_view_t v = view;
         v.mooncake_path = (shmb_mooncake_path_t)path;
         shmb_path_state_t st;
@@ -346,7 +346,7 @@ static void test_one_destination(void **state)
     v.mooncake_path = (shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS;
     shmb_path_state_t st;
     memset(&st, 0, sizeof(st));
-    assert_int_equal(shmb_path_table[SHMB_LOOKUP_MOONCAKE].setup(&shmb_path_table[SHMB_LOOKUP_MOONCAKE], &st, &v),
+    assert_int_equal(shmb_path_table[SHMB_SYSTEM_MOONCAKE].setup(&shmb_path_table[SHMB_SYSTEM_MOONCAKE], &st, &v),
                      -EINVAL);
     assert_null(st.mooncake);
 }

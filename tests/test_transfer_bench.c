@@ -315,7 +315,7 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
 {
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
     const shmb_row_t *req = &rows->v[first + 3];
-    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+    if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC) {
         check_jemalloc_rows(rows, first, size_kb);
         return;
     }
@@ -351,17 +351,17 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
 static void test_translated(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS + 1; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS + 1; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = s < SHMB_LOOKUP_SYSTEMS ? (shmb_lookup_system_t)s : SHMB_LOOKUP_MOONCAKE;
-        c.mooncake_path = s < SHMB_LOOKUP_SYSTEMS ? SHMB_MOONCAKE_TENT : SHMB_MOONCAKE_PR192;
+        c.system = s < SHMB_SYSTEMS ? (shmb_system_t)s : SHMB_SYSTEM_MOONCAKE;
+        c.mooncake_path = s < SHMB_SYSTEMS ? SHMB_MOONCAKE_TENT : SHMB_MOONCAKE_PR192;
         c.num_segments = 100;
         c.verify = 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
         if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+            fail_msg("%s: %s", shmb_system_name(c.system), why);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 9 * n); /* 4 KB .. 1 MB */
         for (size_t i = 0; i < 9; i++)
@@ -404,8 +404,8 @@ static void test_paired(void **state)
     c.num_segments = 10;
     c.verify = 1;
     c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     shmb_rows_t rows = {0};
     char why[256] = "";
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
@@ -456,7 +456,7 @@ static void test_paired(void **state)
     for (int k = 0; k < 5; k++)
         bad[k] = c;
     bad[0].nsystems = 1;
-    bad[1].systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    bad[1].systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     bad[2].cold = 1;
     bad[3].peer = &never_started; /* refused before it is used */
     bad[4].translate = 1;
@@ -512,7 +512,7 @@ static void test_mooncake_path_honoured(void **state)
     for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = SHMB_LOOKUP_MOONCAKE;
+        c.system = SHMB_SYSTEM_MOONCAKE;
         c.num_segments = 10;
         c.mooncake_path = (shmb_mooncake_path_t)path;
         shmb_transfer_run_t r;
@@ -548,13 +548,13 @@ static void test_engine_per_design(void **state)
 {
     (void)state;
     char why[256] = "";
-    size_t want[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_MOONCAKE] = 10, [SHMB_LOOKUP_FLOWIPC_CLASSIC] = 1,
-                                        [SHMB_LOOKUP_FLOWIPC_JEMALLOC] = jemalloc_pools(10, 65536)};
-    assert_true(want[SHMB_LOOKUP_FLOWIPC_JEMALLOC] >= 1 && want[SHMB_LOOKUP_FLOWIPC_JEMALLOC] < 10);
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    size_t want[SHMB_SYSTEMS] = {[SHMB_SYSTEM_MOONCAKE] = 10, [SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1,
+                                        [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = jemalloc_pools(10, 65536)};
+    assert_true(want[SHMB_SYSTEM_FLOWIPC_JEMALLOC] >= 1 && want[SHMB_SYSTEM_FLOWIPC_JEMALLOC] < 10);
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = (shmb_lookup_system_t)s;
+        c.system = (shmb_system_t)s;
         c.num_segments = 10;
         shmb_transfer_run_t r;
         copier_up(&r, &c, why, sizeof(why));
@@ -583,7 +583,7 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
     r->translation.missed = 0;
     if (got != want)
         fprintf(stderr, "%s: parts that missed %#x, expected %#x\n",
-                shmb_lookup_system_name((shmb_lookup_system_t)r->translation.system), got, want);
+                shmb_system_name((shmb_system_t)r->translation.system), got, want);
     return got == want;
 }
 
@@ -602,10 +602,10 @@ static void test_parts_planted_fault(void **state)
     const unsigned path = 1u << SHMB_TRANSFER_REQUEST_PATH,
                    request = 1u << SHMB_TRANSFER_REQUEST | 1u << SHMB_TRANSFER_ZERO_COPY;
     const unsigned translate = 1u << SHMB_TRANSFER_TRANSLATE;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = (shmb_lookup_system_t)s;
+        c.system = (shmb_system_t)s;
         c.num_segments = 10;
         shmb_transfer_run_t r;
         copier_up(&r, &c, why, sizeof(why));
@@ -615,7 +615,7 @@ static void test_parts_planted_fault(void **state)
         assert_true(misses_are(&r, path | request));
         r.translation.buffer_addr -= 64;
         r.translation.remote_addr += 64; /* only mooncake's translation reads the address */
-        assert_true(misses_are(&r, s == SHMB_LOOKUP_MOONCAKE ? translate | request : 0));
+        assert_true(misses_are(&r, s == SHMB_SYSTEM_MOONCAKE ? translate | request : 0));
         r.translation.remote_addr -= 64;
         unsigned char *dst = r.dst.addr;
         r.dst.addr = dst + 64;
@@ -675,7 +675,7 @@ static void test_write_path_planted_faults(void **state)
     shmb_transfer_config_t c = small();
     c.max_transfer_size_kb = 4;
     c.translate = 1;
-    c.system = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.num_segments = 10;
     shmb_handoff_bench_wrong_tag = 1;
     fails_with(&c, "not the lender's tag");
@@ -705,9 +705,9 @@ static void test_zero_copy(void **state)
     c.num_segments = 10;
     c.zero_copy = 1;
     c.nsystems = 4;
-    c.systems[0] = c.systems[3] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[1] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
-    c.systems[2] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    c.systems[0] = c.systems[3] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     shmb_rows_t rows = {0};
     char why[256] = "";
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
@@ -843,18 +843,18 @@ static void test_peer_threads_and_systems(void **state)
 {
     (void)state;
     shmb_peer_t peer = start_peer();
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.peer = &peer;
         c.threads = 2;
         c.translate = 1;
-        c.system = (shmb_lookup_system_t)s;
+        c.system = (shmb_system_t)s;
         c.num_segments = 10;
         c.max_transfer_size_kb = 64;
         shmb_rows_t rows = {0};
         char why[256] = "";
         if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+            fail_msg("%s: %s", shmb_system_name(c.system), why);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 5 * n);
         for (size_t i = 0; i < 5; i++)

@@ -316,8 +316,8 @@ static void test_alloc_rows_paired(void **state)
 {
     (void)state;
     shmb_alloc_config_t c = alloc_config();
-    const int sys[] = {SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_MOONCAKE_UPSTREAM, SHMB_LOOKUP_MOONCAKE};
-    const char *names[] = {"mooncake", SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME, "mooncake_control"};
+    const int sys[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_MOONCAKE_UPSTREAM, SHMB_SYSTEM_MOONCAKE};
+    const char *names[] = {"mooncake", SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME, "mooncake_control"};
     c.nsystems = 3;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     for (int s = 0; s < 3; s++) {
@@ -345,7 +345,7 @@ static void test_alloc_rows_paired(void **state)
             assert_int_equal(rows.v[i].iterations % 12, 0);
     shmb_rows_free(&rows);
     /* upstream is never the baseline, nor where it was not built */
-    c.systems[0] = SHMB_LOOKUP_MOONCAKE_UPSTREAM;
+    c.systems[0] = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
     assert_int_equal(our_alloc_segments(), 0);
 }

@@ -342,7 +342,7 @@ static void test_totals(void **state)
     shmb_workload_stream_free(&s);
 }
 
-static shmb_workload_config_t replay_config(shmb_lookup_system_t system)
+static shmb_workload_config_t replay_config(shmb_system_t system)
 {
     shmb_workload_config_t c;
     memset(&c, 0, sizeof(c));
@@ -361,9 +361,9 @@ static shmb_workload_config_t replay_config(shmb_lookup_system_t system)
  * to_address translation not possible upstream; else shares. */
 static const char *note_of(int system, int part)
 {
-    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_REQUEST)
+    if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_REQUEST)
         return "write path: each descriptor handed over";
-    if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_TRANSLATE)
+    if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_TRANSLATE)
         return SHMB_TRANSFER_NOT_UPSTREAM;
     return part == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50";
 }
@@ -375,13 +375,13 @@ static void test_replay_rows(void **state)
     (void)state;
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
-    for (int sys = 0; sys < SHMB_LOOKUP_SYSTEMS; sys++) {
-        shmb_workload_config_t c = replay_config((shmb_lookup_system_t)sys);
+    for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
+        shmb_workload_config_t c = replay_config((shmb_system_t)sys);
         c.name_system = sys == 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
         if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_lookup_system_name(c.system), why);
+            fail_msg("%s: %s", shmb_system_name(c.system), why);
         assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
         shmb_report_t report = {.bench = "shm_transfer/workload"};
         char name[128];
@@ -410,7 +410,7 @@ static void test_replay_handoff_planted_faults(void **state)
     (void)state;
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 2, &s), 0);
-    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    shmb_workload_config_t c = replay_config(SHMB_SYSTEM_FLOWIPC_JEMALLOC);
     for (int k = 0; k < 2; k++) {
         shmb_rows_t rows = {0};
         char why[256] = "";
@@ -437,15 +437,15 @@ static void test_replay_paired(void **state)
 {
     (void)state;
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
-    static const int systems[] = {SHMB_LOOKUP_FLOWIPC_JEMALLOC, SHMB_LOOKUP_MOONCAKE, SHMB_LOOKUP_FLOWIPC_CLASSIC,
-                                  SHMB_LOOKUP_FLOWIPC_JEMALLOC};
+    static const int systems[] = {SHMB_SYSTEM_FLOWIPC_JEMALLOC, SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC,
+                                  SHMB_SYSTEM_FLOWIPC_JEMALLOC};
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
-    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.nsystems = 4;
-    c.systems[0] = c.systems[3] = SHMB_LOOKUP_FLOWIPC_JEMALLOC;
-    c.systems[1] = SHMB_LOOKUP_MOONCAKE;
-    c.systems[2] = SHMB_LOOKUP_FLOWIPC_CLASSIC;
+    c.systems[0] = c.systems[3] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    c.systems[1] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     shmb_rows_t rows = {0};
     char why[256] = "";
     if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
@@ -505,8 +505,8 @@ static int replay_one(shmb_workload_replay_t *w, shmb_workload_config_t *c, char
 static void test_replay_planted_fault(void **state)
 {
     (void)state;
-    for (int sys = 0; sys < SHMB_LOOKUP_SYSTEMS; sys++) {
-        shmb_workload_config_t c = replay_config((shmb_lookup_system_t)sys);
+    for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
+        shmb_workload_config_t c = replay_config((shmb_system_t)sys);
         shmb_workload_replay_t w;
         char why[256] = "";
         assert_int_equal(replay_one(&w, &c, why, sizeof(why)), 0);
@@ -534,7 +534,7 @@ static void test_replay_backing(void **state)
 {
     (void)state;
     for (int kind = SHMB_BACKING_TMPFS; kind <= SHMB_BACKING_MEMFD; kind++) {
-        shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+        shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
         shmb_backing_residency_t granted = {0, 0, 0};
         c.backing.kind = (shmb_backing_kind_t)kind;
         c.granted = &granted;
@@ -552,7 +552,7 @@ static void test_replay_backing(void **state)
     shmb_rows_t rows = {0};
     char why[256] = "";
     assert_int_equal(shmb_workload_synthetic(5, 3, &s), 0);
-    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.backing.kind = SHMB_BACKING_MEMFD;
     if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
         fail_msg("%s", why);
@@ -570,14 +570,14 @@ static void test_replay_bad_config(void **state)
     shmb_workload_stream_t s = {0};
     shmb_rows_t rows = {0};
     char why[64];
-    shmb_workload_config_t c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
     assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
     assert_int_equal(shmb_workload_synthetic(1, 2, &s), 0);
     c.num_segments = 0;
     assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    c = replay_config(SHMB_LOOKUP_SYSTEMS);
+    c = replay_config(SHMB_SYSTEMS);
     assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    c = replay_config(SHMB_LOOKUP_MOONCAKE);
+    c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.shape.max_request_bytes = 1;
     assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);

@@ -126,7 +126,7 @@ bool InList(const std::string& list, const std::string& item);
 // "flowipc_classic", "mooncake_control"); empty without --systems. Exits 2
 // for an unknown or repeated name, fewer than two, or --system or
 // --repetitions beside it (a paired run's rounds are its repetitions).
-std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names);
+std::vector<shmb_system_t> PairedSystems(std::vector<std::string>* names);
 
 // For a failed library call: one line naming the system call, the errno text
 // and what to try, on stderr; unlinks our segments; exit 1.

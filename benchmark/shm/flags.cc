@@ -242,7 +242,7 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
 // answers (shm_allocation_bench's bare allocator); else one line, exit 2.
 bool UpstreamSystem(const char* flag, const std::string& value, const std::string& name)
 {
-    if (name != SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME)
+    if (name != SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME)
         return false;
     if (!shmb_upstream_available())
         FlagError(flag, value,
@@ -284,9 +284,9 @@ std::string FlagsLine()
 
 }  // namespace internal
 
-std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names)
+std::vector<shmb_system_t> PairedSystems(std::vector<std::string>* names)
 {
-    std::vector<shmb_lookup_system_t> systems;
+    std::vector<shmb_system_t> systems;
     names->clear();
     if (FLAGS_systems.empty())
         return systems;
@@ -302,14 +302,14 @@ std::vector<shmb_lookup_system_t> PairedSystems(std::vector<std::string>* names)
         if (upstream && systems.empty())
             FlagError("systems", FLAGS_systems, "the baseline (first) must be a model: mooncake_upstream pairs "
                                                 "against one (--systems=mooncake,mooncake_upstream)");
-        const int s = upstream ? static_cast<int>(SHMB_LOOKUP_MOONCAKE_UPSTREAM) : shmb_path_system(name.c_str());
+        const int s = upstream ? static_cast<int>(SHMB_SYSTEM_MOONCAKE_UPSTREAM) : shmb_path_system(name.c_str());
         if (s < 0)
             FlagError("systems", FLAGS_systems, "'" + Printable(name) + "' is not one of " +
                                                     PathNames(SHMB_PATH_SYSTEM));
         for (const std::string& seen : *names)
             if (seen == name)
                 FlagError("systems", FLAGS_systems, "names " + name + " twice");
-        systems.push_back(static_cast<shmb_lookup_system_t>(s));
+        systems.push_back(static_cast<shmb_system_t>(s));
         names->push_back(name);
     }
     if (systems.size() < 2)

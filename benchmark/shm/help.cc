@@ -104,7 +104,7 @@ void HandleHelp(const char* argv0)
     } else if (FlagValue("help") == "true") {
         ShowFlags(argv0, own);
         if (shmb_upstream_available())  // scripts/run_all.sh reads this line
-            std::printf("\nupstream: built against Mooncake %s: --system=" SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME
+            std::printf("\nupstream: built against Mooncake %s: --system=" SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME
                         " (docs/upstream.md)\n",
                         shmb_upstream_commit());
         std::printf("\n--helpfull also lists the flags of glog and gflags (logging, --flagfile, --fromenv, ...)\n");

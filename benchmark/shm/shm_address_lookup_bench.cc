@@ -58,7 +58,7 @@ namespace {
 // be paired; their names stay in *names (cfg points into them).
 void PairedConfig(shmb_lookup_config_t* cfg, std::vector<std::string>* names)
 {
-    const std::vector<shmb_lookup_system_t> systems = shmb::PairedSystems(names);
+    const std::vector<shmb_system_t> systems = shmb::PairedSystems(names);
     if (systems.empty())
         return;
     for (const char* flag : {"strategies", "sweep_segments"}) {
@@ -72,7 +72,7 @@ void PairedConfig(shmb_lookup_config_t* cfg, std::vector<std::string>* names)
                         "must be 1 with --systems (a paired run alternates the systems on one thread)");
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg->run[s] = 0;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
         cfg->run_system[s] = 0;
     cfg->nsystems = systems.size();
     for (size_t s = 0; s < systems.size(); s++) {
@@ -114,8 +114,8 @@ int main(int argc, char** argv)
     cfg.system_rows = !FLAGS_system.empty();
     for (int s = 0; s < SHMB_LOOKUP_STRATEGIES; s++)
         cfg.run[s] = shmb::InList(strategies, shmb_lookup_strategy_name(static_cast<shmb_lookup_strategy_t>(s)));
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
-        cfg.run_system[s] = shmb::InList(strategies, shmb_lookup_system_name(static_cast<shmb_lookup_system_t>(s)));
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
+        cfg.run_system[s] = shmb::InList(strategies, shmb_system_name(static_cast<shmb_system_t>(s)));
     cfg.seed = FLAGS_seed;
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_LOOKUP_MAX_THREADS));
@@ -150,8 +150,8 @@ int main(int argc, char** argv)
     // The peer keeps a descriptor per attached segment for the kernels too;
     // a paired run in one process keeps each mooncake instance's at once.
     const uint64_t instances = std::max<uint64_t>(
-        1, cfg.peer_process ? 1 : std::count(cfg.systems, cfg.systems + cfg.nsystems, SHMB_LOOKUP_MOONCAKE));
-    if (cfg.run_system[SHMB_LOOKUP_MOONCAKE] || (cfg.peer_process && kernels))
+        1, cfg.peer_process ? 1 : std::count(cfg.systems, cfg.systems + cfg.nsystems, SHMB_SYSTEM_MOONCAKE));
+    if (cfg.run_system[SHMB_SYSTEM_MOONCAKE] || (cfg.peer_process && kernels))
         shmb::CheckOpenFiles(count_flag, most * instances);
     cfg.num_segments = most;
     uint64_t need = 0;

@@ -200,7 +200,7 @@ int RunReady()
 // be paired; their names stay in *names (cfg points into them).
 void PairedConfig(shmb_alloc_config_t* cfg, std::vector<std::string>* names)
 {
-    const std::vector<shmb_lookup_system_t> systems = shmb::PairedSystems(names);
+    const std::vector<shmb_system_t> systems = shmb::PairedSystems(names);
     if (systems.empty())
         return;
     if (!gflags::GetCommandLineFlagInfoOrDie("allocator").is_default)
@@ -224,9 +224,9 @@ void PairedConfig(shmb_alloc_config_t* cfg, std::vector<std::string>* names)
     for (size_t s = 0; s < systems.size(); s++) {
         cfg->systems[s] = systems[s];
         cfg->system_names[s] = (*names)[s].c_str();
-        if (systems[s] == SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+        if (systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             continue;  // upstream's OffsetAllocator: no kind of run[], it maps what offset_bare maps
-        const std::string kinds = shmb_alloc_system_allocators(shmb_lookup_system_name(systems[s]));
+        const std::string kinds = shmb_alloc_system_allocators(shmb_system_name(systems[s]));
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
             cfg->run[k] |= shmb::InList(kinds, shmb_alloc_kind_name(static_cast<shmb_alloc_kind_t>(k)));
     }
@@ -239,7 +239,7 @@ void UpstreamNote(const shmb_alloc_config_t& cfg, std::string* note, shmb_report
 {
     bool ran = cfg.upstream;
     for (size_t s = 0; s < cfg.nsystems; s++)
-        ran |= cfg.systems[s] == static_cast<int>(SHMB_LOOKUP_MOONCAKE_UPSTREAM);
+        ran |= cfg.systems[s] == static_cast<int>(SHMB_SYSTEM_MOONCAKE_UPSTREAM);
     if (!ran)
         return;
     *note = std::string("mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other "
@@ -293,7 +293,7 @@ int main(int argc, char** argv)
     std::string allocators = shmb::CheckVariants("allocator", FLAGS_allocator, kinds,
                                                  system_allocators ? system_allocators : "", "allocator");
     cfg.system_rows = !FLAGS_system.empty();
-    cfg.upstream = FLAGS_system == SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME;
+    cfg.upstream = FLAGS_system == SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME;
     if (cfg.upstream && FLAGS_peer_process)
         shmb::FlagError("peer_process", "true",
                         "not with --system=mooncake_upstream (upstream code covers the bare allocator's alloc_bare "

@@ -120,7 +120,7 @@ void RefuseWorkloadFlags()
 
 // --systems: the paired run's refusals, one line each: it runs warm rows in
 // this process; Flow-IPC's pools need names in /dev/shm.
-void RefuseUnpaired(const std::vector<shmb_lookup_system_t>& systems)
+void RefuseUnpaired(const std::vector<shmb_system_t>& systems)
 {
     if (FLAGS_cold)
         shmb::FlagError("cold", "true", "cannot be combined with --systems (a paired run times warm rows only)");
@@ -142,7 +142,7 @@ int main(int argc, char** argv)
         return shmb::RunWorkload(Methods());
     RefuseWorkloadFlags();
     std::vector<std::string> names;
-    const std::vector<shmb_lookup_system_t> paired = shmb::PairedSystems(&names);
+    const std::vector<shmb_system_t> paired = shmb::PairedSystems(&names);
     if (!paired.empty())
         RefuseUnpaired(paired);
 
@@ -174,7 +174,7 @@ int main(int argc, char** argv)
     cfg.num_segments = shmb::CheckRange("num_segments", FLAGS_num_segments, 1, SHMB_LOOKUP_MAX_SEGMENTS);
     const int system = shmb_path_system(FLAGS_system.c_str());
     cfg.translate = system >= 0;
-    cfg.system = static_cast<shmb_lookup_system_t>(system >= 0 ? system : 0);
+    cfg.system = static_cast<shmb_system_t>(system >= 0 ? system : 0);
     if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
         shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
@@ -185,7 +185,7 @@ int main(int argc, char** argv)
     cfg.nsystems = paired.size();
     std::copy(paired.begin(), paired.end(), cfg.systems);
     shmb_backing_residency_t granted = {};
-    cfg.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_LOOKUP_MOONCAKE,
+    cfg.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE,
                                 max_flag, cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
     cfg.granted = cfg.backing.kind != SHMB_BACKING_TMPFS ? &granted : nullptr;
     shmb::WarnIfOversubscribed(cfg.threads);

@@ -163,13 +163,13 @@ void CheckWorkloadSpace(uint64_t need)
 
 }  // namespace
 
-void RefuseFlowIpcBacking(const std::vector<shmb_lookup_system_t>& systems, const std::string& backing)
+void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::string& backing)
 {
     shmb_backing_kind_t kind;
     if (shmb_backing_parse(backing.c_str(), &kind) < 0 || kind == SHMB_BACKING_TMPFS)
         return;
-    for (shmb_lookup_system_t s : systems)
-        if (s != SHMB_LOOKUP_MOONCAKE)
+    for (shmb_system_t s : systems)
+        if (s != SHMB_SYSTEM_MOONCAKE)
             shmb::FlagError("backing", backing,
                             "Flow-IPC's pools (--systems=" + FLAGS_systems +
                                 ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
@@ -179,7 +179,7 @@ int RunWorkload(const std::string& methods)
 {
     RefuseSweepFlags();
     std::vector<std::string> names;
-    const std::vector<shmb_lookup_system_t> paired = shmb::PairedSystems(&names);
+    const std::vector<shmb_system_t> paired = shmb::PairedSystems(&names);
     if (!paired.empty() && !FLAGS_write_trace.empty())
         shmb::FlagError("write_trace", FLAGS_write_trace,
                         "cannot be combined with --systems (it writes the stream and measures nothing)");
@@ -226,7 +226,7 @@ int RunWorkload(const std::string& methods)
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
-    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, paired.empty() && named != SHMB_LOOKUP_MOONCAKE,
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, paired.empty() && named != SHMB_SYSTEM_MOONCAKE,
                                "max_request_mb", totals.max_bytes, 2);
     wc.nsystems = paired.size();
     std::copy(paired.begin(), paired.end(), wc.systems);
@@ -243,11 +243,11 @@ int RunWorkload(const std::string& methods)
         wc.repetition = rep;
         if (wc.nsystems)  // every system in one replay, request by request
             return shmb_workload_run(&wc, &stream, &rows, why, cap);
-        const int first = named >= 0 ? named : 0, last = named >= 0 ? named + 1 : SHMB_LOOKUP_SYSTEMS;
+        const int first = named >= 0 ? named : 0, last = named >= 0 ? named + 1 : SHMB_SYSTEMS;
         for (int s = first; s < last; s++) {
             shmb_progress_outer(wc.progress, static_cast<uint64_t>(rep * (last - first) + s - first),
                                 static_cast<uint64_t>(FLAGS_repetitions * (last - first)));
-            wc.system = static_cast<shmb_lookup_system_t>(s);
+            wc.system = static_cast<shmb_system_t>(s);
             wc.name_system = named < 0;
             int ret = shmb_workload_run(&wc, &stream, &rows, why, cap);
             if (ret < 0)

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/notes.h"
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
 #include "shmbench/progress.h"
@@ -107,8 +108,8 @@ typedef struct shmb_alloc_config {
     /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
      * instead of run[] (which only sizes the space), the baseline first, its control last. */
     size_t nsystems;         /* 0: not paired; else 3..SHMB_PAIRED_MAX_SYSTEMS */
-    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each, or
-                                                        * SHMB_LOOKUP_MOONCAKE_UPSTREAM (not the
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t of each, or
+                                                        * SHMB_SYSTEM_MOONCAKE_UPSTREAM (not the
                                                         * baseline): its questions are the bare
                                                         * allocator's alone, the others run without it */
     const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
@@ -184,6 +185,11 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
 #define SHMB_ALLOC_REGISTER_COUNTS 3     /* the N of the register rows: 10, 100, 1000 */
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
                                     uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS]);
+
+/* shm_allocation_bench: a peer process (cfg->peer), the system's allocator
+ * alone (cfg->system_rows), --measure_mmap_only, --cleanup=false, threads
+ * (cfg->threads > 1, pinned from cfg->cpu). */
+int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/notes.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/report.h"
 
@@ -46,7 +47,7 @@ extern "C" {
 #define SHMB_HANDOFF_POOL_STEP "pool_once"        /* the one-time row: each pool lent to the borrower */
 
 typedef struct shmb_handoff_bench_config {
-    int run_system[SHMB_LOOKUP_SYSTEMS]; /* 1: rows for this system (mooncake: unmeasured rows only,
+    int run_system[SHMB_SYSTEMS]; /* 1: rows for this system (mooncake: unmeasured rows only,
                                           * with system_rows) */
     int system_rows;        /* 1: exactly one system runs; rows named by step only */
     uint64_t object_kb;     /* bytes of each object / 1024 (the lookup's request length) */
@@ -98,6 +99,13 @@ int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, in
  * process behind. */
 int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *rows, char *why,
                            size_t why_cap);
+
+/* shm_address_lookup_bench's hand-off rows (shmbench/handoff_bench.h):
+ * what is timed, with or without a peer process, what the speedup divides,
+ * and which design the handoff and the steady flowipc_* rows stand for.
+ * Appended after the notes report->notes holds already (after
+ * shmb_notes_lookup); returns the notes' new count. */
+int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_handoff_bench_config_t *cfg);
 
 #ifdef __cplusplus
 }

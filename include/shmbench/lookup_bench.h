@@ -28,9 +28,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/notes.h"
 #include "shmbench/lookup.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
+#include "shmbench/paths.h"
 #include "shmbench/progress.h"
 #include "shmbench/report.h"
 
@@ -50,23 +52,6 @@ extern "C" {
 #define SHMB_LOOKUP_MAX_SEGMENTS 10000000
 #define SHMB_LOOKUP_MAX_THREADS 256
 
-typedef enum shmb_lookup_system {
-    SHMB_LOOKUP_MOONCAKE,
-    SHMB_LOOKUP_FLOWIPC_CLASSIC,
-    SHMB_LOOKUP_FLOWIPC_JEMALLOC,
-    SHMB_LOOKUP_SYSTEMS /* how many there are */
-} shmb_lookup_system_t;
-
-/* mooncake_upstream: Mooncake's own code, in a library built against the
- * user's Mooncake (shmbench/upstream.h, docs/upstream.md). Not a path of the
- * paths table, so outside SHMB_LOOKUP_SYSTEMS; only a paired allocation run
- * takes it (its alloc_bare / free_bare rows). */
-#define SHMB_LOOKUP_MOONCAKE_UPSTREAM ((shmb_lookup_system_t)SHMB_LOOKUP_SYSTEMS)
-#define SHMB_LOOKUP_MOONCAKE_UPSTREAM_NAME "mooncake_upstream"
-
-/* "mooncake", "flowipc_classic", "flowipc_jemalloc" (the paths table's
- * names; "unknown" for any other value). */
-const char *shmb_lookup_system_name(shmb_lookup_system_t system);
 
 /* Which rows: throughput (independent requests), latency (a dependent
  * chain) or both. */
@@ -102,7 +87,7 @@ typedef struct shmb_lookup_config {
     shmb_lookup_mode_t mode;  /* (=throughput) */
     shmb_lookup_placement_t placement; /* (=descending) */
     int run[SHMB_LOOKUP_STRATEGIES]; /* 1: measure this kernel */
-    int run_system[SHMB_LOOKUP_SYSTEMS]; /* 1: measure this system */
+    int run_system[SHMB_SYSTEMS]; /* 1: measure this system */
     int system_rows;          /* 1: exactly one system runs; rows named by step only */
     const char *shm_prefix;   /* names of mooncake's real segments */
     uint64_t seed;
@@ -121,7 +106,7 @@ typedef struct shmb_lookup_config {
     /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
      * instead of run[] and run_system[], the baseline first, its control last. */
     size_t nsystems;          /* 0: not paired; else 2..SHMB_PAIRED_MAX_SYSTEMS */
-    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_lookup_system_t of each */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t of each */
     const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_lookup_config_t;
 
@@ -185,6 +170,11 @@ uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg);
  * every pool), one total per round (shmb_lookup_bench_paired_attach_rounds). */
 int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
                           size_t why_cap);
+
+/* shm_address_lookup_bench: segment and request sizes, pattern, placement,
+ * one system (cfg->system_rows), a peer process, threads (pinned from
+ * cfg->cpu), throughput and/or latency rows. */
+int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_lookup_config_t *cfg);
 
 #ifdef __cplusplus
 }

@@ -83,9 +83,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shmbench/notes.h"
 #include "shmbench/backing.h"
 #include "shmbench/copy.h"
-#include "shmbench/lookup_bench.h"
+#include "shmbench/paths.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
 #include "shmbench/peer.h"
@@ -115,7 +116,7 @@ typedef struct shmb_transfer_config {
     int cold;                      /* add cold rows (=0) */
     int verify;                    /* verify dst after the timed transfers too (=0) */
     int translate;                 /* 1: translate dst through `system` first (=0) */
-    shmb_lookup_system_t system;   /* whose per-request path translates */
+    shmb_system_t system;   /* whose per-request path translates */
     uint64_t num_segments;         /* buffers or pools the translation searches (=100) */
     shmb_mooncake_path_t mooncake_path; /* system mooncake: its relocate path (=tent) */
     double time_per_size_ms;       /* budget per size and method (=1000) */
@@ -131,7 +132,7 @@ typedef struct shmb_transfer_config {
     size_t nsystems;               /* > 0: a paired run of systems[0..nsystems), 2 at least: the
                                     * baseline first, its A/A control (the baseline again) last;
                                     * translate, cold and peer must then be 0 (=0) */
-    shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
     int zero_copy;                 /* paired only: the zero_copy rows alone, per size (=0) */
 } shmb_transfer_config_t;
 
@@ -170,6 +171,29 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
  * -EPIPE means the peer died (see peer.h); the run still leaves nothing of
  * its own in /dev/shm. Returns 0, -ENOMEM or shmb_peer_start's error. */
 int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix);
+
+/* shm_transfer_bench: the methods run (memcpy, nt), cold rows, a system's
+ * translation (cfg->translate, over cfg->num_segments), a peer process
+ * (cfg->peer), a paired run (cfg->nsystems: its systems, baseline, control,
+ * rounds, ratio rows and verdicts). */
+int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg);
+
+/* shm_transfer_bench --workload --systems: the lines of a paired replay of
+ * systems[0..n) (the baseline first, its control last; n >= 2, else
+ * -EINVAL), with mooncake's relocate path when it is not the default:
+ * appended after the notes report->notes holds already; returns the notes'
+ * new count. (The sweep's are shmb_notes_transfer's, with cfg->nsystems.) */
+int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const shmb_system_t *systems,
+                               size_t n, shmb_mooncake_path_t path);
+
+/* The note of src and dst on a backing other than tmpfs (shm_transfer_bench
+ * and its --workload replay): the backing, its page, how the buffers were
+ * made ready, then `copies` (what a copy reads and writes), and with
+ * granted what the kernel granted them (read back after the set-up).
+ * Composed into store; NULL for tmpfs or a kind outside the enum, or when
+ * store is full. */
+const char *shmb_notes_backing(shmb_notes_t *store, const shmb_backing_config_t *backing,
+                               const shmb_backing_residency_t *granted, const char *copies);
 
 #ifdef __cplusplus
 }

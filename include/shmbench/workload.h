@@ -19,7 +19,8 @@
 
 #include "shmbench/backing.h"
 #include "shmbench/copy.h"
-#include "shmbench/lookup_bench.h"
+#include "shmbench/paths.h"
+#include "shmbench/progress.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paired.h"
 #include "shmbench/report.h"
@@ -179,7 +180,7 @@ const char *shmb_workload_part_name(shmb_workload_part_t part);
 
 typedef struct shmb_workload_config {
     shmb_workload_shape_t shape;
-    shmb_lookup_system_t system;
+    shmb_system_t system;
     int name_system;                    /* 1: rows carry the system in their step */
     uint64_t num_segments;              /* buffers or pools registered; dst (the KV pool) the middle one */
     shmb_mooncake_path_t mooncake_path;
@@ -196,7 +197,7 @@ typedef struct shmb_workload_config {
     size_t nsystems;                    /* > 0: a paired replay of systems[0..nsystems), 2 at least: the
                                          * baseline first, its A/A control (the baseline again) last;
                                          * system and name_system unused (=0) */
-    shmb_lookup_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_workload_config_t;
 
 /* What a stream amounts to under a shape. */

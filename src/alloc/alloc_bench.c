@@ -42,8 +42,8 @@ const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
     return shmb_names_get(kind_names, SHMB_ALLOC_KINDS, (int)kind);
 }
 
-/* By shmb_lookup_system_t, the paths table's order of the systems. */
-static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {
+/* By shmb_system_t, the paths table's order of the systems. */
+static const char *const system_allocators[SHMB_SYSTEMS] = {
     "posix,offset,offset_bare", "bipc_object,bipc", "jemalloc_object,jemalloc"};
 
 /* Each system's layers: its object layer (the alloc / free rows), its bare
@@ -51,7 +51,7 @@ static const char *const system_allocators[SHMB_LOOKUP_SYSTEMS] = {
 typedef struct layers {
     shmb_alloc_kind_t object, bare, reg;
 } layers_t;
-static const layers_t system_layers[SHMB_LOOKUP_SYSTEMS] = {
+static const layers_t system_layers[SHMB_SYSTEMS] = {
     {SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_POSIX},
     {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
     {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
@@ -84,7 +84,7 @@ static int run_system(const shmb_alloc_config_t *cfg)
         if (!cfg->run[k])
             continue;
         int of = -1;
-        for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+        for (int s = 0; s < SHMB_SYSTEMS; s++)
             if (system_layers[s].object == (shmb_alloc_kind_t)k || system_layers[s].bare == (shmb_alloc_kind_t)k)
                 of = s;
         if (of < 0 || (found >= 0 && found != of))

@@ -20,15 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* By shmb_lookup_system_t, as shmb_alloc_system_allocators names them:
+/* By shmb_system_t, as shmb_alloc_system_allocators names them:
  * what registers its memory (alloc_register.c), what places an object in
  * it (the alloc / free rows), and the bare allocator under that (the
  * alloc_bare / free_bare rows). */
-static const shmb_alloc_kind_t register_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
+static const shmb_alloc_kind_t register_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
                                                                      SHMB_ALLOC_JEMALLOC};
-static const shmb_alloc_kind_t object_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_OBJECT,
+static const shmb_alloc_kind_t object_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_OBJECT,
                                                                    SHMB_ALLOC_JEMALLOC_OBJECT};
-static const shmb_alloc_kind_t bare_kind[SHMB_LOOKUP_SYSTEMS] = {SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_BIPC,
+static const shmb_alloc_kind_t bare_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_BIPC,
                                                                  SHMB_ALLOC_JEMALLOC};
 
 /* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
@@ -40,7 +40,7 @@ static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t
 {
     uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (cfg->systems[s] != (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+        if (cfg->systems[s] != (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             continue;
         /* the models' questions run without it: whole blocks of their order too (lcm) */
         const uint64_t m = block - 2;
@@ -75,10 +75,10 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
     if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
         return 0;
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        const int upstream = cfg->systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM;
+        const int upstream = cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM;
         if (upstream && (s == 0 || s + 1 == cfg->nsystems || !shmb_upstream_available()))
             return 0; /* neither the baseline nor its control, and only where it was built */
-        if (cfg->systems[s] < 0 || (cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS && !upstream) || !cfg->system_names[s])
+        if (cfg->systems[s] < 0 || (cfg->systems[s] >= SHMB_SYSTEMS && !upstream) || !cfg->system_names[s])
             return 0;
     }
     return cfg->threads <= 1 && !cfg->peer && !cfg->touch && !cfg->measure_mmap_only && !cfg->system_rows &&
@@ -160,7 +160,7 @@ static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_a
     *q = *cfg;
     size_t m = 0;
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (model && cfg->systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM)
+        if (model && cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             continue;
         q->systems[m] = cfg->systems[s];
         q->system_names[m] = cfg->system_names[s];
@@ -189,7 +189,7 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
         kinds[0][s] = object_kind[q[0].systems[s]];
     }
     for (size_t s = 0; s < nq[1]; s++)
-        kinds[1][s] = q[1].systems[s] == (int)SHMB_LOOKUP_MOONCAKE_UPSTREAM ? SHMB_ALLOC_UPSTREAM_BARE
+        kinds[1][s] = q[1].systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_ALLOC_UPSTREAM_BARE
                                                                              : bare_kind[q[1].systems[s]];
     paired_store_t st;
     store_split(store, run->cfg->nsystems, reg_rounds, block_rounds, &st);

@@ -152,7 +152,7 @@ size_t shmb_handoff_bench_batch(uint64_t object_kb)
 int shmb_handoff_bench_check(const shmb_handoff_bench_config_t *cfg)
 {
     int systems = 0;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++)
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
         systems += cfg->run_system[s] != 0;
     if (systems == 0 || (cfg->system_rows && systems != 1) || cfg->object_kb == 0 ||
         cfg->object_kb > SHMB_HANDOFF_MAX_OBJECT_KB || cfg->count == 0 || cfg->count > SHMB_HANDOFF_MAX_COUNT ||
@@ -166,9 +166,9 @@ int shmb_handoff_bench_config_from_lookup(const shmb_lookup_config_t *lookup, in
 {
     shmb_handoff_bench_config_t c = {0};
     int flowipc = 0;
-    for (int s = 0; s < SHMB_LOOKUP_SYSTEMS; s++) {
-        c.run_system[s] = lookup->run_system[s] && (lookup->system_rows || s != SHMB_LOOKUP_MOONCAKE);
-        flowipc = flowipc || (s != SHMB_LOOKUP_MOONCAKE && lookup->run_system[s]);
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
+        c.run_system[s] = lookup->run_system[s] && (lookup->system_rows || s != SHMB_SYSTEM_MOONCAKE);
+        flowipc = flowipc || (s != SHMB_SYSTEM_MOONCAKE && lookup->run_system[s]);
     }
     if (!enabled || !(flowipc || lookup->system_rows))
         return 0;
@@ -198,7 +198,7 @@ int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *
     const int flowipc = cfg->run_system[HANDOFF_CLASSIC] || cfg->run_system[HANDOFF_JEMALLOC];
     if (cfg->peer_process && flowipc)
         ret = shmb_handoff_link_start_peer(&r.link);
-    for (int f = 0; f < SHMB_LOOKUP_SYSTEMS && ret == 0; f++) {
+    for (int f = 0; f < SHMB_SYSTEMS && ret == 0; f++) {
         if (!cfg->run_system[f])
             continue;
         if (f == HANDOFF_CLASSIC || f == HANDOFF_JEMALLOC) {

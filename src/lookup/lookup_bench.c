@@ -311,7 +311,7 @@ int shmb_lookup_bench_alloc_slots(const shmb_lookup_config_t *cfg, shmb_lookup_s
  * attached is reserved again, its descriptor closed. */
 void shmb_lookup_bench_release_slots(shmb_lookup_setup_t *s)
 {
-    shmb_lookup_bench_path_teardown(s, SHMB_LOOKUP_MOONCAKE);
+    shmb_lookup_bench_path_teardown(s, SHMB_SYSTEM_MOONCAKE);
     for (uint64_t id = 0; id < s->slots; id++) {
         if (s->attach_fd[id] < 0)
             continue;
@@ -405,7 +405,7 @@ int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_looku
         names[id] = s->shm[id].name;
     if (ret == 0) {
         const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
-        ret = shmb_lookup_bench_path_setup(s, SHMB_LOOKUP_MOONCAKE, &view);
+        ret = shmb_lookup_bench_path_setup(s, SHMB_SYSTEM_MOONCAKE, &view);
     }
     if (ret == 0)
         ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
@@ -421,7 +421,7 @@ static int setup_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, 
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
         if (!lookup_path_runs(cfg, p))
             continue;
-        ret = p == SHMB_LOOKUP_MOONCAKE ? shmb_lookup_bench_setup_mooncake(cfg, s, why, cap)
+        ret = p == SHMB_SYSTEM_MOONCAKE ? shmb_lookup_bench_setup_mooncake(cfg, s, why, cap)
                                         : shmb_lookup_bench_path_setup(s, p, &view);
     }
     return ret;
@@ -498,7 +498,7 @@ static int first_use_row(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s
 {
     return shmb_lookup_bench_setup_row(cfg, path, shmb_lookup_bench_first_use_step(cfg),
                                        SHMB_LOOKUP_FIRST_USE_NOTE,
-                                       path == SHMB_LOOKUP_MOONCAKE ? &s->first_use : NULL, rows);
+                                       path == SHMB_SYSTEM_MOONCAKE ? &s->first_use : NULL, rows);
 }
 
 const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg)
@@ -532,7 +532,7 @@ static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, sh
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_measure(cfg, s, p, 1, rows, NULL, why, cap);
         const int system = shmb_path_table[p].kind == SHMB_PATH_SYSTEM;
-        if (ret == 0 && (p == SHMB_LOOKUP_MOONCAKE || (cfg->system_rows && system)))
+        if (ret == 0 && (p == SHMB_SYSTEM_MOONCAKE || (cfg->system_rows && system)))
             ret = first_use_row(cfg, s, p, rows);
     }
     return ret;
@@ -545,7 +545,7 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
     if (ret == 0 && cfg->nsystems)
         return shmb_lookup_bench_paired_run(cfg, rows, why, why_cap);
     int systems = 0;
-    for (int p = 0; p < SHMB_LOOKUP_SYSTEMS; p++)
+    for (int p = 0; p < SHMB_SYSTEMS; p++)
         systems += cfg->run_system[p] != 0;
     if (ret == 0 && cfg->system_rows) {
         for (int k = 0; k < SHMB_LOOKUP_STRATEGIES; k++)
@@ -569,9 +569,9 @@ int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, ch
         return ret;
 
     /* Each kind against the baseline's row of the same kind. */
-    const char *baseline = lookup_path_name(cfg->run_system[SHMB_LOOKUP_MOONCAKE]
-                                                ? SHMB_LOOKUP_MOONCAKE
-                                                : SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_LINEAR);
+    const char *baseline = lookup_path_name(cfg->run_system[SHMB_SYSTEM_MOONCAKE]
+                                                ? SHMB_SYSTEM_MOONCAKE
+                                                : SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR);
     static const char *const kinds[] = {"", "latency"};
     for (int k = 0; k < 2; k++) {
         const shmb_row_t *base = shmb_rows_find(rows, baseline, kinds[k], cfg->num_segments, cfg->repetition);

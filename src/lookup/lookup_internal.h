@@ -45,7 +45,7 @@ static inline const char *lookup_path_name(int path)
 /* 1 when cfg selects path (an index of shmb_path_table). */
 static inline int lookup_path_runs(const shmb_lookup_config_t *cfg, int path)
 {
-    return path < SHMB_LOOKUP_SYSTEMS ? cfg->run_system[path] : cfg->run[path - SHMB_LOOKUP_SYSTEMS];
+    return path < SHMB_SYSTEMS ? cfg->run_system[path] : cfg->run[path - SHMB_SYSTEMS];
 }
 
 static inline int lookup_any_kernel(const shmb_lookup_config_t *cfg)
@@ -201,8 +201,8 @@ typedef struct shmb_lookup_block {
 /* The group whose objects a path translates into. */
 static inline int lookup_group_of(int path)
 {
-    return path == SHMB_LOOKUP_FLOWIPC_CLASSIC ? LOOKUP_GROUP_CLASSIC
-           : path == SHMB_LOOKUP_FLOWIPC_JEMALLOC ? LOOKUP_GROUP_JEMALLOC
+    return path == SHMB_SYSTEM_FLOWIPC_CLASSIC ? LOOKUP_GROUP_CLASSIC
+           : path == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? LOOKUP_GROUP_JEMALLOC
                                                   : LOOKUP_GROUP_SEGMENTS;
 }
 

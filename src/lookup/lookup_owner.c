@@ -112,7 +112,7 @@ static int run_group(owner_t *o, int group, char *why, size_t cap)
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = fetch(o, p, LOOKUP_LATENCY);
         /* flowipc_jemalloc's attach is the owner's lend, timed here */
-        if (ret == 0 && shmb_path_table[p].kind == SHMB_PATH_SYSTEM && p != SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+        if (ret == 0 && shmb_path_table[p].kind == SHMB_PATH_SYSTEM && p != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
             ret = fetch(o, p, LOOKUP_SETUP);
     }
     if (ret != -EPIPE) {
@@ -266,7 +266,7 @@ static int lend_pools(owner_t *o, shmb_fipc_jemalloc_t *j, const shmb_lookup_blo
     shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_LEND};
     double total = 0;
     if (ret == 0)
-        ret = shmb_lookup_lend_owner(o->peer, &cmd, j, blocks, tags, n, &o->got[SHMB_LOOKUP_FLOWIPC_JEMALLOC][LOOKUP_SETUP],
+        ret = shmb_lookup_lend_owner(o->peer, &cmd, j, blocks, tags, n, &o->got[SHMB_SYSTEM_FLOWIPC_JEMALLOC][LOOKUP_SETUP],
                                      &total, why, cap);
     free(tags);
     return ret;
@@ -344,10 +344,10 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_timed_row(cfg, p, 1, 1, got[LOOKUP_LATENCY].v, got[LOOKUP_LATENCY].n, window,
                                               pool, rows);
-        const char *attach_note = p == SHMB_LOOKUP_FLOWIPC_CLASSIC
+        const char *attach_note = p == SHMB_SYSTEM_FLOWIPC_CLASSIC
                                       ? "shm_open + fstat + mmap, the pool"
                                       : "per pool: LendPool, shm_open + mmap (read-only), Response";
-        if (ret == 0 && p == SHMB_LOOKUP_MOONCAKE)
+        if (ret == 0 && p == SHMB_SYSTEM_MOONCAKE)
             ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg),
                                               SHMB_LOOKUP_FIRST_USE_NOTE, &got[LOOKUP_SETUP], rows);
         else if (ret == 0 && system)
@@ -393,11 +393,11 @@ int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *ro
     o.s = &s;
     o.peer = &peer;
     const int prepared = (ret = shmb_lookup_bench_prepare(cfg, &s)) == 0;
-    if (ret == 0 && (cfg->run_system[SHMB_LOOKUP_MOONCAKE] || lookup_any_kernel(cfg)))
+    if (ret == 0 && (cfg->run_system[SHMB_SYSTEM_MOONCAKE] || lookup_any_kernel(cfg)))
         ret = owner_segments(&o, why, cap);
-    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_FLOWIPC_CLASSIC])
+    if (ret == 0 && cfg->run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC])
         ret = owner_classic(&o, why, cap);
-    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_FLOWIPC_JEMALLOC])
+    if (ret == 0 && cfg->run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC])
         ret = owner_jemalloc(&o, why, cap);
     ret = shmb_lookup_bench_owner_stop(&peer, ret);
     if (ret == 0)

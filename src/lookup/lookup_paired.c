@@ -400,7 +400,7 @@ static int paired_translate(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, 
         paths[prepared] = cfg->systems[prepared];
         if ((ret = shmb_lookup_bench_prepare(cfg, s)) < 0)
             break;
-        if (paths[prepared] == SHMB_LOOKUP_MOONCAKE) {
+        if (paths[prepared] == SHMB_SYSTEM_MOONCAKE) {
             ret = shmb_lookup_bench_setup_mooncake(cfg, s, why, cap);
         } else {
             const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, NULL);
@@ -427,7 +427,7 @@ int shmb_lookup_bench_paired_run(const shmb_lookup_config_t *cfg, shmb_rows_t *r
         lookup_any_kernel(cfg))
         return -EINVAL;
     for (size_t s = 0; s < cfg->nsystems; s++)
-        if (cfg->systems[s] < 0 || cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS || !cfg->system_names[s])
+        if (cfg->systems[s] < 0 || cfg->systems[s] >= SHMB_SYSTEMS || !cfg->system_names[s])
             return -EINVAL;
     return cfg->peer_process ? paired_attach(cfg, rows, why, cap) : paired_translate(cfg, rows, why, cap);
 }

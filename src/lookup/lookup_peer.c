@@ -73,10 +73,10 @@ static int aim(shmb_lookup_peer_t *ps, int path, char *why, size_t cap)
         shmb_lookup_request_t r = s->made[k];
         const shmb_lookup_block_t *b = &ps->blocks[r.id];
         uint64_t want;
-        if (path == SHMB_LOOKUP_FLOWIPC_CLASSIC) {
+        if (path == SHMB_SYSTEM_FLOWIPC_CLASSIC) {
             r.pool_offset = b->key + r.offset;
             want = (uint64_t)(uintptr_t)s->state.pool_base + r.pool_offset;
-        } else if (path == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+        } else if (path == SHMB_SYSTEM_FLOWIPC_JEMALLOC) {
             uint64_t i = 0;
             while (i < ps->pools_attached && ps->objects[i].key != b->key)
                 i++;
@@ -154,12 +154,12 @@ static int peer_run_segments(shmb_lookup_peer_t *ps, char *why, size_t cap)
         snprintf(why, cap, "the owner published overlapping buffers");
         ret = -EPROTO;
     }
-    if (ret == 0 && cfg->run_system[SHMB_LOOKUP_MOONCAKE]) {
+    if (ret == 0 && cfg->run_system[SHMB_SYSTEM_MOONCAKE]) {
         ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
-        ps->samples[SHMB_LOOKUP_MOONCAKE][LOOKUP_SETUP] = s->first_use;
+        ps->samples[SHMB_SYSTEM_MOONCAKE][LOOKUP_SETUP] = s->first_use;
         s->first_use = (shmb_samples_t){0};
     }
-    for (uint64_t id = 0; ret == 0 && !cfg->run_system[SHMB_LOOKUP_MOONCAKE] && id < n; id++) {
+    for (uint64_t id = 0; ret == 0 && !cfg->run_system[SHMB_SYSTEM_MOONCAKE] && id < n; id++) {
         void *local;
         ret = shmb_lookup_bench_attach_slot(s, (size_t)id, names[id], size, &local);
     }
@@ -190,9 +190,9 @@ static int peer_run_classic(shmb_lookup_peer_t *ps, char *why, size_t cap)
         return -EPROTO;
     }
     const shmb_path_view_t view = {.pool_base = base, .pool_bytes = bytes};
-    if ((ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_CLASSIC, &view)) < 0)
+    if ((ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_SYSTEM_FLOWIPC_CLASSIC, &view)) < 0)
         return ret;
-    if (shmb_stats_append(&ps->samples[SHMB_LOOKUP_FLOWIPC_CLASSIC][LOOKUP_SETUP], (double)(t1 - t0)) < 0)
+    if (shmb_stats_append(&ps->samples[SHMB_SYSTEM_FLOWIPC_CLASSIC][LOOKUP_SETUP], (double)(t1 - t0)) < 0)
         return shmb_error_record("malloc", ENOMEM, NULL);
     return peer_measure(ps, LOOKUP_GROUP_CLASSIC, why, cap);
 }
@@ -211,7 +211,7 @@ static int enter_pools(shmb_lookup_peer_t *ps, char *why, size_t cap)
     }
     const shmb_path_view_t view = {.segments = pools, .n = (size_t)n, .pool_ids = ids};
     if (ret == 0)
-        ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_LOOKUP_FLOWIPC_JEMALLOC, &view);
+        ret = shmb_lookup_bench_path_setup(&ps->s, SHMB_SYSTEM_FLOWIPC_JEMALLOC, &view);
     free(pools);
     free(ids);
     if (ret == -EEXIST || ret == -EINVAL) {
@@ -397,7 +397,7 @@ static int paired_buffers(const shmb_lookup_config_t *cfg, uint64_t sys, shmb_lo
             ret = -EPROTO;
         }
     const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
-    if (ret == 0 && (ret = shmb_lookup_bench_path_setup(s, SHMB_LOOKUP_MOONCAKE, &view)) == -EINVAL) {
+    if (ret == 0 && (ret = shmb_lookup_bench_path_setup(s, SHMB_SYSTEM_MOONCAKE, &view)) == -EINVAL) {
         snprintf(why, cap, "the owner published overlapping buffers");
         ret = -EPROTO;
     }

@@ -68,7 +68,7 @@ extern uint64_t shmb_handoff_bench_wrong_return;
  * receives the handle of hand-off number shmb_handoff_bench_peer_dies_at - 1. */
 extern uint64_t shmb_handoff_bench_peer_dies_at;
 
-enum { HANDOFF_CLASSIC = SHMB_LOOKUP_FLOWIPC_CLASSIC, HANDOFF_JEMALLOC = SHMB_LOOKUP_FLOWIPC_JEMALLOC };
+enum { HANDOFF_CLASSIC = SHMB_SYSTEM_FLOWIPC_CLASSIC, HANDOFF_JEMALLOC = SHMB_SYSTEM_FLOWIPC_JEMALLOC };
 
 /* The kind byte of each message. */
 enum {
@@ -84,7 +84,7 @@ enum {
 
 static inline const char *handoff_flavour_name(int f)
 {
-    return shmb_lookup_system_name((shmb_lookup_system_t)f);
+    return shmb_system_name((shmb_system_t)f);
 }
 
 /* splitmix64 of the seed, the flavour and k: the tag of hand-off k.
@@ -116,7 +116,7 @@ typedef struct shmb_handoff_borrower {
     shmb_fipc_classic_arena_t *classic;
     shmb_fipc_borrower_t *jemalloc;
     uint64_t seed;
-    uint64_t next[SHMB_LOOKUP_SYSTEMS]; /* the next hand-off's number, per flavour */
+    uint64_t next[SHMB_SYSTEMS]; /* the next hand-off's number, per flavour */
 } shmb_handoff_borrower_t;
 
 /* A model's refusal of hand-off k (call failed with ret) as a failed check
@@ -168,7 +168,7 @@ typedef struct shmb_handoff_link {
     shmb_fipc_lender_t *lender;
     size_t pools_known;
     uint64_t peer_frees;                /* SHM-classic: the borrower process's frees, as it acknowledged */
-    uint64_t next[SHMB_LOOKUP_SYSTEMS]; /* the lender's next hand-off number, per flavour */
+    uint64_t next[SHMB_SYSTEMS]; /* the lender's next hand-off number, per flavour */
     shmb_samples_t pool_lends;          /* SHM-jemalloc: ns of each pool's lend round trip */
     char *why;
     size_t why_cap;

@@ -195,16 +195,16 @@ static void kernel_teardown(const shmb_path_t *path, shmb_path_state_t *state)
     {name, SHMB_PATH_KERNEL, kernel, kernel_setup, kernel_translate, kernel_batch, kernel_chain, kernel_teardown}
 
 const shmb_path_t shmb_path_table[SHMB_PATHS] = {
-    [SHMB_LOOKUP_MOONCAKE] = {"mooncake", SHMB_PATH_SYSTEM, -1, mooncake_setup, mooncake_translate,
+    [SHMB_SYSTEM_MOONCAKE] = {"mooncake", SHMB_PATH_SYSTEM, -1, mooncake_setup, mooncake_translate,
                               mooncake_batch, mooncake_chain, mooncake_teardown},
-    [SHMB_LOOKUP_FLOWIPC_CLASSIC] = {"flowipc_classic", SHMB_PATH_SYSTEM, -1, classic_setup, classic_translate,
+    [SHMB_SYSTEM_FLOWIPC_CLASSIC] = {"flowipc_classic", SHMB_PATH_SYSTEM, -1, classic_setup, classic_translate,
                                      classic_batch, classic_chain, classic_teardown},
-    [SHMB_LOOKUP_FLOWIPC_JEMALLOC] = {"flowipc_jemalloc", SHMB_PATH_SYSTEM, -1, jemalloc_setup,
+    [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = {"flowipc_jemalloc", SHMB_PATH_SYSTEM, -1, jemalloc_setup,
                                       jemalloc_translate, jemalloc_batch, jemalloc_chain, jemalloc_teardown},
-    [SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_LINEAR] = KERNEL("linear", SHMB_LOOKUP_LINEAR),
-    [SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND] = KERNEL("lower_bound", SHMB_LOOKUP_LOWER_BOUND),
-    [SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_TREE] = KERNEL("tree", SHMB_LOOKUP_TREE),
-    [SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_ARITHMETIC] = KERNEL("arithmetic", SHMB_LOOKUP_ARITHMETIC),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR] = KERNEL("linear", SHMB_LOOKUP_LINEAR),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND] = KERNEL("lower_bound", SHMB_LOOKUP_LOWER_BOUND),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_TREE] = KERNEL("tree", SHMB_LOOKUP_TREE),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_ARITHMETIC] = KERNEL("arithmetic", SHMB_LOOKUP_ARITHMETIC),
 };
 
 int shmb_path_names(unsigned kinds, char *buf, size_t cap)
@@ -246,11 +246,11 @@ int shmb_path_kind_of(const char *name)
 int shmb_path_system(const char *name)
 {
     const int i = path_index(name);
-    return i >= 0 && i < SHMB_LOOKUP_SYSTEMS ? i : -EINVAL;
+    return i >= 0 && i < SHMB_SYSTEMS ? i : -EINVAL;
 }
 
 /* The systems' names are the table's. */
-const char *shmb_lookup_system_name(shmb_lookup_system_t system)
+const char *shmb_system_name(shmb_system_t system)
 {
-    return (unsigned)system < SHMB_LOOKUP_SYSTEMS ? shmb_path_table[system].name : "unknown";
+    return (unsigned)system < SHMB_SYSTEMS ? shmb_path_table[system].name : "unknown";
 }

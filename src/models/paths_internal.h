@@ -31,9 +31,9 @@
 #include "shmbench/mooncake.h"
 #include "shmbench/paths.h"
 
-/* Systems first (index = shmb_lookup_system_t), then kernels (index =
- * SHMB_LOOKUP_SYSTEMS + shmb_lookup_strategy_t). */
-#define SHMB_PATHS (SHMB_LOOKUP_SYSTEMS + SHMB_LOOKUP_STRATEGIES)
+/* Systems first (index = shmb_system_t), then kernels (index =
+ * SHMB_SYSTEMS + shmb_lookup_strategy_t). */
+#define SHMB_PATHS (SHMB_SYSTEMS + SHMB_LOOKUP_STRATEGIES)
 
 /* The peer's registrations as this process sees them: what a path's setup
  * builds its objects over. Only what the paths being set up read must be

@@ -82,10 +82,10 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
     *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * (cfg->cold ? 3 : 2) : 0;
-    const int jemalloc = cfg->translate && cfg->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC;
+    const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
-        *bytes += cfg->systems[i] != SHMB_LOOKUP_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
-                                                             SHMB_LOOKUP_FLOWIPC_JEMALLOC) ? 2 * max : 0;
+        *bytes += cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
+                                                             SHMB_SYSTEM_FLOWIPC_JEMALLOC) ? 2 * max : 0;
     *bytes += jemalloc ? 2 * max : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
@@ -98,7 +98,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
     if (shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES) < 0 || cfg->num_transfers == 0 ||
         cfg->threads < 1 || cfg->threads > SHMB_TRANSFER_MAX_THREADS)
         return -EINVAL;
-    if (cfg->translate && ((unsigned)cfg->system >= SHMB_LOOKUP_SYSTEMS || cfg->cold))
+    if (cfg->translate && ((unsigned)cfg->system >= SHMB_SYSTEMS || cfg->cold))
         return -EINVAL;
     if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX ||
                                               (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
@@ -110,7 +110,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
         return -EINVAL;
     for (size_t s = 0; s < cfg->nsystems; s++)
-        if ((unsigned)cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS)
+        if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
             return -EINVAL;
     return 0;
 }
@@ -148,7 +148,7 @@ int shmb_transfer_bench_verify_translations(run_t *r)
     if (ret < 0 || r->translation.missed == 0)
         return ret;
     snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
-             shmb_lookup_system_name((shmb_lookup_system_t)r->translation.system),
+             shmb_system_name((shmb_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
     return -EPROTO;
 }
@@ -235,7 +235,7 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
  * does (only dst mapped, the walk would be one entry long). */
 static void use_every_buffer(run_t *r, const shmb_lookup_segment_t *segments, size_t n)
 {
-    const shmb_path_t *p = &shmb_path_table[SHMB_LOOKUP_MOONCAKE];
+    const shmb_path_t *p = &shmb_path_table[SHMB_SYSTEM_MOONCAKE];
     for (size_t i = 0; i < n; i++) {
         const shmb_lookup_request_t request = {.addr = segments[i].peer_base, .len = 1};
         r->translation.missed += p->translate(p, &r->translation.path, &request) == NULL;
@@ -299,14 +299,14 @@ static int engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers, shmb_
     shmb_transfer_translation_t *t = &r->translation;
     const uint64_t n = r->cfg->num_segments, slot = slot_bytes(r->dst.size);
     *pools = NULL;
-    if (t->system == SHMB_LOOKUP_MOONCAKE) {
+    if (t->system == SHMB_SYSTEM_MOONCAKE) {
         t->buffer_addr = t->remote_addr;
         *count = (size_t)n;
         *registered = buffers;
         return 0;
     }
     size_t np = 1;
-    int ret = t->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC ? jemalloc_pools_for(r, n, r->dst.size, &np) : 0;
+    int ret = t->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? jemalloc_pools_for(r, n, r->dst.size, &np) : 0;
     if (ret < 0)
         return ret;
     np = np == 0 ? 1 : np > n ? (size_t)n : np;
@@ -348,7 +348,7 @@ int shmb_transfer_bench_translation_start(run_t *r)
                                           &t->engine);
     if (ret == -ENOMEM)
         ret = shmb_error_record("malloc", ENOMEM, NULL);
-    if (ret == 0 && t->system == SHMB_LOOKUP_MOONCAKE)
+    if (ret == 0 && t->system == SHMB_SYSTEM_MOONCAKE)
         use_every_buffer(r, segments, view.n);
     if (ret == 0)
         shmb_transfer_bench_part(r, SHMB_TRANSFER_TRANSLATE, NULL, 1, 1);
@@ -726,7 +726,7 @@ static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m, int sy
         }
         snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", parts[2],
                  100.0 * sum / req->ns.p50);
-        if (system == SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+        if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
             shmb_transfer_handoff_notes(req, shmb_rows_find(rows, "translate", "", req->arg, req->repetition));
     }
 }
@@ -802,9 +802,9 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
-    if (ret == 0 && r.translation.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC) {
+    if (ret == 0 && r.translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC) {
         /* The writer is this process: with a peer, it needs the request path here too. */
-        const int flavour[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1};
+        const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
         if (cfg->peer)
             ret = shmb_transfer_bench_translation_start(&r);
         if (ret == 0)

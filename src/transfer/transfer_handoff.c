@@ -34,7 +34,7 @@
 
 typedef shmb_transfer_run_t run_t;
 
-int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_LOOKUP_SYSTEMS],
+int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_SYSTEMS],
                                uint64_t max, shmb_handoff_link_t **out, char *why, size_t why_cap)
 {
     shmb_handoff_link_t *l = malloc(sizeof(*l));
@@ -69,7 +69,7 @@ int shmb_transfer_handoff_runs(const run_t *r, shmb_transfer_part_t part)
 {
     const shmb_transfer_translation_t *t = &r->translation;
     return t->handoff && (part == SHMB_TRANSFER_ZERO_COPY ||
-                          (part == SHMB_TRANSFER_REQUEST && t->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC));
+                          (part == SHMB_TRANSFER_REQUEST && t->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC));
 }
 
 /* A hand-off's failure: counted, the first kept. */
@@ -154,7 +154,7 @@ void shmb_transfer_handoff_part(run_t *r, shmb_transfer_part_t part, shmb_copy_f
     if (part == SHMB_TRANSFER_REQUEST)
         write_requests(r, fn, size, count);
     else
-        zero_copy(r, r->translation.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC ? HANDOFF_JEMALLOC : HANDOFF_CLASSIC,
+        zero_copy(r, r->translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? HANDOFF_JEMALLOC : HANDOFF_CLASSIC,
                   size, count);
 }
 
@@ -166,8 +166,8 @@ int shmb_transfer_handoff_verify(run_t *r)
     if (t->handoff_err == -EPROTO || t->handoff_err == -EPIPE)
         return t->handoff_err;
     if (t->handoff_err < 0)
-        return shmb_error_record("hand-off", -t->handoff_err, shmb_lookup_system_name(t->system));
-    const int f = t->system == SHMB_LOOKUP_FLOWIPC_JEMALLOC ? HANDOFF_JEMALLOC : HANDOFF_CLASSIC;
+        return shmb_error_record("hand-off", -t->handoff_err, shmb_system_name(t->system));
+    const int f = t->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? HANDOFF_JEMALLOC : HANDOFF_CLASSIC;
     return t->handoff->next[f] ? shmb_handoff_link_check_freed(t->handoff, f) : 0;
 }
 

@@ -65,7 +65,7 @@ const char *shmb_transfer_part_name(shmb_transfer_part_t part);
  * pool) `index` of num_segments registrations; the others are never used.
  * The translation goes through the paths table (src/paths_internal.h). */
 typedef struct shmb_transfer_translation {
-    int system;            /* a shmb_lookup_system_t; -1: no system (copies only) */
+    int system;            /* a shmb_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
     uint64_t buffer_addr;  /* base of the engine's registration holding dst (a pool's, for a Flow-IPC flavour) */
@@ -165,7 +165,7 @@ typedef struct shmb_transfer_paired_names {
     const char *v[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_transfer_paired_names_t;
 
-void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, shmb_transfer_paired_names_t *out);
+void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out);
 
 /* The paired run of shmb_transfer_bench_run (cfg->nsystems > 0, cfg
  * checked), over sizes[0..nsizes), the request copying with `first`
@@ -206,7 +206,7 @@ void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t 
 /* A hand-off link for the flavours of flavour[] (indexed by system) with
  * objects up to max bytes of payload: its borrower process started, each
  * flavour opened and checked. *out NULL on failure, nothing left. */
-int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_LOOKUP_SYSTEMS],
+int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_SYSTEMS],
                                uint64_t max, shmb_handoff_link_t **out, char *why, size_t why_cap);
 
 /* Everything of the link gone, its process reaped; run_ret as the run

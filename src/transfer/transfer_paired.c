@@ -49,10 +49,10 @@ typedef struct paired {
     size_t slices, least; /* rounds timed before the budget may end them */
 } paired_t;
 
-void shmb_transfer_paired_names(const shmb_lookup_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
+void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
 {
     for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
-        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_lookup_system_name(systems[s]),
+        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
                  s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
         out->v[s] = out->text[s];
     }
@@ -193,7 +193,7 @@ static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shm
         }
         snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy->variant,
                  100.0 * sum / req->ns.p50);
-        if (strcmp(req->system, shmb_lookup_system_name(SHMB_LOOKUP_FLOWIPC_JEMALLOC)) == 0)
+        if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
             shmb_transfer_handoff_notes(req, &rows->v[first[1] + s]);
     }
 }
@@ -202,7 +202,7 @@ static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shm
 static shmb_transfer_run_t *jemalloc_view(paired_t *p)
 {
     for (size_t s = 0; s < p->n; s++)
-        if (p->views[s].translation.handoff && p->views[s].translation.system == SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+        if (p->views[s].translation.handoff && p->views[s].translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
             return &p->views[s];
     return NULL;
 }
@@ -234,9 +234,9 @@ static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy
 
 /* Does system s hand objects over (zero-copy rows: every flavour; else
  * SHM-jemalloc, whose write is a hand-off)? */
-static int hands_over(const shmb_transfer_config_t *cfg, shmb_lookup_system_t s)
+static int hands_over(const shmb_transfer_config_t *cfg, shmb_system_t s)
 {
-    return s != SHMB_LOOKUP_MOONCAKE && (cfg->zero_copy || s == SHMB_LOOKUP_FLOWIPC_JEMALLOC);
+    return s != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || s == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
 }
 
 /* Each system's translation over base's src, dst and crew, checked; the
@@ -244,7 +244,7 @@ static int hands_over(const shmb_transfer_config_t *cfg, shmb_lookup_system_t s)
 static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
-    int flavour[SHMB_LOOKUP_SYSTEMS] = {0}, any = 0;
+    int flavour[SHMB_SYSTEMS] = {0}, any = 0;
     for (size_t s = 0; s < p->n; s++)
         any |= flavour[cfg->systems[s]] = hands_over(cfg, cfg->systems[s]);
     int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;

@@ -63,9 +63,9 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
 /* SHM-jemalloc's replay: the hand-off link its requests go through. */
 static int handoff_open(replay_t *w)
 {
-    if (w->r.translation.system != SHMB_LOOKUP_FLOWIPC_JEMALLOC)
+    if (w->r.translation.system != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
         return 0;
-    const int flavour[SHMB_LOOKUP_SYSTEMS] = {[SHMB_LOOKUP_FLOWIPC_JEMALLOC] = 1};
+    const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
     return shmb_transfer_handoff_open(&w->tc, flavour, w->tc.max_transfer_size_kb * 1024, &w->r.translation.handoff,
                                       w->r.why, w->r.why_cap);
 }
@@ -178,7 +178,7 @@ static int timed(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
 static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
-    const char *system = shmb_lookup_system_name((shmb_lookup_system_t)t->system);
+    const char *system = shmb_system_name((shmb_system_t)t->system);
     size_t bad;
     int ret = shmb_transfer_handoff_verify(&w->r); /* a failed hand-off's reason first */
     if (ret < 0)
@@ -241,7 +241,7 @@ static int push_rows(replay_t *w, shmb_rows_t *rows)
         shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
         snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
         if (c->name_system)
-            snprintf(row.step, sizeof(row.step), "%s", shmb_lookup_system_name(c->system));
+            snprintf(row.step, sizeof(row.step), "%s", shmb_system_name(c->system));
         row.threads = c->threads;
         row.iterations = w->samples[p].n;
         int ret = shmb_rows_push_samples(rows, &row, w->samples[p].v, w->samples[p].n);
@@ -398,7 +398,7 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
             cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
             return -EINVAL;
         for (size_t s = 0; s < cfg->nsystems; s++)
-            if ((unsigned)cfg->systems[s] >= SHMB_LOOKUP_SYSTEMS)
+            if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
                 return -EINVAL;
         return run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
     }
@@ -408,7 +408,7 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;
         shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
-        progress_request(cfg, shmb_lookup_system_name(cfg->system), i, stream->n);
+        progress_request(cfg, shmb_system_name(cfg->system), i, stream->n);
         w.index = i;
         ret = shmb_workload_replay_request(&w, &f);
     }
