@@ -71,7 +71,7 @@ int64_t shmb_test_huge_beyond(void);
 /* 1 when this process may use, exhaust or change the machine's huge page
  * pool and shmem_enabled: it took the machine-wide lock that shmbench
  * suites share (file $SHMB_HUGEPAGES_LOCK, else
- * /run/lock/shmbench-hugepages.lock; tests/cli_lib.sh) within `seconds`,
+ * /run/lock/shmbench-hugepages.lock; tests/cli/cli_lib.sh) within `seconds`,
  * held until it exits, or its parent holds it (SHMB_HUGEPAGES_LOCKED set).
  * 0 when another suite held it that long or it cannot be opened. */
 int shmb_test_pool_lock(int seconds);

@@ -12,7 +12,7 @@
 #   cli_report.sh BIN_DIR SOURCE_DIR
 bindir=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 py=/usr/bin/python3
 prefix=shmb_report_$$_
 fixture=$src/tests/fixtures/runs/verdict

@@ -6,7 +6,7 @@
 #   scripts_results.sh BIN_DIR SOURCE_DIR
 bindir=$1
 src=$2
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 py=/usr/bin/python3
 prefix=shmb_scripts_$$_
 cp -r "$src/tests/fixtures/runs/." "$work/"  # plot.sh writes into the folders

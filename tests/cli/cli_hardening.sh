@@ -7,7 +7,7 @@
 bindir=$1
 python=${2:-/usr/bin/python3}
 source "$(dirname "$0")/cli_lib.sh"
-clean=$(cd "$(dirname "$0")/.." && pwd)/scripts/clean_shm.sh
+clean=$(cd "$(dirname "$0")/../.." && pwd)/scripts/clean_shm.sh
 alloc=$bindir/shm_allocation_bench
 lookup=$bindir/shm_address_lookup_bench
 transfer=$bindir/shm_transfer_bench

@@ -192,7 +192,7 @@ n=$(leftovers "$prefix")
 [ "$n" -eq 60 ] && ok || fail "--cleanup=false left $n segments, expected 60"
 grep -q "left 60 segments" "$work/c.err" && ok || fail "--cleanup=false message: $(cat "$work/c.err")"
 cmd=$(sed -n 's/.*remove them with: //p' "$work/c.err")
-(cd "$(dirname "$0")/.." && eval "$cmd") >/dev/null
+(cd "$(dirname "$0")/../.." && eval "$cmd") >/dev/null
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "the suggested command did not remove them: $cmd"
 
 # a failing system call: exit 1, names the call, the errno text and a hint
@@ -288,7 +288,7 @@ grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on t
 # --cleanup=false: the kept segments still hold their tags
 "$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
 [ "$(leftovers "$prefix")" -eq 60 ] && ok || fail "peer --cleanup=false left $(leftovers "$prefix"), expected 60"
-(cd "$(dirname "$0")/.." && eval "$(sed -n 's/.*remove them with: //p' "$work/pk.err")") >/dev/null
+(cd "$(dirname "$0")/../.." && eval "$(sed -n 's/.*remove them with: //p' "$work/pk.err")") >/dev/null
 
 # the peer killed mid-run, then the owner: nothing left either way
 long=("${common[@]}" --num_iterations=100000000 --max_size_kb=4 --allocator=posix --peer_process)

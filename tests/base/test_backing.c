@@ -172,7 +172,7 @@ static shmb_backing_kind_t kind_of(void **state, int64_t pages)
     if (kind == SHMB_BACKING_HUGETLB && !pool_ours)
         shmb_test_skip("hugetlb: " NOT_OURS);
     if (!available(kind, pages))
-        shmb_test_skip("hugetlb: too few free huge pages of 2 MiB (tests/cli_backing.sh reserves them)");
+        shmb_test_skip("hugetlb: too few free huge pages of 2 MiB (tests/cli/cli_backing.sh reserves them)");
     return kind;
 }
 

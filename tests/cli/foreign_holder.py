@@ -6,7 +6,7 @@ prints "ready" and waits. On SIGTERM or SIGINT it checks that its pages and
 files are as it wrote them, removes its files and exits 0 if they were, 1 if
 not (saying what changed). Not run by ctest.
 
-    python3 tests/foreign_holder.py [--pages=8] [--files=3] [--prefix=other_holder_]
+    python3 tests/cli/foreign_holder.py [--pages=8] [--files=3] [--prefix=other_holder_]
 """
 import argparse
 import mmap

@@ -905,7 +905,7 @@ static void test_paired_verification_and_bad(void **state)
 
 /* mooncake_upstream (docs/upstream.md) in a library without upstream code:
  * refused, paired or alone, and never the baseline; nothing made. (With it,
- * tests/test_upstream.c runs its rows.) */
+ * tests/models/test_upstream.c runs its rows.) */
 static void test_upstream_refused(void **state)
 {
     (void)state;

@@ -4,7 +4,7 @@
 # leave alone. No benchmark runs here (saved results under tests/fixtures).
 #   scripts_hardening.sh BIN_DIR SOURCE_DIR
 src=$(cd "$2" && pwd)
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 fixtures=$src/tests/fixtures/runs
 
 # --- plot.sh: no string of a results folder reaches gnuplot as a command ----

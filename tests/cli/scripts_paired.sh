@@ -14,7 +14,7 @@
 # paired files: one line, exit 2.
 #   scripts_paired.sh SOURCE_DIR
 src=$(cd "$1" && pwd)
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 py=/usr/bin/python3
 if ! "$py" -c 'import scipy' 2>/dev/null; then
   skip_case "no scipy for $py (python3-scipy)"

@@ -9,7 +9,7 @@
 # too many arguments) exits 2 with one line.
 #   scripts_drift.sh SOURCE_DIR
 src=$(cd "$1" && pwd)
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 drift=$src/scripts/upstream_drift.sh
 repo=$work/mooncake
 g() { git -C "$repo" -c user.name=t -c user.email=t@t -c commit.gpgsign=false "$@" >/dev/null 2>&1; }

@@ -13,7 +13,7 @@
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
 real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
-source "$src/tests/cli_lib.sh"
+source "$src/tests/cli/cli_lib.sh"
 # The binaries behind wrappers that log each measuring run (not run_all.sh's flag checks,
 # --helpxml, nor its --help, which asks whether the binary was built with upstream code):
 # what ran, and in which order, whatever run_all.sh prints.
