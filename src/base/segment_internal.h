@@ -1,5 +1,5 @@
-/* segment_internal: what the segment life cycle (segment.c) and the registry
- * and signal cleanup (segment_signals.c) share. Not installed. */
+/* segment_internal: what the segment life cycle (segment.c), the registry
+ * (segment_registry.c) and the signal cleanup (segment_signals.c) share. */
 #ifndef SHMB_SEGMENT_INTERNAL_H
 #define SHMB_SEGMENT_INTERNAL_H
 
@@ -14,7 +14,14 @@
 void shmb_segment_creation_begin(sigset_t *old);
 void shmb_segment_creation_end(const sigset_t *old);
 
-/* A registry slot: taken (its index, or -errno:
+/* The signals whose default action ends the process, which the cleanup catches. */
+const sigset_t *shmb_segment_fatal_signals(void);
+
+/* Blocks the cleanup signals on this thread, the old mask into *old (faults
+ * stay deliverable: blocking them would turn a fault into a silent kill). */
+void shmb_segment_block_signals(sigset_t *old);
+
+/* A registry slot (take: call with signals blocked): taken (its index, or -errno:
  * -ENOBUFS when all are in use), pending while shm_open is about to create
  * name (a SIGKILL between the creation and publish, which no blocked signal
  * prevents, must not leave the file where an orphaned peer cannot see it),
