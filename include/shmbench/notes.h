@@ -1,21 +1,9 @@
-/*
- * notes: the lines under a table's header that say how its rows were
- * measured, for the mode a run's configuration selects (a second process,
- * threads and their CPUs, one system, cold or first-touch rows, the lookup
- * mode). One function per binary, declared in its header (alloc_bench.h, ...)
- * and written in its folder (src/alloc/alloc_notes.c, ...); the configuration
- * is the one the run used.
- *
- * Each function sets report->notes[0..n) and a NULL after them, and returns
- * n, or -errno with the report untouched:
- * - -EOVERFLOW: more notes than report->notes holds (with its NULL), or
- *   composed text beyond what `store` has left;
- * - -errno of shmb_sysinfo_plan_cpus (recorded) when threads > 1 and the
- *   CPUs they run on cannot be read.
- * Notes whose text depends on the run (its CPUs, sizes, counts) are
- * composed into `store`, after what it holds already (a zeroed store is
- * empty); the report points into it, so it must outlive the report.
- */
+/* notes: the lines under a table's header saying how its rows were measured.
+ * Each binary's notes function (alloc_bench.h, ...) sets report->notes[0..n)
+ * and a NULL, returning n, or -errno with the report untouched: -EOVERFLOW
+ * (too many notes, or text beyond what `store` has left), or
+ * shmb_sysinfo_plan_cpus's (recorded). Composed notes go into `store` (zeroed:
+ * empty), which must outlive the report. */
 #ifndef SHMBENCH_NOTES_H
 #define SHMBENCH_NOTES_H
 
@@ -27,8 +15,7 @@
 extern "C" {
 #endif
 
-/* Room for every composed note of one report: the longest, a list of 256
- * threads' CPUs, takes under 1,700 bytes. */
+/* Room for one report's composed notes (256 threads' CPUs take under 1,700 bytes). */
 #define SHMB_NOTES_TEXT_BYTES 8192
 
 typedef struct shmb_notes {

@@ -1,8 +1,5 @@
-/*
- * rng: a small, fast, reproducible pseudo-random generator (splitmix64), so
- * that --seed makes every random input of a run the same again. Not for
- * anything secret.
- */
+/* rng: splitmix64, so that --seed makes a run's random inputs the same
+ * again. Not for anything secret. */
 #ifndef SHMBENCH_RNG_H
 #define SHMBENCH_RNG_H
 

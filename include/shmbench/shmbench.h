@@ -1,19 +1,10 @@
-/*
- * shmbench: micro-benchmarks of the POSIX shared-memory path of an
- * inter-process transfer engine. The one header a user includes.
- *
- * Conventions of every module:
- * - public symbols are shmb_<module>_<verb>, types shmb_<thing>_t, macros SHMB_;
- * - functions return 0 (or a count) on success and -errno on failure; results
- *   come back through out-parameters written only on success; a failed system
- *   call is also recorded (shmbench/error.h);
- * - sizes are in bytes, times in nanoseconds, unless a name says otherwise
- *   (_kb = 1024 bytes, _mb = 1024 KB);
- * - the library never prints, exits or aborts.
- *
- * The headers use POSIX (clock_gettime): compile with _POSIX_C_SOURCE >=
- * 199309L (or _GNU_SOURCE, or -std=gnu11).
- */
+/* shmbench: micro-benchmarks of the POSIX shared-memory path of an
+ * inter-process transfer engine; the one header a user includes.
+ * Conventions: symbols shmb_<module>_<verb>, types shmb_<thing>_t, macros
+ * SHMB_; functions return 0 (or a count) or -errno, out-parameters written
+ * on success only, a failed system call recorded (shmbench/error.h); bytes
+ * and nanoseconds unless a name says (_kb = 1024 bytes, _mb = 1024 KB); the
+ * library never prints, exits or aborts. Needs _POSIX_C_SOURCE >= 199309L. */
 #ifndef SHMBENCH_SHMBENCH_H
 #define SHMBENCH_SHMBENCH_H
 
