@@ -1,30 +1,11 @@
-/*
- * report: result rows and the run's context, written as an aligned table, as
- * CSV (RFC 4180) or as Google Benchmark's JSON (so its compare.py works).
- *
- * A row is one measured thing: <bench>/<variant>/<step>/<arg_name>:<arg>
- * (+ /threads:T when T > 1; + /system:NAME in a paired run, + /vs:BASELINE
- * on its ratio rows); an empty variant or step is left out of the
- * name (with --system the variant is the system, named in the header, so two
- * systems' runs pair row by row). A row with iterations = 0 was not measured:
- * a step the selected system does not have, kept so that the keys of two
- * systems' tables match; the table shows "-" in its figures, CSV leaves them
- * empty, JSON leaves the row out. The columns of a table and of CSV never
- * depend on the flags or the rows: argument, variant, step, threads, rep
- * (the repetition index, or the aggregate's name), iterations, figures, rate,
- * speedup, note; in a table the key columns as wide as their widest cell and
- * the figures of a fixed width, one space apart, '#' lines wrapped at 100
- * characters (continuations start "#   "); a cell that does not apply to its
- * row shows "-" (CSV: empty), so two runs with different flags pair line by
- * line in diff. Times are nanoseconds per operation; rates are
- * per second; bytes per second count each byte once (GB/s = 10^9 B/s).
- * With repetitions > 1, each row's repetitions are followed by its
- * aggregates: mean, median, stddev and cv (stddev / mean) over repetitions;
- * an aggregate's iterations are the operations of all its repetitions.
- * The context says how the binary was built: build type, compilers, flags and
- * the git commit (with "-dirty" when tracked files differed from it; unknown
- * outside a git checkout), so two result files show what changed.
- */
+/* report: result rows and the run's context, as an aligned table, CSV (RFC
+ * 4180) or Google Benchmark's JSON. A row's name is
+ * <bench>/<variant>/<step>/<arg_name>:<arg>[/threads:T][/system:S][/vs:B];
+ * a row with iterations 0 was not measured ("-" in a table, empty in CSV,
+ * absent from JSON). The columns never depend on the flags or the rows, so
+ * two runs pair line by line in diff. Times in ns per operation; GB/s =
+ * 10^9 B/s. With repetitions > 1 each row's repetitions are followed by their
+ * mean, median, stddev and cv. */
 #ifndef SHMBENCH_REPORT_H
 #define SHMBENCH_REPORT_H
 
@@ -96,16 +77,14 @@ typedef struct shmb_report {
     int64_t date;              /* seconds since the epoch of the run's start */
 } shmb_report_t;
 
-/* A row not measured yet: variant (may be ""), argument, one thread, the
- * repetition; every other field zero. */
+/* A row not measured yet: one thread, every other field zero. */
 shmb_row_t shmb_row_make(const char *variant, const char *arg_name, uint64_t arg, int repetition);
 
 /* Appends a copy of *row. Returns 0 or -ENOMEM. */
 int shmb_rows_push(shmb_rows_t *rows, const shmb_row_t *row);
 
-/* Summarises samples[0..n) (nanoseconds per operation; reordered) into
- * row->ns and row->items_per_second (10^9 / mean), then appends the row.
- * Returns 0, -EINVAL (n = 0) or -ENOMEM. */
+/* row->ns from samples[0..n) (reordered), items_per_second = 10^9 / mean, then
+ * appends it. 0, -EINVAL (n 0) or -ENOMEM. */
 int shmb_rows_push_samples(shmb_rows_t *rows, shmb_row_t *row, double *samples, size_t n);
 
 /* The first row with this variant, step, argument and repetition, or NULL. */
@@ -118,18 +97,16 @@ void shmb_rows_free(shmb_rows_t *rows);
 /* "table", "csv" or "json" -> *out. Returns 0 or -EINVAL. */
 int shmb_report_parse_format(const char *text, shmb_format_t *out);
 
-/* The row's benchmark name, e.g. "shm_alloc/posix/total/size_kb:4", into buf.
- * Aggregate rows get "_<aggregate>" appended, as Google Benchmark names them. */
+/* The row's name, "shm_alloc/posix/total/size_kb:4", "_<aggregate>" appended for aggregates. */
 void shmb_report_row_name(const shmb_report_t *report, const shmb_row_t *row, char *buf,
                           size_t cap);
 
-/* Adds, for every row name that has several repetitions, its mean, median,
- * stddev and cv rows (over the repetitions' values; iterations: their sum) to out. Returns 0 or
- * -ENOMEM. */
+/* Adds to out the mean, median, stddev and cv rows of every name with several
+ * repetitions (iterations: their sum). 0 or -ENOMEM. */
 int shmb_report_aggregate(const shmb_rows_t *rows, shmb_rows_t *out);
 
-/* Writes the context and rows (with their aggregates when repetitions > 1) in
- * the format. Returns 0, -ENOMEM, or -EIO if writing failed. */
+/* Writes the context and rows (and aggregates when repetitions > 1). 0, -ENOMEM
+ * or the failed write's -errno (-EIO). */
 int shmb_report_write(FILE *out, shmb_format_t format, const shmb_report_t *report,
                       const shmb_rows_t *rows);
 
