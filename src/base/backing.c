@@ -6,6 +6,8 @@
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 
+#include "names_internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -40,12 +42,8 @@ const char *shmb_backing_name(shmb_backing_kind_t kind)
 
 int shmb_backing_parse(const char *name, shmb_backing_kind_t *out)
 {
-    for (int k = 0; name && k < SHMB_BACKING_KINDS; k++)
-        if (strcmp(name, kind_names[k]) == 0) {
-            *out = (shmb_backing_kind_t)k;
-            return 0;
-        }
-    return -EINVAL;
+    const int k = shmb_names_find(kind_names, SHMB_BACKING_KINDS, name);
+    return k < 0 ? k : (*out = (shmb_backing_kind_t)k, 0);
 }
 
 const char *shmb_prefault_name(shmb_prefault_t how)
@@ -55,12 +53,8 @@ const char *shmb_prefault_name(shmb_prefault_t how)
 
 int shmb_prefault_parse(const char *name, shmb_prefault_t *out)
 {
-    for (int k = 0; name && k < SHMB_PREFAULT_KINDS; k++)
-        if (strcmp(name, prefault_names[k]) == 0) {
-            *out = (shmb_prefault_t)k;
-            return 0;
-        }
-    return -EINVAL;
+    const int k = shmb_names_find(prefault_names, SHMB_PREFAULT_KINDS, name);
+    return k < 0 ? k : (*out = (shmb_prefault_t)k, 0);
 }
 
 int shmb_backing_page_size(const shmb_backing_config_t *cfg, uint64_t *out)

@@ -1,24 +1,8 @@
-/*
- * crew: the library's one thread harness. A crew is `threads` members that
- * run one function together: started once (each member placed on its CPU),
- * then run as often as needed, then stopped. The allocation driver runs its
- * threaded paths on one, the lookup driver times a path's threads on one,
- * and the copy crew splits each transfer over one.
- *
- * What it gives every user:
- * - placement: members pinned to the CPUs shmb_sysinfo_plan_cpus() plans
- *   (or running on every allowed CPU), a member that cannot be placed
- *   failing shmb_crew_start() with the error recorded;
- * - a start gate: a run starts every member at once (workers spin, then
- *   yield, between runs), and shmb_crew_sync() is a spinning barrier, so
- *   members leave it within a few hundred nanoseconds of each other;
- * - the first error: members report failures with shmb_crew_fail(); the
- *   first one wins, shmb_crew_run() returns it and copies the failing
- *   member's error record (shmbench/error.h, per thread) to the caller's;
- * - wall time: shmb_crew_wall_ns() over the members' clocks of each phase.
- *
- * Private to the library and its tests: not installed.
- */
+/* crew (not installed): the library's one thread harness. `threads` members,
+ * placed once on the CPUs shmb_sysinfo_plan_cpus plans, run one function
+ * together as often as needed: a start gate and a spinning barrier (members
+ * leave within a few hundred ns of each other), the first member's error
+ * returned with its record, and the wall time of each phase. */
 #ifndef SHMBENCH_CREW_INTERNAL_H
 #define SHMBENCH_CREW_INTERNAL_H
 
@@ -44,20 +28,16 @@ typedef struct shmb_crew_config {
                            * its affinity given back by stop); 0: every member is a new thread */
 } shmb_crew_config_t;
 
-/* Starts a crew: its threads are created and placed and wait for a run.
- * Returns 0, -EINVAL (threads < 1, an unknown pin), or -errno recorded under
- * the failed call: malloc, pthread_create, sched_getaffinity,
- * sched_setaffinity (object "CPU n", or "the allowed CPUs"). Nothing is
- * left on error. */
+/* Creates and places the threads, which wait for a run; nothing left on error.
+ * 0, -EINVAL (threads < 1, unknown pin) or -errno recorded (a pin's object
+ * "CPU n" or "the allowed CPUs"). */
 int shmb_crew_start(shmb_crew_t **crew, const shmb_crew_config_t *cfg);
 
-/* Runs fn(crew, member, arg) on every member at once and returns when all
- * returned: 0, or the first error a member reported with shmb_crew_fail(),
- * whose record is copied to the calling thread's. */
+/* fn on every member at once, until all return: 0, or the first shmb_crew_fail()
+ * error, its record copied to the caller's. */
 int shmb_crew_run(shmb_crew_t *crew, shmb_crew_fn fn, void *arg);
 
-/* Joins the threads, gives the caller its affinity back, frees the crew.
- * NULL is fine. */
+/* Joins, restores the caller's affinity, frees; NULL is fine. */
 void shmb_crew_stop(shmb_crew_t *crew);
 
 int shmb_crew_threads(const shmb_crew_t *crew);
@@ -65,23 +45,19 @@ int shmb_crew_threads(const shmb_crew_t *crew);
 /* The CPU member i is pinned to; -1 when not pinned. */
 int shmb_crew_cpu(const shmb_crew_t *crew, int member);
 
-/* Inside a run. A barrier: every member calls it the same number of times;
- * returns 1 while no member has failed in this run, else 0. */
+/* Inside a run, a barrier every member calls alike: 1 while none has failed, else 0. */
 int shmb_crew_sync(shmb_crew_t *crew);
 
 /* 1 while no member has failed in this run. */
 int shmb_crew_ok(const shmb_crew_t *crew);
 
-/* Member `member` failed with err (< 0), after recording it on its thread
- * (its record is kept when it is the first failure of the run). */
+/* member failed with err (< 0), recorded on its thread (kept if the run's first). */
 void shmb_crew_fail(shmb_crew_t *crew, int member, int err);
 
 /* The member whose failure shmb_crew_run() returned, -1 when none. Read after the run. */
 int shmb_crew_failed_member(const shmb_crew_t *crew);
 
-/* Summed wall time of `phases` phases: for each, the last member's end
- * minus the first member's start, with start and end at [phase * threads +
- * member]. */
+/* Summed over phases: the last member's end - the first's start, at [phase * threads + member]. */
 double shmb_crew_wall_ns(const uint64_t *start, const uint64_t *end, uint64_t phases, int threads);
 
 #endif
