@@ -61,6 +61,30 @@ int shmb_test_remove_ours(void)
     return n;
 }
 
+int shmb_test_shm_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name + (name[0] == '/'));
+    return access(path, F_OK) == 0;
+}
+
+int shmb_test_names_of(const char *prefix, pid_t pid, int remove)
+{
+    char pattern[128];
+    const int len = snprintf(pattern, sizeof(pattern), "%s%ld_", prefix + 1, (long)pid);
+    DIR *d = opendir("/dev/shm");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, pattern, (size_t)len) == 0) {
+            n++;
+            if (remove)
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+    closedir(d);
+    return n;
+}
+
 void shmb_test_assert_no_child(void)
 {
     errno = 0;

@@ -36,6 +36,13 @@ int shmb_test_count_ours(char *name, size_t cap);
 /* Unlinks what a failed case left under our prefix; returns how many. */
 int shmb_test_remove_ours(void);
 
+/* Whether /dev/shm holds name ("/x" or "x"). */
+int shmb_test_shm_exists(const char *name);
+
+/* /dev/shm entries of process pid under prefix ("<prefix><pid>_*", prefix as
+ * "/name_"), unlinked when remove is 1; returns how many. */
+int shmb_test_names_of(const char *prefix, pid_t pid, int remove);
+
 /* Asserts that no child of this process is left, not even a zombie. */
 void shmb_test_assert_no_child(void);
 

@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -194,37 +193,8 @@ static shmb_peer_cmd_t command(uint32_t op, const char *name)
     return cmd;
 }
 
-static int exists(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
-    return access(path, F_OK) == 0;
-}
 
-/* /dev/shm entries named "<PREFIX without '/'><pid>_*". */
-static int names_of(pid_t pid)
-{
-    char pattern[128];
-    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", &PREFIX[1], (long)pid);
-    DIR *d = opendir("/dev/shm");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strncmp(e->d_name, pattern, (size_t)len) == 0;
-    closedir(d);
-    return n;
-}
 
-static int open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 static void start(shmb_peer_t *peer, size_t data_bytes)
 {
@@ -238,8 +208,8 @@ static void assert_nothing_left(pid_t pid, pid_t owner)
 {
     assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
     assert_int_equal(errno, ECHILD);
-    assert_int_equal(names_of(pid), 0);
-    assert_int_equal(names_of(owner), 0);
+    assert_int_equal(shmb_test_names_of(PREFIX, pid, 0), 0);
+    assert_int_equal(shmb_test_names_of(PREFIX, owner, 0), 0);
 }
 
 /* Waits (polling; this is a test, not the protocol) until pid ends: returns
@@ -270,7 +240,7 @@ static void test_start_rejects_bad_input(void **state)
     assert_int_equal(shmb_peer_start(&peer, "no_slash", 0, handler, NULL), -EINVAL);
     assert_int_equal(shmb_peer_start(&peer, "/a/b", 0, handler, NULL), -EINVAL);
     assert_int_equal(shmb_segment_registered(), before);
-    assert_int_equal(names_of(getpid()), 0);
+    assert_int_equal(shmb_test_names_of(PREFIX, getpid(), 0), 0);
     shmb_test_assert_no_child();
 }
 
@@ -483,16 +453,16 @@ static void test_peer_has_its_own_registry(void **state)
     shmb_peer_cmd_t cmd = command(OP_REGISTRY, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     assert_true(r[0] == 0 && r[1] == 0);
-    assert_true(exists(mine.name));
-    assert_true(exists(peer.control.name));
+    assert_true(shmb_test_shm_exists(mine.name));
+    assert_true(shmb_test_shm_exists(peer.control.name));
 
     cmd = command(OP_CREATE, PREFIX);
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     assert_true(r[0] == 1);
     char own[SHMB_SEGMENT_NAME_MAX + 1];
     snprintf(own, sizeof(own), "%s", (const char *)peer.data);
-    assert_true(exists(own));
-    assert_int_equal(names_of(peer.pid), 1);
+    assert_true(shmb_test_shm_exists(own));
+    assert_int_equal(shmb_test_names_of(PREFIX, peer.pid, 0), 1);
 
     /* SIGTERM: the peer's inherited cleanup handler unlinks its own. */
     pid_t pid = peer.pid;
@@ -500,9 +470,9 @@ static void test_peer_has_its_own_registry(void **state)
     cmd = command(OP_ECHO, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     assert_true(WIFSIGNALED(peer.wait_status) && WTERMSIG(peer.wait_status) == SIGTERM);
-    assert_false(exists(own));
-    assert_true(exists(mine.name));
-    assert_true(exists(peer.control.name));
+    assert_false(shmb_test_shm_exists(own));
+    assert_true(shmb_test_shm_exists(mine.name));
+    assert_true(shmb_test_shm_exists(peer.control.name));
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
 
     /* QUIT: what the peer created and left is unlinked too. */
@@ -510,11 +480,11 @@ static void test_peer_has_its_own_registry(void **state)
     cmd = command(OP_CREATE, PREFIX);
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     snprintf(own, sizeof(own), "%s", (const char *)peer.data);
-    assert_true(exists(own));
+    assert_true(shmb_test_shm_exists(own));
     pid = peer.pid;
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_false(exists(own));
-    assert_true(exists(mine.name));
+    assert_false(shmb_test_shm_exists(own));
+    assert_true(shmb_test_shm_exists(mine.name));
     assert_int_equal(shmb_segment_destroy(&mine, NULL), 0);
     assert_nothing_left(pid, getpid());
 }
@@ -565,28 +535,28 @@ static void test_inherited_sigchld(void **state)
         assert_true(WIFEXITED(status));
         if (WEXITSTATUS(status) != 0)
             fail_msg("case %zu: step %d failed", i, WEXITSTATUS(status));
-        assert_int_equal(names_of(pid), 0);
+        assert_int_equal(shmb_test_names_of(PREFIX, pid, 0), 0);
     }
 }
 
 static void test_clean_quit(void **state)
 {
     (void)state;
-    int fds = open_fds();
+    int fds = shmb_test_open_fds();
     size_t registered = shmb_segment_registered();
     shmb_peer_t peer;
     start(&peer, 1 << 20);
-    assert_int_equal(open_fds(), fds + 1); /* the control segment's fd is closed; the channel's end open */
+    assert_int_equal(shmb_test_open_fds(), fds + 1); /* the control segment's fd is closed; the channel's end open */
     assert_int_equal(shmb_segment_registered(), registered + 1);
-    assert_int_equal(names_of(getpid()), 1);
+    assert_int_equal(shmb_test_names_of(PREFIX, getpid(), 0), 1);
     char control[SHMB_SEGMENT_NAME_MAX + 1];
     snprintf(control, sizeof(control), "%s", peer.control.name);
     pid_t pid = peer.pid;
     assert_int_equal(shmb_peer_stop(&peer), 0);
     assert_int_equal(peer.pid, 0);
     assert_null(peer.data);
-    assert_false(exists(control));
-    assert_int_equal(open_fds(), fds);
+    assert_false(shmb_test_shm_exists(control));
+    assert_int_equal(shmb_test_open_fds(), fds);
     assert_int_equal(shmb_segment_registered(), registered);
     assert_nothing_left(pid, getpid());
     assert_int_equal(shmb_peer_stop(&peer), 0); /* a second stop has nothing to do */
@@ -598,7 +568,7 @@ static void test_clean_quit(void **state)
 static void test_channel_carries_a_descriptor(void **state)
 {
     (void)state;
-    int fds = open_fds();
+    int fds = shmb_test_open_fds();
     shmb_peer_t peer;
     channel_peer = &peer;
     start(&peer, 0);
@@ -617,7 +587,7 @@ static void test_channel_carries_a_descriptor(void **state)
     pid_t pid = peer.pid;
     assert_int_equal(shmb_peer_stop(&peer), 0);
     assert_int_equal(peer.channel.fd, -1);
-    assert_int_equal(open_fds(), fds);
+    assert_int_equal(shmb_test_open_fds(), fds);
     assert_nothing_left(pid, getpid());
 }
 
@@ -658,27 +628,7 @@ static void make_file(const char *name)
     close(fd);
 }
 
-static int file_exists(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "/dev/shm/%s", name);
-    return access(path, F_OK) == 0;
-}
 
-/* Removes every /dev/shm name of pid under PREFIX: a failed test's own
- * cleanup of the processes it made. */
-static void remove_names_of(pid_t pid)
-{
-    char pattern[128];
-    int len = snprintf(pattern, sizeof(pattern), "%s%ld_", &PREFIX[1], (long)pid);
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strncmp(e->d_name, pattern, (size_t)len) == 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
-}
 
 /* A middle process owns a peer and two more segments, and is SIGKILLed (no
  * cleanup of its own runs). This process is the subreaper that inherits the
@@ -698,9 +648,9 @@ static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
     if (peer_pid > 0) {
         kill(peer_pid, SIGKILL);
         waitpid(peer_pid, NULL, 0);
-        remove_names_of(peer_pid);
+        shmb_test_names_of(PREFIX, peer_pid, 1);
     }
-    remove_names_of(middle);
+    shmb_test_names_of(PREFIX, middle, 1);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     fail_msg("the middle owner or its peer did not behave; both killed");
 }
@@ -738,7 +688,7 @@ static void owner_dies(int busy)
         sched_yield();
     }
     pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
-    if (names_of(middle) != 3)
+    if (shmb_test_names_of(PREFIX, middle, 0) != 3)
         abandon(middle, 1, peer_pid);
     /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run
      * whose --shm_prefix extends ours, another program's file, and the name
@@ -765,15 +715,16 @@ static void owner_dies(int busy)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), SHMB_PEER_EXIT_ORPHANED);
     assert_true(t_gone - t_kill < NOTICE_LIMIT_NS);
-    const int kept = exists(run_b.name) + file_exists(other) + file_exists(replaced);
-    const int middles = exists(shared_sync->names[1]);
-    const int left = names_of(middle); /* the kept ones only: no control segment */
+    const int kept =
+        shmb_test_shm_exists(run_b.name) + shmb_test_shm_exists(other) + shmb_test_shm_exists(replaced);
+    const int middles = shmb_test_shm_exists(shared_sync->names[1]);
+    const int left = shmb_test_names_of(PREFIX, middle, 0); /* the kept ones only: no control segment */
     assert_int_equal(shmb_segment_destroy(&run_b, NULL), 0);
-    remove_names_of(middle);
+    shmb_test_names_of(PREFIX, middle, 1);
     assert_int_equal(kept, 3);
     assert_int_equal(left, 3);
     assert_int_equal(middles, 0);
-    assert_int_equal(names_of(peer_pid), 0);
+    assert_int_equal(shmb_test_names_of(PREFIX, peer_pid, 0), 0);
 }
 
 static void test_owner_dies_while_peer_is_busy(void **state)

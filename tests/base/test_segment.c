@@ -85,12 +85,6 @@ static void force_random(const uint64_t *values, int n)
     forced_next = 0;
 }
 
-static int exists(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
-    return access(path, F_OK) == 0;
-}
 
 static int shm_writable(void **state)
 {
@@ -139,7 +133,7 @@ static void test_create_map_destroy(void **state)
     size_t before = shmb_segment_registered();
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 8192, &t_open, &t_trunc), 0);
     assert_true(t_open > 0 && t_trunc > 0);
-    assert_true(exists(seg.name));
+    assert_true(shmb_test_shm_exists(seg.name));
     assert_int_equal(shmb_segment_registered(), before + 1);
 
     struct stat st;
@@ -156,7 +150,7 @@ static void test_create_map_destroy(void **state)
     strcpy(name, seg.name);
     assert_int_equal(shmb_segment_destroy(&seg, &t_destroy), 0);
     assert_true(t_destroy > 0);
-    assert_false(exists(name));
+    assert_false(shmb_test_shm_exists(name));
     assert_int_equal(seg.fd, -1);
     assert_null(seg.addr);
     assert_int_equal(shmb_segment_registered(), before);
@@ -227,7 +221,7 @@ static void test_map_failure_is_recorded(void **state)
     char name[sizeof(seg.name)];
     strcpy(name, seg.name);
     assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
-    assert_false(exists(name));
+    assert_false(shmb_test_shm_exists(name));
 }
 
 static void test_release_keeps_the_name(void **state)
@@ -238,7 +232,7 @@ static void test_release_keeps_the_name(void **state)
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(shmb_segment_map(&seg, NULL), 0);
     assert_int_equal(shmb_segment_release(&seg), 0);
-    assert_true(exists(seg.name));
+    assert_true(shmb_test_shm_exists(seg.name));
     assert_int_equal(shmb_segment_registered(), before);
     assert_int_equal(shm_unlink(seg.name), 0);
 }
@@ -250,8 +244,8 @@ static void test_unlink_all(void **state)
     assert_int_equal(shmb_segment_create(&a, PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(shmb_segment_create(&b, PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(shmb_segment_unlink_all(), 2);
-    assert_false(exists(a.name));
-    assert_false(exists(b.name));
+    assert_false(shmb_test_shm_exists(a.name));
+    assert_false(shmb_test_shm_exists(b.name));
     assert_int_equal(shmb_segment_registered(), 0);
     close(a.fd);
     close(b.fd);
@@ -297,13 +291,13 @@ static void check_signal_cleans_up(int sig)
     }
     char name[SHMB_SEGMENT_NAME_MAX + 1];
     assert_int_equal(read(pipefd[0], name, sizeof(name)), sizeof(name));
-    assert_true(exists(name));
+    assert_true(shmb_test_shm_exists(name));
     assert_int_equal(kill(pid, sig), 0);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status));
     assert_int_equal(WTERMSIG(status), sig);
-    assert_false(exists(name));
+    assert_false(shmb_test_shm_exists(name));
     close(pipefd[0]);
     close(pipefd[1]);
 }
@@ -344,19 +338,6 @@ static void test_fatal_signals_clean_up(void **state)
         check_signal_cleans_up(signals[i]);
 }
 
-/* Names in /dev/shm of process pid under PREFIX. */
-static int names_of(pid_t pid)
-{
-    char mine[64];
-    snprintf(mine, sizeof(mine), "%s%ld_", &PREFIX[1], (long)pid);
-    DIR *d = opendir("/dev/shm");
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strncmp(e->d_name, mine, strlen(mine)) == 0;
-    closedir(d);
-    return n;
-}
 
 static void *create_forever(void *arg)
 {
@@ -394,7 +375,7 @@ static void test_signal_while_threads_create(void **state)
         int status;
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-        int left = names_of(pid);
+        int left = shmb_test_names_of(PREFIX, pid, 0);
         if (left) {
             char cmd[128];
             snprintf(cmd, sizeof(cmd), "rm -f /dev/shm/%s%ld_*", &PREFIX[1], (long)pid);
@@ -468,7 +449,7 @@ static int inherited_ignored_run(void)
             ret = 12;
         raise(ignored[i]);
     }
-    if (!exists(seg.name))
+    if (!shmb_test_shm_exists(seg.name))
         ret = 13;
     if (!handler_is_ours(SIGBUS) || !handler_is_ours(SIGTERM))
         ret = 14;
@@ -547,10 +528,10 @@ static void test_sigterm_ends_pid_1(void **state)
             shmb_test_skip("no PID namespace");
         fail_msg("init did not start: status %d", status);
     }
-    assert_true(exists(a->name));
+    assert_true(shmb_test_shm_exists(a->name));
     assert_int_equal(kill(atomic_load(&a->pid), SIGTERM), 0);
     assert_int_equal(waitpid(middle, &status, 0), middle);
-    int left = exists(a->name);
+    int left = shmb_test_shm_exists(a->name);
     if (left) {
         shm_unlink(a->name);
         fail_msg("init's segment %s left", a->name);
@@ -608,9 +589,10 @@ static void test_unlink_inherited(void **state)
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(go[0]);
     close(go[1]);
-    const int kept_gone = !exists(seg[KEPT].name), after_gone = !exists(seg[AFTER_FORK].name);
-    const int others = exists(seg[REPLACED].name) + exists(seg[CHMODDED].name) + exists(seg[RELEASED].name) +
-                       exists(decoy);
+    const int kept_gone = !shmb_test_shm_exists(seg[KEPT].name);
+    const int after_gone = !shmb_test_shm_exists(seg[AFTER_FORK].name);
+    const int others = shmb_test_shm_exists(seg[REPLACED].name) + shmb_test_shm_exists(seg[CHMODDED].name) +
+                       shmb_test_shm_exists(seg[RELEASED].name) + shmb_test_shm_exists(decoy);
     shm_unlink(decoy);
     for (int i = 0; i < N; i++) {
         shm_unlink(seg[i].name);
@@ -734,10 +716,10 @@ static void test_squatters(void **state)
                               : WIFEXITED(status) && WEXITSTATUS(status) == 0;
         int theirs_kept = 1;
         for (int k = 0; k < cases[i].squatted; k++) {
-            theirs_kept &= exists(names->theirs[k]);
+            theirs_kept &= shmb_test_shm_exists(names->theirs[k]);
             shm_unlink(names->theirs[k]);
         }
-        int ours_left = names->ours[0] && exists(names->ours);
+        int ours_left = names->ours[0] && shmb_test_shm_exists(names->ours);
         if (names->ours[0])
             shm_unlink(names->ours);
         if (!ok)
