@@ -68,6 +68,14 @@ int shmb_test_shm_exists(const char *name)
     return access(path, F_OK) == 0;
 }
 
+int shmb_test_shm_squat(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "/dev/shm/%s", name + (name[0] == '/'));
+    int fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    return fd >= 0 ? close(fd) : -1;
+}
+
 int shmb_test_names_of(const char *prefix, pid_t pid, int remove)
 {
     char pattern[128];

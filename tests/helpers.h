@@ -39,6 +39,9 @@ int shmb_test_remove_ours(void);
 /* Whether /dev/shm holds name ("/x" or "x"). */
 int shmb_test_shm_exists(const char *name);
 
+/* Creates /dev/shm/name, empty, as another program would (O_EXCL, 0600): 0 or -1. */
+int shmb_test_shm_squat(const char *name);
+
 /* /dev/shm entries of process pid under prefix ("<prefix><pid>_*", prefix as
  * "/name_"), unlinked when remove is 1; returns how many. */
 int shmb_test_names_of(const char *prefix, pid_t pid, int remove);

@@ -193,9 +193,6 @@ static shmb_peer_cmd_t command(uint32_t op, const char *name)
     return cmd;
 }
 
-
-
-
 static void start(shmb_peer_t *peer, size_t data_bytes)
 {
     assert_int_equal(shmb_peer_start(peer, PREFIX, data_bytes, handler, &ctx_value), 0);
@@ -619,17 +616,6 @@ static void test_post_then_await(void **state)
     assert_int_equal(shmb_peer_stop(&peer), 0);
 }
 
-static void make_file(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "/dev/shm/%s", name);
-    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
-
-
 /* A middle process owns a peer and two more segments, and is SIGKILLed (no
  * cleanup of its own runs). This process is the subreaper that inherits the
  * peer, which must end with SHMB_PEER_EXIT_ORPHANED within the limit, the
@@ -698,10 +684,10 @@ static void owner_dies(int busy)
     shmb_segment_t run_b;
     assert_int_equal(shmb_segment_create(&run_b, prefix_b, 4096, NULL, NULL), 0);
     snprintf(other, sizeof(other), "%s%ld_other_program", &PREFIX[1], (long)middle);
-    make_file(other);
+    assert_int_equal(shmb_test_shm_squat(other), 0);
     snprintf(replaced, sizeof(replaced), "%s", shared_sync->names[0] + 1);
     assert_int_equal(shm_unlink(shared_sync->names[0]), 0);
-    make_file(replaced);
+    assert_int_equal(shmb_test_shm_squat(replaced), 0);
     assert_int_equal(kill(middle, SIGKILL), 0);
     uint64_t t_kill = shmb_clock_now_ns();
     int status;

@@ -39,14 +39,14 @@ static void test_format(void **state)
     const int n42 = shmb_progress_format(b, sizeof(b), "shm_transfer_bench", "memcpy 64 KB", 0.42, -1);
     assert_int_equal(n42, (int)strlen(b));
     assert_string_equal(b, "shm_transfer_bench: memcpy 64 KB   42%");
-    shmb_progress_format(b, sizeof(b), "a", "x", 0.5, 45 * S);
-    assert_string_equal(b, "a: x   50%  ~45 s left");
-    shmb_progress_format(b, sizeof(b), "a", "x", 0.99, S / 4);
-    assert_string_equal(b, "a: x   99%  ~<1 s left");
-    shmb_progress_format(b, sizeof(b), "a", "x", 0.5, 185 * S);
-    assert_string_equal(b, "a: x   50%  ~3 min 05 s left");
-    shmb_progress_format(b, sizeof(b), "a", "x", 0.01, 3720 * S);
-    assert_string_equal(b, "a: x    1%  ~1 h 02 min left");
+    const struct { double share; int64_t left; const char *line; } cases[] = {
+        {0.5, 45 * S, "a: x   50%  ~45 s left"},          {0.99, S / 4, "a: x   99%  ~<1 s left"},
+        {0.5, 185 * S, "a: x   50%  ~3 min 05 s left"}, {0.01, 3720 * S, "a: x    1%  ~1 h 02 min left"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmb_progress_format(b, sizeof(b), "a", "x", cases[i].share, cases[i].left);
+        assert_string_equal(b, cases[i].line);
+    }
     /* a long label gives way: the share and the time left stay */
     char label[200];
     memset(label, 'l', sizeof(label) - 1);

@@ -544,8 +544,6 @@ static void test_sigterm_ends_pid_1(void **state)
 /* A forked child starts with a registry of its own, and once its parent is
  * gone unlinks exactly the names the parent registered (also after the
  * fork) that still name the files it created. */
-static int squat(const char *name);
-
 static int inherited_child(int go)
 {
     char byte;
@@ -572,11 +570,11 @@ static void test_unlink_inherited(void **state)
         assert_int_equal(shmb_segment_create(&seg[i], PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(shmb_segment_release(&seg[RELEASED]), 0);
     assert_int_equal(shm_unlink(seg[REPLACED].name), 0);
-    assert_int_equal(squat(seg[REPLACED].name), 0);
+    assert_int_equal(shmb_test_shm_squat(seg[REPLACED].name), 0);
     chmod_name(seg[CHMODDED].name, 0640);
     char decoy[SHMB_SEGMENT_NAME_MAX + 1];
     snprintf(decoy, sizeof(decoy), "%s%ld_decoy", PREFIX, (long)getpid());
-    assert_int_equal(squat(decoy), 0);
+    assert_int_equal(shmb_test_shm_squat(decoy), 0);
     int go[2];
     assert_int_equal(pipe(go), 0);
     pid_t pid = fork();
@@ -643,13 +641,6 @@ static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long 
              *counter + (unsigned long long)k);
 }
 
-static int squat(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "/dev/shm%s", name);
-    int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
-    return fd >= 0 ? close(fd) : -1;
-}
 
 /* A squatter who created the names we will try: we retry with fresh names a
  * bounded number of times, and never unlink, open or register theirs, even
@@ -687,7 +678,7 @@ static void test_squatters(void **state)
             unsigned long long counter = 0;
             for (int k = 0; k < cases[i].squatted; k++) {
                 future_name(names->theirs[k], sizeof(names->theirs[k]), A, k + 1, &counter);
-                if (squat(names->theirs[k]) != 0)
+                if (shmb_test_shm_squat(names->theirs[k]) != 0)
                     _exit(3);
             }
             future_name(names->ours, sizeof(names->ours), B, cases[i].squatted + 1, &counter);

@@ -128,17 +128,15 @@ static void test_this_machine(void **state)
 static void test_parse_mode(void **state)
 {
     (void)state;
-    char out[32];
-    shmb_sysinfo_parse_mode("always [madvise] never", out, sizeof(out));
-    assert_string_equal(out, "madvise");
-    shmb_sysinfo_parse_mode("[always] never", out, sizeof(out));
-    assert_string_equal(out, "always");
-    shmb_sysinfo_parse_mode("always never", out, sizeof(out));
-    assert_string_equal(out, "unknown");
-    shmb_sysinfo_parse_mode("broken [open", out, sizeof(out));
-    assert_string_equal(out, "unknown");
-    shmb_sysinfo_parse_mode(NULL, out, sizeof(out));
-    assert_string_equal(out, "unknown");
+    const struct { const char *line, *mode; } cases[] = {
+        {"always [madvise] never", "madvise"}, {"[always] never", "always"}, {"always never", "unknown"},
+        {"broken [open", "unknown"},           {NULL, "unknown"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[32];
+        shmb_sysinfo_parse_mode(cases[i].line, out, sizeof(out));
+        assert_string_equal(out, cases[i].mode);
+    }
 }
 
 static void test_parse_tunable(void **state)
@@ -159,15 +157,14 @@ static void test_parse_tunable(void **state)
 static void test_format_bytes(void **state)
 {
     (void)state;
-    char out[32];
-    shmb_sysinfo_format_bytes(12, out, sizeof(out));
-    assert_string_equal(out, "12 B");
-    shmb_sysinfo_format_bytes(768 * 1024, out, sizeof(out));
-    assert_string_equal(out, "768 KiB");
-    shmb_sysinfo_format_bytes(0x840, out, sizeof(out));
-    assert_string_equal(out, "2.1 KiB");
-    shmb_sysinfo_format_bytes(24LL << 30, out, sizeof(out));
-    assert_string_equal(out, "24 GiB");
+    const struct { int64_t bytes; const char *text; } cases[] = {
+        {12, "12 B"}, {768 * 1024, "768 KiB"}, {0x840, "2.1 KiB"}, {24LL << 30, "24 GiB"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char out[32];
+        shmb_sysinfo_format_bytes(cases[i].bytes, out, sizeof(out));
+        assert_string_equal(out, cases[i].text);
+    }
 }
 
 static void test_pin_cpu(void **state)
