@@ -80,13 +80,17 @@ static int backing_hint(int err, const char *object, char *out, size_t cap)
     return -1;
 }
 
+/* What snprintf wrote of n characters into cap bytes. */
+static size_t written(int n, size_t cap)
+{
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
+}
+
 size_t shmb_error_hint_for(const char *call, int err, const char *object, const char *prefix, char *out,
                            size_t cap)
 {
     int n = backing_hint(err, object, out, cap);
-    if (n < 0)
-        return shmb_error_hint(call, err, prefix, out, cap);
-    return (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
+    return n < 0 ? shmb_error_hint(call, err, prefix, out, cap) : written(n, cap);
 }
 
 size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out, size_t cap)
@@ -144,5 +148,5 @@ size_t shmb_error_hint(const char *call, int err, const char *prefix, char *out,
     default:
         n = snprintf(out, cap, "%s", "");
     }
-    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap ? cap - 1 : 0;
+    return written(n, cap);
 }

@@ -7,8 +7,6 @@
 
 #include "shmbench/sysinfo.h"
 
-
-/* note NULL: its text did not fit in the store. */
 void shmb_notes_add(shmb_notes_lines_t *l, const char *note)
 {
     if (!note || l->n == SHMB_NOTES_CAP)
@@ -26,8 +24,7 @@ int shmb_notes_publish(shmb_report_t *report, const shmb_notes_lines_t *l)
     return (int)l->n;
 }
 
-/* Appends printf-style text to the note being composed; a store that
- * overflows stays full (used = its size) until the note ends. */
+/* A store that overflows stays full (used = its size) until the note ends. */
 void shmb_notes_put(shmb_notes_t *s, const char *fmt, ...)
 {
     const size_t room = sizeof(s->text) - s->used;
@@ -40,8 +37,6 @@ void shmb_notes_put(shmb_notes_t *s, const char *fmt, ...)
     s->used = (w < 0 || (size_t)w >= room) ? sizeof(s->text) : s->used + (size_t)w;
 }
 
-/* Ends the note begun at `start`: returns it, or NULL (the store unchanged)
- * when it did not fit. */
 const char *shmb_notes_end(shmb_notes_t *s, size_t start)
 {
     if (s->used >= sizeof(s->text)) {
@@ -52,7 +47,6 @@ const char *shmb_notes_end(shmb_notes_t *s, size_t start)
     return s->text + start;
 }
 
-/* "pinned to CPUs 0,1" or why not: where `threads` threads from `cpu` on run. */
 int shmb_notes_put_cpus(shmb_notes_t *s, int threads, int cpu)
 {
     int cpus[SHMB_NOTES_MAX_THREADS];
@@ -71,9 +65,6 @@ int shmb_notes_put_cpus(shmb_notes_t *s, int threads, int cpu)
     return 0;
 }
 
-/* A paired run's common lines (shmbench/paired.h): its systems, baseline
- * and control, its order and what the ratio rows mean; `control_is`
- * says what the control instance is. Composed into s. */
 void shmb_notes_paired_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const char *const *names, size_t nsys, const char *control_is)
 {
     size_t at = s->used;
