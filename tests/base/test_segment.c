@@ -758,58 +758,39 @@ static int same_mask(const sigset_t *a)
     return 1;
 }
 
-/* One first write into a fresh segment; 0 or -ENOSPC as expected, the mask
- * and the registry as before, the error recorded, the segment removable. */
-static int fw_one(size_t seg_kb, int want)
+/* One guarded first write into a fresh segment, a touch or (copy) a copy of
+ * a source: 0 or -ENOSPC as expected, the caller's mask as before (one of its
+ * own survives), the error recorded, the data there when it fit, the segment
+ * registered, then removed with nothing left. */
+static int fw_one(size_t seg_kb, int want, int copy)
 {
     sigset_t before;
     sigemptyset(&before);
-    sigaddset(&before, SIGUSR2); /* a mask of the caller's own survives */
+    sigaddset(&before, SIGUSR2);
     pthread_sigmask(SIG_SETMASK, &before, NULL);
+    const size_t files = shm_files();
     shmb_segment_t seg;
-    if (shmb_segment_create(&seg, PREFIX, seg_kb * 1024, NULL, NULL) != 0 ||
+    unsigned char *src = malloc(seg_kb * 1024);
+    if (!src || shmb_segment_create(&seg, PREFIX, seg_kb * 1024, NULL, NULL) != 0 ||
         shmb_segment_map(&seg, NULL) != 0)
         return 20;
+    memset(src, 0x5a, seg_kb * 1024);
     shmb_error_clear();
-    int ret = shmb_segment_first_write(seg.addr, seg.size);
+    int ret = copy ? shmb_segment_first_write_copy(seg.addr, src, seg.size, copy_bytes)
+                   : shmb_segment_first_write(seg.addr, seg.size);
     if (ret != want)
         return 21;
     if (!same_mask(&before))
         return 22;
     if (ret < 0 && (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0))
         return 23;
-    if (ret == 0 && ((unsigned char *)seg.addr)[seg.size - 4096] != 1)
+    const unsigned char *dst = seg.addr;
+    if (ret == 0 && (copy ? memcmp(dst, src, seg.size) != 0 : dst[seg.size - 4096] != 1))
         return 24;
+    free(src);
     if (shmb_segment_registered() != 1 || shmb_segment_destroy(&seg, NULL) != 0)
         return 25;
-    return 0;
-}
-
-/* A guarded copy into a fresh segment: 0 or -ENOSPC as expected, the mask as
- * before, the error recorded, the data there when it fit, the segment
- * removable. */
-static int fw_copy(size_t seg_kb, int want)
-{
-    sigset_t before;
-    pthread_sigmask(SIG_SETMASK, NULL, &before);
-    shmb_segment_t seg;
-    unsigned char *src = malloc(seg_kb * 1024);
-    if (!src || shmb_segment_create(&seg, PREFIX, seg_kb * 1024, NULL, NULL) != 0 ||
-        shmb_segment_map(&seg, NULL) != 0)
-        return 40;
-    memset(src, 0x5a, seg_kb * 1024);
-    shmb_error_clear();
-    int ret = shmb_segment_first_write_copy(seg.addr, src, seg.size, copy_bytes);
-    if (ret != want)
-        return 41;
-    if (!same_mask(&before))
-        return 42;
-    if (ret < 0 && (!shmb_error_last()->call || strcmp(shmb_error_last()->call, "first write") != 0))
-        return 43;
-    if (ret == 0 && memcmp(seg.addr, src, seg.size) != 0)
-        return 44;
-    free(src);
-    return shmb_segment_destroy(&seg, NULL) == 0 && shm_files() == 0 ? 0 : 45;
+    return shm_files() == files ? 0 : 26;
 }
 
 static size_t fw_thread_kb;
@@ -842,17 +823,16 @@ static int fw_run(const fw_case_t *c)
     }
     switch (c->mode) {
     case FW_ONE:
-        return fw_one(c->seg_kb, c->want);
     case FW_COPY:
-        return fw_copy(c->seg_kb, c->want);
+        return fw_one(c->seg_kb, c->want, c->mode == FW_COPY);
     case FW_AGAIN: /* the jump buffer re-arms: fail twice, then fit */
         for (int i = 0; i < 2; i++) {
-            int r = fw_one(c->seg_kb, -ENOSPC);
+            int r = fw_one(c->seg_kb, -ENOSPC, 0);
             if (r)
                 return r;
         }
         unlink("/dev/shm/filler");
-        return fw_one(c->seg_kb, 0);
+        return fw_one(c->seg_kb, 0, 0);
     case FW_THREADS: { /* four threads, room for two at most */
         pthread_t t[4];
         int nospace = 0, fits = 0;
