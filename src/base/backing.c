@@ -6,6 +6,7 @@
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 
+#include "backing_internal.h"
 #include "names_internal.h"
 
 #include <errno.h>
@@ -176,7 +177,7 @@ static void *map_aligned(shmb_backing_t *b, int flags)
     return p;
 }
 
-static const char *object(const shmb_backing_t *b)
+const char *shmb_backing_object(const shmb_backing_t *b)
 {
     return b->seg.name[0] ? b->seg.name : shmb_backing_name(b->kind);
 }
@@ -191,9 +192,9 @@ int shmb_backing_map(shmb_backing_t *b, int populate, uint64_t *ns)
                   ? map_aligned(b, flags)
                   : mmap(NULL, b->seg.size, PROT_READ | PROT_WRITE, MAP_SHARED | flags, b->seg.fd, 0);
     if (p == MAP_FAILED)
-        return shmb_error_record("mmap", errno, object(b));
+        return shmb_error_record("mmap", errno, shmb_backing_object(b));
     if (b->kind == SHMB_BACKING_THP && madvise(p, b->seg.size, MADV_HUGEPAGE) != 0) {
-        int ret = shmb_error_record("madvise(MADV_HUGEPAGE)", errno, object(b));
+        int ret = shmb_error_record("madvise(MADV_HUGEPAGE)", errno, shmb_backing_object(b));
         munmap(p, b->seg.size);
         return ret;
     }

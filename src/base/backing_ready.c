@@ -4,7 +4,9 @@
  * of a whole pool, step by step. */
 #include "shmbench/backing.h"
 
+#include "backing_internal.h"
 #include "crew_internal.h"
+#include "segment_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -23,11 +25,6 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14, asm-generic/mman-common.h */
 #endif
 
-static const char *object(const shmb_backing_t *b)
-{
-    return b->seg.name[0] ? b->seg.name : shmb_backing_name(b->kind);
-}
-
 /* One member's share of [0, size): whole pages, the last member taking the
  * rest. */
 static void share(const shmb_backing_t *b, int member, int threads, uint64_t *lo, uint64_t *hi)
@@ -42,16 +39,6 @@ typedef struct split {
     shmb_prefault_t how;
 } split_t;
 
-/* One write per page of the backing (its page size comes in through src,
- * as the first-write guard passes it on). */
-static void touch_stride(void *dst, const void *src, size_t n)
-{
-    uint64_t page = *(const uint64_t *)src;
-    volatile unsigned char *p = dst;
-    for (size_t off = 0; off < n; off += page)
-        p[off] = 1;
-}
-
 /* This member's range, prefaulted the way split->how says. */
 static int prefault_range(shmb_backing_t *b, shmb_prefault_t how, uint64_t lo, uint64_t hi)
 {
@@ -64,13 +51,13 @@ static int prefault_range(shmb_backing_t *b, shmb_prefault_t how, uint64_t lo, u
     switch (how) {
     case SHMB_PREFAULT_FALLOCATE:
         if (fallocate(b->seg.fd, 0, (off_t)lo, (off_t)(hi - lo)) != 0)
-            return shmb_error_record("fallocate", errno, object(b));
+            return shmb_error_record("fallocate", errno, shmb_backing_object(b));
         return 0;
     case SHMB_PREFAULT_TOUCH:
-        return shmb_segment_first_write_copy(addr + lo, &stride, (size_t)(hi - lo), touch_stride);
+        return shmb_segment_first_write_copy(addr + lo, &stride, (size_t)(hi - lo), shmb_segment_touch_stride);
     case SHMB_PREFAULT_POPULATE_WRITE:
         if (madvise(addr + lo, (size_t)(hi - lo), MADV_POPULATE_WRITE) != 0)
-            return shmb_error_record("madvise(MADV_POPULATE_WRITE)", errno, object(b));
+            return shmb_error_record("madvise(MADV_POPULATE_WRITE)", errno, shmb_backing_object(b));
         return 0;
     default:
         return 0;
@@ -177,7 +164,7 @@ int shmb_backing_residency(const shmb_backing_t *b, shmb_backing_residency_t *ou
     struct stat st;
     if (b->seg.fd >= 0) {
         if (fstat(b->seg.fd, &st) != 0)
-            return shmb_error_record("fstat", errno, object(b));
+            return shmb_error_record("fstat", errno, shmb_backing_object(b));
         r.allocated_bytes = (uint64_t)st.st_blocks * 512; /* st_blocks counts 512-byte units */
     }
     *out = r;

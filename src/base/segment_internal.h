@@ -4,6 +4,7 @@
 #define SHMB_SEGMENT_INTERNAL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 #define SHM_DIR "/dev/shm"
@@ -20,6 +21,10 @@ const sigset_t *shmb_segment_fatal_signals(void);
 /* Blocks the cleanup signals on this thread, the old mask into *old (faults
  * stay deliverable: blocking them would turn a fault into a silent kill). */
 void shmb_segment_block_signals(sigset_t *old);
+
+/* One write per *stride bytes (a uint64_t; NULL: the system's page) of
+ * [addr, addr + bytes): a shmb_segment_write_fn for shmb_segment_first_write_copy. */
+void shmb_segment_touch_stride(void *addr, const void *stride, size_t bytes);
 
 /* A registry slot (take: call with signals blocked): taken (its index, or -errno:
  * -ENOBUFS when all are in use), pending while shm_open is about to create

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -157,11 +158,10 @@ int shmb_segment_set_fault_line(const char *line)
 }
 
 
-/* One byte in every page of [addr, addr + bytes); src is not used. */
-static void touch_pages(void *addr, const void *src, size_t bytes)
+void shmb_segment_touch_stride(void *addr, const void *stride, size_t bytes)
 {
-    (void)src;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE); /* no system call in glibc */
+    /* sysconf: no system call in glibc */
+    const size_t page = stride ? (size_t)*(const uint64_t *)stride : (size_t)sysconf(_SC_PAGESIZE);
     volatile unsigned char *p = addr;
     for (size_t off = 0; off < bytes; off += page)
         p[off] = 1;
@@ -169,7 +169,7 @@ static void touch_pages(void *addr, const void *src, size_t bytes)
 
 void shmb_segment_touch(void *addr, size_t bytes)
 {
-    touch_pages(addr, NULL, bytes);
+    shmb_segment_touch_stride(addr, NULL, bytes);
 }
 
 int shmb_segment_first_write_copy(void *dst, const void *src, size_t n, shmb_segment_write_fn fn)
@@ -191,5 +191,5 @@ int shmb_segment_first_write_copy(void *dst, const void *src, size_t n, shmb_seg
 
 int shmb_segment_first_write(void *addr, size_t bytes)
 {
-    return shmb_segment_first_write_copy(addr, NULL, bytes, touch_pages);
+    return shmb_segment_first_write_copy(addr, NULL, bytes, shmb_segment_touch_stride);
 }
