@@ -1,5 +1,5 @@
 /* channel: length-prefixed messages over a Unix domain stream socket pair
- * (see shmbench/channel.h for why a stream socket). */
+ * (as Flow-IPC's native socket stream: shmbench/channel.h). */
 #include "shmbench/channel.h"
 
 #include "shmbench/error.h"

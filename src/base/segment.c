@@ -1,7 +1,7 @@
 /* segment: one POSIX SHM segment's life cycle (shmbench/segment.h): its
  * names, and create, attach, map, unmap, close and unlink, each step timed.
- * The registry of live names, the signal cleanup and the first-write guard
- * are in segment_signals.c. */
+ * The registry of live names is in segment_registry.c, the signal cleanup and
+ * the first-write guard in segment_signals.c. */
 #include "shmbench/segment.h"
 
 #include "segment_internal.h"
