@@ -69,10 +69,8 @@ static void write_table_context(FILE *out, const shmb_report_t *r)
         fprintf(out, "# %s\n", r->notes[i]);
 }
 
-/* The table's columns: the same for every run of a binary whatever its flags
- * (a cell that does not apply shows "-"), so that two runs pair line by line
- * in diff -y and diff -u. Only the header of the variant column is the
- * binary's own. */
+/* The same columns for every run of a binary whatever its flags ("-" where a
+ * cell does not apply), so two runs pair line by line in diff. */
 static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *order, size_t n,
                             enum column *cols, const char **headers)
 {
@@ -96,15 +94,9 @@ static size_t table_columns(const shmb_report_t *r, const shmb_row_t *const *ord
     return k;
 }
 
-/* Key columns are as wide as their widest cell (or header): the same for two
- * runs of the same flags, and for two --system runs, whose keys match. A
- * figure's width never depends on the figures, so two runs' tables line up
- * and diff figure by figure: a mean up to 7 characters, the other times up
- * to 6 (from 1 ms on 1.23e6, fit_figure), rates up to 9 digits, GB/s up to
- * 5 characters; a figure that cannot be shortened enough (a negative saving
- * of 1 ms) shifts its own row only. One space between columns, and a note
- * that would pass TABLE_WIDTH on a line of its own below its row, keep a
- * default table within 120 characters. */
+/* Key columns are as wide as their widest cell; a figure's width never
+ * depends on the figures (fit_figure shortens the wider ones), so two runs'
+ * tables line up and diff figure by figure. */
 static int is_key(enum column c)
 {
     return c < COL_ITERATIONS || c == COL_SYSTEM;
@@ -129,11 +121,9 @@ static size_t column_width(enum column c, const char *header, const shmb_row_t *
     return w;
 }
 
-/* A table's figure wider than its column, shortened to fit where it can: a
- * decimal less ("103.0" GB/s), then a power of ten with as many significant
- * digits as the width leaves, three at least ("1.26e7" ns, "1.288e9"
- * ops/s), which float() and awk read as numbers. The table is for reading
- * and diffing; CSV and JSON keep every digit. */
+/* A figure wider than its column: a decimal less ("103.0"), then a power of
+ * ten with three significant digits at least ("1.26e7"), which float() and
+ * awk still read; CSV and JSON keep every digit. */
 static void fit_figure(char *cell, size_t width)
 {
     char *end, *dot = strchr(cell, '.');
@@ -162,10 +152,8 @@ static void fit_figure(char *cell, size_t width)
     }
 }
 
-/* The context's lines, each longer than WRAP broken at spaces into lines of
- * at most WRAP characters (a word longer than that stays whole), so they fit
- * a terminal; a continuation starts "#   ", so a reader sees one fact and
- * joining it to the line before with one space gives the fact back. */
+/* '#' lines broken at spaces into lines of at most WRAP (a longer word stays
+ * whole); a continuation starts "#   ": joined with one space, the fact is back. */
 #define WRAP 100
 
 static void write_wrapped(FILE *out, const char *text)
@@ -188,17 +176,11 @@ static void write_wrapped(FILE *out, const char *text)
     }
 }
 
-/* The widest table line a terminal of 120 columns shows whole. A row whose
- * note would pass it shows "v" there, and its note follows the table, in
- * the rows' order, as "# note NAME: NOTE" (NAME the row's JSON name, with
- * "rep K" in a run of repetitions): '#' lines, so that scripts reading the
- * table skip them, and after it, so that the table has one line per row
- * whatever its notes, and two systems' tables pair row by row in diff -y
- * (a note one system has and another has not would shift the rows). The
- * same row of two runs decides alike: the columns before the note count at
- * their widths, and the note's numbers at two digits at least, three before
- * a decimal point (note_room), so "9.35% of request p50", "80.60% of ..."
- * and "100.00% of ..." go the same way. */
+/* A row whose note would pass TABLE_WIDTH shows "v" there, and the note
+ * follows the table as "# note NAME[ rep K]: NOTE", so the table keeps one
+ * line per row and two systems' tables pair in diff -y. The note's numbers
+ * count at two digits at least, three before a point (note_room), so the same
+ * row of two runs ("9.35% ...", "100.00% ...") decides alike. */
 #define TABLE_WIDTH 120
 
 static size_t note_room(const char *note)

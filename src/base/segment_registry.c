@@ -17,24 +17,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The registry: full paths (under /dev/shm for segments), so that a signal handler can
- * remove them with unlink(2), which is async-signal-safe, with what fstat
- * said of each file once created: a walker unlinks a path only while it
- * still names that file (same device, inode, owner and mode), never a file
- * that took the name later. The slots are one shared anonymous mapping
- * (MAP_NORESERVE: a page costs memory once a slot in it is used), mapped at
- * the first registration and walked by a handler without a lock, [0, used).
- * Shared, so that a child forked from this process (the peer) reads the
- * names registered here until the end, and can unlink them, and only them,
- * when this process died without cleaning up (a SIGKILL):
- * shmb_segment_unlink_inherited(). At fork the child starts a registry of
- * its own (forked()), so that it never registers into, nor unlinks from, its
- * parent's. A slot is owned by whoever took it off the free list until it is
- * given back; its state tells a walker whether its path names a live file of
- * ours (LIVE), or a name about to be created (PENDING: shm_open under way),
- * and lets one walker claim it (UNLINKING) so that a name is unlinked once.
- * Additions and removals take a mutex with the cleanup
- * signals blocked, so a handler never interrupts them on the same thread. */
+/* The registry: full paths and what fstat said of each file, so a handler
+ * unlinks (async-signal-safe) a path only while it still names that file.
+ * The slots are one shared anonymous mapping (MAP_NORESERVE), walked without
+ * a lock over [0, used): shared, so a forked peer can unlink its dead
+ * parent's names (shmb_segment_unlink_inherited); the child registers into
+ * a registry of its own (forked()). A slot's state says whether its path is
+ * a live file of ours (LIVE) or about to be created (PENDING), and lets one
+ * walker claim it (UNLINKING). Additions and removals take a mutex with the
+ * cleanup signals blocked, so a handler never interrupts them. */
 enum { SLOT_FREE, SLOT_PENDING, SLOT_LIVE, SLOT_UNLINKING };
 
 typedef struct slot {
