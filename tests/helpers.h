@@ -1,9 +1,9 @@
 /* What the unit tests share: this test process's own /dev/shm prefix and
- * its count, the no-child check, a channel pair split across a fork, the
- * count of open descriptors, of free huge pages and of those a process
- * holds, the machine's huge page lock, a case run over a small
- * private tmpfs, and a runner under which a skipped case reads as skipped,
- * never as passed. */
+ * its count, the names of a process and their removal, the no-child check,
+ * a channel pair split across a fork, the count of open descriptors, of free
+ * huge pages and of those a process holds, the machine's huge page lock, a
+ * case run over a small private tmpfs, and a runner under which a skipped
+ * case reads as skipped, never as passed. */
 #ifndef SHMB_TESTS_HELPERS_H
 #define SHMB_TESTS_HELPERS_H
 
