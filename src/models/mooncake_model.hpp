@@ -1,24 +1,8 @@
-// mooncake_model.hpp: what the Mooncake model's two upstream versions share
-// (C++17, private to the library): the PAUSE of their spin loops and the
-// back-off and guards of the ticket spinlock both of them use.
-//
-// The model's files, by concern, all of them one translation unit:
-// - mooncake.cc: the entry points, the relocate path's dispatch between its
-//   two versions, and one request sent through TENT's engine;
-// - mooncake_pr192.hpp: PR #192's ShmTransport and TransferMetadata;
-// - mooncake_tent.hpp: TENT's ShmTransport, segment manager and per-thread
-//   caches (the relocate path, and the look-ups of the request path);
-// - mooncake_transport.hpp: requests, transports, slabs and the SHM submit;
-// - mooncake_submit.hpp: selection, tasks, batches and the merge;
-// - mooncake_engine.hpp: TransferEngineImpl's batch and submit path.
-// The headers are included by mooncake.cc alone and define everything in
-// an anonymous namespace, as the single file did, so that the compiler sees
-// what it saw then and the timed paths compile to the same instructions.
-// Tried and measured otherwise: given external linkage, gcc 12 stops
-// inlining functions with one caller (both relocateSharedMemoryAddress,
-// prepareSubmit, TransportSelector::select); split into two translation
-// units, its inlining in each changes and pr192's relocation p50 goes from
-// 41 to 47 ns.
+// mooncake_model.hpp: the PAUSE of the Mooncake model's spin loops and the
+// back-off and guards of its ticket spinlock (C++17, private to the library).
+// The model's headers are included by mooncake.cc alone, in an anonymous
+// namespace: given external linkage or split into translation units, gcc 12
+// stops inlining functions with one caller and the timed paths slow down.
 #pragma once
 
 #include <cstdint>
@@ -37,11 +21,10 @@ inline void cpu_pause()
 #endif
 }
 
-// The ticket reader-writer spinlock of both upstream versions, after folly's
-// RWTicketSpinLock: write, read and users tickets in one 64-bit word, and a
-// waiter that pauses, then yields after 1000 failed tries. Lock supplies
-// tryLock, unlock, tryLockShared and unlockShared, the steps the two
-// versions do differently.
+// TENT's ticket reader-writer spinlock, after folly's RWTicketSpinLock:
+// write, read and users tickets in one 64-bit word, and a waiter that
+// pauses, then yields after 1000 failed tries. Lock supplies tryLock,
+// unlock, tryLockShared and unlockShared.
 template <class Lock> class TicketSpinlock {
 public:
     TicketSpinlock() = default;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -29,10 +30,8 @@
 namespace {
 namespace tent {
 
-// RWSpinlock (include/tent/common/concurrent/rw_spinlock.h): the same ticket
-// layout as the PR's lock, but every step is a compare-and-swap on an
-// std::atomic<uint64_t>: a reader's unlock and a writer's unlock are CAS
-// loops, not a fetch-and-add and a plain store.
+// RWSpinlock (include/tent/common/concurrent/rw_spinlock.h): every step is a
+// compare-and-swap on an std::atomic<uint64_t>; both unlocks are CAS loops.
 class RWSpinlock : public TicketSpinlock<RWSpinlock> {
 public:
     bool tryLock()
@@ -553,6 +552,15 @@ BufferDesc make_buffer(uint64_t addr, uint64_t length, const char *shm_path)
 // getMachineID: boot_id ":" machine-id; the peer shares our host.
 const char *const kMachineId = "6f1c3b9e-2d4a-4e7b-9c1f-0a8b7d6e5f43:3d9c0f6a8b1e4c7d92a5f0e1b3c4d5e6";
 
+// The name a peer's segment is registered under: its RPC server's address.
+std::string segment_name(SegmentID id)
+{
+    char name[48];
+    std::snprintf(name, sizeof(name), "10.0.%u.%u:%u", unsigned(id >> 8 & 0xff), unsigned(id & 0xff),
+                  12345u + unsigned(id >> 16 & 0xfff));
+    return name;
+}
+
 SegmentDesc make_segment(const std::string &name, std::vector<BufferDesc> buffers)
 {
     SegmentDesc desc;
@@ -568,7 +576,8 @@ SegmentDesc make_segment(const std::string &name, std::vector<BufferDesc> buffer
 
 
 // The peer's metadata as both the relocate path and the request path see it:
-// the target segment and `other_segments` more, as pr192's build lays them out.
+// the target segment and `other_segments` more, with ids handed out from 1 on
+// (next_id_), the target's among them.
 std::shared_ptr<SegmentManager> make_metadata(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
                                               size_t other_segments, void *local_addr, uint64_t local_length)
 {
@@ -580,14 +589,14 @@ std::shared_ptr<SegmentManager> make_metadata(const shmb_mooncake_buffer_t *buff
     descs.reserve(n);
     for (size_t i = 0; i < n; i++)
         descs.push_back(make_buffer(buffers[i].addr, buffers[i].length, buffers[i].shm_path));
-    metadata->addRemote(target_id, pr192::segment_name(target_id),
-                        make_segment(pr192::segment_name(target_id), std::move(descs)));
+    metadata->addRemote(target_id, segment_name(target_id),
+                        make_segment(segment_name(target_id), std::move(descs)));
     SegmentID id = 1;
     for (size_t i = 0; i < other_segments; i++, id++) {
         if (id == target_id)
             id++;
         std::vector<BufferDesc> one{make_buffer(0x7f0000000000ull + (id << 20), 4096, "")};
-        metadata->addRemote(id, pr192::segment_name(id), make_segment(pr192::segment_name(id), std::move(one)));
+        metadata->addRemote(id, segment_name(id), make_segment(segment_name(id), std::move(one)));
     }
     return metadata;
 }

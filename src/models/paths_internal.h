@@ -44,7 +44,6 @@ typedef struct shmb_path_view {
     size_t n;
     const char *const *shm_names;     /* mooncake: segment id's SHM name, opened on its first request */
     shmb_mooncake_ops_t mooncake_ops; /* mooncake: how a buffer is attached on first use */
-    shmb_mooncake_path_t mooncake_path; /* mooncake: its relocate path (zeroed: tent, the default) */
     const uint32_t *pool_ids;         /* flowipc_jemalloc: segment i is pool pool_ids[i] (NULL: pool i) */
     unsigned char *pool_base;         /* flowipc_classic: the one pool (handle = offset from here) */
     size_t pool_bytes;

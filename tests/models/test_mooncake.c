@@ -101,29 +101,6 @@ static shmb_mooncake_ops_t fake_ops(void)
     return (shmb_mooncake_ops_t){fake_attach, fake_detach, &fake};
 }
 
-/* The path the tests run: each group runs once per path. */
-static shmb_mooncake_path_t path;
-
-static int set_tent(void **state)
-{
-    (void)state;
-    path = SHMB_MOONCAKE_TENT;
-    return 0;
-}
-
-static int set_pr192(void **state)
-{
-    (void)state;
-    path = SHMB_MOONCAKE_PR192;
-    return 0;
-}
-
-static int create(const shmb_mooncake_buffer_t *b, size_t n, uint64_t id, size_t others,
-                  const shmb_mooncake_ops_t *ops, shmb_mooncake_t **m)
-{
-    return shmb_mooncake_create_path(path, b, n, id, others, ops, m);
-}
-
 __extension__ typedef unsigned __int128 u128;
 
 static int holds(const shmb_mooncake_buffer_t *b, uint64_t addr, uint64_t len)
@@ -131,23 +108,14 @@ static int holds(const shmb_mooncake_buffer_t *b, uint64_t addr, uint64_t len)
     return addr >= b->addr && (u128)addr + len <= (u128)b->addr + b->length;
 }
 
-/* The reference, with 128-bit arithmetic so nothing wraps. Returns the
- * buffer's index or -1.
- * pr192: the first buffer in registration order with an SHM path that holds
- * all of [addr, addr + len).
- * tent: a buffer mapped so far that holds it (tryResolve), else the first
- * buffer in registration order that holds it (findBuffer), if it has an SHM
- * path. The two differ only where registrations overlap. */
+/* The reference, with 128-bit arithmetic so nothing wraps: a buffer mapped
+ * so far that holds [addr, addr + len) (tryResolve), else the first buffer
+ * in registration order that holds it (findBuffer), if it has an SHM path.
+ * Returns the buffer's index or -1. */
 static int reference(const shmb_mooncake_buffer_t *b, size_t n, uint64_t addr, uint64_t len)
 {
     if (len == 0)
         return -1;
-    if (path == SHMB_MOONCAKE_PR192) {
-        for (size_t i = 0; i < n; i++)
-            if (b[i].shm_path[0] && holds(&b[i], addr, len))
-                return (int)i;
-        return -1;
-    }
     for (size_t i = 0; i < n && i < FAKE_MAX; i++)
         if (fake.mapped[i] && holds(&b[i], addr, len))
             return (int)i;
@@ -193,7 +161,7 @@ static int setup_edges(void **state)
 {
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    if (create(edges, NEDGES, TARGET, 20, &ops, &m) != 0)
+    if (shmb_mooncake_create(edges, NEDGES, TARGET, 20, &ops, &m) != 0)
         return -1;
     *state = m;
     return 0;
@@ -227,7 +195,7 @@ static void test_edges(void **state)
         {C + 8, 0 - (C + 8)},     /* addr + len wraps to exactly 0 */
         {C, 0},                   /* len = 0 */
         {E, 16},                  /* only in E, which has no SHM path */
-        {E + 0x900, 16},          /* in E and F: pr192 skips E for F; tent's findBuffer takes E */
+        {E + 0x900, 16},          /* in E and F: findBuffer takes E */
         {F + 0x1000 - 1, 1},      /* last byte of F */
         {F + 0x1000, 1},          /* after the last */
     };
@@ -237,7 +205,7 @@ static void test_edges(void **state)
     void *p = NULL;
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 5, 1, &p), 0);
     assert_ptr_equal(p, fake_local(&fake, 2, edges[2].shm_path) + 5);
-    /* once F is mapped (its last byte above), tent's tryResolve finds it too */
+    /* once F is mapped (its last byte above), tryResolve finds it too */
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, E + 0x900, 1, &p), 0);
     assert_ptr_equal(p, fake_local(&fake, 4, edges[4].shm_path) + 0x100);
 }
@@ -247,9 +215,8 @@ static void test_unknown_target(void **state)
     shmb_mooncake_t *m = *state;
     void *sentinel = (void *)&fake, *p = sentinel;
     assert_int_equal(shmb_mooncake_relocate(m, 999, A, 1, &p), -ENOENT);
-    /* segment 0 is no peer's: pr192 has no such segment; tent takes it for
-     * the local segment, which holds no buffer */
-    assert_int_equal(shmb_mooncake_relocate(m, 0, A, 1, &p), path == SHMB_MOONCAKE_PR192 ? -ENOENT : -EINVAL);
+    /* segment 0 is the local segment, which holds no buffer */
+    assert_int_equal(shmb_mooncake_relocate(m, 0, A, 1, &p), -EINVAL);
     /* another segment exists but holds no SHM buffer */
     assert_int_equal(shmb_mooncake_relocate(m, 3, A, 1, &p), -EINVAL);
     assert_ptr_equal(p, sentinel);
@@ -262,7 +229,7 @@ static void test_attach_once_and_detach_all(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
     assert_int_equal(shmb_mooncake_attached(m), 0);
     void *p;
     for (int round = 0; round < 5; round++) {
@@ -278,7 +245,7 @@ static void test_attach_once_and_detach_all(void **state)
     assert_int_equal(fake.maps[1].index, 2);
     assert_string_equal(fake.maps[1].path, edges[2].shm_path);
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, C, 1, &p), 0);
-    /* F's last byte: its first is also E's, which tent's findBuffer takes */
+    /* F's last byte: its first is also E's, which findBuffer takes */
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, F + 0xfff, 1, &p), 0);
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, E, 1, &p), -EINVAL); /* never attached */
     assert_int_equal(fake.attach_calls, 4);
@@ -310,27 +277,21 @@ static void test_bad_create(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *sentinel = (shmb_mooncake_t *)&fake, *m = sentinel;
-    assert_int_equal(create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
-    assert_int_equal(create(NULL, 1, TARGET, 0, &ops, &m), -EINVAL);
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, NULL, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(NULL, 1, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, NULL, &m), -EINVAL);
     shmb_mooncake_ops_t no_attach = {NULL, fake_detach, &fake};
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, &no_attach, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, &no_attach, &m), -EINVAL);
     shmb_mooncake_buffer_t zero[2] = {{0x1000, 0x1000, "/a"}, {0x3000, 0, "/b"}};
-    assert_int_equal(create(zero, 2, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(zero, 2, TARGET, 0, &ops, &m), -EINVAL);
     assert_ptr_equal(m, sentinel);
     /* a peer without detach is fine */
     shmb_mooncake_ops_t attach_only = {fake_attach, NULL, &fake};
-    assert_int_equal(create(zero, 1, TARGET, 0, &attach_only, &m), 0);
+    assert_int_equal(shmb_mooncake_create(zero, 1, TARGET, 0, &attach_only, &m), 0);
     void *p;
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, 0x1000, 1, &p), 0);
     shmb_mooncake_destroy(m);
     free(fake.maps[0].base);
-    /* a path outside the enum */
-    assert_int_equal(shmb_mooncake_create_path((shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS, edges, NEDGES, TARGET, 0,
-                                               &ops, &m), -EINVAL);
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, &ops, &m), 0);
-    assert_int_equal(shmb_mooncake_path_of(m), path);
-    shmb_mooncake_destroy(m);
 }
 
 enum { NRANDOM = 1000 };
@@ -370,7 +331,7 @@ static void test_random_against_reference(void **state)
     uint64_t end = build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 42, 100, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 42, 100, &ops, &m), 0);
     uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
     int hits = 0;
     for (int k = 0; k < 20000; k++) {
@@ -393,7 +354,7 @@ static void test_batch_sums_relocations(void **state)
     uint64_t end = build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 9, 10, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 9, 10, &ops, &m), 0);
     enum { N = 5000 };
     static shmb_lookup_request_t req[N];
     uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
@@ -487,7 +448,7 @@ static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, siz
     return wrong;
 }
 
-/* Every byte of every registered buffer, on both paths; and the planted
+/* Every byte of every registered buffer; and the planted
  * fault (buffer 2 mapped 64 bytes off) is seen on each of its bytes. */
 static void test_every_address(void **state)
 {
@@ -496,7 +457,7 @@ static void test_every_address(void **state)
         shmb_mooncake_ops_t ops = fake_ops();
         fake.lie_index = lie ? 2 : -1;
         shmb_mooncake_t *m = NULL;
-        assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+        assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
         long wrong = count_wrong(m, plain, NPLAIN, 1);
         assert_int_equal(wrong, lie ? 2 * (long)plain[2].length : 0);
         shmb_mooncake_destroy(m);
@@ -510,7 +471,7 @@ static void test_outside_every_buffer(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
     assert_int_equal(count_wrong(m, plain, NPLAIN, 512), 0); /* map every SHM buffer first */
     static const struct { uint64_t addr, len; } out[] = {
         {0, 1}, {0x0ffff, 1}, {0x0ffff, 2}, {0x13000, 1}, {0x12fff, 2}, {0x1ffff, 1}, {0x21000, 1},
@@ -536,28 +497,9 @@ static void test_random_every_buffer(void **state)
     build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 77, 10, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 77, 10, &ops, &m), 0);
     assert_int_equal(count_wrong(m, random_bufs, NRANDOM, 1000), 0);
     shmb_mooncake_destroy(m);
-}
-
-static void test_path_names(void **state)
-{
-    (void)state;
-    shmb_mooncake_path_t p = SHMB_MOONCAKE_PR192;
-    assert_string_equal(shmb_mooncake_path_name(SHMB_MOONCAKE_TENT), "tent");
-    assert_string_equal(shmb_mooncake_path_name(SHMB_MOONCAKE_PR192), "pr192");
-    assert_null(shmb_mooncake_path_name((shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS));
-    assert_int_equal(SHMB_MOONCAKE_DEFAULT_PATH, SHMB_MOONCAKE_TENT);
-    for (int i = 0; i < SHMB_MOONCAKE_PATHS; i++) {
-        assert_int_equal(shmb_mooncake_path_parse(shmb_mooncake_path_name((shmb_mooncake_path_t)i), &p), 0);
-        assert_int_equal(p, i);
-    }
-    assert_int_equal(shmb_mooncake_path_parse("TENT", &p), -EINVAL);
-    assert_int_equal(shmb_mooncake_path_parse("", &p), -EINVAL);
-    assert_int_equal(shmb_mooncake_path_parse(NULL, &p), -EINVAL);
-    assert_int_equal(p, SHMB_MOONCAKE_PATHS - 1); /* untouched on error */
-    assert_int_equal(shmb_mooncake_path_of(NULL), SHMB_MOONCAKE_DEFAULT_PATH);
 }
 
 /* The request path. */
@@ -638,7 +580,7 @@ static void test_engine_translates_and_copies(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
     shmb_mooncake_engine_t *e = make_engine();
     const shmb_mooncake_hooks_t hooks = {shmb_mooncake_translate, copy_bytes, m};
     for (size_t i = 0; i < sizeof(source); i++)
@@ -746,16 +688,10 @@ int main(void)
         cmocka_unit_test(test_outside_every_buffer),
         cmocka_unit_test(test_random_every_buffer),
         cmocka_unit_test(test_engine_translates_and_copies),
-    };
-    const struct CMUnitTest once[] = {
-        cmocka_unit_test(test_path_names),
         cmocka_unit_test(test_engine_buffers),
         cmocka_unit_test(test_engine_finds_buffer),
         cmocka_unit_test(test_engine_refuses),
         cmocka_unit_test(test_engine_deterministic),
     };
-    int failed = shmb_test_group("tent", tests, set_tent, NULL);
-    failed += shmb_test_group("pr192", tests, set_pr192, NULL);
-    failed += shmb_test_group("request path", once, set_tent, NULL);
-    return shmb_test_exit(failed);
+    return shmb_test_run(tests, NULL, NULL);
 }
