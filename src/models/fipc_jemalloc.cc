@@ -170,10 +170,11 @@ const extent_hooks_t shm_pool_hooks = {
 // unreserved: their first write is the caller's (--touch times it, guarded).
 void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
 {
-    try {
+    void *addr = nullptr;
+    const int rc = shmb::guard([&] {
         if (size > SHMB_FIPC_JEMALLOC_MAX_POOL) {
             pool_error = shmb_error_record("extent_alloc", EFBIG, prefix.c_str());
-            return nullptr;
+            return 0;
         }
         std::lock_guard<std::mutex> lock(pools_mutex);
         Segment_guard guard;
@@ -186,30 +187,26 @@ void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
             ret = map_aligned(&guard.seg, alignment);
         if (ret < 0) {
             pool_error = ret;
-            return nullptr;
+            return 0;
         }
         uint32_t id = next_id;
         if (repo.insert(id, static_cast<unsigned char *>(guard.seg.addr), size) < 0)
-            return nullptr;
-        try {
-            pools.emplace(id, guard.seg);
-        } catch (...) {
-            repo.erase(id);
-            throw;
-        }
+            return 0;
+        shmb::undo_on_throw([&] { pools.emplace(id, guard.seg); }, [&] { repo.erase(id); });
         guard.armed = false;
         next_id++;
         pool_bytes += size;
-        return guard.seg.addr;
-    } catch (...) {
+        addr = guard.seg.addr;
+        return 0;
+    });
+    if (rc < 0)
         pool_error = shmb_error_record("extent_alloc", ENOMEM, prefix.c_str());
-        return nullptr;
-    }
+    return addr;
 }
 
 bool shmb_fipc_jemalloc::purge(const void *addr, size_t offset, size_t length)
 {
-    try {
+    return shmb::guard_or(false, [&] {
         std::lock_guard<std::mutex> lock(pools_mutex);
         const Pool *pool = repo.from_address(addr);
         if (!pool)
@@ -217,19 +214,15 @@ bool shmb_fipc_jemalloc::purge(const void *addr, size_t offset, size_t length)
         off_t at = static_cast<off_t>(static_cast<const unsigned char *>(addr) - pool->base + offset);
         return fallocate(pools.at(pool->id).fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
                          static_cast<off_t>(length)) == 0;
-    } catch (...) {
-        return false;
-    }
+    });
 }
 
 bool shmb_fipc_jemalloc::same_pool(const void *a, const void *b) const
 {
-    try {
+    return shmb::guard_or(false, [&] {
         const Pool *pa = repo.from_address(a);
         return pa && pa == repo.from_address(b);
-    } catch (...) {
-        return false;
-    }
+    });
 }
 
 namespace {
@@ -258,7 +251,7 @@ bool shmb_fipc_jemalloc::thread_flags(int *out)
         *out = this_thread_tcache.flags;
         return true;
     }
-    try {
+    const int rc = shmb::guard([&] {
         std::lock_guard<std::mutex> lock(tcaches_mutex);
         auto it = tcaches.find(std::this_thread::get_id());
         if (it == tcaches.end()) {
@@ -267,17 +260,17 @@ bool shmb_fipc_jemalloc::thread_flags(int *out)
             int err = mallctl("tcache.create", &id, &len, nullptr, 0);
             if (err != 0) {
                 shmb_error_record("mallctl", err, "tcache.create");
-                return false;
+                return 0;
             }
             it = tcaches.emplace(std::this_thread::get_id(), id).first;
         }
         this_thread_tcache = Thread_tcache{serial, MALLOCX_ARENA(arena) | MALLOCX_TCACHE(it->second)};
         *out = this_thread_tcache.flags;
-        return true;
-    } catch (...) {
+        return 1;
+    });
+    if (rc < 0)
         shmb_error_record("mallctl", ENOMEM, "tcache.create");
-        return false;
-    }
+    return rc > 0;
 }
 
 // Memory_manager::destroy_thread_cache, then destroy_arena. Returns 0 or

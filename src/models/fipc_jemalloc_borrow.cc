@@ -156,13 +156,9 @@ bool Borrower_session::receive_shm_pool(const Lend_pool_head &head, const std::s
     int fd;
     if (shmb_fipc_pool_attach(name.c_str(), head.size, &base, &fd) < 0)
         return false;
-    std::shared_ptr<Borrowed_pool> pool;
-    try {
-        pool = std::make_shared<Borrowed_pool>(head.pool_id, base, head.size, fd);
-    } catch (...) {
-        shmb_fipc_pool_detach(base, head.size, fd);
-        throw;
-    }
+    auto pool = shmb::undo_on_throw(
+        [&] { return std::make_shared<Borrowed_pool>(head.pool_id, base, head.size, fd); },
+        [&] { shmb_fipc_pool_detach(base, head.size, fd); });
     std::lock_guard<std::mutex> lock(borrower_mutex);
     auto it = borrower_collection_map.find(head.collection_id);
     return it != borrower_collection_map.end() &&

@@ -37,12 +37,7 @@ int shmb_fipc_repo::insert(uint32_t id, unsigned char *base, size_t size)
     if (next != by_base.begin() && overlaps(*std::prev(next)->second, start, size))
         return -EINVAL;
     auto at = by_base.emplace_hint(next, base, pool);
-    try {
-        by_id.emplace(id, Pool_holder{pool});
-    } catch (...) {
-        by_base.erase(at);
-        throw;
-    }
+    shmb::undo_on_throw([&] { by_id.emplace(id, Pool_holder{pool}); }, [&] { by_base.erase(at); });
     return 0;
 }
 

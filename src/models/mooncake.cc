@@ -3,6 +3,7 @@
 // sent through TENT's engine (mooncake_engine.hpp), in one translation unit.
 #include "shmbench/mooncake.h"
 
+#include "cxx_guard.hpp"
 #include "mooncake_model.hpp"
 #include "mooncake_tent.hpp"
 #include "mooncake_engine.hpp"
@@ -41,18 +42,14 @@ bool valid_buffers(const shmb_mooncake_buffer_t *buffers, size_t n)
 
 int relocate_one(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t len, void **out) noexcept
 {
-    try {
+    return shmb::guard([&] {
         uint64_t dest = addr;
         tent::Status status = m->tent.relocateSharedMemoryAddress(dest, len, target_id);
         if (!status.ok())
             return status.errnum();
         *out = reinterpret_cast<void *>(dest);
         return 0;
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    });
 }
 
 // A C caller may store any int in the opcode; loading an enum outside its
@@ -112,8 +109,6 @@ int submit_one(tent::TransferEngine &engine, const shmb_mooncake_request_t *req,
 
 } // namespace
 
-// The entry points catch every exception (noexcept, as the C header's
-// SHMB_NOEXCEPT declares them).
 extern "C" {
 
 int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id, size_t other_segments,
@@ -121,14 +116,10 @@ int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64
 {
     if (!valid_buffers(buffers, n) || !ops || !ops->attach || !out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         *out = new shmb_mooncake(tent::make_metadata(buffers, n, target_id, other_segments, nullptr, 0), *ops);
         return 0;
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    });
 }
 
 void shmb_mooncake_destroy(shmb_mooncake_t *m) noexcept
@@ -187,32 +178,24 @@ int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n,
 {
     if (!valid_buffers(buffers, n) || target_id == tent::LOCAL_SEGMENT_ID || (local_length && !local_addr) || !out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         *out = new shmb_mooncake_engine(
             tent::make_metadata(buffers, n, target_id, other_segments, local_addr, local_length));
         return 0;
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    });
 }
 
 size_t shmb_mooncake_engine_buffers(shmb_mooncake_engine_t *e, uint64_t target_id) noexcept
 {
-    if (!e)
-        return 0;
-    size_t n = 0;
-    try {
+    return !e ? 0 : shmb::guard_or<size_t>(0, [&] {
+        size_t n = 0;
         tent::SegmentDescRef pin;
         e->engine.segments().withCachedSegment(target_id, pin, [&](tent::SegmentDesc *segment) {
             n = segment->getMemory().buffers.size();
             return tent::Status();
         });
-    } catch (...) {
-        return 0;
-    }
-    return n;
+        return n;
+    });
 }
 
 void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) noexcept
@@ -225,13 +208,7 @@ int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_r
 {
     if (!e || !req || req->length == 0 || opcode_of(req) > unsigned(SHMB_MOONCAKE_WRITE))
         return -EINVAL;
-    try {
-        return submit_one(e->engine, req, hooks, out);
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    return shmb::guard([&] { return submit_one(e->engine, req, hooks, out); });
 }
 
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,

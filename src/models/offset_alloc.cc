@@ -17,6 +17,7 @@
 // RAII OffsetAllocationHandle. The classes keep upstream's names and members
 // in upstream's order, so that a request touches objects of upstream's sizes;
 // the code is this project's.
+#include "cxx_guard.hpp"
 #include "offset_alloc_model.hpp"
 #include "shmbench/offset_alloc.h"
 
@@ -155,16 +156,14 @@ int shmb_offset_bare_create(void *base, size_t bytes, uint32_t max_nodes, shmb_o
 {
     if (!base || bytes == 0 || !out || reinterpret_cast<uintptr_t>(base) > UINTPTR_MAX - bytes)
         return -EINVAL;
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         uint32_t init, max;
         shmb::offset::node_capacity(bytes, max_nodes, &init, &max);
         auto a = std::make_unique<shmb_offset_bare>();
         a->allocator = shmb::offset::OffsetAllocator::create(reinterpret_cast<uintptr_t>(base), bytes, init, max);
         *out = a.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 void shmb_offset_bare_destroy(shmb_offset_bare_t *a) noexcept
@@ -179,16 +178,14 @@ int shmb_offset_bare_alloc(shmb_offset_bare_t *a, size_t bytes, shmb_offset_bare
 {
     if (!a || !h || bytes == 0 || h->addr)
         return -EINVAL;
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::optional<OffsetAllocationHandle> got = a->allocator->allocate(bytes);
         if (!got)
             return -ENOMEM;
         h->addr = got->ptr();
         new (h->handle) OffsetAllocationHandle(std::move(*got));
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 int shmb_offset_bare_free(shmb_offset_bare_handle_t *h) noexcept

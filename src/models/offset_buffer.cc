@@ -19,6 +19,7 @@
 // OffsetBufferAllocator's methods directly, not through the vtable.
 #include "offset_alloc_internal.h"
 #include "offset_alloc_model.hpp"
+#include "cxx_guard.hpp"
 
 #include <algorithm>
 #include <array>
@@ -301,19 +302,19 @@ std::unique_ptr<AllocatedBuffer> OffsetBufferAllocator::allocate(size_t size)
     if (!offset_allocator_)
         return nullptr;
     std::unique_ptr<AllocatedBuffer> allocated_buffer = nullptr;
-    try {
-        auto allocation_handle = offset_allocator_->allocate(size);
-        if (!allocation_handle) {
-            vlog_is_on(1); // "allocation_failed"
-            return nullptr;
-        }
-        void *buffer_ptr = allocation_handle->ptr();
-        allocated_buffer =
-            std::make_unique<AllocatedBuffer>(shared_from_this(), buffer_ptr, size, std::move(allocation_handle));
-        vlog_is_on(1); // "allocation_succeeded"
-    } catch (...) {
+    if (!shmb::guard_or(false, [&] {
+            auto allocation_handle = offset_allocator_->allocate(size);
+            if (!allocation_handle) {
+                vlog_is_on(1); // "allocation_failed"
+                return false;
+            }
+            void *buffer_ptr = allocation_handle->ptr();
+            allocated_buffer = std::make_unique<AllocatedBuffer>(shared_from_this(), buffer_ptr, size,
+                                                                 std::move(allocation_handle));
+            vlog_is_on(1); // "allocation_succeeded"
+            return true;
+        }))
         return nullptr;
-    }
     cur_size_.fetch_add(size);
     if (replica_type_ == ReplicaType::MEMORY)
         MasterMetricManager::instance().inc_allocated_mem_size(segment_name_, int64_t(size));
@@ -324,15 +325,15 @@ std::unique_ptr<AllocatedBuffer> OffsetBufferAllocator::allocate(size_t size)
 // reset (which frees the block), then the counter and the metrics.
 void OffsetBufferAllocator::deallocate(AllocatedBuffer *handle)
 {
-    try {
+    shmb::guard_or(0, [&] { // upstream logs what it catches
         const size_t freed_size = handle->size();
         handle->releaseOffsetHandle();
         cur_size_.fetch_sub(freed_size);
         if (replica_type_ == ReplicaType::MEMORY)
             MasterMetricManager::instance().dec_allocated_mem_size(segment_name_, int64_t(freed_size));
         vlog_is_on(1); // "deallocation_succeeded"
-    } catch (...) { // upstream logs it
-    }
+        return 0;
+    });
 }
 
 AllocatedBuffer *as_buffer(shmb_offset_block_t *b)
@@ -359,21 +360,20 @@ namespace {
 
 int create_checked(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         auto a = std::make_unique<shmb_offset>();
         a->offset = std::make_shared<OffsetBufferAllocator>(kSegmentName, reinterpret_cast<uintptr_t>(base),
                                                             bytes, max_nodes);
         a->allocator = a->offset;
         *out = a.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
+// A throw is the metric's first label insert, outside upstream's try.
 int alloc_one(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::unique_ptr<AllocatedBuffer> buffer = a->allocator->allocate(bytes);
         if (!buffer)
             return -ENOMEM;
@@ -383,9 +383,7 @@ int alloc_one(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcep
         }
         *out = reinterpret_cast<shmb_offset_block_t *>(buffer.release());
         return 0;
-    } catch (...) {
-        return -ENOMEM; // the metric's first label insert, outside upstream's try
-    }
+    });
 }
 
 struct Span {
@@ -434,7 +432,7 @@ int check_blocks(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, siz
 int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, char *why,
                    size_t cap) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::vector<Span> spans;
         spans.reserve(n);
         int rc = check_blocks(a, blocks, n, &spans, why, cap);
@@ -446,9 +444,7 @@ int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, s
             }
         }
         return rc;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 } // namespace
