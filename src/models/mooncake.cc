@@ -1,11 +1,9 @@
 // mooncake: the entry points of Mooncake's model (docs/models.md): the
-// relocate path of TENT's ShmTransport (mooncake_tent.hpp) and one request
+// relocate path of TENT's ShmTransport (mooncake_relocate.hpp) and one request
 // sent through TENT's engine (mooncake_engine.hpp), in one translation unit.
 #include "shmbench/mooncake.h"
 
 #include "cxx_guard.hpp"
-#include "mooncake_model.hpp"
-#include "mooncake_tent.hpp"
 #include "mooncake_engine.hpp"
 
 #include <cerrno>

@@ -9,7 +9,7 @@
 // Every request runs it (mooncake.cc's shmb_mooncake_engine_*).
 #pragma once
 
-#include "mooncake_tent.hpp"
+#include "mooncake_relocate.hpp"
 
 #include <array>
 #include <atomic>

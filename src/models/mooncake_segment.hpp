@@ -1,133 +1,22 @@
-// mooncake_tent.hpp: TENT's relocate path (C++17, private to the library):
-// the engine kvcache-ai/Mooncake ships today (mooncake-transfer-engine/tent/
-// as of 3b5a59413, August 2026): its ticket spinlock, Status, the segment
-// descriptors (include/tent/runtime/segment.h), the per-thread storage, the
-// SegmentManager's look-ups (src/runtime/segment_manager.cpp) and
-// ShmTransport::relocateSharedMemoryAddress (src/transport/shm/
-// shm_transport.cpp). Types keep upstream's members in upstream's order
-// where a request touches them; and the peer's segments as the model
-// registers them. A relocation and a request (mooncake.cc) run it.
+// mooncake_segment.hpp: TENT's segment descriptors and the SegmentManager's
+// per-request look-ups (include/tent/runtime/segment.h, segment_manager.h,
+// src/runtime/segment.cpp, segment_manager.cpp), and the peer's metadata as
+// the model registers it. Types keep upstream's members in upstream's order
+// where a request touches them.
 #pragma once
 
-#include "mooncake_model.hpp"
+#include "mooncake_common.hpp"
+#include "shmbench/mooncake.h"
 
-#include <atomic>
-#include <cerrno>
-#include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <memory>
-#include <mutex>
 #include <shared_mutex>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace {
 namespace tent {
-
-// RWSpinlock (include/tent/common/concurrent/rw_spinlock.h): every step is a
-// compare-and-swap on an std::atomic<uint64_t>; both unlocks are CAS loops.
-class RWSpinlock : public TicketSpinlock<RWSpinlock> {
-public:
-    bool tryLock()
-    {
-        RWTicket t, expected;
-        expected.whole = ticket_.load(std::memory_order_acquire);
-        t.whole = expected.whole;
-        if (t.t.users != t.t.write)
-            return false;
-        ++t.t.users;
-        return ticket_.compare_exchange_weak(expected.whole, t.whole, std::memory_order_acquire);
-    }
-
-    void unlock()
-    {
-        uint64_t expected = ticket_.load(std::memory_order_relaxed);
-        RWTicket t;
-        do {
-            t.whole = expected;
-            ++t.t.read;
-            ++t.t.write;
-        } while (!ticket_.compare_exchange_weak(expected, t.whole, std::memory_order_release,
-                                                std::memory_order_relaxed));
-    }
-
-    bool tryLockShared()
-    {
-        RWTicket t, expected;
-        expected.whole = ticket_.load(std::memory_order_acquire);
-        t.whole = expected.whole;
-        expected.t.users = expected.t.read;
-        ++t.t.read;
-        ++t.t.users;
-        return ticket_.compare_exchange_weak(expected.whole, t.whole, std::memory_order_acquire);
-    }
-
-    void unlockShared()
-    {
-        uint64_t expected = ticket_.load(std::memory_order_relaxed);
-        RWTicket t;
-        do {
-            t.whole = expected;
-            ++t.t.write;
-        } while (!ticket_.compare_exchange_weak(expected, t.whole, std::memory_order_release));
-    }
-
-private:
-    std::atomic<uint64_t> ticket_{0};
-
-public:
-    std::atomic<int64_t> lock_{0}; // unused, as upstream: the lock keeps its 136 bytes
-    uint64_t padding_[15] = {};
-};
-static_assert(sizeof(RWSpinlock) == 136, "upstream's lock is 136 bytes");
-
-// Status (include/tent/common/status.h): OK carries no message; an error
-// copies its message to the heap. errnum is the model's: the -errno the C
-// boundary returns for it.
-class Status {
-public:
-    enum class Code : uint16_t { kOk = 0, kInvalidArgument = 1, kTooManyRequests = 2, kInvalidEntry = 5,
-                                 kNeedsRefreshCache = 7, kInternalError = 199 };
-
-    Status() = default;
-    Status(Code code, const char *message, int errnum) : code_(code), errnum_(errnum)
-    {
-        const size_t n = std::strlen(message) + 1;
-        message_.reset(new char[n]);
-        std::memcpy(message_.get(), message, n);
-    }
-
-    bool ok() const { return code_ == Code::kOk; }
-    bool IsNeedsRefreshCache() const { return code_ == Code::kNeedsRefreshCache; }
-    int errnum() const { return ok() ? 0 : errnum_; }
-
-private:
-    Code code_ = Code::kOk;
-    int errnum_ = 0;
-    std::unique_ptr<char[]> message_;
-};
-
-#define TENT_CHECK_STATUS(call)                                                                            \
-    do {                                                                                                  \
-        Status status_ = (call);                                                                          \
-        if (!status_.ok())                                                                                \
-            return status_;                                                                               \
-    } while (0)
-
-using SegmentID = uint64_t;
-using BatchID = uint64_t;
-constexpr SegmentID LOCAL_SEGMENT_ID = 0;
-
-// include/tent/common/types.h
-enum TransportType : int { UNSPEC = 0, RDMA, MNNVL, SHM, NVLINK, GDS, IOURING, TCP, AscendDirect,
-                           SUNRISE_LINK, TPU, UB, MPCOMM, kNumTransportTypes };
-constexpr int kSupportedTransportTypes = int(kNumTransportTypes);
 
 // include/tent/runtime/segment.h. MemorySegmentDesc's Topology is left out: a
 // request never reads it on a CPU-only peer.
@@ -209,63 +98,6 @@ struct SegmentDesc {
 
 using SegmentDescRef = std::shared_ptr<SegmentDesc>;
 
-// ThreadLocalStorage<T> (include/tent/common/concurrent/thread_local_storage.h):
-// the hot path is upstream's, one thread_local access and an id compare
-// against a one-entry cache. The cold path (first use per instance and
-// thread) keeps the values in the owner under a mutex, where upstream keeps
-// them in a per-thread map and registers them with the owner; both end with
-// the one-entry cache pointing at the thread's value.
-inline uint64_t nextThreadLocalStorageId()
-{
-    static std::atomic<uint64_t> counter{1};
-    return counter.fetch_add(1, std::memory_order_relaxed);
-}
-
-template <class T> class ThreadLocalStorage {
-public:
-    ThreadLocalStorage() = default;
-    ThreadLocalStorage(const ThreadLocalStorage &) = delete;
-    ThreadLocalStorage &operator=(const ThreadLocalStorage &) = delete;
-
-    T &get()
-    {
-        ThreadState &state = threadState();
-        if (state.cached_id == id_)
-            return *state.cached_value;
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto &slot = values_[std::this_thread::get_id()];
-        if (!slot)
-            slot = std::make_unique<T>();
-        state.cached_id = id_;
-        state.cached_value = slot.get();
-        return *slot;
-    }
-
-private:
-    struct ThreadState {
-        uint64_t cached_id = 0;
-        T *cached_value = nullptr;
-    };
-
-    static ThreadState &threadState()
-    {
-        thread_local ThreadState state;
-        return state;
-    }
-
-    const uint64_t id_ = nextThreadLocalStorageId();
-    std::mutex mutex_;
-    std::unordered_map<std::thread::id, std::unique_ptr<T>> values_;
-};
-
-// include/tent/common/utils/os.h
-inline int64_t getCurrentTimeInNano()
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_REALTIME, &ts))
-        return -1;
-    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 constexpr uint64_t TENT_SEGMENT_DESC_TTL_MS = 60 * 60 * 1000; // segment_manager.h
 
@@ -430,109 +262,6 @@ private:
     SegmentRegistry registry_;
 };
 
-// ShmTransport's relocate path (include/tent/transport/shm/shm_transport.h,
-// src/transport/shm/shm_transport.cpp).
-class ShmTransport {
-public:
-    ShmTransport(std::shared_ptr<SegmentManager> metadata, const shmb_mooncake_ops_t &ops)
-        : metadata_(std::move(metadata)), ops_(ops)
-    {
-    }
-    ShmTransport(const ShmTransport &) = delete;
-    ShmTransport &operator=(const ShmTransport &) = delete;
-
-    // ShmTransport::uninstall: every mapping undone under the write lock.
-    ~ShmTransport()
-    {
-        RWSpinlock::WriteGuard guard(relocate_lock_);
-        for (auto &relocate_map : relocate_map_)
-            for (auto &entry : relocate_map.second)
-                if (ops_.detach)
-                    ops_.detach(ops_.ctx, entry.second.shm_addr, entry.second.length);
-    }
-
-    // ShmTransport::relocateSharedMemoryAddress. Departures: tryResolve's
-    // range test cannot wrap (upstream computes dest_addr + length <=
-    // entry.first + entry.second.length, which a length near 2^64 passes);
-    // the CUDA location check on a first use is left out (a CPU buffer
-    // passes it); ops->attach stands for shm_open + fstat + mmap + close.
-    Status relocateSharedMemoryAddress(uint64_t &dest_addr, uint64_t length, uint64_t target_id)
-    {
-        {
-            RWSpinlock::ReadGuard guard(relocate_lock_);
-            auto target = relocate_map_.find(target_id);
-            if (target != relocate_map_.end() && tryResolve(target->second, dest_addr, length))
-                return Status();
-        }
-        RWSpinlock::WriteGuard guard(relocate_lock_);
-        auto target = relocate_map_.find(target_id);
-        if (target != relocate_map_.end() && tryResolve(target->second, dest_addr, length))
-            return Status();
-        BufferDesc *buffer = nullptr;
-        size_t index = 0;
-        SegmentDescRef pin;
-        TENT_CHECK_STATUS(metadata_->withCachedSegment(target_id, pin, [&](SegmentDesc *segment) {
-            buffer = segment->findBuffer(dest_addr, length);
-            if (!buffer || buffer->shm_path.empty())
-                return Status(Status::Code::kNeedsRefreshCache, "Requested address is not in registered buffer",
-                              -EINVAL);
-            index = size_t(buffer - segment->getMemory().buffers.data());
-            return Status();
-        }));
-        void *shm_addr = nullptr;
-        bool mapping_found = false;
-        if (target != relocate_map_.end()) {
-            auto mapping = target->second.find(buffer->addr);
-            if (mapping != target->second.end()) {
-                shm_addr = mapping->second.shm_addr;
-                mapping_found = true;
-            }
-        }
-        if (!mapping_found) {
-            int rc = ops_.attach(ops_.ctx, index, buffer->shm_path.c_str(), buffer->length, &shm_addr);
-            if (rc < 0)
-                return Status(Status::Code::kInternalError, "Failed to open shared memory file", rc);
-            relocate_map_[target_id][buffer->addr] = OpenedShmEntry{shm_addr, buffer->length};
-        }
-        dest_addr = dest_addr - buffer->addr + reinterpret_cast<uint64_t>(shm_addr);
-        return Status();
-    }
-
-    size_t attached() const
-    {
-        size_t n = 0;
-        for (auto &relocate_map : relocate_map_)
-            n += relocate_map.second.size();
-        return n;
-    }
-
-private:
-    struct OpenedShmEntry {
-        void *shm_addr;
-        uint64_t length;
-    };
-    using RelocateMap = std::unordered_map<uint64_t, OpenedShmEntry>;
-    using HashMap = std::unordered_map<SegmentID, RelocateMap>;
-
-    // ShmTransport::tryResolve: every mapped entry of the segment, in the
-    // hash map's iteration order, until one holds the range.
-    static bool tryResolve(const RelocateMap &relocate_map, uint64_t &dest_addr, uint64_t length)
-    {
-        for (const auto &entry : relocate_map) {
-            if (entry.first <= dest_addr && length <= entry.second.length &&
-                dest_addr - entry.first <= entry.second.length - length) {
-                dest_addr = dest_addr - entry.first + reinterpret_cast<uint64_t>(entry.second.shm_addr);
-                return true;
-            }
-        }
-        return false;
-    }
-
-    std::shared_ptr<SegmentManager> metadata_;
-    shmb_mooncake_ops_t ops_;
-    RWSpinlock relocate_lock_;
-    HashMap relocate_map_;
-};
 
 // What ShmTransport::addMemoryBuffer leaves in a registered buffer's
 // descriptor (shm_path, SHM among its transports), beside the location the
@@ -603,3 +332,4 @@ std::shared_ptr<SegmentManager> make_metadata(const shmb_mooncake_buffer_t *buff
 
 } // namespace tent
 } // namespace
+
