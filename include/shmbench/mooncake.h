@@ -22,11 +22,9 @@ typedef struct shmb_mooncake_buffer {
     const char *shm_path; /* SHM name to open on first use; "" = not SHM (skipped) */
 } shmb_mooncake_buffer_t;
 
-/* How a buffer is mapped on first use and unmapped at the end. attach maps
- * `length` bytes of the SHM object `shm_path` and returns our address in
- * *local (0 or -errno); `index` is the buffer's registration index (Mooncake
- * itself opens by path alone; the index lets a caller place or count
- * mappings). detach (may be NULL) undoes one attach. */
+/* How a buffer is mapped on first use: attach maps `length` bytes of
+ * shm_path (index: its registration index) into *local; detach (may be
+ * NULL) undoes one. */
 typedef struct shmb_mooncake_ops {
     int (*attach)(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local);
     void (*detach)(void *ctx, void *local, uint64_t length);
@@ -35,35 +33,27 @@ typedef struct shmb_mooncake_ops {
 
 typedef struct shmb_mooncake shmb_mooncake_t; /* opaque */
 
-/* Builds the metadata of one peer: segment target_id holding buffers[0..n)
- * in registration order (strings copied), beside `other_segments` further
- * segments of one small non-SHM buffer each. Nothing is attached yet.
- * Returns 0, -EINVAL (n = 0, a zero length, a NULL shm_path, ops or
- * ops->attach NULL) or -ENOMEM. */
+/* A peer's metadata: segment target_id holding buffers[0..n) (copied) beside
+ * other_segments segments of one non-SHM buffer each; nothing attached.
+ * -EINVAL: n = 0, a zero length, a NULL shm_path, or no ops->attach. */
 int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id, size_t other_segments,
                          const shmb_mooncake_ops_t *ops, shmb_mooncake_t **out) SHMB_NOEXCEPT;
 
-/* Detaches every attached buffer (ops->detach) and frees everything. NULL is
- * a no-op. */
+/* Detaches every attached buffer and frees everything. NULL: a no-op. */
 void shmb_mooncake_destroy(shmb_mooncake_t *m) SHMB_NOEXCEPT;
 
-/* One request through the whole relocate path: translates [addr, addr + len)
- * of segment target_id into our address in *out, attaching the buffer on
- * first use. Returns 0, -ENOENT (unknown target_id), -EINVAL (no SHM buffer
- * holds the whole range, or len = 0) or attach's error. */
+/* relocateSharedMemoryAddress: [addr, addr + len) of segment target_id into
+ * our address, attaching the buffer on first use. -ENOENT: unknown segment;
+ * -EINVAL: no SHM buffer holds it all; or attach's error. */
 int shmb_mooncake_relocate(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t len,
                            void **out) SHMB_NOEXCEPT;
 
-/* The timed loop: relocates requests[0..n) (their addr and len) in segment
- * target_id and returns the sum of the translated addresses (a failed
- * request counts 0), so that nothing can be optimised away. */
+/* The timed loop: the sum of the relocations of requests[0..n) (a failure
+ * counts 0). */
 uint64_t shmb_mooncake_relocate_batch(shmb_mooncake_t *m, uint64_t target_id,
                                       const shmb_lookup_request_t *requests, size_t n) SHMB_NOEXCEPT;
 
-/* The latency loop: relocates requests[0..n) as a dependent chain, each
- * request's addr shifted by how far the previous relocation landed from
- * expected[] (0 when it is right: shmbench/lookup.h, shmb_lookup_chain).
- * Returns the sum of the translated addresses (a failed request counts 0). */
+/* The latency loop: the same as a dependent chain (shmb_lookup_chain). */
 uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
                                       const shmb_lookup_request_t *requests,
                                       const uint64_t *expected, size_t n) SHMB_NOEXCEPT;
@@ -71,24 +61,18 @@ uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
 /* How many buffers have been attached so far. */
 size_t shmb_mooncake_attached(const shmb_mooncake_t *m) SHMB_NOEXCEPT;
 
-/* The request path around the translation: TENT's submitTransfer of one
- * descriptor (allocateBatch, submit, one poll, freeBatch; docs/models.md).
- * The translation and the copy are the caller's hooks, so that a driver
- * times the path alone, the translation alone or the whole request. */
+/* ---- the request path: TENT's submitTransfer of one descriptor ---- */
 
-/* The two steps the request path leaves to the system being measured.
- * translate maps [addr, addr + len) of segment target_id to our address in
- * *local (0 or -errno); NULL skips it (the task then carries the peer's
- * address, and no copy runs). copy moves len bytes from src to dst; NULL
- * skips it. Both get ctx. */
+/* The steps the path leaves to the system measured, each skipped when NULL:
+ * translate (without it the task carries the peer's address and nothing is
+ * copied) and copy. */
 typedef struct shmb_mooncake_hooks {
     int (*translate)(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
     void (*copy)(void *ctx, void *dst, const void *src, uint64_t len);
     void *ctx;
 } shmb_mooncake_hooks_t;
 
-/* shmb_mooncake_hooks_t.translate for a Mooncake model: ctx is the
- * shmb_mooncake_t; it runs shmb_mooncake_relocate. */
+/* The translate hook of a Mooncake model (ctx: the shmb_mooncake_t). */
 int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local) SHMB_NOEXCEPT;
 
 /* One descriptor, as TENT's Request carries it. */
@@ -114,37 +98,28 @@ typedef struct shmb_mooncake_submitted {
 
 typedef struct shmb_mooncake_engine shmb_mooncake_engine_t; /* opaque */
 
-/* Builds the engine side of one peer: the same metadata as
- * shmb_mooncake_create (segment target_id holding buffers[0..n) in
- * registration order, other_segments further segments), the local segment
- * holding [local_addr, local_addr + local_length) (NULL, 0: none), the SHM
- * transport and the default selection policies. Returns 0, -EINVAL (n = 0, a
- * zero length, a NULL shm_path, target_id 0, local_length without
- * local_addr) or -ENOMEM. */
+/* The engine over shmb_mooncake_create's metadata, the local segment holding
+ * [local_addr, local_addr + local_length) (NULL, 0: none), the SHM transport
+ * and the default policies. -EINVAL also for target_id 0. */
 int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
                                 size_t other_segments, void *local_addr, uint64_t local_length,
                                 shmb_mooncake_engine_t **out) SHMB_NOEXCEPT;
 
-/* How many buffers segment target_id registered, as the engine's descriptor
- * lists them (what SegmentDesc::findBuffer walks per look-up); 0 for an
- * unknown segment or a NULL engine. */
+/* The buffers segment target_id registered (what findBuffer walks); 0 for
+ * an unknown segment. */
 size_t shmb_mooncake_engine_buffers(shmb_mooncake_engine_t *e, uint64_t target_id) SHMB_NOEXCEPT;
 
-/* Frees everything. NULL is a no-op. */
+/* Frees everything. NULL: a no-op. */
 void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) SHMB_NOEXCEPT;
 
-/* Runs one request through the path above, calling hooks->translate and
- * hooks->copy where upstream translates and copies (hooks may be NULL: both
- * skipped). Returns 0 (*out written, out may be NULL), -EINVAL (bad
- * arguments, or no registered buffer of the segment holds the target: the
- * task fails), -ENOENT (unknown segment: the task fails), translate's error
- * (the SHM submit fails), or -ENOMEM. */
+/* One request through the path, the hooks (may be NULL) where upstream
+ * translates and copies; out may be NULL. -EINVAL: no buffer holds the
+ * target; -ENOENT: unknown segment; or translate's error. */
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
                                 const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
 
-/* The timed loop: submits requests[0..n) one by one and returns the sum of
- * their targets and found buffer bases (a failed request counts 0), so that
- * nothing can be optimised away. */
+/* The timed loop: the sum of the targets and buffer bases of requests[0..n)
+ * submitted one by one (a failure counts 0). */
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,
                                            size_t n, const shmb_mooncake_hooks_t *hooks) SHMB_NOEXCEPT;
 
