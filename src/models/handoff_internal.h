@@ -24,27 +24,15 @@
 extern "C" {
 #endif
 
-/* Test hook. Non-zero: the lender writes a wrong tag (the right one + 1)
- * into the object of hand-off number shmb_handoff_bench_wrong_tag - 1 of
- * each flavour. A unit test sets it before a run and clears it after; a
- * real run leaves it 0. */
+/* Test hooks, 0 in a real run; n acts on hand-off n - 1 of each flavour:
+ * wrong_tag: the lender writes tag + 1; wrong_byte: it flips a payload byte
+ * after filling; lost_return / wrong_return (SHM-jemalloc): it loses the
+ * return / reads it as another object's; peer_dies_at: the forked borrower
+ * SIGKILLs itself on that handle. */
 extern uint64_t shmb_handoff_bench_wrong_tag;
-
-/* Test hook. Non-zero: the lender flips a byte in the middle of the payload
- * of object number shmb_handoff_bench_wrong_byte - 1 of each flavour after
- * writing it (shmb_handoff_link_fill). */
 extern uint64_t shmb_handoff_bench_wrong_byte;
-
-/* Test hook. Non-zero: SHM-jemalloc's lender loses the return of hand-off
- * number shmb_handoff_bench_lost_return - 1 (never frees the object). */
 extern uint64_t shmb_handoff_bench_lost_return;
-
-/* Test hook. Non-zero: SHM-jemalloc's lender reads the return of hand-off
- * number shmb_handoff_bench_wrong_return - 1 as naming another object. */
 extern uint64_t shmb_handoff_bench_wrong_return;
-
-/* Test hook. Non-zero: the forked borrower kills itself (SIGKILL) when it
- * receives the handle of hand-off number shmb_handoff_bench_peer_dies_at - 1. */
 extern uint64_t shmb_handoff_bench_peer_dies_at;
 
 enum { HANDOFF_CLASSIC = SHMB_SYSTEM_FLOWIPC_CLASSIC, HANDOFF_JEMALLOC = SHMB_SYSTEM_FLOWIPC_JEMALLOC };
