@@ -1,5 +1,5 @@
-// fipc_objects: what the object layers of SHM-classic (fipc_classic_objects.cc)
-// and SHM-jemalloc (fipc_jemalloc_objects.cc) share. C++ only, not installed.
+// fipc_objects: what the object layers of SHM-classic (fipc_classic.cc) and
+// SHM-jemalloc (fipc_jemalloc_objects.cc) share. C++ only, not installed.
 #ifndef SHMBENCH_FIPC_OBJECTS_HPP
 #define SHMBENCH_FIPC_OBJECTS_HPP
 
