@@ -1,9 +1,6 @@
-// fipc_jemalloc_borrow: the borrower's side of the SHM-jemalloc model's
-// object hand-off (Shm_session: receive_arena, receive_shm_pool,
-// borrow_object, return_object; the pool attach of
-// Borrower_shm_pool_collection), the release of either side's object, and
-// the in-process verification of a whole hand-off. The lender's side is
-// src/fipc_jemalloc_lend.cc. Upstream files: see there.
+// fipc_jemalloc_borrow: the borrower's side of SHM-jemalloc's object hand-off
+// (receive_arena, receive_shm_pool, borrow_object, return_object), the
+// release of either side's object, and the in-process check of a hand-off.
 #include "cxx_guard.hpp"
 #include "fipc_internal.h"
 #include "fipc_jemalloc_handoff.hpp"

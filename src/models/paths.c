@@ -1,8 +1,5 @@
-/*
- * paths: the table of translation paths (src/paths_internal.h) and the
- * names it gives (shmbench/paths.h). Adding a path is one row here and its
- * functions.
- */
+/* paths: the table of translation paths (paths_internal.h) and the names it
+ * gives (shmbench/paths.h); a new path is one row here and its functions. */
 #include "paths_internal.h"
 
 #include "shmbench/error.h"
