@@ -232,10 +232,8 @@ void CommitOutput(const char* flag, const std::string& path, shmb_file_out_t* ou
 // an output cannot be written.
 void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
 
-// The report's system line: nullptr without --system; else the system, and
-// for --system=mooncake on a relocate path other than the default, the path
-// too ("mooncake (mooncake_path=pr192)"). Valid until the next call.
-const char* SystemLine(shmb_mooncake_path_t mooncake_path);
+// The report's system line: nullptr without --system; else the system.
+const char* SystemLine();
 
 // With kept > 0 (--cleanup=false), tells on stderr how many segments stay in
 // /dev/shm and the command that removes them.

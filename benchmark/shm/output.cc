@@ -103,15 +103,9 @@ void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
     CommitOutput("json_out", FLAGS_json_out, &g_json, shmb_report_write(g_json.f, SHMB_FORMAT_JSON, report, rows));
 }
 
-const char* SystemLine(shmb_mooncake_path_t mooncake_path)
+const char* SystemLine()
 {
-    static std::string line;
-    if (FLAGS_system.empty())
-        return nullptr;
-    line = FLAGS_system;
-    if (FLAGS_system == "mooncake" && mooncake_path != SHMB_MOONCAKE_DEFAULT_PATH)
-        line += std::string(" (mooncake_path=") + shmb_mooncake_path_name(mooncake_path) + ")";
-    return line.c_str();
+    return FLAGS_system.empty() ? nullptr : FLAGS_system.c_str();
 }
 
 void ReportLeftSegments(uint64_t kept)

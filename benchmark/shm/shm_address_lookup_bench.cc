@@ -16,7 +16,7 @@ DEFINE_int64(num_lookups, 10000,
              "pool of at least 131072 distinct ones, so that no batch replays what the branch predictors learnt");
 DEFINE_int64(segment_size_mb, 64, "Size of each segment in MB (1 MB = 1048576 bytes)");
 DEFINE_string(strategies, "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic",
-              "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress, on --mooncake_path), "
+              "Paths to measure. Systems: mooncake (relocateSharedMemoryAddress), "
               "flowipc_classic (one pool, handle = offset), "
               "flowipc_jemalloc (Shm_pool_repository::to_address: lock + hash map + offset). "
               "Kernels (reference points, not lower bounds): linear, lower_bound, tree, arithmetic");
@@ -40,10 +40,6 @@ DEFINE_bool(peer_process, false,
             "Two processes: this one (the owner) creates the SHM objects and writes a tag at every "
             "request's word; a forked peer attaches them (mooncake: on each buffer's first request), "
             "translates, checks each tag through its translated pointer and times every row");
-DEFINE_string(mooncake_path, "tent",
-              "Mooncake's relocate path: tent (upstream's TENT ShmTransport: a walk of the mapped buffers "
-              "under its RWSpinlock) or pr192 (PR #192's head, never merged: metadata lock, BufferDesc scan, "
-              "remap cache)");
 DEFINE_string(placement, "descending",
               "Order the peer registers its segments in, by address: descending (Mooncake's: each "
               "buffer a fresh mmap, which Linux places below the previous one), ascending, or random");
@@ -107,8 +103,6 @@ int main(int argc, char** argv)
         shmb::CheckChoice("lookup_mode", FLAGS_lookup_mode, {"throughput", "latency", "both"}));
     if (shmb_lookup_parse_placement(FLAGS_placement.c_str(), &cfg.placement) < 0)
         shmb::FlagError("placement", FLAGS_placement, "descending, ascending or random");
-    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
-        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     const std::string paths = shmb::PathNames(SHMB_PATH_SYSTEM | SHMB_PATH_KERNEL);
     std::string strategies = shmb::CheckVariants("strategies", FLAGS_strategies, paths, FLAGS_system, "path");
     cfg.system_rows = !FLAGS_system.empty();
@@ -180,7 +174,7 @@ int main(int argc, char** argv)
 
     shmb_report_t report = {};
     report.bench = "shm_lookup";
-    report.system = shmb::SystemLine(cfg.mooncake_path);
+    report.system = shmb::SystemLine();
     // A system's rows have no variant ("-"): the short header "part", as the
     // transfer's, keeps the table within 120 columns.
     report.variant_label = report.system || cfg.nsystems ? "part" : "strategy";

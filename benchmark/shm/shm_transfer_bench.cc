@@ -30,9 +30,6 @@ DEFINE_int64(num_segments, 100,
              "With --system: blocks of dst's size the peer registered, dst the middle one: mooncake's "
              "buffers; the request path of a Flow-IPC flavour walks the pools holding them (flowipc_classic "
              "one, flowipc_jemalloc what its arena makes), its to_address as many pools as blocks");
-DEFINE_string(mooncake_path, "tent",
-              "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
-              "head, never merged)");
 DEFINE_bool(peer_process, false,
             "Do the copies in a second process (forked at start) that attaches src and dst (by name; by "
             "descriptor over a Unix socket for --backing other than tmpfs) and times them; this process creates and fills them and checks dst after each size and method. Rows keep "
@@ -175,8 +172,6 @@ int main(int argc, char** argv)
     const int system = shmb_path_system(FLAGS_system.c_str());
     cfg.translate = system >= 0;
     cfg.system = static_cast<shmb_system_t>(system >= 0 ? system : 0);
-    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &cfg.mooncake_path) < 0)
-        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     if (cfg.translate && cfg.cold)
         shmb::FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     if (FLAGS_zero_copy && paired.empty())
@@ -205,7 +200,7 @@ int main(int argc, char** argv)
 
     shmb_report_t report = {};
     report.bench = "shm_transfer";
-    report.system = shmb::SystemLine(cfg.mooncake_path);
+    report.system = shmb::SystemLine();
     report.variant_label = report.system || cfg.nsystems ? "part" : "method";
     report.rate_is_bytes = 1;
     shmb_notes_t notes = {};

@@ -24,7 +24,6 @@ DECLARE_int64(max_request_mb);
 DECLARE_string(methods);
 DECLARE_int32(threads);
 DECLARE_int64(num_segments);
-DECLARE_string(mooncake_path);
 DECLARE_string(backing);
 DECLARE_int64(hugepage_kb);
 
@@ -202,8 +201,6 @@ int RunWorkload(const std::string& methods)
     wc.threads = static_cast<int>(shmb::CheckRange("threads", FLAGS_threads, 1, SHMB_TRANSFER_MAX_THREADS));
     wc.cpu = FLAGS_cpu;
     wc.num_segments = shmb::CheckRange("num_segments", FLAGS_num_segments, 1, SHMB_LOOKUP_MAX_SEGMENTS);
-    if (shmb_mooncake_path_parse(FLAGS_mooncake_path.c_str(), &wc.mooncake_path) < 0)
-        shmb::FlagError("mooncake_path", FLAGS_mooncake_path, "tent or pr192");
     wc.timer_overhead_ns = shmb::TimerOverheadNs();
     wc.shm_prefix = FLAGS_shm_prefix.c_str();
     const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
@@ -260,15 +257,13 @@ int RunWorkload(const std::string& methods)
     std::vector<std::string> notes = WorkloadNotes(wc, totals);
     shmb_report_t report = {};
     report.bench = "shm_transfer/workload";
-    report.system = shmb::SystemLine(wc.mooncake_path);
+    report.system = shmb::SystemLine();
     report.variant_label = "part";
     report.rate_is_bytes = 1;
     for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
         report.notes[i] = notes[i].c_str();
     shmb_notes_t store = {};
-    const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems,
-                                                               wc.mooncake_path)
-                                  : 0;
+    const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems) : 0;
     if (noted < 0)
         shmb::Fail(noted, "composing the notes");
     shmb::WriteReport(&report, &rows);

@@ -1,19 +1,7 @@
-/*
- * arena: a pool allocator over one pre-mapped region (the Flow-IPC path).
- *
- * The region is carved into blocks by size class: powers of two times
- * SHMB_ARENA_GRANULE (4 KiB, 8 KiB, ...). A block comes from its class's free
- * stack when one was freed, else from the untouched top of the region (a bump
- * pointer): alloc and free are O(1) and never make a system call. Free stacks
- * and block classes live outside the region, so neither alloc nor free touches
- * the block's memory (a fresh page is not faulted in by bookkeeping).
- * Freed blocks are reused only by their own class; blocks are not split or
- * merged.
- *
- * A handle is the block's byte offset from the region's base: it means the
- * same block in every process that maps the region, and converts to a pointer
- * and back in O(1). Sizes are in bytes. Functions return 0 or -errno.
- */
+/* arena: the slab kernel, a pool allocator over one pre-mapped region
+ * (docs/models.md): O(1) alloc and free by power-of-two size class, no
+ * system call, bookkeeping outside the region. A handle is a block's offset
+ * from the base. Functions return 0 or -errno. */
 #ifndef SHMBENCH_ARENA_H
 #define SHMBENCH_ARENA_H
 
@@ -44,26 +32,21 @@ typedef struct shmb_arena {
     shmb_arena_class_t classes[SHMB_ARENA_CLASSES];
 } shmb_arena_t;
 
-/* Sets up an arena over [base, base + size). base must be page-aligned and
- * size a non-zero multiple of SHMB_ARENA_GRANULE below 2^32 granules
- * (-EINVAL otherwise). Allocates the bookkeeping (-ENOMEM), never touches the
- * region. */
+/* An arena over [base, base + size): base page-aligned, size a non-zero
+ * multiple of SHMB_ARENA_GRANULE below 2^32 granules; the region untouched. */
 int shmb_arena_init(shmb_arena_t *arena, void *base, size_t size);
 
 /* Frees the bookkeeping; the region itself belongs to the caller. */
 void shmb_arena_fini(shmb_arena_t *arena);
 
-/* The bytes a block serving `size` bytes occupies (its class's size), or 0 if
- * size is 0 or no class is that large. */
+/* The bytes a block serving `size` occupies, or 0 (size 0, or too large). */
 size_t shmb_arena_block_bytes(size_t size);
 
-/* Allocates a block of at least `size` bytes. Returns 0 and the handle in
- * *out, -EINVAL for size 0, or -ENOMEM when neither the class's free stack nor
- * the untouched rest of the region can serve it. */
+/* A block of at least `size` bytes: its class's free stack, else the
+ * untouched top. -EINVAL: size 0; -ENOMEM: neither serves it. */
 int shmb_arena_alloc(shmb_arena_t *arena, size_t size, shmb_handle_t *out);
 
-/* Returns a block to its class. -EINVAL if the handle is not the start of a
- * live block (never allocated, already freed, or outside the region). */
+/* Returns a block to its class; -EINVAL if not the start of a live block. */
 int shmb_arena_free(shmb_arena_t *arena, shmb_handle_t handle);
 
 /* Forgets every block: the arena is as after init. O(size / granule). */

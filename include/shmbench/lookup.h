@@ -1,20 +1,8 @@
-/*
- * lookup: translating a peer's address into this process's mapping.
- *
- * A table holds the segments a peer registered: each has a base in the
- * peer's address space, a size, and a base in ours. A request names either a
- * peer address and length (today's path) or a segment id and offset
- * (Flow-IPC's handle). Strategies:
- *   linear       scan in registration order (Mooncake's
- *                relocateSharedMemoryAddress)                      O(n)
- *   lower_bound  binary search over the segments sorted by base
- *                (std::lower_bound over a vector)                  O(log n)
- *   tree         red-black tree keyed by base, lower-bound search
- *                (std::map::lower_bound): pointer chasing          O(log n)
- *   arithmetic   local_base[id] + offset, with a bounds check      O(1)
- * A translation succeeds only if [addr, addr + len) lies inside one segment.
- * Sizes in bytes. Functions return 0 or -errno.
- */
+/* lookup: the reference kernels that translate a peer's request into this
+ * process's mapping (docs/models.md): linear (a scan in registration order),
+ * lower_bound (a binary search by base), tree (a red-black tree) and
+ * arithmetic (local_base[id] + offset). A translation succeeds only if the
+ * whole request lies inside one segment. Functions return 0 or -errno. */
 #ifndef SHMBENCH_LOOKUP_H
 #define SHMBENCH_LOOKUP_H
 
@@ -63,33 +51,26 @@ const char *shmb_lookup_strategy_name(shmb_lookup_strategy_t s);
 /* Name -> strategy. Returns 0 or -EINVAL. */
 int shmb_lookup_parse_strategy(const char *name, shmb_lookup_strategy_t *out);
 
-/* Builds a table of n segments given in registration order (copied).
- * Returns 0, -EINVAL (n = 0 or above UINT32_MAX, a zero size, a segment
- * that wraps around or overlaps another in the peer's space) or -ENOMEM. */
+/* A table of n segments in registration order (copied). -EINVAL: n = 0 or
+ * above UINT32_MAX, a zero size, or a segment that wraps or overlaps. */
 int shmb_lookup_init(shmb_lookup_table_t *table, const shmb_lookup_segment_t *segments, size_t n);
 
 /* Frees what init allocated. */
 void shmb_lookup_fini(shmb_lookup_table_t *table);
 
-/* Translates one request with a strategy: our address of its first byte, or
- * NULL when no single segment holds all of it. */
+/* Our address of the request's first byte, or NULL when no one segment holds
+ * all of it. */
 void *shmb_lookup_translate(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
                             const shmb_lookup_request_t *req);
 
-/* The timed loop: translates requests[0..n) with one strategy and returns
- * the sum of the translated addresses (NULL counts 0), so that no
- * translation can be optimised away. */
+/* The timed loop: the sum of the translations of requests[0..n) (NULL counts
+ * 0), so that none is optimised away. */
 uint64_t shmb_lookup_batch(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
                            const shmb_lookup_request_t *requests, size_t n);
 
-/* The latency loop: translates requests[0..n) as a dependent chain, so that
- * no two translations overlap. Each request's keys (addr, id, offset) are
- * shifted by how far the previous translation landed from expected[] (the
- * address it should give, read from memory: a zero the compiler cannot
- * know), which costs one subtraction and one addition per request and no
- * memory access. Returns the sum of the translated addresses (NULL counts
- * 0): the sum of expected[0..n) when every translation is right; a wrong one
- * shifts every request after it, and the sum shows it. */
+/* The latency loop: the same as a dependent chain, each request's keys
+ * shifted by how far the previous translation landed from expected[] (a
+ * zero the compiler cannot know); the sum of expected[] when all are right. */
 uint64_t shmb_lookup_chain(const shmb_lookup_table_t *table, shmb_lookup_strategy_t s,
                            const shmb_lookup_request_t *requests, const uint64_t *expected,
                            size_t n);

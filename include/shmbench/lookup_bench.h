@@ -102,7 +102,6 @@ typedef struct shmb_lookup_config {
     shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
     int peer_process;         /* 1: the owner creates and tags, a forked peer attaches, translates
                                * and times (threads must be 1) */
-    shmb_mooncake_path_t mooncake_path; /* mooncake's relocate path, in this process and the peer (=tent) */
     /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
      * instead of run[] and run_system[], the baseline first, its control last. */
     size_t nsystems;          /* 0: not paired; else 2..SHMB_PAIRED_MAX_SYSTEMS */

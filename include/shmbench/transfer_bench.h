@@ -28,7 +28,7 @@
  * row: request_path (the request path both designs keep: TENT's submit
  * path, shmbench/mooncake.h's engine, with no translation and no copy),
  * translate (`system`'s translation of dst alone, over num_segments
- * registered buffers or pools; mooncake on mooncake_path), the copy rows
+ * registered buffers or pools), the copy rows
  * (the copy alone, as without a system) and request (the request path
  * calling that translation and the copy of the first selected method, each
  * once). Each part's note gives its share of the request's median; the
@@ -118,7 +118,6 @@ typedef struct shmb_transfer_config {
     int translate;                 /* 1: translate dst through `system` first (=0) */
     shmb_system_t system;   /* whose per-request path translates */
     uint64_t num_segments;         /* buffers or pools the translation searches (=100) */
-    shmb_mooncake_path_t mooncake_path; /* system mooncake: its relocate path (=tent) */
     double time_per_size_ms;       /* budget per size and method (=1000) */
     double timer_overhead_ns;      /* sizes the batches */
     const char *shm_prefix;
@@ -152,8 +151,7 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
  * ratio, ns = the time saved per operation, shmb_paired_push_rows). Returns
  * 0, -errno, -ENOTSUP (a selected method this machine lacks), -ENOSPC
  * (recorded as "first write") when /dev/shm filled up inside a cold copy,
- * -EINVAL (no method, cold with translate, a mooncake_path outside the
- * enum; paired: fewer than 2 systems or more than SHMB_PAIRED_MAX_SYSTEMS,
+ * -EINVAL (no method, cold with translate; paired: fewer than 2 systems or more than SHMB_PAIRED_MAX_SYSTEMS,
  * a last one that is not the first, translate, cold or a peer), or
  * -EPROTO when a copy, a translation or a request was wrong, with the
  * method, size and first differing offset (or the system and how many
@@ -180,11 +178,10 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
 
 /* shm_transfer_bench --workload --systems: the lines of a paired replay of
  * systems[0..n) (the baseline first, its control last; n >= 2, else
- * -EINVAL), with mooncake's relocate path when it is not the default:
- * appended after the notes report->notes holds already; returns the notes'
+ * -EINVAL): appended after the notes report->notes holds already; returns the notes'
  * new count. (The sweep's are shmb_notes_transfer's, with cfg->nsystems.) */
 int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const shmb_system_t *systems,
-                               size_t n, shmb_mooncake_path_t path);
+                               size_t n);
 
 /* The note of src and dst on a backing other than tmpfs (shm_transfer_bench
  * and its --workload replay): the backing, its page, how the buffers were

@@ -183,7 +183,6 @@ typedef struct shmb_workload_config {
     shmb_system_t system;
     int name_system;                    /* 1: rows carry the system in their step */
     uint64_t num_segments;              /* buffers or pools registered; dst (the KV pool) the middle one */
-    shmb_mooncake_path_t mooncake_path;
     shmb_copy_method_t method;          /* the copy's kernel */
     int threads;                        /* split each descriptor's copy (=1) */
     int cpu;                            /* as shmb_transfer_config_t's */

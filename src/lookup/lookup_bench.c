@@ -23,10 +23,8 @@
  * with 1000 requests replayed against 28 ns with a million, at 100 segments).
  *
  * Systems (what a request really costs) beside the kernels (reference points):
- *   mooncake          shmbench/mooncake.h, on cfg->mooncake_path: TENT's
- *                     walk of the mapped buffers under its RWSpinlock (the
- *                     default), or PR #192's metadata lookup under its lock,
- *                     scan of the BufferDesc records, remap-cache probes. The
+ *   mooncake          shmbench/mooncake.h: TENT's walk of the mapped
+ *                     buffers under its RWSpinlock. The
  *                     segments are real SHM (sparse, created with O_EXCL,
  *                     0600); each buffer's first request opens and maps it
  *                     (shm_open + mmap + close, at the address the kernels
@@ -70,7 +68,7 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
         cfg->num_segments > (SHMB_LOOKUP_SPAN_BYTES >> 20) / cfg->segment_size_mb)
         return -EOVERFLOW;
     if (cfg->lookup_len_kb > cfg->segment_size_mb * 1024 || (unsigned)cfg->mode > SHMB_LOOKUP_MODE_BOTH ||
-        (unsigned)cfg->placement >= SHMB_LOOKUP_PLACEMENTS || (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS ||
+        (unsigned)cfg->placement >= SHMB_LOOKUP_PLACEMENTS ||
         cfg->threads < 1 ||
         cfg->threads > SHMB_LOOKUP_MAX_THREADS || (cfg->peer_process && cfg->threads > 1))
         return -EINVAL;
@@ -342,9 +340,7 @@ static int create_shm(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s)
 
 /* The view every path of one process's run sets up over: the segments at
  * their slots of our reservation, mooncake's named names[id], attached at
- * their slots on first use and relocated on cfg->mooncake_path (the peer
- * builds its view from its forked cfg, so both sides follow one path),
- * flowipc_classic's pool the reservation itself (every segment back to
+ * their slots on first use, flowipc_classic's pool the reservation itself (every segment back to
  * back). */
 shmb_path_view_t shmb_lookup_bench_view(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s,
                                         const char *const *names)
@@ -353,7 +349,6 @@ shmb_path_view_t shmb_lookup_bench_view(const shmb_lookup_config_t *cfg, shmb_lo
                               .n = (size_t)cfg->num_segments,
                               .shm_names = names,
                               .mooncake_ops = {shmb_lookup_bench_attach_slot, detach_slot, s},
-                              .mooncake_path = cfg->mooncake_path,
                               .pool_base = s->reserved,
                               .pool_bytes = s->reserved_bytes};
 }

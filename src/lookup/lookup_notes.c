@@ -127,10 +127,6 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
                 "local_base[id] + offset with an id and a range check, while flowipc_classic's one pool needs "
                 "no table: base + offset, the base in a register, so it can come in below arithmetic); "
                 "speedup = mooncake's p50 / the row's p50 (linear's when mooncake is not run)");
-    if (cfg->run_system[SHMB_SYSTEM_MOONCAKE] && cfg->mooncake_path == SHMB_MOONCAKE_PR192)
-        shmb_notes_add(&l, "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, never merged: "
-                "metadata lock, BufferDesc scan, remap cache), not as upstream's TENT ShmTransport (the "
-                "default)");
     lookup_count(&l, store, cfg);
     if (cfg->nsystems) {
         lookup_paired(&l, store, cfg);

@@ -1,9 +1,6 @@
-// cxx_guard: how a C++ system model's entry point keeps every exception on
-// its side of the C boundary (the C headers declare those functions
-// SHMB_NOEXCEPT: an exception escaping one would terminate the process).
-// One mapping from exception to -errno for all the models
-// (src/fipc_*.cc, src/mooncake.cc, src/offset_alloc.cc); C++ only, not
-// installed.
+// cxx_guard: the one mapping from a C++ exception to -errno for every model's
+// entry point (the C headers declare them SHMB_NOEXCEPT: an exception that
+// escaped one would terminate the process). C++ only, not installed.
 #ifndef SHMBENCH_CXX_GUARD_HPP
 #define SHMBENCH_CXX_GUARD_HPP
 
@@ -73,6 +70,17 @@ template <typename T, typename F> [[gnu::always_inline]] inline T guard_or(T fal
         return fn();
     } catch (...) {
         return fallback;
+    }
+}
+
+// fn(); when it throws, undo() runs before the exception goes on.
+template <typename F, typename U> inline auto undo_on_throw(F &&fn, U &&undo) -> decltype(fn())
+{
+    try {
+        return fn();
+    } catch (...) {
+        undo();
+        throw;
     }
 }
 

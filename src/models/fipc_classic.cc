@@ -1,29 +1,11 @@
-// fipc_classic: Flow-IPC's SHM-classic pool (a system model, C++17 behind
-// shmbench/fipc_classic.h): create, allocate, free, the borrower's attach
-// the translation loops, and the object layer in its own process
-// (Pool_arena::construct, at the end). The object hand-off over the pool is
-// src/fipc_classic_lend.cc.
-//
-// Upstream: Flow-IPC/ipc_shm, src/ipc/shm/classic/pool_arena.{hpp,cpp}.
-// Pool_arena holds std::optional<Pool> m_pool, Pool being
-// bipc::basic_managed_shared_memory<char, rbtree_best_fit<mutex_family>,
-// null_index>; allocate(n) is m_pool->allocate(n), which throws
-// bipc::bad_alloc when the pool cannot serve n, deallocate(p) is
-// m_pool->deallocate(p); lend_object / borrow_object turn a block into its
-// offset from the pool's base and back.
-//
-// The suite only ever opens SHM it created itself (O_CREAT|O_EXCL, 0600,
-// registered so that a signal unlinks it), so the segment comes from
-// shmbench/segment.h and the manager is placed in it with
-// basic_managed_external_buffer<char, rbtree_best_fit<mutex_family>,
-// null_index>: the same segment_manager, the same allocation algorithm, the
-// same interprocess mutex around every allocate and deallocate. As
-// managed_shared_memory does, the manager starts ManagedOpenOrCreateUserOffset
-// bytes into the mapping (where boost keeps its initialisation word) and the
-// descriptor is closed once the segment is mapped.
+// fipc_classic: Flow-IPC's SHM-classic pool (docs/models.md): create,
+// allocate, free, the borrower's attach, the translation loops and the
+// object layer (Flow-IPC/ipc_shm, src/ipc/shm/classic/pool_arena.{hpp,cpp}),
+// one translation unit so that the pool's allocate inlines as it always did.
 #include "cxx_guard.hpp"
 #include "fipc_classic_internal.hpp"
 #include "fipc_internal.h"
+#include "fipc_objects.hpp"
 
 #include <boost/shared_ptr.hpp>
 
@@ -265,40 +247,13 @@ using Handle = boost::shared_ptr<void>; // Pool_arena::Handle
 static_assert(sizeof(Handle) == sizeof(shmb_fipc_classic_handle_t::handle),
               "shmb_fipc_classic_handle_t holds a boost::shared_ptr");
 
-// Pool_arena_activator (stl::Arena_activator<Pool_arena>, a
-// flow::util::Scoped_setter): this thread's arena set, the old one back.
-class Activator {
-public:
-    explicit Activator(shmb_fipc_classic_objects *a) : old_(active) { active = a; }
-    ~Activator() { active = old_; }
-    Activator(const Activator &) = delete;
-    Activator &operator=(const Activator &) = delete;
-
-private:
-    static thread_local shmb_fipc_classic_objects *active;
-    shmb_fipc_classic_objects *old_;
-};
-thread_local shmb_fipc_classic_objects *Activator::active = nullptr;
+using Activator = shmb_fipc::Activator<shmb_fipc_classic_objects>; // Pool_arena_activator
+using shmb_fipc::Object;
 
 // Handle_in_shm<T>: the object first, its owner count after it.
 size_t count_offset(size_t bytes)
 {
     return (bytes + alignof(Owner_ct) - 1) / alignof(Owner_ct) * alignof(Owner_ct);
-}
-
-// T: a buffer whose constructor and destructor leave its bytes alone.
-struct Object {
-    Object() {}
-};
-
-Handle &handle_of(shmb_fipc_classic_handle_t *h)
-{
-    return *std::launder(reinterpret_cast<Handle *>(h->handle));
-}
-
-const Handle &handle_of(const shmb_fipc_classic_handle_t *h)
-{
-    return *std::launder(reinterpret_cast<const Handle *>(h->handle));
 }
 
 // handle_deleter_impl: the owner count - 1; the last owner destroys the
@@ -370,23 +325,9 @@ int shmb_fipc_classic_object_new(shmb_fipc_classic_objects_t *o, size_t bytes, s
     });
 }
 
-// The handle's destructor (the deleter runs: it is the last owner).
 int shmb_fipc_classic_object_drop(shmb_fipc_classic_objects_t *o, shmb_fipc_classic_handle_t *h) noexcept
 {
-    if (!o || !h || !h->addr)
-        return -EINVAL;
-    Handle &handle = handle_of(h);
-    if (shmb_fipc_object_fault == SHMB_FIPC_OBJECT_FAULT_KEEP) {
-        int rc = shmb::guard([&] {
-            o->kept.push_back(handle);
-            return 0;
-        });
-        if (rc < 0)
-            return rc;
-    }
-    handle.~Handle();
-    h->addr = nullptr;
-    return 0;
+    return o ? shmb_fipc::object_drop(o->kept, h) : -EINVAL;
 }
 
 int shmb_fipc_classic_object_check(const shmb_fipc_classic_objects_t *o, const shmb_fipc_classic_handle_t *h,
@@ -397,7 +338,7 @@ int shmb_fipc_classic_object_check(const shmb_fipc_classic_objects_t *o, const s
             std::snprintf(why, cap, "bipc_object: an empty handle");
         return -EPROTO;
     }
-    const Handle &handle = handle_of(h);
+    const Handle &handle = shmb_fipc::handle_of<Handle>(h);
     auto *at = static_cast<unsigned char *>(h->addr), *base = o->pool->segment.base();
     const size_t size = o->pool->segment.size(), end = count_offset(bytes) + sizeof(Owner_ct);
     const char *wrong = nullptr;

@@ -1,7 +1,5 @@
-// fipc_classic_internal: the SHM-classic model's pool as both its
-// translation units see it (src/fipc_classic.cc: the pool, its allocator
-// and the borrower's attach; src/fipc_classic_lend.cc: the object hand-off
-// over it). C++ only, not installed.
+// fipc_classic_internal: SHM-classic's pool as fipc_classic.cc and
+// fipc_classic_lend.cc see it. C++ only, not installed.
 #ifndef SHMBENCH_FIPC_CLASSIC_INTERNAL_HPP
 #define SHMBENCH_FIPC_CLASSIC_INTERNAL_HPP
 

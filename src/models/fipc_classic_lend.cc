@@ -1,11 +1,5 @@
-// fipc_classic_lend: the SHM-classic model's object hand-off over its pool
-// (src/fipc_classic.cc).
-//
-// Upstream: Flow-IPC/ipc_shm, src/ipc/shm/classic/pool_arena.hpp
-// (Handle_in_shm, construct, lend_object, borrow_object,
-// handle_deleter_impl) and pool_arena.cpp (deallocate);
-// src/ipc/session/detail/shm/classic/session_impl.hpp (lend_object and
-// borrow_object: the scope id after the arena's blob).
+// fipc_classic_lend: SHM-classic's object hand-off over its pool
+// (pool_arena.hpp's lend_object / borrow_object, session_impl.hpp's scope id).
 #include "cxx_guard.hpp"
 #include "fipc_classic_internal.hpp"
 #include "fipc_internal.h"

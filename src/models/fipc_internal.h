@@ -1,14 +1,6 @@
-/*
- * fipc_internal: the Flow-IPC models' test hooks (src/fipc_jemalloc_lend.cc,
- * src/fipc_jemalloc_borrow.cc, src/fipc_classic_lend.cc: the planted
- * hand-off faults; src/fipc_classic.cc: the broken pool mutex); not
- * installed.
- *
- * A unit test plants one fault, runs a hand-off through the public calls
- * and checks that the verification (shmb_fipc_handoff_verify,
- * shmb_fipc_classic_handoff_verify) refuses it. Not thread-safe: set it
- * while no hand-off runs. SHMB_FIPC_FAULT_NONE is the only value a run uses.
- */
+/* fipc_internal: the Flow-IPC models' test hooks: the planted hand-off and
+ * object faults a unit test checks the verifications refuse, and the broken
+ * pool mutex. Not thread-safe: set while nothing runs; a run uses NONE. */
 #ifndef SHMBENCH_FIPC_INTERNAL_H
 #define SHMBENCH_FIPC_INTERNAL_H
 

@@ -1,12 +1,7 @@
-// fipc_jemalloc: the model of Flow-IPC's SHM-jemalloc allocator (repo
-// Flow-IPC/ipc_shm_arena_lend): ipc/shm/arena_lend/jemalloc/
-// memory_manager.cpp (arena, thread cache, mallocx/dallocx) and
-// jemalloc/shm_pool_collection.cpp (extent hooks: every extent a new SHM
-// pool, entered in the repository of src/fipc_repo.cc), and the object
-// layer in its own process (Ipc_arena::construct, at the end). The object
-// hand-off over it is src/fipc_jemalloc_lend.cc and
-// src/fipc_jemalloc_borrow.cc.
-// Deliberate differences from upstream are said where they are made.
+// fipc_jemalloc: Flow-IPC's SHM-jemalloc allocator (docs/models.md): the
+// arena, its thread caches and mallocx/dallocx (jemalloc/memory_manager.cpp),
+// and its extent hooks, every extent a new SHM pool entered in the
+// repository (jemalloc/shm_pool_collection.cpp, fipc_repo.cc).
 #include "cxx_guard.hpp"
 #include "fipc_internal.h"
 #include "fipc_jemalloc_internal.hpp"
@@ -21,8 +16,6 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <new>
-#include <set>
 #include <vector>
 
 using shmb_fipc::Hooks_wrapper;
@@ -170,10 +163,11 @@ const extent_hooks_t shm_pool_hooks = {
 // unreserved: their first write is the caller's (--touch times it, guarded).
 void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
 {
-    try {
+    void *addr = nullptr;
+    const int rc = shmb::guard([&] {
         if (size > SHMB_FIPC_JEMALLOC_MAX_POOL) {
             pool_error = shmb_error_record("extent_alloc", EFBIG, prefix.c_str());
-            return nullptr;
+            return 0;
         }
         std::lock_guard<std::mutex> lock(pools_mutex);
         Segment_guard guard;
@@ -186,30 +180,26 @@ void *shmb_fipc_jemalloc::create_pool(size_t size, size_t alignment)
             ret = map_aligned(&guard.seg, alignment);
         if (ret < 0) {
             pool_error = ret;
-            return nullptr;
+            return 0;
         }
         uint32_t id = next_id;
         if (repo.insert(id, static_cast<unsigned char *>(guard.seg.addr), size) < 0)
-            return nullptr;
-        try {
-            pools.emplace(id, guard.seg);
-        } catch (...) {
-            repo.erase(id);
-            throw;
-        }
+            return 0;
+        shmb::undo_on_throw([&] { pools.emplace(id, guard.seg); }, [&] { repo.erase(id); });
         guard.armed = false;
         next_id++;
         pool_bytes += size;
-        return guard.seg.addr;
-    } catch (...) {
+        addr = guard.seg.addr;
+        return 0;
+    });
+    if (rc < 0)
         pool_error = shmb_error_record("extent_alloc", ENOMEM, prefix.c_str());
-        return nullptr;
-    }
+    return addr;
 }
 
 bool shmb_fipc_jemalloc::purge(const void *addr, size_t offset, size_t length)
 {
-    try {
+    return shmb::guard_or(false, [&] {
         std::lock_guard<std::mutex> lock(pools_mutex);
         const Pool *pool = repo.from_address(addr);
         if (!pool)
@@ -217,19 +207,15 @@ bool shmb_fipc_jemalloc::purge(const void *addr, size_t offset, size_t length)
         off_t at = static_cast<off_t>(static_cast<const unsigned char *>(addr) - pool->base + offset);
         return fallocate(pools.at(pool->id).fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, at,
                          static_cast<off_t>(length)) == 0;
-    } catch (...) {
-        return false;
-    }
+    });
 }
 
 bool shmb_fipc_jemalloc::same_pool(const void *a, const void *b) const
 {
-    try {
+    return shmb::guard_or(false, [&] {
         const Pool *pa = repo.from_address(a);
         return pa && pa == repo.from_address(b);
-    } catch (...) {
-        return false;
-    }
+    });
 }
 
 namespace {
@@ -258,7 +244,7 @@ bool shmb_fipc_jemalloc::thread_flags(int *out)
         *out = this_thread_tcache.flags;
         return true;
     }
-    try {
+    const int rc = shmb::guard([&] {
         std::lock_guard<std::mutex> lock(tcaches_mutex);
         auto it = tcaches.find(std::this_thread::get_id());
         if (it == tcaches.end()) {
@@ -267,17 +253,17 @@ bool shmb_fipc_jemalloc::thread_flags(int *out)
             int err = mallctl("tcache.create", &id, &len, nullptr, 0);
             if (err != 0) {
                 shmb_error_record("mallctl", err, "tcache.create");
-                return false;
+                return 0;
             }
             it = tcaches.emplace(std::this_thread::get_id(), id).first;
         }
         this_thread_tcache = Thread_tcache{serial, MALLOCX_ARENA(arena) | MALLOCX_TCACHE(it->second)};
         *out = this_thread_tcache.flags;
-        return true;
-    } catch (...) {
+        return 1;
+    });
+    if (rc < 0)
         shmb_error_record("mallctl", ENOMEM, "tcache.create");
-        return false;
-    }
+    return rc > 0;
 }
 
 // Memory_manager::destroy_thread_cache, then destroy_arena. Returns 0 or
@@ -490,168 +476,3 @@ int shmb_fipc_jemalloc_setting(const char *name, int64_t *out)
     }
     return -EINVAL;
 }
-
-// ---- the object layer: Ipc_arena::construct (jemalloc/ipc_arena.hpp) ----
-
-namespace {
-
-// Ipc_arena as its objects' deleters hold it: owned by a shared_ptr
-// (create() returns one), its arena ids a std::set.
-struct Ipc_arena : std::enable_shared_from_this<Ipc_arena> {
-    shmb_fipc_jemalloc *j = nullptr;
-    std::set<unsigned> arena_ids;
-    std::atomic<uint64_t> constructed{0}, freed{0};
-
-    unsigned get_arena_id() const { return *arena_ids.begin(); }
-};
-
-// Ipc_arena_activator (stl::Arena_activator<Ipc_arena>): this thread's arena
-// set, the old one back.
-class Activator {
-public:
-    explicit Activator(Ipc_arena *a) : old_(active) { active = a; }
-    ~Activator() { active = old_; }
-    Activator(const Activator &) = delete;
-    Activator &operator=(const Activator &) = delete;
-
-private:
-    static thread_local Ipc_arena *active;
-    Ipc_arena *old_;
-};
-thread_local Ipc_arena *Activator::active = nullptr;
-
-struct Object { // T: a buffer whose constructor and destructor leave its bytes alone
-    Object() {}
-};
-
-// Ipc_object_deleter_no_cache over Object_deleter_no_cache: the arena (a
-// shared_ptr) and its id; the free is Memory_manager::deallocate's dallocx.
-struct Deleter {
-    std::shared_ptr<Ipc_arena> pool_collection;
-    unsigned arena_id;
-
-    void operator()(Object *p) const
-    {
-        Activator ctx(std::static_pointer_cast<Ipc_arena>(pool_collection).get());
-        p->~Object();
-        (void)arena_id; // upstream asserts it is one of the collection's
-        shmb_fipc::jemalloc_free(pool_collection->j, p);
-        pool_collection->freed.fetch_add(shmb_fipc_object_fault == SHMB_FIPC_OBJECT_FAULT_TWICE ? 2 : 1,
-                                         std::memory_order_relaxed);
-    }
-};
-
-using Handle = std::shared_ptr<Object>; // Ipc_arena::Handle<T>
-static_assert(sizeof(Handle) == sizeof(shmb_fipc_jemalloc_handle_t::handle),
-              "shmb_fipc_jemalloc_handle_t holds a std::shared_ptr");
-
-Handle &handle_of(shmb_fipc_jemalloc_handle_t *h)
-{
-    return *std::launder(reinterpret_cast<Handle *>(h->handle));
-}
-
-const Handle &handle_of(const shmb_fipc_jemalloc_handle_t *h)
-{
-    return *std::launder(reinterpret_cast<const Handle *>(h->handle));
-}
-
-} // namespace
-
-struct shmb_fipc_jemalloc_objects {
-    std::shared_ptr<Ipc_arena> arena;
-    std::vector<Handle> kept; // SHMB_FIPC_OBJECT_FAULT_KEEP's copies
-};
-
-extern "C" {
-
-int shmb_fipc_jemalloc_objects_create(shmb_fipc_jemalloc_t *j, shmb_fipc_jemalloc_objects_t **out) noexcept
-{
-    if (!j || !out || !j->has_arena || j->use_tcache)
-        return -EINVAL;
-    return shmb::guard([&] {
-        auto o = std::make_unique<shmb_fipc_jemalloc_objects>();
-        o->arena = std::make_shared<Ipc_arena>();
-        o->arena->j = j;
-        o->arena->arena_ids.insert(j->arena);
-        *out = o.release();
-        return 0;
-    });
-}
-
-void shmb_fipc_jemalloc_objects_destroy(shmb_fipc_jemalloc_objects_t *o) noexcept
-{
-    delete o; // a kept copy's deleter frees its block here
-}
-
-// Ipc_arena::construct_impl(use_cache = false) and construct_helper. A
-// throwing shared_ptr constructor ran the deleter: the block is freed.
-int shmb_fipc_jemalloc_object_new(shmb_fipc_jemalloc_objects_t *o, size_t bytes, shmb_fipc_jemalloc_handle_t *h) noexcept
-{
-    if (!o || !h || h->addr || bytes == 0)
-        return -EINVAL;
-    Ipc_arena *arena = o->arena.get();
-    const unsigned arena_id = arena->get_arena_id();
-    Activator ctx(arena);
-    void *raw = nullptr;
-    int rc = shmb_fipc::jemalloc_alloc(arena->j, bytes, &raw);
-    if (rc < 0)
-        return rc;
-    return shmb::guard([&] {
-        Deleter deleter{arena->shared_from_this(), arena_id};
-        Object *obj = new (raw) Object();
-        new (h->handle) Handle(obj, std::move(deleter));
-        h->addr = raw;
-        arena->constructed.fetch_add(1, std::memory_order_relaxed);
-        return 0;
-    });
-}
-
-int shmb_fipc_jemalloc_object_drop(shmb_fipc_jemalloc_objects_t *o, shmb_fipc_jemalloc_handle_t *h) noexcept
-{
-    if (!o || !h || !h->addr)
-        return -EINVAL;
-    Handle &handle = handle_of(h);
-    if (shmb_fipc_object_fault == SHMB_FIPC_OBJECT_FAULT_KEEP) {
-        int rc = shmb::guard([&] {
-            o->kept.push_back(handle);
-            return 0;
-        });
-        if (rc < 0)
-            return rc;
-    }
-    handle.~Handle();
-    h->addr = nullptr;
-    return 0;
-}
-
-int shmb_fipc_jemalloc_object_check(const shmb_fipc_jemalloc_objects_t *o, const shmb_fipc_jemalloc_handle_t *h,
-                                    char *why, size_t cap) noexcept
-{
-    const char *wrong = nullptr;
-    if (!o || !h || !h->addr) {
-        wrong = "an empty handle";
-    } else {
-        const Handle &handle = handle_of(h);
-        const Deleter *d = std::get_deleter<Deleter>(handle);
-        if (handle.get() != h->addr)
-            wrong = "its shared_ptr points elsewhere";
-        else if (handle.use_count() != 1)
-            wrong = "its shared_ptr has other owners";
-        else if (!d || d->pool_collection != o->arena || d->arena_id != o->arena->get_arena_id())
-            wrong = "its deleter does not hold this arena";
-    }
-    if (!wrong)
-        return 0;
-    if (cap)
-        std::snprintf(why, cap, "jemalloc_object: object %p: %s", h ? h->addr : nullptr, wrong);
-    return -EPROTO;
-}
-
-void shmb_fipc_jemalloc_objects_counts(const shmb_fipc_jemalloc_objects_t *o, uint64_t *constructed,
-                                       uint64_t *freed) noexcept
-{
-    *constructed = o ? o->arena->constructed.load() : 0;
-    *freed = o ? o->arena->freed.load() : 0;
-}
-
-} // extern "C"

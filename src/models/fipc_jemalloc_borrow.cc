@@ -1,9 +1,6 @@
-// fipc_jemalloc_borrow: the borrower's side of the SHM-jemalloc model's
-// object hand-off (Shm_session: receive_arena, receive_shm_pool,
-// borrow_object, return_object; the pool attach of
-// Borrower_shm_pool_collection), the release of either side's object, and
-// the in-process verification of a whole hand-off. The lender's side is
-// src/fipc_jemalloc_lend.cc. Upstream files: see there.
+// fipc_jemalloc_borrow: the borrower's side of SHM-jemalloc's object hand-off
+// (receive_arena, receive_shm_pool, borrow_object, return_object), the
+// release of either side's object, and the in-process check of a hand-off.
 #include "cxx_guard.hpp"
 #include "fipc_internal.h"
 #include "fipc_jemalloc_handoff.hpp"
@@ -156,13 +153,9 @@ bool Borrower_session::receive_shm_pool(const Lend_pool_head &head, const std::s
     int fd;
     if (shmb_fipc_pool_attach(name.c_str(), head.size, &base, &fd) < 0)
         return false;
-    std::shared_ptr<Borrowed_pool> pool;
-    try {
-        pool = std::make_shared<Borrowed_pool>(head.pool_id, base, head.size, fd);
-    } catch (...) {
-        shmb_fipc_pool_detach(base, head.size, fd);
-        throw;
-    }
+    auto pool = shmb::undo_on_throw(
+        [&] { return std::make_shared<Borrowed_pool>(head.pool_id, base, head.size, fd); },
+        [&] { shmb_fipc_pool_detach(base, head.size, fd); });
     std::lock_guard<std::mutex> lock(borrower_mutex);
     auto it = borrower_collection_map.find(head.collection_id);
     return it != borrower_collection_map.end() &&

@@ -1,7 +1,5 @@
-// fipc_jemalloc_handoff: what the two sides of the SHM-jemalloc model's
-// object hand-off share (src/fipc_jemalloc_lend.cc, the lender;
-// src/fipc_jemalloc_borrow.cc, the borrower and the verification): the
-// session's messages, the handle blob, and the shared_ptr a
+// fipc_jemalloc_handoff: what both sides of SHM-jemalloc's object hand-off
+// share: the session's messages, the handle blob, and the shared_ptr a
 // shmb_fipc_object_t holds. C++ only, not installed.
 #ifndef SHMBENCH_FIPC_JEMALLOC_HANDOFF_HPP
 #define SHMBENCH_FIPC_JEMALLOC_HANDOFF_HPP

@@ -1,8 +1,6 @@
-// fipc_jemalloc_internal: the SHM-jemalloc model's classes shared by its
-// translation units (src/fipc_repo.cc: the pool repository;
-// src/fipc_jemalloc.cc: the arena, its extent hooks and pools;
-// src/fipc_jemalloc_lend.cc: the lender's object, which allocates and frees
-// through the inline helpers below); C++ only, not installed.
+// fipc_jemalloc_internal: SHM-jemalloc's classes shared by its translation
+// units (repository, arena and pools, lender), and the inline alloc and free
+// they all use. C++ only, not installed.
 #ifndef SHMBENCH_FIPC_JEMALLOC_INTERNAL_HPP
 #define SHMBENCH_FIPC_JEMALLOC_INTERNAL_HPP
 

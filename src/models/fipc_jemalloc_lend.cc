@@ -1,20 +1,7 @@
-// fipc_jemalloc_lend: the lender's side of the SHM-jemalloc model's object
-// hand-off (Shm_session: lend_arena, lend_shm_pool, construct, lend,
-// receive_object_return); the borrower's side is src/fipc_jemalloc_borrow.cc.
-//
-// Upstream: Flow-IPC/ipc_shm_arena_lend, src/ipc/session/standalone/shm/
-// arena_lend/jemalloc/shm_session.{hpp,cpp} (lend_object_impl,
-// serialize_handle, deserialize_handle, borrow_object, return_object,
-// lend_shm_pool, receive_*), shm_session_data.{hpp,cpp} (the lender's and
-// borrower's mutexes and collection maps), lender_collection.cpp,
-// borrower_collection.cpp; src/ipc/shm/arena_lend/shm_pool_collection.cpp
-// (lookup_shm_pool); borrower_shm_pool_collection.hpp (construct,
-// Object_releaser); jemalloc/ipc_arena.hpp (construct,
-// get_collection_id).
-//
-// boost::shared_mutex is used header-only (libboost_thread is not a
-// dependency), so its lock_shared skips the interruption-point bookkeeping
-// upstream's linked boost.thread runs: this model's read lock is a bound.
+// fipc_jemalloc_lend: the lender's side of SHM-jemalloc's object hand-off
+// (Shm_session: lend_arena, lend_shm_pool, construct, lend,
+// receive_object_return; docs/models.md); the borrower's is
+// fipc_jemalloc_borrow.cc.
 #define BOOST_THREAD_DONT_PROVIDE_INTERRUPTIONS
 #include <boost/thread/locks.hpp>
 #include <boost/thread/shared_mutex.hpp>

@@ -1,7 +1,5 @@
-// fipc_repo: the SHM-jemalloc model's pool repository (Flow-IPC/
-// ipc_shm_arena_lend, ipc/shm/arena_lend/shm_pool_repository.hpp): pools by
-// id for to_address, by base for from_address, and the timed translation
-// loops over it. The allocator (src/fipc_jemalloc.cc) enters its pools here.
+// fipc_repo: SHM-jemalloc's Shm_pool_repository: pools by id for
+// to_address, by base for from_address, and the timed loops over it.
 #include "cxx_guard.hpp"
 #include "fipc_jemalloc_internal.hpp"
 
@@ -37,12 +35,7 @@ int shmb_fipc_repo::insert(uint32_t id, unsigned char *base, size_t size)
     if (next != by_base.begin() && overlaps(*std::prev(next)->second, start, size))
         return -EINVAL;
     auto at = by_base.emplace_hint(next, base, pool);
-    try {
-        by_id.emplace(id, Pool_holder{pool});
-    } catch (...) {
-        by_base.erase(at);
-        throw;
-    }
+    shmb::undo_on_throw([&] { by_id.emplace(id, Pool_holder{pool}); }, [&] { by_base.erase(at); });
     return 0;
 }
 

@@ -1,32 +1,11 @@
-/*
- * handoff (library-internal): what the two files of the hand-off benchmark
- * share, and its test hooks; not installed.
- *
- *   handoff_link.c   the lender's end (this process): each flavour's pool or
- *                    arena and lender session, the borrower it talks to,
- *                    tagged objects, one hand-off and its checks; used by
- *                    the hand-off benchmark and the transfer benchmark
- *   handoff_bench.c  the hand-off benchmark: configuration, the timed
- *                    hand-offs, rows and the run
- *   handoff_peer.c   the borrower: its side of each flavour's hand-off, and
- *                    the forked borrower process (its message loop, its start
- *                    and its reaping)
- *
- * Between the two, every message goes in an envelope of one kind byte (the
- * type a message of Flow-IPC's structured channels carries too), over
- * shmbench/channel.h:
- *   lender -> borrower: OPEN (classic pool name), SESSION (SHM-jemalloc's
- *                       LendArena / LendPool), JBLOB / CBLOB (a head: the
- *                       object's size and payload, then the handle), QUIT;
- *   borrower -> lender: DONE (+ the session's Response, or the borrower's
- *                       free count after a CBLOB), RETURN (SHM-jemalloc's
- *                       ReturnObject), FAIL (int errno, then the reason).
- * Both sides count the hand-offs of each flavour, so the borrower knows the
- * tag of hand-off k without being told.
- *
- * Functions return 0 or -errno like the public ones; -EPROTO means a failed
- * check, described in why.
- */
+/* handoff (library-internal): what the hand-off's lender end (handoff_link.c,
+ * used by the hand-off and transfer benchmarks) and borrower
+ * (handoff_peer.c) share, and its test hooks. Every message is an envelope
+ * of one kind byte over shmbench/channel.h: lender -> borrower OPEN,
+ * SESSION, JBLOB / CBLOB (a head, then the handle), QUIT; borrower -> lender
+ * DONE, RETURN, FAIL (errno, then the reason). Both sides count hand-offs,
+ * so the borrower knows hand-off k's tag. 0 or -errno; -EPROTO: a failed
+ * check, described in why. */
 #ifndef SHMBENCH_HANDOFF_INTERNAL_H
 #define SHMBENCH_HANDOFF_INTERNAL_H
 
@@ -45,27 +24,15 @@
 extern "C" {
 #endif
 
-/* Test hook. Non-zero: the lender writes a wrong tag (the right one + 1)
- * into the object of hand-off number shmb_handoff_bench_wrong_tag - 1 of
- * each flavour. A unit test sets it before a run and clears it after; a
- * real run leaves it 0. */
+/* Test hooks, 0 in a real run; n acts on hand-off n - 1 of each flavour:
+ * wrong_tag: the lender writes tag + 1; wrong_byte: it flips a payload byte
+ * after filling; lost_return / wrong_return (SHM-jemalloc): it loses the
+ * return / reads it as another object's; peer_dies_at: the forked borrower
+ * SIGKILLs itself on that handle. */
 extern uint64_t shmb_handoff_bench_wrong_tag;
-
-/* Test hook. Non-zero: the lender flips a byte in the middle of the payload
- * of object number shmb_handoff_bench_wrong_byte - 1 of each flavour after
- * writing it (shmb_handoff_link_fill). */
 extern uint64_t shmb_handoff_bench_wrong_byte;
-
-/* Test hook. Non-zero: SHM-jemalloc's lender loses the return of hand-off
- * number shmb_handoff_bench_lost_return - 1 (never frees the object). */
 extern uint64_t shmb_handoff_bench_lost_return;
-
-/* Test hook. Non-zero: SHM-jemalloc's lender reads the return of hand-off
- * number shmb_handoff_bench_wrong_return - 1 as naming another object. */
 extern uint64_t shmb_handoff_bench_wrong_return;
-
-/* Test hook. Non-zero: the forked borrower kills itself (SIGKILL) when it
- * receives the handle of hand-off number shmb_handoff_bench_peer_dies_at - 1. */
 extern uint64_t shmb_handoff_bench_peer_dies_at;
 
 enum { HANDOFF_CLASSIC = SHMB_SYSTEM_FLOWIPC_CLASSIC, HANDOFF_JEMALLOC = SHMB_SYSTEM_FLOWIPC_JEMALLOC };

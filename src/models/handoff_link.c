@@ -1,12 +1,6 @@
-/*
- * handoff_link: the lender's end of Flow-IPC's object hand-off, shared by
- * the hand-off benchmark (handoff_bench.c) and the transfer benchmark's
- * SHM-jemalloc write path and zero-copy rows (transfer_bench.c,
- * transfer_paired.c): each flavour's pool or arena and its lender session,
- * the borrower (the forked process of handoff_peer.c, or in this process),
- * tagged objects, one hand-off and its checks. handoff_internal.h has the
- * messages and the contract.
- */
+/* handoff_link: the lender's end of Flow-IPC's object hand-off, for the
+ * hand-off benchmark and the transfer benchmark's SHM-jemalloc and zero-copy
+ * rows; handoff_internal.h has the messages and the contract. */
 #include "handoff_internal.h"
 
 #include "shmbench/clock.h"

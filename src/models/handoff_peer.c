@@ -1,9 +1,5 @@
-/*
- * handoff_peer: the borrower's side of Flow-IPC's object hand-off (borrow,
- * check the lender's tags, release), and the forked borrower process that
- * runs it with --peer_process: its message loop, its start and its reaping.
- * The lender's side is handoff_bench.c; handoff_internal.h has the messages.
- */
+/* handoff_peer: the borrower's side of Flow-IPC's object hand-off (borrow,
+ * check the tags, release) and the forked borrower process that runs it. */
 #include "handoff_internal.h"
 
 #include "shmbench/copy.h"

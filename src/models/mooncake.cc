@@ -1,16 +1,9 @@
-// mooncake: Mooncake's per-request SHM paths (a system model, C++17 behind
-// shmbench/mooncake.h): the entry points. The relocate path dispatches to
-// one of two upstream versions of kvcache-ai/Mooncake's transfer engine,
-// pr192 (the commit that adds ShmTransport, PR #192: mooncake_pr192.hpp) and
-// tent (the TENT engine upstream ships today: mooncake_tent.hpp); the
-// request path sends one descriptor through TENT's engine
-// (mooncake_engine.hpp). mooncake_model.hpp lists the model's files and
-// says why they make one translation unit.
+// mooncake: the entry points of Mooncake's model (docs/models.md): the
+// relocate path of TENT's ShmTransport (mooncake_relocate.hpp) and one request
+// sent through TENT's engine (mooncake_engine.hpp), in one translation unit.
 #include "shmbench/mooncake.h"
 
-#include "mooncake_model.hpp"
-#include "mooncake_pr192.hpp"
-#include "mooncake_tent.hpp"
+#include "cxx_guard.hpp"
 #include "mooncake_engine.hpp"
 
 #include <cerrno>
@@ -20,11 +13,12 @@
 #include <new>
 #include <vector>
 
-// One model, one path: exactly one of the two transports is set.
 struct shmb_mooncake {
-    shmb_mooncake_path_t path;
-    std::unique_ptr<pr192::ShmTransport> pr192;
-    std::unique_ptr<tent::ShmTransport> tent;
+    explicit shmb_mooncake(std::shared_ptr<tent::SegmentManager> metadata, const shmb_mooncake_ops_t &ops)
+        : tent(std::move(metadata), ops)
+    {
+    }
+    tent::ShmTransport tent;
 };
 
 struct shmb_mooncake_engine {
@@ -33,8 +27,6 @@ struct shmb_mooncake_engine {
 };
 
 namespace {
-
-const char *const path_names[SHMB_MOONCAKE_PATHS] = {"tent", "pr192"};
 
 bool valid_buffers(const shmb_mooncake_buffer_t *buffers, size_t n)
 {
@@ -46,40 +38,16 @@ bool valid_buffers(const shmb_mooncake_buffer_t *buffers, size_t n)
     return true;
 }
 
-int build(shmb_mooncake_path_t path, const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id,
-          size_t other_segments, const shmb_mooncake_ops_t *ops, shmb_mooncake_t **out)
-{
-    auto m = std::make_unique<shmb_mooncake>();
-    m->path = path;
-    if (path == SHMB_MOONCAKE_PR192)
-        m->pr192 = pr192::build(buffers, n, target_id, other_segments, *ops);
-    else
-        m->tent = std::make_unique<tent::ShmTransport>(
-            tent::make_metadata(buffers, n, target_id, other_segments, nullptr, 0), *ops);
-    *out = m.release();
-    return 0;
-}
-
 int relocate_one(shmb_mooncake_t *m, uint64_t target_id, uint64_t addr, uint64_t len, void **out) noexcept
 {
-    try {
+    return shmb::guard([&] {
         uint64_t dest = addr;
-        if (m->path == SHMB_MOONCAKE_PR192) {
-            int rc = m->pr192->relocateSharedMemoryAddress(dest, len, target_id);
-            if (rc < 0)
-                return rc;
-        } else {
-            tent::Status status = m->tent->relocateSharedMemoryAddress(dest, len, target_id);
-            if (!status.ok())
-                return status.errnum();
-        }
+        tent::Status status = m->tent.relocateSharedMemoryAddress(dest, len, target_id);
+        if (!status.ok())
+            return status.errnum();
         *out = reinterpret_cast<void *>(dest);
         return 0;
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    });
 }
 
 // A C caller may store any int in the opcode; loading an enum outside its
@@ -139,45 +107,17 @@ int submit_one(tent::TransferEngine &engine, const shmb_mooncake_request_t *req,
 
 } // namespace
 
-// The entry points catch every exception (noexcept, as the C header's
-// SHMB_NOEXCEPT declares them).
 extern "C" {
 
-const char *shmb_mooncake_path_name(shmb_mooncake_path_t path) noexcept
+int shmb_mooncake_create(const shmb_mooncake_buffer_t *buffers, size_t n, uint64_t target_id, size_t other_segments,
+                         const shmb_mooncake_ops_t *ops, shmb_mooncake_t **out) noexcept
 {
-    return unsigned(path) < SHMB_MOONCAKE_PATHS ? path_names[path] : nullptr;
-}
-
-int shmb_mooncake_path_parse(const char *name, shmb_mooncake_path_t *out) noexcept
-{
-    if (!name || !out)
+    if (!valid_buffers(buffers, n) || !ops || !ops->attach || !out)
         return -EINVAL;
-    for (unsigned i = 0; i < SHMB_MOONCAKE_PATHS; i++)
-        if (std::strcmp(name, path_names[i]) == 0) {
-            *out = shmb_mooncake_path_t(i);
-            return 0;
-        }
-    return -EINVAL;
-}
-
-int shmb_mooncake_create_path(shmb_mooncake_path_t path, const shmb_mooncake_buffer_t *buffers, size_t n,
-                              uint64_t target_id, size_t other_segments, const shmb_mooncake_ops_t *ops,
-                              shmb_mooncake_t **out) noexcept
-{
-    if (unsigned(path) >= SHMB_MOONCAKE_PATHS || !valid_buffers(buffers, n) || !ops || !ops->attach || !out)
-        return -EINVAL;
-    try {
-        return build(path, buffers, n, target_id, other_segments, ops, out);
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
-}
-
-shmb_mooncake_path_t shmb_mooncake_path_of(const shmb_mooncake_t *m) noexcept
-{
-    return m ? m->path : SHMB_MOONCAKE_DEFAULT_PATH;
+    return shmb::guard([&] {
+        *out = new shmb_mooncake(tent::make_metadata(buffers, n, target_id, other_segments, nullptr, 0), *ops);
+        return 0;
+    });
 }
 
 void shmb_mooncake_destroy(shmb_mooncake_t *m) noexcept
@@ -222,9 +162,7 @@ uint64_t shmb_mooncake_relocate_chain(shmb_mooncake_t *m, uint64_t target_id,
 
 size_t shmb_mooncake_attached(const shmb_mooncake_t *m) noexcept
 {
-    if (!m)
-        return 0;
-    return m->path == SHMB_MOONCAKE_PR192 ? m->pr192->attached() : m->tent->attached();
+    return m ? m->tent.attached() : 0;
 }
 
 int shmb_mooncake_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local) noexcept
@@ -238,32 +176,24 @@ int shmb_mooncake_engine_create(const shmb_mooncake_buffer_t *buffers, size_t n,
 {
     if (!valid_buffers(buffers, n) || target_id == tent::LOCAL_SEGMENT_ID || (local_length && !local_addr) || !out)
         return -EINVAL;
-    try {
+    return shmb::guard([&] {
         *out = new shmb_mooncake_engine(
             tent::make_metadata(buffers, n, target_id, other_segments, local_addr, local_length));
         return 0;
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    });
 }
 
 size_t shmb_mooncake_engine_buffers(shmb_mooncake_engine_t *e, uint64_t target_id) noexcept
 {
-    if (!e)
-        return 0;
-    size_t n = 0;
-    try {
+    return !e ? 0 : shmb::guard_or<size_t>(0, [&] {
+        size_t n = 0;
         tent::SegmentDescRef pin;
         e->engine.segments().withCachedSegment(target_id, pin, [&](tent::SegmentDesc *segment) {
             n = segment->getMemory().buffers.size();
             return tent::Status();
         });
-    } catch (...) {
-        return 0;
-    }
-    return n;
+        return n;
+    });
 }
 
 void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) noexcept
@@ -276,13 +206,7 @@ int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_r
 {
     if (!e || !req || req->length == 0 || opcode_of(req) > unsigned(SHMB_MOONCAKE_WRITE))
         return -EINVAL;
-    try {
-        return submit_one(e->engine, req, hooks, out);
-    } catch (const std::bad_alloc &) {
-        return -ENOMEM;
-    } catch (...) {
-        return -EIO;
-    }
+    return shmb::guard([&] { return submit_one(e->engine, req, hooks, out); });
 }
 
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,

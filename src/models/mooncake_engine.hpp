@@ -1,12 +1,7 @@
 // mooncake_engine.hpp: TENT's TransferEngineImpl for the request path
-// (C++17, private to the library): batches allocated from the Slab and
-// freed lazily, submitTransfer (prepare: merge and select; commit: tasks
-// classified per transport, each sub-batch submitted at once) and the
-// status poll (include/tent/runtime/transfer_engine_impl.h,
-// src/runtime/transfer_engine_impl.cpp), upstream kvcache-ai/Mooncake's
-// mooncake-transfer-engine/tent/ as of 3b5a59413. What the model leaves
-// out is listed in shmbench/mooncake.h. Every request runs it (mooncake.cc's
-// shmb_mooncake_engine_*).
+// (src/runtime/transfer_engine_impl.cpp at 3b5a59413): batches from the Slab
+// freed lazily, submitTransfer (prepare, commit) and the status poll; what
+// it leaves out is in docs/models.md.
 #pragma once
 
 #include "mooncake_submit.hpp"

@@ -1,11 +1,6 @@
-// mooncake_submit.hpp: what TENT's engine makes of a submitted request
-// (C++17, private to the library): the TransportSelector with its two
-// default policies (include/tent/runtime/transport_selector.h,
-// src/runtime/transport_selector.cpp), the task and batch records, and
-// resolveRequestBoundaries and mergeRequests (src/runtime/
-// transfer_engine_impl.cpp), upstream kvcache-ai/Mooncake's
-// mooncake-transfer-engine/tent/ as of 3b5a59413. Every request runs it
-// (mooncake.cc's shmb_mooncake_engine_*).
+// mooncake_submit.hpp: what TENT's engine makes of a submitted request: the
+// TransportSelector with its two default policies, the task and batch
+// records, resolveRequestBoundaries and mergeRequests (tent/ at 3b5a59413).
 #pragma once
 
 #include "mooncake_transport.hpp"

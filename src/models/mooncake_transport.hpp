@@ -1,15 +1,9 @@
-// mooncake_transport.hpp: the transport side of TENT's request path (C++17,
-// private to the library): the Request a caller submits, the memory types
-// and locations the selection reads (include/tent/platform/cpu.h,
-// include/tent/runtime/topology.h), Transport and its SubBatch
-// (include/tent/runtime/transport.h), the Slab the batches come from
-// (include/tent/runtime/slab.h, src/runtime/slab.cpp) and ShmTransport's
-// submit side (src/transport/shm/shm_transport.cpp), upstream
-// kvcache-ai/Mooncake's mooncake-transfer-engine/tent/ as of 3b5a59413.
-// Every request runs it (mooncake.cc's shmb_mooncake_engine_*).
+// mooncake_transport.hpp: the transport side of TENT's request path: the
+// Request, the memory types and locations the selection reads, Transport and
+// its SubBatch, the Slab, and ShmTransport's submit (tent/ at 3b5a59413).
 #pragma once
 
-#include "mooncake_tent.hpp"
+#include "mooncake_relocate.hpp"
 
 #include <array>
 #include <atomic>

@@ -1,22 +1,9 @@
-// offset_alloc: the out-of-line half of the model of Mooncake Store's
-// OffsetAllocator (behind shmbench/offset_alloc.h, C++17): the bin lists'
-// upkeep (insertNodeIntoBin, removeNodeFromBin, each a call from the
-// allocation and free paths), the constructors, the reports, and the
-// OffsetAllocationHandle's destructor, which runs a free. The classes and
-// the inline per-request path are in offset_alloc_model.hpp; the per-object
-// allocator over them and its C entry points in offset_buffer.cc. The bare
-// allocator's C entry points (shmb_offset_bare_*: OffsetAllocator alone) are
-// at the end of this file.
-//
-// Upstream: kvcache-ai/Mooncake at 3b5a594 (August 2026), mooncake-store/
-// include/offset_allocator/offset_allocator.h and src/offset_allocator.cpp:
-// __Allocator (Sebastian Aaltonen's OffsetAllocator: bins, node pool,
-// neighbour merging; Mooncake's changes: a block keeps its bin's size, the
-// node pool grows up to a cap) and the thread-safe OffsetAllocator around it
-// (Mutex, size multiplier above 3.75 GB, free-region hint, counters) with its
-// RAII OffsetAllocationHandle. The classes keep upstream's names and members
-// in upstream's order, so that a request touches objects of upstream's sizes;
-// the code is this project's.
+// offset_alloc: the out-of-line half of the OffsetAllocator model (the bin
+// lists' upkeep, constructors, reports, ~OffsetAllocationHandle) and the
+// bare allocator's entry points (shmb_offset_bare_*); the inline per-request
+// path is offset_alloc_model.hpp. Upstream names and member order are kept
+// so that a request touches objects of upstream's sizes (docs/models.md).
+#include "cxx_guard.hpp"
 #include "offset_alloc_model.hpp"
 #include "shmbench/offset_alloc.h"
 
@@ -155,16 +142,14 @@ int shmb_offset_bare_create(void *base, size_t bytes, uint32_t max_nodes, shmb_o
 {
     if (!base || bytes == 0 || !out || reinterpret_cast<uintptr_t>(base) > UINTPTR_MAX - bytes)
         return -EINVAL;
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         uint32_t init, max;
         shmb::offset::node_capacity(bytes, max_nodes, &init, &max);
         auto a = std::make_unique<shmb_offset_bare>();
         a->allocator = shmb::offset::OffsetAllocator::create(reinterpret_cast<uintptr_t>(base), bytes, init, max);
         *out = a.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 void shmb_offset_bare_destroy(shmb_offset_bare_t *a) noexcept
@@ -179,16 +164,14 @@ int shmb_offset_bare_alloc(shmb_offset_bare_t *a, size_t bytes, shmb_offset_bare
 {
     if (!a || !h || bytes == 0 || h->addr)
         return -EINVAL;
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::optional<OffsetAllocationHandle> got = a->allocator->allocate(bytes);
         if (!got)
             return -ENOMEM;
         h->addr = got->ptr();
         new (h->handle) OffsetAllocationHandle(std::move(*got));
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 int shmb_offset_bare_free(shmb_offset_bare_handle_t *h) noexcept

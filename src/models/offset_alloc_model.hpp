@@ -1,20 +1,8 @@
-// offset_alloc_model.hpp: Mooncake Store's OffsetAllocator as the two
-// halves of the offset_alloc model share it (C++17, private to the library):
-// the size classes, __Allocator, Mutex, the thread-safe OffsetAllocator and
-// its OffsetAllocationHandle (upstream kvcache-ai/Mooncake, mooncake-store/
-// include/offset_allocator/offset_allocator.h and include/mutex.h).
-//
-// What a request runs is defined here, inline: the bins' search,
-// __Allocator::allocate and free with neighbour merging, OffsetAllocator::
-// allocate and freeAllocation. They inline into their callers: allocation
-// into OffsetBufferAllocator::allocate (offset_buffer.cc) and into the bare
-// allocator's entry point (offset_alloc.cc), free into
-// ~OffsetAllocationHandle (offset_alloc.cc, itself a call out of line).
-// Defined in a .cc they would add calls across translation units to the
-// measured path. The four big ones are always_inline: with external
-// linkage clang stops inlining them into their one caller (gcc does not).
-// The bin lists' upkeep (insertNodeIntoBin, removeNodeFromBin: calls from
-// both paths under gcc), construction and the reports are in offset_alloc.cc.
+// offset_alloc_model.hpp: Mooncake Store's OffsetAllocator (size classes,
+// __Allocator, Mutex, OffsetAllocator, OffsetAllocationHandle) for both
+// halves of the model. What a request runs is inline here, so that it
+// inlines into its callers as in one file; the four big functions are
+// always_inline, as clang would not inline them with external linkage.
 #ifndef SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 #define SHMBENCH_OFFSET_ALLOC_MODEL_HPP
 

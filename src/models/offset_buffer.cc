@@ -1,38 +1,23 @@
-// offset_buffer: Mooncake Store's per-object allocator over OffsetAllocator,
-// and the C entry points of the system model behind shmbench/offset_alloc.h
-// (C++17): the master's allocated-bytes metrics, AllocatedBuffer,
-// OffsetBufferAllocator::allocate / deallocate, and shmb_offset_verify. The
-// OffsetAllocator under them is in offset_alloc_model.hpp and offset_alloc.cc.
-//
-// Upstream: kvcache-ai/Mooncake at 3b5a594 (August 2026), mooncake-store:
-// - include/allocator.h, src/allocator.cpp: AllocatedBuffer and
-//   OffsetBufferAllocator::allocate / deallocate;
-// - src/master_metric_manager.cpp: inc/dec_allocated_mem_size, over
-//   yalantinglibs' ylt::metric::gauge_t and dynamic_gauge_1t (alibaba/
-//   yalantinglibs at Mooncake's submodule commit 7801bc9ad: include/ylt/metric/
-//   gauge.hpp, counter.hpp, thread_local_value.hpp, dynamic_metric.hpp,
-//   include/ylt/util/map_sharded.hpp).
-// The classes keep upstream's names and members in upstream's order, so that
-// a request touches objects of upstream's sizes; the code is this project's.
-// They stay in this file's unnamed namespace: the compiler then sees every
-// class derived from BufferAllocatorBase, so the entry points call
+// offset_buffer: Mooncake Store's OffsetBufferAllocator, its AllocatedBuffer
+// and the master's gauges (docs/models.md; mooncake-store include/allocator.h,
+// src/allocator.cpp at 3b5a594) over offset_alloc_model.hpp, and the entry
+// points of shmbench/offset_alloc.h. One unnamed namespace, so the compiler
+// sees every class derived from BufferAllocatorBase and calls
 // OffsetBufferAllocator's methods directly, not through the vtable.
 #include "offset_alloc_internal.h"
 #include "offset_alloc_model.hpp"
+#include "cxx_guard.hpp"
+#include "offset_metrics.hpp"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
-#include <thread>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -44,158 +29,6 @@ using shmb::offset::kMaxBinSize;
 using shmb::offset::OffsetAllocationHandle;
 using shmb::offset::OffsetAllocator;
 using shmb::offset::vlog_is_on;
-
-// ---- the master's allocated-bytes metrics (yalantinglibs ylt::metric) ----
-
-unsigned duplicates() // min(128, hardware_concurrency()), at least 1
-{
-    return std::max(1u, std::min(128u, std::thread::hardware_concurrency()));
-}
-
-// thread_local_value<int64_t>: one atomic per "duplicate", each allocated on
-// first use; a thread always uses the duplicate its thread_local round-robin
-// index picks.
-class ThreadLocalValue {
-public:
-    explicit ThreadLocalValue(unsigned n) : duplicates_(n) {}
-    ThreadLocalValue(const ThreadLocalValue &) = delete;
-    ThreadLocalValue &operator=(const ThreadLocalValue &) = delete;
-    ~ThreadLocalValue()
-    {
-        for (auto &d : duplicates_)
-            delete d.load();
-    }
-    void inc(int64_t v) { local_value().fetch_add(v, std::memory_order_relaxed); }
-    void dec(int64_t v) { local_value().fetch_sub(v, std::memory_order_relaxed); }
-
-private:
-    static uint32_t round_index()
-    {
-        static std::atomic<uint32_t> round{0};
-        static thread_local uint32_t index = round++;
-        return index;
-    }
-    std::atomic<int64_t> &local_value()
-    {
-        auto &slot = duplicates_[round_index() % duplicates_.size()];
-        if (slot == nullptr) {
-            auto fresh = new std::atomic<int64_t>(0);
-            std::atomic<int64_t> *expected = nullptr;
-            if (!slot.compare_exchange_strong(expected, fresh))
-                delete fresh;
-        }
-        return *slot;
-    }
-    std::vector<std::atomic<std::atomic<int64_t> *>> duplicates_;
-};
-
-// gauge_t (basic_static_gauge<int64_t>): a has-changed flag, then the value.
-class Gauge {
-public:
-    Gauge() : value_(duplicates()) {}
-    void inc(int64_t v)
-    {
-        if (v < 0)
-            return;
-        if (!has_change_.load(std::memory_order_relaxed))
-            has_change_.store(true, std::memory_order_relaxed);
-        value_.inc(v);
-    }
-    void dec(int64_t v)
-    {
-        if (!has_change_)
-            has_change_ = true;
-        value_.dec(v);
-    }
-
-private:
-    std::atomic<bool> has_change_{false};
-    ThreadLocalValue value_;
-};
-
-// The 131/137 polynomial hashes yalantinglibs runs over a label's bytes.
-template <unsigned Seed> size_t label_hash(const std::string &s)
-{
-    unsigned h = 0;
-    for (char c : s)
-        h = h * Seed + unsigned(c);
-    return h;
-}
-
-// dynamic_gauge_1t: one label. Its values sit in a map sharded by the
-// label's hash (map_sharded_t: a std::mutex and an unordered_map per shard),
-// each value a shared_ptr to the label and an atomic; inc/dec copy that
-// shared_ptr out under the shard's mutex (try_emplace), then add atomically.
-class DynamicGauge1 {
-public:
-    using Label = std::array<std::string, 1>;
-    DynamicGauge1() : shards_(duplicates()) {}
-    void inc(const Label &label, int64_t v) { try_emplace(label)->value.fetch_add(v, std::memory_order_relaxed); }
-    void dec(const Label &label, int64_t v) { try_emplace(label)->value.fetch_sub(v, std::memory_order_relaxed); }
-
-private:
-    struct MetricPair {
-        explicit MetricPair(const Label &l) : label(l) {}
-        Label label;
-        std::atomic<int64_t> value{0};
-    };
-    struct Key { // std::span<const std::string, 1> into the pair's label
-        const std::string *label;
-        bool operator==(const Key &o) const { return *label == *o.label; }
-    };
-    struct KeyHash {
-        size_t operator()(const Key &k) const { return label_hash<131>(*k.label); }
-    };
-    struct Shard {
-        std::unique_ptr<std::mutex> mtx = std::make_unique<std::mutex>();
-        std::unique_ptr<std::unordered_map<Key, std::shared_ptr<MetricPair>, KeyHash>> map;
-    };
-
-    std::shared_ptr<MetricPair> try_emplace(const Label &label)
-    {
-        Shard &shard = shards_[label_hash<137>(label[0]) % shards_.size()];
-        std::lock_guard<std::mutex> lock(*shard.mtx);
-        if (!shard.map)
-            shard.map = std::make_unique<std::unordered_map<Key, std::shared_ptr<MetricPair>, KeyHash>>();
-        auto it = shard.map->find(Key{&label[0]});
-        if (it == shard.map->end()) {
-            auto pair = std::make_shared<MetricPair>(label);
-            it = shard.map->emplace(Key{&pair->label[0]}, pair).first;
-            size_.fetch_add(1);
-        }
-        return it->second;
-    }
-
-    std::vector<Shard> shards_;
-    std::atomic<int64_t> size_{0};
-};
-
-// MasterMetricManager: a function-local static, of which a request touches
-// two gauges.
-class MasterMetricManager {
-public:
-    static MasterMetricManager &instance()
-    {
-        static MasterMetricManager static_instance;
-        return static_instance;
-    }
-    void inc_allocated_mem_size(const std::string &segment, int64_t val)
-    {
-        mem_allocated_size_.inc(val);
-        if (!segment.empty())
-            mem_allocated_size_per_segment_.inc({segment}, val);
-    }
-    void dec_allocated_mem_size(const std::string &segment, int64_t val)
-    {
-        mem_allocated_size_.dec(val);
-        if (!segment.empty())
-            mem_allocated_size_per_segment_.dec({segment}, val);
-    }
-
-private:
-    Gauge mem_allocated_size_;
-    DynamicGauge1 mem_allocated_size_per_segment_;
-};
 
 // ---- include/allocator.h, src/allocator.cpp ----
 
@@ -301,19 +134,19 @@ std::unique_ptr<AllocatedBuffer> OffsetBufferAllocator::allocate(size_t size)
     if (!offset_allocator_)
         return nullptr;
     std::unique_ptr<AllocatedBuffer> allocated_buffer = nullptr;
-    try {
-        auto allocation_handle = offset_allocator_->allocate(size);
-        if (!allocation_handle) {
-            vlog_is_on(1); // "allocation_failed"
-            return nullptr;
-        }
-        void *buffer_ptr = allocation_handle->ptr();
-        allocated_buffer =
-            std::make_unique<AllocatedBuffer>(shared_from_this(), buffer_ptr, size, std::move(allocation_handle));
-        vlog_is_on(1); // "allocation_succeeded"
-    } catch (...) {
+    if (!shmb::guard_or(false, [&] {
+            auto allocation_handle = offset_allocator_->allocate(size);
+            if (!allocation_handle) {
+                vlog_is_on(1); // "allocation_failed"
+                return false;
+            }
+            void *buffer_ptr = allocation_handle->ptr();
+            allocated_buffer = std::make_unique<AllocatedBuffer>(shared_from_this(), buffer_ptr, size,
+                                                                 std::move(allocation_handle));
+            vlog_is_on(1); // "allocation_succeeded"
+            return true;
+        }))
         return nullptr;
-    }
     cur_size_.fetch_add(size);
     if (replica_type_ == ReplicaType::MEMORY)
         MasterMetricManager::instance().inc_allocated_mem_size(segment_name_, int64_t(size));
@@ -324,15 +157,15 @@ std::unique_ptr<AllocatedBuffer> OffsetBufferAllocator::allocate(size_t size)
 // reset (which frees the block), then the counter and the metrics.
 void OffsetBufferAllocator::deallocate(AllocatedBuffer *handle)
 {
-    try {
+    shmb::guard_or(0, [&] { // upstream logs what it catches
         const size_t freed_size = handle->size();
         handle->releaseOffsetHandle();
         cur_size_.fetch_sub(freed_size);
         if (replica_type_ == ReplicaType::MEMORY)
             MasterMetricManager::instance().dec_allocated_mem_size(segment_name_, int64_t(freed_size));
         vlog_is_on(1); // "deallocation_succeeded"
-    } catch (...) { // upstream logs it
-    }
+        return 0;
+    });
 }
 
 AllocatedBuffer *as_buffer(shmb_offset_block_t *b)
@@ -359,21 +192,20 @@ namespace {
 
 int create_checked(void *base, size_t bytes, uint32_t max_nodes, shmb_offset_t **out) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         auto a = std::make_unique<shmb_offset>();
         a->offset = std::make_shared<OffsetBufferAllocator>(kSegmentName, reinterpret_cast<uintptr_t>(base),
                                                             bytes, max_nodes);
         a->allocator = a->offset;
         *out = a.release();
         return 0;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
+// A throw is the metric's first label insert, outside upstream's try.
 int alloc_one(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::unique_ptr<AllocatedBuffer> buffer = a->allocator->allocate(bytes);
         if (!buffer)
             return -ENOMEM;
@@ -383,9 +215,7 @@ int alloc_one(shmb_offset_t *a, size_t bytes, shmb_offset_block_t **out) noexcep
         }
         *out = reinterpret_cast<shmb_offset_block_t *>(buffer.release());
         return 0;
-    } catch (...) {
-        return -ENOMEM; // the metric's first label insert, outside upstream's try
-    }
+    });
 }
 
 struct Span {
@@ -434,7 +264,7 @@ int check_blocks(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, siz
 int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, size_t n, char *why,
                    size_t cap) noexcept
 {
-    try {
+    return shmb::guard_or(-ENOMEM, [&] {
         std::vector<Span> spans;
         spans.reserve(n);
         int rc = check_blocks(a, blocks, n, &spans, why, cap);
@@ -446,9 +276,7 @@ int verify_checked(const shmb_offset_t *a, shmb_offset_block_t *const *blocks, s
             }
         }
         return rc;
-    } catch (...) {
-        return -ENOMEM;
-    }
+    });
 }
 
 } // namespace

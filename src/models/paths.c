@@ -1,8 +1,5 @@
-/*
- * paths: the table of translation paths (src/paths_internal.h) and the
- * names it gives (shmbench/paths.h). Adding a path is one row here and its
- * functions.
- */
+/* paths: the table of translation paths (paths_internal.h) and the names it
+ * gives (shmbench/paths.h); a new path is one row here and its functions. */
 #include "paths_internal.h"
 
 #include "shmbench/error.h"
@@ -27,8 +24,8 @@ static int mooncake_setup(const shmb_path_t *path, shmb_path_state_t *state, con
         buffers[id].length = view->segments[id].size;
         buffers[id].shm_path = view->shm_names[id];
     }
-    int ret = shmb_mooncake_create_path(view->mooncake_path, buffers, view->n, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
-                                        SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &view->mooncake_ops, &state->mooncake);
+    int ret = shmb_mooncake_create(buffers, view->n, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+                                   SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &view->mooncake_ops, &state->mooncake);
     free(buffers);
     return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
 }

@@ -1,24 +1,10 @@
-/*
- * paths (library-internal): the one table of translation paths, as perf
- * bench's mem-functions.c keeps its table of memcpy functions: every driver
- * that translates (the lookup benchmark, a transfer's per-request
- * translation) walks or indexes this table instead of switching over paths.
- *
- * Each path sets up its objects over a view of the peer's registrations
- * (setup), translates one request (translate: the reference, verified
- * before anything is timed), runs the timed loops (batch: independent
- * requests; chain: a dependent chain, see shmb_lookup_chain) and lets its
- * objects go (teardown). The loops live in the model or kernel module, so
- * a call through the table costs one indirect call per batch.
- *
- * Requests carry every path's keys (shmbench/lookup.h): mooncake and the
- * address kernels read addr and len, arithmetic and flowipc_jemalloc read
- * id and offset, flowipc_classic reads pool_offset.
- *
- * Threads: translate, batch and chain may run on several threads at once
- * over one set-up state (the models' own locks serialise what upstream
- * serialises); setup and teardown must not overlap any other call.
- */
+/* paths (library-internal): the one table of translation paths every driver
+ * that translates walks or indexes (as perf bench's mem-functions.c its
+ * memcpy table): setup over a view of the peer's registrations, translate
+ * (the reference, verified before timing), the timed loops batch and chain
+ * (in the model, so one indirect call per batch), teardown. translate,
+ * batch and chain may run on several threads over one state; setup and
+ * teardown overlap no other call. */
 #ifndef SHMBENCH_PATHS_INTERNAL_H
 #define SHMBENCH_PATHS_INTERNAL_H
 
@@ -44,7 +30,6 @@ typedef struct shmb_path_view {
     size_t n;
     const char *const *shm_names;     /* mooncake: segment id's SHM name, opened on its first request */
     shmb_mooncake_ops_t mooncake_ops; /* mooncake: how a buffer is attached on first use */
-    shmb_mooncake_path_t mooncake_path; /* mooncake: its relocate path (zeroed: tent, the default) */
     const uint32_t *pool_ids;         /* flowipc_jemalloc: segment i is pool pool_ids[i] (NULL: pool i) */
     unsigned char *pool_base;         /* flowipc_classic: the one pool (handle = offset from here) */
     size_t pool_bytes;

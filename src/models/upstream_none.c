@@ -1,6 +1,5 @@
-/* upstream_none: include/shmbench/upstream.h in a library built without
- * -DSHMB_MOONCAKE_SOURCE (cmake/upstream.cmake): there is no upstream code,
- * and every call says so. */
+/* upstream_none: shmbench/upstream.h without -DSHMB_MOONCAKE_SOURCE: every
+ * call says there is no upstream code. */
 #include "shmbench/upstream.h"
 
 #include <errno.h>

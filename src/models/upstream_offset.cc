@@ -1,12 +1,6 @@
-// upstream_offset: Mooncake Store's OffsetAllocator itself, compiled from the
-// user's Mooncake source (cmake/upstream.cmake), behind
-// include/shmbench/upstream.h. Only built with -DSHMB_MOONCAKE_SOURCE; the
-// library without it has src/upstream_none.c instead.
-//
-// Calls, upstream (kvcache-ai/Mooncake, mooncake-store/include/
-// offset_allocator/offset_allocator.h, src/offset_allocator.cpp):
-// OffsetAllocator::create, allocate (an optional OffsetAllocationHandle),
-// and the handle's destructor (OffsetAllocator::freeAllocation).
+// upstream_offset: Mooncake Store's own OffsetAllocator (create, allocate,
+// ~OffsetAllocationHandle) compiled from the user's Mooncake source behind
+// shmbench/upstream.h; without -DSHMB_MOONCAKE_SOURCE, upstream_none.c.
 #include "shmbench/upstream.h"
 
 #include <algorithm>

@@ -1,20 +1,7 @@
-// upstream_tent: TENT's own engine and SHM transport, compiled from the
-// user's Mooncake source (cmake/upstream.cmake, with -DSHMB_MOONCAKE_TENT=ON),
-// behind include/shmbench/upstream.h.
-//
-// Two TransferEngineImpl in this process, as two Mooncake processes on one
-// machine would have them (kvcache-ai/Mooncake, mooncake-transfer-engine/
-// tent/src/runtime/transfer_engine_impl.cpp): a target that allocates N
-// buffers with allocateLocalMemory (the SHM transport's createSharedMemory:
-// shm_open, ftruncate, mmap) and registers them with registerLocalMemory, and
-// an initiator that opens the target's segment (openSegment: the descriptor
-// through the control plane's GetSegmentDesc RPC, here the in-process agent
-// of upstream/stubs/tent/rpc_loopback.cc) and writes into it: allocateBatch,
-// submitTransfer (transport selection, the SHM transport's submit with
-// relocateSharedMemoryAddress, which maps a target buffer on its first
-// request), getTransferStatus and freeBatch. The copy is the stand-in of
-// upstream/stubs/tent/cpu_copy.cc: it consumes the relocated address and
-// records it, and moves nothing.
+// upstream_tent: TENT's own engine and SHM transport compiled from the user's
+// Mooncake source (-DSHMB_MOONCAKE_TENT=ON) behind shmbench/upstream.h: a
+// target and an initiator TransferEngineImpl in this process, the RPC agent
+// and the copy stand-ins of upstream/stubs/tent/ (docs/upstream.md).
 #include "shmbench/upstream.h"
 
 #include <cerrno>

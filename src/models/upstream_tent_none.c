@@ -1,6 +1,5 @@
-/* upstream_tent_none: TENT's part of include/shmbench/upstream.h in a library
- * built without it (no -DSHMB_MOONCAKE_SOURCE, or -DSHMB_MOONCAKE_TENT=OFF;
- * cmake/upstream.cmake): every call says it is not built. */
+/* upstream_tent_none: TENT's part of shmbench/upstream.h when TENT is not
+ * built: every call says so. */
 #include "shmbench/upstream.h"
 
 #include <errno.h>

@@ -100,8 +100,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         return -EINVAL;
     if (cfg->translate && ((unsigned)cfg->system >= SHMB_SYSTEMS || cfg->cold))
         return -EINVAL;
-    if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX ||
-                                              (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
+    if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX))
         return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
@@ -333,7 +332,7 @@ int shmb_transfer_bench_translation_start(run_t *r)
     shmb_mooncake_buffer_t *buffers, *pools = NULL;
     int ret = registrations(r, &segments, &names, &buffers);
     const shmb_path_view_t view = {.segments = segments, .n = (size_t)r->cfg->num_segments, .shm_names = names,
-                                   .mooncake_ops = {attach_dst, NULL, r}, .mooncake_path = r->cfg->mooncake_path,
+                                   .mooncake_ops = {attach_dst, NULL, r},
                                    .pool_base = r->dst.addr, .pool_bytes = r->dst.size};
     const shmb_path_t *p = &shmb_path_table[t->system];
     if (ret == 0 && (ret = p->setup(p, &t->path, &view)) == 0)

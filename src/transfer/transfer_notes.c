@@ -58,35 +58,26 @@ const char *shmb_notes_backing(shmb_notes_t *s, const shmb_backing_config_t *bac
 }
 
 /* The lines of a paired run of shm_transfer_bench (--systems, the sweep or
- * the replay): the common ones, then mooncake's relocate path if it is not
- * the default, the rounds and what the design is credited with. */
+ * the replay): the common ones, the rounds and what the design is credited with. */
 static void transfer_paired_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_system_t *systems, size_t n,
-                                  shmb_mooncake_path_t path, const char *rounds, const char *credit)
+                                  const char *rounds, const char *credit)
 {
     const char *names[SHMB_PAIRED_MAX_SYSTEMS] = {0};
     char control[64];
-    int mooncake = 0;
     if (n < 2 || n > SHMB_PAIRED_MAX_SYSTEMS) /* the config's check refuses it first */
         return;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         names[i] = shmb_system_name(systems[i]);
-        mooncake |= systems[i] == SHMB_SYSTEM_MOONCAKE;
-    }
     snprintf(control, sizeof(control), "%s%s", names[0], SHMB_PAIRED_CONTROL_SUFFIX);
     names[n - 1] = control;
     shmb_notes_paired_lines(l, s, names, n, "a second, independent set-up of the baseline (its own translation and request "
                                  "path) over the same src, dst and requests");
-    if (mooncake && path != SHMB_MOONCAKE_DEFAULT_PATH) {
-        const size_t at = s->used;
-        shmb_notes_put(s, "mooncake's relocate path: %s", shmb_mooncake_path_name(path));
-        shmb_notes_add(l, shmb_notes_end(s, at));
-    }
     shmb_notes_add(l, rounds);
     shmb_notes_add(l, credit);
 }
 
 int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const shmb_system_t *systems,
-                               size_t n, shmb_mooncake_path_t path)
+                               size_t n)
 {
     shmb_notes_lines_t l = {0};
     const size_t start = store->used;
@@ -96,7 +87,7 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
         shmb_notes_add(&l, report->notes[i]);
     if (n > SHMB_PAIRED_MAX_SYSTEMS)
         return -EINVAL;
-    transfer_paired_lines(&l, store, systems, n, path,
+    transfer_paired_lines(&l, store, systems, n,
                  "rounds: the requests: every system replays each request in turn, in the order above; each ratio "
                  "is paired request by request",
                  "request_path and copy are the same code for every system: the design changes the translate "
@@ -164,7 +155,7 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
             cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES,
             cfg->count_given ? " (the fewest with a 95% interval, where num_transfers asks fewer)" : "",
             cfg->nsystems);
-        transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, cfg->mooncake_path, shmb_notes_end(store, at),
+        transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, shmb_notes_end(store, at),
                      "copy rows: the same code for every system, measured once, unpaired; the design changes the "
                      "translate row's time, and a request's saved time beyond it and the control's interval is "
                      "noise");

@@ -50,7 +50,6 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
     tc.translate = 1;
     tc.system = c->system;
     tc.num_segments = c->num_segments;
-    tc.mooncake_path = c->mooncake_path;
     tc.time_per_size_ms = 1;
     tc.timer_overhead_ns = c->timer_overhead_ns;
     tc.shm_prefix = c->shm_prefix;

@@ -347,17 +347,9 @@ static void test_lookup_modes(void **state)
     assert_true(has_note(&r, "step -"));
     assert_true(has_note(&r, "step latency"));
     assert_true(has_note(&r, "first_use: mooncake's first request to each buffer in the peer"));
-    assert_false(has_note(&r, "mooncake_path=pr192"));
 
     c = lookup_cfg();
     c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
-    c.mooncake_path = SHMB_MOONCAKE_PR192;
-    r = fresh_report();
-    assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 7);
-    assert_string_equal(r.notes[3], "mooncake_path=pr192: mooncake relocates as PR #192's head did (24893a21e, "
-                                    "never merged: metadata lock, BufferDesc scan, remap cache), not as "
-                                    "upstream's TENT ShmTransport (the default)");
-    c.run_system[SHMB_SYSTEM_MOONCAKE] = 0; /* no mooncake row, no note on its path */
     r = fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
 }
@@ -537,13 +529,9 @@ static void test_transfer_paired(void **state)
     assert_true(has_note(&r, "rows /system:NAME: that system's samples"));
     assert_true(has_note(&r, "verdict: faster or slower"));
     assert_true(has_note(&r, "copy rows: the same code for every system, measured once"));
-    c.mooncake_path = SHMB_MOONCAKE_PR192;
-    r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 9);
-    assert_true(has_note(&r, "mooncake's relocate path: pr192"));
     c.zero_copy = 1;
     r = fresh_report();
-    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 9);
+    assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "zero_copy: mooncake's whole request"));
     assert_false(has_note(&r, "flowipc_jemalloc: a borrower maps"));
     c.zero_copy = 0;
@@ -551,11 +539,11 @@ static void test_transfer_paired(void **state)
     r = fresh_report();
     r.notes[0] = "workload: synthetic";
     r.notes[1] = NULL;
-    assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3, SHMB_MOONCAKE_TENT), 1 + 7);
+    assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3), 1 + 7);
     assert_string_equal(r.notes[0], "workload: synthetic");
     assert_true(has_note(&r, "rounds: the requests: every system replays each request in turn"));
     assert_true(has_note(&r, "rows /system:NAME: that system's samples, one per round"));
-    assert_int_equal(shmb_notes_transfer_paired(&r, &store, c.systems, 1, SHMB_MOONCAKE_TENT), -EINVAL);
+    assert_int_equal(shmb_notes_transfer_paired(&r, &store, c.systems, 1), -EINVAL);
 }
 
 /* A count below what a batch or a paired run needs: one note says what
@@ -656,7 +644,6 @@ static void test_never_overflows(void **state)
         l.threads = (m >> 2) & 1 ? 2 : 1;
         l.mode = (shmb_lookup_mode_t)((m >> 3) % 3);
         l.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
-        l.mooncake_path = m & 32 ? SHMB_MOONCAKE_PR192 : SHMB_MOONCAKE_TENT;
         r = fresh_report();
         ret = shmb_notes_lookup(&r, &store, &l);
         assert_true(ret >= 1 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);

@@ -14,7 +14,7 @@ for f in "num_segments int64 100" "num_lookups int64 10000" "segment_size_mb int
          'strategies string "mooncake,flowipc_classic,flowipc_jemalloc,linear,lower_bound,tree,arithmetic"' 'sweep_segments string ""' \
          "lookup_len_kb int64 4" 'pattern string "random"' 'format string "table"' \
          'lookup_mode string "throughput"' 'placement string "descending"' "peer_process bool false" \
-         'mooncake_path string "tent"' "handoff bool true"; do
+         "handoff bool true"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -44,23 +44,13 @@ expect_usage_error "$bin" lookup_mode --lookup_mode=
 expect_usage_error "$bin" lookup_mode --lookup_mode=Latency
 expect_usage_error "$bin" placement --placement=sideways
 expect_usage_error "$bin" placement --placement=
-expect_usage_error "$bin" mooncake_path --mooncake_path=pr
-grep -qx "shm_address_lookup_bench: invalid --mooncake_path=pr: tent or pr192" "$work/err" && ok \
-  || fail "--mooncake_path=pr: $(cat "$work/err")"
 
-# --mooncake_path: the default says nothing more; pr192 is on the system line and, beside the other
-# paths, in a note of its own; both verified, in one process and in two
+# --system=mooncake: the system line names it; verified, in one process and in two
 for mode in "" --peer_process; do
-  "$bin" "${quick[@]}" $mode --system=mooncake >"$work/tent.txt" 2>/dev/null || fail "tent $mode run"
-  "$bin" "${quick[@]}" $mode --system=mooncake --mooncake_path=pr192 >"$work/pr.txt" 2>/dev/null || fail "pr192 $mode run"
-  grep -qx "# system: mooncake" "$work/tent.txt" && ! grep -q "pr192" <(grep -v '^# flags' "$work/tent.txt") \
-    && ok || fail "tent $mode: $(grep '^# system' "$work/tent.txt")"
-  grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr.txt" && ok || fail "pr192 $mode: $(grep '^# system' "$work/pr.txt")"
-  table_rows "$work/pr.txt" | grep -q "verified 131072/131072" && ok || fail "pr192 $mode: no verified row"
+  "$bin" "${quick[@]}" $mode --system=mooncake >"$work/tent.txt" 2>/dev/null || fail "mooncake $mode run"
+  grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "mooncake $mode: $(grep '^# system' "$work/tent.txt")"
+  table_rows "$work/tent.txt" | grep -q "verified 131072/131072" && ok || fail "mooncake $mode: no verified row"
 done
-"$bin" "${quick[@]}" --mooncake_path=pr192 --strategies=mooncake,linear >"$work/prn.txt" 2>/dev/null || fail "pr192 note run"
-grep -q "^# mooncake_path=pr192: mooncake relocates as PR #192's head did" "$work/prn.txt" && ! grep -q "^# system:" "$work/prn.txt" \
-  && ok || fail "pr192 without --system: no note"
 expect_usage_error "$bin" lookup_len_kb --segment_size_mb=128 --lookup_len_kb=65537
 
 "$bin" "${quick[@]}" >"$work/t.txt" 2>"$work/t.err" || fail "table run: $(cat "$work/t.err")"

@@ -101,25 +101,19 @@ if head=$(git -C "$srcdir" rev-parse HEAD 2>/dev/null); then
   grep -q "\"git_commit\": \"$commit\"" "$work/ctx.json" && ok || fail "JSON context has no git_commit $commit"
 fi
 
-# Mooncake on PR #192's relocate path pairs with the Flow-IPC runs as TENT's does: the same row keys, only
-# the system line says which path
+# Mooncake pairs with the Flow-IPC runs: the same row keys, only the system line differs
 for bench in shm_address_lookup_bench shm_transfer_bench; do
   read -r -a a <<<"${args[$bench]}"
-  for path in tent pr192; do
-    "$bindir/$bench" "${common[@]}" "${a[@]}" --system=mooncake --mooncake_path=$path >"$work/$path.txt" 2>"$work/err" \
-      && ok || fail "$bench --mooncake_path=$path: $(cat "$work/err")"
-  done
-  "$bindir/$bench" "${common[@]}" "${a[@]}" --system=flowipc_jemalloc --mooncake_path=pr192 >"$work/fj.txt" 2>/dev/null \
-    || fail "$bench --system=flowipc_jemalloc --mooncake_path=pr192"
+  "$bindir/$bench" "${common[@]}" "${a[@]}" --system=mooncake >"$work/tent.txt" 2>"$work/err" \
+    && ok || fail "$bench --system=mooncake: $(cat "$work/err")"
+  "$bindir/$bench" "${common[@]}" "${a[@]}" --system=flowipc_jemalloc >"$work/fj.txt" 2>/dev/null \
+    || fail "$bench --system=flowipc_jemalloc"
   ncols=$(grep -v '^#' "$work/tent.txt" | head -1 | awk '{for (i = 1; i <= NF; i++) if ($i == "iterations") print i - 1}')
-  for other in pr192 fj; do
-    diff <(keys "$work/tent.txt" "$ncols") <(keys "$work/$other.txt" "$ncols") >/dev/null && ok \
-      || fail "$bench: row keys of tent and $other differ"
-  done
-  diff <(grep '^# system' "$work/tent.txt") <(grep '^# system' "$work/pr192.txt") | grep -qx '> # system: mooncake (mooncake_path=pr192)' \
-    && ok || fail "$bench: pr192's system line"
-  grep -qx "# system: flowipc_jemalloc" "$work/fj.txt" && ok || fail "$bench: a flowipc system line names mooncake's path"
-  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench --mooncake_path: segments left"
+  diff <(keys "$work/tent.txt" "$ncols") <(keys "$work/fj.txt" "$ncols") >/dev/null && ok \
+    || fail "$bench: row keys of mooncake and flowipc_jemalloc differ"
+  grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "$bench: mooncake's system line"
+  grep -qx "# system: flowipc_jemalloc" "$work/fj.txt" && ok || fail "$bench: flowipc_jemalloc's system line"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench --system: segments left"
 done
 
 # --system selects the path: an explicit choice beside it is an error

@@ -13,7 +13,7 @@ quick=(--shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=20 --time_
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "max_transfer_size_kb int64 0" "num_transfers int64 1000" \
          "use_memcpy bool true" "verify_data bool false" 'methods string ""' "threads int32 1" \
-         "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false" 'mooncake_path string "tent"'; do
+         "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false"; do
   read -r name type value <<<"$f"
   grep -q "^$name (.*type: $type default: $value *\$" "$work/help1" && ok || fail "--helpshort: no $name of $type with default $value"
 done
@@ -42,9 +42,6 @@ grep -q -- "--methods=avx: all, or a comma-separated list of distinct items of m
 expect_usage_error "$bin" time_per_size_ms --time_per_size_ms=0
 expect_usage_error "$bin" use_memcpy --use_memcpy=perhaps
 expect_usage_error "$bin" peer_process --peer_process=perhaps
-expect_usage_error "$bin" mooncake_path --mooncake_path=TENT
-grep -qx "shm_transfer_bench: invalid --mooncake_path=TENT: tent or pr192" "$work/err" && ok \
-  || fail "--mooncake_path=TENT: $(cat "$work/err")"
 
 # a size that does not fit in /dev/shm: exit 1, the flag, the space needed and free
 "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=1048576 >"$work/out" 2>"$work/err"
@@ -198,23 +195,16 @@ tr -d '\r' <"$work/pt.csv" | grep -q '^shm_transfer/request/size_kb:1024/threads
   && ok || fail "peer --threads=2 --system request row: $(tail -1 "$work/pt.csv")"
 
 # with a system, per size: the request path, the translation, the copy, the whole request (JSON names as
-# DESIGN.md has them); mooncake's relocate path on the system line only when not the default
-for path in tent pr192; do
-  "$bin" "${quick[@]}" --transfer_size_kb=512 --system=mooncake --mooncake_path=$path --json_out="$work/$path.json" \
-    >"$work/$path.txt" 2>/dev/null || fail "--system=mooncake --mooncake_path=$path run"
-  "$python" -c '
+# DESIGN.md has them)
+"$bin" "${quick[@]}" --transfer_size_kb=512 --system=mooncake --json_out="$work/tent.json" \
+  >"$work/tent.txt" 2>/dev/null || fail "--system=mooncake run"
+"$python" -c '
 import json, sys
 names = [x["name"] for x in json.load(open(sys.argv[1]))["benchmarks"]]
 want = ["shm_transfer/%s/size_kb:%d" % (p, s) for s in (512, 1024) for p in ("request_path", "translate", "memcpy", "request")]
 assert names == want, names
-' "$work/$path.json" && ok || fail "--mooncake_path=$path: json names"
-  grep -q "^# flags: .* mooncake_path=$path " <(unwrap "$work/$path.txt") && ok || fail "--mooncake_path=$path: flags line"
-done
-grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "tent: $(grep '^# system' "$work/tent.txt")"
-grep -qx "# system: mooncake (mooncake_path=pr192)" "$work/pr192.txt" && ok \
-  || fail "pr192: $(grep '^# system' "$work/pr192.txt")"
-[ "$(table_rows "$work/tent.txt" | awk '{print $1, $2}' | tr '\n' ' ')" = \
-  "$(table_rows "$work/pr192.txt" | awk '{print $1, $2}' | tr '\n' ' ')" ] && ok || fail "tent and pr192 rows differ"
+' "$work/tent.json" && ok || fail "--system=mooncake: json names"
+grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "mooncake: $(grep '^# system' "$work/tent.txt")"
 
 # cold rows in the peer: it writes each fresh segment first; slower than warm
 "$bin" "${quick[@]}" --peer_process --cold >"$work/pc.txt" 2>/dev/null || fail "peer --cold run"

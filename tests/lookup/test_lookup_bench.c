@@ -81,52 +81,40 @@ static void test_check(void **state)
     c = small();
     c.segment_size_mb = UINT64_MAX / 2;
     assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
-    c = small();
-    c.mooncake_path = SHMB_MOONCAKE_PR192;
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c.mooncake_path = (shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
 }
 
-/* The config's mooncake_path reaches the model through the view both sides
- * build (the peer from its forked config), and a run on either path, in
- * one process and in two, is verified request by request. */
-static void test_mooncake_path_honoured(void **state)
+/* Mooncake's model is set up over the view with nothing attached, and a run,
+ * in one process and in two, is verified request by request. */
+static void test_mooncake_run(void **state)
 {
     (void)state;
-    for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
-        shmb_lookup_config_t c = small();
-        c.mooncake_path = (shmb_mooncake_path_t)path;
-        shmb_lookup_setup_t s;
-        assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
-        assert_int_equal(shmb_lookup_bench_alloc_slots(&c, &s), 0);
-        const char *names[50];
-        for (int i = 0; i < 50; i++)
-            names[i] = "/never_attached";
-        const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, names);
-        assert_int_equal(view.mooncake_path, path);
-        assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_SYSTEM_MOONCAKE, &view), 0);
-        assert_int_equal(shmb_mooncake_path_of(s.state.mooncake), path);
-        assert_int_equal(shmb_mooncake_attached(s.state.mooncake), 0);
-        shmb_lookup_bench_teardown(&s);
-        for (int peer = 0; peer < 2; peer++) {
-            c = small();
-            c.num_segments = 20;
-            c.segment_size_mb = 1;
-            c.peer_process = peer;
-            memset(c.run, 0, sizeof(c.run));
-            c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
-            c.mooncake_path = (shmb_mooncake_path_t)path;
-            shmb_rows_t rows = {0};
-            char why[256] = "";
-            int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-            if (ret != 0)
-                fail_msg("path %d, peer %d: %d %s", path, peer, ret, why);
-            assert_int_equal(rows.n, 2);
-            assert_string_equal(rows.v[0].note, "verified 131072/131072");
-            assert_int_equal(rows.v[1].iterations, 20); /* a first use per buffer */
-            shmb_rows_free(&rows);
-        }
+    shmb_lookup_config_t c = small();
+    shmb_lookup_setup_t s;
+    assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
+    assert_int_equal(shmb_lookup_bench_alloc_slots(&c, &s), 0);
+    const char *names[50];
+    for (int i = 0; i < 50; i++)
+        names[i] = "/never_attached";
+    const shmb_path_view_t view = shmb_lookup_bench_view(&c, &s, names);
+    assert_int_equal(shmb_lookup_bench_path_setup(&s, SHMB_SYSTEM_MOONCAKE, &view), 0);
+    assert_int_equal(shmb_mooncake_attached(s.state.mooncake), 0);
+    shmb_lookup_bench_teardown(&s);
+    for (int peer = 0; peer < 2; peer++) {
+        c = small();
+        c.num_segments = 20;
+        c.segment_size_mb = 1;
+        c.peer_process = peer;
+        memset(c.run, 0, sizeof(c.run));
+        c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+        if (ret != 0)
+            fail_msg("peer %d: %d %s", peer, ret, why);
+        assert_int_equal(rows.n, 2);
+        assert_string_equal(rows.v[0].note, "verified 131072/131072");
+        assert_int_equal(rows.v[1].iterations, 20); /* a first use per buffer */
+        shmb_rows_free(&rows);
     }
     assert_int_equal(count_ours(), 0);
 }
@@ -891,7 +879,7 @@ int main(void)
     shmb_test_prefix_init("/shmb_test_lookup_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
-        cmocka_unit_test(test_mooncake_path_honoured),
+        cmocka_unit_test(test_mooncake_run),
         cmocka_unit_test(test_random_rows),
         cmocka_unit_test(test_sequential_rows),
         cmocka_unit_test(test_subset_without_linear_has_no_speedup),

@@ -1,3 +1,5 @@
+/* Mooncake's relocate path (TENT's ShmTransport) against a reference, on edge
+ * cases, random buffers and every byte, with attach and detach counted. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,117 +14,7 @@
 #include "shmbench/mooncake.h"
 #include "shmbench/rng.h"
 
-/* A fake ops: attach mallocs the buffer's length and records it, detach
- * frees it, so valgrind sees a missing detach as a leak. */
-enum { FAKE_MAX = 2048 };
-
-typedef struct fake_map {
-    size_t index;
-    char path[64];
-    uint64_t length;
-    unsigned char *local; /* what attach answered */
-    unsigned char *base;  /* what it allocated */
-    int detached;
-} fake_map_t;
-
-typedef struct fake {
-    int attach_calls;
-    int detach_calls;
-    int fail_next; /* when < 0, the next attach fails with it */
-    long lie_index; /* the planted fault: attach of this index answers 64 bytes off (-1: none) */
-    size_t n;
-    fake_map_t maps[FAKE_MAX];
-    unsigned char mapped[FAKE_MAX]; /* by registration index */
-} fake_t;
-
-static int fake_attach(void *ctx, size_t index, const char *shm_path, uint64_t length, void **local)
-{
-    fake_t *f = ctx;
-    f->attach_calls++;
-    if (f->fail_next < 0) {
-        int err = f->fail_next;
-        f->fail_next = 0;
-        return err;
-    }
-    if (f->n == FAKE_MAX || strlen(shm_path) >= sizeof(f->maps[0].path))
-        return -ENOSPC;
-    unsigned char *p = malloc(length);
-    if (!p)
-        return -ENOMEM;
-    fake_map_t *m = &f->maps[f->n++];
-    m->index = index;
-    strcpy(m->path, shm_path);
-    m->length = length;
-    m->base = p;
-    m->local = (long)index == f->lie_index ? p + 64 : p;
-    m->detached = 0;
-    if (index < FAKE_MAX)
-        f->mapped[index] = 1;
-    *local = m->local;
-    return 0;
-}
-
-static void fake_detach(void *ctx, void *local, uint64_t length)
-{
-    fake_t *f = ctx;
-    f->detach_calls++;
-    for (size_t i = 0; i < f->n; i++) {
-        if (f->maps[i].local == local) {
-            assert_int_equal(f->maps[i].length, length);
-            assert_false(f->maps[i].detached);
-            f->maps[i].detached = 1;
-            free(f->maps[i].base);
-            return;
-        }
-    }
-    fail_msg("detach of %p, which was never attached", local);
-}
-
-/* Where the fake mapped buffer `index` (NULL if it did not), checking that
- * attach was told the right path: the allocation, not a planted fault's
- * answer. */
-static unsigned char *fake_local(const fake_t *f, size_t index, const char *path)
-{
-    for (size_t i = 0; i < f->n; i++) {
-        if (f->maps[i].index == index) {
-            assert_string_equal(f->maps[i].path, path);
-            return f->maps[i].base;
-        }
-    }
-    return NULL;
-}
-
-static fake_t fake;
-
-static shmb_mooncake_ops_t fake_ops(void)
-{
-    memset(&fake, 0, sizeof(fake));
-    fake.lie_index = -1;
-    return (shmb_mooncake_ops_t){fake_attach, fake_detach, &fake};
-}
-
-/* The path the tests run: each group runs once per path. */
-static shmb_mooncake_path_t path;
-
-static int set_tent(void **state)
-{
-    (void)state;
-    path = SHMB_MOONCAKE_TENT;
-    return 0;
-}
-
-static int set_pr192(void **state)
-{
-    (void)state;
-    path = SHMB_MOONCAKE_PR192;
-    return 0;
-}
-
-static int create(const shmb_mooncake_buffer_t *b, size_t n, uint64_t id, size_t others,
-                  const shmb_mooncake_ops_t *ops, shmb_mooncake_t **m)
-{
-    return shmb_mooncake_create_path(path, b, n, id, others, ops, m);
-}
+#include "mooncake_fake.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -131,23 +23,14 @@ static int holds(const shmb_mooncake_buffer_t *b, uint64_t addr, uint64_t len)
     return addr >= b->addr && (u128)addr + len <= (u128)b->addr + b->length;
 }
 
-/* The reference, with 128-bit arithmetic so nothing wraps. Returns the
- * buffer's index or -1.
- * pr192: the first buffer in registration order with an SHM path that holds
- * all of [addr, addr + len).
- * tent: a buffer mapped so far that holds it (tryResolve), else the first
- * buffer in registration order that holds it (findBuffer), if it has an SHM
- * path. The two differ only where registrations overlap. */
+/* The reference, with 128-bit arithmetic so nothing wraps: a buffer mapped
+ * so far that holds [addr, addr + len) (tryResolve), else the first buffer
+ * in registration order that holds it (findBuffer), if it has an SHM path.
+ * Returns the buffer's index or -1. */
 static int reference(const shmb_mooncake_buffer_t *b, size_t n, uint64_t addr, uint64_t len)
 {
     if (len == 0)
         return -1;
-    if (path == SHMB_MOONCAKE_PR192) {
-        for (size_t i = 0; i < n; i++)
-            if (b[i].shm_path[0] && holds(&b[i], addr, len))
-                return (int)i;
-        return -1;
-    }
     for (size_t i = 0; i < n && i < FAKE_MAX; i++)
         if (fake.mapped[i] && holds(&b[i], addr, len))
             return (int)i;
@@ -193,7 +76,7 @@ static int setup_edges(void **state)
 {
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    if (create(edges, NEDGES, TARGET, 20, &ops, &m) != 0)
+    if (shmb_mooncake_create(edges, NEDGES, TARGET, 20, &ops, &m) != 0)
         return -1;
     *state = m;
     return 0;
@@ -227,7 +110,7 @@ static void test_edges(void **state)
         {C + 8, 0 - (C + 8)},     /* addr + len wraps to exactly 0 */
         {C, 0},                   /* len = 0 */
         {E, 16},                  /* only in E, which has no SHM path */
-        {E + 0x900, 16},          /* in E and F: pr192 skips E for F; tent's findBuffer takes E */
+        {E + 0x900, 16},          /* in E and F: findBuffer takes E */
         {F + 0x1000 - 1, 1},      /* last byte of F */
         {F + 0x1000, 1},          /* after the last */
     };
@@ -237,7 +120,7 @@ static void test_edges(void **state)
     void *p = NULL;
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, B + 5, 1, &p), 0);
     assert_ptr_equal(p, fake_local(&fake, 2, edges[2].shm_path) + 5);
-    /* once F is mapped (its last byte above), tent's tryResolve finds it too */
+    /* once F is mapped (its last byte above), tryResolve finds it too */
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, E + 0x900, 1, &p), 0);
     assert_ptr_equal(p, fake_local(&fake, 4, edges[4].shm_path) + 0x100);
 }
@@ -247,9 +130,8 @@ static void test_unknown_target(void **state)
     shmb_mooncake_t *m = *state;
     void *sentinel = (void *)&fake, *p = sentinel;
     assert_int_equal(shmb_mooncake_relocate(m, 999, A, 1, &p), -ENOENT);
-    /* segment 0 is no peer's: pr192 has no such segment; tent takes it for
-     * the local segment, which holds no buffer */
-    assert_int_equal(shmb_mooncake_relocate(m, 0, A, 1, &p), path == SHMB_MOONCAKE_PR192 ? -ENOENT : -EINVAL);
+    /* segment 0 is the local segment, which holds no buffer */
+    assert_int_equal(shmb_mooncake_relocate(m, 0, A, 1, &p), -EINVAL);
     /* another segment exists but holds no SHM buffer */
     assert_int_equal(shmb_mooncake_relocate(m, 3, A, 1, &p), -EINVAL);
     assert_ptr_equal(p, sentinel);
@@ -262,7 +144,7 @@ static void test_attach_once_and_detach_all(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
     assert_int_equal(shmb_mooncake_attached(m), 0);
     void *p;
     for (int round = 0; round < 5; round++) {
@@ -278,7 +160,7 @@ static void test_attach_once_and_detach_all(void **state)
     assert_int_equal(fake.maps[1].index, 2);
     assert_string_equal(fake.maps[1].path, edges[2].shm_path);
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, C, 1, &p), 0);
-    /* F's last byte: its first is also E's, which tent's findBuffer takes */
+    /* F's last byte: its first is also E's, which findBuffer takes */
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, F + 0xfff, 1, &p), 0);
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, E, 1, &p), -EINVAL); /* never attached */
     assert_int_equal(fake.attach_calls, 4);
@@ -310,27 +192,21 @@ static void test_bad_create(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *sentinel = (shmb_mooncake_t *)&fake, *m = sentinel;
-    assert_int_equal(create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
-    assert_int_equal(create(NULL, 1, TARGET, 0, &ops, &m), -EINVAL);
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, NULL, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(NULL, 1, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, NULL, &m), -EINVAL);
     shmb_mooncake_ops_t no_attach = {NULL, fake_detach, &fake};
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, &no_attach, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 0, &no_attach, &m), -EINVAL);
     shmb_mooncake_buffer_t zero[2] = {{0x1000, 0x1000, "/a"}, {0x3000, 0, "/b"}};
-    assert_int_equal(create(zero, 2, TARGET, 0, &ops, &m), -EINVAL);
+    assert_int_equal(shmb_mooncake_create(zero, 2, TARGET, 0, &ops, &m), -EINVAL);
     assert_ptr_equal(m, sentinel);
     /* a peer without detach is fine */
     shmb_mooncake_ops_t attach_only = {fake_attach, NULL, &fake};
-    assert_int_equal(create(zero, 1, TARGET, 0, &attach_only, &m), 0);
+    assert_int_equal(shmb_mooncake_create(zero, 1, TARGET, 0, &attach_only, &m), 0);
     void *p;
     assert_int_equal(shmb_mooncake_relocate(m, TARGET, 0x1000, 1, &p), 0);
     shmb_mooncake_destroy(m);
     free(fake.maps[0].base);
-    /* a path outside the enum */
-    assert_int_equal(shmb_mooncake_create_path((shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS, edges, NEDGES, TARGET, 0,
-                                               &ops, &m), -EINVAL);
-    assert_int_equal(create(edges, NEDGES, TARGET, 0, &ops, &m), 0);
-    assert_int_equal(shmb_mooncake_path_of(m), path);
-    shmb_mooncake_destroy(m);
 }
 
 enum { NRANDOM = 1000 };
@@ -370,7 +246,7 @@ static void test_random_against_reference(void **state)
     uint64_t end = build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 42, 100, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 42, 100, &ops, &m), 0);
     uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
     int hits = 0;
     for (int k = 0; k < 20000; k++) {
@@ -393,7 +269,7 @@ static void test_batch_sums_relocations(void **state)
     uint64_t end = build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 9, 10, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 9, 10, &ops, &m), 0);
     enum { N = 5000 };
     static shmb_lookup_request_t req[N];
     uint64_t lo = 0x7f0000000000ull - 8192, span = end + 8192 - lo;
@@ -444,16 +320,6 @@ static void test_chain_is_dependent(void **state)
     assert_true(shmb_mooncake_relocate_chain(m, 12345, r, expected, 2) == 0);   /* unknown target */
 }
 
-/* Buffers that do not overlap: C, A, B (A and B touch), D without SHM, G. */
-static const shmb_mooncake_buffer_t plain[] = {
-    {0x20000, 0x1000, "/mooncake_bench_4242_deadbeef_0"},
-    {0x10000, 0x1000, "/mooncake_bench_4242_deadbeef_1"},
-    {0x11000, 0x2000, "/mooncake_bench_4242_deadbeef_2"},
-    {0x40000, 0x800, ""},
-    {0x50000, 0x3000, "/mooncake_bench_4242_deadbeef_4"},
-};
-enum { NPLAIN = sizeof(plain) / sizeof(plain[0]) };
-
 /* Whether b[i].addr + off, alone and to the buffer's end, translates other
  * than to the fake's mapping of that buffer (or, for a buffer without SHM,
  * does not fail): 0, 1 or 2 wrong answers. */
@@ -487,7 +353,7 @@ static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, siz
     return wrong;
 }
 
-/* Every byte of every registered buffer, on both paths; and the planted
+/* Every byte of every registered buffer; and the planted
  * fault (buffer 2 mapped 64 bytes off) is seen on each of its bytes. */
 static void test_every_address(void **state)
 {
@@ -496,7 +362,7 @@ static void test_every_address(void **state)
         shmb_mooncake_ops_t ops = fake_ops();
         fake.lie_index = lie ? 2 : -1;
         shmb_mooncake_t *m = NULL;
-        assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+        assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
         long wrong = count_wrong(m, plain, NPLAIN, 1);
         assert_int_equal(wrong, lie ? 2 * (long)plain[2].length : 0);
         shmb_mooncake_destroy(m);
@@ -510,7 +376,7 @@ static void test_outside_every_buffer(void **state)
     (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
     assert_int_equal(count_wrong(m, plain, NPLAIN, 512), 0); /* map every SHM buffer first */
     static const struct { uint64_t addr, len; } out[] = {
         {0, 1}, {0x0ffff, 1}, {0x0ffff, 2}, {0x13000, 1}, {0x12fff, 2}, {0x1ffff, 1}, {0x21000, 1},
@@ -536,199 +402,9 @@ static void test_random_every_buffer(void **state)
     build_random(&rng);
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(random_bufs, NRANDOM, 77, 10, &ops, &m), 0);
+    assert_int_equal(shmb_mooncake_create(random_bufs, NRANDOM, 77, 10, &ops, &m), 0);
     assert_int_equal(count_wrong(m, random_bufs, NRANDOM, 1000), 0);
     shmb_mooncake_destroy(m);
-}
-
-static void test_path_names(void **state)
-{
-    (void)state;
-    shmb_mooncake_path_t p = SHMB_MOONCAKE_PR192;
-    assert_string_equal(shmb_mooncake_path_name(SHMB_MOONCAKE_TENT), "tent");
-    assert_string_equal(shmb_mooncake_path_name(SHMB_MOONCAKE_PR192), "pr192");
-    assert_null(shmb_mooncake_path_name((shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS));
-    assert_int_equal(SHMB_MOONCAKE_DEFAULT_PATH, SHMB_MOONCAKE_TENT);
-    for (int i = 0; i < SHMB_MOONCAKE_PATHS; i++) {
-        assert_int_equal(shmb_mooncake_path_parse(shmb_mooncake_path_name((shmb_mooncake_path_t)i), &p), 0);
-        assert_int_equal(p, i);
-    }
-    assert_int_equal(shmb_mooncake_path_parse("TENT", &p), -EINVAL);
-    assert_int_equal(shmb_mooncake_path_parse("", &p), -EINVAL);
-    assert_int_equal(shmb_mooncake_path_parse(NULL, &p), -EINVAL);
-    assert_int_equal(p, SHMB_MOONCAKE_PATHS - 1); /* untouched on error */
-    assert_int_equal(shmb_mooncake_path_of(NULL), SHMB_MOONCAKE_DEFAULT_PATH);
-}
-
-/* The request path. */
-static unsigned char source[0x4000];
-
-static void copy_bytes(void *ctx, void *dst, const void *src, uint64_t len)
-{
-    (void)ctx;
-    memcpy(dst, src, (size_t)len);
-}
-
-static shmb_mooncake_engine_t *make_engine(void)
-{
-    shmb_mooncake_engine_t *e = NULL;
-    assert_int_equal(shmb_mooncake_engine_create(plain, NPLAIN, 77, 5, source, sizeof(source), &e), 0);
-    return e;
-}
-
-static shmb_mooncake_request_t request(shmb_mooncake_opcode_t op, uint64_t target_id, uint64_t addr, uint64_t len)
-{
-    return (shmb_mooncake_request_t){op, source, target_id, addr, len};
-}
-
-/* The count of registered buffers is the target segment's (what findBuffer
- * walks), not another segment's nor the local one's; an engine with one
- * buffer counts one; unknown segments and no engine count 0. */
-static void test_engine_buffers(void **state)
-{
-    (void)state;
-    shmb_mooncake_engine_t *e = make_engine();
-    assert_int_equal(shmb_mooncake_engine_buffers(e, 77), NPLAIN);
-    assert_int_equal(shmb_mooncake_engine_buffers(e, 1), 1); /* one of the other segments */
-    assert_int_equal(shmb_mooncake_engine_buffers(e, 4242), 0);
-    shmb_mooncake_engine_destroy(e);
-    assert_int_equal(shmb_mooncake_engine_create(plain, 1, 77, 0, NULL, 0, &e), 0);
-    assert_int_equal(shmb_mooncake_engine_buffers(e, 77), 1);
-    shmb_mooncake_engine_destroy(e);
-    assert_int_equal(shmb_mooncake_engine_buffers(NULL, 77), 0);
-}
-
-/* With no hooks, the path alone: the selection finds the buffer that holds
- * the target; the task carries the peer's address. */
-static void test_engine_finds_buffer(void **state)
-{
-    (void)state;
-    shmb_mooncake_engine_t *e = make_engine();
-    for (size_t i = 0; i < NPLAIN; i++) {
-        const uint64_t offs[] = {0, plain[i].length / 2, plain[i].length - 1};
-        for (size_t k = 0; k < 3; k++) {
-            shmb_mooncake_request_t r = request(SHMB_MOONCAKE_WRITE, 77, plain[i].addr + offs[k], 1);
-            shmb_mooncake_submitted_t done = {0};
-            int rc = shmb_mooncake_engine_submit(e, &r, NULL, &done);
-            if (!plain[i].shm_path[0]) {
-                assert_int_equal(rc, -EINVAL); /* no transport: SHM is not among its transports */
-                continue;
-            }
-            assert_int_equal(rc, 0);
-            assert_int_equal(done.buffer_addr, plain[i].addr);
-            assert_ptr_equal(done.target, (void *)(uintptr_t)r.target_offset);
-            assert_int_equal(done.transferred_bytes, 1);
-        }
-    }
-    /* a whole buffer, and a range that crosses from A into B: no buffer */
-    shmb_mooncake_request_t whole = request(SHMB_MOONCAKE_READ, 77, 0x11000, 0x2000);
-    shmb_mooncake_submitted_t done = {0};
-    assert_int_equal(shmb_mooncake_engine_submit(e, &whole, NULL, &done), 0);
-    assert_int_equal(done.buffer_addr, 0x11000);
-    assert_int_equal(done.transferred_bytes, 0x2000);
-    shmb_mooncake_request_t across = request(SHMB_MOONCAKE_READ, 77, 0x10ff0, 0x20);
-    assert_int_equal(shmb_mooncake_engine_submit(e, &across, NULL, &done), -EINVAL);
-    shmb_mooncake_engine_destroy(e);
-}
-
-/* With the system's translation and a copy: the bytes land in the mapping
- * of the right buffer, both ways. */
-static void test_engine_translates_and_copies(void **state)
-{
-    (void)state;
-    shmb_mooncake_ops_t ops = fake_ops();
-    shmb_mooncake_t *m = NULL;
-    assert_int_equal(create(plain, NPLAIN, 77, 5, &ops, &m), 0);
-    shmb_mooncake_engine_t *e = make_engine();
-    const shmb_mooncake_hooks_t hooks = {shmb_mooncake_translate, copy_bytes, m};
-    for (size_t i = 0; i < sizeof(source); i++)
-        source[i] = (unsigned char)(i * 7 + 1);
-    shmb_mooncake_request_t w = request(SHMB_MOONCAKE_WRITE, 77, 0x50000 + 100, 0x2000);
-    shmb_mooncake_submitted_t done = {0};
-    assert_int_equal(shmb_mooncake_engine_submit(e, &w, &hooks, &done), 0);
-    unsigned char *g = fake_local(&fake, 4, plain[4].shm_path);
-    assert_non_null(g);
-    assert_ptr_equal(done.target, g + 100);
-    assert_int_equal(done.buffer_addr, 0x50000);
-    assert_memory_equal(g + 100, source, 0x2000);
-    memset(g, 0xa5, 0x3000);
-    shmb_mooncake_request_t rd = request(SHMB_MOONCAKE_READ, 77, 0x50000 + 0x2fff, 1);
-    assert_int_equal(shmb_mooncake_engine_submit(e, &rd, &hooks, &done), 0);
-    assert_int_equal(source[0], 0xa5);
-    assert_int_equal(source[1], (unsigned char)(1 * 7 + 1));
-    /* the translation's error is the request's; the next try maps it */
-    fake.fail_next = -EACCES;
-    shmb_mooncake_request_t a = request(SHMB_MOONCAKE_WRITE, 77, 0x10000, 16);
-    assert_int_equal(shmb_mooncake_engine_submit(e, &a, &hooks, &done), -EACCES);
-    assert_int_equal(shmb_mooncake_engine_submit(e, &a, &hooks, &done), 0);
-    assert_ptr_equal(done.target, fake_local(&fake, 1, plain[1].shm_path));
-    shmb_mooncake_engine_destroy(e);
-    shmb_mooncake_destroy(m);
-}
-
-static void test_engine_refuses(void **state)
-{
-    (void)state;
-    shmb_mooncake_engine_t *e = make_engine();
-    shmb_mooncake_submitted_t done = {(void *)&fake, 1, 2};
-    shmb_mooncake_request_t r = request(SHMB_MOONCAKE_WRITE, 999, 0x10000, 16);
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, &done), -ENOENT); /* unknown segment */
-    r.target_id = 3; /* another segment; its one buffer is elsewhere */
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, &done), -EINVAL);
-    r.target_id = 77;
-    r.target_offset = 0x30000; /* a gap */
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, &done), -EINVAL);
-    r.target_offset = 0x10000;
-    r.length = 0;
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, &done), -EINVAL);
-    r.length = 16;
-    r.opcode = (shmb_mooncake_opcode_t)2;
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, &done), -EINVAL);
-    assert_int_equal(shmb_mooncake_engine_submit(NULL, &r, NULL, &done), -EINVAL);
-    assert_int_equal(shmb_mooncake_engine_submit(e, NULL, NULL, &done), -EINVAL);
-    assert_ptr_equal(done.target, (void *)&fake); /* untouched on error */
-    assert_int_equal(done.buffer_addr, 1);
-    r.opcode = SHMB_MOONCAKE_READ;
-    assert_int_equal(shmb_mooncake_engine_submit(e, &r, NULL, NULL), 0); /* out may be NULL */
-    shmb_mooncake_engine_destroy(e);
-    shmb_mooncake_engine_destroy(NULL);
-    shmb_mooncake_engine_t *bad = NULL;
-    assert_int_equal(shmb_mooncake_engine_create(plain, 0, 77, 0, NULL, 0, &bad), -EINVAL);
-    assert_int_equal(shmb_mooncake_engine_create(plain, NPLAIN, 0, 0, NULL, 0, &bad), -EINVAL);
-    assert_int_equal(shmb_mooncake_engine_create(plain, NPLAIN, 77, 0, NULL, 16, &bad), -EINVAL);
-    assert_int_equal(shmb_mooncake_engine_create(NULL, 1, 77, 0, NULL, 0, &bad), -EINVAL);
-    assert_null(bad);
-}
-
-/* Deterministic: the same requests give the same answers, twice in one
- * engine and in a second engine; far more requests than a Slab ring holds
- * (128), so batches and sub-batches are recycled through it. */
-static void test_engine_deterministic(void **state)
-{
-    (void)state;
-    enum { N = 3000 };
-    static shmb_mooncake_request_t req[N];
-    shmb_rng_t rng;
-    shmb_rng_seed(&rng, 7);
-    static const size_t shm_index[] = {0, 1, 2, 4};
-    uint64_t want = 0, each[N];
-    for (int k = 0; k < N; k++) {
-        const shmb_mooncake_buffer_t *b = &plain[shm_index[shmb_rng_below(&rng, 4)]];
-        uint64_t len = 1 + shmb_rng_below(&rng, b->length);
-        uint64_t addr = b->addr + shmb_rng_below(&rng, b->length - len + 1);
-        req[k] = request(k % 2 ? SHMB_MOONCAKE_READ : SHMB_MOONCAKE_WRITE, 77, addr, len);
-        each[k] = addr + b->addr;
-        want += each[k];
-    }
-    shmb_mooncake_engine_t *e = make_engine(), *e2 = make_engine();
-    assert_true(shmb_mooncake_engine_submit_batch(e, req, N, NULL) == want);
-    assert_true(shmb_mooncake_engine_submit_batch(e, req, N, NULL) == want);
-    assert_true(shmb_mooncake_engine_submit_batch(e2, req, N, NULL) == want);
-    assert_true(shmb_mooncake_engine_submit_batch(e, req, 0, NULL) == 0);
-    req[5].target_id = 999; /* a failed request counts 0 */
-    assert_true(shmb_mooncake_engine_submit_batch(e, req, N, NULL) == want - each[5]);
-    shmb_mooncake_engine_destroy(e2);
-    shmb_mooncake_engine_destroy(e);
 }
 
 int main(void)
@@ -745,17 +421,6 @@ int main(void)
         cmocka_unit_test(test_every_address),
         cmocka_unit_test(test_outside_every_buffer),
         cmocka_unit_test(test_random_every_buffer),
-        cmocka_unit_test(test_engine_translates_and_copies),
     };
-    const struct CMUnitTest once[] = {
-        cmocka_unit_test(test_path_names),
-        cmocka_unit_test(test_engine_buffers),
-        cmocka_unit_test(test_engine_finds_buffer),
-        cmocka_unit_test(test_engine_refuses),
-        cmocka_unit_test(test_engine_deterministic),
-    };
-    int failed = shmb_test_group("tent", tests, set_tent, NULL);
-    failed += shmb_test_group("pr192", tests, set_pr192, NULL);
-    failed += shmb_test_group("request path", once, set_tent, NULL);
-    return shmb_test_exit(failed);
+    return shmb_test_run(tests, NULL, NULL);
 }

@@ -1,9 +1,5 @@
-/* offset_alloc: the model of Mooncake Store's OffsetBufferAllocator over
- * ranges it must never touch (PROT_NONE) and over a real SHM segment:
- * placement, alignment, the bins' rounding, merging, the node pool's cap,
- * ranges above 3.75 GiB, bad arguments, the verify check against planted
- * faults, blocks outliving their allocator, and two threads at once. */
-#include <dirent.h>
+/* The OffsetBufferAllocator model over PROT_NONE ranges and a real SHM
+ * segment, from placement and merging to planted faults and two threads. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -441,7 +437,6 @@ static int count_ours(char *name, size_t cap)
 {
     return shmb_test_count_ours(name, cap);
 }
-
 
 /* Over a real SHM segment: every block holds what was written to it. */
 static void test_in_shm_segment(void **state)

@@ -329,26 +329,6 @@ static void test_one_destination(void **state)
         p->teardown(p, &st);
     }
     assert_int_equal(t.attaches, 1); /* mooncake attached dst on its first request only */
-    /* mooncake follows the view's relocate path: zeroed, the default (tent) */
-    for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
-        const shmb_path_t *p = &shmb_path_table[SHMB_SYSTEM_MOONCAKE];
-        shmb_path_view_t v = view;
-        v.mooncake_path = (shmb_mooncake_path_t)path;
-        shmb_path_state_t st;
-        memset(&st, 0, sizeof(st));
-        assert_int_equal(p->setup(p, &st, &v), 0);
-        assert_int_equal(shmb_mooncake_path_of(st.mooncake), path);
-        assert_ptr_equal(p->translate(p, &st, &request), dst);
-        p->teardown(p, &st);
-    }
-    assert_int_equal(SHMB_MOONCAKE_TENT, 0);
-    shmb_path_view_t v = view;
-    v.mooncake_path = (shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS;
-    shmb_path_state_t st;
-    memset(&st, 0, sizeof(st));
-    assert_int_equal(shmb_path_table[SHMB_SYSTEM_MOONCAKE].setup(&shmb_path_table[SHMB_SYSTEM_MOONCAKE], &st, &v),
-                     -EINVAL);
-    assert_null(st.mooncake);
 }
 
 int main(void)

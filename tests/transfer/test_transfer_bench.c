@@ -347,15 +347,14 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
 
 /* With a system, each size's rows are the whole request and its parts,
  * every one verified (the copies' bytes with verify after timing too), for
- * every system and both of mooncake's relocate paths. */
+ * every system. */
 static void test_translated(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS + 1; s++) {
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
-        c.system = s < SHMB_SYSTEMS ? (shmb_system_t)s : SHMB_SYSTEM_MOONCAKE;
-        c.mooncake_path = s < SHMB_SYSTEMS ? SHMB_MOONCAKE_TENT : SHMB_MOONCAKE_PR192;
+        c.system = (shmb_system_t)s;
         c.num_segments = 100;
         c.verify = 1;
         shmb_rows_t rows = {0};
@@ -503,32 +502,20 @@ static void copier_down(shmb_transfer_run_t *r)
     assert_int_equal(count_ours(), 0);
 }
 
-/* The config's mooncake_path is the translation's; a path outside the enum
- * is refused before anything is made. */
-static void test_mooncake_path_honoured(void **state)
+/* Mooncake's translation attaches each buffer at set-up and misses none. */
+static void test_mooncake_set_up(void **state)
 {
     (void)state;
     char why[256] = "";
-    for (int path = 0; path < SHMB_MOONCAKE_PATHS; path++) {
-        shmb_transfer_config_t c = small();
-        c.translate = 1;
-        c.system = SHMB_SYSTEM_MOONCAKE;
-        c.num_segments = 10;
-        c.mooncake_path = (shmb_mooncake_path_t)path;
-        shmb_transfer_run_t r;
-        copier_up(&r, &c, why, sizeof(why));
-        assert_int_equal(shmb_mooncake_path_of(r.translation.path.mooncake), path);
-        assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 10); /* each buffer, at set-up */
-        assert_int_equal(r.translation.missed, 0);
-        copier_down(&r);
-    }
     shmb_transfer_config_t c = small();
     c.translate = 1;
+    c.system = SHMB_SYSTEM_MOONCAKE;
     c.num_segments = 10;
-    c.mooncake_path = (shmb_mooncake_path_t)SHMB_MOONCAKE_PATHS;
-    shmb_rows_t rows = {0};
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    shmb_transfer_run_t r;
+    copier_up(&r, &c, why, sizeof(why));
+    assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 10); /* each buffer, at set-up */
+    assert_int_equal(r.translation.missed, 0);
+    copier_down(&r);
 }
 
 /* The pools an SHM-jemalloc arena of its own makes for n blocks of size. */
@@ -1046,7 +1033,7 @@ int main(void)
         cmocka_unit_test(test_translated),
         cmocka_unit_test(test_paired),
         cmocka_unit_test(test_bad_config),
-        cmocka_unit_test(test_mooncake_path_honoured),
+        cmocka_unit_test(test_mooncake_set_up),
         cmocka_unit_test(test_parts_planted_fault),
         cmocka_unit_test(test_engine_per_design),
         cmocka_unit_test(test_write_path_planted_faults),
