@@ -1,22 +1,7 @@
-/*
- * transfer_paired: the sweep of shmb_transfer_bench_run with cfg->nsystems
- * systems in one process (shmbench/transfer_bench.h, shmbench/paired.h).
- *
- * One src, one dst and one crew, as a --system run makes them; over them
- * one translation per system (the paths table's path and the request path,
- * each system's own, the control's a second, independent one of the
- * baseline's), each set up and its first translation checked before
- * anything is timed. Per size: request_path and translate paired, the copy
- * rows once (the same code for every system: a --system run's rows), the
- * request paired. A paired part: every system checked (one operation, its
- * bytes verified where it moves them), one batch size for all (the largest
- * of the systems' own, so that every system's batch dwarfs the timer), then
- * rounds of one batch per system in the order of shmb_paired_run:
- * as many rounds as a --system run times batches, at least
- * SHMB_TRANSFER_MIN_PART_BATCHES (SHMB_PAIRED_MIN_ROUNDS when the count was
- * given), fewer only when the systems together have
- * spent nsystems times the size's budget.
- */
+/* The paired run: every system's translation and request path over one
+ * src, dst and crew; per size, each paired part's rounds of one batch per
+ * system in shmb_paired_run's order, the copy rows once (docs/transfer.md,
+ * "Paired"). */
 #include "transfer_internal.h"
 
 #include "shmbench/clock.h"
@@ -48,15 +33,6 @@ typedef struct paired {
     uint64_t size, batch, spent, budget;
     size_t slices, least; /* rounds timed before the budget may end them */
 } paired_t;
-
-void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
-{
-    for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
-        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
-                 s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
-        out->v[s] = out->text[s];
-    }
-}
 
 /* One batch of system `which` (shmb_paired_slice_fn); -ETIMEDOUT at the
  * start of a round once the minimum is timed and the budget spent. */

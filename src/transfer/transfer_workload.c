@@ -1,26 +1,11 @@
-/*
- * transfer_workload: the workload run (shmbench/workload.h), on the transfer
- * driver's machinery (src/transfer_internal.h): the same segments, the same
- * registrations, the same paths-table translation and the same request path
- * (TENT's submit path, shmbench/mooncake.h's engine) as a --system transfer
- * row, fed with a request's descriptors instead of one transfer.
- *
- * A request of D descriptors of d bytes: descriptor k writes src[k*d,
- * (k+1)*d) to the registered KV pool dst at the same offset (remote address
- * remote_addr + k*d). Each descriptor goes through the request path as its
- * own batch of one, as shmb_mooncake_engine_submit models it; upstream
- * callers (SGLang's Mooncake sender) submit a request's descriptors as one
- * batch, so request_path here is the per-descriptor path times D.
- *
- * SHM-jemalloc cannot be written into (src/transfer_handoff.c): its request
- * hands each descriptor over through its write path (construct d bytes in
- * its own arena, write, lend, the handle to the borrower process and the
- * return back, free); its translate row, to_address, is kept as a bound
- * and marked not possible upstream.
- */
+/* The workload run (shmbench/workload.h, docs/workload.md) on the transfer
+ * driver's machinery: the same buffers, translation and request path as a
+ * --system row, fed with a request's descriptors (descriptor k: src[k*d,
+ * (k+1)*d) to dst at the same offset, through the request path as its own
+ * batch of one); SHM-jemalloc's request hands each descriptor over. */
 #include "workload_internal.h"
 
-#include "shmbench/clock.h"
+#include "base/runner_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
 
@@ -150,26 +135,40 @@ static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
     }
 }
 
-/* The part's time for the whole request: one pass, or as many as make a
- * stretch of 100 timer overheads, averaged; one sample. */
+typedef struct passes {
+    replay_t *w;
+    shmb_workload_part_t part;
+    const shmb_workload_fanout_t *f;
+} passes_t;
+
+static int run_passes(void *ctx, uint64_t count)
+{
+    const passes_t *p = ctx;
+    for (uint64_t i = 0; i < count; i++)
+        pass(p->w, p->part, p->f);
+    return 0; /* a miss is counted in missed, checked after */
+}
+
+/* The part's time for the whole request, one sample: one pass, or when that
+ * is shorter than 100 timer overheads (its sample dropped), as many passes
+ * as make one that long, timed together and averaged. */
 static int timed(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
     double min_ns = w->cfg->timer_overhead_ns * MIN_PASS_OVERHEADS;
     min_ns = min_ns < MIN_PASS_NS ? MIN_PASS_NS : min_ns;
-    uint64_t t0 = shmb_clock_now_ns();
-    pass(w, part, f);
-    double ns = (double)(shmb_clock_now_ns() - t0);
-    if (ns < min_ns) {
-        const uint64_t reps = (uint64_t)ceil(min_ns / (ns > 1.0 ? ns : 1.0));
-        t0 = shmb_clock_now_ns();
-        for (uint64_t i = 0; i < reps; i++)
-            pass(w, part, f);
-        ns = (double)(shmb_clock_now_ns() - t0) / (double)reps;
+    shmb_samples_t *s = &w->samples[part];
+    passes_t p = {w, part, f};
+    shmb_runner_plan_t plan = {.ops = 1, .batches = 1};
+    int ret = shmb_runner_run(&plan, run_passes, &p, s, NULL);
+    if (ret == 0 && s->v[s->n - 1] < min_ns) {
+        const double ns = s->v[--s->n];
+        plan.ops = (uint64_t)ceil(min_ns / (ns > 1.0 ? ns : 1.0));
+        ret = shmb_runner_run(&plan, run_passes, &p, s, NULL);
     }
+    if (ret < 0)
+        return shmb_error_record("malloc", ENOMEM, NULL); /* the passes never fail */
     w->bytes[part] += (double)f->bytes;
-    w->ns[part] += ns;
-    if (shmb_stats_append(&w->samples[part], ns) < 0)
-        return shmb_error_record("malloc", ENOMEM, NULL);
+    w->ns[part] += s->v[s->n - 1];
     return 0;
 }
 

@@ -1,0 +1,230 @@
+/* The run's state, buffers and rows (transfer_internal.h). */
+#include "transfer_internal.h"
+
+#include "shmbench/error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap)
+{
+    uint64_t first = cfg->transfer_size_kb, last_kb = cfg->max_transfer_size_kb;
+    if (first == 0 || last_kb == 0 || last_kb > SHMB_TRANSFER_MAX_KB || first > last_kb)
+        return -EINVAL;
+    size_t n = 0;
+    const uint64_t step = cfg->zero_copy ? 4 : 2; /* the zero-copy rows span 4 KB to 256 MB in a few sizes */
+    for (uint64_t kb = first; kb < last_kb; kb *= step) {
+        if (n + 1 >= cap)
+            return -EINVAL;
+        sizes[n++] = kb * 1024;
+    }
+    sizes[n++] = last_kb * 1024;
+    return (int)n;
+}
+
+int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes)
+{
+    if (cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB)
+        return -EOVERFLOW;
+    uint64_t max = cfg->max_transfer_size_kb << 10;
+    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * (cfg->cold ? 3 : 2) : 0;
+    const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
+        *bytes += cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
+                                                             SHMB_SYSTEM_FLOWIPC_JEMALLOC) ? 2 * max : 0;
+    *bytes += jemalloc ? 2 * max : 0;
+    if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
+        *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
+    return 0;
+}
+
+int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
+{
+    uint64_t sizes[SHMB_TRANSFER_MAX_SIZES];
+    if (shmb_transfer_bench_sizes(cfg, sizes, SHMB_TRANSFER_MAX_SIZES) < 0 || cfg->num_transfers == 0 ||
+        cfg->threads < 1 || cfg->threads > SHMB_TRANSFER_MAX_THREADS)
+        return -EINVAL;
+    if (cfg->translate && ((unsigned)cfg->system >= SHMB_SYSTEMS || cfg->cold))
+        return -EINVAL;
+    if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX ||
+                                              (unsigned)cfg->mooncake_path >= SHMB_MOONCAKE_PATHS))
+        return -EINVAL;
+    if (cfg->nsystems == 0)
+        return cfg->zero_copy ? -EINVAL : 0;
+    /* Paired: in this process, warm rows only, the control the baseline again. */
+    if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS || cfg->translate || cfg->cold || cfg->peer ||
+        cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
+        return -EINVAL;
+    for (size_t s = 0; s < cfg->nsystems; s++)
+        if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
+            return -EINVAL;
+    return 0;
+}
+
+void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_config_t *cfg, char *why,
+                                  size_t why_cap)
+{
+    memset(r, 0, sizeof(*r));
+    r->cfg = cfg;
+    r->why = why;
+    r->why_cap = why_cap;
+    r->src.fd = r->dst.fd = -1;
+    r->src.slot = r->dst.slot = -1;
+    r->translation.system = cfg && cfg->translate ? (int)cfg->system : -1;
+}
+
+/* tmpfs as Mooncake's createSharedMemory (shm_open + ftruncate + mmap), the
+ * others through the backing module (thp advised before any touch); ready:
+ * tmpfs reserved with posix_fallocate before the mapping, the others written
+ * once per page, guarded (a full backing is -ENOSPC, never a SIGBUS). */
+int shmb_transfer_create_buffer(const shmb_transfer_run_t *r, shmb_segment_t *seg, uint64_t bytes, int ready)
+{
+    shmb_backing_config_t bc = r->cfg->backing;
+    bc.shm_prefix = r->cfg->shm_prefix;
+    shmb_backing_t b;
+    int ret = shmb_backing_create(&b, &bc, bytes, NULL);
+    if (ret < 0)
+        return ret;
+    if (ready && bc.kind == SHMB_BACKING_TMPFS)
+        ret = shmb_segment_reserve(&b.seg);
+    if (ret == 0)
+        ret = shmb_backing_map(&b, 0, NULL);
+    if (ret == 0 && ready && bc.kind != SHMB_BACKING_TMPFS)
+        ret = shmb_backing_prefault(&b, SHMB_PREFAULT_TOUCH, 1);
+    if (ret < 0) {
+        shmb_backing_destroy(&b);
+        return ret;
+    }
+    *seg = b.seg;
+    return 0;
+}
+
+shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg)
+{
+    shmb_backing_t b;
+    memset(&b, 0, sizeof(b));
+    b.kind = r->cfg->backing.kind;
+    b.seg = *seg;
+    b.owner = 1;
+    shmb_backing_page_size(&r->cfg->backing, &b.page_size);
+    return b;
+}
+
+int shmb_transfer_granted(const shmb_transfer_run_t *r, shmb_backing_residency_t *out)
+{
+    shmb_backing_residency_t sum = {0, 0, 0};
+    const shmb_segment_t *segs[2] = {&r->src, &r->dst};
+    for (int i = 0; i < 2; i++) {
+        shmb_backing_t b = shmb_transfer_bench_backing(r, segs[i]);
+        shmb_backing_residency_t one;
+        int ret = shmb_backing_residency(&b, &one);
+        if (ret < 0)
+            return ret;
+        sum.resident_bytes += one.resident_bytes;
+        sum.huge_bytes += one.huge_bytes;
+        sum.allocated_bytes += one.allocated_bytes;
+    }
+    *out = sum;
+    return 0;
+}
+
+int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size,
+                              const char *when)
+{
+    size_t bad;
+    if (!shmb_copy_verify(dst, (size_t)size, &bad))
+        return 0;
+    snprintf(r->why, r->why_cap, "%s copy of %llu bytes (%s): first differing byte at offset %zu",
+             shmb_copy_method_name(m), (unsigned long long)size, when, bad);
+    return -EPROTO;
+}
+
+const char *shmb_transfer_part_name(shmb_transfer_part_t part)
+{
+    static const char *const names[SHMB_TRANSFER_PARTS] = {
+        [SHMB_TRANSFER_REQUEST_PATH] = "request_path",
+        [SHMB_TRANSFER_TRANSLATE] = "translate",
+        [SHMB_TRANSFER_REQUEST] = "request",
+        [SHMB_TRANSFER_ZERO_COPY] = "zero_copy",
+        [SHMB_TRANSFER_COPY_OUT] = "copy_out",
+    };
+    return (unsigned)part < SHMB_TRANSFER_PARTS ? names[part] : NULL;
+}
+
+int shmb_transfer_part_copies(shmb_transfer_part_t part)
+{
+    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE;
+}
+
+int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns)
+{
+    if (shmb_stats_append(&r->samples, ns) < 0)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    return 0;
+}
+
+/* Bytes only for the parts that move them; the parts' shares come later. */
+int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
+                                 shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers)
+{
+    const char *variant = part == SHMB_TRANSFER_COPY ? shmb_copy_method_name(m) : shmb_transfer_part_name(part);
+    shmb_row_t row = shmb_row_make(variant, "size_kb", size / 1024, r->cfg->repetition);
+    snprintf(row.step, sizeof(row.step), "%s", step);
+    row.threads = r->cfg->threads;
+    row.iterations = transfers;
+    if (part == SHMB_TRANSFER_COPY)
+        snprintf(row.note, sizeof(row.note), "%s", shmb_copy_kernel_variant(m));
+    if (part == SHMB_TRANSFER_COPY_OUT)
+        snprintf(row.note, sizeof(row.note), "reader: borrowed object -> own buffer, %s", shmb_copy_method_name(m));
+    int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
+    if (ret < 0)
+        return ret;
+    shmb_row_t *pushed = &rows->v[rows->n - 1];
+    if (shmb_transfer_part_copies(part))
+        pushed->bytes_per_second = (double)size * 1e9 / pushed->ns.p50;
+    pushed->items_per_second = 1e9 / pushed->ns.p50;
+    return 0;
+}
+
+/* Cold rows' too (what the first write costs against a copy into touched
+ * pages), the request's too (the rate at which a whole request moves bytes). */
+void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
+{
+    for (size_t i = first; i < rows->n; i++) {
+        shmb_row_t *row = &rows->v[i];
+        const shmb_row_t *base = shmb_rows_find(rows, "memcpy", "", row->arg, row->repetition);
+        if (base && !row->vs[0])
+            row->speedup = row->bytes_per_second / base->bytes_per_second;
+    }
+}
+
+void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
+{
+    for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
+        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
+                 s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
+        out->v[s] = out->text[s];
+    }
+}
+
+void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n)
+{
+    uint64_t kb = 0;
+    for (size_t i = 0; i < n; i++)
+        kb += sizes[i] / 1024;
+    shmb_progress_plan(progress, kb);
+}
+
+void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix)
+{
+    char label[64];
+    const uint64_t size_kb = size / 1024;
+    if (size_kb >= 1024 && size_kb % 1024 == 0)
+        snprintf(label, sizeof(label), "%s%llu MB", prefix, (unsigned long long)(size_kb / 1024));
+    else
+        snprintf(label, sizeof(label), "%s%llu KB", prefix, (unsigned long long)size_kb);
+    shmb_progress_step(progress, *kb, label);
+    *kb += size_kb;
+}
