@@ -65,9 +65,7 @@ static int measure_cold(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint6
 }
 
 /* With a system, each part's share of the request's p50 of the same size
- * (the copy: the method the request copied with), and on the request's row
- * that method and what the parts add up to; fixed-point, so that a tiny
- * share never prints in e-notation and the note's shape stays the same. */
+ * (the copy: the method the request copied with). */
 static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m, int system)
 {
     const char *parts[] = {"request_path", "translate", shmb_copy_method_name(m)};
@@ -75,18 +73,12 @@ static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m, int sy
         shmb_row_t *req = &rows->v[i];
         if (strcmp(req->variant, "request") != 0)
             continue;
-        double sum = 0;
-        for (int k = 0; k < 3; k++) {
-            shmb_row_t *part = shmb_rows_find(rows, parts[k], "", req->arg, req->repetition);
-            if (!part)
-                continue;
-            sum += part->ns.p50;
-            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
-        }
-        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", parts[2],
-                 100.0 * sum / req->ns.p50);
+        shmb_row_t *found[3];
+        for (int k = 0; k < 3; k++)
+            found[k] = shmb_rows_find(rows, parts[k], "", req->arg, req->repetition);
+        shmb_transfer_share_notes(req, found, 3, 0, parts[2]);
         if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
-            shmb_transfer_handoff_notes(req, shmb_rows_find(rows, "translate", "", req->arg, req->repetition));
+            shmb_transfer_handoff_notes(req, found[1]);
     }
 }
 
@@ -170,7 +162,6 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
         shmb_transfer_bench_speedups(rows, first);
     if (ret == 0 && r.translation.system >= 0)
         shares(rows, first, (shmb_copy_method_t)first_method, r.translation.system);
-    int r1 = r.dst.fd >= 0 ? shmb_segment_destroy(&r.dst, NULL) : 0;
-    int r2 = r.src.fd >= 0 ? shmb_segment_destroy(&r.src, NULL) : 0;
-    return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+    int rd = shmb_transfer_buffers_destroy(&r);
+    return ret < 0 ? ret : rd;
 }

@@ -93,6 +93,9 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
 /* -EINVAL unless cfg's sizes, transfers, threads and translation can run. */
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
 
+/* -EINVAL unless systems[0..n) can pair: 2 to SHMB_PAIRED_MAX_SYSTEMS, the last the first. */
+int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n);
+
 /* r empty, for cfg (NULL: set later), no segment, reasons into why. */
 void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_config_t *cfg, char *why,
                                   size_t why_cap);
@@ -123,6 +126,16 @@ int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 /* The row of r->samples for part: rates from the median, a copy's kernel in its note. */
 int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
                                  shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers);
+
+/* row's rates from its median: bytes only for the parts that move them. */
+void shmb_transfer_rates(shmb_row_t *row, shmb_transfer_part_t part, uint64_t size);
+
+/* Each non-NULL part's note its share of req's p50, req's the copy and what
+ * the parts (and `more` ns) add up to; fixed-point, never e-notation. */
+void shmb_transfer_share_notes(shmb_row_t *req, shmb_row_t *const *parts, size_t n, double more, const char *copy);
+
+/* dst and src destroyed where made: 0 or the first error. */
+int shmb_transfer_buffers_destroy(shmb_transfer_run_t *r);
 
 /* Each row's speedup from first on (a ratio row's, its ratio, is kept)
  * against the warm memcpy row of the same size. */

@@ -107,12 +107,8 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
         return shmb_error_record("malloc", ENOMEM, NULL);
     if (ret < 0)
         return ret;
-    for (size_t s = 0; s < p->n; s++) {
-        shmb_row_t *row = &rows->v[*first + s];
-        row->items_per_second = 1e9 / row->ns.p50;
-        if (p->part == SHMB_TRANSFER_REQUEST || p->part == SHMB_TRANSFER_ZERO_COPY)
-            row->bytes_per_second = (double)p->size * 1e9 / row->ns.p50;
-    }
+    for (size_t s = 0; s < p->n; s++)
+        shmb_transfer_rates(&rows->v[*first + s], p->part, p->size);
     return 0;
 }
 
@@ -160,17 +156,11 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
 static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shmb_row_t *copy)
 {
     for (size_t s = 0; s < n; s++) {
+        shmb_row_t *parts[2] = {&rows->v[first[0] + s], &rows->v[first[1] + s]};
         shmb_row_t *req = &rows->v[first[2] + s];
-        double sum = copy->ns.p50;
-        for (int k = 0; k < 2; k++) {
-            shmb_row_t *part = &rows->v[first[k] + s];
-            sum += part->ns.p50;
-            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
-        }
-        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy->variant,
-                 100.0 * sum / req->ns.p50);
+        shmb_transfer_share_notes(req, parts, 2, copy->ns.p50, copy->variant);
         if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
-            shmb_transfer_handoff_notes(req, &rows->v[first[1] + s]);
+            shmb_transfer_handoff_notes(req, parts[1]);
     }
 }
 
@@ -270,8 +260,7 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     ret = shmb_transfer_handoff_close(p->link, ret);
     if (ret == 0)
         shmb_transfer_bench_speedups(rows, start);
-    int r1 = p->base.dst.fd >= 0 ? shmb_segment_destroy(&p->base.dst, NULL) : 0;
-    int r2 = p->base.src.fd >= 0 ? shmb_segment_destroy(&p->base.src, NULL) : 0;
+    int rd = shmb_transfer_buffers_destroy(&p->base);
     free(p);
-    return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+    return ret < 0 ? ret : rd;
 }

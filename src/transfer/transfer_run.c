@@ -53,12 +53,16 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
-    /* Paired: in this process, warm rows only, the control the baseline again. */
-    if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS || cfg->translate || cfg->cold || cfg->peer ||
-        cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
+    /* Paired: in this process, warm rows only. */
+    return cfg->translate || cfg->cold || cfg->peer ? -EINVAL : shmb_transfer_systems_check(cfg->systems, cfg->nsystems);
+}
+
+int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n)
+{
+    if (n < 2 || n > SHMB_PAIRED_MAX_SYSTEMS || systems[n - 1] != systems[0])
         return -EINVAL;
-    for (size_t s = 0; s < cfg->nsystems; s++)
-        if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
+    for (size_t s = 0; s < n; s++)
+        if ((unsigned)systems[s] >= SHMB_SYSTEMS)
             return -EINVAL;
     return 0;
 }
@@ -179,13 +183,36 @@ int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb
     if (part == SHMB_TRANSFER_COPY_OUT)
         snprintf(row.note, sizeof(row.note), "reader: borrowed object -> own buffer, %s", shmb_copy_method_name(m));
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
-    if (ret < 0)
-        return ret;
-    shmb_row_t *pushed = &rows->v[rows->n - 1];
+    if (ret == 0)
+        shmb_transfer_rates(&rows->v[rows->n - 1], part, size);
+    return ret;
+}
+
+void shmb_transfer_rates(shmb_row_t *row, shmb_transfer_part_t part, uint64_t size)
+{
     if (shmb_transfer_part_copies(part))
-        pushed->bytes_per_second = (double)size * 1e9 / pushed->ns.p50;
-    pushed->items_per_second = 1e9 / pushed->ns.p50;
-    return 0;
+        row->bytes_per_second = (double)size * 1e9 / row->ns.p50;
+    row->items_per_second = 1e9 / row->ns.p50;
+}
+
+void shmb_transfer_share_notes(shmb_row_t *req, shmb_row_t *const *parts, size_t n, double more, const char *copy)
+{
+    double sum = more;
+    for (size_t k = 0; k < n; k++) {
+        if (!parts[k])
+            continue;
+        sum += parts[k]->ns.p50;
+        snprintf(parts[k]->note, sizeof(parts[k]->note), "%.2f%% of request p50",
+                 100.0 * parts[k]->ns.p50 / req->ns.p50);
+    }
+    snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy, 100.0 * sum / req->ns.p50);
+}
+
+int shmb_transfer_buffers_destroy(shmb_transfer_run_t *r)
+{
+    int r1 = r->dst.fd >= 0 ? shmb_segment_destroy(&r->dst, NULL) : 0;
+    int r2 = r->src.fd >= 0 ? shmb_segment_destroy(&r->src, NULL) : 0;
+    return r1 < 0 ? r1 : r2;
 }
 
 /* Cold rows' too (what the first write costs against a copy into touched

@@ -87,10 +87,7 @@ void shmb_workload_replay_stop(replay_t *w)
         return;
     handoff_close(w);
     shmb_transfer_bench_copier_stop(&w->r);
-    if (w->r.dst.fd >= 0)
-        shmb_segment_destroy(&w->r.dst, NULL);
-    if (w->r.src.fd >= 0)
-        shmb_segment_destroy(&w->r.src, NULL);
+    shmb_transfer_buffers_destroy(&w->r);
 }
 
 /* Descriptor k through the request path (hooks NULL: no translation, no
@@ -231,35 +228,49 @@ static void handoff_notes(shmb_row_t *req, shmb_row_t *translate)
     snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
 }
 
-/* The four rows, each part's share of the request's p50 in its note. */
+/* A part's row as both runs name it: model:<preset> in arg_text. */
+static shmb_row_t part_row(const shmb_workload_config_t *c, int p)
+{
+    shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
+    snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
+    row.threads = c->threads;
+    return row;
+}
+
+/* One system's rows, at at[part]: the copy's and the request's rates over
+ * all their passes; each part's share of the request's p50 in its note. */
+static void finish_rows(const replay_t *w, shmb_rows_t *rows, const size_t at[SHMB_WORKLOAD_PARTS])
+{
+    shmb_row_t *req = &rows->v[at[SHMB_WORKLOAD_REQUEST]];
+    double sum = 0;
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+        shmb_row_t *row = &rows->v[at[p]];
+        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
+            row->bytes_per_second = w->bytes[p] * 1e9 / w->ns[p];
+        if (p == SHMB_WORKLOAD_REQUEST)
+            continue;
+        sum += row->ns.p50;
+        snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
+    }
+    snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
+    if (w->r.translation.handoff)
+        handoff_notes(req, &rows->v[at[SHMB_WORKLOAD_TRANSLATE]]);
+}
+
 static int push_rows(replay_t *w, shmb_rows_t *rows)
 {
-    const shmb_workload_config_t *c = w->cfg;
-    const size_t first = rows->n;
+    size_t at[SHMB_WORKLOAD_PARTS];
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
-        shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
-        snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
-        if (c->name_system)
-            snprintf(row.step, sizeof(row.step), "%s", shmb_system_name(c->system));
-        row.threads = c->threads;
+        shmb_row_t row = part_row(w->cfg, p);
+        if (w->cfg->name_system)
+            snprintf(row.step, sizeof(row.step), "%s", shmb_system_name(w->cfg->system));
         row.iterations = w->samples[p].n;
+        at[p] = rows->n;
         int ret = shmb_rows_push_samples(rows, &row, w->samples[p].v, w->samples[p].n);
         if (ret < 0)
             return ret;
-        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
-            rows->v[rows->n - 1].bytes_per_second = w->bytes[p] * 1e9 / w->ns[p];
     }
-    const double whole = rows->v[first + SHMB_WORKLOAD_REQUEST].ns.p50;
-    double sum = 0;
-    for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
-        shmb_row_t *row = &rows->v[first + (size_t)p];
-        sum += row->ns.p50;
-        snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / whole);
-    }
-    snprintf(rows->v[first + SHMB_WORKLOAD_REQUEST].note, sizeof(rows->v[0].note), "parts add up to %.1f%%",
-             100.0 * sum / whole);
-    if (w->r.translation.handoff)
-        handoff_notes(&rows->v[first + SHMB_WORKLOAD_REQUEST], &rows->v[first + SHMB_WORKLOAD_TRANSLATE]);
+    finish_rows(w, rows, at);
     return 0;
 }
 
@@ -294,16 +305,12 @@ static void view_stop(replay_t *w)
 }
 
 /* Per part, each system's row and each one's ratio to the baseline, paired
- * request by request (shmb_paired_push_rows); then each system's parts as
- * shares of its own request's p50. */
+ * request by request (shmb_paired_push_rows); then each system's notes. */
 static int push_paired(replay_t *w, size_t n, const char *const *names, size_t requests, shmb_rows_t *rows)
 {
-    const shmb_workload_config_t *c = w[0].cfg;
-    size_t first[SHMB_WORKLOAD_PARTS];
+    size_t first[SHMB_WORKLOAD_PARTS], at[SHMB_WORKLOAD_PARTS];
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
-        shmb_row_t tmpl = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
-        snprintf(tmpl.arg_text, sizeof(tmpl.arg_text), "%s", c->shape.model->name);
-        tmpl.threads = c->threads;
+        shmb_row_t tmpl = part_row(w[0].cfg, p);
         tmpl.iterations = 1; /* a sample is one request */
         double *samples[SHMB_PAIRED_MAX_SYSTEMS];
         for (size_t s = 0; s < n; s++)
@@ -313,20 +320,11 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
             return shmb_error_record("malloc", ENOMEM, NULL);
         if (ret < 0)
             return ret;
-        for (size_t s = 0; s < n && (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST); s++)
-            rows->v[first[p] + s].bytes_per_second = w[s].bytes[p] * 1e9 / w[s].ns[p];
     }
     for (size_t s = 0; s < n; s++) {
-        shmb_row_t *req = &rows->v[first[SHMB_WORKLOAD_REQUEST] + s];
-        double sum = 0;
-        for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
-            shmb_row_t *row = &rows->v[first[p] + s];
-            sum += row->ns.p50;
-            snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
-        }
-        snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
-        if (w[s].r.translation.handoff)
-            handoff_notes(req, &rows->v[first[SHMB_WORKLOAD_TRANSLATE] + s]);
+        for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
+            at[p] = first[p] + s;
+        finish_rows(&w[s], rows, at);
     }
     return 0;
 }
@@ -392,15 +390,10 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
         return -EINVAL;
-    if (cfg->nsystems) {
-        if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS ||
-            cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
-            return -EINVAL;
-        for (size_t s = 0; s < cfg->nsystems; s++)
-            if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
-                return -EINVAL;
-        return run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
-    }
+    if (cfg->nsystems)
+        return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
+                   ? -EINVAL
+                   : run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
     replay_t w;
     int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
     shmb_progress_plan(cfg->progress, stream->n);
