@@ -78,7 +78,7 @@ static void shares(shmb_rows_t *rows, size_t first, shmb_copy_method_t m, int sy
             found[k] = shmb_rows_find(rows, parts[k], "", req->arg, req->repetition);
         shmb_transfer_share_notes(req, found, 3, 0, parts[2]);
         if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
-            shmb_transfer_handoff_notes(req, found[1]);
+            shmb_transfer_handoff_notes(req, found[1], SHMB_TRANSFER_WRITE_PATH);
     }
 }
 
@@ -137,15 +137,11 @@ int shmb_transfer_bench_run(const shmb_transfer_config_t *cfg, shmb_rows_t *rows
     shmb_transfer_bench_run_init(&r, cfg, why, why_cap);
     const size_t first = rows->n;
     int ret = shmb_transfer_bench_prepare(&r, sizes[nsizes - 1]);
-    if (ret == 0 && r.translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC) {
-        /* The writer is this process: with a peer, it needs the request path here too. */
-        const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
-        if (cfg->peer)
-            ret = shmb_transfer_bench_translation_start(&r);
-        if (ret == 0)
-            ret = shmb_transfer_handoff_open(cfg, flavour, sizes[nsizes - 1], &r.translation.handoff, why,
-                                             why_cap);
-    }
+    /* SHM-jemalloc's writer is this process: with a peer, it needs the request path here too. */
+    if (ret == 0 && r.translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC && cfg->peer)
+        ret = shmb_transfer_bench_translation_start(&r);
+    if (ret == 0)
+        ret = shmb_transfer_handoff_writer(&r, sizes[nsizes - 1]);
     uint64_t kb = 0;
     shmb_transfer_progress_plan(cfg->progress, sizes, (size_t)nsizes);
     for (int i = 0; i < nsizes && ret == 0; i++) {

@@ -226,6 +226,14 @@ void shmb_transfer_bench_translation_stop(run_t *r)
     t->engine = NULL;
 }
 
+int shmb_transfer_view_start(run_t *v, const run_t *owner)
+{
+    v->src = owner->src;
+    v->dst = owner->dst;
+    v->crew = owner->crew;
+    return shmb_transfer_bench_translation_start(v);
+}
+
 int shmb_transfer_bench_copier_start(run_t *r)
 {
     int ret = 0;

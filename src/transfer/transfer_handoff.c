@@ -31,6 +31,14 @@ int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flav
     return 0;
 }
 
+int shmb_transfer_handoff_writer(run_t *r, uint64_t max)
+{
+    const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
+    if (r->translation.system != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+        return 0;
+    return shmb_transfer_handoff_open(r->cfg, flavour, max, &r->translation.handoff, r->why, r->why_cap);
+}
+
 int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret)
 {
     if (!l)
@@ -177,9 +185,9 @@ int shmb_transfer_handoff_release(run_t *r, shmb_handoff_object_t *o, uint64_t s
     return ret < 0 ? ret : shmb_transfer_handoff_verify(r);
 }
 
-void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate)
+void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate, const char *what)
 {
-    snprintf(req->note, sizeof(req->note), "write path: alloc, write, lend, 2 msgs crossed, free");
+    snprintf(req->note, sizeof(req->note), "write path: %s", what);
     if (translate)
         snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
 }

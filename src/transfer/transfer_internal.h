@@ -26,6 +26,7 @@
 #define SHMB_TRANSFER_POISON 0xA5        /* dst before a copy is verified: never the pattern */
 #define SHMB_TRANSFER_MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
 #define SHMB_TRANSFER_NOT_UPSTREAM "not possible upstream (borrowers map pools read-only)"
+#define SHMB_TRANSFER_WRITE_PATH "alloc, write, lend, 2 msgs crossed, free" /* SHM-jemalloc's request */
 
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
@@ -167,6 +168,9 @@ void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
 int shmb_transfer_bench_translation_start(shmb_transfer_run_t *r);
 void shmb_transfer_bench_translation_stop(shmb_transfer_run_t *r);
 
+/* v (initialised for its own system) over owner's src, dst and crew, its translation started. */
+int shmb_transfer_view_start(shmb_transfer_run_t *v, const shmb_transfer_run_t *owner);
+
 /* count operations of a part not handed over, for size bytes with kernel
  * fn; a translation or request that does not give dst counts in missed. */
 void shmb_transfer_copier_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
@@ -183,6 +187,10 @@ void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t 
  * its borrower process started, each flavour opened. Nothing left on failure. */
 int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_SYSTEMS],
                                uint64_t max, shmb_handoff_link_t **out, char *why, size_t why_cap);
+
+/* SHM-jemalloc's (r's system, else nothing to do): the link its write
+ * path hands objects over through, into r->translation.handoff. */
+int shmb_transfer_handoff_writer(shmb_transfer_run_t *r, uint64_t max);
 
 /* The link gone, its process reaped: run_ret, or the stop's error when it had none. */
 int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret);
@@ -209,8 +217,8 @@ int shmb_transfer_handoff_verify(shmb_transfer_run_t *r);
 int shmb_transfer_handoff_object(shmb_transfer_run_t *r, uint64_t size, shmb_handoff_object_t *o, void **payload);
 int shmb_transfer_handoff_release(shmb_transfer_run_t *r, shmb_handoff_object_t *o, uint64_t size, int ret);
 
-/* SHM-jemalloc's notes: its request row's (write path), its translate row's (not upstream). */
-void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate);
+/* SHM-jemalloc's notes: its request row's ("write path: " what), its translate row's (not upstream). */
+void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate, const char *what);
 
 /* ---- transfer_rows.c: the rows, here or in the peer ---- */
 

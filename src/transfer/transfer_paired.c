@@ -160,7 +160,7 @@ static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shm
         shmb_row_t *req = &rows->v[first[2] + s];
         shmb_transfer_share_notes(req, parts, 2, copy->ns.p50, copy->variant);
         if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
-            shmb_transfer_handoff_notes(req, parts[1]);
+            shmb_transfer_handoff_notes(req, parts[1], SHMB_TRANSFER_WRITE_PATH);
     }
 }
 
@@ -221,10 +221,7 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
         p->cfgs[s].system = cfg->systems[s];
         shmb_transfer_run_t *v = &p->views[s];
         shmb_transfer_bench_run_init(v, &p->cfgs[s], why, why_cap);
-        v->src = p->base.src;
-        v->dst = p->base.dst;
-        v->crew = p->base.crew;
-        ret = shmb_transfer_bench_translation_start(v);
+        ret = shmb_transfer_view_start(v, &p->base);
         if (hands_over(cfg, cfg->systems[s]))
             v->translation.handoff = p->link;
         if (ret == 0)

@@ -45,16 +45,6 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
     w->tc = tc;
 }
 
-/* SHM-jemalloc's replay: the hand-off link its requests go through. */
-static int handoff_open(replay_t *w)
-{
-    if (w->r.translation.system != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
-        return 0;
-    const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
-    return shmb_transfer_handoff_open(&w->tc, flavour, w->tc.max_transfer_size_kb * 1024, &w->r.translation.handoff,
-                                      w->r.why, w->r.why_cap);
-}
-
 static void handoff_close(replay_t *w)
 {
     shmb_transfer_handoff_close(w->r.translation.handoff, -ECANCELED);
@@ -76,7 +66,7 @@ int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, u
     if (!(w->copy = shmb_copy_kernel(cfg->method)))
         return -ENOTSUP;
     int ret = shmb_transfer_bench_prepare(&w->r, w->tc.max_transfer_size_kb * 1024);
-    return ret < 0 ? ret : handoff_open(w);
+    return ret < 0 ? ret : shmb_transfer_handoff_writer(&w->r, w->tc.max_transfer_size_kb * 1024);
 }
 
 void shmb_workload_replay_stop(replay_t *w)
@@ -221,13 +211,6 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
     return ret;
 }
 
-/* SHM-jemalloc's request and translate rows say what they stand for. */
-static void handoff_notes(shmb_row_t *req, shmb_row_t *translate)
-{
-    snprintf(req->note, sizeof(req->note), "write path: each descriptor handed over");
-    snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
-}
-
 /* A part's row as both runs name it: model:<preset> in arg_text. */
 static shmb_row_t part_row(const shmb_workload_config_t *c, int p)
 {
@@ -254,7 +237,7 @@ static void finish_rows(const replay_t *w, shmb_rows_t *rows, const size_t at[SH
     }
     snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
     if (w->r.translation.handoff)
-        handoff_notes(req, &rows->v[at[SHMB_WORKLOAD_TRANSLATE]]);
+        shmb_transfer_handoff_notes(req, &rows->v[at[SHMB_WORKLOAD_TRANSLATE]], "each descriptor handed over");
 }
 
 static int push_rows(replay_t *w, shmb_rows_t *rows)
@@ -287,13 +270,10 @@ static int view_start(replay_t *w, const shmb_workload_config_t *c, const replay
     w->copy = owner->copy;
     transfer_config(w, owner->tc.max_transfer_size_kb * 1024);
     shmb_transfer_bench_run_init(&w->r, &w->tc, why, why_cap);
-    w->r.src = owner->r.src;
-    w->r.dst = owner->r.dst;
-    w->r.crew = owner->r.crew;
-    int ret = shmb_transfer_bench_translation_start(&w->r);
+    int ret = shmb_transfer_view_start(&w->r, &owner->r);
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(&w->r);
-    return ret < 0 ? ret : handoff_open(w);
+    return ret < 0 ? ret : shmb_transfer_handoff_writer(&w->r, w->tc.max_transfer_size_kb * 1024);
 }
 
 static void view_stop(replay_t *w)
