@@ -121,6 +121,9 @@ const char *shmb_transfer_part_name(shmb_transfer_part_t part);
 /* The part moves bytes (or makes them the reader's): its row has a rate. */
 int shmb_transfer_part_copies(shmb_transfer_part_t part);
 
+/* The shortest timed batch: 100 timer overheads (the timer under 1%), 2 us at least. */
+double shmb_transfer_min_batch_ns(double timer_overhead_ns);
+
 /* Appends one sample to r->samples; -ENOMEM recorded as malloc. */
 int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 

@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MIN_BATCH_OVERHEADS 100 /* a batch lasts >= 100 timer overheads */
-#define MIN_BATCH_NS 2000.0
 #define MAX_BATCH (1u << 20)
 #define SAMPLES_PER_REPLY (SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double))
 
@@ -42,10 +40,9 @@ static int run_batch(void *ctx, uint64_t count)
 
 uint64_t shmb_transfer_bench_batch(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size)
 {
-    double min_ns = r->cfg->timer_overhead_ns * MIN_BATCH_OVERHEADS;
     batch_t b = {r, part, fn, size};
     int err;
-    return shmb_runner_batch(run_batch, &b, min_ns < MIN_BATCH_NS ? MIN_BATCH_NS : min_ns, MAX_BATCH, &err);
+    return shmb_runner_batch(run_batch, &b, shmb_transfer_min_batch_ns(r->cfg->timer_overhead_ns), MAX_BATCH, &err);
 }
 
 /* num_transfers exactly, in batches as even as can be, each at least

@@ -162,6 +162,12 @@ int shmb_transfer_part_copies(shmb_transfer_part_t part)
     return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE;
 }
 
+double shmb_transfer_min_batch_ns(double timer_overhead_ns)
+{
+    const double ns = timer_overhead_ns * 100;
+    return ns < 2000.0 ? 2000.0 : ns;
+}
+
 int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns)
 {
     if (shmb_stats_append(&r->samples, ns) < 0)

@@ -15,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIN_PASS_OVERHEADS 100 /* a timed pass lasts >= 100 timer overheads */
-#define MIN_PASS_NS 2000.0
-
 typedef shmb_workload_replay_t replay_t;
 
 /* The transfer driver's config for this replay: one size (the largest
@@ -141,8 +138,7 @@ static int run_passes(void *ctx, uint64_t count)
  * as make one that long, timed together and averaged. */
 static int timed(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
-    double min_ns = w->cfg->timer_overhead_ns * MIN_PASS_OVERHEADS;
-    min_ns = min_ns < MIN_PASS_NS ? MIN_PASS_NS : min_ns;
+    const double min_ns = shmb_transfer_min_batch_ns(w->cfg->timer_overhead_ns);
     shmb_samples_t *s = &w->samples[part];
     passes_t p = {w, part, f};
     shmb_runner_plan_t plan = {.ops = 1, .batches = 1};
