@@ -267,13 +267,8 @@ int shmb_transfer_bench_warm(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_tra
  * with m in this process (the borrower maps the same pages). */
 int shmb_transfer_handoff_copy_out(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size);
 
-/* The owner's calls to its peer (r->cfg->peer): attach src and dst and
- * start its copier (its misses come back); one copy step there (samples and
- * misses come back); a fresh buffer's first write there; detach. 0, the
- * peer's error, or -EPIPE when it died. */
-int shmb_transfer_peer_attach(shmb_transfer_run_t *r, uint64_t max);
-int shmb_transfer_peer_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
-                            uint64_t size, int timed, uint64_t *done);
+/* The owner's calls to its peer (r->cfg->peer): a fresh buffer's first
+ * write there; detach. 0, the peer's error, or -EPIPE when it died. */
 int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh,
                                    uint64_t size, uint64_t *ns);
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);

@@ -15,6 +15,90 @@
 
 typedef shmb_transfer_run_t run_t;
 
+/* ---- the owner's calls to its peer ---- */
+
+static int call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
+                uint64_t result[SHMB_PEER_RESULTS])
+{
+    return shmb_peer_command(r->cfg->peer, op, a0, a1, a2, 0, name, result);
+}
+
+/* A command about the owner's buffer seg: a tmpfs one goes by its name, the
+ * others as a descriptor on the channel first (the peer takes it off the
+ * channel before anything else, so the stream stays in step). A send that
+ * finds the peer gone (-EPIPE: it held its end) still makes the call, which
+ * then records how the peer ended. */
+static int call_with(run_t *r, uint32_t op, uint64_t a0, uint64_t a1, const shmb_segment_t *seg,
+                     uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (r->cfg->backing.kind != SHMB_BACKING_TMPFS) {
+        shmb_backing_t b = shmb_transfer_bench_backing(r, seg);
+        int ret = shmb_backing_send(&b, &r->cfg->peer->channel);
+        if (ret < 0 && ret != -EPIPE)
+            return ret;
+        return call(r, op, a0, a1, 0, NULL, result);
+    }
+    return call(r, op, a0, a1, 0, seg->name, result);
+}
+
+static int peer_attach(run_t *r, uint64_t max)
+{
+    uint64_t res[SHMB_PEER_RESULTS];
+    r->peer_holds = 1;
+    int ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 0, max, &r->src, res);
+    if (ret == 0)
+        ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 1, max, &r->dst, res);
+    if (ret < 0)
+        return ret;
+    memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
+    if ((ret = call(r, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, NULL, res)) < 0)
+        return ret;
+    r->translation.missed = res[0];
+    return 0;
+}
+
+static int peer_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, int timed,
+                     uint64_t *done)
+{
+    uint64_t res[SHMB_PEER_RESULTS];
+    int ret = shmb_peer_command(r->cfg->peer, SHMB_TRANSFER_OP_COPY, (uint64_t)m, size, (uint64_t)timed,
+                                (uint64_t)part, NULL, res);
+    if (ret < 0)
+        return ret;
+    *done = res[0];
+    r->translation.missed = res[2];
+    r->samples.n = 0;
+    while (r->samples.n < res[1]) {
+        uint64_t got[SHMB_PEER_RESULTS];
+        if ((ret = call(r, SHMB_TRANSFER_OP_SAMPLES, r->samples.n, 0, 0, NULL, got)) < 0)
+            return ret;
+        if (got[0] == 0 || got[0] > SAMPLES_PER_REPLY || got[0] > res[1] - r->samples.n)
+            return shmb_error_record("peer samples", EPROTO, NULL);
+        const double *v = r->cfg->peer->data;
+        for (uint64_t i = 0; i < got[0]; i++)
+            if ((ret = shmb_transfer_bench_add_sample(r, v[i])) < 0)
+                return ret;
+    }
+    return 0;
+}
+
+int shmb_transfer_peer_first_write(run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh, uint64_t size,
+                                   uint64_t *ns)
+{
+    uint64_t res[SHMB_PEER_RESULTS];
+    int ret = call_with(r, SHMB_TRANSFER_OP_COLD, (uint64_t)m, size, fresh, res);
+    if (ret == 0)
+        *ns = res[0];
+    return ret;
+}
+
+int shmb_transfer_peer_detach(run_t *r)
+{
+    return call(r, SHMB_TRANSFER_OP_DETACH, 0, 0, 0, NULL, NULL);
+}
+
+/* ---- the rows ---- */
+
 void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
     if (shmb_transfer_handoff_runs(r, part))
@@ -108,7 +192,7 @@ int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
     memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)max);
     if (r->cfg->granted && (ret = shmb_transfer_granted(r, r->cfg->granted)) < 0)
         return ret;
-    ret = r->cfg->peer ? shmb_transfer_peer_attach(r, max) : shmb_transfer_bench_copier_start(r);
+    ret = r->cfg->peer ? peer_attach(r, max) : shmb_transfer_bench_copier_start(r);
     return ret < 0 ? ret : shmb_transfer_bench_verify_translations(r);
 }
 
@@ -132,7 +216,7 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
     memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
     r->translation.check_payload = 1; /* a hand-off's borrower checks every byte it got */
     int ret = here(r, part) ? shmb_transfer_bench_copy(r, part, m, size, 0, &done)
-                            : shmb_transfer_peer_copy(r, part, m, size, 0, &done);
+                            : peer_copy(r, part, m, size, 0, &done);
     r->translation.check_payload = 0;
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
@@ -145,7 +229,7 @@ int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t p
                              uint64_t size)
 {
     int (*copy)(run_t *, shmb_transfer_part_t, shmb_copy_method_t, uint64_t, int, uint64_t *) =
-        here(r, part) ? shmb_transfer_bench_copy : shmb_transfer_peer_copy;
+        here(r, part) ? shmb_transfer_bench_copy : peer_copy;
     const int verify_after = moves_dst(r, part) && (r->cfg->verify || r->cfg->peer);
     uint64_t done;
     int ret = shmb_transfer_bench_check(r, part, m, size);
@@ -179,86 +263,4 @@ int shmb_transfer_handoff_copy_out(run_t *r, shmb_rows_t *rows, shmb_copy_method
     ret = shmb_transfer_bench_warm(&view, rows, SHMB_TRANSFER_COPY_OUT, m, size);
     shmb_stats_release(&view.samples);
     return shmb_transfer_handoff_release(r, &o, size, ret);
-}
-
-/* ---- the owner's calls to its peer ---- */
-
-static int call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
-                uint64_t result[SHMB_PEER_RESULTS])
-{
-    return shmb_peer_command(r->cfg->peer, op, a0, a1, a2, 0, name, result);
-}
-
-/* A command about the owner's buffer seg: a tmpfs one goes by its name, the
- * others as a descriptor on the channel first (the peer takes it off the
- * channel before anything else, so the stream stays in step). A send that
- * finds the peer gone (-EPIPE: it held its end) still makes the call, which
- * then records how the peer ended. */
-static int call_with(run_t *r, uint32_t op, uint64_t a0, uint64_t a1, const shmb_segment_t *seg,
-                     uint64_t result[SHMB_PEER_RESULTS])
-{
-    if (r->cfg->backing.kind != SHMB_BACKING_TMPFS) {
-        shmb_backing_t b = shmb_transfer_bench_backing(r, seg);
-        int ret = shmb_backing_send(&b, &r->cfg->peer->channel);
-        if (ret < 0 && ret != -EPIPE)
-            return ret;
-        return call(r, op, a0, a1, 0, NULL, result);
-    }
-    return call(r, op, a0, a1, 0, seg->name, result);
-}
-
-int shmb_transfer_peer_attach(run_t *r, uint64_t max)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    r->peer_holds = 1;
-    int ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 0, max, &r->src, res);
-    if (ret == 0)
-        ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 1, max, &r->dst, res);
-    if (ret < 0)
-        return ret;
-    memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
-    if ((ret = call(r, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, NULL, res)) < 0)
-        return ret;
-    r->translation.missed = res[0];
-    return 0;
-}
-
-int shmb_transfer_peer_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, int timed,
-                            uint64_t *done)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    int ret = shmb_peer_command(r->cfg->peer, SHMB_TRANSFER_OP_COPY, (uint64_t)m, size, (uint64_t)timed,
-                                (uint64_t)part, NULL, res);
-    if (ret < 0)
-        return ret;
-    *done = res[0];
-    r->translation.missed = res[2];
-    r->samples.n = 0;
-    while (r->samples.n < res[1]) {
-        uint64_t got[SHMB_PEER_RESULTS];
-        if ((ret = call(r, SHMB_TRANSFER_OP_SAMPLES, r->samples.n, 0, 0, NULL, got)) < 0)
-            return ret;
-        if (got[0] == 0 || got[0] > SAMPLES_PER_REPLY || got[0] > res[1] - r->samples.n)
-            return shmb_error_record("peer samples", EPROTO, NULL);
-        const double *v = r->cfg->peer->data;
-        for (uint64_t i = 0; i < got[0]; i++)
-            if ((ret = shmb_transfer_bench_add_sample(r, v[i])) < 0)
-                return ret;
-    }
-    return 0;
-}
-
-int shmb_transfer_peer_first_write(run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh, uint64_t size,
-                                   uint64_t *ns)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    int ret = call_with(r, SHMB_TRANSFER_OP_COLD, (uint64_t)m, size, fresh, res);
-    if (ret == 0)
-        *ns = res[0];
-    return ret;
-}
-
-int shmb_transfer_peer_detach(run_t *r)
-{
-    return call(r, SHMB_TRANSFER_OP_DETACH, 0, 0, 0, NULL, NULL);
 }
