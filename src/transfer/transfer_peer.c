@@ -65,10 +65,20 @@ static int attach_received(receiver_t *p, shmb_segment_t *seg, uint64_t size)
     return 0;
 }
 
-/* The owner's buffer of a command: by name, or ("") off the channel. */
-static int attach(receiver_t *p, shmb_segment_t *seg, const char *name, uint64_t size)
+/* The owner's buffer of a command, by name or ("") off the channel, unless
+ * the command is bad (-EINVAL): a sent one is taken off all the same, so
+ * that the stream stays in step, and let go. */
+static int attach(receiver_t *p, shmb_segment_t *seg, const char *name, uint64_t size, int bad)
 {
-    return name[0] ? attach_by_name(seg, name, size) : attach_received(p, seg, size);
+    *seg = (shmb_segment_t){.fd = -1, .slot = -1};
+    if (bad && name[0])
+        return -EINVAL;
+    int ret = name[0] ? attach_by_name(seg, name, size ? size : 1) : attach_received(p, seg, size ? size : 1);
+    if (ret == 0 && bad) {
+        shmb_segment_unmap(seg, NULL);
+        ret = -EINVAL;
+    }
+    return ret;
 }
 
 /* Reads one byte in every page of [addr, addr + bytes): the peer's first
@@ -85,15 +95,8 @@ static int on_attach(receiver_t *p, const shmb_peer_cmd_t *cmd)
 {
     run_t *r = &p->r;
     shmb_segment_t *seg = cmd->arg[0] ? &r->dst : &r->src;
-    const int bad = cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0;
-    if (bad && cmd->name[0])
-        return -EINVAL;
-    shmb_segment_t got = {.fd = -1, .slot = -1};
-    int ret = attach(p, &got, cmd->name, cmd->arg[1] ? cmd->arg[1] : 1); /* a sent one is taken off anyway */
-    if (ret == 0 && bad) {
-        shmb_segment_unmap(&got, NULL);
-        ret = -EINVAL;
-    }
+    shmb_segment_t got;
+    int ret = attach(p, &got, cmd->name, cmd->arg[1], cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0);
     if (ret < 0)
         return ret;
     *seg = got;
@@ -150,13 +153,8 @@ static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SH
 {
     run_t *r = &p->r;
     const uint64_t m = cmd->arg[0], size = cmd->arg[1];
-    const int bad = !copy_can_run(r, m, size);
-    if (bad && cmd->name[0])
-        return -EINVAL;
-    shmb_segment_t fresh = {.fd = -1, .slot = -1};
-    int ret = attach(p, &fresh, cmd->name, size ? size : 1); /* a sent one is taken off anyway */
-    if (ret == 0 && bad)
-        ret = -EINVAL;
+    shmb_segment_t fresh;
+    int ret = attach(p, &fresh, cmd->name, size, !copy_can_run(r, m, size));
     if (ret == 0)
         ret = shmb_transfer_bench_first_write(r, (shmb_copy_method_t)m, fresh.addr, size, &result[0]);
     int rc = fresh.addr ? shmb_segment_unmap(&fresh, NULL) : 0;
