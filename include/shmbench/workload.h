@@ -116,11 +116,9 @@ void shmb_workload_stream_free(shmb_workload_stream_t *s);
 #define SHMB_WORKLOAD_MAX_INPUT 131072    /* a 128k context; the trace's longest is 126195 */
 #define SHMB_WORKLOAD_HASH_BLOCK 512      /* tokens per hash id in Mooncake's traces */
 
-/* n requests: Poisson arrivals at SHMB_WORKLOAD_RATE_PER_S, input lengths
- * log-normal with the trace's median and mean (cut to [1,
- * SHMB_WORKLOAD_MAX_INPUT]), output lengths exponential with the trace's
- * mean; the same seed gives the same stream. Appends to out. Returns 0,
- * -EINVAL (n = 0) or -ENOMEM. */
+/* Appends n requests: Poisson arrivals, log-normal input and exponential
+ * output lengths of the trace's figures; the same seed, the same stream.
+ * 0, -EINVAL (n = 0) or -ENOMEM. */
 int shmb_workload_synthetic(uint64_t seed, size_t n, shmb_workload_stream_t *out);
 
 #define SHMB_WORKLOAD_MAX_LINE 65536 /* bytes of a trace line, newline excluded */
@@ -132,34 +130,26 @@ typedef struct shmb_workload_error {
     char what[160];
 } shmb_workload_error_t;
 
-/* Parses one line (len bytes, no newline; a trailing '\r' is allowed): a
- * JSON object with exactly the fields timestamp, input_length,
- * output_length (non-negative integers) and hash_ids (an array of them),
- * in any order. Returns 0, or -EINVAL with what is wrong in what (cap
- * bytes). */
+/* Parses one line (no newline; a trailing '\r' allowed): a JSON object of
+ * exactly timestamp, input_length, output_length (non-negative integers)
+ * and hash_ids (an array of them). 0, or -EINVAL with what is wrong in what. */
 int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request_t *out, char *what,
                              size_t cap);
 
-/* Reads a trace, at most max_requests lines of it (0: all), appending to
- * out. Returns how many it read, or -EINVAL (a bad line, a line longer than
- * SHMB_WORKLOAD_MAX_LINE, a timestamp before the previous one, input_length
- * 0, no request at all: err says which line and what), -ENOMEM, or the
- * read's -errno (-EIO if it set none; -EISDIR for a directory). out is
+/* Appends at most max_requests lines (0: all) of a trace to out: how many,
+ * or -EINVAL (a bad, too long or out-of-order line, no request: err says
+ * which line and what), -ENOMEM, or the read's -errno (-EIO if none); out
  * unchanged on error. */
 int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err);
 
-/* Writes request r as one line of Mooncake's format, its hash ids
- * first_hash_id, first_hash_id + 1, ... Returns 0 or the failed write's
- * -errno (-EIO when it set none). */
+/* Writes r as one line of Mooncake's format, hash ids from first_hash_id:
+ * 0 or the failed write's -errno (-EIO when it set none). */
 int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id);
 
 /* ---- the run ---- */
 
-/* The parts of a request, each a row: the request path alone for every
- * descriptor (TENT's submit path, no translation and no copy), the
- * system's translation of every descriptor alone, the copy of every
- * descriptor alone, and the whole request (the request path calling the
- * translation and the copy per descriptor). */
+/* The parts of a request, each a row, over all its descriptors: the request
+ * path alone, the translation alone, the copy alone, and the whole request. */
 typedef enum shmb_workload_part {
     SHMB_WORKLOAD_REQUEST_PATH,
     SHMB_WORKLOAD_TRANSLATE,
