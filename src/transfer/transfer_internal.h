@@ -105,12 +105,6 @@ void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_co
  * page in place (tmpfs reserved, the others prefaulted, guarded). Nothing left on failure. */
 int shmb_transfer_create_buffer(const shmb_transfer_run_t *r, shmb_segment_t *seg, uint64_t bytes, int ready);
 
-/* The owner's buffer seg as a backing of r->cfg's kind (for send and residency). */
-shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg);
-
-/* src's and dst's residency, summed, read back from the kernel. */
-int shmb_transfer_granted(const shmb_transfer_run_t *r, shmb_backing_residency_t *out);
-
 /* 0, or -EPROTO with why naming m, size, `when` and the first differing offset. */
 int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size,
                               const char *when);

@@ -15,7 +15,38 @@
 
 typedef shmb_transfer_run_t run_t;
 
-/* ---- the owner's calls to its peer ---- */
+/* ---- the owner's buffers, and its calls to its peer ---- */
+
+/* The owner's buffer seg as a backing of r->cfg's kind (for send and residency). */
+static shmb_backing_t backing_of(const run_t *r, const shmb_segment_t *seg)
+{
+    shmb_backing_t b;
+    memset(&b, 0, sizeof(b));
+    b.kind = r->cfg->backing.kind;
+    b.seg = *seg;
+    b.owner = 1;
+    shmb_backing_page_size(&r->cfg->backing, &b.page_size);
+    return b;
+}
+
+/* src's and dst's residency, summed, read back from the kernel. */
+static int granted(const run_t *r, shmb_backing_residency_t *out)
+{
+    shmb_backing_residency_t sum = {0, 0, 0};
+    const shmb_segment_t *segs[2] = {&r->src, &r->dst};
+    for (int i = 0; i < 2; i++) {
+        shmb_backing_t b = backing_of(r, segs[i]);
+        shmb_backing_residency_t one;
+        int ret = shmb_backing_residency(&b, &one);
+        if (ret < 0)
+            return ret;
+        sum.resident_bytes += one.resident_bytes;
+        sum.huge_bytes += one.huge_bytes;
+        sum.allocated_bytes += one.allocated_bytes;
+    }
+    *out = sum;
+    return 0;
+}
 
 static int call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
                 uint64_t result[SHMB_PEER_RESULTS])
@@ -32,7 +63,7 @@ static int call_with(run_t *r, uint32_t op, uint64_t a0, uint64_t a1, const shmb
                      uint64_t result[SHMB_PEER_RESULTS])
 {
     if (r->cfg->backing.kind != SHMB_BACKING_TMPFS) {
-        shmb_backing_t b = shmb_transfer_bench_backing(r, seg);
+        shmb_backing_t b = backing_of(r, seg);
         int ret = shmb_backing_send(&b, &r->cfg->peer->channel);
         if (ret < 0 && ret != -EPIPE)
             return ret;
@@ -190,7 +221,7 @@ int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
         return ret;
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
     memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)max);
-    if (r->cfg->granted && (ret = shmb_transfer_granted(r, r->cfg->granted)) < 0)
+    if (r->cfg->granted && (ret = granted(r, r->cfg->granted)) < 0)
         return ret;
     ret = r->cfg->peer ? peer_attach(r, max) : shmb_transfer_bench_copier_start(r);
     return ret < 0 ? ret : shmb_transfer_bench_verify_translations(r);

@@ -105,35 +105,6 @@ int shmb_transfer_create_buffer(const shmb_transfer_run_t *r, shmb_segment_t *se
     return 0;
 }
 
-shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg)
-{
-    shmb_backing_t b;
-    memset(&b, 0, sizeof(b));
-    b.kind = r->cfg->backing.kind;
-    b.seg = *seg;
-    b.owner = 1;
-    shmb_backing_page_size(&r->cfg->backing, &b.page_size);
-    return b;
-}
-
-int shmb_transfer_granted(const shmb_transfer_run_t *r, shmb_backing_residency_t *out)
-{
-    shmb_backing_residency_t sum = {0, 0, 0};
-    const shmb_segment_t *segs[2] = {&r->src, &r->dst};
-    for (int i = 0; i < 2; i++) {
-        shmb_backing_t b = shmb_transfer_bench_backing(r, segs[i]);
-        shmb_backing_residency_t one;
-        int ret = shmb_backing_residency(&b, &one);
-        if (ret < 0)
-            return ret;
-        sum.resident_bytes += one.resident_bytes;
-        sum.huge_bytes += one.huge_bytes;
-        sum.allocated_bytes += one.allocated_bytes;
-    }
-    *out = sum;
-    return 0;
-}
-
 int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size,
                               const char *when)
 {
