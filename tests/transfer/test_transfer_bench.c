@@ -369,17 +369,6 @@ static void test_translated(void **state)
         shmb_rows_free(&rows);
         assert_int_equal(count_ours(), 0);
     }
-    shmb_transfer_config_t c = small();
-    c.translate = 1;
-    c.num_segments = 10;
-    c.cold = 1; /* a fresh segment is no registered buffer */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c.cold = 0;
-    c.num_segments = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
 }
 
 /* A paired run (cfg->nsystems): two systems and the baseline's control at
@@ -461,12 +450,14 @@ static void test_paired(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
-/* No transfers, no thread, a first size above the last: refused. */
+/* Refused: no transfers, no thread, a first size above the last; with a
+ * system, cold rows (a fresh segment is no registered buffer) or no segments. */
 static void test_bad_config(void **state)
 {
     (void)state;
-    static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; } bad[] = {
-        {0, 1, 4}, {20, 0, 4}, {20, 1, 2048}};
+    static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
+                          uint64_t num_segments; } bad[] = {
+        {0, 1, 4, 0, 0, 0}, {20, 0, 4, 0, 0, 0}, {20, 1, 2048, 0, 0, 0}, {20, 1, 4, 1, 1, 10}, {20, 1, 4, 1, 0, 0}};
     shmb_rows_t rows = {0};
     char why[256];
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -474,6 +465,9 @@ static void test_bad_config(void **state)
         c.num_transfers = bad[i].num_transfers;
         c.threads = bad[i].threads;
         c.transfer_size_kb = bad[i].first_kb;
+        c.translate = bad[i].translate;
+        c.cold = bad[i].cold;
+        c.num_segments = bad[i].num_segments;
         assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
     }
     assert_int_equal(rows.n, 0);
