@@ -1,15 +1,8 @@
-/*
- * workload: KV-cache workloads, so that "per request" means a real request:
- * model presets (the KV bytes a token takes per layer), the descriptors a
- * request fans out to (a block size in tokens, a transfer granularity), a
- * request stream (synthetic, or a trace in Mooncake's published JSONL
- * format), and the run that replays the stream through each system's path
- * (src/transfer_workload.c, on the transfer driver's machinery).
- *
- * Sizes are bytes, times milliseconds in the trace, nanoseconds in rows.
- * Functions return 0 (or a count) or -errno; out-params are written only on
- * success; nothing here prints or exits.
- */
+/* workload: KV-cache workloads, so that "per request" means a real request:
+ * model presets, the descriptors a request fans out to, request streams
+ * (synthetic, or Mooncake's JSONL traces) and their replay through each
+ * system's path (docs/workload.md). Bytes, trace milliseconds, row
+ * nanoseconds; 0 (or a count) or -errno; out-params written only on success. */
 #ifndef SHMBENCH_WORKLOAD_H
 #define SHMBENCH_WORKLOAD_H
 
@@ -123,11 +116,9 @@ void shmb_workload_stream_free(shmb_workload_stream_t *s);
 #define SHMB_WORKLOAD_MAX_INPUT 131072    /* a 128k context; the trace's longest is 126195 */
 #define SHMB_WORKLOAD_HASH_BLOCK 512      /* tokens per hash id in Mooncake's traces */
 
-/* n requests: Poisson arrivals at SHMB_WORKLOAD_RATE_PER_S, input lengths
- * log-normal with the trace's median and mean (cut to [1,
- * SHMB_WORKLOAD_MAX_INPUT]), output lengths exponential with the trace's
- * mean; the same seed gives the same stream. Appends to out. Returns 0,
- * -EINVAL (n = 0) or -ENOMEM. */
+/* Appends n requests: Poisson arrivals, log-normal input and exponential
+ * output lengths of the trace's figures; the same seed, the same stream.
+ * 0, -EINVAL (n = 0) or -ENOMEM. */
 int shmb_workload_synthetic(uint64_t seed, size_t n, shmb_workload_stream_t *out);
 
 #define SHMB_WORKLOAD_MAX_LINE 65536 /* bytes of a trace line, newline excluded */
@@ -139,34 +130,26 @@ typedef struct shmb_workload_error {
     char what[160];
 } shmb_workload_error_t;
 
-/* Parses one line (len bytes, no newline; a trailing '\r' is allowed): a
- * JSON object with exactly the fields timestamp, input_length,
- * output_length (non-negative integers) and hash_ids (an array of them),
- * in any order. Returns 0, or -EINVAL with what is wrong in what (cap
- * bytes). */
+/* Parses one line (no newline; a trailing '\r' allowed): a JSON object of
+ * exactly timestamp, input_length, output_length (non-negative integers)
+ * and hash_ids (an array of them). 0, or -EINVAL with what is wrong in what. */
 int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request_t *out, char *what,
                              size_t cap);
 
-/* Reads a trace, at most max_requests lines of it (0: all), appending to
- * out. Returns how many it read, or -EINVAL (a bad line, a line longer than
- * SHMB_WORKLOAD_MAX_LINE, a timestamp before the previous one, input_length
- * 0, no request at all: err says which line and what), -ENOMEM, or the
- * read's -errno (-EIO if it set none; -EISDIR for a directory). out is
+/* Appends at most max_requests lines (0: all) of a trace to out: how many,
+ * or -EINVAL (a bad, too long or out-of-order line, no request: err says
+ * which line and what), -ENOMEM, or the read's -errno (-EIO if none); out
  * unchanged on error. */
 int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *out, shmb_workload_error_t *err);
 
-/* Writes request r as one line of Mooncake's format, its hash ids
- * first_hash_id, first_hash_id + 1, ... Returns 0 or the failed write's
- * -errno (-EIO when it set none). */
+/* Writes r as one line of Mooncake's format, hash ids from first_hash_id:
+ * 0 or the failed write's -errno (-EIO when it set none). */
 int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id);
 
 /* ---- the run ---- */
 
-/* The parts of a request, each a row: the request path alone for every
- * descriptor (TENT's submit path, no translation and no copy), the
- * system's translation of every descriptor alone, the copy of every
- * descriptor alone, and the whole request (the request path calling the
- * translation and the copy per descriptor). */
+/* The parts of a request, each a row, over all its descriptors: the request
+ * path alone, the translation alone, the copy alone, and the whole request. */
 typedef enum shmb_workload_part {
     SHMB_WORKLOAD_REQUEST_PATH,
     SHMB_WORKLOAD_TRANSLATE,
@@ -218,32 +201,16 @@ int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_str
  * largest request, page-rounded (the other backings take none). */
 uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
 
-/* Replays the stream once through cfg->system's path: per request, each
- * part over all its descriptors (descriptor k copies src[k*d, (k+1)*d) into
- * the registered KV pool dst at the same offset), timed per request (a
- * part shorter than 100 timer overheads repeated and averaged), every
- * translation checked and every descriptor's bytes verified after the copy
- * and after the request (dst poisoned before each, untimed); src and dst
- * are of cfg->backing, made as the transfer driver makes them. Appends four
- * rows (variant the part, step "" or with name_system the system, arg
- * model:<preset> in arg_text; under the bench "shm_transfer/workload" their
- * names are shm_transfer/workload/<part>/model:<preset>), iterations =
- * requests, ns per request;
- * each part's note its share of the request's p50.
- * Paired (nsystems > 0): one src and one dst, each system's own translation
- * and request path over them (the control a second, independent one of the
- * baseline's), each checked at set-up; request by request, every system
- * replays the request (all four parts, checked as above), in the order of
- * shmbench/paired.h. Per part, each system's row (system = its name; its
- * note its share of its own request's p50) then each one's ratio row to
- * the baseline (vs = the baseline), paired request by request
- * (shmb_paired_push_rows: a ratio row's speedup is the median per-request
- * ratio, its ns the time saved per request). Returns 0, -EINVAL (a
- * bad config or an empty stream; paired: fewer than 2 systems or more than
- * SHMB_PAIRED_MAX_SYSTEMS, a last one that is not the first), -ENOTSUP (the method is missing here),
- * -EPROTO (a translation missed or bytes differed: why names the request
- * and descriptor), or -errno of a failed call (recorded). Leaves nothing in
- * /dev/shm. */
+/* Replays the stream through cfg->system's path: per request, each part
+ * over all its descriptors timed (one sample), checked and its bytes
+ * verified; four rows (shm_transfer/workload/<part>/model:<preset>),
+ * iterations = requests, each part's share of the request's p50 in its
+ * note. Paired (nsystems > 0): every system replays each request in
+ * shmbench/paired.h's order; per part each system's row, then its ratio
+ * row to the baseline (shmb_paired_push_rows). 0, -EINVAL (a bad config or
+ * an empty stream), -ENOTSUP (the method is missing here), -EPROTO (why
+ * names the request and descriptor) or -errno (recorded). Leaves nothing
+ * in /dev/shm. */
 int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
                       char *why, size_t why_cap);
 

@@ -1,28 +1,7 @@
-/*
- * transfer_handoff: the transfer benchmark's rows that hand an object over
- * instead of writing into the peer's memory (src/handoff_link.c is the
- * lender's end, src/handoff_peer.c the borrower process).
- *
- * SHM-jemalloc cannot take a one-sided write: a borrower opens a lent pool
- * read-only (Flow-IPC/ipc_shm_arena_lend, borrower_shm_pool_collection.cpp,
- * open_shm_pool: O_RDONLY, map_shm(size, true, false, fd)), and the only
- * cross-process API is the object hand-off (lend_object / borrow_object,
- * ipc_session's shm_session.hpp). So its `request` is the writer's: TENT's
- * request path as for every system (the engine still selects the transport
- * and makes the task; the hand-off replaces the SHM transport's relocate
- * and copy), calling at the translation the construct of an object of the
- * request's size in the writer's own arena, and at the copy the write of
- * the request's bytes into it (the copy kernel of the row, from src), the
- * lend, the handle message to the borrower process, its borrow, tag check
- * and release, the return message and the lender's free.
- *
- * zero_copy: Mooncake's whole request against each flavour's hand-off with
- * no copy: the object constructed (an allocation each hand-off pays, as it
- * pays the free; the producer's writing of its data is the application's,
- * as Mooncake's src is), lend, message, borrow, tag check, release
- * (SHM-classic: the last owner frees; SHM-jemalloc: the return message and
- * the lender's free).
- */
+/* The rows that hand an object over instead of writing into the peer's
+ * memory (docs/transfer.md: why SHM-jemalloc's request is its write path);
+ * models/handoff_link.c is the lender's end, models/handoff_peer.c the
+ * borrower process. */
 #include "transfer_internal.h"
 
 #include "shmbench/error.h"
@@ -50,6 +29,14 @@ int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flav
         return shmb_transfer_handoff_close(l, ret);
     *out = l;
     return 0;
+}
+
+int shmb_transfer_handoff_writer(run_t *r, uint64_t max)
+{
+    const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
+    if (r->translation.system != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+        return 0;
+    return shmb_transfer_handoff_open(r->cfg, flavour, max, &r->translation.handoff, r->why, r->why_cap);
 }
 
 int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret)
@@ -171,40 +158,36 @@ int shmb_transfer_handoff_verify(run_t *r)
     return t->handoff->next[f] ? shmb_handoff_link_check_freed(t->handoff, f) : 0;
 }
 
-int shmb_transfer_handoff_copy_out(run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size)
+int shmb_transfer_handoff_object(run_t *r, uint64_t size, shmb_handoff_object_t *o, void **payload)
 {
-    shmb_transfer_translation_t *t = &r->translation;
-    shmb_handoff_object_t o;
-    memset(&o, 0, sizeof(o));
-    const size_t bytes = (size_t)size + SHMB_HANDOFF_PAYLOAD_SLACK;
-    int ret = shmb_handoff_link_construct(t->handoff, HANDOFF_JEMALLOC, bytes, &o);
+    memset(o, 0, sizeof(*o));
+    int ret = shmb_handoff_link_construct(r->translation.handoff, HANDOFF_JEMALLOC,
+                                          (size_t)size + SHMB_HANDOFF_PAYLOAD_SLACK, o);
     if (ret < 0) {
-        shmb_handoff_link_drop(HANDOFF_JEMALLOC, &o);
+        shmb_handoff_link_drop(HANDOFF_JEMALLOC, o);
         return ret;
     }
-    shmb_handoff_link_fill(t->handoff, HANDOFF_JEMALLOC, &o, shmb_copy_kernel(SHMB_COPY_MEMCPY), r->src.addr,
-                           (size_t)size);
-    shmb_transfer_config_t cfg = *r->cfg;
-    cfg.peer = NULL; /* the reader's copy runs here, over the arena's pages */
-    run_t view = *r;
-    memset(&view.samples, 0, sizeof(view.samples));
-    view.cfg = &cfg;
-    view.src.addr = (char *)o.j.addr + SHMB_HANDOFF_PAYLOAD_AT;
-    view.translation.handoff = NULL; /* the object is held until the copies are done: checked after */
-    ret = shmb_transfer_bench_warm(&view, rows, SHMB_TRANSFER_COPY_OUT, m, size);
-    shmb_stats_release(&view.samples);
-    /* The object is handed over and freed as any other; its payload checked
-     * unless the copy's check failed already (its reason is kept). */
-    int rc = shmb_handoff_link_give(t->handoff, HANDOFF_JEMALLOC, &o, bytes, ret == 0 ? (size_t)size : 0);
-    shmb_handoff_link_drop(HANDOFF_JEMALLOC, &o);
+    shmb_handoff_link_fill(r->translation.handoff, HANDOFF_JEMALLOC, o, shmb_copy_kernel(SHMB_COPY_MEMCPY),
+                           r->src.addr, (size_t)size);
+    *payload = (char *)o->j.addr + SHMB_HANDOFF_PAYLOAD_AT;
+    return 0;
+}
+
+/* Handed over and freed as any other object, its payload checked unless the
+ * copy's check failed already (its reason is kept). */
+int shmb_transfer_handoff_release(run_t *r, shmb_handoff_object_t *o, uint64_t size, int ret)
+{
+    int rc = shmb_handoff_link_give(r->translation.handoff, HANDOFF_JEMALLOC, o,
+                                    (size_t)size + SHMB_HANDOFF_PAYLOAD_SLACK, ret == 0 ? (size_t)size : 0);
+    shmb_handoff_link_drop(HANDOFF_JEMALLOC, o);
     if (ret == 0 && rc < 0)
         failed(r, rc);
     return ret < 0 ? ret : shmb_transfer_handoff_verify(r);
 }
 
-void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate)
+void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate, const char *what)
 {
-    snprintf(req->note, sizeof(req->note), "write path: alloc, write, lend, 2 msgs crossed, free");
+    snprintf(req->note, sizeof(req->note), "write path: %s", what);
     if (translate)
         snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
 }

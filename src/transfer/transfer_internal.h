@@ -1,13 +1,9 @@
-/*
- * transfer_internal: what the two files of the transfer driver share, and
- * what its tests reach; not installed.
- *
- * src/transfer_bench.c runs the sizes and methods and makes the rows; the
- * side that copies (this process, or the peer process) does so with its
- * copier (threads and, with a system, that system's translation) and the
- * copy steps below. src/transfer_peer.c carries those steps to the peer:
- * the owner's calls (shmb_transfer_peer_*) and the peer's handler.
- */
+/* transfer_internal: the transfer driver's files and what its tests reach;
+ * not installed. Calls go down: transfer_bench.c (the sweep) -> the modes
+ * (transfer_paired.c, transfer_workload.c, transfer_peer.c: the peer's
+ * side) -> transfer_rows.c -> transfer_run.c, transfer_copier.c,
+ * transfer_handoff.c -> models/ and base/. docs/transfer.md says what a
+ * run measures. */
 #ifndef SHMBENCH_TRANSFER_INTERNAL_H
 #define SHMBENCH_TRANSFER_INTERNAL_H
 
@@ -29,6 +25,8 @@
 #define SHMB_TRANSFER_PEER_DATA_BYTES (256u << 10) /* the peer's data area: samples come back in chunks of this */
 #define SHMB_TRANSFER_POISON 0xA5        /* dst before a copy is verified: never the pattern */
 #define SHMB_TRANSFER_MIN_PART_BATCHES 31 /* batches of a part that moves no bytes, at least */
+#define SHMB_TRANSFER_NOT_UPSTREAM "not possible upstream (borrowers map pools read-only)"
+#define SHMB_TRANSFER_WRITE_PATH "alloc, write, lend, 2 msgs crossed, free" /* SHM-jemalloc's request */
 
 /* The commands of the peer (shmb_transfer_bench_peer_start). */
 enum {
@@ -44,39 +42,31 @@ enum {
     SHMB_TRANSFER_OP_DETACH,     /* everything ATTACH and SETUP made is undone */
 };
 
-/* What a row times, per operation. Without a system only the copy; with
- * one, the parts of a whole request as src/transfer_bench.c says. */
+/* What a row times, per operation: without a system only the copy. */
 typedef enum shmb_transfer_part {
     SHMB_TRANSFER_COPY,         /* the copy alone: src[0, size) -> dst */
     SHMB_TRANSFER_REQUEST_PATH, /* TENT's submit path, no translation and no copy */
     SHMB_TRANSFER_TRANSLATE,    /* the system's translation of dst alone */
     SHMB_TRANSFER_REQUEST,      /* the request path calling the translation and the copy; SHM-jemalloc
-                                 * with a hand-off link: its write path (src/transfer_handoff.c) */
+                                 * with a hand-off link: its write path */
     SHMB_TRANSFER_ZERO_COPY,    /* mooncake: the whole request; a Flow-IPC flavour: its hand-off, no copy */
     SHMB_TRANSFER_COPY_OUT,     /* the reader's copy of a borrowed object into its own buffer (dst) */
     SHMB_TRANSFER_PARTS
 } shmb_transfer_part_t;
 
-/* The row name of a part: "request_path", "translate", "request",
- * "zero_copy", "copy_out" (the copy's rows carry their method's name: NULL). */
-const char *shmb_transfer_part_name(shmb_transfer_part_t part);
-
 /* With a system, the remote side as the request sees it: dst is buffer (or
- * pool) `index` of num_segments registrations; the others are never used.
- * The translation goes through the paths table (src/paths_internal.h). */
+ * pool) `index` of num_segments registrations; the others are never used. */
 typedef struct shmb_transfer_translation {
     int system;            /* a shmb_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
     uint64_t buffer_addr;  /* base of the engine's registration holding dst (a pool's, for a Flow-IPC flavour) */
-    char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM path as registered: its name, or for a
-                                               * memfd kind (no name) "memfd:<kind>" */
+    char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM name, or "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
     int path_set_up;
     shmb_mooncake_engine_t *engine; /* the request path, over the same registrations */
     shmb_copy_fn copy;     /* the request's copy (the method of the row being measured) */
     uint64_t missed;       /* translations or requests that did not give dst */
-    /* The object hand-off (src/transfer_handoff.c): SHM-jemalloc's write path, the zero-copy rows. */
     shmb_handoff_link_t *handoff; /* the lender and its borrower process; NULL: no hand-off */
     shmb_handoff_object_t obj;    /* the request's object, between its construct and its hand-off */
     int handoff_err;              /* the first hand-off that failed (-errno), its reason in the link's why */
@@ -95,71 +85,61 @@ typedef struct shmb_transfer_run {
     size_t why_cap;
 } shmb_transfer_run_t;
 
-/* The sizes in bytes: transfer_size_kb KB, doubling, then max_transfer_size_kb
- * KB if doubling skips it. Returns how many, or -EINVAL (zero sizes, first
- * above the last, more than cap). */
+/* ---- transfer_run.c: the run's state, buffers and rows ---- */
+
+/* The sizes in bytes: transfer_size_kb KB, doubling (x4 for zero_copy), then
+ * max_transfer_size_kb KB. How many, or -EINVAL (none, first above last, over cap). */
 int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap);
 
 /* -EINVAL unless cfg's sizes, transfers, threads and translation can run. */
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
 
+/* -EINVAL unless systems[0..n) can pair: 2 to SHMB_PAIRED_MAX_SYSTEMS, the last the first. */
+int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n);
+
 /* r empty, for cfg (NULL: set later), no segment, reasons into why. */
 void shmb_transfer_bench_run_init(shmb_transfer_run_t *r, const shmb_transfer_config_t *cfg, char *why,
                                   size_t why_cap);
 
-/* The copier of the side that copies: its crew of cfg->threads and, with
- * cfg->translate, the system's path and the request path over the view of
- * dst, dst's first translation made (mooncake: it attaches) and checked
- * (a miss counted). Stop releases what start made, and the samples. */
-int shmb_transfer_bench_copier_start(shmb_transfer_run_t *r);
-void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
+/* A buffer of at least bytes on cfg's backing, mapped; with ready, every
+ * page in place (tmpfs reserved, the others prefaulted, guarded). Nothing left on failure. */
+int shmb_transfer_create_buffer(const shmb_transfer_run_t *r, shmb_segment_t *seg, uint64_t bytes, int ready);
 
-/* With cfg->translate: the system's path (the paths table) over
- * num_segments registrations of dst's size, and the request path over the
- * registrations the system's design makes (mooncake: those num_segments
- * buffers; flowipc_jemalloc: those num_segments pools; flowipc_classic: its
- * one pool holding them all), src the local segment; dst translated once (mooncake attaches it here), a miss counted.
- * Stop releases them (and does nothing for a translation not started). A
- * paired run starts one per system over the same src and dst. */
-int shmb_transfer_bench_translation_start(shmb_transfer_run_t *r);
-void shmb_transfer_bench_translation_stop(shmb_transfer_run_t *r);
+/* 0, or -EPROTO with why naming m, size, `when` and the first differing offset. */
+int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, const void *dst, uint64_t size,
+                              const char *when);
 
-/* -EPROTO, with the reason in why, once any translation or request missed dst. */
-int shmb_transfer_bench_verify_translations(shmb_transfer_run_t *r);
+/* The row name of a part ("request_path", ...); NULL for the copy, whose rows carry their method's. */
+const char *shmb_transfer_part_name(shmb_transfer_part_t part);
 
-/* In this process: count operations of `part` for size bytes with copy
- * kernel fn; a translation or a request that does not give dst is counted
- * in r->translation.missed (and copies nothing). */
-void shmb_transfer_bench_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
-                              uint64_t count);
+/* The part moves bytes (or makes them the reader's): its row has a rate. */
+int shmb_transfer_part_copies(shmb_transfer_part_t part);
 
-/* How many operations of `part` make a batch that dwarfs the timer (at
- * least 100 timer overheads, at least 2 us), found by running doubling
- * batches. */
-uint64_t shmb_transfer_bench_batch(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn,
-                                   uint64_t size);
+/* The shortest timed batch: 100 timer overheads (the timer under 1%), 2 us at least. */
+double shmb_transfer_min_batch_ns(double timer_overhead_ns);
 
-/* Before `part` is timed: dst poisoned, one operation (here or in the
- * peer), no translation missed, and for the parts that move bytes dst
- * holds them. 0, -EPROTO (why says what) or the copy's error. */
-int shmb_transfer_bench_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
-                              uint64_t size);
+/* Appends one sample to r->samples; -ENOMEM recorded as malloc. */
+int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 
-/* A warm row of `part` (the copy: of method m; the request: copying with
- * m): checked (shmb_transfer_bench_check), the timed operations, then (with
- * verify, or a peer: its copies are verified here, across processes) dst
- * poisoned before them and verified after; the row appended. */
-int shmb_transfer_bench_warm(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
-                             shmb_copy_method_t m, uint64_t size);
+/* The row of r->samples for part: rates from the median, a copy's kernel in its note. */
+int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
+                                 shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers);
+
+/* row's rates from its median: bytes only for the parts that move them. */
+void shmb_transfer_rates(shmb_row_t *row, shmb_transfer_part_t part, uint64_t size);
+
+/* Each non-NULL part's note its share of req's p50, req's the copy and what
+ * the parts (and `more` ns) add up to; fixed-point, never e-notation. */
+void shmb_transfer_share_notes(shmb_row_t *req, shmb_row_t *const *parts, size_t n, double more, const char *copy);
+
+/* dst and src destroyed where made: 0 or the first error. */
+int shmb_transfer_buffers_destroy(shmb_transfer_run_t *r);
 
 /* Each row's speedup from first on (a ratio row's, its ratio, is kept)
- * against the warm memcpy row of the same size: cold rows' too (what the
- * first write costs against a copy into touched pages), the request's too
- * (the rate at which a whole request moves bytes). */
+ * against the warm memcpy row of the same size. */
 void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first);
 
-/* The row names of a paired run's systems: each system's name, the last
- * (the control) with SHMB_PAIRED_CONTROL_SUFFIX; v[s] points into text. */
+/* The row names of a paired run's systems, the last with SHMB_PAIRED_CONTROL_SUFFIX. */
 typedef struct shmb_transfer_paired_names {
     char text[SHMB_PAIRED_MAX_SYSTEMS][32];
     const char *v[SHMB_PAIRED_MAX_SYSTEMS];
@@ -167,114 +147,131 @@ typedef struct shmb_transfer_paired_names {
 
 void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out);
 
-/* The paired run of shmb_transfer_bench_run (cfg->nsystems > 0, cfg
- * checked), over sizes[0..nsizes), the request copying with `first`
- * (src/transfer_paired.c). */
-int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
-                               shmb_copy_method_t first, shmb_rows_t *rows, char *why, size_t why_cap);
+/* A sweep's progress, in KB (a size's time grows with it): the plan is the
+ * sizes' sum; each size a step named prefix + the size, *kb then past it. */
+void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n);
+void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix);
 
-/* On the side that copies: one operation of `part` for size bytes (timed =
- * 0; *done = 1), or the timed operations (timed = 1), their batch times in
- * r->samples, their count in *done; m is the copy's method (of the copy and
- * the request). A translation or request that misses dst counts in
- * r->translation.missed. -EINVAL for a part other than the copy without a
- * system. */
-int shmb_transfer_bench_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
-                             uint64_t size, int timed, uint64_t *done);
+/* ---- transfer_copier.c: the side that copies ---- */
 
-/* On the side that copies: the first write of size bytes of src into the
- * fresh pages at dst, timed into *ns; -ENOSPC when /dev/shm fills up. */
-int shmb_transfer_bench_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, void *dst, uint64_t size,
-                                    uint64_t *ns);
+/* Its crew of cfg->threads and, with a system, the translation started. Stop
+ * releases what start made (nothing for what it did not), and the samples. */
+int shmb_transfer_bench_copier_start(shmb_transfer_run_t *r);
+void shmb_transfer_bench_copier_stop(shmb_transfer_run_t *r);
 
-/* src and dst of max bytes created, reserved, mapped, src filled with the
- * pattern and dst poisoned; the copier started here or in the peer; a first
- * translation that missed dst is -EPROTO. The caller stops the copier and
- * destroys the segments (as shmb_transfer_bench_run does), also on error. */
-int shmb_transfer_bench_prepare(shmb_transfer_run_t *r, uint64_t max);
+/* The system's path over num_segments registrations of dst's size and the
+ * request path over those its design makes, src the local segment; dst
+ * translated once (mooncake attaches it here), a miss counted. */
+int shmb_transfer_bench_translation_start(shmb_transfer_run_t *r);
+void shmb_transfer_bench_translation_stop(shmb_transfer_run_t *r);
 
-/* The request path's hooks (shmb_mooncake_hooks_t, ctx = the run): the
- * system's translation of [addr, addr + len) of dst through the paths
- * table, and the copy with r->translation.copy on r's crew. */
+/* v (initialised for its own system) over owner's src, dst and crew, its translation started. */
+int shmb_transfer_view_start(shmb_transfer_run_t *v, const shmb_transfer_run_t *owner);
+
+/* count operations of a part not handed over, for size bytes with kernel
+ * fn; a translation or request that does not give dst counts in missed. */
+void shmb_transfer_copier_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
+                               uint64_t count);
+
+/* The request path's hooks (ctx = the run): the system's translation of
+ * [addr, addr + len) of dst, and the copy with r->translation.copy on r's crew. */
 int shmb_transfer_translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
 void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t len);
 
-/* ---- the object hand-off (src/transfer_handoff.c) ---- */
+/* ---- transfer_handoff.c: the object hand-off ---- */
 
-#define SHMB_TRANSFER_NOT_UPSTREAM "not possible upstream (borrowers map pools read-only)"
-
-/* A hand-off link for the flavours of flavour[] (indexed by system) with
- * objects up to max bytes of payload: its borrower process started, each
- * flavour opened and checked. *out NULL on failure, nothing left. */
+/* A link for the flavours of flavour[] (by system), objects up to max bytes:
+ * its borrower process started, each flavour opened. Nothing left on failure. */
 int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flavour[SHMB_SYSTEMS],
                                uint64_t max, shmb_handoff_link_t **out, char *why, size_t why_cap);
 
-/* Everything of the link gone, its process reaped; run_ret as the run
- * ended (the result: run_ret, or the stop's error when it had none). */
+/* SHM-jemalloc's (r's system, else nothing to do): the link its write
+ * path hands objects over through, into r->translation.handoff. */
+int shmb_transfer_handoff_writer(shmb_transfer_run_t *r, uint64_t max);
+
+/* The link gone, its process reaped: run_ret, or the stop's error when it had none. */
 int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret);
 
 /* Does r hand `part` over instead of running it as Mooncake does? */
 int shmb_transfer_handoff_runs(const shmb_transfer_run_t *r, shmb_transfer_part_t part);
 
-/* count operations of a part handed over (shmb_transfer_handoff_runs):
- * SHM-jemalloc's write request (the request path around construct, write
- * with fn, lend ... free), or a flavour's zero-copy hand-off (construct,
- * lend ... release, and SHM-jemalloc's return and free). A failure counts
- * as missed, the first kept in handoff_err. */
+/* count operations of a handed-over part: SHM-jemalloc's write request, or a
+ * flavour's zero-copy hand-off; a failure counts as missed, the first kept. */
 void shmb_transfer_handoff_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
                                 uint64_t count);
 
-/* One write of len bytes at src through SHM-jemalloc's write path (the
- * request path around construct, write with r->translation.copy, the
- * hand-off and the free), the request naming remote: 1 when it went
- * through (else a hand-off's failure is counted as above, or the request
- * path failed), 0 when not. */
+/* One write of len bytes at src through SHM-jemalloc's write path, the
+ * request naming remote: 1 when it went through, else 0. */
 int shmb_transfer_handoff_write(shmb_transfer_run_t *r, void *src, uint64_t remote, uint64_t len);
 
-/* -EPROTO (why set) or the first hand-off's error, once one failed, or
- * when an object was not freed exactly once. */
+/* -EPROTO (why set) or the first hand-off's error, once one failed or an
+ * object was not freed exactly once. */
 int shmb_transfer_handoff_verify(shmb_transfer_run_t *r);
 
-/* The copy_out row of size: an object of the arena filled with src's
- * bytes, copied out into dst with method m (checked, timed, verified), in
- * this process: the borrower maps the same pages. */
+/* copy_out's object: constructed in SHM-jemalloc's arena, size bytes of src
+ * written into it, its payload at *payload. Release hands it over (the
+ * borrower checks the payload unless ret < 0) and frees it; ret, or the verify's. */
+int shmb_transfer_handoff_object(shmb_transfer_run_t *r, uint64_t size, shmb_handoff_object_t *o, void **payload);
+int shmb_transfer_handoff_release(shmb_transfer_run_t *r, shmb_handoff_object_t *o, uint64_t size, int ret);
+
+/* SHM-jemalloc's notes: its request row's ("write path: " what), its translate row's (not upstream). */
+void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate, const char *what);
+
+/* ---- transfer_rows.c: the rows, here or in the peer ---- */
+
+/* count operations of `part`, handed over or not (the runner's batch). */
+void shmb_transfer_bench_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
+                              uint64_t count);
+
+/* Operations of `part` in a batch that dwarfs the timer (>= 100 timer
+ * overheads, >= 2 us), found by doubling batches (base/runner). */
+uint64_t shmb_transfer_bench_batch(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn,
+                                   uint64_t size);
+
+/* On the side that copies: one operation (timed = 0; *done = 1), or the
+ * timed ones (their batch times in r->samples, their count in *done).
+ * -EINVAL for a part other than the copy without a system. */
+int shmb_transfer_bench_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                             uint64_t size, int timed, uint64_t *done);
+
+/* On the side that copies: the first write of size bytes of src into the
+ * fresh pages at dst, timed into *ns; -ENOSPC when the backing fills up. */
+int shmb_transfer_bench_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, void *dst, uint64_t size,
+                                    uint64_t *ns);
+
+/* src and dst of max bytes made ready, src filled, dst poisoned, the
+ * copier started here or in the peer, its first translation checked. The
+ * caller stops the copier and destroys the segments, also on error. */
+int shmb_transfer_bench_prepare(shmb_transfer_run_t *r, uint64_t max);
+
+/* -EPROTO, with the reason in why, once any translation, request or hand-off missed. */
+int shmb_transfer_bench_verify_translations(shmb_transfer_run_t *r);
+
+/* Before `part` is timed: dst poisoned, one operation (here or in the peer),
+ * no miss, and dst holding the bytes where the part writes it. */
+int shmb_transfer_bench_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                              uint64_t size);
+
+/* A warm row of `part`: checked, timed, dst verified after (with verify or
+ * a peer) where the part writes it, the row appended. */
+int shmb_transfer_bench_warm(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
+                             shmb_copy_method_t m, uint64_t size);
+
+/* The copy_out row of size: an object of the arena, copied out into dst
+ * with m in this process (the borrower maps the same pages). */
 int shmb_transfer_handoff_copy_out(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_copy_method_t m, uint64_t size);
 
-/* SHM-jemalloc's notes beside its request row req: the write path's, and
- * on its translate row (to_address, kept as a bound) that it is not
- * possible upstream. */
-void shmb_transfer_handoff_notes(shmb_row_t *req, shmb_row_t *translate);
-
-/* The row of r->samples for part (transfer_bench.c's push_row). */
-int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
-                                 shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers);
-
-/* Appends one sample to r->samples; -ENOMEM recorded as malloc. */
-int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
-
-/* The owner's calls to its peer (r->cfg->peer): attach src and dst of max
- * bytes and start the peer's copier with r->cfg (its misses come back); one
- * copy step of a part run there (its samples and misses come back); the first write of the fresh buffer there;
- * detach everything. A tmpfs buffer reaches the peer by name, the others as a
- * descriptor over the peer's channel, sent just before the command. 0 or the peer's error, -EPIPE when it died. */
-int shmb_transfer_peer_attach(shmb_transfer_run_t *r, uint64_t max);
-int shmb_transfer_peer_copy(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
-                            uint64_t size, int timed, uint64_t *done);
+/* The owner's calls to its peer (r->cfg->peer): a fresh buffer's first
+ * write there; detach. 0, the peer's error, or -EPIPE when it died. */
 int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh,
                                    uint64_t size, uint64_t *ns);
-
-/* The owner's buffer seg (src, dst or a cold one) as a backing of r->cfg's
- * kind: what shmb_backing_send and shmb_backing_residency take. */
-shmb_backing_t shmb_transfer_bench_backing(const shmb_transfer_run_t *r, const shmb_segment_t *seg);
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 
-/* "PREFIX4 KB", "PREFIX64 MB": a size for the progress line, into buf. */
-const char *shmb_transfer_bench_size_label(char *buf, size_t cap, uint64_t bytes, const char *prefix);
+/* ---- transfer_paired.c ---- */
 
-/* A sweep's progress (transfer_bench.c), counted in KB since a size's time
- * grows with it: the plan is the sizes' sum; each size a step named
- * prefix + the size, *kb then past it. */
-void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n);
-void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix);
+/* The paired run of shmb_transfer_bench_run (cfg checked, nsystems > 0)
+ * over sizes[0..nsizes), the request copying with `first`. */
+int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
+                               shmb_copy_method_t first, shmb_rows_t *rows, char *why, size_t why_cap);
 
 #endif

@@ -1,22 +1,7 @@
-/*
- * transfer_paired: the sweep of shmb_transfer_bench_run with cfg->nsystems
- * systems in one process (shmbench/transfer_bench.h, shmbench/paired.h).
- *
- * One src, one dst and one crew, as a --system run makes them; over them
- * one translation per system (the paths table's path and the request path,
- * each system's own, the control's a second, independent one of the
- * baseline's), each set up and its first translation checked before
- * anything is timed. Per size: request_path and translate paired, the copy
- * rows once (the same code for every system: a --system run's rows), the
- * request paired. A paired part: every system checked (one operation, its
- * bytes verified where it moves them), one batch size for all (the largest
- * of the systems' own, so that every system's batch dwarfs the timer), then
- * rounds of one batch per system in the order of shmb_paired_run:
- * as many rounds as a --system run times batches, at least
- * SHMB_TRANSFER_MIN_PART_BATCHES (SHMB_PAIRED_MIN_ROUNDS when the count was
- * given), fewer only when the systems together have
- * spent nsystems times the size's budget.
- */
+/* The paired run: every system's translation and request path over one
+ * src, dst and crew; per size, each paired part's rounds of one batch per
+ * system in shmb_paired_run's order, the copy rows once (docs/transfer.md,
+ * "Paired"). */
 #include "transfer_internal.h"
 
 #include "shmbench/clock.h"
@@ -48,15 +33,6 @@ typedef struct paired {
     uint64_t size, batch, spent, budget;
     size_t slices, least; /* rounds timed before the budget may end them */
 } paired_t;
-
-void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
-{
-    for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
-        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
-                 s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
-        out->v[s] = out->text[s];
-    }
-}
 
 /* One batch of system `which` (shmb_paired_slice_fn); -ETIMEDOUT at the
  * start of a round once the minimum is timed and the budget spent. */
@@ -131,12 +107,8 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
         return shmb_error_record("malloc", ENOMEM, NULL);
     if (ret < 0)
         return ret;
-    for (size_t s = 0; s < p->n; s++) {
-        shmb_row_t *row = &rows->v[*first + s];
-        row->items_per_second = 1e9 / row->ns.p50;
-        if (p->part == SHMB_TRANSFER_REQUEST || p->part == SHMB_TRANSFER_ZERO_COPY)
-            row->bytes_per_second = (double)p->size * 1e9 / row->ns.p50;
-    }
+    for (size_t s = 0; s < p->n; s++)
+        shmb_transfer_rates(&rows->v[*first + s], p->part, p->size);
     return 0;
 }
 
@@ -184,17 +156,11 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
 static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shmb_row_t *copy)
 {
     for (size_t s = 0; s < n; s++) {
+        shmb_row_t *parts[2] = {&rows->v[first[0] + s], &rows->v[first[1] + s]};
         shmb_row_t *req = &rows->v[first[2] + s];
-        double sum = copy->ns.p50;
-        for (int k = 0; k < 2; k++) {
-            shmb_row_t *part = &rows->v[first[k] + s];
-            sum += part->ns.p50;
-            snprintf(part->note, sizeof(part->note), "%.2f%% of request p50", 100.0 * part->ns.p50 / req->ns.p50);
-        }
-        snprintf(req->note, sizeof(req->note), "copy %s; parts add up to %.1f%%", copy->variant,
-                 100.0 * sum / req->ns.p50);
+        shmb_transfer_share_notes(req, parts, 2, copy->ns.p50, copy->variant);
         if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
-            shmb_transfer_handoff_notes(req, &rows->v[first[1] + s]);
+            shmb_transfer_handoff_notes(req, parts[1], SHMB_TRANSFER_WRITE_PATH);
     }
 }
 
@@ -255,10 +221,7 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
         p->cfgs[s].system = cfg->systems[s];
         shmb_transfer_run_t *v = &p->views[s];
         shmb_transfer_bench_run_init(v, &p->cfgs[s], why, why_cap);
-        v->src = p->base.src;
-        v->dst = p->base.dst;
-        v->crew = p->base.crew;
-        ret = shmb_transfer_bench_translation_start(v);
+        ret = shmb_transfer_view_start(v, &p->base);
         if (hands_over(cfg, cfg->systems[s]))
             v->translation.handoff = p->link;
         if (ret == 0)
@@ -294,8 +257,7 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     ret = shmb_transfer_handoff_close(p->link, ret);
     if (ret == 0)
         shmb_transfer_bench_speedups(rows, start);
-    int r1 = p->base.dst.fd >= 0 ? shmb_segment_destroy(&p->base.dst, NULL) : 0;
-    int r2 = p->base.src.fd >= 0 ? shmb_segment_destroy(&p->base.src, NULL) : 0;
+    int rd = shmb_transfer_buffers_destroy(&p->base);
     free(p);
-    return ret < 0 ? ret : r1 < 0 ? r1 : r2;
+    return ret < 0 ? ret : rd;
 }

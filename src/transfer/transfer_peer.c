@@ -1,33 +1,8 @@
-/*
- * transfer_peer: the transfer driver's two-process protocol, both sides:
- * the owner's calls (shmb_transfer_peer_*, from transfer_bench.c when
- * cfg->peer is set) and the peer's handler (started with
- * shmb_transfer_bench_peer_start), over shmb_peer's commands.
- *
- * The peer is a receiver that writes into buffers another process created.
- * The owner creates, reserves and fills src and dst; the peer attaches both
- * by name (shm_open O_RDWR, an fstat size check, mmap), or, for a backing
- * without a name (memfd, thp, hugetlb), receives their descriptors over the
- * peer's channel (SCM_RIGHTS, shmb_backing_send / receive: an fstat size
- * check, mmap, thp advised as in the owner), touches them (reads
- * src, writes dst), starts its own copier (threads pinned from cfg->cpu
- * and, with a system, its own view of that system and its own request
- * path, over its mapping of dst) and then runs the same parts and timed
- * batches as the owner would, timing them itself and counting the
- * translations and requests that missed its dst; its samples come back through the
- * data area, in chunks. The owner poisons dst before the peer's untimed
- * transfer and again before its timed ones, and verifies dst after each, so
- * every row is verified across the two processes.
- *
- * Cold rows: the owner creates each fresh segment (and checks its pages
- * before and after, and its bytes); the peer attaches it (by name or
- * descriptor, as src and dst), untouched,
- * and times its first write: the page allocation happens in the peer, as in
- * a receiver that writes a buffer first.
- *
- * The peer holds at most one run at a time; DETACH undoes ATTACH and SETUP,
- * so one peer serves any number of runs.
- */
+/* The peer process's side of the transfer driver (docs/transfer.md, "Two
+ * processes"): it attaches the owner's src and dst by name or from their
+ * descriptors, touches them, starts its own copier and runs the copy steps
+ * the owner asks for (transfer_rows.c holds the owner's calls). It holds at
+ * most one run at a time; DETACH undoes ATTACH and SETUP. */
 #include "transfer_internal.h"
 
 #include "shmbench/error.h"
@@ -38,93 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SAMPLES_PER_REPLY (SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double))
-
 typedef shmb_transfer_run_t run_t;
-
-/* ---- the owner's side ---- */
-
-static int call(const run_t *r, uint32_t op, uint64_t a0, uint64_t a1, uint64_t a2, const char *name,
-                uint64_t result[SHMB_PEER_RESULTS])
-{
-    return shmb_peer_command(r->cfg->peer, op, a0, a1, a2, 0, name, result);
-}
-
-/* A command about the owner's buffer seg: a tmpfs one goes by its name, the
- * others as a descriptor on the channel first (the peer takes it off the
- * channel before anything else, so the stream stays in step). A send that
- * finds the peer gone (-EPIPE: it held its end) still makes the call, which
- * then records how the peer ended. */
-static int call_with(run_t *r, uint32_t op, uint64_t a0, uint64_t a1, const shmb_segment_t *seg,
-                     uint64_t result[SHMB_PEER_RESULTS])
-{
-    if (r->cfg->backing.kind != SHMB_BACKING_TMPFS) {
-        shmb_backing_t b = shmb_transfer_bench_backing(r, seg);
-        int ret = shmb_backing_send(&b, &r->cfg->peer->channel);
-        if (ret < 0 && ret != -EPIPE)
-            return ret;
-        return call(r, op, a0, a1, 0, NULL, result);
-    }
-    return call(r, op, a0, a1, 0, seg->name, result);
-}
-
-int shmb_transfer_peer_attach(run_t *r, uint64_t max)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    r->peer_holds = 1;
-    int ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 0, max, &r->src, res);
-    if (ret == 0)
-        ret = call_with(r, SHMB_TRANSFER_OP_ATTACH, 1, max, &r->dst, res);
-    if (ret < 0)
-        return ret;
-    memcpy(r->cfg->peer->data, r->cfg, sizeof(*r->cfg));
-    if ((ret = call(r, SHMB_TRANSFER_OP_SETUP, 0, 0, 0, NULL, res)) < 0)
-        return ret;
-    r->translation.missed = res[0];
-    return 0;
-}
-
-int shmb_transfer_peer_copy(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, int timed,
-                            uint64_t *done)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    int ret = shmb_peer_command(r->cfg->peer, SHMB_TRANSFER_OP_COPY, (uint64_t)m, size, (uint64_t)timed,
-                                (uint64_t)part, NULL, res);
-    if (ret < 0)
-        return ret;
-    *done = res[0];
-    r->translation.missed = res[2];
-    r->samples.n = 0;
-    while (r->samples.n < res[1]) {
-        uint64_t got[SHMB_PEER_RESULTS];
-        if ((ret = call(r, SHMB_TRANSFER_OP_SAMPLES, r->samples.n, 0, 0, NULL, got)) < 0)
-            return ret;
-        if (got[0] == 0 || got[0] > SAMPLES_PER_REPLY || got[0] > res[1] - r->samples.n)
-            return shmb_error_record("peer samples", EPROTO, NULL);
-        const double *v = r->cfg->peer->data;
-        for (uint64_t i = 0; i < got[0]; i++)
-            if ((ret = shmb_transfer_bench_add_sample(r, v[i])) < 0)
-                return ret;
-    }
-    return 0;
-}
-
-int shmb_transfer_peer_first_write(run_t *r, shmb_copy_method_t m, const shmb_segment_t *fresh, uint64_t size,
-                                   uint64_t *ns)
-{
-    uint64_t res[SHMB_PEER_RESULTS];
-    int ret = call_with(r, SHMB_TRANSFER_OP_COLD, (uint64_t)m, size, fresh, res);
-    if (ret == 0)
-        *ns = res[0];
-    return ret;
-}
-
-int shmb_transfer_peer_detach(run_t *r)
-{
-    return call(r, SHMB_TRANSFER_OP_DETACH, 0, 0, 0, NULL, NULL);
-}
-
-/* ---- the peer's side ---- */
 
 /* The peer's state: the owner's config and the run it copies with. */
 typedef struct receiver {
@@ -176,10 +65,20 @@ static int attach_received(receiver_t *p, shmb_segment_t *seg, uint64_t size)
     return 0;
 }
 
-/* The owner's buffer of a command: by name, or ("") off the channel. */
-static int attach(receiver_t *p, shmb_segment_t *seg, const char *name, uint64_t size)
+/* The owner's buffer of a command, by name or ("") off the channel, unless
+ * the command is bad (-EINVAL): a sent one is taken off all the same, so
+ * that the stream stays in step, and let go. */
+static int attach(receiver_t *p, shmb_segment_t *seg, const char *name, uint64_t size, int bad)
 {
-    return name[0] ? attach_by_name(seg, name, size) : attach_received(p, seg, size);
+    *seg = (shmb_segment_t){.fd = -1, .slot = -1};
+    if (bad && name[0])
+        return -EINVAL;
+    int ret = name[0] ? attach_by_name(seg, name, size ? size : 1) : attach_received(p, seg, size ? size : 1);
+    if (ret == 0 && bad) {
+        shmb_segment_unmap(seg, NULL);
+        ret = -EINVAL;
+    }
+    return ret;
 }
 
 /* Reads one byte in every page of [addr, addr + bytes): the peer's first
@@ -196,15 +95,8 @@ static int on_attach(receiver_t *p, const shmb_peer_cmd_t *cmd)
 {
     run_t *r = &p->r;
     shmb_segment_t *seg = cmd->arg[0] ? &r->dst : &r->src;
-    const int bad = cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0;
-    if (bad && cmd->name[0])
-        return -EINVAL;
-    shmb_segment_t got = {.fd = -1, .slot = -1};
-    int ret = attach(p, &got, cmd->name, cmd->arg[1] ? cmd->arg[1] : 1); /* a sent one is taken off anyway */
-    if (ret == 0 && bad) {
-        shmb_segment_unmap(&got, NULL);
-        ret = -EINVAL;
-    }
+    shmb_segment_t got;
+    int ret = attach(p, &got, cmd->name, cmd->arg[1], cmd->arg[0] > 1 || seg->addr || cmd->arg[1] == 0);
     if (ret < 0)
         return ret;
     *seg = got;
@@ -261,13 +153,8 @@ static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SH
 {
     run_t *r = &p->r;
     const uint64_t m = cmd->arg[0], size = cmd->arg[1];
-    const int bad = !copy_can_run(r, m, size);
-    if (bad && cmd->name[0])
-        return -EINVAL;
-    shmb_segment_t fresh = {.fd = -1, .slot = -1};
-    int ret = attach(p, &fresh, cmd->name, size ? size : 1); /* a sent one is taken off anyway */
-    if (ret == 0 && bad)
-        ret = -EINVAL;
+    shmb_segment_t fresh;
+    int ret = attach(p, &fresh, cmd->name, size, !copy_can_run(r, m, size));
     if (ret == 0)
         ret = shmb_transfer_bench_first_write(r, (shmb_copy_method_t)m, fresh.addr, size, &result[0]);
     int rc = fresh.addr ? shmb_segment_unmap(&fresh, NULL) : 0;

@@ -1,26 +1,11 @@
-/*
- * transfer_workload: the workload run (shmbench/workload.h), on the transfer
- * driver's machinery (src/transfer_internal.h): the same segments, the same
- * registrations, the same paths-table translation and the same request path
- * (TENT's submit path, shmbench/mooncake.h's engine) as a --system transfer
- * row, fed with a request's descriptors instead of one transfer.
- *
- * A request of D descriptors of d bytes: descriptor k writes src[k*d,
- * (k+1)*d) to the registered KV pool dst at the same offset (remote address
- * remote_addr + k*d). Each descriptor goes through the request path as its
- * own batch of one, as shmb_mooncake_engine_submit models it; upstream
- * callers (SGLang's Mooncake sender) submit a request's descriptors as one
- * batch, so request_path here is the per-descriptor path times D.
- *
- * SHM-jemalloc cannot be written into (src/transfer_handoff.c): its request
- * hands each descriptor over through its write path (construct d bytes in
- * its own arena, write, lend, the handle to the borrower process and the
- * return back, free); its translate row, to_address, is kept as a bound
- * and marked not possible upstream.
- */
+/* The workload run (shmbench/workload.h, docs/workload.md) on the transfer
+ * driver's machinery: the same buffers, translation and request path as a
+ * --system row, fed with a request's descriptors (descriptor k: src[k*d,
+ * (k+1)*d) to dst at the same offset, through the request path as its own
+ * batch of one); SHM-jemalloc's request hands each descriptor over. */
 #include "workload_internal.h"
 
-#include "shmbench/clock.h"
+#include "base/runner_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
 
@@ -29,9 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MIN_PASS_OVERHEADS 100 /* a timed pass lasts >= 100 timer overheads */
-#define MIN_PASS_NS 2000.0
 
 typedef shmb_workload_replay_t replay_t;
 
@@ -59,16 +41,6 @@ static void transfer_config(replay_t *w, uint64_t max_bytes)
     w->tc = tc;
 }
 
-/* SHM-jemalloc's replay: the hand-off link its requests go through. */
-static int handoff_open(replay_t *w)
-{
-    if (w->r.translation.system != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
-        return 0;
-    const int flavour[SHMB_SYSTEMS] = {[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1};
-    return shmb_transfer_handoff_open(&w->tc, flavour, w->tc.max_transfer_size_kb * 1024, &w->r.translation.handoff,
-                                      w->r.why, w->r.why_cap);
-}
-
 static void handoff_close(replay_t *w)
 {
     shmb_transfer_handoff_close(w->r.translation.handoff, -ECANCELED);
@@ -90,7 +62,7 @@ int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, u
     if (!(w->copy = shmb_copy_kernel(cfg->method)))
         return -ENOTSUP;
     int ret = shmb_transfer_bench_prepare(&w->r, w->tc.max_transfer_size_kb * 1024);
-    return ret < 0 ? ret : handoff_open(w);
+    return ret < 0 ? ret : shmb_transfer_handoff_writer(&w->r, w->tc.max_transfer_size_kb * 1024);
 }
 
 void shmb_workload_replay_stop(replay_t *w)
@@ -101,10 +73,7 @@ void shmb_workload_replay_stop(replay_t *w)
         return;
     handoff_close(w);
     shmb_transfer_bench_copier_stop(&w->r);
-    if (w->r.dst.fd >= 0)
-        shmb_segment_destroy(&w->r.dst, NULL);
-    if (w->r.src.fd >= 0)
-        shmb_segment_destroy(&w->r.src, NULL);
+    shmb_transfer_buffers_destroy(&w->r);
 }
 
 /* Descriptor k through the request path (hooks NULL: no translation, no
@@ -149,26 +118,39 @@ static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
     }
 }
 
-/* The part's time for the whole request: one pass, or as many as make a
- * stretch of 100 timer overheads, averaged; one sample. */
+typedef struct passes {
+    replay_t *w;
+    shmb_workload_part_t part;
+    const shmb_workload_fanout_t *f;
+} passes_t;
+
+static int run_passes(void *ctx, uint64_t count)
+{
+    const passes_t *p = ctx;
+    for (uint64_t i = 0; i < count; i++)
+        pass(p->w, p->part, p->f);
+    return 0; /* a miss is counted in missed, checked after */
+}
+
+/* The part's time for the whole request, one sample: one pass, or when that
+ * is shorter than 100 timer overheads (its sample dropped), as many passes
+ * as make one that long, timed together and averaged. */
 static int timed(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
-    double min_ns = w->cfg->timer_overhead_ns * MIN_PASS_OVERHEADS;
-    min_ns = min_ns < MIN_PASS_NS ? MIN_PASS_NS : min_ns;
-    uint64_t t0 = shmb_clock_now_ns();
-    pass(w, part, f);
-    double ns = (double)(shmb_clock_now_ns() - t0);
-    if (ns < min_ns) {
-        const uint64_t reps = (uint64_t)ceil(min_ns / (ns > 1.0 ? ns : 1.0));
-        t0 = shmb_clock_now_ns();
-        for (uint64_t i = 0; i < reps; i++)
-            pass(w, part, f);
-        ns = (double)(shmb_clock_now_ns() - t0) / (double)reps;
+    const double min_ns = shmb_transfer_min_batch_ns(w->cfg->timer_overhead_ns);
+    shmb_samples_t *s = &w->samples[part];
+    passes_t p = {w, part, f};
+    shmb_runner_plan_t plan = {.ops = 1, .batches = 1};
+    int ret = shmb_runner_run(&plan, run_passes, &p, s, NULL);
+    if (ret == 0 && s->v[s->n - 1] < min_ns) {
+        const double ns = s->v[--s->n];
+        plan.ops = (uint64_t)ceil(min_ns / (ns > 1.0 ? ns : 1.0));
+        ret = shmb_runner_run(&plan, run_passes, &p, s, NULL);
     }
+    if (ret < 0)
+        return shmb_error_record("malloc", ENOMEM, NULL); /* the passes never fail */
     w->bytes[part] += (double)f->bytes;
-    w->ns[part] += ns;
-    if (shmb_stats_append(&w->samples[part], ns) < 0)
-        return shmb_error_record("malloc", ENOMEM, NULL);
+    w->ns[part] += s->v[s->n - 1];
     return 0;
 }
 
@@ -224,42 +206,49 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
     return ret;
 }
 
-/* SHM-jemalloc's request and translate rows say what they stand for. */
-static void handoff_notes(shmb_row_t *req, shmb_row_t *translate)
+/* A part's row as both runs name it: model:<preset> in arg_text. */
+static shmb_row_t part_row(const shmb_workload_config_t *c, int p)
 {
-    snprintf(req->note, sizeof(req->note), "write path: each descriptor handed over");
-    snprintf(translate->note, sizeof(translate->note), "%s", SHMB_TRANSFER_NOT_UPSTREAM);
+    shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
+    snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
+    row.threads = c->threads;
+    return row;
 }
 
-/* The four rows, each part's share of the request's p50 in its note. */
+/* One system's rows, at at[part]: the copy's and the request's rates over
+ * all their passes; each part's share of the request's p50 in its note. */
+static void finish_rows(const replay_t *w, shmb_rows_t *rows, const size_t at[SHMB_WORKLOAD_PARTS])
+{
+    shmb_row_t *req = &rows->v[at[SHMB_WORKLOAD_REQUEST]];
+    double sum = 0;
+    for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
+        shmb_row_t *row = &rows->v[at[p]];
+        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
+            row->bytes_per_second = w->bytes[p] * 1e9 / w->ns[p];
+        if (p == SHMB_WORKLOAD_REQUEST)
+            continue;
+        sum += row->ns.p50;
+        snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
+    }
+    snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
+    if (w->r.translation.handoff)
+        shmb_transfer_handoff_notes(req, &rows->v[at[SHMB_WORKLOAD_TRANSLATE]], "each descriptor handed over");
+}
+
 static int push_rows(replay_t *w, shmb_rows_t *rows)
 {
-    const shmb_workload_config_t *c = w->cfg;
-    const size_t first = rows->n;
+    size_t at[SHMB_WORKLOAD_PARTS];
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
-        shmb_row_t row = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
-        snprintf(row.arg_text, sizeof(row.arg_text), "%s", c->shape.model->name);
-        if (c->name_system)
-            snprintf(row.step, sizeof(row.step), "%s", shmb_system_name(c->system));
-        row.threads = c->threads;
+        shmb_row_t row = part_row(w->cfg, p);
+        if (w->cfg->name_system)
+            snprintf(row.step, sizeof(row.step), "%s", shmb_system_name(w->cfg->system));
         row.iterations = w->samples[p].n;
+        at[p] = rows->n;
         int ret = shmb_rows_push_samples(rows, &row, w->samples[p].v, w->samples[p].n);
         if (ret < 0)
             return ret;
-        if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
-            rows->v[rows->n - 1].bytes_per_second = w->bytes[p] * 1e9 / w->ns[p];
     }
-    const double whole = rows->v[first + SHMB_WORKLOAD_REQUEST].ns.p50;
-    double sum = 0;
-    for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
-        shmb_row_t *row = &rows->v[first + (size_t)p];
-        sum += row->ns.p50;
-        snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / whole);
-    }
-    snprintf(rows->v[first + SHMB_WORKLOAD_REQUEST].note, sizeof(rows->v[0].note), "parts add up to %.1f%%",
-             100.0 * sum / whole);
-    if (w->r.translation.handoff)
-        handoff_notes(&rows->v[first + SHMB_WORKLOAD_REQUEST], &rows->v[first + SHMB_WORKLOAD_TRANSLATE]);
+    finish_rows(w, rows, at);
     return 0;
 }
 
@@ -276,13 +265,10 @@ static int view_start(replay_t *w, const shmb_workload_config_t *c, const replay
     w->copy = owner->copy;
     transfer_config(w, owner->tc.max_transfer_size_kb * 1024);
     shmb_transfer_bench_run_init(&w->r, &w->tc, why, why_cap);
-    w->r.src = owner->r.src;
-    w->r.dst = owner->r.dst;
-    w->r.crew = owner->r.crew;
-    int ret = shmb_transfer_bench_translation_start(&w->r);
+    int ret = shmb_transfer_view_start(&w->r, &owner->r);
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(&w->r);
-    return ret < 0 ? ret : handoff_open(w);
+    return ret < 0 ? ret : shmb_transfer_handoff_writer(&w->r, w->tc.max_transfer_size_kb * 1024);
 }
 
 static void view_stop(replay_t *w)
@@ -294,16 +280,12 @@ static void view_stop(replay_t *w)
 }
 
 /* Per part, each system's row and each one's ratio to the baseline, paired
- * request by request (shmb_paired_push_rows); then each system's parts as
- * shares of its own request's p50. */
+ * request by request (shmb_paired_push_rows); then each system's notes. */
 static int push_paired(replay_t *w, size_t n, const char *const *names, size_t requests, shmb_rows_t *rows)
 {
-    const shmb_workload_config_t *c = w[0].cfg;
-    size_t first[SHMB_WORKLOAD_PARTS];
+    size_t first[SHMB_WORKLOAD_PARTS], at[SHMB_WORKLOAD_PARTS];
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
-        shmb_row_t tmpl = shmb_row_make(shmb_workload_part_name((shmb_workload_part_t)p), "model", 0, c->repetition);
-        snprintf(tmpl.arg_text, sizeof(tmpl.arg_text), "%s", c->shape.model->name);
-        tmpl.threads = c->threads;
+        shmb_row_t tmpl = part_row(w[0].cfg, p);
         tmpl.iterations = 1; /* a sample is one request */
         double *samples[SHMB_PAIRED_MAX_SYSTEMS];
         for (size_t s = 0; s < n; s++)
@@ -313,20 +295,11 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
             return shmb_error_record("malloc", ENOMEM, NULL);
         if (ret < 0)
             return ret;
-        for (size_t s = 0; s < n && (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST); s++)
-            rows->v[first[p] + s].bytes_per_second = w[s].bytes[p] * 1e9 / w[s].ns[p];
     }
     for (size_t s = 0; s < n; s++) {
-        shmb_row_t *req = &rows->v[first[SHMB_WORKLOAD_REQUEST] + s];
-        double sum = 0;
-        for (int p = 0; p < SHMB_WORKLOAD_REQUEST; p++) {
-            shmb_row_t *row = &rows->v[first[p] + s];
-            sum += row->ns.p50;
-            snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
-        }
-        snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
-        if (w[s].r.translation.handoff)
-            handoff_notes(req, &rows->v[first[SHMB_WORKLOAD_TRANSLATE] + s]);
+        for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
+            at[p] = first[p] + s;
+        finish_rows(&w[s], rows, at);
     }
     return 0;
 }
@@ -392,15 +365,10 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
         return -EINVAL;
-    if (cfg->nsystems) {
-        if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS ||
-            cfg->systems[cfg->nsystems - 1] != cfg->systems[0])
-            return -EINVAL;
-        for (size_t s = 0; s < cfg->nsystems; s++)
-            if ((unsigned)cfg->systems[s] >= SHMB_SYSTEMS)
-                return -EINVAL;
-        return run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
-    }
+    if (cfg->nsystems)
+        return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
+                   ? -EINVAL
+                   : run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
     replay_t w;
     int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
     shmb_progress_plan(cfg->progress, stream->n);

@@ -1,7 +1,4 @@
-/*
- * workload_internal: the steps of the workload run (src/transfer_workload.c)
- * that its tests reach; not installed.
- */
+/* workload_internal: the steps of the replay (transfer_workload.c) that its tests reach; not installed. */
 #ifndef SHMBENCH_WORKLOAD_INTERNAL_H
 #define SHMBENCH_WORKLOAD_INTERNAL_H
 

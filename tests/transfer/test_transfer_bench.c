@@ -1,8 +1,8 @@
 /*
- * Tests of the transfer driver: the run and its rows in one process
- * (src/transfer/transfer_bench.c), then the same run with the copies in a peer, and
- * the peer's protocol itself (src/transfer/transfer_peer.c). The private header gives
- * the sizes helper, the protocol's commands and its data-area size.
+ * Tests of the transfer driver: the run and its rows in one process, then
+ * the same run with the copies in a peer, and the peer's protocol itself
+ * (src/transfer/transfer_peer.c). The private header gives the sizes
+ * helper, the protocol's commands and its data-area size.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -88,43 +88,38 @@ static shmb_transfer_config_t small(void)
     return c;
 }
 
+/* The sizes: doubling from the first, the last added when doubling skips
+ * it; refused: none, a first above the last, above SHMB_TRANSFER_MAX_KB.
+ * The space a run takes: src and dst, a cold segment more. */
 static void test_sizes(void **state)
 {
     (void)state;
-    uint64_t s[SHMB_TRANSFER_MAX_SIZES];
-    shmb_transfer_config_t c = small();
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 9);
-    assert_true(s[0] == 4096 && s[8] == 1048576);
-    c.transfer_size_kb = 1024;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 1);
-    c.transfer_size_kb = 3;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 10);
-    assert_true(s[8] == 768 * 1024 && s[9] == 1048576); /* the maximum is added */
-    c.transfer_size_kb = 1025;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
-    c.transfer_size_kb = 0;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
-    c.transfer_size_kb = 4; /* one size below 1 MB */
-    c.max_transfer_size_kb = 4;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 1);
-    assert_true(s[0] == 4096);
-    c.max_transfer_size_kb = 48;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), 5);
-    assert_true(s[3] == 32768 && s[4] == 49152);
-    c.max_transfer_size_kb = 0;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
-    c.max_transfer_size_kb = SHMB_TRANSFER_MAX_KB + 1;
-    assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), -EINVAL);
-    uint64_t bytes;
-    c = small();
-    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
-    assert_true(bytes == 2u << 20);
-    c.cold = 1;
-    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
-    assert_true(bytes == 3u << 20);
-    c.max_transfer_size_kb = 4;
-    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
-    assert_true(bytes == 3 * 4096);
+    static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
+        {4, 1024, 9, {0, 8}, {4096, 1048576}},        {1024, 1024, 1, {0, 0}, {1048576, 1048576}},
+        {3, 1024, 10, {8, 9}, {768 * 1024, 1048576}}, /* the maximum is added */
+        {4, 4, 1, {0, 0}, {4096, 4096}} /* one size below 1 MB */, {4, 48, 5, {3, 4}, {32768, 49152}},
+        {1025, 1024, -EINVAL, {0}, {0}}, {0, 1024, -EINVAL, {0}, {0}}, {4, 0, -EINVAL, {0}, {0}},
+        {4, SHMB_TRANSFER_MAX_KB + 1, -EINVAL, {0}, {0}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t s[SHMB_TRANSFER_MAX_SIZES];
+        shmb_transfer_config_t c = small();
+        c.transfer_size_kb = cases[i].first_kb;
+        c.max_transfer_size_kb = cases[i].last_kb;
+        assert_int_equal(shmb_transfer_bench_sizes(&c, s, SHMB_TRANSFER_MAX_SIZES), cases[i].n);
+        for (int k = 0; k < 2 && cases[i].n > 0; k++)
+            assert_int_equal(s[cases[i].at[k]], cases[i].bytes[k]);
+    }
+    static const struct { int cold; uint64_t last_kb, bytes; } space[] = {
+        {0, 1024, 2u << 20}, {1, 1024, 3u << 20}, {1, 4, 3 * 4096}};
+    for (size_t i = 0; i < sizeof(space) / sizeof(space[0]); i++) {
+        uint64_t bytes;
+        shmb_transfer_config_t c = small();
+        c.cold = space[i].cold;
+        c.max_transfer_size_kb = space[i].last_kb;
+        assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
+        assert_int_equal(bytes, space[i].bytes);
+    }
 }
 
 /* GB/s and speedups of medians: bytes_per_second = size / p50 on every row,
@@ -373,17 +368,6 @@ static void test_translated(void **state)
         shmb_rows_free(&rows);
         assert_int_equal(count_ours(), 0);
     }
-    shmb_transfer_config_t c = small();
-    c.translate = 1;
-    c.num_segments = 10;
-    c.cold = 1; /* a fresh segment is no registered buffer */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c.cold = 0;
-    c.num_segments = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
 }
 
 /* A paired run (cfg->nsystems): two systems and the baseline's control at
@@ -465,20 +449,26 @@ static void test_paired(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
+/* Refused: no transfers, no thread, a first size above the last; with a
+ * system, cold rows (a fresh segment is no registered buffer) or no segments. */
 static void test_bad_config(void **state)
 {
     (void)state;
+    static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
+                          uint64_t num_segments; } bad[] = {
+        {0, 1, 4, 0, 0, 0}, {20, 0, 4, 0, 0, 0}, {20, 1, 2048, 0, 0, 0}, {20, 1, 4, 1, 1, 10}, {20, 1, 4, 1, 0, 0}};
     shmb_rows_t rows = {0};
     char why[256];
-    shmb_transfer_config_t c = small();
-    c.num_transfers = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c = small();
-    c.threads = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    c = small();
-    c.transfer_size_kb = 2048;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        shmb_transfer_config_t c = small();
+        c.num_transfers = bad[i].num_transfers;
+        c.threads = bad[i].threads;
+        c.transfer_size_kb = bad[i].first_kb;
+        c.translate = bad[i].translate;
+        c.cold = bad[i].cold;
+        c.num_segments = bad[i].num_segments;
+        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    }
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(), 0);
 }

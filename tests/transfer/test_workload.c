@@ -30,12 +30,12 @@ static const shmb_workload_model_t *model(const char *name)
 static void test_presets(void **state)
 {
     (void)state;
-    assert_int_equal(shmb_workload_token_layer_bytes(model("llama3_8b")), 2 * 8 * 128 * 2);
-    assert_int_equal(model("llama3_8b")->layers, 32);
-    assert_int_equal(shmb_workload_token_layer_bytes(model("llama31_70b")), 2 * 8 * 128 * 2);
-    assert_int_equal(model("llama31_70b")->layers, 80);
-    assert_int_equal(shmb_workload_token_layer_bytes(model("deepseek_v3")), (512 + 64) * 2);
-    assert_int_equal(model("deepseek_v3")->layers, 61);
+    static const struct { const char *name; uint64_t bytes, layers; } want[] = {
+        {"llama3_8b", 2 * 8 * 128 * 2, 32}, {"llama31_70b", 2 * 8 * 128 * 2, 80}, {"deepseek_v3", (512 + 64) * 2, 61}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        assert_int_equal(shmb_workload_token_layer_bytes(model(want[i].name)), want[i].bytes);
+        assert_int_equal(model(want[i].name)->layers, want[i].layers);
+    }
     assert_null(shmb_workload_model_find("llama3"));
     assert_null(shmb_workload_model_find(NULL));
     for (int i = 0; i < SHMB_WORKLOAD_MODELS; i++)
