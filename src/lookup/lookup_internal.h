@@ -288,18 +288,10 @@ extern int shmb_lookup_lend_fault;
 int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
                                    uint64_t result[SHMB_PEER_RESULTS]);
 
-/* The lookup peer forked with *side (zeroed, its cfg set) as its handler's
- * context (lookup_owner.c); shmb_peer_start's result. */
-int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_peer_t *side, shmb_peer_t *peer);
-
-/* Stops the peer started by shmb_lookup_bench_owner_start: ret when it is
- * an error (the first failure's error record kept over the stop's), else
- * the stop's result. */
-int shmb_lookup_bench_owner_stop(shmb_peer_t *peer, int ret);
-
-/* A run across two processes (lookup_owner.c): appends the rows of what
- * the peer measured, under one process's names and in its order. */
-int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);
+/* A run across two processes with peer started (lookup_owner.c): appends
+ * the rows of what the peer measured, under one process's names and order. */
+int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_peer_t *peer, shmb_rows_t *rows, char *why,
+                                size_t cap);
 
 /* The peer's side of a paired first attach (lookup_peer.c): takes a
  * system's objects or blocks, or runs its whole first attach. */
@@ -308,8 +300,13 @@ int shmb_lookup_bench_paired_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t 
 int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, char *why, size_t cap,
                                     uint64_t result[SHMB_PEER_RESULTS]);
 
-/* A paired run (lookup_paired.c): the first attach across two processes,
+/* A paired run (lookup_paired.c): -EINVAL unless cfg is one (2 to
+ * SHMB_PAIRED_MAX_SYSTEMS known systems, named; one thread, no kernel, no
+ * system_rows); the first attach across two processes with peer started,
  * or the translation in this one. */
-int shmb_lookup_bench_paired_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);
+int shmb_lookup_bench_paired_check(const shmb_lookup_config_t *cfg);
+int shmb_lookup_bench_paired_first_attach(const shmb_lookup_config_t *cfg, shmb_peer_t *peer, shmb_rows_t *rows,
+                                          char *why, size_t cap);
+int shmb_lookup_bench_paired_translate(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap);
 
 #endif

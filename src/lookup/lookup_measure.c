@@ -1,36 +1,6 @@
-/*
- * lookup_measure: timing one path of the lookup benchmark, on the calling
- * thread or on a crew of threads at once (src/crew_internal.h).
- *
- * Two kinds of rows. Throughput: a batch's requests are independent, so the
- * CPU overlaps their translations (the path's batch loop). Latency: the same
- * requests as a dependent chain (the path's chain loop: shmb_lookup_chain
- * and the systems' *_chain), each request's keys shifted by how far the
- * previous translation landed from where it should (zero, unknown to the
- * compiler), so that each translation waits for the one before: what a
- * request path that waits on each translation sees. Every translated
- * address of a batch is summed into a checksum that is checked (a wrong
- * translation in a chain derails every request after it). Batches repeat
- * until min_time_ms has passed, and at least SHMB_LOOKUP_MIN_BATCHES; with
- * count_given, exactly shmb_lookup_bench_batches() of them.
- *
- * Threads: with threads > 1, that many threads run the same path at once,
- * each its own stream of requests (thread i starts at window i x windows /
- * threads of the pool and walks on), over the shared metadata, pool and
- * repository, as a process's transfer threads do: mooncake's metadata
- * RWSpinlock and SegmentDesc shared_ptr, flowipc_jemalloc's repository
- * mutex (taken per translation, as upstream's to_address does) are shared;
- * flowipc_classic and the kernels share read-only memory only. The threads
- * are a crew: each pinned to its own CPU when there are enough
- * (shmb_sysinfo_plan_cpus), else running on every allowed CPU; each runs
- * a warm-up batch, then they start together (shmb_crew_sync) and run until
- * min_time_ms has passed and each has timed SHMB_LOOKUP_MIN_BATCHES
- * batches; every batch of every thread is checksummed, and the first
- * thread to fail stops them all. Rows carry threads = N: ns per lookup per
- * thread (percentiles over every thread's batches), iterations = all
- * threads' lookups, items_per_second = all threads' lookups / the wall
- * time from the first thread's start to the last one's end.
- */
+/* Timing one path of a lookup run on the calling thread or a crew of threads
+ * (docs/lookup.md says what each row times), and the rows of a path. Calls
+ * nothing else in src/lookup. */
 #include "lookup_internal.h"
 
 #include "base/crew_internal.h"
@@ -43,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- timing: one thread, or a crew of them at once ---- */
 
 uint64_t shmb_lookup_bench_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win)
 {
@@ -193,4 +161,54 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
     free(t.end_ns);
     free(t.why);
     return ret;
+}
+
+uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg)
+{
+    if (!cfg->count_given)
+        return 0;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups / SHMB_LOOKUP_MIN_BATCH : 1;
+}
+
+size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg)
+{
+    const size_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    return (SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS + block - 1) / block * block;
+}
+
+/* ---- rows ---- */
+
+static shmb_row_t path_row(const shmb_lookup_config_t *cfg, int path)
+{
+    return shmb_row_make(cfg->system_rows ? "" : lookup_path_name(path), "segments", cfg->num_segments,
+                         cfg->repetition);
+}
+
+int shmb_lookup_bench_timed_row(const shmb_lookup_config_t *cfg, int path, int latency, int threads,
+                                double *samples, size_t count, uint64_t window, uint64_t pool, shmb_rows_t *rows)
+{
+    shmb_row_t row = path_row(cfg, path);
+    if (latency)
+        snprintf(row.step, sizeof(row.step), "latency");
+    row.threads = threads;
+    row.iterations = count * window;
+    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", (unsigned long long)pool, (unsigned long long)pool);
+    return shmb_rows_push_samples(rows, &row, samples, count);
+}
+
+int shmb_lookup_bench_setup_row(const shmb_lookup_config_t *cfg, int path, const char *step, const char *note,
+                                shmb_samples_t *samples, shmb_rows_t *rows)
+{
+    shmb_row_t row = path_row(cfg, path);
+    snprintf(row.step, sizeof(row.step), "%s", step);
+    if (!samples)
+        return shmb_rows_push(rows, &row);
+    row.iterations = samples->n;
+    snprintf(row.note, sizeof(row.note), "%s", note);
+    return shmb_rows_push_samples(rows, &row, samples->v, samples->n);
+}
+
+const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg)
+{
+    return cfg->system_rows ? "attach" : "first_use";
 }

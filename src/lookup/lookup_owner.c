@@ -356,50 +356,23 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
     return ret;
 }
 
-/* A run across two processes: the peer forked first (this process still
- * single-threaded), then, group by group, the owner's objects made and
- * tagged, the peer's measurement, the objects dropped. The first failure's
- * error survives the clean-up. */
-int shmb_lookup_bench_owner_start(const shmb_lookup_config_t *cfg, shmb_lookup_peer_t *side, shmb_peer_t *peer)
+int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_peer_t *peer, shmb_rows_t *rows, char *why,
+                                size_t cap)
 {
-    memset(side, 0, sizeof(*side));
-    side->cfg = cfg;
-    side->peer = peer;
-    return shmb_peer_start(peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler, side);
-}
-
-int shmb_lookup_bench_owner_stop(shmb_peer_t *peer, int ret)
-{
-    const shmb_error_t failure = *shmb_error_last(); /* the stop may record its own */
-    int stopped = shmb_peer_stop(peer);
-    if (ret == 0)
-        return stopped;
-    if (failure.call)
-        shmb_error_record(failure.call, failure.err, failure.object);
-    return ret;
-}
-
-int shmb_lookup_bench_owner_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
-{
-    shmb_lookup_peer_t side;
-    shmb_peer_t peer;
-    int ret = shmb_lookup_bench_owner_start(cfg, &side, &peer);
-    if (ret < 0)
-        return ret;
     shmb_lookup_setup_t s;
     owner_t o;
     memset(&o, 0, sizeof(o));
     o.cfg = cfg;
     o.s = &s;
-    o.peer = &peer;
-    const int prepared = (ret = shmb_lookup_bench_prepare(cfg, &s)) == 0;
+    o.peer = peer;
+    int ret = shmb_lookup_bench_prepare(cfg, &s);
+    const int prepared = ret == 0;
     if (ret == 0 && (cfg->run_system[SHMB_SYSTEM_MOONCAKE] || lookup_any_kernel(cfg)))
         ret = owner_segments(&o, why, cap);
     if (ret == 0 && cfg->run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC])
         ret = owner_classic(&o, why, cap);
     if (ret == 0 && cfg->run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC])
         ret = owner_jemalloc(&o, why, cap);
-    ret = shmb_lookup_bench_owner_stop(&peer, ret);
     if (ret == 0)
         ret = peer_rows(cfg, &o, rows);
     if (prepared)

@@ -276,33 +276,21 @@ static int attach_rows(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, doubl
     return ret;
 }
 
-size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg)
-{
-    const size_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
-    return (SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS + block - 1) / block * block;
-}
-
-static int paired_attach(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
+int shmb_lookup_bench_paired_first_attach(const shmb_lookup_config_t *cfg, shmb_peer_t *peer, shmb_rows_t *rows,
+                                          char *why, size_t cap)
 {
     const size_t nsys = cfg->nsystems, rounds = shmb_lookup_bench_paired_attach_rounds(cfg);
-    shmb_lookup_peer_t side;
-    shmb_peer_t peer;
-    int ret = shmb_lookup_bench_owner_start(cfg, &side, &peer);
-    if (ret < 0)
-        return ret;
     owned_t owned[SHMB_PAIRED_MAX_SYSTEMS];
     memset(owned, 0, sizeof(owned));
     double *store = calloc(nsys * rounds, sizeof(double)), *samples[SHMB_PAIRED_MAX_SYSTEMS];
-    if (!store)
-        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = store ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
     for (size_t s = 0; s < nsys; s++)
         samples[s] = store ? store + s * rounds : NULL;
     for (size_t s = 0; s < nsys && ret == 0; s++)
-        ret = make_system(cfg, &peer, s, &owned[s]);
-    attach_run_t c = {.cfg = cfg, .peer = &peer, .owned = owned, .why = why, .cap = cap};
+        ret = make_system(cfg, peer, s, &owned[s]);
+    attach_run_t c = {.cfg = cfg, .peer = peer, .owned = owned, .why = why, .cap = cap};
     if (ret == 0)
         ret = shmb_paired_run(nsys, rounds, attach_slice, &c, samples);
-    ret = shmb_lookup_bench_owner_stop(&peer, ret);
     for (size_t s = 0; s < nsys; s++)
         drop(&owned[s]);
     if (ret == 0)
@@ -388,7 +376,7 @@ static int translate_question(const shmb_lookup_config_t *cfg, translate_run_t *
     return ret;
 }
 
-static int paired_translate(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
+int shmb_lookup_bench_paired_translate(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
 {
     const size_t nsys = cfg->nsystems;
     shmb_lookup_setup_t setups[SHMB_PAIRED_MAX_SYSTEMS];
@@ -421,7 +409,7 @@ static int paired_translate(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, 
     return ret;
 }
 
-int shmb_lookup_bench_paired_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why, size_t cap)
+int shmb_lookup_bench_paired_check(const shmb_lookup_config_t *cfg)
 {
     if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS || cfg->threads > 1 || cfg->system_rows ||
         lookup_any_kernel(cfg))
@@ -429,5 +417,5 @@ int shmb_lookup_bench_paired_run(const shmb_lookup_config_t *cfg, shmb_rows_t *r
     for (size_t s = 0; s < cfg->nsystems; s++)
         if (cfg->systems[s] < 0 || cfg->systems[s] >= SHMB_SYSTEMS || !cfg->system_names[s])
             return -EINVAL;
-    return cfg->peer_process ? paired_attach(cfg, rows, why, cap) : paired_translate(cfg, rows, why, cap);
+    return 0;
 }
