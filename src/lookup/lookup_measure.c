@@ -4,6 +4,7 @@
 #include "lookup_internal.h"
 
 #include "base/crew_internal.h"
+#include "base/runner_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -32,56 +33,70 @@ typedef struct timing {
     uint64_t budget_ns;       /* member 0's timed batches, at least */
     uint64_t batches;         /* 0, or each member's timed batches, exactly (count_given) */
     atomic_int stop;          /* 1: every member stops after its batch */
-    atomic_int short_of_min;  /* members that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
+    atomic_int others_short;  /* members but 0 that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
     shmb_samples_t *samples;  /* ns per lookup of each batch */
     uint64_t *start_ns, *end_ns;
     char (*why)[200];         /* a member's -EPROTO, described */
 } timing_t;
 
-static void member_fail(shmb_crew_t *crew, timing_t *t, int me, int ret)
+/* A member's walk through the pool, a window a batch (member i starts at
+ * window i x windows / threads); a shmb_runner_fn of s->window operations. */
+typedef struct walk {
+    const timing_t *t;
+    char *why;
+    int me;
+    size_t win;
+} walk_t;
+
+static int walk_batch(void *ctx, uint64_t count)
 {
-    shmb_crew_fail(crew, me, ret);
-    atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    walk_t *w = ctx;
+    const shmb_lookup_setup_t *s = w->t->s;
+    (void)count; /* every plan below is in batches of s->window */
+    const uint64_t sum = shmb_lookup_bench_batch(s, w->t->path, w->t->latency, w->win);
+    if (sum != s->expected_sum[w->win]) {
+        snprintf(w->why, sizeof(w->t->why[0]), "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
+                 lookup_path_name(w->t->path), w->t->latency ? " latency" : "", w->me, (unsigned long long)sum,
+                 (unsigned long long)s->expected_sum[w->win]);
+        return -EPROTO;
+    }
+    w->win = (w->win + 1) % (size_t)s->windows;
+    return 0;
 }
 
-/* Times batches until told to stop: member i starts at window
- * i x windows / threads and walks on; each batch's checksum is checked.
- * Member 0 says stop once its batches took budget_ns and every member has
- * timed SHMB_LOOKUP_MIN_BATCHES. */
+/* A member's batches through the runner. A count given: exactly that many.
+ * Else member 0 times until its batches took budget_ns and number
+ * SHMB_LOOKUP_MIN_BATCHES, then a batch at a time until every other member
+ * has timed as many, and stops them all; the others time that many, say so
+ * (outside any timed batch), then on until stopped. */
 static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
 {
-    const shmb_lookup_setup_t *s = t->s;
-    const size_t w = (size_t)s->window;
-    shmb_samples_t *samples = &t->samples[me];
-    size_t win = (size_t)((uint64_t)me * s->windows / (uint64_t)t->threads);
-    uint64_t spent = 0;
+    const uint64_t w = t->s->window, min = SHMB_LOOKUP_MIN_BATCHES;
+    walk_t walk = {t, t->why[me], me, (size_t)((uint64_t)me * t->s->windows / (uint64_t)t->threads)};
+    shmb_samples_t *out = &t->samples[me];
+    const shmb_runner_plan_t counted = {.ops = t->batches * w, .batches = t->batches, .budget_ns = UINT64_MAX,
+                                        .stop = &t->stop},
+                             timed = {.ops = w, .budget_ns = t->budget_ns, .min_batches = min, .stop = &t->stop},
+                             floor = {.ops = min * w, .batches = min, .budget_ns = UINT64_MAX, .stop = &t->stop},
+                             endless = {.ops = w, .budget_ns = UINT64_MAX, .stop = &t->stop},
+                             one = {.ops = w, .batches = 1};
     t->start_ns[me] = shmb_clock_now_ns();
-    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = shmb_lookup_bench_batch(s, t->path, t->latency, win);
-        uint64_t t1 = shmb_clock_now_ns();
-        if (sum != s->expected_sum[win]) {
-            snprintf(t->why[me], sizeof(t->why[me]),
-                     "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                     lookup_path_name(t->path), t->latency ? " latency" : "", me, (unsigned long long)sum,
-                     (unsigned long long)s->expected_sum[win]);
-            member_fail(crew, t, me, -EPROTO);
-            break;
-        }
-        if (shmb_stats_append(samples, (double)(t1 - t0) / (double)w) < 0) {
-            member_fail(crew, t, me, shmb_error_record("malloc", ENOMEM, NULL));
-            break;
-        }
-        spent += t1 - t0;
-        if (samples->n == t->batches)
-            break;
-        if (samples->n == SHMB_LOOKUP_MIN_BATCHES)
-            atomic_fetch_sub_explicit(&t->short_of_min, 1, memory_order_relaxed);
-        if (me == 0 && spent >= t->budget_ns && atomic_load_explicit(&t->short_of_min, memory_order_relaxed) == 0)
-            atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
-        win = (win + 1) % (size_t)s->windows;
+    int ret = shmb_runner_run(t->batches ? &counted : me == 0 ? &timed : &floor, walk_batch, &walk, out, NULL);
+    if (!t->batches && me == 0) {
+        while (ret == 0 && atomic_load_explicit(&t->others_short, memory_order_relaxed) > 0 &&
+               !atomic_load_explicit(&t->stop, memory_order_relaxed))
+            ret = shmb_runner_run(&one, walk_batch, &walk, out, NULL);
+        atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    } else if (!t->batches && ret == 0) {
+        atomic_fetch_sub_explicit(&t->others_short, 1, memory_order_relaxed);
+        if (!atomic_load_explicit(&t->stop, memory_order_relaxed))
+            ret = shmb_runner_run(&endless, walk_batch, &walk, out, NULL);
     }
     t->end_ns[me] = shmb_clock_now_ns();
+    if (ret < 0) {
+        shmb_crew_fail(crew, me, ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret);
+        atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    }
 }
 
 /* A member: a warm-up batch, then every member starts timing at once. */
@@ -145,7 +160,7 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
                   .start_ns = calloc(n, sizeof(uint64_t)), .end_ns = calloc(n, sizeof(uint64_t)),
                   .why = calloc(n, sizeof(*t.why))};
     atomic_init(&t.stop, 0);
-    atomic_init(&t.short_of_min, cfg->threads);
+    atomic_init(&t.others_short, cfg->threads - 1);
     int ret = t.samples && t.start_ns && t.end_ns && t.why ? time_on_crew(cfg, &t, why, cap)
                                                             : shmb_error_record("malloc", ENOMEM, NULL);
     if (ret == 0 && keep) {
