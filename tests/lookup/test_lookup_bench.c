@@ -853,10 +853,10 @@ static void test_paired_attach_checks_tags(void **state)
     shmb_lookup_peer_t side;
     memset(&side, 0, sizeof(side));
     side.cfg = &c;
-    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_PAIRED_OBJECTS, .arg = {1 | (uint64_t)LOOKUP_GROUP_CLASSIC << 8, 0, 1, 1}};
-    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, &object, sizeof(object)), 0);
-    cmd = (shmb_peer_cmd_t){.op = LOOKUP_OP_PAIRED_BLOCKS, .arg = {1, 0, 2, 0}};
-    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, blocks, sizeof(blocks)), 0);
+    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_OBJECTS, .arg = {1 | (uint64_t)LOOKUP_GROUP_CLASSIC << 8, 0, 1, 1}};
+    assert_int_equal(shmb_lookup_bench_take(&side, &cmd, &object, sizeof(object)), 0);
+    cmd = (shmb_peer_cmd_t){.op = LOOKUP_OP_BLOCKS, .arg = {1, 0, 2, 0}};
+    assert_int_equal(shmb_lookup_bench_take(&side, &cmd, blocks, sizeof(blocks)), 0);
     char why[256] = "";
     uint64_t result[SHMB_PEER_RESULTS] = {0};
     assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), -EPROTO);
@@ -865,8 +865,8 @@ static void test_paired_attach_checks_tags(void **state)
     memcpy(base + blocks[1].key, &right, sizeof(right));
     assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), 0);
     assert_true(result[0] > 0 && result[1] == 1); /* its total, of one pool */
-    free(side.paired[1].objects);
-    free(side.paired[1].blocks);
+    free(side.paired[1].t.objects);
+    free(side.paired[1].t.blocks);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
     assert_int_equal(count_ours(), 0);
 }
