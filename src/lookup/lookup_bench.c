@@ -347,8 +347,8 @@ int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_se
     return ret;
 }
 
-int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
-                                     size_t cap)
+/* Mooncake in one process: its real segments, its model, their first uses. */
+static int setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
 {
     int ret = create_shm(cfg, s);
     const char **names = ret == 0 ? malloc((size_t)cfg->num_segments * sizeof(*names)) : NULL;
@@ -364,6 +364,14 @@ int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_looku
         ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
     free(names);
     return ret;
+}
+
+int shmb_lookup_bench_setup(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int p, char *why, size_t cap)
+{
+    if (p == SHMB_SYSTEM_MOONCAKE)
+        return setup_mooncake(cfg, s, why, cap);
+    const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, NULL);
+    return shmb_lookup_bench_path_setup(s, p, &view);
 }
 
 /* ---- verification ---- */

@@ -98,8 +98,9 @@ void shmb_lookup_bench_release_slots(shmb_lookup_setup_t *s);
 int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
                                  size_t cap);
 
-/* Mooncake in one process: its real segments, its model, their first uses. */
-int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap);
+/* Path p set up in one process over s's view (mooncake: over its real
+ * segments, then their first uses into s->first_use). */
+int shmb_lookup_bench_setup(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int p, char *why, size_t cap);
 
 /* Each of the first n requests, translated alone through path, lands where
  * it was made from and (in the peer, s->tags) reads the owner's tag. */
@@ -110,6 +111,11 @@ int shmb_lookup_bench_verify(const shmb_lookup_setup_t *s, int path, uint64_t n,
 /* One batch of window win through the path's loop (latency: its chain): the
  * sum of the translated addresses, expected_sum[win] when all are right. */
 uint64_t shmb_lookup_bench_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win);
+
+/* 0 when sum is window win's expected sum, else -EPROTO with why (naming
+ * path, latency and thread, -1: none). */
+int shmb_lookup_bench_check_sum(const shmb_lookup_setup_t *s, int path, int latency, size_t win, uint64_t sum,
+                                int thread, char *why, size_t cap);
 
 /* Times one path on cfg->threads threads and appends its row; or, given
  * keep (one thread: the peer), hands over the samples instead. */

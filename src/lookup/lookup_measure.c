@@ -48,20 +48,28 @@ typedef struct walk {
     size_t win;
 } walk_t;
 
+int shmb_lookup_bench_check_sum(const shmb_lookup_setup_t *s, int path, int latency, size_t win, uint64_t sum,
+                                int thread, char *why, size_t cap)
+{
+    if (sum == s->expected_sum[win])
+        return 0;
+    char who[32] = "";
+    if (thread >= 0)
+        snprintf(who, sizeof(who), ", thread %d", thread);
+    snprintf(why, cap, "%s%s%s: checksum of a timed batch is 0x%llx, expected 0x%llx", lookup_path_name(path),
+             latency ? " latency" : "", who, (unsigned long long)sum, (unsigned long long)s->expected_sum[win]);
+    return -EPROTO;
+}
+
 static int walk_batch(void *ctx, uint64_t count)
 {
     walk_t *w = ctx;
-    const shmb_lookup_setup_t *s = w->t->s;
+    const timing_t *t = w->t;
     (void)count; /* every plan below is in batches of s->window */
-    const uint64_t sum = shmb_lookup_bench_batch(s, w->t->path, w->t->latency, w->win);
-    if (sum != s->expected_sum[w->win]) {
-        snprintf(w->why, sizeof(w->t->why[0]), "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                 lookup_path_name(w->t->path), w->t->latency ? " latency" : "", w->me, (unsigned long long)sum,
-                 (unsigned long long)s->expected_sum[w->win]);
-        return -EPROTO;
-    }
-    w->win = (w->win + 1) % (size_t)s->windows;
-    return 0;
+    const uint64_t sum = shmb_lookup_bench_batch(t->s, t->path, t->latency, w->win);
+    int ret = shmb_lookup_bench_check_sum(t->s, t->path, t->latency, w->win, sum, w->me, w->why, sizeof(t->why[0]));
+    w->win = (w->win + 1) % (size_t)t->s->windows;
+    return ret;
 }
 
 /* A member's batches through the runner. A count given: exactly that many.

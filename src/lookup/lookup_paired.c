@@ -150,14 +150,8 @@ static int translate_slice(void *ctx, size_t which, double *ns)
     const uint64_t t0 = shmb_clock_now_ns();
     const uint64_t sum = shmb_lookup_bench_batch(s, c->path[which], c->latency, win);
     const uint64_t t1 = shmb_clock_now_ns();
-    if (sum != s->expected_sum[win]) {
-        snprintf(c->why, c->cap, "%s%s: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                 lookup_path_name(c->path[which]), c->latency ? " latency" : "", (unsigned long long)sum,
-                 (unsigned long long)s->expected_sum[win]);
-        return -EPROTO;
-    }
     *ns = (double)(t1 - t0) / (double)s->window;
-    return 0;
+    return shmb_lookup_bench_check_sum(s, c->path[which], c->latency, win, sum, -1, c->why, c->cap);
 }
 
 /* Rounds: until the baseline's batches take min_time_ms (its warm-up
@@ -217,14 +211,8 @@ int shmb_lookup_bench_paired_translate(const shmb_lookup_config_t *cfg, shmb_row
         paths[prepared] = cfg->systems[prepared];
         if ((ret = shmb_lookup_bench_prepare(cfg, s)) < 0)
             break;
-        if (paths[prepared] == SHMB_SYSTEM_MOONCAKE) {
-            ret = shmb_lookup_bench_setup_mooncake(cfg, s, why, cap);
-        } else {
-            const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, NULL);
-            ret = shmb_lookup_bench_path_setup(s, paths[prepared], &view);
-        }
-        /* correctness first: no system is timed unless it translates every request right */
-        if (ret == 0)
+        ret = shmb_lookup_bench_setup(cfg, s, paths[prepared], why, cap);
+        if (ret == 0) /* correctness first: no system is timed unless it translates every request right */
             ret = shmb_lookup_bench_verify(s, paths[prepared], s->window * s->windows, why, cap);
     }
     translate_run_t c = {.s = setups, .path = paths, .nsys = nsys, .why = why, .cap = cap};

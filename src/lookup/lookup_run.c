@@ -10,17 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every selected path set up over this process's view. */
+/* Every selected path set up in this process. */
 static int setup_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
 {
-    const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, NULL);
     int ret = 0;
-    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
-        if (!lookup_path_runs(cfg, p))
-            continue;
-        ret = p == SHMB_SYSTEM_MOONCAKE ? shmb_lookup_bench_setup_mooncake(cfg, s, why, cap)
-                                        : shmb_lookup_bench_path_setup(s, p, &view);
-    }
+    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
+        if (lookup_path_runs(cfg, p))
+            ret = shmb_lookup_bench_setup(cfg, s, p, why, cap);
     return ret;
 }
 
