@@ -142,7 +142,6 @@ static int make_requests(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s
 
 /* ---- the run's set-up ---- */
 
-/* Sets path p up over view, to be torn down once. */
 int shmb_lookup_bench_path_setup(shmb_lookup_setup_t *s, int p, const shmb_path_view_t *view)
 {
     const shmb_path_t *path = &shmb_path_table[p];
@@ -248,7 +247,6 @@ static void detach_slot(void *ctx, void *local, uint64_t length)
     mmap(local, (size_t)length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
-/* Room for one descriptor per slot, none open. */
 int shmb_lookup_bench_alloc_slots(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s)
 {
     s->attach_fd = malloc((size_t)cfg->num_segments * sizeof(*s->attach_fd));
@@ -260,8 +258,6 @@ int shmb_lookup_bench_alloc_slots(const shmb_lookup_config_t *cfg, shmb_lookup_s
     return 0;
 }
 
-/* Mooncake's model goes (detaching what it attached), and every slot still
- * attached is reserved again, its descriptor closed. */
 void shmb_lookup_bench_release_slots(shmb_lookup_setup_t *s)
 {
     shmb_lookup_bench_path_teardown(s, SHMB_SYSTEM_MOONCAKE);
@@ -311,9 +307,6 @@ shmb_path_view_t shmb_lookup_bench_view(const shmb_lookup_config_t *cfg, shmb_lo
                               .pool_bytes = s->reserved_bytes};
 }
 
-/* Each buffer's first request through mooncake's model (set up over slots
- * with room for a descriptor each), in a random order, timed one by one (it
- * attaches the buffer) into s->first_use. */
 int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
                                  size_t cap)
 {
@@ -384,8 +377,6 @@ static uint64_t word_at(const void *p)
     return word;
 }
 
-/* Every request, translated one by one, must land where it was made from;
- * in the peer, the word there must hold the tag the owner wrote. */
 int shmb_lookup_bench_verify(const shmb_lookup_setup_t *s, int path, uint64_t n, char *why, size_t cap)
 {
     for (uint64_t k = 0; k < n; k++) {

@@ -155,7 +155,6 @@ static int timing_row(const shmb_lookup_config_t *cfg, const timing_t *t, shmb_r
     return ret;
 }
 
-/* Times one path on cfg->threads threads (lookup_internal.h). */
 int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup_setup_t *s, int path,
                               int latency, shmb_rows_t *rows, shmb_samples_t *keep, char *why, size_t cap)
 {

@@ -409,9 +409,8 @@ int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, cha
     return ret;
 }
 
-/* The peer's handler (in the peer process). */
 int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                        uint64_t result[SHMB_PEER_RESULTS])
+                                   uint64_t result[SHMB_PEER_RESULTS])
 {
     shmb_lookup_peer_t *ps = ctx;
     int ret = peer_prepare(ps);
@@ -421,25 +420,21 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
     case LOOKUP_OP_OBJECTS:
     case LOOKUP_OP_BLOCKS:
         return shmb_lookup_bench_take(ps, cmd, data, data_bytes);
-    case LOOKUP_OP_RUN: {
-        char why[256] = "";
-        ret = cmd->arg[0] == LOOKUP_GROUP_SEGMENTS ? peer_run_segments(ps, why, sizeof(why))
-              : cmd->arg[0] == LOOKUP_GROUP_CLASSIC ? peer_run_classic(ps, why, sizeof(why))
-                                             : peer_run_jemalloc(ps, why, sizeof(why));
-        if (ret == -EPROTO)
-            snprintf(data, data_bytes, "%s", why);
-        return ret;
-    }
     case LOOKUP_OP_SAMPLES:
         return give_samples(ps, cmd->arg, data, data_bytes, result);
     case LOOKUP_OP_RELEASE:
         peer_release(ps, (int)cmd->arg[0]);
         return 0;
+    case LOOKUP_OP_RUN:
     case LOOKUP_OP_PAIRED_ATTACH:
     case LOOKUP_OP_LEND: {
         char why[256] = "";
-        ret = cmd->op == LOOKUP_OP_LEND ? shmb_lookup_lend_serve(&ps->peer->channel, why, sizeof(why), result)
-                                        : shmb_lookup_bench_paired_attach(ps, cmd->arg[0], why, sizeof(why), result);
+        const uint64_t a = cmd->arg[0];
+        ret = cmd->op == LOOKUP_OP_LEND             ? shmb_lookup_lend_serve(&ps->peer->channel, why, sizeof(why), result)
+              : cmd->op == LOOKUP_OP_PAIRED_ATTACH ? shmb_lookup_bench_paired_attach(ps, a, why, sizeof(why), result)
+              : a == LOOKUP_GROUP_SEGMENTS          ? peer_run_segments(ps, why, sizeof(why))
+              : a == LOOKUP_GROUP_CLASSIC           ? peer_run_classic(ps, why, sizeof(why))
+                                                    : peer_run_jemalloc(ps, why, sizeof(why));
         if (ret == -EPROTO)
             snprintf(data, data_bytes, "%s", why);
         return ret;
