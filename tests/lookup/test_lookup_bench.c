@@ -131,42 +131,34 @@ static void test_mooncake_path_honoured(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
-static void check_rows(int sequential)
+/* Every kernel's row, random and sequential: batches of the minimum 4096
+ * from a pool of 32 batches, speedup against linear. */
+static void test_kernel_rows(void **state)
 {
-    shmb_lookup_config_t c = small();
-    c.sequential = sequential;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 4);
-    static const char *names[] = {"linear", "lower_bound", "tree", "arithmetic"};
-    for (int i = 0; i < 4; i++) {
-        const shmb_row_t *r = &rows.v[i];
-        assert_string_equal(r->variant, names[i]);
-        assert_string_equal(r->step, "");
-        assert_string_equal(r->arg_name, "segments");
-        assert_true(r->arg == 50);
-        /* batches of 4096 (the minimum), a pool of 32 batches */
-        assert_string_equal(r->note, "verified 131072/131072");
-        assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
-        assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
-        assert_true(r->ns.mean > 0);
-        assert_float_equal(r->speedup, rows.v[0].ns.p50 / r->ns.p50, 1e-9);
+    (void)state;
+    for (int sequential = 0; sequential < 2; sequential++) {
+        shmb_lookup_config_t c = small();
+        c.sequential = sequential;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+        assert_int_equal(rows.n, 4);
+        static const char *names[] = {"linear", "lower_bound", "tree", "arithmetic"};
+        for (int i = 0; i < 4; i++) {
+            const shmb_row_t *r = &rows.v[i];
+            assert_string_equal(r->variant, names[i]);
+            assert_string_equal(r->step, "");
+            assert_string_equal(r->arg_name, "segments");
+            assert_true(r->arg == 50);
+            assert_string_equal(r->note, "verified 131072/131072");
+            assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
+            assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
+            assert_true(r->ns.mean > 0);
+            assert_float_equal(r->speedup, rows.v[0].ns.p50 / r->ns.p50, 1e-9);
+        }
+        assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
+        shmb_rows_free(&rows);
     }
-    assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
-    shmb_rows_free(&rows);
-}
-
-static void test_random_rows(void **state)
-{
-    (void)state;
-    check_rows(0);
-}
-
-static void test_sequential_rows(void **state)
-{
-    (void)state;
-    check_rows(1);
 }
 
 static void test_subset_without_linear_has_no_speedup(void **state)
@@ -234,34 +226,6 @@ static void test_systems_beside_kernels(void **state)
     shmb_rows_free(&rows);
 }
 
-/* With one system selected, rows are named by step alone and every system
- * has the same keys: first_use is a dash row where a system has none. */
-static void test_system_rows(void **state)
-{
-    (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = small();
-        memset(c.run, 0, sizeof(c.run));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 2);
-        assert_string_equal(rows.v[0].variant, "");
-        assert_string_equal(rows.v[0].step, "");
-        assert_string_equal(rows.v[1].variant, "");
-        assert_string_equal(rows.v[1].step, "attach"); /* mooncake's first_use, named to pair */
-        assert_true(rows.v[0].iterations > 0 && rows.v[0].speedup == 0);
-        assert_true((rows.v[1].iterations > 0) == (s == SHMB_SYSTEM_MOONCAKE));
-        shmb_rows_free(&rows);
-        c.run[SHMB_LOOKUP_LINEAR] = 1; /* a kernel is no system */
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-        assert_int_equal(rows.n, 0);
-    }
-    assert_int_equal(count_ours(), 0);
-}
-
 /* Both kinds: per path its throughput row, then its latency row, each with
  * the speedup against the baseline's row of the same kind. */
 static void test_both_modes(void **state)
@@ -295,32 +259,6 @@ static void test_both_modes(void **state)
         assert_float_equal(rows.v[i].speedup, rows.v[1].ns.p50 / rows.v[i].ns.p50, 1e-9);
     }
     shmb_rows_free(&rows);
-}
-
-/* With one system and both kinds, the keys are the same for every system:
- * throughput, latency, first_use. */
-static void test_system_rows_both_modes(void **state)
-{
-    (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = small();
-        memset(c.run, 0, sizeof(c.run));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        c.mode = SHMB_LOOKUP_MODE_BOTH;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 3);
-        static const char *steps[] = {"", "latency", "attach"};
-        for (int i = 0; i < 3; i++) {
-            assert_string_equal(rows.v[i].variant, "");
-            assert_string_equal(rows.v[i].step, steps[i]);
-        }
-        assert_true(rows.v[1].iterations > 0 && rows.v[1].speedup == 0);
-        shmb_rows_free(&rows);
-    }
-    assert_int_equal(count_ours(), 0);
 }
 
 /* The placement decides the registration order by address: descending,
@@ -365,10 +303,6 @@ static void test_placement(void **state)
     assert_int_equal(shmb_lookup_parse_placement(NULL, &parsed), -EINVAL);
     c.placement = SHMB_LOOKUP_PLACEMENTS;
     assert_int_equal(shmb_lookup_bench_place(&c, seg), -EINVAL);
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.mode = (shmb_lookup_mode_t)(SHMB_LOOKUP_MODE_BOTH + 1);
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
 }
 
 /* Two threads at once on every path: rows carry threads = 2, both threads
@@ -454,19 +388,6 @@ static void test_shm_bytes(void **state)
     assert_true(bytes == 7);
 }
 
-/* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
-static void test_check_threads(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = small();
-    c.threads = SHMB_LOOKUP_MAX_THREADS;
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c.threads = SHMB_LOOKUP_MAX_THREADS + 1;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c.threads = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-}
-
 /* No child of ours is left, not even a zombie. */
 static void assert_no_child(void)
 {
@@ -482,6 +403,42 @@ static shmb_lookup_config_t peer_config(void)
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
     return c;
+}
+
+/* Configurations checked before anything runs: refused by the check and by
+ * a run, which appends nothing and leaves no child; threads
+ * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
+static void test_check_table(void **state)
+{
+    (void)state;
+    static const struct {
+        int peer, threads, mode, placement;
+        uint64_t segment_size_mb;
+        int want;
+    } cases[] = {
+        {0, SHMB_LOOKUP_MAX_THREADS, 0, 0, 64, 0},
+        {0, SHMB_LOOKUP_MAX_THREADS + 1, 0, 0, 64, -EINVAL},
+        {0, 0, 0, 0, 64, -EINVAL},
+        {1, 2, 0, 0, 1, -EINVAL},
+        {0, 1, SHMB_LOOKUP_MODE_BOTH + 1, 0, 64, -EINVAL},
+        {0, 1, 0, SHMB_LOOKUP_PLACEMENTS, 64, -EINVAL},
+        {0, 1, 0, 0, 0, -EINVAL},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        shmb_lookup_config_t c = cases[k].peer ? peer_config() : small();
+        c.threads = cases[k].threads;
+        c.mode = (shmb_lookup_mode_t)cases[k].mode;
+        c.placement = (shmb_lookup_placement_t)cases[k].placement;
+        c.segment_size_mb = cases[k].segment_size_mb;
+        assert_int_equal(shmb_lookup_bench_check(&c), cases[k].want);
+        if (cases[k].want == 0)
+            continue;
+        shmb_rows_t rows = {0};
+        char why[256];
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), cases[k].want);
+        assert_int_equal(rows.n, 0);
+        assert_no_child();
+    }
 }
 
 /* Two processes: every path's rows under one process's names, in one
@@ -533,36 +490,59 @@ static void test_peer_process_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* With one system, the keys are the same for each: throughput and attach
- * (mooncake's first use of each buffer, Flow-IPC's attach of its pools: one
- * row, so that the runs pair); kernels alone run in the peer over segments
- * it attaches itself. */
-static void test_peer_process_system_rows(void **state)
+/* With one system, rows are named by step alone and every system has the
+ * same keys, in one process or two, throughput or both kinds: a dash row
+ * where a system has no such step (in one process, Flow-IPC's attach);
+ * mooncake's attach is its first use of each buffer. A kernel is no system. */
+static void test_system_rows(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = peer_config();
-        memset(c.run, 0, sizeof(c.run));
-        memset(c.run_system, 0, sizeof(c.run_system));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        c.sequential = 1;
-        c.placement = SHMB_LOOKUP_PLACE_ASCENDING;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 2);
-        static const char *const steps[] = {"", "attach"};
-        for (int i = 0; i < 2; i++) {
-            assert_string_equal(rows.v[i].variant, "");
-            assert_string_equal(rows.v[i].step, steps[i]);
+    static const struct {
+        int peer;
+        shmb_lookup_mode_t mode;
+        size_t n;
+        const char *steps[3];
+    } cases[] = {{0, SHMB_LOOKUP_MODE_THROUGHPUT, 2, {"", "attach"}},
+                 {0, SHMB_LOOKUP_MODE_BOTH, 3, {"", "latency", "attach"}},
+                 {1, SHMB_LOOKUP_MODE_THROUGHPUT, 2, {"", "attach"}}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int s = 0; s < SHMB_SYSTEMS; s++) {
+            shmb_lookup_config_t c = cases[k].peer ? peer_config() : small();
+            memset(c.run, 0, sizeof(c.run));
+            memset(c.run_system, 0, sizeof(c.run_system));
+            c.run_system[s] = 1;
+            c.system_rows = 1;
+            c.mode = cases[k].mode;
+            c.sequential = cases[k].peer;
+            c.placement = cases[k].peer ? SHMB_LOOKUP_PLACE_ASCENDING : SHMB_LOOKUP_PLACE_DESCENDING;
+            shmb_rows_t rows = {0};
+            char why[256] = "";
+            assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+            assert_int_equal(rows.n, cases[k].n);
+            for (size_t i = 0; i < rows.n; i++) {
+                assert_string_equal(rows.v[i].variant, "");
+                assert_string_equal(rows.v[i].step, cases[k].steps[i]);
+                if (i + 1 < rows.n)
+                    assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
+            }
+            const shmb_row_t *attach = &rows.v[rows.n - 1];
+            assert_int_equal(attach->iterations > 0, cases[k].peer || s == SHMB_SYSTEM_MOONCAKE);
+            if (s == SHMB_SYSTEM_MOONCAKE)
+                assert_int_equal(attach->iterations, c.num_segments); /* one per buffer */
+            shmb_rows_free(&rows);
+            c.run[SHMB_LOOKUP_LINEAR] = 1;
+            assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+            assert_int_equal(rows.n, 0);
         }
-        assert_true(rows.v[0].iterations > 0);
-        assert_true(rows.v[1].iterations > 0); /* every system attaches in the peer */
-        if (s == SHMB_SYSTEM_MOONCAKE)
-            assert_int_equal(rows.v[1].iterations, c.num_segments); /* one per buffer */
-        shmb_rows_free(&rows);
     }
+    assert_int_equal(count_ours(), 0);
+    assert_no_child();
+}
+
+/* Kernels alone run in the peer, over segments it attaches itself. */
+static void test_peer_process_kernels(void **state)
+{
+    (void)state;
     shmb_lookup_config_t c = peer_config();
     memset(c.run_system, 0, sizeof(c.run_system));
     shmb_rows_t rows = {0};
@@ -572,21 +552,7 @@ static void test_peer_process_system_rows(void **state)
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].note, "verified 131072/131072");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
-    assert_no_child();
-}
-
-static void test_peer_process_refuses_threads(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = peer_config();
-    c.threads = 2;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
-    assert_no_child();
+    assert_peer_run_left_nothing();
 }
 
 /* The pid of a child of `parent` other than `not`, or 0. */
@@ -871,17 +837,6 @@ static void test_paired_attach_checks_tags(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
-static void test_bad_config_appends_nothing(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = small();
-    c.segment_size_mb = 0;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
-}
-
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -892,28 +847,24 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_mooncake_path_honoured),
-        cmocka_unit_test(test_random_rows),
-        cmocka_unit_test(test_sequential_rows),
+        cmocka_unit_test(test_kernel_rows),
         cmocka_unit_test(test_subset_without_linear_has_no_speedup),
         cmocka_unit_test(test_large_batches_make_the_pool),
         cmocka_unit_test(test_systems_beside_kernels),
         cmocka_unit_test(test_system_rows),
         cmocka_unit_test(test_both_modes),
-        cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_thread_checksum_fails_the_crew),
-        cmocka_unit_test(test_check_threads),
         cmocka_unit_test(test_shm_bytes),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
-        cmocka_unit_test(test_bad_config_appends_nothing),
+        cmocka_unit_test(test_check_table),
         cmocka_unit_test(test_paired_translation_rows),
         cmocka_unit_test(test_paired_attach_rows),
         cmocka_unit_test(test_lend_planted_faults),
         cmocka_unit_test(test_paired_attach_checks_tags),
         cmocka_unit_test(test_peer_process_rows),
-        cmocka_unit_test(test_peer_process_system_rows),
-        cmocka_unit_test(test_peer_process_refuses_threads),
+        cmocka_unit_test(test_peer_process_kernels),
         cmocka_unit_test(test_peer_process_peer_killed),
     };
     return shmb_test_run(tests, NULL, NULL);
