@@ -42,18 +42,17 @@ static uint64_t window_of(const shmb_lookup_config_t *cfg)
     return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH && !cfg->count_given ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
 }
 
-
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes)
 {
     int ret = shmb_lookup_bench_check(cfg);
     if (ret < 0)
         return ret;
-    const uint64_t page = 4096, window = window_of(cfg);
+    const uint64_t window = window_of(cfg);
     const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
-    const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / page);
-    *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * page : 0;
+    const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / PAGE);
+    *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * PAGE : 0;
     if (cfg->peer_process && cfg->nsystems) /* every system's objects at once, a tag page per segment */
-        *bytes = cfg->nsystems * (cfg->num_segments + 1024) * page;
+        *bytes = cfg->nsystems * (cfg->num_segments + 1024) * PAGE;
     return 0;
 }
 
