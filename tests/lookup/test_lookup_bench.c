@@ -388,12 +388,6 @@ static void test_shm_bytes(void **state)
     assert_true(bytes == 7);
 }
 
-/* No child of ours is left, not even a zombie. */
-static void assert_no_child(void)
-{
-    shmb_test_assert_no_child();
-}
-
 static shmb_lookup_config_t peer_config(void)
 {
     shmb_lookup_config_t c = small();
@@ -437,7 +431,7 @@ static void test_check_table(void **state)
         char why[256];
         assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), cases[k].want);
         assert_int_equal(rows.n, 0);
-        assert_no_child();
+        shmb_test_assert_no_child();
     }
 }
 
@@ -536,7 +530,7 @@ static void test_system_rows(void **state)
         }
     }
     assert_int_equal(count_ours(), 0);
-    assert_no_child();
+    shmb_test_assert_no_child();
 }
 
 /* Kernels alone run in the peer, over segments it attaches itself. */
