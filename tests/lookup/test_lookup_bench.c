@@ -58,6 +58,17 @@ static shmb_lookup_config_t small(void)
     return c;
 }
 
+/* Runs c, which must succeed (else fails with its why), and returns its rows. */
+static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    const int ret = shmb_lookup_bench_run(c, &rows, why, sizeof(why));
+    if (ret != 0)
+        fail_msg("%d: %s", ret, why);
+    return rows;
+}
+
 static void test_check(void **state)
 {
     (void)state;
@@ -139,9 +150,7 @@ static void test_kernel_rows(void **state)
     for (int sequential = 0; sequential < 2; sequential++) {
         shmb_lookup_config_t c = small();
         c.sequential = sequential;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+        shmb_rows_t rows = run_ok(&c);
         assert_int_equal(rows.n, 4);
         static const char *names[] = {"linear", "lower_bound", "tree", "arithmetic"};
         for (int i = 0; i < 4; i++) {
@@ -169,9 +178,7 @@ static void test_subset_without_linear_has_no_speedup(void **state)
     c.run[SHMB_LOOKUP_TREE] = 0;
     c.num_segments = 1;
     c.num_lookups = 1;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2);
     assert_string_equal(rows.v[0].variant, "lower_bound");
     assert_true(rows.v[0].speedup == 0);
@@ -186,9 +193,7 @@ static void test_large_batches_make_the_pool(void **state)
     shmb_lookup_config_t c = small();
     c.num_lookups = 100000; /* two windows of 100000 >= the minimum pool */
     c.run[SHMB_LOOKUP_LINEAR] = c.run[SHMB_LOOKUP_TREE] = c.run[SHMB_LOOKUP_LOWER_BOUND] = 0;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_string_equal(rows.v[0].note, "verified 200000/200000");
     assert_true(rows.v[0].iterations == rows.v[0].ns.count * 100000);
     shmb_rows_free(&rows);
@@ -202,9 +207,7 @@ static void test_systems_beside_kernels(void **state)
     shmb_lookup_config_t c = small();
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *names[][2] = {
         {"mooncake", ""}, {"mooncake", "first_use"}, {"flowipc_classic", ""}, {"flowipc_jemalloc", ""},
         {"linear", ""},   {"lower_bound", ""},       {"tree", ""},            {"arithmetic", ""}};
@@ -234,9 +237,7 @@ static void test_both_modes(void **state)
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *names[] = {"flowipc_classic", "linear", "lower_bound", "tree", "arithmetic"};
     assert_int_equal(rows.n, 10);
     for (int i = 0; i < 10; i++) {
@@ -251,7 +252,7 @@ static void test_both_modes(void **state)
     shmb_rows_free(&rows);
 
     c.mode = SHMB_LOOKUP_MODE_LATENCY;
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 5);
     for (int i = 0; i < 5; i++) {
         assert_string_equal(rows.v[i].variant, names[i]);
@@ -315,9 +316,7 @@ static void test_two_threads(void **state)
         c.run_system[p] = 1;
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.threads = 2;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2 * (SHMB_SYSTEMS + SHMB_LOOKUP_STRATEGIES) + 1);
     for (size_t i = 0; i < rows.n; i++) {
         const shmb_row_t *r = &rows.v[i];
@@ -445,12 +444,7 @@ static void test_peer_process_rows(void **state)
     shmb_lookup_config_t c = peer_config();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.placement = SHMB_LOOKUP_PLACE_RANDOM;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *const want[][2] = {
         {"mooncake", ""},         {"mooncake", "latency"},         {"mooncake", "first_use"},
         {"flowipc_classic", ""},  {"flowipc_classic", "latency"},  {"flowipc_classic", "attach"},
@@ -509,9 +503,7 @@ static void test_system_rows(void **state)
             c.mode = cases[k].mode;
             c.sequential = cases[k].peer;
             c.placement = cases[k].peer ? SHMB_LOOKUP_PLACE_ASCENDING : SHMB_LOOKUP_PLACE_DESCENDING;
-            shmb_rows_t rows = {0};
-            char why[256] = "";
-            assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+            shmb_rows_t rows = run_ok(&c);
             assert_int_equal(rows.n, cases[k].n);
             for (size_t i = 0; i < rows.n; i++) {
                 assert_string_equal(rows.v[i].variant, "");
@@ -525,6 +517,7 @@ static void test_system_rows(void **state)
                 assert_int_equal(attach->iterations, c.num_segments); /* one per buffer */
             shmb_rows_free(&rows);
             c.run[SHMB_LOOKUP_LINEAR] = 1;
+            char why[256];
             assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
             assert_int_equal(rows.n, 0);
         }
@@ -539,9 +532,7 @@ static void test_peer_process_kernels(void **state)
     (void)state;
     shmb_lookup_config_t c = peer_config();
     memset(c.run_system, 0, sizeof(c.run_system));
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, SHMB_LOOKUP_STRATEGIES);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].note, "verified 131072/131072");
@@ -666,12 +657,7 @@ static void test_paired_translation_rows(void **state)
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *const systems[] = {"mooncake", "flowipc_jemalloc", "mooncake_control"};
     assert_int_equal(rows.n, 2 * 5);
     for (size_t i = 0; i < rows.n; i++) {
@@ -701,6 +687,7 @@ static void test_paired_translation_rows(void **state)
     assert_int_equal(shmb_segment_registered(), 0);
 
     c.threads = 2; /* what cannot be paired */
+    char why[256];
     assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
     c.threads = 1;
     c.run[SHMB_LOOKUP_LINEAR] = 1;
@@ -721,12 +708,7 @@ static void test_paired_attach_rows(void **state)
     c.systems[3] = SHMB_SYSTEM_MOONCAKE;
     c.system_names[2] = "flowipc_jemalloc";
     c.system_names[3] = "mooncake_control";
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 7);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, "attach");
@@ -760,12 +742,7 @@ static void test_lend_planted_faults(void **state)
             c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1;
             c.system_rows = 1;
         }
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-        if (ret == -EPROTO)
-            fail_msg("%s", why);
-        assert_int_equal(ret, 0);
+        shmb_rows_t rows = run_ok(&c);
         const shmb_row_t *attach = &rows.v[1]; /* paired: flowipc_jemalloc's; else the second row */
         assert_string_equal(attach->step, "attach");
         assert_string_equal(paired ? strstr(attach->note, "pools, lent") : attach->note,
@@ -775,9 +752,9 @@ static void test_lend_planted_faults(void **state)
         static const char *const said[] = {[SHMB_LOOKUP_LEND_FAULT_POOL] = "lent",
                                            [SHMB_LOOKUP_LEND_FAULT_TAG] = "not the owner's tag"};
         for (int fault = SHMB_LOOKUP_LEND_FAULT_POOL; fault <= SHMB_LOOKUP_LEND_FAULT_TAG; fault++) {
-            why[0] = '\0';
+            char why[256] = "";
             shmb_lookup_lend_fault = fault;
-            ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+            const int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
             shmb_lookup_lend_fault = 0;
             assert_int_equal(ret, -EPROTO);
             if (!strstr(why, said[fault]) && !(fault == SHMB_LOOKUP_LEND_FAULT_POOL && strstr(why, "answered")))
