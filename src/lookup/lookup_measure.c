@@ -39,15 +39,6 @@ typedef struct timing {
     char (*why)[200];         /* a member's -EPROTO, described */
 } timing_t;
 
-/* A member's walk through the pool, a window a batch (member i starts at
- * window i x windows / threads); a shmb_runner_fn of s->window operations. */
-typedef struct walk {
-    const timing_t *t;
-    char *why;
-    int me;
-    size_t win;
-} walk_t;
-
 int shmb_lookup_bench_check_sum(const shmb_lookup_setup_t *s, int path, int latency, size_t win, uint64_t sum,
                                 int thread, char *why, size_t cap)
 {
@@ -60,6 +51,15 @@ int shmb_lookup_bench_check_sum(const shmb_lookup_setup_t *s, int path, int late
              latency ? " latency" : "", who, (unsigned long long)sum, (unsigned long long)s->expected_sum[win]);
     return -EPROTO;
 }
+
+/* A member's walk through the pool, a window a batch (member i starts at
+ * window i x windows / threads); a shmb_runner_fn of s->window operations. */
+typedef struct walk {
+    const timing_t *t;
+    char *why;
+    int me;
+    size_t win;
+} walk_t;
 
 static int walk_batch(void *ctx, uint64_t count)
 {
@@ -85,11 +85,11 @@ static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
     const shmb_runner_plan_t counted = {.ops = t->batches * w, .batches = t->batches, .budget_ns = UINT64_MAX,
                                         .stop = &t->stop},
                              timed = {.ops = w, .budget_ns = t->budget_ns, .min_batches = min, .stop = &t->stop},
-                             floor = {.ops = min * w, .batches = min, .budget_ns = UINT64_MAX, .stop = &t->stop},
+                             least = {.ops = min * w, .batches = min, .budget_ns = UINT64_MAX, .stop = &t->stop},
                              endless = {.ops = w, .budget_ns = UINT64_MAX, .stop = &t->stop},
                              one = {.ops = w, .batches = 1};
     t->start_ns[me] = shmb_clock_now_ns();
-    int ret = shmb_runner_run(t->batches ? &counted : me == 0 ? &timed : &floor, walk_batch, &walk, out, NULL);
+    int ret = shmb_runner_run(t->batches ? &counted : me == 0 ? &timed : &least, walk_batch, &walk, out, NULL);
     if (!t->batches && me == 0) {
         while (ret == 0 && atomic_load_explicit(&t->others_short, memory_order_relaxed) > 0 &&
                !atomic_load_explicit(&t->stop, memory_order_relaxed))
