@@ -429,12 +429,12 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
     case LOOKUP_OP_PAIRED_ATTACH:
     case LOOKUP_OP_LEND: {
         char why[256] = "";
-        const uint64_t a = cmd->arg[0];
-        ret = cmd->op == LOOKUP_OP_LEND             ? shmb_lookup_lend_serve(&ps->peer->channel, why, sizeof(why), result)
-              : cmd->op == LOOKUP_OP_PAIRED_ATTACH ? shmb_lookup_bench_paired_attach(ps, a, why, sizeof(why), result)
-              : a == LOOKUP_GROUP_SEGMENTS          ? peer_run_segments(ps, why, sizeof(why))
-              : a == LOOKUP_GROUP_CLASSIC           ? peer_run_classic(ps, why, sizeof(why))
-                                                    : peer_run_jemalloc(ps, why, sizeof(why));
+        const uint64_t a = cmd->arg[0], n = sizeof(why);
+        ret = cmd->op == LOOKUP_OP_LEND            ? shmb_lookup_lend_serve(&ps->peer->channel, why, n, result)
+              : cmd->op == LOOKUP_OP_PAIRED_ATTACH ? shmb_lookup_bench_paired_attach(ps, a, why, n, result)
+              : a == LOOKUP_GROUP_SEGMENTS         ? peer_run_segments(ps, why, n)
+              : a == LOOKUP_GROUP_CLASSIC          ? peer_run_classic(ps, why, n)
+                                                   : peer_run_jemalloc(ps, why, n);
         if (ret == -EPROTO)
             snprintf(data, data_bytes, "%s", why);
         return ret;

@@ -10,30 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every selected path set up in this process. */
-static int setup_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
+/* One process's run: every selected path set up, verified, then timed. */
+static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, shmb_rows_t *rows, char *why,
+                     size_t cap)
 {
     int ret = 0;
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (lookup_path_runs(cfg, p))
             ret = shmb_lookup_bench_setup(cfg, s, p, why, cap);
-    return ret;
-}
-
-/* The first_use row: mooncake's attach on each buffer's first request;
- * unmeasured for a system that has none here. */
-static int first_use_row(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int path, shmb_rows_t *rows)
-{
-    return shmb_lookup_bench_setup_row(cfg, path, shmb_lookup_bench_first_use_step(cfg),
-                                       SHMB_LOOKUP_FIRST_USE_NOTE,
-                                       path == SHMB_SYSTEM_MOONCAKE ? &s->first_use : NULL, rows);
-}
-
-/* One process's run: every selected path set up, verified, then timed. */
-static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, shmb_rows_t *rows, char *why,
-                     size_t cap)
-{
-    int ret = setup_paths(cfg, s, why, cap);
     /* Correctness first: no path is timed unless every one translates right. */
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (lookup_path_runs(cfg, p))
@@ -54,8 +38,9 @@ static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, sh
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_measure(cfg, s, p, 1, rows, NULL, why, cap);
         const int system = shmb_path_table[p].kind == SHMB_PATH_SYSTEM;
-        if (ret == 0 && (p == SHMB_SYSTEM_MOONCAKE || (cfg->system_rows && system)))
-            ret = first_use_row(cfg, s, p, rows);
+        if (ret == 0 && (p == SHMB_SYSTEM_MOONCAKE || (cfg->system_rows && system))) /* none: a dash row */
+            ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg), SHMB_LOOKUP_FIRST_USE_NOTE,
+                                              p == SHMB_SYSTEM_MOONCAKE ? &s->first_use : NULL, rows);
     }
     return ret;
 }
