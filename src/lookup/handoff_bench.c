@@ -1,12 +1,5 @@
-/*
- * handoff_bench: Flow-IPC's object hand-off per object, SHM-classic and
- * SHM-jemalloc (shmbench/handoff_bench.h states the contract): the lender's
- * side in this process (each flavour's pool or arena and its lender
- * session, the objects tagged and handed off, timed), the rows and the run.
- * The lender's end is handoff_link.c (shared with the transfer benchmark),
- * the borrower's side handoff_peer.c: called here without a peer, in a
- * forked process with one; handoff_internal.h has the messages between them.
- */
+/* The hand-off rows (shmbench/handoff_bench.h): the lender's side here, the
+ * link and the borrower in models/ (handoff_link.c, handoff_peer.c). */
 #include "models/handoff_internal.h"
 #include "shmbench/handoff_bench.h"
 

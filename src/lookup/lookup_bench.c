@@ -1,45 +1,6 @@
-/*
- * lookup_bench: what translating a peer's address costs, per path, in one
- * process (shmbench/lookup_bench.h states the contract): the configuration,
- * the placement, the pool of requests, the set-up of each path
- * (src/paths.c), verification, rows, and shmb_lookup_bench_run. Timing is
- * in lookup_measure.c, the two-process run in lookup_owner.c and
- * lookup_peer.c.
- *
- * Set-up: num_segments segments of segment_size; peer bases page-aligned,
- * non-overlapping and spread over SHMB_LOOKUP_SPAN_BYTES of the peer's
- * address space, registered in the order the placement says (descending,
- * ascending or random addresses); local bases inside one reserved range of
- * this process (PROT_NONE, MAP_NORESERVE: real addresses, no memory
- * committed). Requests are made before timing, reproducibly from the seed:
- * random (any segment, any offset) or sequential (segments in address order,
- * offsets advancing).
- *
- * A timed batch is max(num_lookups, SHMB_LOOKUP_MIN_BATCH) lookups (the
- * window; SHMB_LOOKUP_MIN_BATCH when num_lookups is the row's count). Requests come from a pool of whole windows, at least
- * SHMB_LOOKUP_MIN_POOL requests, and batches walk through it: replaying a few
- * thousand requests over and over lets the branch predictors learn them, and
- * lower_bound and tree would look faster than they are (seen here: 6.6 ns
- * with 1000 requests replayed against 28 ns with a million, at 100 segments).
- *
- * Systems (what a request really costs) beside the kernels (reference points):
- *   mooncake          shmbench/mooncake.h: TENT's walk of the mapped
- *                     buffers under its RWSpinlock. The
- *                     segments are real SHM (sparse, created with O_EXCL,
- *                     0600); each buffer's first request opens and maps it
- *                     (shm_open + mmap + close, at the address the kernels
- *                     use), timed one by one: the first_use row.
- *   flowipc_classic   shmbench/fipc_classic.h: one pool holding every
- *                     segment back to back (here: our reserved range);
- *                     handle = offset; base + offset.
- *   flowipc_jemalloc  shmbench/fipc_jemalloc.h: Shm_pool_repository::
- *                     to_address, lock + hash map + base + offset, with as
- *                     many pools as segments.
- *
- * Every path's translation of every request of the pool is checked against
- * the address the request was made from before any timing; a mismatch fails
- * the run.
- */
+/* The set-up of a lookup run (lookup_internal.h): the configuration, the
+ * placement, the pool of requests, each path set up and verified, mooncake's
+ * real segments and their slots. Calls nothing else in src/lookup. */
 #include "lookup_internal.h"
 #include "base/names_internal.h"
 
@@ -68,9 +29,8 @@ int shmb_lookup_bench_check(const shmb_lookup_config_t *cfg)
         cfg->num_segments > (SHMB_LOOKUP_SPAN_BYTES >> 20) / cfg->segment_size_mb)
         return -EOVERFLOW;
     if (cfg->lookup_len_kb > cfg->segment_size_mb * 1024 || (unsigned)cfg->mode > SHMB_LOOKUP_MODE_BOTH ||
-        (unsigned)cfg->placement >= SHMB_LOOKUP_PLACEMENTS ||
-        cfg->threads < 1 ||
-        cfg->threads > SHMB_LOOKUP_MAX_THREADS || (cfg->peer_process && cfg->threads > 1))
+        (unsigned)cfg->placement >= SHMB_LOOKUP_PLACEMENTS || cfg->threads < 1 || cfg->threads > SHMB_LOOKUP_MAX_THREADS ||
+        (cfg->peer_process && cfg->threads > 1))
         return -EINVAL;
     return 0;
 }
@@ -81,24 +41,17 @@ static uint64_t window_of(const shmb_lookup_config_t *cfg)
     return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH && !cfg->count_given ? cfg->num_lookups : SHMB_LOOKUP_MIN_BATCH;
 }
 
-uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg)
-{
-    if (!cfg->count_given)
-        return 0;
-    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups / SHMB_LOOKUP_MIN_BATCH : 1;
-}
-
 int shmb_lookup_bench_shm_bytes(const shmb_lookup_config_t *cfg, uint64_t *bytes)
 {
     int ret = shmb_lookup_bench_check(cfg);
     if (ret < 0)
         return ret;
-    const uint64_t page = 4096, window = window_of(cfg);
+    const uint64_t window = window_of(cfg);
     const uint64_t requests = (SHMB_LOOKUP_MIN_POOL + window - 1) / window * window;
-    const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / page);
-    *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * page : 0;
+    const uint64_t pages = cfg->num_segments * ((cfg->segment_size_mb << 20) / PAGE);
+    *bytes = cfg->peer_process ? ((requests < pages ? requests : pages) + 1024) * PAGE : 0;
     if (cfg->peer_process && cfg->nsystems) /* every system's objects at once, a tag page per segment */
-        *bytes = cfg->nsystems * (cfg->num_segments + 1024) * page;
+        *bytes = cfg->nsystems * (cfg->num_segments + 1024) * PAGE;
     return 0;
 }
 
@@ -187,7 +140,6 @@ static int make_requests(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s
 
 /* ---- the run's set-up ---- */
 
-/* Sets path p up over view, to be torn down once. */
 int shmb_lookup_bench_path_setup(shmb_lookup_setup_t *s, int p, const shmb_path_view_t *view)
 {
     const shmb_path_t *path = &shmb_path_table[p];
@@ -293,7 +245,6 @@ static void detach_slot(void *ctx, void *local, uint64_t length)
     mmap(local, (size_t)length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
-/* Room for one descriptor per slot, none open. */
 int shmb_lookup_bench_alloc_slots(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s)
 {
     s->attach_fd = malloc((size_t)cfg->num_segments * sizeof(*s->attach_fd));
@@ -305,8 +256,6 @@ int shmb_lookup_bench_alloc_slots(const shmb_lookup_config_t *cfg, shmb_lookup_s
     return 0;
 }
 
-/* Mooncake's model goes (detaching what it attached), and every slot still
- * attached is reserved again, its descriptor closed. */
 void shmb_lookup_bench_release_slots(shmb_lookup_setup_t *s)
 {
     shmb_lookup_bench_path_teardown(s, SHMB_SYSTEM_MOONCAKE);
@@ -353,9 +302,6 @@ shmb_path_view_t shmb_lookup_bench_view(const shmb_lookup_config_t *cfg, shmb_lo
                               .pool_bytes = s->reserved_bytes};
 }
 
-/* Each buffer's first request through mooncake's model (set up over slots
- * with room for a descriptor each), in a random order, timed one by one (it
- * attaches the buffer) into s->first_use. */
 int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
                                  size_t cap)
 {
@@ -389,8 +335,8 @@ int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_se
     return ret;
 }
 
-int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why,
-                                     size_t cap)
+/* Mooncake in one process: its real segments, its model, their first uses. */
+static int setup_mooncake(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
 {
     int ret = create_shm(cfg, s);
     const char **names = ret == 0 ? malloc((size_t)cfg->num_segments * sizeof(*names)) : NULL;
@@ -408,21 +354,15 @@ int shmb_lookup_bench_setup_mooncake(const shmb_lookup_config_t *cfg, shmb_looku
     return ret;
 }
 
-/* Every selected path set up over this process's view. */
-static int setup_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, char *why, size_t cap)
+int shmb_lookup_bench_setup(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int p, char *why, size_t cap)
 {
+    if (p == SHMB_SYSTEM_MOONCAKE)
+        return setup_mooncake(cfg, s, why, cap);
     const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, NULL);
-    int ret = 0;
-    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
-        if (!lookup_path_runs(cfg, p))
-            continue;
-        ret = p == SHMB_SYSTEM_MOONCAKE ? shmb_lookup_bench_setup_mooncake(cfg, s, why, cap)
-                                        : shmb_lookup_bench_path_setup(s, p, &view);
-    }
-    return ret;
+    return shmb_lookup_bench_path_setup(s, p, &view);
 }
 
-/* ---- verification and rows ---- */
+/* ---- verification ---- */
 
 /* The 8-byte word that holds the byte at p. */
 static uint64_t word_at(const void *p)
@@ -432,8 +372,6 @@ static uint64_t word_at(const void *p)
     return word;
 }
 
-/* Every request, translated one by one, must land where it was made from;
- * in the peer, the word there must hold the tag the owner wrote. */
 int shmb_lookup_bench_verify(const shmb_lookup_setup_t *s, int path, uint64_t n, char *why, size_t cap)
 {
     for (uint64_t k = 0; k < n; k++) {
@@ -456,124 +394,3 @@ int shmb_lookup_bench_verify(const shmb_lookup_setup_t *s, int path, uint64_t n,
     }
     return 0;
 }
-
-static shmb_row_t path_row(const shmb_lookup_config_t *cfg, int path)
-{
-    return shmb_row_make(cfg->system_rows ? "" : lookup_path_name(path), "segments", cfg->num_segments,
-                         cfg->repetition);
-}
-
-int shmb_lookup_bench_timed_row(const shmb_lookup_config_t *cfg, int path, int latency, int threads,
-                                double *samples, size_t count, uint64_t window, uint64_t pool, shmb_rows_t *rows)
-{
-    shmb_row_t row = path_row(cfg, path);
-    if (latency)
-        snprintf(row.step, sizeof(row.step), "latency");
-    row.threads = threads;
-    row.iterations = count * window;
-    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", (unsigned long long)pool, (unsigned long long)pool);
-    return shmb_rows_push_samples(rows, &row, samples, count);
-}
-
-int shmb_lookup_bench_setup_row(const shmb_lookup_config_t *cfg, int path, const char *step, const char *note,
-                                shmb_samples_t *samples, shmb_rows_t *rows)
-{
-    shmb_row_t row = path_row(cfg, path);
-    snprintf(row.step, sizeof(row.step), "%s", step);
-    if (!samples)
-        return shmb_rows_push(rows, &row);
-    row.iterations = samples->n;
-    snprintf(row.note, sizeof(row.note), "%s", note);
-    return shmb_rows_push_samples(rows, &row, samples->v, samples->n);
-}
-
-/* The first_use row: mooncake's attach on each buffer's first request;
- * unmeasured for a system that has none here. */
-static int first_use_row(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, int path, shmb_rows_t *rows)
-{
-    return shmb_lookup_bench_setup_row(cfg, path, shmb_lookup_bench_first_use_step(cfg),
-                                       SHMB_LOOKUP_FIRST_USE_NOTE,
-                                       path == SHMB_SYSTEM_MOONCAKE ? &s->first_use : NULL, rows);
-}
-
-const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg)
-{
-    return cfg->system_rows ? "attach" : "first_use";
-}
-
-/* ---- one process's run ---- */
-
-static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, shmb_rows_t *rows, char *why,
-                     size_t cap)
-{
-    int ret = setup_paths(cfg, s, why, cap);
-    /* Correctness first: no path is timed unless every one translates right. */
-    for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
-        if (lookup_path_runs(cfg, p))
-            ret = shmb_lookup_bench_verify(s, p, s->window * s->windows, why, cap);
-    uint64_t paths = 0, at = 0;
-    for (int p = 0; p < SHMB_PATHS; p++)
-        paths += lookup_path_runs(cfg, p) != 0;
-    shmb_progress_plan(cfg->progress, paths);
-    for (int p = 0; p < SHMB_PATHS && ret == 0; p++) {
-        if (!lookup_path_runs(cfg, p))
-            continue;
-        char label[64];
-        snprintf(label, sizeof(label), "%s, %llu segments", lookup_path_name(p),
-                 (unsigned long long)cfg->num_segments);
-        shmb_progress_step(cfg->progress, at++, label);
-        if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
-            ret = shmb_lookup_bench_measure(cfg, s, p, 0, rows, NULL, why, cap);
-        if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
-            ret = shmb_lookup_bench_measure(cfg, s, p, 1, rows, NULL, why, cap);
-        const int system = shmb_path_table[p].kind == SHMB_PATH_SYSTEM;
-        if (ret == 0 && (p == SHMB_SYSTEM_MOONCAKE || (cfg->system_rows && system)))
-            ret = first_use_row(cfg, s, p, rows);
-    }
-    return ret;
-}
-
-int shmb_lookup_bench_run(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why,
-                          size_t why_cap)
-{
-    int ret = shmb_lookup_bench_check(cfg);
-    if (ret == 0 && cfg->nsystems)
-        return shmb_lookup_bench_paired_run(cfg, rows, why, why_cap);
-    int systems = 0;
-    for (int p = 0; p < SHMB_SYSTEMS; p++)
-        systems += cfg->run_system[p] != 0;
-    if (ret == 0 && cfg->system_rows) {
-        for (int k = 0; k < SHMB_LOOKUP_STRATEGIES; k++)
-            ret = cfg->run[k] ? -EINVAL : ret;
-        ret = systems == 1 ? ret : -EINVAL;
-    }
-    if (ret < 0)
-        return ret;
-    size_t first = rows->n;
-    if (cfg->peer_process) {
-        ret = shmb_lookup_bench_owner_run(cfg, rows, why, why_cap);
-    } else {
-        shmb_lookup_setup_t s;
-        ret = shmb_lookup_bench_prepare(cfg, &s);
-        if (ret < 0)
-            return ret;
-        ret = run_paths(cfg, &s, rows, why, why_cap);
-        shmb_lookup_bench_teardown(&s);
-    }
-    if (ret < 0 || cfg->system_rows)
-        return ret;
-
-    /* Each kind against the baseline's row of the same kind. */
-    const char *baseline = lookup_path_name(cfg->run_system[SHMB_SYSTEM_MOONCAKE]
-                                                ? SHMB_SYSTEM_MOONCAKE
-                                                : SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR);
-    static const char *const kinds[] = {"", "latency"};
-    for (int k = 0; k < 2; k++) {
-        const shmb_row_t *base = shmb_rows_find(rows, baseline, kinds[k], cfg->num_segments, cfg->repetition);
-        for (size_t i = first; base && i < rows->n; i++)
-            if (strcmp(rows->v[i].step, kinds[k]) == 0)
-                rows->v[i].speedup = base->ns.p50 / rows->v[i].ns.p50;
-    }
-    return 0;
-}
-

@@ -1,19 +1,9 @@
-/*
- * lookup_lend: SHM-jemalloc's first attach as its session makes it, across
- * the lookup's two processes: before a borrower can reach anything in the
- * lender's arena, the lender lends it the arena (LendArena) and every pool
- * (LendPool), each a synchronous request the borrower answers once it has
- * opened and mapped the pool (Flow-IPC/ipc_shm_arena_lend,
- * src/ipc/session/standalone/shm/arena_lend/jemalloc/shm_session.cpp:
- * lend_arena, lend_shm_pool, receive_shm_pool; the lender waits for each
- * Response). The messages cross on the peer's channel (a Unix stream socket,
- * as Flow-IPC's session channel is), while the peer runs the command the
- * owner posted (shmb_peer_post): the owner is the lender, the peer the
- * borrower. Once every pool is lent, the owner sends a handle per block
- * with the tag it wrote there; the peer borrows each (borrow_object, through
- * the mappings the LendPool requests made), reads the tag and releases it.
- * The messages' first byte is their kind (below).
- */
+/* SHM-jemalloc's first attach across the lookup's two processes, as its
+ * session makes it (shm_session.cpp: lend_arena, lend_shm_pool,
+ * receive_shm_pool): the owner lends the arena and each pool on the peer's
+ * channel, each a synchronous round trip the borrower answers once it has
+ * mapped the pool, then sends a handle and tag per block for the borrower
+ * to read back. A message's first byte is its kind. */
 #include "lookup_internal.h"
 
 #include "shmbench/channel.h"

@@ -1,39 +1,10 @@
-/*
- * lookup_measure: timing one path of the lookup benchmark, on the calling
- * thread or on a crew of threads at once (src/crew_internal.h).
- *
- * Two kinds of rows. Throughput: a batch's requests are independent, so the
- * CPU overlaps their translations (the path's batch loop). Latency: the same
- * requests as a dependent chain (the path's chain loop: shmb_lookup_chain
- * and the systems' *_chain), each request's keys shifted by how far the
- * previous translation landed from where it should (zero, unknown to the
- * compiler), so that each translation waits for the one before: what a
- * request path that waits on each translation sees. Every translated
- * address of a batch is summed into a checksum that is checked (a wrong
- * translation in a chain derails every request after it). Batches repeat
- * until min_time_ms has passed, and at least SHMB_LOOKUP_MIN_BATCHES; with
- * count_given, exactly shmb_lookup_bench_batches() of them.
- *
- * Threads: with threads > 1, that many threads run the same path at once,
- * each its own stream of requests (thread i starts at window i x windows /
- * threads of the pool and walks on), over the shared metadata, pool and
- * repository, as a process's transfer threads do: mooncake's metadata
- * RWSpinlock and SegmentDesc shared_ptr, flowipc_jemalloc's repository
- * mutex (taken per translation, as upstream's to_address does) are shared;
- * flowipc_classic and the kernels share read-only memory only. The threads
- * are a crew: each pinned to its own CPU when there are enough
- * (shmb_sysinfo_plan_cpus), else running on every allowed CPU; each runs
- * a warm-up batch, then they start together (shmb_crew_sync) and run until
- * min_time_ms has passed and each has timed SHMB_LOOKUP_MIN_BATCHES
- * batches; every batch of every thread is checksummed, and the first
- * thread to fail stops them all. Rows carry threads = N: ns per lookup per
- * thread (percentiles over every thread's batches), iterations = all
- * threads' lookups, items_per_second = all threads' lookups / the wall
- * time from the first thread's start to the last one's end.
- */
+/* Timing one path of a lookup run on the calling thread or a crew of threads
+ * (docs/lookup.md says what each row times), and the rows of a path. Calls
+ * nothing else in src/lookup. */
 #include "lookup_internal.h"
 
 #include "base/crew_internal.h"
+#include "base/runner_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
@@ -43,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- timing: one thread, or a crew of them at once ---- */
 
 uint64_t shmb_lookup_bench_batch(const shmb_lookup_setup_t *s, int path, int latency, size_t win)
 {
@@ -64,56 +33,78 @@ typedef struct timing {
     uint64_t budget_ns;       /* member 0's timed batches, at least */
     uint64_t batches;         /* 0, or each member's timed batches, exactly (count_given) */
     atomic_int stop;          /* 1: every member stops after its batch */
-    atomic_int short_of_min;  /* members that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
+    atomic_int others_short;  /* members but 0 that have timed fewer than SHMB_LOOKUP_MIN_BATCHES */
     shmb_samples_t *samples;  /* ns per lookup of each batch */
     uint64_t *start_ns, *end_ns;
     char (*why)[200];         /* a member's -EPROTO, described */
 } timing_t;
 
-static void member_fail(shmb_crew_t *crew, timing_t *t, int me, int ret)
+int shmb_lookup_bench_check_sum(const shmb_lookup_setup_t *s, int path, int latency, size_t win, uint64_t sum,
+                                int thread, char *why, size_t cap)
 {
-    shmb_crew_fail(crew, me, ret);
-    atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    if (sum == s->expected_sum[win])
+        return 0;
+    char who[32] = "";
+    if (thread >= 0)
+        snprintf(who, sizeof(who), ", thread %d", thread);
+    snprintf(why, cap, "%s%s%s: checksum of a timed batch is 0x%llx, expected 0x%llx", lookup_path_name(path),
+             latency ? " latency" : "", who, (unsigned long long)sum, (unsigned long long)s->expected_sum[win]);
+    return -EPROTO;
 }
 
-/* Times batches until told to stop: member i starts at window
- * i x windows / threads and walks on; each batch's checksum is checked.
- * Member 0 says stop once its batches took budget_ns and every member has
- * timed SHMB_LOOKUP_MIN_BATCHES. */
+/* A member's walk through the pool, a window a batch (member i starts at
+ * window i x windows / threads); a shmb_runner_fn of s->window operations. */
+typedef struct walk {
+    const timing_t *t;
+    char *why;
+    int me;
+    size_t win;
+} walk_t;
+
+static int walk_batch(void *ctx, uint64_t count)
+{
+    walk_t *w = ctx;
+    const timing_t *t = w->t;
+    (void)count; /* every plan below is in batches of s->window */
+    const uint64_t sum = shmb_lookup_bench_batch(t->s, t->path, t->latency, w->win);
+    int ret = shmb_lookup_bench_check_sum(t->s, t->path, t->latency, w->win, sum, w->me, w->why, sizeof(t->why[0]));
+    w->win = (w->win + 1) % (size_t)t->s->windows;
+    return ret;
+}
+
+/* A member's batches through the runner. A count given: exactly that many.
+ * Else member 0 times until its batches took budget_ns and number
+ * SHMB_LOOKUP_MIN_BATCHES, then a batch at a time until every other member
+ * has timed as many, and stops them all; the others time that many, say so
+ * (outside any timed batch), then on until stopped. */
 static void run_batches(shmb_crew_t *crew, timing_t *t, int me)
 {
-    const shmb_lookup_setup_t *s = t->s;
-    const size_t w = (size_t)s->window;
-    shmb_samples_t *samples = &t->samples[me];
-    size_t win = (size_t)((uint64_t)me * s->windows / (uint64_t)t->threads);
-    uint64_t spent = 0;
+    const uint64_t w = t->s->window, min = SHMB_LOOKUP_MIN_BATCHES;
+    walk_t walk = {t, t->why[me], me, (size_t)((uint64_t)me * t->s->windows / (uint64_t)t->threads)};
+    shmb_samples_t *out = &t->samples[me];
+    const shmb_runner_plan_t counted = {.ops = t->batches * w, .batches = t->batches, .budget_ns = UINT64_MAX,
+                                        .stop = &t->stop},
+                             timed = {.ops = w, .budget_ns = t->budget_ns, .min_batches = min, .stop = &t->stop},
+                             least = {.ops = min * w, .batches = min, .budget_ns = UINT64_MAX, .stop = &t->stop},
+                             endless = {.ops = w, .budget_ns = UINT64_MAX, .stop = &t->stop},
+                             one = {.ops = w, .batches = 1};
     t->start_ns[me] = shmb_clock_now_ns();
-    while (!atomic_load_explicit(&t->stop, memory_order_relaxed)) {
-        uint64_t t0 = shmb_clock_now_ns();
-        uint64_t sum = shmb_lookup_bench_batch(s, t->path, t->latency, win);
-        uint64_t t1 = shmb_clock_now_ns();
-        if (sum != s->expected_sum[win]) {
-            snprintf(t->why[me], sizeof(t->why[me]),
-                     "%s%s, thread %d: checksum of a timed batch is 0x%llx, expected 0x%llx",
-                     lookup_path_name(t->path), t->latency ? " latency" : "", me, (unsigned long long)sum,
-                     (unsigned long long)s->expected_sum[win]);
-            member_fail(crew, t, me, -EPROTO);
-            break;
-        }
-        if (shmb_stats_append(samples, (double)(t1 - t0) / (double)w) < 0) {
-            member_fail(crew, t, me, shmb_error_record("malloc", ENOMEM, NULL));
-            break;
-        }
-        spent += t1 - t0;
-        if (samples->n == t->batches)
-            break;
-        if (samples->n == SHMB_LOOKUP_MIN_BATCHES)
-            atomic_fetch_sub_explicit(&t->short_of_min, 1, memory_order_relaxed);
-        if (me == 0 && spent >= t->budget_ns && atomic_load_explicit(&t->short_of_min, memory_order_relaxed) == 0)
-            atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
-        win = (win + 1) % (size_t)s->windows;
+    int ret = shmb_runner_run(t->batches ? &counted : me == 0 ? &timed : &least, walk_batch, &walk, out, NULL);
+    if (!t->batches && me == 0) {
+        while (ret == 0 && atomic_load_explicit(&t->others_short, memory_order_relaxed) > 0 &&
+               !atomic_load_explicit(&t->stop, memory_order_relaxed))
+            ret = shmb_runner_run(&one, walk_batch, &walk, out, NULL);
+        atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    } else if (!t->batches && ret == 0) {
+        atomic_fetch_sub_explicit(&t->others_short, 1, memory_order_relaxed);
+        if (!atomic_load_explicit(&t->stop, memory_order_relaxed))
+            ret = shmb_runner_run(&endless, walk_batch, &walk, out, NULL);
     }
     t->end_ns[me] = shmb_clock_now_ns();
+    if (ret < 0) {
+        shmb_crew_fail(crew, me, ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret);
+        atomic_store_explicit(&t->stop, 1, memory_order_relaxed);
+    }
 }
 
 /* A member: a warm-up batch, then every member starts timing at once. */
@@ -164,7 +155,6 @@ static int timing_row(const shmb_lookup_config_t *cfg, const timing_t *t, shmb_r
     return ret;
 }
 
-/* Times one path on cfg->threads threads (lookup_internal.h). */
 int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup_setup_t *s, int path,
                               int latency, shmb_rows_t *rows, shmb_samples_t *keep, char *why, size_t cap)
 {
@@ -177,7 +167,7 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
                   .start_ns = calloc(n, sizeof(uint64_t)), .end_ns = calloc(n, sizeof(uint64_t)),
                   .why = calloc(n, sizeof(*t.why))};
     atomic_init(&t.stop, 0);
-    atomic_init(&t.short_of_min, cfg->threads);
+    atomic_init(&t.others_short, cfg->threads - 1);
     int ret = t.samples && t.start_ns && t.end_ns && t.why ? time_on_crew(cfg, &t, why, cap)
                                                             : shmb_error_record("malloc", ENOMEM, NULL);
     if (ret == 0 && keep) {
@@ -193,4 +183,54 @@ int shmb_lookup_bench_measure(const shmb_lookup_config_t *cfg, const shmb_lookup
     free(t.end_ns);
     free(t.why);
     return ret;
+}
+
+uint64_t shmb_lookup_bench_batches(const shmb_lookup_config_t *cfg)
+{
+    if (!cfg->count_given)
+        return 0;
+    return cfg->num_lookups > SHMB_LOOKUP_MIN_BATCH ? cfg->num_lookups / SHMB_LOOKUP_MIN_BATCH : 1;
+}
+
+size_t shmb_lookup_bench_paired_attach_rounds(const shmb_lookup_config_t *cfg)
+{
+    const size_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
+    return (SHMB_LOOKUP_PAIRED_ATTACH_ROUNDS + block - 1) / block * block;
+}
+
+/* ---- rows ---- */
+
+static shmb_row_t path_row(const shmb_lookup_config_t *cfg, int path)
+{
+    return shmb_row_make(cfg->system_rows ? "" : lookup_path_name(path), "segments", cfg->num_segments,
+                         cfg->repetition);
+}
+
+int shmb_lookup_bench_timed_row(const shmb_lookup_config_t *cfg, int path, int latency, int threads,
+                                double *samples, size_t count, uint64_t window, uint64_t pool, shmb_rows_t *rows)
+{
+    shmb_row_t row = path_row(cfg, path);
+    if (latency)
+        snprintf(row.step, sizeof(row.step), "latency");
+    row.threads = threads;
+    row.iterations = count * window;
+    snprintf(row.note, sizeof(row.note), "verified %llu/%llu", (unsigned long long)pool, (unsigned long long)pool);
+    return shmb_rows_push_samples(rows, &row, samples, count);
+}
+
+int shmb_lookup_bench_setup_row(const shmb_lookup_config_t *cfg, int path, const char *step, const char *note,
+                                shmb_samples_t *samples, shmb_rows_t *rows)
+{
+    shmb_row_t row = path_row(cfg, path);
+    snprintf(row.step, sizeof(row.step), "%s", step);
+    if (!samples)
+        return shmb_rows_push(rows, &row);
+    row.iterations = samples->n;
+    snprintf(row.note, sizeof(row.note), "%s", note);
+    return shmb_rows_push_samples(rows, &row, samples->v, samples->n);
+}
+
+const char *shmb_lookup_bench_first_use_step(const shmb_lookup_config_t *cfg)
+{
+    return cfg->system_rows ? "attach" : "first_use";
 }

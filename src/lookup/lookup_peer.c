@@ -1,30 +1,7 @@
-/*
- * lookup_peer: the peer's side of a two-process lookup run, run in the
- * forked peer process through shmb_lookup_bench_peer_handler. The protocol
- * is in lookup_internal.h, the owner's side in lookup_owner.c.
- *
- * The peer knows the run's configuration (as a forked copy of cfg), makes
- * the same pool of requests from the seed, and learns the objects only from
- * what the owner publishes. Per set of objects:
- *   mooncake + kernels  its Mooncake model built from the published buffers;
- *                       each buffer's first request attaches it
- *                       (shm_open(O_RDWR) + mmap at its slot of the peer's
- *                       reservation): the first_use row, timed one by one.
- *                       The kernels run over the same attached segments (the
- *                       peer attaches them itself, untimed, when mooncake
- *                       does not run).
- *   flowipc_classic     the pool attached once (the attach row: shm_open +
- *                       fstat + mmap), then handles added to its base.
- *   flowipc_jemalloc    first every pool lent to the peer by the owner
- *                       (LOOKUP_OP_LEND, lookup_lend.c: the attach row, the
- *                       owner's timing of each LendPool round trip), then
- *                       every pool attached read-only, untimed, and entered
- *                       in the peer's own repository under the owner's
- *                       pool id.
- * Every translation the peer verifies lands where the peer mapped the
- * object, and the 8 bytes read there through the translated pointer must be
- * the tag the owner wrote: proof across the two processes. One thread only.
- */
+/* The peer's side of a two-process lookup run, in the forked peer
+ * (shmb_lookup_bench_peer_handler): it makes the same requests from its copy
+ * of cfg, learns the objects only from what the owner publishes, attaches
+ * them, checks every translation against the owner's tags and times. */
 #include "lookup_internal.h"
 
 #include "shmbench/clock.h"
@@ -51,8 +28,8 @@ static int peer_prepare(shmb_lookup_peer_t *ps)
     const uint64_t total = s->window * s->windows, size = ps->cfg->segment_size_mb << 20;
     s->made = malloc((size_t)total * sizeof(*s->made));
     s->tags = malloc((size_t)total * sizeof(*s->tags));
-    ps->blocks = calloc((size_t)ps->cfg->num_segments, sizeof(*ps->blocks));
-    if (!s->made || !s->tags || !ps->blocks)
+    ps->t.blocks = calloc((size_t)ps->cfg->num_segments, sizeof(*ps->t.blocks));
+    if (!s->made || !s->tags || !ps->t.blocks)
         return shmb_error_record("malloc", ENOMEM, NULL);
     memcpy(s->made, s->requests, (size_t)total * sizeof(*s->made));
     for (uint64_t k = 0; k < total; k++)
@@ -71,14 +48,14 @@ static int aim(shmb_lookup_peer_t *ps, int path, char *why, size_t cap)
     memset(s->expected_sum, 0, (size_t)s->windows * sizeof(uint64_t));
     for (uint64_t k = 0; k < total; k++) {
         shmb_lookup_request_t r = s->made[k];
-        const shmb_lookup_block_t *b = &ps->blocks[r.id];
+        const shmb_lookup_block_t *b = &ps->t.blocks[r.id];
         uint64_t want;
         if (path == SHMB_SYSTEM_FLOWIPC_CLASSIC) {
             r.pool_offset = b->key + r.offset;
             want = (uint64_t)(uintptr_t)s->state.pool_base + r.pool_offset;
         } else if (path == SHMB_SYSTEM_FLOWIPC_JEMALLOC) {
             uint64_t i = 0;
-            while (i < ps->pools_attached && ps->objects[i].key != b->key)
+            while (i < ps->pools_attached && ps->t.objects[i].key != b->key)
                 i++;
             if (i == ps->pools_attached) {
                 snprintf(why, cap, "flowipc_jemalloc: the block of segment %u lies in pool %llu, which the owner "
@@ -119,6 +96,40 @@ static int peer_measure(shmb_lookup_peer_t *ps, int group, char *why, size_t cap
     return ret;
 }
 
+/* The published buffers must be num_segments of a segment's size: their
+ * owner addresses become s's peer bases, their names names[id]. */
+static int take_buffers(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, const shmb_lookup_taken_t *t,
+                        const char **names, char *why, size_t cap)
+{
+    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
+    if (t->nobjects != n) {
+        snprintf(why, cap, "the owner published %llu buffers, expected %llu", (unsigned long long)t->nobjects,
+                 (unsigned long long)n);
+        return -EPROTO;
+    }
+    for (uint64_t id = 0; id < n; id++) {
+        if (t->objects[id].bytes != size) {
+            snprintf(why, cap, "the owner published buffer %llu of %llu bytes, expected %llu",
+                     (unsigned long long)id, (unsigned long long)t->objects[id].bytes, (unsigned long long)size);
+            return -EPROTO;
+        }
+        s->segments[id].peer_base = t->objects[id].key;
+        names[id] = t->objects[id].name;
+    }
+    return 0;
+}
+
+/* Path p set up over the published buffers; -EINVAL is the owner's breach. */
+static int setup_buffers(shmb_lookup_setup_t *s, int p, const shmb_path_view_t *view, char *why, size_t cap)
+{
+    int ret = shmb_lookup_bench_path_setup(s, p, view);
+    if (ret == -EINVAL) {
+        snprintf(why, cap, "the owner published overlapping buffers");
+        ret = -EPROTO;
+    }
+    return ret;
+}
+
 /* Mooncake and the kernels, over the owner's segments: the model from the
  * published metadata, each buffer attached on its first request (timed), or
  * by the peer itself when only kernels run. */
@@ -127,33 +138,16 @@ static int peer_run_segments(shmb_lookup_peer_t *ps, char *why, size_t cap)
     const shmb_lookup_config_t *cfg = ps->cfg;
     shmb_lookup_setup_t *s = &ps->s;
     const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
-    if (ps->nobjects != n) {
-        snprintf(why, cap, "the owner published %llu buffers, expected %llu", (unsigned long long)ps->nobjects,
-                 (unsigned long long)n);
-        return -EPROTO;
-    }
-    for (uint64_t id = 0; id < n; id++) {
-        if (ps->objects[id].bytes != size) {
-            snprintf(why, cap, "the owner published buffer %llu of %llu bytes, expected %llu",
-                     (unsigned long long)id, (unsigned long long)ps->objects[id].bytes, (unsigned long long)size);
-            return -EPROTO;
-        }
-        s->segments[id].peer_base = ps->objects[id].key;
-    }
-    for (uint64_t k = 0; k < s->window * s->windows; k++)
-        s->made[k].addr = s->segments[s->made[k].id].peer_base + s->made[k].offset;
     const char **names = malloc((size_t)n * sizeof(*names));
-    int ret = names ? shmb_lookup_bench_alloc_slots(cfg, s) : shmb_error_record("malloc", ENOMEM, NULL);
-    for (uint64_t id = 0; ret == 0 && id < n; id++)
-        names[id] = ps->objects[id].name;
+    int ret = names ? take_buffers(cfg, s, &ps->t, names, why, cap) : shmb_error_record("malloc", ENOMEM, NULL);
+    for (uint64_t k = 0; ret == 0 && k < s->window * s->windows; k++)
+        s->made[k].addr = s->segments[s->made[k].id].peer_base + s->made[k].offset;
+    if (ret == 0)
+        ret = shmb_lookup_bench_alloc_slots(cfg, s);
     const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
     for (int p = 0; p < SHMB_PATHS && ret == 0; p++)
         if (lookup_path_runs(cfg, p) && lookup_group_of(p) == LOOKUP_GROUP_SEGMENTS)
-            ret = shmb_lookup_bench_path_setup(s, p, &view);
-    if (ret == -EINVAL) {
-        snprintf(why, cap, "the owner published overlapping buffers");
-        ret = -EPROTO;
-    }
+            ret = setup_buffers(s, p, &view, why, cap);
     if (ret == 0 && cfg->run_system[SHMB_SYSTEM_MOONCAKE]) {
         ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
         ps->samples[SHMB_SYSTEM_MOONCAKE][LOOKUP_SETUP] = s->first_use;
@@ -170,23 +164,23 @@ static int peer_run_segments(shmb_lookup_peer_t *ps, char *why, size_t cap)
 /* flowipc_classic: the pool attached once (timed), then handles. */
 static int peer_run_classic(shmb_lookup_peer_t *ps, char *why, size_t cap)
 {
-    if (ps->nobjects != 1) {
+    if (ps->t.nobjects != 1) {
         snprintf(why, cap, "flowipc_classic: the owner published %llu pools, expected 1",
-                 (unsigned long long)ps->nobjects);
+                 (unsigned long long)ps->t.nobjects);
         return -EPROTO;
     }
     void *base;
     size_t bytes;
     uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_fipc_classic_attach(ps->objects[0].name, &base, &bytes);
+    int ret = shmb_fipc_classic_attach(ps->t.objects[0].name, &base, &bytes);
     uint64_t t1 = shmb_clock_now_ns();
     if (ret < 0)
         return ret;
     ps->classic_pool = base;
     ps->classic_bytes = bytes;
-    if (bytes != ps->objects[0].bytes) {
+    if (bytes != ps->t.objects[0].bytes) {
         snprintf(why, cap, "flowipc_classic: the pool holds %zu bytes, the owner published %llu", bytes,
-                 (unsigned long long)ps->objects[0].bytes);
+                 (unsigned long long)ps->t.objects[0].bytes);
         return -EPROTO;
     }
     const shmb_path_view_t view = {.pool_base = base, .pool_bytes = bytes};
@@ -206,8 +200,8 @@ static int enter_pools(shmb_lookup_peer_t *ps, char *why, size_t cap)
     uint32_t *ids = calloc((size_t)(n ? n : 1), sizeof(*ids));
     int ret = pools && ids ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; ret == 0 && i < n; i++) {
-        pools[i] = (shmb_lookup_segment_t){.size = ps->objects[i].bytes, .local_base = ps->pool_map[i]};
-        ids[i] = (uint32_t)ps->objects[i].key;
+        pools[i] = (shmb_lookup_segment_t){.size = ps->t.objects[i].bytes, .local_base = ps->pool_map[i]};
+        ids[i] = (uint32_t)ps->t.objects[i].key;
     }
     const shmb_path_view_t view = {.segments = pools, .n = (size_t)n, .pool_ids = ids};
     if (ret == 0)
@@ -227,14 +221,14 @@ static int enter_pools(shmb_lookup_peer_t *ps, char *why, size_t cap)
  * with that session. */
 static int peer_run_jemalloc(shmb_lookup_peer_t *ps, char *why, size_t cap)
 {
-    const uint64_t n = ps->nobjects;
+    const uint64_t n = ps->t.nobjects;
     ps->pool_map = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_map));
     ps->pool_fd = calloc((size_t)(n ? n : 1), sizeof(*ps->pool_fd));
     if (!ps->pool_map || !ps->pool_fd)
         return shmb_error_record("malloc", ENOMEM, NULL);
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++) {
-        const shmb_lookup_object_t *o = &ps->objects[i];
+        const shmb_lookup_object_t *o = &ps->t.objects[i];
         if ((ret = shmb_fipc_pool_attach(o->name, o->bytes, &ps->pool_map[i], &ps->pool_fd[i])) < 0)
             break;
         ps->pools_attached++;
@@ -260,40 +254,13 @@ static void peer_release(shmb_lookup_peer_t *ps, int group)
         ps->classic_pool = NULL;
     } else if (group == LOOKUP_GROUP_JEMALLOC) {
         for (uint64_t i = 0; i < ps->pools_attached; i++)
-            shmb_fipc_pool_detach(ps->pool_map[i], ps->objects[i].bytes, ps->pool_fd[i]);
+            shmb_fipc_pool_detach(ps->pool_map[i], ps->t.objects[i].bytes, ps->pool_fd[i]);
         ps->pools_attached = 0;
         free(ps->pool_map);
         free(ps->pool_fd);
         ps->pool_map = NULL;
         ps->pool_fd = NULL;
     }
-}
-
-static int take_objects(shmb_lookup_peer_t *ps, const uint64_t *arg, const void *data, size_t data_bytes)
-{
-    const uint64_t first = arg[0], count = arg[1], total = arg[2];
-    if (first == 0) {
-        shmb_lookup_object_t *v = realloc(ps->objects, (size_t)(total ? total : 1) * sizeof(*v));
-        if (!v)
-            return shmb_error_record("malloc", ENOMEM, NULL);
-        ps->objects = v;
-        ps->nobjects = total;
-    }
-    if (first > ps->nobjects || count > ps->nobjects - first || count > data_bytes / sizeof(shmb_lookup_object_t))
-        return -EINVAL;
-    memcpy(ps->objects + first, data, (size_t)count * sizeof(shmb_lookup_object_t));
-    for (uint64_t i = first; i < first + count; i++)
-        ps->objects[i].name[SHMB_SEGMENT_NAME_MAX] = '\0';
-    return 0;
-}
-
-static int take_blocks(shmb_lookup_peer_t *ps, const uint64_t *arg, const void *data, size_t data_bytes)
-{
-    const uint64_t first = arg[0], count = arg[1], n = ps->cfg->num_segments;
-    if (first > n || count > n - first || count > data_bytes / sizeof(shmb_lookup_block_t))
-        return -EINVAL;
-    memcpy(ps->blocks + first, data, (size_t)count * sizeof(shmb_lookup_block_t));
-    return 0;
 }
 
 static int give_samples(shmb_lookup_peer_t *ps, const uint64_t *arg, void *data, size_t data_bytes,
@@ -315,36 +282,30 @@ static int give_samples(shmb_lookup_peer_t *ps, const uint64_t *arg, void *data,
 
 /* ---- a paired first attach ---- */
 
-int shmb_lookup_bench_paired_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t *cmd, const void *data,
-                                  size_t data_bytes)
+int shmb_lookup_bench_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t *cmd, const void *data, size_t data_bytes)
 {
-    const uint64_t sys = cmd->arg[0] & 0xff, first = cmd->arg[1], count = cmd->arg[2];
-    if (sys >= SHMB_PAIRED_MAX_SYSTEMS)
+    const uint64_t set = cmd->arg[0] & 0xff, first = cmd->arg[1], count = cmd->arg[2], total = cmd->arg[3];
+    const int blocks = cmd->op == LOOKUP_OP_BLOCKS;
+    const size_t size = blocks ? sizeof(shmb_lookup_block_t) : sizeof(shmb_lookup_object_t);
+    if (set > LOOKUP_SET_RUN)
         return -EINVAL;
-    shmb_lookup_paired_side_t *p = &ps->paired[sys];
-    if (cmd->op == LOOKUP_OP_PAIRED_BLOCKS) {
-        const uint64_t n = ps->cfg->num_segments;
-        if (!p->blocks && !(p->blocks = calloc((size_t)n, sizeof(*p->blocks))))
-            return shmb_error_record("malloc", ENOMEM, NULL);
-        if (first > n || count > n - first || count > data_bytes / sizeof(shmb_lookup_block_t))
-            return -EINVAL;
-        memcpy(p->blocks + first, data, (size_t)count * sizeof(shmb_lookup_block_t));
-        return 0;
-    }
-    const uint64_t total = cmd->arg[3];
-    if (first == 0) {
-        shmb_lookup_object_t *v = realloc(p->objects, (size_t)(total ? total : 1) * sizeof(*v));
+    shmb_lookup_taken_t *t = set == LOOKUP_SET_RUN ? &ps->t : &ps->paired[set].t;
+    if (blocks && !t->blocks && !(t->blocks = calloc((size_t)ps->cfg->num_segments, sizeof(*t->blocks))))
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    if (!blocks && first == 0) {
+        shmb_lookup_object_t *v = realloc(t->objects, (size_t)(total ? total : 1) * sizeof(*v));
         if (!v)
             return shmb_error_record("malloc", ENOMEM, NULL);
-        p->objects = v;
-        p->nobjects = total;
-        p->group = (int)(cmd->arg[0] >> 8);
+        t->objects = v;
+        t->nobjects = total;
+        t->group = (int)(cmd->arg[0] >> 8);
     }
-    if (first > p->nobjects || count > p->nobjects - first || count > data_bytes / sizeof(shmb_lookup_object_t))
+    const uint64_t room = blocks ? ps->cfg->num_segments : t->nobjects;
+    if (first > room || count > room - first || count > data_bytes / size)
         return -EINVAL;
-    memcpy(p->objects + first, data, (size_t)count * sizeof(shmb_lookup_object_t));
-    for (uint64_t i = first; i < first + count; i++)
-        p->objects[i].name[SHMB_SEGMENT_NAME_MAX] = '\0';
+    memcpy(blocks ? (void *)(t->blocks + first) : (void *)(t->objects + first), data, (size_t)count * size);
+    for (uint64_t i = first; !blocks && i < first + count; i++)
+        t->objects[i].name[SHMB_SEGMENT_NAME_MAX] = '\0';
     return 0;
 }
 
@@ -369,45 +330,28 @@ static int paired_buffers(const shmb_lookup_config_t *cfg, uint64_t sys, shmb_lo
                           char *why, size_t cap)
 {
     shmb_lookup_setup_t *s = &p->s;
-    const uint64_t n = cfg->num_segments, size = cfg->segment_size_mb << 20;
-    if (p->nobjects != n) {
-        snprintf(why, cap, "the owner published %llu buffers, expected %llu", (unsigned long long)p->nobjects,
-                 (unsigned long long)n);
-        return -EPROTO;
-    }
     int ret = 0;
     if (!p->prepared) {
         if ((ret = shmb_lookup_bench_prepare(cfg, s)) < 0)
             return ret;
         p->prepared = 1;
-        for (uint64_t id = 0; id < n; id++)
-            s->segments[id].peer_base = p->objects[id].key;
         if ((ret = shmb_lookup_bench_alloc_slots(cfg, s)) < 0)
             return ret;
     }
-    const char **names = malloc((size_t)n * sizeof(*names));
+    const char **names = malloc((size_t)cfg->num_segments * sizeof(*names));
     if (!names)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    for (uint64_t id = 0; id < n; id++)
-        names[id] = p->objects[id].name;
-    for (uint64_t id = 0; id < n && ret == 0; id++)
-        if (p->objects[id].bytes != size) {
-            snprintf(why, cap, "the owner published buffer %llu of %llu bytes, expected %llu",
-                     (unsigned long long)id, (unsigned long long)p->objects[id].bytes, (unsigned long long)size);
-            ret = -EPROTO;
-        }
+    ret = take_buffers(cfg, s, &p->t, names, why, cap);
     const shmb_path_view_t view = shmb_lookup_bench_view(cfg, s, names);
-    if (ret == 0 && (ret = shmb_lookup_bench_path_setup(s, SHMB_SYSTEM_MOONCAKE, &view)) == -EINVAL) {
-        snprintf(why, cap, "the owner published overlapping buffers");
-        ret = -EPROTO;
-    }
+    if (ret == 0)
+        ret = setup_buffers(s, SHMB_SYSTEM_MOONCAKE, &view, why, cap);
     if (ret == 0)
         ret = shmb_lookup_bench_first_uses(cfg, s, why, cap);
     double sum = 0;
     for (size_t i = 0; ret == 0 && i < s->first_use.n; i++)
         sum += s->first_use.v[i];
     shmb_stats_release(&s->first_use);
-    for (uint64_t id = 0; id < n && ret == 0; id++)
+    for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++)
         ret = paired_check(cfg, sys, id, s->segments[id].local_base, why, cap);
     shmb_lookup_bench_release_slots(s);
     free(names);
@@ -420,26 +364,26 @@ static int paired_buffers(const shmb_lookup_config_t *cfg, uint64_t sys, shmb_lo
 static int paired_classic(const shmb_lookup_config_t *cfg, uint64_t sys, const shmb_lookup_paired_side_t *p,
                           double *ns, char *why, size_t cap)
 {
-    if (p->nobjects != 1 || !p->blocks) {
+    if (p->t.nobjects != 1 || !p->t.blocks) {
         snprintf(why, cap, "flowipc_classic: the owner published %llu pools and %s blocks, expected 1 and its",
-                 (unsigned long long)p->nobjects, p->blocks ? "its" : "no");
+                 (unsigned long long)p->t.nobjects, p->t.blocks ? "its" : "no");
         return -EPROTO;
     }
     void *base;
     size_t bytes;
     const uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_fipc_classic_attach(p->objects[0].name, &base, &bytes);
+    int ret = shmb_fipc_classic_attach(p->t.objects[0].name, &base, &bytes);
     const uint64_t t1 = shmb_clock_now_ns();
     if (ret < 0)
         return ret;
     *ns = (double)(t1 - t0);
     const uint64_t size = cfg->segment_size_mb << 20;
     for (uint64_t id = 0; id < cfg->num_segments && ret == 0; id++) {
-        if (p->blocks[id].key > bytes || bytes - p->blocks[id].key < size) {
+        if (p->t.blocks[id].key > bytes || bytes - p->t.blocks[id].key < size) {
             snprintf(why, cap, "flowipc_classic: block %llu lies outside the pool", (unsigned long long)id);
             ret = -EPROTO;
         } else {
-            ret = paired_check(cfg, sys, id, (unsigned char *)base + p->blocks[id].key, why, cap);
+            ret = paired_check(cfg, sys, id, (unsigned char *)base + p->t.blocks[id].key, why, cap);
         }
     }
     int r = shmb_fipc_classic_detach(base, bytes);
@@ -453,21 +397,20 @@ int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, cha
         return -EINVAL;
     shmb_lookup_paired_side_t *p = &ps->paired[system];
     /* flowipc_jemalloc: the owner lends every pool and times it */
-    if (p->group == LOOKUP_GROUP_JEMALLOC)
+    if (p->t.group == LOOKUP_GROUP_JEMALLOC)
         return shmb_lookup_lend_serve(&ps->peer->channel, why, cap, result);
     double ns = 0;
-    int ret = p->group == LOOKUP_GROUP_SEGMENTS ? paired_buffers(ps->cfg, system, p, &ns, why, cap)
+    int ret = p->t.group == LOOKUP_GROUP_SEGMENTS ? paired_buffers(ps->cfg, system, p, &ns, why, cap)
                                                 : paired_classic(ps->cfg, system, p, &ns, why, cap);
     if (ret == 0) {
         result[0] = (uint64_t)ns;
-        result[1] = p->nobjects;
+        result[1] = p->t.nobjects;
     }
     return ret;
 }
 
-/* The peer's handler (in the peer process). */
 int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                        uint64_t result[SHMB_PEER_RESULTS])
+                                   uint64_t result[SHMB_PEER_RESULTS])
 {
     shmb_lookup_peer_t *ps = ctx;
     int ret = peer_prepare(ps);
@@ -475,31 +418,23 @@ int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *
         return ret;
     switch (cmd->op) {
     case LOOKUP_OP_OBJECTS:
-        return take_objects(ps, cmd->arg, data, data_bytes);
     case LOOKUP_OP_BLOCKS:
-        return take_blocks(ps, cmd->arg, data, data_bytes);
-    case LOOKUP_OP_RUN: {
-        char why[256] = "";
-        ret = cmd->arg[0] == LOOKUP_GROUP_SEGMENTS ? peer_run_segments(ps, why, sizeof(why))
-              : cmd->arg[0] == LOOKUP_GROUP_CLASSIC ? peer_run_classic(ps, why, sizeof(why))
-                                             : peer_run_jemalloc(ps, why, sizeof(why));
-        if (ret == -EPROTO)
-            snprintf(data, data_bytes, "%s", why);
-        return ret;
-    }
+        return shmb_lookup_bench_take(ps, cmd, data, data_bytes);
     case LOOKUP_OP_SAMPLES:
         return give_samples(ps, cmd->arg, data, data_bytes, result);
     case LOOKUP_OP_RELEASE:
         peer_release(ps, (int)cmd->arg[0]);
         return 0;
-    case LOOKUP_OP_PAIRED_OBJECTS:
-    case LOOKUP_OP_PAIRED_BLOCKS:
-        return shmb_lookup_bench_paired_take(ps, cmd, data, data_bytes);
+    case LOOKUP_OP_RUN:
     case LOOKUP_OP_PAIRED_ATTACH:
     case LOOKUP_OP_LEND: {
         char why[256] = "";
-        ret = cmd->op == LOOKUP_OP_LEND ? shmb_lookup_lend_serve(&ps->peer->channel, why, sizeof(why), result)
-                                        : shmb_lookup_bench_paired_attach(ps, cmd->arg[0], why, sizeof(why), result);
+        const uint64_t a = cmd->arg[0], n = sizeof(why);
+        ret = cmd->op == LOOKUP_OP_LEND            ? shmb_lookup_lend_serve(&ps->peer->channel, why, n, result)
+              : cmd->op == LOOKUP_OP_PAIRED_ATTACH ? shmb_lookup_bench_paired_attach(ps, a, why, n, result)
+              : a == LOOKUP_GROUP_SEGMENTS         ? peer_run_segments(ps, why, n)
+              : a == LOOKUP_GROUP_CLASSIC          ? peer_run_classic(ps, why, n)
+                                                   : peer_run_jemalloc(ps, why, n);
         if (ret == -EPROTO)
             snprintf(data, data_bytes, "%s", why);
         return ret;

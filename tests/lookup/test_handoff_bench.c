@@ -204,26 +204,20 @@ static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
     assert_nothing_left();
 }
 
-/* A model's fault: its step-by-step check refuses it before any timing. */
-static void test_model_fault(void **state)
+/* Refused before any timing: a model's fault (its step-by-step check);
+ * and a wrong tag in a timed hand-off, by the borrower's read, in this
+ * process and in the borrower process. */
+static void test_faults_refused(void **state)
 {
     (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_fipc_fault = SHMB_FIPC_FAULT_BORROW_ADDR;
     assert_refused(&c, "step-by-step hand-off check failed");
-}
-
-/* A wrong tag in a timed hand-off: the borrower's read refuses it, in this
- * process and in the borrower process. */
-static void test_wrong_tag(void **state)
-{
-    (void)state;
-    shmb_handoff_bench_config_t c = config(1, 1);
+    shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
     c.count = 600;
     shmb_handoff_bench_wrong_tag = 400;
-    assert_refused(&c, "hand-off 399: the borrowed object");
-    c.peer_process = 1;
-    assert_refused(&c, "hand-off 399: the borrowed object");
+    for (c.peer_process = 0; c.peer_process < 2; c.peer_process++)
+        assert_refused(&c, "hand-off 399: the borrowed object");
 }
 
 /* The borrower process dies in the middle: -EPIPE, recorded as the call
@@ -379,8 +373,7 @@ int main(void)
         cmocka_unit_test_teardown(test_system_rows, cleanup),
         cmocka_unit_test_teardown(test_rows_peer, cleanup),
         cmocka_unit_test_teardown(test_one_handoff, cleanup),
-        cmocka_unit_test_teardown(test_model_fault, cleanup),
-        cmocka_unit_test_teardown(test_wrong_tag, cleanup),
+        cmocka_unit_test_teardown(test_faults_refused, cleanup),
         cmocka_unit_test_teardown(test_peer_dies, cleanup),
         cmocka_unit_test_teardown(test_bad_config, cleanup),
         cmocka_unit_test(test_config_from_lookup),

@@ -58,6 +58,17 @@ static shmb_lookup_config_t small(void)
     return c;
 }
 
+/* Runs c, which must succeed (else fails with its why), and returns its rows. */
+static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    const int ret = shmb_lookup_bench_run(c, &rows, why, sizeof(why));
+    if (ret != 0)
+        fail_msg("%d: %s", ret, why);
+    return rows;
+}
+
 static void test_check(void **state)
 {
     (void)state;
@@ -83,8 +94,8 @@ static void test_check(void **state)
     assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
 }
 
-/* Mooncake's model is set up over the view with nothing attached, and a run,
- * in one process and in two, is verified request by request. */
+/* TENT's model through the view both sides build (the peer from its forked
+ * config); a run in one process and in two is verified request by request. */
 static void test_mooncake_run(void **state)
 {
     (void)state;
@@ -119,42 +130,32 @@ static void test_mooncake_run(void **state)
     assert_int_equal(count_ours(), 0);
 }
 
-static void check_rows(int sequential)
+/* Every kernel's row, random and sequential: batches of the minimum 4096
+ * from a pool of 32 batches, speedup against linear. */
+static void test_kernel_rows(void **state)
 {
-    shmb_lookup_config_t c = small();
-    c.sequential = sequential;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-    assert_int_equal(rows.n, 4);
-    static const char *names[] = {"linear", "lower_bound", "tree", "arithmetic"};
-    for (int i = 0; i < 4; i++) {
-        const shmb_row_t *r = &rows.v[i];
-        assert_string_equal(r->variant, names[i]);
-        assert_string_equal(r->step, "");
-        assert_string_equal(r->arg_name, "segments");
-        assert_true(r->arg == 50);
-        /* batches of 4096 (the minimum), a pool of 32 batches */
-        assert_string_equal(r->note, "verified 131072/131072");
-        assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
-        assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
-        assert_true(r->ns.mean > 0);
-        assert_float_equal(r->speedup, rows.v[0].ns.p50 / r->ns.p50, 1e-9);
+    (void)state;
+    for (int sequential = 0; sequential < 2; sequential++) {
+        shmb_lookup_config_t c = small();
+        c.sequential = sequential;
+        shmb_rows_t rows = run_ok(&c);
+        assert_int_equal(rows.n, 4);
+        static const char *names[] = {"linear", "lower_bound", "tree", "arithmetic"};
+        for (int i = 0; i < 4; i++) {
+            const shmb_row_t *r = &rows.v[i];
+            assert_string_equal(r->variant, names[i]);
+            assert_string_equal(r->step, "");
+            assert_string_equal(r->arg_name, "segments");
+            assert_true(r->arg == 50);
+            assert_string_equal(r->note, "verified 131072/131072");
+            assert_true(r->ns.count >= SHMB_LOOKUP_MIN_BATCHES);
+            assert_true(r->iterations == r->ns.count * SHMB_LOOKUP_MIN_BATCH);
+            assert_true(r->ns.mean > 0);
+            assert_float_equal(r->speedup, rows.v[0].ns.p50 / r->ns.p50, 1e-9);
+        }
+        assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
+        shmb_rows_free(&rows);
     }
-    assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
-    shmb_rows_free(&rows);
-}
-
-static void test_random_rows(void **state)
-{
-    (void)state;
-    check_rows(0);
-}
-
-static void test_sequential_rows(void **state)
-{
-    (void)state;
-    check_rows(1);
 }
 
 static void test_subset_without_linear_has_no_speedup(void **state)
@@ -165,9 +166,7 @@ static void test_subset_without_linear_has_no_speedup(void **state)
     c.run[SHMB_LOOKUP_TREE] = 0;
     c.num_segments = 1;
     c.num_lookups = 1;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2);
     assert_string_equal(rows.v[0].variant, "lower_bound");
     assert_true(rows.v[0].speedup == 0);
@@ -182,9 +181,7 @@ static void test_large_batches_make_the_pool(void **state)
     shmb_lookup_config_t c = small();
     c.num_lookups = 100000; /* two windows of 100000 >= the minimum pool */
     c.run[SHMB_LOOKUP_LINEAR] = c.run[SHMB_LOOKUP_TREE] = c.run[SHMB_LOOKUP_LOWER_BOUND] = 0;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_string_equal(rows.v[0].note, "verified 200000/200000");
     assert_true(rows.v[0].iterations == rows.v[0].ns.count * 100000);
     shmb_rows_free(&rows);
@@ -198,9 +195,7 @@ static void test_systems_beside_kernels(void **state)
     shmb_lookup_config_t c = small();
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *names[][2] = {
         {"mooncake", ""}, {"mooncake", "first_use"}, {"flowipc_classic", ""}, {"flowipc_jemalloc", ""},
         {"linear", ""},   {"lower_bound", ""},       {"tree", ""},            {"arithmetic", ""}};
@@ -222,34 +217,6 @@ static void test_systems_beside_kernels(void **state)
     shmb_rows_free(&rows);
 }
 
-/* With one system selected, rows are named by step alone and every system
- * has the same keys: first_use is a dash row where a system has none. */
-static void test_system_rows(void **state)
-{
-    (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = small();
-        memset(c.run, 0, sizeof(c.run));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 2);
-        assert_string_equal(rows.v[0].variant, "");
-        assert_string_equal(rows.v[0].step, "");
-        assert_string_equal(rows.v[1].variant, "");
-        assert_string_equal(rows.v[1].step, "attach"); /* mooncake's first_use, named to pair */
-        assert_true(rows.v[0].iterations > 0 && rows.v[0].speedup == 0);
-        assert_true((rows.v[1].iterations > 0) == (s == SHMB_SYSTEM_MOONCAKE));
-        shmb_rows_free(&rows);
-        c.run[SHMB_LOOKUP_LINEAR] = 1; /* a kernel is no system */
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-        assert_int_equal(rows.n, 0);
-    }
-    assert_int_equal(count_ours(), 0);
-}
-
 /* Both kinds: per path its throughput row, then its latency row, each with
  * the speedup against the baseline's row of the same kind. */
 static void test_both_modes(void **state)
@@ -258,9 +225,7 @@ static void test_both_modes(void **state)
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *names[] = {"flowipc_classic", "linear", "lower_bound", "tree", "arithmetic"};
     assert_int_equal(rows.n, 10);
     for (int i = 0; i < 10; i++) {
@@ -275,7 +240,7 @@ static void test_both_modes(void **state)
     shmb_rows_free(&rows);
 
     c.mode = SHMB_LOOKUP_MODE_LATENCY;
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 5);
     for (int i = 0; i < 5; i++) {
         assert_string_equal(rows.v[i].variant, names[i]);
@@ -283,32 +248,6 @@ static void test_both_modes(void **state)
         assert_float_equal(rows.v[i].speedup, rows.v[1].ns.p50 / rows.v[i].ns.p50, 1e-9);
     }
     shmb_rows_free(&rows);
-}
-
-/* With one system and both kinds, the keys are the same for every system:
- * throughput, latency, first_use. */
-static void test_system_rows_both_modes(void **state)
-{
-    (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = small();
-        memset(c.run, 0, sizeof(c.run));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        c.mode = SHMB_LOOKUP_MODE_BOTH;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 3);
-        static const char *steps[] = {"", "latency", "attach"};
-        for (int i = 0; i < 3; i++) {
-            assert_string_equal(rows.v[i].variant, "");
-            assert_string_equal(rows.v[i].step, steps[i]);
-        }
-        assert_true(rows.v[1].iterations > 0 && rows.v[1].speedup == 0);
-        shmb_rows_free(&rows);
-    }
-    assert_int_equal(count_ours(), 0);
 }
 
 /* The placement decides the registration order by address: descending,
@@ -353,10 +292,6 @@ static void test_placement(void **state)
     assert_int_equal(shmb_lookup_parse_placement(NULL, &parsed), -EINVAL);
     c.placement = SHMB_LOOKUP_PLACEMENTS;
     assert_int_equal(shmb_lookup_bench_place(&c, seg), -EINVAL);
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.mode = (shmb_lookup_mode_t)(SHMB_LOOKUP_MODE_BOTH + 1);
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
 }
 
 /* Two threads at once on every path: rows carry threads = 2, both threads
@@ -369,9 +304,7 @@ static void test_two_threads(void **state)
         c.run_system[p] = 1;
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.threads = 2;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2 * (SHMB_SYSTEMS + SHMB_LOOKUP_STRATEGIES) + 1);
     for (size_t i = 0; i < rows.n; i++) {
         const shmb_row_t *r = &rows.v[i];
@@ -442,25 +375,6 @@ static void test_shm_bytes(void **state)
     assert_true(bytes == 7);
 }
 
-/* threads: 1..SHMB_LOOKUP_MAX_THREADS. */
-static void test_check_threads(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = small();
-    c.threads = SHMB_LOOKUP_MAX_THREADS;
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c.threads = SHMB_LOOKUP_MAX_THREADS + 1;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c.threads = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-}
-
-/* No child of ours is left, not even a zombie. */
-static void assert_no_child(void)
-{
-    shmb_test_assert_no_child();
-}
-
 static shmb_lookup_config_t peer_config(void)
 {
     shmb_lookup_config_t c = small();
@@ -470,6 +384,42 @@ static shmb_lookup_config_t peer_config(void)
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
     return c;
+}
+
+/* Configurations checked before anything runs: refused by the check and by
+ * a run, which appends nothing and leaves no child; threads
+ * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
+static void test_check_table(void **state)
+{
+    (void)state;
+    static const struct {
+        int peer, threads, mode, placement;
+        uint64_t segment_size_mb;
+        int want;
+    } cases[] = {
+        {0, SHMB_LOOKUP_MAX_THREADS, 0, 0, 64, 0},
+        {0, SHMB_LOOKUP_MAX_THREADS + 1, 0, 0, 64, -EINVAL},
+        {0, 0, 0, 0, 64, -EINVAL},
+        {1, 2, 0, 0, 1, -EINVAL},
+        {0, 1, SHMB_LOOKUP_MODE_BOTH + 1, 0, 64, -EINVAL},
+        {0, 1, 0, SHMB_LOOKUP_PLACEMENTS, 64, -EINVAL},
+        {0, 1, 0, 0, 0, -EINVAL},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        shmb_lookup_config_t c = cases[k].peer ? peer_config() : small();
+        c.threads = cases[k].threads;
+        c.mode = (shmb_lookup_mode_t)cases[k].mode;
+        c.placement = (shmb_lookup_placement_t)cases[k].placement;
+        c.segment_size_mb = cases[k].segment_size_mb;
+        assert_int_equal(shmb_lookup_bench_check(&c), cases[k].want);
+        if (cases[k].want == 0)
+            continue;
+        shmb_rows_t rows = {0};
+        char why[256];
+        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), cases[k].want);
+        assert_int_equal(rows.n, 0);
+        shmb_test_assert_no_child();
+    }
 }
 
 /* Two processes: every path's rows under one process's names, in one
@@ -482,12 +432,7 @@ static void test_peer_process_rows(void **state)
     shmb_lookup_config_t c = peer_config();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.placement = SHMB_LOOKUP_PLACE_RANDOM;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *const want[][2] = {
         {"mooncake", ""},         {"mooncake", "latency"},         {"mooncake", "first_use"},
         {"flowipc_classic", ""},  {"flowipc_classic", "latency"},  {"flowipc_classic", "attach"},
@@ -521,60 +466,66 @@ static void test_peer_process_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* With one system, the keys are the same for each: throughput and attach
- * (mooncake's first use of each buffer, Flow-IPC's attach of its pools: one
- * row, so that the runs pair); kernels alone run in the peer over segments
- * it attaches itself. */
-static void test_peer_process_system_rows(void **state)
+/* With one system, rows are named by step alone and every system has the
+ * same keys, in one process or two, throughput or both kinds: a dash row
+ * where a system has no such step (in one process, Flow-IPC's attach);
+ * mooncake's attach is its first use of each buffer. A kernel is no system. */
+static void test_system_rows(void **state)
 {
     (void)state;
-    for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        shmb_lookup_config_t c = peer_config();
-        memset(c.run, 0, sizeof(c.run));
-        memset(c.run_system, 0, sizeof(c.run_system));
-        c.run_system[s] = 1;
-        c.system_rows = 1;
-        c.sequential = 1;
-        c.placement = SHMB_LOOKUP_PLACE_ASCENDING;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
-        assert_int_equal(rows.n, 2);
-        static const char *const steps[] = {"", "attach"};
-        for (int i = 0; i < 2; i++) {
-            assert_string_equal(rows.v[i].variant, "");
-            assert_string_equal(rows.v[i].step, steps[i]);
+    static const struct {
+        int peer;
+        shmb_lookup_mode_t mode;
+        size_t n;
+        const char *steps[3];
+    } cases[] = {{0, SHMB_LOOKUP_MODE_THROUGHPUT, 2, {"", "attach"}},
+                 {0, SHMB_LOOKUP_MODE_BOTH, 3, {"", "latency", "attach"}},
+                 {1, SHMB_LOOKUP_MODE_THROUGHPUT, 2, {"", "attach"}}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int s = 0; s < SHMB_SYSTEMS; s++) {
+            shmb_lookup_config_t c = cases[k].peer ? peer_config() : small();
+            memset(c.run, 0, sizeof(c.run));
+            memset(c.run_system, 0, sizeof(c.run_system));
+            c.run_system[s] = 1;
+            c.system_rows = 1;
+            c.mode = cases[k].mode;
+            c.sequential = cases[k].peer;
+            c.placement = cases[k].peer ? SHMB_LOOKUP_PLACE_ASCENDING : SHMB_LOOKUP_PLACE_DESCENDING;
+            shmb_rows_t rows = run_ok(&c);
+            assert_int_equal(rows.n, cases[k].n);
+            for (size_t i = 0; i < rows.n; i++) {
+                assert_string_equal(rows.v[i].variant, "");
+                assert_string_equal(rows.v[i].step, cases[k].steps[i]);
+                if (i + 1 < rows.n)
+                    assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
+            }
+            const shmb_row_t *attach = &rows.v[rows.n - 1];
+            assert_int_equal(attach->iterations > 0, cases[k].peer || s == SHMB_SYSTEM_MOONCAKE);
+            if (s == SHMB_SYSTEM_MOONCAKE)
+                assert_int_equal(attach->iterations, c.num_segments); /* one per buffer */
+            shmb_rows_free(&rows);
+            c.run[SHMB_LOOKUP_LINEAR] = 1;
+            char why[256];
+            assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+            assert_int_equal(rows.n, 0);
         }
-        assert_true(rows.v[0].iterations > 0);
-        assert_true(rows.v[1].iterations > 0); /* every system attaches in the peer */
-        if (s == SHMB_SYSTEM_MOONCAKE)
-            assert_int_equal(rows.v[1].iterations, c.num_segments); /* one per buffer */
-        shmb_rows_free(&rows);
     }
+    assert_int_equal(count_ours(), 0);
+    shmb_test_assert_no_child();
+}
+
+/* Kernels alone run in the peer, over segments it attaches itself. */
+static void test_peer_process_kernels(void **state)
+{
+    (void)state;
     shmb_lookup_config_t c = peer_config();
     memset(c.run_system, 0, sizeof(c.run_system));
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, SHMB_LOOKUP_STRATEGIES);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].note, "verified 131072/131072");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
-    assert_no_child();
-}
-
-static void test_peer_process_refuses_threads(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = peer_config();
-    c.threads = 2;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
-    assert_no_child();
+    assert_peer_run_left_nothing();
 }
 
 /* The pid of a child of `parent` other than `not`, or 0. */
@@ -694,12 +645,7 @@ static void test_paired_translation_rows(void **state)
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *const systems[] = {"mooncake", "flowipc_jemalloc", "mooncake_control"};
     assert_int_equal(rows.n, 2 * 5);
     for (size_t i = 0; i < rows.n; i++) {
@@ -729,6 +675,7 @@ static void test_paired_translation_rows(void **state)
     assert_int_equal(shmb_segment_registered(), 0);
 
     c.threads = 2; /* what cannot be paired */
+    char why[256];
     assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
     c.threads = 1;
     c.run[SHMB_LOOKUP_LINEAR] = 1;
@@ -749,12 +696,7 @@ static void test_paired_attach_rows(void **state)
     c.systems[3] = SHMB_SYSTEM_MOONCAKE;
     c.system_names[2] = "flowipc_jemalloc";
     c.system_names[3] = "mooncake_control";
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-    if (ret == -EPROTO)
-        fail_msg("%s", why);
-    assert_int_equal(ret, 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 7);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, "attach");
@@ -788,12 +730,7 @@ static void test_lend_planted_faults(void **state)
             c.run_system[SHMB_SYSTEM_FLOWIPC_JEMALLOC] = 1;
             c.system_rows = 1;
         }
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
-        if (ret == -EPROTO)
-            fail_msg("%s", why);
-        assert_int_equal(ret, 0);
+        shmb_rows_t rows = run_ok(&c);
         const shmb_row_t *attach = &rows.v[1]; /* paired: flowipc_jemalloc's; else the second row */
         assert_string_equal(attach->step, "attach");
         assert_string_equal(paired ? strstr(attach->note, "pools, lent") : attach->note,
@@ -803,9 +740,9 @@ static void test_lend_planted_faults(void **state)
         static const char *const said[] = {[SHMB_LOOKUP_LEND_FAULT_POOL] = "lent",
                                            [SHMB_LOOKUP_LEND_FAULT_TAG] = "not the owner's tag"};
         for (int fault = SHMB_LOOKUP_LEND_FAULT_POOL; fault <= SHMB_LOOKUP_LEND_FAULT_TAG; fault++) {
-            why[0] = '\0';
+            char why[256] = "";
             shmb_lookup_lend_fault = fault;
-            ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
+            const int ret = shmb_lookup_bench_run(&c, &rows, why, sizeof(why));
             shmb_lookup_lend_fault = 0;
             assert_int_equal(ret, -EPROTO);
             if (!strstr(why, said[fault]) && !(fault == SHMB_LOOKUP_LEND_FAULT_POOL && strstr(why, "answered")))
@@ -841,10 +778,10 @@ static void test_paired_attach_checks_tags(void **state)
     shmb_lookup_peer_t side;
     memset(&side, 0, sizeof(side));
     side.cfg = &c;
-    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_PAIRED_OBJECTS, .arg = {1 | (uint64_t)LOOKUP_GROUP_CLASSIC << 8, 0, 1, 1}};
-    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, &object, sizeof(object)), 0);
-    cmd = (shmb_peer_cmd_t){.op = LOOKUP_OP_PAIRED_BLOCKS, .arg = {1, 0, 2, 0}};
-    assert_int_equal(shmb_lookup_bench_paired_take(&side, &cmd, blocks, sizeof(blocks)), 0);
+    shmb_peer_cmd_t cmd = {.op = LOOKUP_OP_OBJECTS, .arg = {1 | (uint64_t)LOOKUP_GROUP_CLASSIC << 8, 0, 1, 1}};
+    assert_int_equal(shmb_lookup_bench_take(&side, &cmd, &object, sizeof(object)), 0);
+    cmd = (shmb_peer_cmd_t){.op = LOOKUP_OP_BLOCKS, .arg = {1, 0, 2, 0}};
+    assert_int_equal(shmb_lookup_bench_take(&side, &cmd, blocks, sizeof(blocks)), 0);
     char why[256] = "";
     uint64_t result[SHMB_PEER_RESULTS] = {0};
     assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), -EPROTO);
@@ -853,21 +790,10 @@ static void test_paired_attach_checks_tags(void **state)
     memcpy(base + blocks[1].key, &right, sizeof(right));
     assert_int_equal(shmb_lookup_bench_paired_attach(&side, 1, why, sizeof(why), result), 0);
     assert_true(result[0] > 0 && result[1] == 1); /* its total, of one pool */
-    free(side.paired[1].objects);
-    free(side.paired[1].blocks);
+    free(side.paired[1].t.objects);
+    free(side.paired[1].t.blocks);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
     assert_int_equal(count_ours(), 0);
-}
-
-static void test_bad_config_appends_nothing(void **state)
-{
-    (void)state;
-    shmb_lookup_config_t c = small();
-    c.segment_size_mb = 0;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_lookup_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
 }
 
 int main(void)
@@ -880,28 +806,24 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_mooncake_run),
-        cmocka_unit_test(test_random_rows),
-        cmocka_unit_test(test_sequential_rows),
+        cmocka_unit_test(test_kernel_rows),
         cmocka_unit_test(test_subset_without_linear_has_no_speedup),
         cmocka_unit_test(test_large_batches_make_the_pool),
         cmocka_unit_test(test_systems_beside_kernels),
         cmocka_unit_test(test_system_rows),
         cmocka_unit_test(test_both_modes),
-        cmocka_unit_test(test_system_rows_both_modes),
         cmocka_unit_test(test_placement),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_thread_checksum_fails_the_crew),
-        cmocka_unit_test(test_check_threads),
         cmocka_unit_test(test_shm_bytes),
         cmocka_unit_test(test_verify_catches_a_wrong_translation),
-        cmocka_unit_test(test_bad_config_appends_nothing),
+        cmocka_unit_test(test_check_table),
         cmocka_unit_test(test_paired_translation_rows),
         cmocka_unit_test(test_paired_attach_rows),
         cmocka_unit_test(test_lend_planted_faults),
         cmocka_unit_test(test_paired_attach_checks_tags),
         cmocka_unit_test(test_peer_process_rows),
-        cmocka_unit_test(test_peer_process_system_rows),
-        cmocka_unit_test(test_peer_process_refuses_threads),
+        cmocka_unit_test(test_peer_process_kernels),
         cmocka_unit_test(test_peer_process_peer_killed),
     };
     return shmb_test_run(tests, NULL, NULL);
