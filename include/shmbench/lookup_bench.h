@@ -21,11 +21,6 @@ extern "C" {
 #endif
 
 #define SHMB_LOOKUP_SPAN_BYTES (1ull << 46) /* peer address space used; also the most we reserve */
-#define SHMB_LOOKUP_PEER_START (1ull << 44) /* where the peer's segments begin */
-/* Mooncake's metadata as the paths table builds it (also for a transfer's
- * translation): the peer's segment id, and how many further ids beside it. */
-#define SHMB_LOOKUP_MOONCAKE_TARGET_ID 1
-#define SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS 8
 #define SHMB_LOOKUP_MIN_BATCH 4096          /* lookups per timed batch, at least */
 #define SHMB_LOOKUP_MIN_POOL 131072        /* distinct requests, at least */
 #define SHMB_LOOKUP_MAX_LOOKUPS 10000000

@@ -26,6 +26,12 @@ typedef enum shmb_system {
 /* The system's name in the table ("unknown" for any other value). */
 const char *shmb_system_name(shmb_system_t system);
 
+/* Mooncake's metadata as the paths table builds it (also for a transfer's
+ * translation): the peer's segment id, and how many further ids beside it. */
+#define SHMB_PATH_MOONCAKE_TARGET_ID 1
+#define SHMB_PATH_MOONCAKE_OTHER_SEGMENTS 8
+#define SHMB_PATH_PEER_START (1ull << 44) /* where the peer's registered buffers begin */
+
 /* A path's kind; the values are bits, so that a list may ask for both. */
 typedef enum shmb_path_kind {
     SHMB_PATH_SYSTEM = 1,

@@ -83,7 +83,7 @@ static void place_segments(const shmb_lookup_config_t *cfg, shmb_rng_t *rng, uin
     for (uint64_t id = 0; id < n; id++) {
         uint64_t slack_pages = (slot - size) / PAGE;
         segments[id].peer_base =
-            SHMB_LOOKUP_PEER_START + slot_of[id] * slot + shmb_rng_below(rng, slack_pages + 1) * PAGE;
+            SHMB_PATH_PEER_START + slot_of[id] * slot + shmb_rng_below(rng, slack_pages + 1) * PAGE;
         segments[id].size = size;
         segments[id].local_base = NULL;
     }
@@ -320,7 +320,7 @@ int shmb_lookup_bench_first_uses(const shmb_lookup_config_t *cfg, shmb_lookup_se
         const uint64_t id = order[k], offset = shmb_rng_below(&rng, size - len + 1);
         void *got = NULL;
         uint64_t t0 = shmb_clock_now_ns();
-        ret = shmb_mooncake_relocate(s->state.mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+        ret = shmb_mooncake_relocate(s->state.mooncake, SHMB_PATH_MOONCAKE_TARGET_ID,
                                      s->segments[id].peer_base + offset, len, &got);
         uint64_t t1 = shmb_clock_now_ns();
         if (ret == 0 && got != s->segments[id].local_base + offset) {

@@ -17,7 +17,7 @@
 #include "shmbench/copy.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
-#include "shmbench/lookup_bench.h"
+#include "shmbench/paths.h"
 #include "shmbench/stats.h"
 
 #ifdef __cplusplus

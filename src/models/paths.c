@@ -24,8 +24,8 @@ static int mooncake_setup(const shmb_path_t *path, shmb_path_state_t *state, con
         buffers[id].length = view->segments[id].size;
         buffers[id].shm_path = view->shm_names[id];
     }
-    int ret = shmb_mooncake_create(buffers, view->n, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
-                                   SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, &view->mooncake_ops, &state->mooncake);
+    int ret = shmb_mooncake_create(buffers, view->n, SHMB_PATH_MOONCAKE_TARGET_ID,
+                                   SHMB_PATH_MOONCAKE_OTHER_SEGMENTS, &view->mooncake_ops, &state->mooncake);
     free(buffers);
     return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
 }
@@ -35,7 +35,7 @@ static void *mooncake_translate(const shmb_path_t *path, const shmb_path_state_t
 {
     (void)path;
     void *out = NULL;
-    shmb_mooncake_relocate(state->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, request->addr, request->len, &out);
+    shmb_mooncake_relocate(state->mooncake, SHMB_PATH_MOONCAKE_TARGET_ID, request->addr, request->len, &out);
     return out;
 }
 
@@ -43,14 +43,14 @@ static uint64_t mooncake_batch(const shmb_path_t *path, const shmb_path_state_t 
                                const shmb_lookup_request_t *requests, size_t n)
 {
     (void)path;
-    return shmb_mooncake_relocate_batch(state->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, requests, n);
+    return shmb_mooncake_relocate_batch(state->mooncake, SHMB_PATH_MOONCAKE_TARGET_ID, requests, n);
 }
 
 static uint64_t mooncake_chain(const shmb_path_t *path, const shmb_path_state_t *state,
                                const shmb_lookup_request_t *requests, const uint64_t *expected, size_t n)
 {
     (void)path;
-    return shmb_mooncake_relocate_chain(state->mooncake, SHMB_LOOKUP_MOONCAKE_TARGET_ID, requests, expected, n);
+    return shmb_mooncake_relocate_chain(state->mooncake, SHMB_PATH_MOONCAKE_TARGET_ID, requests, expected, n);
 }
 
 static void mooncake_teardown(const shmb_path_t *path, shmb_path_state_t *state)

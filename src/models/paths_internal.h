@@ -13,7 +13,6 @@
 
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/lookup.h"
-#include "shmbench/lookup_bench.h"
 #include "shmbench/mooncake.h"
 #include "shmbench/paths.h"
 
@@ -39,7 +38,7 @@ typedef struct shmb_path_view {
 typedef struct shmb_path_state {
     shmb_lookup_table_t table; /* the kernels': one table, shared */
     int kernels;               /* kernels set up over table */
-    shmb_mooncake_t *mooncake; /* peer segment SHMB_LOOKUP_MOONCAKE_TARGET_ID holds the view's buffers */
+    shmb_mooncake_t *mooncake; /* peer segment SHMB_PATH_MOONCAKE_TARGET_ID holds the view's buffers */
     shmb_fipc_repo_t *repo;    /* flowipc_jemalloc: one pool per segment of the view */
     unsigned char *pool_base;  /* flowipc_classic */
     size_t pool_bytes;

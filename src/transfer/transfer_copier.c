@@ -59,14 +59,14 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
         for (uint64_t i = 0; i < count; i++) {
             void *d = NULL;
             t->missed +=
-                shmb_transfer_translate_dst(r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
+                shmb_transfer_translate_dst(r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
                 d != r->dst.addr;
         }
         return;
     }
     const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, r};
     const int whole = part == SHMB_TRANSFER_REQUEST;
-    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
+    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
                                              t->remote_addr, size};
     void *want = whole ? r->dst.addr : (void *)(uintptr_t)t->remote_addr;
     t->copy = fn;
@@ -87,7 +87,7 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
     const int is_dst = index == r->translation.index;
     if (strcmp(shm_path, is_dst ? r->translation.dst_path : UNUSED_BUFFER) != 0 || length != r->dst.size)
         return shmb_error_record("shm_open", ENOENT, shm_path);
-    *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_LOOKUP_PEER_START + index * slot_bytes(length));
+    *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_PATH_PEER_START + index * slot_bytes(length));
     return 0;
 }
 
@@ -112,7 +112,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     shmb_transfer_translation_t *t = &r->translation;
     const uint64_t n = r->cfg->num_segments, size = r->dst.size, slot = slot_bytes(size);
     t->index = n / 2;
-    t->remote_addr = SHMB_LOOKUP_PEER_START + t->index * slot;
+    t->remote_addr = SHMB_PATH_PEER_START + t->index * slot;
     /* A memfd has no name: Mooncake's memfd segments (kvcache-ai/Mooncake
      * #3952) are opened by peers through /proc/<pid>/fd/<n>. The request
      * path only needs a path to treat dst as SHM; attach_dst checks it. */
@@ -126,7 +126,7 @@ static int registrations(run_t *r, shmb_lookup_segment_t **segments, const char 
     if (!*segments || !*names || !*buffers)
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (uint64_t i = 0; i < n; i++) {
-        const uint64_t peer = SHMB_LOOKUP_PEER_START + i * slot;
+        const uint64_t peer = SHMB_PATH_PEER_START + i * slot;
         (*names)[i] = i == t->index ? t->dst_path : UNUSED_BUFFER;
         (*segments)[i] = (shmb_lookup_segment_t){peer, size, i == t->index ? r->dst.addr : (void *)(uintptr_t)peer};
         (*buffers)[i] = (shmb_mooncake_buffer_t){peer, size, (*names)[i]};
@@ -172,7 +172,7 @@ static int engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers, shmb_
         return shmb_error_record("malloc", ENOMEM, NULL);
     for (size_t i = 0; i < np; i++) {
         const uint64_t first = n * i / np, end = n * (i + 1) / np;
-        (*pools)[i] = (shmb_mooncake_buffer_t){SHMB_LOOKUP_PEER_START + first * slot, (end - first) * slot,
+        (*pools)[i] = (shmb_mooncake_buffer_t){SHMB_PATH_PEER_START + first * slot, (end - first) * slot,
                                                t->dst_path};
         if (t->index >= first && t->index < end)
             t->buffer_addr = (*pools)[i].addr;
@@ -200,8 +200,8 @@ int shmb_transfer_bench_translation_start(run_t *r)
     if (ret == 0)
         ret = engine_buffers(r, buffers, &pools, &registered, &count);
     if (ret == 0)
-        ret = shmb_mooncake_engine_create(registered, count, SHMB_LOOKUP_MOONCAKE_TARGET_ID,
-                                          SHMB_LOOKUP_MOONCAKE_OTHER_SEGMENTS, r->src.addr, r->src.size,
+        ret = shmb_mooncake_engine_create(registered, count, SHMB_PATH_MOONCAKE_TARGET_ID,
+                                          SHMB_PATH_MOONCAKE_OTHER_SEGMENTS, r->src.addr, r->src.size,
                                           &t->engine);
     if (ret == -ENOMEM)
         ret = shmb_error_record("malloc", ENOMEM, NULL);

@@ -107,7 +107,7 @@ int shmb_transfer_handoff_write(run_t *r, void *src, uint64_t remote, uint64_t l
 {
     shmb_transfer_translation_t *t = &r->translation;
     const shmb_mooncake_hooks_t hooks = {construct_object, write_and_hand_over, r};
-    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, src, SHMB_LOOKUP_MOONCAKE_TARGET_ID, remote, len};
+    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, src, SHMB_PATH_MOONCAKE_TARGET_ID, remote, len};
     const uint64_t missed = t->missed;
     shmb_mooncake_submitted_t out;
     int ret = shmb_mooncake_engine_submit(t->engine, &request, &hooks, &out);

@@ -83,7 +83,7 @@ static int submit_ok(replay_t *w, uint64_t k, uint64_t d, const shmb_mooncake_ho
     shmb_transfer_translation_t *t = &w->r.translation;
     const uint64_t remote = t->remote_addr + k * d;
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
-    const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + k * d, SHMB_LOOKUP_MOONCAKE_TARGET_ID, remote, d};
+    const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + k * d, SHMB_PATH_MOONCAKE_TARGET_ID, remote, d};
     shmb_mooncake_submitted_t out;
     if (shmb_mooncake_engine_submit(t->engine, &req, hooks, &out) != 0 || out.buffer_addr != t->buffer_addr)
         return 0;
@@ -106,7 +106,7 @@ static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
         switch (part) {
         case SHMB_WORKLOAD_REQUEST_PATH: t->missed += !submit_ok(w, k, d, NULL); break;
         case SHMB_WORKLOAD_TRANSLATE:
-            t->missed += shmb_transfer_translate_dst(&w->r, SHMB_LOOKUP_MOONCAKE_TARGET_ID, t->remote_addr + k * d,
+            t->missed += shmb_transfer_translate_dst(&w->r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr + k * d,
                                                      d, &p) != 0 || p != dst + k * d;
             break;
         case SHMB_WORKLOAD_COPY: shmb_copy_batch(w->r.crew, w->copy, dst + k * d, src + k * d, (size_t)d, 1); break;

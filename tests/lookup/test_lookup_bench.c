@@ -264,8 +264,8 @@ static void test_placement(void **state)
         int up = 0, down = 0;
         for (int i = 0; i < N; i++) {
             assert_true(seg[i].size == 64ull << 20 && seg[i].local_base == NULL);
-            assert_true(seg[i].peer_base >= SHMB_LOOKUP_PEER_START && seg[i].peer_base % 4096 == 0);
-            assert_true(seg[i].peer_base + seg[i].size <= SHMB_LOOKUP_PEER_START + SHMB_LOOKUP_SPAN_BYTES);
+            assert_true(seg[i].peer_base >= SHMB_PATH_PEER_START && seg[i].peer_base % 4096 == 0);
+            assert_true(seg[i].peer_base + seg[i].size <= SHMB_PATH_PEER_START + SHMB_LOOKUP_SPAN_BYTES);
             for (int j = 0; j < i; j++) /* none overlap */
                 assert_true(seg[i].peer_base >= seg[j].peer_base + seg[j].size ||
                             seg[j].peer_base >= seg[i].peer_base + seg[i].size);

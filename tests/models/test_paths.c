@@ -132,7 +132,7 @@ static void place(placement_t *pl)
     pl->local = mmap(NULL, N * SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     assert_true(pl->local != MAP_FAILED);
     for (uint64_t id = 0; id < N; id++) {
-        pl->segments[id] = (shmb_lookup_segment_t){SHMB_LOOKUP_PEER_START + (N - id) * 4 * SIZE, SIZE,
+        pl->segments[id] = (shmb_lookup_segment_t){SHMB_PATH_PEER_START + (N - id) * 4 * SIZE, SIZE,
                                                    pl->local + id * SIZE};
         pl->names[id] = names[id];
     }
@@ -311,7 +311,7 @@ static void test_one_destination(void **state)
     shmb_lookup_segment_t segments[N];
     const char *names[N];
     for (size_t i = 0; i < N; i++) {
-        const uint64_t peer = SHMB_LOOKUP_PEER_START + i * SIZE;
+        const uint64_t peer = SHMB_PATH_PEER_START + i * SIZE;
         segments[i] = (shmb_lookup_segment_t){peer, SIZE, i == t.index ? dst : (unsigned char *)(uintptr_t)peer};
         names[i] = i == t.index ? "/dst" : "/not_used";
     }

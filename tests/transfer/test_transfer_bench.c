@@ -535,7 +535,7 @@ static void test_engine_per_design(void **state)
         c.num_segments = 10;
         shmb_transfer_run_t r;
         copier_up(&r, &c, why, sizeof(why));
-        assert_int_equal(shmb_mooncake_engine_buffers(r.translation.engine, SHMB_LOOKUP_MOONCAKE_TARGET_ID), want[s]);
+        assert_int_equal(shmb_mooncake_engine_buffers(r.translation.engine, SHMB_PATH_MOONCAKE_TARGET_ID), want[s]);
         uint64_t done = 0;
         for (int part = SHMB_TRANSFER_REQUEST_PATH; part < SHMB_TRANSFER_PARTS; part++)
             assert_int_equal(
