@@ -69,7 +69,22 @@ void Init(int* argc, char*** argv, const char* usage, const char* main_file);
 // through this code clears it before its message.
 shmb_progress_t* Progress();
 
-// --- flags.cc: checks of the mains' own flags --------------------------------
+// --- flags.cc: modes, and checks of the mains' own flags ----------------------
+
+// A mode of a binary: one driver, picked once by main. `flags` lists the
+// flags it reads of those that some mode of the binary names (a flag no
+// mode names is read by every mode).
+struct Mode {
+    const char* name;   // how the user asks for it, for messages: "--allocator=ready"
+    const char* flags;  // comma-separated
+    int (*run)();       // checks its flags, runs, writes the report; main's exit status
+};
+
+// Runs modes[pick] after refusing, one line and exit 2, the first flag given
+// (command line, --flagfile or environment) that another mode names and it
+// does not: "invalid --F=V: not read by MODE, only by OTHER or OTHER".
+int RunMode(const std::vector<Mode>& modes, size_t pick);
+
 
 // Checks lo <= value <= hi for an integer flag, else FlagError.
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
@@ -224,13 +239,22 @@ void OpenOutput(const char* flag, const std::string& path, shmb_file_out_t* out)
 // as it was).
 void CommitOutput(const char* flag, const std::string& path, shmb_file_out_t* out, int written);
 
+// A report of `bench` for --system (nullptr: none) whose variant column is
+// `variant`, or "part" when the rows are a system's (--system, --systems:
+// they have no variant, and the short header keeps the table within 120
+// columns).
+shmb_report_t NewReport(const char* bench, const char* system, size_t nsystems, const char* variant);
+
+// Adds `lines` after the report's notes (they must outlive WriteReport).
+void AddNotes(shmb_report_t* report, const std::vector<std::string>& lines);
+
 // Fills the parts of a report that every binary shares (context, flags,
-// repetitions, CPU) and writes the rows to stdout in --format, and as JSON
+// repetitions, CPU), writes the rows to stdout in --format, and as JSON
 // to --json_out if given (written to a temporary file beside it, renamed into
 // place only now; any failure or signal before removes the temporary file
-// and leaves FILE as it was). Exits 1 with the errno text (ENOSPC, EBADF) if
-// an output cannot be written.
-void WriteReport(shmb_report_t* report, const shmb_rows_t* rows);
+// and leaves FILE as it was), and frees the rows. Exits 1 with the errno
+// text (ENOSPC, EBADF) if an output cannot be written.
+void WriteReport(shmb_report_t* report, shmb_rows_t* rows);
 
 // The report's system line: nullptr without --system; else the system, and
 // for --system=mooncake on a relocate path other than the default, the path

@@ -319,6 +319,26 @@ std::vector<shmb_system_t> PairedSystems(std::vector<std::string>* names)
     return systems;
 }
 
+int RunMode(const std::vector<Mode>& modes, size_t pick)
+{
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    for (const auto& f : flags) {
+        if (f.is_default || InList(modes[pick].flags, f.name))
+            continue;
+        std::vector<std::string> readers;
+        for (const Mode& m : modes)
+            if (InList(m.flags, f.name))
+                readers.push_back(m.name);
+        for (size_t i = 0; i < readers.size(); i++)
+            readers[0] += i == 0 ? "" : " or " + readers[i];
+        if (!readers.empty())
+            FlagError(f.name.c_str(), f.current_value,
+                      "not read by " + std::string(modes[pick].name) + ", only by " + readers[0]);
+    }
+    return modes[pick].run();
+}
+
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)
 {
     if (value < lo || value > hi)

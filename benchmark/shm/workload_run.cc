@@ -1,8 +1,6 @@
-// shm_transfer_bench --workload: the KV-cache replay's flags checked, its
-// stream read, the library's replay run per system (or paired, --systems)
-// and its rows written
-// (shmbench/workload.h; docs/workload.md). The flags are defined in
-// shm_transfer_bench.cc, so that --helpshort lists them with the binary's.
+// shm_transfer_bench --workload, and its paired replay (--systems): the
+// KV-cache replay's flags checked, its stream read, the library's replay run
+// per system (or paired) and its report (shmbench/workload.h; docs/workload.md).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,7 +10,7 @@
 
 #include "bench_common.h"
 #include "bench_internal.h"
-#include "workload_run.h"
+#include "runs.h"
 
 DECLARE_string(workload);
 DECLARE_string(model);
@@ -31,17 +29,6 @@ DECLARE_int64(hugepage_kb);
 namespace shmb {
 
 namespace {
-
-// Sweep flags that mean nothing to a replay: refused when given.
-void RefuseSweepFlags()
-{
-    for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
-                             "time_per_size_ms", "cold", "peer_process", "verify_data", "zero_copy"})
-        if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
-            shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
-                            "cannot be combined with --workload (every descriptor is verified; sizes come from "
-                            "the requests)");
-}
 
 // The stream: synthetic, or the trace's first --requests lines; a bad line
 // is "<file>:<line>: <what>", exit 2.
@@ -175,14 +162,10 @@ void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::
                                 ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
 }
 
-int RunWorkload(const std::string& methods)
+int RunWorkload()
 {
-    RefuseSweepFlags();
     std::vector<std::string> names;
     const std::vector<shmb_system_t> paired = shmb::PairedSystems(&names);
-    if (!paired.empty() && !FLAGS_write_trace.empty())
-        shmb::FlagError("write_trace", FLAGS_write_trace,
-                        "cannot be combined with --systems (it writes the stream and measures nothing)");
     RefuseFlowIpcBacking(paired, FLAGS_backing);
     shmb_workload_config_t wc = {};
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
@@ -193,6 +176,7 @@ int RunWorkload(const std::string& methods)
         shmb::FlagError("granularity", FLAGS_granularity, "layer or block");
     wc.shape.granularity = static_cast<shmb_workload_granularity_t>(g);
     wc.shape.max_request_bytes = shmb::CheckRange("max_request_mb", FLAGS_max_request_mb, 1, 1 << 20) << 20;
+    const std::string methods = CopyMethods();
     if (methods.find(',') != std::string::npos)
         shmb::FlagError("methods", FLAGS_methods, "one method with --workload");
     wc.method = SHMB_COPY_MEMCPY;
@@ -258,13 +242,9 @@ int RunWorkload(const std::string& methods)
     shmb_workload_stream_free(&stream);
 
     std::vector<std::string> notes = WorkloadNotes(wc, totals);
-    shmb_report_t report = {};
-    report.bench = "shm_transfer/workload";
-    report.system = shmb::SystemLine(wc.mooncake_path);
-    report.variant_label = "part";
+    shmb_report_t report = NewReport("shm_transfer/workload", shmb::SystemLine(wc.mooncake_path), 0, "part");
     report.rate_is_bytes = 1;
-    for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
-        report.notes[i] = notes[i].c_str();
+    AddNotes(&report, notes);
     shmb_notes_t store = {};
     const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems,
                                                                wc.mooncake_path)
@@ -272,7 +252,6 @@ int RunWorkload(const std::string& methods)
     if (noted < 0)
         shmb::Fail(noted, "composing the notes");
     shmb::WriteReport(&report, &rows);
-    shmb_rows_free(&rows);
     return 0;
 }
 
