@@ -10,17 +10,31 @@
 #include "shmbench/alloc_peer.h"
 #include "shmbench/upstream.h"
 
-DECLARE_int64(num_iterations);
-DECLARE_int64(min_size_kb);
-DECLARE_int64(max_size_kb);
-DECLARE_int64(min_ops);
-DECLARE_int64(working_set);
-DECLARE_bool(measure_mmap_only);
-DECLARE_bool(cleanup);
 DECLARE_string(allocator);
-DECLARE_bool(touch);
-DECLARE_int32(threads);
-DECLARE_bool(peer_process);
+
+DEFINE_int64(num_iterations, 1000,
+             "posix: buffers registered at each size, each timed one by one; when given (and --min_ops is not), "
+             "also the pools' operations per step and size, if fewer than --min_ops");
+DEFINE_int64(min_size_kb, 4, "Smallest allocation in KB (1 KB = 1024 bytes)");
+DEFINE_int64(max_size_kb, 1024, "Largest allocation in KB; sizes double from min to max, max included");
+DEFINE_int64(min_ops, SHMB_ALLOC_MIN_OPS,
+             "Pools: operations timed per step and size, at least; rounds over the working set repeat "
+             "until then (one round at least: a note says so when that is more)");
+DEFINE_int64(working_set, SHMB_ALLOC_ARENA_MIN_BATCH,
+             "Pools: blocks live at once in each round (allocated, freed in a random order, allocated "
+             "again); a thread cache serves only a working set it can hold (the notes say its limits)");
+DEFINE_bool(measure_mmap_only, false,
+            "posix: create one segment per size untimed, and time only mmap and munmap (as cleanup)");
+DEFINE_bool(cleanup, true, "Unlink the SHM segments after use; false leaves them in /dev/shm");
+DEFINE_bool(touch, false, "Write one byte per page of every fresh block and time it (first touch)");
+DEFINE_int32(threads, 1,
+             "Threads running each allocator at once, each pinned to its own allowed CPU when there "
+             "are enough (from --cpu on, if given); bipc and jemalloc share one pool, posix and "
+             "arena do not");
+DEFINE_bool(peer_process, false,
+            "A second process (forked at start) takes what is allocated, as a receiver does: attaches each "
+            "posix segment by name (rows attach, detach); attaches bipc's and jemalloc's pools and translates "
+            "round 0's handles (rows attach, translate); the rows of this process keep their names");
 
 namespace shmb {
 namespace {
@@ -33,20 +47,16 @@ const char* KindName(int k)
 }
 
 // --systems into cfg; run[] then only sizes the space: the allocators the
-// systems use. Their names stay in *names (cfg points into them).
-void PairedConfig(shmb_alloc_config_t* cfg, std::vector<std::string>* names)
+// systems use.
+void PairedConfig(shmb_alloc_config_t* cfg)
 {
-    const std::vector<shmb_system_t> systems = PairedSystems(names);
-    if (systems.empty())
+    if (!(cfg->nsystems = Paired(cfg->systems, cfg->system_names)))
         return;
     std::fill(cfg->run, cfg->run + SHMB_ALLOC_KINDS, 0);
-    cfg->nsystems = systems.size();
-    for (size_t s = 0; s < systems.size(); s++) {
-        cfg->systems[s] = systems[s];
-        cfg->system_names[s] = (*names)[s].c_str();
-        if (systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        if (cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             continue;  // upstream's OffsetAllocator: no kind of run[], it maps what offset_bare maps
-        const std::string kinds = shmb_alloc_system_allocators(shmb_system_name(systems[s]));
+        const std::string kinds = shmb_alloc_system_allocators(shmb_system_name(static_cast<shmb_system_t>(cfg->systems[s])));
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
             cfg->run[k] |= InList(kinds, KindName(k));
     }
@@ -123,8 +133,7 @@ shmb_alloc_config_t Config()
 int RunAllocators()
 {
     shmb_alloc_config_t cfg = Config();
-    std::vector<std::string> paired;
-    PairedConfig(&cfg, &paired);
+    PairedConfig(&cfg);
 
     uint64_t need = 0;
     int ret = shmb_alloc_bench_shm_bytes(&cfg, FLAGS_repetitions, &need);

@@ -1,8 +1,6 @@
-// Where the results go: the rows to stdout in --format, and the same rows
-// as JSON to --json_out, which changes only once it is complete
-// (shmbench/file.h: a temporary file renamed over a regular FILE at the end,
-// or a device or FIFO written straight through); and the report's system
-// line, which two mains share.
+// The rows to stdout in --format and as JSON to --json_out, which changes
+// only once complete (shmbench/file.h: a temporary file renamed over a
+// regular FILE at the end, a device or FIFO written through).
 #include <gflags/gflags.h>
 
 #include <cerrno>

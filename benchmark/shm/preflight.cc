@@ -1,9 +1,5 @@
 // What is checked before anything is measured, so that a run that cannot
-// succeed stops at once with a line saying why: the standard descriptors,
-// the CPU --cpu names, the space in /dev/shm and the memory cgroup, the
-// open-files limit, the limits of a pool run (huge pages, memory, mappings),
-// the backing of the transfer's buffers, and a warning when the machine is
-// oversubscribed.
+// succeed stops at once with a line saying why.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>

@@ -8,13 +8,22 @@
 #include "runs.h"
 
 DECLARE_string(allocator);
-DECLARE_string(backing);
-DECLARE_string(prefault);
-DECLARE_int64(pool_mb);
-DECLARE_int32(prefault_threads);
-DECLARE_int64(hugepage_kb);
-DECLARE_int64(pool_iterations);
-DECLARE_int64(grow_block_kb);
+
+DEFINE_string(backing, "tmpfs",
+              "ready: what backs the pool, a comma-separated list of tmpfs (shm_open in /dev/shm), memfd "
+              "(memfd_create, no name), thp (memfd + MADV_HUGEPAGE: 2 MB pages where shmem_enabled allows), "
+              "hugetlb (memfd_create(MFD_HUGETLB): the reserved huge page pool), or all");
+DEFINE_string(prefault, "all",
+              "ready: how the pages come to exist, a comma-separated list of none, touch (a write per page), "
+              "populate (MAP_POPULATE), populate_write (MADV_POPULATE_WRITE), fallocate, or all");
+DEFINE_int64(pool_mb, 256, "ready: pool size in MB (1 MB = 1048576 bytes), rounded up to the backing's page");
+DEFINE_int32(prefault_threads, 1, "ready: threads splitting the prefault (touch, populate_write, fallocate)");
+DEFINE_int64(hugepage_kb, 2048, "ready: huge page size of the hugetlb backing in KB: 2048 or 1048576");
+DEFINE_int64(pool_iterations, 3, "ready: pools made ready per backing and prefault, each timed");
+DEFINE_int64(grow_block_kb, 0,
+             "ready: also reach --pool_mb of live blocks of this many KB through Flow-IPC's jemalloc pools "
+             "(they grow extent by extent) beside Mooncake's one segment, each page written once: rows "
+             "flowipc_jemalloc/grow and mooncake/grow with pools, mappings and page faults (0: not run)");
 
 namespace shmb {
 namespace {

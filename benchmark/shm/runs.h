@@ -21,10 +21,11 @@ int RunWorkload();    // shm_transfer_bench --workload, and its paired replay
 // shm_transfer_bench: the copy methods to run, checked (sweep_run.cc).
 std::string CopyMethods();
 
-// --systems with a Flow-IPC system on a backing other than tmpfs (`backing`,
-// --backing's value): exit 2 with one line; Flow-IPC's pools are created and
-// lent by name in /dev/shm. A bad backing name is left to shmb::Backing.
-void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::string& backing);
+// A Flow-IPC system among the n `systems` (--systems) on a backing other
+// than tmpfs (`backing`, --backing's value): exit 2 with one line; Flow-IPC's
+// pools are created and lent by name in /dev/shm. A bad backing name is left
+// to shmb::Backing.
+void RefuseFlowIpcBacking(const shmb_system_t* systems, size_t n, const std::string& backing);
 
 }  // namespace shmb
 

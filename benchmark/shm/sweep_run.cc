@@ -8,21 +8,44 @@
 #include "bench_common.h"
 #include "runs.h"
 
-DECLARE_int64(transfer_size_kb);
-DECLARE_double(max_transfer_size_mb);
-DECLARE_int64(num_transfers);
-DECLARE_bool(use_memcpy);
-DECLARE_bool(verify_data);
-DECLARE_string(methods);
-DECLARE_int32(threads);
-DECLARE_bool(cold);
-DECLARE_int64(time_per_size_ms);
-DECLARE_int64(num_segments);
-DECLARE_string(mooncake_path);
-DECLARE_bool(peer_process);
-DECLARE_bool(zero_copy);
-DECLARE_string(backing);
-DECLARE_int64(hugepage_kb);
+DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
+DEFINE_double(max_transfer_size_mb, 64,
+              "Maximum transfer size for the sweep in MB (sizes double up to it, included); a whole number of KB: "
+              "a fraction gives a last size below 1 MB, e.g. --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 "
+              "runs 4 KB alone");
+DEFINE_int64(num_transfers, 1000,
+             "Number of transfers per size and method, exactly (fewer only if --time_per_size_ms runs out; "
+             "with --system, request_path and translate time at least one batch of 100x the timer overhead, "
+             "and by default at least 31 batches)");
+DEFINE_bool(use_memcpy, true, "Use memcpy for transfers; false selects the plain C loop (--methods=loop; not with --methods)");
+DEFINE_bool(verify_data, false, "Verify dst against the pattern after each size and method (a transfer is always verified before timing)");
+DEFINE_string(methods, "",
+              "Copy methods: memcpy, loop, nt (non-temporal stores), movsb (rep movsb), or all "
+              "(default: memcpy, or loop with --use_memcpy=false; not with --use_memcpy)");
+DEFINE_int32(threads, 1,
+             "Split each transfer across this many threads; with --cpu, pinned to it and the next allowed CPUs");
+DEFINE_bool(cold, false, "Add rows where each transfer writes a fresh SHM segment (first-touch page faults timed)");
+DEFINE_int64(time_per_size_ms, 1000, "Time budget per size and method in ms; at least one batch is always timed");
+DEFINE_int64(num_segments, 100,
+             "With --system: blocks of dst's size the peer registered, dst the middle one: mooncake's "
+             "buffers; the request path of a Flow-IPC flavour walks the pools holding them (flowipc_classic "
+             "one, flowipc_jemalloc what its arena makes), its to_address as many pools as blocks");
+DEFINE_string(mooncake_path, "tent",
+              "With --system=mooncake, its relocate path: tent (upstream's TENT ShmTransport) or pr192 (PR #192's "
+              "head, never merged)");
+DEFINE_bool(peer_process, false,
+            "Do the copies in a second process (forked at start) that attaches src and dst (by name; by "
+            "descriptor over a Unix socket for --backing other than tmpfs) and times them; this process creates and fills them and checks dst after each size and method. Rows keep "
+            "their names, so compare.sh pairs them with an in-process run");
+DEFINE_bool(zero_copy, false,
+            "With --systems: the zero-copy rows alone: per size (--transfer_size_kb to the last size, x4), "
+            "Mooncake's whole request against each Flow-IPC flavour's object hand-off to a borrower process, no "
+            "copy (rows zero_copy/size_kb:N/system:NAME)");
+DEFINE_string(backing, "tmpfs",
+              "Pages of src, dst and the cold buffers: tmpfs (shm_open in /dev/shm), memfd (memfd_create), thp "
+              "(memfd + MADV_HUGEPAGE before the first touch) or hugetlb (memfd_create(MFD_HUGETLB), the reserved "
+              "pool); buffers are rounded up to the backing's page; the peer gets memfd kinds over a Unix socket");
+DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
 
 namespace shmb {
 namespace {
@@ -58,11 +81,9 @@ std::string CopyMethods()
 
 int RunSweep()
 {
-    std::vector<std::string> names;
-    const std::vector<shmb_system_t> paired = PairedSystems(&names);
-    RefuseFlowIpcBacking(paired, FLAGS_backing);
-
     shmb_transfer_config_t cfg = {};
+    cfg.nsystems = Paired(cfg.systems);
+    RefuseFlowIpcBacking(cfg.systems, cfg.nsystems, FLAGS_backing);
     cfg.max_transfer_size_kb = MaxSizeKb();
     cfg.transfer_size_kb = CheckRange("transfer_size_kb", FLAGS_transfer_size_kb, 1,
                                       static_cast<int64_t>(SHMB_TRANSFER_MAX_KB));
@@ -94,8 +115,6 @@ int RunSweep()
     if (cfg.translate && cfg.cold)
         FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     cfg.zero_copy = FLAGS_zero_copy;
-    cfg.nsystems = paired.size();
-    std::copy(paired.begin(), paired.end(), cfg.systems);
     shmb_backing_residency_t granted = {};
     cfg.backing = Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE,
                           "max_transfer_size_mb", cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);

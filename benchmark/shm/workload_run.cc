@@ -13,18 +13,28 @@
 #include "runs.h"
 
 DECLARE_string(workload);
-DECLARE_string(model);
-DECLARE_int64(block_tokens);
-DECLARE_string(granularity);
-DECLARE_int64(requests);
-DECLARE_string(write_trace);
-DECLARE_int64(max_request_mb);
 DECLARE_string(methods);
 DECLARE_int32(threads);
 DECLARE_int64(num_segments);
 DECLARE_string(mooncake_path);
 DECLARE_string(backing);
 DECLARE_int64(hugepage_kb);
+
+DEFINE_string(model, "llama3_8b",
+              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
+DEFINE_int64(block_tokens, 512,
+             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
+DEFINE_string(granularity, "layer",
+              "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
+              "holding all layers (block)");
+DEFINE_int64(requests, 100,
+             "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
+DEFINE_string(write_trace, "",
+              "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
+              "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
+DEFINE_int64(max_request_mb, 256,
+             "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
+             "src and dst are the largest request's size");
 
 namespace shmb {
 
@@ -150,13 +160,13 @@ void CheckWorkloadSpace(uint64_t need)
 
 }  // namespace
 
-void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::string& backing)
+void RefuseFlowIpcBacking(const shmb_system_t* systems, size_t n, const std::string& backing)
 {
     shmb_backing_kind_t kind;
     if (shmb_backing_parse(backing.c_str(), &kind) < 0 || kind == SHMB_BACKING_TMPFS)
         return;
-    for (shmb_system_t s : systems)
-        if (s != SHMB_SYSTEM_MOONCAKE)
+    for (size_t s = 0; s < n; s++)
+        if (systems[s] != SHMB_SYSTEM_MOONCAKE)
             shmb::FlagError("backing", backing,
                             "Flow-IPC's pools (--systems=" + FLAGS_systems +
                                 ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
@@ -164,10 +174,9 @@ void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::
 
 int RunWorkload()
 {
-    std::vector<std::string> names;
-    const std::vector<shmb_system_t> paired = shmb::PairedSystems(&names);
-    RefuseFlowIpcBacking(paired, FLAGS_backing);
     shmb_workload_config_t wc = {};
+    wc.nsystems = Paired(wc.systems);
+    RefuseFlowIpcBacking(wc.systems, wc.nsystems, FLAGS_backing);
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
         shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
     wc.shape.block_tokens = shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
@@ -210,10 +219,8 @@ int RunWorkload()
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
-    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, paired.empty() && named != SHMB_SYSTEM_MOONCAKE,
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, !wc.nsystems && named != SHMB_SYSTEM_MOONCAKE,
                                "max_request_mb", totals.max_bytes, 2);
-    wc.nsystems = paired.size();
-    std::copy(paired.begin(), paired.end(), wc.systems);
     shmb_backing_residency_t granted = {};
     if (wc.backing.kind == SHMB_BACKING_TMPFS)
         CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
