@@ -193,10 +193,14 @@ struct PoolPlan {
 // that reserves them), exit 2. Returns the header lines stating each limit.
 std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<PoolPlan>& pools, uint64_t mappings);
 
+// --hugepage_kb in bytes: 2048 or 1048576 KB, else FlagError.
+uint64_t HugePageSize(int64_t hugepage_kb);
+
 // src and dst's backing (shm_transfer_bench) from --backing and --hugepage_kb
 // (`name`, `hugepage_kb`): a bad value exits 2; a backing other than tmpfs
-// exits 2 when `flowipc` (its pools are lent by name), else CheckPoolLimits
-// for `live` buffers of `bytes` under --`flag`. tmpfs: the caller's CheckShmSpace.
+// exits 2 when `flowipc` (a Flow-IPC system runs: its pools are lent by
+// name), else is CheckPoolLimits' for `live` buffers of `bytes` under
+// --`flag`. tmpfs: the caller's CheckShmSpace.
 shmb_backing_config_t Backing(const std::string& name, int64_t hugepage_kb, bool flowipc, const char* flag,
                               uint64_t bytes, uint64_t live);
 

@@ -58,9 +58,7 @@ shmb_alloc_ready_config_t Config()
     cfg.pool_bytes = CheckRange("pool_mb", FLAGS_pool_mb, 1, 1 << 20) << 20;
     cfg.threads = static_cast<int>(CheckRange("prefault_threads", FLAGS_prefault_threads, 1, SHMB_BACKING_MAX_THREADS));
     cfg.iterations = CheckRange("pool_iterations", FLAGS_pool_iterations, 1, SHMB_ALLOC_READY_MAX_ITERATIONS);
-    if (FLAGS_hugepage_kb != 2048 && FLAGS_hugepage_kb != 1048576)
-        FlagError("hugepage_kb", std::to_string(FLAGS_hugepage_kb), "2048 or 1048576");
-    cfg.hugepage_size = static_cast<uint64_t>(FLAGS_hugepage_kb) << 10;
+    cfg.hugepage_size = HugePageSize(FLAGS_hugepage_kb);
     cfg.shm_prefix = FLAGS_shm_prefix.c_str();
     cfg.progress = Progress();
     return cfg;

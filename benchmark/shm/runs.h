@@ -5,8 +5,8 @@
 #ifndef SHMBENCH_RUNS_H
 #define SHMBENCH_RUNS_H
 
+#include <algorithm>
 #include <string>
-#include <vector>
 
 #include "shmbench/shmbench.h"
 
@@ -21,11 +21,11 @@ int RunWorkload();    // shm_transfer_bench --workload, and its paired replay
 // shm_transfer_bench: the copy methods to run, checked (sweep_run.cc).
 std::string CopyMethods();
 
-// A Flow-IPC system among the n `systems` (--systems) on a backing other
-// than tmpfs (`backing`, --backing's value): exit 2 with one line; Flow-IPC's
-// pools are created and lent by name in /dev/shm. A bad backing name is left
-// to shmb::Backing.
-void RefuseFlowIpcBacking(const shmb_system_t* systems, size_t n, const std::string& backing);
+// True if a Flow-IPC system is among the n `systems` (--systems).
+inline bool AnyFlowIpc(const shmb_system_t* systems, size_t n)
+{
+    return std::any_of(systems, systems + n, [](shmb_system_t s) { return s != SHMB_SYSTEM_MOONCAKE; });
+}
 
 }  // namespace shmb
 

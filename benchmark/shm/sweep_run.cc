@@ -83,7 +83,6 @@ int RunSweep()
 {
     shmb_transfer_config_t cfg = {};
     cfg.nsystems = Paired(cfg.systems);
-    RefuseFlowIpcBacking(cfg.systems, cfg.nsystems, FLAGS_backing);
     cfg.max_transfer_size_kb = MaxSizeKb();
     cfg.transfer_size_kb = CheckRange("transfer_size_kb", FLAGS_transfer_size_kb, 1,
                                       static_cast<int64_t>(SHMB_TRANSFER_MAX_KB));
@@ -116,8 +115,9 @@ int RunSweep()
         FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     cfg.zero_copy = FLAGS_zero_copy;
     shmb_backing_residency_t granted = {};
-    cfg.backing = Backing(FLAGS_backing, FLAGS_hugepage_kb, cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE,
-                          "max_transfer_size_mb", cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
+    const bool flowipc = (cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(cfg.systems, cfg.nsystems);
+    cfg.backing = Backing(FLAGS_backing, FLAGS_hugepage_kb, flowipc, "max_transfer_size_mb",
+                          cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
     cfg.granted = cfg.backing.kind != SHMB_BACKING_TMPFS ? &granted : nullptr;
     WarnIfOversubscribed(cfg.threads);
 

@@ -160,23 +160,10 @@ void CheckWorkloadSpace(uint64_t need)
 
 }  // namespace
 
-void RefuseFlowIpcBacking(const shmb_system_t* systems, size_t n, const std::string& backing)
-{
-    shmb_backing_kind_t kind;
-    if (shmb_backing_parse(backing.c_str(), &kind) < 0 || kind == SHMB_BACKING_TMPFS)
-        return;
-    for (size_t s = 0; s < n; s++)
-        if (systems[s] != SHMB_SYSTEM_MOONCAKE)
-            shmb::FlagError("backing", backing,
-                            "Flow-IPC's pools (--systems=" + FLAGS_systems +
-                                ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
-}
-
 int RunWorkload()
 {
     shmb_workload_config_t wc = {};
     wc.nsystems = Paired(wc.systems);
-    RefuseFlowIpcBacking(wc.systems, wc.nsystems, FLAGS_backing);
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
         shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
     wc.shape.block_tokens = shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
@@ -219,8 +206,8 @@ int RunWorkload()
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
-    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, !wc.nsystems && named != SHMB_SYSTEM_MOONCAKE,
-                               "max_request_mb", totals.max_bytes, 2);
+    const bool flowipc = (!wc.nsystems && named != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(wc.systems, wc.nsystems);
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, flowipc, "max_request_mb", totals.max_bytes, 2);
     shmb_backing_residency_t granted = {};
     if (wc.backing.kind == SHMB_BACKING_TMPFS)
         CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
