@@ -1,6 +1,5 @@
-// What the rooms of the mains' shared code share with each other and not
-// with the mains: the facts Init gathers (read by the report and the
-// preflight checks) and the helpers every room's messages use.
+// What the shared files share with each other and not with the modes: the
+// facts Init gathers and the helpers of their messages.
 #ifndef SHMBENCH_BENCH_INTERNAL_H
 #define SHMBENCH_BENCH_INTERNAL_H
 
@@ -37,7 +36,11 @@ std::string Printable(const std::string& value);
 void ParseFlags(int* argc, char*** argv, const char* usage);
 void CheckCommonFlags();
 
-// flags.cc: "name=value ..." of the binary's own flags, for the report.
+// flags.cc: a flag defined in `file` is the binary's own: the main's and
+// its modes' (benchmark/shm/), not glog's or gflags'.
+bool OwnFlag(const std::string& file);
+
+// flags.cc: "name=value ..." of the binary's own flags, by name, for the report.
 std::string FlagsLine();
 
 // help.cc: prints and exits 0 if a help flag or --version was given.

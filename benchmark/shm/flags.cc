@@ -1,7 +1,6 @@
 // The command line: every argument checked before gflags sees it (a bad or
-// unknown flag is one line and exit 2, wherever it comes from), the flags
-// every binary has, and the checks the mains apply to their own flags
-// (ranges, choices, lists).
+// unknown flag is one line and exit 2, wherever it comes from), the modes'
+// refusals, and the checks of the flags' values (ranges, choices, lists).
 #include <gflags/gflags.h>
 #include <strings.h>
 
@@ -269,13 +268,20 @@ void CheckCommonFlags()
                       std::to_string(SHMB_SEGMENT_NAME_MAX - 48) + " characters");
 }
 
+bool OwnFlag(const std::string& file)
+{
+    const size_t dir = g_run.main_file.find_last_of('/') + 1;
+    return file.compare(0, dir, g_run.main_file, 0, dir) == 0;
+}
+
 std::string FlagsLine()
 {
     std::vector<gflags::CommandLineFlagInfo> flags;
-    gflags::GetAllFlags(&flags);
+    gflags::GetAllFlags(&flags);  // sorted by file, then name: sorted by name here
+    std::sort(flags.begin(), flags.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     std::string line;
     for (const auto& f : flags) {
-        if (f.filename != g_run.main_file || f.name == "json_out")
+        if (!OwnFlag(f.filename) || f.name == "json_out")
             continue;
         line += (line.empty() ? "" : " ") + f.name + "=" + f.current_value;
     }
@@ -317,6 +323,24 @@ std::vector<shmb_system_t> PairedSystems(std::vector<std::string>* names)
     systems.push_back(systems[0]);
     names->push_back(names->front() + SHMB_PAIRED_CONTROL_SUFFIX);
     return systems;
+}
+
+int RunMode(const std::vector<Mode>& modes, size_t pick)
+{
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    for (const auto& f : flags) {
+        if (f.is_default || InList(modes[pick].flags, f.name))
+            continue;
+        std::string readers;
+        for (const Mode& m : modes)
+            if (InList(m.flags, f.name))
+                readers += (readers.empty() ? "" : " or ") + std::string(m.name);
+        if (!readers.empty())
+            FlagError(f.name.c_str(), f.current_value,
+                      "not read by " + std::string(modes[pick].name) + ", only by " + readers);
+    }
+    return modes[pick].run();
 }
 
 uint64_t CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi)

@@ -1,19 +1,18 @@
-// The help flags and --version: each prints to stdout and exits 0 (gflags
-// would exit 1: asking for help is no error). --help and --helpshort list
-// the binary's own flags, --help with a pointer to --helpfull, which adds
-// glog's and gflags' own (about a hundred lines a reader rarely needs).
-// -h is --help (ParseFlags). Flags are listed under their source file's
-// name, not its path: gflags would print the build's absolute path.
+// The help flags and --version print to stdout and exit 0 (gflags: 1, but
+// asking for help is no error). --help lists the binary's own flags, as
+// the main's, and points to --helpfull (glog's and gflags' too: a hundred
+// lines a reader rarely needs). Files are named without their absolute path.
 #include <gflags/gflags.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include "bench_common.h"
 #include "bench_internal.h"
-#include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 
 namespace shmb {
@@ -48,14 +47,26 @@ std::string BaseName(const std::string& path)
     return path.substr(path.find_last_of('/') + 1);
 }
 
+// Every flag, sorted by file then name as gflags lists them, the binary's
+// own as the main's (which of its files reads a flag is no user's concern).
+std::vector<gflags::CommandLineFlagInfo> AllFlags()
+{
+    std::vector<gflags::CommandLineFlagInfo> flags;
+    gflags::GetAllFlags(&flags);
+    for (auto& f : flags)
+        f.filename = OwnFlag(f.filename) ? g_run.main_file : f.filename;
+    std::sort(flags.begin(), flags.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.filename, a.name) < std::tie(b.filename, b.name);
+    });
+    return flags;
+}
+
 // gflags' ShowUsageWithFlagsRestrict, each file named by its base name.
 void ShowFlags(const char* argv0, const std::function<bool(const std::string&)>& wanted)
 {
     std::printf("%s: %s\n", BaseName(argv0).c_str(), gflags::ProgramUsage());
-    std::vector<gflags::CommandLineFlagInfo> flags;
-    gflags::GetAllFlags(&flags);  // sorted by file, then name
     std::string last;
-    for (const auto& f : flags) {
+    for (const auto& f : AllFlags()) {
         if (!wanted(f.filename))
             continue;
         if (f.filename != last)
@@ -76,11 +87,9 @@ bool Contains(const std::string& file, const std::string& part)
 // then exits 1).
 void ShowXml()
 {
-    std::vector<gflags::CommandLineFlagInfo> flags;
-    gflags::GetAllFlags(&flags);
     std::printf("<?xml version=\"1.0\"?>\n<AllFlags>\n<program>%s</program>\n<usage>%s</usage>\n",
                 XmlEscape(g_run.program).c_str(), XmlEscape(gflags::ProgramUsage()).c_str());
-    for (const auto& f : flags)
+    for (const auto& f : AllFlags())
         std::printf("<flag><file>%s</file><name>%s</name><meaning>%s</meaning><default>%s</default>"
                     "<current>%s</current><type>%s</type></flag>\n",
                     XmlEscape(BaseName(f.filename)).c_str(), XmlEscape(f.name).c_str(),
@@ -93,11 +102,9 @@ void ShowXml()
 
 void HandleHelp(const char* argv0)
 {
-    const std::string& main_file = g_run.main_file;
     bool shown = true;
-    const std::string dir = main_file.substr(0, main_file.find_last_of('/') + 1);
-    auto own = [&](const std::string& file) { return file == main_file; };
-    if (FlagValue("helpshort") == "true") {
+    auto own = [](const std::string& file) { return file == g_run.main_file; };
+    if (FlagValue("helpshort") == "true" || FlagValue("helppackage") == "true") {
         ShowFlags(argv0, own);
     } else if (FlagValue("helpfull") == "true") {
         ShowFlags(argv0, [](const std::string&) { return true; });
@@ -114,8 +121,6 @@ void HandleHelp(const char* argv0)
     } else if (!FlagValue("helpmatch").empty()) {
         const std::string part = FlagValue("helpmatch");
         ShowFlags(argv0, [&](const std::string& file) { return Contains(file, part); });
-    } else if (FlagValue("helppackage") == "true") {
-        ShowFlags(argv0, [&](const std::string& file) { return file.compare(0, dir.size(), dir) == 0; });
     } else if (FlagValue("helpxml") == "true") {
         ShowXml();
     } else {

@@ -1,8 +1,6 @@
-// Where the results go: the rows to stdout in --format, and the same rows
-// as JSON to --json_out, which changes only once it is complete
-// (shmbench/file.h: a temporary file renamed over a regular FILE at the end,
-// or a device or FIFO written straight through); and the report's system
-// line, which two mains share.
+// The rows to stdout in --format and as JSON to --json_out, which changes
+// only once complete (shmbench/file.h: a temporary file renamed over a
+// regular FILE at the end, a device or FIFO written through).
 #include <gflags/gflags.h>
 
 #include <cerrno>
@@ -78,7 +76,26 @@ void OpenJsonOut()
 
 }  // namespace internal
 
-void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
+shmb_report_t NewReport(const char* bench, const char* system, size_t nsystems, const char* variant)
+{
+    shmb_report_t report = {};
+    report.bench = bench;
+    report.system = system;
+    report.variant_label = system || nsystems ? "part" : variant;
+    return report;
+}
+
+void AddNotes(shmb_report_t* report, const std::vector<std::string>& lines)
+{
+    int i = 0;
+    while (i < SHMB_REPORT_MAX_NOTES && report->notes[i])
+        i++;
+    for (size_t k = 0; k < lines.size() && i < SHMB_REPORT_MAX_NOTES; k++)
+        report->notes[i++] = lines[k].c_str();
+    report->notes[i] = nullptr;
+}
+
+void WriteReport(shmb_report_t* report, shmb_rows_t* rows)
 {
     static std::string flags;
     flags = internal::FlagsLine();
@@ -97,10 +114,11 @@ void WriteReport(shmb_report_t* report, const shmb_rows_t* rows)
     int ret = shmb_report_write(stdout, format, report, rows);
     if (ret < 0)
         WriteFailed("the results to stdout", -ret, "");
-    if (!g_json.f)
-        return;
-    errno = 0;
-    CommitOutput("json_out", FLAGS_json_out, &g_json, shmb_report_write(g_json.f, SHMB_FORMAT_JSON, report, rows));
+    if (g_json.f) {
+        errno = 0;
+        CommitOutput("json_out", FLAGS_json_out, &g_json, shmb_report_write(g_json.f, SHMB_FORMAT_JSON, report, rows));
+    }
+    shmb_rows_free(rows);
 }
 
 const char* SystemLine()

@@ -1,9 +1,5 @@
 // What is checked before anything is measured, so that a run that cannot
-// succeed stops at once with a line saying why: the standard descriptors,
-// the CPU --cpu names, the space in /dev/shm and the memory cgroup, the
-// open-files limit, the limits of a pool run (huge pages, memory, mappings),
-// the backing of the transfer's buffers, and a warning when the machine is
-// oversubscribed.
+// succeed stops at once with a line saying why.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -225,24 +221,29 @@ std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<Poo
     return lines;
 }
 
+uint64_t HugePageSize(int64_t hugepage_kb)
+{
+    if (hugepage_kb != 2048 && hugepage_kb != 1048576)
+        FlagError("hugepage_kb", std::to_string(hugepage_kb), "2048 or 1048576");
+    return static_cast<uint64_t>(hugepage_kb) << 10;
+}
+
 shmb_backing_config_t Backing(const std::string& name, int64_t hugepage_kb, bool flowipc, const char* flag,
                               uint64_t bytes, uint64_t live)
 {
     shmb_backing_config_t backing = {};
     if (shmb_backing_parse(name.c_str(), &backing.kind) < 0)
         FlagError("backing", name, "tmpfs, memfd, thp or hugetlb");
-    if (hugepage_kb != 2048 && hugepage_kb != 1048576)
-        FlagError("hugepage_kb", std::to_string(hugepage_kb), "2048 or 1048576");
-    backing.hugepage_size = static_cast<uint64_t>(hugepage_kb) << 10;
+    backing.hugepage_size = HugePageSize(hugepage_kb);
     if (backing.kind == SHMB_BACKING_TMPFS)
         return backing;
+    const std::string lent = " are created and lent by name in /dev/shm (shm_open): tmpfs only";
     if (flowipc)
         FlagError("backing", name,
-                  FLAGS_system.empty()
-                      ? "without --system Flow-IPC's pools run too, and they are created and lent by name in "
-                        "/dev/shm (shm_open): tmpfs only; add --system=mooncake"
-                      : "Flow-IPC's pools (--system=" + FLAGS_system +
-                            ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
+                  !FLAGS_systems.empty() ? "Flow-IPC's pools (--systems=" + FLAGS_systems + ")" + lent
+                  : FLAGS_system.empty() ? "without --system Flow-IPC's pools run too, and they" + lent +
+                                               "; add --system=mooncake"
+                                         : "Flow-IPC's pools (--system=" + FLAGS_system + ")" + lent);
     PoolPlan buffer = {backing.kind, 0, 0};
     if (shmb_backing_round(&backing, bytes, &buffer.bytes) < 0 ||
         shmb_backing_page_size(&backing, &buffer.page_size) < 0)

@@ -1,8 +1,6 @@
-// shm_transfer_bench --workload: the KV-cache replay's flags checked, its
-// stream read, the library's replay run per system (or paired, --systems)
-// and its rows written
-// (shmbench/workload.h; docs/workload.md). The flags are defined in
-// shm_transfer_bench.cc, so that --helpshort lists them with the binary's.
+// shm_transfer_bench --workload, and its paired replay (--systems): the
+// KV-cache replay's flags checked, its stream read, the library's replay run
+// per system (or paired) and its report (shmbench/workload.h; docs/workload.md).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,35 +10,34 @@
 
 #include "bench_common.h"
 #include "bench_internal.h"
-#include "workload_run.h"
+#include "runs.h"
 
 DECLARE_string(workload);
-DECLARE_string(model);
-DECLARE_int64(block_tokens);
-DECLARE_string(granularity);
-DECLARE_int64(requests);
-DECLARE_string(write_trace);
-DECLARE_int64(max_request_mb);
 DECLARE_string(methods);
 DECLARE_int32(threads);
 DECLARE_int64(num_segments);
 DECLARE_string(backing);
 DECLARE_int64(hugepage_kb);
 
+DEFINE_string(model, "llama3_8b",
+              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
+DEFINE_int64(block_tokens, 512,
+             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
+DEFINE_string(granularity, "layer",
+              "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
+              "holding all layers (block)");
+DEFINE_int64(requests, 100,
+             "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
+DEFINE_string(write_trace, "",
+              "With --workload: write the stream to this file in Mooncake's JSONL format (hash ids numbered from 0) "
+              "and exit without measuring; traces/sample.jsonl is --workload=synthetic --requests=300 output");
+DEFINE_int64(max_request_mb, 256,
+             "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
+             "src and dst are the largest request's size");
+
 namespace shmb {
 
 namespace {
-
-// Sweep flags that mean nothing to a replay: refused when given.
-void RefuseSweepFlags()
-{
-    for (const char* flag : {"transfer_size_kb", "max_transfer_size_mb", "max_transfer_size_kb", "num_transfers",
-                             "time_per_size_ms", "cold", "peer_process", "verify_data", "zero_copy"})
-        if (!gflags::GetCommandLineFlagInfoOrDie(flag).is_default)
-            shmb::FlagError(flag, gflags::GetCommandLineFlagInfoOrDie(flag).current_value,
-                            "cannot be combined with --workload (every descriptor is verified; sizes come from "
-                            "the requests)");
-}
 
 // The stream: synthetic, or the trace's first --requests lines; a bad line
 // is "<file>:<line>: <what>", exit 2.
@@ -162,28 +159,10 @@ void CheckWorkloadSpace(uint64_t need)
 
 }  // namespace
 
-void RefuseFlowIpcBacking(const std::vector<shmb_system_t>& systems, const std::string& backing)
+int RunWorkload()
 {
-    shmb_backing_kind_t kind;
-    if (shmb_backing_parse(backing.c_str(), &kind) < 0 || kind == SHMB_BACKING_TMPFS)
-        return;
-    for (shmb_system_t s : systems)
-        if (s != SHMB_SYSTEM_MOONCAKE)
-            shmb::FlagError("backing", backing,
-                            "Flow-IPC's pools (--systems=" + FLAGS_systems +
-                                ") are created and lent by name in /dev/shm (shm_open): tmpfs only");
-}
-
-int RunWorkload(const std::string& methods)
-{
-    RefuseSweepFlags();
-    std::vector<std::string> names;
-    const std::vector<shmb_system_t> paired = shmb::PairedSystems(&names);
-    if (!paired.empty() && !FLAGS_write_trace.empty())
-        shmb::FlagError("write_trace", FLAGS_write_trace,
-                        "cannot be combined with --systems (it writes the stream and measures nothing)");
-    RefuseFlowIpcBacking(paired, FLAGS_backing);
     shmb_workload_config_t wc = {};
+    wc.nsystems = Paired(wc.systems);
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
         shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
     wc.shape.block_tokens = shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
@@ -192,6 +171,7 @@ int RunWorkload(const std::string& methods)
         shmb::FlagError("granularity", FLAGS_granularity, "layer or block");
     wc.shape.granularity = static_cast<shmb_workload_granularity_t>(g);
     wc.shape.max_request_bytes = shmb::CheckRange("max_request_mb", FLAGS_max_request_mb, 1, 1 << 20) << 20;
+    const std::string methods = CopyMethods();
     if (methods.find(',') != std::string::npos)
         shmb::FlagError("methods", FLAGS_methods, "one method with --workload");
     wc.method = SHMB_COPY_MEMCPY;
@@ -223,10 +203,8 @@ int RunWorkload(const std::string& methods)
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
-    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, paired.empty() && named != SHMB_SYSTEM_MOONCAKE,
-                               "max_request_mb", totals.max_bytes, 2);
-    wc.nsystems = paired.size();
-    std::copy(paired.begin(), paired.end(), wc.systems);
+    const bool flowipc = (!wc.nsystems && named != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(wc.systems, wc.nsystems);
+    wc.backing = shmb::Backing(FLAGS_backing, FLAGS_hugepage_kb, flowipc, "max_request_mb", totals.max_bytes, 2);
     shmb_backing_residency_t granted = {};
     if (wc.backing.kind == SHMB_BACKING_TMPFS)
         CheckWorkloadSpace(shmb_workload_shm_bytes(&totals));
@@ -255,19 +233,14 @@ int RunWorkload(const std::string& methods)
     shmb_workload_stream_free(&stream);
 
     std::vector<std::string> notes = WorkloadNotes(wc, totals);
-    shmb_report_t report = {};
-    report.bench = "shm_transfer/workload";
-    report.system = shmb::SystemLine();
-    report.variant_label = "part";
+    shmb_report_t report = NewReport("shm_transfer/workload", shmb::SystemLine(), 0, "part");
     report.rate_is_bytes = 1;
-    for (size_t i = 0; i < notes.size() && i < SHMB_REPORT_MAX_NOTES; i++)
-        report.notes[i] = notes[i].c_str();
+    AddNotes(&report, notes);
     shmb_notes_t store = {};
     const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems) : 0;
     if (noted < 0)
         shmb::Fail(noted, "composing the notes");
     shmb::WriteReport(&report, &rows);
-    shmb_rows_free(&rows);
     return 0;
 }
 

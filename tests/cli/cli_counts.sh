@@ -56,10 +56,10 @@ grep -q "^# count:" "$work/m.txt" && fail "lookup --min_time_ms: a count note" |
 # --num_transfers=100: copies exactly 100; with --system the parts that move
 # no bytes one batch at least, said in the note
 transfer=$bindir/shm_transfer_bench
-"$transfer" "${common[@]}" --num_transfers=100 --max_transfer_size_kb=64 >"$work/t.txt" 2>"$work/t.err" \
+"$transfer" "${common[@]}" --num_transfers=100 --max_transfer_size_mb=0.0625 >"$work/t.txt" 2>"$work/t.err" \
   || fail "transfer: exit $?: $(cat "$work/t.err")"
 [ -z "$(over "$work/t.txt" 100)" ] && ok || fail "transfer: rows above 100: $(over "$work/t.txt" 100)"
-"$transfer" "${common[@]}" --num_transfers=100 --max_transfer_size_kb=16 --system=mooncake --num_segments=10 \
+"$transfer" "${common[@]}" --num_transfers=100 --max_transfer_size_mb=0.015625 --system=mooncake --num_segments=10 \
   >"$work/s.txt" 2>"$work/s.err" || fail "transfer --system: exit $?: $(cat "$work/s.err")"
 unwrap "$work/s.txt" | grep -qF "# count: num_transfers=100: request_path and translate time it in batches >= 100x the timer overhead" \
   && ok || fail "transfer --system: no count note"

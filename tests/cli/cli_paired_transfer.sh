@@ -12,7 +12,7 @@ python=${2:-/usr/bin/python3}
 source "$(dirname "$0")/cli_lib.sh"
 bin=$bindir/shm_transfer_bench
 prefix=shmb_cli_paired_$$_
-quick=(--shm_prefix=/$prefix --systems=mooncake,flowipc_classic --transfer_size_kb=4 --max_transfer_size_kb=8
+quick=(--shm_prefix=/$prefix --systems=mooncake,flowipc_classic --transfer_size_kb=4 --max_transfer_size_mb=0.0078125
        --num_transfers=20 --time_per_size_ms=20 --num_segments=10)
 
 "$bin" "${quick[@]}" --json_out="$work/p.json" >"$work/p.txt" 2>"$work/p.err" \
@@ -98,7 +98,7 @@ EOF
 # process), its to_address translate row is marked not possible upstream,
 # copy_out follows the request once; its --system run has mooncake's rows
 # (and copy_out, unmeasured in mooncake's run).
-jq=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=20 --time_per_size_ms=20
+jq=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --num_transfers=20 --time_per_size_ms=20
     --num_segments=10)
 "$bin" "${jq[@]}" --systems=mooncake,flowipc_jemalloc --format=json >"$work/j.json" 2>"$work/j.err" \
   || fail "paired sweep with flowipc_jemalloc: exit $?: $(cat "$work/j.err")"
@@ -128,7 +128,7 @@ EOF
 # --zero_copy: per size (x4), Mooncake's whole request against each
 # flavour's hand-off, paired; refused without --systems.
 "$bin" --shm_prefix=/$prefix --systems=mooncake,flowipc_classic,flowipc_jemalloc --zero_copy --transfer_size_kb=4 \
-  --max_transfer_size_kb=64 --num_transfers=20 --time_per_size_ms=20 >"$work/z.txt" 2>"$work/z.err" \
+  --max_transfer_size_mb=0.0625 --num_transfers=20 --time_per_size_ms=20 >"$work/z.txt" 2>"$work/z.err" \
   || fail "--zero_copy: exit $?: $(cat "$work/z.err")"
 want=""
 for kb in 4 16 64; do

@@ -10,7 +10,7 @@ command -v script >/dev/null || { echo "skipped: no script(1)"; exit 77; }
 
 cases=("shm_allocation_bench --num_iterations=20 --max_size_kb=8 --min_ops=2048"
        "shm_address_lookup_bench --num_lookups=4096 --num_segments=10 --segment_size_mb=1"
-       "shm_transfer_bench --num_transfers=5 --max_transfer_size_kb=64")
+       "shm_transfer_bench --num_transfers=5 --max_transfer_size_mb=0.0625")
 for c in "${cases[@]}"; do
   bin=${c%% *}
   # a terminal: stdout to a file, stderr the pty, whose bytes script copies out

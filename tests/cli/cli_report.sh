@@ -354,7 +354,7 @@ done
 d=$(cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$bindir" --results-dir=res --label=real --system \
       --flags="--shm_prefix=/$prefix" --allocation-flags="--num_iterations=5 --max_size_kb=4 --min_ops=1000" \
       --lookup-flags="--num_lookups=100 --min_time_ms=1" \
-      --transfer-flags="--max_transfer_size_kb=4 --num_transfers=5 --time_per_size_ms=1 --num_segments=2" 2>"$work/err")
+      --transfer-flags="--max_transfer_size_mb=0.00390625 --num_transfers=5 --time_per_size_ms=1 --num_segments=2" 2>"$work/err")
 [ $? -eq 0 ] && [ "$d" = res/real ] && ok || fail "run_all.sh --system: stdout '$d': $(tail -3 "$work/err")"
 for h in "## At a glance" "## The run" "## Per block" "## Registration" "## First attach" "## Per request" \
          "## Per KV-cache workload"; do

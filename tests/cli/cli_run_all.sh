@@ -34,7 +34,7 @@ run_all() {
   (cd "$work" && "$src/scripts/run_all.sh" --bin-dir="$bindir" --results-dir=-r "$@" >"$work/out" 2>"$work/err")
 }
 lookup_tiny="--num_lookups=100 --min_time_ms=1"
-transfer_tiny="--max_transfer_size_kb=4 --num_transfers=2 --time_per_size_ms=1"
+transfer_tiny="--max_transfer_size_mb=0.00390625 --num_transfers=2 --time_per_size_ms=1"
 tiny=(--allocation-flags="--num_iterations=1 --max_size_kb=4 --allocator=posix" --lookup-flags="$lookup_tiny"
       --sweep=1 --transfer-flags="$transfer_tiny")
 # --system picks the allocator: no --allocator

@@ -11,7 +11,7 @@ quick=(--shm_prefix=/$prefix --max_transfer_size_mb=1 --num_transfers=20 --time_
 
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
-for f in "transfer_size_kb int64 4" "max_transfer_size_mb int64 64" "max_transfer_size_kb int64 0" "num_transfers int64 1000" \
+for f in "transfer_size_kb int64 4" "max_transfer_size_mb double 64" "num_transfers int64 1000" \
          "use_memcpy bool true" "verify_data bool false" 'methods string ""' "threads int32 1" \
          "cold bool false" "time_per_size_ms int64 1000" "peer_process bool false"; do
   read -r name type value <<<"$f"
@@ -22,13 +22,16 @@ expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=0
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=0
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=-64
 expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=2048 --max_transfer_size_mb=1
-expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=8 --max_transfer_size_kb=4
-expect_usage_error "$bin" max_transfer_size_kb --max_transfer_size_kb=-4
-expect_usage_error "$bin" max_transfer_size_kb --max_transfer_size_kb=4 --max_transfer_size_mb=1
-# --max_transfer_size_mb=0 points to the flag that runs sizes below 1 MB
+expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=8 --max_transfer_size_mb=0.00390625
+expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=-0.00390625
+expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=0.1  # 102.4 KB: not a whole KB
+expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=nan
+# one flag for the kernels: --use_memcpy (the seed's) or --methods, not both
+expect_usage_error "$bin" use_memcpy --use_memcpy=false --methods=nt
+# --max_transfer_size_mb=0 says how to run sizes below 1 MB
 "$bin" --max_transfer_size_mb=0 >/dev/null 2>"$work/err"
-grep -q -- "--max_transfer_size_mb=0: .*use --max_transfer_size_kb" "$work/err" && ok \
-  || fail "--max_transfer_size_mb=0 does not name --max_transfer_size_kb: $(cat "$work/err")"
+grep -q -- "--max_transfer_size_mb=0: .*a fraction gives a last size below 1 MB: 0.0625 is 64 KB" "$work/err" && ok \
+  || fail "--max_transfer_size_mb=0 does not say how to run sizes below 1 MB: $(cat "$work/err")"
 expect_usage_error "$bin" num_transfers --num_transfers=0
 expect_usage_error "$bin" threads --threads=0
 expect_usage_error "$bin" threads --threads=100000
@@ -59,7 +62,7 @@ rows=$(table_rows "$work/t.txt" | wc -l)
 for n in 1 7 1000; do
   cold=(--cold)
   [ $n -eq 1000 ] && cold=()
-  "$bin" --shm_prefix=/$prefix --max_transfer_size_kb=64 --num_transfers=$n --time_per_size_ms=100000 "${cold[@]}" \
+  "$bin" --shm_prefix=/$prefix --max_transfer_size_mb=0.0625 --num_transfers=$n --time_per_size_ms=100000 "${cold[@]}" \
     --methods=memcpy,loop >"$work/n.txt" 2>/dev/null || fail "--num_transfers=$n run"
   bad=$(grep -v '^#' "$work/n.txt" | awk -v n=$n '!h {for (i = 1; i <= NF; i++) if ($i == "iterations") c = i; h = 1; next}
                                               $c != n' | wc -l)
@@ -67,14 +70,14 @@ for n in 1 7 1000; do
     || fail "--num_transfers=$n: $bad of $(table_rows "$work/n.txt" | wc -l) rows did another count"
 done
 # one size below 1 MB, alone
-"$bin" --shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=20 >"$work/one.txt" 2>/dev/null \
+"$bin" --shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --num_transfers=20 >"$work/one.txt" 2>/dev/null \
   || fail "one small size run"
 [ "$(table_rows "$work/one.txt" | awk '{print $1}' | tr '\n' ' ')" = "4 " ] && ok \
-  || fail "--transfer_size_kb=4 --max_transfer_size_kb=4 ran: $(table_rows "$work/one.txt")"
-"$bin" --shm_prefix=/$prefix --transfer_size_kb=16 --max_transfer_size_kb=48 --num_transfers=20 >"$work/kb.txt" 2>/dev/null \
+  || fail "--transfer_size_kb=4 --max_transfer_size_mb=0.00390625 ran: $(table_rows "$work/one.txt")"
+"$bin" --shm_prefix=/$prefix --transfer_size_kb=16 --max_transfer_size_mb=0.046875 --num_transfers=20 >"$work/kb.txt" 2>/dev/null \
   || fail "kb sweep run"
 [ "$(table_rows "$work/kb.txt" | awk '{print $1}' | tr '\n' ' ')" = "16 32 48 " ] && ok \
-  || fail "--max_transfer_size_kb=48 ran: $(table_rows "$work/kb.txt")"
+  || fail "--max_transfer_size_mb=0.046875 ran: $(table_rows "$work/kb.txt")"
 grep -v '^#' "$work/t.txt" | head -1 | awk '{print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11}' \
   | grep -qx "size_kb method step threads rep iterations mean_ns p50_ns p99_ns max_ns GB_s" && ok || fail "table header"
 # GB/s from the median: bytes_per_second = size / p50 on every row (p50 is
@@ -112,10 +115,10 @@ grep -q "^shm_transfer/memcpy/size_kb:1024/threads:2," "$work/th.csv" && ok || f
 
 # more threads than CPUs: one warning line; as many as the CPUs: none
 cpus=$(nproc)
-"$bin" --shm_prefix=/$prefix --max_transfer_size_kb=8 --num_transfers=20 --threads=$((cpus + 1)) >/dev/null 2>"$work/over.err" || fail "oversubscribed run"
+"$bin" --shm_prefix=/$prefix --max_transfer_size_mb=0.0078125 --num_transfers=20 --threads=$((cpus + 1)) >/dev/null 2>"$work/over.err" || fail "oversubscribed run"
 [ "$(grep -c -- "warning: --threads=$((cpus + 1)) exceeds the $cpus CPUs" "$work/over.err")" -eq 1 ] && ok \
   || fail "--threads=$((cpus + 1)) on $cpus CPUs: no warning: $(cat "$work/over.err")"
-"$bin" --shm_prefix=/$prefix --max_transfer_size_kb=8 --num_transfers=20 --threads=$cpus >/dev/null 2>"$work/fit.err" || fail "threads=nproc run"
+"$bin" --shm_prefix=/$prefix --max_transfer_size_mb=0.0078125 --num_transfers=20 --threads=$cpus >/dev/null 2>"$work/fit.err" || fail "threads=nproc run"
 grep -q -- "warning: --threads" "$work/fit.err" && fail "--threads=$cpus on $cpus CPUs warned: $(cat "$work/fit.err")" || ok
 
 # cold rows: one per size, their speedup against the warm memcpy of the same
@@ -136,7 +139,7 @@ table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $11} $3 == "cold" {
 if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
-    "$1" --shm_prefix=/full_ --cold --transfer_size_kb=1024 --max_transfer_size_kb=1024 --num_transfers=1000000000 \
+    "$1" --shm_prefix=/full_ --cold --transfer_size_kb=1024 --max_transfer_size_mb=1 --num_transfers=1000000000 \
       --time_per_size_ms=500 >/dev/null 2>"$2/full.err" &
     pid=$!
     # once src and dst hold their pages (the warm row runs for 0.5 s, the

@@ -7,7 +7,7 @@ bindir=$1
 source "$(dirname "$0")/cli_lib.sh"
 bin=$bindir/shm_transfer_bench
 prefix=shmb_cli_tbacking_$$_
-quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20
+quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=4 --num_transfers=20
        --time_per_size_ms=10 --cold --verify_data)
 long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num_transfers=1000000
       --time_per_size_ms=100000)
@@ -86,7 +86,7 @@ for b in "${backings[@]}"; do
   grep -q "descriptors received over a Unix socket (SCM_RIGHTS" <(unwrap "$work/$b.out") && ok || fail "$b: the peer note"
   # Mooncake's request into dst on this backing (upstream has memfd, THP and hugetlb segments), verified
   "$bin" --shm_prefix=/$prefix --backing="$b" --system=mooncake --num_segments=10 --peer_process \
-    --transfer_size_kb=4 --max_transfer_size_kb=4096 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"
+    --transfer_size_kb=4 --max_transfer_size_mb=4 --num_transfers=20 --time_per_size_ms=10 >"$work/sys.out" 2>"$work/sys.err"
   rc=$?
   [ "$rc" -eq 0 ] && [ "$(table_rows "$work/sys.out" | grep -c "^4096 *request ")" -eq 1 ] && clean && ok \
     || fail "$b --system=mooncake: exit $rc: $(cat "$work/sys.err")"

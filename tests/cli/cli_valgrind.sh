@@ -23,7 +23,7 @@ while IFS='|' read -r bin args; do
 done <<'EOF_CASES'
 shm_allocation_bench|--num_iterations=5 --min_size_kb=4 --max_size_kb=8 --min_ops=2048 --allocator=posix,jemalloc --peer_process
 shm_address_lookup_bench|--num_segments=10 --segment_size_mb=1 --min_time_ms=1 --num_lookups=4096 --peer_process
-shm_transfer_bench|--transfer_size_kb=4 --max_transfer_size_kb=64 --num_transfers=5 --time_per_size_ms=5 --peer_process
+shm_transfer_bench|--transfer_size_kb=4 --max_transfer_size_mb=0.0625 --num_transfers=5 --time_per_size_ms=5 --peer_process
 EOF_CASES
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left: $(ls /dev/shm | grep "^$prefix")"
 finish

@@ -49,7 +49,7 @@ $wide"
 
 alloc=(shm_allocation_bench --max_size_kb=8)
 lookup=(shm_address_lookup_bench --num_lookups=1000 --min_time_ms=1 --segment_size_mb=1)
-transfer=(shm_transfer_bench --max_transfer_size_kb=8)
+transfer=(shm_transfer_bench --max_transfer_size_mb=0.0078125)
 for cmd in alloc lookup transfer; do
   declare -n args=$cmd
   run_widths "${args[@]:0:1}" all "${args[@]:1}"

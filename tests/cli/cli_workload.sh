@@ -107,7 +107,7 @@ expect_usage_error "$bin" backing --workload=synthetic --system=flowipc_jemalloc
 expect_usage_error "$bin" backing --workload=synthetic --backing=memfd
 # the replay's flags without --workload: refused, not a size sweep that
 # ignores them (nor a --write_trace that writes nothing)
-sweep=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_kb=4 --num_transfers=10)
+sweep=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --num_transfers=10)
 expect_usage_error "$bin" model "${sweep[@]}" --model=deepseek_v3
 expect_usage_error "$bin" block_tokens "${sweep[@]}" --block_tokens=16
 expect_usage_error "$bin" granularity "${sweep[@]}" --granularity=block

@@ -37,7 +37,7 @@ common=(--shm_prefix=/$prefix)
   --json_out="$work/live/allocation.json" >/dev/null 2>&1 &&
 "$bindir/shm_address_lookup_bench" "${common[@]}" --num_lookups=500 --min_time_ms=1 --sweep_segments=1,10 \
   --json_out="$work/live/lookup_sweep.json" >/dev/null 2>&1 &&
-"$bindir/shm_transfer_bench" "${common[@]}" --max_transfer_size_kb=8 --num_transfers=10 --time_per_size_ms=2 \
+"$bindir/shm_transfer_bench" "${common[@]}" --max_transfer_size_mb=0.0078125 --num_transfers=10 --time_per_size_ms=2 \
   --methods=all --cold --json_out="$work/live/transfer.json" >/dev/null 2>&1 && ok || fail "the live runs"
 "$src/scripts/compare.sh" --verbose "$work/live/transfer.json" "$work/live/transfer.json" >"$work/live.out" 2>&1 \
   && grep -q "^Comparing .*transfer.json to" "$work/live.out" && ok || fail "compare.sh live: $(tail -3 "$work/live.out")"
@@ -56,7 +56,7 @@ print("\n".join(sorted(set(b["name"] for b in json.load(open(sys.argv[1]))["benc
 for system in "" --system=mooncake --system=flowipc_jemalloc; do
   for run in "shm_allocation_bench --num_iterations=20 --max_size_kb=8" \
              "shm_address_lookup_bench --num_lookups=500 --min_time_ms=1" \
-             "shm_transfer_bench --max_transfer_size_kb=8 --num_transfers=10 --time_per_size_ms=2 --threads=2"; do
+             "shm_transfer_bench --max_transfer_size_mb=0.0078125 --num_transfers=10 --time_per_size_ms=2 --threads=2"; do
     # shellcheck disable=SC2086 # a binary and its flags, split into words
     set -- $run
     b=$1
