@@ -1,0 +1,165 @@
+"""tables"""
+import sys
+from collections import OrderedDict
+
+from .fmt import fmt, fmt_change, fmt_p
+from .pairing import check, folder_pairs, merged_keys, pair_runs, pairing_of, system_pairs, unpaired
+from .runs import load_run, parts, split_key
+from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdict, verdicts
+
+
+def reps_text(rows):
+    counts = sorted(set(len(r.samples) for r in rows if r.samples))
+    if not counts:
+        return "no rows"
+    return "%d repetitions" % counts[0] if len(counts) == 1 else "%d-%d repetitions" % (counts[0], counts[-1])
+
+
+def significance_note(a_rows, b_rows):
+    return ("significant: two-sided Mann-Whitney U-test on the repetitions' p50s (p), at %.2f for "
+            "the whole table (Holm's correction over its %d tested rows); yes: the runs differ, "
+            "no: no evidence they do; %s: fewer than %d repetitions in A or B (A has %s, B has %s), "
+            "the test cannot tell: run both with --repetitions=%d or more"
+            % (ALPHA, sum(1 for a, b in zip(a_rows, b_rows)
+                          if min(len(a.samples), len(b.samples)) >= MIN_REPETITIONS),
+               TOO_FEW, MIN_REPETITIONS, reps_text(a_rows), reps_text(b_rows), MIN_REPETITIONS))
+
+
+def verdict_note():
+    return ("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
+            "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
+            "more, and no evidence the runs differ; (untested): %s for the U-test, the medians alone"
+            % (PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, TOO_FEW))
+
+
+def headline_rows(key, rows):
+    """[(row key, unit, Row, to_value)]: the rows of one file that make its headline."""
+    bench = split_key(key)[0]
+    sizes = [parts(n)[2] for n in rows if parts(n)[2] is not None]
+    ends = (min(sizes), max(sizes)) if sizes else ()
+    out = []
+    for name, row in rows.items():
+        middle, _, arg, _ = parts(name)
+        if bench == "allocation":
+            if arg in ends and middle and middle[-1] in ("total", "alloc", "register", "attach"):
+                out.append((name, "ns", row, lambda v: v))
+        elif bench in ("lookup", "lookup_sweep"):
+            out.append((name, "ns", row, lambda v: v))
+        elif bench == "workload":  # a request's parts, ns per request
+            out.append((name, "ns", row, lambda v: v))
+        elif bench == "transfer" and arg in ends:
+            if middle[:1] in (["request_path"], ["translate"]):  # parts of a request, not copies
+                out.append((name, "ns", row, lambda v: v))
+            else:  # GB/s of the median: bytes per ns
+                out.append((name, "GB/s", row, lambda v, b=arg * 1024: b / v))
+    return out
+
+
+def headline_lines(key, pairing):
+    """[(label, unit, A, B, B/A, change, (Row A, Row B), (A's figure, B's, lower is better))]
+    of one pair of files' headline rows."""
+    # the sweep repeats lookup's rows at more counts: its rows say so
+    bench, system = split_key(key)
+    tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
+    prefix = tag + ": " if tag else ""
+    a_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.a))
+    b_head = OrderedDict((k, (u, r, f)) for k, u, r, f in headline_rows(key, pairing.b))
+    out = []
+    for k in merged_keys(a_head, b_head):
+        unit, _, f = a_head.get(k) or b_head[k]
+        ra = a_head[k][1] if k in a_head else None
+        rb = b_head[k][1] if k in b_head else None
+        va = f(ra.p50) if ra and ra.samples else None
+        vb = f(rb.p50) if rb and rb.samples else None
+        out.append((prefix + pairing.names[k], unit, fmt(va), fmt(vb), "%.3f" % (vb / va) if va and vb else "-",
+                    fmt_change(va, vb), (ra if va else None, rb if vb else None), (va, vb, unit == "ns")))
+    return out
+
+
+def summary(a_dir, b_dir):
+    pairs = folder_pairs(a_dir, b_dir)
+    for key in unpaired(a_dir, b_dir, pairs):
+        sys.stderr.write("== %s: skipped, not in both folders\n" % key)
+    lines, notes = [], []
+    for key, a_path, b_path in pairs:
+        pairing = pairing_of(a_path, b_path)
+        if not any(k in pairing.b for k in pairing.a):
+            sys.stderr.write("== %s: skipped, %s and %s have no row in common (%s)\n"
+                             % (key, a_path, b_path, "; ".join(pairing.notes)))
+            continue
+        notes.extend(n for n in pairing.notes if n not in notes)
+        lines.extend(headline_lines(key, pairing))
+    if not lines:
+        print("no headline rows in both %s and %s" % (a_dir, b_dir))
+        return 1
+    width = max(len(l[0]) for l in lines) + 2
+    row_fmt = "%-*s %5s %12s %12s %8s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "headline (p50; medians over repetitions)", "unit", "A", "B", "B/A", "change", "p",
+                     "significant", "verdict"))
+    for l, (p, sig) in zip(lines, verdicts([l[6] for l in lines])):
+        print(row_fmt % ((width,) + l[:6] + (fmt_p(p), sig, verdict(sig, *l[7]))))
+    print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
+          "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
+          "better, GB/s: higher is better" % (a_dir, b_dir))
+    print(verdict_note())
+    tested = [l[6] for l in lines if l[6][0] and l[6][1]]
+    print(significance_note([a for a, _ in tested], [b for _, b in tested]))
+    for n in notes:
+        print(n)
+    return 0
+
+
+def gain_rows(pairing):
+    """[(JSON name, Row of A or None, Row of B or None, p, significant, verdict)] of a
+    Pairing, a row measured in one run only with None for the other."""
+    pairs = []
+    for k in pairing.names:
+        ra, rb = pairing.a.get(k), pairing.b.get(k)
+        pairs.append((ra if ra and ra.samples else None, rb if rb and rb.samples else None))
+    out = []
+    for k, (ra, rb), (p, sig) in zip(pairing.names, pairs, verdicts(pairs)):
+        out.append((pairing.names[k], ra, rb, p, sig,
+                    verdict(sig, ra.p50 if ra else None, rb.p50 if rb else None)))
+    return out
+
+
+def gain_table(pairing, a_name, b_name):
+    rows = gain_rows(pairing)
+    if not rows:
+        print("no rows in %s or %s" % (a_name, b_name))
+        return 1
+    width = max(len(r[0]) for r in rows) + 2
+    row_fmt = "%-*s %12s %12s %9s %8s %7s  %-12s  %s"
+    print(row_fmt % (width, "row", "A_p50_ns", "B_p50_ns", "gain", "change", "p", "significant", "verdict"))
+    for name, ra, rb, p, sig, word in rows:
+        va = ra.p50 if ra else None
+        vb = rb.p50 if rb else None
+        g = "%.2f" % (va / vb) if va and vb else "-"
+        print(row_fmt % (width, name, fmt(va), fmt(vb), g, fmt_change(va, vb), fmt_p(p), sig, word))
+    paired_a = [ra for _, ra, rb, _, _, _ in rows if ra and rb]
+    paired_b = [rb for _, ra, rb, _, _, _ in rows if ra and rb]
+    print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
+          "- = not in that run" % (a_name, b_name))
+    print(verdict_note())
+    print(significance_note(paired_a, paired_b))
+    for n in pairing.notes:
+        print(n)
+    return 0
+
+
+def gain(a_path, b_path):
+    return gain_table(pair_runs(load_run(a_path), load_run(b_path)), a_path, b_path)
+
+
+def systems(folder):
+    pairs, files = system_pairs(folder)
+    check([folder])
+    if not pairs:
+        sys.stderr.write("results.py systems: %s holds no mooncake and Flow-IPC pair "
+                         "(written by run_all.sh --system)\n" % folder)
+        return 1
+    for bench, a, b in pairs:
+        print("== %s: %s against %s" % (bench, split_key(a)[1], split_key(b)[1]))
+        gain_table(pair_runs(load_run(files[a]), load_run(files[b])), files[a], files[b])
+        print()
+    return 0
