@@ -1,4 +1,6 @@
-"""files"""
+"""Files as every script reads and writes them: a results file read whole and checked, an
+output written whole and never through a link (write_output); the scripts' error contract
+(main_of)."""
 import json
 import math
 import os
@@ -6,8 +8,6 @@ import re
 import stat
 import sys
 import tempfile
-
-
 
 
 # Control characters but the newline (which gp_string turns into a line break).

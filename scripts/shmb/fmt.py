@@ -1,4 +1,4 @@
-"""fmt"""
+"""Figures as text: times, ratios, changes, shares, sizes."""
 import math
 
 from .stats import change_of
@@ -74,7 +74,22 @@ def fmt_time(ns):
 
 
 def fmt_gain(g):
-    return "%.2gx" % g if g < 0.1 else "%.2fx" % g if g < 10 else "%.1fx" % g if g < 100 else "%.0fx" % g
+    return fmt_r(g) + "x"
+
+
+def ends_text(lo, hi, sign=1):
+    """' [3.93 ns, 6.90 ns]' of an interval of ns saved (sign -1: of the time it costs), ''
+    without one."""
+    if lo is None or hi is None:
+        return ""
+    return " [%s, %s]" % tuple(fmt_time(sign * v) for v in sorted((lo, hi), key=lambda v: sign * v))
+
+
+def change_text(saved, lo, hi):
+    """'saves 184 ns [180 ns, 188 ns]' or 'costs 24.5 ns more [21.5 ns, 26.7 ns]'."""
+    if saved >= 0:
+        return "saves %s%s" % (fmt_time(saved), ends_text(lo, hi))
+    return "costs %s more%s" % (fmt_time(-saved), ends_text(lo, hi, -1))
 
 
 def fmt_pct(share):

@@ -1,4 +1,5 @@
-"""gate"""
+"""compare.sh --fail-above (the rows of B slower than A), and the warning when A and B ran
+with different flags."""
 import math
 import os
 import re
@@ -10,7 +11,7 @@ from .files import BadInput, benchmark_json, read
 from .fmt import fmt, fmt_change, fmt_p, fmt_ratio
 from .paired import is_paired_file, load_paired, paired_files, ratio_change
 from .pairing import folder_pairs, pairing_of
-from .runs import unique
+from .runs import is_json, unique
 from .stats import TOO_FEW
 from .tables import gain_rows
 
@@ -24,7 +25,7 @@ def file_flags(path):
     """OrderedDict flag -> value of a results file: its JSON context's "flags", or its
     table's '# flags:' line."""
     text = read(path)
-    if text.lstrip().startswith("{"):
+    if is_json(text):
         flags = str(benchmark_json(path, text)[1].get("flags", ""))
     else:
         m = re.search(r"^# flags: (.*)$", text, re.M)

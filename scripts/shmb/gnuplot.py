@@ -1,4 +1,4 @@
-"""gnuplot"""
+"""gnuplot's side of plot.sh: styles, inert strings, data files, panels, scripts."""
 import os
 import re
 from collections import OrderedDict
@@ -10,8 +10,6 @@ from .stats import quantile
 
 # Okabe-Ito's colour-blind-safe palette, its yellow (too faint on white) replaced by grey.
 PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#999999")
-
-
 # The same colour for a name in every plot.
 PREFERRED = {
     "mooncake": 0, "posix": 0, "flowipc_classic": 4, "bipc": 4, "flowipc_jemalloc": 5,
@@ -20,16 +18,10 @@ PREFERRED = {
     "shm_open": 2, "ftruncate": 1, "mmap": 3, "close": 6, "total": 0, "cleanup": 5, "touch": 4,
     "touch_reuse": 7,
 }
-
-
 POINTS = (7, 5, 9, 13, 11, 15, 6, 4, 8, 12)
-
-
 # The same dash type for a step or mode in every plot: solid for the main figure.
 DASHES = {"": 1, "alloc": 1, "total": 1, "free": 2, "cold": 2, "latency": 2, "alloc_reuse": 3,
           "first_use": 4, "touch": 5, "touch_reuse": 5}
-
-
 FLAVOUR_COLOURS = {"flowipc_classic": PALETTE[4], "flowipc_jemalloc": PALETTE[5]}
 
 

@@ -1,4 +1,5 @@
-"""merge"""
+"""verdict.py merge: one-repetition runs of one binary and system in one file, as
+--repetitions=N writes it (run_all.sh --system runs each repetition on its own)."""
 import json
 import re
 import statistics

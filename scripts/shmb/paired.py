@@ -1,4 +1,5 @@
-"""paired"""
+"""Paired runs (--systems, BENCH_paired.json): their system and ratio rows read and checked,
+and the model against Mooncake's upstream code."""
 import os
 import re
 from collections import OrderedDict
@@ -11,18 +12,10 @@ from .runs import unique
 # A paired run (--systems=LIST) measures its systems in one process, round by round,
 # with the baseline's A/A control; run_all.sh --system writes BENCH_paired.json.
 PAIRED_BENCHES = ("allocation", "lookup", "transfer", "workload", "zero_copy")
-
-
 CONTROL_SUFFIX = "_control"
-
-
 MIN_ROUNDS = 6  # the fewest rounds with a 95% interval of a median (2^-5 < 0.05)
-
-
 PAIRED_VERDICTS = ("faster", "slower", "no practical difference", "within the noise", "too noisy",
                    "not assessed")
-
-
 PAIRED_NAME = re.compile(r"^(?P<question>.+)/system:(?P<system>[^/]+)(?:/vs:(?P<vs>[^/]+))?$")
 
 
@@ -63,6 +56,11 @@ class PairedRun:
     @property
     def control(self):
         return self.baseline + CONTROL_SUFFIX
+
+    def p50(self, question, system):
+        """The system row's p50 of a question, or None."""
+        row = self.questions.get(question, {}).get(system)
+        return row["p50"] if row else None
 
     def control_of(self, question):
         return self.pairs.get(question, {}).get(self.control)
@@ -158,8 +156,6 @@ def ratio_change(a_run, b_run, q, a, b):
 
 
 MODEL, UPSTREAM = "mooncake", "mooncake_upstream"
-
-
 MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share gets a line
 
 
@@ -183,9 +179,7 @@ def model_upstream(run):
     out = []
     for q, by in run.pairs.items():
         if UPSTREAM in by:
-            times = run.questions.get(q, {})
-            t = lambda s: times[s]["p50"] if s in times else None  # noqa: E731
-            out.append((q, t(MODEL), t(UPSTREAM), by[UPSTREAM], run.control_of(q)))
+            out.append((q, run.p50(q, MODEL), run.p50(q, UPSTREAM), by[UPSTREAM], run.control_of(q)))
     return out
 
 

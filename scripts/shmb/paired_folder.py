@@ -1,11 +1,12 @@
-"""paired_folder"""
+"""A folder's paired runs as verdicts: each flavour against Mooncake per question, the design
+credited with the steps it changes, Holm's correction per section, a section's table."""
 import json
 import os
 import re
 from collections import OrderedDict
 
 from .files import BadInput, read
-from .fmt import fmt_p, fmt_pct, fmt_ratio, fmt_time
+from .fmt import change_text, ends_text, fmt_p, fmt_pct, fmt_ratio, fmt_time
 from .paired import CONTROL_SUFFIX, load_paired, model_upstream, paired_files
 from .stats import ALPHA, PRACTICAL_CHANGE, holm, paired_verdict
 from .verdict_base import BASE, FLAVOURS, TITLE, question_sizes
@@ -51,42 +52,29 @@ class Verdict:
     def clause(self):
         """'SHM-classic **faster**: saves 5.45 ns [3.93, 6.90] (ratio 1.10 [1.07, 1.13])'"""
         p = self.pair
-        if p.saved >= 0:
-            change = "saves %s%s" % (fmt_time(p.saved), interval_text(p))
-        else:
-            change = "costs %s more%s" % (fmt_time(-p.saved), interval_text(p, -1))
-        text = "%s **%s**: %s (ratio %s)" % (TITLE.get(self.flavour, self.flavour), self.word, change,
-                                            fmt_ratio(p))
+        text = "%s **%s**: %s (ratio %s)" % (TITLE.get(self.flavour, self.flavour), self.word,
+                                            pair_change(p), fmt_ratio(p))
         if self.credit:
             step = self.credit[0]
             text += "; %s %s %s %s%s%s" % (
                 "the verdict rests on" if self.credit[1] else "credited to the design:", step_what(step),
-                "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)), interval_text(step),
+                "saving," if step.saved >= 0 else "cost,", fmt_time(abs(step.saved)),
+                ends_text(step.saved_lo, step.saved_hi),
                 ", %s of the request" % fmt_pct(step.saved / self.base) if self.base else "")
         return text
 
 
-def interval_text(p, sign=1):
-    """' [3.93 ns, 6.90 ns]' of a Pair's saved time (sign -1: of the time it costs), ''
-    without one."""
-    if p.saved_lo is None or p.saved_hi is None:
-        return ""
-    return " [%s, %s]" % tuple(fmt_time(sign * v) for v in sorted((p.saved_lo, p.saved_hi), key=lambda v: sign * v))
-
-
 def saved_text(p):
-    return fmt_time(p.saved) + interval_text(p)
+    return fmt_time(p.saved) + ends_text(p.saved_lo, p.saved_hi)
 
 
-def change_text(p):
-    """'saves 184 ns [180 ns, 188 ns]' or 'costs 24.5 ns more [21.5 ns, 26.7 ns]' of a Pair."""
-    if p.saved >= 0:
-        return "saves %s%s" % (fmt_time(p.saved), interval_text(p))
-    return "costs %s more%s" % (fmt_time(-p.saved), interval_text(p, -1))
+def pair_change(p):
+    """change_text of a Pair's saved time."""
+    return change_text(p.saved, p.saved_lo, p.saved_hi)
 
 
 class PairedFolder:
-    """The paired runs of a run_all.sh --system folder: runs[bench] = results.PairedRun."""
+    """The paired runs of a run_all.sh --system folder: runs[bench] = PairedRun."""
 
     def __init__(self, path):
         self.path = path
@@ -108,8 +96,7 @@ class PairedFolder:
         if run is None or question not in run.pairs:
             return None
         control = run.control_of(question)
-        times = run.questions.get(question, {})
-        t = lambda s: times[s]["p50"] if s in times else None  # noqa: E731
+        t = lambda s: run.p50(question, s)  # noqa: E731
         out = [Verdict(label, f, run.pairs[question][f], control, t(BASE), t(f))
                for f in self.flavours if f in run.pairs[question]]
         if control is not None:

@@ -1,4 +1,5 @@
-"""paired_report"""
+"""report.md of paired runs: the verdict, how to read it, at a glance, the run, the sections,
+the break-evens, the model against upstream, the plots."""
 import os
 from collections import OrderedDict
 

@@ -1,4 +1,5 @@
-"""paired_sections"""
+"""report.md's sections of paired runs: per block, registration, first attach, per request,
+per KV-cache workload."""
 import re
 
 from .files import number

@@ -1,8 +1,8 @@
-"""paired_sentences"""
+"""report.md's verdict in sentences, per flavour, from the sections' verdicts."""
 from collections import OrderedDict
 
-from .fmt import fmt_pct, fmt_time
-from .paired_folder import Summed, change_text
+from .fmt import change_text, fmt_pct, fmt_time
+from .paired_folder import Summed, pair_change
 from .runs import unique
 from .stats import PRACTICAL_CHANGE
 from .verdict_base import ALLOCATOR, BARE_STEPS, BASE, DEPLOYMENT, FLAVOURS, OBJECT_LAYER, TITLE
@@ -38,13 +38,7 @@ class Block:
         return "faster" if self.saved > 0 else "slower"
 
     def change(self):
-        """'costs 19.1 ns more [14.6 ns, 22.7 ns]' or 'saves 23.3 ns [20.1 ns, 25.4 ns]'"""
-        sign = 1 if self.saved >= 0 else -1
-        ends = "" if self.lo is None else " [%s, %s]" % tuple(
-            fmt_time(sign * v) for v in sorted((self.lo, self.hi), key=lambda v: sign * v))
-        if sign > 0:
-            return "saves %s%s" % (fmt_time(self.saved), ends)
-        return "costs %s more%s" % (fmt_time(-self.saved), ends)
+        return change_text(self.saved, self.lo, self.hi)
 
     def steps_text(self):
         """'alloc faster, free slower' (the bare layer: 'alloc_bare ..., free_bare ...')"""
@@ -137,7 +131,7 @@ def request_items(verdicts, where):
     out = []
     for v in verdicts:
         p = v.credit[0] if v.credit else v.pair
-        out.append((change_text(p), where(v), fmt_pct(abs(p.saved) / v.base) if v.base else None,
+        out.append((pair_change(p), where(v), fmt_pct(abs(p.saved) / v.base) if v.base else None,
                     fmt_time(v.base) if v.base else None, v.word))
     return out
 
@@ -158,7 +152,7 @@ def registration_text(reg):
     for n, at in sorted(by.items()):
         vs = [v for _, v in at]
         saved = sorted((v.pair.saved for v in vs), key=abs)
-        texts = [change_text(v.pair) for v in vs]
+        texts = [pair_change(v.pair) for v in vs]
         if len(set(v.word for v in vs)) > 1 or (saved[0] < 0) != (saved[-1] < 0):
             runs += [(v.word, ["%s for %d blocks of %s" % (t, n, size)]) for (size, v), t in zip(at, texts)]
             continue
@@ -226,7 +220,7 @@ def flavour_sentences(f, sections, blocks):
         once.append("making N blocks usable (%s against Mooncake's N buffers) %s" % (DEPLOYMENT[f],
                                                                                      registration_text(reg)))
     once += ["the receiver's first attach %s against Mooncake's %s: %s%s" % (
-        change_text(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word),
+        pair_change(v.pair), v.label.split(", ", 1)[1].replace("segments", "buffers"), said(v.word),
         " (its pools' lend round trips included)" if v.flavour == "flowipc_jemalloc" else "")
         for v in mine(attach)]
     if once:

@@ -1,4 +1,4 @@
-"""paired_tables"""
+"""compare.sh's tables of paired runs: one folder's ratio rows, two folders before and after."""
 import os
 import sys
 from collections import OrderedDict

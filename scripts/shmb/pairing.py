@@ -1,20 +1,17 @@
-"""pairing"""
+"""Two runs of one binary paired row by row: a run without --system against a --system
+run through that system's rows, a one-off step under its older name with today's."""
 import os
 from collections import OrderedDict
 
 from .files import BadInput
-from .runs import BENCHES, SYSTEMS, attach_total, folder_files, load_run, parts
+from .runs import BENCHES, SYSTEMS, attach_total, folder_files, load_run, parts, unique
 
 
 # The one-off steps' names in older runs, and mooncake's first use without --system: each
 # pairs with the step's name today.
 STEP_ALIASES = {"first_use": "attach", "setup": "register"}
-
-
 # One-off costs: paid once per buffer, pool or peer, not per operation.
 ONE_OFF = ("register", "attach", "detach", "setup", "first_use", "pool_once")
-
-
 # What a --system=SYSTEM run of shm_allocation_bench takes from which allocator of a run
 # without --system (alloc_bench.c, system_rows): variant -> {step there: step with --system};
 # None: every step under its own name.
@@ -141,11 +138,6 @@ def projection_text(bench, system):
     return "its %s are" % " and ".join(out)
 
 
-def require_common(a, b, a_path, b_path):
-    if not any(k in b for k in a):
-        raise BadInput("%s and %s have no row in common: not two runs of one binary" % (a_path, b_path))
-
-
 def pair_runs(a, b):
     """The Pairing of two Runs of one binary, in one format, sharing rows."""
     if a.kind != b.kind:
@@ -154,15 +146,9 @@ def pair_runs(a, b):
         raise BadInput("%s is %s's output and %s %s's: compare two runs of one binary"
                        % (a.path, a.binary, b.path, b.binary))
     pairing = Pairing(a.rows, b.rows, a.system, b.system)
-    require_common(pairing.a, pairing.b, a.path, b.path)
+    if not any(k in pairing.b for k in pairing.a):
+        raise BadInput("%s and %s have no row in common: not two runs of one binary" % (a.path, b.path))
     return pairing
-
-
-def load_pair(a_path, b_path):
-    """The rows of two output files of one binary, both tables or both JSON, sharing rows:
-    (OrderedDict key -> Row of A, of B), keyed as Pairing keys them."""
-    pairing = pair_runs(load_run(a_path), load_run(b_path))
-    return pairing.a, pairing.b
 
 
 def folder_pairs(a_dir, b_dir):
@@ -184,8 +170,7 @@ def folder_pairs(a_dir, b_dir):
 def unpaired(a_dir, b_dir, pairs):
     """The keys of the files of either folder that no pair reads."""
     used = set(p for _, a, b in pairs for p in (a, b))
-    keys = [k for d in (a_dir, b_dir) for k, p in folder_files(d).items() if p not in used]
-    return list(OrderedDict.fromkeys(keys))
+    return unique(k for d in (a_dir, b_dir) for k, p in folder_files(d).items() if p not in used)
 
 
 def pairing_of(a_path, b_path):

@@ -1,4 +1,5 @@
-"""plots"""
+"""plot.sh's figures of each binary (transfer, lookup, allocation), and plotdata, which
+writes every figure of a folder."""
 import os
 from collections import OrderedDict
 

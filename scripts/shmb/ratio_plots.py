@@ -1,4 +1,5 @@
-"""ratio_plots"""
+"""gain.png (Mooncake against each Flow-IPC flavour, per-system files) and paired.png (the
+paired runs' ratios)."""
 import os
 from collections import OrderedDict
 

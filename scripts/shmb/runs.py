@@ -1,4 +1,5 @@
-"""runs"""
+"""The binaries' results files, JSON or table, read into rows (Row: a row's p50s over its
+repetitions), and the files of a results folder."""
 import math
 import os
 import re
@@ -9,12 +10,14 @@ from .files import BadInput, CONTROL, benchmark_json, number, read
 
 
 BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer", "workload")  # workload: the KV-cache replay
-
-
 SYSTEMS = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
-
-
 TIME_UNITS = ("ns", "us", "ms", "s")  # compare.py's
+# The binaries' names and the first part of their rows' JSON names.
+BINARIES = OrderedDict((("shm_allocation_bench", "shm_alloc"), ("shm_address_lookup_bench", "shm_lookup"),
+                        ("shm_transfer_bench", "shm_transfer")))
+# The key columns of a table that are not its variant: the first column is the argument
+# (its header its name: size_kb, segments).
+TABLE_KEYS = ("step", "threads", "rep")
 
 
 class Row:
@@ -41,9 +44,8 @@ def attach_total(row):
 
 
 def parse_json(path, text):
-    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row
-    checked for what results.py and compare.py read; aggregate rows are left out (the
-    median is taken here, of the iteration rows' p50s)."""
+    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row checked
+    for what the scripts and compare.py read; aggregate rows left out (medians are taken here)."""
     data, ctx = benchmark_json(path, text)
     rows = OrderedDict()
     for i, b in enumerate(data["benchmarks"]):
@@ -75,16 +77,6 @@ def load(path):
     return parse_json(path, read(path))
 
 
-# The binaries' names and the first part of their rows' JSON names.
-BINARIES = OrderedDict((("shm_allocation_bench", "shm_alloc"), ("shm_address_lookup_bench", "shm_lookup"),
-                        ("shm_transfer_bench", "shm_transfer")))
-
-
-# The key columns of a table that are not its variant: the first column is the argument
-# (its header its name: size_kb, segments).
-TABLE_KEYS = ("step", "threads", "rep")
-
-
 def table_name(bench, arg_name, cells):
     """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T][/system:S
     [/vs:B]], as the report writer builds it ('-' and an absent column: no part; threads
@@ -98,7 +90,10 @@ def table_name(bench, arg_name, cells):
 
 
 def read_table(path, text):
-    """(rows as load_table, binary's name, its --system or '') of a table's text."""
+    """(OrderedDict JSON name -> Row, binary's name, its --system or '') of a table's text, its
+    rows named as its JSON file names them (table_name); the 'rep' and 'threads' columns may be
+    there or not (older tables); a row not measured ('-') has no samples; aggregate rows of
+    --repetitions are left out."""
     if not text.endswith("\n"):
         raise BadInput("%s: truncated (its last line has no end)" % path)
     first = text.split(None, 2)
@@ -161,17 +156,28 @@ def json_run_facts(path, rows, ctx):
     if not binaries:
         raise BadInput("%s: rows named %s, not of one shmbench binary (%s)"
                        % (path, ", ".join(sorted(benches))[:80], ", ".join(BINARIES.values())))
+    system = context_system(ctx)
+    return binaries[0], "" if system is None else system
+
+
+def context_system(ctx):
+    """The --system a file's context says (older files: only in its flags), or None."""
     system = ctx.get("system")
-    if not isinstance(system, str):
-        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
-        system = m.group(1) if m else ""
-    return binaries[0], system
+    if isinstance(system, str):
+        return system
+    m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
+    return m.group(1) if m else None
+
+
+def is_json(text):
+    """Is a results file's text JSON (else a table)?"""
+    return text.lstrip().startswith("{")
 
 
 def load_run(path):
     """The Run of a table or a JSON file."""
     text = read(path)
-    if text.lstrip().startswith("{"):
+    if is_json(text):
         rows, ctx = parse_json(path, text)
         return Run(path, rows, "JSON", *json_run_facts(path, rows, ctx))
     rows, binary, system = read_table(path, text)
@@ -215,13 +221,10 @@ def parts(name):
 
 
 def run_system(path, key, ctx):
-    """The --system of a folder's file, as its context says (its flags in older files),
-    which must agree with the file's name (lookup_mooncake.json: mooncake)."""
+    """The --system of a folder's file, as its context says, which must agree with the file's
+    name (lookup_mooncake.json: mooncake)."""
     named = split_key(key)[1]
-    said = ctx.get("system")
-    if not isinstance(said, str):
-        m = re.search(r"(?:^| )system=(\S*)", str(ctx.get("flags", "")))
-        said = m.group(1) if m else None
+    said = context_system(ctx)
     if said is not None and said != named:
         raise BadInput("%s: its context says --system=%s, its name %s" % (path, said, named or "no system"))
     return named
@@ -229,17 +232,3 @@ def run_system(path, key, ctx):
 
 def unique(xs):
     return list(OrderedDict.fromkeys(xs))
-
-
-def load_table(path, text):
-    """OrderedDict JSON name -> Row of a table, its rows named as its JSON file names them
-    (see table_name); the 'rep' and 'threads' columns may be there or not (older tables
-    have them only with --repetitions or --threads); a row not measured ('-') has no
-    samples; aggregate rows of --repetitions are left out."""
-    return read_table(path, text)[0]
-
-
-def load_any(path):
-    """(OrderedDict JSON name -> Row, 'JSON' or 'table') of a table or a JSON file."""
-    run = load_run(path)
-    return run.rows, run.kind

@@ -1,23 +1,16 @@
-"""stats"""
+"""Statistics: the U-test with Holm's correction over a table, the verdict on a change, the
+bootstrap interval of a gain, and the paired runs' rule (src/base/paired.c)."""
 import math
 import random
 import statistics
 
 
-
-
 # Google Benchmark's compare.py (gbench/report.py UTEST_OPTIMAL_REPETITIONS) warns
 # "Results unreliable! 9+ repetitions recommended" below this many.
 MIN_REPETITIONS = 9
-
-
 ALPHA = 0.05
-
-
 # An effect under this share of the baseline's figure is "no practical difference".
 PRACTICAL_CHANGE = 0.05
-
-
 TOO_FEW = "too few reps"
 
 
@@ -43,23 +36,16 @@ def holm(ps):
 
 def verdicts(pairs):
     """[(p, 'yes'|'no'|TOO_FEW|'-')] of [(row A, row B)] (a None row: '-'). The rows of one
-    table are one family: Holm's step-down correction keeps the chance of any false 'yes'
-    in the table below ALPHA, where a per-row test would give one in 1/ALPHA rows by chance."""
+    table are one family: 'yes' when significant after Holm's correction over it."""
     ps = [p_value(a, b) if a and b else None for a, b in pairs]
-    tested = sorted((p, i) for i, p in enumerate(ps) if p is not None)
-    significant = set()
-    for k, (p, i) in enumerate(tested):
-        if p > ALPHA / (len(tested) - k):
-            break
-        significant.add(i)
     out = []
-    for i, (a, b) in enumerate(pairs):
+    for (a, b), p, adjusted in zip(pairs, ps, holm(ps)):
         if not (a and b):
             out.append((None, "-"))
-        elif ps[i] is None:
+        elif p is None:
             out.append((None, TOO_FEW))
         else:
-            out.append((ps[i], "yes" if i in significant else "no"))
+            out.append((p, "yes" if adjusted <= ALPHA else "no"))
     return out
 
 
@@ -107,15 +93,11 @@ def gain_interval(a, b):
     return ratios[int(0.025 * BOOTSTRAP_RESAMPLES)], ratios[int(0.975 * BOOTSTRAP_RESAMPLES) - 1]
 
 
-def practical(pair):
-    """The interval lies wholly on one side of [1/1.05, 1.05]."""
-    return pair.lo > 1 + PRACTICAL_CHANGE or pair.hi < 1 / (1 + PRACTICAL_CHANGE)
-
-
-def control_noisy(control):
-    """The control differs from its own code: its interval wholly beyond 5%, or its
-    interval off 1 with its median 5% or more away."""
-    return practical(control) or (not control.lo <= 1 <= control.hi and abs(control.ratio - 1) >= PRACTICAL_CHANGE)
+def control_noisy(c):
+    """The control differs from its own code: its interval wholly beyond [1/1.05, 1.05], or
+    off 1 with its median 5% or more away."""
+    return c.lo > 1 + PRACTICAL_CHANGE or c.hi < 1 / (1 + PRACTICAL_CHANGE) or \
+        (not c.lo <= 1 <= c.hi and abs(c.ratio - 1) >= PRACTICAL_CHANGE)
 
 
 def paired_verdict(pair, control):

@@ -1,4 +1,5 @@
-"""system_report"""
+"""report.md of a folder of per-system files (older folders, --per-system): medians, the
+U-test over repetitions with Holm's correction per table, break-evens."""
 import math
 import os
 import re
@@ -12,8 +13,6 @@ from .verdict_base import BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZE
 
 
 REGISTER = re.compile(r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$")  # a deployment total
-
-
 WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+)$")
 
 

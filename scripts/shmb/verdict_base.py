@@ -1,4 +1,5 @@
-"""verdict_base"""
+"""What report.md of paired runs and of per-system files share: the systems, the legends,
+the break-even line, the machine, the plots."""
 import math
 import os
 import re
@@ -9,26 +10,12 @@ from .fmt import fmt_size, fmt_time
 
 
 BASE = "mooncake"
-
-
 FLAVOURS = ("flowipc_classic", "flowipc_jemalloc")
-
-
 TITLE = {"mooncake": "Mooncake", "flowipc_classic": "SHM-classic", "flowipc_jemalloc": "SHM-jemalloc"}
-
-
 QUESTION_SIZES_KB = (4, 64, 1024, 16384)  # the per-request sizes the report answers for
-
-
 BLOCK_STEPS = ("alloc", "free", "alloc_reuse")  # the object layer's rows
-
-
 BARE_STEPS = ("alloc_bare", "free_bare")  # the bare allocator's rows
-
-
 WORKLOAD_PARTS = ("request_path", "translate", "copy")
-
-
 # What each system places an object with, and the bare allocator under it (the per-block
 # section's legend: the object layer's rows alloc, free, alloc_reuse; the bare rows alloc_bare,
 # free_bare).
@@ -36,19 +23,13 @@ OBJECT_LAYER = {"mooncake": "OffsetBufferAllocator::allocate with its AllocatedB
                 "flowipc_classic": "Pool_arena::construct with its boost::shared_ptr (ipc_shm, classic/pool_arena.hpp)",
                 "flowipc_jemalloc": "Ipc_arena::construct with its std::shared_ptr (ipc_shm_arena_lend, "
                                     "jemalloc/ipc_arena.hpp)"}
-
-
 ALLOCATOR = {"mooncake": "OffsetAllocator alone (mooncake-store/src/offset_allocator.cpp)",
              "flowipc_classic": "boost.interprocess rbtree_best_fit allocate/deallocate",
              "flowipc_jemalloc": "mallocx/dallocx"}
-
-
 # What each system registers for N blocks of a size (the registration section's legend).
 DEPLOYMENT = {"mooncake": "N buffers, each createSharedMemory (shm_open + ftruncate + mmap + close)",
               "flowipc_classic": "one pool of N blocks",
               "flowipc_jemalloc": "its arena and N mallocx, with the SHM pools its extent hooks create"}
-
-
 PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
 
 

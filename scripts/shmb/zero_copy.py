@@ -1,4 +1,4 @@
-"""zero_copy"""
+"""report.md's zero-copy section: Mooncake's whole request against each flavour's hand-off."""
 from .fmt import fmt_ratio, fmt_size
 from .paired_folder import holm_section, paired_questions, paired_render
 from .verdict_base import TITLE, not_run
@@ -6,8 +6,6 @@ from .verdict_base import TITLE, not_run
 
 FREES = {"flowipc_classic": "SHM-classic: the last owner frees",
          "flowipc_jemalloc": "SHM-jemalloc: then the return message and the lender's free"}
-
-
 ZERO_COPY_CONDITION = ("the reader must be able to use the object in place (read it where it lies in the "
                        "writer's memory): an application change, not a transport swap")
 
