@@ -53,6 +53,15 @@ def benchmark_json(path, text):
     return data, ctx
 
 
+def check_name(path, i, b):
+    """BadInput unless benchmark i (b) of path has a name free of control characters (it is
+    printed to a terminal and written into gnuplot's data)."""
+    if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+        raise BadInput("%s: benchmark %d has no name" % (path, i))
+    if CONTROL.search(b["name"]) or "\n" in b["name"]:
+        raise BadInput("%s: benchmark %d has a control character in its name" % (path, i))
+
+
 class WriteFailed(Exception):
     """An output that could not be written: its message names the file (or stdout) and the
     errno text, in one line (main prints it and exits 1)."""

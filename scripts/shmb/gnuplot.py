@@ -234,9 +234,29 @@ def script(title_lines, panels, size=(1100, 700), right=0.74):
 PANEL_QUESTIONS = 12
 
 
-def even_chunks(xs):
-    """xs in as few panels of at most PANEL_QUESTIONS as hold them, alike in size (14 rows:
-    7 and 7, not 12 and 2)."""
-    n = -(-len(xs) // PANEL_QUESTIONS)
-    size = -(-len(xs) // n) if n else 1
-    return [xs[i:i + size] for i in range(0, len(xs), size)]
+def chunked(groups):
+    """[(title, chunk)] of [(title, xs)]: each xs in as few panels of at most PANEL_QUESTIONS
+    as hold it, alike in size (14 rows: 7 and 7, not 12 and 2), titled ' (k of n)' when more
+    than one."""
+    out = []
+    for title, xs in groups:
+        n = -(-len(xs) // PANEL_QUESTIONS)
+        size = -(-len(xs) // n) if n else 1
+        chunks = [xs[i:i + size] for i in range(0, len(xs), size)]
+        for k, chunk in enumerate(chunks):
+            out.append((title + (" (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""), chunk))
+    return out
+
+
+def ratio_axes(title, ylabel, lo, hi, labels, xtics, band, first):
+    """The commands that open a panel of ratios per row (gain.png, paired.png): a log y axis
+    from lo to hi, a tick per label, a grey band from band[0] to band[1], a line at 1."""
+    xt = ", ".join("%s %d" % (gp_string(label), x) for x, label in enumerate(labels))
+    return ["unset arrow", "unset label", "unset object", "set title %s" % gp_string(title),
+            "unset xlabel", "set ylabel \"%s (log scale)\"" % ylabel, "unset logscale x", "set logscale y",
+            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(labels) - 0.3), log_ytics(lo, hi),
+            "set xtics (%s) %s" % (xt, xtics),
+            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
+            % band,
+            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+            "set key" if first else "unset key"]

@@ -4,7 +4,7 @@ import os
 import re
 from collections import OrderedDict
 
-from .files import BadInput, CONTROL, benchmark_json, number, read
+from .files import BadInput, benchmark_json, check_name, number, read
 from .fmt import fmt, fmt_ratio
 from .runs import unique
 
@@ -88,10 +88,7 @@ def parse_paired(path, text):
     positive = lambda v: number(v) and v > 0  # noqa: E731
     optional_number = lambda v: v is None or number(v)  # noqa: E731
     for i, b in enumerate(data["benchmarks"]):
-        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
-            raise BadInput("%s: benchmark %d has no name" % (path, i))
-        if CONTROL.search(b["name"]) or "\n" in b["name"]:
-            raise BadInput("%s: benchmark %d has a control character in its name" % (path, i))
+        check_name(path, i, b)
         m = PAIRED_NAME.match(b["name"])
         if not m or b.get("run_type") == "aggregate":
             continue  # a row of no system (a kernel) is no part of a pair

@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 from .files import write_output
 from .fmt import size_label
-from .gnuplot import FLAVOUR_COLOURS, PALETTE, context_lines, dat_string, even_chunks, gp_string, log_ytics, script
+from .gnuplot import FLAVOUR_COLOURS, PALETTE, chunked, context_lines, dat_string, gp_string, ratio_axes, script
 from .paired import load_paired, paired_files
 from .pairing import one_off, pair_runs, system_pairs
 from .runs import BENCHES, load, load_run, parts, run_system, split_key, unique
@@ -33,13 +33,10 @@ def gain_bars(folder):
         for name, ra, rb, _, sig, _ in gain_rows(pair_runs(a, b)):
             if not (ra and rb):
                 continue
-            middle, arg_name, arg, threads = parts(name)
-            x = size_label(arg) if arg_name.startswith("size") else "%s segs" % arg if arg_name == "segments" \
-                else name.rsplit(":", 1)[1]  # a name (a workload's model)
+            middle = parts(name)[0]
             kind = "one-off" if one_off(middle) else "per operation"
-            if middle == ["attach"] and ra.name.endswith(" total"):
-                middle = ["attach total"]  # the receiver's, as the Pairing compares them
-            label = " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
+            # attach: the receiver's totals, as the Pairing compares them
+            label = row_label(name, ["attach total"] if middle == ["attach"] and ra.name.endswith(" total") else None)
             out.setdefault((bench, kind), OrderedDict()).setdefault(label, OrderedDict())[flavour] = \
                 (ra.p50 / rb.p50, sig, gain_interval(ra.samples, rb.samples))
     for kind in ("per operation", "one-off"):  # the sweep holds lookup's rows at more counts
@@ -96,16 +93,9 @@ def gain_panel(out_dir, index, title, bars, flavours, first):
     blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
     ys = [y for by in bars.values() for v, _, ci in by.values() for y in (v,) + (ci or ())]
     lo, hi = min(ys + [1.0]) / 1.6, max(ys + [1.0]) * 1.8
-    xt = ", ".join("%s %d" % (gp_string(label), g) for g, label in enumerate(bars))
-    cmds = ["unset arrow", "unset label", "unset object",
-            "set title %s" % gp_string("%s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)" % title),
-            "unset xlabel", "set ylabel \"gain (log scale)\"", "unset logscale x", "set logscale y",
-            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(bars) - 0.3), log_ytics(lo, hi),
-            "set xtics (%s) rotate by 45 right font \",8\"" % xt,
-            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
-            % (1 - PRACTICAL_CHANGE, 1 + PRACTICAL_CHANGE),
-            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
-            "set key" if first else "unset key"]
+    cmds = ratio_axes("%s: mooncake p50 / Flow-IPC p50 per row (above 1: Flow-IPC is faster)" % title, "gain",
+                      lo, hi, list(bars), "rotate by 45 right font \",8\"",
+                      (1 - PRACTICAL_CHANGE, 1 + PRACTICAL_CHANGE), first)
     plots = []
     fills = dict((sig, style) for sig, style, _ in FILLS)
     for i, (flavour, sig) in enumerate(blocks):
@@ -136,14 +126,8 @@ def gain_panels(groups):
             (decide if request else others)[label] = by
         if others:
             rest.append((what, others))
-    out = []
-    for title, bars in ([("what decides: the whole request, per size and per workload request", decide)]
-                        if decide else []) + rest:
-        chunks = even_chunks(list(bars))
-        for k, chunk in enumerate(chunks):
-            part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
-            out.append((title + part, OrderedDict((l, bars[l]) for l in chunk)))
-    return out
+    groups = ([("what decides: the whole request, per size and per workload request", decide)] if decide else []) + rest
+    return [(title, OrderedDict(chunk)) for title, chunk in chunked([(t, list(b.items())) for t, b in groups])]
 
 
 def plot_gain(folder, out_dir):
@@ -164,12 +148,13 @@ def plot_gain(folder, out_dir):
     return script(title, panels, size=(1300, 380 * len(panels) + 200), right=0.71)
 
 
-def question_label(question):
-    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name as it is."""
-    middle, arg_name, arg, threads = parts(question)
+def row_label(name, middle=None):
+    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name (a workload's
+    model) as it is; middle: other middle parts."""
+    own, arg_name, arg, threads = parts(name)
     x = size_label(arg) if arg_name.startswith("size") and arg is not None else \
-        "%s segs" % arg if arg_name == "segments" else question.rsplit(":", 1)[-1]
-    return " ".join(middle + [x] + (["%dT" % threads] if threads > 1 else []))
+        "%s segs" % arg if arg_name == "segments" else name.rsplit(":", 1)[-1]
+    return " ".join((own if middle is None else middle) + [x] + (["%dT" % threads] if threads > 1 else []))
 
 
 def paired_panel(out_dir, index, title, questions, baseline, control, first):
@@ -198,15 +183,8 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
         lines.append("\n\n")
     write_output(os.path.join(out_dir, data), "".join(lines))
     lo, hi = min(ys) / 1.3, max(ys) * 1.3
-    xt = ", ".join("%s %d" % (gp_string(question_label(q)), x) for x, (q, _) in enumerate(questions))
-    cmds = ["unset arrow", "unset label", "unset object", "set title %s" % gp_string(title),
-            "unset xlabel", "set ylabel \"ratio (log scale)\"", "unset logscale x", "set logscale y",
-            "set yrange [%r:%r]" % (lo, hi), "set xrange [-0.7:%r]" % (len(questions) - 0.3), log_ytics(lo, hi),
-            "set xtics (%s) rotate by 30 right font \",9\"" % xt,
-            "set object 1 rect from graph 0, first %r to graph 1, first %r fc rgb \"#e8e8e8\" fs solid 1.0 noborder behind"
-            % (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE),
-            "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
-            "set key" if first else "unset key"]
+    cmds = ratio_axes(title, "ratio", lo, hi, [row_label(q) for q, _ in questions], "rotate by 30 right font \",9\"",
+                      (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE), first)
     plots = []
     for i, s in enumerate(systems):
         colour = PALETTE[7] if s == control else FLAVOUR_COLOURS.get(s, PALETTE[2])
@@ -234,14 +212,8 @@ def paired_panels(runs):
     base = runs[0][1].baseline
     groups = [("what decides: the whole request, per size and per workload request", decide)] if decide else []
     groups += list(rest.items())
-    out = []
-    for title, questions in groups:
-        chunks = even_chunks(questions)
-        for k, chunk in enumerate(chunks):
-            part = " (%d of %d)" % (k + 1, len(chunks)) if len(chunks) > 1 else ""
-            out.append(("%s%s: %s / system per round, median and 95%% interval (above 1: the system is faster)"
-                        % (title, part, base), chunk))
-    return out
+    return [("%s: %s / system per round, median and 95%% interval (above 1: the system is faster)" % (title, base),
+             chunk) for title, chunk in chunked(groups)]
 
 
 def plot_paired(folder, out_dir):

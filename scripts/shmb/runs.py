@@ -6,7 +6,7 @@ import re
 import statistics
 from collections import OrderedDict
 
-from .files import BadInput, CONTROL, benchmark_json, number, read
+from .files import BadInput, CONTROL, benchmark_json, check_name, number, read
 
 
 BENCHES = ("allocation", "lookup", "lookup_sweep", "transfer", "workload")  # workload: the KV-cache replay
@@ -49,12 +49,7 @@ def parse_json(path, text):
     data, ctx = benchmark_json(path, text)
     rows = OrderedDict()
     for i, b in enumerate(data["benchmarks"]):
-        what = "benchmark %d" % i
-        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
-            raise BadInput("%s: %s has no name" % (path, what))
-        if CONTROL.search(b["name"]) or "\n" in b["name"]:
-            # printed to a terminal (an escape sequence) and written into gnuplot's data
-            raise BadInput("%s: %s has a control character in its name" % (path, what))
+        check_name(path, i, b)
         what = "benchmark %s" % b["name"]
         if not (number(b.get("real_time")) and number(b.get("cpu_time"))) or b.get("time_unit") not in TIME_UNITS:
             raise BadInput("%s: %s lacks a real_time, cpu_time or time_unit" % (path, what))

@@ -43,17 +43,19 @@ def headline_rows(key, rows):
         middle, _, arg, _ = parts(name)
         if bench == "allocation":
             if arg in ends and middle and middle[-1] in ("total", "alloc", "register", "attach"):
-                out.append((name, "ns", row, lambda v: v))
-        elif bench in ("lookup", "lookup_sweep"):
-            out.append((name, "ns", row, lambda v: v))
-        elif bench == "workload":  # a request's parts, ns per request
-            out.append((name, "ns", row, lambda v: v))
+                out.append((name, "ns", row, same))
+        elif bench in ("lookup", "lookup_sweep", "workload"):  # workload: a request's parts, ns per request
+            out.append((name, "ns", row, same))
         elif bench == "transfer" and arg in ends:
             if middle[:1] in (["request_path"], ["translate"]):  # parts of a request, not copies
-                out.append((name, "ns", row, lambda v: v))
+                out.append((name, "ns", row, same))
             else:  # GB/s of the median: bytes per ns
                 out.append((name, "GB/s", row, lambda v, b=arg * 1024: b / v))
     return out
+
+
+def same(v):
+    return v
 
 
 def headline_lines(key, pairing):
