@@ -104,7 +104,7 @@ def styles(series):
     """gnuplot line styles: a colour and point type per primary name, a dash type per
     secondary name, so that no two series look alike, in colour or in grey."""
     colours, taken = {}, set()
-    primaries = list(OrderedDict.fromkeys(s.primary for s in series))
+    primaries = unique(s.primary for s in series)
     for name in primaries:
         want = PREFERRED.get(name.split()[0] if name else name)
         if want is not None and want not in taken:
@@ -114,7 +114,7 @@ def styles(series):
     for name in primaries:
         if name not in colours:
             colours[name] = free.pop(0) if free else len(colours) % len(PALETTE)
-    secondaries = list(OrderedDict.fromkeys(s.secondary for s in series))
+    secondaries = unique(s.secondary for s in series)
     dashes = {}
     for name in secondaries:
         dashes[name] = DASHES.get(name.split(" ")[0], 1 + len(dashes) % 5)

@@ -10,7 +10,8 @@ from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
 from .paired_sentences import block_lines, blocks_of, verdict_sentences
 from .stats import ALPHA, PRACTICAL_CHANGE
-from .verdict_base import FLAVOURS, TITLE, machine_lines, one_off_line, one_or_each, plots_section, write_report
+from .verdict_base import (FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line, one_or_each,
+                           plots_section, write_report)
 from .zero_copy import paired_zero_copy
 
 
@@ -108,18 +109,16 @@ def paired_intro(folder):
 def paired_glance(folder, sections, blocks):
     """Each flavour's verdicts per section; per block one per size, alloc + free together
     (what a block costs), not alloc and free apart."""
-    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below; per block, "
-           "one verdict per size for alloc + free together at the object layer (alloc_reuse and the bare "
-           "allocator's rows are in its table).", "",
-           "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
-           "|---|" + "---|" * len(folder.flavours)]
+    out = glance_head(folder, "Each flavour's verdicts per question, counted over the tables below; per block, "
+                      "one verdict per size for alloc + free together at the object layer (alloc_reuse and the "
+                      "bare allocator's rows are in its table).")
     for i, (lines, groups) in enumerate(sections):
         whole = i == 0 and blocks  # a folder without both alloc and free counts its rows
         cells = []
         for f in folder.flavours:
             words = [b.word for b in blocks if b.flavour == f and not b.bare] if whole else \
                 [v.word for g in groups for v in g if v.flavour == f]
-            cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or "not run")
+            cells.append(counted(words) or "not run")
         title = lines[0][3:].split(":")[0]
         out.append("| %s | %s |" % (title + " (alloc + free)" if whole else title, " | ".join(cells)))
     return out + [""]

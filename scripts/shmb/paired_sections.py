@@ -4,8 +4,10 @@ import re
 
 from .files import number
 from .fmt import fmt_pct, fmt_size, fmt_time
-from .paired_folder import NOT_UPSTREAM, credit, differing_steps, holm_section, paired_questions, paired_render, paired_sizes
-from .verdict_base import BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, not_run, register_label, registration_legend
+from .paired_folder import (NOT_UPSTREAM, credit, differing_steps, holm_section, paired_questions, paired_render,
+                            paired_sizes)
+from .verdict_base import (BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, not_run,
+                           register_label, registration_legend)
 
 
 def allocation_section(folder, title, pattern, label, legend, unit, sizes):

@@ -9,7 +9,9 @@ from .files import BadInput, number
 from .fmt import fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time
 from .runs import Row, attach_total, folder_files, load, parts, split_key
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdicts
-from .verdict_base import BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, listed, machine_lines, not_run, one_off_line, plots_section, question_sizes, register_label, registration_legend, who, write_report
+from .verdict_base import (BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, counted,
+                           glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, plots_section,
+                           question_sizes, register_label, registration_legend, who, write_report)
 
 
 REGISTER = re.compile(r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$")  # a deployment total
@@ -403,15 +405,12 @@ def intro(folder):
 
 def glance(folder, sections):
     """Per question, how many of its comparisons read faster, slower, no practical difference..."""
-    out = ["## At a glance", "", "Each flavour's verdicts per question, counted over the tables below.", "",
-           "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
-           "|---|" + "---|" * len(folder.flavours)]
+    out = glance_head(folder, "Each flavour's verdicts per question, counted over the tables below.")
     for lines, cmps in sections:
         cells = []
         for f in folder.flavours:
             words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
-            cells.append("; ".join("%s %d" % (w, words.count(w)) for w in OrderedDict.fromkeys(words)) or
-                         ("not measured" if cmps else "not run"))
+            cells.append(counted(words) or ("not measured" if cmps else "not run"))
         out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
     return out + [""]
 

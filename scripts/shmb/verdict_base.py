@@ -7,6 +7,7 @@ from collections import OrderedDict
 
 from .files import write_output
 from .fmt import fmt_size, fmt_time
+from .runs import unique
 
 
 BASE = "mooncake"
@@ -45,6 +46,17 @@ def who(folder, what):
     systems = (BASE,) + FLAVOURS
     return "; ".join("%s: %s" % (TITLE[s], w) for s, w in zip(systems, what)
                      if s == BASE or s in folder.flavours) + "."
+
+
+def glance_head(folder, what):
+    """The opening of the "At a glance" table: what it counts, a column per flavour."""
+    return ["## At a glance", "", what, "", "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
+            "|---|" + "---|" * len(folder.flavours)]
+
+
+def counted(words):
+    """'faster 2; within the noise 1' of verdicts, in their first order."""
+    return "; ".join("%s %d" % (w, words.count(w)) for w in unique(words))
 
 
 def not_run(title, why):
