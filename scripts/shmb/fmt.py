@@ -97,5 +97,15 @@ def fmt_pct(share):
     return "%.1f%%" % p if abs(p) < 10 else "%.0f%%" % p
 
 
+def md_row(cells):
+    """A markdown table's row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def md_head(head):
+    """A markdown table's header and its rule."""
+    return [md_row(head), "|" + "---|" * len(head)]
+
+
 def fmt_size(kb):
     return size_label(kb).replace("K", " KB").replace("M", " MB").replace("G", " GB")

@@ -5,7 +5,7 @@ import re
 from collections import OrderedDict
 
 from .files import BadInput, benchmark_json, check_name, number, read
-from .fmt import fmt, fmt_ratio
+from .fmt import fmt, fmt_ratio, md_head, md_row
 from .runs import unique
 
 
@@ -20,11 +20,9 @@ PAIRED_NAME = re.compile(r"^(?P<question>.+)/system:(?P<system>[^/]+)(?:/vs:(?P<
 
 
 class Pair:
-    """A ratio row of a paired run: one system against the baseline over the rounds.
-    ratio = median of the rounds' baseline / system (above 1: the system is faster), lo
-    and hi its 95% interval (None with too few rounds); saved the median of the rounds'
-    baseline - system in ns per operation, saved_lo/saved_hi its interval; p the sign
-    test's p-value (None if absent)."""
+    """A ratio row of a paired run: ratio the rounds' median of baseline / system (above 1:
+    the system is faster), lo and hi its 95% interval; saved the median of baseline - system,
+    ns per operation, saved_lo and saved_hi its interval; p the sign test's (or None)."""
 
     def __init__(self, name, question, system, vs, b):
         self.name, self.question, self.system, self.vs = name, question, system, vs
@@ -167,10 +165,8 @@ def upstream_commit(run):
 
 def model_upstream(run):
     """[(question, model's p50, upstream's p50, Pair, control Pair)] of the questions where a
-    paired run against mooncake also ran mooncake_upstream (upstream's own code,
-    docs/upstream.md). The Pair is the ratio row QUESTION/system:mooncake_upstream/vs:mooncake
-    as it is: the median over rounds of mooncake / mooncake_upstream, i.e. model / upstream
-    (above 1: the model is slower than upstream's code)."""
+    run against mooncake also ran mooncake_upstream (docs/upstream.md); the Pair, read as it
+    is, is model / upstream (above 1: the model is slower than upstream's code)."""
     if run.baseline != MODEL:
         return []
     out = []
@@ -192,13 +188,12 @@ def model_upstream_lines(run):
            "docs/upstream.md), measured paired in one process: model / upstream is the ratio row "
            "QUESTION/system:%s/vs:%s as it is (the median over rounds of the model's time / upstream's, "
            "95%% interval); above 1 the model is slower than upstream's code, below 1 faster. The A/A "
-           "control's ratio is the run's noise." % (", commit " + commit if commit else "", UPSTREAM, MODEL), "",
-           "| row | model | upstream | model / upstream [95%] | control [95%] |", "|---|---|---|---|---|"]
+           "control's ratio is the run's noise." % (", commit " + commit if commit else "", UPSTREAM, MODEL),
+           ""] + md_head(["row", "model", "upstream", "model / upstream [95%]", "control [95%]"])
     off = []
     for q, model, upstream, pair, control in rows:
-        out.append("| %s | %s | %s | %s | %s |" % (
-            q, fmt(model) + " ns" if model else "-", fmt(upstream) + " ns" if upstream else "-", fmt_ratio(pair),
-            fmt_ratio(control) if control else "-"))
+        out.append(md_row([q, fmt(model) + " ns" if model else "-", fmt(upstream) + " ns" if upstream else "-",
+                           fmt_ratio(pair), fmt_ratio(control) if control else "-"]))
         if abs(pair.ratio - 1) > MODEL_OFF:
             off.append("- %s: the model is off by more than %.0f%%: %.0f%% %s than upstream (model / upstream %s)"
                        % (q, MODEL_OFF * 100, abs(pair.ratio - 1) * 100, "slower" if pair.ratio > 1 else "faster",

@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 
 from .files import BadInput, read
-from .fmt import change_text, ends_text, fmt_p, fmt_pct, fmt_ratio, fmt_time
+from .fmt import change_text, ends_text, fmt_p, fmt_pct, fmt_ratio, fmt_time, md_head, md_row
 from .paired import CONTROL_SUFFIX, load_paired, model_upstream, paired_files
 from .stats import ALPHA, PRACTICAL_CHANGE, holm, paired_verdict
 from .verdict_base import BASE, FLAVOURS, TITLE, question_sizes
@@ -120,11 +120,9 @@ def read_run_json(path):
 
 
 class Summed:
-    """The steps a design changes, summed as one credited step: the translation and, where
-    its request path walks other registrations (a pool, not N buffers) and that measurably
-    differs, the request path. Its saving is the sum of the medians; its interval the sum of
-    the intervals (each holds its median with 95%, the sum the sum's with at least 90%); its
-    p the largest of the steps' (the sum is credited only as far as each step is)."""
+    """The steps a design changes (the translation, and the request path where it walks other
+    registrations and measurably differs) as one credited step: the sum of their medians and
+    of their intervals (at least 90%), p the largest of theirs."""
 
     what = "the translation's and the request path's"
 
@@ -144,10 +142,9 @@ def step_what(step):
 
 
 def differing_steps(folder, bench, translate, request_path):
-    """flavour -> the step(s) its design changes inside a request: its translation (where
-    upstream allows it: upstream_steps), plus its request path when that differs from
-    Mooncake's beyond 0 (its interval excludes 0: the engine walks the flavour's pools, not
-    Mooncake's buffers); questions translate and request_path of the run bench."""
+    """flavour -> the step(s) its design changes inside a request: its translation where
+    upstream allows it (upstream_steps), plus its request path when its saving's interval
+    excludes 0 (the engine walks the flavour's pools, not Mooncake's buffers)."""
     paths = step_pairs(folder, bench, request_path)
     out = OrderedDict()
     for f, t in upstream_steps(folder, bench, translate).items():
@@ -159,13 +156,10 @@ def differing_steps(folder, bench, translate, request_path):
 
 
 def credit(verdicts, steps):
-    """Credits the design with what differs, no more: where both designs run the same code
-    around a step (the request path, the copy), the verdict rests on the step's saving
-    (steps: flavour -> Pair) as a share of Mooncake's whole request (step_word), and a
-    whole-request saving that differs from the step's by more than the control's noise (the
-    width of its saved interval) is not the design's: 'unexplained by the design', its
-    verdict does not count. Not called noise: a stable gap with a tight interval is more
-    likely the step costing another amount inside the request than alone."""
+    """Credits the design with what differs, no more: a request's verdict rests on its
+    differing step's saving (steps: flavour -> Pair; step_word), unless the whole request
+    saved another amount beyond the control's noise: then 'unexplained by the design'
+    (not noise: a tight gap is more likely the step costing otherwise inside the request)."""
     for v in verdicts:
         step = steps.get(v.flavour)
         if v.flavour not in FLAVOURS or step is None or not v.counts:
@@ -213,8 +207,7 @@ def paired_render(title, legend, groups, unit, credit_what=None):
         credit_what = "credited saving"  # the translation, with the request path where it differs
     credit_head = "%s [95%%]" % credit_what if credit_what == "credited saving" else "%s saves [95%%]" % credit_what
     head = PAIRED_HEADER[:6] + ([credit_head] if credit_what else []) + PAIRED_HEADER[6:]
-    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(v.cells(bool(credit_what))) + " |" for v in rows]
+    out += md_head(head) + [md_row(v.cells(bool(credit_what))) for v in rows]
     out += ["", "Noise of this run (Mooncake against itself, identical code):", ""]
     noisy = []
     for g in groups:

@@ -4,7 +4,7 @@ import os
 from collections import OrderedDict
 
 from .files import number
-from .fmt import fmt_pct
+from .fmt import fmt_pct, md_row
 from .paired import MIN_ROUNDS, model_upstream_lines
 from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
@@ -120,7 +120,7 @@ def paired_glance(folder, sections, blocks):
                 [v.word for g in groups for v in g if v.flavour == f]
             cells.append(counted(words) or "not run")
         title = lines[0][3:].split(":")[0]
-        out.append("| %s | %s |" % (title + " (alloc + free)" if whole else title, " | ".join(cells)))
+        out.append(md_row([title + " (alloc + free)" if whole else title] + cells))
     return out + [""]
 
 

@@ -6,8 +6,8 @@ import re
 from collections import OrderedDict
 
 from .files import BadInput, number
-from .fmt import fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time
-from .runs import Row, attach_total, folder_files, load, parts, split_key
+from .fmt import change_text, fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time, md_head, md_row
+from .runs import Row, attach_total, folder_files, load, parts, split_key, unique
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdicts
 from .verdict_base import (BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, counted,
                            glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, plots_section,
@@ -19,7 +19,7 @@ WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+
 
 
 class Cmp:
-    """Mooncake's row against one flavour's for one question: a and b are results.Row
+    """Mooncake's row against one flavour's for one question: a and b are Rows
     (b None: the flavour has no such row); kb: the question's size, if it has one."""
 
     def __init__(self, label, flavour, a, b, kb=None):
@@ -72,10 +72,7 @@ class Cmp:
 
     def clause(self):
         """'SHM-classic **faster**: saves 60.0 ns (12%, significant (p = 0.001))'"""
-        if self.saved >= 0:
-            change = "saves %s" % fmt_time(self.saved)
-        else:
-            change = "costs %s more" % fmt_time(-self.saved)
+        change = change_text(self.saved, None, None)
         sig = "" if self.sig == TOO_FEW else ", %s" % self.significance().replace(
             "yes (", "significant (").replace("no (", "not significant (")
         return "%s **%s**: %s (%s%s)" % (TITLE[self.flavour], self.verdict(), change,
@@ -85,7 +82,7 @@ class Cmp:
 def sentences(cmps, what, unit):
     """One line per question: Mooncake's figure, then each flavour's change."""
     out = []
-    for label in OrderedDict.fromkeys(c.label for c in cmps):
+    for label in unique(c.label for c in cmps):
         group = [c for c in cmps if c.label == label]
         line = "- %s (Mooncake %s %s): %s." % (what(group[0]), fmt_time(group[0].base), unit,
                                               "; ".join(c.clause() for c in group))
@@ -108,13 +105,11 @@ HEADER = ["question", "Mooncake", "Flow-IPC", "its figure", "gain", "saved (shar
 
 def table(cmps):
     head = [h % fmt_pct(PRACTICAL_CHANGE) if "%" in h else h for h in HEADER]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(c.cells()) + " |" for c in cmps]
-    return lines
+    return md_head(head) + [md_row(c.cells()) for c in cmps]
 
 
 def counter_row(row, counter):
-    """A results.Row of another counter (p99, p999) of row's repetitions, or None."""
+    """A Row of another counter (p99, p999) of row's repetitions, or None."""
     values = [b.get(counter) for b in row.runs]
     if not values or not all(number(v) and v > 0 for v in values):
         return None
@@ -124,8 +119,8 @@ def counter_row(row, counter):
 
 
 class Folder:
-    """The JSON files of a run_all.sh --system folder, each read by results.py's checked
-    reader: files[bench][system] = (rows, context)."""
+    """The JSON files of a run_all.sh --system folder, each read and checked (runs.load):
+    files[bench][system] = (rows, context)."""
 
     def __init__(self, path):
         self.path = path
@@ -411,7 +406,7 @@ def glance(folder, sections):
         for f in folder.flavours:
             words = [c.verdict() for c in cmps if c.flavour == f and c.b is not None]
             cells.append(counted(words) or ("not measured" if cmps else "not run"))
-        out.append("| %s | %s |" % (lines[0][3:].split(":")[0], " | ".join(cells)))
+        out.append(md_row([lines[0][3:].split(":")[0]] + cells))
     return out + [""]
 
 

@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 
 from .files import write_output
-from .fmt import fmt_size, fmt_time
+from .fmt import fmt_size, fmt_time, md_head
 from .runs import unique
 
 
@@ -50,8 +50,7 @@ def who(folder, what):
 
 def glance_head(folder, what):
     """The opening of the "At a glance" table: what it counts, a column per flavour."""
-    return ["## At a glance", "", what, "", "| question | %s |" % " | ".join(TITLE[f] for f in folder.flavours),
-            "|---|" + "---|" * len(folder.flavours)]
+    return ["## At a glance", "", what, ""] + md_head(["question"] + [TITLE[f] for f in folder.flavours])
 
 
 def counted(words):

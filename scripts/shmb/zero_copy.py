@@ -41,11 +41,9 @@ def zero_copy_sizes(f, groups):
 
 def zero_copy_break_even(f, groups):
     """'is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB)', '...
-    at every size from 4 KB to 256 MB' or 'is never cheaper than Mooncake's whole request
-    within 4 KB to 256 MB': from the smallest size where the hand-off is faster and no larger
-    size says otherwise (slower, or no practical difference); larger sizes the run could not
-    decide (within the noise, too noisy, not assessed) are named. None when f was not
-    measured."""
+    at every size from 4 KB to 256 MB' or 'is never cheaper ... within 4 KB to 256 MB': from
+    the smallest size where the hand-off is faster and no larger size refutes it, the larger
+    sizes left undecided named; None when f was not measured."""
     sizes = zero_copy_sizes(f, groups)
     if not sizes:
         return None
