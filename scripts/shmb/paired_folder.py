@@ -197,10 +197,12 @@ PAIRED_HEADER = ["question", "Mooncake", "system", "its time", "ratio [95%]", "s
 
 
 def paired_render(title, legend, groups, unit, credit_what=None):
-    """A section: its table (each question's flavours and control), the control's line
-    per question, what is too noisy and how to get a quieter run, a line per question."""
+    """A section, Holm-corrected over its rows: its table (each question's flavours and control),
+    the control's line per question, what is too noisy and how to get a quieter run, a line per
+    question."""
     out = ["## " + title, "", legend, ""]
     rows = [v for g in groups for v in g]
+    holm_section(rows)
     if not rows:
         return out + ["Not measured in this run.", ""]
     if credit_what and any(isinstance(v.credit[0], Summed) for v in rows if v.credit):

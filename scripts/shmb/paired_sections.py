@@ -4,19 +4,17 @@ import re
 
 from .files import number
 from .fmt import fmt_pct, fmt_size, fmt_time
-from .paired_folder import (NOT_UPSTREAM, credit, differing_steps, holm_section, paired_questions, paired_render,
-                            paired_sizes)
+from .paired_folder import NOT_UPSTREAM, credit, differing_steps, paired_questions, paired_render, paired_sizes
 from .verdict_base import (BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, not_run,
                            register_label, registration_legend)
 
 
 def allocation_section(folder, title, pattern, label, legend, unit, sizes):
     """A section of allocation_paired.json's questions (pattern: their names, its group the
-    size in KB), Holm-corrected over its rows."""
+    size in KB)."""
     if "allocation" not in folder.runs:
         return not_run(title, "no allocation_paired.json in this folder"), []
     groups = paired_questions(folder, "allocation", pattern, label, sizes(pattern))
-    holm_section([v for g in groups for v in g])
     return paired_render(title, legend, groups, unit), groups
 
 
@@ -54,7 +52,6 @@ def paired_attach(folder):
         legend += (" SHM-jemalloc's total is its session's lend of every pool to the receiver: LendArena, "
                    "then per pool the LendPool message, the receiver's open and map, its Response back, "
                    "each a round trip between the two processes.")
-    holm_section([v for g in groups for v in g])
     return paired_render(title, legend, groups, "once"), groups
 
 
@@ -84,7 +81,6 @@ def paired_request(folder):
         credit(g, differing_steps(folder, "transfer", "shm_transfer/translate/size_kb:%d" % kb,
                                   "shm_transfer/request_path/size_kb:%d" % kb))
         groups.append(g)
-    holm_section([v for g in groups for v in g])
     legend = ("The whole request: the request path both designs keep, each system's translation and the copy "
               "(rows shm_transfer/request/size_kb:N of transfer_paired.json). The translation differs (rows "
               "shm_transfer/translate/size_kb:N), and so does the request path where it measurably walks the "
@@ -115,7 +111,6 @@ def paired_workload(folder):
                 credit(g, differing_steps(folder, bench, "shm_transfer/workload/translate/%s" % m.group(1),
                                           "shm_transfer/workload/request_path/%s" % m.group(1)))
                 groups.append(g)
-    holm_section([v for g in groups for v in g])
     if not groups:
         return ["## " + title, "", "The KV-cache workload was not run: no shm_transfer/workload/request/... "
                 "ratio rows in this folder.", ""], []

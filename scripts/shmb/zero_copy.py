@@ -1,6 +1,6 @@
 """report.md's zero-copy section: Mooncake's whole request against each flavour's hand-off."""
 from .fmt import fmt_ratio, fmt_size
-from .paired_folder import holm_section, paired_questions, paired_render
+from .paired_folder import paired_questions, paired_render
 from .verdict_base import TITLE, not_run
 
 
@@ -21,7 +21,6 @@ def paired_zero_copy(folder):
     if not groups:
         return not_run(title, "no shm_transfer/zero_copy/... ratio rows in this folder (shm_transfer_bench "
                               "--systems=... --zero_copy, run_all.sh --system)"), []
-    holm_section([v for g in groups for v in g])
     legend = ("Flow-IPC exists to hand objects over instead of copying them. Per object size (rows "
               "shm_transfer/zero_copy/size_kb:N of %s_paired.json): Mooncake's whole request (the request path, "
               "relocate, the copy into the peer's buffer) against each flavour's hand-off of an object of that "
