@@ -262,7 +262,9 @@ def step_pairs(folder, bench, question):
     return run.pairs.get(question, {}) if run else {}
 
 
-NOT_UPSTREAM = "not possible upstream"  # a row's label: what the flavour's upstream cannot do
+def not_upstream(row):
+    """Is a system row labelled not possible upstream (what the flavour's upstream cannot do)?"""
+    return str(row.get("label", "")).startswith("not possible upstream")
 
 
 def upstream_steps(folder, bench, question):
@@ -272,4 +274,4 @@ def upstream_steps(folder, bench, question):
     run = folder.runs.get(bench)
     rows = run.questions.get(question, {}) if run else {}
     return OrderedDict((f, p) for f, p in step_pairs(folder, bench, question).items()
-                       if not str(rows.get(f, {}).get("label", "")).startswith(NOT_UPSTREAM))
+                       if not not_upstream(rows.get(f, {})))

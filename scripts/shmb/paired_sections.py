@@ -3,10 +3,10 @@ per KV-cache workload."""
 import re
 
 from .files import number
-from .fmt import fmt_pct, fmt_size, fmt_time
-from .paired_folder import NOT_UPSTREAM, credit, differing_steps, paired_questions, paired_render, paired_sizes
+from .fmt import fmt_size, fmt_time
+from .paired_folder import credit, differing_steps, not_upstream, paired_questions, paired_render, paired_sizes
 from .verdict_base import (BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, not_run,
-                           register_label, registration_legend)
+                           parts_line, register_label, registration_legend)
 
 
 def allocation_section(folder, title, pattern, label, legend, unit, sizes):
@@ -134,10 +134,9 @@ def paired_workload(folder):
         for s in (BASE,) + tuple(folder.flavours):
             got = [(p, run.questions.get("shm_transfer/workload/%s/%s" % (p, model), {}).get(s))
                    for p in WORKLOAD_PARTS]
-            got = [(p, b) for p, b in got if not (b and str(b.get("label", "")).startswith(NOT_UPSTREAM))]
             req = times.get(s)
             if req:
-                parts.append("- %s, %s: %s of the request p50." % (model, TITLE[s], ", ".join(
-                    "%s %s" % (p, fmt_pct(b["p50"] / req["p50"])) for p, b in got if b)))
+                parts.append("- " + parts_line(model, s, [(p, b["p50"] / req["p50"]) for p, b in got
+                                                          if b and not not_upstream(b)]))
     out = out[:-1] + ["", "Tails of each system's requests (its own distribution, not paired):", ""] + tails
     return out + ["", "Parts:", ""] + parts + [""], groups

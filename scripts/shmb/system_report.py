@@ -10,8 +10,8 @@ from .fmt import change_text, fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time, md_h
 from .runs import Row, attach_total, folder_files, load, parts, split_key, unique
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdicts
 from .verdict_base import (BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, counted,
-                           glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, plots_section,
-                           question_sizes, register_label, registration_legend, who, write_report)
+                           glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, parts_line,
+                           plots_section, question_sizes, register_label, registration_legend, who, write_report)
 
 
 REGISTER = re.compile(r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$")  # a deployment total
@@ -273,9 +273,7 @@ def workload_cmps(what, req, others):
 
 
 def workload_share(what, system, parts):
-    """'model:X, Mooncake: request_path 54%, translate 2.1%, copy 38% of the request p50.'"""
-    return "%s, %s: %s of the request p50." % (what, TITLE[system], ", ".join(
-        "%s %s" % (p, fmt_pct(parts[p].p50 / parts["request"].p50)) for p in WORKLOAD_PARTS if p in parts))
+    return parts_line(what, system, [(p, parts[p].p50 / parts["request"].p50) for p in WORKLOAD_PARTS if p in parts])
 
 
 def workloads(folder):

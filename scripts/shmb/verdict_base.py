@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 
 from .files import write_output
-from .fmt import fmt_size, fmt_time, md_head
+from .fmt import fmt_pct, fmt_size, fmt_time, md_head
 from .runs import unique
 
 
@@ -56,6 +56,12 @@ def glance_head(folder, what):
 def counted(words):
     """'faster 2; within the noise 1' of verdicts, in their first order."""
     return "; ".join("%s %d" % (w, words.count(w)) for w in unique(words))
+
+
+def parts_line(what, system, shares):
+    """'model:X, Mooncake: request_path 54%, translate 2.1%, copy 38% of the request p50.'"""
+    return "%s, %s: %s of the request p50." % (what, TITLE[system], ", ".join("%s %s" % (p, fmt_pct(s))
+                                                                              for p, s in shares))
 
 
 def not_run(title, why):
