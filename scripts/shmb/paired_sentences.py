@@ -128,12 +128,13 @@ def ranged_one(run):
 def request_items(verdicts, where):
     """ranged's items of request verdicts: the credited saving (the translation's where the
     request's is its) and its share of Mooncake's request."""
-    out = []
-    for v in verdicts:
-        p = v.credit[0] if v.credit else v.pair
-        out.append((pair_change(p), where(v), fmt_pct(abs(p.saved) / v.base) if v.base else None,
-                    fmt_time(v.base) if v.base else None, v.word))
-    return out
+    return [ranged_item(pair_change(p), where(v), p.saved, v.base, v.word)
+            for v in verdicts for p in [v.credit[0] if v.credit else v.pair]]
+
+
+def ranged_item(change, where, saved, base, word):
+    """An item of ranged: the change, where, the saving's share of Mooncake's time and that time."""
+    return change, where, fmt_pct(abs(saved) / base) if base else None, fmt_time(base) if base else None, word
 
 
 def registration_text(reg):
@@ -201,10 +202,8 @@ def flavour_sentences(f, sections, blocks):
     if work:
         out.append("On the KV-cache workload, %s %s." % (credited_words(work),
                                                          ranged(request_items(work, lambda v: ("per", v.label)))))
-    block_items = lambda bl: [(  # noqa: E731
-        "%s (%s)" % (b.change(), b.steps_text()), ("at", b.size),
-        fmt_pct(abs(b.saved) / b.base) if b.base else None, fmt_time(b.base) if b.base else None, b.word)
-        for b in bl]
+    block_items = lambda bl: [  # noqa: E731
+        ranged_item("%s (%s)" % (b.change(), b.steps_text()), ("at", b.size), b.saved, b.base, b.word) for b in bl]
     obj = [b for b in blocks if b.flavour == f and not b.bare]
     bare = [b for b in blocks if b.flavour == f and b.bare]
     if obj:

@@ -8,7 +8,7 @@ from .fmt import size_label, time_label
 from .gnuplot import bars_note, context_lines, gp_string, panel, script, series_of, ticks, write_data
 from .pairing import one_off
 from .ratio_plots import plot_gain, plot_paired
-from .runs import BENCHES, SYSTEMS, folder_files, split_key
+from .runs import BENCHES, SYSTEMS, folder_files, same, split_key
 
 
 REQUEST_PARTS = ("request_path", "translate", "request")
@@ -27,10 +27,6 @@ def request_point(middle, arg, threads, row):
     if middle[:1] and middle[0] in SYSTEMS and threads == 1:
         return middle[0], " ".join(middle[1:]), arg, same
     return None
-
-
-def same(ns):
-    return ns
 
 
 KERNELS = ("linear", "lower_bound", "tree", "arithmetic")

@@ -225,5 +225,10 @@ def run_system(path, key, ctx):
     return named
 
 
+def same(ns):
+    """A figure as it is (a time in ns)."""
+    return ns
+
+
 def unique(xs):
     return list(OrderedDict.fromkeys(xs))

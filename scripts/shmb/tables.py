@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 from .fmt import fmt, fmt_change, fmt_p
 from .pairing import check, folder_pairs, merged_keys, pair_runs, pairing_of, system_pairs, unpaired
-from .runs import load_run, parts, split_key
+from .runs import load_run, parts, same, split_key
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdict, verdicts
 
 
@@ -53,9 +53,6 @@ def headline_rows(key, rows):
                 out.append((name, "GB/s", row, lambda v, b=arg * 1024: b / v))
     return out
 
-
-def same(v):
-    return v
 
 
 def headline_lines(key, pairing):
