@@ -16,21 +16,23 @@ def reps_text(rows):
     return "%d repetitions" % counts[0] if len(counts) == 1 else "%d-%d repetitions" % (counts[0], counts[-1])
 
 
-def significance_note(a_rows, b_rows):
-    return ("significant: two-sided Mann-Whitney U-test on the repetitions' p50s (p), at %.2f for "
-            "the whole table (Holm's correction over its %d tested rows); yes: the runs differ, "
-            "no: no evidence they do; %s: fewer than %d repetitions in A or B (A has %s, B has %s), "
-            "the test cannot tell: run both with --repetitions=%d or more"
-            % (ALPHA, sum(1 for a, b in zip(a_rows, b_rows)
-                          if min(len(a.samples), len(b.samples)) >= MIN_REPETITIONS),
-               TOO_FEW, MIN_REPETITIONS, reps_text(a_rows), reps_text(b_rows), MIN_REPETITIONS))
-
-
-def verdict_note():
-    return ("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
-            "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
-            "more, and no evidence the runs differ; (untested): %s for the U-test, the medians alone"
-            % (PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, TOO_FEW))
+def print_notes(what, pairs, notes):
+    """The lines under a table: what A, B and the figures are, the verdicts, the U-test over
+    pairs (the rows measured in both: [(Row A, Row B)]), then the pairing's notes."""
+    print(what)
+    print("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
+          "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
+          "more, and no evidence the runs differ; (untested): %s for the U-test, the medians alone"
+          % (PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, PRACTICAL_CHANGE * 100, TOO_FEW))
+    print("significant: two-sided Mann-Whitney U-test on the repetitions' p50s (p), at %.2f for "
+          "the whole table (Holm's correction over its %d tested rows); yes: the runs differ, "
+          "no: no evidence they do; %s: fewer than %d repetitions in A or B (A has %s, B has %s), "
+          "the test cannot tell: run both with --repetitions=%d or more"
+          % (ALPHA, sum(1 for a, b in pairs if min(len(a.samples), len(b.samples)) >= MIN_REPETITIONS),
+             TOO_FEW, MIN_REPETITIONS, reps_text([a for a, _ in pairs]), reps_text([b for _, b in pairs]),
+             MIN_REPETITIONS))
+    for n in notes:
+        print(n)
 
 
 def headline_rows(key, rows):
@@ -98,14 +100,9 @@ def summary(a_dir, b_dir):
                      "significant", "verdict"))
     for l, (p, sig) in zip(lines, verdicts([l[6] for l in lines])):
         print(row_fmt % ((width,) + l[:6] + (fmt_p(p), sig, verdict(sig, *l[7]))))
-    print("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
-          "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
-          "better, GB/s: higher is better" % (a_dir, b_dir))
-    print(verdict_note())
-    tested = [l[6] for l in lines if l[6][0] and l[6][1]]
-    print(significance_note([a for a, _ in tested], [b for _, b in tested]))
-    for n in notes:
-        print(n)
+    print_notes("A = %s, B = %s; every figure is a median: ns = p50 per operation, GB/s = size / p50 "
+                "(10^9 bytes/s), with repetitions the median of the repetitions' p50s; ns: lower is "
+                "better, GB/s: higher is better" % (a_dir, b_dir), [l[6] for l in lines if l[6][0] and l[6][1]], notes)
     return 0
 
 
@@ -136,14 +133,9 @@ def gain_table(pairing, a_name, b_name):
         vb = rb.p50 if rb else None
         g = "%.2f" % (va / vb) if va and vb else "-"
         print(row_fmt % (width, name, fmt(va), fmt(vb), g, fmt_change(va, vb), fmt_p(p), sig, word))
-    paired_a = [ra for _, ra, rb, _, _, _ in rows if ra and rb]
-    paired_b = [rb for _, ra, rb, _, _, _ in rows if ra and rb]
-    print("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
-          "- = not in that run" % (a_name, b_name))
-    print(verdict_note())
-    print(significance_note(paired_a, paired_b))
-    for n in pairing.notes:
-        print(n)
+    print_notes("A = %s, B = %s; gain = A p50 / B p50 (medians over repetitions; above 1: B is faster); "
+                "- = not in that run" % (a_name, b_name), [(ra, rb) for _, ra, rb, _, _, _ in rows if ra and rb],
+                pairing.notes)
     return 0
 
 
