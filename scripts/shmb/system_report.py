@@ -221,8 +221,9 @@ def first_attach(folder):
     counts = ["%s %g" % (TITLE[s], t.count) for s in [BASE] + folder.flavours
               for n, r in folder.rows("lookup", s).items() if parts(n)[0] == ["attach"]
               for t in [attach_total(r)] if t]
-    legend = who(folder, ("shm_open + mmap of each buffer on its first request", "the pool",
-                          "each pool's lend: LendPool, the open and map, the Response")) + \
+    legend = who(folder, dict(zip((BASE,) + FLAVOURS, (
+        "shm_open + mmap of each buffer on its first request", "the pool",
+        "each pool's lend: LendPool, the open and map, the Response")))) + \
         (" Figure: the receiver's total, attaches x p50 per attach (rows shm_lookup/attach/segments:N "
          "of lookup_SYSTEM.json; Flow-IPC's need --peer_process). Attaches: %s." % ", ".join(counts))
     return render(title, legend, cmps, lambda c: c.label, "once"), cmps

@@ -41,10 +41,8 @@ def question_sizes(measured):
 
 
 def who(folder, what):
-    """'Mooncake: X; SHM-classic: Y.' of the systems in the folder (what: Mooncake's, then
-    each flavour's of FLAVOURS)."""
-    systems = (BASE,) + FLAVOURS
-    return "; ".join("%s: %s" % (TITLE[s], w) for s, w in zip(systems, what)
+    """'Mooncake: X; SHM-classic: Y.' of the systems in the folder (what: system -> text)."""
+    return "; ".join("%s: %s" % (TITLE[s], what[s]) for s in (BASE,) + FLAVOURS
                      if s == BASE or s in folder.flavours) + "."
 
 
@@ -71,9 +69,9 @@ def not_run(title, why):
 def layers_legend(folder):
     """Both layers of the per-block section, per system, with the upstream function each row times."""
     return ("Object layer (rows alloc, free, alloc_reuse; the verdict): " +
-            who(folder, tuple(OBJECT_LAYER[s] for s in (BASE,) + FLAVOURS)) +
+            who(folder, OBJECT_LAYER) +
             " Bare allocator (rows alloc_bare, free_bare; stated beside it): " +
-            who(folder, tuple(ALLOCATOR[s] for s in (BASE,) + FLAVOURS)))
+            who(folder, ALLOCATOR))
 
 
 def register_label(buffers, kb):
@@ -83,7 +81,7 @@ def register_label(buffers, kb):
 
 def registration_legend(folder, where):
     return ("Deployment totals: the whole cost of making N blocks of one size usable, for N = 10, 100, 1000. " +
-            who(folder, tuple(DEPLOYMENT[s] for s in (BASE,) + FLAVOURS)) +
+            who(folder, DEPLOYMENT) +
             " Teardown untimed; no page is touched (rows shm_alloc/register/size_kb:S/buffers:N%s)." % where)
 
 
@@ -124,12 +122,12 @@ def distinct(ctxs, key):
     return out
 
 
-def one_or_each(ctxs, key, show=lambda v: v):
+def one_or_each(ctxs, key):
     """A context value, or each value with the files it came from when they differ."""
     got = distinct(ctxs, key)
     if len(got) <= 1:
-        return show(next(iter(got), "not recorded"))
-    return "DIFFERS: " + "; ".join("%s (%s)" % (show(v), ", ".join(files)) for v, files in got.items())
+        return next(iter(got), "not recorded")
+    return "DIFFERS: " + "; ".join("%s (%s)" % (v, ", ".join(files)) for v, files in got.items())
 
 
 def listed(ctx, each, one):
