@@ -16,7 +16,7 @@ CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 class BadInput(Exception):
     """A results file that cannot be read as one: its message names the file and what is
-    wrong, in one line (main prints it and exits 2)."""
+    wrong, in one line (main_of prints it, exit 2)."""
 
 
 def number(v):
@@ -64,7 +64,7 @@ def check_name(path, i, b):
 
 class WriteFailed(Exception):
     """An output that could not be written: its message names the file (or stdout) and the
-    errno text, in one line (main prints it and exits 1)."""
+    errno text, in one line (main_of prints it, exit 1)."""
 
 
 def output_kind(path, st):
