@@ -40,10 +40,9 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in a source tree
 from shmb.files import main_of, place
 from shmb.gate import flags_differ, gate
-from shmb.paired_tables import paired_before_after, paired_check, paired_compare, paired_summary
 from shmb.pairing import check
 from shmb.plots import plotdata
-from shmb.tables import gain, summary, systems
+from shmb.tables import gain, paired_before_after, paired_check, paired_compare, paired_summary, summary, systems
 
 
 def run(argv):
