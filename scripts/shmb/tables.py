@@ -60,7 +60,6 @@ def headline_rows(key, rows):
     return out
 
 
-
 def headline_lines(key, pairing):
     """[(label, unit, A, B, B/A, change, (Row A, Row B), (A's figure, B's, lower is better))]
     of one pair of files' headline rows."""
