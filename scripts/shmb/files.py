@@ -1,0 +1,186 @@
+"""Files as every script reads and writes them: a results file read whole and checked, an
+output written whole and never through a link (write_output); the scripts' error contract
+(main_of)."""
+import json
+import math
+import os
+import re
+import stat
+import sys
+import tempfile
+
+
+# Control characters but the newline (which gp_string turns into a line break).
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+
+
+class BadInput(Exception):
+    """A results file that cannot be read as one: its message names the file and what is
+    wrong, in one line (main_of prints it, exit 2)."""
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# A results file is a few MB at most: a larger one is not read whole.
+MAX_READ = 64 << 20
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            text = f.read(MAX_READ + 1)
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput("%s: cannot be read: %s" % (path, getattr(e, "strerror", None) or e))
+    if len(text) > MAX_READ:
+        raise BadInput("%s: more than %d MiB: not a results file" % (path, MAX_READ >> 20))
+    return text
+
+
+def benchmark_json(path, text):
+    """(the whole object, its context) of a benchmark JSON file's text: valid JSON, an object
+    with a "benchmarks" list and a context object, else BadInput naming path."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise BadInput("%s: not valid JSON (truncated?): %s" % (path, e))
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise BadInput("%s: not a benchmark JSON file (no \"benchmarks\" list)" % path)
+    ctx = data.get("context", {})
+    if not isinstance(ctx, dict):
+        raise BadInput("%s: its \"context\" is not an object" % path)
+    return data, ctx
+
+
+def check_name(path, i, b):
+    """BadInput unless benchmark i (b) of path has a name free of control characters (it is
+    printed to a terminal and written into gnuplot's data)."""
+    if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+        raise BadInput("%s: benchmark %d has no name" % (path, i))
+    if CONTROL.search(b["name"]) or "\n" in b["name"]:
+        raise BadInput("%s: benchmark %d has a control character in its name" % (path, i))
+
+
+class WriteFailed(Exception):
+    """An output that could not be written: its message names the file (or stdout) and the
+    errno text, in one line (main_of prints it, exit 1)."""
+
+
+def output_kind(path, st):
+    """'replace' (a regular file, or none: st None), 'through' (a character device or a FIFO)
+    of path's lstat st; anything else is refused (BadInput): a link to a file would be lost
+    by a rename or lead the write elsewhere, a directory, socket or block device is no output."""
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            target = None
+        if target is not None and (stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode)):
+            return "through"
+        raise BadInput("%s: a symbolic link to neither a device nor a FIFO: refused (give the file itself)" % path)
+    if st is None or stat.S_ISREG(st.st_mode):
+        return "replace"
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return "through"
+    if stat.S_ISDIR(st.st_mode):
+        raise BadInput("%s: a directory, not a file" % path)
+    raise BadInput("%s: neither a regular file, a character device nor a FIFO: refused" % path)
+
+
+def write_output(path, data):
+    """Writes data (str or bytes) to path, the one way every script writes a file: a
+    regular file (or none yet) through a private temporary file beside it (mkstemp: a
+    regular file of ours, checked), fsynced and renamed over it, so that a failed write
+    leaves the old file whole and nothing else, and of two writers at once the last rename
+    wins; a character device or FIFO written straight through. Raises BadInput for a path
+    that is no output (output_kind), WriteFailed naming path for a failed write."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if output_kind(path, st) == "through":
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+            with open(fd, "wb") as f:
+                if output_kind(path, os.fstat(f.fileno())) != "through":
+                    raise BadInput("%s: changed while opened: refused" % path)
+                f.write(data)
+            return
+        mask = os.umask(0)  # the umask is read by setting it: put back at once
+        os.umask(mask)
+        mode = stat.S_IMODE(st.st_mode) if st else 0o666 & ~mask
+        folder, base = os.path.split(path)
+        fd, tmp = tempfile.mkstemp(prefix="." + base + ".tmp.", dir=folder or ".")
+    except OSError as e:
+        raise WriteFailed("cannot write %s: %s" % (path, e.strerror))
+    try:
+        with open(fd, "wb") as f:
+            own = os.fstat(f.fileno())
+            if not stat.S_ISREG(own.st_mode) or own.st_nlink != 1 or own.st_uid != os.geteuid():
+                raise WriteFailed("cannot write %s: its temporary file %s is not ours alone" % (path, tmp))
+            os.fchmod(f.fileno(), mode)
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            now = os.lstat(path)
+        except FileNotFoundError:
+            now = None
+        if now is not None and not stat.S_ISREG(now.st_mode):
+            raise WriteFailed("cannot write %s: it is no longer a regular file (not replaced)" % path)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise WriteFailed("cannot write %s: %s" % (path, e.strerror))
+    finally:
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def place(src, dest):
+    """Puts the file src (plot.sh's PNG, in its private folder) at dest as write_output
+    writes: whole or not at all, never through a link."""
+    try:
+        with open(src, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise WriteFailed("cannot read %s: %s" % (src, e.strerror))
+    write_output(dest, data)
+    return 0
+
+
+PROG = "results.py"  # what starts a warning line: the script run (main_of sets it)
+
+
+def main_of(run, prog, argv):
+    """run(argv)'s exit status, with the scripts' error contract: a first argument --as=NAME
+    starts error lines with NAME; a bad results file or output path is one line, exit 2; a
+    failed write, of a file or of stdout (a full disk, /dev/full), one line, exit 1."""
+    global PROG
+    if len(argv) > 1 and argv[1].startswith("--as="):
+        prog = argv.pop(1)[len("--as="):]
+    PROG = prog
+    try:
+        rc = run(argv)
+        sys.stdout.flush()
+        return rc
+    except BadInput as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 2
+    except WriteFailed as e:
+        sys.stderr.write("%s: %s\n" % (prog, e))
+        return 1
+    except OSError as e:
+        if e.filename is not None:
+            sys.stderr.write("%s: %s: %s\n" % (prog, e.filename, e.strerror))
+        else:
+            sys.stderr.write("%s: cannot write to stdout: %s\n" % (prog, e.strerror))
+            # what stdout still buffers goes nowhere: no second complaint at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -1,0 +1,118 @@
+"""compare.sh --fail-above (the rows of B slower than A), and the warning when A and B ran
+with different flags."""
+import math
+import os
+import re
+import sys
+from collections import OrderedDict
+
+from . import files
+from .files import BadInput, benchmark_json, read
+from .fmt import fmt, fmt_change, fmt_p, fmt_ratio
+from .paired import is_paired_file, load_paired, paired_files, ratio_change
+from .pairing import folder_pairs, pairing_of
+from .runs import is_json, unique
+from .stats import TOO_FEW
+from .tables import gain_rows
+
+
+# Flags that differ between runs compared on purpose (a --system run against another) or
+# that change no figure (where the output goes, the name of the segments).
+FLAGS_ASIDE = ("system", "json_out", "format", "shm_prefix")
+
+
+def file_flags(path):
+    """OrderedDict flag -> value of a results file: its JSON context's "flags", or its
+    table's '# flags:' line."""
+    text = read(path)
+    if is_json(text):
+        flags = str(benchmark_json(path, text)[1].get("flags", ""))
+    else:
+        m = re.search(r"^# flags: (.*)$", text, re.M)
+        flags = m.group(1) if m else ""
+    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in flags.split())
+
+
+def compared_files(a, b):
+    """[(label, A's file, B's file)] that compare.sh A B reads: two files, or two folders'
+    paired files, else their per-system or plain files."""
+    if os.path.isfile(a):
+        return [("", a, b)]
+    pa, pb = paired_files(a), paired_files(b)
+    if pa and pb:
+        return [(bench, pa[bench], pb[bench]) for bench in pa if bench in pb]
+    return folder_pairs(a, b)
+
+
+def flags_differ(a, b):
+    """One warning line on stderr when the runs compared ran with different flags (each
+    flag named with A's and B's value), so that a slower B is not read as a regression
+    when it ran with other flags."""
+    seen = OrderedDict()  # flag -> (A's value, B's value), over every pair of files
+    for _, fa, fb in compared_files(a, b):
+        va, vb = file_flags(fa), file_flags(fb)
+        for k in unique(list(va) + list(vb)):
+            if k not in FLAGS_ASIDE and va.get(k) != vb.get(k):
+                seen.setdefault(k, (va.get(k, "unset"), vb.get(k, "unset")))
+    if seen:
+        sys.stderr.write("%s: warning: A and B ran with different flags: %s\n" % (files.PROG, ", ".join(
+            "%s (A %s, B %s)" % (k, x or "''", y or "''") for k, (x, y) in seen.items())))
+    return 0
+
+
+def gate_paired(a_path, b_path, limit):
+    """[(row, before, after, why)] of two paired runs of one binary: a system row whose
+    p50 grew by more than limit (separate runs: drift included), a ratio row that changed
+    (ratio_change) and fell by more than limit (the flavour slower against the baseline);
+    the control's rows aside (the baseline's own code)."""
+    a, b = load_paired(a_path), load_paired(b_path)
+    out = []
+    for q, by in a.questions.items():
+        for s, ra in by.items():
+            rb = b.questions.get(q, {}).get(s)
+            if rb and s != a.control and rb["p50"] > ra["p50"] * (1 + limit):
+                out.append(("%s/system:%s" % (q, s), fmt(ra["p50"]), fmt(rb["p50"]),
+                            "p50 ns %s" % fmt_change(ra["p50"], rb["p50"])))
+    for q, by in a.pairs.items():
+        for s, pa in by.items():
+            pb = b.pairs.get(q, {}).get(s)
+            if pb and s != a.control and ratio_change(a, b, q, pa, pb) == "changed" and pb.ratio * (1 + limit) < pa.ratio:
+                out.append((pa.name, fmt_ratio(pa), fmt_ratio(pb), "ratio %s, changed" % fmt_change(pa.ratio, pb.ratio)))
+    return out
+
+
+def gate_rows(a_path, b_path, limit):
+    """[(row, A p50, B p50, why)] of two per-system or plain runs of one binary: B's p50
+    above A's by more than limit, and significant by the U-test (Holm over the table) when
+    both runs have MIN_REPETITIONS repetitions; with fewer, the change alone (untested)."""
+    out = []
+    for name, ra, rb, p, sig, _ in gain_rows(pairing_of(a_path, b_path)):
+        if ra and rb and rb.p50 > ra.p50 * (1 + limit) and sig in ("yes", TOO_FEW):
+            out.append((name, fmt(ra.p50), fmt(rb.p50), "p50 ns %s, %s" % (
+                fmt_change(ra.p50, rb.p50), "significant (p = %s)" % fmt_p(p) if sig == "yes" else "untested: " + TOO_FEW)))
+    return out
+
+
+def gate(pct, a, b):
+    """compare.sh --fail-above=PCT A B: the rows of B slower than A by more than PCT
+    percent, listed first; 1 when any, else 0."""
+    try:
+        limit = float(pct) / 100
+    except ValueError:
+        limit = -1.0
+    if not (math.isfinite(limit) and limit >= 0):
+        raise BadInput("--fail-above=%s: a percentage, a number 0 or more (e.g. 10)" % pct)
+    rows = []
+    for _, fa, fb in compared_files(a, b):
+        paired = is_paired_file(fa) and is_paired_file(fb)
+        rows += (gate_paired if paired else gate_rows)(fa, fb, limit)
+    if not rows:
+        print("== pass: no row of B slower than A by more than %s%% (--fail-above)" % pct)
+        return 0
+    print("== FAIL: %d row%s of B slower than A by more than %s%% (--fail-above)" % (
+        len(rows), "" if len(rows) == 1 else "s", pct))
+    width = max(len(r[0]) for r in rows) + 2
+    for r in rows:
+        print("%-*s %24s %24s  %s" % ((width,) + r))
+    print()
+    return 1

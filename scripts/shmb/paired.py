@@ -1,0 +1,202 @@
+"""Paired runs (--systems, BENCH_paired.json): their system and ratio rows read and checked,
+and the model against Mooncake's upstream code."""
+import os
+import re
+from collections import OrderedDict
+
+from .files import BadInput, benchmark_json, check_name, number, read
+from .fmt import fmt, fmt_ratio, md_head, md_row
+from .runs import unique
+
+
+# A paired run (--systems=LIST) measures its systems in one process, round by round,
+# with the baseline's A/A control; run_all.sh --system writes BENCH_paired.json.
+PAIRED_BENCHES = ("allocation", "lookup", "transfer", "workload", "zero_copy")
+CONTROL_SUFFIX = "_control"
+MIN_ROUNDS = 6  # the fewest rounds with a 95% interval of a median (2^-5 < 0.05)
+PAIRED_VERDICTS = ("faster", "slower", "no practical difference", "within the noise", "too noisy",
+                   "not assessed")
+PAIRED_NAME = re.compile(r"^(?P<question>.+)/system:(?P<system>[^/]+)(?:/vs:(?P<vs>[^/]+))?$")
+
+
+class Pair:
+    """A ratio row of a paired run: ratio the rounds' median of baseline / system (above 1:
+    the system is faster), lo and hi its 95% interval; saved the median of baseline - system,
+    ns per operation, saved_lo and saved_hi its interval; p the sign test's (or None)."""
+
+    def __init__(self, name, question, system, vs, b):
+        self.name, self.question, self.system, self.vs = name, question, system, vs
+        self.ratio, self.saved, self.rounds = b["ratio"], b["saved_ns"], b["rounds"]
+        self.lo, self.hi = b.get("ratio_lo"), b.get("ratio_hi")
+        self.saved_lo, self.saved_hi = b.get("saved_lo"), b.get("saved_hi")
+        self.p = b.get("p_value")
+
+    @property
+    def has_interval(self):
+        return self.lo is not None and self.hi is not None and self.rounds >= MIN_ROUNDS
+
+    @property
+    def saved_width(self):
+        """The width of the saved time's interval, ns (None without one)."""
+        if self.saved_lo is None or self.saved_hi is None:
+            return None
+        return self.saved_hi - self.saved_lo
+
+
+class PairedRun:
+    """One BENCH_paired.json: questions (OrderedDict question -> OrderedDict system ->
+    its row's JSON object, the control among them), pairs (OrderedDict question ->
+    OrderedDict system -> Pair), baseline, context."""
+
+    def __init__(self, path, questions, pairs, baseline, ctx):
+        self.path, self.questions, self.pairs, self.baseline, self.ctx = path, questions, pairs, baseline, ctx
+
+    @property
+    def control(self):
+        return self.baseline + CONTROL_SUFFIX
+
+    def p50(self, question, system):
+        """The system row's p50 of a question, or None."""
+        row = self.questions.get(question, {}).get(system)
+        return row["p50"] if row else None
+
+    def control_of(self, question):
+        return self.pairs.get(question, {}).get(self.control)
+
+    def flavours(self):
+        """The systems measured against the baseline, the control aside, in file order."""
+        return unique(s for by in self.pairs.values() for s in by if s != self.control)
+
+
+def paired_field(path, b, key, check, what, optional=False):
+    """b[key] checked (check(v) true) or BadInput naming the file, the row and the field."""
+    if key not in b and optional:
+        return None
+    v = b.get(key)
+    if not check(v):
+        raise BadInput("%s: benchmark %s: %s %r is not %s" % (path, b["name"], key, v, what))
+    return v
+
+
+def parse_paired(path, text):
+    """The PairedRun of a paired run's JSON text, every field the scripts read checked
+    (a ratio row's times are savings: zero or negative is fine there)."""
+    data, ctx = benchmark_json(path, text)
+    questions, pairs, baselines = OrderedDict(), OrderedDict(), set()
+    positive = lambda v: number(v) and v > 0  # noqa: E731
+    optional_number = lambda v: v is None or number(v)  # noqa: E731
+    for i, b in enumerate(data["benchmarks"]):
+        check_name(path, i, b)
+        m = PAIRED_NAME.match(b["name"])
+        if not m or b.get("run_type") == "aggregate":
+            continue  # a row of no system (a kernel) is no part of a pair
+        q, s, vs = m.group("question", "system", "vs")
+        if vs is None:
+            paired_field(path, b, "p50", positive, "a time")
+            questions.setdefault(q, OrderedDict())[s] = b
+            continue
+        paired_field(path, b, "ratio", positive, "a positive ratio")
+        paired_field(path, b, "saved_ns", number, "a number of ns")
+        paired_field(path, b, "rounds", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                     "a count of rounds")
+        for key in ("ratio_lo", "ratio_hi", "saved_lo", "saved_hi"):
+            paired_field(path, b, key, optional_number, "a number", optional=True)
+        paired_field(path, b, "p_value", lambda v: number(v) and 0 <= v <= 1, "a p-value", optional=True)
+        paired_field(path, b, "verdict", lambda v: v in PAIRED_VERDICTS, "one of: " + ", ".join(PAIRED_VERDICTS),
+                     optional=True)
+        pairs.setdefault(q, OrderedDict())[s] = Pair(b["name"], q, s, vs, b)
+        baselines.add(vs)
+    if not pairs:
+        raise BadInput("%s: no ratio row (NAME/system:S/vs:BASELINE): not a paired run (--systems)" % path)
+    if len(baselines) != 1:
+        raise BadInput("%s: ratio rows against %s: one baseline per paired run" % (path, ", ".join(sorted(baselines))))
+    return PairedRun(path, questions, pairs, baselines.pop(), ctx)
+
+
+def load_paired(path):
+    return parse_paired(path, read(path))
+
+
+def paired_files(folder):
+    """OrderedDict bench -> path of BENCH_paired.json in a results folder."""
+    out = OrderedDict()
+    for bench in PAIRED_BENCHES:
+        path = os.path.join(folder, bench + "_paired.json")
+        if os.path.isfile(path):
+            out[bench] = path
+    return out
+
+
+def is_paired_file(path):
+    """Does a results file hold a paired run's rows (a name with /system:...)?"""
+    return os.path.isfile(path) and re.search(r'"name": *"[^"]*/system:[^"/]+/vs:', read(path)) is not None
+
+
+def control_width(run, question):
+    """The control's ratio interval width of a question (None without one)."""
+    c = run.control_of(question)
+    return c.hi - c.lo if c is not None and c.has_interval else None
+
+
+def ratio_change(a_run, b_run, q, a, b):
+    """'changed' when the two intervals do not overlap and the ratio moved by more than
+    either run's control noise (its interval's width), else 'within the noise'."""
+    if not (a.has_interval and b.has_interval):
+        return "not assessed"
+    noise = [control_width(a_run, q), control_width(b_run, q)]
+    if None in noise:
+        return "not assessed"
+    apart = a.hi < b.lo or b.hi < a.lo
+    return "changed" if apart and abs(b.ratio - a.ratio) > max(noise) else "within the noise"
+
+
+MODEL, UPSTREAM = "mooncake", "mooncake_upstream"
+MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share gets a line
+
+
+def upstream_commit(run):
+    """The Mooncake commit the run's mooncake_upstream rows ran (its note), or None."""
+    for note in run.ctx.get("notes") or []:
+        m = re.match(r"^mooncake_upstream: .* commit (\S+)", str(note))
+        if m:
+            return m.group(1)
+    return None
+
+
+def model_upstream(run):
+    """[(question, model's p50, upstream's p50, Pair, control Pair)] of the questions where a
+    run against mooncake also ran mooncake_upstream (docs/upstream.md); the Pair, read as it
+    is, is model / upstream (above 1: the model is slower than upstream's code)."""
+    if run.baseline != MODEL:
+        return []
+    out = []
+    for q, by in run.pairs.items():
+        if UPSTREAM in by:
+            out.append((q, run.p50(q, MODEL), run.p50(q, UPSTREAM), by[UPSTREAM], run.control_of(q)))
+    return out
+
+
+def model_upstream_lines(run):
+    """The "model against upstream" table of a paired run (markdown), then a line per row
+    whose model is off upstream's time by more than MODEL_OFF; [] when the run holds no
+    mooncake_upstream row."""
+    rows = model_upstream(run)
+    if not rows:
+        return []
+    commit = upstream_commit(run)
+    out = ["Each covered row of the model (mooncake) against Mooncake's own code (mooncake_upstream%s, "
+           "docs/upstream.md), measured paired in one process: model / upstream is the ratio row "
+           "QUESTION/system:%s/vs:%s as it is (the median over rounds of the model's time / upstream's, "
+           "95%% interval); above 1 the model is slower than upstream's code, below 1 faster. The A/A "
+           "control's ratio is the run's noise." % (", commit " + commit if commit else "", UPSTREAM, MODEL),
+           ""] + md_head(["row", "model", "upstream", "model / upstream [95%]", "control [95%]"])
+    off = []
+    for q, model, upstream, pair, control in rows:
+        out.append(md_row([q, fmt(model) + " ns" if model else "-", fmt(upstream) + " ns" if upstream else "-",
+                           fmt_ratio(pair), fmt_ratio(control) if control else "-"]))
+        if abs(pair.ratio - 1) > MODEL_OFF:
+            off.append("- %s: the model is off by more than %.0f%%: %.0f%% %s than upstream (model / upstream %s)"
+                       % (q, MODEL_OFF * 100, abs(pair.ratio - 1) * 100, "slower" if pair.ratio > 1 else "faster",
+                          fmt_ratio(pair)))
+    out += [""] + (off or ["No model is off upstream's time by more than %.0f%%." % (MODEL_OFF * 100)])
+    return out + [""]
