@@ -189,8 +189,8 @@ systems=("")
 if [ -n "$system" ]; then
   systems=(mooncake "${flavours[@]}")
   lookup_flags+=(--peer_process)
-  # the binary refuses both sizes given: only when the user gave neither
-  [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || transfer_flags+=(--max_transfer_size_mb=16)
+  # 16 MB unless the user gave a largest size
+  [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_mb* ]] || transfer_flags+=(--max_transfer_size_mb=16)
 fi
 # With --system, the KV-cache workload too: the sample trace's first 50 requests of
 # llama3_8b in vLLM's 16-token blocks, each cut to 16 MB (256 descriptors of 64 KB).
@@ -261,7 +261,7 @@ declare -A current  # flag name -> its value, of the XML in $check/xml
 read_current() {
   current=()
   local name value
-  while IFS=$'\t' read -r name value; do
+  while IFS=$'\t' read -r name value || [ -n "$name" ]; do
     current[$name]=$value
   done < <(tr -d '\n' <"$check/xml" | sed 's:<flag>:\n:g' \
              | sed -n 's:.*<name>\([^<]*\)</name>.*<current>\(.*\)</current>.*:\1\t\2:p')
