@@ -1,33 +1,10 @@
-/* alloc_posix: the posix path of the allocation benchmark, Mooncake's
- * createSharedMemory (mooncake-transfer-engine's shm transport) per buffer.
- *
- * Per allocation shm_open (O_CREAT|O_EXCL, 0600), ftruncate, mmap and close
- * of the descriptor, each timed on its own (they take microseconds); total
- * is their sum. cleanup (munmap + shm_unlink) is one timed step. Each
- * allocation is cleaned up before the next, so one segment is alive at a
- * time. --touch times the first write of each fresh buffer (touch), as
- * Mooncake's first write pays it: nothing is reserved before, so tmpfs
- * allocates the pages inside the timed write.
- *
- * With a peer (one thread only): after each allocation (and its touch),
- * this process writes the allocation's tag at the segment's first byte
- * (untimed, guarded as a first write: without --touch it is the one page
- * written) and the peer attaches the segment by name and detaches it,
- * timing both: rows attach and detach, one sample per allocation, checked by
- * the tag the peer read. Then cleanup as before.
- *
- * threads > 1: each thread creates, [touches] and cleans up its own
- * buffers, one at a time (the kernel's tmpfs and mm locks are shared); every
- * allocation, touch and cleanup is a phase that starts at the crew's
- * barrier. shm_open, ftruncate, mmap and close run inside one phase, so only
- * total, touch and cleanup carry the aggregate rate.
- */
+/* alloc_posix: the posix rows, Mooncake's createSharedMemory per buffer,
+ * each step timed on its own, one thread or a crew (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/segment.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,54 +13,19 @@ enum { S_OPEN, S_TRUNCATE, S_MMAP, S_CLOSE, S_TOTAL, S_CLEANUP, S_TOUCH, S_ATTAC
 static const char *const steps[S_COUNT] = {"shm_open", "ftruncate", "mmap",   "close", "total",
                                            "cleanup",  "touch",     "attach", "detach"};
 
-/* createSharedMemory: shm_open + ftruncate, mmap, close, each timed into
- * s[step][i], and their sum into s[S_TOTAL][i]. Nothing is left on error. */
+/* createSharedMemory, each step timed into s[step][i], their sum into
+ * s[S_TOTAL][i]. Nothing is left on error. */
 static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segment_t *seg,
                         double *s[S_COUNT], size_t i)
 {
-    uint64_t t_open, t_truncate, t_mmap, t_close;
-    int ret = shmb_segment_create(seg, cfg->shm_prefix, bytes, &t_open, &t_truncate);
+    uint64_t ns[4];
+    int ret = shmb_alloc_posix_create(cfg->shm_prefix, bytes, seg, ns);
     if (ret < 0)
         return ret;
-    ret = shmb_segment_map(seg, &t_mmap);
-    if (ret == 0)
-        ret = shmb_segment_close(seg, &t_close);
-    if (ret < 0) {
-        shmb_segment_destroy(seg, NULL);
-        return ret;
-    }
-    s[S_OPEN][i] = (double)t_open;
-    s[S_TRUNCATE][i] = (double)t_truncate;
-    s[S_MMAP][i] = (double)t_mmap;
-    s[S_CLOSE][i] = (double)t_close;
-    s[S_TOTAL][i] = (double)(t_open + t_truncate + t_mmap + t_close);
+    for (int k = S_OPEN; k <= S_CLOSE; k++)
+        s[k][i] = (double)ns[k];
+    s[S_TOTAL][i] = (double)(ns[0] + ns[1] + ns[2] + ns[3]);
     return 0;
-}
-
-int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *total_ns)
-{
-    double v[S_COUNT];
-    double *s[S_COUNT];
-    for (int k = 0; k < S_COUNT; k++)
-        s[k] = &v[k];
-    shmb_segment_t *segs = calloc((size_t)buffers, sizeof(*segs));
-    if (!segs)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    double sum = 0;
-    uint64_t made = 0;
-    int ret = 0;
-    for (; made < buffers && ret == 0; made++) {
-        if ((ret = posix_create(cfg, bytes, &segs[made], s, 0)) < 0)
-            break;
-        sum += v[S_TOTAL];
-    }
-    for (uint64_t i = 0; i < made; i++) {
-        int r = shmb_segment_destroy(&segs[i], NULL);
-        ret = ret < 0 ? ret : r;
-    }
-    free(segs);
-    *total_ns = sum;
-    return ret;
 }
 
 /* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and
@@ -147,11 +89,8 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
         ret = shmb_segment_map(&seg, &t_mmap);
         if (ret < 0)
             break;
-        if (cfg->touch) {
-            uint64_t t0 = shmb_clock_now_ns();
-            ret = shmb_segment_first_write(seg.addr, bytes);
-            s[S_TOUCH][i] = (double)(shmb_clock_now_ns() - t0);
-        }
+        if (cfg->touch)
+            ret = shmb_alloc_touch(seg.addr, bytes, &s[S_TOUCH][i]);
         int r = shmb_segment_unmap(&seg, &t_unmap);
         ret = ret < 0 ? ret : r;
         s[S_MMAP][i] = (double)t_mmap;
@@ -390,7 +329,6 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     free(c.kept);
     return ret;
 }
-
 
 int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb)
 {
