@@ -285,20 +285,16 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
 /* Is the configuration one shmb_alloc_bench_run accepts? */
 static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 {
-    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
     int kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
-    return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
-           cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB &&
+    return nsizes >= 0 && shmb_alloc_counts_ok(cfg) &&
            (cfg->upstream ? cfg->system_rows && kinds == 0 && shmb_upstream_available()
                           : kinds > 0 &&
                                 (!cfg->system_rows || kinds == cfg->run[SHMB_ALLOC_POSIX] || run_system(cfg) >= 0)) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
-           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
-           (!cfg->peer || (cfg->min_ops + ws - 1) / ws <= SHMB_ALLOC_PEER_MAX_ROUNDS);
+           (!cfg->peer || shmb_alloc_rounds(cfg) <= SHMB_ALLOC_PEER_MAX_ROUNDS);
 }
 
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,

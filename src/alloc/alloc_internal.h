@@ -74,6 +74,13 @@ typedef struct shmb_alloc_layers {
 } shmb_alloc_layers_t;
 extern const shmb_alloc_layers_t shmb_alloc_system_layers[SHMB_SYSTEMS];
 
+/* A pool's rounds: ceil(min_ops / the working set), so that each step times
+ * at least min_ops operations. */
+uint64_t shmb_alloc_rounds(const shmb_alloc_config_t *cfg);
+
+/* Are num_iterations, min_ops, working_set and max_size_kb in range? */
+int shmb_alloc_counts_ok(const shmb_alloc_config_t *cfg);
+
 /* The N of the register rows: 10, 100, 1000 blocks of the row's size. */
 extern const uint64_t shmb_alloc_register_buffers[SHMB_ALLOC_REGISTER_COUNTS];
 

@@ -26,9 +26,7 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
             return 0;
     }
     return cfg->threads <= 1 && !cfg->peer && !cfg->touch && !cfg->measure_mmap_only && !cfg->system_rows &&
-           cfg->cleanup && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
-           cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS && cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB;
+           cfg->cleanup && shmb_alloc_counts_ok(cfg);
 }
 
 typedef struct paired_register {

@@ -12,12 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rounds of a pool's working set of n blocks: at least cfg->min_ops operations per step. */
-static uint64_t pool_rounds(const shmb_alloc_config_t *cfg, uint64_t n)
-{
-    return (cfg->min_ops + n - 1) / n;
-}
-
 /* Hands round 0's blocks to the peer: each tagged (untimed) with
  * shmb_alloc_peer_tag(tag_seed, i), its handle sent; the peer attaches the
  * pools it needs (attach_ns, malloc'ed here), checks every tag and times
@@ -110,7 +104,7 @@ static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     shmb_alloc_pool_t pool = {0};
     lending_t lending = {0};
     shmb_alloc_round_t a = {.pool = &pool, .bytes = (size_t)size_kb * 1024, .n = shmb_alloc_bench_working_set(cfg)};
-    const uint64_t rounds = pool_rounds(cfg, a.n);
+    const uint64_t rounds = shmb_alloc_rounds(cfg);
     const int peer = cfg->peer && ops->lend;
     a.touch_ns = calloc((size_t)a.n, sizeof(double));
     a.blocks = calloc((size_t)a.n, sizeof(*a.blocks));
@@ -296,7 +290,7 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     const shmb_alloc_config_t *cfg = run->cfg;
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
     const int threads = cfg->threads, npools = ops->per_thread ? threads : 1;
-    const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = pool_rounds(cfg, n);
+    const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = shmb_alloc_rounds(cfg);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds, ops->handle_bytes), created = 0;

@@ -54,6 +54,19 @@ uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg)
     return cfg->working_set ? cfg->working_set : shmb_alloc_bench_arena_blocks(cfg->num_iterations);
 }
 
+uint64_t shmb_alloc_rounds(const shmb_alloc_config_t *cfg)
+{
+    const uint64_t n = shmb_alloc_bench_working_set(cfg);
+    return (cfg->min_ops + n - 1) / n;
+}
+
+int shmb_alloc_counts_ok(const shmb_alloc_config_t *cfg)
+{
+    return cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS && cfg->min_ops > 0 &&
+           cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS && cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
+           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB;
+}
+
 /* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
  * SHMB_PAIRED_MIN_ROUNDS with a count asked for), up to whole blocks of
  * shmb_paired_order's balanced order: 2 x systems (with mooncake_upstream
@@ -83,8 +96,7 @@ static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
                                     uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS])
 {
-    const uint64_t n = shmb_alloc_bench_working_set(cfg);
-    *block = balanced(cfg, (cfg->min_ops + n - 1) / n, 0);
+    *block = balanced(cfg, shmb_alloc_rounds(cfg), 0);
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
         const uint64_t buffers = shmb_alloc_register_buffers[i];
         reg[i] = balanced(cfg, (cfg->num_iterations + buffers - 1) / buffers, SHMB_ALLOC_REGISTER_MIN_ROUNDS);
