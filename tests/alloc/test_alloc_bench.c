@@ -35,6 +35,20 @@ static int count_ours(int remove)
     return remove ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0);
 }
 
+/* What the last run kept and said. */
+static uint64_t kept;
+static char why[256];
+
+/* shmb_alloc_bench_run (with a hook: _hooked) into rows; kept and why afresh. */
+static int run(const shmb_alloc_config_t *c, const shmb_alloc_hook_t *hook, shmb_rows_t *rows)
+{
+    kept = 0;
+    why[0] = '\0';
+    if (!hook)
+        return shmb_alloc_bench_run(c, rows, &kept, why, sizeof(why));
+    return shmb_alloc_bench_run_hooked(c, hook, rows, &kept, why, sizeof(why));
+}
+
 static shmb_alloc_config_t small_config(void)
 {
     shmb_alloc_config_t c;
@@ -158,9 +172,7 @@ static void test_default_rows(void **state)
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
     /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
@@ -205,16 +217,14 @@ static void test_touch_and_single_allocator(void **state)
     c.touch = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(has_row(&rows, "posix", "touch", 8));
     assert_false(has_row(&rows, "arena", "alloc", 8));
     shmb_rows_free(&rows);
 
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_ARENA] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(has_row(&rows, "arena", "touch", 8));
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
@@ -230,9 +240,7 @@ static void test_mmap_only(void **state)
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 2);
     assert_true(has_row(&rows, "posix", "mmap", 4));
     assert_true(has_row(&rows, "posix", "cleanup", 4));
@@ -248,9 +256,7 @@ static void test_no_cleanup_keeps_segments(void **state)
     shmb_alloc_config_t c = small_config();
     c.cleanup = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
     assert_int_equal(count_ours(1), 3 * 8 + 3);
@@ -275,9 +281,7 @@ static void test_pool_allocators(void **state)
         c.run[kinds[k]] = 1;
         c.touch = 1;
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        assert_int_equal(run(&c, NULL, &rows), 0);
         const char *name = shmb_alloc_kind_name(kinds[k]);
         static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
         for (int i = 0; i < 6; i++) {
@@ -351,9 +355,7 @@ static void test_system_rows(void **state)
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     check_system_rows(&rows);
     /* posix alone: register = N buffers' createSharedMemory, no block steps */
     assert_register(&rows, 1);
@@ -363,7 +365,7 @@ static void test_system_rows(void **state)
 
     /* mooncake: register = N buffers, the object layer offset's, the bare offset_bare's, no speedups */
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     check_system_rows(&rows);
     assert_register(&rows, 1);
     for (size_t i = 3; i < SYSTEM_STEPS; i++)
@@ -375,7 +377,7 @@ static void test_system_rows(void **state)
     /* flowipc_classic: register = one pool of N blocks, alloc = construct, alloc_bare = bipc */
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 0;
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     check_system_rows(&rows);
     assert_register(&rows, 1);
     for (size_t i = 0; i < rows.n; i++)
@@ -384,17 +386,17 @@ static void test_system_rows(void **state)
 
     /* its object layer alone: the bare rows are dashes, register still the pool's */
     c.run[SHMB_ALLOC_BIPC] = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     check_system_rows(&rows);
     assert_register(&rows, 1);
     assert_true(rows.v[3].iterations > 0 && rows.v[6].iterations == 0 && rows.v[7].iterations == 0);
     shmb_rows_free(&rows);
 
     c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and its own two layers at most */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.run[SHMB_ALLOC_OFFSET] = 0;
     c.run[SHMB_ALLOC_JEMALLOC] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(count_ours(0), 0);
 }
 
@@ -410,9 +412,7 @@ static void test_threads_rows(void **state)
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         c.run[k] = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 2 * (6 + 8 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
@@ -459,9 +459,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.threads = 2;
     c.touch = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     const shmb_row_t *touch = shmb_rows_find(&rows, "posix", "touch", 12, 0);
     assert_true(touch->iterations == 16 && touch->items_per_second > 0);
     touch = shmb_rows_find(&rows, "arena", "touch", 12, 0);
@@ -472,7 +470,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.touch = 0;
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 2);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
@@ -482,7 +480,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
 
     c.measure_mmap_only = 0;
     c.cleanup = 0; /* every thread's segments stay, and are counted */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 3 * 2 * 8);
     assert_int_equal(count_ours(1), 3 * 2 * 8);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -514,21 +512,17 @@ static void test_threads_verification(void **state)
         c.threads = 2;
         shmb_alloc_hook_t hook = {.check = plant_overlap};
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         /* a shared pool's block twice overlaps; an arena's block is outside another thread's arena */
         assert_non_null(strstr(why, k == SHMB_ALLOC_ARENA ? "outside its SHM" : "overlap"));
         assert_non_null(strstr(why, shmb_alloc_kind_name((shmb_alloc_kind_t)k)));
         assert_int_equal(rows.n, 0);
 
         hook = (shmb_alloc_hook_t){.check = plant_outside, .arg = not_shm};
-        why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         c.threads = 1; /* the one-thread path checks the same way */
-        why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
         assert_int_equal(count_ours(0), 0);
@@ -555,11 +549,9 @@ static void test_threads_space_and_bad(void **state)
     c.threads = SHMB_ALLOC_MAX_THREADS + 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.threads = -1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 }
 
@@ -576,9 +568,7 @@ static void test_working_set(void **state)
     c.working_set = 8;
     assert_true(shmb_alloc_bench_working_set(&c) == 8);
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
     for (int i = 0; i < 3; i++) {
         const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
@@ -588,12 +578,12 @@ static void test_working_set(void **state)
     uint64_t bytes = 0;
     c.working_set = SHMB_ALLOC_MAX_ITERATIONS + 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     shmb_peer_t peer;
     c.peer = &peer; /* never started: refused before it is used */
     c.working_set = 1;
     c.min_ops = SHMB_ALLOC_PEER_MAX_ROUNDS + 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);
 }
@@ -602,22 +592,20 @@ static void test_bad_config(void **state)
 {
     (void)state;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
     shmb_alloc_config_t c = small_config();
     c.num_iterations = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c = small_config();
     c.min_size_kb = 16;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c = small_config();
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0; /* no allocator */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c = small_config();
     c.min_ops = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 }
 
@@ -639,9 +627,7 @@ static void test_min_ops(void **state)
         c.num_iterations = cases[i].num_iterations;
         c.min_ops = cases[i].min_ops;
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        assert_int_equal(run(&c, NULL, &rows), 0);
         const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
         static const char *steps[] = {"alloc", "free", "alloc_reuse"};
         for (int k = 0; k < 3; k++) {
@@ -671,9 +657,7 @@ static void test_peer_posix(void **state)
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.peer = &peer;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 8);
     for (uint64_t kb = 4; kb <= 12; kb += 4) {
         const shmb_row_t *attach = shmb_rows_find(&rows, "posix", "attach", kb, 0);
@@ -688,7 +672,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(count_ours(0), 1); /* the peer's control segment */
 
     c.system_rows = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 11);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].step, peer_steps[i % 11]);
@@ -707,17 +691,17 @@ static void test_peer_posix(void **state)
     c = small_config();
     c.peer = &peer;
     c.threads = 2;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.threads = 1;
     c.measure_mmap_only = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 
     /* the peer dies: the run says so, and leaves nothing of its own */
     assert_int_equal(kill(peer.pid, SIGKILL), 0);
     c = small_config();
     c.peer = &peer;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPIPE);
+    assert_int_equal(run(&c, NULL, &rows), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
     assert_int_equal(count_ours(0), 0);
@@ -738,9 +722,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_JEMALLOC] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
     c.peer = &peer;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
     const uint64_t rounds = (c.min_ops + n - 1) / n;
     const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
@@ -762,7 +744,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
     c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, peer_steps[i]);
@@ -771,7 +753,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < 6; i++)
         assert_true(rows.v[i].iterations > 0);
@@ -788,11 +770,9 @@ static void test_bad_prefix_fails_cleanly(void **state)
 {
     (void)state;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
     shmb_alloc_config_t c = small_config();
     c.shm_prefix = "no_slash";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -830,9 +810,7 @@ static void test_paired_rows(void **state)
     assert_true(reg[0] == 102 && reg[1] == 12 && reg[2] == 12); /* 9 at least: SHMB_ALLOC_REGISTER_MIN_ROUNDS */
     c = paired_config();
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, SYSTEM_STEPS * 5);
     for (size_t q = 0; q < SYSTEM_STEPS; q++)
         for (size_t i = 0; i < 5; i++) {
@@ -877,9 +855,7 @@ static void test_paired_verification_and_bad(void **state)
     shmb_alloc_config_t c = paired_config();
     shmb_alloc_hook_t hook = {.check = plant_outside, .arg = not_shm};
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+    assert_int_equal(run(&c, &hook, &rows), -EPROTO);
     assert_non_null(strstr(why, "outside its SHM"));
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);
@@ -887,19 +863,19 @@ static void test_paired_verification_and_bad(void **state)
 
     shmb_alloc_config_t bad = c;
     bad.threads = 2;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
     bad = c;
     bad.touch = 1;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
     bad = c;
     bad.cleanup = 0;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
     bad = c;
     bad.systems[1] = SHMB_SYSTEMS + 1; /* SHMB_SYSTEMS is mooncake_upstream where built */
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
     bad = c;
     bad.nsystems = 1;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 }
 
@@ -913,11 +889,9 @@ static void test_upstream_refused(void **state)
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = c.upstream = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
     const int built = shmb_upstream_available();
     if (!built)
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+        assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.system_rows = c.upstream = 0;
     const char *names[] = {"mooncake", "mooncake_upstream", "mooncake_control"};
     const int sys[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_MOONCAKE_UPSTREAM, SHMB_SYSTEM_MOONCAKE};
