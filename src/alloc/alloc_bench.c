@@ -162,11 +162,12 @@ static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint
     const char *posix = shmb_alloc_kind_name(SHMB_ALLOC_POSIX);
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_kind_t like = per_block_like((shmb_alloc_kind_t)k);
+        const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
         for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && like != SHMB_ALLOC_KINDS; i++)
-            set_speedup(rows, cfg, size_kb, shmb_alloc_kind_name((shmb_alloc_kind_t)k), per_block[i], shmb_alloc_kind_name(like), per_block[i]);
-        set_speedup(rows, cfg, size_kb, shmb_alloc_kind_name((shmb_alloc_kind_t)k), "register", posix, registration);
-        set_speedup(rows, cfg, size_kb, shmb_alloc_kind_name((shmb_alloc_kind_t)k), "attach", posix, "attach");
-        set_speedup(rows, cfg, size_kb, shmb_alloc_kind_name((shmb_alloc_kind_t)k), "translate", posix, "attach");
+            set_speedup(rows, cfg, size_kb, name, per_block[i], shmb_alloc_kind_name(like), per_block[i]);
+        set_speedup(rows, cfg, size_kb, name, "register", posix, registration);
+        set_speedup(rows, cfg, size_kb, name, "attach", posix, "attach");
+        set_speedup(rows, cfg, size_kb, name, "translate", posix, "attach");
     }
 }
 

@@ -28,14 +28,15 @@ static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segme
     return 0;
 }
 
-/* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and
- * counts it in *kept. */
-static int posix_end(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, double *ns, uint64_t *kept)
+/* Unlinks the segment (cleanup timed into *ns, when ns), or leaves it on
+ * purpose and counts it in *kept. */
+static int posix_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
 {
-    if (cfg->cleanup) {
-        uint64_t t_cleanup;
+    if (unlink) {
+        uint64_t t_cleanup = 0;
         int ret = shmb_segment_destroy(seg, &t_cleanup);
-        *ns = (double)t_cleanup;
+        if (ns)
+            *ns = (double)t_cleanup;
         return ret;
     }
     int ret = shmb_segment_release(seg);
@@ -75,7 +76,7 @@ static int posix_once(const shmb_alloc_config_t *cfg, uint64_t size_kb, double *
         shmb_segment_destroy(&seg, NULL);
         return ret;
     }
-    return posix_end(cfg, &seg, &s[S_CLEANUP][i], kept);
+    return posix_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
 }
 
 /* --measure_mmap_only: one segment, created untimed; mmap, [touch], munmap. */
@@ -98,13 +99,8 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
     }
     if (ret < 0 && seg.fd < 0)
         return ret;
-    if (ret < 0 || cfg->cleanup) {
-        int r = shmb_segment_destroy(&seg, NULL);
-        return ret < 0 ? ret : r;
-    }
-    ret = shmb_segment_release(&seg);
-    *kept += ret == 0;
-    return ret;
+    int r = posix_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
+    return ret < 0 ? ret : r;
 }
 
 static int posix_step_timed(const shmb_alloc_config_t *cfg, int step)
@@ -219,7 +215,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
         ret = shmb_segment_unmap(&m->seg, &ns);
         m->s[S_CLEANUP][i] = (double)ns;
     } else {
-        ret = posix_end(c->cfg, &m->seg, &m->s[S_CLEANUP][i], &c->kept[m->me]);
+        ret = posix_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
         m->live = 0;
     }
     m->mapped = 0;
@@ -231,15 +227,9 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
  * --cleanup=false (and no failure) left on purpose. */
 static void member_end(member_t *m)
 {
-    if (!m->live)
-        return;
-    if (m->c->cfg->cleanup || !shmb_crew_ok(m->crew)) {
-        member_check(m, shmb_segment_destroy(&m->seg, NULL));
-        return;
-    }
-    int ret = shmb_segment_release(&m->seg);
-    member_check(m, ret);
-    m->c->kept[m->me] += ret == 0;
+    if (m->live)
+        member_check(m, posix_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
+                                  &m->c->kept[m->me]));
 }
 
 static void posix_member(shmb_crew_t *crew, int me, void *arg)
@@ -264,7 +254,7 @@ static void posix_member(shmb_crew_t *crew, int me, void *arg)
             if (shmb_crew_sync(crew) && m.mapped)
                 phase_cleanup(&m, i, at);
         } else if (m.live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
-            member_check(&m, posix_end(cfg, &m.seg, NULL, &c->kept[me]));
+            member_check(&m, posix_end(&m.seg, 0, NULL, &c->kept[me]));
             m.live = m.mapped = 0;
         }
         if (m.live && !cfg->measure_mmap_only) { /* another thread failed mid-way */

@@ -189,9 +189,10 @@ static void pool_member_round(shmb_crew_t *crew, int me, pool_crew_t *c, uint64_
             c->end[at] = span[1];
         }
         if (r == 0 && passes[step] && shmb_crew_sync(crew) && me == 0 &&
-            (ret = step == SHMB_ALLOC_FREE ? shmb_alloc_round_freed(c->run, c->pools, a->n, threads)
-                                  : shmb_alloc_round_check(c->run, c->pools, c->runs[0].blocks, c->runs[0].handles, a->n,
-                                               threads, a->bytes, passes[step])) < 0)
+            (ret = step == SHMB_ALLOC_FREE
+                       ? shmb_alloc_round_freed(c->run, c->pools, a->n, threads)
+                       : shmb_alloc_round_check(c->run, c->pools, c->runs[0].blocks, c->runs[0].handles, a->n,
+                                                threads, a->bytes, passes[step])) < 0)
             shmb_crew_fail(crew, me, ret);
         if (r == 0 && step == SHMB_ALLOC_ALLOC && cfg->touch && shmb_crew_sync(crew)) {
             const uint64_t touch_at = (uint64_t)SHMB_ALLOC_STEPS * c->rounds * (uint64_t)threads + (uint64_t)me;
@@ -244,8 +245,8 @@ static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uin
     s->register_ns = calloc((size_t)npools, sizeof(double));
     s->start = calloc(clocks, sizeof(uint64_t));
     s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->handles && s->order && s->touch_ns && s->register_ns && s->start &&
-             s->end;
+    int ok = s->pools && s->of && s->runs && s->blocks && s->handles && s->order && s->touch_ns && s->register_ns &&
+             s->start && s->end;
     for (int k = 0; k < SHMB_ALLOC_STEPS && ok; k++)
         ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
     return ok ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
