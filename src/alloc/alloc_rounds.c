@@ -97,69 +97,7 @@ static int pool_rows(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, uin
     return ret;
 }
 
-static int pool_size_one(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
-{
-    const shmb_alloc_config_t *cfg = run->cfg;
-    const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
-    shmb_alloc_pool_t pool = {0};
-    lending_t lending = {0};
-    shmb_alloc_round_t a = {.pool = &pool, .bytes = (size_t)size_kb * 1024, .n = shmb_alloc_bench_working_set(cfg)};
-    const uint64_t rounds = shmb_alloc_rounds(cfg);
-    const int peer = cfg->peer && ops->lend;
-    a.touch_ns = calloc((size_t)a.n, sizeof(double));
-    a.blocks = calloc((size_t)a.n, sizeof(*a.blocks));
-    a.handles = calloc((size_t)a.n, ops->handle_bytes ? ops->handle_bytes : 1);
-    a.order = calloc((size_t)a.n, sizeof(*a.order));
-    if (peer) {
-        lending = (lending_t){
-            .rounds = rounds,
-            .tag_seed = cfg->seed ^ (size_kb << 32) ^ ((uint64_t)kind << 56) ^ (uint64_t)cfg->repetition,
-            .translate_ns = calloc((size_t)rounds, sizeof(double))};
-    }
-    int ret = a.touch_ns && a.blocks && a.handles && a.order && (lending.translate_ns || !peer) ? 0 : -ENOMEM;
-    for (int k = 0; k < SHMB_ALLOC_STEPS && ret == 0; k++)
-        ret = (a.batch[k] = calloc((size_t)rounds, sizeof(double))) ? 0 : -ENOMEM;
-    if (ret < 0) {
-        shmb_error_record("malloc", ENOMEM, NULL);
-        goto out_free;
-    }
-    shmb_alloc_shuffle(cfg->seed ^ size_kb, a.order, a.n);
-    double register_ns;
-    if ((ret = shmb_alloc_pool_create(cfg, &pool, ops, a.bytes, a.n, &register_ns)) < 0)
-        goto out_free;
-    for (uint64_t r = 0; r < rounds && ret == 0; r++) {
-        ret = shmb_alloc_round_fill(run, &a, r);
-        if (ret == 0 && r == 0 && peer)
-            ret = pool_lend(run, &a, &lending);
-        if (ret == 0)
-            ret = shmb_alloc_round_drain(run, &a, r);
-    }
-    int r = ops->destroy(&pool, ret < 0 || cfg->cleanup, run->kept);
-    ret = ret < 0 ? ret : r;
-    if (ret == 0) {
-        pool_figures_t f = {.nbatch = (size_t)rounds, .touch_ns = a.touch_ns, .ntouch = (size_t)a.n,
-                            .touch_pages = a.touch_pages, .touch_resident = a.touch_resident,
-                            .register_ns = &register_ns, .nregister = 1, .ops = rounds * a.n, .threads = 1,
-                            .lending = peer ? &lending : NULL};
-        memcpy(f.batch, a.batch, sizeof(f.batch));
-        ret = pool_rows(cfg, kind, size_kb, &f, run->rows);
-    }
-
-out_free:
-    for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
-        free(a.batch[k]);
-    free(a.touch_ns);
-    free(a.blocks);
-    free(a.handles);
-    free(a.order);
-    free(lending.attach_ns);
-    free(lending.translate_ns);
-    return ret;
-}
-
-/* ---- pools: several threads at once ---- */
-
-/* Every batch of every round is a phase; round 0's blocks of all threads
+/* Several threads: every batch of every round is a phase; round 0's blocks of all threads
  * are checked together by thread 0 between phases. */
 typedef struct pool_crew {
     const shmb_alloc_run_t *run;
@@ -219,7 +157,7 @@ static void pool_member(shmb_crew_t *crew, int me, void *arg)
         pool_member_round(crew, me, c, r);
 }
 
-/* The arrays of a threaded pool run: thread t's share of each is [t * n ...). */
+/* The arrays of a pool run: thread t's share of each is [t * n ...). */
 typedef struct pool_store {
     shmb_alloc_pool_t *pools;  /* npools */
     shmb_alloc_pool_t **of;    /* thread t's pool */
@@ -286,18 +224,38 @@ static void assign(const shmb_alloc_config_t *cfg, pool_store_t *s, int t, int p
     shmb_alloc_shuffle(cfg->seed ^ size_kb ^ ((uint64_t)t << 40), a->order, n);
 }
 
-static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
+/* One thread: round by round, round 0's blocks lent to the peer between
+ * its fill and its drain. */
+static int rounds_one(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t rounds, lending_t *lending)
+{
+    int ret = 0;
+    for (uint64_t r = 0; r < rounds && ret == 0; r++) {
+        ret = shmb_alloc_round_fill(run, a, r);
+        if (ret == 0 && r == 0 && lending)
+            ret = pool_lend(run, a, lending);
+        if (ret == 0)
+            ret = shmb_alloc_round_drain(run, a, r);
+    }
+    return ret;
+}
+
+int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
 {
     const shmb_alloc_config_t *cfg = run->cfg;
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kind);
-    const int threads = cfg->threads, npools = ops->per_thread ? threads : 1;
+    const int threads = cfg->threads > 1 ? cfg->threads : 1, npools = ops->per_thread ? threads : 1;
     const uint64_t n = shmb_alloc_bench_working_set(cfg), rounds = shmb_alloc_rounds(cfg);
     const size_t per_all = (size_t)n * (size_t)threads, phase = (size_t)rounds * (size_t)threads;
+    const int peer = cfg->peer && ops->lend; /* one thread only */
+    lending_t lending = {
+        .rounds = rounds, .tag_seed = cfg->seed ^ (size_kb << 32) ^ ((uint64_t)kind << 56) ^ (uint64_t)cfg->repetition};
     pool_store_t s = {0};
     int ret = store_alloc(&s, threads, npools, n, rounds, ops->handle_bytes), created = 0;
+    if (ret == 0 && peer && !(lending.translate_ns = calloc((size_t)rounds, sizeof(double))))
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
     for (; created < npools && ret == 0; created++)
         ret = shmb_alloc_pool_create(cfg, &s.pools[created], ops, (size_t)size_kb * 1024,
-                          ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
+                                     ops->per_thread ? n : n * (uint64_t)threads, &s.register_ns[created]);
     if (ret < 0 && created > 0)
         created--;
     for (int t = 0; t < threads && ret == 0; t++)
@@ -305,7 +263,9 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     pool_crew_t c = {.run = run, .pools = s.of, .runs = s.runs, .rounds = rounds, .start = s.start,
                      .end = s.end};
     shmb_crew_t *crew = NULL;
-    if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
+    if (ret == 0 && threads == 1)
+        ret = rounds_one(run, &s.runs[0], rounds, peer ? &lending : NULL);
+    else if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
         ret = shmb_crew_run(crew, pool_member, &c);
     shmb_crew_stop(crew);
     for (int p = 0; p < created; p++) {
@@ -314,24 +274,20 @@ static int pool_size_threads(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind
     }
     if (ret == 0) {
         pool_figures_t f = {.nbatch = phase, .touch_ns = s.touch_ns, .ntouch = per_all, .register_ns = s.register_ns,
-                            .nregister = (size_t)npools, .ops = rounds * per_all, .threads = threads};
+                            .nregister = (size_t)npools, .ops = rounds * per_all, .threads = threads,
+                            .lending = peer ? &lending : NULL};
         memcpy(f.batch, s.batch, sizeof(f.batch));
         for (int t = 0; t < threads; t++) {
             f.touch_pages += s.runs[t].touch_pages;
             f.touch_resident += s.runs[t].touch_resident;
         }
-        for (int k = 0; k <= SHMB_ALLOC_STEPS; k++)
+        for (int k = 0; k <= SHMB_ALLOC_STEPS && threads > 1; k++)
             f.wall_ns[k] = shmb_crew_wall_ns(s.start + (size_t)k * phase, s.end + (size_t)k * phase,
                                              k < SHMB_ALLOC_STEPS ? rounds : 1, threads);
         ret = pool_rows(cfg, kind, size_kb, &f, run->rows);
     }
     store_free(&s);
+    free(lending.attach_ns);
+    free(lending.translate_ns);
     return ret;
-}
-
-int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
-{
-    if (run->cfg->threads > 1)
-        return pool_size_threads(run, kind, size_kb);
-    return pool_size_one(run, kind, size_kb);
 }
