@@ -588,25 +588,24 @@ static void test_working_set(void **state)
     assert_int_equal(count_ours(0), 0);
 }
 
+/* base with `change` made is refused, and makes no row. */
+#define REFUSED(base, change)                                                                                     \
+    do {                                                                                                          \
+        shmb_alloc_config_t c_ = (base);                                                                          \
+        shmb_rows_t rows_ = {0};                                                                                  \
+        change;                                                                                                   \
+        if (run(&c_, NULL, &rows_) != -EINVAL || rows_.n != 0)                                                    \
+            fail_msg("not refused: %s", #change);                                                                 \
+    } while (0)
+
 static void test_bad_config(void **state)
 {
     (void)state;
-    shmb_rows_t rows = {0};
-    shmb_alloc_config_t c = small_config();
-    c.num_iterations = 0;
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    c = small_config();
-    c.min_size_kb = 16;
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    c = small_config();
-    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0; /* no allocator */
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    c = small_config();
-    c.min_ops = 0;
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    c.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1;
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    REFUSED(small_config(), c_.num_iterations = 0);
+    REFUSED(small_config(), c_.min_size_kb = 16);
+    REFUSED(small_config(), c_.run[SHMB_ALLOC_POSIX] = c_.run[SHMB_ALLOC_ARENA] = 0); /* no allocator */
+    REFUSED(small_config(), c_.min_ops = 0);
+    REFUSED(small_config(), c_.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1);
 }
 
 /* min_ops sets the pools' rounds: enough of the working set to time at
@@ -861,22 +860,11 @@ static void test_paired_verification_and_bad(void **state)
     assert_int_equal(count_ours(0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 
-    shmb_alloc_config_t bad = c;
-    bad.threads = 2;
-    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
-    bad = c;
-    bad.touch = 1;
-    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
-    bad = c;
-    bad.cleanup = 0;
-    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
-    bad = c;
-    bad.systems[1] = SHMB_SYSTEMS + 1; /* SHMB_SYSTEMS is mooncake_upstream where built */
-    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
-    bad = c;
-    bad.nsystems = 1;
-    assert_int_equal(run(&bad, NULL, &rows), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    REFUSED(c, c_.threads = 2);
+    REFUSED(c, c_.touch = 1);
+    REFUSED(c, c_.cleanup = 0);
+    REFUSED(c, c_.systems[1] = SHMB_SYSTEMS + 1); /* SHMB_SYSTEMS is mooncake_upstream where built */
+    REFUSED(c, c_.nsystems = 1);
 }
 
 /* mooncake_upstream (docs/upstream.md) in a library without upstream code:
