@@ -120,33 +120,8 @@ static int posix_step_timed(const shmb_alloc_config_t *cfg, int step)
     }
 }
 
-static int posix_size_one(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                          uint64_t *kept, char *why, size_t why_cap)
-{
-    const size_t bytes = (size_t)size_kb * 1024, n = (size_t)cfg->num_iterations;
-    double *s[S_COUNT] = {0};
-    int ret = 0;
-    for (int k = 0; k < S_COUNT && ret == 0; k++)
-        if (!(s[k] = calloc(n, sizeof(double))))
-            ret = shmb_error_record("malloc", ENOMEM, NULL);
-    if (ret == 0 && cfg->measure_mmap_only)
-        ret = posix_mmap_only(cfg, bytes, s, kept);
-    for (size_t i = 0; ret == 0 && !cfg->measure_mmap_only && i < n; i++)
-        ret = posix_once(cfg, size_kb, s, i, kept, why, why_cap);
-
-    shmb_row_t row = shmb_alloc_row(cfg, "posix", size_kb);
-    for (int k = 0; k < S_COUNT && ret == 0; k++)
-        if (posix_step_timed(cfg, k))
-            ret = shmb_alloc_push_step(rows, row, steps[k], s[k], n, n);
-    for (int k = 0; k < S_COUNT; k++)
-        free(s[k]);
-    return ret;
-}
-
-/* ---- several threads at once ---- */
-
-/* posix: each thread creates, [touches] and cleans up its own buffers, one
- * at a time; every allocation, touch and cleanup is a phase. */
+/* Several threads: each creates, [touches] and cleans up its own buffers,
+ * one at a time; every allocation, touch and cleanup is a phase. */
 enum { P_ALLOC, P_TOUCH, P_CLEANUP, P_COUNT };
 
 typedef struct posix_crew {
@@ -275,17 +250,17 @@ static int step_phase(const shmb_alloc_config_t *cfg, int step)
     return step == S_TOTAL || (step == S_MMAP && cfg->measure_mmap_only) ? P_ALLOC : -1;
 }
 
-static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                              uint64_t *kept)
+int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb)
 {
-    const int threads = cfg->threads;
+    const shmb_alloc_config_t *cfg = run->cfg;
+    const int threads = cfg->threads > 1 ? cfg->threads : 1;
     posix_crew_t c = {.cfg = cfg, .threads = threads, .bytes = (size_t)size_kb * 1024,
                       .n = cfg->num_iterations};
     const size_t samples = (size_t)c.n * (size_t)threads;
     int ret = (c.kept = calloc((size_t)threads, sizeof(*c.kept))) ? 0 : -ENOMEM;
     for (int k = 0; k < S_COUNT && ret == 0; k++)
         ret = (c.s[k] = calloc(samples, sizeof(double))) ? 0 : -ENOMEM;
-    for (int p = 0; p < P_COUNT && ret == 0; p++)
+    for (int p = 0; p < P_COUNT && ret == 0 && threads > 1; p++)
         ret = (c.start[p] = calloc(samples, sizeof(uint64_t))) &&
                       (c.end[p] = calloc(samples, sizeof(uint64_t)))
                   ? 0
@@ -293,21 +268,25 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     if (ret < 0)
         shmb_error_record("malloc", ENOMEM, NULL);
     shmb_crew_t *crew = NULL;
-    if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
+    if (ret == 0 && threads == 1 && cfg->measure_mmap_only)
+        ret = posix_mmap_only(cfg, c.bytes, c.s, run->kept);
+    for (size_t i = 0; ret == 0 && threads == 1 && !cfg->measure_mmap_only && i < samples; i++)
+        ret = posix_once(cfg, size_kb, c.s, i, run->kept, run->why, run->why_cap);
+    if (ret == 0 && threads > 1 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
         ret = shmb_crew_run(crew, posix_member, &c);
     shmb_crew_stop(crew);
     for (int i = 0; ret == 0 && i < threads; i++)
-        *kept += c.kept[i];
+        *run->kept += c.kept[i];
 
     shmb_row_t row = shmb_alloc_row(cfg, "posix", size_kb);
     row.threads = threads;
     for (int k = 0; k < S_COUNT && ret == 0; k++) {
         if (!posix_step_timed(cfg, k))
             continue;
-        ret = shmb_alloc_push_step(rows, row, steps[k], c.s[k], samples, samples);
+        ret = shmb_alloc_push_step(run->rows, row, steps[k], c.s[k], samples, samples);
         const int phase = step_phase(cfg, k);
-        if (ret == 0)
-            shmb_alloc_set_rate(rows, samples,
+        if (ret == 0 && threads > 1)
+            shmb_alloc_set_rate(run->rows, samples,
                                 phase < 0 ? 0 : shmb_crew_wall_ns(c.start[phase], c.end[phase], c.n, threads));
     }
     for (int k = 0; k < S_COUNT; k++)
@@ -318,11 +297,4 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     }
     free(c.kept);
     return ret;
-}
-
-int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb)
-{
-    if (run->cfg->threads > 1)
-        return posix_size_threads(run->cfg, size_kb, run->rows, run->kept);
-    return posix_size_one(run->cfg, size_kb, run->rows, run->kept, run->why, run->why_cap);
 }
