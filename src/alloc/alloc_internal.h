@@ -1,8 +1,8 @@
 /* alloc_internal: what the allocation benchmark's files share, and the
- * test hook. Calls go down: alloc_bench.c (the driver) and alloc_notes.c ->
- * the modes (alloc_posix.c, alloc_rounds.c, alloc_paired.c) -> the helpers
+ * test hook. Calls go down: the driver (alloc_bench.c) -> the modes
+ * (alloc_posix.c, alloc_rounds.c, alloc_paired.c) -> the helpers
  * (alloc_rows.c, alloc_round.c, alloc_register.c, alloc_pool*.c,
- * alloc_peer.c), which call none of each other. */
+ * alloc_peer.c), which call none of each other; alloc_notes.c calls helpers. */
 #ifndef SHMBENCH_ALLOC_INTERNAL_H
 #define SHMBENCH_ALLOC_INTERNAL_H
 
