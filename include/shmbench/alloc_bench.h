@@ -45,42 +45,32 @@ typedef struct shmb_alloc_config {
     uint64_t num_iterations; /* allocations per size (=1000) */
     uint64_t min_size_kb;    /* first size (=4) */
     uint64_t max_size_kb;    /* last size, included (=1024) */
-    uint64_t min_ops;        /* pools: operations timed per step and size, at least: rounds over
-                              * the working set repeat until then (=SHMB_ALLOC_MIN_OPS),
-                              * 1..SHMB_ALLOC_MAX_MIN_OPS; below the working set, one round (a
-                              * note says so: a batch is never shorter than the working set) */
-    int count_given;         /* 1: the count was asked for (--num_iterations given): a paired run's
-                              * rounds go down to SHMB_PAIRED_MIN_ROUNDS, not
-                              * SHMB_ALLOC_PAIRED_MIN_ROUNDS */
+    uint64_t min_ops;        /* pools: operations timed per step, at least (rounds of the working
+                              * set; one at least), 1..SHMB_ALLOC_MAX_MIN_OPS (=SHMB_ALLOC_MIN_OPS) */
+    int count_given;         /* 1: --num_iterations given: paired rounds go down to SHMB_PAIRED_MIN_ROUNDS */
     uint64_t working_set;    /* pools: live blocks per round, 1..SHMB_ALLOC_MAX_ITERATIONS (with a
-                              * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: max(num_iterations,
-                              * SHMB_ALLOC_ARENA_MIN_BATCH) */
+                              * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: arena_blocks */
     int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
     int run[SHMB_ALLOC_KINDS]; /* 1: run this allocator */
     int system_rows;         /* 1: exactly one allocator runs; rows named by step only */
-    int upstream;            /* with system_rows and no run[]: the system mooncake_upstream, upstream's
-                              * own OffsetAllocator (shmbench/upstream.h) as alloc_bare / free_bare,
-                              * every other row unmeasured */
+    int upstream;            /* with system_rows and no run[]: mooncake_upstream, upstream's own
+                              * OffsetAllocator as alloc_bare / free_bare, the other rows unmeasured */
     uint64_t seed;           /* random free order */
     const char *shm_prefix;  /* "/mooncake_bench_" */
     int repetition;          /* stamped into the rows */
-    int threads;             /* threads running each allocator at once; 0 or 1: the calling
-                              * thread alone (=1) */
+    int threads;             /* threads running each allocator at once; 0 or 1: this one (=1) */
     shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
-    int cpu;                 /* threads > 1: first CPU of the threads (each pinned to its own
-                              * planned CPU, shmb_sysinfo_plan_cpus, when there are enough; else
-                              * each runs on every allowed CPU), -1: the first allowed */
+    int cpu;                 /* threads > 1: the first CPU of the threads' plan (shmb_sysinfo_plan_cpus),
+                              * -1: the first allowed */
     shmb_peer_t *peer;       /* NULL: no peer; else the peer of shmb_alloc_peer_start, which
                               * attaches what is allocated (threads 1, no measure_mmap_only) */
     /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
      * instead of run[] (which only sizes the space), the baseline first, its control last. */
     size_t nsystems;         /* 0: not paired; else 3..SHMB_PAIRED_MAX_SYSTEMS */
-    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t of each, or
-                                                        * SHMB_SYSTEM_MOONCAKE_UPSTREAM (not the
-                                                        * baseline): its questions are the bare
-                                                        * allocator's alone, the others run without it */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t of each, or (not the baseline)
+                                                        * SHMB_SYSTEM_MOONCAKE_UPSTREAM: bare rows only */
     const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_alloc_config_t;
 
@@ -92,8 +82,7 @@ const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 const char *shmb_alloc_system_allocators(const char *system);
 
 /* The sizes of a run in KB: min, doubling, then max if doubling skips it.
- * Returns how many (<= cap), or -EINVAL (0 < min <= max not met, or more
- * than cap sizes). */
+ * How many (<= cap), or -EINVAL (not 0 < min <= max, or more than cap). */
 int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap);
 
 /* A pool's working set for num_iterations: max(num_iterations,
