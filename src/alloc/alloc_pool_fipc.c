@@ -92,16 +92,12 @@ static uint64_t jemalloc_shm_bytes(uint64_t bytes, uint64_t blocks)
     return blocks * pages / 4 * 5 + SHMB_ALLOC_POOL_META_BYTES;
 }
 
+/* Its extents are made as it needs them; jemalloc_tcache's with a thread cache. */
 static int jemalloc_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
 {
-    (void)size; /* its extents are made as it needs them */
-    return shmb_fipc_jemalloc_create(prefix, 0, (shmb_fipc_jemalloc_t **)&p->impl);
-}
-
-static int jemalloc_tcache_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
-{
     (void)size;
-    return shmb_fipc_jemalloc_create(prefix, 1, (shmb_fipc_jemalloc_t **)&p->impl);
+    const int tcache = p->ops->kind == SHMB_ALLOC_JEMALLOC_TCACHE;
+    return shmb_fipc_jemalloc_create(prefix, tcache, (shmb_fipc_jemalloc_t **)&p->impl);
 }
 
 static int jemalloc_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
@@ -398,7 +394,7 @@ const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[F_COUNT] = {
                     .free = jemalloc_free, .empty = jemalloc_free, .holds = jemalloc_holds,
                     .lend = jemalloc_lend, .handle = jemalloc_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
     [F_JEMALLOC_TCACHE] = {.kind = SHMB_ALLOC_JEMALLOC_TCACHE, .name = "jemalloc_tcache",
-                           .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_tcache_create,
+                           .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_create,
                            .destroy = jemalloc_destroy, .thread_start = jemalloc_thread_start,
                            .alloc = jemalloc_alloc, .free = jemalloc_free, .empty = jemalloc_free,
                            .holds = jemalloc_holds, .lend = jemalloc_lend, .handle = jemalloc_handle,
