@@ -49,6 +49,16 @@ static int run(const shmb_alloc_config_t *c, const shmb_alloc_hook_t *hook, shmb
     return shmb_alloc_bench_run_hooked(c, hook, rows, &kept, why, sizeof(why));
 }
 
+/* base with `change` made is refused, and makes no row. */
+#define REFUSED(base, change)                                                                                     \
+    do {                                                                                                          \
+        shmb_alloc_config_t c_ = (base);                                                                          \
+        shmb_rows_t rows_ = {0};                                                                                  \
+        change;                                                                                                   \
+        if (run(&c_, NULL, &rows_) != -EINVAL || rows_.n != 0)                                                    \
+            fail_msg("not refused: %s", #change);                                                                 \
+    } while (0)
+
 static shmb_alloc_config_t small_config(void)
 {
     shmb_alloc_config_t c;
@@ -320,83 +330,58 @@ static const char *const system_steps[] = {"register", "register", "register", "
 #define SYSTEM_STEPS 8
 
 /* One system's rows: step names alone, the same keys in the same order for
- * every system (register per N: size_kb:S/buffers:N), a dash row where a
- * system has no such step. */
-static void check_system_rows(const shmb_rows_t *rows)
-{
-    assert_int_equal(rows->n, 3 * SYSTEM_STEPS);
-    static const uint64_t sizes[] = {4, 8, 12};
-    static const char *const buffers[] = {"10", "100", "1000"};
-    for (size_t i = 0; i < rows->n; i++) {
-        assert_string_equal(rows->v[i].variant, "");
-        assert_string_equal(rows->v[i].step, system_steps[i % SYSTEM_STEPS]);
-        assert_true(rows->v[i].arg == sizes[i / SYSTEM_STEPS]);
-        char want[32] = "";
-        if (i % SYSTEM_STEPS < 3)
-            snprintf(want, sizeof(want), "%llu/buffers:%s", (unsigned long long)sizes[i / SYSTEM_STEPS],
-                     buffers[i % SYSTEM_STEPS]);
-        assert_string_equal(rows->v[i].arg_text, want);
-    }
-}
-
-/* register: a deployment total per N, 20 samples (SHMB_ALLOC_PAIRED_MIN_ROUNDS: num_iterations / N is
- * fewer); iterations 0: a dash row */
-static void assert_register(const shmb_rows_t *rows, int measured)
-{
-    for (size_t i = 0; i < rows->n; i++)
-        if (i % SYSTEM_STEPS < 3)
-            assert_true(rows->v[i].iterations == (measured ? 20u : 0u) && rows->v[i].ns.count == (measured ? 20u : 0u));
-}
-
+ * every system (register per N: size_kb:S/buffers:N, a deployment total per
+ * N, 20 samples: SHMB_ALLOC_PAIRED_MIN_ROUNDS), a dash row (0 iterations)
+ * where a system has no such step, no speedup. want[i] of the block step
+ * 3 + i: '0' a dash, '+' measured, '=' ROUNDS batches of the working set,
+ * '?' either. A system is posix and its own two layers at most. */
 static void test_system_rows(void **state)
 {
     (void)state;
+    static const uint64_t sizes[] = {4, 8, 12};
+    static const char *const buffers[] = {"10", "100", "1000"};
+    static const struct {
+        const char *what;
+        unsigned runs; /* 1 << kind */
+        const char *want;
+    } cases[] = {
+        {"posix alone: N buffers' createSharedMemory", 1u << SHMB_ALLOC_POSIX, "00000"},
+        {"mooncake: the object layer offset's, the bare offset_bare's",
+         1u << SHMB_ALLOC_POSIX | 1u << SHMB_ALLOC_OFFSET | 1u << SHMB_ALLOC_OFFSET_BARE, "====="},
+        {"flowipc_classic: one pool of N blocks, alloc = construct, alloc_bare = bipc",
+         1u << SHMB_ALLOC_BIPC | 1u << SHMB_ALLOC_BIPC_OBJECT, "+++++"},
+        {"its object layer alone: bare rows dashes, register still the pool's", 1u << SHMB_ALLOC_BIPC_OBJECT,
+         "+??00"},
+    };
     shmb_alloc_config_t c = small_config();
-    c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
-    check_system_rows(&rows);
-    /* posix alone: register = N buffers' createSharedMemory, no block steps */
-    assert_register(&rows, 1);
-    for (size_t i = 3; i < SYSTEM_STEPS; i++)
-        assert_true(rows.v[i].iterations == 0);
-    shmb_rows_free(&rows);
-
-    /* mooncake: register = N buffers, the object layer offset's, the bare offset_bare's, no speedups */
-    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    for (size_t i = 3; i < SYSTEM_STEPS; i++)
-        assert_true(rows.v[i].iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH);
-    for (size_t i = 0; i < rows.n; i++)
-        assert_true(rows.v[i].speedup == 0);
-    shmb_rows_free(&rows);
-
-    /* flowipc_classic: register = one pool of N blocks, alloc = construct, alloc_bare = bipc */
-    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 0;
-    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    for (size_t i = 0; i < rows.n; i++)
-        assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
-    shmb_rows_free(&rows);
-
-    /* its object layer alone: the bare rows are dashes, register still the pool's */
-    c.run[SHMB_ALLOC_BIPC] = 0;
-    assert_int_equal(run(&c, NULL, &rows), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    assert_true(rows.v[3].iterations > 0 && rows.v[6].iterations == 0 && rows.v[7].iterations == 0);
-    shmb_rows_free(&rows);
-
-    c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and its own two layers at most */
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
-    c.run[SHMB_ALLOC_OFFSET] = 0;
-    c.run[SHMB_ALLOC_JEMALLOC] = 1;
-    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int a = 0; a < SHMB_ALLOC_KINDS; a++)
+            c.run[a] = (cases[k].runs >> a) & 1;
+        shmb_rows_t rows = {0};
+        assert_int_equal(run(&c, NULL, &rows), 0);
+        assert_int_equal(rows.n, 3 * SYSTEM_STEPS);
+        for (size_t i = 0; i < rows.n; i++) {
+            const shmb_row_t *r = &rows.v[i];
+            const size_t q = i % SYSTEM_STEPS;
+            char arg[32] = "";
+            if (q < 3)
+                snprintf(arg, sizeof(arg), "%llu/buffers:%s", (unsigned long long)sizes[i / SYSTEM_STEPS], buffers[q]);
+            assert_string_equal(r->variant, "");
+            assert_string_equal(r->step, system_steps[q]);
+            assert_string_equal(r->arg_text, arg);
+            assert_true(r->arg == sizes[i / SYSTEM_STEPS] && r->speedup == 0);
+            const char want = q < 3 ? 'R' : cases[k].want[q - 3];
+            if ((want == 'R' && (r->iterations != 20 || r->ns.count != 20)) || (want == '0' && r->iterations != 0) ||
+                (want == '+' && r->iterations == 0) ||
+                (want == '=' && r->iterations != ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH))
+                fail_msg("%s: row %zu (%s): %llu iterations", cases[k].what, i, r->step,
+                         (unsigned long long)r->iterations);
+        }
+        shmb_rows_free(&rows);
+    }
+    REFUSED(c, c_.run[SHMB_ALLOC_OFFSET] = 1);
+    REFUSED(c, c_.run[SHMB_ALLOC_JEMALLOC] = 1);
     assert_int_equal(count_ours(0), 0);
 }
 
@@ -587,16 +572,6 @@ static void test_working_set(void **state)
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);
 }
-
-/* base with `change` made is refused, and makes no row. */
-#define REFUSED(base, change)                                                                                     \
-    do {                                                                                                          \
-        shmb_alloc_config_t c_ = (base);                                                                          \
-        shmb_rows_t rows_ = {0};                                                                                  \
-        change;                                                                                                   \
-        if (run(&c_, NULL, &rows_) != -EINVAL || rows_.n != 0)                                                    \
-            fail_msg("not refused: %s", #change);                                                                 \
-    } while (0)
 
 static void test_bad_config(void **state)
 {
