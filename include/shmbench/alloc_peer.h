@@ -1,36 +1,10 @@
-/*
- * alloc_peer: the receiver's side of shm_allocation_bench --peer_process:
- * a second process (shmbench/peer.h) that takes what the allocation
- * benchmark hands out, as the process a buffer is lent to would.
- *
- * posix (Mooncake's receiver, which opens a buffer by name on the first
- * request naming it): for each new segment the owner sends its name and
- * size; the peer times attach = shm_open(O_RDWR) + fstat + a size check +
- * mmap (read-write, MAP_SHARED), reads the tag the owner wrote at the
- * segment's first byte (untimed), then times detach = munmap + close (the
- * receiver keeps nothing else). A size that differs is an error.
- *
- * pools (bipc: one boost.interprocess pool; jemalloc: the SHM pools its
- * arena grew): the owner tells the peer which pools exist (id, bytes, name)
- * and sends one handle per live block (shmb_lookup_request_t: bipc
- * pool_offset; jemalloc id + offset; len). The peer walks the handles once:
- * a handle naming a pool it has not attached yet attaches it (timed, one
- * sample per pool: bipc shmb_fipc_classic_attach, shm_open(O_RDWR) + fstat
- * + mmap + close; jemalloc shmb_fipc_pool_attach, shm_open(O_RDONLY) + mmap,
- * the pool entered in the peer's own repository), then translates it and
- * checks the tag at the block's first byte. Only then are the translations
- * timed: `rounds` batches over every handle (bipc base + offset, jemalloc
- * the repository's to_address under its mutex), ns per translation = batch
- * time / handles, each batch's sum of addresses compared with the checking
- * walk's.
- *
- * The tag of block i (or posix allocation i) is shmb_alloc_peer_tag(seed,
- * i), a u64 the owner writes and the peer recomputes.
- *
- * Functions return 0 or -errno; an error of the peer comes back recorded as
- * shmbench/peer.h says (-EPIPE: the peer died). -EPROTO with a reason in
- * why: the peer read a wrong tag, or a translation missed.
- */
+/* alloc_peer: the receiver's side of shm_allocation_bench --peer_process, a
+ * second process (shmbench/peer.h) that attaches what the benchmark hands
+ * out: posix segments by name, or a pool's blocks by handle, each checked by
+ * the tag (shmb_alloc_peer_tag) the owner wrote at its first byte; what it
+ * times is docs/allocation.md's. 0 or -errno (the peer's error comes back
+ * recorded, -EPIPE: it died); -EPROTO with why: a wrong tag, or a
+ * translation that missed. */
 #ifndef SHMBENCH_ALLOC_PEER_H
 #define SHMBENCH_ALLOC_PEER_H
 
@@ -68,27 +42,22 @@ typedef struct shmb_alloc_peer_pools {
 /* The tag of allocation `index`: a mix of seed and index, never 0. */
 uint64_t shmb_alloc_peer_tag(uint64_t seed, uint64_t index);
 
-/* Starts the peer with this module's handler and a data area of
- * SHMB_ALLOC_PEER_DATA_BYTES (shmb_peer_start: call it from the main thread
- * while the process is single-threaded; end it with shmb_peer_stop()).
- * Returns 0 or shmb_peer_start's error. */
+/* shmb_peer_start with this module's handler (from the main thread while it
+ * is the only one; end it with shmb_peer_stop). 0 or its error. */
 int shmb_alloc_peer_start(shmb_peer_t *peer, const char *prefix);
 
-/* posix: the peer attaches segment `name` of `bytes` and detaches it, timing
- * both (ns into *attach_ns, *detach_ns), and must read `tag` at its first
- * byte. Returns 0, -EPROTO (another tag: why says which), or the peer's
- * error (-EPROTO recorded as "fstat size check" when the size differs,
- * shm_open's -ENOENT, ...). */
+/* posix: the peer attaches segment `name` of `bytes` and detaches it, both
+ * timed, and must read `tag` at its first byte. 0, -EPROTO (another tag, or
+ * recorded as "fstat size check": another size) or the peer's error. */
 int shmb_alloc_peer_posix(shmb_peer_t *peer, const char *name, uint64_t bytes, uint64_t tag,
                           uint64_t *attach_ns, uint64_t *detach_ns, char *why, size_t why_cap);
 
-/* pools: one pass as described at the top. attach_ns receives one sample
- * per pool the peer attached (at most attach_cap; their count into
- * *nattach), translate_ns `rounds` samples (ns per translation). The peer
- * detaches every pool before returning. Returns 0, -EPROTO (a wrong tag or
- * a missed translation: why says which block), -EINVAL (bad input, or a
- * handle naming no pool told), -ENOBUFS (more pools than attach_cap or the
- * data area holds) or the peer's error. */
+/* pools: the peer attaches each pool on the first handle naming it (a
+ * sample each into attach_ns, at most attach_cap, their count into
+ * *nattach), checks every tag, then times `rounds` batches of every handle's
+ * translation (translate_ns: ns per translation), and detaches. 0, -EPROTO,
+ * -EINVAL (bad input, a handle naming no pool told), -ENOBUFS (more pools
+ * than attach_cap or the data area holds) or the peer's error. */
 int shmb_alloc_peer_pools(shmb_peer_t *peer, const shmb_alloc_peer_pools_t *in, double *attach_ns,
                           size_t attach_cap, size_t *nattach, double *translate_ns, char *why,
                           size_t why_cap);

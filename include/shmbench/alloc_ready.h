@@ -1,28 +1,8 @@
-/*
- * alloc_ready: time to ready of a pool, the rows of shm_allocation_bench
- * --allocator=ready.
- *
- * For each backing and prefault method selected (shmbench/backing.h), a pool
- * of pool_bytes is made ready `iterations` times (create, size, map,
- * prefault; then destroyed), each timed as one operation. One row per
- * backing x prefault: shm_alloc/ready/<backing>/<prefault>/pool_mb:N (with
- * /threads:T for touch, populate_write and fallocate split over T > 1
- * threads; none and populate are one mmap call whatever threads says), whose
- * ns are the seconds to ready (in ns per pool), bytes_per_second the pool's
- * bytes over the mean time, and the note the first pool's
- * "<GB/s> <faults> faults rss <%> huge <%>": page faults the process took
- * (getrusage, every thread) and how much of the pool was resident, and
- * mapped by huge pages, right after the prefault, read back from smaps.
- * A MAP_POPULATE that could not populate shows as rss under 100%; the
- * methods that report a failure end the run with their error.
- *
- * Every row's first pool is verified before it counts: a word per 4 KiB
- * written through the pool's mapping (guarded: a full backing is -ENOSPC,
- * never SIGBUS) and read back through a second mapping of the same file.
- *
- * Functions return 0 or -errno; a failed system call is recorded
- * (shmbench/error.h).
- */
+/* alloc_ready: time to ready of a pool (--allocator=ready): per backing x
+ * prefault method (shmbench/backing.h), `iterations` pools made ready and
+ * destroyed, each timed; its row's note the first pool's GB/s, page faults,
+ * and resident and huge shares (smaps); that pool verified through a second
+ * mapping before the row counts (docs/backing.md). 0 or -errno (recorded). */
 #ifndef SHMBENCH_ALLOC_READY_H
 #define SHMBENCH_ALLOC_READY_H
 
@@ -52,21 +32,19 @@ typedef struct shmb_alloc_ready_config {
 } shmb_alloc_ready_config_t;
 
 /* The mappings a ready run holds at most at once beyond the process's own:
- * the pool (thp: with the ends of its alignment reservation while it is
- * mapped), its second mapping while verified, and per prefault thread a
- * stack and its guard page. */
+ * the pool (thp: and its alignment's ends), its second mapping, and a stack
+ * and guard page per prefault thread. */
 uint64_t shmb_alloc_ready_mappings(const shmb_alloc_ready_config_t *cfg);
 
-/* The largest pool, in bytes, that the run creates for `kind` (pool_bytes
- * rounded to its page): what must fit in /dev/shm (tmpfs), in memory, or in
- * the free huge pages (hugetlb). Returns 0 or -EINVAL / -EOVERFLOW. */
+/* The largest pool the run creates for `kind` (pool_bytes rounded to its
+ * page): what must fit in /dev/shm, memory or the free huge pages. 0,
+ * -EINVAL or -EOVERFLOW. */
 int shmb_alloc_ready_pool_bytes(const shmb_alloc_ready_config_t *cfg, shmb_backing_kind_t kind, uint64_t *bytes);
 
-/* Runs every selected backing x prefault and appends their rows. On a
- * failed pool (its step's error recorded) or a failed verification
- * (-EPROTO, why says which pool and what was read) it stops: the rows
- * already appended stay, nothing is left in /dev/shm nor in the huge page
- * pool. Returns 0, -EINVAL (a bad config), -ENOMEM or the failure. */
+/* Every selected backing x prefault, a row each. A failed pool or
+ * verification (-EPROTO, why says which) stops it: the rows appended stay,
+ * nothing is left in /dev/shm nor the huge page pool. 0, -EINVAL, -ENOMEM
+ * or the failure. */
 int shmb_alloc_ready_run(const shmb_alloc_ready_config_t *cfg, shmb_rows_t *rows, char *why, size_t why_cap);
 
 #ifdef __cplusplus

@@ -1,60 +1,18 @@
-/* alloc_bench: the allocation benchmark's driver. It checks the
- * configuration, plans the sizes and the /dev/shm space, runs each
- * allocator per size (posix: alloc_posix.c; the pools: their rounds in
- * alloc_rounds.c, their operations in alloc_pool.c), and turns the samples
- * into rows: speedups against Mooncake's answer to each question, and with a
- * system only its rows under step names (register per N: its deployment
- * totals, alloc_register.c; alloc, free, alloc_reuse: its object layer's
- * pool; alloc_bare, free_bare: its bare allocator's; a step the system does
- * not have is an unmeasured dash row, so two systems' runs pair row by row).
- *
- * speedup: Mooncake's p50 / the row's p50 (medians, so that one preemption
- * or the first round's page faults do not decide it): per-block steps
- * against the same step of Mooncake's like (per_block_like), register
- * against posix total, attach and translate against posix attach.
- */
+/* alloc_bench: the allocation benchmark's driver: the configuration, the
+ * /dev/shm space, each allocator per size (its mode), the speedups against
+ * Mooncake's answer to each question, and a system's rows under step names
+ * (docs/allocation.md). */
 #include "alloc_internal.h"
-#include "base/names_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/arena.h"
-#include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/lookup_bench.h"
-#include "shmbench/paths.h"
-#include "shmbench/rng.h"
-#include "shmbench/segment.h"
 #include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const kind_names[SHMB_ALLOC_KINDS] = {
-    "posix", "offset", "arena", "bipc", "jemalloc", "jemalloc_tcache", "offset_bare", "bipc_object",
-    "jemalloc_object"};
-
-const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
-{
-    if (kind == SHMB_ALLOC_UPSTREAM_BARE)
-        return "upstream_offset_bare";
-    return shmb_names_get(kind_names, SHMB_ALLOC_KINDS, (int)kind);
-}
-
-/* By shmb_system_t, the paths table's order of the systems. */
-static const char *const system_allocators[SHMB_SYSTEMS] = {
-    "posix,offset,offset_bare", "bipc_object,bipc", "jemalloc_object,jemalloc"};
-
-/* Each system's layers: its object layer (the alloc / free rows), its bare
- * allocator (alloc_bare / free_bare) and what registers its memory. */
-typedef struct layers {
-    shmb_alloc_kind_t object, bare, reg;
-} layers_t;
-static const layers_t system_layers[SHMB_SYSTEMS] = {
-    {SHMB_ALLOC_OFFSET, SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_POSIX},
-    {SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_BIPC, SHMB_ALLOC_BIPC},
-    {SHMB_ALLOC_JEMALLOC_OBJECT, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC}};
 
 /* The Mooncake kind a kind's per-block rows pair with (its like): the
  * object layers with offset, the bare allocators and the arena with
@@ -85,49 +43,14 @@ static int run_system(const shmb_alloc_config_t *cfg)
             continue;
         int of = -1;
         for (int s = 0; s < SHMB_SYSTEMS; s++)
-            if (system_layers[s].object == (shmb_alloc_kind_t)k || system_layers[s].bare == (shmb_alloc_kind_t)k)
+            if (shmb_alloc_system_layers[s].object == (shmb_alloc_kind_t)k ||
+                shmb_alloc_system_layers[s].bare == (shmb_alloc_kind_t)k)
                 of = s;
         if (of < 0 || (found >= 0 && found != of))
             return -1;
         found = of;
     }
     return found;
-}
-
-const char *shmb_alloc_system_allocators(const char *system)
-{
-    const int s = shmb_path_system(system);
-    return s < 0 ? NULL : system_allocators[s];
-}
-
-int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap)
-{
-    if (min_kb == 0 || min_kb > max_kb)
-        return -EINVAL;
-    size_t n = 0;
-    for (uint64_t kb = min_kb;; kb *= 2) {
-        if (n == cap)
-            return -EINVAL;
-        sizes[n++] = kb < max_kb ? kb : max_kb;
-        if (kb >= max_kb || kb > max_kb / 2) {
-            if (sizes[n - 1] != max_kb) {
-                if (n == cap)
-                    return -EINVAL;
-                sizes[n++] = max_kb;
-            }
-            return (int)n;
-        }
-    }
-}
-
-uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations)
-{
-    return num_iterations > SHMB_ALLOC_ARENA_MIN_BATCH ? num_iterations : SHMB_ALLOC_ARENA_MIN_BATCH;
-}
-
-uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg)
-{
-    return cfg->working_set ? cfg->working_set : shmb_alloc_bench_arena_blocks(cfg->num_iterations);
 }
 
 /* Can the arena hold the working set of the largest size (a size class, and
@@ -208,50 +131,6 @@ int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, 
     return 0;
 }
 
-/* ---- helpers of every allocator ---- */
-
-shmb_row_t shmb_alloc_row(const shmb_alloc_config_t *cfg, const char *variant, uint64_t size_kb)
-{
-    return shmb_row_make(variant, "size_kb", size_kb, cfg->repetition);
-}
-
-int shmb_alloc_push_step(shmb_rows_t *rows, shmb_row_t row, const char *step, double *samples, size_t n,
-                         uint64_t iterations)
-{
-    snprintf(row.step, sizeof(row.step), "%s", step);
-    row.iterations = iterations;
-    return shmb_rows_push_samples(rows, &row, samples, n);
-}
-
-void shmb_alloc_set_rate(shmb_rows_t *rows, uint64_t ops, double wall_ns)
-{
-    rows->v[rows->n - 1].items_per_second = wall_ns > 0 ? (double)ops * 1e9 / wall_ns : 0;
-}
-
-int shmb_alloc_touch(void *addr, size_t bytes, double *ns)
-{
-    uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_segment_first_write(addr, bytes);
-    *ns = (double)(shmb_clock_now_ns() - t0);
-    return ret;
-}
-
-static void copy_bytes(void *dst, const void *src, size_t n)
-{
-    memcpy(dst, src, n);
-}
-
-int shmb_alloc_write_tag(void *ptr, uint64_t tag)
-{
-    return shmb_segment_first_write_copy(ptr, &tag, sizeof(tag), copy_bytes);
-}
-
-int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew)
-{
-    const shmb_crew_config_t c = {.threads = cfg->threads, .cpu = cfg->cpu, .pin = SHMB_CREW_PIN_OWN};
-    return shmb_crew_start(crew, &c);
-}
-
 /* ---- speedups and the rows of one system ---- */
 
 /* A touch row whose pages were partly in memory before ("N/M pages in
@@ -280,14 +159,15 @@ static void set_speedups(shmb_rows_t *rows, const shmb_alloc_config_t *cfg, uint
 {
     static const char *per_block[] = {"alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
     const char *registration = cfg->measure_mmap_only ? "mmap" : "total";
-    const char *posix = kind_names[SHMB_ALLOC_POSIX];
+    const char *posix = shmb_alloc_kind_name(SHMB_ALLOC_POSIX);
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_kind_t like = per_block_like((shmb_alloc_kind_t)k);
+        const char *name = shmb_alloc_kind_name((shmb_alloc_kind_t)k);
         for (size_t i = 0; i < sizeof(per_block) / sizeof(per_block[0]) && like != SHMB_ALLOC_KINDS; i++)
-            set_speedup(rows, cfg, size_kb, kind_names[k], per_block[i], kind_names[like], per_block[i]);
-        set_speedup(rows, cfg, size_kb, kind_names[k], "register", posix, registration);
-        set_speedup(rows, cfg, size_kb, kind_names[k], "attach", posix, "attach");
-        set_speedup(rows, cfg, size_kb, kind_names[k], "translate", posix, "attach");
+            set_speedup(rows, cfg, size_kb, name, per_block[i], shmb_alloc_kind_name(like), per_block[i]);
+        set_speedup(rows, cfg, size_kb, name, "register", posix, registration);
+        set_speedup(rows, cfg, size_kb, name, "attach", posix, "attach");
+        set_speedup(rows, cfg, size_kb, name, "translate", posix, "attach");
     }
 }
 
@@ -298,7 +178,7 @@ static int register_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_
 {
     const int sys = run_system(cfg);
     const shmb_alloc_kind_t reg = cfg->run[SHMB_ALLOC_POSIX] ? SHMB_ALLOC_POSIX
-                                  : sys >= 0                   ? system_layers[sys].reg
+                                  : sys >= 0                   ? shmb_alloc_system_layers[sys].reg
                                                                : SHMB_ALLOC_KINDS;
     uint64_t block, rounds[SHMB_ALLOC_REGISTER_COUNTS];
     shmb_alloc_bench_paired_rounds(cfg, &block, rounds);
@@ -315,7 +195,8 @@ static int register_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_
         if (!ns)
             return shmb_error_record("malloc", ENOMEM, NULL);
         for (uint64_t r = 0; r < rounds[i] && ret == 0; r++)
-            ret = shmb_alloc_register_total(cfg, reg, (size_t)size_kb * 1024, shmb_alloc_register_buffers[i], &ns[r]);
+            ret = shmb_alloc_register_total(cfg, shmb_alloc_pool_ops(reg), (size_t)size_kb * 1024,
+                                            shmb_alloc_register_buffers[i], &ns[r]);
         if (ret == 0)
             ret = shmb_alloc_push_step(rows, row, "register", ns, (size_t)rounds[i], rounds[i]);
         free(ns);
@@ -340,12 +221,13 @@ static int system_rows(const shmb_alloc_config_t *cfg, uint64_t size_kb, const s
                  {"alloc_bare", 1, "alloc"},      {"free_bare", 1, "free"}, {"touch", 0, "touch"},
                  {"touch_reuse", 0, "touch_reuse"}, {"attach", 0, "attach"}, {"detach", 0, "detach"},
                  {"translate", 0, "translate"}};
-    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? kind_names[SHMB_ALLOC_POSIX] : NULL;
+    const char *posix = cfg->run[SHMB_ALLOC_POSIX] ? shmb_alloc_kind_name(SHMB_ALLOC_POSIX) : NULL;
     const int sys = run_system(cfg);
     const char *layer[2] = {NULL, NULL};
     if (sys >= 0) {
-        layer[0] = cfg->run[system_layers[sys].object] ? kind_names[system_layers[sys].object] : NULL;
-        layer[1] = cfg->run[system_layers[sys].bare] ? kind_names[system_layers[sys].bare] : NULL;
+        const shmb_alloc_layers_t *ly = &shmb_alloc_system_layers[sys];
+        layer[0] = cfg->run[ly->object] ? shmb_alloc_kind_name(ly->object) : NULL;
+        layer[1] = cfg->run[ly->bare] ? shmb_alloc_kind_name(ly->bare) : NULL;
     }
     if (cfg->upstream)
         layer[1] = shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_BARE);
@@ -404,20 +286,16 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
 /* Is the configuration one shmb_alloc_bench_run accepts? */
 static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 {
-    const uint64_t ws = shmb_alloc_bench_working_set(cfg);
     int kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
-    return nsizes >= 0 && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
-           cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB &&
+    return nsizes >= 0 && shmb_alloc_counts_ok(cfg) &&
            (cfg->upstream ? cfg->system_rows && kinds == 0 && shmb_upstream_available()
                           : kinds > 0 &&
                                 (!cfg->system_rows || kinds == cfg->run[SHMB_ALLOC_POSIX] || run_system(cfg) >= 0)) &&
            cfg->threads >= 0 && cfg->threads <= SHMB_ALLOC_MAX_THREADS &&
            (!cfg->peer || (cfg->threads <= 1 && !cfg->measure_mmap_only)) && arena_fits(cfg) &&
-           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS &&
-           (!cfg->peer || (cfg->min_ops + ws - 1) / ws <= SHMB_ALLOC_PEER_MAX_ROUNDS);
+           (!cfg->peer || shmb_alloc_rounds(cfg) <= SHMB_ALLOC_PEER_MAX_ROUNDS);
 }
 
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,

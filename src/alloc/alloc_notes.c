@@ -101,7 +101,10 @@ static const char *blocks_of(shmb_alloc_kind_t kind)
  * --system and --systems)? */
 static int bare_layer(int kind)
 {
-    return kind == SHMB_ALLOC_OFFSET_BARE || kind == SHMB_ALLOC_BIPC || kind == SHMB_ALLOC_JEMALLOC;
+    for (int s = 0; s < SHMB_SYSTEMS; s++)
+        if (shmb_alloc_system_layers[s].bare == (shmb_alloc_kind_t)kind)
+            return 1;
+    return 0;
 }
 
 /* With a system or systems: the object layers' lines ("alloc, free: ..."),
@@ -246,7 +249,7 @@ static int alloc_tcache(shmb_notes_lines_t *l, shmb_notes_t *store, const shmb_a
  * overheads. A paired run's fewest rounds are SHMB_PAIRED_MIN_ROUNDS. */
 static void alloc_count(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
 {
-    const uint64_t ws = shmb_alloc_bench_working_set(cfg), rounds = (cfg->min_ops + ws - 1) / ws;
+    const uint64_t ws = shmb_alloc_bench_working_set(cfg), rounds = shmb_alloc_rounds(cfg);
     int pools = cfg->nsystems > 0;
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++)
         pools |= cfg->run[k];

@@ -1,74 +1,18 @@
-/* alloc_paired: a paired run of the allocation benchmark (--systems). Per
- * size, the systems' registrations round by round for each N of
- * shmb_alloc_register_buffers (each system one deployment total per round,
- * alloc_register.c: Mooncake N buffers' createSharedMemory, Flow-IPC the
- * pool(s) for N blocks), then their blocks round by round at the object
- * layer and then at the bare allocator's (alloc_rounds.c: each system one
- * round of alloc, free and alloc_reuse batches per round), every round in
- * the order of shmbench/paired.h; then the rows: the --system rows' names
- * with /system:NAME, and each system's ratio to the baseline
- * (/vs:BASELINE). The control is an independent second instance of the
- * baseline's allocator: its own buffers, its own pool. */
+/* alloc_paired: a paired run (--systems): per size, each question's
+ * systems round by round in shmbench/paired.h's order (register per N, the
+ * object layer's and the bare allocator's blocks), then their rows
+ * (docs/allocation.md). The control is a second instance of the baseline's
+ * allocator: its own buffers, its own pool. */
 #include "alloc_internal.h"
 
 #include "shmbench/error.h"
-#include "shmbench/lookup_bench.h"
 #include "shmbench/paired.h"
 #include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* By shmb_system_t, as shmb_alloc_system_allocators names them:
- * what registers its memory (alloc_register.c), what places an object in
- * it (the alloc / free rows), and the bare allocator under that (the
- * alloc_bare / free_bare rows). */
-static const shmb_alloc_kind_t register_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_POSIX, SHMB_ALLOC_BIPC,
-                                                                     SHMB_ALLOC_JEMALLOC};
-static const shmb_alloc_kind_t object_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC_OBJECT,
-                                                                   SHMB_ALLOC_JEMALLOC_OBJECT};
-static const shmb_alloc_kind_t bare_kind[SHMB_SYSTEMS] = {SHMB_ALLOC_OFFSET_BARE, SHMB_ALLOC_BIPC,
-                                                                 SHMB_ALLOC_JEMALLOC};
-
-/* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
- * SHMB_PAIRED_MIN_ROUNDS with a count asked for: the fewest with an
- * interval), up to a multiple of 2 x systems: whole blocks of
- * shmb_paired_order's balanced order (with mooncake_upstream, also of
- * 2 x the other systems, who answer the questions it does not). */
-static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t least)
-{
-    uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
-    for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (cfg->systems[s] != (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM)
-            continue;
-        /* the models' questions run without it: whole blocks of their order too (lcm) */
-        const uint64_t m = block - 2;
-        uint64_t a = block, b = m;
-        while (b) {
-            const uint64_t t = a % b;
-            a = b;
-            b = t;
-        }
-        block = block / a * m;
-        break;
-    }
-    const uint64_t floor = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
-    least = least > floor ? least : floor;
-    want = want > least ? want : least;
-    return (want + block - 1) / block * block;
-}
-
-void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
-                                    uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS])
-{
-    const uint64_t n = shmb_alloc_bench_working_set(cfg);
-    *block = balanced(cfg, (cfg->min_ops + n - 1) / n, 0);
-    for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
-        const uint64_t buffers = shmb_alloc_register_buffers[i];
-        reg[i] = balanced(cfg, (cfg->num_iterations + buffers - 1) / buffers, SHMB_ALLOC_REGISTER_MIN_ROUNDS);
-    }
-}
+#include <string.h>
 
 int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
 {
@@ -82,14 +26,12 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
             return 0;
     }
     return cfg->threads <= 1 && !cfg->peer && !cfg->touch && !cfg->measure_mmap_only && !cfg->system_rows &&
-           cfg->cleanup && cfg->num_iterations > 0 && cfg->num_iterations <= SHMB_ALLOC_MAX_ITERATIONS &&
-           cfg->min_ops > 0 && cfg->min_ops <= SHMB_ALLOC_MAX_MIN_OPS &&
-           cfg->working_set <= SHMB_ALLOC_MAX_ITERATIONS && cfg->max_size_kb <= SHMB_ALLOC_MAX_SIZE_KB;
+           cfg->cleanup && shmb_alloc_counts_ok(cfg);
 }
 
 typedef struct paired_register {
     const shmb_alloc_config_t *cfg;
-    const shmb_alloc_kind_t *kinds; /* system s's register_kind */
+    const shmb_alloc_pool_ops_t **ops; /* what registers system s's memory (NULL: posix) */
     size_t bytes;
     uint64_t buffers;
 } paired_register_t;
@@ -99,7 +41,7 @@ typedef struct paired_register {
 static int register_slice(void *ctx, size_t which, double *ns)
 {
     const paired_register_t *c = ctx;
-    return shmb_alloc_register_total(c->cfg, c->kinds[which], c->bytes, c->buffers, ns);
+    return shmb_alloc_register_total(c->cfg, c->ops[which], c->bytes, c->buffers, ns);
 }
 
 /* One question's rows: the --system row's name (step, size_kb, and
@@ -149,6 +91,85 @@ static void store_split(double *at, size_t nsys, const uint64_t reg_rounds[SHMB_
     }
 }
 
+typedef struct paired_pools {
+    const shmb_alloc_run_t *run;
+    shmb_alloc_round_t *a;   /* system s's pool, working set and samples */
+    uint64_t *next;  /* system s's next round */
+} paired_pools_t;
+
+/* System `which` runs its next round; *ns its alloc batch (the other steps
+ * land in its samples). */
+static int paired_slice(void *ctx, size_t which, double *ns)
+{
+    paired_pools_t *c = ctx;
+    shmb_alloc_round_t *a = &c->a[which];
+    const uint64_t r = c->next[which]++;
+    int ret = shmb_alloc_round_fill(c->run, a, r);
+    if (ret == 0)
+        ret = shmb_alloc_round_drain(c->run, a, r);
+    *ns = a->batch[SHMB_ALLOC_ALLOC][r];
+    return ret;
+}
+
+/* The blocks' question at one size (one thread): a pool of kinds[s] per
+ * system, the same working set, block size and free order; each round every
+ * pool runs one round, round 0's blocks checked. ns[k][s][r]: step k's ns
+ * per operation of system s in round r. Every pool is unlinked before it
+ * returns. 0, -EINVAL, -errno or -EPROTO. */
+static int pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t *kinds, size_t nsys, uint64_t size_kb,
+                       uint64_t rounds, double *const *const ns[SHMB_ALLOC_BLOCK_STEPS])
+{
+    const shmb_alloc_config_t *cfg = run->cfg;
+    if (nsys == 0 || nsys > SHMB_PAIRED_MAX_SYSTEMS || rounds == 0)
+        return -EINVAL;
+    const uint64_t n = shmb_alloc_bench_working_set(cfg);
+    shmb_alloc_pool_t pools[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_alloc_round_t a[SHMB_PAIRED_MAX_SYSTEMS];
+    uint64_t next[SHMB_PAIRED_MAX_SYSTEMS] = {0};
+    double *alloc_ns[SHMB_PAIRED_MAX_SYSTEMS];
+    memset(pools, 0, sizeof(pools));
+    memset(a, 0, sizeof(a));
+    void **blocks = calloc((size_t)n * nsys, sizeof(*blocks));
+    void *handles[SHMB_PAIRED_MAX_SYSTEMS] = {NULL};
+    uint64_t *order = calloc((size_t)n, sizeof(*order));
+    int ret = blocks && order ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    for (size_t s = 0; s < nsys && ret == 0; s++) {
+        const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kinds[s]);
+        if (!ops)
+            ret = -EINVAL;
+        else if (ops->handle_bytes && !(handles[s] = calloc((size_t)n, ops->handle_bytes)))
+            ret = shmb_error_record("malloc", ENOMEM, NULL);
+    }
+    if (ret == 0)
+        shmb_alloc_shuffle(cfg->seed ^ size_kb, order, n); /* one free order for every system */
+    size_t created = 0;
+    for (; created < nsys && ret == 0; created++) {
+        shmb_alloc_round_t *p = &a[created];
+        *p = (shmb_alloc_round_t){.pool = &pools[created], .blocks = blocks + (size_t)n * created,
+                          .handles = handles[created], .order = order, .n = n, .bytes = (size_t)size_kb * 1024};
+        for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
+            p->batch[k] = ns[k][created];
+        alloc_ns[created] = ns[SHMB_ALLOC_ALLOC][created];
+        double register_ns; /* register is its own question: shmb_alloc_posix_register's rounds */
+        if ((ret = shmb_alloc_pool_create(cfg, &pools[created], shmb_alloc_pool_ops(kinds[created]), p->bytes, n,
+                                          &register_ns)) < 0)
+            break;
+    }
+    paired_pools_t c = {.run = run, .a = a, .next = next};
+    if (ret == 0)
+        ret = shmb_paired_run(nsys, (size_t)rounds, paired_slice, &c, alloc_ns);
+    uint64_t kept = 0; /* none: every pool is unlinked */
+    for (size_t s = 0; s < created; s++) {
+        int r = pools[s].ops->destroy(&pools[s], 1, &kept);
+        ret = ret < 0 ? ret : r;
+    }
+    for (size_t s = 0; s < nsys; s++)
+        free(handles[s]);
+    free(blocks);
+    free(order);
+    return ret;
+}
+
 /* The systems that answer a question: all of them for the bare
  * allocator's (model = 0), those with a model of their own for register and
  * the object layer (mooncake_upstream covers neither). The question's
@@ -183,14 +204,16 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
     size_t idx[2][SHMB_PAIRED_MAX_SYSTEMS], nq[2];
     for (int l = 0; l < 2; l++)
         nq[l] = question_systems(run->cfg, l == 0, &q[l], idx[l]);
-    shmb_alloc_kind_t reg_kinds[SHMB_PAIRED_MAX_SYSTEMS], kinds[2][SHMB_PAIRED_MAX_SYSTEMS];
+    const shmb_alloc_pool_ops_t *reg_ops[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_alloc_kind_t kinds[2][SHMB_PAIRED_MAX_SYSTEMS];
     for (size_t s = 0; s < nq[0]; s++) {
-        reg_kinds[s] = register_kind[q[0].systems[s]];
-        kinds[0][s] = object_kind[q[0].systems[s]];
+        reg_ops[s] = shmb_alloc_pool_ops(shmb_alloc_system_layers[q[0].systems[s]].reg);
+        kinds[0][s] = shmb_alloc_system_layers[q[0].systems[s]].object;
     }
     for (size_t s = 0; s < nq[1]; s++)
-        kinds[1][s] = q[1].systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_ALLOC_UPSTREAM_BARE
-                                                                             : bare_kind[q[1].systems[s]];
+        kinds[1][s] = q[1].systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM
+                          ? SHMB_ALLOC_UPSTREAM_BARE
+                          : shmb_alloc_system_layers[q[1].systems[s]].bare;
     paired_store_t st;
     store_split(store, run->cfg->nsystems, reg_rounds, block_rounds, &st);
     /* each question's samples, by its own systems */
@@ -205,7 +228,7 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
                 blk[l][k][s] = st.blk[l][k][idx[l][s]];
     int ret = 0;
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++) {
-        paired_register_t rc = {.cfg = &q[0], .kinds = reg_kinds, .bytes = (size_t)size_kb * 1024,
+        paired_register_t rc = {.cfg = &q[0], .ops = reg_ops, .bytes = (size_t)size_kb * 1024,
                                 .buffers = shmb_alloc_register_buffers[i]};
         ret = shmb_paired_run(nq[0], (size_t)reg_rounds[i], register_slice, &rc, reg[i]);
     }
@@ -213,7 +236,7 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
         double *const *by_step[SHMB_ALLOC_BLOCK_STEPS] = {blk[l][0], blk[l][1], blk[l][2]};
         const shmb_alloc_run_t qrun = {.cfg = &q[l], .hook = run->hook, .rows = run->rows, .kept = run->kept,
                                        .why = run->why, .why_cap = run->why_cap};
-        ret = shmb_alloc_pool_paired(&qrun, kinds[l], nq[l], size_kb, block_rounds, by_step);
+        ret = pool_paired(&qrun, kinds[l], nq[l], size_kb, block_rounds, by_step);
     }
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++)
         ret = push_question(&q[0], run->rows, size_kb, shmb_alloc_register_buffers[i], "register", reg[i],

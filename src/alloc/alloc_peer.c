@@ -1,9 +1,8 @@
-/*
- * alloc_peer: the receiver's side of shm_allocation_bench --peer_process
- * (the protocol and what each row times: shmbench/alloc_peer.h).
- */
+/* alloc_peer: the receiver's side of shm_allocation_bench --peer_process
+ * (the protocol and what each row times: shmbench/alloc_peer.h). */
 #include "shmbench/alloc_peer.h"
 
+#include "base/runner_internal.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
@@ -209,11 +208,23 @@ static void *translate(const peer_side_t *p, const shmb_lookup_request_t *h)
     return shmb_fipc_repo_to_address(p->repo, h->id, h->offset, h->len);
 }
 
-static uint64_t translate_batch(const peer_side_t *p)
+/* The runner's batch: every handle translated (count = p->n), the sum of
+ * the addresses checked against the walk's. */
+typedef struct translating {
+    const peer_side_t *p;
+    uint64_t sum;
+} translating_t;
+
+static int translate_batch(void *ctx, uint64_t count)
 {
-    if (p->kind == SHMB_ALLOC_PEER_CLASSIC)
-        return shmb_fipc_classic_translate_batch(p->base[0], (size_t)p->pools[0].bytes, p->handles, (size_t)p->n);
-    return shmb_fipc_repo_translate_batch(p->repo, p->handles, (size_t)p->n);
+    const translating_t *t = ctx;
+    const peer_side_t *p = t->p;
+    (void)count;
+    const uint64_t got =
+        p->kind == SHMB_ALLOC_PEER_CLASSIC
+            ? shmb_fipc_classic_translate_batch(p->base[0], (size_t)p->pools[0].bytes, p->handles, (size_t)p->n)
+            : shmb_fipc_repo_translate_batch(p->repo, p->handles, (size_t)p->n);
+    return got == t->sum ? 0 : -EPROTO;
 }
 
 /* The walk: each handle's pool attached on its first use (samples into
@@ -266,19 +277,14 @@ static int peer_run(peer_side_t *p, const uint64_t *arg, void *data, size_t data
     if (!p->pools || !p->handles || rounds == 0 || rounds > SHMB_ALLOC_PEER_MAX_ROUNDS ||
         (p->npools + rounds) * sizeof(double) > data_bytes)
         ret = -EINVAL;
-    uint64_t sum = 0;
+    translating_t t = {.p = p};
     if (ret == 0)
-        ret = walk(p, seed, attach_ns, result, &sum);
-    for (uint64_t r = 0; ret == 0 && r < rounds; r++) {
-        const uint64_t t0 = shmb_clock_now_ns();
-        const uint64_t got = translate_batch(p);
-        const uint64_t t1 = shmb_clock_now_ns();
-        translate_ns[r] = (double)(t1 - t0) / (double)p->n;
-        if (got != sum) {
-            result[2] = BAD_SUM;
-            ret = -EPROTO;
-        }
-    }
+        ret = walk(p, seed, attach_ns, result, &t.sum);
+    /* `rounds` batches of every handle; the data area holds their samples (never grown) */
+    const shmb_runner_plan_t plan = {.ops = rounds * p->n, .batches = rounds, .budget_ns = UINT64_MAX};
+    shmb_samples_t out = {.v = translate_ns, .cap = (size_t)rounds};
+    if (ret == 0 && (ret = shmb_runner_run(&plan, translate_batch, &t, &out, NULL)) == -EPROTO)
+        result[2] = BAD_SUM;
     if (ret == 0 && result[0] < p->npools) /* the samples sit right after the attaches made */
         memmove(attach_ns + result[0], translate_ns, (size_t)rounds * sizeof(double));
     if (ret == -EPROTO && result[2] != BAD_NONE)

@@ -1,33 +1,10 @@
-/* alloc_posix: the posix path of the allocation benchmark, Mooncake's
- * createSharedMemory (mooncake-transfer-engine's shm transport) per buffer.
- *
- * Per allocation shm_open (O_CREAT|O_EXCL, 0600), ftruncate, mmap and close
- * of the descriptor, each timed on its own (they take microseconds); total
- * is their sum. cleanup (munmap + shm_unlink) is one timed step. Each
- * allocation is cleaned up before the next, so one segment is alive at a
- * time. --touch times the first write of each fresh buffer (touch), as
- * Mooncake's first write pays it: nothing is reserved before, so tmpfs
- * allocates the pages inside the timed write.
- *
- * With a peer (one thread only): after each allocation (and its touch),
- * this process writes the allocation's tag at the segment's first byte
- * (untimed, guarded as a first write: without --touch it is the one page
- * written) and the peer attaches the segment by name and detaches it,
- * timing both: rows attach and detach, one sample per allocation, checked by
- * the tag the peer read. Then cleanup as before.
- *
- * threads > 1: each thread creates, [touches] and cleans up its own
- * buffers, one at a time (the kernel's tmpfs and mm locks are shared); every
- * allocation, touch and cleanup is a phase that starts at the crew's
- * barrier. shm_open, ftruncate, mmap and close run inside one phase, so only
- * total, touch and cleanup carry the aggregate rate.
- */
+/* alloc_posix: the posix rows, Mooncake's createSharedMemory per buffer,
+ * each step timed on its own, one thread or a crew (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/segment.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,64 +13,30 @@ enum { S_OPEN, S_TRUNCATE, S_MMAP, S_CLOSE, S_TOTAL, S_CLEANUP, S_TOUCH, S_ATTAC
 static const char *const steps[S_COUNT] = {"shm_open", "ftruncate", "mmap",   "close", "total",
                                            "cleanup",  "touch",     "attach", "detach"};
 
-/* createSharedMemory: shm_open + ftruncate, mmap, close, each timed into
- * s[step][i], and their sum into s[S_TOTAL][i]. Nothing is left on error. */
+/* createSharedMemory, each step timed into s[step][i], their sum into
+ * s[S_TOTAL][i]. Nothing is left on error. */
 static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segment_t *seg,
                         double *s[S_COUNT], size_t i)
 {
-    uint64_t t_open, t_truncate, t_mmap, t_close;
-    int ret = shmb_segment_create(seg, cfg->shm_prefix, bytes, &t_open, &t_truncate);
+    uint64_t ns[4];
+    int ret = shmb_alloc_posix_create(cfg->shm_prefix, bytes, seg, ns);
     if (ret < 0)
         return ret;
-    ret = shmb_segment_map(seg, &t_mmap);
-    if (ret == 0)
-        ret = shmb_segment_close(seg, &t_close);
-    if (ret < 0) {
-        shmb_segment_destroy(seg, NULL);
-        return ret;
-    }
-    s[S_OPEN][i] = (double)t_open;
-    s[S_TRUNCATE][i] = (double)t_truncate;
-    s[S_MMAP][i] = (double)t_mmap;
-    s[S_CLOSE][i] = (double)t_close;
-    s[S_TOTAL][i] = (double)(t_open + t_truncate + t_mmap + t_close);
+    for (int k = S_OPEN; k <= S_CLOSE; k++)
+        s[k][i] = (double)ns[k];
+    s[S_TOTAL][i] = (double)(ns[0] + ns[1] + ns[2] + ns[3]);
     return 0;
 }
 
-int shmb_alloc_posix_register(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *total_ns)
+/* Unlinks the segment (cleanup timed into *ns, when ns), or leaves it on
+ * purpose and counts it in *kept. */
+static int posix_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
 {
-    double v[S_COUNT];
-    double *s[S_COUNT];
-    for (int k = 0; k < S_COUNT; k++)
-        s[k] = &v[k];
-    shmb_segment_t *segs = calloc((size_t)buffers, sizeof(*segs));
-    if (!segs)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    double sum = 0;
-    uint64_t made = 0;
-    int ret = 0;
-    for (; made < buffers && ret == 0; made++) {
-        if ((ret = posix_create(cfg, bytes, &segs[made], s, 0)) < 0)
-            break;
-        sum += v[S_TOTAL];
-    }
-    for (uint64_t i = 0; i < made; i++) {
-        int r = shmb_segment_destroy(&segs[i], NULL);
-        ret = ret < 0 ? ret : r;
-    }
-    free(segs);
-    *total_ns = sum;
-    return ret;
-}
-
-/* Unlinks the segment (cleanup timed into *ns), or leaves it on purpose and
- * counts it in *kept. */
-static int posix_end(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, double *ns, uint64_t *kept)
-{
-    if (cfg->cleanup) {
-        uint64_t t_cleanup;
+    if (unlink) {
+        uint64_t t_cleanup = 0;
         int ret = shmb_segment_destroy(seg, &t_cleanup);
-        *ns = (double)t_cleanup;
+        if (ns)
+            *ns = (double)t_cleanup;
         return ret;
     }
     int ret = shmb_segment_release(seg);
@@ -133,7 +76,7 @@ static int posix_once(const shmb_alloc_config_t *cfg, uint64_t size_kb, double *
         shmb_segment_destroy(&seg, NULL);
         return ret;
     }
-    return posix_end(cfg, &seg, &s[S_CLEANUP][i], kept);
+    return posix_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
 }
 
 /* --measure_mmap_only: one segment, created untimed; mmap, [touch], munmap. */
@@ -147,11 +90,8 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
         ret = shmb_segment_map(&seg, &t_mmap);
         if (ret < 0)
             break;
-        if (cfg->touch) {
-            uint64_t t0 = shmb_clock_now_ns();
-            ret = shmb_segment_first_write(seg.addr, bytes);
-            s[S_TOUCH][i] = (double)(shmb_clock_now_ns() - t0);
-        }
+        if (cfg->touch)
+            ret = shmb_alloc_touch(seg.addr, bytes, &s[S_TOUCH][i]);
         int r = shmb_segment_unmap(&seg, &t_unmap);
         ret = ret < 0 ? ret : r;
         s[S_MMAP][i] = (double)t_mmap;
@@ -159,13 +99,8 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
     }
     if (ret < 0 && seg.fd < 0)
         return ret;
-    if (ret < 0 || cfg->cleanup) {
-        int r = shmb_segment_destroy(&seg, NULL);
-        return ret < 0 ? ret : r;
-    }
-    ret = shmb_segment_release(&seg);
-    *kept += ret == 0;
-    return ret;
+    int r = posix_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
+    return ret < 0 ? ret : r;
 }
 
 static int posix_step_timed(const shmb_alloc_config_t *cfg, int step)
@@ -185,33 +120,8 @@ static int posix_step_timed(const shmb_alloc_config_t *cfg, int step)
     }
 }
 
-static int posix_size_one(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                          uint64_t *kept, char *why, size_t why_cap)
-{
-    const size_t bytes = (size_t)size_kb * 1024, n = (size_t)cfg->num_iterations;
-    double *s[S_COUNT] = {0};
-    int ret = 0;
-    for (int k = 0; k < S_COUNT && ret == 0; k++)
-        if (!(s[k] = calloc(n, sizeof(double))))
-            ret = shmb_error_record("malloc", ENOMEM, NULL);
-    if (ret == 0 && cfg->measure_mmap_only)
-        ret = posix_mmap_only(cfg, bytes, s, kept);
-    for (size_t i = 0; ret == 0 && !cfg->measure_mmap_only && i < n; i++)
-        ret = posix_once(cfg, size_kb, s, i, kept, why, why_cap);
-
-    shmb_row_t row = shmb_alloc_row(cfg, "posix", size_kb);
-    for (int k = 0; k < S_COUNT && ret == 0; k++)
-        if (posix_step_timed(cfg, k))
-            ret = shmb_alloc_push_step(rows, row, steps[k], s[k], n, n);
-    for (int k = 0; k < S_COUNT; k++)
-        free(s[k]);
-    return ret;
-}
-
-/* ---- several threads at once ---- */
-
-/* posix: each thread creates, [touches] and cleans up its own buffers, one
- * at a time; every allocation, touch and cleanup is a phase. */
+/* Several threads: each creates, [touches] and cleans up its own buffers,
+ * one at a time; every allocation, touch and cleanup is a phase. */
 enum { P_ALLOC, P_TOUCH, P_CLEANUP, P_COUNT };
 
 typedef struct posix_crew {
@@ -280,7 +190,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
         ret = shmb_segment_unmap(&m->seg, &ns);
         m->s[S_CLEANUP][i] = (double)ns;
     } else {
-        ret = posix_end(c->cfg, &m->seg, &m->s[S_CLEANUP][i], &c->kept[m->me]);
+        ret = posix_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
         m->live = 0;
     }
     m->mapped = 0;
@@ -292,15 +202,9 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
  * --cleanup=false (and no failure) left on purpose. */
 static void member_end(member_t *m)
 {
-    if (!m->live)
-        return;
-    if (m->c->cfg->cleanup || !shmb_crew_ok(m->crew)) {
-        member_check(m, shmb_segment_destroy(&m->seg, NULL));
-        return;
-    }
-    int ret = shmb_segment_release(&m->seg);
-    member_check(m, ret);
-    m->c->kept[m->me] += ret == 0;
+    if (m->live)
+        member_check(m, posix_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
+                                  &m->c->kept[m->me]));
 }
 
 static void posix_member(shmb_crew_t *crew, int me, void *arg)
@@ -325,7 +229,7 @@ static void posix_member(shmb_crew_t *crew, int me, void *arg)
             if (shmb_crew_sync(crew) && m.mapped)
                 phase_cleanup(&m, i, at);
         } else if (m.live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
-            member_check(&m, posix_end(cfg, &m.seg, NULL, &c->kept[me]));
+            member_check(&m, posix_end(&m.seg, 0, NULL, &c->kept[me]));
             m.live = m.mapped = 0;
         }
         if (m.live && !cfg->measure_mmap_only) { /* another thread failed mid-way */
@@ -346,17 +250,17 @@ static int step_phase(const shmb_alloc_config_t *cfg, int step)
     return step == S_TOTAL || (step == S_MMAP && cfg->measure_mmap_only) ? P_ALLOC : -1;
 }
 
-static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, shmb_rows_t *rows,
-                              uint64_t *kept)
+int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb)
 {
-    const int threads = cfg->threads;
+    const shmb_alloc_config_t *cfg = run->cfg;
+    const int threads = cfg->threads > 1 ? cfg->threads : 1;
     posix_crew_t c = {.cfg = cfg, .threads = threads, .bytes = (size_t)size_kb * 1024,
                       .n = cfg->num_iterations};
     const size_t samples = (size_t)c.n * (size_t)threads;
     int ret = (c.kept = calloc((size_t)threads, sizeof(*c.kept))) ? 0 : -ENOMEM;
     for (int k = 0; k < S_COUNT && ret == 0; k++)
         ret = (c.s[k] = calloc(samples, sizeof(double))) ? 0 : -ENOMEM;
-    for (int p = 0; p < P_COUNT && ret == 0; p++)
+    for (int p = 0; p < P_COUNT && ret == 0 && threads > 1; p++)
         ret = (c.start[p] = calloc(samples, sizeof(uint64_t))) &&
                       (c.end[p] = calloc(samples, sizeof(uint64_t)))
                   ? 0
@@ -364,21 +268,25 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     if (ret < 0)
         shmb_error_record("malloc", ENOMEM, NULL);
     shmb_crew_t *crew = NULL;
-    if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
+    if (ret == 0 && threads == 1 && cfg->measure_mmap_only)
+        ret = posix_mmap_only(cfg, c.bytes, c.s, run->kept);
+    for (size_t i = 0; ret == 0 && threads == 1 && !cfg->measure_mmap_only && i < samples; i++)
+        ret = posix_once(cfg, size_kb, c.s, i, run->kept, run->why, run->why_cap);
+    if (ret == 0 && threads > 1 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
         ret = shmb_crew_run(crew, posix_member, &c);
     shmb_crew_stop(crew);
     for (int i = 0; ret == 0 && i < threads; i++)
-        *kept += c.kept[i];
+        *run->kept += c.kept[i];
 
     shmb_row_t row = shmb_alloc_row(cfg, "posix", size_kb);
     row.threads = threads;
     for (int k = 0; k < S_COUNT && ret == 0; k++) {
         if (!posix_step_timed(cfg, k))
             continue;
-        ret = shmb_alloc_push_step(rows, row, steps[k], c.s[k], samples, samples);
+        ret = shmb_alloc_push_step(run->rows, row, steps[k], c.s[k], samples, samples);
         const int phase = step_phase(cfg, k);
-        if (ret == 0)
-            shmb_alloc_set_rate(rows, samples,
+        if (ret == 0 && threads > 1)
+            shmb_alloc_set_rate(run->rows, samples,
                                 phase < 0 ? 0 : shmb_crew_wall_ns(c.start[phase], c.end[phase], c.n, threads));
     }
     for (int k = 0; k < S_COUNT; k++)
@@ -389,12 +297,4 @@ static int posix_size_threads(const shmb_alloc_config_t *cfg, uint64_t size_kb, 
     }
     free(c.kept);
     return ret;
-}
-
-
-int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb)
-{
-    if (run->cfg->threads > 1)
-        return posix_size_threads(run->cfg, size_kb, run->rows, run->kept);
-    return posix_size_one(run->cfg, size_kb, run->rows, run->kept, run->why, run->why_cap);
 }

@@ -1,34 +1,65 @@
-/* alloc_register: registration as a deployment total (the register rows of
- * --system and --systems): what making N blocks of one size usable costs
- * each design, whole.
- *
- *   posix     (Mooncake) N buffers, each createSharedMemory (shm_open,
- *             ftruncate, mmap, close: alloc_posix.c's steps), all live at
- *             once; the sample is the sum of their totals
- *   bipc      (Flow-IPC SHM-classic) one pool that holds N such blocks
- *             (Pool_arena's create: the segment and its segment manager)
- *   jemalloc  (Flow-IPC SHM-jemalloc) the arena, then N mallocx of the size:
- *             the pools its extent hooks create for them come with those
- *             allocations, and so do the allocations themselves (at most N x
- *             the alloc_bare row, against pools that take microseconds each)
- *
- * Nothing is written into the blocks: registration touches no page, so N x
- * size of /dev/shm is mapped, not used. What the sample holds is undone
- * after it, untimed (unmapped, unlinked).
- */
+/* alloc_register: what registering SHM costs each design: a buffer's
+ * createSharedMemory, a pool's create, and the deployment totals of the
+ * register rows (docs/allocation.md). Registration writes no page: N x size
+ * of /dev/shm is mapped, not used, and undone untimed. */
 #include "alloc_internal.h"
 
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
-#include "shmbench/fipc_jemalloc.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 
-const uint64_t shmb_alloc_register_buffers[SHMB_ALLOC_REGISTER_COUNTS] = {10, 100, 1000};
+int shmb_alloc_posix_create(const char *prefix, size_t bytes, shmb_segment_t *seg, uint64_t ns[4])
+{
+    int ret = shmb_segment_create(seg, prefix, bytes, &ns[0], &ns[1]);
+    if (ret < 0)
+        return ret;
+    ret = shmb_segment_map(seg, &ns[2]);
+    if (ret == 0)
+        ret = shmb_segment_close(seg, &ns[3]);
+    if (ret < 0)
+        shmb_segment_destroy(seg, NULL);
+    return ret;
+}
 
-/* Arena, then the N blocks; destroyed untimed. */
+int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
+                           size_t bytes, uint64_t blocks, double *register_ns)
+{
+    p->ops = ops;
+    p->blocks = blocks;
+    const uint64_t t0 = shmb_clock_now_ns();
+    int ret = ops->create(p, cfg->shm_prefix, (size_t)ops->shm_bytes(bytes, blocks));
+    *register_ns = (double)(shmb_clock_now_ns() - t0);
+    return ret;
+}
+
+/* Mooncake: N buffers' createSharedMemory, all live at once; the sum of
+ * their totals. */
+static int posix_total(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *total_ns)
+{
+    shmb_segment_t *segs = calloc((size_t)buffers, sizeof(*segs));
+    if (!segs)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    double sum = 0;
+    uint64_t made = 0;
+    int ret = 0;
+    for (uint64_t ns[4]; made < buffers; made++) {
+        if ((ret = shmb_alloc_posix_create(cfg->shm_prefix, bytes, &segs[made], ns)) < 0)
+            break;
+        sum += (double)(ns[0] + ns[1] + ns[2] + ns[3]);
+    }
+    for (uint64_t i = 0; i < made; i++) {
+        int r = shmb_segment_destroy(&segs[i], NULL);
+        ret = ret < 0 ? ret : r;
+    }
+    free(segs);
+    *total_ns = sum;
+    return ret;
+}
+
+/* SHM-jemalloc: the arena, then N mallocx (the pools its extent hooks
+ * create come with them). */
 static int jemalloc_total(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t buffers, double *ns)
 {
     shmb_fipc_jemalloc_t *j = NULL;
@@ -39,29 +70,19 @@ static int jemalloc_total(const shmb_alloc_config_t *cfg, size_t bytes, uint64_t
     return ret < 0 ? ret : r;
 }
 
-int shmb_alloc_register_total(const shmb_alloc_config_t *cfg, shmb_alloc_kind_t kind, size_t bytes,
+int shmb_alloc_register_total(const shmb_alloc_config_t *cfg, const shmb_alloc_pool_ops_t *ops, size_t bytes,
                               uint64_t buffers, double *ns)
 {
     if (buffers == 0)
         return -EINVAL;
-    switch (kind) {
-    case SHMB_ALLOC_POSIX:
-        return shmb_alloc_posix_register(cfg, bytes, buffers, ns);
-    case SHMB_ALLOC_BIPC: {
-        shmb_alloc_pool_t pool = {0};
-        int ret = shmb_alloc_pool_create(cfg, &pool, shmb_alloc_pool_ops(kind), bytes, buffers, ns);
-        uint64_t kept = 0; /* none: unlinked */
-        return ret < 0 ? ret : pool.ops->destroy(&pool, 1, &kept);
-    }
-    case SHMB_ALLOC_JEMALLOC:
+    if (!ops)
+        return posix_total(cfg, bytes, buffers, ns);
+    if (ops->kind == SHMB_ALLOC_JEMALLOC)
         return jemalloc_total(cfg, bytes, buffers, ns);
-    default:
+    if (ops->kind != SHMB_ALLOC_BIPC) /* SHM-classic: one pool that holds them */
         return -EINVAL;
-    }
-}
-
-void shmb_alloc_register_name(shmb_row_t *row, uint64_t size_kb, uint64_t buffers)
-{
-    snprintf(row->arg_text, sizeof(row->arg_text), "%llu/buffers:%llu", (unsigned long long)size_kb,
-             (unsigned long long)buffers);
+    shmb_alloc_pool_t pool = {0};
+    int ret = shmb_alloc_pool_create(cfg, &pool, ops, bytes, buffers, ns);
+    uint64_t kept = 0; /* none: unlinked */
+    return ret < 0 ? ret : ops->destroy(&pool, 1, &kept);
 }

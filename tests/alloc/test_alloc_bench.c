@@ -35,6 +35,30 @@ static int count_ours(int remove)
     return remove ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0);
 }
 
+/* What the last run kept and said. */
+static uint64_t kept;
+static char why[256];
+
+/* shmb_alloc_bench_run (with a hook: _hooked) into rows; kept and why afresh. */
+static int run(const shmb_alloc_config_t *c, const shmb_alloc_hook_t *hook, shmb_rows_t *rows)
+{
+    kept = 0;
+    why[0] = '\0';
+    if (!hook)
+        return shmb_alloc_bench_run(c, rows, &kept, why, sizeof(why));
+    return shmb_alloc_bench_run_hooked(c, hook, rows, &kept, why, sizeof(why));
+}
+
+/* base with `change` made is refused, and makes no row. */
+#define REFUSED(base, change)                                                                                     \
+    do {                                                                                                          \
+        shmb_alloc_config_t c_ = (base);                                                                          \
+        shmb_rows_t rows_ = {0};                                                                                  \
+        change;                                                                                                   \
+        if (run(&c_, NULL, &rows_) != -EINVAL || rows_.n != 0)                                                    \
+            fail_msg("not refused: %s", #change);                                                                 \
+    } while (0)
+
 static shmb_alloc_config_t small_config(void)
 {
     shmb_alloc_config_t c;
@@ -158,9 +182,7 @@ static void test_default_rows(void **state)
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 0);
     assert_int_equal(count_ours(0), 0);
     /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
@@ -205,16 +227,14 @@ static void test_touch_and_single_allocator(void **state)
     c.touch = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(has_row(&rows, "posix", "touch", 8));
     assert_false(has_row(&rows, "arena", "alloc", 8));
     shmb_rows_free(&rows);
 
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_ARENA] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(has_row(&rows, "arena", "touch", 8));
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
@@ -230,9 +250,7 @@ static void test_mmap_only(void **state)
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 2);
     assert_true(has_row(&rows, "posix", "mmap", 4));
     assert_true(has_row(&rows, "posix", "cleanup", 4));
@@ -248,9 +266,7 @@ static void test_no_cleanup_keeps_segments(void **state)
     shmb_alloc_config_t c = small_config();
     c.cleanup = 0;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
     assert_int_equal(count_ours(1), 3 * 8 + 3);
@@ -275,9 +291,7 @@ static void test_pool_allocators(void **state)
         c.run[kinds[k]] = 1;
         c.touch = 1;
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        assert_int_equal(run(&c, NULL, &rows), 0);
         const char *name = shmb_alloc_kind_name(kinds[k]);
         static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
         for (int i = 0; i < 6; i++) {
@@ -316,85 +330,58 @@ static const char *const system_steps[] = {"register", "register", "register", "
 #define SYSTEM_STEPS 8
 
 /* One system's rows: step names alone, the same keys in the same order for
- * every system (register per N: size_kb:S/buffers:N), a dash row where a
- * system has no such step. */
-static void check_system_rows(const shmb_rows_t *rows)
-{
-    assert_int_equal(rows->n, 3 * SYSTEM_STEPS);
-    static const uint64_t sizes[] = {4, 8, 12};
-    static const char *const buffers[] = {"10", "100", "1000"};
-    for (size_t i = 0; i < rows->n; i++) {
-        assert_string_equal(rows->v[i].variant, "");
-        assert_string_equal(rows->v[i].step, system_steps[i % SYSTEM_STEPS]);
-        assert_true(rows->v[i].arg == sizes[i / SYSTEM_STEPS]);
-        char want[32] = "";
-        if (i % SYSTEM_STEPS < 3)
-            snprintf(want, sizeof(want), "%llu/buffers:%s", (unsigned long long)sizes[i / SYSTEM_STEPS],
-                     buffers[i % SYSTEM_STEPS]);
-        assert_string_equal(rows->v[i].arg_text, want);
-    }
-}
-
-/* register: a deployment total per N, 20 samples (SHMB_ALLOC_PAIRED_MIN_ROUNDS: num_iterations / N is
- * fewer); iterations 0: a dash row */
-static void assert_register(const shmb_rows_t *rows, int measured)
-{
-    for (size_t i = 0; i < rows->n; i++)
-        if (i % SYSTEM_STEPS < 3)
-            assert_true(rows->v[i].iterations == (measured ? 20u : 0u) && rows->v[i].ns.count == (measured ? 20u : 0u));
-}
-
+ * every system (register per N: size_kb:S/buffers:N, a deployment total per
+ * N, 20 samples: SHMB_ALLOC_PAIRED_MIN_ROUNDS), a dash row (0 iterations)
+ * where a system has no such step, no speedup. want[i] of the block step
+ * 3 + i: '0' a dash, '+' measured, '=' ROUNDS batches of the working set,
+ * '?' either. A system is posix and its own two layers at most. */
 static void test_system_rows(void **state)
 {
     (void)state;
+    static const uint64_t sizes[] = {4, 8, 12};
+    static const char *const buffers[] = {"10", "100", "1000"};
+    static const struct {
+        const char *what;
+        unsigned runs; /* 1 << kind */
+        const char *want;
+    } cases[] = {
+        {"posix alone: N buffers' createSharedMemory", 1u << SHMB_ALLOC_POSIX, "00000"},
+        {"mooncake: the object layer offset's, the bare offset_bare's",
+         1u << SHMB_ALLOC_POSIX | 1u << SHMB_ALLOC_OFFSET | 1u << SHMB_ALLOC_OFFSET_BARE, "====="},
+        {"flowipc_classic: one pool of N blocks, alloc = construct, alloc_bare = bipc",
+         1u << SHMB_ALLOC_BIPC | 1u << SHMB_ALLOC_BIPC_OBJECT, "+++++"},
+        {"its object layer alone: bare rows dashes, register still the pool's", 1u << SHMB_ALLOC_BIPC_OBJECT,
+         "+??00"},
+    };
     shmb_alloc_config_t c = small_config();
-    c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = 1;
-    shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    check_system_rows(&rows);
-    /* posix alone: register = N buffers' createSharedMemory, no block steps */
-    assert_register(&rows, 1);
-    for (size_t i = 3; i < SYSTEM_STEPS; i++)
-        assert_true(rows.v[i].iterations == 0);
-    shmb_rows_free(&rows);
-
-    /* mooncake: register = N buffers, the object layer offset's, the bare offset_bare's, no speedups */
-    c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    for (size_t i = 3; i < SYSTEM_STEPS; i++)
-        assert_true(rows.v[i].iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH);
-    for (size_t i = 0; i < rows.n; i++)
-        assert_true(rows.v[i].speedup == 0);
-    shmb_rows_free(&rows);
-
-    /* flowipc_classic: register = one pool of N blocks, alloc = construct, alloc_bare = bipc */
-    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 0;
-    c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    for (size_t i = 0; i < rows.n; i++)
-        assert_true(rows.v[i].iterations > 0 && rows.v[i].speedup == 0);
-    shmb_rows_free(&rows);
-
-    /* its object layer alone: the bare rows are dashes, register still the pool's */
-    c.run[SHMB_ALLOC_BIPC] = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
-    check_system_rows(&rows);
-    assert_register(&rows, 1);
-    assert_true(rows.v[3].iterations > 0 && rows.v[6].iterations == 0 && rows.v[7].iterations == 0);
-    shmb_rows_free(&rows);
-
-    c.run[SHMB_ALLOC_OFFSET] = 1; /* a system is posix and its own two layers at most */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c.run[SHMB_ALLOC_OFFSET] = 0;
-    c.run[SHMB_ALLOC_JEMALLOC] = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        for (int a = 0; a < SHMB_ALLOC_KINDS; a++)
+            c.run[a] = (cases[k].runs >> a) & 1;
+        shmb_rows_t rows = {0};
+        assert_int_equal(run(&c, NULL, &rows), 0);
+        assert_int_equal(rows.n, 3 * SYSTEM_STEPS);
+        for (size_t i = 0; i < rows.n; i++) {
+            const shmb_row_t *r = &rows.v[i];
+            const size_t q = i % SYSTEM_STEPS;
+            char arg[32] = "";
+            if (q < 3)
+                snprintf(arg, sizeof(arg), "%llu/buffers:%s", (unsigned long long)sizes[i / SYSTEM_STEPS], buffers[q]);
+            assert_string_equal(r->variant, "");
+            assert_string_equal(r->step, system_steps[q]);
+            assert_string_equal(r->arg_text, arg);
+            assert_true(r->arg == sizes[i / SYSTEM_STEPS] && r->speedup == 0);
+            const char want = q < 3 ? 'R' : cases[k].want[q - 3];
+            if ((want == 'R' && (r->iterations != 20 || r->ns.count != 20)) || (want == '0' && r->iterations != 0) ||
+                (want == '+' && r->iterations == 0) ||
+                (want == '=' && r->iterations != ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH))
+                fail_msg("%s: row %zu (%s): %llu iterations", cases[k].what, i, r->step,
+                         (unsigned long long)r->iterations);
+        }
+        shmb_rows_free(&rows);
+    }
+    REFUSED(c, c_.run[SHMB_ALLOC_OFFSET] = 1);
+    REFUSED(c, c_.run[SHMB_ALLOC_JEMALLOC] = 1);
     assert_int_equal(count_ours(0), 0);
 }
 
@@ -410,9 +397,7 @@ static void test_threads_rows(void **state)
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         c.run[k] = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 2 * (6 + 8 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
@@ -459,9 +444,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.threads = 2;
     c.touch = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     const shmb_row_t *touch = shmb_rows_find(&rows, "posix", "touch", 12, 0);
     assert_true(touch->iterations == 16 && touch->items_per_second > 0);
     touch = shmb_rows_find(&rows, "arena", "touch", 12, 0);
@@ -472,7 +455,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.touch = 0;
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 2);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
@@ -482,7 +465,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
 
     c.measure_mmap_only = 0;
     c.cleanup = 0; /* every thread's segments stay, and are counted */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 3 * 2 * 8);
     assert_int_equal(count_ours(1), 3 * 2 * 8);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -514,21 +497,17 @@ static void test_threads_verification(void **state)
         c.threads = 2;
         shmb_alloc_hook_t hook = {.check = plant_overlap};
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         /* a shared pool's block twice overlaps; an arena's block is outside another thread's arena */
         assert_non_null(strstr(why, k == SHMB_ALLOC_ARENA ? "outside its SHM" : "overlap"));
         assert_non_null(strstr(why, shmb_alloc_kind_name((shmb_alloc_kind_t)k)));
         assert_int_equal(rows.n, 0);
 
         hook = (shmb_alloc_hook_t){.check = plant_outside, .arg = not_shm};
-        why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         c.threads = 1; /* the one-thread path checks the same way */
-        why[0] = '\0';
-        assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+        assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
         assert_int_equal(count_ours(0), 0);
@@ -555,11 +534,9 @@ static void test_threads_space_and_bad(void **state)
     c.threads = SHMB_ALLOC_MAX_THREADS + 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EINVAL);
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.threads = -1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 }
 
@@ -576,9 +553,7 @@ static void test_working_set(void **state)
     c.working_set = 8;
     assert_true(shmb_alloc_bench_working_set(&c) == 8);
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
     for (int i = 0; i < 3; i++) {
         const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
@@ -588,12 +563,12 @@ static void test_working_set(void **state)
     uint64_t bytes = 0;
     c.working_set = SHMB_ALLOC_MAX_ITERATIONS + 1;
     assert_int_equal(shmb_alloc_bench_shm_bytes(&c, 1, &bytes), -EOVERFLOW);
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     shmb_peer_t peer;
     c.peer = &peer; /* never started: refused before it is used */
     c.working_set = 1;
     c.min_ops = SHMB_ALLOC_PEER_MAX_ROUNDS + 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);
 }
@@ -601,24 +576,11 @@ static void test_working_set(void **state)
 static void test_bad_config(void **state)
 {
     (void)state;
-    shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    shmb_alloc_config_t c = small_config();
-    c.num_iterations = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c = small_config();
-    c.min_size_kb = 16;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c = small_config();
-    c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0; /* no allocator */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c = small_config();
-    c.min_ops = 0;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    c.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    REFUSED(small_config(), c_.num_iterations = 0);
+    REFUSED(small_config(), c_.min_size_kb = 16);
+    REFUSED(small_config(), c_.run[SHMB_ALLOC_POSIX] = c_.run[SHMB_ALLOC_ARENA] = 0); /* no allocator */
+    REFUSED(small_config(), c_.min_ops = 0);
+    REFUSED(small_config(), c_.min_ops = SHMB_ALLOC_MAX_MIN_OPS + 1);
 }
 
 /* min_ops sets the pools' rounds: enough of the working set to time at
@@ -639,9 +601,7 @@ static void test_min_ops(void **state)
         c.num_iterations = cases[i].num_iterations;
         c.min_ops = cases[i].min_ops;
         shmb_rows_t rows = {0};
-        uint64_t kept = 0;
-        char why[256] = "";
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+        assert_int_equal(run(&c, NULL, &rows), 0);
         const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
         static const char *steps[] = {"alloc", "free", "alloc_reuse"};
         for (int k = 0; k < 3; k++) {
@@ -671,9 +631,7 @@ static void test_peer_posix(void **state)
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.peer = &peer;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 8);
     for (uint64_t kb = 4; kb <= 12; kb += 4) {
         const shmb_row_t *attach = shmb_rows_find(&rows, "posix", "attach", kb, 0);
@@ -688,7 +646,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(count_ours(0), 1); /* the peer's control segment */
 
     c.system_rows = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 3 * 11);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].step, peer_steps[i % 11]);
@@ -707,17 +665,17 @@ static void test_peer_posix(void **state)
     c = small_config();
     c.peer = &peer;
     c.threads = 2;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.threads = 1;
     c.measure_mmap_only = 1;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
 
     /* the peer dies: the run says so, and leaves nothing of its own */
     assert_int_equal(kill(peer.pid, SIGKILL), 0);
     c = small_config();
     c.peer = &peer;
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EPIPE);
+    assert_int_equal(run(&c, NULL, &rows), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
     assert_int_equal(count_ours(0), 0);
@@ -738,9 +696,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_JEMALLOC] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
     c.peer = &peer;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
     const uint64_t rounds = (c.min_ops + n - 1) / n;
     const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
@@ -762,7 +718,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
     c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, peer_steps[i]);
@@ -771,7 +727,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < 6; i++)
         assert_true(rows.v[i].iterations > 0);
@@ -788,11 +744,9 @@ static void test_bad_prefix_fails_cleanly(void **state)
 {
     (void)state;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
     shmb_alloc_config_t c = small_config();
     c.shm_prefix = "no_slash";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -830,9 +784,7 @@ static void test_paired_rows(void **state)
     assert_true(reg[0] == 102 && reg[1] == 12 && reg[2] == 12); /* 9 at least: SHMB_ALLOC_REGISTER_MIN_ROUNDS */
     c = paired_config();
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    assert_int_equal(run(&c, NULL, &rows), 0);
     assert_int_equal(rows.n, SYSTEM_STEPS * 5);
     for (size_t q = 0; q < SYSTEM_STEPS; q++)
         for (size_t i = 0; i < 5; i++) {
@@ -877,30 +829,17 @@ static void test_paired_verification_and_bad(void **state)
     shmb_alloc_config_t c = paired_config();
     shmb_alloc_hook_t hook = {.check = plant_outside, .arg = not_shm};
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
-    assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+    assert_int_equal(run(&c, &hook, &rows), -EPROTO);
     assert_non_null(strstr(why, "outside its SHM"));
     assert_int_equal(rows.n, 0);
     assert_int_equal(count_ours(0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 
-    shmb_alloc_config_t bad = c;
-    bad.threads = 2;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
-    bad = c;
-    bad.touch = 1;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
-    bad = c;
-    bad.cleanup = 0;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
-    bad = c;
-    bad.systems[1] = SHMB_SYSTEMS + 1; /* SHMB_SYSTEMS is mooncake_upstream where built */
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
-    bad = c;
-    bad.nsystems = 1;
-    assert_int_equal(shmb_alloc_bench_run(&bad, &rows, &kept, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    REFUSED(c, c_.threads = 2);
+    REFUSED(c, c_.touch = 1);
+    REFUSED(c, c_.cleanup = 0);
+    REFUSED(c, c_.systems[1] = SHMB_SYSTEMS + 1); /* SHMB_SYSTEMS is mooncake_upstream where built */
+    REFUSED(c, c_.nsystems = 1);
 }
 
 /* mooncake_upstream (docs/upstream.md) in a library without upstream code:
@@ -913,11 +852,9 @@ static void test_upstream_refused(void **state)
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = c.upstream = 1;
     shmb_rows_t rows = {0};
-    uint64_t kept = 0;
-    char why[256] = "";
     const int built = shmb_upstream_available();
     if (!built)
-        assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+        assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     c.system_rows = c.upstream = 0;
     const char *names[] = {"mooncake", "mooncake_upstream", "mooncake_control"};
     const int sys[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_MOONCAKE_UPSTREAM, SHMB_SYSTEM_MOONCAKE};

@@ -1,0 +1,196 @@
+/* alloc_round: one round of a pool (alloc, free, alloc_reuse as timed
+ * batches over the working set), the first writes and the check of the
+ * blocks (alloc_internal.h). The pools' operations are called through their
+ * table only. */
+#include "alloc_internal.h"
+
+#include "shmbench/clock.h"
+#include "shmbench/error.h"
+#include "shmbench/rng.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int shmb_alloc_touch(void *addr, size_t bytes, double *ns)
+{
+    uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_segment_first_write(addr, bytes);
+    *ns = (double)(shmb_clock_now_ns() - t0);
+    return ret;
+}
+
+static void copy_bytes(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+
+int shmb_alloc_write_tag(void *ptr, uint64_t tag)
+{
+    return shmb_segment_first_write_copy(ptr, &tag, sizeof(tag), copy_bytes);
+}
+
+void shmb_alloc_shuffle(uint64_t seed, uint64_t *order, uint64_t n)
+{
+    shmb_rng_t rng;
+    shmb_rng_seed(&rng, seed);
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = i;
+    shmb_rng_shuffle(&rng, order, (size_t)n);
+}
+
+/* Adds to *resident how many of the pages a touch of [addr, addr + bytes)
+ * writes are in memory already: a header the allocator wrote, or a
+ * neighbour's touch, faulted them, so their touch is no first one. */
+static int count_resident(void *addr, size_t bytes, uint64_t *pages, uint64_t *resident)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t start = (uintptr_t)addr & ~(page - 1);
+    const uint64_t n = (bytes + page - 1) / page;
+    unsigned char vec[256];
+    for (uint64_t done = 0; done < n;) {
+        const uint64_t k = n - done < sizeof(vec) ? n - done : sizeof(vec);
+        if (mincore((void *)(start + done * page), (size_t)(k * page), vec) != 0)
+            return shmb_error_record("mincore", errno, NULL);
+        for (uint64_t i = 0; i < k; i++)
+            *resident += vec[i] & 1;
+        done += k;
+    }
+    *pages += n;
+    return 0;
+}
+
+int shmb_alloc_round_touch(shmb_alloc_round_t *a)
+{
+    int ret = 0;
+    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
+        ret = count_resident(a->blocks[i], a->bytes, &a->touch_pages, &a->touch_resident);
+        if (ret == 0)
+            ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    }
+    return ret;
+}
+
+int shmb_alloc_round_batch(shmb_alloc_round_t *a, int step, uint64_t r, uint64_t span[2])
+{
+    const uint64_t w = a->n;
+    shmb_alloc_pool_t *p = a->pool;
+    int ret = 0;
+    const uint64_t t0 = shmb_clock_now_ns();
+    switch (step) {
+    case SHMB_ALLOC_FREE:
+        ret = p->ops->free(p, a->blocks, a->handles, a->order, w);
+        break;
+    case SHMB_ALLOC_TOUCH_REUSE: /* a purged block is faulted in again: guarded too */
+        for (uint64_t i = 0; i < w && ret == 0; i++)
+            ret = shmb_segment_first_write(a->blocks[i], a->bytes);
+        break;
+    default:
+        ret = p->ops->alloc(p, a->bytes, a->blocks, a->handles, w);
+        break;
+    }
+    const uint64_t t1 = shmb_clock_now_ns();
+    a->batch[step][r] = (double)(t1 - t0) / (double)w;
+    if (span) {
+        span[0] = t0;
+        span[1] = t1;
+    }
+    return ret;
+}
+
+int shmb_alloc_round_check(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, void **blocks,
+                           const void *handles, uint64_t per_thread, int threads, size_t bytes, const char *pass)
+{
+    if (run->hook && run->hook->check)
+        run->hook->check(blocks, per_thread, threads, run->hook->arg);
+    return shmb_alloc_pool_verify(pools, per_thread, blocks, handles, per_thread * (uint64_t)threads, bytes, pass,
+                                  run->why, run->why_cap);
+}
+
+int shmb_alloc_round_freed(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, uint64_t per_thread,
+                           int threads)
+{
+    const shmb_alloc_pool_ops_t *ops = pools[0]->ops;
+    if (!ops->freed)
+        return 0;
+    if (!ops->per_thread)
+        return ops->freed(pools[0], per_thread * (uint64_t)threads, run->why, run->why_cap);
+    int ret = 0;
+    for (int t = 0; t < threads && ret == 0; t++)
+        ret = ops->freed(pools[t], per_thread, run->why, run->why_cap);
+    return ret;
+}
+
+int shmb_alloc_round_fill(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r)
+{
+    int ret = shmb_alloc_round_batch(a, SHMB_ALLOC_ALLOC, r, NULL);
+    if (ret == 0 && r == 0)
+        ret = shmb_alloc_round_check(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc");
+    if (ret == 0 && r == 0 && run->cfg->touch)
+        ret = shmb_alloc_round_touch(a);
+    return ret;
+}
+
+int shmb_alloc_round_drain(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r)
+{
+    int ret = shmb_alloc_round_batch(a, SHMB_ALLOC_FREE, r, NULL);
+    if (ret == 0 && r == 0)
+        ret = shmb_alloc_round_freed(run, &a->pool, a->n, 1);
+    if (ret == 0)
+        ret = shmb_alloc_round_batch(a, SHMB_ALLOC_REUSE, r, NULL);
+    if (ret == 0 && r == 0)
+        ret = shmb_alloc_round_check(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc_reuse");
+    if (ret == 0 && run->cfg->touch)
+        ret = shmb_alloc_round_batch(a, SHMB_ALLOC_TOUCH_REUSE, r, NULL);
+    if (ret == 0)
+        ret = a->pool->ops->empty(a->pool, a->blocks, a->handles, a->order, a->n);
+    return ret;
+}
+
+static int compare_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return (x > y) - (x < y);
+}
+
+int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools_of, uint64_t per_pool, void **blocks, const void *handles,
+                           uint64_t n, size_t bytes, const char *pass, char *why, size_t cap)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        shmb_alloc_pool_t *p = pools_of[i / per_pool];
+        if (!p->ops->holds(p, blocks[i], bytes)) {
+            snprintf(why, cap, "%s (%s): block %p of %zu bytes is outside its SHM", p->ops->name, pass, blocks[i],
+                     bytes);
+            return -EPROTO;
+        }
+    }
+    void **sorted = malloc((size_t)n * sizeof(*sorted));
+    if (!sorted)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    memcpy(sorted, blocks, (size_t)n * sizeof(*sorted));
+    qsort(sorted, (size_t)n, sizeof(*sorted), compare_ptr);
+    int ret = 0;
+    for (uint64_t i = 0; i + 1 < n && ret == 0; i++) {
+        if ((uintptr_t)sorted[i] + bytes > (uintptr_t)sorted[i + 1]) {
+            snprintf(why, cap, "%s (%s): blocks %p and %p of %zu bytes overlap", pools_of[0]->ops->name, pass,
+                     sorted[i], sorted[i + 1], bytes);
+            ret = -EPROTO;
+        }
+    }
+    free(sorted);
+    for (uint64_t i = 0; i < n && ret == 0;) { /* each pool once, over its run of blocks */
+        shmb_alloc_pool_t *p = pools_of[i / per_pool];
+        uint64_t end = i + per_pool;
+        while (end < n && pools_of[end / per_pool] == p)
+            end += per_pool;
+        end = end < n ? end : n;
+        if (p->ops->verify)
+            ret = p->ops->verify(p, blocks + i, (const char *)handles + i * p->ops->handle_bytes, end - i, bytes,
+                                 why, cap);
+        i = end;
+    }
+    return ret;
+}
