@@ -273,10 +273,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
     if (cfg->nsystems) {
         alloc_paired(&l, store, cfg);
         alloc_count(&l, store, cfg);
-        int ret = shmb_notes_publish(report, &l);
-        if (ret < 0)
-            store->used = start;
-        return ret;
+        return shmb_notes_publish(report, &l, store, start);
     }
     if (cfg->peer)
         alloc_peer(&l);
@@ -306,8 +303,5 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
                 "pool shared by all (jemalloc_tcache: a tcache per thread); arena: one arena per thread (no "
                 "sharing)");
     }
-    int ret = shmb_notes_publish(report, &l);
-    if (ret < 0)
-        store->used = start;
-    return ret;
+    return shmb_notes_publish(report, &l, store, start);
 }

@@ -15,10 +15,18 @@ void shmb_notes_add(shmb_notes_lines_t *l, const char *note)
         l->v[l->n++] = note;
 }
 
-int shmb_notes_publish(shmb_report_t *report, const shmb_notes_lines_t *l)
+void shmb_notes_keep(shmb_notes_lines_t *l, const shmb_report_t *report)
 {
-    if (l->full)
+    for (size_t i = 0; i < SHMB_NOTES_CAP && report->notes[i]; i++)
+        shmb_notes_add(l, report->notes[i]);
+}
+
+int shmb_notes_publish(shmb_report_t *report, const shmb_notes_lines_t *l, shmb_notes_t *store, size_t start)
+{
+    if (l->full) {
+        store->used = start;
         return -EOVERFLOW;
+    }
     for (size_t i = 0; i <= SHMB_NOTES_CAP; i++)
         report->notes[i] = i < l->n ? l->v[i] : NULL;
     return (int)l->n;

@@ -24,8 +24,11 @@ typedef struct lines {
 
 /* note NULL: its text did not fit in the store (the lines are then full). */
 void shmb_notes_add(shmb_notes_lines_t *l, const char *note);
-/* The lines into report->notes: their count, or -EOVERFLOW when one did not fit. */
-int shmb_notes_publish(shmb_report_t *report, const shmb_notes_lines_t *l);
+/* The notes report->notes holds already, first in l (for a function that appends). */
+void shmb_notes_keep(shmb_notes_lines_t *l, const shmb_report_t *report);
+/* The lines into report->notes: their count; or -EOVERFLOW when one did not
+ * fit, the store then back to `start` (what this report's notes used). */
+int shmb_notes_publish(shmb_report_t *report, const shmb_notes_lines_t *l, shmb_notes_t *store, size_t start);
 /* Appends printf-style text to the note being composed. */
 void shmb_notes_put(shmb_notes_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Ends the note begun at `start`: it, or NULL (the store unchanged) when it did not fit. */

@@ -130,10 +130,7 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
     lookup_count(&l, store, cfg);
     if (cfg->nsystems) {
         lookup_paired(&l, store, cfg);
-        int ret = shmb_notes_publish(report, &l);
-        if (ret < 0)
-            store->used = start;
-        return ret;
+        return shmb_notes_publish(report, &l, store, start);
     }
     int err = 0;
     const char *timing = lookup_timing(store, cfg, &err);
@@ -166,10 +163,7 @@ int shmb_notes_lookup(shmb_report_t *report, shmb_notes_t *store, const shmb_loo
                   "have"
                 : "first_use: mooncake's first request to each buffer (shm_open + mmap + close), timed one "
                   "by one; - = a step this system does not have");
-    int ret = shmb_notes_publish(report, &l);
-    if (ret < 0)
-        store->used = start;
-    return ret;
+    return shmb_notes_publish(report, &l, store, start);
 }
 
 /* What a hand-off row times, crossing or not. */
@@ -198,17 +192,13 @@ int shmb_notes_handoff(shmb_report_t *report, shmb_notes_t *store, const shmb_ha
 {
     shmb_notes_lines_t l = {0};
     const size_t start = store->used;
-    for (size_t i = 0; i < SHMB_NOTES_CAP && report->notes[i]; i++)
-        shmb_notes_add(&l, report->notes[i]);
+    shmb_notes_keep(&l, report);
     shmb_notes_add(&l, handoff_timed(store, cfg));
     shmb_notes_add(&l, "pool_once: flowipc_jemalloc lending each pool to the borrower (LendPool, the borrower's shm_open "
             "+ mmap, its response: a round trip per pool and peer, one sample each); handoff rows stand for "
             "the object-API design, the steady flowipc_* rows for the other one: pools borrowed once, "
             "requests carry offsets, to_address per request");
-    int ret = shmb_notes_publish(report, &l);
-    if (ret < 0)
-        store->used = start;
-    return ret;
+    return shmb_notes_publish(report, &l, store, start);
 }
 
 /* The second process's note: what it attached and timed, what this one checked. */

@@ -83,8 +83,7 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
     const size_t start = store->used;
     if (n < 2)
         return -EINVAL;
-    for (size_t i = 0; i < SHMB_NOTES_CAP && report->notes[i]; i++)
-        shmb_notes_add(&l, report->notes[i]);
+    shmb_notes_keep(&l, report);
     if (n > SHMB_PAIRED_MAX_SYSTEMS)
         return -EINVAL;
     transfer_paired_lines(&l, store, systems, n,
@@ -92,10 +91,7 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
                  "is paired request by request",
                  "request_path and copy are the same code for every system: the design changes the translate "
                  "row's time, and a request's saved time beyond it and the control's interval is noise");
-    int ret = shmb_notes_publish(report, &l);
-    if (ret < 0)
-        store->used = start;
-    return ret;
+    return shmb_notes_publish(report, &l, store, start);
 }
 
 int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg)
@@ -172,8 +168,5 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
                 "flavour's hand-off to a borrower process with no copy (construct, lend, the handle message, "
                 "borrow, tag check, release; flowipc_jemalloc: the return message and the free); sizes x4; "
                 "it stands only where the reader uses the object in place: an application change");
-    int ret = shmb_notes_publish(report, &l);
-    if (ret < 0)
-        store->used = start;
-    return ret;
+    return shmb_notes_publish(report, &l, store, start);
 }
