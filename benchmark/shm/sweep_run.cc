@@ -2,6 +2,7 @@
 // flags into shmb_transfer_config_t, the run and its report.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -49,13 +50,21 @@ namespace {
 
 shmb_peer_t g_peer;
 
+// The double as the user would write it (gflags keeps 17 digits: 0.3 is 0.29999999999999999).
+std::string Shortest(double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.15g", v);
+    return buf;
+}
+
 // --max_transfer_size_mb in KB: a whole number of them, so that a fraction
 // gives a last size below 1 MB (fast runs: 0.0625 is 64 KB).
 uint64_t MaxSizeKb()
 {
     const double kb = FLAGS_max_transfer_size_mb * 1024;
     if (!(kb >= 1 && kb <= static_cast<double>(SHMB_TRANSFER_MAX_KB)) || kb != std::floor(kb))
-        FlagError("max_transfer_size_mb", gflags::GetCommandLineFlagInfoOrDie("max_transfer_size_mb").current_value,
+        FlagError("max_transfer_size_mb", Shortest(FLAGS_max_transfer_size_mb),
                   "a whole number of KB between 1 KB (0.0009765625) and " + std::to_string(SHMB_TRANSFER_MAX_KB / 1024) +
                       "; a fraction gives a last size below 1 MB: 0.0625 is 64 KB");
     return static_cast<uint64_t>(kb);

@@ -25,6 +25,8 @@ expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=2048 --max_transfe
 expect_usage_error "$bin" transfer_size_kb --transfer_size_kb=8 --max_transfer_size_mb=0.00390625
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=-0.00390625
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=0.1  # 102.4 KB: not a whole KB
+grep -q -- '--max_transfer_size_mb=0.1:' "$work/err" && ok \
+  || fail "the refusal does not echo 0.1 as given: $(cat "$work/err")"
 expect_usage_error "$bin" max_transfer_size_mb --max_transfer_size_mb=nan
 # one flag for the kernels: --use_memcpy (the seed's) or --methods, not both
 expect_usage_error "$bin" use_memcpy --use_memcpy=false --methods=nt
