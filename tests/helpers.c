@@ -61,6 +61,13 @@ int shmb_test_remove_ours(void)
     return n;
 }
 
+int shmb_test_remove_leftovers(void **state)
+{
+    (void)state;
+    shmb_test_remove_ours();
+    return 0;
+}
+
 int shmb_test_shm_exists(const char *name)
 {
     char path[512];

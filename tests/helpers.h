@@ -36,6 +36,15 @@ int shmb_test_count_ours(char *name, size_t cap);
 /* Unlinks what a failed case left under our prefix; returns how many. */
 int shmb_test_remove_ours(void);
 
+/* A cmocka teardown: shmb_test_remove_ours(), whatever the case left. */
+int shmb_test_remove_leftovers(void **state);
+
+/* shmb_test_count_ours(NULL, 0) as a count (SIZE_MAX when /dev/shm cannot be read). */
+static inline size_t shmb_test_ours(void)
+{
+    return (size_t)shmb_test_count_ours(NULL, 0);
+}
+
 /* Whether /dev/shm holds name ("/x" or "x"). */
 int shmb_test_shm_exists(const char *name);
 

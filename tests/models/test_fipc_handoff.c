@@ -23,18 +23,6 @@
 
 static const char *prefix; /* "/shmb_test_jem_<pid>_" (helpers.h) */
 
-static size_t our_files(int unlink_them)
-{
-    return (size_t)(unlink_them ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0));
-}
-
-static int remove_leftovers(void **state)
-{
-    (void)state;
-    our_files(1);
-    return 0;
-}
-
 static void test_handoff_verify(void **state)
 {
     (void)state;
@@ -46,7 +34,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_fipc_handoff_verify(j, 0), -EINVAL);
     assert_int_equal(shmb_fipc_handoff_verify(NULL, 64), -EINVAL);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 /* Each planted fault fails the verification with its own error, and the
@@ -71,7 +59,7 @@ static void test_handoff_faults(void **state)
         assert_int_equal(shmb_fipc_handoff_verify(j, 256), 0);
     }
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 /* Carries every request of the lender to the borrower and the reply back. */
@@ -158,7 +146,7 @@ static void test_handoff_lent_twice(void **state)
     shmb_fipc_lender_destroy(l); /* the session's reference goes: freed */
     assert_int_equal(shmb_fipc_lender_frees(NULL), 0);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 static void test_handoff_bad_messages(void **state)
@@ -211,7 +199,7 @@ static void test_handoff_bad_messages(void **state)
     shmb_fipc_borrower_destroy(b);
     shmb_fipc_lender_destroy(l);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 /* The borrower in a forked child: it answers the lender's requests and, for
@@ -300,7 +288,7 @@ static void handoff_across_fork(int die_midway)
     shmb_channel_close(&here);
     shmb_fipc_lender_destroy(l); /* a dead borrower's object goes with the session */
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 static void test_handoff_across_fork(void **state)
@@ -319,12 +307,12 @@ int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_handoff_verify, remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_faults, remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_lent_twice, remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_bad_messages, remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_across_fork, remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_borrower_dies, remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_verify, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_faults, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_lent_twice, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_bad_messages, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_across_fork, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_handoff_borrower_dies, shmb_test_remove_leftovers),
     };
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "skip: /dev/shm is not writable\n");

@@ -65,19 +65,6 @@ static void test_malloc_stays_glibcs(void **state)
 
 static const char *prefix; /* "/shmb_test_jem_<pid>_" (helpers.h) */
 
-/* Files in /dev/shm under this test's prefix. unlink_them removes them. */
-static size_t our_files(int unlink_them)
-{
-    return (size_t)(unlink_them ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0));
-}
-
-static int remove_leftovers(void **state)
-{
-    (void)state;
-    our_files(1);
-    return 0;
-}
-
 typedef struct block {
     unsigned char *p;
     size_t size;
@@ -134,7 +121,7 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
 
     uint64_t bytes = 0;
     size_t npools = shmb_fipc_jemalloc_pools(j, &bytes);
-    assert_true(npools >= 1 && npools == our_files(0) && npools == shmb_segment_registered() - before);
+    assert_true(npools >= 1 && npools == shmb_test_ours() && npools == shmb_segment_registered() - before);
     assert_true(bytes >= 2000 * 1024ull && bytes <= 2 * SHMB_FIPC_JEMALLOC_MAX_POOL);
     for (size_t i = 0; i < N; i++)
         assert_int_equal(shmb_fipc_jemalloc_free(j, b[i].p), 0);
@@ -142,7 +129,7 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
     uint64_t kept = 0;
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, &kept), 0);
     assert_true(kept == 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
     assert_int_equal(shmb_segment_registered(), before);
 }
 
@@ -291,7 +278,7 @@ static void two_threads(int tcache)
     pthread_barrier_destroy(&both);
     free(blocks);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
     assert_int_equal(shmb_segment_registered(), before);
 }
 
@@ -321,10 +308,10 @@ static void test_destroy_keeps_pools(void **state)
     uint64_t kept = 5;
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 0, &kept), 0);
     assert_true(kept == 5 + npools); /* added to */
-    assert_int_equal(our_files(0), npools);
+    assert_int_equal(shmb_test_ours(), npools);
     assert_int_equal(shmb_segment_registered(), before);
-    assert_int_equal(our_files(1), npools);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal((size_t)shmb_test_remove_ours(), npools);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 /* The protection of the mapping holding addr, from /proc/self/maps
@@ -431,7 +418,7 @@ static void test_bad_arguments(void **state)
     assert_int_equal(shmb_fipc_jemalloc_pools(j, NULL), npools);
     assert_int_equal(shmb_fipc_jemalloc_free(j, NULL), 0);
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 /* Fills what is left of /dev/shm with a file of ours (unlinked: its pages
@@ -463,7 +450,7 @@ static int full_shm_run(void *arg)
     shmb_fipc_jemalloc_t *j = NULL;
     int ret = shmb_fipc_jemalloc_create(prefix, 0, &j);
     if (full_at_create)
-        return ret == -ENOSPC && strcmp(shmb_error_last()->call, "posix_fallocate") == 0 && our_files(0) == 0
+        return ret == -ENOSPC && strcmp(shmb_error_last()->call, "posix_fallocate") == 0 && shmb_test_ours() == 0
                    ? 0 : 11;
     if (ret != 0 || fill_shm() < 0)
         return 12;
@@ -479,7 +466,7 @@ static int full_shm_run(void *arg)
         shmb_fipc_jemalloc_free(j, blocks[i]);
     if (shmb_fipc_jemalloc_destroy(j, 1, NULL) != 0)
         return 14;
-    return nospace == N && our_files(0) == 0 ? 0 : 15;
+    return nospace == N && shmb_test_ours() == 0 ? 0 : 15;
 }
 
 static void test_full_shm(void **state)
@@ -511,7 +498,7 @@ static void test_create_filled(void **state)
     shmb_fipc_jemalloc_t *bad = (shmb_fipc_jemalloc_t *)&pools;
     assert_int_equal(shmb_fipc_jemalloc_create_filled(prefix, 2, 0, &bad), -EINVAL);
     assert_null(bad);
-    assert_int_equal(our_files(0), 0);
+    assert_int_equal(shmb_test_ours(), 0);
 }
 
 int main(void)
@@ -521,17 +508,17 @@ int main(void)
         cmocka_unit_test(test_malloc_stays_glibcs),
     };
     const struct CMUnitTest with_shm[] = {
-        cmocka_unit_test_teardown(test_blocks_no_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_blocks_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_no_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_no_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_tcache, remove_leftovers),
-        cmocka_unit_test_teardown(test_destroy_keeps_pools, remove_leftovers),
-        cmocka_unit_test_teardown(test_bad_arguments, remove_leftovers),
-        cmocka_unit_test_teardown(test_create_filled, remove_leftovers),
-        cmocka_unit_test_teardown(test_pool_list_and_borrower_attach, remove_leftovers),
-        cmocka_unit_test_teardown(test_full_shm, remove_leftovers),
+        cmocka_unit_test_teardown(test_blocks_no_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_blocks_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_reuse_no_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_reuse_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_two_threads_no_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_two_threads_tcache, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_destroy_keeps_pools, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_bad_arguments, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_create_filled, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_pool_list_and_borrower_attach, shmb_test_remove_leftovers),
+        cmocka_unit_test_teardown(test_full_shm, shmb_test_remove_leftovers),
     };
     if (shmb_test_group("malloc", everywhere, NULL, NULL) != 0)
         return 1;
