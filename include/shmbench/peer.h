@@ -39,11 +39,27 @@ typedef struct shmb_peer_cmd {
     char name[SHMB_PEER_NAME_MAX + 1]; /* NUL-terminated, "" if unused */
 } shmb_peer_cmd_t;
 
-/* A command's handler, in the peer: ctx as at the fork, data the shared area
- * (NULL when 0 bytes), result zeroed. 0 or -errno (its recorded error travels
+/* A command, in the peer: ctx as at the fork, data the shared area (NULL
+ * when 0 bytes), result zeroed. 0 or -errno (its recorded error travels
  * back). It must not print through the owner's stdio buffers. */
 typedef int (*shmb_peer_handler_t)(void *ctx, const shmb_peer_cmd_t *cmd, void *data,
                                    size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS]);
+
+/* Defines a command: `static SHMB_PEER_COMMAND(on_copy) { ... }`, every
+ * parameter named as shmb_peer_handler_t's, unused ones allowed. */
+#define SHMB_PEER_COMMAND(name)                                                                          \
+    int name(void *ctx __attribute__((unused)), const shmb_peer_cmd_t *cmd __attribute__((unused)),     \
+             void *data __attribute__((unused)), size_t data_bytes __attribute__((unused)),              \
+             uint64_t result[SHMB_PEER_RESULTS] __attribute__((unused)))
+
+/* What a benchmark's peer serves: run[op] for each opcode below n (a NULL
+ * entry, or an op past n: -ENOSYS), each after `before` (NULL: none; its
+ * -errno is the command's). */
+typedef struct shmb_peer_commands {
+    const shmb_peer_handler_t *run;
+    uint32_t n;
+    int (*before)(void *ctx);
+} shmb_peer_commands_t;
 
 typedef struct shmb_peer {
     shmb_segment_t control; /* the control segment (mapped, fd closed); name "" once stopped */
@@ -58,11 +74,12 @@ typedef struct shmb_peer {
 } shmb_peer_t;
 
 /* Creates the control segment (reserved) with data_bytes of zeroed data area
- * and the channel, and forks the peer, which never returns from here (it
- * exits 0 after QUIT, or ORPHANED, or FAILED). On failure nothing is left.
- * 0, -EINVAL (no handler, bad prefix), -ENOSPC, -EAGAIN (fork) or -errno. */
+ * and the channel, and forks the peer, which serves `commands` and never
+ * returns from here (it exits 0 after QUIT, or ORPHANED, or FAILED). On
+ * failure nothing is left. 0, -EINVAL (no commands, bad prefix), -ENOSPC,
+ * -EAGAIN (fork) or -errno. */
 int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
-                    shmb_peer_handler_t handler, void *ctx);
+                    const shmb_peer_commands_t *commands, void *ctx);
 
 /* Posts cmd and waits for its reply; result (may be NULL) gets the handler's.
  * 0, the handler's -errno (its record recorded here too, else "peer command",

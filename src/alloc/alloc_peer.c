@@ -70,7 +70,7 @@ static int posix_detach(void *addr, uint64_t bytes, int fd, const char *name)
     return ret;
 }
 
-static int peer_posix(const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(peer_posix)
 {
     const uint64_t bytes = cmd->arg[0];
     if (bytes < sizeof(uint64_t) || bytes > SIZE_MAX || cmd->name[0] != '/')
@@ -126,8 +126,10 @@ static int pools_release(peer_side_t *p)
     return ret;
 }
 
-static int peer_pools(peer_side_t *p, const uint64_t *arg, const void *data, size_t data_bytes)
+static SHMB_PEER_COMMAND(peer_pools)
 {
+    peer_side_t *p = ctx;
+    const uint64_t *arg = cmd->arg;
     const uint64_t kind = arg[0], first = arg[1], count = arg[2], total = arg[3];
     if (first == 0) {
         int ret = pools_release(p);
@@ -152,8 +154,10 @@ static int peer_pools(peer_side_t *p, const uint64_t *arg, const void *data, siz
     return 0;
 }
 
-static int peer_handles(peer_side_t *p, const uint64_t *arg, const void *data, size_t data_bytes)
+static SHMB_PEER_COMMAND(peer_handles)
 {
+    peer_side_t *p = ctx;
+    const uint64_t *arg = cmd->arg;
     const uint64_t first = arg[0], count = arg[1], total = arg[2];
     if (!p->pools || total == 0 || total > SIZE_MAX / sizeof(*p->handles))
         return -EINVAL;
@@ -268,9 +272,10 @@ static int walk(peer_side_t *p, uint64_t seed, double *attach_ns, uint64_t resul
     return 0;
 }
 
-static int peer_run(peer_side_t *p, const uint64_t *arg, void *data, size_t data_bytes,
-                    uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(peer_run)
 {
+    peer_side_t *p = ctx;
+    const uint64_t *arg = cmd->arg;
     const uint64_t seed = arg[0], rounds = arg[1];
     double *attach_ns = data, *translate_ns = attach_ns + p->npools;
     int ret = 0;
@@ -293,25 +298,16 @@ static int peer_run(peer_side_t *p, const uint64_t *arg, void *data, size_t data
     return ret < 0 ? ret : r;
 }
 
-static int peer_handle(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                       uint64_t result[SHMB_PEER_RESULTS])
-{
-    peer_side_t *p = ctx;
-    switch (cmd->op) {
-    case OP_POSIX: return peer_posix(cmd, result);
-    case OP_POOLS: return peer_pools(p, cmd->arg, data, data_bytes);
-    case OP_HANDLES: return peer_handles(p, cmd->arg, data, data_bytes);
-    case OP_RUN: return peer_run(p, cmd->arg, data, data_bytes, result);
-    default: return -EINVAL;
-    }
-}
+static const shmb_peer_handler_t peer_run_op[] = {
+    [OP_POSIX] = peer_posix, [OP_POOLS] = peer_pools, [OP_HANDLES] = peer_handles, [OP_RUN] = peer_run};
+static const shmb_peer_commands_t peer_commands = {peer_run_op, sizeof(peer_run_op) / sizeof(*peer_run_op), NULL};
 
 int shmb_alloc_peer_start(shmb_peer_t *peer, const char *prefix)
 {
     peer_side_t *side = calloc(1, sizeof(*side));
     if (!side)
         return -ENOMEM;
-    int ret = shmb_peer_start(peer, prefix, SHMB_ALLOC_PEER_DATA_BYTES, peer_handle, side);
+    int ret = shmb_peer_start(peer, prefix, SHMB_ALLOC_PEER_DATA_BYTES, &peer_commands, side);
     free(side); /* the peer has its own copy */
     return ret;
 }

@@ -24,7 +24,7 @@
 typedef struct control {
     _Alignas(64) atomic_uint cmd_seq;   /* number of the last command posted (owner) */
     _Alignas(64) atomic_uint reply_seq; /* number of the last command answered (peer) */
-    int32_t status;                     /* the handler's 0 or -errno */
+    int32_t status;                     /* the command's 0 or -errno */
     int32_t err;                        /* errno the peer recorded with it, 0: none */
     char err_call[CALL_MAX];            /* the call the peer recorded, "" if none */
     char err_object[SHMB_ERROR_OBJECT_MAX];
@@ -120,7 +120,7 @@ static void post_reply(control_t *c, unsigned n)
         _exit(SHMB_PEER_EXIT_FAILED);
 }
 
-/* The handler's status and, on failure, what the peer recorded with it. */
+/* The command's status and, on failure, what the peer recorded with it. */
 static void fill_reply(control_t *c, int status, const uint64_t *result)
 {
     c->status = status < 0 ? status : 0;
@@ -136,7 +136,16 @@ static void fill_reply(control_t *c, int status, const uint64_t *result)
     }
 }
 
-static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_peer_handler_t handler,
+static int run_command(const shmb_peer_commands_t *commands, void *ctx, const shmb_peer_cmd_t *cmd, void *data,
+                       size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
+{
+    if (cmd->op >= commands->n || !commands->run[cmd->op])
+        return -ENOSYS;
+    int ret = commands->before ? commands->before(ctx) : 0;
+    return ret < 0 ? ret : commands->run[cmd->op](ctx, cmd, data, data_bytes, result);
+}
+
+static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, const shmb_peer_commands_t *commands,
                             void *ctx)
 {
     /* The owner may have posted a command before this process got here: the
@@ -156,20 +165,20 @@ static _Noreturn void serve(control_t *c, void *data, size_t data_bytes, shmb_pe
             _exit(0);
         }
         shmb_error_clear();
-        int status = handler(ctx, &cmd, data, data_bytes, result);
+        int status = run_command(commands, ctx, &cmd, data, data_bytes, result);
         fill_reply(c, status, result);
         post_reply(c, n);
     }
 }
 
 static _Noreturn void run_peer(shmb_peer_t *peer, shmb_channel_t mine, pid_t owner,
-                               shmb_peer_handler_t handler, void *ctx)
+                               const shmb_peer_commands_t *commands, void *ctx)
 {
     shmb_channel_close(&peer->channel); /* the owner's end */
     peer->channel = mine;
     if (shmb_peer_watch_owner(owner) < 0)
         _exit(SHMB_PEER_EXIT_FAILED);
-    serve(peer->control.addr, peer->data, peer->data_bytes, handler, ctx);
+    serve(peer->control.addr, peer->data, peer->data_bytes, commands, ctx);
 }
 
 /* ---- the owner ---- */
@@ -201,9 +210,9 @@ static int own_children(void)
 }
 
 int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
-                    shmb_peer_handler_t handler, void *ctx)
+                    const shmb_peer_commands_t *commands, void *ctx)
 {
-    if (!handler)
+    if (!commands || !commands->run)
         return -EINVAL;
     int ret = shmb_segment_check_prefix(prefix);
     if (ret < 0 || (ret = own_children()) < 0)
@@ -233,7 +242,7 @@ int shmb_peer_start(shmb_peer_t *peer, const char *prefix, size_t data_bytes,
         goto err;
     }
     if (pid == 0)
-        run_peer(peer, theirs, owner, handler, ctx);
+        run_peer(peer, theirs, owner, commands, ctx);
     shmb_channel_close(&theirs);
     peer->pid = pid;
     return 0;

@@ -286,11 +286,10 @@ typedef struct shmb_lookup_peer {
     shmb_lookup_paired_side_t paired[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_lookup_peer_t;
 
-/* lookup_peer.c, in the peer process: the handler (a shmb_peer_handler_t,
- * ctx: a shmb_lookup_peer_t); taking a set's objects or blocks
- * (LOOKUP_OP_OBJECTS, _BLOCKS); a paired system's whole first attach. */
-int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                                   uint64_t result[SHMB_PEER_RESULTS]);
+/* lookup_peer.c, in the peer process: its commands (ctx: a
+ * shmb_lookup_peer_t); taking a set's objects or blocks (LOOKUP_OP_OBJECTS,
+ * _BLOCKS); a paired system's whole first attach. */
+extern const shmb_peer_commands_t shmb_lookup_peer_commands;
 int shmb_lookup_bench_take(shmb_lookup_peer_t *ps, const shmb_peer_cmd_t *cmd, const void *data, size_t data_bytes);
 int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, char *why, size_t cap,
                                     uint64_t result[SHMB_PEER_RESULTS]);

@@ -1,5 +1,5 @@
 /* The peer's side of a two-process lookup run, in the forked peer
- * (shmb_lookup_bench_peer_handler): it makes the same requests from its copy
+ * (shmb_lookup_peer_commands): it makes the same requests from its copy
  * of cfg, learns the objects only from what the owner publishes, attaches
  * them, checks every translation against the owner's tags and times. */
 #include "lookup_internal.h"
@@ -409,38 +409,47 @@ int shmb_lookup_bench_paired_attach(shmb_lookup_peer_t *ps, uint64_t system, cha
     return ret;
 }
 
-int shmb_lookup_bench_peer_handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                                   uint64_t result[SHMB_PEER_RESULTS])
+static int before_each(void *ctx)
+{
+    return peer_prepare(ctx);
+}
+
+static SHMB_PEER_COMMAND(on_take)
+{
+    return shmb_lookup_bench_take(ctx, cmd, data, data_bytes);
+}
+
+static SHMB_PEER_COMMAND(on_samples)
+{
+    return give_samples(ctx, cmd->arg, data, data_bytes, result);
+}
+
+static SHMB_PEER_COMMAND(on_release)
+{
+    peer_release(ctx, (int)cmd->arg[0]);
+    return 0;
+}
+
+/* RUN, PAIRED_ATTACH and LEND: a failed check's why travels back in the data area. */
+static SHMB_PEER_COMMAND(on_run)
 {
     shmb_lookup_peer_t *ps = ctx;
-    int ret = peer_prepare(ps);
-    if (ret < 0)
-        return ret;
-    switch (cmd->op) {
-    case LOOKUP_OP_OBJECTS:
-    case LOOKUP_OP_BLOCKS:
-        return shmb_lookup_bench_take(ps, cmd, data, data_bytes);
-    case LOOKUP_OP_SAMPLES:
-        return give_samples(ps, cmd->arg, data, data_bytes, result);
-    case LOOKUP_OP_RELEASE:
-        peer_release(ps, (int)cmd->arg[0]);
-        return 0;
-    case LOOKUP_OP_RUN:
-    case LOOKUP_OP_PAIRED_ATTACH:
-    case LOOKUP_OP_LEND: {
-        char why[256] = "";
-        const uint64_t a = cmd->arg[0], n = sizeof(why);
-        ret = cmd->op == LOOKUP_OP_LEND            ? shmb_lookup_lend_serve(&ps->peer->channel, why, n, result)
+    char why[256] = "";
+    const uint64_t a = cmd->arg[0], n = sizeof(why);
+    int ret = cmd->op == LOOKUP_OP_LEND            ? shmb_lookup_lend_serve(&ps->peer->channel, why, n, result)
               : cmd->op == LOOKUP_OP_PAIRED_ATTACH ? shmb_lookup_bench_paired_attach(ps, a, why, n, result)
               : a == LOOKUP_GROUP_SEGMENTS         ? peer_run_segments(ps, why, n)
               : a == LOOKUP_GROUP_CLASSIC          ? peer_run_classic(ps, why, n)
                                                    : peer_run_jemalloc(ps, why, n);
-        if (ret == -EPROTO)
-            snprintf(data, data_bytes, "%s", why);
-        return ret;
-    }
-    default:
-        return -ENOSYS;
-    }
+    if (ret == -EPROTO)
+        snprintf(data, data_bytes, "%s", why);
+    return ret;
 }
+
+static const shmb_peer_handler_t peer_run_op[] = {
+    [LOOKUP_OP_OBJECTS] = on_take,  [LOOKUP_OP_BLOCKS] = on_take,        [LOOKUP_OP_RUN] = on_run,
+    [LOOKUP_OP_SAMPLES] = on_samples, [LOOKUP_OP_RELEASE] = on_release, [LOOKUP_OP_PAIRED_ATTACH] = on_run,
+    [LOOKUP_OP_LEND] = on_run};
+const shmb_peer_commands_t shmb_lookup_peer_commands = {peer_run_op, sizeof(peer_run_op) / sizeof(*peer_run_op),
+                                                        before_each};
 

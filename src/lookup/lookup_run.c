@@ -55,7 +55,7 @@ static int run_two(const shmb_lookup_config_t *cfg, shmb_rows_t *rows, char *why
     memset(&side, 0, sizeof(side));
     side.cfg = cfg;
     side.peer = &peer;
-    int ret = shmb_peer_start(&peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, shmb_lookup_bench_peer_handler,
+    int ret = shmb_peer_start(&peer, cfg->shm_prefix, SHMB_LOOKUP_PEER_DATA_BYTES, &shmb_lookup_peer_commands,
                               &side);
     if (ret < 0)
         return ret;

@@ -91,8 +91,9 @@ static void touch_read(const void *addr, size_t bytes)
         (void)p[off];
 }
 
-static int on_attach(receiver_t *p, const shmb_peer_cmd_t *cmd)
+static SHMB_PEER_COMMAND(on_attach)
 {
+    receiver_t *p = ctx;
     run_t *r = &p->r;
     shmb_segment_t *seg = cmd->arg[0] ? &r->dst : &r->src;
     shmb_segment_t got;
@@ -107,8 +108,9 @@ static int on_attach(receiver_t *p, const shmb_peer_cmd_t *cmd)
     return 0;
 }
 
-static int on_setup(receiver_t *p, const void *data, size_t data_bytes, uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(on_setup)
 {
+    receiver_t *p = ctx;
     run_t *r = &p->r;
     if (r->cfg || !r->src.addr || !r->dst.addr || data_bytes < sizeof(p->cfg))
         return -EINVAL;
@@ -133,8 +135,9 @@ static int copy_can_run(const run_t *r, uint64_t m, uint64_t size)
            size <= r->src.size;
 }
 
-static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(on_copy)
 {
+    run_t *r = &((receiver_t *)ctx)->r;
     const uint64_t m = cmd->arg[0], size = cmd->arg[1], timed = cmd->arg[2], part = cmd->arg[3];
     if (!copy_can_run(r, m, size) || size > r->dst.size || timed > 1 || part >= SHMB_TRANSFER_PARTS)
         return -EINVAL;
@@ -149,8 +152,9 @@ static int on_copy(run_t *r, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PE
 
 /* A fresh buffer the owner just created, attached (not touched) and
  * written first here, timed as in the owner. */
-static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(on_cold)
 {
+    receiver_t *p = ctx;
     run_t *r = &p->r;
     const uint64_t m = cmd->arg[0], size = cmd->arg[1];
     shmb_segment_t fresh;
@@ -161,9 +165,10 @@ static int on_cold(receiver_t *p, const shmb_peer_cmd_t *cmd, uint64_t result[SH
     return ret < 0 ? ret : rc;
 }
 
-static int on_samples(const run_t *r, uint64_t first, void *data, size_t data_bytes,
-                      uint64_t result[SHMB_PEER_RESULTS])
+static SHMB_PEER_COMMAND(on_samples)
 {
+    const run_t *r = &((receiver_t *)ctx)->r;
+    const uint64_t first = cmd->arg[0];
     if (first >= r->samples.n)
         return -EINVAL;
     size_t n = r->samples.n - (size_t)first;
@@ -174,8 +179,9 @@ static int on_samples(const run_t *r, uint64_t first, void *data, size_t data_by
     return 0;
 }
 
-static int on_detach(receiver_t *p)
+static SHMB_PEER_COMMAND(on_detach)
 {
+    receiver_t *p = ctx;
     shmb_transfer_bench_copier_stop(&p->r);
     int ret = 0;
     shmb_segment_t *segs[2] = {&p->r.src, &p->r.dst};
@@ -187,21 +193,13 @@ static int on_detach(receiver_t *p)
     return ret;
 }
 
-/* The peer's handler; ctx is its own copy of the owner's receiver_t. */
-static int handle_command(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t data_bytes,
-                          uint64_t result[SHMB_PEER_RESULTS])
-{
-    receiver_t *p = ctx;
-    switch (cmd->op) {
-    case SHMB_TRANSFER_OP_ATTACH: return on_attach(p, cmd);
-    case SHMB_TRANSFER_OP_SETUP: return on_setup(p, data, data_bytes, result);
-    case SHMB_TRANSFER_OP_COPY: return on_copy(&p->r, cmd, result);
-    case SHMB_TRANSFER_OP_SAMPLES: return on_samples(&p->r, cmd->arg[0], data, data_bytes, result);
-    case SHMB_TRANSFER_OP_COLD: return on_cold(p, cmd, result);
-    case SHMB_TRANSFER_OP_DETACH: return on_detach(p);
-    default: return -EINVAL;
-    }
-}
+/* The peer's commands; ctx is its own copy of the owner's receiver_t. */
+static const shmb_peer_handler_t receiver_run[] = {
+    [SHMB_TRANSFER_OP_ATTACH] = on_attach, [SHMB_TRANSFER_OP_SETUP] = on_setup,
+    [SHMB_TRANSFER_OP_COPY] = on_copy,     [SHMB_TRANSFER_OP_SAMPLES] = on_samples,
+    [SHMB_TRANSFER_OP_COLD] = on_cold,     [SHMB_TRANSFER_OP_DETACH] = on_detach};
+static const shmb_peer_commands_t receiver_commands = {receiver_run, sizeof(receiver_run) / sizeof(*receiver_run),
+                                                       NULL};
 
 int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
 {
@@ -211,7 +209,7 @@ int shmb_transfer_bench_peer_start(shmb_peer_t *peer, const char *prefix)
     shmb_transfer_bench_run_init(&receiver->r, NULL, receiver->why, sizeof(receiver->why));
     receiver->peer = peer;
     snprintf(receiver->prefix, sizeof(receiver->prefix), "%s", prefix ? prefix : "");
-    int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, handle_command, receiver);
+    int ret = shmb_peer_start(peer, prefix, SHMB_TRANSFER_PEER_DATA_BYTES, &receiver_commands, receiver);
     free(receiver); /* the peer has its own copy */
     return ret;
 }

@@ -182,6 +182,14 @@ static int handler(void *ctx, const shmb_peer_cmd_t *cmd, void *data, size_t dat
     }
 }
 
+/* Every test command is handler's (it switches on the op); OP_TALK is the last. */
+static const shmb_peer_handler_t runs[] = {
+    [OP_ECHO] = handler,     [OP_CTX] = handler,         [OP_DATA] = handler,        [OP_FAIL_RECORDED] = handler,
+    [OP_FAIL_BARE] = handler, [OP_POSITIVE] = handler,    [OP_STALL] = handler,       [OP_EXIT] = handler,
+    [OP_FAULT] = handler,    [OP_REGISTRY] = handler,    [OP_CREATE] = handler,      [OP_BLOCK_DEATH] = handler,
+    [OP_SPIN_SHARED] = handler, [OP_CHANNEL] = handler, [OP_TALK] = handler};
+static const shmb_peer_commands_t commands = {runs, sizeof(runs) / sizeof(*runs), NULL};
+
 static uint64_t ctx_value = CTX_MAGIC;
 
 static shmb_peer_cmd_t command(uint32_t op, const char *name)
@@ -195,7 +203,7 @@ static shmb_peer_cmd_t command(uint32_t op, const char *name)
 
 static void start(shmb_peer_t *peer, size_t data_bytes)
 {
-    assert_int_equal(shmb_peer_start(peer, PREFIX, data_bytes, handler, &ctx_value), 0);
+    assert_int_equal(shmb_peer_start(peer, PREFIX, data_bytes, &commands, &ctx_value), 0);
     assert_true(peer->pid > 0);
 }
 
@@ -233,12 +241,49 @@ static void test_start_rejects_bad_input(void **state)
     (void)state;
     shmb_peer_t peer;
     size_t before = shmb_segment_registered();
+    const shmb_peer_commands_t none = {NULL, 0, NULL};
     assert_int_equal(shmb_peer_start(&peer, PREFIX, 0, NULL, NULL), -EINVAL);
-    assert_int_equal(shmb_peer_start(&peer, "no_slash", 0, handler, NULL), -EINVAL);
-    assert_int_equal(shmb_peer_start(&peer, "/a/b", 0, handler, NULL), -EINVAL);
+    assert_int_equal(shmb_peer_start(&peer, PREFIX, 0, &none, NULL), -EINVAL);
+    assert_int_equal(shmb_peer_start(&peer, "no_slash", 0, &commands, NULL), -EINVAL);
+    assert_int_equal(shmb_peer_start(&peer, "/a/b", 0, &commands, NULL), -EINVAL);
     assert_int_equal(shmb_segment_registered(), before);
     assert_int_equal(shmb_test_names_of(PREFIX, getpid(), 0), 0);
     shmb_test_assert_no_child();
+}
+
+/* A table's peer: command 1 answers how often `before` ran (in the peer);
+ * before fails with -EDOM from its fourth call on. */
+static uint64_t befores;
+static int count_before(void *ctx)
+{
+    (void)ctx;
+    return ++befores >= 4 ? -EDOM : 0;
+}
+static SHMB_PEER_COMMAND(answer_befores)
+{
+    result[0] = befores;
+    return 0;
+}
+
+static void test_commands_table(void **state)
+{
+    (void)state;
+    static const shmb_peer_handler_t table[] = {[1] = answer_befores, [2] = NULL, [3] = answer_befores};
+    const shmb_peer_commands_t cmds = {table, 3, count_before}; /* op 3 is past n */
+    shmb_peer_t peer;
+    assert_int_equal(shmb_peer_start(&peer, PREFIX, 0, &cmds, NULL), 0);
+    uint64_t r[SHMB_PEER_RESULTS];
+    assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), 0);
+    assert_true(r[0] == 1); /* before ran, then the command */
+    assert_int_equal(shmb_peer_command(&peer, 2, 0, 0, 0, 0, NULL, r), -ENOSYS); /* a NULL entry */
+    assert_int_equal(shmb_peer_command(&peer, 3, 0, 0, 0, 0, NULL, r), -ENOSYS); /* past n */
+    assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), 0);
+    assert_true(r[0] == 2); /* no before for what is not a command */
+    assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), 0);
+    assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), -EDOM); /* before's error */
+    pid_t pid = peer.pid;
+    assert_int_equal(shmb_peer_stop(&peer), 0);
+    assert_nothing_left(pid, getpid());
 }
 
 static void test_round_trips(void **state)
@@ -498,7 +543,7 @@ static int inherited_sigchld_run(int flags, void (*disposition)(int))
     if (sigaction(SIGCHLD, &sa, NULL) != 0)
         return 10;
     shmb_peer_t peer;
-    if (shmb_peer_start(&peer, PREFIX, 0, handler, &ctx_value) != 0)
+    if (shmb_peer_start(&peer, PREFIX, 0, &commands, &ctx_value) != 0)
         return 11;
     shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
     if (shmb_peer_call(&peer, &cmd, NULL) != 0)
@@ -652,7 +697,7 @@ static void owner_dies(int busy)
         shmb_segment_forget_all();
         shmb_peer_t peer;
         shmb_segment_t seg[2];
-        if (shmb_peer_start(&peer, PREFIX, 0, handler, &ctx_value) < 0)
+        if (shmb_peer_start(&peer, PREFIX, 0, &commands, &ctx_value) < 0)
             _exit(1);
         atomic_store(&shared_sync->pid, (int)peer.pid);
         if (shmb_segment_create(&seg[0], PREFIX, 4096, NULL, NULL) < 0 ||
@@ -745,7 +790,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_rejects_bad_input),
-        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_commands_table), cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_name_and_data_travel),
         cmocka_unit_test(test_errors_travel_back),
         cmocka_unit_test(test_peer_killed_mid_wait),
