@@ -96,8 +96,10 @@ std::string SizeClass(unsigned i)
     return "<=" + std::to_string(1ull << (i % 10)) + " " + units[i / 10];
 }
 
-// The engines' layouts: what a descriptor is, and how the replay submits
-// them (one per batch, where both engines submit a request's as one).
+// The engines' layouts, in as many lines as the layer layout's (a paired
+// run's notes fill the report's 15): what a descriptor is, how the replay
+// submits them (one per batch, where both engines submit a request's as
+// one), descriptors per request and their sizes.
 std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
 {
     const shmb_workload_shape_t& sh = wc.shape;
@@ -123,16 +125,14 @@ std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shm
             heads + (vllm ? "; as vLLM's NIXL connector registers and reads them; every block moves whole; "
                           : "; as SGLang's Mooncake sender merges contiguous pages; the last run only its tokens; ") +
             std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
-            std::to_string(sh.max_request_bytes >> 20),
-        std::string("submit: ") +
+            std::to_string(sh.max_request_bytes >> 20) + "; submit: " +
             (vllm ? "vLLM posts a request's descriptors as one NIXL transfer"
                   : "SGLang submits a request's descriptors in one batch_transfer_sync") +
             "; this replay submits each descriptor as its own batch of one (the engine model takes one per call), so "
             "request_path pays a batch's fixed costs per descriptor: an upper bound",
         "per request: descriptors mean " + Fixed(t.descriptors_mean) + " (min " + std::to_string(t.descriptors_min) +
             ", max " + std::to_string(t.descriptors_max) + "), bytes mean " + Mib(t.bytes_mean) + ", largest " +
-            Mib(static_cast<double>(t.max_bytes)),
-        sizes,
+            Mib(static_cast<double>(t.max_bytes)) + "; " + sizes,
     };
 }
 
