@@ -79,6 +79,8 @@ static void check_tiling(const shmb_workload_fanout_t *f)
  *   tp=4: 2 heads per rank: 16 x 2 x 128 x 2 = 8192 B, still 4032 of them;
  *   tp=16 (a multiple of 8): one head, 4096 B; tp=3: neither, -EINVAL.
  *   1024 tokens: 64 x 64 = 4096 descriptors; 8192: 512 x 64 = 32768 (1 GiB).
+ *   tp=4, 10016 tokens: 626 blocks x 64 = 40064 descriptors of 8192 B,
+ *   313 MiB: the figures vLLM issue 34054 logged for one transfer.
  * vllm, deepseek_v3 (61 layers, MLA latent 576, bf16): 61 streams (no K|V),
  *   63 x 61 = 3843 descriptors of 16 x 576 x 2 = 18432 B; tp=8 changes
  *   nothing (the latent is replicated); deepseek_v3_fp8: 16 x 576 = 9216 B.
@@ -101,6 +103,7 @@ static void test_fanout_layouts(void **state)
         {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 16, 1000, 4032, 4096, 4096, 4032 * 4096},
         {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1024, 4096, 32768, 32768, 128 * MIB},
         {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 8192, 32768, 32768, 32768, 1024 * MIB},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 10016, 40064, 8192, 8192, 313 * MIB},
         {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 18432, 18432, 3843 * 18432},
         {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 8, 1000, 3843, 18432, 18432, 3843 * 18432},
         {"deepseek_v3_fp8", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 9216, 9216, 3843 * 9216},
