@@ -106,7 +106,7 @@ std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shm
     const shmb_workload_model_t* m = sh.model;
     const bool vllm = sh.layout == SHMB_WORKLOAD_LAYOUT_VLLM;
     const std::string tp = std::to_string(sh.tp);
-    const std::string heads = m->latent_dim ? "MLA: the latent whole, as on each TP rank"
+    const std::string heads = m->latent_dim ? "MLA: the whole latent, replicated on every TP rank"
                                             : "one TP rank's KV heads (" +
                                                   std::to_string(m->kv_heads >= sh.tp ? m->kv_heads / sh.tp : 1) +
                                                   " of " + std::to_string(m->kv_heads) + ")";
