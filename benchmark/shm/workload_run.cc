@@ -20,12 +20,20 @@ DECLARE_string(backing);
 DECLARE_int64(hugepage_kb);
 
 DEFINE_string(model, "llama3_8b",
-              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b or deepseek_v3");
+              "With --workload: the model whose KV cache moves: llama3_8b, llama31_70b, qwen3_8b, deepseek_v3 or "
+              "deepseek_v3_fp8");
 DEFINE_int64(block_tokens, 512,
-             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids)");
+             "With --workload: tokens per KV block (512: Mooncake's KVCache block and trace hash ids; --layout=vllm "
+             "without it: 16, vLLM's block; --layout=sglang: a run of contiguous pages)");
 DEFINE_string(granularity, "layer",
-              "With --workload: a descriptor per (block, layer), as SGLang sends to Mooncake (layer), or per block "
-              "holding all layers (block)");
+              "With --workload --layout=layer: a descriptor per (block, layer), K and V together (layer), or per "
+              "block holding all layers (block)");
+DEFINE_string(layout, "layer",
+              "With --workload: whose descriptors: layer (--granularity's), vllm (per layer, K|V and 16-token block "
+              "of one TP rank's KV heads, as vLLM's NIXL connector) or sglang (per layer, K|V and run of contiguous "
+              "pages, as SGLang's Mooncake sender)");
+DEFINE_int64(tp, 1, "With --workload --layout=vllm or sglang: tensor-parallel ranks; the replay moves one rank's "
+                    "KV heads (MLA: the whole latent, replicated on every rank)");
 DEFINE_int64(requests, 100,
              "With --workload: requests to replay, at most (synthetic: exactly; a trace: its first N, 0: all)");
 DEFINE_string(write_trace, "",
@@ -81,6 +89,53 @@ std::string Mib(double bytes)
     return buf;
 }
 
+// "<=32 KiB" for the class (16 KiB, 32 KiB] of shmb_workload_totals_t's sizes.
+std::string SizeClass(unsigned i)
+{
+    static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    return "<=" + std::to_string(1ull << (i % 10)) + " " + units[i / 10];
+}
+
+// The engines' layouts, in as many lines as the layer layout's (a paired
+// run's notes fill the report's 15): what a descriptor is, how the replay
+// submits them (one per batch, where both engines submit a request's as
+// one), descriptors per request and their sizes.
+std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
+{
+    const shmb_workload_shape_t& sh = wc.shape;
+    const shmb_workload_model_t* m = sh.model;
+    const bool vllm = sh.layout == SHMB_WORKLOAD_LAYOUT_VLLM;
+    const std::string tp = std::to_string(sh.tp);
+    const std::string heads = m->latent_dim ? "MLA: the whole latent, replicated on every TP rank"
+                                            : "one TP rank's KV heads (" +
+                                                  std::to_string(m->kv_heads >= sh.tp ? m->kv_heads / sh.tp : 1) +
+                                                  " of " + std::to_string(m->kv_heads) + ")";
+    std::string sizes = "descriptor sizes (all requests): mean " + Fixed(t.bytes_mean / t.descriptors_mean) + " B;";
+    uint64_t all = 0;
+    for (uint64_t n : t.sizes)
+        all += n;
+    for (unsigned i = 0; i < 65; i++)
+        if (t.sizes[i])
+            sizes += " " + SizeClass(i) + ": " + std::to_string(t.sizes[i]) + " (" +
+                     Fixed(100.0 * static_cast<double>(t.sizes[i]) / static_cast<double>(all)) + "%)";
+    return {
+        "fan-out: layout=" + std::string(shmb_workload_layout_name(sh.layout)) + " block_tokens=" +
+            std::to_string(sh.block_tokens) + " tp=" + tp + ": a descriptor per (layer, " +
+            (m->latent_dim ? "" : "K|V, ") + (vllm ? "block" : "run of block_tokens contiguous tokens") + "), " +
+            heads + (vllm ? "; as vLLM's NIXL connector registers and reads them; every block moves whole; "
+                          : "; as SGLang's Mooncake sender merges contiguous pages; the last run only its tokens; ") +
+            std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
+            std::to_string(sh.max_request_bytes >> 20) + "; submit: " +
+            (vllm ? "vLLM posts a request's descriptors as one NIXL transfer"
+                  : "SGLang submits a request's descriptors in one batch_transfer_sync") +
+            "; this replay submits each descriptor as its own batch of one (the engine model takes one per call), so "
+            "request_path pays a batch's fixed costs per descriptor: an upper bound",
+        "per request: descriptors mean " + Fixed(t.descriptors_mean) + " (min " + std::to_string(t.descriptors_min) +
+            ", max " + std::to_string(t.descriptors_max) + "), bytes mean " + Mib(t.bytes_mean) + ", largest " +
+            Mib(static_cast<double>(t.max_bytes)) + "; " + sizes,
+    };
+}
+
 // The header line of src and dst: on tmpfs as the sweep's, on another
 // backing the sweep's backing note with what the kernel granted.
 std::string BackingNote(const shmb_workload_config_t& wc)
@@ -103,25 +158,33 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
                                   : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
     const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
                                                              : "trace " + shmb::internal::Printable(FLAGS_workload);
-    return {
+    std::vector<std::string> notes = {
         "workload: " + source + ": " + std::to_string(t.requests) + " requests, arrivals over " +
             std::to_string(t.span_ms) + " ms, replayed back to back (arrivals order them; nothing waits)",
         "model: " + std::string(m->name) + " (" + std::to_string(m->layers) + " layers, " + shape + ", " +
             std::to_string(m->dtype_bytes) + " B per element: " + std::to_string(shmb_workload_token_layer_bytes(m)) +
             " B per token per layer; " + m->source + ")",
+    };
+    std::vector<std::string> fanout = {
         "fan-out: block_tokens=" + std::to_string(wc.shape.block_tokens) + " granularity=" +
             shmb_workload_granularity_name(wc.shape.granularity) + ": every block of a request's input moves whole; " +
             std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
             std::to_string(wc.shape.max_request_bytes >> 20),
         "per request: descriptors mean " + Fixed(t.descriptors_mean) + ", bytes mean " + Mib(t.bytes_mean) +
             ", largest " + Mib(static_cast<double>(t.max_bytes)),
+    };
+    if (wc.shape.layout != SHMB_WORKLOAD_LAYOUT_LAYER)
+        fanout = LayoutNotes(wc, t);
+    notes.insert(notes.end(), fanout.begin(), fanout.end());
+    notes.insert(notes.end(), {
         BackingNote(wc),
         "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, no "
         "translation, no copy; translate: the system's translation of every descriptor; copy: every descriptor's "
         "copy; request: the request path calling both per descriptor; note: share of the request p50",
         "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every descriptor's "
         "bytes verified after each, every translation checked (untimed)",
-    };
+    });
+    return notes;
 }
 
 // --write_trace: the stream as a trace file, into the output opened before
@@ -164,12 +227,29 @@ int RunWorkload()
     shmb_workload_config_t wc = {};
     wc.nsystems = Paired(wc.systems);
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
-        shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b or deepseek_v3");
-    wc.shape.block_tokens = shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
+        shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b, qwen3_8b, deepseek_v3 or deepseek_v3_fp8");
+    const int layout = shmb_workload_layout_parse(FLAGS_layout.c_str());
+    if (layout < 0)
+        shmb::FlagError("layout", FLAGS_layout, "layer, vllm or sglang");
+    wc.shape.layout = static_cast<shmb_workload_layout_t>(layout);
+    const bool engine = wc.shape.layout != SHMB_WORKLOAD_LAYOUT_LAYER;
+    const bool given = !gflags::GetCommandLineFlagInfoOrDie("block_tokens").is_default;
+    wc.shape.block_tokens = wc.shape.layout == SHMB_WORKLOAD_LAYOUT_VLLM && !given
+                                ? 16
+                                : shmb::CheckRange("block_tokens", FLAGS_block_tokens, 1, 1 << 20);
     const int g = shmb_workload_granularity_parse(FLAGS_granularity.c_str());
     if (g < 0)
         shmb::FlagError("granularity", FLAGS_granularity, "layer or block");
+    if (engine && !gflags::GetCommandLineFlagInfoOrDie("granularity").is_default)
+        shmb::FlagError("granularity", FLAGS_granularity, "only with --layout=layer (vllm and sglang set their own)");
     wc.shape.granularity = static_cast<shmb_workload_granularity_t>(g);
+    wc.shape.tp = static_cast<uint32_t>(shmb::CheckRange("tp", FLAGS_tp, 1, 1024));
+    const uint32_t heads = wc.shape.model->kv_heads;
+    if (wc.shape.tp > 1 && !engine)
+        shmb::FlagError("tp", std::to_string(FLAGS_tp), "only with --layout=vllm or sglang");
+    if (heads && heads % wc.shape.tp != 0 && wc.shape.tp % heads != 0)
+        shmb::FlagError("tp", std::to_string(FLAGS_tp),
+                        "must divide " + FLAGS_model + "'s " + std::to_string(heads) + " KV heads or be a multiple of them");
     wc.shape.max_request_bytes = shmb::CheckRange("max_request_mb", FLAGS_max_request_mb, 1, 1 << 20) << 20;
     const std::string methods = CopyMethods();
     if (methods.find(',') != std::string::npos)
@@ -200,7 +280,7 @@ int RunWorkload()
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
-                        "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(FLAGS_block_tokens) +
+                        "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(wc.shape.block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");
     const int named = shmb_path_system(FLAGS_system.c_str());
     const bool flowipc = (!wc.nsystems && named != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(wc.systems, wc.nsystems);

@@ -33,11 +33,11 @@ typedef struct shmb_workload_model {
     uint32_t kv_heads;    /* 0 with MLA */
     uint32_t head_dim;    /* 0 with MLA */
     uint32_t latent_dim;  /* MLA: kv_lora_rank + qk_rope_head_dim; 0 otherwise */
-    uint32_t dtype_bytes; /* 2: bf16 */
+    uint32_t dtype_bytes; /* 2: bf16; 1: an FP8 cache */
     const char *source;   /* where the figures come from */
 } shmb_workload_model_t;
 
-#define SHMB_WORKLOAD_MODELS 3
+#define SHMB_WORKLOAD_MODELS 5
 
 /* The presets, in --model's order. */
 extern const shmb_workload_model_t shmb_workload_models[SHMB_WORKLOAD_MODELS];
@@ -62,28 +62,59 @@ const char *shmb_workload_granularity_name(shmb_workload_granularity_t g);
 /* The name's granularity, or -EINVAL. */
 int shmb_workload_granularity_parse(const char *name);
 
+/* Whose descriptors a request is cut into (docs/workload.md). */
+typedef enum shmb_workload_layout {
+    SHMB_WORKLOAD_LAYOUT_LAYER,  /* the granularity's: a block's K and V together, per layer or per block */
+    SHMB_WORKLOAD_LAYOUT_VLLM,   /* vLLM's NIXL connector: per (layer, K|V, block) of one TP rank's KV heads */
+    SHMB_WORKLOAD_LAYOUT_SGLANG, /* SGLang's Mooncake sender: per (layer, K|V, run of contiguous pages) */
+    SHMB_WORKLOAD_LAYOUTS
+} shmb_workload_layout_t;
+
+/* "layer", "vllm" or "sglang"; NULL outside the enum. */
+const char *shmb_workload_layout_name(shmb_workload_layout_t l);
+
+/* The name's layout, or -EINVAL. */
+int shmb_workload_layout_parse(const char *name);
+
 typedef struct shmb_workload_shape {
     const shmb_workload_model_t *model;
-    uint64_t block_tokens;       /* tokens per block (=512) */
-    shmb_workload_granularity_t granularity;
-    uint64_t max_request_bytes;  /* a request moves at most this many bytes (whole descriptors) */
+    uint64_t block_tokens;       /* tokens per block (=512; vllm: its block, sglang: a run of pages) */
+    shmb_workload_granularity_t granularity; /* layout layer only */
+    uint64_t max_request_bytes;  /* a request moves at most this many bytes (whole blocks) */
+    shmb_workload_layout_t layout;
+    uint32_t tp;                 /* vllm, sglang: TP ranks; one rank's KV heads move (MLA: replicated, whole);
+                                  * 0 is 1 */
 } shmb_workload_shape_t;
 
 /* What one request moves: every block of its input (ceil(input_length /
- * block_tokens) blocks, each whole, as a paged cache moves whole pages), cut
- * to the whole blocks that fit in max_request_bytes. */
+ * block_tokens) blocks, each whole, as a paged cache moves whole pages;
+ * sglang's last run only its tokens), cut to the whole blocks that fit in
+ * max_request_bytes. A block is cut into `streams` descriptors, one per
+ * region (a layer, a layer's K or V, or the whole block); descriptor k =
+ * s * blocks + j is block j of stream s: shmb_workload_descriptor. */
 typedef struct shmb_workload_fanout {
     uint64_t blocks;           /* blocks moved */
-    uint64_t descriptors;      /* blocks * layers (layer) or blocks (block) */
-    uint64_t descriptor_bytes; /* each descriptor's bytes */
-    uint64_t bytes;            /* descriptors * descriptor_bytes */
+    uint64_t descriptors;      /* streams * blocks */
+    uint64_t descriptor_bytes; /* a whole block's descriptor */
+    uint64_t bytes;            /* all descriptors' */
     int clipped;               /* 1: fewer blocks than the input has (max_request_bytes) */
+    uint64_t streams;          /* layers, 1 (block), 2 x layers (K and V apart) */
+    uint64_t last_bytes;       /* each stream's last descriptor: descriptor_bytes, or sglang's partial run */
 } shmb_workload_fanout_t;
 
 /* The fan-out of a request of input_length tokens. Returns 0, -EINVAL (no
- * model, zero block_tokens or input_length, a granularity outside the enum)
- * -E2BIG (one block does not fit in max_request_bytes) or -EOVERFLOW. */
+ * model, zero block_tokens or input_length, a granularity or layout outside
+ * its enum, a tp that neither divides the KV heads nor is a multiple of
+ * them), -E2BIG (one block does not fit in max_request_bytes) or -EOVERFLOW. */
 int shmb_workload_fanout(const shmb_workload_shape_t *s, uint64_t input_length, shmb_workload_fanout_t *out);
+
+/* Descriptor k (< f->descriptors): its offset in the request's bytes (src
+ * and dst alike; streams one after another, each its blocks in order), and
+ * its length as the return. */
+uint64_t shmb_workload_descriptor(const shmb_workload_fanout_t *f, uint64_t k, uint64_t *offset);
+
+/* The descriptor holding byte `at` of the request (< f->bytes). */
+uint64_t shmb_workload_descriptor_at(const shmb_workload_fanout_t *f, uint64_t at);
 
 /* ---- request streams ---- */
 
@@ -190,6 +221,8 @@ typedef struct shmb_workload_totals {
     double descriptors_mean; /* per request */
     double bytes_mean;       /* per request */
     uint64_t span_ms;        /* last arrival - first */
+    uint64_t descriptors_min, descriptors_max; /* per request */
+    uint64_t sizes[65];      /* descriptors of all requests by size: [i] those of (2^(i-1), 2^i] bytes */
 } shmb_workload_totals_t;
 
 /* Totals of the stream under the shape; -EINVAL (empty stream) or

@@ -1,8 +1,8 @@
 /* The workload run (shmbench/workload.h, docs/workload.md) on the transfer
  * driver's machinery: the same buffers, translation and request path as a
- * --system row, fed with a request's descriptors (descriptor k: src[k*d,
- * (k+1)*d) to dst at the same offset, through the request path as its own
- * batch of one); SHM-jemalloc's request hands each descriptor over. */
+ * --system row, fed with a request's descriptors (each from src to dst at
+ * the same offset, shmb_workload_descriptor, through the request path as
+ * its own batch of one); SHM-jemalloc's request hands each descriptor over. */
 #include "workload_internal.h"
 
 #include "base/runner_internal.h"
@@ -76,46 +76,49 @@ void shmb_workload_replay_stop(replay_t *w)
     shmb_transfer_buffers_destroy(&w->r);
 }
 
-/* Descriptor k through the request path (hooks NULL: no translation, no
- * copy; else both): did it reach what it should? */
-static int submit_ok(replay_t *w, uint64_t k, uint64_t d, const shmb_mooncake_hooks_t *hooks)
+/* The descriptor at offset `at` of d bytes through the request path (hooks
+ * NULL: no translation, no copy; else both): did it reach what it should? */
+static int submit_ok(replay_t *w, uint64_t at, uint64_t d, const shmb_mooncake_hooks_t *hooks)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
-    const uint64_t remote = t->remote_addr + k * d;
+    const uint64_t remote = t->remote_addr + at;
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
-    const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + k * d, SHMB_PATH_MOONCAKE_TARGET_ID, remote, d};
+    const shmb_mooncake_request_t req = {SHMB_MOONCAKE_WRITE, src + at, SHMB_PATH_MOONCAKE_TARGET_ID, remote, d};
     shmb_mooncake_submitted_t out;
     if (shmb_mooncake_engine_submit(t->engine, &req, hooks, &out) != 0 || out.buffer_addr != t->buffer_addr)
         return 0;
     if (!hooks)
         return out.target == (void *)(uintptr_t)remote;
-    return out.target == dst + k * d && out.transferred_bytes == d;
+    return out.target == dst + at && out.transferred_bytes == d;
 }
 
-/* One pass of a part over the request's descriptors; a descriptor that
- * does not land where it should counts in r.translation.missed. */
+/* One pass of a part over the request's descriptors, in order (stream by
+ * stream, block by block: no division in the loop); a descriptor that does
+ * not land where it should counts in r.translation.missed. */
 static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
-    const uint64_t d = f->descriptor_bytes;
     const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, &w->r};
     t->copy = w->copy;
-    for (uint64_t k = 0; k < f->descriptors; k++) {
-        void *p = NULL;
-        switch (part) {
-        case SHMB_WORKLOAD_REQUEST_PATH: t->missed += !submit_ok(w, k, d, NULL); break;
-        case SHMB_WORKLOAD_TRANSLATE:
-            t->missed += shmb_transfer_translate_dst(&w->r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr + k * d,
-                                                     d, &p) != 0 || p != dst + k * d;
-            break;
-        case SHMB_WORKLOAD_COPY: shmb_copy_batch(w->r.crew, w->copy, dst + k * d, src + k * d, (size_t)d, 1); break;
-        default:
-            t->missed += t->handoff ? !shmb_transfer_handoff_write(&w->r, src + k * d, t->remote_addr + k * d, d)
-                                    : !submit_ok(w, k, d, &hooks);
-            break;
+    for (uint64_t s = 0, at = 0; s < f->streams; s++)
+        for (uint64_t j = 0; j < f->blocks; j++) {
+            const uint64_t d = j + 1 == f->blocks ? f->last_bytes : f->descriptor_bytes;
+            void *p = NULL;
+            switch (part) {
+            case SHMB_WORKLOAD_REQUEST_PATH: t->missed += !submit_ok(w, at, d, NULL); break;
+            case SHMB_WORKLOAD_TRANSLATE:
+                t->missed += shmb_transfer_translate_dst(&w->r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr + at,
+                                                         d, &p) != 0 || p != dst + at;
+                break;
+            case SHMB_WORKLOAD_COPY: shmb_copy_batch(w->r.crew, w->copy, dst + at, src + at, (size_t)d, 1); break;
+            default:
+                t->missed += t->handoff ? !shmb_transfer_handoff_write(&w->r, src + at, t->remote_addr + at, d)
+                                        : !submit_ok(w, at, d, &hooks);
+                break;
+            }
+            at += d;
         }
-    }
 }
 
 typedef struct passes {
@@ -175,7 +178,7 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
         return 0;
     snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
              "offset %zu", system, w->index, shmb_workload_part_name(part),
-             (unsigned long long)(bad / f->descriptor_bytes), (unsigned long long)f->descriptors, bad);
+             (unsigned long long)shmb_workload_descriptor_at(f, bad), (unsigned long long)f->descriptors, bad);
     return -EPROTO;
 }
 
@@ -186,7 +189,9 @@ static int checked_handoff(replay_t *w, const shmb_workload_fanout_t *f)
     shmb_transfer_translation_t *t = &w->r.translation;
     t->copy = w->copy;
     t->check_payload = 1;
-    t->missed += !shmb_transfer_handoff_write(&w->r, w->r.src.addr, t->remote_addr, f->descriptor_bytes);
+    uint64_t at;
+    const uint64_t d = shmb_workload_descriptor(f, 0, &at);
+    t->missed += !shmb_transfer_handoff_write(&w->r, (unsigned char *)w->r.src.addr + at, t->remote_addr + at, d);
     t->check_payload = 0;
     return check(w, SHMB_WORKLOAD_REQUEST_PATH, f);
 }

@@ -16,21 +16,17 @@
 #include "shmbench/file.h"
 #include "shmbench/rng.h"
 
-/* Sources: the models' config.json on Hugging Face.
- * meta-llama/Meta-Llama-3-8B: num_hidden_layers 32, num_key_value_heads 8,
- *   hidden_size 4096 / num_attention_heads 32 = head_dim 128, torch_dtype bfloat16.
- * meta-llama/Llama-3.1-70B: num_hidden_layers 80, num_key_value_heads 8,
- *   hidden_size 8192 / num_attention_heads 64 = head_dim 128, bfloat16.
- * deepseek-ai/DeepSeek-V3: num_hidden_layers 61, kv_lora_rank 512,
- *   qk_rope_head_dim 64, bfloat16 cache. Its MLA caches per token and layer one
- *   compressed latent of kv_lora_rank + qk_rope_head_dim = 576 elements, no
- *   separate K and V (the "MLA" path of SGLang's Mooncake sender,
- *   sgl-project/sglang python/sglang/srt/disaggregation/mooncake/conn.py,
- *   sends one buffer per layer where MHA sends a K and a V buffer). */
+/* Sources (each model's config.json on Hugging Face; docs/workload.md):
+ * layers = num_hidden_layers; K and V of num_key_value_heads x head_dim
+ * (hidden_size / num_attention_heads where head_dim is absent); MLA caches one
+ * latent of kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer, no K
+ * and V apart (SGLang's Mooncake sender sends one buffer per layer for it). */
 const shmb_workload_model_t shmb_workload_models[SHMB_WORKLOAD_MODELS] = {
     {"llama3_8b", 32, 8, 128, 0, 2, "meta-llama/Meta-Llama-3-8B config.json"},
     {"llama31_70b", 80, 8, 128, 0, 2, "meta-llama/Llama-3.1-70B config.json"},
+    {"qwen3_8b", 36, 8, 128, 0, 2, "Qwen/Qwen3-8B config.json"},
     {"deepseek_v3", 61, 0, 0, 512 + 64, 2, "deepseek-ai/DeepSeek-V3 config.json (MLA)"},
+    {"deepseek_v3_fp8", 61, 0, 0, 512 + 64, 1, "deepseek-ai/DeepSeek-V3 config.json (MLA), an FP8 KV cache"},
 };
 
 const shmb_workload_model_t *shmb_workload_model_find(const char *name)
@@ -62,32 +58,88 @@ int shmb_workload_granularity_parse(const char *name)
     return -EINVAL;
 }
 
+const char *shmb_workload_layout_name(shmb_workload_layout_t l)
+{
+    static const char *const names[SHMB_WORKLOAD_LAYOUTS] = {"layer", "vllm", "sglang"};
+    return (unsigned)l < SHMB_WORKLOAD_LAYOUTS ? names[l] : NULL;
+}
+
+int shmb_workload_layout_parse(const char *name)
+{
+    for (int l = 0; name && l < SHMB_WORKLOAD_LAYOUTS; l++)
+        if (strcmp(name, shmb_workload_layout_name((shmb_workload_layout_t)l)) == 0)
+            return l;
+    return -EINVAL;
+}
+
 const char *shmb_workload_part_name(shmb_workload_part_t part)
 {
     static const char *const names[SHMB_WORKLOAD_PARTS] = {"request_path", "translate", "copy", "request"};
     return (unsigned)part < SHMB_WORKLOAD_PARTS ? names[part] : NULL;
 }
 
+/* Streams per block and one token's bytes in one stream. vllm, sglang: K
+ * and V apart per layer, one TP rank's KV heads (tp divides the heads, or
+ * is a multiple of them: each rank holds one, replicated, as vLLM does);
+ * MLA's latent is whole on every rank. -EINVAL for any other tp. */
+static int regions(const shmb_workload_shape_t *s, uint64_t *streams, uint64_t *token_bytes)
+{
+    const shmb_workload_model_t *m = s->model;
+    const uint64_t tp = s->tp ? s->tp : 1;
+    if (s->layout == SHMB_WORKLOAD_LAYOUT_LAYER) {
+        *streams = s->granularity == SHMB_WORKLOAD_LAYER ? m->layers : 1;
+        *token_bytes = shmb_workload_token_layer_bytes(m) * m->layers / *streams;
+        return tp == 1 ? 0 : -EINVAL;
+    }
+    *streams = m->latent_dim ? m->layers : 2ull * m->layers;
+    if (m->latent_dim) {
+        *token_bytes = (uint64_t)m->latent_dim * m->dtype_bytes;
+        return 0;
+    }
+    if (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
+        return -EINVAL;
+    *token_bytes = (m->kv_heads >= tp ? m->kv_heads / tp : 1) * m->head_dim * m->dtype_bytes;
+    return 0;
+}
+
 int shmb_workload_fanout(const shmb_workload_shape_t *s, uint64_t input_length, shmb_workload_fanout_t *out)
 {
+    uint64_t streams, token_bytes;
     if (!s->model || s->block_tokens == 0 || input_length == 0 ||
-        (unsigned)s->granularity >= SHMB_WORKLOAD_GRANULARITIES)
+        (unsigned)s->granularity >= SHMB_WORKLOAD_GRANULARITIES || (unsigned)s->layout >= SHMB_WORKLOAD_LAYOUTS ||
+        regions(s, &streams, &token_bytes) < 0)
         return -EINVAL;
-    const uint64_t token_bytes = shmb_workload_token_layer_bytes(s->model), layers = s->model->layers;
-    if (s->block_tokens > UINT64_MAX / token_bytes / layers)
+    if (s->block_tokens > UINT64_MAX / token_bytes / streams)
         return -EOVERFLOW;
-    const uint64_t block_bytes = s->block_tokens * token_bytes * layers;
+    const uint64_t d = s->block_tokens * token_bytes, block_bytes = d * streams;
     if (block_bytes > s->max_request_bytes)
         return -E2BIG;
     const uint64_t blocks = input_length / s->block_tokens + (input_length % s->block_tokens != 0);
     const uint64_t fit = s->max_request_bytes / block_bytes;
     shmb_workload_fanout_t f = {.blocks = blocks < fit ? blocks : fit, .clipped = blocks > fit};
-    const int per_layer = s->granularity == SHMB_WORKLOAD_LAYER;
-    f.descriptors = f.blocks * (per_layer ? layers : 1);
-    f.descriptor_bytes = per_layer ? block_bytes / layers : block_bytes;
-    f.bytes = f.blocks * block_bytes;
+    f.streams = streams;
+    f.descriptors = f.blocks * streams;
+    f.descriptor_bytes = f.last_bytes = d;
+    /* SGLang moves its pages (1 token each by default) exactly; a paged block moves whole */
+    if (s->layout == SHMB_WORKLOAD_LAYOUT_SGLANG && !f.clipped && input_length % s->block_tokens)
+        f.last_bytes = input_length % s->block_tokens * token_bytes;
+    f.bytes = streams * ((f.blocks - 1) * d + f.last_bytes);
     *out = f;
     return 0;
+}
+
+uint64_t shmb_workload_descriptor(const shmb_workload_fanout_t *f, uint64_t k, uint64_t *offset)
+{
+    const uint64_t stream_bytes = (f->blocks - 1) * f->descriptor_bytes + f->last_bytes, j = k % f->blocks;
+    *offset = k / f->blocks * stream_bytes + j * f->descriptor_bytes;
+    return j + 1 == f->blocks ? f->last_bytes : f->descriptor_bytes;
+}
+
+uint64_t shmb_workload_descriptor_at(const shmb_workload_fanout_t *f, uint64_t at)
+{
+    const uint64_t stream_bytes = (f->blocks - 1) * f->descriptor_bytes + f->last_bytes;
+    const uint64_t j = at % stream_bytes / f->descriptor_bytes;
+    return at / stream_bytes * f->blocks + (j < f->blocks ? j : f->blocks - 1);
 }
 
 void shmb_workload_stream_free(shmb_workload_stream_t *s)
@@ -155,18 +207,32 @@ int shmb_workload_synthetic(uint64_t seed, size_t n, shmb_workload_stream_t *out
     return 0;
 }
 
+/* i such that 2^(i-1) < bytes <= 2^i (0 for 1 byte). */
+static unsigned size_class(uint64_t bytes)
+{
+    unsigned i = 0;
+    while (i < 64 && (1ull << i) < bytes)
+        i++;
+    return i;
+}
+
 int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_stream_t *stream,
                          shmb_workload_totals_t *out)
 {
     if (stream->n == 0)
         return -EINVAL;
-    shmb_workload_totals_t t = {.requests = stream->n};
+    shmb_workload_totals_t t = {.requests = stream->n, .descriptors_min = UINT64_MAX};
     double descriptors = 0, bytes = 0;
     for (size_t i = 0; i < stream->n; i++) {
         shmb_workload_fanout_t f;
         int ret = shmb_workload_fanout(s, stream->v[i].input_length, &f);
         if (ret < 0)
             return ret;
+        const uint64_t partial = f.last_bytes != f.descriptor_bytes ? f.streams : 0;
+        t.sizes[size_class(f.descriptor_bytes)] += f.descriptors - partial;
+        t.sizes[size_class(f.last_bytes)] += partial;
+        t.descriptors_min = f.descriptors < t.descriptors_min ? f.descriptors : t.descriptors_min;
+        t.descriptors_max = f.descriptors > t.descriptors_max ? f.descriptors : t.descriptors_max;
         t.clipped += (uint64_t)f.clipped;
         t.max_bytes = f.bytes > t.max_bytes ? f.bytes : t.max_bytes;
         descriptors += (double)f.descriptors;

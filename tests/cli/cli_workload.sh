@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # shm_transfer_bench --workload as a user runs it: the shipped sample trace
 # and a synthetic stream through each system (rows, counts, verification),
+# the engines' layouts (vllm, sglang) through each system and paired,
 # the sample trace made again by the command that made it, a malformed
 # trace (exit 2 with the file and line), bad flags, src and dst on memfd
 # and hugetlb, a /dev/shm too small, clean-up. Small requests (DeepSeek-V3 in 16-token blocks, 4 MB at most),
@@ -18,7 +19,7 @@ parts="request_path translate copy request"
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in 'workload string ""' 'model string "llama3_8b"' "block_tokens int64 512" 'granularity string "layer"' \
-         "requests int64 100" "max_request_mb int64 256" 'write_trace string ""'; do
+         'layout string "layer"' "tp int64 1" "requests int64 100" "max_request_mb int64 256" 'write_trace string ""'; do
   set -- $f
   grep -q "^$1 (.*type: $2 default: $3 *\$" "$work/help1" && ok || fail "--helpshort: no $1 of $2 with default $3"
 done
@@ -66,6 +67,31 @@ done
 [ "$(rows_of "$work/all.json" | awk '{print $1}' | grep -c '^shm_transfer/workload/[a-z_]*/\(mooncake\|flowipc_classic\|flowipc_jemalloc\)/model:deepseek_v3$')" -eq 12 ] \
   && ok || fail "all systems: $(rows_of "$work/all.json")"
 
+# The engines' layouts (Llama-3-8B, 2 TP ranks: 4 of 8 KV heads, 16 KiB per
+# 16-token descriptor): each through each system, its four rows, verified
+# (a failed check exits 1), the header's fan-out and descriptor sizes; then
+# paired (--systems): each system's rows and its ratio to the baseline.
+engine=(--shm_prefix=/$prefix --model=llama3_8b --tp=2 --max_request_mb=4 --workload=synthetic --format=json)
+for layout in vllm sglang; do
+  lines=("fan-out: layout=$layout block_tokens=16 tp=2: a descriptor per (layer, K|V, [a-z_ ]*), one TP rank's KV heads (4 of 8)"
+         "per request: descriptors mean 256.0 (min 256, max 256), .*; descriptor sizes (all requests): mean 16384.0 B; <=16 KiB: 1280 (100.0%)")
+  for system in mooncake flowipc_classic flowipc_jemalloc; do
+    out=$work/$layout.$system
+    extra=(); [ $layout = vllm ] || extra=(--block_tokens=16)
+    "$bin" "${engine[@]}" "${extra[@]}" --requests=5 --layout=$layout --system=$system >"$out.json" 2>"$out.err" \
+      || fail "$layout, $system: exit $?: $(cat "$out.err")"
+    want=""
+    for p in $parts; do want="$want shm_transfer/workload/$p/model:llama3_8b 5 True True True"; done
+    [ "$(rows_of "$out.json" | tr '\n' ' ')" = "${want# } " ] && grep -q "\"${lines[0]}" "$out.json" \
+      && grep -q "\"${lines[1]}\"" "$out.json" && ok || fail "$layout, $system: $(rows_of "$out.json"; cat "$out.json")"
+  done
+  "$bin" "${engine[@]}" "${extra[@]}" --requests=5 --layout=$layout --systems=mooncake,flowipc_classic \
+    >"$work/$layout.paired.json" 2>/dev/null || fail "$layout, paired: exit $?"
+  [ "$(rows_of "$work/$layout.paired.json" | awk '{print $1}' | sed 's|^shm_transfer/workload/[a-z_]*/||' | sort | uniq -c \
+       | awk '{print $1, $2}' | tr '\n' ' ')" = "4 model:llama3_8b/system:flowipc_classic 4 model:llama3_8b/system:flowipc_classic/vs:mooncake 4 model:llama3_8b/system:mooncake 4 model:llama3_8b/system:mooncake_control 4 model:llama3_8b/system:mooncake_control/vs:mooncake " ] \
+    && grep -q "\"${lines[0]}" "$work/$layout.paired.json" && ok || fail "$layout, paired: $(rows_of "$work/$layout.paired.json")"
+done
+
 # The same seed, the same synthetic stream; the shipped sample is what its
 # command writes.
 "$bin" --workload=synthetic --requests=300 --seed=42 --write_trace="$work/s1.jsonl" 2>/dev/null \
@@ -91,6 +117,11 @@ expect_usage_error "$bin" workload --workload="$work/none.jsonl"
 expect_usage_error "$bin" workload --workload="$work"
 expect_usage_error "$bin" model --workload=synthetic --model=gpt4
 expect_usage_error "$bin" granularity --workload=synthetic --granularity=page
+expect_usage_error "$bin" granularity --workload=synthetic --granularity=block --layout=vllm
+expect_usage_error "$bin" layout --workload=synthetic --layout=trtllm
+expect_usage_error "$bin" tp --workload=synthetic --tp=2
+expect_usage_error "$bin" tp --workload=synthetic --layout=vllm --tp=3
+expect_usage_error "$bin" tp --workload=synthetic --layout=sglang --tp=0
 expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0
 expect_usage_error "$bin" requests --workload=synthetic --requests=0
 expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70b --max_request_mb=100
@@ -111,6 +142,8 @@ sweep=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=0.00390
 expect_usage_error "$bin" model "${sweep[@]}" --model=deepseek_v3
 expect_usage_error "$bin" block_tokens "${sweep[@]}" --block_tokens=16
 expect_usage_error "$bin" granularity "${sweep[@]}" --granularity=block
+expect_usage_error "$bin" layout "${sweep[@]}" --layout=vllm
+expect_usage_error "$bin" tp "${sweep[@]}" --tp=2
 expect_usage_error "$bin" requests "${sweep[@]}" --requests=5
 expect_usage_error "$bin" max_request_mb "${sweep[@]}" --max_request_mb=4
 expect_usage_error "$bin" write_trace "${sweep[@]}" --write_trace="$work/never.jsonl"

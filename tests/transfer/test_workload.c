@@ -31,7 +31,8 @@ static void test_presets(void **state)
 {
     (void)state;
     static const struct { const char *name; uint64_t bytes, layers; } want[] = {
-        {"llama3_8b", 2 * 8 * 128 * 2, 32}, {"llama31_70b", 2 * 8 * 128 * 2, 80}, {"deepseek_v3", (512 + 64) * 2, 61}};
+        {"llama3_8b", 2 * 8 * 128 * 2, 32}, {"llama31_70b", 2 * 8 * 128 * 2, 80}, {"qwen3_8b", 2 * 8 * 128 * 2, 36},
+        {"deepseek_v3", (512 + 64) * 2, 61}, {"deepseek_v3_fp8", (512 + 64) * 1, 61}};
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
         assert_int_equal(shmb_workload_token_layer_bytes(model(want[i].name)), want[i].bytes);
         assert_int_equal(model(want[i].name)->layers, want[i].layers);
@@ -45,8 +46,105 @@ static void test_presets(void **state)
 static shmb_workload_shape_t shape(const char *name, uint64_t block_tokens, shmb_workload_granularity_t g,
                                    uint64_t max)
 {
-    shmb_workload_shape_t s = {model(name), block_tokens, g, max};
+    shmb_workload_shape_t s = {model(name), block_tokens, g, max, SHMB_WORKLOAD_LAYOUT_LAYER, 1};
     return s;
+}
+
+static shmb_workload_shape_t engine(const char *name, shmb_workload_layout_t l, uint64_t block_tokens, uint32_t tp)
+{
+    shmb_workload_shape_t s = {model(name), block_tokens, SHMB_WORKLOAD_LAYER, 1ull << 40, l, tp};
+    return s;
+}
+
+/* Every descriptor: its offset and length from the fan-out, back to its
+ * index from any of its bytes; they tile the request's bytes. */
+static void check_tiling(const shmb_workload_fanout_t *f)
+{
+    uint64_t next = 0, at;
+    for (uint64_t k = 0; k < f->descriptors; k++) {
+        const uint64_t len = shmb_workload_descriptor(f, k, &at);
+        assert_int_equal(at, next);
+        assert_int_equal(shmb_workload_descriptor_at(f, at), k);
+        assert_int_equal(shmb_workload_descriptor_at(f, at + len - 1), k);
+        next += len;
+    }
+    assert_int_equal(next, f->bytes);
+}
+
+/* The engines' layouts, counted by hand for a 1000-token request:
+ * vllm, llama3_8b (32 layers, 8 KV heads x 128, bf16), 16-token blocks:
+ *   ceil(1000 / 16) = 63 blocks (62 x 16 = 992, 8 tokens left, a whole block);
+ *   streams 32 layers x (K, V) = 64; descriptor 16 x 8 x 128 x 2 B = 32768 B;
+ *   63 x 64 = 4032 descriptors, 4032 x 32768 = 132120576 B.
+ *   tp=4: 2 heads per rank: 16 x 2 x 128 x 2 = 8192 B, still 4032 of them;
+ *   tp=16 (a multiple of 8): one head, 4096 B; tp=3: neither, -EINVAL.
+ *   1024 tokens: 64 x 64 = 4096 descriptors; 8192: 512 x 64 = 32768 (1 GiB).
+ *   tp=4, 10016 tokens: 626 blocks x 64 = 40064 descriptors of 8192 B,
+ *   313 MiB: the figures vLLM issue 34054 logged for one transfer.
+ * vllm, deepseek_v3 (61 layers, MLA latent 576, bf16): 61 streams (no K|V),
+ *   63 x 61 = 3843 descriptors of 16 x 576 x 2 = 18432 B; tp=8 changes
+ *   nothing (the latent is replicated); deepseek_v3_fp8: 16 x 576 = 9216 B.
+ * sglang, llama3_8b, runs of 512 tokens: ceil(1000 / 512) = 2 runs; 64
+ *   streams: 128 descriptors, each stream a 512 x 8 x 128 x 2 = 1048576 B
+ *   run and a last run of 488 tokens, 488 x 2048 = 999424 B;
+ *   64 x 1000 x 2048 = 131072000 B in all.
+ * sglang, deepseek_v3, runs of 512: 61 x 2 = 122 descriptors of 512 x 1152
+ *   = 589824 B and 488 x 1152 = 562176 B; 61 x 1000 x 1152 = 70272000 B. */
+static void test_fanout_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        shmb_workload_layout_t layout;
+        uint64_t block_tokens, tp, input, descriptors, d, last, bytes;
+    } want[] = {
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 4032, 32768, 32768, 132120576},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 1000, 4032, 8192, 8192, 4032 * 8192},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 16, 1000, 4032, 4096, 4096, 4032 * 4096},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1024, 4096, 32768, 32768, 128 * MIB},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 8192, 32768, 32768, 32768, 1024 * MIB},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 10016, 40064, 8192, 8192, 313 * MIB},
+        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 8, 1000, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3_fp8", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 9216, 9216, 3843 * 9216},
+        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 128, 1048576, 999424, 131072000},
+        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 122, 589824, 562176, 70272000},
+    };
+    shmb_workload_fanout_t f;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        shmb_workload_shape_t s = engine(want[i].model, want[i].layout, want[i].block_tokens, (uint32_t)want[i].tp);
+        assert_int_equal(shmb_workload_fanout(&s, want[i].input, &f), 0);
+        assert_int_equal(f.descriptors, want[i].descriptors);
+        assert_int_equal(f.descriptor_bytes, want[i].d);
+        assert_int_equal(f.last_bytes, want[i].last);
+        assert_int_equal(f.bytes, want[i].bytes);
+        assert_int_equal(f.clipped, 0);
+        if (f.descriptors < 5000)
+            check_tiling(&f);
+    }
+    /* sglang's second descriptor is stream 0's partial run; the third starts stream 1 */
+    shmb_workload_shape_t s = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1);
+    uint64_t at;
+    assert_int_equal(shmb_workload_fanout(&s, 1000, &f), 0);
+    assert_int_equal(shmb_workload_descriptor(&f, 1, &at), 999424);
+    assert_int_equal(at, 1048576);
+    assert_int_equal(shmb_workload_descriptor(&f, 2, &at), 1048576);
+    assert_int_equal(at, 2048000);
+    /* cut by the cap: whole runs only (one run of 64 streams x 1 MiB fits in 100 MiB) */
+    s.max_request_bytes = 100 * MIB;
+    assert_int_equal(shmb_workload_fanout(&s, 1000, &f), 0);
+    assert_true(f.clipped && f.blocks == 1 && f.last_bytes == MIB && f.bytes == 64 * MIB);
+    /* tp: neither a divisor nor a multiple of the KV heads; tp with the layer layout */
+    s = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 3);
+    assert_int_equal(shmb_workload_fanout(&s, 1000, &f), -EINVAL);
+    s = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_LAYER, 16, 2);
+    assert_int_equal(shmb_workload_fanout(&s, 1000, &f), -EINVAL);
+    s = engine("llama3_8b", SHMB_WORKLOAD_LAYOUTS, 16, 1);
+    assert_int_equal(shmb_workload_fanout(&s, 1000, &f), -EINVAL);
+    assert_int_equal(shmb_workload_layout_parse("vllm"), SHMB_WORKLOAD_LAYOUT_VLLM);
+    assert_int_equal(shmb_workload_layout_parse("sglang"), SHMB_WORKLOAD_LAYOUT_SGLANG);
+    assert_int_equal(shmb_workload_layout_parse("trtllm"), -EINVAL);
+    assert_null(shmb_workload_layout_name(SHMB_WORKLOAD_LAYOUTS));
 }
 
 /* A 4k-token llama3_8b request is 512 MiB of KV: 8 blocks of 512 tokens,
@@ -337,6 +435,11 @@ static void test_totals(void **state)
     assert_true(t.descriptors_mean == 2.0);
     assert_int_equal(t.span_ms, 20);
     assert_int_equal(shmb_workload_shm_bytes(&t), 2 * ((3 * 16 * 61 * 1152 + 4095) / 4096 * 4096));
+    /* sglang's sizes: 64 streams of a 16-token run (32768 B, 2^15) and of
+     * a 100-token one (204800 B, in (2^17, 2^18]) */
+    shmb_workload_shape_t sg = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1);
+    assert_int_equal(shmb_workload_totals(&sg, &s, &t), 0);
+    assert_true(t.descriptors_min == 64 && t.descriptors_max == 64 && t.sizes[15] == 64 && t.sizes[18] == 64);
     sh.max_request_bytes = 1;
     assert_int_equal(shmb_workload_totals(&sh, &s, &t), -E2BIG);
     shmb_workload_stream_free(&s);
@@ -368,15 +471,18 @@ static const char *note_of(int system, int part)
     return part == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50";
 }
 
-/* Every system: four rows named by part and model, a sample per request,
- * shares in the notes; nothing left in /dev/shm. */
+/* Every system, each layout: four rows named by part and model, a sample
+ * per request, shares in the notes; nothing left in /dev/shm. */
 static void test_replay_rows(void **state)
 {
     (void)state;
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
-    for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
+    for (int run = 0; run < SHMB_SYSTEMS * SHMB_WORKLOAD_LAYOUTS; run++) {
+        const int sys = run % SHMB_SYSTEMS;
         shmb_workload_config_t c = replay_config((shmb_system_t)sys);
+        c.shape.layout = (shmb_workload_layout_t)(run / SHMB_SYSTEMS); /* each layout verified on each system */
+        c.shape.tp = c.shape.layout == SHMB_WORKLOAD_LAYOUT_VLLM ? 2 : 1;
         c.name_system = sys == 1;
         shmb_rows_t rows = {0};
         char why[256] = "";
@@ -511,13 +617,13 @@ static void test_replay_planted_fault(void **state)
         char why[256] = "";
         assert_int_equal(replay_one(&w, &c, why, sizeof(why)), 0);
         w.copy = short_copy;
-        assert_int_equal(shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0}), -EPROTO);
+        assert_int_equal(shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0, 1, 4096}), -EPROTO);
         if (!strstr(why, "copy: descriptor 0 of 1: first differing byte at offset 4095"))
             fail_msg("%s", why);
         shmb_workload_replay_stop(&w);
         assert_int_equal(replay_one(&w, &c, why, sizeof(why)), 0);
         w.r.dst.addr = (unsigned char *)w.r.dst.addr + 64;
-        const int ret = shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0});
+        const int ret = shmb_workload_replay_request(&w, &(shmb_workload_fanout_t){1, 1, 4096, 4096, 0, 1, 4096});
         w.r.dst.addr = (unsigned char *)w.r.dst.addr - 64;
         assert_int_equal(ret, -EPROTO);
         if (!strstr(why, "did not reach their place in dst"))
@@ -605,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_fanout_counts),
         cmocka_unit_test(test_fanout_cap_and_errors),
+        cmocka_unit_test(test_fanout_layouts),
         cmocka_unit_test(test_synthetic),
         cmocka_unit_test(test_parse_good),
         cmocka_unit_test(test_parse_errors),
