@@ -3,6 +3,7 @@ the break-evens, the model against upstream, the plots."""
 import os
 from collections import OrderedDict
 
+from .axes_report import axes_section
 from .files import number
 from .fmt import fmt_pct, md_row
 from .paired import MIN_ROUNDS, model_upstream_lines
@@ -141,9 +142,9 @@ def paired_report(path):
         intro[2:] + paired_glance(folder, glance, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
-    text += zero[0]
+    text += axes_section(folder) + zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
-    return write_report(path, text + model_against_upstream(folder) + plots_section(folder))
+    return write_report(path, text + model_against_upstream(folder) + plots_section(folder, skip=("axes.png",)))
 
 
 def model_against_upstream(folder):
