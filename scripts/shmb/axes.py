@@ -80,11 +80,13 @@ def axes_of(folder):
     """OrderedDict 'buffers' | 'sizes' -> Axis of a results folder: the 4 KB request at each
     count of transfer_axis_buffers_N.json, and the request at AXIS_SIZES_KB from
     transfer_axis_size_N.json and transfer_paired.json (an axis file's point first); an axis
-    without points is left out."""
+    without points is left out, and both in a folder without a transfer_axis_*.json."""
     runs = OrderedDict()
     for name in sorted(os.listdir(folder)):
         if AXIS_FILE.match(name):
             runs[name] = load_paired(os.path.join(folder, name))
+    if not runs:  # a folder of run_all.sh before the axes: none, not the sizes transfer_paired.json has
+        return OrderedDict()
     transfer = paired_files(folder).get("transfer")
     buffers, sizes = [], OrderedDict()
     for name, run in runs.items():

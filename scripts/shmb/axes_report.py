@@ -102,10 +102,10 @@ def axes_section(folder):
     out = ["## " + TITLE_AXES, ""]
     axes = axes_of(folder.path)
     if not axes:
-        return out + ["Not run: no transfer_axis_*.json and no request rows in transfer_paired.json "
-                      "(run_all.sh --system runs them).", "", NOT_SWEPT, ""]
-    out += ["Per request, the answer above holds at one point: 100 registered buffers, one descriptor per "
-            "submit, one thread. Here each axis moves one of them, every point a paired run of its own with its "
+        return out + ["Not run: no transfer_axis_*.json in this folder (run_all.sh --system runs them).", "",
+                      NOT_SWEPT, ""]
+    out += ["Per request answers at one point: its registered buffers (transfer_paired.json's --num_segments), "
+            "one descriptor per submit, one thread. Here each axis moves one thing, every point a paired run of its own with its "
             "own A/A control: each flavour's whole request (rows shm_transfer/request/size_kb:N: the request "
             "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
             "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
