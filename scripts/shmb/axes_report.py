@@ -104,9 +104,9 @@ def axes_section(folder):
     if not axes:
         return out + ["Not run: no transfer_axis_*.json in this folder (run_all.sh --system runs them).", "",
                       NOT_SWEPT, ""]
-    out += ["Per request answers at one point: its registered buffers (transfer_paired.json's --num_segments), "
-            "one descriptor per submit, one thread. Here each axis moves one thing, every point a paired run of its own with its "
-            "own A/A control: each flavour's whole request (rows shm_transfer/request/size_kb:N: the request "
+    out += ["Per request answers at one point: its registered buffers (transfer_paired.json's "
+            "--num_segments), one descriptor per submit, one thread. Here each axis moves one thing, every "
+            "point a paired run of its own with its own A/A control: each flavour's whole request (rows shm_transfer/request/size_kb:N: the request "
             "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
             "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "

@@ -65,8 +65,8 @@ def paired_run_section(folder):
     dates = sorted(str(c["date"]) for _, _, c in ctxs if c.get("date"))
     out.append("- Measured: %s to %s, each binary once, its systems in turn round by round (order balanced "
                "over the rounds)" % (dates[0] if dates else "?", dates[-1] if dates else "?"))
-    # the paired runs' (with --per-system, run.json has every per-system run too)
-    loads = [r for r in folder.loads if r[0].endswith("_paired")] or folder.loads
+    # the paired runs' and the axes' (with --per-system, run.json has every per-system run too)
+    loads = [r for r in folder.loads if r[0].endswith("_paired") or r[0].startswith("transfer_axis_")] or folder.loads
     if loads:
         out.append("- Load average (1, 5, 15 min) before and after each run: %s" % "; ".join(
             "%s %s -> %s" % (name, " ".join("%g" % x for x in before), " ".join("%g" % x for x in after))
