@@ -27,6 +27,10 @@
 #                   under 5%; first the rows that decide (the whole request per size and
 #                   per workload request), then a panel per run on its own scale, at
 #                   most 12 questions a panel (their labels stay apart); flags in report.md
+#   axes.png        of a folder with run_all.sh --system's axes (transfer_axis_*.json):
+#                   a panel per axis (registered buffers, request size), each system's
+#                   whole request as its ratio to Mooncake's per point with its 95%
+#                   interval, a dashed line where it saves 5% of Mooncake's request
 # With repetitions, points are the median of the repetitions' p50s and error bars
 # span their p10-p90; each title names the CPU, the build, the systems and the
 # binary's flags as the runs' JSON contexts say.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes the verdict report of a folder of run_all.sh --system, DIR/report.md, and
 # prints its path: per question (per block, per registration, first attach, per
-# request at 4 KB, 64 KB, 1 MB and 16 MB, per KV-cache workload) Mooncake's time,
+# request at 4 KB, 64 KB, 1 MB and 16 MB, per KV-cache workload, along the axes of
+# run_all.sh --system with their break-even) Mooncake's time,
 # each Flow-IPC flavour's, and from the paired runs (BENCH_paired.json) the ratio
 # and the time saved with their 95% intervals, the A/A control's line, and the
 # verdict (faster, slower, no practical difference, within the noise, too noisy;

@@ -35,9 +35,14 @@
 #                              KV-cache workload: traces/sample.jsonl's first 50 requests,
 #                              llama3_8b, 16-token blocks, 16 MB each) and zero_copy_paired
 #                              (--zero_copy, 4 KB to 256 MB x4: Mooncake's whole request
-#                              against each flavour's hand-off, no copy). A paired run's rounds
+#                              against each flavour's hand-off, no copy); then the axes of
+#                              report.md's "Where the answer changes", a paired run per point
+#                              (the transfer's flags, then the point's): the 4 KB request at
+#                              10, 100, 1000, 10000 registered buffers (transfer_axis_buffers_N)
+#                              and at 1 KB (transfer_axis_size_1; 8 KB to 16 MB are
+#                              transfer_paired's). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
-#                              alone. Ends with the plots (plot.sh: paired.png, and with
+#                              alone. Ends with the plots (plot.sh: paired.png, axes.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
 #                              the verdict, one page, from the ratio rows), whose opening
 #                              verdict sentences end the run on stderr; if they fail,
@@ -232,6 +237,13 @@ if [ -n "$system" ]; then
     fi
     paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$blist" "${@:2}" "${one[@]}")")
   done
+  # the axes (issue 27), each point after the transfer's flags, which it overrides
+  axis() { paired_runs+=("$(printf '%q ' "transfer_axis_$1" "$bindir/shm_transfer_bench" --systems="$list" \
+                                        "${transfer_flags[@]}" "${@:2}" "${one[@]}")"); }
+  for n in 10 100 1000 10000; do
+    axis "buffers_$n" --num_segments="$n" --transfer_size_kb=4 --max_transfer_size_mb=0.00390625
+  done
+  axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
 fi
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)

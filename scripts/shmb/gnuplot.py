@@ -12,7 +12,7 @@ from .stats import quantile
 PALETTE = ("#000000", "#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#999999")
 # The same colour for a name in every plot.
 PREFERRED = {
-    "mooncake": 0, "posix": 0, "flowipc_classic": 4, "bipc": 4, "flowipc_jemalloc": 5,
+    "mooncake": 0, "mooncake_control": 7, "posix": 0, "flowipc_classic": 4, "bipc": 4, "flowipc_jemalloc": 5,
     "jemalloc": 5, "jemalloc_tcache": 6, "arena": 3, "offset": 1, "memcpy": 0, "loop": 1, "nt": 3, "movsb": 4,
     "linear": 1, "lower_bound": 6, "tree": 3, "arithmetic": 7,
     "shm_open": 2, "ftruncate": 1, "mmap": 3, "close": 6, "total": 0, "cleanup": 5, "touch": 4,

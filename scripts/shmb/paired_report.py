@@ -3,6 +3,7 @@ the break-evens, the model against upstream, the plots."""
 import os
 from collections import OrderedDict
 
+from .axes_report import axes_section
 from .files import number
 from .fmt import fmt_pct, md_row
 from .paired import MIN_ROUNDS, model_upstream_lines
@@ -64,8 +65,8 @@ def paired_run_section(folder):
     dates = sorted(str(c["date"]) for _, _, c in ctxs if c.get("date"))
     out.append("- Measured: %s to %s, each binary once, its systems in turn round by round (order balanced "
                "over the rounds)" % (dates[0] if dates else "?", dates[-1] if dates else "?"))
-    # the paired runs' (with --per-system, run.json has every per-system run too)
-    loads = [r for r in folder.loads if r[0].endswith("_paired")] or folder.loads
+    # the paired runs' and the axes' (with --per-system, run.json has every per-system run too)
+    loads = [r for r in folder.loads if r[0].endswith("_paired") or r[0].startswith("transfer_axis_")] or folder.loads
     if loads:
         out.append("- Load average (1, 5, 15 min) before and after each run: %s" % "; ".join(
             "%s %s -> %s" % (name, " ".join("%g" % x for x in before), " ".join("%g" % x for x in after))
@@ -141,9 +142,9 @@ def paired_report(path):
         intro[2:] + paired_glance(folder, glance, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
-    text += zero[0]
+    text += axes_section(folder) + zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
-    return write_report(path, text + model_against_upstream(folder) + plots_section(folder))
+    return write_report(path, text + model_against_upstream(folder) + plots_section(folder, skip=("axes.png",)))
 
 
 def model_against_upstream(folder):

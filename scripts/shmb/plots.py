@@ -3,6 +3,7 @@ writes every figure of a folder."""
 import os
 from collections import OrderedDict
 
+from .axes import write_axes_plot
 from .files import number, write_output
 from .fmt import size_label, time_label
 from .gnuplot import bars_note, context_lines, gp_string, panel, script, series_of, ticks, write_data
@@ -167,5 +168,6 @@ def plotdata(folder, out_dir):
         if text:
             write_output(os.path.join(out_dir, name + ".gp"), text)
             made.append(name)
+    write_axes_plot(folder, out_dir, made)
     print(" ".join(made))
     return 0 if made else 1

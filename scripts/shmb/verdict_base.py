@@ -147,9 +147,11 @@ def machine_lines(ctxs):
                 "git_commit", "build_type", "compiler", "build_flags"))]
 
 
-def plots_section(folder):
+def plots_section(folder, skip=()):
+    """The folder's PNGs, but those a section embeds (skip)."""
     names = [p + ".png" for p in PLOTS if os.path.isfile(os.path.join(folder.path, p + ".png"))]
     names += sorted(n for n in os.listdir(folder.path) if n.endswith(".png") and n not in names)
+    names = [n for n in names if n not in skip]
     out = ["## Plots", ""]
     if not names:
         return out + ["No plots in this folder: ./scripts/plot.sh on it makes them.", ""]

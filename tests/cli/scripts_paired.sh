@@ -8,7 +8,8 @@
 # translation's plus the control's noise is "unexplained by the design" and
 # the design is credited with the translation's; a control off by more than 5% makes
 # its section say it is too noisy and how to get a quieter run; the zero-copy section
-# and sentence, and a step not possible upstream never credited; compare.sh on one
+# and sentence, and a step not possible upstream never credited; where the answer changes
+# along the axes (rows, intervals, break-even or never); compare.sh on one
 # paired folder and on two (before, after); its gate (--fail-above: exit 0, 1 with
 # the rows first, 2 on a bad percentage) and its warning on differing flags; bad
 # paired files: one line, exit 2.
@@ -145,6 +146,50 @@ grep "^SHM-classic against Mooncake: " "$work/zerocopy/report.md" \
   && [ "$(cell zerocopy "4 KB request" SHM-classic 7)" != "-" ] \
   && grep -q "its translate row (to_address) is not possible upstream and reaches no verdict" "$work/zerocopy/report.md" \
   && ok || fail "zerocopy: SHM-jemalloc's request credited with a step not possible upstream: $(grep "4 KB request |" "$work/zerocopy/report.md")"
+
+# (g) Where the answer changes (tests/fixtures/axes/make_axes.py): per axis each point's rows,
+# each flavour and the A/A control with their intervals; the break-even sentence where the
+# lower end of the saving reaches 5% of Mooncake's request from one point on (up to one, by
+# size), and "never" where it does not; a noisy control's point undecided; axes.png in the
+# section, not again under Plots; a folder without the axes says so.
+axes() { "$py" "$src/tests/fixtures/axes/make_axes.py" "$work/axes_$1" "$1" || fail "make_axes.py $1"; }
+# section DIR: report.md's "Where the answer changes", alone
+section() { awk '/^## Where the answer changes$/ {on = 1} on && /^## / && !/Where the answer/ {exit} on' "$work/$1/report.md"; }
+axes even
+"$src/scripts/plot.sh" "$work/axes_even" >/dev/null 2>&1 && [ -s "$work/axes_even/axes.png" ] && ok || fail "plot.sh: no axes.png"
+report axes_even
+section axes_even >"$work/axes.md"
+for n in 10 100 1000 10000; do
+  [ "$(grep -cE "^\| $n \| (SHM-classic|SHM-jemalloc|mooncake_control \(A/A control\)) \| .* \[.*\] \| .* \[.*\] \| " "$work/axes.md")" -eq 3 ] \
+    && ok || fail "axes even: the rows of $n buffers: $(grep "^| $n |" "$work/axes.md")"
+done
+for kb in "1 KB" "8 KB" "64 KB" "1 MB" "16 MB"; do
+  [ "$(grep -c "^| $kb | " "$work/axes.md")" -eq 3 ] && ok || fail "axes even: the rows of $kb: $(grep "^| $kb |" "$work/axes.md")"
+done
+grep -qx "| 1000 | SHM-classic | 3.60 µs | 1.00 µs | 3.60 \[3.27, 4.00\] | 2.60 µs \[2.50 µs, 2.70 µs\] | 69% | yes |" "$work/axes.md" \
+  && grep -qx "| 100 | SHM-classic | 1.10 µs | 1.02 µs | 1.08 \[1.04, 1.12\] | 80.0 ns \[40.0 ns, 120 ns\] | 3.6% | no |" "$work/axes.md" \
+  && grep -qx "| 100 | mooncake_control (A/A control) | 1.10 µs | 1.10 µs | 1.000 \[0.995, 1.005\] | 0 ns \[-5.00 ns, 5.00 ns\] | - | the noise |" "$work/axes.md" \
+  && ok || fail "axes even: the 4 KB request's rows: $(grep "^| 1\?000\? |" "$work/axes.md")"
+grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 1000 registered buffers (not at 100, the count before it); at 1000 it saves 2.60 µs \[2.50 µs, 2.70 µs\] of Mooncake's 3.60 µs (lower end 69%)." "$work/axes.md" \
+  && grep -qx "\- SHM-jemalloc (its write path) saves at least 5.0% of a 4 KB request from about 10000 registered buffers (not at 1000, the count before it); at 10000 it saves 7.00 µs \[6.80 µs, 7.20 µs\] of Mooncake's 25.0 µs (lower end 27%)." "$work/axes.md" \
+  && grep -qx "\- SHM-classic saves at least 5.0% of Mooncake's request up to about 64 KB requests (not at 1 MB, the size after it); at 64 KB it saves 270 ns \[260 ns, 280 ns\] of Mooncake's 2.50 µs (lower end 10%)." "$work/axes.md" \
+  && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of Mooncake's request within the range (1 KB to 16 MB)." "$work/axes.md" \
+  && ok || fail "axes even: the break-even sentences: $(grep "^- " "$work/axes.md")"
+grep -q "The break-even rule: along the buffers, the first point from which the lower end of the saving's 95% interval stays at 5.0% of Mooncake's request or more" "$work/axes.md" \
+  && grep -q "its request is its write path" "$work/axes.md" && grep -qx "!\[axes\](axes.png)" "$work/axes.md" \
+  && [ "$(grep -c "(axes.png)" "$work/axes_even/report.md")" -eq 1 ] \
+  && grep -q "^Not swept yet: descriptors per submit (1, 32, 256, 2048) and threads submitting at once" "$work/axes.md" \
+  && ok || fail "axes even: the legend, the plot or the line on the axes not swept"
+axes never
+report axes_never
+section axes_never >"$work/axes.md"
+grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request within the range (10 to 10000 registered buffers); undecided at 10000 (the A/A control off by 5.0% or more)." "$work/axes.md" \
+  && grep -qx "| 10000 | SHM-classic | 25.0 µs | 25.0 µs | 1.001 \[1.000, 1.001\] | 20.0 ns \[5.00 ns, 35.0 ns\] | 0.0% | undecided |" "$work/axes.md" \
+  && grep -qx "\- SHM-classic saves at least 5.0% of Mooncake's request at every point measured (8 KB to 16 MB)." "$work/axes.md" \
+  && grep -q "; not measured in this run: 1 KB\.$" "$work/axes.md" && ! grep -q "^| 1 KB |" "$work/axes.md" \
+  && ok || fail "axes never: $(grep "^- \|not measured" "$work/axes.md")"
+report real
+section real | grep -q "^Not run: no transfer_axis_\*.json" && ok || fail "axes: a folder without them: $(section real | head -4)"
 
 # The run: the load average before and after each run, from run_all.sh's run.json
 printf '{"cpu": 1, "runs": [\n{"name": "allocation_paired", "start": "s", "end": "e", "load_before": [0.5, 0.6, 0.7], "load_after": [1.5, 0.9, 0.8]}\n]}\n' \

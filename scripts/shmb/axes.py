@@ -1,0 +1,169 @@
+"""The axes of "Where the answer changes" (issue 27): each point the whole request of a paired
+run, the rule that finds where a flavour saves enough, and axes.png."""
+import os
+import re
+from collections import OrderedDict
+
+from .files import write_output
+from .fmt import fmt_size, size_label
+from .gnuplot import PALETTE, Series, context_lines, log_ytics, panel, script, ticks, write_data
+from .paired import load_paired, paired_files
+from .stats import PRACTICAL_CHANGE, control_noisy
+
+BUFFER_COUNTS = (10, 100, 1000, 10000)  # run_all.sh --system's buffers axis
+AXIS_SIZES_KB = (1, 8, 64, 1024, 16384)  # the sizes axis: 1 KB its own run, the others transfer_paired's
+REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)$")
+AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size)_\d+\.json$")
+# What a point's rule says (saves_enough)
+YES, NO, UNDECIDED = "yes", "no", "undecided"
+
+
+def num_segments(run):
+    """The registered buffers a transfer run measured at (--num_segments in its flags), or None."""
+    m = re.search(r"(?:^| )num_segments=(\d+)(?: |$)", str(run.ctx.get("flags", "")))
+    return int(m.group(1)) if m else None
+
+
+class Point:
+    """One point of an axis: the whole request of one size in one paired run (x: its
+    buffers or its size in KB); pairs: system -> Pair against Mooncake, the control among them."""
+
+    def __init__(self, x, run, question, kb):
+        self.x, self.run, self.question, self.kb = x, run, question, kb
+        self.base = run.p50(question, run.baseline)
+        self.pairs = run.pairs[question]
+        self.control = run.control_of(question)
+        self.buffers = num_segments(run)
+
+    def saves_enough(self, system):
+        """The rule: YES when the lower end of the saving's 95% interval is PRACTICAL_CHANGE of
+        Mooncake's request (its p50) or more; UNDECIDED without an interval or a quiet A/A
+        control (off by 5% or more); else NO."""
+        p = self.pairs.get(system)
+        c = self.control
+        if p is None or not p.has_interval or p.saved_lo is None or c is None or not c.has_interval \
+                or control_noisy(c) or not self.base:
+            return UNDECIDED
+        return YES if p.saved_lo >= PRACTICAL_CHANGE * self.base else NO
+
+
+class Axis:
+    """points: [Point] by x; rising: a flavour's saving grows along it (buffers: the break-even
+    is where it starts to save enough), else it shrinks (sizes: where it stops)."""
+
+    def __init__(self, key, points, rising):
+        self.key, self.points, self.rising = key, sorted(points, key=lambda p: p.x), rising
+
+    def label(self, x):
+        """A tick's label: '1000', '64K'."""
+        return "%d" % x if self.key == "buffers" else size_label(x)
+
+    def name(self, x):
+        """A point as a sentence says it: '1000', '64 KB'."""
+        return "%d" % x if self.key == "buffers" else fmt_size(x)
+
+    def reach(self, system):
+        """The break-even: rising, the index of the first point from which every point says
+        YES; falling, the index of the last point up to which every point does; None when no
+        point qualifies (the first point fails a rising axis, the last a falling one)."""
+        said = [p.saves_enough(system) for p in self.points]
+        order = range(len(said) - 1, -1, -1) if self.rising else range(len(said))
+        found = None
+        for i in order:
+            if said[i] != YES:
+                break
+            found = i
+        return found
+
+
+def axes_of(folder):
+    """OrderedDict 'buffers' | 'sizes' -> Axis of a results folder: the 4 KB request at each
+    count of transfer_axis_buffers_N.json, and the request at AXIS_SIZES_KB from
+    transfer_axis_size_N.json and transfer_paired.json (an axis file's point first); an axis
+    without points is left out, and both in a folder without a transfer_axis_*.json."""
+    runs = OrderedDict()
+    for name in sorted(os.listdir(folder)):
+        if AXIS_FILE.match(name):
+            runs[name] = load_paired(os.path.join(folder, name))
+    if not runs:  # a folder of run_all.sh before the axes: none, not the sizes transfer_paired.json has
+        return OrderedDict()
+    transfer = paired_files(folder).get("transfer")
+    buffers, sizes = [], OrderedDict()
+    for name, run in runs.items():
+        kbs = requests(run)
+        if name.startswith("transfer_axis_buffers_") and kbs and num_segments(run) is not None:
+            kb, q = kbs[0]  # run_all.sh runs one size
+            buffers.append(Point(num_segments(run), run, q, kb))
+    for run in [r for n, r in runs.items() if n.startswith("transfer_axis_size_")] + \
+            ([load_paired(transfer)] if transfer else []):
+        for kb, q in requests(run):
+            if kb in AXIS_SIZES_KB and kb not in sizes:
+                sizes[kb] = Point(kb, run, q, kb)
+    out = OrderedDict()
+    if buffers:
+        out["buffers"] = Axis("buffers", buffers, True)
+    if sizes:
+        out["sizes"] = Axis("sizes", list(sizes.values()), False)
+    return out
+
+
+def requests(run):
+    """[(size in KB, question)] of a paired run's whole-request questions, by size."""
+    found = [(int(m.group(1)), q) for q in run.pairs for m in [REQUEST.match(q)] if m]
+    return sorted(found)
+
+
+AXIS_TITLE = {"buffers": ("the 4 KB request by registered buffers per peer", "registered buffers (log scale)"),
+              "sizes": ("the request by descriptor size", "request size (1K = 1024 bytes; log scale)")}
+
+
+def axes_panel(out_dir, index, axis, first):
+    """One panel of axes.png: per system (the control in grey) its request's ratio to
+    Mooncake's per point with its 95% interval, a line at 1 and one where the flavour saves
+    PRACTICAL_CHANGE of Mooncake's request (ratio 1 / (1 - PRACTICAL_CHANGE))."""
+    series = OrderedDict()
+    systems = [s for p in axis.points for s in p.pairs]
+    order = [s for i, s in enumerate(systems) if s not in systems[:i]]
+    for p in axis.points:
+        for s, pair in p.pairs.items():
+            # apart by a few percent along x, so that the bars at one point do not cover each other
+            x = p.x * 1.06 ** (order.index(s) - (len(order) - 1) / 2.0)
+            lo, hi = (pair.lo, pair.hi) if pair.has_interval and pair.lo > 0 else (pair.ratio, pair.ratio)
+            series.setdefault(s, Series(s, s, "")).points.append((x, pair.ratio, lo, hi))
+    series = list(series.values())
+    data = write_data(out_dir, "axes%d" % index, series)
+    enough = 1 / (1 - PRACTICAL_CHANGE)
+    ys = [v for s in series for pt in s.points for v in pt[1:]] + [1.0, enough]
+    lo, hi = min(ys) / 1.4, max(ys) * 1.4
+    xs = [p.x for p in axis.points]
+    title, xlabel = AXIS_TITLE[axis.key]
+    extra = ["set yrange [%r:%r]" % (lo, hi), log_ytics(lo, hi),
+             "set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 1.5 lc rgb \"#000000\"",
+             "set arrow from graph 0, first %r to graph 1, first %r nohead dt 2 lw 1.2 lc rgb \"%s\""
+             % (enough, enough, PALETTE[3]),
+             "set label \"saves %g%% of Mooncake's request\" at graph 0.99, first %r right offset 0,0.6 font \",8\" "
+             "textcolor rgb \"%s\"" % (PRACTICAL_CHANGE * 100, enough * 1.02, PALETTE[3])]
+    cmds = panel(data, series, "%s: Mooncake / system per round, median and 95%% interval (above 1: the system "
+                 "is faster)" % title, xlabel, "ratio (log scale)", ticks(xs, axis.label), extra, logy=True)
+    return cmds if first else ["unset key"] + cmds
+
+
+def plot_axes(folder, out_dir):
+    """axes.png of a folder's axes, a panel each (None without one)."""
+    axes = axes_of(folder)
+    if not axes:
+        return None
+    panels = [axes_panel(out_dir, i, axis, i == 0) for i, axis in enumerate(axes.values())]
+    runs = [("", p.run.ctx) for axis in axes.values() for p in axis.points]
+    title = ["Where the answer changes: each flavour's whole request against Mooncake's along each axis, paired "
+             "(one run per point); grey: the A/A control; dashed: a saving of %g%% of Mooncake's request"
+             % (PRACTICAL_CHANGE * 100)] + context_lines(runs, flags=False)
+    return script(title, panels, size=(1100, 420 * len(panels) + 160))
+
+
+def write_axes_plot(folder, out_dir, made):
+    """Writes axes.gp into out_dir when the folder has axes, and names it in made."""
+    text = plot_axes(folder, out_dir)
+    if text:
+        write_output(os.path.join(out_dir, "axes.gp"), text)
+        made.append("axes")

@@ -1,0 +1,121 @@
+"""report.md's "Where the answer changes": per axis each flavour's paired saving on the whole
+request with its interval, the A/A control's, axes.png and the break-even sentences."""
+import os
+
+from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, UNDECIDED, YES, axes_of
+from .fmt import fmt_pct, fmt_ratio, fmt_size, fmt_time, md_head, md_row
+from .paired_folder import saved_text
+from .paired_sections import write_path_legend
+from .stats import PRACTICAL_CHANGE, control_noisy
+from .verdict_base import FLAVOURS, TITLE
+
+TITLE_AXES = "Where the answer changes"
+RULE = {True: "the first point from which the lower end of the saving's 95%% interval stays at %s of Mooncake's "
+              "request or more, at that point and every larger one measured",
+        False: "the last point up to which the lower end of the saving's 95%% interval stays at %s of Mooncake's "
+               "request or more, at that point and every smaller one measured"}
+NOT_SWEPT = ("Not swept yet: descriptors per submit (1, 32, 256, 2048) and threads submitting at once: "
+             "shm_transfer_bench has no flag for either (issue 27).")
+
+
+def who(f):
+    """A flavour as the sentences name it: SHM-jemalloc's request is its write path."""
+    return TITLE[f] + (" (its write path)" if f == "flowipc_jemalloc" else "")
+
+
+def point_cells(axis, p, s):
+    pair = p.pairs[s]
+    other = p.run.p50(p.question, s)
+    if s in FLAVOURS:
+        said = p.saves_enough(s)
+        share = fmt_pct(pair.saved_lo / p.base) if pair.saved_lo is not None and p.base else "-"
+        name, rule = TITLE[s], {YES: "yes", NO: "no", UNDECIDED: "undecided"}[said]
+    else:
+        name, share, rule = "%s (A/A control)" % s, "-", "the noise"
+    return [axis.name(p.x), name, fmt_time(p.base) if p.base else "-", fmt_time(other) if other else "-",
+            fmt_ratio(pair), saved_text(pair), share, rule]
+
+
+def sentence(axis, f):
+    """The break-even of flavour f along an axis, as the rule finds it (RULE)."""
+    pts = [p for p in axis.points if f in p.pairs]
+    if not pts:
+        return None
+    if axis.key == "buffers":
+        what = "a %s request" % fmt_size(pts[0].kb)
+        span = "%s to %s registered buffers" % (axis.name(pts[0].x), axis.name(pts[-1].x))
+    else:
+        what = "Mooncake's request"
+        span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
+    i = axis.reach(f)
+    enough = "saves at least %s of %s" % (fmt_pct(PRACTICAL_CHANGE), what)
+    if i is None:
+        text = "%s never %s within the range (%s)" % (who(f), enough, span)
+    elif i == (0 if axis.rising else len(axis.points) - 1):
+        text = "%s %s at every point measured (%s)" % (who(f), enough, span)
+    else:
+        p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
+        where = ("from about %s registered buffers (not at %s, the count before it)" if axis.rising else
+                 "up to about %s requests (not at %s, the size after it)") % (axis.name(p.x), axis.name(q.x))
+        pair = p.pairs[f]
+        text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
+            who(f), enough, where, axis.name(p.x), saved_text(pair), fmt_time(p.base),
+            fmt_pct(pair.saved_lo / p.base))
+    open_ = ["%s (%s)" % (axis.name(p.x), "the A/A control off by %s or more" % fmt_pct(PRACTICAL_CHANGE)
+                          if p.control is not None and p.control.has_interval and control_noisy(p.control)
+                          else "no interval")
+             for p in pts if p.saves_enough(f) == UNDECIDED]
+    if open_:
+        text += "; undecided at %s" % ", ".join(open_)
+    return text + "."
+
+
+def axis_lines(folder, axis):
+    """An axis's table and its break-even sentences."""
+    head = ["registered buffers" if axis.key == "buffers" else "request size", "system", "Mooncake's request",
+            "its request", "ratio [95%]", "saved [95%]", "lower end / Mooncake's", "saves >= %s" %
+            fmt_pct(PRACTICAL_CHANGE)]
+    wanted = BUFFER_COUNTS if axis.key == "buffers" else AXIS_SIZES_KB
+    missing = [w for w in wanted if w not in [p.x for p in axis.points]]
+    if axis.key == "buffers":
+        title = "### Registered buffers per peer (the %s request)" % fmt_size(axis.points[0].kb)
+        where = "One paired run per count (transfer_axis_buffers_N.json: --num_segments=N)"
+        missing = ", ".join("%d buffers" % w for w in missing)
+    else:
+        counts = sorted(set(p.buffers for p in axis.points if p.buffers is not None))
+        title = "### Descriptor size (the request at %s registered buffers)" % (
+            " / ".join(str(c) for c in counts) if counts else "the default")
+        where = ("Each size's request from the paired run that measured it (transfer_axis_size_1.json for 1 KB, "
+                 "transfer_paired.json for the others)")
+        missing = ", ".join(fmt_size(w) for w in missing)
+    out = [title, "", "%s; the rows shm_transfer/request/size_kb:N/system:S/vs:mooncake%s." % (
+        where, "; not measured in this run: " + missing if missing else ""), ""]
+    out += md_head(head)
+    for p in axis.points:
+        out += [md_row(point_cells(axis, p, s)) for s in list(folder.flavours) + [folder.control] if s in p.pairs]
+    lines = [sentence(axis, f) for f in folder.flavours]
+    return out + [""] + ["- " + l for l in lines if l] + [""]
+
+
+def axes_section(folder):
+    """The section: its legend, per axis its table and sentences, axes.png when plot.sh made it."""
+    out = ["## " + TITLE_AXES, ""]
+    axes = axes_of(folder.path)
+    if not axes:
+        return out + ["Not run: no transfer_axis_*.json in this folder (run_all.sh --system runs them).", "",
+                      NOT_SWEPT, ""]
+    out += ["Per request answers at one point: its registered buffers (transfer_paired.json's "
+            "--num_segments), one descriptor per submit, one thread. Here each axis moves one thing, every "
+            "point a paired run of its own with its own A/A control: each flavour's whole request (rows shm_transfer/request/size_kb:N: the request "
+            "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
+            "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
+            "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
+            "the buffers, %s; along the sizes, %s. A point without an interval, or whose A/A control is off by "
+            "%s or more, is undecided and counts as not saving enough.%s" % (
+                RULE[True] % fmt_pct(PRACTICAL_CHANGE), RULE[False] % fmt_pct(PRACTICAL_CHANGE),
+                fmt_pct(PRACTICAL_CHANGE), write_path_legend(folder)), ""]
+    for axis in axes.values():
+        out += axis_lines(folder, axis)
+    if os.path.isfile(os.path.join(folder.path, "axes.png")):
+        out += ["![axes](axes.png)", ""]
+    return out + [NOT_SWEPT, ""]
