@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# scripts/layers.py, the source tree's layers held against the built library:
+# no circle, no call up a layer or sideways between benchmarks (exit 0); and
+# on a small archive made here with one of each planted (a circle in alloc/,
+# base calling models, lookup calling alloc), all three found, exit 1; bad
+# usage exits 2.
+#   layers.sh LIBRARY SOURCE_DIR
+lib=$1
+src=$(cd "$2" && pwd)
+source "$src/tests/cli/cli_lib.sh"
+layers=$src/scripts/layers.py
+
+python3 "$layers" "$lib" "$src/src" >"$work/out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -qx 'circles 0' "$work/out" && grep -qx 'upward calls 0' "$work/out" \
+   && grep -qx 'sideways calls 0' "$work/out"; then ok
+else fail "the library: exit $rc: $(cat "$work/out")"; fi
+
+# The planted faults: x <-> y in alloc/, base/a -> models/b, lookup/l -> alloc/x.
+tree=$work/tree
+mkdir -p "$tree/src/alloc" "$tree/src/base" "$tree/src/models" "$tree/src/lookup" "$work/obj"
+echo 'int y(int); int x(int n) { return n ? y(n - 1) : 0; }' >"$tree/src/alloc/x.c"
+echo 'int x(int); int y(int n) { return n ? x(n - 1) : 1; }' >"$tree/src/alloc/y.c"
+echo 'int b(void); int a(void) { return b(); }' >"$tree/src/base/a.c"
+echo 'int b(void) { return 2; }' >"$tree/src/models/b.c"
+echo 'int x(int); int l(void) { return x(3); }' >"$tree/src/lookup/l.c"
+for f in alloc/x alloc/y base/a models/b lookup/l; do
+  cc -c -o "$work/obj/$(basename $f).c.o" "$tree/src/$f.c" || fail "cc $f.c"
+done
+ar rcs "$work/planted.a" "$work"/obj/*.o
+python3 "$layers" "$work/planted.a" "$tree/src" >"$work/out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qx '  circle: alloc/x.c alloc/y.c' "$work/out" \
+   && grep -qx '  up: base/a.c -> models/b.c' "$work/out" \
+   && grep -qx '  sideways: lookup/l.c -> alloc/x.c' "$work/out"; then ok
+else fail "planted faults: exit $rc: $(cat "$work/out")"; fi
+
+python3 "$layers" "$lib" >"$work/out" 2>&1
+[ $? -eq 2 ] && ok || fail "one argument: not exit 2"
+finish
