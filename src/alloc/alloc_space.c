@@ -179,13 +179,14 @@ static int space_free(space_t *s, uint64_t *frees)
     return 0;
 }
 
-/* The two rows: space_alloc (each allocation; note: utilization and
- * fragmentation) and space_free (each round's ns per free; note: checks). */
+/* The two rows: space_alloc (each allocation; note: utilization,
+ * fragmentation, largest of total free) and space_free (each round's ns per free; note: checks). */
 static int space_rows(const space_t *s, const shmb_alloc_space_t *r, shmb_rows_t *rows)
 {
     shmb_row_t row = shmb_row_make(s->pool.ops->name, "pool_mb", s->cfg->pool_bytes >> 20, s->cfg->repetition);
     if (r->has_free)
-        snprintf(row.note, sizeof(row.note), "util %.4f frag %.4f", r->utilization, r->fragmentation);
+        snprintf(row.note, sizeof(row.note), "util %.4f frag %.4f (%.1f of %.1f MiB)", r->utilization,
+                 r->fragmentation, (double)r->largest_free / 1048576.0, (double)r->total_free / 1048576.0);
     else
         snprintf(row.note, sizeof(row.note), "util %.4f frag -", r->utilization);
     int ret = shmb_alloc_push_step(rows, row, "space_alloc", s->alloc_ns, (size_t)s->nalloc, r->allocs);

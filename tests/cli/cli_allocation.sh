@@ -302,7 +302,7 @@ assert names == want, names
 for b in runs[0]:
     assert b["iterations"] > 0 and b["real_time"] > 0, b
     if b["name"].endswith("space_alloc/pool_mb:64"):
-        m = re.fullmatch(r"util (0\.\d{4}|1\.0000) frag (0\.\d{4}|-)", b["label"])
+        m = re.fullmatch(r"util (0\.\d{4}|1\.0000) frag (0\.\d{4} \(\d+\.\d of \d+\.\d MiB\)|-)", b["label"])
         assert m and (m.group(2) == "-") == ("/jemalloc/" in b["name"]), b["label"]
         assert 0.5 < float(m.group(1)) <= 1.0, b["label"]
     else:
