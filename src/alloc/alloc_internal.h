@@ -1,6 +1,7 @@
 /* alloc_internal: what the allocation benchmark's files share, and the
  * test hook. Calls go down: the driver (alloc_bench.c) -> the modes
- * (alloc_posix.c, alloc_rounds.c, alloc_paired.c) -> the helpers
+ * (alloc_posix.c, alloc_rounds.c, alloc_paired.c; alloc_space.c, called from
+ * benchmark/) -> the helpers
  * (alloc_rows.c, alloc_round.c, alloc_register.c, alloc_pool*.c,
  * alloc_peer.c), which call none of each other; alloc_notes.c calls helpers. */
 #ifndef SHMBENCH_ALLOC_INTERNAL_H
