@@ -17,6 +17,7 @@ HOW = {"offset": "its storageReport (largestFreeRegion: the largest bin with a f
                "freed at once",
        "jemalloc": "'-': it maps SHM pools as it grows, so there is no fixed pool whose free space it could "
                    "report"}
+FLAVOUR = {"bipc": "flowipc_classic", "jemalloc": "flowipc_jemalloc"}  # the flavour whose allocator it is
 LABEL = re.compile(r"util (?P<util>[\d.]+) frag (?:(?P<frag>[\d.]+) \((?P<largest>[\d.]+) of (?P<total>[\d.]+) MiB\)|-)")
 NAME = re.compile(r"shm_alloc/(?P<alloc>[a-z_]+)/space_(?P<step>alloc|free)/pool_mb:(?P<mb>\d+)$")
 
@@ -60,10 +61,12 @@ def space_section(folder):
             "checked inside its pool and disjoint before it counted." % mb, ""]
     out += md_head(["allocator", "what", "utilization at first failure", "fragmentation after churn",
                     "largest of total free", "ns per alloc (p50)", "ns per free (p50)", "allocs timed"])
-    for alloc in ("offset", "bipc", "jemalloc"):
-        if "alloc" in rows.get(alloc, {}):
-            out.append(md_row(space_cells(alloc, rows[alloc])))
-    out += ["", "Largest free block, per allocator:"] + ["- %s: %s." % (a, HOW[a]) for a in HOW if a in rows]
-    return out + ["- jemalloc: an allocation counts as failed when it maps SHM past the pool size; its churn "
-                  "refills up to the live bytes of its fill (the extent the failed allocation mapped stays "
-                  "with the arena).", ""]
+    shown = [a for a in ("offset", "bipc", "jemalloc") if "alloc" in rows.get(a, {}) and
+             (a == "offset" or FLAVOUR[a] in getattr(folder, "flavours", FLAVOUR.values()))]
+    out += [md_row(space_cells(a, rows[a])) for a in shown]
+    out += ["", "Largest free block, per allocator:"] + ["- %s: %s." % (a, HOW[a]) for a in shown]
+    if "jemalloc" in shown:
+        out += ["- jemalloc: an allocation counts as failed when it maps SHM past the pool size; its churn "
+                "refills up to the live bytes of its fill (the extent the failed allocation mapped stays "
+                "with the arena)."]
+    return out + [""]
