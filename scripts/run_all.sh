@@ -245,6 +245,10 @@ if [ -n "$system" ]; then
   done
   axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
 fi
+# With --system, what each allocator can hold of one 1 GiB pool (report.md's "Space", issue 27)
+space_runs=()
+[ -z "$system" ] || space_runs+=("$(printf '%q ' allocation_space "$bindir/shm_allocation_bench" --allocator=space \
+                                          --pool_mb=1024 --cpu="$cpu" "${common[@]}")")
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)
 [ -z "$system" ] || benches+=(workload)
@@ -297,7 +301,7 @@ refused() {
   fi
 }
 declare -A nreps  # run name -> its repetitions (with --system, one run each)
-for r in "${paired_runs[@]}" "${runs[@]}"; do
+for r in "${paired_runs[@]}" "${runs[@]}" "${space_runs[@]}"; do
   eval "set -- $r"
   name=$1
   shift
@@ -315,7 +319,7 @@ for r in "${paired_runs[@]}" "${runs[@]}"; do
   done
   why=$(refused "$want" "$wants")
   [ -z "$why" ] || die "$bin's flags $why (from a --flagfile or the environment?); nothing was run"
-  [ -n "$wants" ] || nreps[$name]=${current[repetitions]}
+  [ -n "$wants" ] || [ "$name" = allocation_space ] || nreps[$name]=${current[repetitions]}
 done
 rm -rf "$check"
 
@@ -326,7 +330,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 total=${#runs[@]}
 if [ -n "$system" ]; then
-  total=${#paired_runs[@]}
+  total=$((${#paired_runs[@]} + ${#space_runs[@]}))
   for n in "${nreps[@]}"; do total=$((total + n)); done
 fi
 ran=0
@@ -391,6 +395,10 @@ for r in "${paired_runs[@]}"; do
   # a binary that does not run --systems yet measures as without it: no ratio row
   grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
     || die "$(basename "$2") wrote no paired rows (NAME/system:S/vs:mooncake): it does not run --systems; nothing kept, $out not written"
+done
+for r in "${space_runs[@]}"; do
+  eval "set -- $r"
+  measure "$1" "$tmp/$1" "" "${@:2}"
 done
 if [ -z "$system" ]; then
   for r in "${runs[@]}"; do

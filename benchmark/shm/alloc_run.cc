@@ -11,6 +11,7 @@
 #include "shmbench/upstream.h"
 
 DECLARE_string(allocator);
+DECLARE_int64(pool_mb);
 
 DEFINE_int64(num_iterations, 1000,
              "posix: buffers registered at each size, each timed one by one; when given (and --min_ops is not), "
@@ -164,6 +165,49 @@ int RunAllocators()
     AddNotes(&report, upstream);
     WriteReport(&report, &rows);
     ReportLeftSegments(kept);
+    return 0;
+}
+
+// --allocator=space: offset, bipc and jemalloc over one pool of --pool_mb
+// (docs/allocation.md, "Space").
+int RunSpace()
+{
+    if (FLAGS_allocator != "space")
+        FlagError("allocator", FLAGS_allocator, "space runs alone (it measures offset, bipc and jemalloc)");
+    shmb_alloc_space_config_t cfg = {};
+    cfg.pool_bytes = static_cast<uint64_t>(CheckRange("pool_mb", FLAGS_pool_mb, 1, 1 << 20)) << 20;
+    cfg.rounds = SHMB_ALLOC_SPACE_ROUNDS;
+    cfg.free_percent = SHMB_ALLOC_SPACE_FREE_PERCENT;
+    cfg.seed = FLAGS_seed;
+    cfg.shm_prefix = FLAGS_shm_prefix.c_str();
+    CheckShmSpace("pool_mb", cfg.pool_bytes);
+    const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC};
+    shmb_rows_t rows = {};
+    RunRepetitions(nullptr, "wrong allocation", "the space benchmark", [&](int rep, char* why, size_t cap) {
+        cfg.repetition = rep;
+        for (shmb_alloc_kind_t k : kinds) {
+            shmb_alloc_space_t r;
+            if (int ret = shmb_alloc_space_run(&cfg, k, &r, &rows, why, cap); ret < 0)
+                return ret;
+        }
+        return 0;
+    });
+    shmb_report_t report = NewReport("shm_alloc", nullptr, 0, "allocator");
+    const std::vector<std::string> lines = {
+             "space: Mooncake Store's KV mix (4 KiB 70%, 256 KiB 20%, 3,274,752 B 10%, seeded) into one pool of "
+              "--pool_mb; util = requested bytes live / pool at the first failed allocation",
+              "space: churn " + std::to_string(SHMB_ALLOC_SPACE_ROUNDS) + " rounds, each frees " +
+                  std::to_string(SHMB_ALLOC_SPACE_FREE_PERCENT) +
+                  "% of the live blocks (seeded shuffle) and allocates until a failure; frag = 1 - largest free / "
+                  "total free after it",
+              "space: offset = OffsetBufferAllocator, largest from its storageReport (bin size, rounded down); "
+              "bipc = rbtree_best_fit, free from get_free_memory, largest by a binary-search probe (freed at once)",
+              "space: jemalloc maps SHM pools as it grows: an allocation fails when it maps past --pool_mb; frag "
+              "'-': no free space of a fixed pool to report; its churn refills up to the live bytes of its fill",
+              "space_alloc: ns of each allocation, timed alone (one clock read included); space_free: ns per free "
+              "of each round's batch; every live set checked (inside, disjoint, the pool's own check)"};
+    AddNotes(&report, lines);
+    WriteReport(&report, &rows);
     return 0;
 }
 

@@ -14,6 +14,7 @@ namespace shmb {
 
 int RunAllocators();  // shm_allocation_bench, and its paired run (--systems)
 int RunReady();       // shm_allocation_bench --allocator=ready (with --grow_block_kb)
+int RunSpace();       // shm_allocation_bench --allocator=space
 int RunLookup();      // shm_address_lookup_bench, and its paired run
 int RunSweep();       // shm_transfer_bench's size sweep, and its paired run
 int RunWorkload();    // shm_transfer_bench --workload, and its paired replay

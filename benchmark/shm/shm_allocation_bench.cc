@@ -17,8 +17,9 @@ DEFINE_string(allocator, "posix,offset,arena,bipc,jemalloc,offset_bare,bipc_obje
               "(Flow-IPC SHM-jemalloc's allocator: mallocx, no thread cache), offset_bare (Mooncake's "
               "OffsetAllocator alone), bipc_object (SHM-classic's Pool_arena::construct: the object and its "
               "shared_ptr), jemalloc_object (SHM-jemalloc's Ipc_arena::construct); by name only: "
-              "jemalloc_tcache (with a thread cache), and ready (alone: time to ready of a pool of --pool_mb per "
-              "--backing and --prefault)");
+              "jemalloc_tcache (with a thread cache), ready (alone: time to ready of a pool of --pool_mb per "
+              "--backing and --prefault), and space (alone: what offset, bipc and jemalloc hold of a pool of "
+              "--pool_mb under Mooncake Store's KV mix, beside the ns of the same run)");
 
 // The modes, picked once in main; each lists the flags it reads of those
 // that some mode lists (a flag no mode lists: every mode reads it).
@@ -31,6 +32,7 @@ const std::vector<shmb::Mode> kModes = {
      shmb::RunReady},
     {"--systems (a paired run)", "systems,system,num_iterations,min_size_kb,max_size_kb,min_ops,working_set",
      shmb::RunAllocators},
+    {"--allocator=space", "allocator,pool_mb", shmb::RunSpace},
 };
 
 int main(int argc, char** argv)
@@ -40,5 +42,8 @@ int main(int argc, char** argv)
                "against Flow-IPC's pool allocators and an ideal arena.\n"
                "Usage: shm_allocation_bench [--flag=value ...]",
                __FILE__);
-    return shmb::RunMode(kModes, shmb::InList(FLAGS_allocator, "ready") ? 1 : FLAGS_systems.empty() ? 0 : 2);
+    return shmb::RunMode(kModes, shmb::InList(FLAGS_allocator, "ready")   ? 1
+                              : shmb::InList(FLAGS_allocator, "space") ? 3
+                              : FLAGS_systems.empty()                  ? 0
+                                                                       : 2);
 }

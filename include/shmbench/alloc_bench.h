@@ -122,6 +122,56 @@ int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
                                     uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS]);
 
+/* ---- space (--allocator=space): what each allocator holds of one pool
+ * (docs/allocation.md, "Space"). ---- */
+
+typedef struct shmb_alloc_space_class {
+    uint64_t bytes;
+    uint32_t percent;
+} shmb_alloc_space_class_t;
+
+/* Mooncake Store's KV mix: 4 KiB 70%, 256 KiB 20%, 3,274,752 B 10%. */
+#define SHMB_ALLOC_KV_MIX_CLASSES 3
+extern const shmb_alloc_space_class_t shmb_alloc_kv_mix[SHMB_ALLOC_KV_MIX_CLASSES];
+#define SHMB_ALLOC_SPACE_ROUNDS 20       /* churn rounds (=) */
+#define SHMB_ALLOC_SPACE_FREE_PERCENT 50 /* share of the live blocks each round frees (=) */
+
+typedef struct shmb_alloc_space_config {
+    uint64_t pool_bytes;   /* the pool (jemalloc: the SHM its arena may map) */
+    uint64_t rounds;       /* churn rounds */
+    uint32_t free_percent; /* 1..100 */
+    const shmb_alloc_space_class_t *mix; /* NULL: shmb_alloc_kv_mix */
+    size_t nmix;           /* classes of mix; percents sum to 100 */
+    uint64_t seed;
+    const char *shm_prefix;
+    int repetition;
+} shmb_alloc_space_config_t;
+
+typedef struct shmb_alloc_space {
+    uint64_t fill_blocks, fill_bytes; /* live when an allocation first failed */
+    double utilization;               /* fill_bytes / pool_bytes */
+    int has_free;                     /* 0: the allocator cannot say its free space ('-') */
+    uint64_t total_free, largest_free; /* after the churn */
+    double fragmentation;             /* 1 - largest_free / total_free (0 when nothing is free) */
+    uint64_t allocs, frees, checks;   /* timed calls; live-set checks passed */
+} shmb_alloc_space_t;
+
+/* 1 - largest / total; 0 when total is 0. */
+double shmb_alloc_space_fragmentation(uint64_t largest, uint64_t total);
+
+/* The size of the next block of mix (cumulative percents against
+ * rng % 100); mix NULL: the KV mix. */
+uint64_t shmb_alloc_space_draw(const shmb_alloc_space_class_t *mix, size_t nmix, uint64_t rnd);
+
+/* Fills a pool of kind (offset, bipc or jemalloc: pools with no handles)
+ * from the mix until an allocation fails, then churns: each round frees
+ * free_percent of the live blocks (a seeded shuffle) and allocates until a
+ * failure again; every live set is checked (inside, disjoint, the pool's own
+ * check) before it counts. Two rows (space_alloc, space_free) go to rows
+ * when not NULL. 0, -EINVAL, -errno, -EPROTO (why says which). */
+int shmb_alloc_space_run(const shmb_alloc_space_config_t *cfg, shmb_alloc_kind_t kind, shmb_alloc_space_t *out,
+                         shmb_rows_t *rows, char *why, size_t why_cap);
+
 /* The notes of shm_allocation_bench's table for cfg's run. */
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg);
 

@@ -38,6 +38,9 @@ int shmb_fipc_classic_free(shmb_fipc_classic_t *pool, void *ptr) SHMB_NOEXCEPT;
 void *shmb_fipc_classic_base(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
 size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
 
+/* The free bytes of the pool (segment_manager::get_free_memory); 0 for NULL. */
+size_t shmb_fipc_classic_free_bytes(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
+
 /* The pool's SHM name, which a borrower opens ("/..."). */
 const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool) SHMB_NOEXCEPT;
 

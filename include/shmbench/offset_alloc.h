@@ -50,6 +50,10 @@ uint64_t shmb_offset_live(const shmb_offset_t *a) SHMB_NOEXCEPT;
  * is full, or for NULL. */
 uint64_t shmb_offset_largest_free(const shmb_offset_t *a) SHMB_NOEXCEPT;
 
+/* storageReport in bytes: *total_free the free bytes, *largest the largest
+ * free region (its bin's size, rounded down); both 0 for NULL. */
+void shmb_offset_storage(const shmb_offset_t *a, uint64_t *total_free, uint64_t *largest) SHMB_NOEXCEPT;
+
 /* The bytes a request occupies: its bin's size, at most 12.5% more (0 for 0
  * bytes or above 3.75 GiB). n blocks of one size fit in n times this. */
 uint64_t shmb_offset_footprint(uint64_t bytes) SHMB_NOEXCEPT;

@@ -4,6 +4,7 @@ import os
 from collections import OrderedDict
 
 from .axes_report import axes_section
+from .space_report import space_section
 from .files import number
 from .fmt import fmt_pct, md_row
 from .paired import MIN_ROUNDS, model_upstream_lines
@@ -142,7 +143,7 @@ def paired_report(path):
         intro[2:] + paired_glance(folder, glance, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
-    text += axes_section(folder) + zero[0]
+    text += axes_section(folder) + space_section(folder) + zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
     return write_report(path, text + model_against_upstream(folder) + plots_section(folder, skip=("axes.png",)))
 

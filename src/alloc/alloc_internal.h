@@ -1,6 +1,7 @@
 /* alloc_internal: what the allocation benchmark's files share, and the
  * test hook. Calls go down: the driver (alloc_bench.c) -> the modes
- * (alloc_posix.c, alloc_rounds.c, alloc_paired.c) -> the helpers
+ * (alloc_posix.c, alloc_rounds.c, alloc_paired.c; alloc_space.c, called from
+ * benchmark/) -> the helpers
  * (alloc_rows.c, alloc_round.c, alloc_register.c, alloc_pool*.c,
  * alloc_peer.c), which call none of each other; alloc_notes.c calls helpers. */
 #ifndef SHMBENCH_ALLOC_INTERNAL_H
@@ -156,6 +157,12 @@ struct shmb_alloc_pool_ops {
     int (*lend)(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n);
     int (*handle)(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h);
     int peer_kind; /* shmb_alloc_peer_pool_kind_t of lend's pools */
+    /* NULL when it cannot say (space rows print '-'); else *total_free, the
+     * free bytes, and *largest, the largest free block, as the allocator
+     * reports or a probe finds them (docs/allocation.md, "Space"). */
+    int (*space)(shmb_alloc_pool_t *p, uint64_t *total_free, uint64_t *largest);
+    /* NULL for a pool of fixed size; else the SHM bytes it has mapped now. */
+    uint64_t (*mapped)(shmb_alloc_pool_t *p);
 };
 
 /* Is [ptr, ptr + bytes) inside [base, base + size)? */

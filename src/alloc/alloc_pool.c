@@ -176,6 +176,14 @@ static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *
     return ret;
 }
 
+/* storageReport: the free bytes, and the largest free region as its bin's
+ * size rounded down (a lower bound, within 12.5%). */
+static int offset_space(shmb_alloc_pool_t *p, uint64_t *total_free, uint64_t *largest)
+{
+    shmb_offset_storage(((offset_pool_t *)p->impl)->alloc, total_free, largest);
+    return 0;
+}
+
 /* ---- arena ---- */
 
 typedef struct arena_pool {
@@ -427,7 +435,7 @@ static int upstream_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t ca
 static const shmb_alloc_pool_ops_t pools[] = {
     {.kind = SHMB_ALLOC_OFFSET, .name = "offset", .shm_bytes = offset_shm_bytes, .create = offset_create,
      .destroy = offset_destroy, .alloc = offset_alloc, .free = offset_free, .empty = offset_free,
-     .holds = seg_holds, .verify = offset_verify, .freed = offset_freed},
+     .holds = seg_holds, .verify = offset_verify, .freed = offset_freed, .space = offset_space},
     {.kind = SHMB_ALLOC_ARENA, .name = "arena", .per_thread = 1, .shm_bytes = arena_shm_bytes,
      .create = arena_create, .destroy = arena_destroy, .alloc = arena_alloc, .free = arena_free,
      .empty = arena_empty, .holds = seg_holds},

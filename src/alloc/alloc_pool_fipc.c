@@ -83,6 +83,30 @@ static int bipc_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes, sh
     return 0;
 }
 
+/* get_free_memory, and the largest request that allocates now, found by a
+ * binary search with each probe freed at once (rbtree_best_fit serves a
+ * request from any free block large enough, so success is monotone in size). */
+static int bipc_space(shmb_alloc_pool_t *p, uint64_t *total_free, uint64_t *largest)
+{
+    uint64_t lo = 0, hi = shmb_fipc_classic_free_bytes(p->impl);
+    *total_free = hi;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo + 1) / 2;
+        void *block;
+        int ret = shmb_fipc_classic_alloc(p->impl, (size_t)mid, &block);
+        if (ret == 0 && (ret = shmb_fipc_classic_free(p->impl, block)) < 0)
+            return ret;
+        if (ret == 0)
+            lo = mid;
+        else if (ret == -ENOMEM)
+            hi = mid - 1;
+        else
+            return ret;
+    }
+    *largest = lo;
+    return 0;
+}
+
 /* ---- jemalloc, jemalloc_tcache: Flow-IPC SHM-jemalloc ---- */
 
 /* What jemalloc's extents hold at most: its size classes round up by <= 25%. */
@@ -121,6 +145,14 @@ static int jemalloc_free(shmb_alloc_pool_t *p, void **blocks, void *handles, con
     for (uint64_t i = 0; i < n && ret == 0; i++)
         ret = shmb_fipc_jemalloc_free(p->impl, blocks[order[i]]);
     return ret;
+}
+
+/* The bytes of every SHM pool its arena has mapped. */
+static uint64_t jemalloc_mapped(shmb_alloc_pool_t *p)
+{
+    uint64_t bytes = 0;
+    shmb_fipc_jemalloc_pools(p->impl, &bytes);
+    return bytes;
 }
 
 /* This thread's tcache, made on first use: not inside a timed batch. */
@@ -388,11 +420,12 @@ const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[F_COUNT] = {
     [F_BIPC] = {.kind = SHMB_ALLOC_BIPC, .name = "bipc", .shm_bytes = bipc_shm_bytes, .create = bipc_create,
                 .destroy = bipc_destroy, .alloc = bipc_alloc, .free = bipc_free, .empty = bipc_free,
                 .holds = bipc_holds, .lend = bipc_lend, .handle = bipc_handle,
-                .peer_kind = SHMB_ALLOC_PEER_CLASSIC},
+                .peer_kind = SHMB_ALLOC_PEER_CLASSIC, .space = bipc_space},
     [F_JEMALLOC] = {.kind = SHMB_ALLOC_JEMALLOC, .name = "jemalloc", .shm_bytes = jemalloc_shm_bytes,
                     .create = jemalloc_create, .destroy = jemalloc_destroy, .alloc = jemalloc_alloc,
                     .free = jemalloc_free, .empty = jemalloc_free, .holds = jemalloc_holds,
-                    .lend = jemalloc_lend, .handle = jemalloc_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+                    .lend = jemalloc_lend, .handle = jemalloc_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC,
+                    .mapped = jemalloc_mapped},
     [F_JEMALLOC_TCACHE] = {.kind = SHMB_ALLOC_JEMALLOC_TCACHE, .name = "jemalloc_tcache",
                            .shm_bytes = jemalloc_shm_bytes, .create = jemalloc_create,
                            .destroy = jemalloc_destroy, .thread_start = jemalloc_thread_start,

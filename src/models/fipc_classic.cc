@@ -104,6 +104,11 @@ size_t shmb_fipc_classic_size(const shmb_fipc_classic_t *pool) noexcept
     return pool ? pool->segment.size() : 0;
 }
 
+size_t shmb_fipc_classic_free_bytes(const shmb_fipc_classic_t *pool) noexcept
+{
+    return pool && pool->pool ? pool->pool->get_free_memory() : 0;
+}
+
 const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool) noexcept
 {
     return pool ? pool->segment.name() : "";

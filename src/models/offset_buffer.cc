@@ -347,6 +347,14 @@ uint64_t shmb_offset_largest_free(const shmb_offset_t *a) noexcept
     return a ? a->allocator->getLargestFreeRegion() : 0;
 }
 
+void shmb_offset_storage(const shmb_offset_t *a, uint64_t *total_free, uint64_t *largest) noexcept
+{
+    const shmb::offset::StorageReport r =
+        a ? a->offset->getOffsetAllocator().storageReport() : shmb::offset::StorageReport{0, 0};
+    *total_free = r.totalFreeSpace;
+    *largest = r.largestFreeRegion;
+}
+
 uint64_t shmb_offset_footprint(uint64_t bytes) noexcept
 {
     if (bytes == 0 || bytes > kMaxBinSize)

@@ -285,6 +285,35 @@ grep -q "^# peer_process pools (bipc, jemalloc): .*the peer attached a pool on t
 [ "$(leftovers "$prefix")" -eq 0 ] && [ "$(peer_left "$prefix")" -eq 0 ] && ok \
   || fail "peer pools runs left $(leftovers "$prefix") segments, $(peer_left "$prefix") processes"
 
+# --allocator=space: offset, bipc and jemalloc over one pool, two rows each,
+# utilization and fragmentation in the label ('-' for jemalloc), the same
+# figures again under the same seed, nothing left
+expect_usage_error "$bin" allocator --allocator=space,offset
+expect_usage_error "$bin" pool_mb --allocator=space --pool_mb=0
+"$bin" "${common[@]}" --allocator=space --pool_mb=64 --format=json >"$work/space.json" 2>"$work/space.err" \
+  || fail "space run: $(cat "$work/space.err")"
+"$bin" "${common[@]}" --allocator=space --pool_mb=64 --format=json >"$work/space2.json" 2>/dev/null || fail "space rerun"
+"$python" - "$work/space.json" "$work/space2.json" <<'PY' && ok || fail "space rows: see above"
+import json, re, sys
+runs = [json.load(open(f))["benchmarks"] for f in sys.argv[1:]]
+names = [b["name"] for b in runs[0]]
+want = [f"shm_alloc/{a}/space_{s}/pool_mb:64" for a in ("offset", "bipc", "jemalloc") for s in ("alloc", "free")]
+assert names == want, names
+for b in runs[0]:
+    assert b["iterations"] > 0 and b["real_time"] > 0, b
+    if b["name"].endswith("space_alloc/pool_mb:64"):
+        m = re.fullmatch(r"util (0\.\d{4}|1\.0000) frag (0\.\d{4} \(\d+\.\d of \d+\.\d MiB\)|-)", b["label"])
+        assert m and (m.group(2) == "-") == ("/jemalloc/" in b["name"]), b["label"]
+        assert 0.5 < float(m.group(1)) <= 1.0, b["label"]
+    else:
+        assert re.fullmatch(r"verified 21 live sets", b["label"]), b["label"]
+labels = [[b["label"] for b in r] for r in runs]
+assert labels[0] == labels[1], labels
+PY
+"$bin" "${common[@]}" --allocator=space --pool_mb=16 2>/dev/null | grep -q "^# space: churn 20 rounds, each frees 50%" \
+  && ok || fail "space: no churn note in the table"
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "space left $(leftovers "$prefix") segments"
+
 # --cleanup=false: the kept segments still hold their tags
 "$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
 [ "$(leftovers "$prefix")" -eq 60 ] && ok || fail "peer --cleanup=false left $(leftovers "$prefix"), expected 60"

@@ -206,8 +206,11 @@ done
 [ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
 # ten runs, one per binary and question set (zero_copy the fifth), then one per point of the axes
-# (the 4 KB request at 10 to 10000 buffers, the 1 KB request), each pinned, the lookup with --peer_process
-[ "$(wc -l <"$work/ran")" -eq 10 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 10 ] \
+# (the 4 KB request at 10 to 10000 buffers, the 1 KB request), each pinned, the lookup with --peer_process;
+# and the allocators' space (--allocator=space), pinned
+grep -q -- "^shm_allocation_bench --allocator=space --pool_mb=1024 --cpu=$last " "$work/ran" && ok \
+  || fail "--system: no pinned space run: $(cat "$work/ran")"
+[ "$(grep -vc -- --allocator=space "$work/ran")" -eq 10 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 10 ] \
   && grep -q -- "^shm_allocation_bench --systems=$alloc_three --cpu=$last " "$work/ran" \
   && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 10 paired and pinned: $(cat "$work/ran")"
 # the axes: a paired run per point, its flags after the transfer's (--num_segments=2 there); the
@@ -273,8 +276,8 @@ for mode in -v ""; do
 done
 # ten paired runs (the axes among them), then five (allocation, lookup, lookup_sweep, transfer,
 # workload) x 3 systems x 2
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 40 ] && [ "$(wc -l <"$work/ran")" -eq 40 ] && ok \
-  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 10 + 30 of one repetition"
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 40 ] && [ "$(wc -l <"$work/ran")" -eq 41 ] && ok \
+  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 10 + 30 of one repetition and the space run"
 # compare.sh on the per-system files alone pairs the workload's rows too
 mkdir "$work/persys"
 cp "$results/persys/"*_mooncake.json "$results/persys/"*_flowipc_*.json "$work/persys/"
@@ -290,8 +293,8 @@ run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 paired_ok "$results/classic/transfer_paired.json" mooncake,flowipc_classic \
   && ok || fail "--system=flowipc_classic: transfer_paired.json is no paired run of mooncake and flowipc_classic"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 21 ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected 21 (10 runs x 2 and run.json)"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 23 ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected 23 (11 runs x 2 and run.json)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 
