@@ -244,6 +244,11 @@ if [ -n "$system" ]; then
     axis "buffers_$n" --num_segments="$n" --transfer_size_kb=4 --max_transfer_size_mb=0.00390625
   done
   axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
+  # descriptors per submit: N = 1 is buffers_100 (the same flags); each request per descriptor
+  for n in 32 256 2048; do
+    axis "submit_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 \
+      --descriptors_per_submit="$n"
+  done
 fi
 sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)
