@@ -40,7 +40,8 @@
 #                              (the transfer's flags, then the point's): the 4 KB request at
 #                              10, 100, 1000, 10000 registered buffers (transfer_axis_buffers_N)
 #                              and at 1 KB (transfer_axis_size_1; 8 KB to 16 MB are
-#                              transfer_paired's). A paired run's rounds
+#                              transfer_paired's), and at 32, 256, 2048 descriptors per
+#                              submit (transfer_axis_submit_N; 1 is buffers_100). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
 #                              alone. Ends with the plots (plot.sh: paired.png, axes.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
