@@ -119,9 +119,11 @@ int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_r
                                 const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
 
 /* reqs[0..n) in ONE batch, one submitTransfer of the vector (SGLang's
- * batch_transfer_sync), each task polled; out[0..n) (may be NULL) per
- * descriptor, buffer_addr the last selection's. -EINVAL: n = 0 or a bad
- * request; else as shmb_mooncake_engine_submit, for the first that failed. */
+ * batch_transfer_sync), each task polled; out (may be NULL) gets n entries:
+ * targets in the order the transport took the tasks (TENT's merge may
+ * reorder contiguous ones and fold them: a folded entry's target is NULL),
+ * buffer_addr the last selection's. -EINVAL: n = 0 or a bad request; else
+ * as shmb_mooncake_engine_submit, for the first that failed. */
 int shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
                                   const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
 

@@ -87,9 +87,10 @@ def axis_lines(folder, axis):
             fmt_size(axis.points[0].kb), SUBMIT_BUFFERS)
         where = ("One paired run per count, all of a request's descriptors in one TENT submitTransfer "
                  "(transfer_axis_submit_N.json: --descriptors_per_submit=N; 1: transfer_axis_buffers_%d.json); "
-                 "times per descriptor (the batch's / N), SHM-jemalloc's write path one per descriptor; the rows "
+                 "times per descriptor (the batch's / N)%s; the rows "
                  "shm_transfer/request/size_kb:N/per_submit:M/system:S/vs:mooncake (size_kb:N alone at 1)"
-                 % SUBMIT_BUFFERS)
+                 % (SUBMIT_BUFFERS, ", SHM-jemalloc's write path one per descriptor"
+                    if "flowipc_jemalloc" in folder.flavours else ""))
         missing = ", ".join("%d" % w for w in missing)
     else:
         counts = sorted(set(p.buffers for p in axis.points if p.buffers is not None))
