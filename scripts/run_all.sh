@@ -40,7 +40,8 @@
 #                              (the transfer's flags, then the point's): the 4 KB request at
 #                              10, 100, 1000, 10000 registered buffers (transfer_axis_buffers_N)
 #                              and at 1 KB (transfer_axis_size_1; 8 KB to 16 MB are
-#                              transfer_paired's). A paired run's rounds
+#                              transfer_paired's), and at 32, 256, 2048 descriptors per
+#                              submit (transfer_axis_submit_N; 1 is buffers_100). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
 #                              alone. Ends with the plots (plot.sh: paired.png, axes.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
@@ -244,6 +245,11 @@ if [ -n "$system" ]; then
     axis "buffers_$n" --num_segments="$n" --transfer_size_kb=4 --max_transfer_size_mb=0.00390625
   done
   axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
+  # descriptors per submit: N = 1 is buffers_100 (the same flags); each request per descriptor
+  for n in 32 256 2048; do
+    axis "submit_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 \
+      --descriptors_per_submit="$n"
+  done
 fi
 # With --system, what each allocator can hold of one 1 GiB pool (report.md's "Space", issue 27)
 space_runs=()

@@ -15,9 +15,9 @@ DEFINE_string(workload, "",
 // The modes, picked once in main; each lists the flags it reads of those
 // that some mode lists (a flag no mode lists: every mode reads it).
 const std::vector<shmb::Mode> kModes = {
-    {"the size sweep", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,cold,peer_process",
+    {"the size sweep", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,cold,peer_process,descriptors_per_submit",
      shmb::RunSweep},
-    {"--systems (a paired sweep)", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,zero_copy",
+    {"--systems (a paired sweep)", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,zero_copy,descriptors_per_submit",
      shmb::RunSweep},
     {"--workload", "model,block_tokens,granularity,layout,tp,requests,write_trace,max_request_mb", shmb::RunWorkload},
     {"--systems --workload (a paired replay)", "model,block_tokens,granularity,layout,tp,requests,max_request_mb", shmb::RunWorkload},

@@ -43,6 +43,10 @@ DEFINE_string(backing, "tmpfs",
               "Pages of src, dst and the cold buffers: tmpfs (shm_open in /dev/shm), memfd (memfd_create), thp "
               "(memfd + MADV_HUGEPAGE before the first touch) or hugetlb (memfd_create(MFD_HUGETLB), the reserved "
               "pool); buffers are rounded up to the backing's page; the peer gets memfd kinds over a Unix socket");
+DEFINE_int64(descriptors_per_submit, 1,
+             "With --system or --systems: each request and request_path row submits this many descriptors of the "
+             "size in one batch through TENT's submitTransfer (SGLang's batch_transfer_sync), each translated and "
+             "copied; rows per descriptor, named .../size_kb:N/per_submit:M/... when above 1");
 DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
 
 namespace shmb {
@@ -118,10 +122,18 @@ int RunSweep()
     if (cfg.translate && cfg.cold)
         FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     cfg.zero_copy = FLAGS_zero_copy;
+    cfg.descriptors_per_submit = static_cast<uint64_t>(
+        CheckRange("descriptors_per_submit", FLAGS_descriptors_per_submit, 1, SHMB_TRANSFER_MAX_PER_SUBMIT));
+    if (cfg.descriptors_per_submit > 1 && !cfg.translate && !cfg.nsystems)
+        FlagError("descriptors_per_submit", std::to_string(FLAGS_descriptors_per_submit),
+                  "needs --system or --systems (it batches the request path's descriptors)");
+    if (cfg.descriptors_per_submit > 1 && (FLAGS_peer_process || cfg.zero_copy))
+        FlagError("descriptors_per_submit", std::to_string(FLAGS_descriptors_per_submit),
+                  "cannot be combined with --peer_process or --zero_copy");
     shmb_backing_residency_t granted = {};
     const bool flowipc = (cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(cfg.systems, cfg.nsystems);
     cfg.backing = Backing(FLAGS_backing, FLAGS_hugepage_kb, flowipc, "max_transfer_size_mb",
-                          cfg.max_transfer_size_kb << 10, cfg.cold ? 3 : 2);
+                          (cfg.max_transfer_size_kb << 10) * cfg.descriptors_per_submit, cfg.cold ? 3 : 2);
     cfg.granted = cfg.backing.kind != SHMB_BACKING_TMPFS ? &granted : nullptr;
     WarnIfOversubscribed(cfg.threads);
 

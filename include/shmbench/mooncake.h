@@ -118,6 +118,15 @@ void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) SHMB_NOEXCEPT;
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
                                 const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
 
+/* reqs[0..n) in ONE batch, one submitTransfer of the vector (SGLang's
+ * batch_transfer_sync), each task polled; out (may be NULL) gets n entries:
+ * targets in the order the transport took the tasks (TENT's merge may
+ * reorder contiguous ones and fold them: a folded entry's target is NULL),
+ * buffer_addr the last selection's. -EINVAL: n = 0 or a bad request; else
+ * as shmb_mooncake_engine_submit, for the first that failed. */
+int shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
+                                  const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) SHMB_NOEXCEPT;
+
 /* The timed loop: the sum of the targets and buffer bases of requests[0..n)
  * submitted one by one (a failure counts 0). */
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,

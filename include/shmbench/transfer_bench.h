@@ -27,6 +27,7 @@ extern "C" {
 #define SHMB_TRANSFER_MAX_KB (1ull << 30) /* 1 TiB */
 #define SHMB_TRANSFER_MAX_TRANSFERS 1000000000ull
 #define SHMB_TRANSFER_MAX_THREADS 256
+#define SHMB_TRANSFER_MAX_PER_SUBMIT 65536 /* descriptors_per_submit, at most */
 
 typedef struct shmb_transfer_config {
     uint64_t transfer_size_kb;     /* first size (=4) */
@@ -60,6 +61,9 @@ typedef struct shmb_transfer_config {
                                     * translate, cold and peer must then be 0 (=0) */
     shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
     int zero_copy;                 /* paired only: the zero_copy rows alone, per size (=0) */
+    uint64_t descriptors_per_submit; /* > 1: request and request_path submit this many descriptors of the
+                                      * size in one batch, rows per descriptor (0 or 1: one; with a system
+                                      * or systems, no peer, no zero_copy) */
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs

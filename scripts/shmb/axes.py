@@ -12,8 +12,11 @@ from .stats import PRACTICAL_CHANGE, control_noisy
 
 BUFFER_COUNTS = (10, 100, 1000, 10000)  # run_all.sh --system's buffers axis
 AXIS_SIZES_KB = (1, 8, 64, 1024, 16384)  # the sizes axis: 1 KB its own run, the others transfer_paired's
+PER_SUBMIT = (1, 32, 256, 2048)  # the submit axis: 1 is the buffers axis's 100 point, the others their own runs
+SUBMIT_BUFFERS = 100  # the buffers of the submit axis's runs
 REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)$")
-AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size)_\d+\.json$")
+SUBMIT_REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)/per_submit:(\d+)$")  # per descriptor
+AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size|submit)_\d+\.json$")
 # What a point's rule says (saves_enough)
 YES, NO, UNDECIDED = "yes", "no", "undecided"
 
@@ -56,11 +59,11 @@ class Axis:
 
     def label(self, x):
         """A tick's label: '1000', '64K'."""
-        return "%d" % x if self.key == "buffers" else size_label(x)
+        return "%d" % x if self.key != "sizes" else size_label(x)
 
     def name(self, x):
         """A point as a sentence says it: '1000', '64 KB'."""
-        return "%d" % x if self.key == "buffers" else fmt_size(x)
+        return "%d" % x if self.key != "sizes" else fmt_size(x)
 
     def reach(self, system):
         """The break-even: rising, the index of the first point from which every point says
@@ -77,10 +80,12 @@ class Axis:
 
 
 def axes_of(folder):
-    """OrderedDict 'buffers' | 'sizes' -> Axis of a results folder: the 4 KB request at each
-    count of transfer_axis_buffers_N.json, and the request at AXIS_SIZES_KB from
-    transfer_axis_size_N.json and transfer_paired.json (an axis file's point first); an axis
-    without points is left out, and both in a folder without a transfer_axis_*.json."""
+    """OrderedDict 'buffers' | 'sizes' | 'submit' -> Axis of a results folder: the 4 KB request
+    at each count of transfer_axis_buffers_N.json, the request at AXIS_SIZES_KB from
+    transfer_axis_size_N.json and transfer_paired.json (an axis file's point first), the 4 KB
+    request per descriptor at N descriptors per submit of transfer_axis_submit_N.json (N = 1:
+    transfer_axis_buffers_100.json's); an axis without points is left out, and all in a
+    folder without a transfer_axis_*.json."""
     runs = OrderedDict()
     for name in sorted(os.listdir(folder)):
         if AXIS_FILE.match(name):
@@ -99,11 +104,22 @@ def axes_of(folder):
         for kb, q in requests(run):
             if kb in AXIS_SIZES_KB and kb not in sizes:
                 sizes[kb] = Point(kb, run, q, kb)
+    submit = []
+    for name, run in runs.items():
+        found = submit_requests(run) if name.startswith("transfer_axis_submit_") else []
+        if found and num_segments(run) == SUBMIT_BUFFERS:
+            (kb, n), q = found[0]  # run_all.sh runs one size, one count
+            submit.append(Point(n, run, q, kb))
+    one = [p for p in buffers if p.x == SUBMIT_BUFFERS]
+    if submit and one and one[0].kb == submit[0].kb:  # N = 1: the same run as the buffers axis's point
+        submit.append(Point(1, one[0].run, one[0].question, one[0].kb))
     out = OrderedDict()
     if buffers:
         out["buffers"] = Axis("buffers", buffers, True)
     if sizes:
         out["sizes"] = Axis("sizes", list(sizes.values()), False)
+    if submit:
+        out["submit"] = Axis("submit", submit, True)
     return out
 
 
@@ -113,8 +129,15 @@ def requests(run):
     return sorted(found)
 
 
+def submit_requests(run):
+    """[((size in KB, descriptors per submit), question)] of a paired run's batched requests."""
+    return sorted(((int(m.group(1)), int(m.group(2))), q) for q in run.pairs for m in [SUBMIT_REQUEST.match(q)] if m)
+
+
 AXIS_TITLE = {"buffers": ("the 4 KB request by registered buffers per peer", "registered buffers (log scale)"),
-              "sizes": ("the request by descriptor size", "request size (1K = 1024 bytes; log scale)")}
+              "sizes": ("the request by descriptor size", "request size (1K = 1024 bytes; log scale)"),
+              "submit": ("the 4 KB request per descriptor by descriptors per submit",
+                         "descriptors per submit (log scale)")}
 
 
 def axes_panel(out_dir, index, axis, first):

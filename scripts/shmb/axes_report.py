@@ -2,7 +2,7 @@
 request with its interval, the A/A control's, axes.png and the break-even sentences."""
 import os
 
-from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, UNDECIDED, YES, axes_of
+from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, PER_SUBMIT, SUBMIT_BUFFERS, UNDECIDED, YES, axes_of
 from .fmt import fmt_pct, fmt_ratio, fmt_size, fmt_time, md_head, md_row
 from .paired_folder import saved_text
 from .paired_sections import write_path_legend
@@ -14,8 +14,8 @@ RULE = {True: "the first point from which the lower end of the saving's 95%% int
               "request or more, at that point and every larger one measured",
         False: "the last point up to which the lower end of the saving's 95%% interval stays at %s of Mooncake's "
                "request or more, at that point and every smaller one measured"}
-NOT_SWEPT = ("Not swept yet: descriptors per submit (1, 32, 256, 2048) and threads submitting at once: "
-             "shm_transfer_bench has no flag for either (issue 27).")
+NOT_SWEPT = ("Not swept yet: threads submitting at once: shm_transfer_bench has no flag for it (issue 27).")
+UNIT = {"buffers": "registered buffers", "submit": "descriptors per submit"}  # a rising axis's x, in a sentence
 
 
 def who(f):
@@ -41,9 +41,10 @@ def sentence(axis, f):
     pts = [p for p in axis.points if f in p.pairs]
     if not pts:
         return None
-    if axis.key == "buffers":
-        what = "a %s request" % fmt_size(pts[0].kb)
-        span = "%s to %s registered buffers" % (axis.name(pts[0].x), axis.name(pts[-1].x))
+    if axis.key in UNIT:
+        what = "a %s request" % fmt_size(pts[0].kb) if axis.key == "buffers" else \
+            "Mooncake's request per %s descriptor" % fmt_size(pts[0].kb)
+        span = "%s to %s %s" % (axis.name(pts[0].x), axis.name(pts[-1].x), UNIT[axis.key])
     else:
         what = "Mooncake's request"
         span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
@@ -55,7 +56,7 @@ def sentence(axis, f):
         text = "%s %s at every point measured (%s)" % (who(f), enough, span)
     else:
         p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
-        where = ("from about %s registered buffers (not at %s, the count before it)" if axis.rising else
+        where = ("from about %s " + UNIT[axis.key] + " (not at %s, the count before it)" if axis.rising else
                  "up to about %s requests (not at %s, the size after it)") % (axis.name(p.x), axis.name(q.x))
         pair = p.pairs[f]
         text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
@@ -72,15 +73,25 @@ def sentence(axis, f):
 
 def axis_lines(folder, axis):
     """An axis's table and its break-even sentences."""
-    head = ["registered buffers" if axis.key == "buffers" else "request size", "system", "Mooncake's request",
+    head = [UNIT.get(axis.key, "request size"), "system", "Mooncake's request",
             "its request", "ratio [95%]", "saved [95%]", "lower end / Mooncake's", "saves >= %s" %
             fmt_pct(PRACTICAL_CHANGE)]
-    wanted = BUFFER_COUNTS if axis.key == "buffers" else AXIS_SIZES_KB
+    wanted = {"buffers": BUFFER_COUNTS, "sizes": AXIS_SIZES_KB, "submit": PER_SUBMIT}[axis.key]
     missing = [w for w in wanted if w not in [p.x for p in axis.points]]
     if axis.key == "buffers":
         title = "### Registered buffers per peer (the %s request)" % fmt_size(axis.points[0].kb)
         where = "One paired run per count (transfer_axis_buffers_N.json: --num_segments=N)"
         missing = ", ".join("%d buffers" % w for w in missing)
+    elif axis.key == "submit":
+        title = "### Descriptors per submit (the %s request per descriptor, %d registered buffers)" % (
+            fmt_size(axis.points[0].kb), SUBMIT_BUFFERS)
+        where = ("One paired run per count, all of a request's descriptors in one TENT submitTransfer "
+                 "(transfer_axis_submit_N.json: --descriptors_per_submit=N; 1: transfer_axis_buffers_%d.json); "
+                 "times per descriptor (the batch's / N)%s; the rows "
+                 "shm_transfer/request/size_kb:N/per_submit:M/system:S/vs:mooncake (size_kb:N alone at 1)"
+                 % (SUBMIT_BUFFERS, ", SHM-jemalloc's write path one per descriptor"
+                    if "flowipc_jemalloc" in folder.flavours else ""))
+        missing = ", ".join("%d" % w for w in missing)
     else:
         counts = sorted(set(p.buffers for p in axis.points if p.buffers is not None))
         title = "### Descriptor size (the request at %s registered buffers)" % (
@@ -88,8 +99,8 @@ def axis_lines(folder, axis):
         where = ("Each size's request from the paired run that measured it (transfer_axis_size_1.json for 1 KB, "
                  "transfer_paired.json for the others)")
         missing = ", ".join(fmt_size(w) for w in missing)
-    out = [title, "", "%s; the rows shm_transfer/request/size_kb:N/system:S/vs:mooncake%s." % (
-        where, "; not measured in this run: " + missing if missing else ""), ""]
+    rows = "" if axis.key == "submit" else "; the rows shm_transfer/request/size_kb:N/system:S/vs:mooncake"
+    out = [title, "", "%s%s%s." % (where, rows, "; not measured in this run: " + missing if missing else ""), ""]
     out += md_head(head)
     for p in axis.points:
         out += [md_row(point_cells(axis, p, s)) for s in list(folder.flavours) + [folder.control] if s in p.pairs]
@@ -110,7 +121,7 @@ def axes_section(folder):
             "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
             "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
-            "the buffers, %s; along the sizes, %s. A point without an interval, or whose A/A control is off by "
+            "the buffers and the descriptors per submit, %s; along the sizes, %s. A point without an interval, or whose A/A control is off by "
             "%s or more, is undecided and counts as not saving enough.%s" % (
                 RULE[True] % fmt_pct(PRACTICAL_CHANGE), RULE[False] % fmt_pct(PRACTICAL_CHANGE),
                 fmt_pct(PRACTICAL_CHANGE), write_path_legend(folder)), ""]

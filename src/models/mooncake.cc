@@ -69,40 +69,46 @@ int failure(tent::TransferEngine &engine, uint64_t target_id)
     return engine.segments().known(target_id) ? -EINVAL : -ENOENT;
 }
 
-// One descriptor as a caller of TENT sends it alone: a batch of one,
-// submitted, polled once (the SHM copy is synchronous) and freed. The caller
-// builds the std::vector<Request> that submitTransfer takes.
-int submit_one(tent::TransferEngine &engine, const shmb_mooncake_request_t *req, const shmb_mooncake_hooks_t *hooks,
-               shmb_mooncake_submitted_t *out)
+// Descriptors as a caller of TENT sends them (SGLang's batch_transfer_sync):
+// one batch of n, one submitTransfer of the vector, each task polled once
+// (the SHM copy is synchronous), the batch freed.
+int submit_n(tent::TransferEngine &engine, const shmb_mooncake_request_t *reqs, size_t n,
+             const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
 {
-    tent::BatchID batch = engine.allocateBatch(1);
+    tent::BatchID batch = engine.allocateBatch(n);
     if (!batch)
         return -ENOMEM;
-    tent::Request request{};
-    request.opcode = opcode_of(req) == unsigned(SHMB_MOONCAKE_READ) ? tent::Request::READ : tent::Request::WRITE;
-    request.source = req->source;
-    request.target_id = req->target_id;
-    request.target_offset = req->target_offset;
-    request.length = size_t(req->length);
+    std::vector<tent::Request> request_list(n);
+    for (size_t i = 0; i < n; i++) {
+        tent::Request &request = request_list[i];
+        request.opcode = opcode_of(&reqs[i]) == unsigned(SHMB_MOONCAKE_READ) ? tent::Request::READ
+                                                                             : tent::Request::WRITE;
+        request.source = reqs[i].source;
+        request.target_id = reqs[i].target_id;
+        request.target_offset = reqs[i].target_offset;
+        request.length = size_t(reqs[i].length);
+    }
     engine.shm().hooks = hooks;
     engine.shm().last_error = 0;
-    engine.shm().last_target = 0;
-    std::vector<tent::Request> request_list{request};
+    engine.shm().targets.clear();
     tent::Status status = engine.submitTransfer(batch, request_list);
-    tent::TransferStatus transfer{tent::PENDING, 0};
-    if (status.ok())
-        status = engine.getTransferStatus(batch, 0, transfer);
-    engine.freeBatch(batch);
-    if (!status.ok())
-        return status.errnum();
-    if (transfer.s != tent::COMPLETED)
-        return failure(engine, req->target_id);
-    if (out) {
-        out->target = reinterpret_cast<void *>(engine.shm().last_target);
-        out->buffer_addr = engine.selected_buffer();
-        out->transferred_bytes = transfer.transferred_bytes;
+    int ret = status.ok() ? 0 : status.errnum();
+    for (size_t i = 0; i < n && ret == 0; i++) {
+        tent::TransferStatus transfer{tent::PENDING, 0};
+        status = engine.getTransferStatus(batch, int(i), transfer);
+        if (!status.ok())
+            ret = status.errnum();
+        else if (transfer.s != tent::COMPLETED)
+            ret = failure(engine, reqs[i].target_id);
+        else if (out) {
+            const auto &t = engine.shm().targets;
+            out[i].target = reinterpret_cast<void *>(i < t.size() ? t[i] : 0);
+            out[i].buffer_addr = engine.selected_buffer();
+            out[i].transferred_bytes = transfer.transferred_bytes;
+        }
     }
-    return 0;
+    engine.freeBatch(batch);
+    return ret;
 }
 
 } // namespace
@@ -204,9 +210,18 @@ void shmb_mooncake_engine_destroy(shmb_mooncake_engine_t *e) noexcept
 int shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
                                 const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) noexcept
 {
-    if (!e || !req || req->length == 0 || opcode_of(req) > unsigned(SHMB_MOONCAKE_WRITE))
+    return shmb_mooncake_engine_submit_n(e, req, 1, hooks, out);
+}
+
+int shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
+                                  const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out) noexcept
+{
+    if (!e || !reqs || n == 0)
         return -EINVAL;
-    return shmb::guard([&] { return submit_one(e->engine, req, hooks, out); });
+    for (size_t i = 0; i < n; i++)
+        if (reqs[i].length == 0 || opcode_of(&reqs[i]) > unsigned(SHMB_MOONCAKE_WRITE))
+            return -EINVAL;
+    return shmb::guard([&] { return submit_n(e->engine, reqs, n, hooks, out); });
 }
 
 uint64_t shmb_mooncake_engine_submit_batch(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *requests,

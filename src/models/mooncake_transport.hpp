@@ -293,7 +293,7 @@ public:
 
     const shmb_mooncake_hooks_t *hooks = nullptr;
     int last_error = 0;       // the model's: the translation's -errno, for the C boundary
-    uint64_t last_target = 0; // the model's: the last task's target, for the caller
+    std::vector<uint64_t> targets; // the model's: each task's target in submission order, for the caller
 
     Status allocateSubBatch(SubBatchRef &batch, size_t max_size) override
     {
@@ -341,7 +341,7 @@ public:
                 translated = true;
             }
             task.target_addr = target_addr;
-            last_target = target_addr;
+            targets.push_back(target_addr);
             task.request = request;
             task.status_word = PENDING;
             startTransfer(&task, shm_batch, translated);

@@ -66,15 +66,27 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
     }
     const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, r};
     const int whole = part == SHMB_TRANSFER_REQUEST;
-    const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
-                                             t->remote_addr, size};
-    void *want = whole ? r->dst.addr : (void *)(uintptr_t)t->remote_addr;
+    const uint64_t n = shmb_transfer_descriptors(r->cfg, part);
+    /* Descriptor j writes src's first size bytes at j * size in dst: their
+     * sources are not contiguous, so TENT's merge keeps them n tasks. */
+    for (uint64_t j = 0; j < n; j++)
+        t->reqs[j] = (shmb_mooncake_request_t){SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
+                                               t->remote_addr + j * size, size};
+    const uintptr_t want = whole ? (uintptr_t)r->dst.addr : (uintptr_t)t->remote_addr;
     t->copy = fn;
     for (uint64_t i = 0; i < count; i++) {
-        shmb_mooncake_submitted_t out;
-        int ret = shmb_mooncake_engine_submit(t->engine, &request, whole ? &hooks : NULL, &out);
-        t->missed += ret != 0 || out.target != want || out.buffer_addr != t->buffer_addr ||
-                     (whole && out.transferred_bytes != size);
+        int ret = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, whole ? &hooks : NULL, t->outs);
+        /* The tasks may come back in another order: each target must be a
+         * descriptor's, and together they cover every descriptor once. */
+        uint64_t sum = 0, bad = ret != 0;
+        for (uint64_t j = 0; j < n && !bad; j++) {
+            const shmb_mooncake_submitted_t *o = &t->outs[j];
+            const uint64_t off = (uint64_t)((uintptr_t)o->target - want);
+            bad = (uintptr_t)o->target < want || off % size || off / size >= n || o->buffer_addr != t->buffer_addr ||
+                  (whole && o->transferred_bytes != size);
+            sum += off / size;
+        }
+        t->missed += bad || sum != n * (n - 1) / 2;
     }
 }
 
@@ -197,6 +209,11 @@ int shmb_transfer_bench_translation_start(run_t *r)
         t->path_set_up = 1;
     size_t count = 0;
     const shmb_mooncake_buffer_t *registered = NULL;
+    const uint64_t per = shmb_transfer_descriptors(r->cfg, SHMB_TRANSFER_REQUEST);
+    t->reqs = calloc((size_t)per, sizeof(*t->reqs));
+    t->outs = calloc((size_t)per, sizeof(*t->outs));
+    if (ret == 0 && (!t->reqs || !t->outs))
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
     if (ret == 0)
         ret = engine_buffers(r, buffers, &pools, &registered, &count);
     if (ret == 0)
@@ -222,6 +239,10 @@ void shmb_transfer_bench_translation_stop(run_t *r)
     if (t->path_set_up)
         shmb_path_table[t->system].teardown(&shmb_path_table[t->system], &t->path);
     shmb_mooncake_engine_destroy(t->engine);
+    free(t->reqs);
+    free(t->outs);
+    t->reqs = NULL;
+    t->outs = NULL;
     t->path_set_up = 0;
     t->engine = NULL;
 }

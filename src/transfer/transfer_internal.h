@@ -71,6 +71,8 @@ typedef struct shmb_transfer_translation {
     shmb_handoff_object_t obj;    /* the request's object, between its construct and its hand-off */
     int handoff_err;              /* the first hand-off that failed (-errno), its reason in the link's why */
     int check_payload;            /* 1: the borrower checks the payload too (the check before timing) */
+    shmb_mooncake_request_t *reqs;   /* a submit's descriptors (cfg's descriptors_per_submit, 1 at least) */
+    shmb_mooncake_submitted_t *outs; /* what each did */
 } shmb_transfer_translation_t;
 
 /* One run, on the owner's side and, for its copies, on the peer's. */
@@ -125,6 +127,10 @@ int shmb_transfer_bench_add_sample(shmb_transfer_run_t *r, double ns);
 int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,
                                  shmb_copy_method_t m, uint64_t size, const char *step, uint64_t transfers);
 
+/* With more than one descriptor per submit for part, row's argument shown
+ * as "<size_kb>/per_submit:N" (its name .../size_kb:4/per_submit:32/...). */
+void shmb_transfer_per_submit_arg(shmb_row_t *row, const shmb_transfer_config_t *cfg, shmb_transfer_part_t part);
+
 /* row's rates from its median: bytes only for the parts that move them. */
 void shmb_transfer_rates(shmb_row_t *row, shmb_transfer_part_t part, uint64_t size);
 
@@ -151,6 +157,15 @@ void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_tra
  * sizes' sum; each size a step named prefix + the size, *kb then past it. */
 void shmb_transfer_progress_plan(shmb_progress_t *progress, const uint64_t *sizes, size_t n);
 void shmb_transfer_progress_size(shmb_progress_t *progress, uint64_t *kb, uint64_t size, const char *prefix);
+
+/* Descriptors per operation of part: cfg's descriptors_per_submit for the
+ * request and request_path, else 1. */
+uint64_t shmb_transfer_descriptors(const shmb_transfer_config_t *cfg, shmb_transfer_part_t part);
+
+/* 0, or -EPROTO: each of part's descriptors' destination in dst (descriptor
+ * i at i * size) verified as shmb_transfer_verify_copy. */
+int shmb_transfer_verify_descriptors(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                                     uint64_t size, const char *when);
 
 /* ---- transfer_copier.c: the side that copies ---- */
 

@@ -44,7 +44,7 @@ static int slice(void *ctx, size_t which, double *ns)
     const uint64_t t0 = shmb_clock_now_ns();
     shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
     const uint64_t t1 = shmb_clock_now_ns();
-    *ns = (double)(t1 - t0) / (double)p->batch;
+    *ns = (double)(t1 - t0) / (double)(p->batch * shmb_transfer_descriptors(p->base.cfg, p->part)); /* per descriptor */
     p->spent += t1 - t0;
     p->slices++;
     return 0;
@@ -101,7 +101,8 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
     shmb_row_t tmpl = shmb_row_make(shmb_transfer_part_name(p->part), "size_kb", p->size / 1024,
                                     p->base.cfg->repetition);
     tmpl.threads = p->base.cfg->threads;
-    tmpl.iterations = p->batch;
+    tmpl.iterations = p->batch * shmb_transfer_descriptors(p->base.cfg, p->part);
+    shmb_transfer_per_submit_arg(&tmpl, p->base.cfg, p->part);
     int ret = shmb_paired_push_rows(rows, &tmpl, p->names.v, p->n, p->samples, rounds, first);
     if (ret == -ENOMEM)
         return shmb_error_record("malloc", ENOMEM, NULL);

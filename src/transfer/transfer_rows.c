@@ -132,8 +132,8 @@ int shmb_transfer_peer_detach(run_t *r)
 
 void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
-    if (shmb_transfer_handoff_runs(r, part))
-        shmb_transfer_handoff_part(r, part, fn, size, count);
+    if (shmb_transfer_handoff_runs(r, part)) /* SHM-jemalloc's write path: one per descriptor */
+        shmb_transfer_handoff_part(r, part, fn, size, count * shmb_transfer_descriptors(r->cfg, part));
     else
         shmb_transfer_copier_part(r, part, fn, size, count);
 }
@@ -178,6 +178,10 @@ static int timed_transfers(run_t *r, shmb_transfer_part_t part, shmb_copy_method
     *done = 0;
     r->samples.n = 0;
     int ret = shmb_runner_run(&plan, run_batch, &b, &r->samples, done);
+    const uint64_t per = shmb_transfer_descriptors(r->cfg, part); /* the rows are per descriptor */
+    for (size_t i = 0; i < r->samples.n && per > 1; i++)
+        r->samples.v[i] /= (double)per;
+    *done *= per;
     return ret == -ENOMEM ? shmb_error_record("malloc", ENOMEM, NULL) : ret;
 }
 
@@ -214,6 +218,7 @@ int shmb_transfer_bench_verify_translations(run_t *r)
 
 int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
 {
+    max *= shmb_transfer_descriptors(r->cfg, SHMB_TRANSFER_REQUEST); /* a submit's descriptors, side by side */
     int ret = shmb_transfer_create_buffer(r, &r->src, max, 1);
     if (ret == 0)
         ret = shmb_transfer_create_buffer(r, &r->dst, max, 1);
@@ -244,7 +249,7 @@ static int here(const run_t *r, shmb_transfer_part_t part)
 int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
 {
     uint64_t done;
-    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
+    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)(size * shmb_transfer_descriptors(r->cfg, part)));
     r->translation.check_payload = 1; /* a hand-off's borrower checks every byte it got */
     int ret = here(r, part) ? shmb_transfer_bench_copy(r, part, m, size, 0, &done)
                             : peer_copy(r, part, m, size, 0, &done);
@@ -252,7 +257,7 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
     if (ret == 0 && moves_dst(r, part))
-        ret = shmb_transfer_verify_copy(r, m, r->dst.addr, size, "before timing");
+        ret = shmb_transfer_verify_descriptors(r, part, m, size, "before timing");
     return ret;
 }
 
@@ -267,10 +272,10 @@ int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t p
     if (ret < 0)
         return ret;
     if (verify_after)
-        memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)size);
+        memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)(size * shmb_transfer_descriptors(r->cfg, part)));
     if ((ret = copy(r, part, m, size, 1, &done)) < 0)
         return ret;
-    if (verify_after && (ret = shmb_transfer_verify_copy(r, m, r->dst.addr, size, "after timing")) < 0)
+    if (verify_after && (ret = shmb_transfer_verify_descriptors(r, part, m, size, "after timing")) < 0)
         return ret;
     if ((ret = shmb_transfer_bench_verify_translations(r)) < 0)
         return ret;

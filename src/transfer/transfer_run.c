@@ -29,7 +29,8 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     if (cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB)
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
-    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * (cfg->cold ? 3 : 2) : 0;
+    const uint64_t per = cfg->descriptors_per_submit > 1 ? cfg->descriptors_per_submit : 1;
+    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * 2 + (cfg->cold ? max : 0) : 0;
     const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
         *bytes += cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
@@ -49,6 +50,10 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
     if (cfg->translate && ((unsigned)cfg->system >= SHMB_SYSTEMS || cfg->cold))
         return -EINVAL;
     if ((cfg->translate || cfg->nsystems) && (cfg->num_segments == 0 || cfg->num_segments > UINT32_MAX))
+        return -EINVAL;
+    if (cfg->descriptors_per_submit > 1 && ((!cfg->translate && !cfg->nsystems) || cfg->peer || cfg->zero_copy ||
+                                            cfg->descriptors_per_submit > SHMB_TRANSFER_MAX_PER_SUBMIT ||
+                                            cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB / cfg->descriptors_per_submit))
         return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
@@ -115,6 +120,22 @@ int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, cons
     return -EPROTO;
 }
 
+uint64_t shmb_transfer_descriptors(const shmb_transfer_config_t *cfg, shmb_transfer_part_t part)
+{
+    const int batched = part == SHMB_TRANSFER_REQUEST || part == SHMB_TRANSFER_REQUEST_PATH;
+    return batched && cfg->descriptors_per_submit > 1 ? cfg->descriptors_per_submit : 1;
+}
+
+int shmb_transfer_verify_descriptors(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                                     uint64_t size, const char *when)
+{
+    const uint64_t n = shmb_transfer_descriptors(r->cfg, part);
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_transfer_verify_copy(r, m, (char *)r->dst.addr + i * size, size, when);
+    return ret;
+}
+
 const char *shmb_transfer_part_name(shmb_transfer_part_t part)
 {
     static const char *const names[SHMB_TRANSFER_PARTS] = {
@@ -151,6 +172,7 @@ int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb
 {
     const char *variant = part == SHMB_TRANSFER_COPY ? shmb_copy_method_name(m) : shmb_transfer_part_name(part);
     shmb_row_t row = shmb_row_make(variant, "size_kb", size / 1024, r->cfg->repetition);
+    shmb_transfer_per_submit_arg(&row, r->cfg, part);
     snprintf(row.step, sizeof(row.step), "%s", step);
     row.threads = r->cfg->threads;
     row.iterations = transfers;
@@ -162,6 +184,15 @@ int shmb_transfer_bench_push_row(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb
     if (ret == 0)
         shmb_transfer_rates(&rows->v[rows->n - 1], part, size);
     return ret;
+}
+
+void shmb_transfer_per_submit_arg(shmb_row_t *row, const shmb_transfer_config_t *cfg, shmb_transfer_part_t part)
+{
+    const uint64_t n = shmb_transfer_descriptors(cfg, part);
+    char text[64]; /* fits arg_text: config_check keeps size_kb * n within SHMB_TRANSFER_MAX_KB */
+    if (n > 1 && (size_t)snprintf(text, sizeof(text), "%llu/per_submit:%llu", (unsigned long long)row->arg,
+                                  (unsigned long long)n) < sizeof(row->arg_text))
+        memcpy(row->arg_text, text, strlen(text) + 1);
 }
 
 void shmb_transfer_rates(shmb_row_t *row, shmb_transfer_part_t part, uint64_t size)

@@ -3,7 +3,7 @@
 # 8 KB as a table and as JSON (one run, --json_out), its rows by name (each
 # system's, each ratio to the baseline, the control's, the copy once), the
 # ratio rows' fields, the header's lines; a paired KV-cache replay;
-# SHM-jemalloc's write path and the zero-copy rows; the refusals, one line
+# SHM-jemalloc's write path and the zero-copy rows; descriptors per submit; the refusals, one line
 # each; nothing left in /dev/shm. Figures are never
 # checked: they are the machine's.
 #   cli_paired_transfer.sh BIN_DIR PYTHON
@@ -145,6 +145,40 @@ grep -qF "# zero_copy: mooncake's whole request (request path, relocate, copy)" 
 expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --system=mooncake --zero_copy
 expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --systems=mooncake,flowipc_classic --workload=synthetic \
   --zero_copy
+
+# --descriptors_per_submit=32: request_path and request submit 32 descriptors
+# in one batch, rows per descriptor named .../per_submit:32/..., paired and
+# verified (--verify_data); translate and memcpy as without it; a --system
+# run too; refused without a system, with a peer, zero_copy or a replay.
+"$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --descriptors_per_submit=32 --verify_data \
+  --format=json >"$work/d.json" 2>"$work/d.err" || fail "--descriptors_per_submit: exit $?: $(cat "$work/d.err")"
+"$bin" "${jq[@]}" --system=flowipc_classic --descriptors_per_submit=32 --format=json >"$work/ds.json" \
+  2>"$work/d.err" || fail "--system --descriptors_per_submit: exit $?: $(cat "$work/d.err")"
+"$python" - "$work/d.json" "$work/ds.json" <<'EOF' && ok || fail "--descriptors_per_submit rows (the assertion above)"
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+names = [r["name"] for r in rows]
+systems = ("mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control")
+for part, arg in (("request_path", "4/per_submit:32"), ("translate", "4"), ("request", "4/per_submit:32")):
+    base = "shm_transfer/%s/size_kb:%s/system:" % (part, arg)
+    for s in systems:
+        assert base + s in names, (base + s, names)
+        if part != "translate":
+            assert next(r for r in rows if r["name"] == base + s)["iterations"] % 32 == 0
+    for s in systems[1:]:
+        assert base + s + "/vs:mooncake" in names, (base + s, names)
+assert "shm_transfer/memcpy/size_kb:4" in names, names
+one = [r["name"] for r in json.load(open(sys.argv[2]))["benchmarks"]]
+assert one[:4] == ["shm_transfer/request_path/size_kb:4/per_submit:32", "shm_transfer/translate/size_kb:4",
+                   "shm_transfer/memcpy/size_kb:4", "shm_transfer/request/size_kb:4/per_submit:32"], one
+EOF
+[ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--descriptors_per_submit left segments under /$prefix"
+expect_usage_error "$bin" descriptors_per_submit --shm_prefix=/$prefix --descriptors_per_submit=32
+expect_usage_error "$bin" descriptors_per_submit "${jq[@]}" --system=mooncake --peer_process --descriptors_per_submit=2
+expect_usage_error "$bin" descriptors_per_submit "${quick[@]}" --zero_copy --descriptors_per_submit=2
+expect_usage_error "$bin" descriptors_per_submit "${quick[@]}" --descriptors_per_submit=0
+expect_usage_error "$bin" descriptors_per_submit "${small[@]}" --systems=mooncake,flowipc_classic --workload=synthetic \
+  --descriptors_per_submit=2
 
 # Refusals: one line naming the flag, exit 2, nothing measured.
 expect_usage_error "$bin" cold "${quick[@]}" --cold

@@ -205,14 +205,14 @@ for f in allocation lookup transfer workload zero_copy; do
 done
 [ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
-# ten runs, one per binary and question set (zero_copy the fifth), then one per point of the axes
-# (the 4 KB request at 10 to 10000 buffers, the 1 KB request), each pinned, the lookup with --peer_process;
-# and the allocators' space (--allocator=space), pinned
+# thirteen runs, one per binary and question set (zero_copy the fifth), then one per point of the axes
+# (the 4 KB request at 10 to 10000 buffers, the 1 KB request, 32 to 2048 descriptors per submit),
+# each pinned, the lookup with --peer_process; and the allocators' space (--allocator=space), pinned
 grep -q -- "^shm_allocation_bench --allocator=space --pool_mb=1024 --cpu=$last " "$work/ran" && ok \
   || fail "--system: no pinned space run: $(cat "$work/ran")"
-[ "$(grep -vc -- --allocator=space "$work/ran")" -eq 10 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 10 ] \
+[ "$(grep -vc -- --allocator=space "$work/ran")" -eq 13 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 13 ] \
   && grep -q -- "^shm_allocation_bench --systems=$alloc_three --cpu=$last " "$work/ran" \
-  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 10 paired and pinned: $(cat "$work/ran")"
+  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 13 paired and pinned: $(cat "$work/ran")"
 # the axes: a paired run per point, its flags after the transfer's (--num_segments=2 there); the
 # report's "Where the answer changes" has each point's rows and a break-even sentence per flavour
 for n in 10 100 1000 10000; do
@@ -223,8 +223,16 @@ for n in 10 100 1000 10000; do
 done
 paired_ok "$results/sys/transfer_axis_size_1.json" "$three" && flags "$results/sys/transfer_axis_size_1.json" | grep -q " num_segments=2 .*transfer_size_kb=1 " \
   && [ "$(grep -c "^| 1 KB | " "$results/sys/report.md")" -eq 3 ] && [ -s "$results/sys/axes.png" ] \
-  && [ "$(grep -cE "^- SHM-(classic|jemalloc \(its write path\)) (saves at least 5.0%|never saves at least 5.0%) of (a 4 KB request|Mooncake's request) " "$results/sys/report.md")" -eq 4 ] \
+  && [ "$(grep -cE "^- SHM-(classic|jemalloc \(its write path\)) (saves at least 5.0%|never saves at least 5.0%) of (a 4 KB request|Mooncake's request) " "$results/sys/report.md")" -eq 6 ] \
   && ok || fail "--system: the size axis or its sentences: $(grep "^- SHM" "$results/sys/report.md")"
+for n in 32 256 2048; do
+  paired_ok "$results/sys/transfer_axis_submit_$n.json" "$three" \
+    && flags "$results/sys/transfer_axis_submit_$n.json" | grep -q " descriptors_per_submit=$n .*num_segments=100 " \
+    && [ "$(grep -cE "^\| $n \| (SHM-classic|SHM-jemalloc|mooncake_control \(A/A control\)) \| " "$results/sys/report.md")" -eq 3 ] \
+    && ok || fail "--system: the axis point of $n descriptors per submit: $(flags "$results/sys/transfer_axis_submit_$n.json")"
+done
+grep -q "^### Descriptors per submit (the 4 KB request per descriptor, 100 registered buffers)" "$results/sys/report.md" \
+  && [ "$(grep -c "^| 1 | " "$results/sys/report.md")" -eq 3 ] && ok || fail "--system: no descriptors-per-submit table"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
 grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
   && ok || fail "--system: no paired workload rows"
@@ -274,10 +282,10 @@ for mode in -v ""; do
   [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
     || fail "--per-system: not interleaved (${mode:-workload}): $order"
 done
-# ten paired runs (the axes among them), then five (allocation, lookup, lookup_sweep, transfer,
+# thirteen paired runs (the axes among them), then five (allocation, lookup, lookup_sweep, transfer,
 # workload) x 3 systems x 2
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 40 ] && [ "$(wc -l <"$work/ran")" -eq 41 ] && ok \
-  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 10 + 30 of one repetition and the space run"
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 43 ] && [ "$(wc -l <"$work/ran")" -eq 44 ] && ok \
+  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 13 + 30 of one repetition and the space run"
 # compare.sh on the per-system files alone pairs the workload's rows too
 mkdir "$work/persys"
 cp "$results/persys/"*_mooncake.json "$results/persys/"*_flowipc_*.json "$work/persys/"
@@ -293,8 +301,8 @@ run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 paired_ok "$results/classic/transfer_paired.json" mooncake,flowipc_classic \
   && ok || fail "--system=flowipc_classic: transfer_paired.json is no paired run of mooncake and flowipc_classic"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 23 ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected 23 (11 runs x 2 and run.json)"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 29 ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected 29 (14 runs x 2 and run.json)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 

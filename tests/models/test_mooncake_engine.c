@@ -121,6 +121,74 @@ static void test_engine_translates_and_copies(void **state)
     shmb_mooncake_destroy(m);
 }
 
+/* The hooks' calls, counted, around the model's translation and the copy. */
+static size_t translations, copies;
+
+static int counting_translate(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local)
+{
+    translations++;
+    return shmb_mooncake_translate(ctx, target_id, addr, len, local);
+}
+
+static void counting_copy(void *ctx, void *dst, const void *src, uint64_t len)
+{
+    copies++;
+    copy_bytes(ctx, dst, src, len);
+}
+
+/* n descriptors in one submit (SGLang's batch_transfer_sync): every one
+ * translated and copied once, each target a descriptor's, the bytes in
+ * place; sources side by side with targets side by side are merged by
+ * TENT into fewer tasks, one source for all is not; n = 0 and one bad
+ * descriptor refuse the batch. */
+static void test_engine_submit_n(void **state)
+{
+    (void)state;
+    enum { N = 32, LEN = 64 };
+    shmb_mooncake_ops_t ops = fake_ops();
+    shmb_mooncake_t *m = NULL;
+    assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
+    shmb_mooncake_engine_t *e = make_engine();
+    const shmb_mooncake_hooks_t hooks = {counting_translate, counting_copy, m};
+    shmb_mooncake_request_t req[N];
+    shmb_mooncake_submitted_t out[N];
+    for (size_t i = 0; i < LEN; i++)
+        source[i] = (unsigned char)(i * 3 + 5);
+    for (int i = 0; i < N; i++)
+        req[i] = request(SHMB_MOONCAKE_WRITE, 77, 0x50000 + (uint64_t)i * LEN, LEN);
+    translations = copies = 0;
+    assert_int_equal(shmb_mooncake_engine_submit_n(e, req, N, &hooks, out), 0);
+    assert_int_equal(translations, N);
+    assert_int_equal(copies, N);
+    unsigned char *g = fake_local(&fake, 4, plain[4].shm_path);
+    assert_non_null(g);
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        const ptrdiff_t off = (unsigned char *)out[i].target - g;
+        assert_true(off >= 0 && off % LEN == 0 && off / LEN < N);
+        seen[off / LEN]++;
+        assert_int_equal(out[i].buffer_addr, 0x50000);
+        assert_int_equal(out[i].transferred_bytes, LEN);
+        assert_memory_equal(g + i * LEN, source, LEN);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], 1);
+    for (int i = 0; i < N; i++)
+        req[i].source = source + i * LEN; /* contiguous both sides: merged */
+    translations = copies = 0;
+    assert_int_equal(shmb_mooncake_engine_submit_n(e, req, N, &hooks, NULL), 0);
+    assert_true(translations < N);
+    assert_int_equal(copies, translations);
+    assert_int_equal(shmb_mooncake_engine_submit_n(e, req, 0, &hooks, out), -EINVAL);
+    req[7].length = 0;
+    assert_int_equal(shmb_mooncake_engine_submit_n(e, req, N, &hooks, out), -EINVAL);
+    req[7].length = LEN;
+    req[9].target_id = 999;
+    assert_int_equal(shmb_mooncake_engine_submit_n(e, req, N, NULL, out), -ENOENT);
+    shmb_mooncake_engine_destroy(e);
+    shmb_mooncake_destroy(m);
+}
+
 static void test_engine_refuses(void **state)
 {
     (void)state;
@@ -193,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_engine_buffers),
         cmocka_unit_test(test_engine_finds_buffer),
         cmocka_unit_test(test_engine_refuses),
+        cmocka_unit_test(test_engine_submit_n),
         cmocka_unit_test(test_engine_deterministic),
     };
     return shmb_test_run(tests, NULL, NULL);

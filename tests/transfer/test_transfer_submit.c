@@ -1,0 +1,183 @@
+/* Descriptors per submit (cfg->descriptors_per_submit): the request and
+ * request_path of every system submit N descriptors in one batch, each
+ * translated and copied into its own place in dst, the rows per descriptor
+ * and named with per_submit; refused where it does not apply. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#include "shmbench/copy.h"
+#include "shmbench/segment.h"
+#include "transfer/transfer_internal.h"
+
+#define PREFIX shmb_test_prefix()
+#define N 8
+
+static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
+{
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.transfer_size_kb = c.max_transfer_size_kb = 4;
+    c.num_transfers = 20;
+    c.run[SHMB_COPY_MEMCPY] = 1;
+    c.threads = 1;
+    c.cpu = -1;
+    c.time_per_size_ms = 20;
+    c.timer_overhead_ns = 20;
+    c.shm_prefix = PREFIX;
+    c.translate = 1;
+    c.system = system;
+    c.num_segments = 10;
+    c.descriptors_per_submit = per;
+    return c;
+}
+
+/* One request of N descriptors (Mooncake, SHM-classic: the request path's
+ * translation and copy; SHM-jemalloc without a hand-off link: the same
+ * path over its pools) fills exactly N places of dst, each src's first 4
+ * KB, the place after them untouched; the request path alone copies
+ * nothing; the translate and copy parts stay one per operation. */
+static void test_request_fills_n(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small((shmb_system_t)s, N);
+        shmb_transfer_run_t r;
+        shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
+        assert_int_equal(shmb_segment_create(&r.src, PREFIX, 65536, NULL, NULL), 0);
+        assert_int_equal(shmb_segment_create(&r.dst, PREFIX, 65536, NULL, NULL), 0);
+        assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
+        assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+        shmb_copy_fill_pattern(r.src.addr, 65536);
+        assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
+        assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_REQUEST), N);
+        assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_REQUEST_PATH), N);
+        assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_TRANSLATE), 1);
+        assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_COPY), 1);
+        uint64_t done = 0;
+        unsigned char *dst = r.dst.addr;
+        memset(dst, SHMB_TRANSFER_POISON, 65536);
+        assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_REQUEST_PATH, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+        assert_int_equal(dst[0], SHMB_TRANSFER_POISON);
+        assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+        assert_int_equal(r.translation.missed, 0);
+        assert_int_equal(shmb_transfer_verify_descriptors(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096, "t"), 0);
+        assert_int_equal(dst[N * 4096], SHMB_TRANSFER_POISON);
+        assert_int_equal(dst[N * 4096 + 4095], SHMB_TRANSFER_POISON);
+        dst[3 * 4096 + 7] ^= 1; /* a descriptor's destination wrong: seen */
+        assert_int_equal(shmb_transfer_verify_descriptors(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096, "t"),
+                         -EPROTO);
+        /* dst's registration said to start a page further: every submit counts one miss */
+        r.translation.buffer_addr += 4096;
+        assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+        assert_int_equal(r.translation.missed, 1);
+        shmb_transfer_bench_copier_stop(&r);
+        assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
+        assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+    }
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* The name a reader sees of rows->v[i]. */
+static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
+{
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    shmb_report_row_name(&report, &rows->v[i], name, cap);
+}
+
+/* A --system run and a paired one: the request_path and request rows named
+ * .../size_kb:4/per_submit:N/..., their operations descriptors (a multiple
+ * of N), the others as without it; every byte checked (verify). */
+static void test_rows_per_descriptor(void **state)
+{
+    (void)state;
+    char why[256] = "", name[160];
+    for (int s = 0; s < SHMB_SYSTEMS; s++) {
+        shmb_transfer_config_t c = small((shmb_system_t)s, N);
+        c.verify = 1;
+        shmb_rows_t rows = {0};
+        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        static const char *const want[] = {"shm_transfer/request_path/size_kb:4/per_submit:8",
+                                           "shm_transfer/translate/size_kb:4", "shm_transfer/memcpy/size_kb:4",
+                                           "shm_transfer/request/size_kb:4/per_submit:8"};
+        for (size_t i = 0; i < 4; i++) {
+            name_of(&rows, i, name, sizeof(name));
+            assert_string_equal(name, want[i]);
+            assert_true(rows.v[i].iterations > 0 && rows.v[i].ns.p50 > 0);
+            if (i == 0 || i == 3)
+                assert_int_equal(rows.v[i].iterations % N, 0);
+        }
+        shmb_rows_free(&rows);
+    }
+    shmb_transfer_config_t c = small(SHMB_SYSTEM_MOONCAKE, N);
+    c.translate = 0;
+    c.verify = 1;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    shmb_rows_t rows = {0};
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("paired: %s", why);
+    assert_int_equal(rows.n, 5 + 5 + 1 + 5);
+    name_of(&rows, 0, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
+    name_of(&rows, 14, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
+    name_of(&rows, 5, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/translate/size_kb:4/system:mooncake");
+    for (size_t i = 11; i < 14; i++)
+        assert_int_equal(rows.v[i].iterations % N, 0);
+    shmb_rows_free(&rows);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* Refused: without a system, with a peer, with zero_copy, above the cap,
+ * a size times N above SHMB_TRANSFER_MAX_KB; 1 and 0 are one descriptor. */
+static void test_refused(void **state)
+{
+    (void)state;
+    shmb_peer_t never_started;
+    memset(&never_started, 0, sizeof(never_started));
+    shmb_transfer_config_t bad[5];
+    for (int k = 0; k < 5; k++)
+        bad[k] = small(SHMB_SYSTEM_MOONCAKE, N);
+    bad[0].translate = 0;
+    bad[1].peer = &never_started;
+    bad[2].translate = 0;
+    bad[2].nsystems = 2;
+    bad[2].zero_copy = 1;
+    bad[3].descriptors_per_submit = SHMB_TRANSFER_MAX_PER_SUBMIT + 1;
+    bad[4].max_transfer_size_kb = SHMB_TRANSFER_MAX_KB / 4;
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(shmb_transfer_bench_config_check(&bad[k]), -EINVAL);
+    shmb_transfer_config_t one = small(SHMB_SYSTEM_MOONCAKE, 1);
+    assert_int_equal(shmb_transfer_bench_config_check(&one), 0);
+    assert_int_equal(shmb_transfer_descriptors(&one, SHMB_TRANSFER_REQUEST), 1);
+    one.translate = 0;
+    one.descriptors_per_submit = 0;
+    assert_int_equal(shmb_transfer_bench_config_check(&one), 0);
+}
+
+int main(void)
+{
+    if (access("/dev/shm", W_OK) != 0) {
+        fprintf(stderr, "skip: /dev/shm is not writable\n");
+        return 77;
+    }
+    shmb_test_prefix_init("/shmb_test_submit_");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_fills_n),
+        cmocka_unit_test(test_rows_per_descriptor),
+        cmocka_unit_test(test_refused),
+    };
+    return shmb_test_run(tests, NULL, NULL);
+}
