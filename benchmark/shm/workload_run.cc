@@ -42,6 +42,9 @@ DEFINE_string(write_trace, "",
 DEFINE_int64(max_request_mb, 256,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
+DEFINE_string(reuse, "off",
+              "With --workload: on: a trace's hash ids seen on an earlier line are prefix-cache hits and only a "
+              "request's missed blocks move; the header gives the hit share (off: every block moves)");
 
 namespace shmb {
 
@@ -176,6 +179,13 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
     if (wc.shape.layout != SHMB_WORKLOAD_LAYOUT_LAYER)
         fanout = LayoutNotes(wc, t);
     notes.insert(notes.end(), fanout.begin(), fanout.end());
+    if (wc.shape.reuse)
+        notes.push_back("reuse: on: " + std::to_string(t.hits) + " of " + std::to_string(t.hash_ids) +
+                        " blocks (hash ids) hit, seen on an earlier line (" +
+                        Fixed(t.hash_ids ? 100.0 * static_cast<double>(t.hits) / static_cast<double>(t.hash_ids) : 0) +
+                        "%); a request moves only its missed blocks (input_length - hits x 512 tokens), the figures "
+                        "above are of those; " + std::to_string(t.wholly_hit) +
+                        " requests wholly hit move nothing and are not replayed");
     notes.insert(notes.end(), {
         BackingNote(wc),
         "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, no "
@@ -264,6 +274,11 @@ int RunWorkload()
     wc.timer_overhead_ns = shmb::TimerOverheadNs();
     wc.shm_prefix = FLAGS_shm_prefix.c_str();
     const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
+    if (FLAGS_reuse != "on" && FLAGS_reuse != "off")
+        shmb::FlagError("reuse", FLAGS_reuse, "on or off");
+    wc.shape.reuse = FLAGS_reuse == "on";
+    if (wc.shape.reuse && !FLAGS_write_trace.empty())
+        shmb::FlagError("reuse", FLAGS_reuse, "cannot be combined with --write_trace, which numbers hash ids afresh");
 
     shmb_file_out_t trace = {};
     if (!FLAGS_write_trace.empty()) {
@@ -278,7 +293,10 @@ int RunWorkload()
     if (trace.f)
         return WriteTrace(stream, &trace);
     shmb_workload_totals_t totals;
-    if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
+    const int counted = shmb_workload_totals(&wc.shape, &stream, &totals);
+    if (counted == -ENODATA)
+        shmb::FlagError("reuse", FLAGS_reuse, "every request's blocks hit: nothing to move");
+    if (counted == -E2BIG)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(wc.shape.block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");

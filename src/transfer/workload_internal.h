@@ -19,6 +19,7 @@ typedef struct shmb_workload_replay {
     double bytes[SHMB_WORKLOAD_PARTS];        /* bytes the timed passes moved, per part */
     double ns[SHMB_WORKLOAD_PARTS];           /* and their time */
     size_t index;                             /* the request being replayed, for why */
+    double hit_share;                         /* shape.reuse: % of the stream's blocks that hit, for the note */
 } shmb_workload_replay_t;
 
 /* Sets up a replay for requests of at most max_bytes: 0, -EINVAL (a bad
@@ -31,5 +32,17 @@ void shmb_workload_replay_stop(shmb_workload_replay_t *w);
 /* Replays one request (w->index names it in why): each part timed and
  * checked, one sample each. 0, -EPROTO or -ENOMEM (recorded). */
 int shmb_workload_replay_request(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
+
+/* The hash ids a trace has shown, each with the (1-based) line it first
+ * appeared on: an open-addressing set, zeroed to start. */
+typedef struct shmb_workload_seen {
+    uint64_t *ids, *lines; /* lines[i] == 0: slot i empty */
+    size_t cap, n;
+} shmb_workload_seen_t;
+
+/* Adds id, seen on `line`: 1 if an earlier line had it (a hit), 0 if not,
+ * -ENOMEM. */
+int shmb_workload_seen_add(shmb_workload_seen_t *s, uint64_t id, uint64_t line);
+void shmb_workload_seen_free(shmb_workload_seen_t *s);
 
 #endif

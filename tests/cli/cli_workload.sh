@@ -92,6 +92,23 @@ for layout in vllm sglang; do
     && grep -q "\"${lines[0]}" "$work/$layout.paired.json" && ok || fail "$layout, paired: $(rows_of "$work/$layout.paired.json")"
 done
 
+# Prefix reuse: the sample with shared hash ids (traces/sample_reuse.jsonl,
+# made again by its script) replays only its missed blocks: the header's
+# hits (3650 of 7036, 51.9%), the request row's note, a sample per request
+# moving something; without --reuse every block moves, no reuse line.
+/usr/bin/python3 "$srcdir/traces/make_sample_reuse.py" "$sample" "$work/reuse.jsonl" 2>/dev/null \
+  && cmp -s "$work/reuse.jsonl" "$srcdir/traces/sample_reuse.jsonl" && ok \
+  || fail "traces/sample_reuse.jsonl is not what traces/make_sample_reuse.py writes"
+"$bin" "${small[@]}" --workload="$srcdir/traces/sample_reuse.jsonl" --requests=0 --system=mooncake --reuse=on \
+  >"$work/reuse.txt" 2>"$work/reuse.err" || fail "--reuse=on: exit $?: $(cat "$work/reuse.err")"
+grep -q '^# reuse: on: 3650 of 7036 blocks (hash ids) hit, seen on an earlier line (51.9%)' "$work/reuse.txt" \
+  && table_rows "$work/reuse.txt" | grep -q ' request .*parts add up to [0-9.]*%; hits 51.9% of blocks$' \
+  && [ "$(table_rows "$work/reuse.txt" | awk '{print $6}' | sort -u)" = 300 ] \
+  && ok || fail "--reuse=on: $(cat "$work/reuse.txt")"
+"$bin" "${small[@]}" --workload="$srcdir/traces/sample_reuse.jsonl" --requests=5 --system=mooncake >"$work/noreuse.txt" \
+  2>/dev/null && ! grep -q '^# reuse' "$work/noreuse.txt" && ! grep -q 'hits' "$work/noreuse.txt" && ok \
+  || fail "--reuse off: $(cat "$work/noreuse.txt")"
+
 # The same seed, the same synthetic stream; the shipped sample is what its
 # command writes.
 "$bin" --workload=synthetic --requests=300 --seed=42 --write_trace="$work/s1.jsonl" 2>/dev/null \
@@ -124,6 +141,8 @@ expect_usage_error "$bin" tp --workload=synthetic --layout=vllm --tp=3
 expect_usage_error "$bin" tp --workload=synthetic --layout=sglang --tp=0
 expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0
 expect_usage_error "$bin" requests --workload=synthetic --requests=0
+expect_usage_error "$bin" reuse --workload=synthetic --reuse=yes
+expect_usage_error "$bin" reuse --workload=synthetic --reuse=on --write_trace="$work/w.jsonl"
 expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70b --max_request_mb=100
 expect_usage_error "$bin" cold --workload=synthetic --cold
 expect_usage_error "$bin" peer_process --workload=synthetic --peer_process
