@@ -45,6 +45,10 @@ DEFINE_int64(max_request_mb, 256,
 DEFINE_string(reuse, "off",
               "With --workload: on: a trace's hash ids seen on an earlier line are prefix-cache hits and only a "
               "request's missed blocks move; the header gives the hit share (off: every block moves)");
+DEFINE_string(arrivals, "closed",
+              "With --workload: closed (requests back to back) or trace (open loop: issued at their timestamps / "
+              "--speed by an issuing thread; latency from each request's intended start)");
+DEFINE_double(speed, 1.0, "With --workload --arrivals=trace: how much faster than the trace's timestamps to issue");
 
 namespace shmb {
 
@@ -161,9 +165,17 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
                                   : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
     const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
                                                              : "trace " + shmb::internal::Printable(FLAGS_workload);
+    char speed[32];
+    std::snprintf(speed, sizeof(speed), "%g", wc.speed);
+    const std::string how =
+        wc.open_loop ? std::string("arrivals=trace: issued open-loop at timestamp / ") + speed +
+                           " by an issuing thread, served in order by one worker; latency from each request's intended "
+                           "start (no coordinated omission); the worker poisons dst before a request and verifies it "
+                           "after (untimed, but a request already due waits for them)"
+                     : "replayed back to back (arrivals order them; nothing waits)";
     std::vector<std::string> notes = {
         "workload: " + source + ": " + std::to_string(t.requests) + " requests, arrivals over " +
-            std::to_string(t.span_ms) + " ms, replayed back to back (arrivals order them; nothing waits)",
+            std::to_string(t.span_ms) + " ms, " + how,
         "model: " + std::string(m->name) + " (" + std::to_string(m->layers) + " layers, " + shape + ", " +
             std::to_string(m->dtype_bytes) + " B per element: " + std::to_string(shmb_workload_token_layer_bytes(m)) +
             " B per token per layer; " + m->source + ")",
@@ -277,6 +289,17 @@ int RunWorkload()
     if (FLAGS_reuse != "on" && FLAGS_reuse != "off")
         shmb::FlagError("reuse", FLAGS_reuse, "on or off");
     wc.shape.reuse = FLAGS_reuse == "on";
+    if (FLAGS_arrivals != "closed" && FLAGS_arrivals != "trace")
+        shmb::FlagError("arrivals", FLAGS_arrivals, "closed or trace");
+    wc.open_loop = FLAGS_arrivals == "trace";
+    wc.speed = FLAGS_speed;
+    if (!(FLAGS_speed > 0 && FLAGS_speed <= 1e6))
+        shmb::FlagError("speed", gflags::GetCommandLineFlagInfoOrDie("speed").current_value, "above 0, at most 1e6");
+    if (!wc.open_loop && !gflags::GetCommandLineFlagInfoOrDie("speed").is_default)
+        shmb::FlagError("speed", gflags::GetCommandLineFlagInfoOrDie("speed").current_value,
+                        "only with --arrivals=trace");
+    if (wc.open_loop && wc.nsystems)
+        shmb::FlagError("arrivals", FLAGS_arrivals, "one system at a time (not with --systems)");
     if (wc.shape.reuse && !FLAGS_write_trace.empty())
         shmb::FlagError("reuse", FLAGS_reuse, "cannot be combined with --write_trace, which numbers hash ids afresh");
 

@@ -218,6 +218,9 @@ typedef struct shmb_workload_config {
                                          * baseline first, its A/A control (the baseline again) last;
                                          * system and name_system unused (=0) */
     shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    int open_loop;                      /* 1: requests issued at timestamp / speed by an issuing thread (not with
+                                         * nsystems); rows request (service) and latency (from intended start) */
+    double speed;                       /* open_loop: > 0; 2: twice as fast as the trace */
 } shmb_workload_config_t;
 
 /* What a stream amounts to under a shape. */
@@ -251,7 +254,9 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * iterations = requests, each part's share of the request's p50 in its
  * note. Paired (nsystems > 0): every system replays each request in
  * shmbench/paired.h's order; per part each system's row, then its ratio
- * row to the baseline (shmb_paired_push_rows). 0, -EINVAL (a bad config or
+ * row to the baseline (shmb_paired_push_rows). Open-loop: two rows, the
+ * request's service and its latency from its intended start (docs/workload.md).
+ * 0, -EINVAL (a bad config or
  * an empty stream), -ENOTSUP (the method is missing here), -EPROTO (why
  * names the request and descriptor) or -errno (recorded). Leaves nothing
  * in /dev/shm. */

@@ -6,6 +6,7 @@
 #include "workload_internal.h"
 
 #include "base/runner_internal.h"
+#include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
 
@@ -211,6 +212,21 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
     return ret;
 }
 
+int shmb_workload_replay_prepare(replay_t *w, const shmb_workload_fanout_t *f)
+{
+    memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
+    w->r.translation.missed = 0;
+    return w->r.translation.handoff ? checked_handoff(w, f) : 0;
+}
+
+int shmb_workload_replay_once(replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start, uint64_t *done)
+{
+    *start = shmb_clock_now_ns();
+    pass(w, SHMB_WORKLOAD_REQUEST, f);
+    *done = shmb_clock_now_ns();
+    return check(w, SHMB_WORKLOAD_REQUEST, f);
+}
+
 /* A part's row as both runs name it: model:<preset> in arg_text. */
 static shmb_row_t part_row(const shmb_workload_config_t *c, int p)
 {
@@ -390,6 +406,9 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
         return -EINVAL;
+    if (cfg->open_loop)
+        return cfg->nsystems ? -EINVAL
+                             : shmb_workload_open_replay(cfg, stream, totals.max_bytes, rows, why, why_cap);
     if (cfg->nsystems)
         return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
                    ? -EINVAL
