@@ -1,11 +1,16 @@
 /*
  * Tests of the replay's trace-driven modes: prefix reuse (--reuse=on) on a
- * hand-made trace whose hits and moved bytes are known.
+ * hand-made trace whose hits and moved bytes are known; the open-loop
+ * scheduler (--arrivals=trace) on a synthetic trace whose intended starts
+ * are known, and a request served late counting its wait.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "shmbench/clock.h"
 
 #include "helpers.h"
 
@@ -122,6 +127,111 @@ static void test_reuse_replay(void **state)
     shmb_workload_stream_free(&s);
 }
 
+/* A server whose request 0 takes 30 ms: request 1, due 5 ms after it,
+ * waits about 25 ms, and its latency must say so. */
+static int no_prepare(void *ctx, size_t i)
+{
+    (void)ctx;
+    (void)i;
+    return 0;
+}
+
+static int slow_first(void *ctx, size_t i, uint64_t *start, uint64_t *done)
+{
+    (void)ctx;
+    *start = shmb_clock_now_ns();
+    if (i == 0) {
+        const struct timespec ts = {0, 30000000};
+        nanosleep(&ts, NULL);
+    }
+    *done = shmb_clock_now_ns();
+    return 0;
+}
+
+static int fail_second(void *ctx, size_t i, uint64_t *start, uint64_t *done)
+{
+    (void)ctx;
+    *start = *done = shmb_clock_now_ns();
+    return i == 1 ? -EPROTO : 0;
+}
+
+static void test_open_loop_schedule(void **state)
+{
+    (void)state;
+    /* timestamps 100, 110, 120, 140, 200 ms at speed 2: due 0, 5, 10, 20, 50 ms after the first */
+    shmb_workload_request_t v[5] = {{100, 512, 1, 1, 0}, {110, 512, 1, 1, 0}, {120, 512, 1, 1, 0},
+                                    {140, 512, 1, 1, 0}, {200, 512, 1, 1, 0}};
+    const shmb_workload_stream_t s = {v, 5, 5};
+    const uint64_t due_ms[] = {0, 5, 10, 20, 50};
+    uint64_t a[20];
+    shmb_workload_open_t o = {0, a, a + 5, a + 10, a + 15};
+    const shmb_workload_server_t server = {no_prepare, slow_first, NULL};
+    assert_int_equal(shmb_workload_open_run(&o, &s, 2.0, &server), 0);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(o.intended_ns[i], due_ms[i] * 1000000);
+        assert_int_equal(shmb_workload_intended_ns(&s, (size_t)i, 2.0), due_ms[i] * 1000000);
+        /* issued no earlier than due, and not later than a loaded machine's wake-up (50 ms) */
+        assert_true(o.issued_ns[i] >= o.intended_ns[i]);
+        assert_true(o.issued_ns[i] < o.intended_ns[i] + 50000000);
+        assert_true(o.start_ns[i] >= o.issued_ns[i]);
+        assert_true(o.done_ns[i] >= o.start_ns[i]);
+    }
+    /* request 0 took 30 ms: 1 and 2 (due at 5 and 10 ms) started after it and their latency
+     * (done - intended) holds the wait, though each one's service took next to nothing */
+    assert_true(o.done_ns[0] >= 30000000);
+    assert_true(o.start_ns[1] >= o.done_ns[0] && o.start_ns[2] >= o.done_ns[1]);
+    assert_true(o.done_ns[1] - o.intended_ns[1] >= 25000000);
+    assert_true(o.done_ns[2] - o.intended_ns[2] >= 20000000);
+    assert_true(o.done_ns[1] - o.start_ns[1] < 5000000);
+    /* request 4, due at 50 ms, waits for its time: it starts no earlier */
+    assert_true(o.start_ns[4] >= 50000000);
+
+    const shmb_workload_server_t failing = {no_prepare, fail_second, NULL};
+    const uint64_t t = shmb_clock_now_ns(); /* a failed request stops the run, the issuer too, at once */
+    assert_int_equal(shmb_workload_open_run(&o, &s, 0.1, &failing), -EPROTO);
+    assert_true(shmb_clock_now_ns() - t < 500000000); /* not the 1 s until request 4 at speed 0.1 */
+    assert_int_equal(shmb_workload_open_run(&o, &s, 0.0, &server), -EINVAL);
+}
+
+/* The open-loop replay through each system: two rows (request, latency),
+ * a sample per request that moves, latency at least the service, verified. */
+static void test_open_loop_replay(void **state)
+{
+    (void)state;
+    shmb_workload_stream_t s = {0};
+    read_trace(&s);
+    for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
+        shmb_workload_config_t c;
+        memset(&c, 0, sizeof(c));
+        c.shape = reuse_shape(1);
+        c.system = (shmb_system_t)sys;
+        c.num_segments = 10;
+        c.method = SHMB_COPY_MEMCPY;
+        c.threads = 1;
+        c.cpu = -1;
+        c.timer_overhead_ns = 20;
+        c.shm_prefix = PREFIX;
+        c.open_loop = 1;
+        c.speed = 4.0;
+        shmb_rows_t rows = {0};
+        char why[256] = "";
+        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
+            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        assert_int_equal(rows.n, 2);
+        assert_string_equal(rows.v[0].variant, "request");
+        assert_string_equal(rows.v[1].variant, "latency");
+        assert_int_equal(rows.v[0].iterations, 4);
+        assert_int_equal(rows.v[1].iterations, 4);
+        assert_true(rows.v[1].ns.max >= rows.v[0].ns.min);
+        assert_non_null(strstr(rows.v[1].note, "from intended start, speed 4"));
+        shmb_rows_free(&rows);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+        c.nsystems = 2; /* paired open-loop: refused */
+        assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    }
+    shmb_workload_stream_free(&s);
+}
+
 static int remove_ours(void **state)
 {
     (void)state;
@@ -139,6 +249,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse_hits_and_tokens),
         cmocka_unit_test(test_reuse_replay),
+        cmocka_unit_test(test_open_loop_schedule),
+        cmocka_unit_test(test_open_loop_replay),
     };
     return shmb_test_run(tests, NULL, remove_ours);
 }
