@@ -109,6 +109,21 @@ grep -q '^# reuse: on: 3650 of 7036 blocks (hash ids) hit, seen on an earlier li
   2>/dev/null && ! grep -q '^# reuse' "$work/noreuse.txt" && ! grep -q 'hits' "$work/noreuse.txt" && ok \
   || fail "--reuse off: $(cat "$work/noreuse.txt")"
 
+# Open-loop arrivals: the header says so, two rows (request, latency) of a
+# sample per request, each system; --speed only with --arrivals=trace.
+for system in mooncake flowipc_classic flowipc_jemalloc; do
+  "$bin" "${small[@]}" --workload="$sample" --requests=10 --system=$system --arrivals=trace --speed=20 \
+    >"$work/open.txt" 2>"$work/open.err" || fail "--arrivals=trace, $system: exit $?: $(cat "$work/open.err")"
+  unwrap "$work/open.txt" \
+    | grep -q "^# workload: trace .*: 10 requests, arrivals over [0-9]* ms, arrivals=trace: issued open-loop at timestamp / 20 " \
+    && [ "$(table_rows "$work/open.txt" | awk '{print $2, $6}' | tr '\n' ' ')" = "request 10 latency 10 " ] \
+    && table_rows "$work/open.txt" | grep -q ' latency .*from intended start, speed 20; issue late p99 [0-9]* us$' \
+    && ok || fail "--arrivals=trace, $system: $(cat "$work/open.txt")"
+done
+"$bin" "${small[@]}" --workload="$sample" --requests=3 --system=mooncake >"$work/closed.txt" 2>/dev/null \
+  && unwrap "$work/closed.txt" | grep -q "replayed back to back (arrivals order them; nothing waits)$" && ok \
+  || fail "closed loop header: $(cat "$work/closed.txt")"
+
 # The same seed, the same synthetic stream; the shipped sample is what its
 # command writes.
 "$bin" --workload=synthetic --requests=300 --seed=42 --write_trace="$work/s1.jsonl" 2>/dev/null \
@@ -142,6 +157,10 @@ expect_usage_error "$bin" tp --workload=synthetic --layout=sglang --tp=0
 expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0
 expect_usage_error "$bin" requests --workload=synthetic --requests=0
 expect_usage_error "$bin" reuse --workload=synthetic --reuse=yes
+expect_usage_error "$bin" arrivals --workload=synthetic --arrivals=poisson
+expect_usage_error "$bin" arrivals --workload=synthetic --arrivals=trace --systems=mooncake,flowipc_classic
+expect_usage_error "$bin" speed --workload=synthetic --arrivals=trace --speed=0
+expect_usage_error "$bin" speed --workload=synthetic --speed=2
 expect_usage_error "$bin" reuse --workload=synthetic --reuse=on --write_trace="$work/w.jsonl"
 expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70b --max_request_mb=100
 expect_usage_error "$bin" cold --workload=synthetic --cold
