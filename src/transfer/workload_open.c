@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct issuer {
     const shmb_workload_open_t *o;
     const shmb_workload_stream_t *stream;
     size_t issued; /* requests released so far, under mu */
+    int worker_cpu; /* the worker's only CPU (--cpu), or -1 */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } issuer_t;
@@ -34,6 +36,14 @@ static void *issue(void *arg)
 {
     issuer_t *is = arg;
     const shmb_workload_open_t *o = is->o;
+    if (is->worker_cpu >= 0) { /* off the worker's CPU, so that its wake-ups do not preempt the worker */
+        cpu_set_t others;
+        CPU_ZERO(&others);
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (c != is->worker_cpu)
+                CPU_SET(c, &others);
+        (void)sched_setaffinity(0, sizeof(others), &others); /* none other allowed: it stays beside the worker */
+    }
     for (size_t i = 0; i < is->stream->n; i++) {
         const uint64_t at = o->t0_ns + o->intended_ns[i];
         const struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
@@ -55,7 +65,11 @@ int shmb_workload_open_run(shmb_workload_open_t *o, const shmb_workload_stream_t
         return -EINVAL;
     for (size_t i = 0; i < s->n; i++)
         o->intended_ns[i] = shmb_workload_intended_ns(s, i, speed);
-    issuer_t is = {.o = o, .stream = s};
+    issuer_t is = {.o = o, .stream = s, .worker_cpu = -1};
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof(mine), &mine) == 0 && CPU_COUNT(&mine) == 1)
+        for (int c = 0; c < CPU_SETSIZE && is.worker_cpu < 0; c++)
+            is.worker_cpu = CPU_ISSET(c, &mine) ? c : -1;
     pthread_mutex_init(&is.mu, NULL);
     pthread_cond_init(&is.cv, NULL);
     o->t0_ns = shmb_clock_now_ns() + 1000000; /* a millisecond's lead: the thread starts before request 0 is due */
