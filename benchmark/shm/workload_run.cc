@@ -208,8 +208,10 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
               "no translation, no copy; translate: the system's translation of every descriptor; copy: every "
               "descriptor's copy; request: the request path calling both per descriptor; note: share of the request "
               "p50",
-        "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every descriptor's "
-        "bytes verified after each, every translation checked (untimed)",
+        wc.open_loop ? "GB_s = bytes of all requests / their service time; dst poisoned before each request and "
+                       "every descriptor's bytes verified after it, every translation checked (untimed)"
+                     : "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every "
+                       "descriptor's bytes verified after each, every translation checked (untimed)",
     });
     return notes;
 }
