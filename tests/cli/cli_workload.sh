@@ -19,7 +19,8 @@ parts="request_path translate copy request"
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in 'workload string ""' 'model string "llama3_8b"' "block_tokens int64 512" 'granularity string "layer"' \
-         'layout string "layer"' "tp int64 1" "requests int64 100" "max_request_mb int64 256" 'write_trace string ""'; do
+         'layout string "layer"' "tp int64 1" "requests int64 100" "max_request_mb int64 256" 'write_trace string ""' \
+         'reuse string "off"' 'arrivals string "closed"' "speed double 1"; do
   set -- $f
   grep -q "^$1 (.*type: $2 default: $3 *\$" "$work/help1" && ok || fail "--helpshort: no $1 of $2 with default $3"
 done
