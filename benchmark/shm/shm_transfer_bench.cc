@@ -19,8 +19,8 @@ const std::vector<shmb::Mode> kModes = {
      shmb::RunSweep},
     {"--systems (a paired sweep)", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,zero_copy,descriptors_per_submit",
      shmb::RunSweep},
-    {"--workload", "model,block_tokens,granularity,layout,tp,requests,write_trace,max_request_mb", shmb::RunWorkload},
-    {"--systems --workload (a paired replay)", "model,block_tokens,granularity,layout,tp,requests,max_request_mb", shmb::RunWorkload},
+    {"--workload", "model,block_tokens,granularity,layout,tp,requests,write_trace,max_request_mb,reuse,arrivals,speed", shmb::RunWorkload},
+    {"--systems --workload (a paired replay)", "model,block_tokens,granularity,layout,tp,requests,max_request_mb,reuse,arrivals", shmb::RunWorkload},
 };
 
 int main(int argc, char** argv)

@@ -42,6 +42,13 @@ DEFINE_string(write_trace, "",
 DEFINE_int64(max_request_mb, 256,
              "With --workload: a request moves at most this many MB (whole blocks; the rest is cut and counted); "
              "src and dst are the largest request's size");
+DEFINE_string(reuse, "off",
+              "With --workload: on: a trace's hash ids seen on an earlier line are prefix-cache hits and only a "
+              "request's missed blocks move; the header gives the hit share (off: every block moves)");
+DEFINE_string(arrivals, "closed",
+              "With --workload: closed (requests back to back) or trace (open loop: issued at their timestamps / "
+              "--speed by an issuing thread; latency from each request's intended start)");
+DEFINE_double(speed, 1.0, "With --workload --arrivals=trace: how much faster than the trace's timestamps to issue");
 
 namespace shmb {
 
@@ -158,9 +165,17 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
                                   : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
     const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
                                                              : "trace " + shmb::internal::Printable(FLAGS_workload);
+    char speed[32];
+    std::snprintf(speed, sizeof(speed), "%g", wc.speed);
+    const std::string how =
+        wc.open_loop ? std::string("arrivals=trace: issued open-loop at timestamp / ") + speed +
+                           " by an issuing thread, served in order by one worker; latency from each request's intended "
+                           "start (no coordinated omission); the worker poisons dst before a request and verifies it "
+                           "after (untimed, but a request already due waits for them)"
+                     : "replayed back to back (arrivals order them; nothing waits)";
     std::vector<std::string> notes = {
         "workload: " + source + ": " + std::to_string(t.requests) + " requests, arrivals over " +
-            std::to_string(t.span_ms) + " ms, replayed back to back (arrivals order them; nothing waits)",
+            std::to_string(t.span_ms) + " ms, " + how,
         "model: " + std::string(m->name) + " (" + std::to_string(m->layers) + " layers, " + shape + ", " +
             std::to_string(m->dtype_bytes) + " B per element: " + std::to_string(shmb_workload_token_layer_bytes(m)) +
             " B per token per layer; " + m->source + ")",
@@ -176,13 +191,27 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
     if (wc.shape.layout != SHMB_WORKLOAD_LAYOUT_LAYER)
         fanout = LayoutNotes(wc, t);
     notes.insert(notes.end(), fanout.begin(), fanout.end());
+    if (wc.shape.reuse)
+        notes.push_back("reuse: on: " + std::to_string(t.hits) + " of " + std::to_string(t.hash_ids) +
+                        " blocks (hash ids) hit, seen on an earlier line (" +
+                        Fixed(t.hash_ids ? 100.0 * static_cast<double>(t.hits) / static_cast<double>(t.hash_ids) : 0) +
+                        "%); a request moves only its missed blocks (input_length - hits x 512 tokens), the figures "
+                        "above are of those; " + std::to_string(t.wholly_hit) +
+                        " requests wholly hit move nothing and are not replayed");
     notes.insert(notes.end(), {
         BackingNote(wc),
-        "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, no "
-        "translation, no copy; translate: the system's translation of every descriptor; copy: every descriptor's "
-        "copy; request: the request path calling both per descriptor; note: share of the request p50",
-        "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every descriptor's "
-        "bytes verified after each, every translation checked (untimed)",
+        wc.open_loop
+            ? "rows: ns per request (p50, p99, p999 over requests); request: its service, one pass of the request "
+              "path calling translation and copy per descriptor (SHM-jemalloc: its write path, each descriptor handed "
+              "over), start to done; latency: done - the request's intended start"
+            : "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, "
+              "no translation, no copy; translate: the system's translation of every descriptor; copy: every "
+              "descriptor's copy; request: the request path calling both per descriptor; note: share of the request "
+              "p50",
+        wc.open_loop ? "GB_s = bytes of all requests / their service time; dst poisoned before each request and "
+                       "every descriptor's bytes verified after it, every translation checked (untimed)"
+                     : "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every "
+                       "descriptor's bytes verified after each, every translation checked (untimed)",
     });
     return notes;
 }
@@ -264,6 +293,22 @@ int RunWorkload()
     wc.timer_overhead_ns = shmb::TimerOverheadNs();
     wc.shm_prefix = FLAGS_shm_prefix.c_str();
     const uint64_t requests = shmb::CheckRange("requests", FLAGS_requests, 0, 100000000);
+    if (FLAGS_reuse != "on" && FLAGS_reuse != "off")
+        shmb::FlagError("reuse", FLAGS_reuse, "on or off");
+    wc.shape.reuse = FLAGS_reuse == "on";
+    if (FLAGS_arrivals != "closed" && FLAGS_arrivals != "trace")
+        shmb::FlagError("arrivals", FLAGS_arrivals, "closed or trace");
+    wc.open_loop = FLAGS_arrivals == "trace";
+    wc.speed = FLAGS_speed;
+    if (!(FLAGS_speed > 0 && FLAGS_speed <= 1e6))
+        shmb::FlagError("speed", gflags::GetCommandLineFlagInfoOrDie("speed").current_value, "above 0, at most 1e6");
+    if (!wc.open_loop && !gflags::GetCommandLineFlagInfoOrDie("speed").is_default)
+        shmb::FlagError("speed", gflags::GetCommandLineFlagInfoOrDie("speed").current_value,
+                        "only with --arrivals=trace");
+    if (wc.open_loop && wc.nsystems)
+        shmb::FlagError("arrivals", FLAGS_arrivals, "one system at a time (not with --systems)");
+    if (wc.shape.reuse && !FLAGS_write_trace.empty())
+        shmb::FlagError("reuse", FLAGS_reuse, "cannot be combined with --write_trace, which numbers hash ids afresh");
 
     shmb_file_out_t trace = {};
     if (!FLAGS_write_trace.empty()) {
@@ -278,7 +323,10 @@ int RunWorkload()
     if (trace.f)
         return WriteTrace(stream, &trace);
     shmb_workload_totals_t totals;
-    if (shmb_workload_totals(&wc.shape, &stream, &totals) == -E2BIG)
+    const int counted = shmb_workload_totals(&wc.shape, &stream, &totals);
+    if (counted == -ENODATA)
+        shmb::FlagError("reuse", FLAGS_reuse, "every request's blocks hit: nothing to move");
+    if (counted == -E2BIG)
         shmb::FlagError("max_request_mb", std::to_string(FLAGS_max_request_mb),
                         "one block of " + FLAGS_model + " (--block_tokens=" + std::to_string(wc.shape.block_tokens) +
                             ", all layers) does not fit: raise it or lower --block_tokens");

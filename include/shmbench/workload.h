@@ -84,6 +84,7 @@ typedef struct shmb_workload_shape {
     shmb_workload_layout_t layout;
     uint32_t tp;                 /* vllm, sglang: TP ranks; one rank's KV heads move (MLA: replicated, whole);
                                   * 0 is 1 */
+    int reuse;                   /* 1: a request moves only the blocks its hash ids missed (shmb_workload_tokens) */
 } shmb_workload_shape_t;
 
 /* What one request moves: every block of its input (ceil(input_length /
@@ -119,12 +120,13 @@ uint64_t shmb_workload_descriptor_at(const shmb_workload_fanout_t *f, uint64_t a
 /* ---- request streams ---- */
 
 /* One request as Mooncake's traces carry it (hash_ids: one id per 512-token
- * block of the input; only their count is kept). */
+ * block of the input; their count is kept, and how many were hits). */
 typedef struct shmb_workload_request {
     uint64_t timestamp_ms; /* arrival, from the stream's start */
     uint64_t input_length; /* tokens, >= 1 */
     uint64_t output_length;
     uint64_t hash_ids;     /* how many */
+    uint64_t hits;         /* of them, ids an earlier line of the same read had (prefix-cache hits) */
 } shmb_workload_request_t;
 
 typedef struct shmb_workload_stream {
@@ -132,6 +134,11 @@ typedef struct shmb_workload_stream {
     size_t n;
     size_t cap;
 } shmb_workload_stream_t;
+
+/* The tokens a request moves: its input, or with s->reuse its missed
+ * blocks' (input_length - hits x 512, 0 when every block hit; a hit is
+ * taken as a whole 512-token block unless it covers the input's end). */
+uint64_t shmb_workload_tokens(const shmb_workload_shape_t *s, const shmb_workload_request_t *r);
 
 /* Frees the stream's storage; it is empty afterwards. */
 void shmb_workload_stream_free(shmb_workload_stream_t *s);
@@ -211,6 +218,9 @@ typedef struct shmb_workload_config {
                                          * baseline first, its A/A control (the baseline again) last;
                                          * system and name_system unused (=0) */
     shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
+    int open_loop;                      /* 1: requests issued at timestamp / speed by an issuing thread (not with
+                                         * nsystems); rows request (service) and latency (from intended start) */
+    double speed;                       /* open_loop: > 0; 2: twice as fast as the trace */
 } shmb_workload_config_t;
 
 /* What a stream amounts to under a shape. */
@@ -223,10 +233,14 @@ typedef struct shmb_workload_totals {
     uint64_t span_ms;        /* last arrival - first */
     uint64_t descriptors_min, descriptors_max; /* per request */
     uint64_t sizes[65];      /* descriptors of all requests by size: [i] those of (2^(i-1), 2^i] bytes */
+    uint64_t hash_ids, hits; /* all requests' blocks (hash ids) and hits among them */
+    uint64_t wholly_hit;     /* shape.reuse: requests all of whose blocks hit: nothing to move, not replayed */
 } shmb_workload_totals_t;
 
-/* Totals of the stream under the shape; -EINVAL (empty stream) or
- * shmb_workload_fanout's error for the first request that has one. */
+/* Totals of the stream under the shape (descriptors and bytes over the
+ * requests that move something); -EINVAL (empty stream), -ENODATA (reuse:
+ * every request wholly hit) or shmb_workload_fanout's error for the first
+ * request that has one. */
 int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_stream_t *stream,
                          shmb_workload_totals_t *out);
 
@@ -240,7 +254,9 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * iterations = requests, each part's share of the request's p50 in its
  * note. Paired (nsystems > 0): every system replays each request in
  * shmbench/paired.h's order; per part each system's row, then its ratio
- * row to the baseline (shmb_paired_push_rows). 0, -EINVAL (a bad config or
+ * row to the baseline (shmb_paired_push_rows). Open-loop: two rows, the
+ * request's service and its latency from its intended start (docs/workload.md).
+ * 0, -EINVAL (a bad config or
  * an empty stream), -ENOTSUP (the method is missing here), -EPROTO (why
  * names the request and descriptor) or -errno (recorded). Leaves nothing
  * in /dev/shm. */

@@ -6,6 +6,7 @@
 #include "workload_internal.h"
 
 #include "base/runner_internal.h"
+#include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
 
@@ -211,6 +212,21 @@ int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
     return ret;
 }
 
+int shmb_workload_replay_prepare(replay_t *w, const shmb_workload_fanout_t *f)
+{
+    memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
+    w->r.translation.missed = 0;
+    return w->r.translation.handoff ? checked_handoff(w, f) : 0;
+}
+
+int shmb_workload_replay_once(replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start, uint64_t *done)
+{
+    *start = shmb_clock_now_ns();
+    pass(w, SHMB_WORKLOAD_REQUEST, f);
+    *done = shmb_clock_now_ns();
+    return check(w, SHMB_WORKLOAD_REQUEST, f);
+}
+
 /* A part's row as both runs name it: model:<preset> in arg_text. */
 static shmb_row_t part_row(const shmb_workload_config_t *c, int p)
 {
@@ -236,6 +252,9 @@ static void finish_rows(const replay_t *w, shmb_rows_t *rows, const size_t at[SH
         snprintf(row->note, sizeof(row->note), "%.3f%% of request p50", 100.0 * row->ns.p50 / req->ns.p50);
     }
     snprintf(req->note, sizeof(req->note), "parts add up to %.1f%%", 100.0 * sum / req->ns.p50);
+    if (w->cfg->shape.reuse) /* the stream's hit share, beside the figures it shrank */
+        snprintf(req->note + strlen(req->note), sizeof(req->note) - strlen(req->note), "; hits %.1f%% of blocks",
+                 w->hit_share);
     if (w->r.translation.handoff)
         shmb_transfer_handoff_notes(req, &rows->v[at[SHMB_WORKLOAD_TRANSLATE]], "each descriptor handed over");
 }
@@ -309,6 +328,20 @@ static int push_paired(replay_t *w, size_t n, const char *const *names, size_t r
     return 0;
 }
 
+/* Request i's fan-out (checked by shmb_workload_totals before), or 0 when
+ * it moves nothing (reuse: every block hit). */
+static int fanout(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, size_t i,
+                  shmb_workload_fanout_t *f)
+{
+    const uint64_t tokens = shmb_workload_tokens(&cfg->shape, &stream->v[i]);
+    return tokens && shmb_workload_fanout(&cfg->shape, tokens, f) == 0;
+}
+
+static double hit_share(const shmb_workload_totals_t *t)
+{
+    return t->hash_ids ? 100.0 * (double)t->hits / (double)t->hash_ids : 0.0;
+}
+
 /* Says which request starts (between requests, never inside one). */
 static void progress_request(const shmb_workload_config_t *cfg, const char *who, size_t i, size_t n)
 {
@@ -320,8 +353,8 @@ static void progress_request(const shmb_workload_config_t *cfg, const char *who,
 /* The paired replay: the baseline's replay owns src, dst and the crew; each
  * other system (the control too) a replay over them; request by request,
  * every system replays it, in the order of shmb_paired_order. */
-static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, uint64_t max_bytes,
-                      shmb_rows_t *rows, char *why, size_t why_cap)
+static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                      const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap)
 {
     const size_t n = cfg->nsystems;
     shmb_workload_config_t *cfgs = calloc(n, sizeof(*cfgs));
@@ -339,14 +372,15 @@ static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_str
     }
     shmb_transfer_paired_names_t names;
     shmb_transfer_paired_names(cfg->systems, n, &names);
-    int ret = shmb_workload_replay_start(&w[0], &cfgs[0], max_bytes, why, why_cap);
+    int ret = shmb_workload_replay_start(&w[0], &cfgs[0], totals->max_bytes, why, why_cap);
     size_t started = 1;
     for (; started < n && ret == 0; started++)
         ret = view_start(&w[started], &cfgs[started], &w[0], why, why_cap);
     shmb_progress_plan(cfg->progress, stream->n);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;
-        shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        if (!fanout(cfg, stream, i, &f))
+            continue;
         progress_request(cfg, "paired", i, stream->n);
         for (size_t pos = 0; pos < n && ret == 0; pos++) {
             replay_t *one = &w[shmb_paired_order(n, i, pos)];
@@ -354,8 +388,10 @@ static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_str
             ret = shmb_workload_replay_request(one, &f);
         }
     }
+    for (size_t s = 0; s < n; s++)
+        w[s].hit_share = hit_share(totals);
     if (ret == 0)
-        ret = push_paired(w, n, names.v, stream->n, rows);
+        ret = push_paired(w, n, names.v, stream->n - totals->wholly_hit, rows);
     for (size_t s = started; s-- > 1;)
         view_stop(&w[s]);
     shmb_workload_replay_stop(&w[0]);
@@ -370,16 +406,21 @@ int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_str
     shmb_workload_totals_t totals;
     if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
         return -EINVAL;
+    if (cfg->open_loop)
+        return cfg->nsystems ? -EINVAL
+                             : shmb_workload_open_replay(cfg, stream, totals.max_bytes, rows, why, why_cap);
     if (cfg->nsystems)
         return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
                    ? -EINVAL
-                   : run_paired(cfg, stream, totals.max_bytes, rows, why, why_cap);
+                   : run_paired(cfg, stream, &totals, rows, why, why_cap);
     replay_t w;
     int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
+    w.hit_share = hit_share(&totals);
     shmb_progress_plan(cfg->progress, stream->n);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;
-        shmb_workload_fanout(&cfg->shape, stream->v[i].input_length, &f);
+        if (!fanout(cfg, stream, i, &f))
+            continue;
         progress_request(cfg, shmb_system_name(cfg->system), i, stream->n);
         w.index = i;
         ret = shmb_workload_replay_request(&w, &f);

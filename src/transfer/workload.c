@@ -4,7 +4,7 @@
  * format (the contract is in shmbench/workload.h; the run is in
  * transfer_workload.c).
  */
-#include "shmbench/workload.h"
+#include "workload_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -207,49 +207,6 @@ int shmb_workload_synthetic(uint64_t seed, size_t n, shmb_workload_stream_t *out
     return 0;
 }
 
-/* i such that 2^(i-1) < bytes <= 2^i (0 for 1 byte). */
-static unsigned size_class(uint64_t bytes)
-{
-    unsigned i = 0;
-    while (i < 64 && (1ull << i) < bytes)
-        i++;
-    return i;
-}
-
-int shmb_workload_totals(const shmb_workload_shape_t *s, const shmb_workload_stream_t *stream,
-                         shmb_workload_totals_t *out)
-{
-    if (stream->n == 0)
-        return -EINVAL;
-    shmb_workload_totals_t t = {.requests = stream->n, .descriptors_min = UINT64_MAX};
-    double descriptors = 0, bytes = 0;
-    for (size_t i = 0; i < stream->n; i++) {
-        shmb_workload_fanout_t f;
-        int ret = shmb_workload_fanout(s, stream->v[i].input_length, &f);
-        if (ret < 0)
-            return ret;
-        const uint64_t partial = f.last_bytes != f.descriptor_bytes ? f.streams : 0;
-        t.sizes[size_class(f.descriptor_bytes)] += f.descriptors - partial;
-        t.sizes[size_class(f.last_bytes)] += partial;
-        t.descriptors_min = f.descriptors < t.descriptors_min ? f.descriptors : t.descriptors_min;
-        t.descriptors_max = f.descriptors > t.descriptors_max ? f.descriptors : t.descriptors_max;
-        t.clipped += (uint64_t)f.clipped;
-        t.max_bytes = f.bytes > t.max_bytes ? f.bytes : t.max_bytes;
-        descriptors += (double)f.descriptors;
-        bytes += (double)f.bytes;
-    }
-    t.descriptors_mean = descriptors / (double)stream->n;
-    t.bytes_mean = bytes / (double)stream->n;
-    t.span_ms = stream->v[stream->n - 1].timestamp_ms - stream->v[0].timestamp_ms;
-    *out = t;
-    return 0;
-}
-
-uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t)
-{
-    return 2 * ((t->max_bytes + 4095) / 4096 * 4096);
-}
-
 int shmb_workload_write_line(FILE *out, const shmb_workload_request_t *r, uint64_t first_hash_id)
 {
     errno = 0;
@@ -269,6 +226,8 @@ typedef struct cursor {
     const char *start, *p, *end;
     char *what;
     size_t cap;
+    shmb_workload_seen_t *seen; /* NULL: hits not counted */
+    uint64_t line;
 } cursor_t;
 
 static int bad(cursor_t *c, const char *fmt, ...)
@@ -321,8 +280,9 @@ static int number(cursor_t *c, const char *field, uint64_t *out)
     return 0;
 }
 
-/* hash_ids: [n, n, ...]; their count into *count. */
-static int id_list(cursor_t *c, uint64_t *count)
+/* hash_ids: [n, n, ...]; their count into *count, those an earlier line had
+ * into *hits. */
+static int id_list(cursor_t *c, uint64_t *count, uint64_t *hits)
 {
     int ret = expect(c, '[', "to open hash_ids");
     uint64_t n = 0, id;
@@ -336,6 +296,10 @@ static int id_list(cursor_t *c, uint64_t *count)
         if ((ret = number(c, "hash_ids", &id)) < 0)
             break;
         n++;
+        const int hit = c->seen ? shmb_workload_seen_add(c->seen, id, c->line) : 0;
+        if (hit < 0)
+            return hit;
+        *hits += (uint64_t)hit;
         skip_space(c);
         if (c->p < c->end && *c->p == ',') {
             c->p++;
@@ -379,7 +343,7 @@ static int key(cursor_t *c, unsigned seen, int *which)
 static int value(cursor_t *c, int which, shmb_workload_request_t *r)
 {
     uint64_t *slots[] = {&r->timestamp_ms, &r->input_length, &r->output_length};
-    return which == 3 ? id_list(c, &r->hash_ids) : number(c, fields[which], slots[which]);
+    return which == 3 ? id_list(c, &r->hash_ids, &r->hits) : number(c, fields[which], slots[which]);
 }
 
 /* Every field present, and nothing after the object. */
@@ -394,9 +358,10 @@ static int complete(cursor_t *c, unsigned seen)
     return c->p == c->end ? 0 : bad(c, "unexpected text after the object");
 }
 
-int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request_t *out, char *what, size_t cap)
+static int parse(const char *line, size_t len, shmb_workload_request_t *out, char *what, size_t cap,
+                 shmb_workload_seen_t *ids, uint64_t line_no)
 {
-    cursor_t c = {line, line, line + len, what, cap};
+    cursor_t c = {line, line, line + len, what, cap, ids, line_no};
     shmb_workload_request_t r = {0};
     unsigned seen = 0;
     int ret = expect(&c, '{', "at the start of the line");
@@ -419,6 +384,11 @@ int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request
     return ret;
 }
 
+int shmb_workload_parse_line(const char *line, size_t len, shmb_workload_request_t *out, char *what, size_t cap)
+{
+    return parse(line, len, out, what, cap, NULL, 0);
+}
+
 /* The checks across lines and on a request's values. */
 static int check_request(const shmb_workload_stream_t *s, size_t first, const shmb_workload_request_t *r,
                          char *what, size_t cap)
@@ -437,14 +407,15 @@ static int check_request(const shmb_workload_stream_t *s, size_t first, const sh
 }
 
 /* One line of the file (len bytes, its newline left out) into out. */
-static int read_line(shmb_workload_stream_t *out, size_t first, char *buf, size_t len, shmb_workload_error_t *err)
+static int read_line(shmb_workload_stream_t *out, size_t first, char *buf, size_t len, shmb_workload_error_t *err,
+                     shmb_workload_seen_t *seen)
 {
     if (memchr(buf, '\0', len)) {
         snprintf(err->what, sizeof(err->what), "a NUL byte in the line");
         return -EINVAL;
     }
     shmb_workload_request_t r;
-    int ret = shmb_workload_parse_line(buf, len, &r, err->what, sizeof(err->what));
+    int ret = parse(buf, len, &r, err->what, sizeof(err->what), seen, err->line);
     if (ret == 0)
         ret = check_request(out, first, &r, err->what, sizeof(err->what));
     if (ret == 0 && stream_push(out, &r) < 0)
@@ -462,13 +433,15 @@ int shmb_workload_read(FILE *in, size_t max_requests, shmb_workload_stream_t *ou
         return -ENOMEM;
     size_t len;
     int ret = 0;
+    shmb_workload_seen_t seen = {0};
     while ((max_requests == 0 || out->n - first < max_requests) &&
            (ret = shmb_file_read_line(in, buf, SHMB_WORKLOAD_MAX_LINE + 1, &len)) > 0) {
         err->line++;
-        if ((ret = read_line(out, first, buf, len, err)) < 0)
+        if ((ret = read_line(out, first, buf, len, err, &seen)) < 0)
             break;
     }
     free(buf);
+    shmb_workload_seen_free(&seen);
     if (ret == -E2BIG) {
         err->line++;
         snprintf(err->what, sizeof(err->what), "line longer than %d bytes", SHMB_WORKLOAD_MAX_LINE);

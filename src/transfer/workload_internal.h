@@ -19,6 +19,7 @@ typedef struct shmb_workload_replay {
     double bytes[SHMB_WORKLOAD_PARTS];        /* bytes the timed passes moved, per part */
     double ns[SHMB_WORKLOAD_PARTS];           /* and their time */
     size_t index;                             /* the request being replayed, for why */
+    double hit_share;                         /* shape.reuse: % of the stream's blocks that hit, for the note */
 } shmb_workload_replay_t;
 
 /* Sets up a replay for requests of at most max_bytes: 0, -EINVAL (a bad
@@ -31,5 +32,55 @@ void shmb_workload_replay_stop(shmb_workload_replay_t *w);
 /* Replays one request (w->index names it in why): each part timed and
  * checked, one sample each. 0, -EPROTO or -ENOMEM (recorded). */
 int shmb_workload_replay_request(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
+
+/* Open-loop: before request f is due, dst poisoned (and SHM-jemalloc's
+ * checked hand-off); then one pass of its request part, timed from start to
+ * done, and checked. 0 or -EPROTO (why names it). */
+int shmb_workload_replay_prepare(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
+int shmb_workload_replay_once(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start,
+                              uint64_t *done);
+
+/* The open-loop replay of cfg->system (shmb_workload_run with open_loop):
+ * rows request (service) and latency (from the intended start). */
+int shmb_workload_open_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                              uint64_t max_bytes, shmb_rows_t *rows, char *why, size_t why_cap);
+
+/* An open-loop replay's times per request, in ns from t0 (the arrays hold
+ * the stream's n each; the caller owns them). */
+typedef struct shmb_workload_open {
+    uint64_t t0_ns;                   /* CLOCK_MONOTONIC at the stream's first intended start */
+    uint64_t *intended_ns, *issued_ns, *start_ns, *done_ns;
+} shmb_workload_open_t;
+
+/* The worker's side: prepare runs (untimed) before request i is due; serve
+ * serves it, writing when its timed work began and ended (CLOCK_MONOTONIC)
+ * and checking it after. Each returns 0 or -errno, which stops the run. */
+typedef struct shmb_workload_server {
+    int (*prepare)(void *ctx, size_t i);
+    int (*serve)(void *ctx, size_t i, uint64_t *start_ns, uint64_t *done_ns);
+    void *ctx;
+} shmb_workload_server_t;
+
+/* Request i's intended start: (its timestamp - the first's) / speed, in ns. */
+uint64_t shmb_workload_intended_ns(const shmb_workload_stream_t *s, size_t i, double speed);
+
+/* Replays s open-loop: an issuing thread releases request i at t0 +
+ * intended (clock_nanosleep, absolute), the caller serves them in order;
+ * latency = done - intended. 0, -EINVAL (speed <= 0, no request), the
+ * server's error or pthread_create's (recorded). */
+int shmb_workload_open_run(shmb_workload_open_t *o, const shmb_workload_stream_t *s, double speed,
+                           const shmb_workload_server_t *server);
+
+/* The hash ids a trace has shown, each with the (1-based) line it first
+ * appeared on: an open-addressing set, zeroed to start. */
+typedef struct shmb_workload_seen {
+    uint64_t *ids, *lines; /* lines[i] == 0: slot i empty */
+    size_t cap, n;
+} shmb_workload_seen_t;
+
+/* Adds id, seen on `line`: 1 if an earlier line had it (a hit), 0 if not,
+ * -ENOMEM. */
+int shmb_workload_seen_add(shmb_workload_seen_t *s, uint64_t id, uint64_t line);
+void shmb_workload_seen_free(shmb_workload_seen_t *s);
 
 #endif

@@ -19,7 +19,8 @@ parts="request_path translate copy request"
 "$bin" --helpshort >"$work/help" 2>&1 || fail "--helpshort exit $?"
 tr -s ' \n' ' ' <"$work/help" | sed 's/ -\([a-z_]*\) (/\n\1 (/g' >"$work/help1"
 for f in 'workload string ""' 'model string "llama3_8b"' "block_tokens int64 512" 'granularity string "layer"' \
-         'layout string "layer"' "tp int64 1" "requests int64 100" "max_request_mb int64 256" 'write_trace string ""'; do
+         'layout string "layer"' "tp int64 1" "requests int64 100" "max_request_mb int64 256" 'write_trace string ""' \
+         'reuse string "off"' 'arrivals string "closed"' "speed double 1"; do
   set -- $f
   grep -q "^$1 (.*type: $2 default: $3 *\$" "$work/help1" && ok || fail "--helpshort: no $1 of $2 with default $3"
 done
@@ -92,6 +93,38 @@ for layout in vllm sglang; do
     && grep -q "\"${lines[0]}" "$work/$layout.paired.json" && ok || fail "$layout, paired: $(rows_of "$work/$layout.paired.json")"
 done
 
+# Prefix reuse: the sample with shared hash ids (traces/sample_reuse.jsonl,
+# made again by its script) replays only its missed blocks: the header's
+# hits (3650 of 7036, 51.9%), the request row's note, a sample per request
+# moving something; without --reuse every block moves, no reuse line.
+/usr/bin/python3 "$srcdir/traces/make_sample_reuse.py" "$sample" "$work/reuse.jsonl" 2>/dev/null \
+  && cmp -s "$work/reuse.jsonl" "$srcdir/traces/sample_reuse.jsonl" && ok \
+  || fail "traces/sample_reuse.jsonl is not what traces/make_sample_reuse.py writes"
+"$bin" "${small[@]}" --workload="$srcdir/traces/sample_reuse.jsonl" --requests=0 --system=mooncake --reuse=on \
+  >"$work/reuse.txt" 2>"$work/reuse.err" || fail "--reuse=on: exit $?: $(cat "$work/reuse.err")"
+grep -q '^# reuse: on: 3650 of 7036 blocks (hash ids) hit, seen on an earlier line (51.9%)' "$work/reuse.txt" \
+  && table_rows "$work/reuse.txt" | grep -q ' request .*parts add up to [0-9.]*%; hits 51.9% of blocks$' \
+  && [ "$(table_rows "$work/reuse.txt" | awk '{print $6}' | sort -u)" = 300 ] \
+  && ok || fail "--reuse=on: $(cat "$work/reuse.txt")"
+"$bin" "${small[@]}" --workload="$srcdir/traces/sample_reuse.jsonl" --requests=5 --system=mooncake >"$work/noreuse.txt" \
+  2>/dev/null && ! grep -q '^# reuse' "$work/noreuse.txt" && ! grep -q 'hits' "$work/noreuse.txt" && ok \
+  || fail "--reuse off: $(cat "$work/noreuse.txt")"
+
+# Open-loop arrivals: the header says so, two rows (request, latency) of a
+# sample per request, each system; --speed only with --arrivals=trace.
+for system in mooncake flowipc_classic flowipc_jemalloc; do
+  "$bin" "${small[@]}" --workload="$sample" --requests=10 --system=$system --arrivals=trace --speed=20 \
+    >"$work/open.txt" 2>"$work/open.err" || fail "--arrivals=trace, $system: exit $?: $(cat "$work/open.err")"
+  unwrap "$work/open.txt" \
+    | grep -q "^# workload: trace .*: 10 requests, arrivals over [0-9]* ms, arrivals=trace: issued open-loop at timestamp / 20 " \
+    && [ "$(table_rows "$work/open.txt" | awk '{print $2, $6}' | tr '\n' ' ')" = "request 10 latency 10 " ] \
+    && table_rows "$work/open.txt" | grep -q ' latency .*from intended start, speed 20; issue late p99 [0-9]* us$' \
+    && ok || fail "--arrivals=trace, $system: $(cat "$work/open.txt")"
+done
+"$bin" "${small[@]}" --workload="$sample" --requests=3 --system=mooncake >"$work/closed.txt" 2>/dev/null \
+  && unwrap "$work/closed.txt" | grep -q "replayed back to back (arrivals order them; nothing waits)$" && ok \
+  || fail "closed loop header: $(cat "$work/closed.txt")"
+
 # The same seed, the same synthetic stream; the shipped sample is what its
 # command writes.
 "$bin" --workload=synthetic --requests=300 --seed=42 --write_trace="$work/s1.jsonl" 2>/dev/null \
@@ -124,6 +157,12 @@ expect_usage_error "$bin" tp --workload=synthetic --layout=vllm --tp=3
 expect_usage_error "$bin" tp --workload=synthetic --layout=sglang --tp=0
 expect_usage_error "$bin" block_tokens --workload=synthetic --block_tokens=0
 expect_usage_error "$bin" requests --workload=synthetic --requests=0
+expect_usage_error "$bin" reuse --workload=synthetic --reuse=yes
+expect_usage_error "$bin" arrivals --workload=synthetic --arrivals=poisson
+expect_usage_error "$bin" arrivals --workload=synthetic --arrivals=trace --systems=mooncake,flowipc_classic
+expect_usage_error "$bin" speed --workload=synthetic --arrivals=trace --speed=0
+expect_usage_error "$bin" speed --workload=synthetic --speed=2
+expect_usage_error "$bin" reuse --workload=synthetic --reuse=on --write_trace="$work/w.jsonl"
 expect_usage_error "$bin" max_request_mb --workload=synthetic --model=llama31_70b --max_request_mb=100
 expect_usage_error "$bin" cold --workload=synthetic --cold
 expect_usage_error "$bin" peer_process --workload=synthetic --peer_process

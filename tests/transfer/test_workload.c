@@ -46,13 +46,13 @@ static void test_presets(void **state)
 static shmb_workload_shape_t shape(const char *name, uint64_t block_tokens, shmb_workload_granularity_t g,
                                    uint64_t max)
 {
-    shmb_workload_shape_t s = {model(name), block_tokens, g, max, SHMB_WORKLOAD_LAYOUT_LAYER, 1};
+    shmb_workload_shape_t s = {model(name), block_tokens, g, max, SHMB_WORKLOAD_LAYOUT_LAYER, 1, 0};
     return s;
 }
 
 static shmb_workload_shape_t engine(const char *name, shmb_workload_layout_t l, uint64_t block_tokens, uint32_t tp)
 {
-    shmb_workload_shape_t s = {model(name), block_tokens, SHMB_WORKLOAD_LAYER, 1ull << 40, l, tp};
+    shmb_workload_shape_t s = {model(name), block_tokens, SHMB_WORKLOAD_LAYER, 1ull << 40, l, tp, 0};
     return s;
 }
 
@@ -403,7 +403,7 @@ static void test_read_good_and_round_trip(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    shmb_workload_request_t r = {1234, 1025, 17, 3};
+    shmb_workload_request_t r = {1234, 1025, 17, 3, 0};
     assert_int_equal(shmb_workload_write_line(out, &r, 40), 0);
     fclose(out);
     assert_string_equal(buf, "{\"timestamp\": 1234, \"input_length\": 1025, \"output_length\": 17, "
