@@ -353,8 +353,8 @@ static void progress_request(const shmb_workload_config_t *cfg, const char *who,
 /* The paired replay: the baseline's replay owns src, dst and the crew; each
  * other system (the control too) a replay over them; request by request,
  * every system replays it, in the order of shmb_paired_order. */
-static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
-                      const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap)
+int shmb_workload_paired_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                                const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap)
 {
     const size_t n = cfg->nsystems;
     shmb_workload_config_t *cfgs = calloc(n, sizeof(*cfgs));
@@ -400,22 +400,12 @@ static int run_paired(const shmb_workload_config_t *cfg, const shmb_workload_str
     return ret;
 }
 
-int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
-                      char *why, size_t why_cap)
+int shmb_workload_closed_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                                const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap)
 {
-    shmb_workload_totals_t totals;
-    if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
-        return -EINVAL;
-    if (cfg->open_loop)
-        return cfg->nsystems ? -EINVAL
-                             : shmb_workload_open_replay(cfg, stream, totals.max_bytes, rows, why, why_cap);
-    if (cfg->nsystems)
-        return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
-                   ? -EINVAL
-                   : run_paired(cfg, stream, &totals, rows, why, why_cap);
     replay_t w;
-    int ret = shmb_workload_replay_start(&w, cfg, totals.max_bytes, why, why_cap);
-    w.hit_share = hit_share(&totals);
+    int ret = shmb_workload_replay_start(&w, cfg, totals->max_bytes, why, why_cap);
+    w.hit_share = hit_share(totals);
     shmb_progress_plan(cfg->progress, stream->n);
     for (size_t i = 0; i < stream->n && ret == 0; i++) {
         shmb_workload_fanout_t f;

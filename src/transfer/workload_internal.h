@@ -40,6 +40,13 @@ int shmb_workload_replay_prepare(shmb_workload_replay_t *w, const shmb_workload_
 int shmb_workload_replay_once(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start,
                               uint64_t *done);
 
+/* The closed-loop replays shmb_workload_run (workload_mode.c) picks: one
+ * system's, requests back to back; the paired one, request by request. */
+int shmb_workload_closed_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                                const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap);
+int shmb_workload_paired_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
+                                const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap);
+
 /* The open-loop replay of cfg->system (shmb_workload_run with open_loop):
  * rows request (service) and latency (from the intended start). */
 int shmb_workload_open_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
