@@ -691,15 +691,6 @@ static void test_replay_bad_config(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* A failed case may leave its replay's segments: removed, so that the next
- * case's count of ours starts from none. */
-static int remove_ours(void **state)
-{
-    (void)state;
-    shmb_test_remove_ours();
-    return 0;
-}
-
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -726,5 +717,5 @@ int main(void)
         cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),
     };
-    return shmb_test_run(tests, NULL, remove_ours);
+    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
 }

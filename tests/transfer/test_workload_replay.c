@@ -232,13 +232,6 @@ static void test_open_loop_replay(void **state)
     shmb_workload_stream_free(&s);
 }
 
-static int remove_ours(void **state)
-{
-    (void)state;
-    shmb_test_remove_ours();
-    return 0;
-}
-
 int main(void)
 {
     if (access("/dev/shm", W_OK) != 0) {
@@ -252,5 +245,5 @@ int main(void)
         cmocka_unit_test(test_open_loop_schedule),
         cmocka_unit_test(test_open_loop_replay),
     };
-    return shmb_test_run(tests, NULL, remove_ours);
+    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
 }
