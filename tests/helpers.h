@@ -33,6 +33,10 @@ const char *shmb_test_prefix(void);
  * last one seen, as "/name", in name when name is not NULL. */
 int shmb_test_count_ours(char *name, size_t cap);
 
+/* Whether /dev/shm is writable; if not, says "skip: /dev/shm is not
+ * writable" on stderr (the test binary then exits 77). */
+int shmb_test_shm_writable(void);
+
 /* Unlinks what a failed case left under our prefix; returns how many. */
 int shmb_test_remove_ours(void);
 

@@ -876,10 +876,8 @@ static void test_upstream_refused(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     shmb_test_prefix_init("/shmb_test_alloc_");
     count_ours(1);
     const struct CMUnitTest tests[] = {

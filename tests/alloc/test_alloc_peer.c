@@ -242,10 +242,8 @@ static void test_pools_jemalloc(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     shmb_test_prefix_init("/shmb_test_apeer_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tag),

@@ -304,10 +304,8 @@ static int unlink_left(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_tcache_reach),

@@ -362,10 +362,8 @@ static void test_config_from_lookup_none_and_limits(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     shmb_test_prefix_init("/shmb_test_handoff_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_rows_one_process, cleanup),

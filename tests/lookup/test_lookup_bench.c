@@ -798,10 +798,8 @@ static void test_paired_attach_checks_tags(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     shmb_test_prefix_init("/shmb_test_lookup_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),

@@ -314,9 +314,7 @@ int main(void)
         cmocka_unit_test_teardown(test_handoff_across_fork, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_borrower_dies, shmb_test_remove_leftovers),
     };
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     return shmb_test_run(tests, NULL, NULL);
 }

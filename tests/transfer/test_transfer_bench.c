@@ -1002,10 +1002,8 @@ static void test_peer_dead(void **state)
 
 int main(void)
 {
-    if (access("/dev/shm", W_OK) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
+    if (!shmb_test_shm_writable())
         return 77;
-    }
     opens = mmap(NULL, sizeof(*opens), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (opens == MAP_FAILED) {
         perror("mmap");
