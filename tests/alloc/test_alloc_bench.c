@@ -29,12 +29,6 @@
 #define MIN_OPS 5000
 #define ROUNDS 3
 
-/* Removes (if asked) and counts our /dev/shm entries (helpers.h). */
-static int count_ours(int remove)
-{
-    return remove ? shmb_test_remove_ours() : shmb_test_count_ours(NULL, 0);
-}
-
 /* What the last run kept and said. */
 static uint64_t kept;
 static char why[256];
@@ -184,7 +178,7 @@ static void test_default_rows(void **state)
     shmb_rows_t rows = {0};
     assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
     assert_int_equal(rows.n, 3 * 18);
     static const char *posix[] = {"shm_open", "ftruncate", "mmap", "close", "total", "cleanup"};
@@ -239,7 +233,7 @@ static void test_touch_and_single_allocator(void **state)
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
     assert_true(shmb_rows_find(&rows, "arena", "alloc", 8, 0)->speedup == 0); /* no baseline */
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_rows_free(&rows);
 }
 
@@ -256,7 +250,7 @@ static void test_mmap_only(void **state)
     assert_true(has_row(&rows, "posix", "cleanup", 4));
     assert_false(has_row(&rows, "posix", "shm_open", 4));
     assert_false(has_row(&rows, "posix", "total", 4));
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_rows_free(&rows);
 }
 
@@ -269,8 +263,8 @@ static void test_no_cleanup_keeps_segments(void **state)
     assert_int_equal(run(&c, NULL, &rows), 0);
     /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
-    assert_int_equal(count_ours(1), 3 * 8 + 3);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_remove_ours(), 3 * 8 + 3);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_false(has_row(&rows, "posix", "cleanup", 4));
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
@@ -319,7 +313,7 @@ static void test_pool_allocators(void **state)
         }
         const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
         assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
-        assert_int_equal(count_ours(0), 0);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
         assert_int_equal(shmb_segment_registered(), 0);
         shmb_rows_free(&rows);
     }
@@ -382,7 +376,7 @@ static void test_system_rows(void **state)
     }
     REFUSED(c, c_.run[SHMB_ALLOC_OFFSET] = 1);
     REFUSED(c, c_.run[SHMB_ALLOC_JEMALLOC] = 1);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* --threads=2: every allocator's rows carry threads = 2, iterations = 2 x
@@ -432,7 +426,7 @@ static void test_threads_rows(void **state)
     alloc = shmb_rows_find(&rows, "bipc_object", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -460,14 +454,14 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
                     rows.v[i].items_per_second > 0); /* mmap and cleanup (munmap) */
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_rows_free(&rows);
 
     c.measure_mmap_only = 0;
     c.cleanup = 0; /* every thread's segments stay, and are counted */
     assert_int_equal(run(&c, NULL, &rows), 0);
     assert_true(kept == 3 * 2 * 8);
-    assert_int_equal(count_ours(1), 3 * 2 * 8);
+    assert_int_equal(shmb_test_remove_ours(), 3 * 2 * 8);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -510,7 +504,7 @@ static void test_threads_verification(void **state)
         assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
-        assert_int_equal(count_ours(0), 0);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
         assert_int_equal(shmb_segment_registered(), 0);
     }
 }
@@ -570,7 +564,7 @@ static void test_working_set(void **state)
     c.min_ops = SHMB_ALLOC_PEER_MAX_ROUNDS + 1;
     assert_int_equal(run(&c, NULL, &rows), -EINVAL);
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_bad_config(void **state)
@@ -643,7 +637,7 @@ static void test_peer_posix(void **state)
         assert_true(shmb_rows_find(&rows, "posix", "cleanup", kb, 0)->ns.count == 8);
     }
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(0), 1); /* the peer's control segment */
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the peer's control segment */
 
     c.system_rows = 1;
     assert_int_equal(run(&c, NULL, &rows), 0);
@@ -678,7 +672,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(run(&c, NULL, &rows), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 }
 
@@ -736,7 +730,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
 
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 }
 
@@ -816,7 +810,7 @@ static void test_paired_rows(void **state)
     shmb_report_row_name(&report, &rows.v[6 * 5 + 1], name, sizeof(name));
     assert_string_equal(name, "shm_alloc/alloc_bare/size_kb:4/system:flowipc_classic");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 }
 
@@ -832,7 +826,7 @@ static void test_paired_verification_and_bad(void **state)
     assert_int_equal(run(&c, &hook, &rows), -EPROTO);
     assert_non_null(strstr(why, "outside its SHM"));
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 
     REFUSED(c, c_.threads = 2);
@@ -871,7 +865,7 @@ static void test_upstream_refused(void **state)
     c.systems[2] = SHMB_SYSTEM_MOONCAKE_UPSTREAM; /* the control */
     assert_int_equal(shmb_alloc_paired_ok(&c), 0);
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 int main(void)
@@ -879,7 +873,7 @@ int main(void)
     if (!shmb_test_shm_writable())
         return 77;
     shmb_test_prefix_init("/shmb_test_alloc_");
-    count_ours(1);
+    shmb_test_remove_ours();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_arena_blocks_and_space),

@@ -21,12 +21,6 @@
 
 #define PREFIX shmb_test_prefix()
 
-/* Our /dev/shm entries (helpers.h). */
-static int count_ours(void)
-{
-    return shmb_test_count_ours(NULL, 0);
-}
-
 /* A mapped segment of `bytes` holding tag at its first byte. */
 static void tagged_segment(shmb_segment_t *seg, size_t bytes, uint64_t tag)
 {
@@ -103,7 +97,7 @@ static void test_posix_attach_detach(void **state)
 
     assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_posix_peer_died(void **state)
@@ -119,7 +113,7 @@ static void test_posix_peer_died(void **state)
     assert_string_equal(shmb_error_last()->call, "peer process");
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 #define BLOCKS 300
@@ -183,7 +177,7 @@ static void test_pools_classic(void **state)
 
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* jemalloc: the pools the arena grew, each attached on the first handle
@@ -237,7 +231,7 @@ static void test_pools_jemalloc(void **state)
     free(attach);
     free(pools);
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 int main(void)

@@ -25,17 +25,11 @@
 
 #define PREFIX shmb_test_prefix()
 
-/* Our /dev/shm entries: this process's and its children's (helpers.h). */
-static int count_ours(void)
-{
-    return shmb_test_count_ours(NULL, 0);
-}
-
 /* A run across two processes left nothing: no segment of ours, none
  * registered for the signal clean-up, no child. */
 static void assert_peer_run_left_nothing(void)
 {
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_test_assert_no_child();
 }
@@ -127,7 +121,7 @@ static void test_mooncake_run(void **state)
         assert_int_equal(rows.v[1].iterations, 20); /* a first use per buffer */
         shmb_rows_free(&rows);
     }
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Every kernel's row, random and sequential: batches of the minimum 4096
@@ -212,7 +206,7 @@ static void test_systems_beside_kernels(void **state)
     assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
     for (int i = 2; i < 8; i++)
         assert_float_equal(rows.v[i].speedup, rows.v[0].ns.p50 / rows.v[i].ns.p50, 1e-9);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -321,7 +315,7 @@ static void test_two_threads(void **state)
         assert_non_null(base);
         assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
     }
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -346,7 +340,7 @@ static void test_thread_checksum_fails_the_crew(void **state)
     assert_non_null(strstr(why, "checksum of a timed batch"));
     assert_true(strncmp(why, "linear, thread ", 15) == 0);
     shmb_lookup_bench_teardown(&s);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* /dev/shm space: none in one process; with a peer, a page per request of
@@ -510,7 +504,7 @@ static void test_system_rows(void **state)
             assert_int_equal(rows.n, 0);
         }
     }
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_test_assert_no_child();
 }
 
@@ -671,7 +665,7 @@ static void test_paired_translation_rows(void **state)
     shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
     assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
 
     c.threads = 2; /* what cannot be paired */
@@ -793,7 +787,7 @@ static void test_paired_attach_checks_tags(void **state)
     free(side.paired[1].t.objects);
     free(side.paired[1].t.blocks);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 int main(void)

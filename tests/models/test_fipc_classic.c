@@ -27,12 +27,6 @@
 
 static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 
-/* How many names in /dev/shm start with our prefix; the last one in name. */
-static int count_ours(char *name, size_t cap)
-{
-    return shmb_test_count_ours(name, cap);
-}
-
 typedef struct block {
     unsigned char *p;
     size_t bytes;
@@ -243,7 +237,7 @@ static void test_invalid(void **state)
     assert_int_equal(shmb_fipc_classic_create(prefix, 64, &pool), -EINVAL); /* too small */
     assert_int_equal(shmb_fipc_classic_create("no_slash", 1u << 20, &pool), -EINVAL);
     assert_ptr_equal(pool, sentinel);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), before);
 
     assert_int_equal(shmb_fipc_classic_create(prefix, 1u << 20, &pool), 0);
@@ -270,7 +264,7 @@ static void test_destroy_unlinks(void **state)
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 8u << 20, &pool), 0);
     char name[300];
-    assert_int_equal(count_ours(name, sizeof(name)), 1);
+    assert_int_equal(shmb_test_count_ours(name, sizeof(name)), 1);
     assert_int_equal(shmb_segment_registered(), before + 1);
     char path[320];
     snprintf(path, sizeof(path), "/dev/shm%s", name);
@@ -280,7 +274,7 @@ static void test_destroy_unlinks(void **state)
     assert_int_equal(st.st_size, 8u << 20);
     assert_true((size_t)st.st_blocks * 512 < (1u << 20)); /* sparse: only headers written */
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), before);
 }
 
@@ -292,7 +286,7 @@ static void test_borrower_attach(void **state)
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 8u << 20, &pool), 0);
     char name[300];
-    assert_int_equal(count_ours(name, sizeof(name)), 1);
+    assert_int_equal(shmb_test_count_ours(name, sizeof(name)), 1);
     assert_string_equal(shmb_fipc_classic_name(pool), name);
     unsigned char *block;
     assert_int_equal(shmb_fipc_classic_alloc(pool, 4096, (void **)&block), 0);
@@ -318,7 +312,7 @@ static void test_borrower_attach(void **state)
     assert_int_equal(shmb_fipc_classic_attach(NULL, &base, &bytes), -EINVAL);
     assert_int_equal(shmb_fipc_classic_detach((void *)1, 4096), -EINVAL); /* not page-aligned */
     assert_string_equal(shmb_error_last()->call, "munmap");
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_destroy_keeps(void **state)
@@ -334,7 +328,7 @@ static void test_destroy_keeps(void **state)
     assert_int_equal(shmb_fipc_classic_destroy(pool, 0), 0);
     assert_int_equal(shmb_segment_registered(), before);
     char name[300];
-    assert_int_equal(count_ours(name, sizeof(name)), 1);
+    assert_int_equal(shmb_test_count_ours(name, sizeof(name)), 1);
     /* the data is still there for whoever opens the pool */
     int fd = shm_open(name, O_RDONLY, 0);
     assert_true(fd >= 0);
@@ -343,7 +337,7 @@ static void test_destroy_keeps(void **state)
     close(fd);
     assert_string_equal(got, "kept");
     assert_int_equal(shm_unlink(name), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* The reference: [offset, offset + len) inside [0, pool_bytes), in 128-bit
@@ -453,7 +447,7 @@ static int full_shm_run(void *arg)
     int ret = shmb_fipc_classic_create(prefix, 4 << 20, &pool);
     if (ret != -ENOSPC || strcmp(shmb_error_last()->call, "posix_fallocate") != 0)
         return 11;
-    return count_ours(NULL, 0) == 0 ? 0 : 12;
+    return shmb_test_count_ours(NULL, 0) == 0 ? 0 : 12;
 }
 
 /* boost's lock of the pool's mutex throwing (the mutex broken through the
@@ -492,7 +486,7 @@ static void test_boost_throw_is_errno(void **state)
     assert_int_equal(shmb_fipc_classic_free(pool, q), 0);
     assert_int_equal(shmb_fipc_classic_arena_destroy(arena), 0);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_full_shm(void **state)

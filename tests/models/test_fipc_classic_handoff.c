@@ -23,11 +23,6 @@
 
 static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 
-static int count_ours(char *name, size_t cap)
-{
-    return shmb_test_count_ours(name, cap);
-}
-
 #define HANDOFF_POOL (8u << 20)
 
 static void test_handoff_verify(void **state)
@@ -42,7 +37,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_fipc_classic_handoff_verify(pool, HANDOFF_POOL), -ENOMEM);
     assert_int_equal(shmb_fipc_classic_handoff_verify(NULL, 64), -EINVAL);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Each planted fault fails the verification with its own error, and the
@@ -68,7 +63,7 @@ static void test_handoff_faults(void **state)
         assert_int_equal(shmb_fipc_classic_handoff_verify(pool, 256), 0);
     }
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* The lender's handle outlives the borrower's: the lender frees; lent twice
@@ -105,7 +100,7 @@ static void test_handoff_orders(void **state)
     shmb_fipc_classic_arena_destroy(borrower);
     shmb_fipc_classic_arena_destroy(lender);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_handoff_bad_input(void **state)
@@ -142,7 +137,7 @@ static void test_handoff_bad_input(void **state)
     assert_int_equal(shmb_fipc_classic_frees(lender), 1);
     shmb_fipc_classic_arena_destroy(lender);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* The borrower in a forked child: opens the pool by name, borrows the blob
@@ -219,7 +214,7 @@ static void handoff_across_fork(int die_midway)
     shmb_channel_close(&here);
     shmb_fipc_classic_arena_destroy(lender);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 static void test_handoff_across_fork(void **state)

@@ -432,12 +432,6 @@ static void test_two_threads(void **state)
     release_range(a, base, bytes);
 }
 
-/* How many names in /dev/shm start with our prefix. */
-static int count_ours(char *name, size_t cap)
-{
-    return shmb_test_count_ours(name, cap);
-}
-
 /* Over a real SHM segment: every block holds what was written to it. */
 static void test_in_shm_segment(void **state)
 {
@@ -464,7 +458,7 @@ static void test_in_shm_segment(void **state)
     free_all(b, N);
     shmb_offset_destroy(a);
     assert_int_equal(shmb_segment_destroy(&seg, NULL), 0);
-    assert_int_equal(count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 int main(void)

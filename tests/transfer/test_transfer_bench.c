@@ -66,12 +66,6 @@ int shm_open(const char *name, int oflag, mode_t mode)
     return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
-/* Our /dev/shm entries: this process's and its children's (helpers.h). */
-static int count_ours(void)
-{
-    return shmb_test_count_ours(NULL, 0);
-}
-
 static shmb_transfer_config_t small(void)
 {
     shmb_transfer_config_t c;
@@ -168,7 +162,7 @@ static void test_rows_and_cleanup(void **state)
             fail_msg("cold memcpy at %llu KB: speedup %g, not below the warm copy", (unsigned long long)kb,
                      cold->speedup);
     }
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     shmb_rows_free(&rows);
 }
@@ -224,7 +218,7 @@ static void test_one_small_size(void **state)
     assert_int_equal(rows.v[0].arg, 4);
     assert_string_equal(rows.v[1].step, "cold");
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
@@ -255,7 +249,7 @@ static int cold_full(void *arg)
         return 12;
     if (in_peer && shmb_peer_stop(&peer) != 0)
         return 16;
-    if (count_ours() != 0 || shmb_segment_registered() != 0)
+    if (shmb_test_count_ours(NULL, 0) != 0 || shmb_segment_registered() != 0)
         return 13;
     return rows.n == 1 && strcmp(rows.v[0].step, "") == 0 ? 0 : 14; /* the warm row only */
 }
@@ -366,7 +360,7 @@ static void test_translated(void **state)
         sscanf(rows.v[rows.n - n + 2].note, "%lf", &last);
         assert_true(last > first);
         shmb_rows_free(&rows);
-        assert_int_equal(count_ours(), 0);
+        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     }
 }
 
@@ -431,7 +425,7 @@ static void test_paired(void **state)
         }
     }
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 
     shmb_transfer_config_t bad[5];
     shmb_peer_t never_started;
@@ -446,7 +440,7 @@ static void test_paired(void **state)
     for (int k = 0; k < 5; k++)
         assert_int_equal(shmb_transfer_bench_run(&bad[k], &rows, why, sizeof(why)), -EINVAL);
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Refused: no transfers, no thread, a first size above the last; with a
@@ -470,7 +464,7 @@ static void test_bad_config(void **state)
         assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
     }
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* A copier over real src and dst of 64 KB, as the side that copies holds it. */
@@ -489,7 +483,7 @@ static void copier_down(shmb_transfer_run_t *r)
     shmb_transfer_bench_copier_stop(r);
     assert_int_equal(shmb_segment_destroy(&r->dst, NULL), 0);
     assert_int_equal(shmb_segment_destroy(&r->src, NULL), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Mooncake's translation attaches each buffer at set-up and misses none. */
@@ -637,7 +631,7 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
     assert_int_equal(ret, -EPROTO);
     if (!strstr(why, what))
         fail_msg("expected \"%s\" in: %s", what, why);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* SHM-jemalloc's write path, checked before timing: a wrong tag on the
@@ -706,7 +700,7 @@ static void test_zero_copy(void **state)
         assert_true(rows.v[i].iterations > 0);
     }
     shmb_rows_free(&rows);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     c.max_transfer_size_kb = 4;
     shmb_handoff_bench_wrong_tag = 1;
     fails_with(&c, "not the lender's tag");
@@ -731,7 +725,7 @@ static shmb_peer_t start_peer(void)
 static void stop_peer(shmb_peer_t *peer)
 {
     assert_int_equal(shmb_peer_stop(peer), 0);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* The peer attaches src and dst by name, copies and times; the rows are the
@@ -752,7 +746,7 @@ static void test_peer_rows(void **state)
         assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
         assert_int_equal(opens->attaches, 2 * (rep + 1)); /* src and dst, each run */
     }
-    assert_int_equal(count_ours(), 1); /* the control segment only: no src or dst left */
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the control segment only: no src or dst left */
     stop_peer(&peer);
     c.peer = NULL;
     c.repetition = 0;
@@ -988,9 +982,9 @@ static void test_peer_dead(void **state)
     assert_string_equal(shmb_error_last()->call, "peer process");
     assert_non_null(strstr(shmb_error_last()->object, "killed by signal 9"));
     assert_int_equal(rows.n, 0);
-    assert_int_equal(count_ours(), 1); /* the control segment, until stop */
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the control segment, until stop */
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_int_equal(count_ours(), 0);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_segment_registered(), 0);
     /* the control segment (a head page and the data area) is in the space a run needs */
     uint64_t with = 0, without = 0;
