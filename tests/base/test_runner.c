@@ -11,12 +11,14 @@
 #include "shmbench/clock.h"
 
 /* A batch function that records the counts it was given, spins ns_per_op
- * per operation, fails at call fail_at (1-based; 0: never) and may set a
- * stop flag after stop_after calls. */
+ * per operation (a batch of slow_from operations or more: slow_ns in all),
+ * fails at call fail_at (1-based; 0: never) and may set a stop flag after
+ * stop_after calls. */
 typedef struct probe {
     uint64_t counts[64];
     size_t calls;
     uint64_t ns_per_op;
+    uint64_t slow_from, slow_ns;
     size_t fail_at;
     size_t stop_after;
     atomic_int *stop;
@@ -30,8 +32,9 @@ static int probe_fn(void *ctx, uint64_t count)
     p->calls++;
     if (p->fail_at && p->calls == p->fail_at)
         return -EPROTO;
-    const uint64_t until = shmb_clock_now_ns() + count * p->ns_per_op;
-    while (p->ns_per_op && shmb_clock_now_ns() < until)
+    const uint64_t ns = p->slow_from && count >= p->slow_from ? p->slow_ns : count * p->ns_per_op;
+    const uint64_t until = shmb_clock_now_ns() + ns;
+    while (ns && shmb_clock_now_ns() < until)
         ;
     if (p->stop && p->calls == p->stop_after)
         atomic_store(p->stop, 1);
@@ -149,9 +152,11 @@ static void test_batch_doubles_until_min_ns(void **state)
 {
     (void)state;
     int err = 1;
-    probe_t p = {.ns_per_op = 10000};
-    /* 10 us an op: 1, 2, 4, 8 ops; 8 x 10 us >= 70 us, 4 x 10 us is not. */
-    assert_int_equal(shmb_runner_batch(probe_fn, &p, 70000.0, 1u << 20, &err), 8);
+    /* Batches of 1, 2 and 4 return at once, one of 8 spins 300 ms: the
+     * 200 ms floor is first met at 8 (a busy machine would have to stall a
+     * batch of nothing for 200 ms to stop the doubling early). */
+    probe_t p = {.slow_from = 8, .slow_ns = 300000000};
+    assert_int_equal(shmb_runner_batch(probe_fn, &p, 200e6, 1u << 20, &err), 8);
     assert_int_equal(err, 0);
     assert_int_equal(p.calls, 4);
     assert_int_equal(p.counts[3], 8);
