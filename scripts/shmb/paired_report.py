@@ -136,6 +136,7 @@ def paired_report(path):
     blocks = blocks_of(sections[0][1])
     if blocks:  # the per-block section says what a block costs, alloc + free
         sections[0] = (sections[0][0][:-1] + block_lines(blocks) + [""], sections[0][1])
+    sections[0] = (sections[0][0] + space_section(folder), sections[0][1])  # a block's space beside its time
     intro = paired_intro(folder)
     zero = paired_zero_copy(folder)
     glance = sections + ([zero] if zero[1] else [])
@@ -143,7 +144,7 @@ def paired_report(path):
         intro[2:] + paired_glance(folder, glance, blocks) + paired_run_section(folder)
     for lines, _ in sections:
         text += lines
-    text += axes_section(folder) + space_section(folder) + zero[0]
+    text += axes_section(folder) + zero[0]
     text += paired_break_evens(*(sections[i][1] for i in (1, 2, 0, 3)))
     return write_report(path, text + model_against_upstream(folder) + plots_section(folder, skip=("axes.png",)))
 

@@ -1,4 +1,4 @@
-"""report.md's "Space: what each allocator can hold": allocation_space.json (shm_allocation_bench
+"""report.md's "Space: what each allocator can hold" (inside "Per block"): allocation_space.json (shm_allocation_bench
 --allocator=space, run by run_all.sh --system) as one table per allocator, utilization and fragmentation
 beside the same run's ns per alloc and free."""
 import json
@@ -47,7 +47,7 @@ def space_cells(alloc, pair):
 
 def space_section(folder):
     """The section: how it was measured, the table, and how each allocator's largest free block was found."""
-    out = ["## " + TITLE_SPACE, ""]
+    out = ["### " + TITLE_SPACE, ""]
     path = os.path.join(folder.path, FILE)
     if not os.path.isfile(path):
         return out + ["Not run: no %s in this folder (run_all.sh --system runs it)." % FILE, ""]

@@ -43,6 +43,16 @@ grep -q "^| Per block | within the noise 1 |$" "$work/drift/report.md" && ok || 
 # (b) A real 10% difference: faster, with its interval and saving
 plant real
 report real
+# (b') Space beside a block's time: allocation_space.json (tests/fixtures/space, a --allocator=space run)
+# is a table inside "Per block", one row per allocator of the folder's flavours; without it, one line there.
+mkdir "$work/space" && cp "$work/real"/*.json "$src/tests/fixtures/space/allocation_space.json" "$work/space/"
+report space
+awk '/^## /{sec=$0} /^### Space: what each allocator can hold$/{print sec}' "$work/space/report.md" | grep -q "^## Per block" \
+  && grep -qx "| offset | Mooncake Store: OffsetBufferAllocator (object layer, as the Store calls it) | 96.51% | 46.99% | 2.8 of 5.2 MiB | 150 ns | 125 ns | 1635 |" "$work/space/report.md" \
+  && grep -q "^| bipc | SHM-classic: boost.interprocess rbtree_best_fit | 96.51% | 40.97% | 1.3 of 2.2 MiB | " "$work/space/report.md" \
+  && ! grep -q "^| jemalloc |" "$work/space/report.md" \
+  && awk '/^## /{sec=$0} /^Not run: no allocation_space.json/{print sec}' "$work/real/report.md" | grep -q "^## Per block" \
+  && ok || fail "space: not a table inside Per block: $(grep -B3 -A6 "Space" "$work/space/report.md" | head -20)"
 [ "$(cell real "alloc, 4 KB" SHM-classic 5)" = "1.10 [1.07, 1.13]" ] && [ "$(cell real "alloc, 4 KB" SHM-classic 8)" = faster ] \
   && [ "$(cell real "alloc, 4 KB" SHM-classic 6)" = "5.45 ns [3.93 ns, 6.90 ns]" ] \
   && ok || fail "real: $(grep "alloc, 4 KB |" "$work/real/report.md")"
