@@ -100,19 +100,15 @@ int RunReady()
         int ret = shmb_alloc_ready_run(&cfg, &rows, why, cap);
         return ret < 0 || !grow ? ret : shmb_alloc_grow_rows(cfg.pool_bytes, grow, cfg.shm_prefix, rep, &rows);
     });
-    lines.insert(lines.begin(),
-                 "ready: ns per pool from create to prefaulted; note: GB/s = pool / p50, then the first "
-                 "pool's page faults and its share resident and mapped by huge pages after it (smaps), "
-                 "verified through a second mapping; none only maps, fallocate allocates the pages but maps "
-                 "none (the first touches still fault, as minor faults)");
-    if (grow)
-        lines.push_back("grow: ns to reach pool_mb of live bytes, each 4 KiB page written once: mooncake one "
-                        "segment (shm_open + ftruncate + mmap); flowipc_jemalloc blocks of " +
-                        std::to_string(FLAGS_grow_block_kb) + " KB from the SHM-jemalloc model, a new SHM pool per "
-                        "extent jemalloc asks; note: pools made, their mappings (/proc/self/maps), page faults "
-                        "(getrusage), counted with everything live");
     shmb_report_t report = NewReport("shm_alloc", nullptr, 0, "allocator");
-    AddNotes(&report, lines);
+    std::vector<const char*> limits;
+    for (const std::string& line : lines)
+        limits.push_back(line.c_str());
+    shmb_notes_t notes = {};
+    const int ret = shmb_notes_alloc_ready(&report, &notes, static_cast<uint64_t>(grow >> 10), limits.data(),
+                                           limits.size());
+    if (ret < 0)
+        Fail(ret, "writing the notes");
     WriteReport(&report, &rows);
     return 0;
 }

@@ -305,3 +305,26 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
     }
     return shmb_notes_publish(report, &l, store, start);
 }
+
+int shmb_notes_alloc_ready(shmb_report_t *report, shmb_notes_t *store, uint64_t grow_block_kb,
+                           const char *const *limits, size_t nlimits)
+{
+    shmb_notes_lines_t l = {0};
+    const size_t start = store->used;
+    shmb_notes_add(&l, "ready: ns per pool from create to prefaulted; note: GB/s = pool / p50, then the first "
+                       "pool's page faults and its share resident and mapped by huge pages after it (smaps), "
+                       "verified through a second mapping; none only maps, fallocate allocates the pages but maps "
+                       "none (the first touches still fault, as minor faults)");
+    for (size_t i = 0; i < nlimits; i++)
+        shmb_notes_add(&l, limits[i]);
+    if (grow_block_kb) {
+        shmb_notes_put(store,
+                       "grow: ns to reach pool_mb of live bytes, each 4 KiB page written once: mooncake one "
+                       "segment (shm_open + ftruncate + mmap); flowipc_jemalloc blocks of %llu KB from the "
+                       "SHM-jemalloc model, a new SHM pool per extent jemalloc asks; note: pools made, their "
+                       "mappings (/proc/self/maps), page faults (getrusage), counted with everything live",
+                       (unsigned long long)grow_block_kb);
+        shmb_notes_add(&l, shmb_notes_end(store, start));
+    }
+    return shmb_notes_publish(report, &l, store, start);
+}

@@ -417,6 +417,32 @@ static void test_store_full(void **state)
     assert_string_equal(first.notes[0], kept);
 }
 
+/* --allocator=ready: the pool row's note, the caller's limits in order, and
+ * with a grow block the grow rows' note naming its size; a store with no
+ * room left refuses them, the report and the store untouched. */
+static void test_alloc_ready(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    const char *limits[] = {"limit one", "limit two"};
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc_ready(&r, &store, 0, limits, 2), 3);
+    assert_true(has_note(&r, "ready: ns per pool from create to prefaulted;"));
+    assert_string_equal(r.notes[1], "limit one");
+    assert_string_equal(r.notes[2], "limit two");
+    assert_int_equal(store.used, 0);
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc_ready(&r, &store, 64, NULL, 0), 2);
+    assert_true(has_note(&r, "grow: ns to reach pool_mb of live bytes"));
+    assert_non_null(strstr(r.notes[1], "flowipc_jemalloc blocks of 64 KB from the SHM-jemalloc model"));
+    store.used = SHMB_NOTES_TEXT_BYTES - 10;
+    r = fresh_report();
+    assert_int_equal(shmb_notes_alloc_ready(&r, &store, 64, limits, 2), -EOVERFLOW);
+    for (size_t i = 0; i <= NOTES_CAP; i++)
+        assert_ptr_equal(r.notes[i], sentinel);
+    assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
+}
+
 /* The hand-off's two notes come after the lookup's, worded for a peer or
  * not; a report with no room left refuses them, untouched. */
 static void test_handoff(void **state)
@@ -668,7 +694,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_default),    cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_peer_and_threads),
-        cmocka_unit_test(test_alloc_tcache),
+        cmocka_unit_test(test_alloc_tcache),     cmocka_unit_test(test_alloc_ready),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
         cmocka_unit_test(test_kernels_are_no_bounds),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
