@@ -57,6 +57,10 @@ typedef struct shmb_fipc_handle {
 int shmb_fipc_handle_decode(const void *blob, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
 int shmb_fipc_return_decode(const void *msg, size_t len, shmb_fipc_handle_t *out) SHMB_NOEXCEPT;
 
+/* Where the borrower mapped the place h names, or NULL (not lent to it). */
+const unsigned char *shmb_fipc_borrower_address(const shmb_fipc_borrower_t *b,
+                                                const shmb_fipc_handle_t *h) SHMB_NOEXCEPT;
+
 /* What a blob names: the object's offset from the pool's base. Returns 0,
  * or -EBADMSG (not a blob, or a scope id other than the session's). */
 int shmb_fipc_classic_blob_decode(const void *blob, size_t len, uint64_t *offset) SHMB_NOEXCEPT;

@@ -89,6 +89,7 @@ namespace shmb_fipc {
 // The collection (arena) id of the lender's session, for the verification.
 uint32_t lender_collection_id(const shmb_fipc_lender_t *l);
 
+
 } // namespace shmb_fipc
 
 #endif

@@ -23,9 +23,6 @@
 
 using namespace shmb_fipc;
 
-// The fault the next hand-offs carry (fipc_internal.h), both models'.
-int shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
-
 namespace {
 
 std::atomic<Collection_id> next_collection_id{1}; // Ipc_arena::m_collection_id_counter

@@ -1,11 +1,16 @@
 // fipc_repo: SHM-jemalloc's Shm_pool_repository: pools by id for
 // to_address, by base for from_address, and the timed loops over it.
 #include "cxx_guard.hpp"
+#include "fipc_internal.h"
 #include "fipc_jemalloc_internal.hpp"
 
 #include <cerrno>
 #include <iterator>
 #include <new>
+
+// The fault the next hand-offs carry (fipc_internal.h), both flavours':
+// here, in the file every hand-off file sits above.
+int shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
 
 using shmb_fipc::Pool;
 using shmb_fipc::Pool_holder;
