@@ -30,9 +30,16 @@ int shmb_runner_run(const shmb_runner_plan_t *plan, shmb_runner_fn fn, void *ctx
             break;
         const uint64_t count =
 plan->batches ? plan->ops / batches + (b < plan->ops % batches) : plan->ops;
+        int ret = plan->before ? plan->before(ctx, count) : 0;
+        if (ret < 0)
+            return ret;
         const uint64_t t0 = shmb_clock_now_ns();
-        int ret = fn(ctx, count);
+        ret = fn(ctx, count);
         const uint64_t t1 = shmb_clock_now_ns();
+        if (plan->after) {
+            const int late = plan->after(ctx, count);
+            ret = ret < 0 ? ret : late;
+        }
         if (ret < 0)
             return ret;
         if (shmb_stats_append(out, (double)(t1 - t0) / (double)count) < 0)

@@ -20,6 +20,8 @@ typedef struct shmb_runner_plan {
     uint64_t budget_ns;   /* no batch starts once the timed ones took this long ... */
     uint64_t min_batches; /* ... and at least these many have run (the first always runs) */
     atomic_int *stop;     /* NULL, or set by another thread: no further batch starts */
+    shmb_runner_fn before, after; /* NULL, or untimed around each batch, with its count (set-up,
+                                   * what is left to let go and check): a failure ends the run */
 } shmb_runner_plan_t;
 
 /* The fewest operations, doubling from 1 up to `cap`, whose one batch lasts

@@ -1,10 +1,10 @@
 /* The hand-off rows (shmbench/handoff_bench.h): the lender's side here, the
  * link and the borrower in models/ (handoff_link.c, handoff_peer.c). */
+#include "base/runner_internal.h"
 #include "models/handoff_internal.h"
 #include "shmbench/handoff_bench.h"
 
 #include "shmbench/channel.h"
-#include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
@@ -25,52 +25,65 @@ typedef struct run {
     shmb_samples_t samples;
 } run_t;
 
-typedef shmb_handoff_object_t object_t;
+/* One batch of the runner: `count` fresh objects (1 with a peer),
+ * constructed untimed (before), handed off timed (give), each dropped and
+ * the lender's frees checked untimed (after). */
+typedef struct batch {
+    run_t *r;
+    int f;
+    shmb_handoff_object_t *objs;
+    int failed; /* the hand-offs failed: their why stands, the frees are not checked */
+} batch_t;
 
-/* n hand-offs of fresh objects (1 with a peer): constructed untimed, then
- * handed off timed; ns per hand-off into *ns. */
-static int sample(run_t *r, int f, object_t *objs, size_t n, double *ns)
+static int construct(void *ctx, uint64_t count)
 {
+    batch_t *b = ctx;
+    memset(b->objs, 0, count * sizeof(*b->objs));
     int ret = 0;
-    memset(objs, 0, n * sizeof(*objs));
-    for (size_t i = 0; i < n && ret == 0; i++)
-        ret = shmb_handoff_link_construct(&r->link, f, r->bytes, &objs[i]);
-    uint64_t t0 = 0, t1 = 0;
-    if (ret == 0) {
-        t0 = shmb_clock_now_ns();
-        for (size_t i = 0; i < n && ret == 0; i++)
-            ret = shmb_handoff_link_give(&r->link, f, &objs[i], r->bytes, 0);
-        t1 = shmb_clock_now_ns();
-    }
-    for (size_t i = 0; i < n; i++)
-        shmb_handoff_link_drop(f, &objs[i]);
-    if (ret == 0)
-        ret = shmb_handoff_link_check_freed(&r->link, f);
-    *ns = (double)(t1 - t0) / (double)n;
+    for (uint64_t i = 0; i < count && ret == 0; i++)
+        ret = shmb_handoff_link_construct(&b->r->link, b->f, b->r->bytes, &b->objs[i]);
     return ret;
 }
 
-/* Untimed hand-offs first, then samples until count hand-offs and
- * min_time_ms are both reached; *done: the hand-offs timed. */
+static int give(void *ctx, uint64_t count)
+{
+    batch_t *b = ctx;
+    int ret = 0;
+    for (uint64_t i = 0; i < count && ret == 0; i++)
+        ret = shmb_handoff_link_give(&b->r->link, b->f, &b->objs[i], b->r->bytes, 0);
+    b->failed = ret < 0;
+    return ret;
+}
+
+static int drop(void *ctx, uint64_t count)
+{
+    batch_t *b = ctx;
+    for (uint64_t i = 0; i < count; i++)
+        shmb_handoff_link_drop(b->f, &b->objs[i]);
+    return b->failed ? 0 : shmb_handoff_link_check_freed(&b->r->link, b->f);
+}
+
+/* Untimed hand-offs first, then batches until count hand-offs are timed and
+ * min_time_ms spent in them; *done: the hand-offs timed. */
 static int measure(run_t *r, int f, uint64_t *done)
 {
-    const size_t n = r->link.pid > 0 ? 1 : r->batch;
-    object_t *objs = malloc(n * sizeof(*objs));
-    if (!objs)
+    const uint64_t n = r->link.pid > 0 ? 1 : r->batch;
+    batch_t b = {r, f, malloc(n * sizeof(*b.objs)), 0};
+    if (!b.objs)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    double ns = 0;
-    int ret = 0;
-    for (uint64_t k = 0; k < WARMUP && ret == 0; k += n)
-        ret = sample(r, f, objs, n, &ns);
-    const uint64_t budget = (uint64_t)(r->cfg->min_time_ms * 1e6), start = shmb_clock_now_ns();
+    shmb_samples_t warm = {0};
+    const shmb_runner_plan_t warmup = {.ops = n, .batches = 0, .budget_ns = 0,
+                                       .min_batches = (WARMUP + n - 1) / n, .before = construct, .after = drop};
+    const shmb_runner_plan_t plan = {.ops = n, .batches = 0, .budget_ns = (uint64_t)(r->cfg->min_time_ms * 1e6),
+                                     .min_batches = (r->cfg->count + n - 1) / n, .before = construct, .after = drop};
     *done = 0;
-    while (ret == 0 && (*done < r->cfg->count || shmb_clock_now_ns() - start < budget)) {
-        ret = sample(r, f, objs, n, &ns);
-        if (ret == 0 && shmb_stats_append(&r->samples, ns) < 0)
-            ret = shmb_error_record("malloc", ENOMEM, NULL);
-        *done += n;
-    }
-    free(objs);
+    int ret = shmb_runner_run(&warmup, give, &b, &warm, NULL);
+    if (ret == 0)
+        ret = shmb_runner_run(&plan, give, &b, &r->samples, done);
+    if (ret == -ENOMEM)
+        ret = shmb_error_record("malloc", ENOMEM, NULL);
+    shmb_stats_release(&warm);
+    free(b.objs);
     return ret;
 }
 

@@ -125,6 +125,76 @@ static void test_failure_stops_and_is_returned(void **state)
     shmb_stats_release(&s);
 }
 
+/* before and after run untimed around each batch, with its count, in
+ * order; a failure of either ends the run with it, after's even when the
+ * batch failed first (the batch's error wins). */
+typedef struct hooked {
+    probe_t batch, before, after;
+    char order[64];
+    size_t n;
+} hooked_t;
+
+static int hook_batch(void *ctx, uint64_t count)
+{
+    hooked_t *h = ctx;
+    h->order[h->n++] = 'b';
+    return probe_fn(&h->batch, count);
+}
+
+static int hook_before(void *ctx, uint64_t count)
+{
+    hooked_t *h = ctx;
+    h->order[h->n++] = '<';
+    return probe_fn(&h->before, count);
+}
+
+static int hook_after(void *ctx, uint64_t count)
+{
+    hooked_t *h = ctx;
+    h->order[h->n++] = '>';
+    return probe_fn(&h->after, count);
+}
+
+static void test_hooks_around_each_batch_untimed(void **state)
+{
+    (void)state;
+    /* the hooks spin 10 ms per operation each, the batch nothing: timed with them a sample would be
+     * 20 ms per operation at least, so under that it is the batch alone (a stall of 40 ms or more
+     * in an empty batch would fail it) */
+    hooked_t h = {.before = {.ns_per_op = 10000000}, .after = {.ns_per_op = 10000000}};
+    shmb_samples_t s = {0};
+    uint64_t done = 0;
+    shmb_runner_plan_t plan = {.ops = 5, .batches = 2, .budget_ns = UINT64_MAX, .before = hook_before,
+                               .after = hook_after};
+    assert_int_equal(shmb_runner_run(&plan, hook_batch, &h, &s, &done), 0);
+    assert_string_equal(h.order, "<b><b>");
+    assert_int_equal(h.before.counts[0], 3);
+    assert_int_equal(h.after.counts[0], 3);
+    assert_int_equal(h.before.counts[1], 2);
+    assert_int_equal(h.after.counts[1], 2);
+    assert_int_equal(done, 5);
+    assert_int_equal(s.n, 2);
+    for (size_t i = 0; i < s.n; i++)
+        assert_true(s.v[i] < 20000000.0);
+    shmb_stats_release(&s);
+    /* a failing before: no batch; a failing after: its batch's sample not kept */
+    hooked_t b = {.before = {.fail_at = 2}};
+    assert_int_equal(shmb_runner_run(&plan, hook_batch, &b, &s, &done), -EPROTO);
+    assert_string_equal(b.order, "<b><");
+    assert_int_equal(s.n, 1);
+    shmb_stats_release(&s);
+    hooked_t a = {.after = {.fail_at = 1}};
+    assert_int_equal(shmb_runner_run(&plan, hook_batch, &a, &s, &done), -EPROTO);
+    assert_string_equal(a.order, "<b>");
+    assert_int_equal(s.n, 0);
+    /* the batch fails and after still runs (it lets go of what the batch holds) */
+    hooked_t f = {.batch = {.fail_at = 1}, .after = {.fail_at = 1}};
+    plan.before = NULL;
+    assert_int_equal(shmb_runner_run(&plan, hook_batch, &f, &s, &done), -EPROTO);
+    assert_string_equal(f.order, "b>");
+    shmb_stats_release(&s);
+}
+
 static void test_no_ops_is_refused(void **state)
 {
     (void)state;
@@ -190,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_first_batch_runs_whatever_the_budget),
         cmocka_unit_test(test_stop_flag_ends_the_run),
         cmocka_unit_test(test_failure_stops_and_is_returned),
+        cmocka_unit_test(test_hooks_around_each_batch_untimed),
         cmocka_unit_test(test_no_ops_is_refused),
         cmocka_unit_test(test_samples_are_ns_per_op),
         cmocka_unit_test(test_batch_doubles_until_min_ns),
