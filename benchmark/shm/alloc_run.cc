@@ -63,20 +63,6 @@ void PairedConfig(shmb_alloc_config_t* cfg)
     }
 }
 
-// The note naming the Mooncake commit whose code the mooncake_upstream rows
-// ran; none when none ran.
-std::vector<std::string> UpstreamNote(const shmb_alloc_config_t& cfg)
-{
-    bool ran = cfg.upstream;
-    for (size_t s = 0; s < cfg.nsystems; s++)
-        ran |= cfg.systems[s] == static_cast<int>(SHMB_SYSTEM_MOONCAKE_UPSTREAM);
-    if (!ran)
-        return {};
-    return {std::string("mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other "
-                        "rows not covered), compiled from commit ") +
-            shmb_upstream_commit() + " (docs/upstream.md)"};
-}
-
 // The flags of one allocator run: counts, sizes and what runs beside them.
 shmb_alloc_config_t Config()
 {
@@ -161,8 +147,6 @@ int RunAllocators()
     shmb_notes_t notes = {};
     if ((ret = shmb_notes_alloc(&report, &notes, &cfg)) < 0)
         Fail(ret, "planning the threads' CPUs");
-    const std::vector<std::string> upstream = UpstreamNote(cfg);
-    AddNotes(&report, upstream);
     WriteReport(&report, &rows);
     ReportLeftSegments(kept);
     return 0;
@@ -193,20 +177,9 @@ int RunSpace()
         return 0;
     });
     shmb_report_t report = NewReport("shm_alloc", nullptr, 0, "allocator");
-    const std::vector<std::string> lines = {
-             "space: Mooncake Store's KV mix (4 KiB 70%, 256 KiB 20%, 3,274,752 B 10%, seeded) into one pool of "
-              "--pool_mb; util = requested bytes live / pool at the first failed allocation",
-              "space: churn " + std::to_string(SHMB_ALLOC_SPACE_ROUNDS) + " rounds, each frees " +
-                  std::to_string(SHMB_ALLOC_SPACE_FREE_PERCENT) +
-                  "% of the live blocks (seeded shuffle) and allocates until a failure; frag = 1 - largest free / "
-                  "total free after it",
-              "space: offset = OffsetBufferAllocator, largest from its storageReport (bin size, rounded down); "
-              "bipc = rbtree_best_fit, free from get_free_memory, largest by a binary-search probe (freed at once)",
-              "space: jemalloc maps SHM pools as it grows: an allocation fails when it maps past --pool_mb; frag "
-              "'-': no free space of a fixed pool to report; its churn refills up to the live bytes of its fill",
-              "space_alloc: ns of each allocation, timed alone (one clock read included); space_free: ns per free "
-              "of each round's batch; every live set checked (inside, disjoint, the pool's own check)"};
-    AddNotes(&report, lines);
+    shmb_notes_t notes = {};
+    if (const int ret = shmb_notes_alloc_space(&report, &notes); ret < 0)
+        Fail(ret, "writing the notes");
     WriteReport(&report, &rows);
     return 0;
 }

@@ -175,6 +175,10 @@ int shmb_alloc_space_run(const shmb_alloc_space_config_t *cfg, shmb_alloc_kind_t
 /* The notes of shm_allocation_bench's table for cfg's run. */
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg);
 
+/* The notes of --allocator=space: the mix, the churn, how each allocator's
+ * largest free block is found, what a row times. */
+int shmb_notes_alloc_space(shmb_report_t *report, shmb_notes_t *store);
+
 /* The notes of --allocator=ready: what a pool row is, then the caller's
  * limits lines in order, then with grow_block_kb (> 0) what a grow row is. */
 int shmb_notes_alloc_ready(shmb_report_t *report, shmb_notes_t *store, uint64_t grow_block_kb,

@@ -9,6 +9,7 @@
 #include "shmbench/copy.h"
 #include "shmbench/paired.h"
 #include "shmbench/sysinfo.h"
+#include "shmbench/upstream.h"
 
 _Static_assert(SHMB_ALLOC_MAX_THREADS <= SHMB_NOTES_MAX_THREADS, "alloc threads exceed the CPU list");
 
@@ -266,6 +267,20 @@ static void alloc_count(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc
         shmb_notes_add(l, shmb_notes_end(s, at));
 }
 
+/* The Mooncake commit whose code the mooncake_upstream rows ran; none when none ran. */
+static void alloc_upstream(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    int ran = cfg->upstream;
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        ran |= cfg->systems[i] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+    if (!ran)
+        return;
+    const size_t at = s->used;
+    shmb_notes_put(s, "mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other rows not "
+                      "covered), compiled from commit %s (docs/upstream.md)", shmb_upstream_commit());
+    shmb_notes_add(l, shmb_notes_end(s, at));
+}
+
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
 {
     shmb_notes_lines_t l = {0};
@@ -273,6 +288,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
     if (cfg->nsystems) {
         alloc_paired(&l, store, cfg);
         alloc_count(&l, store, cfg);
+        alloc_upstream(&l, store, cfg);
         return shmb_notes_publish(report, &l, store, start);
     }
     if (cfg->peer)
@@ -303,6 +319,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
                 "pool shared by all (jemalloc_tcache: a tcache per thread); arena: one arena per thread (no "
                 "sharing)");
     }
+    alloc_upstream(&l, store, cfg);
     return shmb_notes_publish(report, &l, store, start);
 }
 
@@ -326,5 +343,27 @@ int shmb_notes_alloc_ready(shmb_report_t *report, shmb_notes_t *store, uint64_t 
                        (unsigned long long)grow_block_kb);
         shmb_notes_add(&l, shmb_notes_end(store, start));
     }
+    return shmb_notes_publish(report, &l, store, start);
+}
+
+int shmb_notes_alloc_space(shmb_report_t *report, shmb_notes_t *store)
+{
+    shmb_notes_lines_t l = {0};
+    const size_t start = store->used;
+    shmb_notes_add(&l, "space: Mooncake Store's KV mix (4 KiB 70%, 256 KiB 20%, 3,274,752 B 10%, seeded) into one "
+                       "pool of --pool_mb; util = requested bytes live / pool at the first failed allocation");
+    shmb_notes_put(store, "space: churn %d rounds, each frees %d%% of the live blocks (seeded shuffle) and allocates "
+                          "until a failure; frag = 1 - largest free / total free after it",
+                   SHMB_ALLOC_SPACE_ROUNDS, SHMB_ALLOC_SPACE_FREE_PERCENT);
+    shmb_notes_add(&l, shmb_notes_end(store, start));
+    shmb_notes_add(&l, "space: offset = OffsetBufferAllocator, largest from its storageReport (bin size, rounded "
+                       "down); bipc = rbtree_best_fit, free from get_free_memory, largest by a binary-search probe "
+                       "(freed at once)");
+    shmb_notes_add(&l, "space: jemalloc maps SHM pools as it grows: an allocation fails when it maps past --pool_mb; "
+                       "frag '-': no free space of a fixed pool to report; its churn refills up to the live bytes "
+                       "of its fill");
+    shmb_notes_add(&l, "space_alloc: ns of each allocation, timed alone (one clock read included); space_free: ns "
+                       "per free of each round's batch; every live set checked (inside, disjoint, the pool's own "
+                       "check)");
     return shmb_notes_publish(report, &l, store, start);
 }

@@ -443,6 +443,41 @@ static void test_alloc_ready(void **state)
     assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
 }
 
+/* --allocator=space: five notes, the churn's rounds and share from the
+ * library's constants; the mooncake_upstream note, last, only when its rows
+ * ran (alone or paired), naming the build's commit (empty here). */
+static void test_alloc_space_and_upstream(void **state)
+{
+    (void)state;
+    shmb_notes_t store = {0};
+    shmb_report_t r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc_space(&r, &store), 5);
+    char churn[128];
+    snprintf(churn, sizeof(churn), "space: churn %d rounds, each frees %d%% of the live blocks",
+             SHMB_ALLOC_SPACE_ROUNDS, SHMB_ALLOC_SPACE_FREE_PERCENT);
+    assert_true(has_note(&r, churn));
+    assert_true(has_note(&r, "space_alloc: ns of each allocation, timed alone"));
+    shmb_alloc_config_t c = alloc_cfg();
+    c.run[SHMB_ALLOC_OFFSET] = 1;
+    r = fresh_report();
+    const int plain = shmb_notes_alloc(&r, &store, &c);
+    assert_false(has_note(&r, "mooncake_upstream:"));
+    c.upstream = 1;
+    r = fresh_report();
+    assert_notes(&r, shmb_notes_alloc(&r, &store, &c), plain + 1);
+    assert_string_equal(r.notes[plain], "mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; "
+                                        "its other rows not covered), compiled from commit  (docs/upstream.md)");
+    c.upstream = 0;
+    c.systems[0] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+    c.nsystems = 2;
+    r = fresh_report();
+    const int paired = shmb_notes_alloc(&r, &store, &c);
+    assert_true(paired > 0);
+    assert_true(has_note(&r, "mooncake_upstream: Mooncake's own OffsetAllocator"));
+    assert_true(strncmp(r.notes[paired - 1], "mooncake_upstream:", 18) == 0);
+}
+
 /* The hand-off's two notes come after the lookup's, worded for a peer or
  * not; a report with no room left refuses them, untouched. */
 static void test_handoff(void **state)
@@ -695,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_alloc_default),    cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),    cmocka_unit_test(test_alloc_peer_and_threads),
         cmocka_unit_test(test_alloc_tcache),     cmocka_unit_test(test_alloc_ready),
+        cmocka_unit_test(test_alloc_space_and_upstream),
         cmocka_unit_test(test_lookup_default),   cmocka_unit_test(test_lookup_modes),
         cmocka_unit_test(test_kernels_are_no_bounds),
         cmocka_unit_test(test_lookup_threads),   cmocka_unit_test(test_most_threads_fit),
