@@ -54,6 +54,9 @@ def sentence(axis, f):
         what = "Mooncake's request"
         span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
     i = axis.reach(f)
+    if i is None and axis.key == "threads":  # no direction known: from N on, else up to N
+        axis = Axis(axis.key, pts, False)
+        i = axis.reach(f)
     enough = "saves at least %s of %s" % (fmt_pct(PRACTICAL_CHANGE), what)
     if i is None:
         text = "%s never %s within the range (%s)" % (who(f), enough, span)
@@ -62,6 +65,7 @@ def sentence(axis, f):
     else:
         p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
         where = ("from about %s " + UNIT[axis.key] + " (not at %s, the count before it)" if axis.rising else
+                 "up to about %s " + UNIT[axis.key] + " (not at %s, the count after it)" if axis.key in UNIT else
                  "up to about %s requests (not at %s, the size after it)") % (axis.name(p.x), axis.name(q.x))
         pair = p.pairs[f]
         text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
@@ -139,7 +143,8 @@ def axes_section(folder):
             "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
             "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
-            "the buffers, the descriptors per submit and the submitters, %s; along the sizes, %s. A point without an interval, or whose A/A control is off by "
+            "the buffers and the descriptors per submit, %s; along the sizes, %s; along the submitters, the "
+            "first rule, else the second. A point without an interval, or whose A/A control is off by "
             "%s or more, is undecided and counts as not saving enough.%s" % (
                 RULE[True] % fmt_pct(PRACTICAL_CHANGE), RULE[False] % fmt_pct(PRACTICAL_CHANGE),
                 fmt_pct(PRACTICAL_CHANGE), write_path_legend(folder)), ""]

@@ -175,7 +175,7 @@ grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 1000 r
   && grep -qx "\- SHM-classic saves at least 5.0% of Mooncake's request up to about 64 KB requests (not at 1 MB, the size after it); at 64 KB it saves 270 ns \[260 ns, 280 ns\] of Mooncake's 2.50 µs (lower end 10%)." "$work/axes.md" \
   && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of Mooncake's request within the range (1 KB to 16 MB)." "$work/axes.md" \
   && ok || fail "axes even: the break-even sentences: $(grep "^- " "$work/axes.md")"
-grep -q "The break-even rule: along the buffers, the descriptors per submit and the submitters, the first point from which the lower end of the saving's 95% interval stays at 5.0% of Mooncake's request or more" "$work/axes.md" \
+grep -q "The break-even rule: along the buffers and the descriptors per submit, the first point from which the lower end of the saving's 95% interval stays at 5.0% of Mooncake's request or more" "$work/axes.md" \
   && grep -q "its request is its write path" "$work/axes.md" && grep -qx "!\[axes\](axes.png)" "$work/axes.md" \
   && [ "$(grep -c "(axes.png)" "$work/axes_even/report.md")" -eq 1 ] \
   && ! grep -q "Not swept" "$work/axes.md" \
@@ -197,6 +197,7 @@ grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffe
   && grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 2 submitters (not at 1, the count before it); at 2 it saves 100 ns \[80.0 ns, 120 ns\] of Mooncake's 1.50 µs (lower end 5.3%)." "$work/axes.md" \
   && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of a 4 KB request within the range (1 submitters alone); not measured at 2 submitters (the run's note says why)." "$work/axes.md" \
   && grep -q "transfer_axis_threads_N.json: --submitters=N; 1: transfer_axis_buffers_100.json" "$work/axes.md" \
+  && grep -q "; along the submitters, the first rule, else the second\. " "$work/axes.md" \
   && grep -q "; not measured in this run: 4, 8 (more submitters than CPUs allowed are refused)\.$" "$work/axes.md" \
   && ok || fail "axes even: threads submitting at once: $(grep -A12 "^### Threads submitting" "$work/axes.md")"
 axes never
@@ -208,6 +209,13 @@ grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request within the 
   && grep -q "; not measured in this run: 1 KB\.$" "$work/axes.md" && ! grep -q "^| 1 KB |" "$work/axes.md" \
   && ! grep -q "^### Descriptors per submit" "$work/axes.md" && ! grep -q "^### Threads submitting" "$work/axes.md" \
   && ok || fail "axes never: $(grep "^- \|not measured" "$work/axes.md")"
+# submitters: saves at 1, not at 2: "up to about 1 submitters", the falling rule the rising one did not find
+axes threads
+report axes_threads
+section axes_threads >"$work/axes.md"
+grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request up to about 1 submitters (not at 2, the count after it); at 1 it saves 280 ns \[274 ns, 280 ns\] of Mooncake's 1.34 µs (lower end 20%)." "$work/axes.md" \
+  && grep -qx "| 2 | SHM-classic | 12.6 µs | 12.4 µs | 1.02 \[1.00, 1.03\] | 208 ns \[25.0 ns, 410 ns\] | 0.2% | no |" "$work/axes.md" \
+  && ok || fail "axes threads: $(grep -A9 "^### Threads" "$work/axes.md")"
 report real
 section real | grep -q "^Not run: no transfer_axis_\*.json" && ok || fail "axes: a folder without them: $(section real | head -4)"
 
