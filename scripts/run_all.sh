@@ -41,7 +41,9 @@
 #                              10, 100, 1000, 10000 registered buffers (transfer_axis_buffers_N)
 #                              and at 1 KB (transfer_axis_size_1; 8 KB to 16 MB are
 #                              transfer_paired's), and at 32, 256, 2048 descriptors per
-#                              submit (transfer_axis_submit_N; 1 is buffers_100). A paired run's rounds
+#                              submit (transfer_axis_submit_N; 1 is buffers_100), and with 2, 4, 8
+#                              threads submitting at once, up to the CPUs allowed
+#                              (transfer_axis_threads_N; 1 is buffers_100). A paired run's rounds
 #                              are its repetitions: --repetitions applies to --per-system
 #                              alone. Ends with the plots (plot.sh: paired.png, axes.png, and with
 #                              --per-system the per-system ones) and report.md (report.sh:
@@ -249,6 +251,11 @@ if [ -n "$system" ]; then
   for n in 32 256 2048; do
     axis "submit_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 \
       --descriptors_per_submit="$n"
+  done
+  # threads submitting at once: N = 1 is buffers_100; the others up to the CPUs this shell may use
+  for n in 2 4 8; do
+    [ "$n" -le "$(nproc)" ] || break
+    axis "threads_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --submitters="$n"
   done
 fi
 # With --system, what each allocator can hold of one 1 GiB pool (report.md's "Space", issue 27)

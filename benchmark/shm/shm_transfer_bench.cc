@@ -17,7 +17,7 @@ DEFINE_string(workload, "",
 const std::vector<shmb::Mode> kModes = {
     {"the size sweep", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,cold,peer_process,descriptors_per_submit",
      shmb::RunSweep},
-    {"--systems (a paired sweep)", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,zero_copy,descriptors_per_submit",
+    {"--systems (a paired sweep)", "transfer_size_kb,max_transfer_size_mb,num_transfers,time_per_size_ms,verify_data,zero_copy,descriptors_per_submit,submitters",
      shmb::RunSweep},
     {"--workload", "model,block_tokens,granularity,layout,tp,requests,write_trace,max_request_mb,reuse,arrivals,speed", shmb::RunWorkload},
     {"--systems --workload (a paired replay)", "model,block_tokens,granularity,layout,tp,requests,max_request_mb,reuse,arrivals", shmb::RunWorkload},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sched.h>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,11 @@ DEFINE_int64(descriptors_per_submit, 1,
              "With --system or --systems: each request and request_path row submits this many descriptors of the "
              "size in one batch through TENT's submitTransfer (SGLang's batch_transfer_sync), each translated and "
              "copied; rows per descriptor, named .../size_kb:N/per_submit:M/... when above 1");
+DEFINE_int32(submitters, 1,
+             "With --systems: threads submitting at once: each round, each system's batch is run by this many "
+             "threads (pinned from --cpu on) over its one registrations, engine and translation, each into its "
+             "own part of dst; rows per request one submitter sees, named .../threads:N/... when above 1; at "
+             "most the CPUs allowed; flowipc_jemalloc is left out above 1 (one borrower process)");
 DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
 
 namespace shmb {
@@ -72,6 +78,27 @@ uint64_t MaxSizeKb()
                   "a whole number of KB between 1 KB (0.0009765625) and " + std::to_string(SHMB_TRANSFER_MAX_KB / 1024) +
                       "; a fraction gives a last size below 1 MB: 0.0625 is 64 KB");
     return static_cast<uint64_t>(kb);
+}
+
+// --submitters, checked against the CPUs this process may use and the
+// flags it cannot be combined with (the mode's list refuses it elsewhere).
+int Submitters(const shmb_transfer_config_t& cfg)
+{
+    const int n = static_cast<int>(CheckRange("submitters", FLAGS_submitters, 1, SHMB_TRANSFER_MAX_THREADS));
+    std::vector<int> cpus(CPU_SETSIZE);
+    const int allowed = shmb_sysinfo_allowed_cpus(cpus.data(), CPU_SETSIZE);
+    const std::string value = std::to_string(FLAGS_submitters);
+    if (allowed > 0 && n > allowed)
+        FlagError("submitters", value,
+                  "at most the " + std::to_string(allowed) +
+                      " CPUs this process may use (a submitter per CPU; more would time waiting for one)");
+    if (n > 1 && (cfg.threads > 1 || cfg.zero_copy))
+        FlagError("submitters", value, "cannot be combined with --threads above 1 or --zero_copy");
+    if (n > 1 && cfg.systems[0] == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+        FlagError("submitters", value,
+                  "flowipc_jemalloc is not measured with submitters above 1 (one borrower process): put another "
+                  "system first");
+    return n;
 }
 
 }  // namespace
@@ -130,10 +157,12 @@ int RunSweep()
     if (cfg.descriptors_per_submit > 1 && (FLAGS_peer_process || cfg.zero_copy))
         FlagError("descriptors_per_submit", std::to_string(FLAGS_descriptors_per_submit),
                   "cannot be combined with --peer_process or --zero_copy");
+    cfg.submitters = Submitters(cfg);
     shmb_backing_residency_t granted = {};
     const bool flowipc = (cfg.translate && cfg.system != SHMB_SYSTEM_MOONCAKE) || AnyFlowIpc(cfg.systems, cfg.nsystems);
     cfg.backing = Backing(FLAGS_backing, FLAGS_hugepage_kb, flowipc, "max_transfer_size_mb",
-                          (cfg.max_transfer_size_kb << 10) * cfg.descriptors_per_submit, cfg.cold ? 3 : 2);
+                          (cfg.max_transfer_size_kb << 10) * cfg.descriptors_per_submit * cfg.submitters,
+                          cfg.cold ? 3 : 2);
     cfg.granted = cfg.backing.kind != SHMB_BACKING_TMPFS ? &granted : nullptr;
     WarnIfOversubscribed(cfg.threads);
 

@@ -64,6 +64,10 @@ typedef struct shmb_transfer_config {
     uint64_t descriptors_per_submit; /* > 1: request and request_path submit this many descriptors of the
                                       * size in one batch, rows per descriptor (0 or 1: one; with a system
                                       * or systems, no peer, no zero_copy) */
+    int submitters;                /* paired only: > 1: each system's batch run by this many threads at once
+                                    * (pinned from cpu on) over the same registrations, engine and
+                                    * translation, each into its own part of dst; rows per request one
+                                    * submitter sees, threads = this; no zero_copy, threads 1 (0, 1: one) */
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs

@@ -13,10 +13,12 @@ from .stats import PRACTICAL_CHANGE, control_noisy
 BUFFER_COUNTS = (10, 100, 1000, 10000)  # run_all.sh --system's buffers axis
 AXIS_SIZES_KB = (1, 8, 64, 1024, 16384)  # the sizes axis: 1 KB its own run, the others transfer_paired's
 PER_SUBMIT = (1, 32, 256, 2048)  # the submit axis: 1 is the buffers axis's 100 point, the others their own runs
-SUBMIT_BUFFERS = 100  # the buffers of the submit axis's runs
+SUBMIT_BUFFERS = 100  # the buffers of the submit and threads axes' runs
+SUBMITTERS = (1, 2, 4, 8)  # the threads axis: 1 is the buffers axis's 100 point; above 2 where CPUs allow
 REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)$")
 SUBMIT_REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)/per_submit:(\d+)$")  # per descriptor
-AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size|submit)_\d+\.json$")
+THREADS_REQUEST = re.compile(r"^shm_transfer/request/size_kb:(\d+)/threads:(\d+)$")  # N submitting at once
+AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size|submit|threads)_\d+\.json$")
 # What a point's rule says (saves_enough)
 YES, NO, UNDECIDED = "yes", "no", "undecided"
 
@@ -80,11 +82,12 @@ class Axis:
 
 
 def axes_of(folder):
-    """OrderedDict 'buffers' | 'sizes' | 'submit' -> Axis of a results folder: the 4 KB request
+    """OrderedDict 'buffers' | 'sizes' | 'submit' | 'threads' -> Axis of a results folder: the 4 KB request
     at each count of transfer_axis_buffers_N.json, the request at AXIS_SIZES_KB from
     transfer_axis_size_N.json and transfer_paired.json (an axis file's point first), the 4 KB
     request per descriptor at N descriptors per submit of transfer_axis_submit_N.json (N = 1:
-    transfer_axis_buffers_100.json's); an axis without points is left out, and all in a
+    transfer_axis_buffers_100.json's), the 4 KB request with N submitters at once of
+    transfer_axis_threads_N.json (N = 1 as submit's); an axis without points is left out, and all in a
     folder without a transfer_axis_*.json."""
     runs = OrderedDict()
     for name in sorted(os.listdir(folder)):
@@ -104,15 +107,8 @@ def axes_of(folder):
         for kb, q in requests(run):
             if kb in AXIS_SIZES_KB and kb not in sizes:
                 sizes[kb] = Point(kb, run, q, kb)
-    submit = []
-    for name, run in runs.items():
-        found = submit_requests(run) if name.startswith("transfer_axis_submit_") else []
-        if found and num_segments(run) == SUBMIT_BUFFERS:
-            (kb, n), q = found[0]  # run_all.sh runs one size, one count
-            submit.append(Point(n, run, q, kb))
-    one = [p for p in buffers if p.x == SUBMIT_BUFFERS]
-    if submit and one and one[0].kb == submit[0].kb:  # N = 1: the same run as the buffers axis's point
-        submit.append(Point(1, one[0].run, one[0].question, one[0].kb))
+    submit = counted(runs, "transfer_axis_submit_", SUBMIT_REQUEST, buffers)
+    threads = counted(runs, "transfer_axis_threads_", THREADS_REQUEST, buffers)
     out = OrderedDict()
     if buffers:
         out["buffers"] = Axis("buffers", buffers, True)
@@ -120,7 +116,26 @@ def axes_of(folder):
         out["sizes"] = Axis("sizes", list(sizes.values()), False)
     if submit:
         out["submit"] = Axis("submit", submit, True)
+    if threads:
+        out["threads"] = Axis("threads", threads, True)
     return out
+
+
+def counted(runs, prefix, pattern, buffers):
+    """The points of a counted axis (descriptors per submit, submitters): the runs named prefix
+    + N at SUBMIT_BUFFERS buffers, their request matching pattern (size, N); N = 1 the buffers
+    axis's SUBMIT_BUFFERS point (the same flags), when the sizes agree."""
+    points = []
+    for name, run in runs.items():
+        found = sorted(((int(m.group(1)), int(m.group(2))), q) for q in run.pairs for m in [pattern.match(q)] if m) \
+            if name.startswith(prefix) else []
+        if found and num_segments(run) == SUBMIT_BUFFERS:
+            (kb, n), q = found[0]  # run_all.sh runs one size, one count
+            points.append(Point(n, run, q, kb))
+    one = [p for p in buffers if p.x == SUBMIT_BUFFERS]
+    if points and one and one[0].kb == points[0].kb:
+        points.append(Point(1, one[0].run, one[0].question, one[0].kb))
+    return points
 
 
 def requests(run):
@@ -129,15 +144,11 @@ def requests(run):
     return sorted(found)
 
 
-def submit_requests(run):
-    """[((size in KB, descriptors per submit), question)] of a paired run's batched requests."""
-    return sorted(((int(m.group(1)), int(m.group(2))), q) for q in run.pairs for m in [SUBMIT_REQUEST.match(q)] if m)
-
-
 AXIS_TITLE = {"buffers": ("the 4 KB request by registered buffers per peer", "registered buffers (log scale)"),
               "sizes": ("the request by descriptor size", "request size (1K = 1024 bytes; log scale)"),
               "submit": ("the 4 KB request per descriptor by descriptors per submit",
-                         "descriptors per submit (log scale)")}
+                         "descriptors per submit (log scale)"),
+              "threads": ("the 4 KB request by threads submitting at once", "submitters (log scale)")}
 
 
 def axes_panel(out_dir, index, axis, first):

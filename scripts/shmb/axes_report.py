@@ -2,7 +2,8 @@
 request with its interval, the A/A control's, axes.png and the break-even sentences."""
 import os
 
-from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, PER_SUBMIT, SUBMIT_BUFFERS, UNDECIDED, YES, axes_of
+from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, PER_SUBMIT, SUBMIT_BUFFERS, SUBMITTERS, UNDECIDED, YES, Axis, \
+    axes_of
 from .fmt import fmt_pct, fmt_ratio, fmt_size, fmt_time, md_head, md_row
 from .paired_folder import saved_text
 from .paired_sections import write_path_legend
@@ -14,8 +15,8 @@ RULE = {True: "the first point from which the lower end of the saving's 95%% int
               "request or more, at that point and every larger one measured",
         False: "the last point up to which the lower end of the saving's 95%% interval stays at %s of Mooncake's "
                "request or more, at that point and every smaller one measured"}
-NOT_SWEPT = ("Not swept yet: threads submitting at once: shm_transfer_bench has no flag for it (issue 27).")
-UNIT = {"buffers": "registered buffers", "submit": "descriptors per submit"}  # a rising axis's x, in a sentence
+UNIT = {"buffers": "registered buffers", "submit": "descriptors per submit",
+        "threads": "submitters"}  # a rising axis's x, in a sentence
 
 
 def who(f):
@@ -37,18 +38,25 @@ def point_cells(axis, p, s):
 
 
 def sentence(axis, f):
-    """The break-even of flavour f along an axis, as the rule finds it (RULE)."""
+    """The break-even of flavour f along an axis, as the rule finds it (RULE), over the points
+    that measured it (the others named at the end)."""
     pts = [p for p in axis.points if f in p.pairs]
     if not pts:
         return None
+    absent = [axis.name(p.x) for p in axis.points if f not in p.pairs]
+    axis = Axis(axis.key, pts, axis.rising)
     if axis.key in UNIT:
-        what = "a %s request" % fmt_size(pts[0].kb) if axis.key == "buffers" else \
+        what = "a %s request" % fmt_size(pts[0].kb) if axis.key in ("buffers", "threads") else \
             "Mooncake's request per %s descriptor" % fmt_size(pts[0].kb)
-        span = "%s to %s %s" % (axis.name(pts[0].x), axis.name(pts[-1].x), UNIT[axis.key])
+        span = "%s to %s %s" % (axis.name(pts[0].x), axis.name(pts[-1].x), UNIT[axis.key]) if len(pts) > 1 else \
+            "%s %s alone" % (axis.name(pts[0].x), UNIT[axis.key])
     else:
         what = "Mooncake's request"
         span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
     i = axis.reach(f)
+    if i is None and axis.key == "threads":  # no direction known: from N on, else up to N
+        axis = Axis(axis.key, pts, False)
+        i = axis.reach(f)
     enough = "saves at least %s of %s" % (fmt_pct(PRACTICAL_CHANGE), what)
     if i is None:
         text = "%s never %s within the range (%s)" % (who(f), enough, span)
@@ -57,6 +65,7 @@ def sentence(axis, f):
     else:
         p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
         where = ("from about %s " + UNIT[axis.key] + " (not at %s, the count before it)" if axis.rising else
+                 "up to about %s " + UNIT[axis.key] + " (not at %s, the count after it)" if axis.key in UNIT else
                  "up to about %s requests (not at %s, the size after it)") % (axis.name(p.x), axis.name(q.x))
         pair = p.pairs[f]
         text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
@@ -68,6 +77,8 @@ def sentence(axis, f):
              for p in pts if p.saves_enough(f) == UNDECIDED]
     if open_:
         text += "; undecided at %s" % ", ".join(open_)
+    if absent:
+        text += "; not measured at %s %s (the run's note says why)" % (", ".join(absent), UNIT.get(axis.key, ""))
     return text + "."
 
 
@@ -76,7 +87,7 @@ def axis_lines(folder, axis):
     head = [UNIT.get(axis.key, "request size"), "system", "Mooncake's request",
             "its request", "ratio [95%]", "saved [95%]", "lower end / Mooncake's", "saves >= %s" %
             fmt_pct(PRACTICAL_CHANGE)]
-    wanted = {"buffers": BUFFER_COUNTS, "sizes": AXIS_SIZES_KB, "submit": PER_SUBMIT}[axis.key]
+    wanted = {"buffers": BUFFER_COUNTS, "sizes": AXIS_SIZES_KB, "submit": PER_SUBMIT, "threads": SUBMITTERS}[axis.key]
     missing = [w for w in wanted if w not in [p.x for p in axis.points]]
     if axis.key == "buffers":
         title = "### Registered buffers per peer (the %s request)" % fmt_size(axis.points[0].kb)
@@ -92,6 +103,18 @@ def axis_lines(folder, axis):
                  % (SUBMIT_BUFFERS, ", SHM-jemalloc's write path one per descriptor"
                     if "flowipc_jemalloc" in folder.flavours else ""))
         missing = ", ".join("%d" % w for w in missing)
+    elif axis.key == "threads":
+        title = "### Threads submitting at once (the %s request, %d registered buffers)" % (
+            fmt_size(axis.points[0].kb), SUBMIT_BUFFERS)
+        where = ("One paired run per count (transfer_axis_threads_N.json: --submitters=N; 1: "
+                 "transfer_axis_buffers_%d.json): each round every system's batch run by N threads at once over "
+                 "its one registrations, engine and translation, each into its own destination; times per request "
+                 "as one submitter sees it (the batch's wall span / its requests, not divided by N); the rows "
+                 "shm_transfer/request/size_kb:N/threads:M/system:S/vs:mooncake (size_kb:N alone at 1)%s"
+                 % (SUBMIT_BUFFERS, "; SHM-jemalloc's write path only at 1 (its hand-off link is one borrower "
+                    "process)" if "flowipc_jemalloc" in folder.flavours else ""))
+        missing = ", ".join("%d" % w for w in missing) + (" (more submitters than CPUs allowed are refused)"
+                                                          if missing else "")
     else:
         counts = sorted(set(p.buffers for p in axis.points if p.buffers is not None))
         title = "### Descriptor size (the request at %s registered buffers)" % (
@@ -99,7 +122,7 @@ def axis_lines(folder, axis):
         where = ("Each size's request from the paired run that measured it (transfer_axis_size_1.json for 1 KB, "
                  "transfer_paired.json for the others)")
         missing = ", ".join(fmt_size(w) for w in missing)
-    rows = "" if axis.key == "submit" else "; the rows shm_transfer/request/size_kb:N/system:S/vs:mooncake"
+    rows = "" if axis.key in ("submit", "threads") else "; the rows shm_transfer/request/size_kb:N/system:S/vs:mooncake"
     out = [title, "", "%s%s%s." % (where, rows, "; not measured in this run: " + missing if missing else ""), ""]
     out += md_head(head)
     for p in axis.points:
@@ -113,15 +136,15 @@ def axes_section(folder):
     out = ["## " + TITLE_AXES, ""]
     axes = axes_of(folder.path)
     if not axes:
-        return out + ["Not run: no transfer_axis_*.json in this folder (run_all.sh --system runs them).", "",
-                      NOT_SWEPT, ""]
+        return out + ["Not run: no transfer_axis_*.json in this folder (run_all.sh --system runs them).", ""]
     out += ["Per request answers at one point: its registered buffers (transfer_paired.json's "
             "--num_segments), one descriptor per submit, one thread. Here each axis moves one thing, every "
             "point a paired run of its own with its own A/A control: each flavour's whole request (rows shm_transfer/request/size_kb:N: the request "
             "path, the translation and the copy, not only the steps Per request credits) against Mooncake's; "
             "saved: Mooncake - the flavour per round, the median and its 95%% interval; lower end / Mooncake's: "
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
-            "the buffers and the descriptors per submit, %s; along the sizes, %s. A point without an interval, or whose A/A control is off by "
+            "the buffers and the descriptors per submit, %s; along the sizes, %s; along the submitters, the "
+            "first rule, else the second. A point without an interval, or whose A/A control is off by "
             "%s or more, is undecided and counts as not saving enough.%s" % (
                 RULE[True] % fmt_pct(PRACTICAL_CHANGE), RULE[False] % fmt_pct(PRACTICAL_CHANGE),
                 fmt_pct(PRACTICAL_CHANGE), write_path_legend(folder)), ""]
@@ -129,4 +152,4 @@ def axes_section(folder):
         out += axis_lines(folder, axis)
     if os.path.isfile(os.path.join(folder.path, "axes.png")):
         out += ["![axes](axes.png)", ""]
-    return out + [NOT_SWEPT, ""]
+    return out

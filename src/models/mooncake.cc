@@ -64,8 +64,8 @@ unsigned opcode_of(const shmb_mooncake_request_t *req)
 // registered buffer holding the target. Only a failed request asks.
 int failure(tent::TransferEngine &engine, uint64_t target_id)
 {
-    if (engine.shm().last_error < 0)
-        return engine.shm().last_error;
+    if (engine.shm().call().last_error < 0)
+        return engine.shm().call().last_error;
     return engine.segments().known(target_id) ? -EINVAL : -ENOENT;
 }
 
@@ -88,9 +88,10 @@ int submit_n(tent::TransferEngine &engine, const shmb_mooncake_request_t *reqs, 
         request.target_offset = reqs[i].target_offset;
         request.length = size_t(reqs[i].length);
     }
-    engine.shm().hooks = hooks;
-    engine.shm().last_error = 0;
-    engine.shm().targets.clear();
+    tent::ShmSubmitTransport::Call &call = engine.shm().call();
+    call.hooks = hooks;
+    call.last_error = 0;
+    call.targets.clear();
     tent::Status status = engine.submitTransfer(batch, request_list);
     int ret = status.ok() ? 0 : status.errnum();
     for (size_t i = 0; i < n && ret == 0; i++) {
@@ -101,7 +102,7 @@ int submit_n(tent::TransferEngine &engine, const shmb_mooncake_request_t *reqs, 
         else if (transfer.s != tent::COMPLETED)
             ret = failure(engine, reqs[i].target_id);
         else if (out) {
-            const auto &t = engine.shm().targets;
+            const auto &t = call.targets;
             out[i].target = reinterpret_cast<void *>(i < t.size() ? t[i] : 0);
             out[i].buffer_addr = engine.selected_buffer();
             out[i].transferred_bytes = transfer.transferred_bytes;

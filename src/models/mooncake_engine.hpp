@@ -32,7 +32,7 @@ public:
 
     SegmentManager &segments() { return *metadata_; }
     ShmSubmitTransport &shm() { return *shm_; }
-    uint64_t selected_buffer() const { return selected_buffer_; }
+    uint64_t selected_buffer() const { return ShmSubmitTransport::call().selected_buffer; }
 
     // TransferEngineImpl::allocateBatch
     BatchID allocateBatch(size_t batch_size)
@@ -229,7 +229,6 @@ private:
     BatchSet batch_set_;
     std::recursive_mutex progress_mutex_;
     std::unordered_set<BatchID> alive_batches_;
-    uint64_t selected_buffer_ = 0; // the model's: what the selection found
 };
 
 // TransferEngineImpl::getTransportType in the selector mode (the default:
@@ -250,7 +249,7 @@ SelectionResult TransferEngine::getTransportType(const Request &request, int tra
     auto entry = desc->findBuffer(request.target_offset, request.length);
     if (!entry)
         return SelectionResult{};
-    selected_buffer_ = entry->addr;
+    ShmSubmitTransport::call().selected_buffer = entry->addr;
     bool same_machine = desc->machine_id == metadata_->getLocal()->machine_id;
     auto remote_mtype = getTypeEnum(LocationParser(entry->location).type());
     ctx.segment_type = SegmentType::Memory;

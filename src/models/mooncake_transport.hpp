@@ -291,9 +291,20 @@ class ShmSubmitTransport final : public Transport {
 public:
     ShmSubmitTransport() { caps.dram_to_dram = true; }
 
-    const shmb_mooncake_hooks_t *hooks = nullptr;
-    int last_error = 0;       // the model's: the translation's -errno, for the C boundary
-    std::vector<uint64_t> targets; // the model's: each task's target in submission order, for the caller
+    // The model's state of one submit, the submitting thread's own (upstream
+    // keeps none: the hooks stand in for its relocate and copy), so that
+    // threads may submit at once through one engine.
+    struct Call {
+        const shmb_mooncake_hooks_t *hooks = nullptr;
+        int last_error = 0;            // the translation's -errno, for the C boundary
+        std::vector<uint64_t> targets; // each task's target in submission order, for the caller
+        uint64_t selected_buffer = 0;  // what the engine's selection found
+    };
+    static Call &call()
+    {
+        static thread_local Call c;
+        return c;
+    }
 
     Status allocateSubBatch(SubBatchRef &batch, size_t max_size) override
     {
@@ -325,23 +336,24 @@ public:
             return Status(Status::Code::kInvalidArgument, "Invalid SHM sub-batch", -EINVAL);
         if (request_list.size() + shm_batch->task_list.size() > shm_batch->max_size)
             return Status(Status::Code::kTooManyRequests, "Exceed batch capacity", -EOVERFLOW);
+        Call &c = call();
         for (auto &request : request_list) {
             shm_batch->task_list.push_back(ShmTask{});
             auto &task = shm_batch->task_list[shm_batch->task_list.size() - 1];
             uint64_t target_addr = request.target_offset;
             bool translated = request.target_id == LOCAL_SEGMENT_ID;
-            if (request.target_id != LOCAL_SEGMENT_ID && hooks && hooks->translate) {
+            if (request.target_id != LOCAL_SEGMENT_ID && c.hooks && c.hooks->translate) {
                 void *local = nullptr;
-                int rc = hooks->translate(hooks->ctx, request.target_id, target_addr, request.length, &local);
+                int rc = c.hooks->translate(c.hooks->ctx, request.target_id, target_addr, request.length, &local);
                 if (rc < 0) {
-                    last_error = rc;
+                    c.last_error = rc;
                     return Status(Status::Code::kInternalError, "Failed to relocate", rc);
                 }
                 target_addr = reinterpret_cast<uint64_t>(local);
                 translated = true;
             }
             task.target_addr = target_addr;
-            targets.push_back(target_addr);
+            c.targets.push_back(target_addr);
             task.request = request;
             task.status_word = PENDING;
             startTransfer(&task, shm_batch, translated);
@@ -364,6 +376,7 @@ private:
     // on a translated target (an untranslated one is the peer's address).
     void startTransfer(ShmTask *task, ShmSubBatch *batch, bool translated)
     {
+        const shmb_mooncake_hooks_t *hooks = call().hooks;
         if (translated && hooks && hooks->copy) {
             void *target = reinterpret_cast<void *>(task->target_addr);
             if (task->request.opcode == Request::READ)

@@ -59,7 +59,7 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
         for (uint64_t i = 0; i < count; i++) {
             void *d = NULL;
             t->missed +=
-                shmb_transfer_translate_dst(r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr, size, &d) != 0 ||
+                shmb_transfer_translate_dst(r, SHMB_PATH_MOONCAKE_TARGET_ID, t->remote_addr + t->offset, size, &d) != 0 ||
                 d != r->dst.addr;
         }
         return;
@@ -71,8 +71,8 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
      * sources are not contiguous, so TENT's merge keeps them n tasks. */
     for (uint64_t j = 0; j < n; j++)
         t->reqs[j] = (shmb_mooncake_request_t){SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
-                                               t->remote_addr + j * size, size};
-    const uintptr_t want = whole ? (uintptr_t)r->dst.addr : (uintptr_t)t->remote_addr;
+                                               t->remote_addr + t->offset + j * size, size};
+    const uintptr_t want = whole ? (uintptr_t)r->dst.addr : (uintptr_t)(t->remote_addr + t->offset);
     t->copy = fn;
     for (uint64_t i = 0; i < count; i++) {
         int ret = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, whole ? &hooks : NULL, t->outs);
@@ -253,6 +253,31 @@ int shmb_transfer_view_start(run_t *v, const run_t *owner)
     v->dst = owner->dst;
     v->crew = owner->crew;
     return shmb_transfer_bench_translation_start(v);
+}
+
+int shmb_transfer_submitter_start(run_t *sub, const run_t *v, uint64_t offset)
+{
+    *sub = *v;
+    memset(&sub->samples, 0, sizeof(sub->samples));
+    shmb_transfer_translation_t *t = &sub->translation;
+    sub->dst.addr = (char *)v->dst.addr + offset;
+    sub->dst.size = v->dst.size - offset;
+    t->offset = v->translation.offset + offset;
+    t->missed = 0;
+    t->path_set_up = 0;
+    const size_t per = (size_t)shmb_transfer_descriptors(v->cfg, SHMB_TRANSFER_REQUEST);
+    t->reqs = calloc(per, sizeof(*t->reqs));
+    t->outs = calloc(per, sizeof(*t->outs));
+    return t->reqs && t->outs ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+}
+
+void shmb_transfer_submitter_stop(run_t *sub)
+{
+    free(sub->translation.reqs);
+    free(sub->translation.outs);
+    sub->translation.reqs = NULL;
+    sub->translation.outs = NULL;
+    shmb_stats_release(&sub->samples);
 }
 
 int shmb_transfer_bench_copier_start(run_t *r)

@@ -60,6 +60,7 @@ typedef struct shmb_transfer_translation {
     int system;            /* a shmb_system_t; -1: no system (copies only) */
     uint64_t index;
     uint64_t remote_addr;  /* dst's address as the remote side registered it */
+    uint64_t offset;       /* a submitter's part of dst: requests name remote_addr + offset, and dst.addr is there */
     uint64_t buffer_addr;  /* base of the engine's registration holding dst (a pool's, for a Flow-IPC flavour) */
     char dst_path[SHMB_SEGMENT_NAME_MAX + 1]; /* dst's SHM name, or "memfd:<kind>" */
     shmb_path_state_t path; /* the system's path, set up over that view */
@@ -95,6 +96,10 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
 
 /* -EINVAL unless cfg's sizes, transfers, threads and translation can run. */
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
+
+/* The systems a paired run measures into out: cfg's, less flowipc_jemalloc
+ * with submitters > 1 (a submitter per hand-off link is not built); how many. */
+size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out);
 
 /* -EINVAL unless systems[0..n) can pair: 2 to SHMB_PAIRED_MAX_SYSTEMS, the last the first. */
 int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n);
@@ -182,6 +187,12 @@ void shmb_transfer_bench_translation_stop(shmb_transfer_run_t *r);
 
 /* v (initialised for its own system) over owner's src, dst and crew, its translation started. */
 int shmb_transfer_view_start(shmb_transfer_run_t *v, const shmb_transfer_run_t *owner);
+
+/* Submitter `offset`'s view of v (started): v's src, translation state and
+ * engine, shared; its own dst part at offset and its own descriptors.
+ * Stop frees what start made (never v's). */
+int shmb_transfer_submitter_start(shmb_transfer_run_t *sub, const shmb_transfer_run_t *v, uint64_t offset);
+void shmb_transfer_submitter_stop(shmb_transfer_run_t *sub);
 
 /* count operations of a part not handed over, for size bytes with kernel
  * fn; a translation or request that does not give dst counts in missed. */

@@ -9,6 +9,8 @@
 #include "shmbench/copy.h"
 #include "shmbench/paired.h"
 #include "shmbench/sysinfo.h"
+
+#define CPU_LIST_MAX 4096 /* the allowed CPUs read, at most */
 static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {
     const size_t start = s->used;
@@ -94,6 +96,36 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
     return shmb_notes_publish(report, &l, store, start);
 }
 
+/* --submitters: what a threads:N row is, where the submitters run, and
+ * SHM-jemalloc's rows left out (its hand-off link is one borrower process). */
+static void submitters_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_transfer_config_t *cfg)
+{
+    const int k = cfg->submitters;
+    size_t at = s->used;
+    shmb_notes_put(s, "threads:%d: each round, each system's batch run by %d threads at once over its one "
+                      "registrations, engine and translation, each into its own part of dst with its own "
+                      "descriptors; a sample is the batch's wall span / its requests, the latency per request one "
+                      "submitter sees (not divided by %d); ", k, k, k);
+    if (shmb_notes_put_cpus(s, k, cfg->cpu) < 0)
+        shmb_notes_put(s, "CPUs not known");
+    shmb_notes_add(l, shmb_notes_end(s, at));
+    int any = 0;
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        any |= cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    if (!any)
+        return;
+    int cpus[CPU_LIST_MAX];
+    const int allowed = shmb_sysinfo_allowed_cpus(cpus, CPU_LIST_MAX);
+    at = s->used;
+    if (allowed > 0 && allowed < 2 * k)
+        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: needs %d CPUs (a submitter and its "
+                          "borrower process each), %d allowed", k, 2 * k, allowed);
+    else
+        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: its write path hands over through "
+                          "one borrower process, and a borrower per submitter is not built", k);
+    shmb_notes_add(l, shmb_notes_end(s, at));
+}
+
 int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg)
 {
     shmb_notes_lines_t l = {0};
@@ -151,11 +183,15 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
             cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES,
             cfg->count_given ? " (the fewest with a 95% interval, where num_transfers asks fewer)" : "",
             cfg->nsystems);
-        transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, shmb_notes_end(store, at),
+        shmb_system_t measured[SHMB_PAIRED_MAX_SYSTEMS];
+        const size_t n = shmb_transfer_measured_systems(cfg, measured);
+        transfer_paired_lines(&l, store, measured, n, shmb_notes_end(store, at),
                      "copy rows: the same code for every system, measured once, unpaired; the design changes the "
                      "translate row's time, and a request's saved time beyond it and the control's interval is "
                      "noise");
     }
+    if (cfg->nsystems >= 2 && cfg->submitters > 1)
+        submitters_lines(&l, store, cfg);
     if ((cfg->translate || cfg->nsystems) && !cfg->zero_copy) /* every system's run: the headers pair */
         shmb_notes_add(&l, "flowipc_jemalloc: a borrower maps a lent pool read-only, so its request is its write path: the "
                 "request path around construct in its own arena, write, lend, the handle to a borrower process, "

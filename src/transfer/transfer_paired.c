@@ -1,9 +1,11 @@
 /* The paired run: every system's translation and request path over one
  * src, dst and crew; per size, each paired part's rounds of one batch per
  * system in shmb_paired_run's order, the copy rows once (docs/transfer.md,
- * "Paired"). */
+ * "Paired"). With submitters, each batch is run by that many threads at
+ * once over the system's one translation and engine. */
 #include "transfer_internal.h"
 
+#include "base/crew_internal.h"
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
@@ -20,7 +22,8 @@
 
 typedef struct paired {
     shmb_transfer_run_t base; /* src, dst, the crew; the copy rows */
-    size_t n;                 /* systems, the control included */
+    size_t n;                 /* systems measured, the control included */
+    shmb_system_t systems[SHMB_PAIRED_MAX_SYSTEMS];
     shmb_transfer_config_t cfgs[SHMB_PAIRED_MAX_SYSTEMS];
     shmb_transfer_run_t views[SHMB_PAIRED_MAX_SYSTEMS]; /* base's src, dst and crew, a system's translation */
     shmb_transfer_paired_names_t names;
@@ -32,7 +35,29 @@ typedef struct paired {
     shmb_copy_fn fn;
     uint64_t size, batch, spent, budget;
     size_t slices, least; /* rounds timed before the budget may end them */
+    /* Submitters (k > 1): member m runs view_of(p, which, m) in each batch. */
+    int k;
+    shmb_transfer_run_t *subs; /* [s * (k - 1) + m - 1]: system s's submitter m >= 1 */
+    shmb_crew_t *crew;
+    uint64_t *t0, *t1; /* [m]: member m's batch began, ended */
+    size_t which;
 } paired_t;
+
+/* System s's submitter m (0: its view). */
+static shmb_transfer_run_t *view_of(paired_t *p, size_t s, int m)
+{
+    return m == 0 ? &p->views[s] : &p->subs[s * (size_t)(p->k - 1) + (size_t)m - 1];
+}
+
+/* A member's batch of system p->which, on its own part of dst. */
+static void submit(shmb_crew_t *crew, int m, void *arg)
+{
+    paired_t *p = arg;
+    (void)crew;
+    p->t0[m] = shmb_clock_now_ns();
+    shmb_transfer_bench_part(view_of(p, p->which, m), p->part, p->fn, p->size, p->batch);
+    p->t1[m] = shmb_clock_now_ns();
+}
 
 /* One batch of system `which` (shmb_paired_slice_fn); -ETIMEDOUT at the
  * start of a round once the minimum is timed and the budget spent. */
@@ -41,11 +66,20 @@ static int slice(void *ctx, size_t which, double *ns)
     paired_t *p = ctx;
     if (p->slices % p->n == 0 && p->slices / p->n >= p->least && p->spent >= p->budget)
         return -ETIMEDOUT;
-    const uint64_t t0 = shmb_clock_now_ns();
-    shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
-    const uint64_t t1 = shmb_clock_now_ns();
-    *ns = (double)(t1 - t0) / (double)(p->batch * shmb_transfer_descriptors(p->base.cfg, p->part)); /* per descriptor */
-    p->spent += t1 - t0;
+    uint64_t span;
+    if (p->k > 1) { /* the wall span of the batch: per request as each submitter sees it */
+        p->which = which;
+        int ret = shmb_crew_run(p->crew, submit, p);
+        if (ret < 0)
+            return ret;
+        span = (uint64_t)shmb_crew_wall_ns(p->t0, p->t1, 1, p->k);
+    } else {
+        const uint64_t t0 = shmb_clock_now_ns();
+        shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
+        span = shmb_clock_now_ns() - t0;
+    }
+    *ns = (double)span / (double)(p->batch * shmb_transfer_descriptors(p->base.cfg, p->part)); /* per descriptor */
+    p->spent += span;
     p->slices++;
     return 0;
 }
@@ -100,7 +134,7 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
 {
     shmb_row_t tmpl = shmb_row_make(shmb_transfer_part_name(p->part), "size_kb", p->size / 1024,
                                     p->base.cfg->repetition);
-    tmpl.threads = p->base.cfg->threads;
+    tmpl.threads = p->k > 1 ? p->k : p->base.cfg->threads;
     tmpl.iterations = p->batch * shmb_transfer_descriptors(p->base.cfg, p->part);
     shmb_transfer_per_submit_arg(&tmpl, p->base.cfg, p->part);
     int ret = shmb_paired_push_rows(rows, &tmpl, p->names.v, p->n, p->samples, rounds, first);
@@ -121,8 +155,9 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
     int ret = 0;
-    for (size_t s = 0; s < p->n && ret == 0; s++)
-        ret = shmb_transfer_bench_check(&p->views[s], part, m, size);
+    for (size_t s = 0; s < p->n; s++)
+        for (int j = 0; j < p->k && ret == 0; j++)
+            ret = shmb_transfer_bench_check(view_of(p, s, j), part, m, size);
     if (ret < 0)
         return ret;
     p->part = part;
@@ -143,11 +178,12 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
     size_t rounds = 0;
     if ((ret = run_rounds(p, planned, &rounds)) < 0)
         return ret;
-    for (size_t s = 0; s < p->n && ret == 0; s++) {
-        ret = shmb_transfer_bench_verify_translations(&p->views[s]);
-        if (ret == 0 && cfg->verify && part == SHMB_TRANSFER_REQUEST)
-            ret = shmb_transfer_bench_check(&p->views[s], part, m, size);
-    }
+    for (size_t s = 0; s < p->n; s++)
+        for (int j = 0; j < p->k && ret == 0; j++) {
+            ret = shmb_transfer_bench_verify_translations(view_of(p, s, j));
+            if (ret == 0 && cfg->verify && part == SHMB_TRANSFER_REQUEST)
+                ret = shmb_transfer_bench_check(view_of(p, s, j), part, m, size);
+        }
     return ret < 0 ? ret : push_part(p, rows, rounds, first);
 }
 
@@ -213,22 +249,55 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
     const shmb_transfer_config_t *cfg = p->base.cfg;
     int flavour[SHMB_SYSTEMS] = {0}, any = 0;
     for (size_t s = 0; s < p->n; s++)
-        any |= flavour[cfg->systems[s]] = hands_over(cfg, cfg->systems[s]);
+        any |= flavour[p->systems[s]] = hands_over(cfg, p->systems[s]);
     int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;
     for (size_t s = 0; s < p->n && ret == 0; s++) {
         p->cfgs[s] = *cfg;
         p->cfgs[s].nsystems = 0;
         p->cfgs[s].translate = 1;
-        p->cfgs[s].system = cfg->systems[s];
+        p->cfgs[s].system = p->systems[s];
         shmb_transfer_run_t *v = &p->views[s];
         shmb_transfer_bench_run_init(v, &p->cfgs[s], why, why_cap);
         ret = shmb_transfer_view_start(v, &p->base);
-        if (hands_over(cfg, cfg->systems[s]))
+        if (hands_over(cfg, p->systems[s]))
             v->translation.handoff = p->link;
         if (ret == 0)
             ret = shmb_transfer_bench_verify_translations(v);
     }
     return ret;
+}
+
+/* k > 1: each system's submitters 1..k-1, each a stride further into dst
+ * (a submit's descriptors of the largest size), and the crew that runs
+ * them with the views, pinned from cfg->cpu on as --threads' crews. */
+static int submitters_start(paired_t *p, uint64_t max)
+{
+    const shmb_transfer_config_t *cfg = p->base.cfg;
+    p->k = cfg->submitters > 1 ? cfg->submitters : 1;
+    if (p->k == 1)
+        return 0;
+    const uint64_t stride = max * shmb_transfer_descriptors(cfg, SHMB_TRANSFER_REQUEST);
+    p->subs = calloc(p->n * (size_t)(p->k - 1), sizeof(*p->subs));
+    p->t0 = calloc((size_t)p->k, sizeof(*p->t0));
+    p->t1 = calloc((size_t)p->k, sizeof(*p->t1));
+    if (!p->subs || !p->t0 || !p->t1)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    int ret = 0;
+    for (size_t s = 0; s < p->n; s++)
+        for (int m = 1; m < p->k && ret == 0; m++)
+            ret = shmb_transfer_submitter_start(view_of(p, s, m), &p->views[s], (uint64_t)m * stride);
+    const shmb_crew_config_t cc = {.threads = p->k, .cpu = cfg->cpu, .pin = SHMB_CREW_PIN_OWN, .caller_joins = 1};
+    return ret < 0 ? ret : shmb_crew_start(&p->crew, &cc);
+}
+
+static void submitters_stop(paired_t *p)
+{
+    shmb_crew_stop(p->crew);
+    for (size_t i = 0; p->subs && i < p->n * (size_t)(p->k - 1); i++)
+        shmb_transfer_submitter_stop(&p->subs[i]);
+    free(p->subs);
+    free(p->t0);
+    free(p->t1);
 }
 
 int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
@@ -237,19 +306,23 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     paired_t *p = calloc(1, sizeof(*p));
     if (!p)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    p->n = cfg->nsystems;
-    shmb_transfer_paired_names(cfg->systems, p->n, &p->names);
+    p->n = shmb_transfer_measured_systems(cfg, p->systems);
+    p->k = 1;
+    shmb_transfer_paired_names(p->systems, p->n, &p->names);
     shmb_transfer_bench_run_init(&p->base, cfg, why, why_cap);
     const size_t start = rows->n;
     int ret = shmb_transfer_bench_prepare(&p->base, sizes[nsizes - 1]);
     if (ret == 0)
         ret = views_start(p, sizes[nsizes - 1], why, why_cap);
+    if (ret == 0)
+        ret = submitters_start(p, sizes[nsizes - 1]);
     uint64_t kb = 0;
     shmb_transfer_progress_plan(cfg->progress, sizes, nsizes);
     for (size_t i = 0; i < nsizes && ret == 0; i++) {
         shmb_transfer_progress_size(cfg->progress, &kb, sizes[i], "paired ");
         ret = measure_size(p, rows, sizes[i], first);
     }
+    submitters_stop(p);
     for (size_t s = 0; s < p->n; s++) {
         shmb_transfer_bench_translation_stop(&p->views[s]);
         free(p->samples[s]);

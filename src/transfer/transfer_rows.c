@@ -219,13 +219,14 @@ int shmb_transfer_bench_verify_translations(run_t *r)
 int shmb_transfer_bench_prepare(run_t *r, uint64_t max)
 {
     max *= shmb_transfer_descriptors(r->cfg, SHMB_TRANSFER_REQUEST); /* a submit's descriptors, side by side */
+    const uint64_t dst_bytes = max * (r->cfg->submitters > 1 ? (uint64_t)r->cfg->submitters : 1); /* each its own */
     int ret = shmb_transfer_create_buffer(r, &r->src, max, 1);
     if (ret == 0)
-        ret = shmb_transfer_create_buffer(r, &r->dst, max, 1);
+        ret = shmb_transfer_create_buffer(r, &r->dst, dst_bytes, 1);
     if (ret < 0)
         return ret;
     shmb_copy_fill_pattern(r->src.addr, (size_t)max);
-    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)max);
+    memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)dst_bytes);
     if (r->cfg->granted && (ret = granted(r, r->cfg->granted)) < 0)
         return ret;
     ret = r->cfg->peer ? peer_attach(r, max) : shmb_transfer_bench_copier_start(r);

@@ -30,7 +30,8 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
         return -EOVERFLOW;
     uint64_t max = cfg->max_transfer_size_kb << 10;
     const uint64_t per = cfg->descriptors_per_submit > 1 ? cfg->descriptors_per_submit : 1;
-    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * 2 + (cfg->cold ? max : 0) : 0;
+    const uint64_t dsts = cfg->submitters > 1 ? (uint64_t)cfg->submitters : 1; /* dst: a part per submitter */
+    *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * (1 + dsts) + (cfg->cold ? max : 0) : 0;
     const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
         *bytes += cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
@@ -55,10 +56,25 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
                                             cfg->descriptors_per_submit > SHMB_TRANSFER_MAX_PER_SUBMIT ||
                                             cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB / cfg->descriptors_per_submit))
         return -EINVAL;
+    if (cfg->submitters > 1 && (!cfg->nsystems || cfg->zero_copy || cfg->threads > 1 ||
+                                cfg->systems[0] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ||
+                                cfg->submitters > SHMB_TRANSFER_MAX_THREADS ||
+                                cfg->max_transfer_size_kb * shmb_transfer_descriptors(cfg, SHMB_TRANSFER_REQUEST) >
+                                    SHMB_TRANSFER_MAX_KB / (uint64_t)cfg->submitters))
+        return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
     /* Paired: in this process, warm rows only. */
     return cfg->translate || cfg->cold || cfg->peer ? -EINVAL : shmb_transfer_systems_check(cfg->systems, cfg->nsystems);
+}
+
+size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < cfg->nsystems; s++)
+        if (cfg->submitters <= 1 || cfg->systems[s] != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+            out[n++] = cfg->systems[s];
+    return n;
 }
 
 int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n)

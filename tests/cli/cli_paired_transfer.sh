@@ -3,7 +3,7 @@
 # 8 KB as a table and as JSON (one run, --json_out), its rows by name (each
 # system's, each ratio to the baseline, the control's, the copy once), the
 # ratio rows' fields, the header's lines; a paired KV-cache replay;
-# SHM-jemalloc's write path and the zero-copy rows; descriptors per submit; the refusals, one line
+# SHM-jemalloc's write path and the zero-copy rows; descriptors per submit; submitters; the refusals, one line
 # each; nothing left in /dev/shm. Figures are never
 # checked: they are the machine's.
 #   cli_paired_transfer.sh BIN_DIR PYTHON
@@ -179,6 +179,49 @@ expect_usage_error "$bin" descriptors_per_submit "${quick[@]}" --zero_copy --des
 expect_usage_error "$bin" descriptors_per_submit "${quick[@]}" --descriptors_per_submit=0
 expect_usage_error "$bin" descriptors_per_submit "${small[@]}" --systems=mooncake,flowipc_classic --workload=synthetic \
   --descriptors_per_submit=2
+
+# --submitters=2: each system's batch run by 2 threads at once over its one
+# registrations, engine and translation, each into its own part of dst: the
+# rows .../threads:2/..., each system's and each ratio, the control's too,
+# verified (--verify_data), the copy row once at 1 thread; SHM-jemalloc left
+# out with one line why; refused at 0, above the CPUs allowed, in the --system
+# sweep, with --threads or --zero_copy, jemalloc as the baseline, a replay.
+cpus=$(nproc)
+if [ "$cpus" -ge 2 ]; then
+  "$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --submitters=2 --verify_data \
+    --json_out="$work/s.json" >"$work/s.txt" 2>"$work/s.err" || fail "--submitters=2: exit $?: $(cat "$work/s.err")"
+  "$python" - "$work/s.json" <<'EOF' && ok || fail "--submitters=2 rows (the assertion above)"
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+names = [r["name"] for r in rows]
+want = []
+for part in ("request_path", "translate", "request"):
+    base = "shm_transfer/%s/size_kb:4/threads:2/system:" % part
+    want += [base + s for s in ("mooncake", "flowipc_classic", "mooncake_control")]
+    want += [base + s + "/vs:mooncake" for s in ("flowipc_classic", "mooncake_control")]
+    if part == "translate":
+        want.append("shm_transfer/memcpy/size_kb:4")
+assert names == want, names
+for r in rows:
+    assert r["threads"] == (1 if "memcpy" in r["name"] else 2), r
+    if "/vs:" in r["name"]:
+        assert "ratio" in r and "ratio_lo" in r and r["rounds"] >= 6, r
+EOF
+  grep -qF "# threads:2: each round, each system's batch run by 2 threads at once" "$work/s.txt" \
+    && grep -qE "^# flowipc_jemalloc: not measured with 2 submitters: (needs 4 CPUs|its write path hands over)" "$work/s.txt" \
+    && grep -qF "# paired run (--systems): mooncake, flowipc_classic, mooncake_control measured" "$work/s.txt" \
+    && ok || fail "--submitters=2: the header's lines: $(grep -A1 "threads:2\|jemalloc: not" "$work/s.txt")"
+  [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--submitters=2 left segments under /$prefix"
+fi
+expect_usage_error "$bin" submitters "${jq[@]}" --systems=mooncake,flowipc_classic --submitters=0
+expect_usage_error "$bin" submitters "${jq[@]}" --systems=mooncake,flowipc_classic --submitters=$((cpus + 1))
+grep -q "at most the $cpus CPUs this process may use" "$work/err" && ok || fail "--submitters above the CPUs: $(cat "$work/err")"
+expect_usage_error "$bin" submitters "${jq[@]}" --system=mooncake --submitters=2
+grep -q "not read by the size sweep" "$work/err" && ok || fail "--system --submitters: $(cat "$work/err")"
+expect_usage_error "$bin" submitters "${jq[@]}" --systems=mooncake,flowipc_classic --submitters=2 --threads=2
+expect_usage_error "$bin" submitters "${jq[@]}" --systems=mooncake,flowipc_classic --submitters=2 --zero_copy
+expect_usage_error "$bin" submitters "${jq[@]}" --systems=flowipc_jemalloc,mooncake --submitters=2
+expect_usage_error "$bin" submitters "${small[@]}" --systems=mooncake,flowipc_classic --workload=synthetic --submitters=2
 
 # Refusals: one line naming the flag, exit 2, nothing measured.
 expect_usage_error "$bin" cold "${quick[@]}" --cold

@@ -207,12 +207,16 @@ done
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
 # thirteen runs, one per binary and question set (zero_copy the fifth), then one per point of the axes
 # (the 4 KB request at 10 to 10000 buffers, the 1 KB request, 32 to 2048 descriptors per submit),
-# each pinned, the lookup with --peer_process; and the allocators' space (--allocator=space), pinned
+# and one per count of 2, 4, 8 submitters the CPUs allow, each pinned, the lookup with
+# --peer_process; and the allocators' space (--allocator=space), pinned
+subs=(); for n in 2 4 8; do [ "$n" -le "$(nproc)" ] && subs+=("$n"); done
+runs=$((13 + ${#subs[@]}))
 grep -q -- "^shm_allocation_bench --allocator=space --pool_mb=1024 --cpu=$last " "$work/ran" && ok \
   || fail "--system: no pinned space run: $(cat "$work/ran")"
-[ "$(grep -vc -- --allocator=space "$work/ran")" -eq 13 ] && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq 13 ] \
+[ "$(grep -vc -- --allocator=space "$work/ran")" -eq "$runs" ] \
+  && [ "$(grep -cE -- "--systems=($three|$alloc_three) --cpu=$last " "$work/ran")" -eq "$runs" ] \
   && grep -q -- "^shm_allocation_bench --systems=$alloc_three --cpu=$last " "$work/ran" \
-  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected 13 paired and pinned: $(cat "$work/ran")"
+  && ok || fail "--system: $(wc -l <"$work/ran") runs, expected $runs paired and pinned: $(cat "$work/ran")"
 # the axes: a paired run per point, its flags after the transfer's (--num_segments=2 there); the
 # report's "Where the answer changes" has each point's rows and a break-even sentence per flavour
 for n in 10 100 1000 10000; do
@@ -223,7 +227,7 @@ for n in 10 100 1000 10000; do
 done
 paired_ok "$results/sys/transfer_axis_size_1.json" "$three" && flags "$results/sys/transfer_axis_size_1.json" | grep -q " num_segments=2 .*transfer_size_kb=1 " \
   && [ "$(grep -c "^| 1 KB | " "$results/sys/report.md")" -eq 3 ] && [ -s "$results/sys/axes.png" ] \
-  && [ "$(grep -cE "^- SHM-(classic|jemalloc \(its write path\)) (saves at least 5.0%|never saves at least 5.0%) of (a 4 KB request|Mooncake's request) " "$results/sys/report.md")" -eq 6 ] \
+  && [ "$(grep -cE "^- SHM-(classic|jemalloc \(its write path\)) (saves at least 5.0%|never saves at least 5.0%) of (a 4 KB request|Mooncake's request) " "$results/sys/report.md")" -eq $((${#subs[@]} ? 8 : 6)) ] \
   && ok || fail "--system: the size axis or its sentences: $(grep "^- SHM" "$results/sys/report.md")"
 for n in 32 256 2048; do
   paired_ok "$results/sys/transfer_axis_submit_$n.json" "$three" \
@@ -232,7 +236,23 @@ for n in 32 256 2048; do
     && ok || fail "--system: the axis point of $n descriptors per submit: $(flags "$results/sys/transfer_axis_submit_$n.json")"
 done
 grep -q "^### Descriptors per submit (the 4 KB request per descriptor, 100 registered buffers)" "$results/sys/report.md" \
-  && [ "$(grep -c "^| 1 | " "$results/sys/report.md")" -eq 3 ] && ok || fail "--system: no descriptors-per-submit table"
+  && [ "$(grep -c "^| 1 | " "$results/sys/report.md")" -eq $((${#subs[@]} ? 6 : 3)) ] && ok || fail "--system: no descriptors-per-submit table"
+# threads submitting at once: mooncake, SHM-classic and the control at N, SHM-jemalloc left out (one borrower)
+for n in "${subs[@]}"; do
+  /usr/bin/python3 - "$results/sys/transfer_axis_threads_$n.json" "$n" <<'EOF' \
+    && grep -cE "^\| $n \| (SHM-classic|mooncake_control \(A/A control\)) \| " "$results/sys/report.md" | grep -qx 2 \
+    && ok || fail "--system: the axis point of $n submitters: $(grep "^| $n |" "$results/sys/report.md")"
+import json, sys
+d, n = json.load(open(sys.argv[1])), sys.argv[2]
+assert " submitters=%s " % n in " " + d["context"]["flags"] + " " and " num_segments=100 " in " " + d["context"]["flags"] + " "
+names = [b["name"] for b in d["benchmarks"]]
+for s in ("mooncake", "flowipc_classic", "mooncake_control", "flowipc_classic/vs:mooncake", "mooncake_control/vs:mooncake"):
+    assert "shm_transfer/request/size_kb:4/threads:%s/system:%s" % (n, s) in names, s
+assert not any("flowipc_jemalloc" in x for x in names), names
+EOF
+done
+[ ${#subs[@]} -eq 0 ] || grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffers)" "$results/sys/report.md" \
+  && ok || fail "--system: no threads table"
 grep "^shm_address_lookup_bench " "$work/ran" | grep -q -- --peer_process && ok || fail "--system: the lookup without --peer_process"
 grep -q '"name": "shm_transfer/workload/request/model:llama3_8b/system:flowipc_classic/vs:mooncake"' "$results/sys/workload_paired.json" \
   && ok || fail "--system: no paired workload rows"
@@ -282,10 +302,10 @@ for mode in -v ""; do
   [ "$order" = "mooncake flowipc_classic flowipc_jemalloc mooncake flowipc_classic flowipc_jemalloc " ] && ok \
     || fail "--per-system: not interleaved (${mode:-workload}): $order"
 done
-# thirteen paired runs (the axes among them), then five (allocation, lookup, lookup_sweep, transfer,
-# workload) x 3 systems x 2
-[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq 43 ] && [ "$(wc -l <"$work/ran")" -eq 44 ] && ok \
-  || fail "--per-system: $(wc -l <"$work/ran") runs, expected 13 + 30 of one repetition and the space run"
+# thirteen paired runs and the submitters' (the axes among them), then five (allocation, lookup,
+# lookup_sweep, transfer, workload) x 3 systems x 2
+[ "$(grep -c -- "--repetitions=1 --json_out=" "$work/ran")" -eq $((runs + 30)) ] && [ "$(wc -l <"$work/ran")" -eq $((runs + 31)) ] && ok \
+  || fail "--per-system: $(wc -l <"$work/ran") runs, expected $runs + 30 of one repetition and the space run"
 # compare.sh on the per-system files alone pairs the workload's rows too
 mkdir "$work/persys"
 cp "$results/persys/"*_mooncake.json "$results/persys/"*_flowipc_*.json "$work/persys/"
@@ -301,8 +321,8 @@ run_all --label=classic --system=flowipc_classic --flags=--shm_prefix=/$prefix "
   && ok || fail "--system=flowipc_classic: exit $?: $(tail -3 "$work/err")"
 paired_ok "$results/classic/transfer_paired.json" mooncake,flowipc_classic \
   && ok || fail "--system=flowipc_classic: transfer_paired.json is no paired run of mooncake and flowipc_classic"
-[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq 29 ] && ok \
-  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected 29 (14 runs x 2 and run.json)"
+[ "$(ls "$results/classic" | grep -c '\.txt$\|\.json$')" -eq $((2 * (runs + 1) + 1)) ] && ok \
+  || fail "--system=flowipc_classic: $(ls "$results/classic" | grep -c '\.txt$\|\.json$') files, expected $((2 * (runs + 1) + 1)) ($((runs + 1)) runs x 2 and run.json)"
 grep -q "SHM-classic" "$results/classic/report.md" && ! grep -q "SHM-jemalloc" "$results/classic/report.md" \
   && ok || fail "--system=flowipc_classic: the report is not of mooncake and SHM-classic"
 

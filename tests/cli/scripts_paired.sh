@@ -188,8 +188,8 @@ grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 1000 r
 grep -q "The break-even rule: along the buffers and the descriptors per submit, the first point from which the lower end of the saving's 95% interval stays at 5.0% of Mooncake's request or more" "$work/axes.md" \
   && grep -q "its request is its write path" "$work/axes.md" && grep -qx "!\[axes\](axes.png)" "$work/axes.md" \
   && [ "$(grep -c "(axes.png)" "$work/axes_even/report.md")" -eq 1 ] \
-  && grep -q "^Not swept yet: threads submitting at once" "$work/axes.md" && ! grep -q "Not swept.*descriptors" "$work/axes.md" \
-  && ok || fail "axes even: the legend, the plot or the line on the axes not swept"
+  && ! grep -q "Not swept" "$work/axes.md" \
+  && ok || fail "axes even: the legend, the plot or a line on an axis not swept"
 # the descriptors per submit: N = 1 the buffers axis's 100 point, the others their runs, per descriptor
 grep -q "^### Descriptors per submit (the 4 KB request per descriptor, 100 registered buffers)" "$work/axes.md" \
   && grep -qx "| 1 | SHM-classic | 1.10 µs | 1.02 µs | 1.08 \[1.04, 1.12\] | 80.0 ns \[40.0 ns, 120 ns\] | 3.6% | no |" "$work/axes.md" \
@@ -199,6 +199,17 @@ grep -q "^### Descriptors per submit (the 4 KB request per descriptor, 100 regis
   && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of Mooncake's request per 4 KB descriptor within the range (1 to 2048 descriptors per submit)." "$work/axes.md" \
   && grep -q "transfer_axis_submit_N.json: --descriptors_per_submit=N; 1: transfer_axis_buffers_100.json" "$work/axes.md" \
   && ok || fail "axes even: descriptors per submit: $(grep -A14 "^### Descriptors per submit" "$work/axes.md")"
+# threads submitting at once: 1 the buffers axis's 100 point, 2 its run, SHM-jemalloc only at 1
+grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffers)" "$work/axes.md" \
+  && grep -qx "| 1 | SHM-jemalloc | 1.10 µs | .*" "$work/axes.md" && ! grep -q "^| 2 | SHM-jemalloc |" "$work/axes.md" \
+  && grep -qx "| 2 | SHM-classic | 1.50 µs | 1.40 µs | 1.07 \[1.06, 1.09\] | 100 ns \[80.0 ns, 120 ns\] | 5.3% | yes |" "$work/axes.md" \
+  && grep -qE "^\| 2 \| mooncake_control \(A/A control\) \| " "$work/axes.md" \
+  && grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 2 submitters (not at 1, the count before it); at 2 it saves 100 ns \[80.0 ns, 120 ns\] of Mooncake's 1.50 µs (lower end 5.3%)." "$work/axes.md" \
+  && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of a 4 KB request within the range (1 submitters alone); not measured at 2 submitters (the run's note says why)." "$work/axes.md" \
+  && grep -q "transfer_axis_threads_N.json: --submitters=N; 1: transfer_axis_buffers_100.json" "$work/axes.md" \
+  && grep -q "; along the submitters, the first rule, else the second\. " "$work/axes.md" \
+  && grep -q "; not measured in this run: 4, 8 (more submitters than CPUs allowed are refused)\.$" "$work/axes.md" \
+  && ok || fail "axes even: threads submitting at once: $(grep -A12 "^### Threads submitting" "$work/axes.md")"
 axes never
 report axes_never
 section axes_never >"$work/axes.md"
@@ -206,8 +217,15 @@ grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request within the 
   && grep -qx "| 10000 | SHM-classic | 25.0 µs | 25.0 µs | 1.001 \[1.000, 1.001\] | 20.0 ns \[5.00 ns, 35.0 ns\] | 0.0% | undecided |" "$work/axes.md" \
   && grep -qx "\- SHM-classic saves at least 5.0% of Mooncake's request at every point measured (8 KB to 16 MB)." "$work/axes.md" \
   && grep -q "; not measured in this run: 1 KB\.$" "$work/axes.md" && ! grep -q "^| 1 KB |" "$work/axes.md" \
-  && ! grep -q "^### Descriptors per submit" "$work/axes.md" \
+  && ! grep -q "^### Descriptors per submit" "$work/axes.md" && ! grep -q "^### Threads submitting" "$work/axes.md" \
   && ok || fail "axes never: $(grep "^- \|not measured" "$work/axes.md")"
+# submitters: saves at 1, not at 2: "up to about 1 submitters", the falling rule the rising one did not find
+axes threads
+report axes_threads
+section axes_threads >"$work/axes.md"
+grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request up to about 1 submitters (not at 2, the count after it); at 1 it saves 280 ns \[274 ns, 280 ns\] of Mooncake's 1.34 µs (lower end 20%)." "$work/axes.md" \
+  && grep -qx "| 2 | SHM-classic | 12.6 µs | 12.4 µs | 1.02 \[1.00, 1.03\] | 208 ns \[25.0 ns, 410 ns\] | 0.2% | no |" "$work/axes.md" \
+  && ok || fail "axes threads: $(grep -A9 "^### Threads" "$work/axes.md")"
 report real
 section real | grep -q "^Not run: no transfer_axis_\*.json" && ok || fail "axes: a folder without them: $(section real | head -4)"
 

@@ -1,0 +1,184 @@
+/* Submitters (cfg->submitters): each submitter of a system writes its own
+ * part of dst over the system's one translation and engine, and a wrong
+ * destination of submitter 1 fails its check; a paired run with two gives
+ * the rows threads:2 of the systems it measures (SHM-jemalloc left out);
+ * refused where it does not apply. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#include "shmbench/copy.h"
+#include "shmbench/segment.h"
+#include "transfer/transfer_internal.h"
+
+#define PREFIX shmb_test_prefix()
+#define STRIDE 16384 /* submitter 1's part of dst starts here */
+#define BYTES (2 * STRIDE)
+
+static shmb_transfer_config_t small(void)
+{
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.transfer_size_kb = c.max_transfer_size_kb = 4;
+    c.num_transfers = 20;
+    c.run[SHMB_COPY_MEMCPY] = 1;
+    c.threads = 1;
+    c.cpu = -1;
+    c.time_per_size_ms = 20;
+    c.timer_overhead_ns = 20;
+    c.shm_prefix = PREFIX;
+    c.num_segments = 10;
+    return c;
+}
+
+/* dst[at, at + 4096) holds src's first 4 KB, and the byte after it is poison. */
+static void holds_src(const unsigned char *dst, size_t at)
+{
+    size_t bad;
+    assert_int_equal(shmb_copy_verify(dst + at, 4096, &bad), 0);
+    assert_int_equal(dst[at + 4096], SHMB_TRANSFER_POISON);
+}
+
+/* Mooncake and SHM-classic: submitter 0 (the view) and submitter 1 (a
+ * STRIDE further) each translate and write their own part, no miss; a
+ * submitter 1 whose requests name submitter 0's part, or that expects
+ * submitter 0's bytes, fails its check (-EPROTO). */
+static void test_own_destinations(void **state)
+{
+    (void)state;
+    const shmb_system_t systems[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC};
+    char why[256] = "";
+    for (size_t k = 0; k < sizeof(systems) / sizeof(systems[0]); k++) {
+        shmb_transfer_config_t c = small();
+        c.translate = 1;
+        c.system = systems[k];
+        shmb_transfer_run_t r, sub;
+        shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
+        assert_int_equal(shmb_segment_create(&r.src, PREFIX, 4096, NULL, NULL), 0);
+        assert_int_equal(shmb_segment_create(&r.dst, PREFIX, BYTES, NULL, NULL), 0);
+        assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
+        assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+        shmb_copy_fill_pattern(r.src.addr, 4096);
+        assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
+        assert_int_equal(shmb_transfer_submitter_start(&sub, &r, STRIDE), 0);
+        unsigned char *dst = r.dst.addr;
+        memset(dst, SHMB_TRANSFER_POISON, BYTES);
+        uint64_t done;
+        for (int part = SHMB_TRANSFER_TRANSLATE; part <= SHMB_TRANSFER_REQUEST; part++) {
+            assert_int_equal(shmb_transfer_bench_copy(&r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+            assert_int_equal(shmb_transfer_bench_copy(&sub, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
+        }
+        assert_int_equal(r.translation.missed, 0);
+        assert_int_equal(sub.translation.missed, 0);
+        holds_src(dst, 0);
+        holds_src(dst, STRIDE);
+        assert_int_equal(dst[STRIDE - 1], SHMB_TRANSFER_POISON);
+        assert_int_equal(shmb_transfer_bench_check(&sub, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096), 0);
+        assert_int_equal(shmb_transfer_bench_check(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096), 0);
+        /* planted: submitter 1's requests name submitter 0's part */
+        sub.translation.offset = 0;
+        assert_int_equal(shmb_transfer_bench_check(&sub, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096), -EPROTO);
+        assert_non_null(strstr(why, "did not give its address"));
+        /* planted: submitter 1 expects submitter 0's destination */
+        shmb_transfer_submitter_stop(&sub);
+        assert_int_equal(shmb_transfer_submitter_start(&sub, &r, STRIDE), 0);
+        sub.dst.addr = r.dst.addr;
+        assert_int_equal(shmb_transfer_bench_check(&sub, SHMB_TRANSFER_TRANSLATE, SHMB_COPY_MEMCPY, 4096), -EPROTO);
+        shmb_transfer_submitter_stop(&sub);
+        shmb_transfer_bench_copier_stop(&r);
+        assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
+        assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+    }
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* The name a reader sees of rows->v[i]. */
+static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
+{
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    shmb_report_row_name(&report, &rows->v[i], name, cap);
+}
+
+/* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
+ * two submitters, every byte checked (verify): request_path, translate and
+ * request of mooncake, SHM-classic and the control named .../threads:2/...,
+ * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row. */
+static void test_paired_rows(void **state)
+{
+    (void)state;
+    char why[256] = "", name[160];
+    shmb_transfer_config_t c = small();
+    c.verify = 1;
+    c.submitters = 2;
+    c.nsystems = 4;
+    c.systems[0] = c.systems[3] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    shmb_rows_t rows = {0};
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("paired: %s", why);
+    assert_int_equal(rows.n, 5 + 5 + 1 + 5);
+    name_of(&rows, 0, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
+    name_of(&rows, 7, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
+    name_of(&rows, 10, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
+    name_of(&rows, 14, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
+    for (size_t i = 0; i < rows.n; i++) {
+        assert_int_equal(rows.v[i].threads, i == 10 ? 1 : 2);
+        assert_null(strstr(rows.v[i].system, "jemalloc"));
+    }
+    shmb_rows_free(&rows);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
+ * baseline, above SHMB_TRANSFER_MAX_THREADS; 0 and 1 are one submitter. */
+static void test_refused(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t bad[5];
+    for (int k = 0; k < 5; k++) {
+        bad[k] = small();
+        bad[k].submitters = 2;
+        bad[k].nsystems = 2;
+        bad[k].systems[0] = bad[k].systems[1] = SHMB_SYSTEM_MOONCAKE;
+    }
+    bad[0].nsystems = 0;
+    bad[0].translate = 1;
+    bad[1].zero_copy = 1;
+    bad[2].threads = 2;
+    bad[3].systems[0] = bad[3].systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    bad[4].submitters = SHMB_TRANSFER_MAX_THREADS + 1;
+    for (int k = 0; k < 5; k++)
+        assert_int_equal(shmb_transfer_bench_config_check(&bad[k]), -EINVAL);
+    for (int n = 0; n <= 2; n++) {
+        shmb_transfer_config_t one = small();
+        one.submitters = n;
+        one.nsystems = 2;
+        one.systems[0] = one.systems[1] = SHMB_SYSTEM_MOONCAKE;
+        assert_int_equal(shmb_transfer_bench_config_check(&one), 0);
+    }
+}
+
+int main(void)
+{
+    if (!shmb_test_shm_writable())
+        return 77;
+    shmb_test_prefix_init("/shmb_test_submitters_");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_own_destinations),
+        cmocka_unit_test(test_paired_rows),
+        cmocka_unit_test(test_refused),
+    };
+    return shmb_test_run(tests, NULL, NULL);
+}
