@@ -103,11 +103,6 @@ std::string SizeClass(unsigned i)
     return "<=" + std::to_string(1ull << (i % 10)) + " " + units[i / 10];
 }
 
-// The engines' layouts, in as many lines as the layer layout's (a paired
-// run's notes fill the report's 15): what a descriptor is, how the replay
-// submits them (vllm one per batch, where vLLM posts a request's as one;
-// sglang a request's in one, as SGLang does), descriptors per request and
-// their sizes.
 // sglang's submits: one per request, split where a request has more
 // descriptors than one submit takes.
 std::string SglangSubmits(const shmb_workload_totals_t& t)
@@ -123,6 +118,11 @@ std::string SglangSubmits(const shmb_workload_totals_t& t)
     return s;
 }
 
+// The engines' layouts, in as many lines as the layer layout's (a paired
+// run's notes fill the report's 15): what a descriptor is, how the replay
+// submits them (vllm one per batch, where vLLM posts a request's as one;
+// sglang a request's in one, as SGLang does), descriptors per request and
+// their sizes.
 std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
 {
     const shmb_workload_shape_t& sh = wc.shape;
@@ -172,10 +172,9 @@ std::string BackingNote(const shmb_workload_config_t& wc)
         return "backing: tmpfs (shm_open in /dev/shm, 4 KiB pages): src, dst reserved with posix_fallocate, touched "
                "before timing";
     shmb_notes_t store = {};
-    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted,
-                                          Batched(wc) ? "descriptor k copies src[k*d,(k+1)*d) to dst at the same "
-                                                        "offset (sglang's request: odd k from 64 B before)"
-                                                      : "descriptor k copies src[k*d,(k+1)*d) to dst at the same offset");
+    const std::string how = std::string("descriptor k copies src[k*d,(k+1)*d) to dst at the same offset") +
+                            (Batched(wc) ? " (sglang's request: odd k from 64 B before)" : "");
+    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted, how.c_str());
     return note ? note : "backing: " + FLAGS_backing;
 }
 

@@ -184,8 +184,9 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
         return -EPROTO;
     }
     const int writes_dst = part == SHMB_WORKLOAD_COPY || (part == SHMB_WORKLOAD_REQUEST && !t->handoff);
-    const int batched = w->per_submit > 1 && part == SHMB_WORKLOAD_REQUEST;
-    if (!writes_dst || !(batched ? shmb_workload_batch_differs(w, f, &bad) : shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad)))
+    const int batched = w->per_submit > 1 && part == SHMB_WORKLOAD_REQUEST; /* its sources shifted */
+    if (!writes_dst || !(batched ? shmb_workload_batch_differs(w, f, &bad)
+                                 : shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad)))
         return 0;
     snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
              "offset %zu", system, w->index, shmb_workload_part_name(part),
