@@ -103,10 +103,26 @@ std::string SizeClass(unsigned i)
     return "<=" + std::to_string(1ull << (i % 10)) + " " + units[i / 10];
 }
 
+// sglang's submits: one per request, split where a request has more
+// descriptors than one submit takes.
+std::string SglangSubmits(const shmb_workload_totals_t& t)
+{
+    const uint64_t per = SHMB_TRANSFER_MAX_PER_SUBMIT;
+    std::string s = "submits: one per request (sglang): request_path and request give all of a request's descriptors "
+                    "to one submit (shmb_mooncake_engine_submit_n), each translated and copied by the system, odd ones "
+                    "read from 64 B before their place so that TENT merges none; SHM-jemalloc's request: its write "
+                    "path, a submit per descriptor";
+    if (t.descriptors_max > per)
+        s += "; at most " + std::to_string(per) + " descriptors per submit: a request of more takes as many submits "
+             "as that needs (the largest: " + std::to_string((t.descriptors_max + per - 1) / per) + ")";
+    return s;
+}
+
 // The engines' layouts, in as many lines as the layer layout's (a paired
 // run's notes fill the report's 15): what a descriptor is, how the replay
-// submits them (one per batch, where both engines submit a request's as
-// one), descriptors per request and their sizes.
+// submits them (vllm one per batch, where vLLM posts a request's as one;
+// sglang a request's in one, as SGLang does), descriptors per request and
+// their sizes.
 std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
 {
     const shmb_workload_shape_t& sh = wc.shape;
@@ -133,14 +149,19 @@ std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shm
                           : "; as SGLang's Mooncake sender merges contiguous pages; the last run only its tokens; ") +
             std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
             std::to_string(sh.max_request_bytes >> 20) + "; submit: " +
-            (vllm ? "vLLM posts a request's descriptors as one NIXL transfer"
-                  : "SGLang submits a request's descriptors in one batch_transfer_sync") +
-            "; this replay submits each descriptor as its own batch of one (the engine model takes one per call), so "
-            "request_path pays a batch's fixed costs per descriptor: an upper bound",
+            (vllm ? "vLLM posts a request's descriptors as one NIXL transfer; this replay submits each descriptor as "
+                    "its own batch of one (the engine model takes one per call), so request_path pays a batch's fixed "
+                    "costs per descriptor: an upper bound"
+                  : "SGLang submits a request's descriptors in one batch_transfer_sync; " + SglangSubmits(t)),
         "per request: descriptors mean " + Fixed(t.descriptors_mean) + " (min " + std::to_string(t.descriptors_min) +
             ", max " + std::to_string(t.descriptors_max) + "), bytes mean " + Mib(t.bytes_mean) + ", largest " +
             Mib(static_cast<double>(t.max_bytes)) + "; " + sizes,
     };
+}
+
+bool Batched(const shmb_workload_config_t& wc)
+{
+    return shmb_workload_per_submit(&wc.shape) > 1;
 }
 
 // The header line of src and dst: on tmpfs as the sweep's, on another
@@ -151,8 +172,9 @@ std::string BackingNote(const shmb_workload_config_t& wc)
         return "backing: tmpfs (shm_open in /dev/shm, 4 KiB pages): src, dst reserved with posix_fallocate, touched "
                "before timing";
     shmb_notes_t store = {};
-    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted,
-                                          "descriptor k copies src[k*d,(k+1)*d) to dst at the same offset");
+    const std::string how = std::string("descriptor k copies src[k*d,(k+1)*d) to dst at the same offset") +
+                            (Batched(wc) ? " (sglang's request: odd k from 64 B before)" : "");
+    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted, how.c_str());
     return note ? note : "backing: " + FLAGS_backing;
 }
 
@@ -198,16 +220,20 @@ std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const s
                         "%); a request moves only its missed blocks (input_length - hits x 512 tokens), the figures "
                         "above are of those; " + std::to_string(t.wholly_hit) +
                         " requests wholly hit move nothing and are not replayed");
+    const bool batched = Batched(wc);
     notes.insert(notes.end(), {
         BackingNote(wc),
         wc.open_loop
-            ? "rows: ns per request (p50, p99, p999 over requests); request: its service, one pass of the request "
-              "path calling translation and copy per descriptor (SHM-jemalloc: its write path, each descriptor handed "
-              "over), start to done; latency: done - the request's intended start"
-            : "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path per descriptor, "
-              "no translation, no copy; translate: the system's translation of every descriptor; copy: every "
-              "descriptor's copy; request: the request path calling both per descriptor; note: share of the request "
-              "p50",
+            ? "rows: ns per request (p50, p99, p999 over requests); request: its service, " +
+                  std::string(batched ? "one submit of the request's descriptors through the request path"
+                                      : "one pass of the request path") +
+                  " calling translation and copy per descriptor (SHM-jemalloc: its write path, each descriptor handed "
+                  "over), start to done; latency: done - the request's intended start"
+            : "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path " +
+                  std::string(batched ? "(one submit of the request's descriptors)" : "per descriptor") +
+                  ", no translation, no copy; translate: the system's translation of every descriptor; copy: every "
+                  "descriptor's copy; request: the request path calling both per descriptor; note: share of the "
+                  "request p50",
         wc.open_loop ? "GB_s = bytes of all requests / their service time; dst poisoned before each request and "
                        "every descriptor's bytes verified after it, every translation checked (untimed)"
                      : "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every "

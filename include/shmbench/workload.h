@@ -117,6 +117,12 @@ uint64_t shmb_workload_descriptor(const shmb_workload_fanout_t *f, uint64_t k, u
 /* The descriptor holding byte `at` of the request (< f->bytes). */
 uint64_t shmb_workload_descriptor_at(const shmb_workload_fanout_t *f, uint64_t at);
 
+/* The most descriptors the replay's request path puts in one submit: sglang
+ * SHMB_TRANSFER_MAX_PER_SUBMIT (a request's all in one, as SGLang's
+ * batch_transfer_sync; a larger request in as few as that allows), the
+ * other layouts 1 (each descriptor its own batch). */
+uint64_t shmb_workload_per_submit(const shmb_workload_shape_t *s);
+
 /* ---- request streams ---- */
 
 /* One request as Mooncake's traces carry it (hash_ids: one id per 512-token

@@ -2,7 +2,8 @@
  * driver's machinery: the same buffers, translation and request path as a
  * --system row, fed with a request's descriptors (each from src to dst at
  * the same offset, shmb_workload_descriptor, through the request path as
- * its own batch of one); SHM-jemalloc's request hands each descriptor over. */
+ * its own batch of one; sglang: all of a request's in one batch);
+ * SHM-jemalloc's request hands each descriptor over. */
 #include "workload_internal.h"
 
 #include "base/runner_internal.h"
@@ -53,6 +54,7 @@ int shmb_workload_replay_start(replay_t *w, const shmb_workload_config_t *cfg, u
 {
     memset(w, 0, sizeof(*w));
     w->cfg = cfg;
+    w->per_submit = shmb_workload_per_submit(&cfg->shape);
     shmb_transfer_bench_run_init(&w->r, NULL, why, why_cap);
     if ((unsigned)cfg->method >= SHMB_COPY_METHODS || max_bytes == 0)
         return -EINVAL;
@@ -70,6 +72,7 @@ void shmb_workload_replay_stop(replay_t *w)
 {
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
         shmb_stats_release(&w->samples[p]);
+    shmb_workload_batch_free(w);
     if (!w->r.cfg)
         return;
     handoff_close(w);
@@ -95,13 +98,19 @@ static int submit_ok(replay_t *w, uint64_t at, uint64_t d, const shmb_mooncake_h
 
 /* One pass of a part over the request's descriptors, in order (stream by
  * stream, block by block: no division in the loop); a descriptor that does
- * not land where it should counts in r.translation.missed. */
+ * not land where it should counts in r.translation.missed. Batched, the
+ * request path's and the request's (not a hand-off's) in one submit. */
 static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
     const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, &w->r};
     t->copy = w->copy;
+    if (w->per_submit > 1 &&
+        (part == SHMB_WORKLOAD_REQUEST_PATH || (part == SHMB_WORKLOAD_REQUEST && !t->handoff))) {
+        shmb_workload_batch_pass(w, f, part == SHMB_WORKLOAD_REQUEST ? &hooks : NULL);
+        return;
+    }
     for (uint64_t s = 0, at = 0; s < f->streams; s++)
         for (uint64_t j = 0; j < f->blocks; j++) {
             const uint64_t d = j + 1 == f->blocks ? f->last_bytes : f->descriptor_bytes;
@@ -175,7 +184,9 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
         return -EPROTO;
     }
     const int writes_dst = part == SHMB_WORKLOAD_COPY || (part == SHMB_WORKLOAD_REQUEST && !t->handoff);
-    if (!writes_dst || !shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad))
+    const int batched = w->per_submit > 1 && part == SHMB_WORKLOAD_REQUEST; /* its sources shifted */
+    if (!writes_dst || !(batched ? shmb_workload_batch_differs(w, f, &bad)
+                                 : shmb_copy_verify(w->r.dst.addr, (size_t)f->bytes, &bad)))
         return 0;
     snprintf(w->r.why, w->r.why_cap, "%s: request %zu, %s: descriptor %llu of %llu: first differing byte at "
              "offset %zu", system, w->index, shmb_workload_part_name(part),
@@ -199,7 +210,7 @@ static int checked_handoff(replay_t *w, const shmb_workload_fanout_t *f)
 
 int shmb_workload_replay_request(replay_t *w, const shmb_workload_fanout_t *f)
 {
-    int ret = 0;
+    int ret = shmb_workload_batch_room(w, f);
     for (int p = 0; p < SHMB_WORKLOAD_PARTS && ret == 0; p++) {
         if (p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST)
             memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
@@ -216,7 +227,8 @@ int shmb_workload_replay_prepare(replay_t *w, const shmb_workload_fanout_t *f)
 {
     memset(w->r.dst.addr, SHMB_TRANSFER_POISON, (size_t)f->bytes);
     w->r.translation.missed = 0;
-    return w->r.translation.handoff ? checked_handoff(w, f) : 0;
+    const int ret = shmb_workload_batch_room(w, f);
+    return ret == 0 && w->r.translation.handoff ? checked_handoff(w, f) : ret;
 }
 
 int shmb_workload_replay_once(replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start, uint64_t *done)
@@ -287,6 +299,7 @@ static int view_start(replay_t *w, const shmb_workload_config_t *c, const replay
     memset(w, 0, sizeof(*w));
     w->cfg = c;
     w->copy = owner->copy;
+    w->per_submit = owner->per_submit;
     transfer_config(w, owner->tc.max_transfer_size_kb * 1024);
     shmb_transfer_bench_run_init(&w->r, &w->tc, why, why_cap);
     int ret = shmb_transfer_view_start(&w->r, &owner->r);
@@ -300,6 +313,7 @@ static void view_stop(replay_t *w)
     handoff_close(w);
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
         shmb_stats_release(&w->samples[p]);
+    shmb_workload_batch_free(w);
     shmb_transfer_bench_translation_stop(&w->r);
 }
 

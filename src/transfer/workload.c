@@ -142,6 +142,11 @@ uint64_t shmb_workload_descriptor_at(const shmb_workload_fanout_t *f, uint64_t a
     return at / stream_bytes * f->blocks + (j < f->blocks ? j : f->blocks - 1);
 }
 
+uint64_t shmb_workload_per_submit(const shmb_workload_shape_t *s)
+{
+    return s->layout == SHMB_WORKLOAD_LAYOUT_SGLANG ? SHMB_TRANSFER_MAX_PER_SUBMIT : 1;
+}
+
 void shmb_workload_stream_free(shmb_workload_stream_t *s)
 {
     free(s->v);

@@ -20,6 +20,10 @@ typedef struct shmb_workload_replay {
     double ns[SHMB_WORKLOAD_PARTS];           /* and their time */
     size_t index;                             /* the request being replayed, for why */
     double hit_share;                         /* shape.reuse: % of the stream's blocks that hit, for the note */
+    uint64_t per_submit;                      /* shmb_workload_per_submit: > 1, a request's descriptors batched */
+    shmb_mooncake_request_t *reqs;            /* a batch's descriptors (room for cap) */
+    shmb_mooncake_submitted_t *outs;          /* what each did */
+    uint64_t cap;
 } shmb_workload_replay_t;
 
 /* Sets up a replay for requests of at most max_bytes: 0, -EINVAL (a bad
@@ -39,6 +43,24 @@ int shmb_workload_replay_request(shmb_workload_replay_t *w, const shmb_workload_
 int shmb_workload_replay_prepare(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
 int shmb_workload_replay_once(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f, uint64_t *start,
                               uint64_t *done);
+
+/* ---- workload_batch.c: sglang's request in one submit ---- */
+
+/* Before request f (untimed): room for its batch when per_submit > 1. 0 or
+ * -ENOMEM (recorded). Free releases it. */
+int shmb_workload_batch_room(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f);
+void shmb_workload_batch_free(shmb_workload_replay_t *w);
+
+/* One pass of f's descriptors through shmb_mooncake_engine_submit_n, in as
+ * few submits as per_submit allows, hooks as the engine takes them (NULL:
+ * the request path alone); each task's target checked against its
+ * descriptor's place, a miss counted in r.translation.missed. */
+void shmb_workload_batch_pass(shmb_workload_replay_t *w, const shmb_workload_fanout_t *f,
+                              const shmb_mooncake_hooks_t *hooks);
+
+/* After a batched request: 1 and the offset of the first byte of dst that
+ * is not its descriptor's source's, or 0. */
+int shmb_workload_batch_differs(const shmb_workload_replay_t *w, const shmb_workload_fanout_t *f, size_t *bad);
 
 /* The closed-loop replays shmb_workload_run (workload_mode.c) picks: one
  * system's, requests back to back; the paired one, request by request. */

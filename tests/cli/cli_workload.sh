@@ -71,7 +71,9 @@ done
 # The engines' layouts (Llama-3-8B, 2 TP ranks: 4 of 8 KV heads, 16 KiB per
 # 16-token descriptor): each through each system, its four rows, verified
 # (a failed check exits 1), the header's fan-out and descriptor sizes; then
-# paired (--systems): each system's rows and its ratio to the baseline.
+# paired (--systems): each system's rows and its ratio to the baseline, the
+# header saying how descriptors were submitted (sglang: a request's in one
+# submit; vllm: each alone).
 engine=(--shm_prefix=/$prefix --model=llama3_8b --tp=2 --max_request_mb=4 --workload=synthetic --format=json)
 for layout in vllm sglang; do
   lines=("fan-out: layout=$layout block_tokens=16 tp=2: a descriptor per (layer, K|V, [a-z_ ]*), one TP rank's KV heads (4 of 8)"
@@ -91,7 +93,18 @@ for layout in vllm sglang; do
   [ "$(rows_of "$work/$layout.paired.json" | awk '{print $1}' | sed 's|^shm_transfer/workload/[a-z_]*/||' | sort | uniq -c \
        | awk '{print $1, $2}' | tr '\n' ' ')" = "4 model:llama3_8b/system:flowipc_classic 4 model:llama3_8b/system:flowipc_classic/vs:mooncake 4 model:llama3_8b/system:mooncake 4 model:llama3_8b/system:mooncake_control 4 model:llama3_8b/system:mooncake_control/vs:mooncake " ] \
     && grep -q "\"${lines[0]}" "$work/$layout.paired.json" && ok || fail "$layout, paired: $(rows_of "$work/$layout.paired.json")"
+  submits="; this replay submits each descriptor as its own batch of one (the engine model takes one per call)"
+  [ $layout = vllm ] || submits="; submits: one per request (sglang): request_path and request give all of a request's descriptors to one submit (shmb_mooncake_engine_submit_n)"
+  grep -q "\"${lines[0]}.*$submits" "$work/$layout.paired.json" && ! grep -q "descriptors per submit: a request of more" \
+    "$work/$layout.paired.json" && ok || fail "$layout, paired: the header's submits: $(cat "$work/$layout.paired.json")"
 done
+# sglang open-loop: one submit per request there too, the rows line says so.
+"$bin" "${engine[@]}" --block_tokens=16 --requests=5 --layout=sglang --system=flowipc_classic --arrivals=trace \
+  --speed=100 --format=table >"$work/sglang.open.txt" 2>"$work/sglang.open.err" \
+  && unwrap "$work/sglang.open.txt" | grep -q "^# fan-out: layout=sglang .*; submits: one per request (sglang): " \
+  && unwrap "$work/sglang.open.txt" | grep -q "^# rows: .*request: its service, one submit of the request's descriptors through the request path calling translation and copy per descriptor" \
+  && [ "$(table_rows "$work/sglang.open.txt" | awk '{print $2, $6}' | tr '\n' ' ')" = "request 5 latency 5 " ] \
+  && ok || fail "sglang, --arrivals=trace: $(cat "$work/sglang.open.txt" "$work/sglang.open.err")"
 
 # Prefix reuse: the sample with shared hash ids (traces/sample_reuse.jsonl,
 # made again by its script) replays only its missed blocks: the header's

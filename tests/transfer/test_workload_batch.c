@@ -1,0 +1,209 @@
+/*
+ * sglang's request in one submit (workload_batch.c). The submits are
+ * counted where the replay calls the engine: this test is linked with
+ * --wrap for shmb_mooncake_engine_submit and shmb_mooncake_engine_submit_n
+ * (tests/CMakeLists.txt), so each call the library makes passes through
+ * the wrappers below. With sglang a request of K descriptors is one submit
+ * of K whose every destination holds its descriptor's bytes (SHM-jemalloc's
+ * request: K write paths of one), with vllm K submits of one; a request of
+ * more than SHMB_TRANSFER_MAX_PER_SUBMIT takes two; a wrong destination
+ * planted in the batch, and a batch TENT would fold, fail the replay.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#include "shmbench/workload.h"
+#include "transfer/workload_internal.h"
+
+#define PREFIX shmb_test_prefix()
+#define MIB (1ull << 20)
+
+int __real_shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
+                                       const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out);
+int __real_shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
+                                         const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out);
+int __wrap_shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
+                                       const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out);
+int __wrap_shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
+                                         const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out);
+
+enum { PLANT_NONE, PLANT_WRONG_TARGET, PLANT_SIDE_BY_SIDE };
+
+static struct {
+    uint64_t singles, batches, in_batches, max_n; /* submits of one, of n (their descriptors, the largest n) */
+    int plant;
+    shmb_mooncake_request_t *last; /* the last batch as submitted */
+    size_t last_n;
+} seen;
+
+int __wrap_shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *req,
+                                       const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
+{
+    seen.singles++;
+    return __real_shmb_mooncake_engine_submit(e, req, hooks, out);
+}
+
+/* Counts the batch, keeps it, and plants what seen.plant asks: descriptor
+ * 5's target 64 bytes on (still inside dst), or every source side by side
+ * (with the targets side by side too, TENT merges them into one task). */
+int __wrap_shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
+                                         const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
+{
+    seen.batches++;
+    seen.in_batches += n;
+    seen.max_n = n > seen.max_n ? n : seen.max_n;
+    shmb_mooncake_request_t *copy = realloc(seen.last, n * sizeof(*copy));
+    assert_non_null(copy);
+    memcpy(copy, reqs, n * sizeof(*copy));
+    seen.last = copy;
+    seen.last_n = n;
+    if (seen.plant == PLANT_WRONG_TARGET && n > 5)
+        copy[5].target_offset += 64;
+    for (size_t i = 1; seen.plant == PLANT_SIDE_BY_SIDE && i < n; i++)
+        copy[i].source = (char *)copy[0].source + (copy[i].target_offset - copy[0].target_offset);
+    return __real_shmb_mooncake_engine_submit_n(e, copy, n, hooks, out);
+}
+
+static void count_afresh(void)
+{
+    seen.singles = seen.batches = seen.in_batches = seen.max_n = 0;
+}
+
+/* llama3_8b, one TP rank's heads of tp: 16-token blocks of 128 x 2 x
+ * (8 / tp) heads bytes per (layer, K|V). */
+static shmb_workload_config_t config(shmb_system_t system, shmb_workload_layout_t layout, uint64_t block_tokens,
+                                     uint32_t tp)
+{
+    shmb_workload_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.shape = (shmb_workload_shape_t){shmb_workload_model_find("llama3_8b"), block_tokens, SHMB_WORKLOAD_LAYER,
+                                      32 * MIB, layout, tp, 0};
+    c.system = system;
+    c.num_segments = 10;
+    c.method = SHMB_COPY_MEMCPY;
+    c.threads = 1;
+    c.cpu = -1;
+    c.timer_overhead_ns = 20;
+    c.shm_prefix = PREFIX;
+    return c;
+}
+
+/* One pass of the request (the open-loop's prepare and once), counted. */
+static int request_once(shmb_workload_replay_t *w, shmb_workload_config_t *c, uint64_t tokens,
+                        shmb_workload_fanout_t *f, char *why, size_t cap)
+{
+    assert_int_equal(shmb_workload_fanout(&c->shape, tokens, f), 0);
+    if (shmb_workload_replay_start(w, c, f->bytes, why, cap) != 0)
+        fail_msg("%s", why);
+    int ret = shmb_workload_replay_prepare(w, f);
+    count_afresh();
+    uint64_t start, done;
+    return ret == 0 ? shmb_workload_replay_once(w, f, &start, &done) : ret;
+}
+
+/* 100 tokens at TP 2: 7 blocks (the last of 4 tokens: 4 KiB, else 16 KiB)
+ * in each of 64 streams (32 layers x K, V): K = 448 descriptors. */
+static void test_one_submit_per_request(void **state)
+{
+    (void)state;
+    enum { K = 448 };
+    for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
+        for (int l = SHMB_WORKLOAD_LAYOUT_VLLM; l <= SHMB_WORKLOAD_LAYOUT_SGLANG; l++) {
+            shmb_workload_config_t c = config((shmb_system_t)sys, (shmb_workload_layout_t)l, 16, 2);
+            shmb_workload_replay_t w;
+            shmb_workload_fanout_t f;
+            char why[256] = "";
+            if (request_once(&w, &c, 100, &f, why, sizeof(why)) != 0)
+                fail_msg("%s, %s: %s", shmb_system_name(c.system), shmb_workload_layout_name(c.shape.layout), why);
+            assert_int_equal(f.descriptors, K);
+            const int batched = l == SHMB_WORKLOAD_LAYOUT_SGLANG && sys != SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+            assert_int_equal(seen.batches, batched ? 1 : 0);
+            assert_int_equal(seen.in_batches, batched ? K : 0);
+            assert_int_equal(seen.singles, batched ? 0 : K); /* vllm, and SHM-jemalloc's write path */
+            for (size_t i = 0; batched && i < seen.last_n; i++) { /* each destination holds its bytes */
+                const shmb_mooncake_request_t *q = &seen.last[i];
+                const uint64_t at = q->target_offset - w.r.translation.remote_addr;
+                assert_int_equal(q->length, (i + 1) % 7 ? 16384 : 4096);
+                assert_memory_equal((char *)w.r.dst.addr + at, q->source, q->length);
+                if (i + 1 < seen.last_n) /* no two side by side on both sides: TENT folds none */
+                    assert_true((char *)q->source + q->length != (char *)seen.last[i + 1].source);
+            }
+            /* all four parts: with sglang every system's request path submits the K at once (SHM-jemalloc's
+             * request K write paths), with vllm each of the K alone */
+            count_afresh();
+            if (shmb_workload_replay_request(&w, &f) != 0)
+                fail_msg("%s: %s", shmb_system_name(c.system), why);
+            const int jemalloc = sys == SHMB_SYSTEM_FLOWIPC_JEMALLOC; /* and its checked hand-off before */
+            if (l == SHMB_WORKLOAD_LAYOUT_SGLANG)
+                assert_true(seen.batches >= 1 && seen.max_n == K && seen.in_batches == K * seen.batches &&
+                            seen.singles == (jemalloc ? seen.singles : 0));
+            else
+                assert_int_equal(seen.batches, 0);
+            assert_int_equal(seen.singles % K, jemalloc);
+            shmb_workload_replay_stop(&w);
+            assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+        }
+    }
+}
+
+/* A request of more descriptors than a submit takes: TP 8 (one head, 256 B
+ * per token), 1-token runs, 1025 tokens: 64 x 1025 = 65600 descriptors in
+ * two submits, 65536 and 64. */
+static void test_more_than_a_submit(void **state)
+{
+    (void)state;
+    shmb_workload_config_t c = config(SHMB_SYSTEM_MOONCAKE, SHMB_WORKLOAD_LAYOUT_SGLANG, 1, 8);
+    shmb_workload_replay_t w;
+    shmb_workload_fanout_t f;
+    char why[256] = "";
+    if (request_once(&w, &c, 1025, &f, why, sizeof(why)) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(f.descriptors, 65600);
+    assert_int_equal(seen.batches, 2);
+    assert_int_equal(seen.max_n, SHMB_TRANSFER_MAX_PER_SUBMIT);
+    assert_int_equal(seen.in_batches, 65600);
+    assert_int_equal(seen.last_n, 64);
+    shmb_workload_replay_stop(&w);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* A wrong destination in the batch (descriptor 5 written 64 bytes on), and
+ * sources side by side that TENT folds into one task: each fails the
+ * request, naming it; nothing left. */
+static void test_planted_in_the_batch(void **state)
+{
+    (void)state;
+    for (int sys = SHMB_SYSTEM_MOONCAKE; sys <= SHMB_SYSTEM_FLOWIPC_CLASSIC; sys++)
+        for (int plant = PLANT_WRONG_TARGET; plant <= PLANT_SIDE_BY_SIDE; plant++) {
+            shmb_workload_config_t c = config((shmb_system_t)sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
+            shmb_workload_replay_t w;
+            shmb_workload_fanout_t f;
+            char why[256] = "";
+            seen.plant = plant;
+            const int ret = request_once(&w, &c, 100, &f, why, sizeof(why));
+            seen.plant = PLANT_NONE;
+            assert_int_equal(ret, -EPROTO);
+            if (!strstr(why, "request: ") || !strstr(why, "did not reach their place in dst"))
+                fail_msg("%s, plant %d: %s", shmb_system_name(c.system), plant, why);
+            shmb_workload_replay_stop(&w);
+            assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+        }
+}
+
+int main(void)
+{
+    if (!shmb_test_shm_writable())
+        return 77;
+    shmb_test_prefix_init("/shmb_test_wlbatch_");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_submit_per_request),
+        cmocka_unit_test(test_more_than_a_submit),
+        cmocka_unit_test(test_planted_in_the_batch),
+    };
+    const int ret = shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    free(seen.last);
+    return ret;
+}
