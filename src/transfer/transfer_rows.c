@@ -256,6 +256,8 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
     r->translation.check_payload = 0;
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
+    if (ret == 0 && r->translation.system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        ret = shmb_transfer_upstream_check(r, part);
     if (ret == 0 && moves_dst(r, part))
         ret = shmb_transfer_verify_descriptors(r, part, m, size, "before timing");
     return ret;

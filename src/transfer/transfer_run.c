@@ -2,6 +2,7 @@
 #include "transfer_internal.h"
 
 #include "shmbench/error.h"
+#include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -57,8 +58,18 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
-    /* Paired: in this process, warm rows only. */
-    return cfg->translate || cfg->cold || cfg->peer ? -EINVAL : shmb_transfer_systems_check(cfg->systems, cfg->nsystems);
+    /* Paired: in this process, warm rows only; mooncake_upstream (TENT
+     * built) beside a model baseline, in the parts it covers (no zero_copy). */
+    if (cfg->translate || cfg->cold || cfg->peer || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
+        return -EINVAL;
+    shmb_system_t models[SHMB_PAIRED_MAX_SYSTEMS];
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        const int up = cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+        if (up && (s == 0 || cfg->zero_copy || !shmb_upstream_tent_available()))
+            return -EINVAL;
+        models[s] = up ? SHMB_SYSTEM_MOONCAKE : cfg->systems[s];
+    }
+    return shmb_transfer_systems_check(models, cfg->nsystems);
 }
 
 int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n)
@@ -122,7 +133,8 @@ int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, cons
 
 uint64_t shmb_transfer_descriptors(const shmb_transfer_config_t *cfg, shmb_transfer_part_t part)
 {
-    const int batched = part == SHMB_TRANSFER_REQUEST || part == SHMB_TRANSFER_REQUEST_PATH;
+    const int batched =
+        part == SHMB_TRANSFER_REQUEST || part == SHMB_TRANSFER_REQUEST_PATH || part == SHMB_TRANSFER_SUBMIT;
     return batched && cfg->descriptors_per_submit > 1 ? cfg->descriptors_per_submit : 1;
 }
 
@@ -144,13 +156,14 @@ const char *shmb_transfer_part_name(shmb_transfer_part_t part)
         [SHMB_TRANSFER_REQUEST] = "request",
         [SHMB_TRANSFER_ZERO_COPY] = "zero_copy",
         [SHMB_TRANSFER_COPY_OUT] = "copy_out",
+        [SHMB_TRANSFER_SUBMIT] = "submit",
     };
     return (unsigned)part < SHMB_TRANSFER_PARTS ? names[part] : NULL;
 }
 
 int shmb_transfer_part_copies(shmb_transfer_part_t part)
 {
-    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE;
+    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE && part != SHMB_TRANSFER_SUBMIT;
 }
 
 double shmb_transfer_min_batch_ns(double timer_overhead_ns)
