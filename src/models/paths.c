@@ -249,7 +249,5 @@ int shmb_path_system(const char *name)
 /* The systems' names are the table's. */
 const char *shmb_system_name(shmb_system_t system)
 {
-    if (system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
-        return SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME;
     return (unsigned)system < SHMB_SYSTEMS ? shmb_path_table[system].name : "unknown";
 }

@@ -148,6 +148,9 @@ int shmb_transfer_buffers_destroy(shmb_transfer_run_t *r);
  * against the warm memcpy row of the same size. */
 void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first);
 
+/* A system's name, mooncake_upstream's too (shmb_system_name knows the paths table's). */
+const char *shmb_transfer_system_name(shmb_system_t system);
+
 /* The row names of a paired run's systems, the last with SHMB_PAIRED_CONTROL_SUFFIX. */
 typedef struct shmb_transfer_paired_names {
     char text[SHMB_PAIRED_MAX_SYSTEMS][32];

@@ -211,7 +211,7 @@ int shmb_transfer_bench_verify_translations(run_t *r)
     if (ret < 0 || r->translation.missed == 0)
         return ret;
     snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
-             shmb_system_name((shmb_system_t)r->translation.system),
+             shmb_transfer_system_name((shmb_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
     return -EPROTO;
 }

@@ -247,10 +247,15 @@ void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
     }
 }
 
+const char *shmb_transfer_system_name(shmb_system_t system)
+{
+    return system == SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME : shmb_system_name(system);
+}
+
 void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
 {
     for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
-        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
+        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_transfer_system_name(systems[s]),
                  s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
         out->v[s] = out->text[s];
     }
