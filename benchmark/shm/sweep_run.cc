@@ -168,7 +168,9 @@ int RunSweep()
             "allocateBatch, submitTransfer, getTransferStatus, freeBatch, its copy a no-op; its other rows not "
             "covered; mooncake's submit: the model's request path calling its translation, no copy) over " +
             std::to_string(cfg.num_segments) + " SHM buffers, compiled from commit " + shmb_upstream_commit() +
-            " (docs/upstream.md)");
+            "; translate is dst's buffer alone, whose place in the hit path's walk of the mapped buffers (an "
+            "unordered_map keyed by address) differs between the model's addresses and upstream's mmaps: at "
+            "many buffers the pair compares places, not walks (docs/upstream.md)");
     AddNotes(&report, upstream_note);
     WriteReport(&report, &rows);
     return 0;
