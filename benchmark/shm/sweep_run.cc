@@ -167,10 +167,11 @@ int RunSweep()
             "mooncake_upstream: Mooncake's own TENT (translate: ShmTransport::relocateSharedMemoryAddress; submit: "
             "allocateBatch, submitTransfer, getTransferStatus, freeBatch, its copy a no-op; its other rows not "
             "covered; mooncake's submit: the model's request path calling its translation, no copy) over " +
-            std::to_string(cfg.num_segments) + " SHM buffers, compiled from commit " + shmb_upstream_commit() +
-            "; translate is dst's buffer alone, whose place in the hit path's walk of the mapped buffers (an "
-            "unordered_map keyed by address) differs between the model's addresses and upstream's mmaps: at "
-            "many buffers the pair compares places, not walks (docs/upstream.md)");
+            std::to_string(cfg.num_segments) +
+            " SHM buffers (translate: dst's buffer alone, whose place in the hit path's walk of the mapped buffers, "
+            "an unordered_map keyed by address, differs between the model's addresses and upstream's mmaps: at "
+            "many buffers the pair compares places, not walks), compiled from commit " +
+            shmb_upstream_commit() + " (docs/upstream.md)");
     AddNotes(&report, upstream_note);
     WriteReport(&report, &rows);
     return 0;
