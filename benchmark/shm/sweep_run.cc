@@ -127,6 +127,9 @@ int RunSweep()
                           cfg.systems + cfg.nsystems;
     if (upstream && cfg.zero_copy)
         FlagError("zero_copy", "true", "not with mooncake_upstream (upstream code covers translate and submit)");
+    if (upstream && cfg.systems[0] != SHMB_SYSTEM_MOONCAKE)
+        FlagError("systems", FLAGS_systems, "with mooncake_upstream the baseline (first) must be mooncake, the model "
+                                            "it is held against");
     cfg.descriptors_per_submit = static_cast<uint64_t>(
         CheckRange("descriptors_per_submit", FLAGS_descriptors_per_submit, 1, SHMB_TRANSFER_MAX_PER_SUBMIT));
     if (cfg.descriptors_per_submit > 1 && !cfg.translate && !cfg.nsystems)

@@ -59,13 +59,13 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
     /* Paired: in this process, warm rows only; mooncake_upstream (TENT
-     * built) beside a model baseline, in the parts it covers (no zero_copy). */
+     * built) beside mooncake as the baseline, in the parts it covers (no zero_copy). */
     if (cfg->translate || cfg->cold || cfg->peer || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
         return -EINVAL;
     shmb_system_t models[SHMB_PAIRED_MAX_SYSTEMS];
     for (size_t s = 0; s < cfg->nsystems; s++) {
         const int up = cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM;
-        if (up && (s == 0 || cfg->zero_copy || !shmb_upstream_tent_available()))
+        if (up && (cfg->systems[0] != SHMB_SYSTEM_MOONCAKE || cfg->zero_copy || !shmb_upstream_tent_available()))
             return -EINVAL;
         models[s] = up ? SHMB_SYSTEM_MOONCAKE : cfg->systems[s];
     }

@@ -82,6 +82,7 @@ for per in 1 4; do
     || result "FAIL: the transfer run's notes do not name the upstream commit" fail
 done
 for bad in "--systems=mooncake,mooncake_upstream --zero_copy" "--system=mooncake_upstream" \
+           "--systems=flowipc_classic,mooncake,mooncake_upstream" \
            "--systems=mooncake,mooncake_upstream --workload=synthetic"; do
   # shellcheck disable=SC2086
   "$transfer" $bad --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
