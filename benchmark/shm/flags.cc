@@ -237,8 +237,9 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
 }
 
 // mooncake_upstream (docs/upstream.md): a system only in a build against the
-// user's Mooncake, and only in the benchmark whose questions upstream code
-// answers (shm_allocation_bench's bare allocator); else one line, exit 2.
+// user's Mooncake, and only where upstream code answers the questions
+// (shm_allocation_bench's bare allocator; shm_transfer_bench's paired
+// translate and submit, with TENT built); else one line, exit 2.
 bool UpstreamSystem(const char* flag, const std::string& value, const std::string& name)
 {
     if (name != SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME)
@@ -246,10 +247,14 @@ bool UpstreamSystem(const char* flag, const std::string& value, const std::strin
     if (!shmb_upstream_available())
         FlagError(flag, value,
                   "mooncake_upstream not built: configure with -DSHMB_MOONCAKE_SOURCE=PATH, see docs/upstream.md");
+    const bool transfer = g_run.main_file.find("shm_transfer_bench") != std::string::npos;
+    if (transfer && std::string(flag) == "systems" && shmb_upstream_tent_available())
+        return true;
     if (g_run.main_file.find("shm_allocation_bench") == std::string::npos)
         FlagError(flag, value,
-                  "mooncake_upstream is not covered by " + g_run.program +
-                      ": upstream code answers shm_allocation_bench's alloc_bare and free_bare (docs/upstream.md)");
+                  "mooncake_upstream is not covered by " + g_run.program + (transfer ? " here" : "") +
+                      ": upstream code answers shm_allocation_bench's alloc_bare and free_bare, and "
+                      "shm_transfer_bench's translate and submit with --systems and TENT built (docs/upstream.md)");
     return true;
 }
 

@@ -9,6 +9,7 @@
 
 #include "bench_common.h"
 #include "runs.h"
+#include "shmbench/upstream.h"
 
 DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
 DEFINE_double(max_transfer_size_mb, 64,
@@ -98,6 +99,10 @@ int Submitters(const shmb_transfer_config_t& cfg)
         FlagError("submitters", value,
                   "flowipc_jemalloc is not measured with submitters above 1 (one borrower process): put another "
                   "system first");
+    for (size_t i = 0; n > 1 && i < cfg.nsystems; i++)
+        if (cfg.systems[i] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+            FlagError("submitters", value,
+                      "cannot be combined with mooncake_upstream (its engines serve one thread here)");
     return n;
 }
 
@@ -149,6 +154,13 @@ int RunSweep()
     if (cfg.translate && cfg.cold)
         FlagError("cold", "true", "cannot be combined with --system (a fresh segment is no registered buffer)");
     cfg.zero_copy = FLAGS_zero_copy;
+    const bool upstream = std::find(cfg.systems, cfg.systems + cfg.nsystems, SHMB_SYSTEM_MOONCAKE_UPSTREAM) !=
+                          cfg.systems + cfg.nsystems;
+    if (upstream && cfg.zero_copy)
+        FlagError("zero_copy", "true", "not with mooncake_upstream (upstream code covers translate and submit)");
+    if (upstream && cfg.systems[0] != SHMB_SYSTEM_MOONCAKE)
+        FlagError("systems", FLAGS_systems, "with mooncake_upstream the baseline (first) must be mooncake, the model "
+                                            "it is held against");
     cfg.descriptors_per_submit = static_cast<uint64_t>(
         CheckRange("descriptors_per_submit", FLAGS_descriptors_per_submit, 1, SHMB_TRANSFER_MAX_PER_SUBMIT));
     if (cfg.descriptors_per_submit > 1 && !cfg.translate && !cfg.nsystems)
@@ -184,6 +196,19 @@ int RunSweep()
     const int ret = shmb_notes_transfer(&report, &notes, &cfg);
     if (ret < 0)
         Fail(ret, "composing the notes");
+    // The commit whose TENT the mooncake_upstream rows ran (kept until the report is written).
+    std::vector<std::string> upstream_note;
+    if (upstream)
+        upstream_note.push_back(
+            "mooncake_upstream: Mooncake's own TENT (translate: ShmTransport::relocateSharedMemoryAddress; submit: "
+            "allocateBatch, submitTransfer, getTransferStatus, freeBatch, its copy a no-op; its other rows not "
+            "covered; mooncake's submit: the model's request path calling its translation, no copy) over " +
+            std::to_string(cfg.num_segments) +
+            " SHM buffers (translate: dst's buffer alone, whose place in the hit path's walk of the mapped buffers, "
+            "an unordered_map keyed by address, differs between the model's addresses and upstream's mmaps: at "
+            "many buffers the pair compares places, not walks), compiled from commit " +
+            shmb_upstream_commit() + " (docs/upstream.md)");
+    AddNotes(&report, upstream_note);
     WriteReport(&report, &rows);
     return 0;
 }

@@ -176,6 +176,14 @@ def model_upstream(run):
     return out
 
 
+def buffers_said(run):
+    """' Registered buffers: N (--num_segments).' for a transfer run, whose rows do not name
+    them; else ''."""
+    m = re.search(r"(?:^| )num_segments=(\d+)", str(run.ctx.get("flags", "")))
+    exe = str(run.ctx.get("executable", ""))
+    return " Registered buffers: %s (--num_segments)." % m.group(1) if m and "transfer" in exe else ""
+
+
 def model_upstream_lines(run):
     """The "model against upstream" table of a paired run (markdown), then a line per row
     whose model is off upstream's time by more than MODEL_OFF; [] when the run holds no
@@ -188,7 +196,8 @@ def model_upstream_lines(run):
            "docs/upstream.md), measured paired in one process: model / upstream is the ratio row "
            "QUESTION/system:%s/vs:%s as it is (the median over rounds of the model's time / upstream's, "
            "95%% interval); above 1 the model is slower than upstream's code, below 1 faster. The A/A "
-           "control's ratio is the run's noise." % (", commit " + commit if commit else "", UPSTREAM, MODEL),
+           "control's ratio is the run's noise.%s" % (", commit " + commit if commit else "", UPSTREAM, MODEL,
+                                                     buffers_said(run)),
            ""] + md_head(["row", "model", "upstream", "model / upstream [95%]", "control [95%]"])
     off = []
     for q, model, upstream, pair, control in rows:

@@ -53,6 +53,10 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
         shmb_copy_batch(r->crew, fn, r->dst.addr, r->src.addr, (size_t)size, count);
         return;
     }
+    if (t->system == SHMB_SYSTEM_MOONCAKE_UPSTREAM) {
+        shmb_transfer_upstream_part(r, part, size, count);
+        return;
+    }
     if (part == SHMB_TRANSFER_ZERO_COPY) /* mooncake's side of it: the whole request */
         part = SHMB_TRANSFER_REQUEST;
     if (part == SHMB_TRANSFER_TRANSLATE) {
@@ -64,18 +68,19 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
         }
         return;
     }
-    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, r};
-    const int whole = part == SHMB_TRANSFER_REQUEST;
+    /* submit: the request path calling the translation, no copy (upstream's submit beside it copies nothing). */
+    const int whole = part == SHMB_TRANSFER_REQUEST, translated = whole || part == SHMB_TRANSFER_SUBMIT;
+    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, whole ? shmb_transfer_copy_request : NULL, r};
     const uint64_t n = shmb_transfer_descriptors(r->cfg, part);
     /* Descriptor j writes src's first size bytes at j * size in dst: their
      * sources are not contiguous, so TENT's merge keeps them n tasks. */
     for (uint64_t j = 0; j < n; j++)
         t->reqs[j] = (shmb_mooncake_request_t){SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
                                                t->remote_addr + t->offset + j * size, size};
-    const uintptr_t want = whole ? (uintptr_t)r->dst.addr : (uintptr_t)(t->remote_addr + t->offset);
+    const uintptr_t want = translated ? (uintptr_t)r->dst.addr : (uintptr_t)(t->remote_addr + t->offset);
     t->copy = fn;
     for (uint64_t i = 0; i < count; i++) {
-        int ret = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, whole ? &hooks : NULL, t->outs);
+        int ret = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, translated ? &hooks : NULL, t->outs);
         /* The tasks may come back in another order: each target must be a
          * descriptor's, and together they cover every descriptor once. */
         uint64_t sum = 0, bad = ret != 0;
@@ -83,7 +88,7 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
             const shmb_mooncake_submitted_t *o = &t->outs[j];
             const uint64_t off = (uint64_t)((uintptr_t)o->target - want);
             bad = (uintptr_t)o->target < want || off % size || off / size >= n || o->buffer_addr != t->buffer_addr ||
-                  (whole && o->transferred_bytes != size);
+                  (translated && o->transferred_bytes != size);
             sum += off / size;
         }
         t->missed += bad || sum != n * (n - 1) / 2;
@@ -197,6 +202,8 @@ static int engine_buffers(run_t *r, const shmb_mooncake_buffer_t *buffers, shmb_
 int shmb_transfer_bench_translation_start(run_t *r)
 {
     shmb_transfer_translation_t *t = &r->translation;
+    if (t->system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        return shmb_transfer_upstream_start(r);
     shmb_lookup_segment_t *segments;
     const char **names;
     shmb_mooncake_buffer_t *buffers, *pools = NULL;
@@ -245,6 +252,7 @@ void shmb_transfer_bench_translation_stop(run_t *r)
     t->outs = NULL;
     t->path_set_up = 0;
     t->engine = NULL;
+    shmb_transfer_upstream_stop(r);
 }
 
 int shmb_transfer_view_start(run_t *v, const run_t *owner)

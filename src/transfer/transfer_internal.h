@@ -51,6 +51,8 @@ typedef enum shmb_transfer_part {
                                  * with a hand-off link: its write path */
     SHMB_TRANSFER_ZERO_COPY,    /* mooncake: the whole request; a Flow-IPC flavour: its hand-off, no copy */
     SHMB_TRANSFER_COPY_OUT,     /* the reader's copy of a borrowed object into its own buffer (dst) */
+    SHMB_TRANSFER_SUBMIT,       /* the request path calling the translation, no copy: what mooncake_upstream's
+                                 * submit runs (its copy a no-op), paired only beside it */
     SHMB_TRANSFER_PARTS
 } shmb_transfer_part_t;
 
@@ -74,6 +76,7 @@ typedef struct shmb_transfer_translation {
     int check_payload;            /* 1: the borrower checks the payload too (the check before timing) */
     shmb_mooncake_request_t *reqs;   /* a submit's descriptors (cfg's descriptors_per_submit, 1 at least) */
     shmb_mooncake_submitted_t *outs; /* what each did */
+    struct shmb_transfer_upstream *upstream; /* mooncake_upstream: TENT's engines (transfer_upstream.c) */
 } shmb_transfer_translation_t;
 
 /* One run, on the owner's side and, for its copies, on the peer's. */
@@ -150,6 +153,9 @@ int shmb_transfer_buffers_destroy(shmb_transfer_run_t *r);
  * against the warm memcpy row of the same size. */
 void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first);
 
+/* A system's name, mooncake_upstream's too (shmb_system_name knows the paths table's). */
+const char *shmb_transfer_system_name(shmb_system_t system);
+
 /* The row names of a paired run's systems, the last with SHMB_PAIRED_CONTROL_SUFFIX. */
 typedef struct shmb_transfer_paired_names {
     char text[SHMB_PAIRED_MAX_SYSTEMS][32];
@@ -203,6 +209,24 @@ void shmb_transfer_copier_part(shmb_transfer_run_t *r, shmb_transfer_part_t part
  * [addr, addr + len) of dst, and the copy with r->translation.copy on r's crew. */
 int shmb_transfer_translate_dst(void *ctx, uint64_t target_id, uint64_t addr, uint64_t len, void **local);
 void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t len);
+
+/* ---- transfer_upstream.c: mooncake_upstream, TENT's own code ---- */
+
+/* TENT's two engines over num_segments buffers of dst's size, each
+ * requested and relocated into once and checked (their hit paths after),
+ * dst the middle one as the model's; stop frees them (none: a no-op). */
+int shmb_transfer_upstream_start(shmb_transfer_run_t *r);
+void shmb_transfer_upstream_stop(shmb_transfer_run_t *r);
+
+/* count operations of translate (relocateSharedMemoryAddress) or submit
+ * (allocateBatch, submitTransfer, getTransferStatus, freeBatch); one that
+ * fails or lands elsewhere than checked at start counts in missed, as does
+ * a part upstream code does not cover. */
+void shmb_transfer_upstream_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size, uint64_t count);
+
+/* The last operation's landing checked through the target's own mapping
+ * (a tag written there reads back); -EPROTO with why set if not. */
+int shmb_transfer_upstream_check(shmb_transfer_run_t *r, shmb_transfer_part_t part);
 
 /* ---- transfer_handoff.c: the object hand-off ---- */
 

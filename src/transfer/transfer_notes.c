@@ -69,7 +69,7 @@ static void transfer_paired_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const 
     if (n < 2 || n > SHMB_PAIRED_MAX_SYSTEMS) /* the config's check refuses it first */
         return;
     for (size_t i = 0; i < n; i++)
-        names[i] = shmb_system_name(systems[i]);
+        names[i] = shmb_transfer_system_name(systems[i]);
     snprintf(control, sizeof(control), "%s%s", names[0], SHMB_PAIRED_CONTROL_SUFFIX);
     names[n - 1] = control;
     shmb_notes_paired_lines(l, s, names, n, "a second, independent set-up of the baseline (its own translation and request "

@@ -30,8 +30,9 @@ typedef struct paired {
     shmb_handoff_link_t *link;                /* the Flow-IPC flavours' hand-offs, when any hands over */
     double *samples[SHMB_PAIRED_MAX_SYSTEMS]; /* per round */
     size_t cap;                               /* rounds each holds */
-    /* The part being measured, for the slices. */
+    /* The part being measured, for the slices, and the systems that run it. */
     shmb_transfer_part_t part;
+    size_t on[SHMB_PAIRED_MAX_SYSTEMS], non;
     shmb_copy_fn fn;
     uint64_t size, batch, spent, budget;
     size_t slices, least; /* rounds timed before the budget may end them */
@@ -64,18 +65,18 @@ static void submit(shmb_crew_t *crew, int m, void *arg)
 static int slice(void *ctx, size_t which, double *ns)
 {
     paired_t *p = ctx;
-    if (p->slices % p->n == 0 && p->slices / p->n >= p->least && p->spent >= p->budget)
+    if (p->slices % p->non == 0 && p->slices / p->non >= p->least && p->spent >= p->budget)
         return -ETIMEDOUT;
     uint64_t span;
     if (p->k > 1) { /* the wall span of the batch: per request as each submitter sees it */
-        p->which = which;
+        p->which = p->on[which];
         int ret = shmb_crew_run(p->crew, submit, p);
         if (ret < 0)
             return ret;
         span = (uint64_t)shmb_crew_wall_ns(p->t0, p->t1, 1, p->k);
     } else {
         const uint64_t t0 = shmb_clock_now_ns();
-        shmb_transfer_bench_part(&p->views[which], p->part, p->fn, p->size, p->batch);
+        shmb_transfer_bench_part(&p->views[p->on[which]], p->part, p->fn, p->size, p->batch);
         span = shmb_clock_now_ns() - t0;
     }
     *ns = (double)span / (double)(p->batch * shmb_transfer_descriptors(p->base.cfg, p->part)); /* per descriptor */
@@ -102,7 +103,7 @@ static int reserve(paired_t *p, size_t rounds)
 /* Up to `planned` rounds, chunk by chunk; how many ran into *done. */
 static int run_rounds(paired_t *p, size_t planned, size_t *done)
 {
-    const size_t chunk = CHUNK_ROUNDS * p->n;
+    const size_t chunk = CHUNK_ROUNDS * p->non;
     size_t k = 0;
     p->slices = 0;
     p->spent = 0;
@@ -112,11 +113,11 @@ static int run_rounds(paired_t *p, size_t planned, size_t *done)
         if (ret < 0)
             return ret;
         double *at[SHMB_PAIRED_MAX_SYSTEMS];
-        for (size_t s = 0; s < p->n; s++)
-            at[s] = p->samples[s] + k;
-        ret = shmb_paired_run(p->n, len, slice, p, at);
+        for (size_t s = 0; s < p->non; s++)
+            at[s] = p->samples[p->on[s]] + k;
+        ret = shmb_paired_run(p->non, len, slice, p, at);
         if (ret == -ETIMEDOUT) {
-            k = p->slices / p->n;
+            k = p->slices / p->non;
             break;
         }
         if (ret < 0)
@@ -137,35 +138,63 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
     tmpl.threads = p->k > 1 ? p->k : p->base.cfg->threads;
     tmpl.iterations = p->batch * shmb_transfer_descriptors(p->base.cfg, p->part);
     shmb_transfer_per_submit_arg(&tmpl, p->base.cfg, p->part);
-    int ret = shmb_paired_push_rows(rows, &tmpl, p->names.v, p->n, p->samples, rounds, first);
+    const char *names[SHMB_PAIRED_MAX_SYSTEMS];
+    double *samples[SHMB_PAIRED_MAX_SYSTEMS];
+    for (size_t s = 0; s < p->non; s++)
+        names[s] = p->names.v[p->on[s]], samples[s] = p->samples[p->on[s]];
+    int ret = shmb_paired_push_rows(rows, &tmpl, names, p->non, samples, rounds, first);
     if (ret == -ENOMEM)
         return shmb_error_record("malloc", ENOMEM, NULL);
     if (ret < 0)
         return ret;
-    for (size_t s = 0; s < p->n; s++)
+    for (size_t s = 0; s < p->non; s++)
         shmb_transfer_rates(&rows->v[*first + s], p->part, p->size);
     return 0;
 }
 
-/* One part paired: each system checked, one batch size for all, the
- * rounds, the misses and (with verify, for the request) each system's
- * bytes checked again after them, the rows. */
+/* The skip rule: mooncake_upstream runs translate and submit only, and
+ * submit (the model's slice of upstream's steps) runs only beside it, with
+ * mooncake and its control. */
+static int covers(shmb_system_t s, shmb_transfer_part_t part)
+{
+    if (s == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        return part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT;
+    return part != SHMB_TRANSFER_SUBMIT || s == SHMB_SYSTEM_MOONCAKE;
+}
+
+/* System s's place among the systems that run part. */
+static size_t place(const paired_t *p, shmb_transfer_part_t part, size_t s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s; i++)
+        k += covers(p->systems[i], part);
+    return k;
+}
+
+/* One part paired over the systems that run it: each checked, one batch
+ * size for all, the rounds, the misses and (with verify, for the request;
+ * mooncake_upstream's landing always) each one checked again after them,
+ * the rows. */
 static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
                         uint64_t size, size_t *first)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
     int ret = 0;
+    p->non = 0;
     for (size_t s = 0; s < p->n; s++)
+        if (covers(p->systems[s], part))
+            p->on[p->non++] = s;
+    for (size_t k = 0; k < p->non; k++)
         for (int j = 0; j < p->k && ret == 0; j++)
-            ret = shmb_transfer_bench_check(view_of(p, s, j), part, m, size);
+            ret = shmb_transfer_bench_check(view_of(p, p->on[k], j), part, m, size);
     if (ret < 0)
         return ret;
     p->part = part;
     p->fn = shmb_copy_kernel(m);
     p->size = size;
     p->batch = 1;
-    for (size_t s = 0; s < p->n; s++) {
-        const uint64_t b = shmb_transfer_bench_batch(&p->views[s], part, p->fn, size);
+    for (size_t k = 0; k < p->non; k++) {
+        const uint64_t b = shmb_transfer_bench_batch(&p->views[p->on[k]], part, p->fn, size);
         p->batch = b > p->batch ? b : p->batch;
     }
     /* The batches a --system run would time: num_transfers, and for a part
@@ -174,15 +203,16 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
     const uint64_t batches = cfg->num_transfers / p->batch;
     p->least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES;
     const size_t planned = batches > p->least ? (size_t)batches : p->least;
-    p->budget = (uint64_t)(cfg->time_per_size_ms * 1e6) * p->n;
+    p->budget = (uint64_t)(cfg->time_per_size_ms * 1e6) * p->non;
     size_t rounds = 0;
     if ((ret = run_rounds(p, planned, &rounds)) < 0)
         return ret;
-    for (size_t s = 0; s < p->n; s++)
+    for (size_t k = 0; k < p->non; k++)
         for (int j = 0; j < p->k && ret == 0; j++) {
-            ret = shmb_transfer_bench_verify_translations(view_of(p, s, j));
-            if (ret == 0 && cfg->verify && part == SHMB_TRANSFER_REQUEST)
-                ret = shmb_transfer_bench_check(view_of(p, s, j), part, m, size);
+            shmb_transfer_run_t *v = view_of(p, p->on[k], j);
+            ret = shmb_transfer_bench_verify_translations(v);
+            if (ret == 0 && ((cfg->verify && part == SHMB_TRANSFER_REQUEST) || v->translation.upstream))
+                ret = shmb_transfer_bench_check(v, part, m, size);
         }
     return ret < 0 ? ret : push_part(p, rows, rounds, first);
 }
@@ -190,11 +220,14 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
 /* Each system's parts as shares of its own request's p50 (the copy row is
  * every system's), and on its request row the copy and what the parts add
  * up to, as a --system run's notes. */
-static void shares(shmb_rows_t *rows, size_t n, const size_t first[3], const shmb_row_t *copy)
+static void shares(const paired_t *p, shmb_rows_t *rows, const size_t first[3], const shmb_row_t *copy)
 {
-    for (size_t s = 0; s < n; s++) {
-        shmb_row_t *parts[2] = {&rows->v[first[0] + s], &rows->v[first[1] + s]};
-        shmb_row_t *req = &rows->v[first[2] + s];
+    for (size_t s = 0; s < p->n; s++) {
+        if (!covers(p->systems[s], SHMB_TRANSFER_REQUEST))
+            continue;
+        shmb_row_t *parts[2] = {&rows->v[first[0] + place(p, SHMB_TRANSFER_REQUEST_PATH, s)],
+                                &rows->v[first[1] + place(p, SHMB_TRANSFER_TRANSLATE, s)]};
+        shmb_row_t *req = &rows->v[first[2] + place(p, SHMB_TRANSFER_REQUEST, s)];
         shmb_transfer_share_notes(req, parts, 2, copy->ns.p50, copy->variant);
         if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
             shmb_transfer_handoff_notes(req, parts[1], SHMB_TRANSFER_WRITE_PATH);
@@ -211,7 +244,8 @@ static shmb_transfer_run_t *jemalloc_view(paired_t *p)
 }
 
 /* The rows of one size: request_path and translate paired, each method's
- * copy once, the request paired, copying with the first method. */
+ * copy once, the request paired, copying with the first method; beside
+ * mooncake_upstream, submit. */
 static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy_method_t first_method)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
@@ -228,9 +262,13 @@ static int measure_size(paired_t *p, shmb_rows_t *rows, uint64_t size, shmb_copy
         ret = measure_part(p, rows, SHMB_TRANSFER_REQUEST, first_method, size, &first[2]);
     if (ret == 0 && jemalloc_view(p))
         ret = shmb_transfer_handoff_copy_out(jemalloc_view(p), rows, first_method, size);
+    size_t submit;
+    for (size_t s = 0; s < p->n && ret == 0; s++)
+        if (p->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+            ret = measure_part(p, rows, SHMB_TRANSFER_SUBMIT, first_method, size, &submit);
     if (ret < 0)
         return ret;
-    shares(rows, p->n, first,
+    shares(p, rows, first,
            shmb_rows_find(rows, shmb_copy_method_name(first_method), "", size / 1024, cfg->repetition));
     return 0;
 }
@@ -247,7 +285,7 @@ static int hands_over(const shmb_transfer_config_t *cfg, shmb_system_t s)
 static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
-    int flavour[SHMB_SYSTEMS] = {0}, any = 0;
+    int flavour[SHMB_SYSTEMS + 1] = {0}, any = 0; /* + 1: mooncake_upstream, which hands nothing over */
     for (size_t s = 0; s < p->n; s++)
         any |= flavour[p->systems[s]] = hands_over(cfg, p->systems[s]);
     int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;

@@ -211,7 +211,7 @@ int shmb_transfer_bench_verify_translations(run_t *r)
     if (ret < 0 || r->translation.missed == 0)
         return ret;
     snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
-             shmb_system_name((shmb_system_t)r->translation.system),
+             shmb_transfer_system_name((shmb_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
     return -EPROTO;
 }
@@ -257,6 +257,8 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
     r->translation.check_payload = 0;
     if (ret == 0)
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
+    if (ret == 0 && r->translation.system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        ret = shmb_transfer_upstream_check(r, part);
     if (ret == 0 && moves_dst(r, part))
         ret = shmb_transfer_verify_descriptors(r, part, m, size, "before timing");
     return ret;

@@ -2,6 +2,7 @@
 #include "transfer_internal.h"
 
 #include "shmbench/error.h"
+#include "shmbench/upstream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,10 +63,23 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
                                 cfg->max_transfer_size_kb * shmb_transfer_descriptors(cfg, SHMB_TRANSFER_REQUEST) >
                                     SHMB_TRANSFER_MAX_KB / (uint64_t)cfg->submitters))
         return -EINVAL;
+    for (size_t s = 0; cfg->submitters > 1 && s < cfg->nsystems; s++)
+        if (cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM) /* its engines serve one thread here */
+            return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
-    /* Paired: in this process, warm rows only. */
-    return cfg->translate || cfg->cold || cfg->peer ? -EINVAL : shmb_transfer_systems_check(cfg->systems, cfg->nsystems);
+    /* Paired: in this process, warm rows only; mooncake_upstream (TENT
+     * built) beside mooncake as the baseline, in the parts it covers (no zero_copy). */
+    if (cfg->translate || cfg->cold || cfg->peer || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
+        return -EINVAL;
+    shmb_system_t models[SHMB_PAIRED_MAX_SYSTEMS];
+    for (size_t s = 0; s < cfg->nsystems; s++) {
+        const int up = cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+        if (up && (cfg->systems[0] != SHMB_SYSTEM_MOONCAKE || cfg->zero_copy || !shmb_upstream_tent_available()))
+            return -EINVAL;
+        models[s] = up ? SHMB_SYSTEM_MOONCAKE : cfg->systems[s];
+    }
+    return shmb_transfer_systems_check(models, cfg->nsystems);
 }
 
 size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out)
@@ -138,7 +152,8 @@ int shmb_transfer_verify_copy(shmb_transfer_run_t *r, shmb_copy_method_t m, cons
 
 uint64_t shmb_transfer_descriptors(const shmb_transfer_config_t *cfg, shmb_transfer_part_t part)
 {
-    const int batched = part == SHMB_TRANSFER_REQUEST || part == SHMB_TRANSFER_REQUEST_PATH;
+    const int batched =
+        part == SHMB_TRANSFER_REQUEST || part == SHMB_TRANSFER_REQUEST_PATH || part == SHMB_TRANSFER_SUBMIT;
     return batched && cfg->descriptors_per_submit > 1 ? cfg->descriptors_per_submit : 1;
 }
 
@@ -160,13 +175,14 @@ const char *shmb_transfer_part_name(shmb_transfer_part_t part)
         [SHMB_TRANSFER_REQUEST] = "request",
         [SHMB_TRANSFER_ZERO_COPY] = "zero_copy",
         [SHMB_TRANSFER_COPY_OUT] = "copy_out",
+        [SHMB_TRANSFER_SUBMIT] = "submit",
     };
     return (unsigned)part < SHMB_TRANSFER_PARTS ? names[part] : NULL;
 }
 
 int shmb_transfer_part_copies(shmb_transfer_part_t part)
 {
-    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE;
+    return part != SHMB_TRANSFER_REQUEST_PATH && part != SHMB_TRANSFER_TRANSLATE && part != SHMB_TRANSFER_SUBMIT;
 }
 
 double shmb_transfer_min_batch_ns(double timer_overhead_ns)
@@ -250,10 +266,15 @@ void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
     }
 }
 
+const char *shmb_transfer_system_name(shmb_system_t system)
+{
+    return system == SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME : shmb_system_name(system);
+}
+
 void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
 {
     for (size_t s = 0; s < n && s < SHMB_PAIRED_MAX_SYSTEMS; s++) {
-        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_system_name(systems[s]),
+        snprintf(out->text[s], sizeof(out->text[s]), "%s%s", shmb_transfer_system_name(systems[s]),
                  s + 1 == n ? SHMB_PAIRED_CONTROL_SUFFIX : "");
         out->v[s] = out->text[s];
     }

@@ -104,12 +104,15 @@ if "$alloc" --help | grep -q '^upstream: built against Mooncake'; then
     && ok || fail "alloc with mooncake_upstream: $(cat "$work/a.err")"
   [ "$(table_rows "$work/up.txt" | grep -c ' mooncake_upstream')" -eq 4 ] && ok || fail "alloc: not 4 mooncake_upstream rows"
   expect_usage_error "$lookup" system "${common[@]}" --system=mooncake_upstream
+  expect_usage_error "$bindir/shm_transfer_bench" system "${common[@]}" --system=mooncake_upstream
 else
   for up in --systems=mooncake,mooncake_upstream --system=mooncake_upstream; do
     f=${up#--}
     expect_usage_error "$alloc" "${f%%=*}" "${common[@]}" "$up"
     grep -qF "not built: configure with -DSHMB_MOONCAKE_SOURCE=PATH, see docs/upstream.md" "$work/err" \
       && ok || fail "alloc $up: $(cat "$work/err")"
+    expect_usage_error "$bindir/shm_transfer_bench" "${f%%=*}" "${common[@]}" "$up"
+    grep -qF "not built: configure with -DSHMB_MOONCAKE_SOURCE=PATH" "$work/err" && ok || fail "transfer $up: $(cat "$work/err")"
   done
   expect_usage_error "$lookup" system "${common[@]}" --system=mooncake_upstream
 fi

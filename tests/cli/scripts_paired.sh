@@ -335,6 +335,22 @@ head -1 "$work/uponly/report.md" | grep -q "model against its upstream code" \
   && ! grep -q "^## At a glance" "$work/uponly/report.md" \
   && ok || fail "uponly: not a model-against-upstream report: $(head -3 "$work/uponly/report.md")"
 
+# TENT's rows (translate, submit) beside the model alone: the same table, per transfer row,
+# with the buffer count the rows do not name, and the >25% line for translate only
+plant uptent
+report uptent
+grep -q "^## Model against upstream: transfer_paired.json$" "$work/uptent/report.md" \
+  && grep -q "^| shm_transfer/translate/size_kb:4 | 25.4 ns | 20.0 ns | 1.27 \[1.26, 1.28\] |" "$work/uptent/report.md" \
+  && grep -q "^| shm_transfer/submit/size_kb:4/per_submit:4 | 870 ns | 1074 ns | 0.810 \[0.800, 0.820\] |" "$work/uptent/report.md" \
+  && grep -q "Registered buffers: 100 (--num_segments)" "$work/uptent/report.md" \
+  && ok || fail "uptent: no TENT rows in the table: $(grep -A8 "Model against" "$work/uptent/report.md")"
+grep -q "^- shm_transfer/translate/size_kb:4: the model is off by more than 25%: 27% slower than upstream" "$work/uptent/report.md" \
+  && [ "$(grep -c "the model is off by more than 25%" "$work/uptent/report.md")" -eq 1 ] \
+  && ok || fail "uptent: the >25% lines: $(grep "the model is off" "$work/uptent/report.md")"
+"$src/scripts/compare.sh" "$work/uptent" >"$work/uptent.cmp" 2>&1 && grep -q "^== transfer: model against upstream$" "$work/uptent.cmp" \
+  && grep -q "^| shm_transfer/submit/size_kb:4/per_submit:4 | 870 ns | 1074 ns | 0.810 \[0.800, 0.820\] |" "$work/uptent.cmp" \
+  && ok || fail "uptent: compare.sh's table: $(tail -12 "$work/uptent.cmp")"
+
 # Bad input: one line, exit 2, no traceback
 expect_bad() {
   local what=$1 rc

@@ -3,7 +3,7 @@
 # (docs/upstream.md): with SHMB_MOONCAKE_SOURCE set (a checkout, or a git
 # directory with SHMB_MOONCAKE_COMMIT), configures a build of this tree with
 # -DSHMB_MOONCAKE_SOURCE in a temporary folder, builds the upstream unit test
-# and runs it, then a short paired allocation run with mooncake_upstream.
+# and runs it, then short paired allocation and transfer runs with mooncake_upstream.
 # Without the variable: skipped (77), and the reason said.
 #   upstream_build.sh SOURCE_DIR
 set -u
@@ -52,4 +52,42 @@ done
   || result "FAIL: a row of mooncake_upstream where upstream code does not run" fail
 grep -q 'mooncake_upstream: .*compiled from commit [0-9a-f]' "$work/alloc.json" \
   || result "FAIL: the run's notes do not name the upstream commit" fail
-result "PASS: upstream Mooncake built from $SHMB_MOONCAKE_SOURCE, its unit test passed, and its alloc_bare / free_bare rows ran paired and verified" pass
+# TENT's rows in a paired transfer run: relocation (translate) and the submit path
+# (submit, 1 and 4 descriptors per submit) beside the model's, each landing checked
+# before and after timing (a wrong one fails the run: exit 1); none where upstream
+# code does not run; without --systems, and in the workload replay, refused (exit 2).
+cmake --build "$work/build" -j 2 --target shm_transfer_bench >>"$work/build.log" 2>&1 \
+  || result "FAIL: build shm_transfer_bench: $(grep -m5 -E 'error|Error' "$work/build.log")" fail
+transfer=$work/build/benchmark/shm/shm_transfer_bench
+for per in 1 4; do
+  "$transfer" --systems=mooncake,flowipc_classic,mooncake_upstream --max_transfer_size_mb=0.0078125 --num_segments=10 \
+    --descriptors_per_submit=$per --time_per_size_ms=20 --shm_prefix="$prefix" --format=json >"$work/t$per.json" 2>"$work/t.err"
+  rc=$?
+  rm -f /dev/shm/"${prefix#/}"*
+  [ "$rc" -eq 0 ] || result "FAIL: the paired transfer run with mooncake_upstream ($per per submit): exit $rc: $(tail -3 "$work/t.err")" fail
+  arg=; [ "$per" -gt 1 ] && arg=/per_submit:$per
+  for kb in 4 8; do
+    for row in translate/size_kb:$kb/system:mooncake_upstream translate/size_kb:$kb/system:mooncake_upstream/vs:mooncake \
+               submit/size_kb:$kb$arg/system:mooncake submit/size_kb:$kb$arg/system:mooncake_upstream \
+               submit/size_kb:$kb$arg/system:mooncake_upstream/vs:mooncake submit/size_kb:$kb$arg/system:mooncake_control/vs:mooncake \
+               request/size_kb:$kb$arg/system:flowipc_classic/vs:mooncake; do
+      grep -q "\"name\": *\"shm_transfer/$row\"" "$work/t$per.json" || result "FAIL: no row shm_transfer/$row ($per per submit)" fail
+    done
+  done
+  ! grep -q '"name": *"shm_transfer/\(request\|request_path\)/[^"]*system:mooncake_upstream' "$work/t$per.json" \
+    || result "FAIL: a transfer row of mooncake_upstream where upstream code does not run" fail
+  ! grep -q '"name": *"shm_transfer/submit/[^"]*system:flowipc_classic' "$work/t$per.json" \
+    || result "FAIL: a submit row of flowipc_classic (submit pairs the model with upstream)" fail
+  grep -q 'mooncake_upstream: .*TENT.*compiled from commit [0-9a-f]' "$work/t$per.json" \
+    || result "FAIL: the transfer run's notes do not name the upstream commit" fail
+done
+for bad in "--systems=mooncake,mooncake_upstream --zero_copy" "--system=mooncake_upstream" \
+           "--systems=flowipc_classic,mooncake,mooncake_upstream" \
+           "--systems=mooncake,mooncake_upstream --workload=synthetic"; do
+  # shellcheck disable=SC2086
+  "$transfer" $bad --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] || result "FAIL: $bad: exit $rc: $(cat "$work/bad.err")" fail
+done
+[ -z "$(ls /dev/shm | grep -e "^${prefix#/}")" ] || result "FAIL: SHM left: $(ls /dev/shm | head)" fail
+result "PASS: upstream Mooncake built from $SHMB_MOONCAKE_SOURCE, its unit test passed, its alloc_bare / free_bare rows and TENT's translate / submit rows ran paired and verified" pass

@@ -13,7 +13,9 @@
  * allocation benchmark's mooncake_upstream rows (alloc_bare, free_bare):
  * paired beside the model and alone (--system), verified like offset_bare's:
  * a block swapped with its neighbour (in range, disjoint, but not its
- * handle's) fails the run, and so does a block not freed. */
+ * handle's) fails the run, and so does a block not freed. And the transfer
+ * benchmark's mooncake_upstream view (translate, submit): landings checked,
+ * a wrong one or an uncovered part failing the run. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -29,6 +31,7 @@
 #include <cmocka.h>
 
 #include "alloc/alloc_internal.h"
+#include "transfer/transfer_internal.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 
@@ -408,6 +411,58 @@ static void test_alloc_rows_system_and_faults(void **state)
     assert_int_equal(our_alloc_segments(), 0);
 }
 
+/* The transfer benchmark's view of TENT (src/transfer/transfer_upstream.c),
+ * 10 buffers, 4 descriptors per submit: translate and submit land where its
+ * start checked, and pass the landing check; planted: the relocation's
+ * landing checked as a submit's (another mapping: -EPROTO), a part upstream
+ * code does not run and a submit past the buffers each count a miss, which
+ * fails the run (-EPROTO, why naming mooncake_upstream). */
+static void test_transfer_view(void **state)
+{
+    (void)state;
+    if (!shmb_upstream_tent_available()) {
+        skip();
+        return;
+    }
+    char why[256] = "";
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.translate = 1;
+    c.system = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+    c.num_segments = 10;
+    c.descriptors_per_submit = 4;
+    c.threads = 1;
+    shmb_transfer_run_t r;
+    shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
+    char prefix[48];
+    snprintf(prefix, sizeof(prefix), "/shmb_tv_%ld_", (long)getpid());
+    assert_int_equal(shmb_segment_create(&r.src, prefix, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_create(&r.dst, prefix, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+    assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
+    assert_int_equal(our_tent_buffers(), 10 + 1);
+    const shmb_transfer_part_t parts[] = {SHMB_TRANSFER_TRANSLATE, SHMB_TRANSFER_SUBMIT};
+    for (int k = 0; k < 2; k++) {
+        shmb_transfer_upstream_part(&r, parts[k], 4096, 3);
+        assert_int_equal(r.translation.missed, 0);
+        assert_int_equal(shmb_transfer_upstream_check(&r, parts[k]), 0);
+    }
+    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_TRANSLATE, 4096, 1);
+    assert_int_equal(shmb_transfer_upstream_check(&r, SHMB_TRANSFER_SUBMIT), -EPROTO);
+    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_REQUEST, 4096, 1);
+    assert_int_equal(r.translation.missed, 1);
+    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_SUBMIT, 65536, 1); /* descriptor 1 at 64 KB: past it */
+    assert_int_equal(r.translation.missed, 2);
+    assert_int_equal(shmb_transfer_bench_verify_translations(&r), -EPROTO);
+    assert_non_null(strstr(why, "mooncake_upstream"));
+    shmb_transfer_bench_copier_stop(&r);
+    assert_null(r.translation.upstream);
+    assert_int_equal(our_tent_buffers(), 0);
+    assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
+    assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_tent_request_lands),
         cmocka_unit_test(test_alloc_rows_paired),
         cmocka_unit_test(test_alloc_rows_system_and_faults),
+        cmocka_unit_test(test_transfer_view),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tent_buffers);
 }

@@ -569,9 +569,10 @@ static void test_parts_planted_fault(void **state)
 {
     (void)state;
     char why[256] = "";
-    /* without a hand-off link, zero_copy is the whole request (mooncake's side of it) */
+    /* without a hand-off link, zero_copy is the whole request (mooncake's side of it); submit is
+     * the request path calling the translation, no copy: it misses where the request does */
     const unsigned path = 1u << SHMB_TRANSFER_REQUEST_PATH,
-                   request = 1u << SHMB_TRANSFER_REQUEST | 1u << SHMB_TRANSFER_ZERO_COPY;
+                   request = 1u << SHMB_TRANSFER_REQUEST | 1u << SHMB_TRANSFER_ZERO_COPY | 1u << SHMB_TRANSFER_SUBMIT;
     const unsigned translate = 1u << SHMB_TRANSFER_TRANSLATE;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
@@ -607,6 +608,7 @@ static void test_parts_planted_fault(void **state)
     copier_down(&r);
     assert_null(shmb_transfer_part_name(SHMB_TRANSFER_COPY));
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
+    assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_SUBMIT), "submit");
 }
 
 /* ---- the object hand-off (src/transfer/transfer_handoff.c) ---- */

@@ -142,12 +142,13 @@ static void test_paired_rows(void **state)
 }
 
 /* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
- * baseline, above SHMB_TRANSFER_MAX_THREADS; 0 and 1 are one submitter. */
+ * baseline, above SHMB_TRANSFER_MAX_THREADS, beside mooncake_upstream; 0 and
+ * 1 are one submitter. */
 static void test_refused(void **state)
 {
     (void)state;
-    shmb_transfer_config_t bad[5];
-    for (int k = 0; k < 5; k++) {
+    shmb_transfer_config_t bad[6];
+    for (int k = 0; k < 6; k++) {
         bad[k] = small();
         bad[k].submitters = 2;
         bad[k].nsystems = 2;
@@ -159,7 +160,8 @@ static void test_refused(void **state)
     bad[2].threads = 2;
     bad[3].systems[0] = bad[3].systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     bad[4].submitters = SHMB_TRANSFER_MAX_THREADS + 1;
-    for (int k = 0; k < 5; k++)
+    bad[5].systems[1] = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
+    for (int k = 0; k < 6; k++)
         assert_int_equal(shmb_transfer_bench_config_check(&bad[k]), -EINVAL);
     for (int n = 0; n <= 2; n++) {
         shmb_transfer_config_t one = small();
