@@ -145,7 +145,11 @@ def axes_section(folder):
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
             "the buffers and the descriptors per submit, %s; along the sizes, %s; along the submitters, the "
             "first rule, else the second. A point without an interval, or whose A/A control is off by "
-            "%s or more, is undecided and counts as not saving enough.%s" % (
+            "%s or more, is undecided and counts as not saving enough. Along the buffers, Mooncake's "
+            "relocation walks its mapped buffers in its hash map's order until one holds the range: each point "
+            "is one destination (the middle buffer) at its place in that walk, not a mean over destinations, "
+            "and at 1000 buffers that place differed between the model and TENT's own code "
+            "(docs/models.md).%s" % (
                 RULE[True] % fmt_pct(PRACTICAL_CHANGE), RULE[False] % fmt_pct(PRACTICAL_CHANGE),
                 fmt_pct(PRACTICAL_CHANGE), write_path_legend(folder)), ""]
     for axis in axes.values():

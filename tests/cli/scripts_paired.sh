@@ -187,6 +187,7 @@ grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 1000 r
   && ok || fail "axes even: the break-even sentences: $(grep "^- " "$work/axes.md")"
 grep -q "The break-even rule: along the buffers and the descriptors per submit, the first point from which the lower end of the saving's 95% interval stays at 5.0% of Mooncake's request or more" "$work/axes.md" \
   && grep -q "its request is its write path" "$work/axes.md" && grep -qx "!\[axes\](axes.png)" "$work/axes.md" \
+  && grep -q "each point is one destination (the middle buffer) at its place in that walk, not a mean" "$work/axes.md" \
   && [ "$(grep -c "(axes.png)" "$work/axes_even/report.md")" -eq 1 ] \
   && ! grep -q "Not swept" "$work/axes.md" \
   && ok || fail "axes even: the legend, the plot or a line on an axis not swept"
