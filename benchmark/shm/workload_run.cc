@@ -236,8 +236,8 @@ int RunWorkload()
     report.rate_is_bytes = 1;
     shmb_notes_t store = {};
     const std::string path = shmb::internal::Printable(FLAGS_workload);
-    int noted = shmb_notes_workload(&report, &store, &wc, &totals, FLAGS_workload == "synthetic" ? nullptr : path.c_str(),
-                                    FLAGS_seed, FLAGS_backing.c_str());
+    const char* source = FLAGS_workload == "synthetic" ? nullptr : path.c_str();
+    int noted = shmb_notes_workload(&report, &store, &wc, &totals, source, FLAGS_seed, FLAGS_backing.c_str());
     if (noted >= 0 && wc.nsystems)
         noted = shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems);
     if (noted < 0)

@@ -109,8 +109,8 @@ static void test_layer(void **state)
     const char *const want[MAX_LINES] = {
         SYNTHETIC CLOSED, TOY,
         "fan-out: block_tokens=512 granularity=layer: every block of a request's input moves whole; " CUT,
-        "per request: descriptors mean 64.0, bytes mean 1.50 MiB, largest 3.00 MiB", TMPFS, ROWS "per descriptor" ROWS_REST,
-        GBS, NULL};
+        "per request: descriptors mean 64.0, bytes mean 1.50 MiB, largest 3.00 MiB", TMPFS,
+        ROWS "per descriptor" ROWS_REST, GBS, NULL};
     expect(&c, &t, NULL, want);
 }
 
