@@ -1,12 +1,10 @@
 // shm_transfer_bench --workload, and its paired replay (--systems): the
 // KV-cache replay's flags checked, its stream read, the library's replay run
 // per system (or paired) and its report (shmbench/workload.h; docs/workload.md).
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "bench_common.h"
 #include "bench_internal.h"
@@ -82,164 +80,12 @@ void ReadStream(shmb_workload_stream_t* stream, uint64_t requests)
                         std::string("synthetic, or a trace file; reading this one failed: ") + std::strerror(-ret));
 }
 
-std::string Fixed(double v)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%.1f", v);
-    return buf;
-}
-
+// "1.50 MiB": a size in the replay's refusals.
 std::string Mib(double bytes)
 {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.2f MiB", bytes / 1048576.0);
     return buf;
-}
-
-// "<=32 KiB" for the class (16 KiB, 32 KiB] of shmb_workload_totals_t's sizes.
-std::string SizeClass(unsigned i)
-{
-    static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    return "<=" + std::to_string(1ull << (i % 10)) + " " + units[i / 10];
-}
-
-// sglang's submits: one per request, split where a request has more
-// descriptors than one submit takes.
-std::string SglangSubmits(const shmb_workload_totals_t& t)
-{
-    const uint64_t per = SHMB_TRANSFER_MAX_PER_SUBMIT;
-    std::string s = "submits: one per request (sglang): request_path and request give all of a request's descriptors "
-                    "to one submit (shmb_mooncake_engine_submit_n), each translated and copied by the system, odd ones "
-                    "read from 64 B before their place so that TENT merges none; SHM-jemalloc's request: its write "
-                    "path, a submit per descriptor";
-    if (t.descriptors_max > per)
-        s += "; at most " + std::to_string(per) + " descriptors per submit: a request of more takes as many submits "
-             "as that needs (the largest: " + std::to_string((t.descriptors_max + per - 1) / per) + ")";
-    return s;
-}
-
-// The engines' layouts, in as many lines as the layer layout's (a paired
-// run's notes fill the report's 15): what a descriptor is, how the replay
-// submits them (vllm one per batch, where vLLM posts a request's as one;
-// sglang a request's in one, as SGLang does), descriptors per request and
-// their sizes.
-std::vector<std::string> LayoutNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
-{
-    const shmb_workload_shape_t& sh = wc.shape;
-    const shmb_workload_model_t* m = sh.model;
-    const bool vllm = sh.layout == SHMB_WORKLOAD_LAYOUT_VLLM;
-    const std::string tp = std::to_string(sh.tp);
-    const std::string heads = m->latent_dim ? "MLA: the whole latent, replicated on every TP rank"
-                                            : "one TP rank's KV heads (" +
-                                                  std::to_string(m->kv_heads >= sh.tp ? m->kv_heads / sh.tp : 1) +
-                                                  " of " + std::to_string(m->kv_heads) + ")";
-    std::string sizes = "descriptor sizes (all requests): mean " + Fixed(t.bytes_mean / t.descriptors_mean) + " B;";
-    uint64_t all = 0;
-    for (uint64_t n : t.sizes)
-        all += n;
-    for (unsigned i = 0; i < 65; i++)
-        if (t.sizes[i])
-            sizes += " " + SizeClass(i) + ": " + std::to_string(t.sizes[i]) + " (" +
-                     Fixed(100.0 * static_cast<double>(t.sizes[i]) / static_cast<double>(all)) + "%)";
-    return {
-        "fan-out: layout=" + std::string(shmb_workload_layout_name(sh.layout)) + " block_tokens=" +
-            std::to_string(sh.block_tokens) + " tp=" + tp + ": a descriptor per (layer, " +
-            (m->latent_dim ? "" : "K|V, ") + (vllm ? "block" : "run of block_tokens contiguous tokens") + "), " +
-            heads + (vllm ? "; as vLLM's NIXL connector registers and reads them; every block moves whole; "
-                          : "; as SGLang's Mooncake sender merges contiguous pages; the last run only its tokens; ") +
-            std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
-            std::to_string(sh.max_request_bytes >> 20) + "; submit: " +
-            (vllm ? "vLLM posts a request's descriptors as one NIXL transfer; this replay submits each descriptor as "
-                    "its own batch of one (the engine model takes one per call), so request_path pays a batch's fixed "
-                    "costs per descriptor: an upper bound"
-                  : "SGLang submits a request's descriptors in one batch_transfer_sync; " + SglangSubmits(t)),
-        "per request: descriptors mean " + Fixed(t.descriptors_mean) + " (min " + std::to_string(t.descriptors_min) +
-            ", max " + std::to_string(t.descriptors_max) + "), bytes mean " + Mib(t.bytes_mean) + ", largest " +
-            Mib(static_cast<double>(t.max_bytes)) + "; " + sizes,
-    };
-}
-
-bool Batched(const shmb_workload_config_t& wc)
-{
-    return shmb_workload_per_submit(&wc.shape) > 1;
-}
-
-// The header line of src and dst: on tmpfs as the sweep's, on another
-// backing the sweep's backing note with what the kernel granted.
-std::string BackingNote(const shmb_workload_config_t& wc)
-{
-    if (wc.backing.kind == SHMB_BACKING_TMPFS)
-        return "backing: tmpfs (shm_open in /dev/shm, 4 KiB pages): src, dst reserved with posix_fallocate, touched "
-               "before timing";
-    shmb_notes_t store = {};
-    const std::string how = std::string("descriptor k copies src[k*d,(k+1)*d) to dst at the same offset") +
-                            (Batched(wc) ? " (sglang's request: odd k from 64 B before)" : "");
-    const char* note = shmb_notes_backing(&store, &wc.backing, wc.granted, how.c_str());
-    return note ? note : "backing: " + FLAGS_backing;
-}
-
-// The run's facts, one per header line (and in the JSON context's notes).
-std::vector<std::string> WorkloadNotes(const shmb_workload_config_t& wc, const shmb_workload_totals_t& t)
-{
-    const shmb_workload_model_t* m = wc.shape.model;
-    const std::string shape = m->latent_dim
-                                  ? "MLA latent " + std::to_string(m->latent_dim)
-                                  : std::to_string(m->kv_heads) + " KV heads x " + std::to_string(m->head_dim);
-    const std::string source = FLAGS_workload == "synthetic" ? "synthetic (seed " + std::to_string(FLAGS_seed) + ")"
-                                                             : "trace " + shmb::internal::Printable(FLAGS_workload);
-    char speed[32];
-    std::snprintf(speed, sizeof(speed), "%g", wc.speed);
-    const std::string how =
-        wc.open_loop ? std::string("arrivals=trace: issued open-loop at timestamp / ") + speed +
-                           " by an issuing thread, served in order by one worker; latency from each request's intended "
-                           "start (no coordinated omission); the worker poisons dst before a request and verifies it "
-                           "after (untimed, but a request already due waits for them)"
-                     : "replayed back to back (arrivals order them; nothing waits)";
-    std::vector<std::string> notes = {
-        "workload: " + source + ": " + std::to_string(t.requests) + " requests, arrivals over " +
-            std::to_string(t.span_ms) + " ms, " + how,
-        "model: " + std::string(m->name) + " (" + std::to_string(m->layers) + " layers, " + shape + ", " +
-            std::to_string(m->dtype_bytes) + " B per element: " + std::to_string(shmb_workload_token_layer_bytes(m)) +
-            " B per token per layer; " + m->source + ")",
-    };
-    std::vector<std::string> fanout = {
-        "fan-out: block_tokens=" + std::to_string(wc.shape.block_tokens) + " granularity=" +
-            shmb_workload_granularity_name(wc.shape.granularity) + ": every block of a request's input moves whole; " +
-            std::to_string(t.clipped) + " of " + std::to_string(t.requests) + " requests cut to --max_request_mb=" +
-            std::to_string(wc.shape.max_request_bytes >> 20),
-        "per request: descriptors mean " + Fixed(t.descriptors_mean) + ", bytes mean " + Mib(t.bytes_mean) +
-            ", largest " + Mib(static_cast<double>(t.max_bytes)),
-    };
-    if (wc.shape.layout != SHMB_WORKLOAD_LAYOUT_LAYER)
-        fanout = LayoutNotes(wc, t);
-    notes.insert(notes.end(), fanout.begin(), fanout.end());
-    if (wc.shape.reuse)
-        notes.push_back("reuse: on: " + std::to_string(t.hits) + " of " + std::to_string(t.hash_ids) +
-                        " blocks (hash ids) hit, seen on an earlier line (" +
-                        Fixed(t.hash_ids ? 100.0 * static_cast<double>(t.hits) / static_cast<double>(t.hash_ids) : 0) +
-                        "%); a request moves only its missed blocks (input_length - hits x 512 tokens), the figures "
-                        "above are of those; " + std::to_string(t.wholly_hit) +
-                        " requests wholly hit move nothing and are not replayed");
-    const bool batched = Batched(wc);
-    notes.insert(notes.end(), {
-        BackingNote(wc),
-        wc.open_loop
-            ? "rows: ns per request (p50, p99, p999 over requests); request: its service, " +
-                  std::string(batched ? "one submit of the request's descriptors through the request path"
-                                      : "one pass of the request path") +
-                  " calling translation and copy per descriptor (SHM-jemalloc: its write path, each descriptor handed "
-                  "over), start to done; latency: done - the request's intended start"
-            : "rows: ns per request (p50, p99, p999 over requests); request_path: TENT's submit path " +
-                  std::string(batched ? "(one submit of the request's descriptors)" : "per descriptor") +
-                  ", no translation, no copy; translate: the system's translation of every descriptor; copy: every "
-                  "descriptor's copy; request: the request path calling both per descriptor; note: share of the "
-                  "request p50",
-        wc.open_loop ? "GB_s = bytes of all requests / their service time; dst poisoned before each request and "
-                       "every descriptor's bytes verified after it, every translation checked (untimed)"
-                     : "GB_s = bytes of all requests / their time; dst poisoned before copy and request and every "
-                       "descriptor's bytes verified after each, every translation checked (untimed)",
-    });
-    return notes;
 }
 
 // --write_trace: the stream as a trace file, into the output opened before
@@ -390,12 +236,14 @@ int RunWorkload()
     });
     shmb_workload_stream_free(&stream);
 
-    std::vector<std::string> notes = WorkloadNotes(wc, totals);
     shmb_report_t report = NewReport("shm_transfer/workload", shmb::SystemLine(), 0, "part");
     report.rate_is_bytes = 1;
-    AddNotes(&report, notes);
     shmb_notes_t store = {};
-    const int noted = wc.nsystems ? shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems) : 0;
+    const std::string path = shmb::internal::Printable(FLAGS_workload);
+    const char* source = FLAGS_workload == "synthetic" ? nullptr : path.c_str();
+    int noted = shmb_notes_workload(&report, &store, &wc, &totals, source, FLAGS_seed, FLAGS_backing.c_str());
+    if (noted >= 0 && wc.nsystems)
+        noted = shmb_notes_transfer_paired(&report, &store, wc.systems, wc.nsystems);
     if (noted < 0)
         shmb::Fail(noted, "composing the notes");
     shmb::WriteReport(&report, &rows);

@@ -15,6 +15,7 @@
 #include "shmbench/paths.h"
 #include "shmbench/progress.h"
 #include "shmbench/mooncake.h"
+#include "shmbench/notes.h"
 #include "shmbench/paired.h"
 #include "shmbench/report.h"
 
@@ -268,6 +269,13 @@ uint64_t shmb_workload_shm_bytes(const shmb_workload_totals_t *t);
  * in /dev/shm. */
 int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
                       char *why, size_t why_cap);
+
+/* The replay's notes (shmbench/notes.h) for cfg after its run and t: the
+ * stream (trace: its path as printed, NULL: synthetic of seed), model,
+ * fan-out, reuse, src and dst on cfg->backing (`backing`, as the user typed
+ * it, when the library has no note for it), the rows. */
+int shmb_notes_workload(shmb_report_t *report, shmb_notes_t *store, const shmb_workload_config_t *cfg,
+                        const shmb_workload_totals_t *t, const char *trace, uint64_t seed, const char *backing);
 
 #ifdef __cplusplus
 }
