@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,7 +117,8 @@ static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
 /* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
  * two submitters, every byte checked (verify): request_path, translate and
  * request of mooncake, SHM-classic and the control named .../threads:2/...,
- * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row. */
+ * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row
+ * (the CPUs allowed not known: never enough for its borrowers). */
 static void test_paired_rows(void **state)
 {
     (void)state;
@@ -174,7 +176,7 @@ static int children(void)
 /* A thread that keeps the most children seen at once, until told to stop. */
 typedef struct watch {
     pthread_t thread;
-    volatile int stop;
+    atomic_int stop;
     int most;
 } watch_t;
 
