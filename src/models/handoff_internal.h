@@ -136,6 +136,7 @@ typedef struct shmb_handoff_link {
     size_t pools_known;
     uint64_t peer_frees;                /* SHM-classic: the borrower process's frees, as it acknowledged */
     uint64_t next[SHMB_SYSTEMS]; /* the lender's next hand-off number, per flavour */
+    uint64_t wrong_tag;                 /* test hook (0 in a real run): the wrong_tag hook's, this link alone */
     shmb_samples_t pool_lends;          /* SHM-jemalloc: ns of each pool's lend round trip */
     char *why;
     size_t why_cap;

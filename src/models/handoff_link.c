@@ -125,7 +125,8 @@ void *shmb_handoff_object_addr(int f, const shmb_handoff_object_t *o)
 int shmb_handoff_link_construct(link_t *l, int f, size_t bytes, shmb_handoff_object_t *o)
 {
     const uint64_t k = l->next[f]++;
-    const uint64_t tag = handoff_tag(l->seed, f, k) + (shmb_handoff_bench_wrong_tag == k + 1);
+    const int wrong = shmb_handoff_bench_wrong_tag == k + 1 || l->wrong_tag == k + 1;
+    const uint64_t tag = handoff_tag(l->seed, f, k) + (uint64_t)wrong;
     int ret = f == HANDOFF_JEMALLOC ? shmb_fipc_lender_construct(l->lender, bytes, &o->j)
                                     : shmb_fipc_classic_construct(l->arena, bytes, &o->c);
     if (ret < 0)

@@ -100,8 +100,13 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
 /* -EINVAL unless cfg's sizes, transfers, threads and translation can run. */
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
 
+/* The CPU rule of --submitters: SHM-jemalloc's submitters each hand over to
+ * a borrower process of their own, so it is measured only with one
+ * submitter or cpus_allowed >= 2 x submitters (0: not known, never enough). */
+int shmb_transfer_jemalloc_fits(int submitters, int cpus_allowed);
+
 /* The systems a paired run measures into out: cfg's, less flowipc_jemalloc
- * with submitters > 1 (a submitter per hand-off link is not built); how many. */
+ * where shmb_transfer_jemalloc_fits(cfg's submitters, cpus_allowed) is 0; how many. */
 size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out);
 
 /* -EINVAL unless systems[0..n) can pair: 2 to SHMB_PAIRED_MAX_SYSTEMS, the last the first. */
@@ -318,6 +323,10 @@ int shmb_transfer_peer_first_write(shmb_transfer_run_t *r, shmb_copy_method_t m,
 int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 
 /* ---- transfer_paired.c ---- */
+
+/* Test hook, 0 in a real run: n gives submitter 1's own hand-off link a
+ * wrong tag at its hand-off n - 1 (the link's wrong_tag). */
+extern uint64_t shmb_transfer_bench_submitter_wrong_tag;
 
 /* The paired run of shmb_transfer_bench_run (cfg checked, nsystems > 0)
  * over sizes[0..nsizes), the request copying with `first`. */

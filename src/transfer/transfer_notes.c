@@ -8,9 +8,7 @@
 #include "base/notes_internal.h"
 #include "shmbench/copy.h"
 #include "shmbench/paired.h"
-#include "shmbench/sysinfo.h"
 
-#define CPU_LIST_MAX 4096 /* the allowed CPUs read, at most */
 static const char *transfer_peer(shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {
     const size_t start = s->used;
@@ -97,7 +95,8 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
 }
 
 /* --submitters: what a threads:N row is, where the submitters run, and
- * SHM-jemalloc's rows left out (its hand-off link is one borrower process). */
+ * SHM-jemalloc's borrower per submitter, or its rows left out where the
+ * CPUs allowed cannot run a submitter and a borrower each. */
 static void submitters_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {
     const int k = cfg->submitters;
@@ -114,15 +113,19 @@ static void submitters_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_
         any |= cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     if (!any)
         return;
-    int cpus[CPU_LIST_MAX];
-    const int allowed = shmb_sysinfo_allowed_cpus(cpus, CPU_LIST_MAX);
+    const int allowed = cfg->cpus_allowed;
     at = s->used;
-    if (allowed > 0 && allowed < 2 * k)
+    if (shmb_transfer_jemalloc_fits(k, allowed))
+        shmb_notes_put(s, "flowipc_jemalloc: each submitter hands over through a link of its own (its arena, "
+                          "session and borrower process, as a Flow-IPC process with a session per peer), each "
+                          "checked before and after the rounds; %d CPUs allowed, %d needed (a submitter and its "
+                          "borrower each)", allowed, 2 * k);
+    else if (allowed > 0)
         shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: needs %d CPUs (a submitter and its "
                           "borrower process each), %d allowed", k, 2 * k, allowed);
     else
-        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: its write path hands over through "
-                          "one borrower process, and a borrower per submitter is not built", k);
+        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: needs %d CPUs (a submitter and its "
+                          "borrower process each), the CPUs allowed not known", k, 2 * k);
     shmb_notes_add(l, shmb_notes_end(s, at));
 }
 

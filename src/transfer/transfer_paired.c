@@ -2,7 +2,8 @@
  * src, dst and crew; per size, each paired part's rounds of one batch per
  * system in shmb_paired_run's order, the copy rows once (docs/transfer.md,
  * "Paired"). With submitters, each batch is run by that many threads at
- * once over the system's one translation and engine. */
+ * once over the system's one translation and engine; SHM-jemalloc's each
+ * hand over through a link and borrower process of their own. */
 #include "transfer_internal.h"
 
 #include "base/crew_internal.h"
@@ -19,6 +20,8 @@
  * their count, so that each call starts the order where the last left
  * it, and the samples grow with the rounds the budget allows. */
 #define CHUNK_ROUNDS 64
+
+uint64_t shmb_transfer_bench_submitter_wrong_tag;
 
 typedef struct paired {
     shmb_transfer_run_t base; /* src, dst, the crew; the copy rows */
@@ -305,9 +308,21 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
     return ret;
 }
 
+/* Submitter m's own hand-off link and borrower process, forked before the
+ * crew pins this thread (a borrower inherits its affinity). */
+static int own_link(shmb_transfer_run_t *sub, int m, uint64_t max)
+{
+    sub->translation.handoff = NULL;
+    int ret = shmb_transfer_handoff_writer(sub, max);
+    if (ret == 0 && m == 1)
+        sub->translation.handoff->wrong_tag = shmb_transfer_bench_submitter_wrong_tag;
+    return ret;
+}
+
 /* k > 1: each system's submitters 1..k-1, each a stride further into dst
- * (a submit's descriptors of the largest size), and the crew that runs
- * them with the views, pinned from cfg->cpu on as --threads' crews. */
+ * (a submit's descriptors of the largest size), SHM-jemalloc's each with
+ * its own link, and the crew that runs them with the views, pinned from
+ * cfg->cpu on as --threads' crews. */
 static int submitters_start(paired_t *p, uint64_t max)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
@@ -322,20 +337,29 @@ static int submitters_start(paired_t *p, uint64_t max)
         return shmb_error_record("malloc", ENOMEM, NULL);
     int ret = 0;
     for (size_t s = 0; s < p->n; s++)
-        for (int m = 1; m < p->k && ret == 0; m++)
+        for (int m = 1; m < p->k && ret == 0; m++) {
             ret = shmb_transfer_submitter_start(view_of(p, s, m), &p->views[s], (uint64_t)m * stride);
+            if (ret == 0 && p->views[s].translation.handoff)
+                ret = own_link(view_of(p, s, m), m, max);
+        }
     const shmb_crew_config_t cc = {.threads = p->k, .cpu = cfg->cpu, .pin = SHMB_CREW_PIN_OWN, .caller_joins = 1};
     return ret < 0 ? ret : shmb_crew_start(&p->crew, &cc);
 }
 
-static void submitters_stop(paired_t *p)
+/* What submitters_start made undone, their links' borrowers reaped: ret,
+ * or the first stop's error when it had none. */
+static int submitters_stop(paired_t *p, int ret)
 {
     shmb_crew_stop(p->crew);
-    for (size_t i = 0; p->subs && i < p->n * (size_t)(p->k - 1); i++)
+    for (size_t i = 0; p->subs && i < p->n * (size_t)(p->k - 1); i++) {
+        if (p->subs[i].translation.handoff != p->link)
+            ret = shmb_transfer_handoff_close(p->subs[i].translation.handoff, ret);
         shmb_transfer_submitter_stop(&p->subs[i]);
+    }
     free(p->subs);
     free(p->t0);
     free(p->t1);
+    return ret;
 }
 
 int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t *sizes, size_t nsizes,
@@ -360,7 +384,7 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
         shmb_transfer_progress_size(cfg->progress, &kb, sizes[i], "paired ");
         ret = measure_size(p, rows, sizes[i], first);
     }
-    submitters_stop(p);
+    ret = submitters_stop(p, ret);
     for (size_t s = 0; s < p->n; s++) {
         shmb_transfer_bench_translation_stop(&p->views[s]);
         free(p->samples[s]);

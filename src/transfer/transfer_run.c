@@ -34,9 +34,11 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     const uint64_t dsts = cfg->submitters > 1 ? (uint64_t)cfg->submitters : 1; /* dst: a part per submitter */
     *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * (1 + dsts) + (cfg->cold ? max : 0) : 0;
     const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
-    for (size_t i = 0; i < cfg->nsystems; i++) /* each hand-off flavour: a pool or arena, room for two objects */
-        *bytes += cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && (cfg->zero_copy || cfg->systems[i] ==
-                                                             SHMB_SYSTEM_FLOWIPC_JEMALLOC) ? 2 * max : 0;
+    /* each hand-off flavour: a pool or arena per link (SHM-jemalloc's a link per submitter), two objects' room */
+    const uint64_t links = shmb_transfer_jemalloc_fits(cfg->submitters, cfg->cpus_allowed) ? dsts : 1;
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        *bytes += cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? 2 * max * links
+                  : cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && cfg->zero_copy ? 2 * max : 0;
     *bytes += jemalloc ? 2 * max : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
@@ -82,11 +84,17 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
     return shmb_transfer_systems_check(models, cfg->nsystems);
 }
 
+int shmb_transfer_jemalloc_fits(int submitters, int cpus_allowed)
+{
+    return submitters <= 1 || cpus_allowed >= 2 * submitters;
+}
+
 size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out)
 {
+    const int jemalloc = shmb_transfer_jemalloc_fits(cfg->submitters, cfg->cpus_allowed);
     size_t n = 0;
     for (size_t s = 0; s < cfg->nsystems; s++)
-        if (cfg->submitters <= 1 || cfg->systems[s] != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+        if (jemalloc || cfg->systems[s] != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
             out[n++] = cfg->systems[s];
     return n;
 }

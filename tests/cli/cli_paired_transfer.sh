@@ -183,33 +183,44 @@ expect_usage_error "$bin" descriptors_per_submit "${small[@]}" --systems=mooncak
 # --submitters=2: each system's batch run by 2 threads at once over its one
 # registrations, engine and translation, each into its own part of dst: the
 # rows .../threads:2/..., each system's and each ratio, the control's too,
-# verified (--verify_data), the copy row once at 1 thread; SHM-jemalloc left
-# out with one line why; refused at 0, above the CPUs allowed, in the --system
+# verified (--verify_data), the copy row once at 1 thread; SHM-jemalloc (a
+# borrower process per submitter) measured with 4 CPUs allowed, else left out
+# with one line why; refused at 0, above the CPUs allowed, in the --system
 # sweep, with --threads or --zero_copy, jemalloc as the baseline, a replay.
 cpus=$(nproc)
 if [ "$cpus" -ge 2 ]; then
   "$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --submitters=2 --verify_data \
     --json_out="$work/s.json" >"$work/s.txt" 2>"$work/s.err" || fail "--submitters=2: exit $?: $(cat "$work/s.err")"
-  "$python" - "$work/s.json" <<'EOF' && ok || fail "--submitters=2 rows (the assertion above)"
+  "$python" - "$work/s.json" "$cpus" <<'EOF' && ok || fail "--submitters=2 rows (the assertion above)"
 import json, sys
 rows = json.load(open(sys.argv[1]))["benchmarks"]
 names = [r["name"] for r in rows]
+systems = ("mooncake", "flowipc_classic") + (("flowipc_jemalloc",) if int(sys.argv[2]) >= 4 else ())
 want = []
 for part in ("request_path", "translate", "request"):
     base = "shm_transfer/%s/size_kb:4/threads:2/system:" % part
-    want += [base + s for s in ("mooncake", "flowipc_classic", "mooncake_control")]
-    want += [base + s + "/vs:mooncake" for s in ("flowipc_classic", "mooncake_control")]
+    want += [base + s for s in systems + ("mooncake_control",)]
+    want += [base + s + "/vs:mooncake" for s in systems[1:] + ("mooncake_control",)]
     if part == "translate":
         want.append("shm_transfer/memcpy/size_kb:4")
+if len(systems) == 3:
+    want.append("shm_transfer/copy_out/size_kb:4")
 assert names == want, names
 for r in rows:
-    assert r["threads"] == (1 if "memcpy" in r["name"] else 2), r
+    assert r["threads"] == (1 if "memcpy" in r["name"] or "copy_out" in r["name"] else 2), r
     if "/vs:" in r["name"]:
         assert "ratio" in r and "ratio_lo" in r and r["rounds"] >= 6, r
 EOF
+  if [ "$cpus" -ge 4 ]; then
+    jemalloc="^# flowipc_jemalloc: each submitter hands over through a link of its own"
+    measured="mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control"
+  else
+    jemalloc="^# flowipc_jemalloc: not measured with 2 submitters: needs 4 CPUs"
+    measured="mooncake, flowipc_classic, mooncake_control"
+  fi
   grep -qF "# threads:2: each round, each system's batch run by 2 threads at once" "$work/s.txt" \
-    && grep -qE "^# flowipc_jemalloc: not measured with 2 submitters: (needs 4 CPUs|its write path hands over)" "$work/s.txt" \
-    && grep -qF "# paired run (--systems): mooncake, flowipc_classic, mooncake_control measured" "$work/s.txt" \
+    && grep -qE "$jemalloc" "$work/s.txt" \
+    && grep -qF "# paired run (--systems): $measured measured" "$work/s.txt" \
     && ok || fail "--submitters=2: the header's lines: $(grep -A1 "threads:2\|jemalloc: not" "$work/s.txt")"
   [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "--submitters=2 left segments under /$prefix"
 fi

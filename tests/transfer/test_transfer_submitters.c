@@ -1,15 +1,21 @@
 /* Submitters (cfg->submitters): each submitter of a system writes its own
  * part of dst over the system's one translation and engine, and a wrong
  * destination of submitter 1 fails its check; a paired run with two gives
- * the rows threads:2 of the systems it measures (SHM-jemalloc left out);
+ * the rows threads:2 of the systems it measures (SHM-jemalloc only where
+ * the CPUs allowed fit a borrower process per submitter, each checked);
  * refused where it does not apply. */
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -17,6 +23,8 @@
 #include "shmbench/copy.h"
 #include "shmbench/segment.h"
 #include "transfer/transfer_internal.h"
+
+#include "base/notes_internal.h"
 
 #define PREFIX shmb_test_prefix()
 #define STRIDE 16384 /* submitter 1's part of dst starts here */
@@ -109,7 +117,8 @@ static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
 /* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
  * two submitters, every byte checked (verify): request_path, translate and
  * request of mooncake, SHM-classic and the control named .../threads:2/...,
- * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row. */
+ * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row
+ * (the CPUs allowed not known: never enough for its borrowers). */
 static void test_paired_rows(void **state)
 {
     (void)state;
@@ -139,6 +148,163 @@ static void test_paired_rows(void **state)
     }
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
+/* This process's children (zombies too), from /proc's ppid fields. */
+static int children(void)
+{
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[300], buf[512], state;
+        int ppid;
+        snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        const size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *end = strrchr(buf, ')'); /* after the command's name, which may hold anything */
+        n += end && sscanf(end + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid();
+    }
+    closedir(d);
+    return n;
+}
+
+/* A thread that keeps the most children seen at once, until told to stop. */
+typedef struct watch {
+    pthread_t thread;
+    atomic_int stop;
+    int most;
+} watch_t;
+
+static void *watching(void *arg)
+{
+    watch_t *w = arg;
+    const struct timespec ms = {0, 1000000};
+    while (!w->stop) {
+        const int n = children();
+        w->most = n > w->most ? n : w->most;
+        nanosleep(&ms, NULL);
+    }
+    return NULL;
+}
+
+/* mooncake, SHM-jemalloc and the control, 2 submitters, every byte checked. */
+static shmb_transfer_config_t jemalloc_pair(int cpus_allowed)
+{
+    shmb_transfer_config_t c = small();
+    c.verify = 1;
+    c.submitters = 2;
+    c.cpus_allowed = cpus_allowed;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    return c;
+}
+
+/* The run of c (its result), watched: at most `most` children at once, none
+ * left after it, nothing left in /dev/shm; why into why. */
+static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char *why, size_t cap, int most)
+{
+    watch_t w = {.most = 0};
+    assert_int_equal(children(), 0);
+    assert_int_equal(pthread_create(&w.thread, NULL, watching, &w), 0);
+    const int ret = shmb_transfer_bench_run(c, rows, why, cap);
+    w.stop = 1;
+    assert_int_equal(pthread_join(w.thread, NULL), 0);
+    assert_int_equal(w.most, most);
+    assert_int_equal(children(), 0);
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    return ret;
+}
+
+/* With the CPU rule told 4 CPUs are allowed (the timing meaningless on
+ * fewer, the checks not): SHM-jemalloc's rows at threads:2, paired, each
+ * submitter's hand-offs through a borrower process of its own (two seen at
+ * once: the view's and submitter 1's, both reaped); a wrong tag on submitter
+ * 1's link alone fails the run in the check before timing (its hand-off 0)
+ * and in the one after (hand-off 2, timed), nothing left either way. */
+static void test_jemalloc_links(void **state)
+{
+    (void)state;
+    char why[256] = "", name[160];
+    const shmb_transfer_config_t c = jemalloc_pair(4);
+    shmb_rows_t rows = {0};
+    if (watched_run(&c, &rows, why, sizeof(why), 2) != 0)
+        fail_msg("paired: %s", why);
+    assert_int_equal(rows.n, 5 + 5 + 1 + 5 + 1);
+    static const char *const parts[] = {"request_path", "translate", "request"};
+    for (size_t k = 0; k < 3; k++) {
+        const size_t at = 5 * k + (k == 2); /* the copy row after translate's */
+        char want[160];
+        snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/threads:2/system:flowipc_jemalloc", parts[k]);
+        name_of(&rows, at + 1, name, sizeof(name));
+        assert_string_equal(name, want);
+        name_of(&rows, at + 3, name, sizeof(name));
+        assert_string_equal(name, strcat(want, "/vs:mooncake"));
+        assert_true(rows.v[at + 1].iterations > 0 && rows.v[at + 3].ratio_lo > 0);
+    }
+    assert_non_null(strstr(rows.v[12].note, "write path: "));
+    name_of(&rows, 16, name, sizeof(name));
+    assert_string_equal(name, "shm_transfer/copy_out/size_kb:4");
+    for (size_t i = 0; i < rows.n; i++)
+        assert_int_equal(rows.v[i].threads, i == 10 || i == 16 ? 1 : 2);
+    shmb_rows_free(&rows);
+    for (uint64_t at = 1; at <= 3; at += 2) {
+        shmb_transfer_bench_submitter_wrong_tag = at;
+        const int ret = watched_run(&c, &rows, why, sizeof(why), 2);
+        shmb_transfer_bench_submitter_wrong_tag = 0;
+        shmb_rows_free(&rows);
+        assert_int_equal(ret, -EPROTO);
+        char want[64];
+        snprintf(want, sizeof(want), "hand-off %llu: ", (unsigned long long)at - 1);
+        if (!strstr(why, "not the lender's tag") || !strstr(why, want))
+            fail_msg("wrong tag at %llu: %s", (unsigned long long)at, why);
+    }
+}
+
+/* The rule: one submitter always; N > 1 only with 2N CPUs allowed (0: not
+ * known). At 2 CPUs SHM-jemalloc is left out of the run (no borrower
+ * process started) and its note says it needs 4 and 2 are allowed; at 4
+ * the note says how its submitters hand over. */
+static void test_jemalloc_cpu_rule(void **state)
+{
+    (void)state;
+    static const int rule[][3] = {{1, 0, 1}, {2, 0, 0}, {2, 3, 0}, {2, 4, 1}, {3, 5, 0}, {3, 6, 1}};
+    for (size_t k = 0; k < sizeof(rule) / sizeof(rule[0]); k++)
+        assert_int_equal(shmb_transfer_jemalloc_fits(rule[k][0], rule[k][1]), rule[k][2]);
+    shmb_system_t measured[SHMB_PAIRED_MAX_SYSTEMS];
+    shmb_transfer_config_t c = jemalloc_pair(2);
+    assert_int_equal(shmb_transfer_measured_systems(&c, measured), 2);
+    assert_int_equal(measured[1], SHMB_SYSTEM_MOONCAKE);
+    char why[256] = "";
+    shmb_rows_t rows = {0};
+    if (watched_run(&c, &rows, why, sizeof(why), 0) != 0)
+        fail_msg("paired: %s", why);
+    for (size_t i = 0; i < rows.n; i++)
+        assert_null(strstr(rows.v[i].system, "jemalloc"));
+    shmb_rows_free(&rows);
+    static const char *const want[] = {
+        "flowipc_jemalloc: not measured with 2 submitters: needs 4 CPUs (a submitter and its borrower process "
+        "each), 2 allowed",
+        "flowipc_jemalloc: each submitter hands over through a link of its own",
+    };
+    for (int k = 0; k < 2; k++) {
+        c.cpus_allowed = k == 0 ? 2 : 4;
+        assert_int_equal(shmb_transfer_measured_systems(&c, measured), k == 0 ? 2 : 3);
+        shmb_report_t report = {.bench = "shm_transfer"};
+        shmb_notes_t store = {0};
+        assert_true(shmb_notes_transfer(&report, &store, &c) > 0);
+        int found = 0;
+        for (size_t i = 0; report.notes[i]; i++)
+            found |= strncmp(report.notes[i], want[k], strlen(want[k])) == 0;
+        if (!found)
+            fail_msg("no note \"%s\"", want[k]);
+    }
 }
 
 /* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
@@ -180,6 +346,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_destinations),
         cmocka_unit_test(test_paired_rows),
+        cmocka_unit_test(test_jemalloc_links),
+        cmocka_unit_test(test_jemalloc_cpu_rule),
         cmocka_unit_test(test_refused),
     };
     return shmb_test_run(tests, NULL, NULL);
