@@ -17,6 +17,12 @@ RULE = {True: "the first point from which the lower end of the saving's 95%% int
                "request or more, at that point and every smaller one measured"}
 UNIT = {"buffers": "registered buffers", "submit": "descriptors per submit",
         "threads": "submitters"}  # a rising axis's x, in a sentence
+ONE = {"buffers": "registered buffer", "submit": "descriptor per submit", "threads": "submitter"}
+
+
+def counted(axis, x):
+    """x with the axis's unit: "2 submitters", "1 submitter"."""
+    return "%s %s" % (axis.name(x), (ONE if axis.name(x) == "1" else UNIT)[axis.key])
 
 
 def who(f):
@@ -49,7 +55,7 @@ def sentence(axis, f):
         what = "a %s request" % fmt_size(pts[0].kb) if axis.key in ("buffers", "threads") else \
             "Mooncake's request per %s descriptor" % fmt_size(pts[0].kb)
         span = "%s to %s %s" % (axis.name(pts[0].x), axis.name(pts[-1].x), UNIT[axis.key]) if len(pts) > 1 else \
-            "%s %s alone" % (axis.name(pts[0].x), UNIT[axis.key])
+            "%s alone" % counted(axis, pts[0].x)
     else:
         what = "Mooncake's request"
         span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
@@ -64,9 +70,11 @@ def sentence(axis, f):
         text = "%s %s at every point measured (%s)" % (who(f), enough, span)
     else:
         p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
-        where = ("from about %s " + UNIT[axis.key] + " (not at %s, the count before it)" if axis.rising else
-                 "up to about %s " + UNIT[axis.key] + " (not at %s, the count after it)" if axis.key in UNIT else
-                 "up to about %s requests (not at %s, the size after it)") % (axis.name(p.x), axis.name(q.x))
+        where = ("from about %s (not at %s, the count before it)" % (counted(axis, p.x), axis.name(q.x))
+                 if axis.rising else
+                 "up to about %s (not at %s, the count after it)" % (counted(axis, p.x), axis.name(q.x))
+                 if axis.key in UNIT else
+                 "up to about %s requests (not at %s, the size after it)" % (axis.name(p.x), axis.name(q.x)))
         pair = p.pairs[f]
         text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
             who(f), enough, where, axis.name(p.x), saved_text(pair), fmt_time(p.base),

@@ -206,7 +206,7 @@ grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffe
   && grep -qx "| 2 | SHM-classic | 1.50 µs | 1.40 µs | 1.07 \[1.06, 1.09\] | 100 ns \[80.0 ns, 120 ns\] | 5.3% | yes |" "$work/axes.md" \
   && grep -qE "^\| 2 \| mooncake_control \(A/A control\) \| " "$work/axes.md" \
   && grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 2 submitters (not at 1, the count before it); at 2 it saves 100 ns \[80.0 ns, 120 ns\] of Mooncake's 1.50 µs (lower end 5.3%)." "$work/axes.md" \
-  && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of a 4 KB request within the range (1 submitters alone); not measured at 2 submitters (the run's note says why)." "$work/axes.md" \
+  && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of a 4 KB request within the range (1 submitter alone); not measured at 2 submitters (the run's note says why)." "$work/axes.md" \
   && grep -q "transfer_axis_threads_N.json: --submitters=N; 1: transfer_axis_buffers_100.json" "$work/axes.md" \
   && grep -q "; along the submitters, the first rule, else the second\. " "$work/axes.md" \
   && grep -q "; not measured in this run: 4, 8 (more submitters than CPUs allowed are refused)\.$" "$work/axes.md" \
@@ -220,11 +220,11 @@ grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request within the 
   && grep -q "; not measured in this run: 1 KB\.$" "$work/axes.md" && ! grep -q "^| 1 KB |" "$work/axes.md" \
   && ! grep -q "^### Descriptors per submit" "$work/axes.md" && ! grep -q "^### Threads submitting" "$work/axes.md" \
   && ok || fail "axes never: $(grep "^- \|not measured" "$work/axes.md")"
-# submitters: saves at 1, not at 2: "up to about 1 submitters", the falling rule the rising one did not find
+# submitters: saves at 1, not at 2: "up to about 1 submitter", the falling rule the rising one did not find
 axes threads
 report axes_threads
 section axes_threads >"$work/axes.md"
-grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request up to about 1 submitters (not at 2, the count after it); at 1 it saves 280 ns \[274 ns, 280 ns\] of Mooncake's 1.34 µs (lower end 20%)." "$work/axes.md" \
+grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request up to about 1 submitter (not at 2, the count after it); at 1 it saves 280 ns \[274 ns, 280 ns\] of Mooncake's 1.34 µs (lower end 20%)." "$work/axes.md" \
   && grep -qx "| 2 | SHM-classic | 12.6 µs | 12.4 µs | 1.02 \[1.00, 1.03\] | 208 ns \[25.0 ns, 410 ns\] | 0.2% | no |" "$work/axes.md" \
   && ok || fail "axes threads: $(grep -A9 "^### Threads" "$work/axes.md")"
 report real
