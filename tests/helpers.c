@@ -322,3 +322,20 @@ void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shm
     names[1] = shmb_system_name(other);
     names[2] = "mooncake_control";
 }
+
+void shmb_test_row_name(const char *bench, const shmb_rows_t *rows, size_t i, char *name, size_t cap)
+{
+    const shmb_report_t report = {.bench = bench};
+    shmb_report_row_name(&report, &rows->v[i], name, cap);
+}
+
+const char shmb_test_sentinel[] = "untouched";
+
+shmb_report_t shmb_test_fresh_report(void)
+{
+    shmb_report_t r;
+    memset(&r, 0, sizeof(r));
+    for (size_t i = 0; i < sizeof(r.notes) / sizeof(r.notes[0]); i++)
+        r.notes[i] = shmb_test_sentinel;
+    return r;
+}

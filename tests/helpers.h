@@ -19,6 +19,7 @@
 
 #include "shmbench/lookup_bench.h"
 #include "shmbench/channel.h"
+#include "shmbench/report.h"
 
 /* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
  * everything this test and the children it forks create is under it, so
@@ -129,6 +130,16 @@ int shmb_test_exit(int failed);
  * (nsystems, systems, system_names): mooncake, `other`, mooncake's control
  * (--systems=mooncake,OTHER). */
 void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_system_t other);
+
+/* The name a reader sees of rows->v[i] in a report of bench. */
+void shmb_test_row_name(const char *bench, const shmb_rows_t *rows, size_t i, char *name, size_t cap);
+
+/* The sentinel every note slot of shmb_test_fresh_report holds: a notes
+ * function that fails must leave them all. */
+extern const char shmb_test_sentinel[];
+
+/* A report whose note slots (and their NULL) all hold shmb_test_sentinel. */
+shmb_report_t shmb_test_fresh_report(void);
 
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))

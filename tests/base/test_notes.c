@@ -20,16 +20,6 @@
 #define NOTES_CAP (sizeof(((shmb_report_t *)0)->notes) / sizeof(const char *) - 1)
 
 static shmb_peer_t peer; /* only its address is used: "a peer runs" */
-static const char sentinel[] = "untouched";
-
-static shmb_report_t fresh_report(void)
-{
-    shmb_report_t r;
-    memset(&r, 0, sizeof(r));
-    for (size_t i = 0; i <= NOTES_CAP; i++)
-        r.notes[i] = sentinel;
-    return r;
-}
 
 static shmb_alloc_config_t alloc_cfg(void)
 {
@@ -82,7 +72,7 @@ static void assert_notes(const shmb_report_t *r, int ret, int n)
     assert_int_equal(ret, n);
     for (int i = 0; i < n; i++) {
         assert_non_null(r->notes[i]);
-        assert_true(r->notes[i] != sentinel && r->notes[i][0] != '\0');
+        assert_true(r->notes[i] != shmb_test_sentinel && r->notes[i][0] != '\0');
     }
     assert_null(r->notes[n]);
 }
@@ -109,7 +99,7 @@ static void expected_cpus(int threads, int cpu, char *out, size_t cap)
 static void test_alloc_default(void **state)
 {
     (void)state;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
@@ -124,7 +114,7 @@ static void test_alloc_default(void **state)
     assert_false(has_note(&r, "offset (system: mooncake): "));
     assert_int_equal(store.used, strlen(r.notes[3]) + 1); /* the pools' steps, composed */
     c.touch = 1; /* first-touch rows: what makes one no first touch, in the pools' note */
-    shmb_report_t t = fresh_report();
+    shmb_report_t t = shmb_test_fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 4);
     for (int i = 0; i < 3; i++)
         assert_string_equal(t.notes[i], r.notes[i]);
@@ -135,7 +125,7 @@ static void test_alloc_default(void **state)
                         "header, or a neighbour's touch did) are counted on the row, which is then no first touch "
                         "and has no speedup");
     c.run[SHMB_ALLOC_OFFSET] = 1; /* Mooncake's block allocator: its path, item by item */
-    t = fresh_report();
+    t = shmb_test_fresh_report();
     assert_notes(&t, shmb_notes_alloc(&t, &store, &c), 5);
     assert_true(has_note(&t, "pools: offset (system: mooncake, below; offset_bare: its OffsetAllocator alone)"));
     assert_true(has_note(&t, "offset (system: mooncake): Mooncake Store's OffsetBufferAllocator"));
@@ -149,7 +139,7 @@ static void test_alloc_modes(void **state)
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     c.measure_mmap_only = 1;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
     assert_true(has_note(&r, "posix (--measure_mmap_only): one segment per size"));
     assert_non_null(strstr(r.notes[1], "register against posix mmap alone (not createSharedMemory)"));
@@ -157,7 +147,7 @@ static void test_alloc_modes(void **state)
     c = alloc_cfg();
     c.system_rows = 1;
     c.measure_mmap_only = 1; /* --system wins: the main refuses the pair */
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 3);
     assert_true(has_note(&r, "rows of the system: register/size_kb:S/buffers:N = making N blocks of S KB usable, "
                              "whole (mooncake: N buffers, each createSharedMemory"));
@@ -177,7 +167,7 @@ static void test_alloc_modes(void **state)
         memset(c.run, 0, sizeof(c.run));
         for (int k = 0; k < 3; k++)
             c.run[systems[i][k]] = 1;
-        r = fresh_report();
+        r = shmb_test_fresh_report();
         assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 4);
         assert_non_null(strstr(r.notes[0], "rows of the system: register/size_kb:S/buffers:N"));
         assert_true(strncmp(r.notes[1], objects[i], strlen(objects[i])) == 0);
@@ -188,7 +178,7 @@ static void test_alloc_modes(void **state)
     c = alloc_cfg();
     c.peer = &peer;
     c.run[SHMB_ALLOC_OFFSET] = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 7);
     assert_true(has_note(&r, "peer_process: attach, detach and translate"));
     assert_true(has_note(&r, "peer_process pools (bipc, jemalloc)"));
@@ -202,7 +192,7 @@ static void test_alloc_threads(void **state)
     shmb_alloc_config_t c = alloc_cfg();
     c.threads = 2;
     c.run[SHMB_ALLOC_OFFSET] = 1;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 7);
     expected_cpus(2, -1, cpus, sizeof(cpus));
     snprintf(want, sizeof(want), "threads: 2 at once per allocator and size, %s; a barrier starts every timed phase", cpus);
@@ -227,7 +217,7 @@ static void test_alloc_tcache(void **state)
     assert_true(max >= 4096 && slots >= 2); /* jemalloc caches a page-sized class, an even count */
     assert_int_equal(shmb_alloc_tcache_reach(max + 1, &max, &slots), 0);
     assert_true(slots == 0); /* above tcache_max: nothing cached */
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
     char want[128];
     snprintf(want, sizeof(want), "jemalloc_tcache: the thread cache holds sizes <= %llu KiB (arenas.tcache_max)",
@@ -236,13 +226,13 @@ static void test_alloc_tcache(void **state)
     assert_non_null(strstr(r.notes[4], "64 KB 0; a working set of 2048 exceeds it at every size, so most calls "
                                        "reach the arena"));
     c.working_set = 2; /* the smallest count jemalloc keeps: fits below tcache_max, not above */
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
     assert_non_null(strstr(r.notes[4], "a working set of 2 fits it where it holds 2 or more"));
     assert_non_null(strstr(r.notes[3], "; a working set under 2048 blocks makes short batches: each carries the "
                                        "header's timer overhead, that divided by the working set per op"));
     c.max_size_kb = 4;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
     assert_non_null(strstr(r.notes[4], "a working set of 2 fits it at every size: the cache can serve the calls"));
 }
@@ -257,7 +247,7 @@ static void test_alloc_peer_and_threads(void **state)
     c.run[SHMB_ALLOC_OFFSET] = 1;
     c.peer = &peer;
     c.threads = 2;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 9);
 }
 
@@ -266,7 +256,7 @@ static void test_lookup_default(void **state)
     (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
     assert_string_equal(r.notes[0], "segments of 64 MB, requests of 4 KB, random pattern; every translation "
                                     "verified before timing");
@@ -295,7 +285,7 @@ static void test_kernels_are_no_bounds(void **state)
     (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t lc = lookup_cfg();
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &lc), 6);
     assert_true(has_note(&r, "systems: mooncake, flowipc_classic, flowipc_jemalloc (what a request costs); "
                              "kernels: linear, lower_bound, tree, arithmetic (the minimal C operation of each way "
@@ -307,7 +297,7 @@ static void test_kernels_are_no_bounds(void **state)
     for (int offset = 0; offset < 2; offset++) {
         ac.run[SHMB_ALLOC_OFFSET] = offset;
         ac.threads = 2;
-        r = fresh_report();
+        r = shmb_test_fresh_report();
         assert_true(shmb_notes_alloc(&r, &store, &ac) > 0);
         assert_true(note_says(&r, "arena (kernel: an ideal lock-free pool in one process, a reference point, "
                                   "not a lower bound)"));
@@ -327,7 +317,7 @@ static void test_lookup_modes(void **state)
     c.placement = SHMB_LOOKUP_PLACE_RANDOM;
     c.mode = SHMB_LOOKUP_MODE_LATENCY;
     c.system_rows = 1;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 5);
     assert_string_equal(r.notes[0], "segments of 2 MB, requests of 8 KB, sequential pattern; every translation "
                                     "verified before timing");
@@ -340,7 +330,7 @@ static void test_lookup_modes(void **state)
     c.placement = SHMB_LOOKUP_PLACE_ASCENDING;
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.peer_process = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 7);
     assert_string_equal(r.notes[1], "placement: ascending (the peer registers its segments in ascending address order)");
     assert_true(has_note(&r, "two processes (--peer_process)"));
@@ -350,7 +340,7 @@ static void test_lookup_modes(void **state)
 
     c = lookup_cfg();
     c.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
 }
 
@@ -362,7 +352,7 @@ static void test_lookup_threads(void **state)
     shmb_lookup_config_t c = lookup_cfg();
     c.threads = 3;
     c.cpu = 1;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
     expected_cpus(3, 1, cpus, sizeof(cpus));
     snprintf(want, sizeof(want),
@@ -380,12 +370,12 @@ static void test_most_threads_fit(void **state)
     shmb_notes_t store = {0};
     shmb_alloc_config_t a = alloc_cfg();
     a.threads = SHMB_ALLOC_MAX_THREADS;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &a), 6);
     assert_non_null(strstr(r.notes[4], "threads: 256 at once per allocator and size, "));
     shmb_lookup_config_t l = lookup_cfg();
     l.threads = SHMB_LOOKUP_MAX_THREADS;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
     assert_non_null(strstr(r.notes[3], "threads: 256 at once, each its own request stream"));
 }
@@ -397,17 +387,17 @@ static void test_store_full(void **state)
     (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
-    shmb_report_t first = fresh_report();
+    shmb_report_t first = shmb_test_fresh_report();
     assert_notes(&first, shmb_notes_lookup(&first, &store, &c), 6);
     char kept[256];
     snprintf(kept, sizeof(kept), "%s", first.notes[0]);
     const size_t used = store.used;
     assert_true(used > 0);
     store.used = SHMB_NOTES_TEXT_BYTES - 10;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_lookup(&r, &store, &c), -EOVERFLOW);
     for (size_t i = 0; i <= NOTES_CAP; i++)
-        assert_ptr_equal(r.notes[i], sentinel);
+        assert_ptr_equal(r.notes[i], shmb_test_sentinel);
     assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
     store.used = used;
     shmb_transfer_config_t t = transfer_cfg();
@@ -425,21 +415,21 @@ static void test_alloc_ready(void **state)
     (void)state;
     shmb_notes_t store = {0};
     const char *limits[] = {"limit one", "limit two"};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc_ready(&r, &store, 0, limits, 2), 3);
     assert_true(has_note(&r, "ready: ns per pool from create to prefaulted;"));
     assert_string_equal(r.notes[1], "limit one");
     assert_string_equal(r.notes[2], "limit two");
     assert_int_equal(store.used, 0);
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc_ready(&r, &store, 64, NULL, 0), 2);
     assert_true(has_note(&r, "grow: ns to reach pool_mb of live bytes"));
     assert_non_null(strstr(r.notes[1], "flowipc_jemalloc blocks of 64 KB from the SHM-jemalloc model"));
     store.used = SHMB_NOTES_TEXT_BYTES - 10;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_alloc_ready(&r, &store, 64, limits, 2), -EOVERFLOW);
     for (size_t i = 0; i <= NOTES_CAP; i++)
-        assert_ptr_equal(r.notes[i], sentinel);
+        assert_ptr_equal(r.notes[i], shmb_test_sentinel);
     assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
 }
 
@@ -450,7 +440,7 @@ static void test_alloc_space_and_upstream(void **state)
 {
     (void)state;
     shmb_notes_t store = {0};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc_space(&r, &store), 5);
     char churn[128];
     snprintf(churn, sizeof(churn), "space: churn %d rounds, each frees %d%% of the live blocks",
@@ -459,11 +449,11 @@ static void test_alloc_space_and_upstream(void **state)
     assert_true(has_note(&r, "space_alloc: ns of each allocation, timed alone"));
     shmb_alloc_config_t c = alloc_cfg();
     c.run[SHMB_ALLOC_OFFSET] = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     const int plain = shmb_notes_alloc(&r, &store, &c);
     assert_false(has_note(&r, "mooncake_upstream:"));
     c.upstream = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &c), plain + 1);
     assert_string_equal(r.notes[plain], "mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; "
                                         "its other rows not covered), compiled from commit  (docs/upstream.md)");
@@ -471,7 +461,7 @@ static void test_alloc_space_and_upstream(void **state)
     c.systems[0] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
     c.nsystems = 2;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     const int paired = shmb_notes_alloc(&r, &store, &c);
     assert_true(paired > 0);
     assert_true(has_note(&r, "mooncake_upstream: Mooncake's own OffsetAllocator"));
@@ -486,7 +476,7 @@ static void test_handoff(void **state)
     shmb_notes_t store = {0};
     shmb_lookup_config_t l = lookup_cfg();
     shmb_handoff_bench_config_t h = handoff_cfg(0);
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
     const char *first = r.notes[0];
     assert_notes(&r, shmb_notes_handoff(&r, &store, &h), 8);
@@ -498,13 +488,13 @@ static void test_handoff(void **state)
 
     h = handoff_cfg(1);
     l.peer_process = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_lookup(&r, &store, &l), 6);
     assert_notes(&r, shmb_notes_handoff(&r, &store, &h), 8);
     assert_non_null(strstr(r.notes[6], "both messages crossing"));
     assert_non_null(strstr(r.notes[6], "no speedup"));
 
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     for (size_t i = 0; i < NOTES_CAP - 1; i++)
         r.notes[i] = "a note";
     r.notes[NOTES_CAP - 1] = NULL;
@@ -519,7 +509,7 @@ static void test_transfer_modes(void **state)
     (void)state;
     shmb_notes_t store = {0};
     shmb_transfer_config_t c = transfer_cfg();
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 3);
     assert_true(has_note(&r, "src, dst: SHM segments"));
     assert_true(has_note(&r, "GB_s = size / p50 time"));
@@ -527,13 +517,13 @@ static void test_transfer_modes(void **state)
 
     c.run[SHMB_COPY_MEMCPY] = 0;
     c.run[SHMB_COPY_LOOP] = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 2);
 
     c = transfer_cfg();
     c.run[SHMB_COPY_NT] = 1;
     c.cold = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 5);
     assert_true(has_note(&r, "memcpy switches to non-temporal stores"));
     assert_true(has_note(&r, "cold: each transfer writes a fresh SHM segment"));
@@ -542,7 +532,7 @@ static void test_transfer_modes(void **state)
     c.translate = 1;
     c.num_segments = 7;
     c.peer = &peer;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 6);
     assert_true(has_note(&r, "flowipc_jemalloc: a borrower maps a lent pool read-only"));
     assert_string_equal(r.notes[3], "request_path: TENT's submit path for one descriptor (selection, look-ups, "
@@ -560,7 +550,7 @@ static void test_transfer_modes(void **state)
     c = transfer_cfg();
     c.peer = &peer;
     c.cold = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 5);
     assert_non_null(strstr(r.notes[4], "touched them, and timed its copies;"));
     assert_non_null(strstr(r.notes[4], "of each size and method; cold: this process created each fresh segment"));
@@ -578,7 +568,7 @@ static void test_transfer_paired(void **state)
     c.nsystems = 3;
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "request_path: TENT's submit path"));
     assert_string_equal(r.notes[4], "paired run (--systems): mooncake, flowipc_jemalloc, mooncake_control measured "
@@ -591,13 +581,13 @@ static void test_transfer_paired(void **state)
     assert_true(has_note(&r, "verdict: faster or slower"));
     assert_true(has_note(&r, "copy rows: the same code for every system, measured once"));
     c.zero_copy = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(has_note(&r, "zero_copy: mooncake's whole request"));
     assert_false(has_note(&r, "flowipc_jemalloc: a borrower maps"));
     c.zero_copy = 0;
 
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     r.notes[0] = "workload: synthetic";
     r.notes[1] = NULL;
     assert_notes(&r, shmb_notes_transfer_paired(&r, &store, c.systems, 3), 1 + 7);
@@ -618,13 +608,13 @@ static void test_counts(void **state)
         a.run[k] = 1;
     a.num_iterations = a.min_ops = 100;
     a.count_given = 1;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     const int with = shmb_notes_alloc(&r, &store, &a);
     assert_true(has_note(&r, "count: 100 operations per pool step asked; a batch is the working set of 2048 "
                              "blocks (a shorter one lasts under 100x the timer overhead), so each step times 1 "
                              "batch of it: too few for percentiles"));
     a.min_ops = 4096; /* two whole rounds: no note */
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_notes(&r, shmb_notes_alloc(&r, &store, &a), with - 1);
     assert_false(has_note(&r, "count:"));
 
@@ -636,7 +626,7 @@ static void test_counts(void **state)
     shmb_alloc_bench_paired_rounds(&p, &block, reg);
     assert_int_equal(block, 6); /* SHMB_PAIRED_MIN_ROUNDS, a whole block of 2 x 3 */
     assert_int_equal(reg[0], 12); /* SHMB_ALLOC_REGISTER_MIN_ROUNDS, in whole blocks */
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_alloc(&r, &store, &p) > 0);
     assert_true(has_note(&r, "count: 3 operations per pool step asked; a batch is the working set of 2048 blocks "
                              "(a shorter one lasts under 100x the timer overhead), so each step times one batch "
@@ -651,20 +641,20 @@ static void test_counts(void **state)
     l.num_lookups = 1000;
     l.count_given = 1;
     assert_int_equal(shmb_lookup_bench_batches(&l), 1);
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
     assert_true(has_note(&r, "count: num_lookups=1000: 1 batch of 4096 lookups per row (a shorter batch of the "
                              "fastest paths lasts under 100x the timer overhead), min_time_ms not applied: too "
                              "few for percentiles"));
     l.num_lookups = 100000;
     assert_int_equal(shmb_lookup_bench_batches(&l), 24);
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
     assert_true(has_note(&r, "count: num_lookups=100000: 24 batches of 4096 lookups per row (a shorter batch of "
                              "the fastest paths lasts under 100x the timer overhead), min_time_ms not applied"));
     l.count_given = 0;
     assert_int_equal(shmb_lookup_bench_batches(&l), 0);
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_lookup(&r, &store, &l) > 0);
     assert_false(has_note(&r, "count:"));
 
@@ -672,11 +662,11 @@ static void test_counts(void **state)
     t.translate = 1;
     t.num_transfers = 100;
     t.count_given = 1;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_transfer(&r, &store, &t) > 0);
     assert_true(has_note(&r, "count: num_transfers=100: request_path and translate time it in batches >= 100x"));
     t.translate = 0; /* copies alone run the count exactly: nothing to say */
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_true(shmb_notes_transfer(&r, &store, &t) > 0);
     assert_false(has_note(&r, "count:"));
 }
@@ -695,7 +685,7 @@ static void test_never_overflows(void **state)
         a.cleanup = (m >> 3) & 1;
         a.touch = (m >> 4) & 1;
         a.threads = m & 32 ? 2 : 1;
-        shmb_report_t r = fresh_report();
+        shmb_report_t r = shmb_test_fresh_report();
         int ret = shmb_notes_alloc(&r, &store, &a);
         assert_true(ret >= 1 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);
 
@@ -705,7 +695,7 @@ static void test_never_overflows(void **state)
         l.threads = (m >> 2) & 1 ? 2 : 1;
         l.mode = (shmb_lookup_mode_t)((m >> 3) % 3);
         l.run_system[SHMB_SYSTEM_MOONCAKE] = 1;
-        r = fresh_report();
+        r = shmb_test_fresh_report();
         ret = shmb_notes_lookup(&r, &store, &l);
         assert_true(ret >= 1 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);
         shmb_handoff_bench_config_t h = handoff_cfg(l.peer_process);
@@ -718,7 +708,7 @@ static void test_never_overflows(void **state)
         t.cold = (m >> 2) & 1;
         t.translate = (m >> 3) & 1;
         t.peer = (m >> 4) & 1 ? &peer : NULL;
-        r = fresh_report();
+        r = shmb_test_fresh_report();
         ret = shmb_notes_transfer(&r, &store, &t);
         assert_true(ret >= 1 && (size_t)ret <= NOTES_CAP && r.notes[ret] == NULL);
     }

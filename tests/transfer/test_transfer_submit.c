@@ -86,13 +86,6 @@ static void test_request_fills_n(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The name a reader sees of rows->v[i]. */
-static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
-{
-    const shmb_report_t report = {.bench = "shm_transfer"};
-    shmb_report_row_name(&report, &rows->v[i], name, cap);
-}
-
 /* A --system run and a paired one: the request_path and request rows named
  * .../size_kb:4/per_submit:N/..., their operations descriptors (a multiple
  * of N), the others as without it; every byte checked (verify). */
@@ -110,7 +103,7 @@ static void test_rows_per_descriptor(void **state)
                                            "shm_transfer/translate/size_kb:4", "shm_transfer/memcpy/size_kb:4",
                                            "shm_transfer/request/size_kb:4/per_submit:8"};
         for (size_t i = 0; i < 4; i++) {
-            name_of(&rows, i, name, sizeof(name));
+            shmb_test_row_name("shm_transfer", &rows, i, name, sizeof(name));
             assert_string_equal(name, want[i]);
             assert_true(rows.v[i].iterations > 0 && rows.v[i].ns.p50 > 0);
             if (i == 0 || i == 3)
@@ -128,11 +121,11 @@ static void test_rows_per_descriptor(void **state)
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
         fail_msg("paired: %s", why);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    name_of(&rows, 0, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
-    name_of(&rows, 14, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
-    name_of(&rows, 5, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 5, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/translate/size_kb:4/system:mooncake");
     for (size_t i = 11; i < 14; i++)
         assert_int_equal(rows.v[i].iterations % N, 0);

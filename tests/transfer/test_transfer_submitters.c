@@ -107,13 +107,6 @@ static void test_own_destinations(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The name a reader sees of rows->v[i]. */
-static void name_of(const shmb_rows_t *rows, size_t i, char *name, size_t cap)
-{
-    const shmb_report_t report = {.bench = "shm_transfer"};
-    shmb_report_row_name(&report, &rows->v[i], name, cap);
-}
-
 /* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
  * two submitters, every byte checked (verify): request_path, translate and
  * request of mooncake, SHM-classic and the control named .../threads:2/...,
@@ -134,13 +127,13 @@ static void test_paired_rows(void **state)
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
         fail_msg("paired: %s", why);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    name_of(&rows, 0, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
-    name_of(&rows, 7, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 7, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
-    name_of(&rows, 10, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 10, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
-    name_of(&rows, 14, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
     for (size_t i = 0; i < rows.n; i++) {
         assert_int_equal(rows.v[i].threads, i == 10 ? 1 : 2);
@@ -242,14 +235,14 @@ static void test_jemalloc_links(void **state)
         const size_t at = 5 * k + (k == 2); /* the copy row after translate's */
         char want[160];
         snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/threads:2/system:flowipc_jemalloc", parts[k]);
-        name_of(&rows, at + 1, name, sizeof(name));
+        shmb_test_row_name("shm_transfer", &rows, at + 1, name, sizeof(name));
         assert_string_equal(name, want);
-        name_of(&rows, at + 3, name, sizeof(name));
+        shmb_test_row_name("shm_transfer", &rows, at + 3, name, sizeof(name));
         assert_string_equal(name, strcat(want, "/vs:mooncake"));
         assert_true(rows.v[at + 1].iterations > 0 && rows.v[at + 3].ratio_lo > 0);
     }
     assert_non_null(strstr(rows.v[12].note, "write path: "));
-    name_of(&rows, 16, name, sizeof(name));
+    shmb_test_row_name("shm_transfer", &rows, 16, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/copy_out/size_kb:4");
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, i == 10 || i == 16 ? 1 : 2);

@@ -17,16 +17,6 @@
 
 static const shmb_workload_model_t toy = {"toy", 2, 8, 128, 0, 2, "made up"};
 static const shmb_workload_model_t mla = {"mla", 3, 0, 0, 576, 1, "made up"};
-static const char sentinel[] = "untouched";
-
-static shmb_report_t fresh_report(void)
-{
-    shmb_report_t r;
-    memset(&r, 0, sizeof(r));
-    for (size_t i = 0; i <= NOTES_CAP; i++)
-        r.notes[i] = sentinel;
-    return r;
-}
 
 /* 3 requests, one cut; 192 descriptors of 32 and 128 KiB classes. */
 static shmb_workload_totals_t totals(void)
@@ -91,7 +81,7 @@ static void expect(const shmb_workload_config_t *c, const shmb_workload_totals_t
                    const char *const *want)
 {
     shmb_notes_t store = {0};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     size_t n = 0;
     while (want[n])
         n++;
@@ -157,7 +147,7 @@ static void test_sglang_and_reuse(void **state)
     expect(&c, &t, NULL, want);
     t.descriptors_max = 65536; /* one submit takes the largest: no split */
     shmb_notes_t store = {0};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_workload(&r, &store, &c, &t, NULL, 7, "typed"), 8);
     const char *tail = r.notes[2] + strlen(r.notes[2]) - strlen(SUBMITS);
     assert_string_equal(tail, SUBMITS);
@@ -173,7 +163,7 @@ static void test_open_loop(void **state)
     c.speed = 8;
     shmb_workload_totals_t t = totals();
     shmb_notes_t store = {0};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_workload(&r, &store, &c, &t, NULL, 7, "typed"), 7);
     assert_string_equal(r.notes[0], SYNTHETIC "arrivals=trace: issued open-loop at timestamp / 8 by an issuing "
                         "thread, served in order by one worker; latency from each request's intended start (no "
@@ -196,14 +186,14 @@ static void test_backing(void **state)
     c.backing.kind = SHMB_BACKING_MEMFD;
     shmb_workload_totals_t t = totals();
     shmb_notes_t store = {0};
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_workload(&r, &store, &c, &t, NULL, 7, "typed"), 7);
     assert_string_equal(r.notes[4], "backing: memfd (memfd_create, 4 KiB shmem pages), 4 KiB pages, each buffer "
                         "rounded up to them; src, dst: prefaulted with one guarded write per page, touched before "
                         "timing; descriptor k copies src[k*d,(k+1)*d) to dst at the same offset (sglang's request: "
                         "odd k from 64 B before)");
     c.backing.kind = SHMB_BACKING_KINDS;
-    r = fresh_report();
+    r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_workload(&r, &store, &c, &t, NULL, 7, "typed"), 7);
     assert_string_equal(r.notes[4], "backing: typed");
 }
@@ -216,10 +206,10 @@ static void test_store_full(void **state)
     shmb_workload_totals_t t = totals();
     shmb_notes_t store = {0};
     store.used = SHMB_NOTES_TEXT_BYTES - 10;
-    shmb_report_t r = fresh_report();
+    shmb_report_t r = shmb_test_fresh_report();
     assert_int_equal(shmb_notes_workload(&r, &store, &c, &t, NULL, 7, "typed"), -EOVERFLOW);
     for (size_t i = 0; i <= NOTES_CAP; i++)
-        assert_ptr_equal(r.notes[i], sentinel);
+        assert_ptr_equal(r.notes[i], shmb_test_sentinel);
     assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
 }
 
