@@ -207,9 +207,10 @@ int RunSweep()
             "allocateBatch, submitTransfer, getTransferStatus, freeBatch, its copy a no-op; its other rows not "
             "covered; mooncake's submit: the model's request path calling its translation, no copy) over " +
             std::to_string(cfg.num_segments) +
-            " SHM buffers (translate: dst's buffer alone, whose place in the hit path's walk of the mapped buffers, "
-            "an unordered_map keyed by address, differs between the model's addresses and upstream's mmaps: at "
-            "many buffers the pair compares places, not walks), compiled from commit " +
+            " SHM buffers (translate and submit, for mooncake and its control too: request i to buffer i mod " +
+            std::to_string(cfg.num_segments) +
+            ", so that each row is the mean over every buffer's place in the hit path's walk of the mapped buffers, "
+            "an unordered_map whose order the addresses decide), compiled from commit " +
             shmb_upstream_commit() + " (docs/upstream.md)");
     AddNotes(&report, upstream_note);
     WriteReport(&report, &rows);

@@ -46,6 +46,76 @@ void shmb_transfer_copy_request(void *ctx, void *dst, const void *src, uint64_t 
     shmb_copy_batch(r->crew, r->translation.copy, dst, src, (size_t)len, 1);
 }
 
+/* Buffer b's address as the remote side registered it. */
+static uint64_t peer_of(const run_t *r, uint64_t b)
+{
+    return SHMB_PATH_PEER_START + b * slot_bytes(r->dst.size);
+}
+
+/* Where attach_dst maps buffer b (dst's buffer at dst; the others at their
+ * remote address, a pointer the model keeps and never dereferences). */
+static uintptr_t local_of(const run_t *r, uint64_t b)
+{
+    return b == r->translation.index ? (uintptr_t)r->dst.addr : (uintptr_t)peer_of(r, b);
+}
+
+/* Spread: request i (a translation, or a submit's descriptor) to buffer
+ * next + i mod num_segments, descriptor j of a submit at j * size in its
+ * buffer; each must land where its buffer is mapped. */
+static void spread_part(run_t *r, shmb_transfer_part_t part, uint64_t size, uint64_t count)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    const uint64_t nb = t->spread;
+    if (part == SHMB_TRANSFER_TRANSLATE) {
+        for (uint64_t i = 0; i < count; i++) {
+            const uint64_t b = t->next;
+            void *d = NULL;
+            t->next = b + 1 == nb ? 0 : b + 1;
+            t->missed += shmb_transfer_translate_dst(r, SHMB_PATH_MOONCAKE_TARGET_ID, peer_of(r, b), size, &d) != 0 ||
+                         (uintptr_t)d != local_of(r, b);
+        }
+        return;
+    }
+    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, NULL, r};
+    const uint64_t n = shmb_transfer_descriptors(r->cfg, part);
+    for (uint64_t i = 0; i < count; i++) {
+        const uint64_t b0 = t->next;
+        for (uint64_t j = 0; j < n; j++)
+            t->reqs[j] = (shmb_mooncake_request_t){SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
+                                                   peer_of(r, (b0 + j) % nb) + j * size, size};
+        t->next = (b0 + n) % nb;
+        int ret = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, &hooks, t->outs);
+        /* In any order: each target descriptor j's, in buffer b0 + j (found
+         * from the target: dst's, or a peer address), together every
+         * descriptor once; buffer_addr (the last selection's) a registration's. */
+        const uint64_t slot = slot_bytes(r->dst.size), reg = (t->outs[0].buffer_addr - SHMB_PATH_PEER_START) / slot;
+        uint64_t sum = 0, bad = ret != 0 || reg >= nb || t->outs[0].buffer_addr != peer_of(r, reg);
+        for (uint64_t j = 0; j < n && !bad; j++) {
+            const shmb_mooncake_submitted_t *o = &t->outs[j];
+            const uintptr_t at = (uintptr_t)o->target, d = (uintptr_t)r->dst.addr;
+            const uint64_t b = at >= d && at < d + r->dst.size ? t->index : (at - SHMB_PATH_PEER_START) / slot;
+            const uint64_t off = (uint64_t)(at - (b < nb ? local_of(r, b) : 0));
+            bad = b >= nb || at < local_of(r, b) || off % size || off / size >= n || (b0 + off / size) % nb != b ||
+                  o->buffer_addr != t->outs[0].buffer_addr || o->transferred_bytes != size;
+            sum += off / size;
+        }
+        t->missed += bad || sum != n * (n - 1) / 2;
+    }
+}
+
+int shmb_transfer_spread_check(run_t *r, shmb_transfer_part_t part, uint64_t size)
+{
+    shmb_transfer_translation_t *t = &r->translation;
+    if (t->system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        return shmb_transfer_upstream_sweep(r, part, size);
+    for (uint64_t b = 0; b < t->spread; b++) {
+        t->next = b;
+        spread_part(r, part, size, 1);
+    }
+    t->next = 0;
+    return 0;
+}
+
 void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
     shmb_transfer_translation_t *t = &r->translation;
@@ -59,6 +129,10 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
     }
     if (part == SHMB_TRANSFER_ZERO_COPY) /* mooncake's side of it: the whole request */
         part = SHMB_TRANSFER_REQUEST;
+    if (t->spread && (part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT)) {
+        spread_part(r, part, size, count);
+        return;
+    }
     if (part == SHMB_TRANSFER_TRANSLATE) {
         for (uint64_t i = 0; i < count; i++) {
             void *d = NULL;
@@ -105,6 +179,8 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
     if (strcmp(shm_path, is_dst ? r->translation.dst_path : UNUSED_BUFFER) != 0 || length != r->dst.size)
         return shmb_error_record("shm_open", ENOENT, shm_path);
     *local = is_dst ? r->dst.addr : (void *)(uintptr_t)(SHMB_PATH_PEER_START + index * slot_bytes(length));
+    if (index + 1 == shmb_transfer_bench_wrong_landing) /* planted: mapped 64 bytes off */
+        *local = (char *)*local + 64;
     return 0;
 }
 

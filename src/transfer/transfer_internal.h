@@ -77,6 +77,8 @@ typedef struct shmb_transfer_translation {
     shmb_mooncake_request_t *reqs;   /* a submit's descriptors (cfg's descriptors_per_submit, 1 at least) */
     shmb_mooncake_submitted_t *outs; /* what each did */
     struct shmb_transfer_upstream *upstream; /* mooncake_upstream: TENT's engines (transfer_upstream.c) */
+    uint64_t spread; /* beside mooncake_upstream: translate and submit go round all num_segments buffers (0: dst's) */
+    uint64_t next;   /* spread: the buffer the next request goes to (request i: buffer i mod num_segments) */
 } shmb_transfer_translation_t;
 
 /* One run, on the owner's side and, for its copies, on the peer's. */
@@ -233,6 +235,17 @@ void shmb_transfer_upstream_part(shmb_transfer_run_t *r, shmb_transfer_part_t pa
  * (a tag written there reads back); -EPROTO with why set if not. */
 int shmb_transfer_upstream_check(shmb_transfer_run_t *r, shmb_transfer_part_t part);
 
+/* Spread (the model's view or upstream's): the part run once starting at
+ * each buffer in turn, every landing checked (upstream's through the
+ * target's mapping: -EPROTO with why; a wrong one of either counts in
+ * missed); next back at 0. */
+int shmb_transfer_spread_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size);
+int shmb_transfer_upstream_sweep(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size);
+
+/* Test hook (transfer_upstream.c), 0 in a real run: b + 1 makes spread buffer
+ * b land 64 bytes off (the model's mapped there, upstream's taken there). */
+extern uint64_t shmb_transfer_bench_wrong_landing;
+
 /* ---- transfer_handoff.c: the object hand-off ---- */
 
 /* A link for the flavours of flavour[] (by system), objects up to max bytes:
@@ -327,6 +340,7 @@ int shmb_transfer_peer_detach(shmb_transfer_run_t *r);
 /* Test hook, 0 in a real run: n gives submitter 1's own hand-off link a
  * wrong tag at its hand-off n - 1 (the link's wrong_tag). */
 extern uint64_t shmb_transfer_bench_submitter_wrong_tag;
+
 
 /* The paired run of shmb_transfer_bench_run (cfg checked, nsystems > 0)
  * over sizes[0..nsizes), the request copying with `first`. */

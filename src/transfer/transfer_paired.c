@@ -207,6 +207,8 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
     p->least = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES;
     const size_t planned = batches > p->least ? (size_t)batches : p->least;
     p->budget = (uint64_t)(cfg->time_per_size_ms * 1e6) * p->non;
+    for (size_t k = 0; k < p->non; k++) /* spread: every system's rounds go round the buffers alike */
+        p->views[p->on[k]].translation.next = 0;
     size_t rounds = 0;
     if ((ret = run_rounds(p, planned, &rounds)) < 0)
         return ret;
@@ -292,6 +294,9 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
     for (size_t s = 0; s < p->n; s++)
         any |= flavour[p->systems[s]] = hands_over(cfg, p->systems[s]);
     int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;
+    int upstream = 0;
+    for (size_t s = 0; s < p->n; s++)
+        upstream |= p->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM;
     for (size_t s = 0; s < p->n && ret == 0; s++) {
         p->cfgs[s] = *cfg;
         p->cfgs[s].nsystems = 0;
@@ -304,6 +309,8 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
             v->translation.handoff = p->link;
         if (ret == 0)
             ret = shmb_transfer_bench_verify_translations(v);
+        if (upstream && p->systems[s] == SHMB_SYSTEM_MOONCAKE) /* the model and its control, as upstream's */
+            v->translation.spread = cfg->num_segments;
     }
     return ret;
 }

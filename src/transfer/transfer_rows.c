@@ -210,7 +210,9 @@ int shmb_transfer_bench_verify_translations(run_t *r)
     int ret = shmb_transfer_handoff_verify(r);
     if (ret < 0 || r->translation.missed == 0)
         return ret;
-    snprintf(r->why, r->why_cap, "%s: %llu translations or requests of dst did not give its address",
+    snprintf(r->why, r->why_cap,
+             r->translation.spread ? "%s: %llu translations or requests did not land where their buffer is"
+                                   : "%s: %llu translations or requests of dst did not give its address",
              shmb_transfer_system_name((shmb_system_t)r->translation.system),
              (unsigned long long)r->translation.missed);
     return -EPROTO;
@@ -259,6 +261,10 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
     if (ret == 0 && r->translation.system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
         ret = shmb_transfer_upstream_check(r, part);
+    if (ret == 0 && r->translation.spread && (part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT))
+        ret = shmb_transfer_spread_check(r, part, size); /* every buffer's landing */
+    if (ret == 0 && r->translation.spread)
+        ret = shmb_transfer_bench_verify_translations(r);
     if (ret == 0 && moves_dst(r, part))
         ret = shmb_transfer_verify_descriptors(r, part, m, size, "before timing");
     return ret;

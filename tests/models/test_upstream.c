@@ -31,7 +31,6 @@
 #include <cmocka.h>
 
 #include "alloc/alloc_internal.h"
-#include "transfer/transfer_internal.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 
@@ -183,7 +182,8 @@ static void test_check_catches_faults(void **state)
 
 /* TENT's SHM buffers in /dev/shm made by this process (upstream names them
  * mooncake_<pid>_...: ShmTransport::allocateLocalMemory). */
-static int our_tent_buffers(void)
+int our_tent_buffers(void); /* test_upstream_transfer.c's too */
+int our_tent_buffers(void)
 {
     char prefix[64];
     snprintf(prefix, sizeof(prefix), "mooncake_%ld_", (long)getpid());
@@ -196,8 +196,6 @@ static int our_tent_buffers(void)
     return n;
 }
 
-/* Group teardown: a failed case leaves its engines' buffers behind; they
- * are this process's, so they go. */
 /* The group's teardown: what a failed case left in /dev/shm, TENT's buffers
  * (mooncake_<pid>_*) and the allocation cases' pools (shmb_tu_<pid>_*). */
 static int remove_tent_buffers(void **state)
@@ -417,51 +415,8 @@ static void test_alloc_rows_system_and_faults(void **state)
  * landing checked as a submit's (another mapping: -EPROTO), a part upstream
  * code does not run and a submit past the buffers each count a miss, which
  * fails the run (-EPROTO, why naming mooncake_upstream). */
-static void test_transfer_view(void **state)
-{
-    (void)state;
-    if (!shmb_upstream_tent_available()) {
-        skip();
-        return;
-    }
-    char why[256] = "";
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.translate = 1;
-    c.system = SHMB_SYSTEM_MOONCAKE_UPSTREAM;
-    c.num_segments = 10;
-    c.descriptors_per_submit = 4;
-    c.threads = 1;
-    shmb_transfer_run_t r;
-    shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
-    char prefix[48];
-    snprintf(prefix, sizeof(prefix), "/shmb_tv_%ld_", (long)getpid());
-    assert_int_equal(shmb_segment_create(&r.src, prefix, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_create(&r.dst, prefix, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
-    assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
-    assert_int_equal(our_tent_buffers(), 10 + 1);
-    const shmb_transfer_part_t parts[] = {SHMB_TRANSFER_TRANSLATE, SHMB_TRANSFER_SUBMIT};
-    for (int k = 0; k < 2; k++) {
-        shmb_transfer_upstream_part(&r, parts[k], 4096, 3);
-        assert_int_equal(r.translation.missed, 0);
-        assert_int_equal(shmb_transfer_upstream_check(&r, parts[k]), 0);
-    }
-    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_TRANSLATE, 4096, 1);
-    assert_int_equal(shmb_transfer_upstream_check(&r, SHMB_TRANSFER_SUBMIT), -EPROTO);
-    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_REQUEST, 4096, 1);
-    assert_int_equal(r.translation.missed, 1);
-    shmb_transfer_upstream_part(&r, SHMB_TRANSFER_SUBMIT, 65536, 1); /* descriptor 1 at 64 KB: past it */
-    assert_int_equal(r.translation.missed, 2);
-    assert_int_equal(shmb_transfer_bench_verify_translations(&r), -EPROTO);
-    assert_non_null(strstr(why, "mooncake_upstream"));
-    shmb_transfer_bench_copier_stop(&r);
-    assert_null(r.translation.upstream);
-    assert_int_equal(our_tent_buffers(), 0);
-    assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
-    assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
-}
+void test_transfer_view(void **state);   /* test_upstream_transfer.c */
+void test_transfer_spread(void **state);
 
 int main(void)
 {
@@ -475,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_alloc_rows_paired),
         cmocka_unit_test(test_alloc_rows_system_and_faults),
         cmocka_unit_test(test_transfer_view),
+        cmocka_unit_test(test_transfer_spread),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tent_buffers);
 }
