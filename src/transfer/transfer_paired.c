@@ -174,6 +174,11 @@ static size_t place(const paired_t *p, shmb_transfer_part_t part, size_t s)
     return k;
 }
 
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+    return b ? gcd(b, a % b) : a;
+}
+
 /* One part paired over the systems that run it: each checked, one batch
  * size for all, the rounds, the misses and (with verify, for the request;
  * mooncake_upstream's landing always) each one checked again after them,
@@ -196,10 +201,15 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
     p->fn = shmb_copy_kernel(m);
     p->size = size;
     p->batch = 1;
+    uint64_t whole = 1; /* spread: each batch's requests go round the buffers a whole number of times */
     for (size_t k = 0; k < p->non; k++) {
         const uint64_t b = shmb_transfer_bench_batch(&p->views[p->on[k]], part, p->fn, size);
+        const uint64_t nb = p->views[p->on[k]].translation.spread, per = shmb_transfer_descriptors(cfg, part);
         p->batch = b > p->batch ? b : p->batch;
+        if (nb && (part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT))
+            whole = nb / gcd(nb, part == SHMB_TRANSFER_SUBMIT ? per : 1);
     }
+    p->batch = (p->batch + whole - 1) / whole * whole;
     /* The batches a --system run would time: num_transfers, and for a part
      * that moves no bytes at least SHMB_TRANSFER_MIN_PART_BATCHES batches;
      * a count given, SHMB_PAIRED_MIN_ROUNDS (the fewest with an interval). */

@@ -79,7 +79,7 @@ void test_transfer_spread(void **state)
     shmb_transfer_config_t c = {.translate = 1, .num_segments = 10, .descriptors_per_submit = 4, .threads = 1};
     shmb_transfer_run_t o, r;
     shmb_transfer_bench_run_init(&o, &c, why, sizeof(why));
-    snprintf(prefix, sizeof(prefix), "/shmb_ts_%ld_", (long)getpid());
+    snprintf(prefix, sizeof(prefix), "/shmb_tu_%ld_ts", (long)getpid()); /* the group teardown removes it */
     assert_int_equal(shmb_segment_create(&o.src, prefix, 65536, NULL, NULL) | shmb_segment_map(&o.src, NULL), 0);
     assert_int_equal(shmb_segment_create(&o.dst, prefix, 65536, NULL, NULL) | shmb_segment_map(&o.dst, NULL), 0);
     const shmb_transfer_part_t parts[] = {SHMB_TRANSFER_TRANSLATE, SHMB_TRANSFER_SUBMIT};
