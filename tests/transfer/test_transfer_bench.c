@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "copier_fixture.h"
 
 #include "shmbench/error.h"
 #include "shmbench/fipc_jemalloc.h"
@@ -467,25 +468,6 @@ static void test_bad_config(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* A copier over real src and dst of 64 KB, as the side that copies holds it. */
-static void copier_up(shmb_transfer_run_t *r, const shmb_transfer_config_t *c, char *why, size_t cap)
-{
-    shmb_transfer_bench_run_init(r, c, why, cap);
-    assert_int_equal(shmb_segment_create(&r->src, PREFIX, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_create(&r->dst, PREFIX, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r->src, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r->dst, NULL), 0);
-    assert_int_equal(shmb_transfer_bench_copier_start(r), 0);
-}
-
-static void copier_down(shmb_transfer_run_t *r)
-{
-    shmb_transfer_bench_copier_stop(r);
-    assert_int_equal(shmb_segment_destroy(&r->dst, NULL), 0);
-    assert_int_equal(shmb_segment_destroy(&r->src, NULL), 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-}
-
 /* Mooncake's translation attaches each buffer at set-up and misses none. */
 static void test_mooncake_set_up(void **state)
 {
@@ -496,10 +478,10 @@ static void test_mooncake_set_up(void **state)
     c.system = SHMB_SYSTEM_MOONCAKE;
     c.num_segments = 10;
     shmb_transfer_run_t r;
-    copier_up(&r, &c, why, sizeof(why));
+    shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
     assert_int_equal(shmb_mooncake_attached(r.translation.path.mooncake), 10); /* each buffer, at set-up */
     assert_int_equal(r.translation.missed, 0);
-    copier_down(&r);
+    shmb_test_copier_down(&r);
 }
 
 /* The pools an SHM-jemalloc arena of its own makes for n blocks of size. */
@@ -528,14 +510,14 @@ static void test_engine_per_design(void **state)
         c.system = (shmb_system_t)s;
         c.num_segments = 10;
         shmb_transfer_run_t r;
-        copier_up(&r, &c, why, sizeof(why));
+        shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
         assert_int_equal(shmb_mooncake_engine_buffers(r.translation.engine, SHMB_PATH_MOONCAKE_TARGET_ID), want[s]);
         uint64_t done = 0;
         for (int part = SHMB_TRANSFER_REQUEST_PATH; part < SHMB_TRANSFER_PARTS; part++)
             assert_int_equal(
                 shmb_transfer_bench_copy(&r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
         assert_int_equal(r.translation.missed, 0);
-        copier_down(&r);
+        shmb_test_copier_down(&r);
     }
 }
 
@@ -580,7 +562,7 @@ static void test_parts_planted_fault(void **state)
         c.system = (shmb_system_t)s;
         c.num_segments = 10;
         shmb_transfer_run_t r;
-        copier_up(&r, &c, why, sizeof(why));
+        shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
         uint64_t done = 0;
         assert_true(misses_are(&r, 0));
         r.translation.buffer_addr += 64;
@@ -596,16 +578,16 @@ static void test_parts_planted_fault(void **state)
         assert_true(caught);
         assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_PARTS, SHMB_COPY_MEMCPY, 4096, 0, &done),
                          -EINVAL);
-        copier_down(&r);
+        shmb_test_copier_down(&r);
     }
     shmb_transfer_config_t c = small();
     shmb_transfer_run_t r;
-    copier_up(&r, &c, why, sizeof(why));
+    shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
     uint64_t done = 0;
     for (int part = SHMB_TRANSFER_REQUEST_PATH; part < SHMB_TRANSFER_PARTS; part++)
         assert_int_equal(shmb_transfer_bench_copy(&r, (shmb_transfer_part_t)part, SHMB_COPY_MEMCPY, 4096, 0, &done),
                          -EINVAL);
-    copier_down(&r);
+    shmb_test_copier_down(&r);
     assert_null(shmb_transfer_part_name(SHMB_TRANSFER_COPY));
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_REQUEST), "request");
     assert_string_equal(shmb_transfer_part_name(SHMB_TRANSFER_SUBMIT), "submit");

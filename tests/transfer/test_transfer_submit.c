@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "copier_fixture.h"
 
 #include "shmbench/copy.h"
 #include "shmbench/segment.h"
@@ -51,13 +52,8 @@ static void test_request_fills_n(void **state)
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
         shmb_transfer_run_t r;
-        shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
-        assert_int_equal(shmb_segment_create(&r.src, PREFIX, 65536, NULL, NULL), 0);
-        assert_int_equal(shmb_segment_create(&r.dst, PREFIX, 65536, NULL, NULL), 0);
-        assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
-        assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+        shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
         shmb_copy_fill_pattern(r.src.addr, 65536);
-        assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
         assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_REQUEST), N);
         assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_REQUEST_PATH), N);
         assert_int_equal(shmb_transfer_descriptors(&c, SHMB_TRANSFER_TRANSLATE), 1);
@@ -79,11 +75,8 @@ static void test_request_fills_n(void **state)
         r.translation.buffer_addr += 4096;
         assert_int_equal(shmb_transfer_bench_copy(&r, SHMB_TRANSFER_REQUEST, SHMB_COPY_MEMCPY, 4096, 0, &done), 0);
         assert_int_equal(r.translation.missed, 1);
-        shmb_transfer_bench_copier_stop(&r);
-        assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
-        assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+        shmb_test_copier_down(&r);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* A --system run and a paired one: the request_path and request rows named

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "copier_fixture.h"
 
 #include "shmbench/copy.h"
 #include "shmbench/segment.h"
@@ -68,13 +69,8 @@ static void test_own_destinations(void **state)
         c.translate = 1;
         c.system = systems[k];
         shmb_transfer_run_t r, sub;
-        shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
-        assert_int_equal(shmb_segment_create(&r.src, PREFIX, 4096, NULL, NULL), 0);
-        assert_int_equal(shmb_segment_create(&r.dst, PREFIX, BYTES, NULL, NULL), 0);
-        assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
-        assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+        shmb_test_copier_up(&r, &c, 4096, BYTES, why, sizeof(why));
         shmb_copy_fill_pattern(r.src.addr, 4096);
-        assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
         assert_int_equal(shmb_transfer_submitter_start(&sub, &r, STRIDE), 0);
         unsigned char *dst = r.dst.addr;
         memset(dst, SHMB_TRANSFER_POISON, BYTES);
@@ -100,11 +96,8 @@ static void test_own_destinations(void **state)
         sub.dst.addr = r.dst.addr;
         assert_int_equal(shmb_transfer_bench_check(&sub, SHMB_TRANSFER_TRANSLATE, SHMB_COPY_MEMCPY, 4096), -EPROTO);
         shmb_transfer_submitter_stop(&sub);
-        shmb_transfer_bench_copier_stop(&r);
-        assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
-        assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+        shmb_test_copier_down(&r);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
