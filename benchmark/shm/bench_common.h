@@ -179,6 +179,11 @@ void WarnIfOversubscribed(int threads, const char* flag = "threads");
 // the space needed and free, exit 1.
 void CheckShmSpace(const char* flag, uint64_t bytes);
 
+// `bytes` that will all be resident at once must fit in MemAvailable, else
+// "--`flag` needs X of memory `what` but only Y is available ...; lower
+// `lower`", exit 2.
+void CheckResident(const char* flag, uint64_t bytes, const std::string& what, const std::string& lower);
+
 // One pool a run will create: its backing, bytes (rounded to its page) and page.
 struct PoolPlan {
     shmb_backing_kind_t kind;

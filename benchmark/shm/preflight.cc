@@ -193,6 +193,14 @@ void CheckMemory(const char* flag, const PoolPlan& pool)
 
 }  // namespace
 
+void CheckResident(const char* flag, uint64_t bytes, const std::string& what, const std::string& lower)
+{
+    const int64_t mem = shmb_sysinfo_mem_available();
+    if (mem >= 0 && static_cast<uint64_t>(mem) < bytes)
+        Refuse(flag, "needs " + Bytes(static_cast<int64_t>(bytes)) + " of memory " + what + " but only " + Bytes(mem) +
+                         " is available (MemAvailable in /proc/meminfo); lower " + lower);
+}
+
 std::vector<std::string> CheckPoolLimits(const char* flag, const std::vector<PoolPlan>& pools, uint64_t mappings)
 {
     std::vector<std::string> lines;

@@ -182,9 +182,15 @@ int RunSweep()
     WarnIfOversubscribed(cfg.threads);
 
     cfg.peer = FLAGS_peer_process ? &g_peer : nullptr;
+    if (upstream)
+        CheckResident("num_segments", shmb_transfer_bench_upstream_bytes(&cfg),
+                      "for mooncake_upstream (TENT writes every page of the " + std::to_string(cfg.num_segments + 1) +
+                          " SHM buffers it registers)",
+                      "--num_segments or --max_transfer_size_mb");
     uint64_t need = 0;
-    shmb_transfer_bench_shm_bytes(&cfg, &need);
-    CheckShmSpace("max_transfer_size_mb", need);
+    if (shmb_transfer_bench_shm_bytes(&cfg, &need) < 0)
+        need = UINT64_MAX;
+    CheckShmSpace(upstream ? "num_segments" : "max_transfer_size_mb", need);
 
     shmb_peer_t* peer = cfg.peer ? StartPeer(shmb_transfer_bench_peer_start, &g_peer) : nullptr;
     shmb_rows_t rows = {};

@@ -107,6 +107,15 @@ int shmb_segment_track_file(const char *path);
 /* Forgets a tracked file (renamed into place); -1 is fine. */
 void shmb_segment_untrack_file(int id);
 
+/* Registers a segment that other code of this process created (its name as
+ * given to shm_open, with or without the leading '/'), so that a fatal
+ * signal unlinks it too while the name still names that file. Its slot, or
+ * -errno (lstat's, -ENAMETOOLONG, -ENOBUFS). */
+int shmb_segment_adopt(const char *name);
+
+/* Takes an adopted segment out of the registry once its creator removed it; -1 is fine. */
+void shmb_segment_disown(int slot);
+
 /* How many names the registry holds. */
 size_t shmb_segment_registered(void);
 

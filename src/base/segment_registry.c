@@ -244,6 +244,31 @@ size_t shmb_segment_unlink_inherited(void)
     return unlink_registry(inherited);
 }
 
+int shmb_segment_adopt(const char *name)
+{
+    char path[sizeof(SHM_DIR) + SHMB_SEGMENT_NAME_MAX + 1];
+    const char *slash = name[0] == '/' ? "" : "/";
+    if (strlen(name) + (*slash ? 1 : 0) > SHMB_SEGMENT_NAME_MAX)
+        return -ENAMETOOLONG;
+    snprintf(path, sizeof(path), "%s%s%s", SHM_DIR, slash, name);
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return -errno;
+    sigset_t old;
+    shmb_segment_block_signals(&old);
+    int slot = shmb_segment_slot_take();
+    if (slot >= 0)
+        shmb_segment_slot_publish(slot, path + sizeof(SHM_DIR) - 1, &st);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return slot;
+}
+
+void shmb_segment_disown(int slot)
+{
+    if (slot >= 0)
+        shmb_segment_slot_give(slot);
+}
+
 size_t shmb_segment_registered(void)
 {
     size_t n = 0;

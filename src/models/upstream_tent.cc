@@ -17,6 +17,7 @@
 #include "tent/transport/shm/shm_transport.h"
 
 #include "cxx_guard.hpp"
+#include "shmbench/segment.h"
 
 namespace mooncake::tent {
 extern thread_local void *shmb_last_copy_dst; // upstream/stubs/tent/cpu_copy.cc
@@ -42,6 +43,8 @@ struct shmb_upstream_tent {
     std::unique_ptr<mt::TransferEngineImpl> target;
     std::unique_ptr<mt::TransferEngineImpl> initiator;
     std::vector<void *> buffers; // in the target
+    std::vector<int> slots;      // their names' and the source's in the segment registry (a
+                                 // fatal signal unlinks them: TENT names them, not --shm_prefix)
     size_t buffer_bytes = 0;
     void *source = nullptr; // the initiator's registered source buffer
     size_t source_bytes = 0;
@@ -68,6 +71,8 @@ struct shmb_upstream_tent {
             }
         initiator.reset();
         target.reset();
+        for (int slot : slots)
+            shmb_segment_disown(slot);
     }
 };
 
@@ -89,16 +94,24 @@ static std::unique_ptr<mt::TransferEngineImpl> engine()
 // A registered buffer of `bytes` on CPU node 0, by the SHM transport: the
 // options allocateLocalMemory fills (the buffer's shm_path) go to
 // registerLocalMemory, without which ShmTransport::addMemoryBuffer does not
-// list the buffer as reachable by SHM.
-static int shm_buffer(mt::TransferEngineImpl &e, size_t bytes, void **addr)
+// list the buffer as reachable by SHM. Its name enters `slots` at once.
+static int shm_buffer(mt::TransferEngineImpl &e, size_t bytes, void **addr, std::vector<int> &slots)
 {
     mt::MemoryOptions options;
     options.type = mt::SHM;
     options.location = "cpu:0";
     if (!e.allocateLocalMemory(addr, bytes, options).ok())
         return -ENOMEM;
+    const int slot = shmb_segment_adopt(options.shm_path.c_str());
+    if (slot < 0) {
+        e.freeLocalMemory(*addr);
+        return slot;
+    }
+    slots.push_back(slot);
     if (!e.registerLocalMemory({*addr}, {bytes}, options).ok()) {
         e.freeLocalMemory(*addr);
+        shmb_segment_disown(slot);
+        slots.pop_back();
         return -EIO;
     }
     return 0;
@@ -118,14 +131,15 @@ extern "C" int shmb_upstream_tent_create(uint32_t buffers, size_t buffer_bytes, 
         if (!(t->target = engine()) || !(t->initiator = engine()))
             return -EIO;
         t->buffers.reserve(buffers);
+        t->slots.reserve(size_t(buffers) + 1);
         for (uint32_t i = 0; i < buffers; i++) {
             void *b = nullptr;
-            int ret = shm_buffer(*t->target, buffer_bytes, &b);
+            int ret = shm_buffer(*t->target, buffer_bytes, &b, t->slots);
             if (ret)
                 return ret;
             t->buffers.push_back(b);
         }
-        int ret = shm_buffer(*t->initiator, source_bytes, &t->source);
+        int ret = shm_buffer(*t->initiator, source_bytes, &t->source, t->slots);
         if (ret)
             return ret;
         if (!t->initiator->openSegment(t->segment, t->target->getSegmentName()).ok())

@@ -89,5 +89,25 @@ for bad in "--systems=mooncake,mooncake_upstream --zero_copy" "--system=mooncake
   rc=$?
   [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] || result "FAIL: $bad: exit $rc: $(cat "$work/bad.err")" fail
 done
+# TENT writes every page of the buffers it registers, under names of its own:
+# more than memory holds is refused before any is made (exit 2, one line), and a
+# run stopped by a signal leaves none of them (they are in the segment registry).
+"$transfer" --systems=mooncake,mooncake_upstream --num_segments=100000 --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
+rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] && grep -q "num_segments needs .* of memory for mooncake_upstream" "$work/bad.err" \
+  || result "FAIL: 100000 TENT buffers of 64 MiB not refused: exit $rc: $(cat "$work/bad.err")" fail
+"$transfer" --systems=mooncake,mooncake_upstream --num_segments=400 --max_transfer_size_mb=1 --shm_prefix="$prefix" \
+  >/dev/null 2>"$work/term.err" &
+pid=$!
+for _ in $(seq 100); do
+  [ "$(ls /dev/shm | grep -c "^mooncake_${pid}_")" -gt 0 ] && break
+  sleep 0.1
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+left=$(ls /dev/shm | grep -c -e "^mooncake_${pid}_" -e "^${prefix#/}")
+rm -f /dev/shm/mooncake_"${pid}"_*
+[ "$rc" -eq 143 ] && [ "$left" -eq 0 ] || result "FAIL: SIGTERM during TENT's set-up: exit $rc, $left names left" fail
 [ -z "$(ls /dev/shm | grep -e "^${prefix#/}")" ] || result "FAIL: SHM left: $(ls /dev/shm | head)" fail
 result "PASS: upstream Mooncake built from $SHMB_MOONCAKE_SOURCE, its unit test passed, its alloc_bare / free_bare rows and TENT's translate / submit rows ran paired and verified" pass
