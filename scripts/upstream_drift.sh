@@ -4,7 +4,9 @@
 # when a model is stale (docs/upstream.md).
 #
 #   scripts/upstream_drift.sh PATH [COMMIT]
-#     PATH    a Mooncake checkout or git directory (bare or not)
+#     PATH    a checkout or git directory (bare or not) of Mooncake or of
+#             Flow-IPC's ipc_shm, ipc_shm_arena_lend, ipc_session or ipc_core;
+#             which one is told by the followed files it holds
 #     COMMIT  the revision to compare with (default: HEAD of PATH)
 #
 # One line per file on stdout:
@@ -13,8 +15,8 @@
 #   gone     MODELS  FILE  not in COMMIT (removed or renamed)
 #   same     MODELS  FILE  unchanged since BASE
 # and a summary on stderr. Exit status: 0 when no file changed, 1 when some
-# did, 2 on bad input (PATH not a git repository, COMMIT or a model's base
-# commit not in it: a shallow clone lacks the base).
+# did, 2 on bad input (PATH not a git repository, none of the five, COMMIT or a
+# model's base commit not in it: a shallow clone lacks the base).
 # SHMB_DRIFT_SINCE=REV compares every file with REV instead of its model's
 # commit (a fork with its own history; the script's test).
 set -u
@@ -24,28 +26,56 @@ usage() { echo "usage: upstream_drift.sh PATH [COMMIT]" >&2; exit 2; }
 path=$1
 rev=${2:-HEAD}
 
-# The models' upstream files (docs/models.md, "Mooncake"), as
-# "MODEL BASE FILE". PR #192's path (24893a21e) is left out: it was never
-# merged, so nothing upstream can drift from it.
+# The models' upstream files (docs/models.md), as "REPO MODEL BASE FILE".
+# Mooncake's PR #192 path (24893a21e) is left out: it was never merged, so
+# nothing upstream can drift from it. Flow-IPC's bases: each repository's last
+# main commit before the model was first written here (2026-11-21).
 tent=mooncake-transfer-engine/tent
+session=src/ipc/session/detail
+lend=src/ipc/shm/arena_lend
+standalone=src/ipc/session/standalone/shm/arena_lend
 followed="
-offset 3b5a594 mooncake-store/include/offset_allocator/offset_allocator.h
-offset 3b5a594 mooncake-store/src/offset_allocator.cpp
-offset 3b5a594 mooncake-store/include/allocator.h
-offset 3b5a594 mooncake-store/src/allocator.cpp
-offset 3b5a594 mooncake-store/src/master_metric_manager.cpp
-relocate 3b5a59413 $tent/src/transport/shm/shm_transport.cpp
-relocate 3b5a59413 $tent/include/tent/common/concurrent/rw_spinlock.h
-relocate 3b5a59413 $tent/include/tent/runtime/segment.h
-relocate 3b5a59413 $tent/src/runtime/segment_manager.cpp
-request_path 3b5a59413 $tent/include/tent/runtime/transfer_engine_impl.h
-request_path 3b5a59413 $tent/src/runtime/transfer_engine_impl.cpp
-request_path 3b5a59413 $tent/include/tent/runtime/transport_selector.h
-request_path 3b5a59413 $tent/src/runtime/transport_selector.cpp
-request_path 3b5a59413 $tent/include/tent/runtime/transport.h
-request_path 3b5a59413 $tent/include/tent/runtime/slab.h
-request_path 3b5a59413 $tent/src/runtime/slab.cpp
-request_path 3b5a59413 $tent/src/transport/shm/shm_transport.cpp
+Mooncake offset 3b5a594 mooncake-store/include/offset_allocator/offset_allocator.h
+Mooncake offset 3b5a594 mooncake-store/src/offset_allocator.cpp
+Mooncake offset 3b5a594 mooncake-store/include/allocator.h
+Mooncake offset 3b5a594 mooncake-store/src/allocator.cpp
+Mooncake offset 3b5a594 mooncake-store/src/master_metric_manager.cpp
+Mooncake relocate 3b5a59413 $tent/src/transport/shm/shm_transport.cpp
+Mooncake relocate 3b5a59413 $tent/include/tent/common/concurrent/rw_spinlock.h
+Mooncake relocate 3b5a59413 $tent/include/tent/runtime/segment.h
+Mooncake relocate 3b5a59413 $tent/src/runtime/segment_manager.cpp
+Mooncake request_path 3b5a59413 $tent/include/tent/runtime/transfer_engine_impl.h
+Mooncake request_path 3b5a59413 $tent/src/runtime/transfer_engine_impl.cpp
+Mooncake request_path 3b5a59413 $tent/include/tent/runtime/transport_selector.h
+Mooncake request_path 3b5a59413 $tent/src/runtime/transport_selector.cpp
+Mooncake request_path 3b5a59413 $tent/include/tent/runtime/transport.h
+Mooncake request_path 3b5a59413 $tent/include/tent/runtime/slab.h
+Mooncake request_path 3b5a59413 $tent/src/runtime/slab.cpp
+Mooncake request_path 3b5a59413 $tent/src/transport/shm/shm_transport.cpp
+ipc_shm flowipc_classic eef36d5d7 src/ipc/shm/classic/pool_arena.hpp
+ipc_shm flowipc_classic eef36d5d7 src/ipc/shm/classic/pool_arena.cpp
+ipc_shm flowipc_classic eef36d5d7 $session/shm/classic/session_impl.hpp
+ipc_shm flowipc_classic eef36d5d7 $session/shm/classic/client_session_impl.hpp
+ipc_shm flowipc_classic eef36d5d7 $session/shm/classic/server_session_impl.hpp
+ipc_session flowipc_classic 12d593f2f $session/client_session_impl.hpp
+ipc_session flowipc_classic 12d593f2f $session/session_shared_name.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/jemalloc/memory_manager.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/jemalloc/ipc_arena.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/jemalloc/shm_pool_collection.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/jemalloc/jemalloc_pages.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/shm_pool_repository.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/shm_pool_collection.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/owner_shm_pool_collection.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/owner_shm_pool_collection.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/borrower_shm_pool_collection.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $lend/borrower_shm_pool_collection.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/jemalloc/shm_session.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/jemalloc/shm_session.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/shm_session_data.hpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/shm_session_data.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/lender_collection.cpp
+ipc_shm_arena_lend flowipc_jemalloc 9ac277858 $standalone/borrower_collection.cpp
+ipc_core flowipc_classic,flowipc_jemalloc bb9828558 src/ipc/transport/native_socket_stream.hpp
 "
 
 [ -e "$path" ] || { echo "upstream_drift.sh: $path does not exist" >&2; exit 2; }
@@ -55,10 +85,19 @@ g() { git --git-dir="$gitdir" "$@"; }
 head=$(g rev-parse --verify --quiet "$rev^{commit}") \
   || { echo "upstream_drift.sh: $rev is not a commit of $path" >&2; exit 2; }
 
+# Which repository PATH is: the one of whose followed files most are in COMMIT
+# or in their base (so that a repository that dropped them all still counts).
+repo=$(echo "$followed" | while read -r name _ base file; do
+  [ -n "$file" ] || continue
+  g cat-file -e "$head:$file" 2>/dev/null || g cat-file -e "${SHMB_DRIFT_SINCE:-$base}:$file" 2>/dev/null && echo "$name"
+done | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+[ -n "$repo" ] || { echo "upstream_drift.sh: $path holds none of the upstream files the models follow (looked for $(echo "$followed" \
+  | awk 'NF == 4 && !seen[$1]++ { printf "%s%s\x27s %s", n++ ? ", " : "", $1, $4 }'), and the rest of docs/models.md's)" >&2; exit 2; }
+
 # One line per file, its models joined: the same file may serve two models.
-files=$(echo "$followed" | awk 'NF == 3 {
-  key = $2 " " $3
-  if (!(key in models)) { order[n++] = key; models[key] = $1 } else models[key] = models[key] "," $1
+files=$(echo "$followed" | awk -v repo="$repo" '$1 == repo && NF == 4 {
+  key = $3 " " $4
+  if (!(key in models)) { order[n++] = key; models[key] = $2 } else models[key] = models[key] "," $2
 } END { for (i = 0; i < n; i++) print models[order[i]], order[i] }')
 
 changed=0
