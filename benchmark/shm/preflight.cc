@@ -75,7 +75,8 @@ void WarnIfOversubscribed(int threads, const char* flag)
     const char* program = g_run.program.c_str();
     if (shmb_sysinfo_overloaded(&g_run.sys))
         std::fprintf(stderr, "%s: warning: the load average at start (%.2f) exceeds the %d CPUs; other "
-                     "work competes for them, so repeat the run (--repetitions) and compare medians\n",
+                     "work competes for them, so pin (--cpu) and repeat the run (--repetitions; a --systems run: "
+                     "again) and compare medians\n",
                      program, g_run.sys.load_avg[0], g_run.sys.num_cpus);
     int cpus = g_run.allowed_cpus > 0 ? g_run.allowed_cpus : g_run.sys.num_cpus;
     if (cpus > 0 && threads > cpus)
