@@ -320,6 +320,10 @@ int shmb_transfer_bench_verify_translations(shmb_transfer_run_t *r);
 int shmb_transfer_bench_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
                               uint64_t size);
 
+/* The same check after a paired run's rounds (a failure says so). */
+int shmb_transfer_bench_recheck(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m,
+                                uint64_t size);
+
 /* A warm row of `part`: checked, timed, dst verified after (with verify or
  * a peer) where the part writes it, the row appended. */
 int shmb_transfer_bench_warm(shmb_transfer_run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part,

@@ -227,7 +227,7 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
             shmb_transfer_run_t *v = view_of(p, p->on[k], j);
             ret = shmb_transfer_bench_verify_translations(v);
             if (ret == 0 && ((cfg->verify && part == SHMB_TRANSFER_REQUEST) || v->translation.upstream))
-                ret = shmb_transfer_bench_check(v, part, m, size);
+                ret = shmb_transfer_bench_recheck(v, part, m, size);
         }
     return ret < 0 ? ret : push_part(p, rows, rounds, first);
 }

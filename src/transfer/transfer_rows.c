@@ -249,7 +249,7 @@ static int here(const run_t *r, shmb_transfer_part_t part)
     return !r->cfg->peer || shmb_transfer_handoff_runs(r, part);
 }
 
-int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
+static int check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size, const char *when)
 {
     uint64_t done;
     memset(r->dst.addr, SHMB_TRANSFER_POISON, (size_t)(size * shmb_transfer_descriptors(r->cfg, part)));
@@ -266,8 +266,18 @@ int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_met
     if (ret == 0 && r->translation.spread)
         ret = shmb_transfer_bench_verify_translations(r);
     if (ret == 0 && moves_dst(r, part))
-        ret = shmb_transfer_verify_descriptors(r, part, m, size, "before timing");
+        ret = shmb_transfer_verify_descriptors(r, part, m, size, when);
     return ret;
+}
+
+int shmb_transfer_bench_check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
+{
+    return check(r, part, m, size, "before timing");
+}
+
+int shmb_transfer_bench_recheck(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint64_t size)
+{
+    return check(r, part, m, size, "after the rounds");
 }
 
 int shmb_transfer_bench_warm(run_t *r, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
