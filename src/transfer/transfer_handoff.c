@@ -103,10 +103,15 @@ static void write_and_hand_over(void *ctx, void *dst, const void *src, uint64_t 
         failed(r, ret);
 }
 
+shmb_mooncake_hooks_t shmb_transfer_handoff_hooks(run_t *r)
+{
+    return (shmb_mooncake_hooks_t){construct_object, write_and_hand_over, r};
+}
+
 int shmb_transfer_handoff_write(run_t *r, void *src, uint64_t remote, uint64_t len)
 {
     shmb_transfer_translation_t *t = &r->translation;
-    const shmb_mooncake_hooks_t hooks = {construct_object, write_and_hand_over, r};
+    const shmb_mooncake_hooks_t hooks = shmb_transfer_handoff_hooks(r);
     const shmb_mooncake_request_t request = {SHMB_MOONCAKE_WRITE, src, SHMB_PATH_MOONCAKE_TARGET_ID, remote, len};
     const uint64_t missed = t->missed;
     shmb_mooncake_submitted_t out;
@@ -114,12 +119,26 @@ int shmb_transfer_handoff_write(run_t *r, void *src, uint64_t remote, uint64_t l
     return ret == 0 && t->missed == missed && out.buffer_addr == t->buffer_addr && out.transferred_bytes == len;
 }
 
+/* `count` submits of the run's descriptors per submit through the request
+ * path, as the copier's: each descriptor an object of its own, constructed,
+ * written and handed over by the hooks (the transport runs them task by
+ * task), so the request path is paid once per submit, as Mooncake's. */
 static void write_requests(run_t *r, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
     shmb_transfer_translation_t *t = &r->translation;
+    const shmb_mooncake_hooks_t hooks = shmb_transfer_handoff_hooks(r);
+    const uint64_t n = shmb_transfer_descriptors(r->cfg, SHMB_TRANSFER_REQUEST);
     t->copy = fn;
-    for (uint64_t i = 0; i < count; i++)
-        t->missed += !shmb_transfer_handoff_write(r, r->src.addr, t->remote_addr, size);
+    for (uint64_t j = 0; j < n; j++)
+        t->reqs[j] = (shmb_mooncake_request_t){SHMB_MOONCAKE_WRITE, r->src.addr, SHMB_PATH_MOONCAKE_TARGET_ID,
+                                               t->remote_addr + t->offset + j * size, size};
+    for (uint64_t i = 0; i < count; i++) {
+        const uint64_t missed = t->missed; /* a failed hand-off counts itself */
+        int bad = shmb_mooncake_engine_submit_n(t->engine, t->reqs, (size_t)n, &hooks, t->outs) != 0;
+        for (uint64_t j = 0; j < n && !bad; j++)
+            bad = t->outs[j].buffer_addr != t->buffer_addr || t->outs[j].transferred_bytes != size;
+        t->missed += bad && t->missed == missed;
+    }
 }
 
 static void zero_copy(run_t *r, int f, uint64_t size, uint64_t count)
@@ -142,7 +161,7 @@ void shmb_transfer_handoff_part(run_t *r, shmb_transfer_part_t part, shmb_copy_f
         write_requests(r, fn, size, count);
     else
         zero_copy(r, r->translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? HANDOFF_JEMALLOC : HANDOFF_CLASSIC,
-                  size, count);
+                  size, count * shmb_transfer_descriptors(r->cfg, part));
 }
 
 int shmb_transfer_handoff_verify(run_t *r)

@@ -263,7 +263,13 @@ int shmb_transfer_handoff_close(shmb_handoff_link_t *l, int run_ret);
 /* Does r hand `part` over instead of running it as Mooncake does? */
 int shmb_transfer_handoff_runs(const shmb_transfer_run_t *r, shmb_transfer_part_t part);
 
-/* count operations of a handed-over part: SHM-jemalloc's write request, or a
+/* SHM-jemalloc's write path as the request path's hooks: translate
+ * constructs the request's object in the writer's arena, copy writes it and
+ * hands it over (a failure counts as missed, the first kept). */
+shmb_mooncake_hooks_t shmb_transfer_handoff_hooks(shmb_transfer_run_t *r);
+
+/* count operations of a handed-over part: SHM-jemalloc's write request (a
+ * submit of the run's descriptors per submit, a hand-off each), or a
  * flavour's zero-copy hand-off; a failure counts as missed, the first kept. */
 void shmb_transfer_handoff_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size,
                                 uint64_t count);

@@ -132,8 +132,8 @@ int shmb_transfer_peer_detach(run_t *r)
 
 void shmb_transfer_bench_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn fn, uint64_t size, uint64_t count)
 {
-    if (shmb_transfer_handoff_runs(r, part)) /* SHM-jemalloc's write path: one per descriptor */
-        shmb_transfer_handoff_part(r, part, fn, size, count * shmb_transfer_descriptors(r->cfg, part));
+    if (shmb_transfer_handoff_runs(r, part)) /* SHM-jemalloc's write path: a hand-off per descriptor */
+        shmb_transfer_handoff_part(r, part, fn, size, count);
     else
         shmb_transfer_copier_part(r, part, fn, size, count);
 }

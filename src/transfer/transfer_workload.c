@@ -99,16 +99,16 @@ static int submit_ok(replay_t *w, uint64_t at, uint64_t d, const shmb_mooncake_h
 /* One pass of a part over the request's descriptors, in order (stream by
  * stream, block by block: no division in the loop); a descriptor that does
  * not land where it should counts in r.translation.missed. Batched, the
- * request path's and the request's (not a hand-off's) in one submit. */
+ * request path's and the request's (a hand-off's too) in one submit. */
 static void pass(replay_t *w, shmb_workload_part_t part, const shmb_workload_fanout_t *f)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
     unsigned char *src = w->r.src.addr, *dst = w->r.dst.addr;
-    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, &w->r};
+    const shmb_mooncake_hooks_t hooks = {shmb_transfer_translate_dst, shmb_transfer_copy_request, &w->r},
+                                written = t->handoff ? shmb_transfer_handoff_hooks(&w->r) : hooks;
     t->copy = w->copy;
-    if (w->per_submit > 1 &&
-        (part == SHMB_WORKLOAD_REQUEST_PATH || (part == SHMB_WORKLOAD_REQUEST && !t->handoff))) {
-        shmb_workload_batch_pass(w, f, part == SHMB_WORKLOAD_REQUEST ? &hooks : NULL);
+    if (w->per_submit > 1 && (part == SHMB_WORKLOAD_REQUEST_PATH || part == SHMB_WORKLOAD_REQUEST)) {
+        shmb_workload_batch_pass(w, f, part == SHMB_WORKLOAD_REQUEST ? &written : NULL);
         return;
     }
     for (uint64_t s = 0, at = 0; s < f->streams; s++)

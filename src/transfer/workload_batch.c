@@ -40,8 +40,9 @@ static uint64_t source_at(uint64_t k, uint64_t at)
 
 /* One submit of w->reqs[0..n): each task's target where its descriptor
  * belongs (translated with hooks, else the peer's address; the transport
- * takes them in order when none is folded); one that is not counts in
- * missed, all n if the submit failed. */
+ * takes them in order when none is folded; a hand-off's is its object,
+ * checked by the hand-off itself); one that is not counts in missed, all n
+ * if the submit failed. */
 static void submit_batch(replay_t *w, uint64_t n, const shmb_mooncake_hooks_t *hooks)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
@@ -55,7 +56,7 @@ static void submit_batch(replay_t *w, uint64_t n, const shmb_mooncake_hooks_t *h
         const shmb_mooncake_submitted_t *o = &w->outs[i];
         const void *want = hooks ? (void *)(dst + (q->target_offset - t->remote_addr))
                                  : (void *)(uintptr_t)q->target_offset;
-        t->missed += o->target != want || o->buffer_addr != t->buffer_addr ||
+        t->missed += (o->target != want && !(hooks && t->handoff)) || o->buffer_addr != t->buffer_addr ||
                      (hooks && o->transferred_bytes != q->length);
     }
 }

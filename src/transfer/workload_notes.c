@@ -19,7 +19,7 @@ static void sglang_submits(shmb_notes_t *s, const shmb_workload_totals_t *t)
     shmb_notes_put(s, "submits: one per request (sglang): request_path and request give all of a request's "
                       "descriptors to one submit (shmb_mooncake_engine_submit_n), each translated and copied by the "
                       "system, odd ones read from 64 B before their place so that TENT merges none; SHM-jemalloc's "
-                      "request: its write path, a submit per descriptor");
+                      "request: its write path, each descriptor an object handed over within the one submit");
     if (t->descriptors_max > per)
         shmb_notes_put(s, "; at most %llu descriptors per submit: a request of more takes as many submits as that "
                           "needs (the largest: %llu)", ULL(per), ULL((t->descriptors_max + per - 1) / per));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "copier_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
@@ -119,27 +120,29 @@ static void test_one_submit_per_request(void **state)
             if (request_once(&w, &c, 100, &f, why, sizeof(why)) != 0)
                 fail_msg("%s, %s: %s", shmb_system_name(c.system), shmb_workload_layout_name(c.shape.layout), why);
             assert_int_equal(f.descriptors, K);
-            const int batched = l == SHMB_WORKLOAD_LAYOUT_SGLANG && sys != SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+            /* sglang: one submit of the K, SHM-jemalloc's write paths too (its objects, not dst, hold the bytes) */
+            const int batched = l == SHMB_WORKLOAD_LAYOUT_SGLANG, in_dst = sys != SHMB_SYSTEM_FLOWIPC_JEMALLOC;
             assert_int_equal(seen.batches, batched ? 1 : 0);
             assert_int_equal(seen.in_batches, batched ? K : 0);
-            assert_int_equal(seen.singles, batched ? 0 : K); /* vllm, and SHM-jemalloc's write path */
+            assert_int_equal(seen.singles, batched ? 0 : K);
             for (size_t i = 0; batched && i < seen.last_n; i++) { /* each destination holds its bytes */
                 const shmb_mooncake_request_t *q = &seen.last[i];
                 const uint64_t at = q->target_offset - w.r.translation.remote_addr;
                 assert_int_equal(q->length, (i + 1) % 7 ? 16384 : 4096);
-                assert_memory_equal((char *)w.r.dst.addr + at, q->source, q->length);
+                if (in_dst)
+                    assert_memory_equal((char *)w.r.dst.addr + at, q->source, q->length);
                 if (i + 1 < seen.last_n) /* no two side by side on both sides: TENT folds none */
                     assert_true((char *)q->source + q->length != (char *)seen.last[i + 1].source);
             }
-            /* all four parts: with sglang every system's request path submits the K at once (SHM-jemalloc's
-             * request K write paths), with vllm each of the K alone */
+            /* all four parts: with sglang every system's request path and request submit the K at once
+             * (SHM-jemalloc's request: K write paths in the one submit), with vllm each of the K alone */
             count_afresh();
             if (shmb_workload_replay_request(&w, &f) != 0)
                 fail_msg("%s: %s", shmb_system_name(c.system), why);
             const int jemalloc = sys == SHMB_SYSTEM_FLOWIPC_JEMALLOC; /* and its checked hand-off before */
             if (l == SHMB_WORKLOAD_LAYOUT_SGLANG)
                 assert_true(seen.batches >= 1 && seen.max_n == K && seen.in_batches == K * seen.batches &&
-                            seen.singles == (jemalloc ? seen.singles : 0));
+                            seen.singles == (size_t)jemalloc);
             else
                 assert_int_equal(seen.batches, 0);
             assert_int_equal(seen.singles % K, jemalloc);
@@ -193,6 +196,47 @@ static void test_planted_in_the_batch(void **state)
         }
 }
 
+/* The transfer sweep's SHM-jemalloc request with 4 descriptors per submit:
+ * each of 3 requests is one submit of the 4 (the request path paid once,
+ * as Mooncake's), each descriptor an object written and handed over to the
+ * borrower, every hand-off verified; none submitted alone. */
+static void test_sweep_handoff_per_submit(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.transfer_size_kb = c.max_transfer_size_kb = 4;
+    c.num_transfers = 3;
+    c.run[SHMB_COPY_MEMCPY] = 1;
+    c.threads = 1;
+    c.cpu = -1;
+    c.time_per_size_ms = 20;
+    c.shm_prefix = PREFIX;
+    c.translate = 1;
+    c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    c.num_segments = 10;
+    c.descriptors_per_submit = 4;
+    shmb_transfer_run_t r;
+    char why[256] = "";
+    shmb_test_copier_up(&r, &c, 4 * 4096, 4 * 4096, why, sizeof(why));
+    shmb_copy_fill_pattern(r.src.addr, 4 * 4096);
+    if (shmb_transfer_handoff_writer(&r, 4096) != 0)
+        fail_msg("hand-off link: %s", why);
+    count_afresh();
+    r.translation.check_payload = 1; /* the borrower reads every byte it got */
+    shmb_transfer_bench_part(&r, SHMB_TRANSFER_REQUEST, shmb_copy_kernel(SHMB_COPY_MEMCPY), 4096, 3);
+    r.translation.check_payload = 0;
+    assert_int_equal(seen.batches, 3);
+    assert_int_equal(seen.in_batches, 12);
+    assert_int_equal(seen.max_n, 4);
+    assert_int_equal(seen.singles, 0);
+    assert_int_equal(r.translation.missed, 0);
+    assert_int_equal(shmb_transfer_handoff_verify(&r), 0);
+    assert_int_equal(shmb_transfer_handoff_close(r.translation.handoff, 0), 0);
+    r.translation.handoff = NULL;
+    shmb_test_copier_down(&r);
+}
+
 int main(void)
 {
     if (!shmb_test_shm_writable())
@@ -202,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_one_submit_per_request),
         cmocka_unit_test(test_more_than_a_submit),
         cmocka_unit_test(test_planted_in_the_batch),
+        cmocka_unit_test(test_sweep_handoff_per_submit),
     };
     const int ret = shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
     free(seen.last);

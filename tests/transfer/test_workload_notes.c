@@ -74,7 +74,7 @@ static shmb_workload_config_t config(const shmb_workload_model_t *m, shmb_worklo
     "SGLang submits a request's descriptors in one batch_transfer_sync; submits: one per request (sglang): "      \
     "request_path and request give all of a request's descriptors to one submit (shmb_mooncake_engine_submit_n), " \
     "each translated and copied by the system, odd ones read from 64 B before their place so that TENT merges "   \
-    "none; SHM-jemalloc's request: its write path, a submit per descriptor"
+    "none; SHM-jemalloc's request: its write path, each descriptor an object handed over within the one submit"
 
 /* The notes of c over totals(), exactly `want` (NULL-terminated). */
 static void expect(const shmb_workload_config_t *c, const shmb_workload_totals_t *t, const char *trace,
