@@ -151,6 +151,10 @@ void shmb_handoff_link_init(shmb_handoff_link_t *l, uint64_t seed, char *why, si
 int shmb_handoff_link_start_peer(shmb_handoff_link_t *l);
 int shmb_handoff_link_stop_peer(shmb_handoff_link_t *l, int run_ret);
 
+/* Moves the borrower process onto CPU `cpu` alone (it was forked with its
+ * parent's affinity). 0 or -errno (sched_setaffinity's, recorded). */
+int shmb_handoff_link_pin_peer(shmb_handoff_link_t *l, int cpu);
+
 /* Flavour f's lender and its borrower: SHM-classic a pool of pool_bytes
  * opened by the borrower; SHM-jemalloc an arena lent, its pools lent (each
  * round trip into pool_lends). The model's own step-by-step check of a

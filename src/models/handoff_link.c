@@ -9,6 +9,7 @@
 #include "shmbench/stats.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,16 @@ void shmb_handoff_link_close(link_t *l, int f, int failed)
 int shmb_handoff_link_start_peer(link_t *l)
 {
     return shmb_handoff_peer_start(l->seed, &l->ch, &l->pid);
+}
+
+int shmb_handoff_link_pin_peer(link_t *l, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(l->pid, sizeof(set), &set) != 0)
+        return shmb_error_record("sched_setaffinity", errno, "the borrower process");
+    return 0;
 }
 
 int shmb_handoff_link_stop_peer(link_t *l, int run_ret)

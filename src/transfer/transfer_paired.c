@@ -10,6 +10,7 @@
 #include "shmbench/clock.h"
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
+#include "shmbench/sysinfo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -325,8 +326,7 @@ static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
     return ret;
 }
 
-/* Submitter m's own hand-off link and borrower process, forked before the
- * crew pins this thread (a borrower inherits its affinity). */
+/* Submitter m's own hand-off link and borrower process. */
 static int own_link(shmb_transfer_run_t *sub, int m, uint64_t max)
 {
     sub->translation.handoff = NULL;
@@ -334,6 +334,19 @@ static int own_link(shmb_transfer_run_t *sub, int m, uint64_t max)
     if (ret == 0 && m == 1)
         sub->translation.handoff->wrong_tag = shmb_transfer_bench_submitter_wrong_tag;
     return ret;
+}
+
+/* Each borrower on a CPU of its own: the crew's plan of k submitters from
+ * cfg->cpu on, extended to 2k, gives submitter m's borrower CPU k + m (a
+ * forked borrower had its parent's, --cpu's, which submitter 0 runs on). */
+static int pin_borrowers(paired_t *p)
+{
+    int cpus[2 * SHMB_TRANSFER_MAX_THREADS];
+    int ret = shmb_sysinfo_plan_cpus(p->base.cfg->cpu, 2 * p->k, cpus);
+    for (size_t s = 0; s < p->n && ret >= 0; s++)
+        for (int m = 0; m < p->k && ret >= 0 && p->views[s].translation.handoff; m++)
+            ret = shmb_handoff_link_pin_peer(view_of(p, s, m)->translation.handoff, cpus[p->k + m]);
+    return ret < 0 ? ret : 0;
 }
 
 /* k > 1: each system's submitters 1..k-1, each a stride further into dst
@@ -359,6 +372,8 @@ static int submitters_start(paired_t *p, uint64_t max)
             if (ret == 0 && p->views[s].translation.handoff)
                 ret = own_link(view_of(p, s, m), m, max);
         }
+    if (ret == 0 && p->link)
+        ret = pin_borrowers(p);
     const shmb_crew_config_t cc = {.threads = p->k, .cpu = cfg->cpu, .pin = SHMB_CREW_PIN_OWN, .caller_joins = 1};
     return ret < 0 ? ret : shmb_crew_start(&p->crew, &cc);
 }

@@ -7,12 +7,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +25,7 @@
 
 #include "shmbench/copy.h"
 #include "shmbench/segment.h"
+#include "shmbench/sysinfo.h"
 #include "transfer/transfer_internal.h"
 
 #include "base/notes_internal.h"
@@ -137,7 +140,7 @@ static void test_paired_rows(void **state)
 }
 
 /* This process's children (zombies too), from /proc's ppid fields. */
-static int children(void)
+static int children(pid_t *pids, int cap)
 {
     DIR *d = opendir("/proc");
     assert_non_null(d);
@@ -153,26 +156,50 @@ static int children(void)
         fclose(f);
         buf[len] = '\0';
         const char *end = strrchr(buf, ')'); /* after the command's name, which may hold anything */
-        n += end && sscanf(end + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid();
+        if (end && sscanf(end + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid() && n++ < cap)
+            pids[n - 1] = (pid_t)atoi(e->d_name);
     }
     closedir(d);
     return n;
 }
 
-/* A thread that keeps the most children seen at once, until told to stop. */
+/* A thread that keeps the most children seen at once, and the CPU each of
+ * the first few was last seen pinned to (-1: more than one allowed), until
+ * told to stop. */
+enum { WATCHED = 8 };
 typedef struct watch {
     pthread_t thread;
     atomic_int stop;
-    int most;
+    int most, seen;
+    pid_t pid[WATCHED];
+    int cpu[WATCHED];
 } watch_t;
+
+static void pinned(watch_t *w, pid_t pid)
+{
+    int i = 0;
+    while (i < w->seen && w->pid[i] != pid)
+        i++;
+    cpu_set_t set;
+    if (i == WATCHED || sched_getaffinity(pid, sizeof(set), &set) != 0)
+        return;
+    w->seen += i == w->seen;
+    w->pid[i] = pid;
+    w->cpu[i] = -1;
+    for (int c = 0; c < CPU_SETSIZE && CPU_COUNT(&set) == 1; c++)
+        w->cpu[i] = CPU_ISSET(c, &set) ? c : w->cpu[i];
+}
 
 static void *watching(void *arg)
 {
     watch_t *w = arg;
     const struct timespec ms = {0, 1000000};
     while (!w->stop) {
-        const int n = children();
+        pid_t pids[WATCHED];
+        const int n = children(pids, WATCHED);
         w->most = n > w->most ? n : w->most;
+        for (int i = 0; i < n && i < WATCHED; i++)
+            pinned(w, pids[i]);
         nanosleep(&ms, NULL);
     }
     return NULL;
@@ -193,18 +220,21 @@ static shmb_transfer_config_t jemalloc_pair(int cpus_allowed)
 
 /* The run of c (its result), watched: at most `most` children at once, none
  * left after it, nothing left in /dev/shm; why into why. */
-static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char *why, size_t cap, int most)
+static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char *why, size_t cap, int most,
+                       watch_t *seen)
 {
     watch_t w = {.most = 0};
-    assert_int_equal(children(), 0);
+    assert_int_equal(children(NULL, 0), 0);
     assert_int_equal(pthread_create(&w.thread, NULL, watching, &w), 0);
     const int ret = shmb_transfer_bench_run(c, rows, why, cap);
     w.stop = 1;
     assert_int_equal(pthread_join(w.thread, NULL), 0);
     assert_int_equal(w.most, most);
-    assert_int_equal(children(), 0);
+    assert_int_equal(children(NULL, 0), 0);
     assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    if (seen)
+        *seen = w;
     return ret;
 }
 
@@ -220,8 +250,15 @@ static void test_jemalloc_links(void **state)
     char why[256] = "", name[160];
     const shmb_transfer_config_t c = jemalloc_pair(4);
     shmb_rows_t rows = {0};
-    if (watched_run(&c, &rows, why, sizeof(why), 2) != 0)
+    watch_t seen;
+    if (watched_run(&c, &rows, why, sizeof(why), 2, &seen) != 0)
         fail_msg("paired: %s", why);
+    /* each borrower moved off --cpu's CPU onto one of its own (the plan of 4 over the CPUs allowed) */
+    assert_int_equal(seen.seen, 2);
+    assert_true(seen.cpu[0] >= 0 && seen.cpu[1] >= 0);
+    int allowed[CPU_SETSIZE];
+    if (shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE) >= 2)
+        assert_int_not_equal(seen.cpu[0], seen.cpu[1]);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5 + 1);
     static const char *const parts[] = {"request_path", "translate", "request"};
     for (size_t k = 0; k < 3; k++) {
@@ -242,7 +279,7 @@ static void test_jemalloc_links(void **state)
     shmb_rows_free(&rows);
     for (uint64_t at = 1; at <= 3; at += 2) {
         shmb_transfer_bench_submitter_wrong_tag = at;
-        const int ret = watched_run(&c, &rows, why, sizeof(why), 2);
+        const int ret = watched_run(&c, &rows, why, sizeof(why), 2, NULL);
         shmb_transfer_bench_submitter_wrong_tag = 0;
         shmb_rows_free(&rows);
         assert_int_equal(ret, -EPROTO);
@@ -269,7 +306,7 @@ static void test_jemalloc_cpu_rule(void **state)
     assert_int_equal(measured[1], SHMB_SYSTEM_MOONCAKE);
     char why[256] = "";
     shmb_rows_t rows = {0};
-    if (watched_run(&c, &rows, why, sizeof(why), 0) != 0)
+    if (watched_run(&c, &rows, why, sizeof(why), 0, NULL) != 0)
         fail_msg("paired: %s", why);
     for (size_t i = 0; i < rows.n; i++)
         assert_null(strstr(rows.v[i].system, "jemalloc"));
