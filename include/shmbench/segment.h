@@ -6,6 +6,7 @@
 #ifndef SHMBENCH_SEGMENT_H
 #define SHMBENCH_SEGMENT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -106,6 +107,11 @@ int shmb_segment_track_file(const char *path);
 
 /* Forgets a tracked file (renamed into place); -1 is fine. */
 void shmb_segment_untrack_file(int id);
+
+/* Blocks the cleanup signals on this thread, the old mask into *old (faults
+ * stay deliverable: blocking them would turn a fault into a silent kill);
+ * pthread_sigmask(SIG_SETMASK, old, NULL) restores it. */
+void shmb_segment_block_signals(sigset_t *old);
 
 /* Registers a segment that other code of this process created (its name as
  * given to shm_open, with or without the leading '/'), so that a fatal

@@ -18,9 +18,6 @@ void shmb_segment_creation_end(const sigset_t *old);
 /* The signals whose default action ends the process, which the cleanup catches. */
 const sigset_t *shmb_segment_fatal_signals(void);
 
-/* Blocks the cleanup signals on this thread, the old mask into *old (faults
- * stay deliverable: blocking them would turn a fault into a silent kill). */
-void shmb_segment_block_signals(sigset_t *old);
 
 /* One write per *stride bytes (a uint64_t; NULL: the system's page) of
  * [addr, addr + bytes): a shmb_segment_write_fn for shmb_segment_first_write_copy. */
