@@ -339,3 +339,45 @@ shmb_report_t shmb_test_fresh_report(void)
         r.notes[i] = shmb_test_sentinel;
     return r;
 }
+
+void shmb_test_assert_notes(const shmb_report_t *r, int ret, int n)
+{
+    assert_int_equal(ret, n);
+    for (int i = 0; i < n; i++) {
+        assert_non_null(r->notes[i]);
+        assert_true(r->notes[i] != shmb_test_sentinel && r->notes[i][0] != '\0');
+    }
+    assert_null(r->notes[n]);
+}
+
+int shmb_test_has_note(const shmb_report_t *r, const char *start)
+{
+    for (size_t i = 0; i < SHMB_TEST_NOTES_CAP && r->notes[i]; i++)
+        if (strncmp(r->notes[i], start, strlen(start)) == 0)
+            return 1;
+    return 0;
+}
+
+int shmb_test_note_says(const shmb_report_t *r, const char *part)
+{
+    for (size_t i = 0; i < SHMB_TEST_NOTES_CAP && r->notes[i]; i++)
+        if (strstr(r->notes[i], part))
+            return 1;
+    return 0;
+}
+
+void shmb_test_assert_untouched(const shmb_report_t *r)
+{
+    for (size_t i = 0; i <= SHMB_TEST_NOTES_CAP; i++)
+        assert_ptr_equal(r->notes[i], shmb_test_sentinel);
+}
+
+void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap)
+{
+    int cpus[8];
+    int pinned = shmb_sysinfo_plan_cpus(cpu, threads, cpus);
+    assert_true(pinned >= 0);
+    size_t len = (size_t)snprintf(out, cap, "%s", pinned ? "pinned to CPUs " : "not pinned (more threads than allowed CPUs)");
+    for (int i = 0; pinned && i < threads; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%d", i ? "," : "", cpus[i]);
+}

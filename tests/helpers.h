@@ -141,6 +141,24 @@ extern const char shmb_test_sentinel[];
 /* A report whose note slots (and their NULL) all hold shmb_test_sentinel. */
 shmb_report_t shmb_test_fresh_report(void);
 
+/* Notes report->notes holds before its NULL. */
+#define SHMB_TEST_NOTES_CAP (sizeof(((shmb_report_t *)0)->notes) / sizeof(const char *) - 1)
+
+/* Asserts ret == n and n notes set, each non-empty and not the sentinel, then NULL. */
+void shmb_test_assert_notes(const shmb_report_t *r, int ret, int n);
+
+/* Whether some note starts with `start`. */
+int shmb_test_has_note(const shmb_report_t *r, const char *start);
+
+/* Whether some note has `part` anywhere in it. */
+int shmb_test_note_says(const shmb_report_t *r, const char *part);
+
+/* Asserts every note slot (and the NULL) still holds the sentinel. */
+void shmb_test_assert_untouched(const shmb_report_t *r);
+
+/* The threads note's CPU part: "pinned to CPUs a,b" or not pinned, as planned. */
+void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
+
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
 
