@@ -71,7 +71,6 @@ static shmb_alloc_config_t small_config(void)
 
 static void test_sizes(void **state)
 {
-    (void)state;
     uint64_t s[SHMB_ALLOC_MAX_SIZES];
     assert_int_equal(shmb_alloc_bench_sizes(4, 1024, s, SHMB_ALLOC_MAX_SIZES), 9);
     assert_true(s[0] == 4 && s[1] == 8 && s[8] == 1024);
@@ -90,7 +89,6 @@ static void test_sizes(void **state)
 
 static void test_arena_blocks_and_space(void **state)
 {
-    (void)state;
     assert_true(shmb_alloc_bench_arena_blocks(1) == SHMB_ALLOC_ARENA_MIN_BATCH);
     assert_true(shmb_alloc_bench_arena_blocks(5000) == 5000);
     shmb_alloc_config_t c = small_config();
@@ -111,7 +109,6 @@ static void test_arena_blocks_and_space(void **state)
 /* --system's allocators: each system's, by name; nothing else is a system. */
 static void test_system_kind(void **state)
 {
-    (void)state;
     assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset,offset_bare");
     assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc_object,bipc");
     assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc_object,jemalloc");
@@ -123,7 +120,6 @@ static void test_system_kind(void **state)
 
 static void test_space_counts_what_is_kept(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* sizes 4, 8, 12 KB; 8 allocations each */
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.touch = 1;
@@ -172,7 +168,6 @@ static int has_row(const shmb_rows_t *rows, const char *variant, const char *ste
 
 static void test_default_rows(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
     shmb_rows_t rows = {0};
@@ -216,7 +211,6 @@ static void test_default_rows(void **state)
 
 static void test_touch_and_single_allocator(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.touch = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
@@ -239,7 +233,6 @@ static void test_touch_and_single_allocator(void **state)
 
 static void test_mmap_only(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
@@ -256,7 +249,6 @@ static void test_mmap_only(void **state)
 
 static void test_no_cleanup_keeps_segments(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.cleanup = 0;
     shmb_rows_t rows = {0};
@@ -274,7 +266,6 @@ static void test_no_cleanup_keeps_segments(void **state)
  * Mooncake's offset per block and posix total per pool, nothing left behind. */
 static void test_pool_allocators(void **state)
 {
-    (void)state;
     static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC_TCACHE,
                                               SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_JEMALLOC_OBJECT};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -331,7 +322,6 @@ static const char *const system_steps[] = {"register", "register", "register", "
  * '?' either. A system is posix and its own two layers at most. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     static const uint64_t sizes[] = {4, 8, 12};
     static const char *const buffers[] = {"10", "100", "1000"};
     static const struct {
@@ -384,7 +374,6 @@ static void test_system_rows(void **state)
  * higher than two threads at their mean could reach; nothing left behind. */
 static void test_threads_rows(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.max_size_kb = 8; /* sizes 4 and 8 */
     c.threads = 2;
@@ -433,7 +422,6 @@ static void test_threads_rows(void **state)
 
 static void test_threads_touch_mmap_only_and_kept(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* posix and arena, sizes 4, 8, 12 */
     c.threads = 2;
     c.touch = 1;
@@ -481,7 +469,6 @@ static void plant_outside(void **blocks, uint64_t per_thread, int threads, void 
 
 static void test_threads_verification(void **state)
 {
-    (void)state;
     static unsigned char not_shm[1 << 20];
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         shmb_alloc_config_t c = small_config();
@@ -511,7 +498,6 @@ static void test_threads_verification(void **state)
 
 static void test_threads_space_and_bad(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* posix and arena, sizes up to 12 KB */
     c.touch = 1;
     c.threads = 3;
@@ -538,7 +524,6 @@ static void test_threads_space_and_bad(void **state)
  * at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds; out of range refused. */
 static void test_working_set(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
@@ -569,7 +554,6 @@ static void test_working_set(void **state)
 
 static void test_bad_config(void **state)
 {
-    (void)state;
     REFUSED(small_config(), c_.num_iterations = 0);
     REFUSED(small_config(), c_.min_size_kb = 16);
     REFUSED(small_config(), c_.run[SHMB_ALLOC_POSIX] = c_.run[SHMB_ALLOC_ARENA] = 0); /* no allocator */
@@ -582,7 +566,6 @@ static void test_bad_config(void **state)
  * today's 100000; the most keeps the peer's batches within its limit. */
 static void test_min_ops(void **state)
 {
-    (void)state;
     assert_true(SHMB_ALLOC_MIN_OPS == 100000);
     assert_true(SHMB_ALLOC_MAX_MIN_OPS / SHMB_ALLOC_ARENA_MIN_BATCH <= SHMB_ALLOC_PEER_MAX_ROUNDS);
     const struct {
@@ -618,7 +601,6 @@ static const char *const peer_steps[] = {"register",  "register", "register", "a
 
 static void test_peer_posix(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_alloc_config_t c = small_config();
@@ -682,7 +664,6 @@ static void test_peer_posix(void **state)
  * rows, pools have a dash for detach and posix one for translate. */
 static void test_peer_pools(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_alloc_config_t c = small_config();
@@ -736,7 +717,6 @@ static void test_peer_pools(void **state)
 
 static void test_bad_prefix_fails_cleanly(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0};
     shmb_alloc_config_t c = small_config();
     c.shm_prefix = "no_slash";
@@ -762,7 +742,6 @@ static shmb_alloc_config_t paired_config(void)
 
 static void test_paired_rows(void **state)
 {
-    (void)state;
     static const char *systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
     shmb_alloc_config_t c = paired_config();
     uint64_t block = 0, reg[SHMB_ALLOC_REGISTER_COUNTS] = {0};
@@ -818,7 +797,6 @@ static void test_paired_rows(void **state)
  * refuses what it cannot pair. */
 static void test_paired_verification_and_bad(void **state)
 {
-    (void)state;
     static unsigned char not_shm[1 << 20];
     shmb_alloc_config_t c = paired_config();
     shmb_alloc_hook_t hook = {.check = plant_outside, .arg = not_shm};
@@ -841,7 +819,6 @@ static void test_paired_verification_and_bad(void **state)
  * tests/models/test_upstream.c runs its rows.) */
 static void test_upstream_refused(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = c.upstream = 1;

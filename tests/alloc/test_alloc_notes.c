@@ -28,7 +28,6 @@ static shmb_alloc_config_t alloc_cfg(void)
 
 static void test_alloc_default(void **state)
 {
-    (void)state;
     shmb_report_t r = shmb_test_fresh_report();
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
@@ -67,7 +66,6 @@ static void test_alloc_default(void **state)
 
 static void test_alloc_modes(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     c.measure_mmap_only = 1;
@@ -119,7 +117,6 @@ static void test_alloc_modes(void **state)
 
 static void test_alloc_threads(void **state)
 {
-    (void)state;
     char cpus[256], want[512];
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
@@ -139,7 +136,6 @@ static void test_alloc_threads(void **state)
  * run, against the working set. */
 static void test_alloc_tcache(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
@@ -175,7 +171,6 @@ static void test_alloc_tcache(void **state)
  * report NULL-terminated after them. */
 static void test_alloc_peer_and_threads(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t c = alloc_cfg();
     c.run[SHMB_ALLOC_OFFSET] = 1;
@@ -190,7 +185,6 @@ static void test_alloc_peer_and_threads(void **state)
  * room left refuses them, the report and the store untouched. */
 static void test_alloc_ready(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     const char *limits[] = {"limit one", "limit two"};
     shmb_report_t r = shmb_test_fresh_report();
@@ -215,7 +209,6 @@ static void test_alloc_ready(void **state)
  * ran (alone or paired), naming the build's commit (empty here). */
 static void test_alloc_space_and_upstream(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_report_t r = shmb_test_fresh_report();
     shmb_test_assert_notes(&r, shmb_notes_alloc_space(&r, &store), 5);
@@ -248,7 +241,6 @@ static void test_alloc_space_and_upstream(void **state)
 /* The arena is a reference point, not a bound: the notes never call it one. */
 static void test_alloc_kernels_are_no_bounds(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t ac = alloc_cfg();
     for (int offset = 0; offset < 2; offset++) {
@@ -266,7 +258,6 @@ static void test_alloc_kernels_are_no_bounds(void **state)
 /* The most threads the binary allows: their CPU list fits in a fresh store. */
 static void test_alloc_most_threads_fit(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t a = alloc_cfg();
     a.threads = SHMB_ALLOC_MAX_THREADS;
@@ -279,7 +270,6 @@ static void test_alloc_most_threads_fit(void **state)
  * was run instead (--num_iterations). */
 static void test_alloc_counts(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_alloc_config_t a = alloc_cfg();
     for (int k = 1; k < SHMB_ALLOC_KINDS; k++)
@@ -321,7 +311,6 @@ static void test_alloc_counts(void **state)
  * its NULL. */
 static void test_alloc_never_overflows(void **state)
 {
-    (void)state;
     for (unsigned m = 0; m < 64; m++) {
         shmb_notes_t store = {0};
         shmb_report_t r;

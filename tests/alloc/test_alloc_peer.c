@@ -48,7 +48,6 @@ static int lend(shmb_peer_t *peer, const shmb_alloc_peer_pools_t *in, double *at
 
 static void test_tag(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(1, 0));
     assert_int_not_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(1, 1));
     assert_int_not_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(2, 0));
@@ -58,7 +57,6 @@ static void test_tag(void **state)
 
 static void test_posix_attach_detach(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     const uint64_t tag = shmb_alloc_peer_tag(7, 3);
@@ -102,7 +100,6 @@ static void test_posix_attach_detach(void **state)
 
 static void test_posix_peer_died(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     const uint64_t tag = shmb_alloc_peer_tag(1, 1);
@@ -122,7 +119,6 @@ static void test_posix_peer_died(void **state)
  * a wrong tag, a handle outside the pool and one naming no pool are found. */
 static void test_pools_classic(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_fipc_classic_t *pool;
@@ -185,7 +181,6 @@ static void test_pools_classic(void **state)
  * through the peer's repository; a wrong tag is found. */
 static void test_pools_jemalloc(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_fipc_jemalloc_t *j;

@@ -61,7 +61,6 @@ static int holds(const void *addr, size_t size, uint64_t seed)
 
 static void test_names(void **state)
 {
-    (void)state;
     for (int k = 0; k < SHMB_BACKING_KINDS; k++) {
         shmb_backing_kind_t got = SHMB_BACKING_KINDS;
         assert_int_equal(shmb_backing_parse(shmb_backing_name((shmb_backing_kind_t)k), &got), 0);
@@ -87,7 +86,6 @@ static void test_names(void **state)
  * page size refused. */
 static void test_page_size_and_round(void **state)
 {
-    (void)state;
     const struct {
         shmb_backing_kind_t kind;
         uint64_t huge, page;
@@ -204,7 +202,6 @@ static long long vmstat(const char *name)
  * grew); under "never" or "deny" none of it. */
 static void test_thp_granted_is_read_back(void **state)
 {
-    (void)state;
     shmb_sysinfo_t sys;
     shmb_sysinfo_read(&sys);
     int allowed = strcmp(sys.thp_shmem, "advise") == 0 || strcmp(sys.thp_shmem, "always") == 0 ||
@@ -237,7 +234,6 @@ static void test_thp_granted_is_read_back(void **state)
 /* Refused before anything exists: bad sizes, configs and call orders. */
 static void test_errors(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
     shmb_backing_t b;
     memset(&b, 0x5a, sizeof(b));
@@ -302,7 +298,6 @@ static int full_tmpfs(void *arg)
 
 static void test_full_tmpfs(void **state)
 {
-    (void)state;
     shmb_test_in_tmpfs(4096, full_tmpfs, NULL, "an 8 MiB pool in a 4 MiB /dev/shm");
 }
 
@@ -311,7 +306,6 @@ static void test_full_tmpfs(void **state)
  * before it fails: the pool must be this test's for that moment. */
 static void test_exhausted_huge_pages(void **state)
 {
-    (void)state;
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
     if (pages < 0)
         shmb_test_skip("no 2 MiB huge page pool");
@@ -422,7 +416,6 @@ static void test_peer_dies_midway(void **state)
  * owner dies before sending: -EPIPE. */
 static void test_owner_dies(void **state)
 {
-    (void)state;
     for (int sends = 0; sends <= 1; sends++) {
         shmb_channel_t mine, theirs;
         pid_t pid = shmb_test_fork_pair(&theirs, &mine);
@@ -456,7 +449,6 @@ static void test_owner_dies(void **state)
  * name with one, a size that is not whole pages. */
 static void test_malformed_messages(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
     shmb_backing_t b;
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);
@@ -491,7 +483,6 @@ static void test_malformed_messages(void **state)
 /* tmpfs crosses by name: the receiver opens it, never unlinks it. */
 static void test_tmpfs_by_name(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_TMPFS);
     shmb_backing_t b, got;
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);

@@ -18,7 +18,6 @@
  * untouched; notes composed before stay. */
 static void test_store_full(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_notes_lines_t l = {0};
     shmb_notes_put(&store, "kept %d", 1);
@@ -41,7 +40,6 @@ static void test_store_full(void **state)
 /* The report holds SHMB_NOTES_CAP notes and their NULL: one more fills the lines. */
 static void test_report_full(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_notes_lines_t l = {0};
     shmb_report_t r = shmb_test_fresh_report();
@@ -62,7 +60,6 @@ static void test_report_full(void **state)
  * more are refused. */
 static void test_cpus(void **state)
 {
-    (void)state;
     char want[256];
     shmb_notes_t store = {0};
     assert_int_equal(shmb_notes_put_cpus(&store, 2, -1), 0);

@@ -238,7 +238,6 @@ static int wait_gone(pid_t pid, uint64_t *t_ns)
 
 static void test_start_rejects_bad_input(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     size_t before = shmb_segment_registered();
     const shmb_peer_commands_t none = {NULL, 0, NULL};
@@ -267,7 +266,6 @@ static SHMB_PEER_COMMAND(answer_befores)
 
 static void test_commands_table(void **state)
 {
-    (void)state;
     static const shmb_peer_handler_t table[] = {[1] = answer_befores, [2] = NULL, [3] = answer_befores};
     const shmb_peer_commands_t cmds = {table, 3, count_before}; /* op 3 is past n */
     shmb_peer_t peer;
@@ -288,7 +286,6 @@ static void test_commands_table(void **state)
 
 static void test_round_trips(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, 0);
     assert_null(peer.data);
@@ -328,7 +325,6 @@ static void test_round_trips(void **state)
 
 static void test_name_and_data_travel(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     const size_t bytes = 3 * 4096 + 17;
     start(&peer, bytes);
@@ -362,7 +358,6 @@ static void test_name_and_data_travel(void **state)
 
 static void test_errors_travel_back(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, 0);
     uint64_t r[SHMB_PEER_RESULTS] = {42, 42, 42, 42};
@@ -404,7 +399,6 @@ static void test_errors_travel_back(void **state)
  * for; the owner must say so within the limit. */
 static void test_peer_killed_mid_wait(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, sizeof(sync_area_t));
     sync_area_t *sync = peer.data;
@@ -440,7 +434,6 @@ static void test_peer_killed_mid_wait(void **state)
 
 static void test_peer_ends_between_calls(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     /* Killed while idle: the next call notices. */
     start(&peer, 0);
@@ -485,7 +478,6 @@ static void test_peer_ends_between_calls(void **state)
  * peer's own segments are unlinked when it dies or quits. */
 static void test_peer_has_its_own_registry(void **state)
 {
-    (void)state;
     shmb_segment_t mine;
     assert_int_equal(shmb_segment_create(&mine, PREFIX, 4096, NULL, NULL), 0);
     shmb_peer_t peer;
@@ -562,7 +554,6 @@ static void on_child(int sig)
 
 static void test_inherited_sigchld(void **state)
 {
-    (void)state;
     const struct {
         int flags;
         void (*disposition)(int);
@@ -583,7 +574,6 @@ static void test_inherited_sigchld(void **state)
 
 static void test_clean_quit(void **state)
 {
-    (void)state;
     int fds = shmb_test_open_fds();
     size_t registered = shmb_segment_registered();
     shmb_peer_t peer;
@@ -609,7 +599,6 @@ static void test_clean_quit(void **state)
  * stop closes the owner's end. */
 static void test_channel_carries_a_descriptor(void **state)
 {
-    (void)state;
     int fds = shmb_test_open_fds();
     shmb_peer_t peer;
     channel_peer = &peer;
@@ -638,7 +627,6 @@ static void test_channel_carries_a_descriptor(void **state)
  * error comes back from await, and QUIT cannot be posted. */
 static void test_post_then_await(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     channel_peer = &peer;
     start(&peer, 0);
@@ -760,19 +748,16 @@ static void owner_dies(int busy)
 
 static void test_owner_dies_while_peer_is_busy(void **state)
 {
-    (void)state;
     owner_dies(1);
 }
 
 static void test_owner_dies_while_peer_waits(void **state)
 {
-    (void)state;
     owner_dies(0);
 }
 
 static int setup(void **state)
 {
-    (void)state;
     if (access("/dev/shm", W_OK) != 0)
         return -1;
     shared_sync = mmap(NULL, sizeof(*shared_sync), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -43,7 +43,6 @@ static int probe_fn(void *ctx, uint64_t count)
 
 static void test_batches_split_ops_evenly(void **state)
 {
-    (void)state;
     probe_t p = {0};
     shmb_samples_t s = {0};
     uint64_t done = 0;
@@ -60,7 +59,6 @@ static void test_batches_split_ops_evenly(void **state)
 
 static void test_more_batches_than_ops_runs_one_op_each(void **state)
 {
-    (void)state;
     probe_t p = {0};
     shmb_samples_t s = {0};
     uint64_t done = 0;
@@ -75,7 +73,6 @@ static void test_more_batches_than_ops_runs_one_op_each(void **state)
 
 static void test_budget_stops_after_min_batches(void **state)
 {
-    (void)state;
     probe_t p = {0};
     shmb_samples_t s = {0};
     /* A zero budget is spent by the first batch: only min_batches run. */
@@ -90,7 +87,6 @@ static void test_budget_stops_after_min_batches(void **state)
 
 static void test_first_batch_runs_whatever_the_budget(void **state)
 {
-    (void)state;
     probe_t p = {0};
     shmb_samples_t s = {0};
     const shmb_runner_plan_t plan = {.ops = 3, .batches = 10, .budget_ns = 0};
@@ -101,7 +97,6 @@ static void test_first_batch_runs_whatever_the_budget(void **state)
 
 static void test_stop_flag_ends_the_run(void **state)
 {
-    (void)state;
     atomic_int stop = 0;
     probe_t p = {.stop = &stop, .stop_after = 3};
     shmb_samples_t s = {0};
@@ -113,7 +108,6 @@ static void test_stop_flag_ends_the_run(void **state)
 
 static void test_failure_stops_and_is_returned(void **state)
 {
-    (void)state;
     probe_t p = {.fail_at = 2};
     shmb_samples_t s = {0};
     uint64_t done = 0;
@@ -157,7 +151,6 @@ static int hook_after(void *ctx, uint64_t count)
 
 static void test_hooks_around_each_batch_untimed(void **state)
 {
-    (void)state;
     /* the hooks spin 10 ms per operation each, the batch nothing: timed with them a sample would be
      * 20 ms per operation at least, so under that it is the batch alone (a stall of 40 ms or more
      * in an empty batch would fail it) */
@@ -197,7 +190,6 @@ static void test_hooks_around_each_batch_untimed(void **state)
 
 static void test_no_ops_is_refused(void **state)
 {
-    (void)state;
     probe_t p = {0};
     shmb_samples_t s = {0};
     const shmb_runner_plan_t plan = {.ops = 0, .batches = 1};
@@ -207,7 +199,6 @@ static void test_no_ops_is_refused(void **state)
 
 static void test_samples_are_ns_per_op(void **state)
 {
-    (void)state;
     probe_t p = {.ns_per_op = 20000};
     shmb_samples_t s = {0};
     const shmb_runner_plan_t plan = {.ops = 10, .batches = 2, .budget_ns = UINT64_MAX};
@@ -220,7 +211,6 @@ static void test_samples_are_ns_per_op(void **state)
 
 static void test_batch_doubles_until_min_ns(void **state)
 {
-    (void)state;
     int err = 1;
     /* Batches of 1, 2 and 4 return at once, one of 8 spins 300 ms: the
      * 200 ms floor is first met at 8 (a busy machine would have to stall a
@@ -234,7 +224,6 @@ static void test_batch_doubles_until_min_ns(void **state)
 
 static void test_batch_stops_at_cap(void **state)
 {
-    (void)state;
     int err = 1;
     probe_t p = {0};
     assert_int_equal(shmb_runner_batch(probe_fn, &p, 1e12, 16, &err), 16);
@@ -244,7 +233,6 @@ static void test_batch_stops_at_cap(void **state)
 
 static void test_batch_failure_returns_zero(void **state)
 {
-    (void)state;
     int err = 0;
     probe_t p = {.fail_at = 2};
     assert_int_equal(shmb_runner_batch(probe_fn, &p, 1e12, 1u << 20, &err), 0);

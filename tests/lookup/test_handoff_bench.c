@@ -25,7 +25,6 @@
 
 static int cleanup(void **state)
 {
-    (void)state;
     shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
     shmb_handoff_bench_wrong_tag = 0;
     shmb_handoff_bench_peer_dies_at = 0;
@@ -75,7 +74,6 @@ static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char
 
 static void test_rows_one_process(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_rows_t rows = {0};
     char why[256] = "";
@@ -100,7 +98,6 @@ static void test_rows_one_process(void **state)
 /* Against mooncake's translation row already there: its p50 / the row's. */
 static void test_speedup_vs_mooncake(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(0, 1);
     shmb_rows_t rows = {0};
     shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
@@ -121,7 +118,6 @@ static void test_speedup_vs_mooncake(void **state)
  * unmeasured, so that the runs of two systems pair row by row. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_handoff_bench_config_t c = config(0, 0);
         c.run_system[s] = 1;
@@ -145,7 +141,6 @@ static void test_system_rows(void **state)
  * messages crossing, no speedup; the process reaped. */
 static void test_rows_peer(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     c.peer_process = 1;
     c.count = 200;
@@ -171,7 +166,6 @@ static void test_rows_peer(void **state)
 /* count 1: exactly one hand-off timed with a peer, one batch without. */
 static void test_one_handoff(void **state)
 {
-    (void)state;
     for (int peer = 0; peer < 2; peer++) {
         shmb_handoff_bench_config_t c = config(1, 1);
         c.count = 1;
@@ -209,7 +203,6 @@ static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
  * process and in the borrower process. */
 static void test_faults_refused(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_fipc_fault = SHMB_FIPC_FAULT_BORROW_ADDR;
     assert_refused(&c, "step-by-step hand-off check failed");
@@ -224,7 +217,6 @@ static void test_faults_refused(void **state)
  * "peer process" with how it ended; nothing left behind. */
 static void test_peer_dies(void **state)
 {
-    (void)state;
     for (int f = SHMB_SYSTEM_FLOWIPC_CLASSIC; f <= SHMB_SYSTEM_FLOWIPC_JEMALLOC; f++) {
         shmb_handoff_bench_config_t c = config(f == SHMB_SYSTEM_FLOWIPC_CLASSIC, f == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         c.peer_process = 1;
@@ -244,7 +236,6 @@ static void test_peer_dies(void **state)
 
 static void test_bad_config(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t good = config(1, 1);
     assert_int_equal(shmb_handoff_bench_check(&good), 0);
     shmb_handoff_bench_config_t bad[8];
@@ -301,7 +292,6 @@ static shmb_handoff_bench_config_t untouched(void)
 /* The lookup's Flow-IPC systems and its fields; mooncake only with system_rows. */
 static void test_config_from_lookup(void **state)
 {
-    (void)state;
     shmb_lookup_config_t l = lookup_config(1, 0, 1);
     l.peer_process = 1;
     shmb_handoff_bench_config_t c = untouched();
@@ -338,7 +328,6 @@ static void test_config_from_lookup(void **state)
  * there is something to run; the largest object is accepted. */
 static void test_config_from_lookup_none_and_limits(void **state)
 {
-    (void)state;
     const shmb_lookup_config_t none[3] = {lookup_config(1, 1, 1), lookup_config(1, 0, 0), lookup_config(0, 0, 0)};
     for (int i = 0; i < 3; i++) {
         shmb_handoff_bench_config_t c = untouched();

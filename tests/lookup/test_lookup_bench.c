@@ -65,7 +65,6 @@ static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
 
 static void test_check(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     assert_int_equal(shmb_lookup_bench_check(&c), 0);
     c.num_segments = 0;
@@ -92,7 +91,6 @@ static void test_check(void **state)
  * config); a run in one process and in two is verified request by request. */
 static void test_mooncake_run(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     shmb_lookup_setup_t s;
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
@@ -128,7 +126,6 @@ static void test_mooncake_run(void **state)
  * from a pool of 32 batches, speedup against linear. */
 static void test_kernel_rows(void **state)
 {
-    (void)state;
     for (int sequential = 0; sequential < 2; sequential++) {
         shmb_lookup_config_t c = small();
         c.sequential = sequential;
@@ -154,7 +151,6 @@ static void test_kernel_rows(void **state)
 
 static void test_subset_without_linear_has_no_speedup(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.run[SHMB_LOOKUP_LINEAR] = 0;
     c.run[SHMB_LOOKUP_TREE] = 0;
@@ -171,7 +167,6 @@ static void test_subset_without_linear_has_no_speedup(void **state)
 
 static void test_large_batches_make_the_pool(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.num_lookups = 100000; /* two windows of 100000 >= the minimum pool */
     c.run[SHMB_LOOKUP_LINEAR] = c.run[SHMB_LOOKUP_TREE] = c.run[SHMB_LOOKUP_LOWER_BOUND] = 0;
@@ -185,7 +180,6 @@ static void test_large_batches_make_the_pool(void **state)
  * against mooncake; mooncake's real segments gone afterwards. */
 static void test_systems_beside_kernels(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
@@ -215,7 +209,6 @@ static void test_systems_beside_kernels(void **state)
  * the speedup against the baseline's row of the same kind. */
 static void test_both_modes(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
@@ -248,7 +241,6 @@ static void test_both_modes(void **state)
  * ascending or random; the same seed places the same way. */
 static void test_placement(void **state)
 {
-    (void)state;
     enum { N = 50 };
     shmb_lookup_segment_t seg[N], again[N];
     shmb_lookup_config_t c = small();
@@ -292,7 +284,6 @@ static void test_placement(void **state)
  * timed at least the minimum of batches, every batch checked. */
 static void test_two_threads(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     for (int p = 0; p < SHMB_SYSTEMS; p++)
         c.run_system[p] = 1;
@@ -324,7 +315,6 @@ static void test_two_threads(void **state)
  * and why is that thread's (thread 1 starts at the planted window). */
 static void test_thread_checksum_fails_the_crew(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.threads = 2;
     shmb_lookup_setup_t s;
@@ -347,7 +337,6 @@ static void test_thread_checksum_fails_the_crew(void **state)
  * the pool (or every page, when the segments have fewer) and 4 MiB. */
 static void test_shm_bytes(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     uint64_t bytes = 1;
     assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
@@ -385,7 +374,6 @@ static shmb_lookup_config_t peer_config(void)
  * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
 static void test_check_table(void **state)
 {
-    (void)state;
     static const struct {
         int peer, threads, mode, placement;
         uint64_t segment_size_mb;
@@ -422,7 +410,6 @@ static void test_check_table(void **state)
  * peer gone and nothing left in /dev/shm. */
 static void test_peer_process_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.placement = SHMB_LOOKUP_PLACE_RANDOM;
@@ -466,7 +453,6 @@ static void test_peer_process_rows(void **state)
  * mooncake's attach is its first use of each buffer. A kernel is no system. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     static const struct {
         int peer;
         shmb_lookup_mode_t mode;
@@ -511,7 +497,6 @@ static void test_system_rows(void **state)
 /* Kernels alone run in the peer, over segments it attaches itself. */
 static void test_peer_process_kernels(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     memset(c.run_system, 0, sizeof(c.run_system));
     shmb_rows_t rows = run_ok(&c);
@@ -554,7 +539,6 @@ static pid_t child_of(pid_t parent, pid_t not)
  * -EPIPE within a slice or so, the death recorded, nothing left. */
 static void test_peer_process_peer_killed(void **state)
 {
-    (void)state;
     _Atomic uint64_t *killed_at = mmap(NULL, sizeof(*killed_at), PROT_READ | PROT_WRITE,
                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(killed_at != MAP_FAILED);
@@ -597,7 +581,6 @@ static void test_peer_process_peer_killed(void **state)
  * the path and the request, and a teardown leaves no path set up. */
 static void test_verify_catches_a_wrong_translation(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     shmb_lookup_setup_t s;
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
@@ -635,7 +618,6 @@ static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
  * against mooncake, the control's included; balanced rounds; nothing left. */
 static void test_paired_translation_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
@@ -682,7 +664,6 @@ static void test_paired_translation_rows(void **state)
  * pool), its count in the system row's note; the peer gone, nothing left. */
 static void test_paired_attach_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     c.nsystems = 4;
@@ -713,7 +694,6 @@ static void test_paired_attach_rows(void **state)
  * lent pool; the peer gone and nothing left either way. */
 static void test_lend_planted_faults(void **state)
 {
-    (void)state;
     for (int paired = 0; paired < 2; paired++) {
         shmb_lookup_config_t c = peer_config();
         memset(c.run, 0, sizeof(c.run));
@@ -751,7 +731,6 @@ static void test_lend_planted_faults(void **state)
  * mapping: a pool whose block holds another tag fails, naming it. */
 static void test_paired_attach_checks_tags(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     c.num_segments = 2;
     shmb_fipc_classic_t *pool = NULL;

@@ -37,7 +37,6 @@ static shmb_handoff_bench_config_t handoff_cfg(int peer_process)
 
 static void test_lookup_default(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
     shmb_report_t r = shmb_test_fresh_report();
@@ -55,7 +54,6 @@ static void test_lookup_default(void **state)
 
 static void test_lookup_modes(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
     c.sequential = 1;
@@ -96,7 +94,6 @@ static void test_lookup_modes(void **state)
  * less than arithmetic does (one pool, no table), and the notes say why. */
 static void test_lookup_kernels_are_no_bounds(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t lc = lookup_cfg();
     shmb_report_t r = shmb_test_fresh_report();
@@ -113,7 +110,6 @@ static void test_lookup_kernels_are_no_bounds(void **state)
 
 static void test_lookup_threads(void **state)
 {
-    (void)state;
     char cpus[256], want[1024];
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
@@ -134,7 +130,6 @@ static void test_lookup_threads(void **state)
 /* The most threads the binary allows: their CPU list fits in a fresh store. */
 static void test_lookup_most_threads_fit(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t l = lookup_cfg();
     l.threads = SHMB_LOOKUP_MAX_THREADS;
@@ -147,7 +142,6 @@ static void test_lookup_most_threads_fit(void **state)
  * nothing written; notes composed before stay valid. */
 static void test_lookup_store_full(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
     shmb_report_t first = shmb_test_fresh_report();
@@ -170,7 +164,6 @@ static void test_lookup_store_full(void **state)
  * not; a report with no room left refuses them, untouched. */
 static void test_handoff(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_lookup_config_t l = lookup_cfg();
     shmb_handoff_bench_config_t h = handoff_cfg(0);
@@ -206,7 +199,6 @@ static void test_handoff(void **state)
  * was run instead (--num_lookups). */
 static void test_lookup_counts(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_report_t r;
     shmb_lookup_config_t l = lookup_cfg();
@@ -238,7 +230,6 @@ static void test_lookup_counts(void **state)
  * its NULL. */
 static void test_lookup_never_overflows(void **state)
 {
-    (void)state;
     for (unsigned m = 0; m < 64; m++) {
         shmb_notes_t store = {0};
         shmb_report_t r;

@@ -27,7 +27,6 @@ static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 
 static void test_handoff_verify(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
     assert_int_equal(shmb_fipc_classic_handoff_verify(pool, 4096), 0);
@@ -44,7 +43,6 @@ static void test_handoff_verify(void **state)
  * next clean run passes again (the pool is whole). */
 static void test_handoff_faults(void **state)
 {
-    (void)state;
     static const struct {
         int fault, err;
     } cases[] = {
@@ -70,7 +68,6 @@ static void test_handoff_faults(void **state)
  * and borrowed twice, the count follows. */
 static void test_handoff_orders(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender, *borrower;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -105,7 +102,6 @@ static void test_handoff_orders(void **state)
 
 static void test_handoff_bad_input(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender, *out = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -219,13 +215,11 @@ static void handoff_across_fork(int die_midway)
 
 static void test_handoff_across_fork(void **state)
 {
-    (void)state;
     handoff_across_fork(0);
 }
 
 static void test_handoff_borrower_dies(void **state)
 {
-    (void)state;
     handoff_across_fork(1);
 }
 

@@ -25,7 +25,6 @@ static const char *prefix; /* "/shmb_test_jem_<pid>_" (helpers.h) */
 
 static void test_handoff_verify(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
     assert_int_equal(shmb_fipc_handoff_verify(j, 4096), 0);
@@ -41,7 +40,6 @@ static void test_handoff_verify(void **state)
  * next clean run passes again. */
 static void test_handoff_faults(void **state)
 {
-    (void)state;
     static const struct {
         int fault, err;
     } cases[] = {
@@ -87,7 +85,6 @@ static void lend_pools_in_process(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t *l
  * both returns, and frees it once. Then a disconnected session. */
 static void test_handoff_lent_twice(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     shmb_fipc_borrower_t *b;
@@ -151,7 +148,6 @@ static void test_handoff_lent_twice(void **state)
 
 static void test_handoff_bad_messages(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     shmb_fipc_borrower_t *b;
@@ -293,13 +289,11 @@ static void handoff_across_fork(int die_midway)
 
 static void test_handoff_across_fork(void **state)
 {
-    (void)state;
     handoff_across_fork(0);
 }
 
 static void test_handoff_borrower_dies(void **state)
 {
-    (void)state;
     handoff_across_fork(1);
 }
 

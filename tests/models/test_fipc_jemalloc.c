@@ -48,7 +48,6 @@ static int glibc_or_sanitizer(const char *object)
 
 static void test_malloc_stays_glibcs(void **state)
 {
-    (void)state;
     const char *malloc_from = object_of("malloc");
     const char *free_from = object_of("free");
     const char *mallocx_from = object_of("mallocx");
@@ -135,13 +134,11 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
 
 static void test_blocks_no_tcache(void **state)
 {
-    (void)state;
     blocks_are_disjoint_pooled_and_writable(0);
 }
 
 static void test_blocks_tcache(void **state)
 {
-    (void)state;
     blocks_are_disjoint_pooled_and_writable(1);
 }
 
@@ -184,13 +181,11 @@ static void blocks_are_reused(int tcache)
 
 static void test_reuse_no_tcache(void **state)
 {
-    (void)state;
     blocks_are_reused(0);
 }
 
 static void test_reuse_tcache(void **state)
 {
-    (void)state;
     blocks_are_reused(1);
 }
 
@@ -284,19 +279,16 @@ static void two_threads(int tcache)
 
 static void test_two_threads_no_tcache(void **state)
 {
-    (void)state;
     two_threads(0);
 }
 
 static void test_two_threads_tcache(void **state)
 {
-    (void)state;
     two_threads(1);
 }
 
 static void test_destroy_keeps_pools(void **state)
 {
-    (void)state;
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
@@ -336,7 +328,6 @@ static void perms_of(const void *addr, char *perms)
  * own and finds the lender's bytes at (pool id, offset). */
 static void test_pool_list_and_borrower_attach(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
     static const size_t sizes[] = {1 << 20, 3 << 20, 64 << 10};
@@ -404,7 +395,6 @@ static void test_pool_list_and_borrower_attach(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j = (shmb_fipc_jemalloc_t *)&j;
     assert_int_equal(shmb_fipc_jemalloc_create("no_slash", 0, &j), -EINVAL);
     assert_ptr_equal(j, (shmb_fipc_jemalloc_t *)&j);
@@ -471,7 +461,6 @@ static int full_shm_run(void *arg)
 
 static void test_full_shm(void **state)
 {
-    (void)state;
     for (int full_at_create = 1; full_at_create >= 0; full_at_create--)
         shmb_test_in_tmpfs(4096, full_shm_run, &full_at_create,
                            full_at_create ? "/dev/shm full at the create" : "/dev/shm full after the create");
@@ -482,7 +471,6 @@ static void test_full_shm(void **state)
  * (0 bytes) leaves no arena and nothing in /dev/shm. */
 static void test_create_filled(void **state)
 {
-    (void)state;
     size_t pools[2];
     const uint64_t n[2] = {1, 64};
     for (int i = 0; i < 2; i++) {

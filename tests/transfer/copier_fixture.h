@@ -28,4 +28,24 @@ static inline void shmb_test_copier_down(shmb_transfer_run_t *r)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
+/* The rows of a run of c that must succeed (else the case fails naming why). */
+static inline shmb_rows_t shmb_test_transfer_rows(const shmb_transfer_config_t *c)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    const int ret = shmb_transfer_bench_run(c, &rows, why, sizeof(why));
+    if (ret != 0)
+        fail_msg("run: %d: %s", ret, why);
+    return rows;
+}
+
+/* A run of c that must fail with want, no row made. */
+static inline void shmb_test_transfer_refused(const shmb_transfer_config_t *c, int want)
+{
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    assert_int_equal(shmb_transfer_bench_run(c, &rows, why, sizeof(why)), want);
+    assert_int_equal(rows.n, 0);
+}
+
 #endif

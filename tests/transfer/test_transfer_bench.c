@@ -88,7 +88,6 @@ static shmb_transfer_config_t small(void)
  * The space a run takes: src and dst, a cold segment more. */
 static void test_sizes(void **state)
 {
-    (void)state;
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
         {4, 1024, 9, {0, 8}, {4096, 1048576}},        {1024, 1024, 1, {0, 0}, {1048576, 1048576}},
         {3, 1024, 10, {8, 9}, {768 * 1024, 1048576}}, /* the maximum is added */
@@ -134,16 +133,13 @@ static void check_rates(const shmb_rows_t *rows)
 
 static void test_rows_and_cleanup(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.run[SHMB_COPY_LOOP] = 1;
     c.cold = 1;
     c.verify = 1;
     c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
     fallocate_calls = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x warm, cold */
     /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
      * each allocated their pages inside the timed copy (the run also checks
@@ -172,7 +168,6 @@ static void test_rows_and_cleanup(void **state)
  * and cold, when the time budget does not end first. */
 static void test_exact_transfers(void **state)
 {
-    (void)state;
     static const uint64_t counts[] = {1, 7, 20, 1000, 1001};
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         shmb_transfer_config_t c = small();
@@ -180,9 +175,7 @@ static void test_exact_transfers(void **state)
         c.max_transfer_size_kb = 64;
         c.time_per_size_ms = 100000; /* the count ends it, not the budget */
         c.cold = counts[i] <= 20;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         assert_int_equal(rows.n, c.cold ? 10 : 5);
         for (size_t k = 0; k < rows.n; k++)
             if (rows.v[k].iterations != counts[i])
@@ -197,9 +190,7 @@ static void test_exact_transfers(void **state)
     c.num_transfers = 100000000;
     c.max_transfer_size_kb = 4;
     c.time_per_size_ms = 5;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_true(rows.v[0].iterations >= 1 && rows.v[0].iterations < 100000000);
     shmb_rows_free(&rows);
 }
@@ -207,14 +198,11 @@ static void test_exact_transfers(void **state)
 /* One size below 1 MB, alone. */
 static void test_one_small_size(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.transfer_size_kb = 4;
     c.max_transfer_size_kb = 4;
     c.cold = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 2);
     assert_int_equal(rows.v[0].arg, 4);
     assert_string_equal(rows.v[1].step, "cold");
@@ -257,7 +245,6 @@ static int cold_full(void *arg)
 
 static void test_cold_in_full_shm(void **state)
 {
-    (void)state;
     static const char *const what[] = {"1 thread", "2 threads", "1 thread in the peer", "2 threads in the peer"};
     for (int k = 0; k < 4; k++)
         shmb_test_in_tmpfs(k / 2 ? 2820 : 2560, cold_full, &k, what[k]);
@@ -265,15 +252,12 @@ static void test_cold_in_full_shm(void **state)
 
 static void test_threads(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.threads = 2;
     c.max_transfer_size_kb = 2048;
     c.transfer_size_kb = 2048;
     c.verify = 1;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 1);
     assert_int_equal(rows.v[0].threads, 2);
     shmb_rows_free(&rows);
@@ -340,17 +324,13 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
  * every system. */
 static void test_translated(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
         c.system = (shmb_system_t)s;
         c.num_segments = 100;
         c.verify = 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 9 * n); /* 4 KB .. 1 MB */
         for (size_t i = 0; i < 9; i++)
@@ -374,7 +354,6 @@ static void test_translated(void **state)
  * is not the baseline, cold, a peer, translate. */
 static void test_paired(void **state)
 {
-    (void)state;
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
     static const char *const systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
     shmb_transfer_config_t c = small();
@@ -384,10 +363,7 @@ static void test_paired(void **state)
     c.nsystems = 3;
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired run: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
     const shmb_report_t report = {.bench = "shm_transfer"};
     size_t i = 0;
@@ -439,8 +415,7 @@ static void test_paired(void **state)
     bad[3].peer = &never_started; /* refused before it is used */
     bad[4].translate = 1;
     for (int k = 0; k < 5; k++)
-        assert_int_equal(shmb_transfer_bench_run(&bad[k], &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+        shmb_test_transfer_refused(&bad[k], -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
@@ -448,12 +423,9 @@ static void test_paired(void **state)
  * system, cold rows (a fresh segment is no registered buffer) or no segments. */
 static void test_bad_config(void **state)
 {
-    (void)state;
     static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
                           uint64_t num_segments; } bad[] = {
         {0, 1, 4, 0, 0, 0}, {20, 0, 4, 0, 0, 0}, {20, 1, 2048, 0, 0, 0}, {20, 1, 4, 1, 1, 10}, {20, 1, 4, 1, 0, 0}};
-    shmb_rows_t rows = {0};
-    char why[256];
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         shmb_transfer_config_t c = small();
         c.num_transfers = bad[i].num_transfers;
@@ -462,16 +434,14 @@ static void test_bad_config(void **state)
         c.translate = bad[i].translate;
         c.cold = bad[i].cold;
         c.num_segments = bad[i].num_segments;
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+        shmb_test_transfer_refused(&c, -EINVAL);
     }
-    assert_int_equal(rows.n, 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Mooncake's translation attaches each buffer at set-up and misses none. */
 static void test_mooncake_set_up(void **state)
 {
-    (void)state;
     char why[256] = "";
     shmb_transfer_config_t c = small();
     c.translate = 1;
@@ -499,7 +469,6 @@ static size_t jemalloc_pools(uint64_t n, uint64_t size)
  * the N blocks (fewer than N); every part still finds dst. */
 static void test_engine_per_design(void **state)
 {
-    (void)state;
     char why[256] = "";
     size_t want[SHMB_SYSTEMS] = {[SHMB_SYSTEM_MOONCAKE] = 10, [SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1,
                                         [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = jemalloc_pools(10, 65536)};
@@ -549,7 +518,6 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
  * the copy runs. */
 static void test_parts_planted_fault(void **state)
 {
-    (void)state;
     char why[256] = "";
     /* without a hand-off link, zero_copy is the whole request (mooncake's side of it); submit is
      * the request path calling the translation, no copy: it misses where the request does */
@@ -626,7 +594,6 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
  * copy_out's object (dst is checked after the reader's copy). */
 static void test_write_path_planted_faults(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.max_transfer_size_kb = 4;
     c.translate = 1;
@@ -653,7 +620,6 @@ static void test_write_path_planted_faults(void **state)
  * first hand-off) or a lost return fails the run. */
 static void test_zero_copy(void **state)
 {
-    (void)state;
     static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
     shmb_transfer_config_t c = small();
     c.max_transfer_size_kb = 64;
@@ -663,10 +629,7 @@ static void test_zero_copy(void **state)
     c.systems[0] = c.systems[3] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("zero copy: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
     const shmb_report_t report = {.bench = "shm_transfer"};
     for (size_t i = 0; i < rows.n; i++) {
@@ -693,7 +656,7 @@ static void test_zero_copy(void **state)
     shmb_handoff_bench_wrong_return = 1;
     fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
     c.nsystems = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_transfer_refused(&c, -EINVAL);
 }
 
 /* ---- with a peer (src/transfer/transfer_peer.c) ---- */
@@ -717,7 +680,6 @@ static void stop_peer(shmb_peer_t *peer)
  * serves a second run (a repetition). */
 static void test_peer_rows(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.run[SHMB_COPY_LOOP] = 1;
@@ -759,9 +721,7 @@ static uint64_t transfers_per_batch(void)
     c.num_transfers = 1 << 14;
     c.timer_overhead_ns = 0;
     c.time_per_size_ms = 1e6;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     const uint64_t per_batch = c.num_transfers / rows.v[0].ns.count;
     shmb_rows_free(&rows);
     return per_batch ? per_batch : 1;
@@ -774,7 +734,6 @@ static uint64_t transfers_per_batch(void)
  * than one reply. */
 static void test_peer_many_samples(void **state)
 {
-    (void)state;
     const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
@@ -803,7 +762,6 @@ static void test_peer_many_samples(void **state)
 /* The peer's team, and the request and its parts in the peer, through each system. */
 static void test_peer_threads_and_systems(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
@@ -813,10 +771,7 @@ static void test_peer_threads_and_systems(void **state)
         c.system = (shmb_system_t)s;
         c.num_segments = 10;
         c.max_transfer_size_kb = 64;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 5 * n);
         for (size_t i = 0; i < 5; i++)
@@ -832,7 +787,6 @@ static void test_peer_threads_and_systems(void **state)
  * the peer's error carried back. Nothing is left either way. */
 static void test_peer_checked(void **state)
 {
-    (void)state;
     static const size_t decoy_kb[] = {64, 32};
     for (int k = 0; k < 2; k++) {
         int fd = shm_open(DECOY, O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -868,7 +822,6 @@ static void test_peer_checked(void **state)
  * the run checks), checked here; slower than the warm copy. */
 static void test_peer_cold(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;
@@ -876,9 +829,7 @@ static void test_peer_cold(void **state)
     c.verify = 1;
     c.max_transfer_size_kb = 256;
     c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 7 * 2);
     assert_int_equal(opens->attaches, 2 + 7 * 20); /* src, dst, then each fresh segment */
     check_rates(&rows);
@@ -894,7 +845,6 @@ static void test_peer_cold(void **state)
  * serves a run afterwards: nothing of a refused command stays. */
 static void test_peer_bad_commands(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     uint64_t res[SHMB_PEER_RESULTS];
     struct { uint32_t op; uint64_t a0, a1, a2; const char *name; int want; } bad[] = {
@@ -951,9 +901,7 @@ static void test_peer_bad_commands(void **state)
     c = small();
     c.peer = &peer;
     c.max_transfer_size_kb = 8;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 2);
     stop_peer(&peer);
     shmb_rows_free(&rows);
@@ -962,7 +910,6 @@ static void test_peer_bad_commands(void **state)
 /* A peer that died: -EPIPE (recorded as the peer process), nothing left. */
 static void test_peer_dead(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;

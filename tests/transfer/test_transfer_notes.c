@@ -27,7 +27,6 @@ static shmb_transfer_config_t transfer_cfg(void)
 
 static void test_transfer_modes(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_transfer_config_t c = transfer_cfg();
     shmb_report_t r = shmb_test_fresh_report();
@@ -82,7 +81,6 @@ static void test_transfer_modes(void **state)
  * sweep's (the request path's too); the replay's appended to its own. */
 static void test_transfer_paired(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_transfer_config_t c = transfer_cfg();
     c.num_segments = 100;
@@ -122,7 +120,6 @@ static void test_transfer_paired(void **state)
  * nothing written; notes composed before stay valid. */
 static void test_transfer_store_full(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_transfer_config_t c = transfer_cfg();
     c.translate = 1;
@@ -147,7 +144,6 @@ static void test_transfer_store_full(void **state)
  * was run instead (--num_transfers). */
 static void test_transfer_counts(void **state)
 {
-    (void)state;
     shmb_notes_t store = {0};
     shmb_report_t r;
     shmb_transfer_config_t t = transfer_cfg();
@@ -168,7 +164,6 @@ static void test_transfer_counts(void **state)
  * its NULL. */
 static void test_transfer_never_overflows(void **state)
 {
-    (void)state;
     for (unsigned m = 0; m < 64; m++) {
         shmb_notes_t store = {0};
         shmb_report_t r;

@@ -47,7 +47,6 @@ static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
  * nothing; the translate and copy parts stay one per operation. */
 static void test_request_fills_n(void **state)
 {
-    (void)state;
     char why[256] = "";
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
@@ -84,7 +83,6 @@ static void test_request_fills_n(void **state)
  * of N), the others as without it; every byte checked (verify). */
 static void test_rows_per_descriptor(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
@@ -130,7 +128,6 @@ static void test_rows_per_descriptor(void **state)
  * a size times N above SHMB_TRANSFER_MAX_KB; 1 and 0 are one descriptor. */
 static void test_refused(void **state)
 {
-    (void)state;
     shmb_peer_t never_started;
     memset(&never_started, 0, sizeof(never_started));
     shmb_transfer_config_t bad[5];

@@ -61,7 +61,6 @@ static void holds_src(const unsigned char *dst, size_t at)
  * submitter 0's bytes, fails its check (-EPROTO). */
 static void test_own_destinations(void **state)
 {
-    (void)state;
     const shmb_system_t systems[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC};
     char why[256] = "";
     for (size_t k = 0; k < sizeof(systems) / sizeof(systems[0]); k++) {
@@ -107,7 +106,6 @@ static void test_own_destinations(void **state)
  * (the CPUs allowed not known: never enough for its borrowers). */
 static void test_paired_rows(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
@@ -216,7 +214,6 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
  * and in the one after (hand-off 2, timed), nothing left either way. */
 static void test_jemalloc_links(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     const shmb_transfer_config_t c = jemalloc_pair(4);
     shmb_rows_t rows = {0};
@@ -259,7 +256,6 @@ static void test_jemalloc_links(void **state)
  * the note says how its submitters hand over. */
 static void test_jemalloc_cpu_rule(void **state)
 {
-    (void)state;
     static const int rule[][3] = {{1, 0, 1}, {2, 0, 0}, {2, 3, 0}, {2, 4, 1}, {3, 5, 0}, {3, 6, 1}};
     for (size_t k = 0; k < sizeof(rule) / sizeof(rule[0]); k++)
         assert_int_equal(shmb_transfer_jemalloc_fits(rule[k][0], rule[k][1]), rule[k][2]);
@@ -298,7 +294,6 @@ static void test_jemalloc_cpu_rule(void **state)
  * 1 are one submitter. */
 static void test_refused(void **state)
 {
-    (void)state;
     shmb_transfer_config_t bad[6];
     for (int k = 0; k < 6; k++) {
         bad[k] = small();

@@ -108,7 +108,6 @@ static int request_once(shmb_workload_replay_t *w, shmb_workload_config_t *c, ui
  * in each of 64 streams (32 layers x K, V): K = 448 descriptors. */
 static void test_one_submit_per_request(void **state)
 {
-    (void)state;
     enum { K = 448 };
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
         for (int l = SHMB_WORKLOAD_LAYOUT_VLLM; l <= SHMB_WORKLOAD_LAYOUT_SGLANG; l++) {
@@ -154,7 +153,6 @@ static void test_one_submit_per_request(void **state)
  * two submits, 65536 and 64. */
 static void test_more_than_a_submit(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(SHMB_SYSTEM_MOONCAKE, SHMB_WORKLOAD_LAYOUT_SGLANG, 1, 8);
     shmb_workload_replay_t w;
     shmb_workload_fanout_t f;
@@ -175,7 +173,6 @@ static void test_more_than_a_submit(void **state)
  * request, naming it; nothing left. */
 static void test_planted_in_the_batch(void **state)
 {
-    (void)state;
     for (int sys = SHMB_SYSTEM_MOONCAKE; sys <= SHMB_SYSTEM_FLOWIPC_CLASSIC; sys++)
         for (int plant = PLANT_WRONG_TARGET; plant <= PLANT_SIDE_BY_SIDE; plant++) {
             shmb_workload_config_t c = config((shmb_system_t)sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);

@@ -92,7 +92,6 @@ static void expect(const shmb_workload_config_t *c, const shmb_workload_totals_t
 
 static void test_layer(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_LAYER);
     shmb_workload_totals_t t = totals();
     const char *const want[MAX_LINES] = {
@@ -106,7 +105,6 @@ static void test_layer(void **state)
 /* vllm: one TP rank's heads, a batch per descriptor; a trace's path as given. */
 static void test_vllm(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_VLLM);
     c.shape.tp = 4;
     shmb_workload_totals_t t = totals();
@@ -126,7 +124,6 @@ static void test_vllm(void **state)
  * SHMB_TRANSFER_MAX_PER_SUBMIT), and the reuse line after the fan-out. */
 static void test_sglang_and_reuse(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&mla, SHMB_WORKLOAD_LAYOUT_SGLANG);
     c.shape.reuse = 1;
     shmb_workload_totals_t t = totals();
@@ -156,7 +153,6 @@ static void test_sglang_and_reuse(void **state)
  * latency in the rows. */
 static void test_open_loop(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_LAYER);
     c.open_loop = 1;
     c.speed = 8;
@@ -180,7 +176,6 @@ static void test_open_loop(void **state)
  * (sglang's odd descriptors); a kind it has no note for: the value as typed. */
 static void test_backing(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_SGLANG);
     c.backing.kind = SHMB_BACKING_MEMFD;
     shmb_workload_totals_t t = totals();
@@ -200,7 +195,6 @@ static void test_backing(void **state)
 /* A store without room: -EOVERFLOW, the report and the store as they were. */
 static void test_store_full(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_VLLM);
     shmb_workload_totals_t t = totals();
     shmb_notes_t store = {0};

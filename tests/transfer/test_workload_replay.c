@@ -55,7 +55,6 @@ static shmb_workload_shape_t reuse_shape(int reuse)
 
 static void test_reuse_hits_and_tokens(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     const uint64_t hits[] = {0, 2, 1, 1, 0}, moved[] = {1024, 476, 0, 512, 1024};
@@ -97,7 +96,6 @@ static void test_reuse_hits_and_tokens(void **state)
  * moved exactly the missed blocks' bytes, the request's note has the share. */
 static void test_reuse_replay(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     shmb_workload_config_t c;
@@ -157,7 +155,6 @@ static int fail_second(void *ctx, size_t i, uint64_t *start, uint64_t *done)
 
 static void test_open_loop_schedule(void **state)
 {
-    (void)state;
     /* timestamps 100, 110, 120, 140, 200 ms at speed 2: due 0, 5, 10, 20, 50 ms after the first */
     shmb_workload_request_t v[5] = {{100, 512, 1, 1, 0}, {110, 512, 1, 1, 0}, {120, 512, 1, 1, 0},
                                     {140, 512, 1, 1, 0}, {200, 512, 1, 1, 0}};
@@ -197,7 +194,6 @@ static void test_open_loop_schedule(void **state)
  * a sample per request that moves, latency at least the service, verified. */
 static void test_open_loop_replay(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
