@@ -381,3 +381,22 @@ void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap)
     for (int i = 0; pinned && i < threads; i++)
         len += (size_t)snprintf(out + len, cap - len, "%s%d", i ? "," : "", cpus[i]);
 }
+
+void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int n)
+{
+    shmb_notes_t store = {0};
+    shmb_report_t first = shmb_test_fresh_report();
+    shmb_test_assert_notes(&first, compose(&first, &store, cfg), n);
+    char kept[256];
+    snprintf(kept, sizeof(kept), "%s", first.notes[0]);
+    const size_t used = store.used;
+    assert_true(used > 0);
+    store.used = SHMB_NOTES_TEXT_BYTES - 10;
+    shmb_report_t r = shmb_test_fresh_report();
+    assert_int_equal(compose(&r, &store, cfg), -EOVERFLOW);
+    shmb_test_assert_untouched(&r);
+    assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
+    store.used = used;
+    shmb_test_assert_notes(&r, compose(&r, &store, cfg), n);
+    assert_string_equal(first.notes[0], kept);
+}

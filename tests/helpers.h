@@ -20,6 +20,7 @@
 #include "shmbench/lookup_bench.h"
 #include "shmbench/channel.h"
 #include "shmbench/report.h"
+#include "shmbench/notes.h"
 
 /* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
  * everything this test and the children it forks create is under it, so
@@ -156,10 +157,24 @@ int shmb_test_note_says(const shmb_report_t *r, const char *part);
 /* Asserts every note slot (and the NULL) still holds the sentinel. */
 void shmb_test_assert_untouched(const shmb_report_t *r);
 
+/* A benchmark's notes of one config, as its shmb_notes_* function makes them. */
+typedef int (*shmb_test_notes_fn)(shmb_report_t *r, shmb_notes_t *store, const void *cfg);
+
+/* Composed text that does not fit in what the store has left: compose
+ * makes n notes in a fresh store, then with 10 bytes left is refused
+ * (-EOVERFLOW), the report and the store untouched; the notes composed
+ * before stay valid, and with the room back it makes n again. */
+void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int n);
+
 /* The threads note's CPU part: "pinned to CPUs a,b" or not pinned, as planned. */
 void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
 
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
+
+/* main's result for a test of /dev/shm: 77 when it is not writable, else the
+ * prefix set from base and one group run. */
+#define shmb_test_run_shm(base, tests, setup, teardown)                                                          \
+    (shmb_test_shm_writable() ? (shmb_test_prefix_init(base), shmb_test_run(tests, setup, teardown)) : 77)
 
 #endif

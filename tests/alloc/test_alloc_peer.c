@@ -231,9 +231,6 @@ static void test_pools_jemalloc(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_apeer_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tag),
         cmocka_unit_test(test_posix_attach_detach),
@@ -241,5 +238,5 @@ int main(void)
         cmocka_unit_test(test_pools_classic),
         cmocka_unit_test(test_pools_jemalloc),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_apeer_", tests, NULL, NULL);
 }

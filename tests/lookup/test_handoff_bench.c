@@ -351,9 +351,6 @@ static void test_config_from_lookup_none_and_limits(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_handoff_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_rows_one_process, cleanup),
         cmocka_unit_test_teardown(test_speedup_vs_mooncake, cleanup),
@@ -366,5 +363,5 @@ int main(void)
         cmocka_unit_test(test_config_from_lookup),
         cmocka_unit_test(test_config_from_lookup_none_and_limits),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_handoff_", tests, NULL, NULL);
 }

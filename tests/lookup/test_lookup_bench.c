@@ -771,9 +771,6 @@ static void test_paired_attach_checks_tags(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_lookup_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_mooncake_run),
@@ -797,5 +794,5 @@ int main(void)
         cmocka_unit_test(test_peer_process_kernels),
         cmocka_unit_test(test_peer_process_peer_killed),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_lookup_", tests, NULL, NULL);
 }

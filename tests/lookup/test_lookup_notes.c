@@ -138,26 +138,16 @@ static void test_lookup_most_threads_fit(void **state)
     assert_non_null(strstr(r.notes[3], "threads: 256 at once, each its own request stream"));
 }
 
-/* Composed text that does not fit in what the store has left: refused,
- * nothing written; notes composed before stay valid. */
+static int compose(shmb_report_t *r, shmb_notes_t *store, const void *cfg)
+{
+    return shmb_notes_lookup(r, store, cfg);
+}
+
+/* A store too full for the notes refuses them, untouched (helpers.h). */
 static void test_lookup_store_full(void **state)
 {
-    shmb_notes_t store = {0};
     shmb_lookup_config_t c = lookup_cfg();
-    shmb_report_t first = shmb_test_fresh_report();
-    shmb_test_assert_notes(&first, shmb_notes_lookup(&first, &store, &c), 6);
-    char kept[256];
-    snprintf(kept, sizeof(kept), "%s", first.notes[0]);
-    const size_t used = store.used;
-    assert_true(used > 0);
-    store.used = SHMB_NOTES_TEXT_BYTES - 10;
-    shmb_report_t r = shmb_test_fresh_report();
-    assert_int_equal(shmb_notes_lookup(&r, &store, &c), -EOVERFLOW);
-    shmb_test_assert_untouched(&r);
-    assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
-    store.used = used;
-    shmb_test_assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
-    assert_string_equal(first.notes[0], kept);
+    shmb_test_notes_store_full(compose, &c, 6);
 }
 
 /* The hand-off's two notes come after the lookup's, worded for a peer or

@@ -152,13 +152,10 @@ static void test_refused(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_submit_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_request_fills_n),
         cmocka_unit_test(test_rows_per_descriptor),
         cmocka_unit_test(test_refused),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_submit_", tests, NULL, NULL);
 }

@@ -321,9 +321,6 @@ static void test_refused(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_submitters_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_destinations),
         cmocka_unit_test(test_paired_rows),
@@ -331,5 +328,5 @@ int main(void)
         cmocka_unit_test(test_jemalloc_cpu_rule),
         cmocka_unit_test(test_refused),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_submitters_", tests, NULL, NULL);
 }

@@ -676,9 +676,6 @@ static void test_replay_bad_config(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_workload_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_fanout_counts),
@@ -698,5 +695,5 @@ int main(void)
         cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),
     };
-    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    return shmb_test_run_shm("/shmb_test_workload_", tests, NULL, shmb_test_remove_leftovers);
 }

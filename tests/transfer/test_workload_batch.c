@@ -192,15 +192,12 @@ static void test_planted_in_the_batch(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_wlbatch_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_submit_per_request),
         cmocka_unit_test(test_more_than_a_submit),
         cmocka_unit_test(test_planted_in_the_batch),
     };
-    const int ret = shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    const int ret = shmb_test_run_shm("/shmb_test_wlbatch_", tests, NULL, shmb_test_remove_leftovers);
     free(seen.last);
     return ret;
 }

@@ -230,14 +230,11 @@ static void test_open_loop_replay(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_wlreplay_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse_hits_and_tokens),
         cmocka_unit_test(test_reuse_replay),
         cmocka_unit_test(test_open_loop_schedule),
         cmocka_unit_test(test_open_loop_replay),
     };
-    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    return shmb_test_run_shm("/shmb_test_wlreplay_", tests, NULL, shmb_test_remove_leftovers);
 }
