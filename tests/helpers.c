@@ -2,20 +2,12 @@
 #include "helpers.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "shmbench/backing.h"
 #include "shmbench/sysinfo.h"

@@ -7,13 +7,20 @@
 #ifndef SHMB_TESTS_HELPERS_H
 #define SHMB_TESTS_HELPERS_H
 
-#include <stddef.h>
-#include <sys/types.h>
-
-/* cmocka.h needs these before it. */
+/* What every test includes; cmocka.h needs setjmp, stdarg, stddef and stdint before it. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 

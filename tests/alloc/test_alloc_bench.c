@@ -3,16 +3,7 @@
  * the peer, the check of every block); the pool table's own contract, entry
  * by entry, is test_alloc_pool.c's. */
 #include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

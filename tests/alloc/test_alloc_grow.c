@@ -1,8 +1,4 @@
 /* alloc_grow: one segment against jemalloc's pools, counted. */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

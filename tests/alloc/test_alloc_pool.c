@@ -1,15 +1,6 @@
 /* alloc_pool: the contract of every entry of the pool table
  * (src/alloc/alloc_internal.h), checked entry by entry, so that a new allocator
  * is tested by being in the table. The rows built on it are test_alloc_bench's. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

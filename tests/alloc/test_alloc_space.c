@@ -1,13 +1,5 @@
 /* alloc_space: utilization at the first failure and fragmentation, on
  * pools whose answers are known by hand. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

@@ -1,20 +1,8 @@
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include <setjmp.h>
 
 #include "helpers.h"
 

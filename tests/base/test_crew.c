@@ -1,13 +1,7 @@
 /* crew: the thread harness (src/base/crew_internal.h). */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 

@@ -1,13 +1,6 @@
 /* notes' shared parts (src/base/notes.c): the store's bound, the report's
  * bound and the threads' CPU list; each benchmark's notes are tested in its
  * folder (alloc/test_alloc_notes.c, ...). */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "helpers.h"
 

@@ -1,21 +1,9 @@
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

@@ -1,9 +1,4 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "helpers.h"
 

@@ -1,25 +1,13 @@
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <stdlib.h>
 #include <sys/mount.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -84,7 +72,6 @@ static void force_random(const uint64_t *values, int n)
     forced_count = n;
     forced_next = 0;
 }
-
 
 static int shm_writable(void **state)
 {
@@ -325,7 +312,6 @@ static void test_fatal_signals_clean_up(void **state)
     for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
         check_signal_cleans_up(signals[i]);
 }
-
 
 static void *create_forever(void *arg)
 {
@@ -622,7 +608,6 @@ static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long 
     snprintf(out, cap, "%s%ld_%016llx_%llu", PREFIX, (long)getpid(), (unsigned long long)r,
              *counter + (unsigned long long)k);
 }
-
 
 /* A squatter who created the names we will try: we retry with fresh names a
  * bounded number of times, and never unlink, open or register theirs, even

@@ -1,9 +1,4 @@
-#include <errno.h>
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "helpers.h"
 

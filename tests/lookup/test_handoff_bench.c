@@ -3,22 +3,10 @@
  * that dies, one hand-off, configurations refused, and the configuration
  * derived from a lookup's. */
 #include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "models/fipc_internal.h"
-#include "helpers.h"
 #include "models/handoff_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/handoff_bench.h"

@@ -1,17 +1,5 @@
 /* SHM-classic's object hand-off: lend, borrow and the last owner's free, in
  * one process and across a fork, its planted faults and bad input. */
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

@@ -1,13 +1,5 @@
 /* Mooncake's relocate path (TENT's ShmTransport) against a reference, on edge
  * cases, random buffers and every byte, with attach and detach counted. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 

@@ -1,13 +1,5 @@
 /* Mooncake's request path: TENT's submitTransfer over the model's engine,
  * with and without the translation and copy hooks. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 

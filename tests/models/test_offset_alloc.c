@@ -1,16 +1,6 @@
 /* The OffsetBufferAllocator model over PROT_NONE ranges and a real SHM
  * segment, from placement and merging to planted faults and two threads. */
-#include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

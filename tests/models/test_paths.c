@@ -1,16 +1,8 @@
 /* The table of translation paths: its names by kind, its order, and every
  * path set up over one small placement, translating each request where it
  * was made from, alone, in a batch and in a chain. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
-#include <stdio.h>
-#include <sys/mman.h>
 
 #include "models/paths_internal.h"
 

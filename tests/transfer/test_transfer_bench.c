@@ -5,21 +5,10 @@
  * helper, the protocol's commands and its data-area size.
  */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <signal.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "copier_fixture.h"

@@ -1,11 +1,4 @@
 /* transfer notes: each mode's notes, worded as the tables print them. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "helpers.h"
 

@@ -2,14 +2,6 @@
  * request_path of every system submit N descriptors in one batch, each
  * translated and copied into its own place in dst, the rows per descriptor
  * and named with per_submit; refused where it does not apply. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "copier_fixture.h"

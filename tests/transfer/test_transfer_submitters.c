@@ -5,18 +5,9 @@
  * the CPUs allowed fit a borrower process per submitter, each checked);
  * refused where it does not apply. */
 #include <dirent.h>
-#include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <stdatomic.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "copier_fixture.h"

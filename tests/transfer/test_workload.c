@@ -4,12 +4,7 @@
  * the replay through each system (rows, verification, a planted fault, no
  * segment left).
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "helpers.h"
 

@@ -9,9 +9,6 @@
  * more than SHMB_TRANSFER_MAX_PER_SUBMIT takes two; a wrong destination
  * planted in the batch, and a batch TENT would fold, fail the replay.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 

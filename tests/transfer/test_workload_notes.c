@@ -1,11 +1,5 @@
 /* workload notes: the replay's header lines, worded as shm_transfer_bench
  * --workload prints them, over hand-made totals; and a full store. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 

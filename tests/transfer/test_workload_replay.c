@@ -4,11 +4,7 @@
  * scheduler (--arrivals=trace) on a synthetic trace whose intended starts
  * are known, and a request served late counting its wait.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "shmbench/clock.h"
 
