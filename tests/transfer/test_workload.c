@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "helpers.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
@@ -431,17 +432,7 @@ static void test_totals(void **state)
 
 static shmb_workload_config_t replay_config(shmb_system_t system)
 {
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB);
-    c.system = system;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    return c;
+    return shmb_test_workload_config(shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB), system);
 }
 
 /* What a row's note holds: SHM-jemalloc's request is its write path, its
@@ -467,10 +458,7 @@ static void test_replay_rows(void **state)
         c.shape.layout = (shmb_workload_layout_t)(run / SHMB_SYSTEMS); /* each layout verified on each system */
         c.shape.tp = c.shape.layout == SHMB_WORKLOAD_LAYOUT_VLLM ? 2 : 1;
         c.name_system = sys == 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
         shmb_report_t report = {.bench = "shm_transfer/workload"};
         char name[128];
@@ -533,10 +521,7 @@ static void test_replay_paired(void **state)
     c.systems[0] = c.systems[3] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.systems[1] = SHMB_SYSTEM_MOONCAKE;
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired: %s", why);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS * (4 + 3));
     const shmb_report_t report = {.bench = "shm_transfer/workload"};
     size_t i = 0;
@@ -564,10 +549,9 @@ static void test_replay_paired(void **state)
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     c.nsystems = 1;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c.nsystems = 3; /* its last is flowipc_classic, not the baseline */
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_workload_stream_free(&s);
 }
@@ -634,13 +618,10 @@ static void test_replay_backing(void **state)
         assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     }
     shmb_workload_stream_t s = {0};
-    shmb_rows_t rows = {0};
-    char why[256] = "";
     assert_int_equal(shmb_workload_synthetic(5, 3, &s), 0);
     shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.backing.kind = SHMB_BACKING_MEMFD;
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("%s", why);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
     assert_int_equal(rows.v[SHMB_WORKLOAD_REQUEST].iterations, 3);
     shmb_rows_free(&rows);
@@ -652,19 +633,16 @@ static void test_replay_backing(void **state)
 static void test_replay_bad_config(void **state)
 {
     shmb_workload_stream_t s = {0};
-    shmb_rows_t rows = {0};
-    char why[64];
     shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL); /* no request */
     assert_int_equal(shmb_workload_synthetic(1, 2, &s), 0);
     c.num_segments = 0;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c = replay_config(SHMB_SYSTEMS);
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.shape.max_request_bytes = 1;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_workload_stream_free(&s);
 }

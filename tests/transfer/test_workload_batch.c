@@ -11,6 +11,7 @@
  */
 
 #include "helpers.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
@@ -74,18 +75,9 @@ static void count_afresh(void)
 static shmb_workload_config_t config(shmb_system_t system, shmb_workload_layout_t layout, uint64_t block_tokens,
                                      uint32_t tp)
 {
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = (shmb_workload_shape_t){shmb_workload_model_find("llama3_8b"), block_tokens, SHMB_WORKLOAD_LAYER,
-                                      32 * MIB, layout, tp, 0};
-    c.system = system;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    return c;
+    return shmb_test_workload_config((shmb_workload_shape_t){shmb_workload_model_find("llama3_8b"), block_tokens,
+                                                             SHMB_WORKLOAD_LAYER, 32 * MIB, layout, tp, 0},
+                                     system);
 }
 
 /* One pass of the request (the open-loop's prepare and once), counted. */

@@ -9,11 +9,11 @@
 #include "shmbench/clock.h"
 
 #include "helpers.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
 
-#define PREFIX shmb_test_prefix()
 #define MIB (1ull << 20)
 
 /* Five requests, ids one per 512-token block:
@@ -94,20 +94,8 @@ static void test_reuse_replay(void **state)
 {
     shmb_workload_stream_t s = {0};
     read_trace(&s);
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = reuse_shape(1);
-    c.system = SHMB_SYSTEM_MOONCAKE;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("%s", why);
+    shmb_workload_config_t c = shmb_test_workload_config(reuse_shape(1), SHMB_SYSTEM_MOONCAKE);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
         assert_int_equal(rows.v[p].iterations, 4);
@@ -193,22 +181,10 @@ static void test_open_loop_replay(void **state)
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
-        shmb_workload_config_t c;
-        memset(&c, 0, sizeof(c));
-        c.shape = reuse_shape(1);
-        c.system = (shmb_system_t)sys;
-        c.num_segments = 10;
-        c.method = SHMB_COPY_MEMCPY;
-        c.threads = 1;
-        c.cpu = -1;
-        c.timer_overhead_ns = 20;
-        c.shm_prefix = PREFIX;
+        shmb_workload_config_t c = shmb_test_workload_config(reuse_shape(1), (shmb_system_t)sys);
         c.open_loop = 1;
         c.speed = 4.0;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, 2);
         assert_string_equal(rows.v[0].variant, "request");
         assert_string_equal(rows.v[1].variant, "latency");
@@ -219,7 +195,7 @@ static void test_open_loop_replay(void **state)
         shmb_rows_free(&rows);
         assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
         c.nsystems = 2; /* paired open-loop: refused */
-        assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+        shmb_test_workload_refused(&c, &s, -EINVAL);
     }
     shmb_workload_stream_free(&s);
 }
