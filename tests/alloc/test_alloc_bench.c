@@ -1,7 +1,5 @@
-/* alloc_bench: the allocation benchmark's contract through
- * shmb_alloc_bench_run (sizes, space, rows of posix and the pools, threads,
- * the peer, the check of every block); the pool table's own contract, entry
- * by entry, is test_alloc_pool.c's. */
+/* alloc_bench through shmb_alloc_bench_run: sizes, space, rows, threads, the peer, every block
+ * checked (the pool table entry by entry: test_alloc_pool.c). */
 #include <dirent.h>
 #include <signal.h>
 
@@ -583,9 +581,7 @@ static void test_min_ops(void **state)
     }
 }
 
-/* A peer attaches and detaches every posix segment: rows attach and detach,
- * one sample per allocation; the other rows as without it; with system
- * rows, attach, detach and translate (a dash) follow the others; the space counts the tags and
+/* A peer attaches and detaches every posix segment (a sample each); the space counts the tags and
  * the control segment; a peer with threads or measure_mmap_only is refused. */
 static const char *const peer_steps[] = {"register",  "register", "register", "alloc",  "free",     "alloc_reuse",
                                          "alloc_bare", "free_bare", "attach",   "detach", "translate"};
@@ -649,10 +645,8 @@ static void test_peer_posix(void **state)
     assert_int_equal(shmb_segment_registered(), 0);
 }
 
-/* A peer attaches bipc's and jemalloc's pools and translates round 0's
- * handles: rows attach (one sample per pool) and translate (one batch per
- * round, a speedup against posix attach); none for the arena; with system
- * rows, pools have a dash for detach and posix one for translate. */
+/* A peer attaches bipc's and jemalloc's pools (a sample each) and translates round 0's handles (a
+ * batch per round); none for the arena; system rows dash what a kind lacks. */
 static void test_peer_pools(void **state)
 {
     shmb_peer_t peer;
@@ -716,11 +710,8 @@ static void test_bad_prefix_fails_cleanly(void **state)
     shmb_rows_free(&rows);
 }
 
-/* A paired run of mooncake and flowipc_classic with mooncake's control at
- * one size: per question (register per N, alloc, free, alloc_reuse at the
- * object layer, alloc_bare, free_bare at the bare allocator's) a row per
- * system under the --system row's step, then a ratio row per system against
- * mooncake (the control's included), every pool checked, nothing left. */
+/* A paired run of mooncake, flowipc_classic and the control: per question a row per system, then a
+ * ratio row per system against mooncake; every pool checked, nothing left. */
 static shmb_alloc_config_t paired_config(void)
 {
     shmb_alloc_config_t c = small_config();

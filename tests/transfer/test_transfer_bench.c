@@ -1,9 +1,5 @@
-/*
- * Tests of the transfer driver: the run and its rows in one process, then
- * the same run with the copies in a peer, and the peer's protocol itself
- * (src/transfer/transfer_peer.c). The private header gives the sizes
- * helper, the protocol's commands and its data-area size.
- */
+/* transfer driver: the run and its rows in one process, then in a peer, and
+ * the peer's protocol (src/transfer/transfer_peer.c). */
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,17 +54,9 @@ int shm_open(const char *name, int oflag, mode_t mode)
 
 static shmb_transfer_config_t small(void)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = 4;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.max_transfer_size_kb = 1024;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
     c.time_per_size_ms = 50;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
     return c;
 }
 
@@ -199,11 +187,8 @@ static void test_one_small_size(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
- * mount namespace of a child, with room for src and dst only, and the
- * peer's control segment): -ENOSPC recorded as "first write", no SIGBUS,
- * nothing left; on one thread and split across two, here and in the peer
- * (*arg, 0..3: 1 + k % 2 threads, in the peer from 2 on). */
+/* A full /dev/shm (a private tmpfs with room for src, dst and the peer's control) during a cold
+ * copy: -ENOSPC as "first write", no SIGBUS, nothing left. *arg 0..3: 1 + k % 2 threads, peer from 2. */
 static int cold_full(void *arg)
 {
     const int threads = 1 + *(const int *)arg % 2, in_peer = *(const int *)arg / 2;
@@ -252,13 +237,8 @@ static void test_threads(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The rows of one size with a system, in order: the request path, the
- * translation, the copy, the whole request; each part's note its share of
- * the request's p50 (printed with two decimals), the request's its copy and
- * what the parts add up to (one decimal); bytes only where bytes move. */
-/* Rows per size of a --system run: the request's four, then copy_out
- * (measured for SHM-jemalloc, whose reader needs it; unmeasured for the
- * others, so that the runs pair row by row). */
+/* Rows per size of a --system run: request_path, translate, memcpy, request (each part's note its
+ * share of the request's p50), then copy_out (measured for SHM-jemalloc only, so that runs pair). */
 #define PER_SIZE 5
 
 /* SHM-jemalloc's request is its write path: its notes say so, its
@@ -334,13 +314,8 @@ static void test_translated(void **state)
     }
 }
 
-/* A paired run (cfg->nsystems): two systems and the baseline's control at
- * one size; per paired part each system's row then each one's ratio row to
- * the baseline, by the names a reader pairs on; the copy row once, without
- * a system; every system verified (a miss would have failed the run); the
- * control's ratio near 1 (the same code: a bound no load reaches, not a
- * timing); nothing left in /dev/shm. Refused: one system, a last one that
- * is not the baseline, cold, a peer, translate. */
+/* A paired run: per part each system's row, then its ratio row to the baseline (the control's near 1:
+ * the same code); the copy row once. Refused: one system, a last not the baseline, cold, peer, translate. */
 static void test_paired(void **state)
 {
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
@@ -498,13 +473,8 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
     return got == want;
 }
 
-/* A planted fault in each part is seen, for every system: the request path
- * told dst's registration starts 64 bytes further than it does (the buffer
- * its task found is not that), mooncake's translation asked for 64 bytes
- * further into dst (it, and the request through it, land there), the
- * translation expected 64 bytes into dst (it, and the request through it,
- * land on dst itself); the copy has no translation. Without a system only
- * the copy runs. */
+/* A fault planted 64 bytes off (dst's registration, mooncake's remote address, dst itself) is seen
+ * by exactly the parts that go through it, for every system; without a system only the copy runs. */
 static void test_parts_planted_fault(void **state)
 {
     char why[256] = "";
@@ -575,12 +545,8 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* SHM-jemalloc's write path, checked before timing: a wrong tag on the
- * first object, a byte of its payload wrong (the borrower reads every byte
- * of the checked hand-off), a return the lender never takes (the object
- * is not freed exactly once), a return naming another object each fail the
- * run; so does a wrong byte in
- * copy_out's object (dst is checked after the reader's copy). */
+/* SHM-jemalloc's write path, checked before timing: a wrong tag, payload byte, lost or wrong return
+ * each fail the run; so does a wrong byte in copy_out's object. */
 static void test_write_path_planted_faults(void **state)
 {
     shmb_transfer_config_t c = small();
@@ -603,10 +569,8 @@ static void test_write_path_planted_faults(void **state)
     fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
-/* --zero_copy: per size, Mooncake's whole request against each flavour's
- * hand-off, paired (rows zero_copy/size_kb:N/system:NAME and the ratio
- * rows), sizes x4; refused without --systems. A wrong tag (each flavour's
- * first hand-off) or a lost return fails the run. */
+/* --zero_copy: Mooncake's whole request against each flavour's hand-off, paired, sizes x4; refused
+ * without --systems; a wrong tag or a lost return fails the run. */
 static void test_zero_copy(void **state)
 {
     static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
@@ -716,11 +680,8 @@ static uint64_t transfers_per_batch(void)
     return per_batch ? per_batch : 1;
 }
 
-/* More samples than one reply of the data area holds come back whole: 2.5
- * replies' worth of batches as this process makes them. The peer sizes its
- * own batches, which on a busy machine can be several times larger: then
- * the count is raised (x4, three times at most) until the samples need more
- * than one reply. */
+/* More samples than one reply holds come back whole; the peer sizes its own batches (larger on a busy
+ * machine), so the count is raised x4, three times at most, until they need more than one reply. */
 static void test_peer_many_samples(void **state)
 {
     const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
@@ -770,10 +731,8 @@ static void test_peer_threads_and_systems(void **state)
     stop_peer(&peer);
 }
 
-/* What the peer wrote is checked here: a peer whose dst is another segment
- * of the same size (its shm_open redirected) copies nowhere we look, and
- * the run fails before any row; one of another size fails its size check,
- * the peer's error carried back. Nothing is left either way. */
+/* What the peer wrote is checked here: a dst redirected to a decoy of the same size fails the run
+ * before any row, one of another size fails the peer's size check; nothing left either way. */
 static void test_peer_checked(void **state)
 {
     static const size_t decoy_kb[] = {64, 32};

@@ -15,16 +15,7 @@
 
 static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = c.max_transfer_size_kb = 4;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
-    c.time_per_size_ms = 20;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.translate = 1;
     c.system = system;
     c.num_segments = 10;

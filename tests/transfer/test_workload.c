@@ -1,9 +1,5 @@
-/*
- * Tests of the workload module: the presets' bytes, a request's fan-out,
- * the synthetic stream, the trace reader's every error with its line, and
- * the replay through each system (rows, verification, a planted fault, no
- * segment left).
- */
+/* workload: the presets' bytes, a request's fan-out, the synthetic stream, the trace reader's
+ * errors, and the replay through each system. */
 #include <sys/resource.h>
 
 #include "helpers.h"
@@ -504,11 +500,8 @@ static void test_replay_handoff_planted_faults(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* Paired (nsystems): the three systems and the baseline's control replay
- * each request in turn over one src and dst; per part each system's row
- * (a sample per request, its share of its own request's p50) then each
- * one's ratio row to the baseline (a round per request); nothing left.
- * Refused: one system, a last one that is not the baseline. */
+/* Paired: per part each system's row (a sample per request), then its ratio row to the baseline (a
+ * round per request); nothing left. Refused: one system, a last one that is not the baseline. */
 static void test_replay_paired(void **state)
 {
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
