@@ -107,11 +107,8 @@ static void test_each_pool(void **state)
     }
 }
 
-/* The layers that keep a handle per block (offset_bare, bipc_object,
- * jemalloc_object): a block that is not its handle's object fails the
- * check; an object layer's handle that is not what construct made (another
- * owner) fails it; a drop whose deleter never runs, or whose free counts
- * twice, fails the check of the frees. */
+/* The layers with a handle per block: a block that is not its handle's object, a handle construct did
+ * not make, a drop whose deleter never runs or whose free counts twice each fail their check. */
 static void test_handles_and_frees(void **state)
 {
     int objects = 0;

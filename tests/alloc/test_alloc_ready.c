@@ -110,11 +110,8 @@ static void test_rows(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* A failed pool stops the run with its error, the rows before it kept and
- * nothing left: hugetlb with a pool one page larger than the whole pool, so
- * that it fails however others use it meanwhile; not prefaulted, it fails
- * at mmap's reservation, taking no page from anyone. Nothing left: no huge
- * page in this process's mappings or descriptors. */
+/* A failed pool (hugetlb one page beyond the whole pool, failing at mmap's reservation) stops the run
+ * with its error, the rows before kept, no huge page of this process's left. */
 static void test_failure_stops(void **state)
 {
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);

@@ -110,10 +110,8 @@ static void test_page_size_and_round(void **state)
     assert_int_equal(shmb_backing_page_size(NULL, &page), -EINVAL);
 }
 
-/* Every backing with every prefault method: ready, what it holds, contents
- * written through the pool read back through a second mapping, and nothing
- * left afterwards (no name in /dev/shm, no huge page of this process's:
- * counted in its own mappings and descriptors, not the machine's pool). */
+/* Every backing with every prefault: ready, what it holds, contents read back through a second
+ * mapping, nothing left (no name, no huge page of this process's). */
 static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads)
 {
     shmb_backing_config_t cfg = config(kind);
@@ -186,10 +184,8 @@ static long long vmstat(const char *name)
     return got;
 }
 
-/* thp: what the kernel granted is read back. Under shmem_enabled "advise"
- * (or "always", "within_size") a touched, advised pool is all huge, unless
- * the kernel found no free 2 MiB block and says so (thp_file_fallback
- * grew); under "never" or "deny" none of it. */
+/* thp: what the kernel granted is read back: all huge under "advise", "always", "within_size" (unless
+ * thp_file_fallback grew), none under "never" or "deny". */
 static void test_thp_granted_is_read_back(void **state)
 {
     shmb_sysinfo_t sys;
@@ -314,10 +310,8 @@ static void test_exhausted_huge_pages(void **state)
 
 /* ---- signals and peers ---- */
 
-/* A child makes a pool of the case's backing ready, then a SIGTERM ends it
- * midway: the segment module's handler unlinks the tmpfs name; the memfd
- * kinds had none, and their pages (huge ones too) go back with the
- * process. */
+/* A SIGTERM ends a child midway through making a pool ready: the tmpfs name is unlinked; the memfd
+ * kinds' pages go back with the process. */
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
@@ -353,10 +347,8 @@ static void test_signal_midway(void **state)
     assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
-/* The owner sends the case's backing to a forked peer, which maps it, reads what
- * the owner wrote, writes its answer and dies midway (SIGKILL, before it
- * cleans up): the owner reads the answer, its next receive is -EPIPE, and
- * destroying leaves nothing. */
+/* A forked peer maps the sent backing, answers and is SIGKILLed: the owner reads the answer, then
+ * -EPIPE, and destroying leaves nothing. */
 static void peer_round(shmb_backing_kind_t kind)
 {
     shmb_backing_config_t cfg = config(kind);

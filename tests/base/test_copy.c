@@ -216,10 +216,8 @@ static void test_first_write_copies(void **state)
     }
 }
 
-/* Into an SHM segment that /dev/shm has no room for (a 256 KiB tmpfs over it
- * in a private mount namespace of a child): -ENOSPC on the caller's thread,
- * recorded there, whichever thread's chunk found no page; never a SIGBUS.
- * Then a segment that fits is copied whole by the same crew. */
+/* Into a segment a 256 KiB /dev/shm has no room for: -ENOSPC recorded on the caller's thread,
+ * whichever chunk found no page, never a SIGBUS; then one that fits is copied whole. */
 static int first_write_full(void *arg)
 {
     const int threads = *(const int *)arg;

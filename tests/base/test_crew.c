@@ -146,10 +146,8 @@ static int only_cpu(const cpu_set_t *set)
     return -1;
 }
 
-/* Each member runs on the CPU the plan gives it (shmb_sysinfo_plan_cpus),
- * the caller too when it joins, and gets its affinity back at stop; with
- * more members than CPUs, PIN_OWN pins none and lets each run on every
- * allowed CPU, PIN_ALWAYS wraps. */
+/* Each member (and a joining caller) runs on its planned CPU, its affinity back at stop; with more
+ * members than CPUs PIN_OWN pins none, PIN_ALWAYS wraps. */
 static void test_pinning(void **state)
 {
     int allowed[CPU_SETSIZE];

@@ -205,6 +205,14 @@ static void assert_nothing_left(pid_t pid, pid_t owner)
     assert_int_equal(shmb_test_names_of(PREFIX, owner, 0), 0);
 }
 
+/* Stops the peer (stop returns want) and asserts nothing of it is left. */
+static void stop_and_check(shmb_peer_t *peer, int want)
+{
+    const pid_t pid = peer->pid;
+    assert_int_equal(shmb_peer_stop(peer), want);
+    assert_nothing_left(pid, getpid());
+}
+
 /* Waits (polling; this is a test, not the protocol) until pid ends: returns
  * its status and the time it was seen gone, or -1 after 5 s. */
 static int wait_gone(pid_t pid, uint64_t *t_ns)
@@ -267,9 +275,7 @@ static void test_commands_table(void **state)
     assert_true(r[0] == 2); /* no before for what is not a command */
     assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), 0);
     assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), -EDOM); /* before's error */
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 static void test_round_trips(void **state)
@@ -306,9 +312,7 @@ static void test_round_trips(void **state)
     memset(long_name, 'n', sizeof(long_name) - 1);
     long_name[sizeof(long_name) - 1] = '\0';
     assert_int_equal(shmb_peer_command(&peer, OP_ECHO, 0, 0, 0, 0, long_name, r), -ENAMETOOLONG);
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 static void test_name_and_data_travel(void **state)
@@ -378,9 +382,7 @@ static void test_errors_travel_back(void **state)
     cmd.arg[1] = 3;
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     assert_true(r[0] == 5);
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 /* A third process SIGKILLs the peer while it runs a command the owner waits
@@ -425,40 +427,34 @@ static void test_peer_ends_between_calls(void **state)
     shmb_peer_t peer;
     /* Killed while idle: the next call notices. */
     start(&peer, 0);
-    pid_t pid = peer.pid;
     assert_int_equal(kill(peer.pid, SIGKILL), 0);
     shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
     uint64_t t0 = shmb_clock_now_ns();
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     assert_true(shmb_clock_now_ns() - t0 < NOTICE_LIMIT_NS);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 
     /* Exits by itself inside a command. */
     start(&peer, 0);
-    pid = peer.pid;
     cmd = command(OP_EXIT, NULL);
     cmd.arg[0] = 7;
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     char expect[64];
-    snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)pid);
+    snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)peer.pid);
     assert_string_equal(shmb_error_last()->object, expect);
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 
     /* Out of shared memory outside a guard: its fault line said so, and the
      * record says it did (ENOSPC), so the owner need not say it again. */
     start(&peer, 0);
-    pid = peer.pid;
     cmd = command(OP_FAULT, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     assert_string_equal(shmb_error_last()->call, "peer process");
     assert_int_equal(shmb_error_last()->err, ENOSPC);
     assert_non_null(strstr(shmb_error_last()->object, "(SIGBUS)"));
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == SHMB_SEGMENT_FAULT_EXIT);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 }
 
 /* The peer forgets the owner's registry: neither shmb_segment_unlink_all()

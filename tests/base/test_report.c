@@ -405,11 +405,8 @@ static void assert_rows_under_header(const char *table)
     free(head);
 }
 
-/* The columns never depend on the flags: one repetition or three (with
- * aggregates), one thread or two, rows with a speedup, a step and a note or
- * rows with none (--allocator=posix), a --system run (no variant): the same
- * columns in the header (a key column as wide as its cells), every figure
- * under its column, so two runs pair line by line. */
+/* The columns never depend on the flags (repetitions, threads, speedup, step, note, --system): the
+ * same header and every figure under its column, so two runs pair line by line. */
 static void test_columns_do_not_depend_on_flags(void **state)
 {
     enum { PLAIN, REPEATED, THREADS, SYSTEM, RUNS };
@@ -446,10 +443,8 @@ static void test_columns_do_not_depend_on_flags(void **state)
     free(plain);
 }
 
-/* A note that would take its row past 120 characters shows "v" there and
- * follows the table, "# note NAME: NOTE" in the rows' order (" rep K" with
- * repetitions); a short one stays on its row. A figure wider than its column
- * is shortened: a decimal less, then a power of ten. */
+/* A note past 120 characters shows "v" and follows the table ("# note NAME: NOTE", " rep K"); a
+ * figure wider than its column loses a decimal, then a power of ten. */
 static void test_notes_after_table(void **state)
 {
     for (int reps = 1; reps <= 2; reps++) {

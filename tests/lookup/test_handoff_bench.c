@@ -1,7 +1,5 @@
-/* handoff_bench: the rows of each flavour and of one system, verified
- * counts, planted faults (the models' and a wrong tag), a borrower process
- * that dies, one hand-off, configurations refused, and the configuration
- * derived from a lookup's. */
+/* handoff_bench: each flavour's and one system's rows, planted faults, a borrower that dies,
+ * refused configurations, and the configuration derived from a lookup's. */
 #include <dirent.h>
 
 #include "helpers.h"

@@ -393,10 +393,8 @@ static void test_check_table(void **state)
     }
 }
 
-/* Two processes: every path's rows under one process's names, in one
- * process's order, each verified in the peer (address and tag); first_use
- * per buffer, the classic pool attached once, each jemalloc pool once; the
- * peer gone and nothing left in /dev/shm. */
+/* Two processes: every path's rows as in one, verified in the peer; first_use per buffer, each pool
+ * attached once; the peer gone, nothing left. */
 static void test_peer_process_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();
@@ -676,11 +674,8 @@ static void test_paired_attach_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* SHM-jemalloc's first attach is its session's lend of every pool, in the
- * paired run and in the --system run alike: each is refused when the owner
- * leaves a pool unlent (a block the peer cannot borrow, or a LendPool the
- * peer never answered) or tells a tag the peer does not read through the
- * lent pool; the peer gone and nothing left either way. */
+/* SHM-jemalloc's first attach lends every pool (paired and --system): an unlent pool, an unanswered
+ * LendPool or a wrong tag each refuse the run; the peer gone, nothing left. */
 static void test_lend_planted_faults(void **state)
 {
     for (int paired = 0; paired < 2; paired++) {

@@ -408,10 +408,8 @@ static void test_translate_chain_is_dependent(void **state)
     assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 2) == t[0]);
 }
 
-/* /dev/shm full when a pool is made (a 1 MiB tmpfs over it, filled, in a
- * private mount namespace; in a child): the pages the manager writes are
- * reserved first, so create is -ENOSPC, never a SIGBUS inside boost, and
- * nothing is left. */
+/* A full /dev/shm at create: the manager's pages are reserved first, so -ENOSPC, never a SIGBUS
+ * inside boost, nothing left. */
 static int full_shm_run(void *arg)
 {
     (void)arg;
@@ -427,10 +425,8 @@ static int full_shm_run(void *arg)
     return shmb_test_count_ours(NULL, 0) == 0 ? 0 : 12;
 }
 
-/* boost's lock of the pool's mutex throwing (the mutex broken through the
- * test hook, as a broken mutex would be) reaches no caller as an exception:
- * alloc, free and construct return -EIO, a last release records it and
- * frees nothing; once the mutex is mended the same block frees. */
+/* A throwing lock (the mutex broken by the test hook) reaches no caller as an exception: -EIO, a last
+ * release records it and frees nothing; once mended the same block frees. */
 static void test_boost_throw_is_errno(void **state)
 {
     shmb_fipc_classic_t *pool;

@@ -191,10 +191,7 @@ static void handoff_across_fork(int die_midway)
         assert_ptr_equal(again.addr, count_at);
         shmb_fipc_classic_release(&again);
     }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&here);
     shmb_fipc_classic_arena_destroy(lender);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);

@@ -265,10 +265,7 @@ static void handoff_across_fork(int die_midway)
         assert_int_equal(shmb_fipc_lender_frees(l), 1);
         assert_int_equal(shmb_fipc_lender_lent(l), 0);
     }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&here);
     shmb_fipc_lender_destroy(l); /* a dead borrower's object goes with the session */
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);

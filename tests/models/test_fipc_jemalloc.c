@@ -414,13 +414,8 @@ static int fill_shm(void)
     return fd;
 }
 
-/* /dev/shm full: a 4 MiB tmpfs over it in a private mount namespace (in a
- * child), filled before the create (full_at_create) or right after it.
- * jemalloc's metadata pool is reserved, so a create that finds no room is
- * -ENOSPC, never a SIGBUS inside jemalloc (which writes its arena there);
- * blocks (unreserved, written by nobody but their user) may outgrow
- * /dev/shm until their first write, which the guard turns into -ENOSPC.
- * Nothing is left. */
+/* A full 4 MiB /dev/shm, before the create (-ENOSPC: the metadata pool is reserved, never a SIGBUS
+ * in jemalloc) or after it (each block's guarded first write -ENOSPC); nothing left. */
 static int full_shm_run(void *arg)
 {
     const int full_at_create = *(const int *)arg;

@@ -1,7 +1,5 @@
-/* Descriptors per submit (cfg->descriptors_per_submit): the request and
- * request_path of every system submit N descriptors in one batch, each
- * translated and copied into its own place in dst, the rows per descriptor
- * and named with per_submit; refused where it does not apply. */
+/* Descriptors per submit: request and request_path submit N descriptors in one batch, each into its
+ * own place in dst, rows per descriptor named per_submit; refused where it does not apply. */
 
 #include "helpers.h"
 #include "copier_fixture.h"
@@ -23,11 +21,8 @@ static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
     return c;
 }
 
-/* One request of N descriptors (Mooncake, SHM-classic: the request path's
- * translation and copy; SHM-jemalloc without a hand-off link: the same
- * path over its pools) fills exactly N places of dst, each src's first 4
- * KB, the place after them untouched; the request path alone copies
- * nothing; the translate and copy parts stay one per operation. */
+/* One request of N descriptors fills exactly N places of dst (the next untouched), for every system;
+ * the request path alone copies nothing; translate and copy stay one per operation. */
 static void test_request_fills_n(void **state)
 {
     char why[256] = "";

@@ -1,14 +1,6 @@
-/*
- * sglang's request in one submit (workload_batch.c). The submits are
- * counted where the replay calls the engine: this test is linked with
- * --wrap for shmb_mooncake_engine_submit and shmb_mooncake_engine_submit_n
- * (tests/CMakeLists.txt), so each call the library makes passes through
- * the wrappers below. With sglang a request of K descriptors is one submit
- * of K whose every destination holds its descriptor's bytes (SHM-jemalloc's
- * request: K write paths of one), with vllm K submits of one; a request of
- * more than SHMB_TRANSFER_MAX_PER_SUBMIT takes two; a wrong destination
- * planted in the batch, and a batch TENT would fold, fail the replay.
- */
+/* sglang's request in one submit (workload_batch.c), counted by the engine's --wrap wrappers below
+ * (tests/CMakeLists.txt): sglang K descriptors in one submit, vllm K of one, more than
+ * SHMB_TRANSFER_MAX_PER_SUBMIT in two; a wrong destination in the batch fails the replay. */
 
 #include "helpers.h"
 #include "workload_fixture.h"

@@ -1,9 +1,5 @@
-/*
- * Tests of the replay's trace-driven modes: prefix reuse (--reuse=on) on a
- * hand-made trace whose hits and moved bytes are known; the open-loop
- * scheduler (--arrivals=trace) on a synthetic trace whose intended starts
- * are known, and a request served late counting its wait.
- */
+/* The replay's trace-driven modes: prefix reuse on a hand-made trace of known hits, and the open-loop
+ * scheduler on known intended starts, a late request counting its wait. */
 #include <time.h>
 
 #include "shmbench/clock.h"
