@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "shmbench/backing.h"
+#include "shmbench/segment.h"
 #include "shmbench/sysinfo.h"
 
 static char prefix[128];
@@ -66,6 +67,12 @@ int shmb_test_remove_leftovers(void **state)
     (void)state;
     shmb_test_remove_ours();
     return 0;
+}
+
+void shmb_test_assert_clean(void)
+{
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
 }
 
 int shmb_test_shm_exists(const char *name)

@@ -52,6 +52,9 @@ static inline size_t shmb_test_ours(void)
     return (size_t)shmb_test_count_ours(NULL, 0);
 }
 
+/* Asserts nothing of this test's is in /dev/shm and no segment is registered for the signal clean-up. */
+void shmb_test_assert_clean(void);
+
 /* Whether /dev/shm holds name ("/x" or "x"). */
 int shmb_test_shm_exists(const char *name);
 

@@ -293,8 +293,7 @@ static void test_pool_allocators(void **state)
         }
         const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
         assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
-        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-        assert_int_equal(shmb_segment_registered(), 0);
+        shmb_test_assert_clean();
         shmb_rows_free(&rows);
     }
 }
@@ -404,8 +403,7 @@ static void test_threads_rows(void **state)
     alloc = shmb_rows_find(&rows, "bipc_object", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -480,8 +478,7 @@ static void test_threads_verification(void **state)
         assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
-        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-        assert_int_equal(shmb_segment_registered(), 0);
+        shmb_test_assert_clean();
     }
 }
 
@@ -641,8 +638,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(run(&c, NULL, &rows), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
 /* A peer attaches bipc's and jemalloc's pools (a sample each) and translates round 0's handles (a
@@ -696,8 +692,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
 
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
 static void test_bad_prefix_fails_cleanly(void **state)
@@ -771,8 +766,7 @@ static void test_paired_rows(void **state)
     shmb_report_row_name(&report, &rows.v[6 * 5 + 1], name, sizeof(name));
     assert_string_equal(name, "shm_alloc/alloc_bare/size_kb:4/system:flowipc_classic");
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
 /* A paired run checks every system's blocks before any figure counts, and
@@ -786,8 +780,7 @@ static void test_paired_verification_and_bad(void **state)
     assert_int_equal(run(&c, &hook, &rows), -EPROTO);
     assert_non_null(strstr(why, "outside its SHM"));
     assert_int_equal(rows.n, 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 
     REFUSED(c, c_.threads = 2);
     REFUSED(c, c_.touch = 1);

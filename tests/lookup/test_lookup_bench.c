@@ -18,8 +18,7 @@
  * registered for the signal clean-up, no child. */
 static void assert_peer_run_left_nothing(void)
 {
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_test_assert_no_child();
 }
 
@@ -189,8 +188,7 @@ static void test_systems_beside_kernels(void **state)
     assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
     for (int i = 2; i < 8; i++)
         assert_float_equal(rows.v[i].speedup, rows.v[0].ns.p50 / rows.v[i].ns.p50, 1e-9);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -295,8 +293,7 @@ static void test_two_threads(void **state)
         assert_non_null(base);
         assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -634,8 +631,7 @@ static void test_paired_translation_rows(void **state)
     shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
     assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 
     c.threads = 2; /* what cannot be paired */
     char why[256];

@@ -136,8 +136,7 @@ static void test_rows_and_cleanup(void **state)
             fail_msg("cold memcpy at %llu KB: speedup %g, not below the warm copy", (unsigned long long)kb,
                      cold->speedup);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -870,8 +869,7 @@ static void test_peer_dead(void **state)
     assert_int_equal(rows.n, 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the control segment, until stop */
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     /* the control segment (a head page and the data area) is in the space a run needs */
     uint64_t with = 0, without = 0;
     assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &with), 0);
