@@ -161,6 +161,13 @@ void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int
 /* The threads note's CPU part: "pinned to CPUs a,b" or not pinned, as planned. */
 void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
 
+/* A case that runs f with *state = (void *)arg from the start, under its own name (a parameter
+ * instead of a wrapper per value); with teardown td (NULL: none). */
+#define shmb_test_case_with(name, f, arg, td) {name, f, NULL, td, (void *)(arg)}
+
+/* The int a shmb_test_case_with case was given. */
+#define shmb_test_arg(state) (*(const int *)*(state))
+
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
 

@@ -658,8 +658,9 @@ static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
     fail_msg("the middle owner or its peer did not behave; both killed");
 }
 
-static void owner_dies(int busy)
+static void test_owner_dies(void **state)
 {
+    const int busy = shmb_test_arg(state);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     atomic_store(&shared_sync->flag, 0);
     atomic_store(&shared_sync->pid, 0);
@@ -730,16 +731,6 @@ static void owner_dies(int busy)
     assert_int_equal(shmb_test_names_of(PREFIX, peer_pid, 0), 0);
 }
 
-static void test_owner_dies_while_peer_is_busy(void **state)
-{
-    owner_dies(1);
-}
-
-static void test_owner_dies_while_peer_waits(void **state)
-{
-    owner_dies(0);
-}
-
 static int setup(void **state)
 {
     if (access("/dev/shm", W_OK) != 0)
@@ -755,6 +746,7 @@ int main(void)
     /* As the binaries do: a fatal signal unlinks what is registered. */
     if (shmb_segment_install_signal_cleanup() != 0)
         return 1;
+    static const int busy = 1, waits = 0;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_rejects_bad_input),
         cmocka_unit_test(test_commands_table), cmocka_unit_test(test_round_trips),
@@ -767,8 +759,8 @@ int main(void)
         cmocka_unit_test(test_channel_carries_a_descriptor),
         cmocka_unit_test(test_post_then_await),
         cmocka_unit_test(test_inherited_sigchld),
-        cmocka_unit_test(test_owner_dies_while_peer_is_busy),
-        cmocka_unit_test(test_owner_dies_while_peer_waits),
+        shmb_test_case_with("test_owner_dies_while_peer_is_busy", test_owner_dies, &busy, NULL),
+        shmb_test_case_with("test_owner_dies_while_peer_waits", test_owner_dies, &waits, NULL),
     };
     return shmb_test_run(tests, setup, NULL);
 }

@@ -152,8 +152,9 @@ static int borrower_child(shmb_channel_t *ch, const char *name, int die_midway)
     return 0;
 }
 
-static void handoff_across_fork(int die_midway)
+static void test_handoff_across_fork(void **state)
 {
+    const int die_midway = shmb_test_arg(state);
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -198,26 +199,17 @@ static void handoff_across_fork(int die_midway)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-static void test_handoff_across_fork(void **state)
-{
-    handoff_across_fork(0);
-}
-
-static void test_handoff_borrower_dies(void **state)
-{
-    handoff_across_fork(1);
-}
-
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_bipc_");
+    static const int survives = 0, dies = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handoff_verify),
         cmocka_unit_test(test_handoff_faults),
         cmocka_unit_test(test_handoff_orders),
         cmocka_unit_test(test_handoff_bad_input),
-        cmocka_unit_test(test_handoff_across_fork),
-        cmocka_unit_test(test_handoff_borrower_dies),
+        shmb_test_case_with("test_handoff_across_fork", test_handoff_across_fork, &survives, NULL),
+        shmb_test_case_with("test_handoff_borrower_dies", test_handoff_across_fork, &dies, NULL),
     };
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "/dev/shm is not writable: skipping the pool tests\n");

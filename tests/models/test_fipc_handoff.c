@@ -225,8 +225,9 @@ static int borrower_child(shmb_channel_t *ch, int die_midway)
 /* The lender's side of one hand-off to a forked borrower: pools lent by
  * round trips, the object lent and dropped here; then the return, or
  * -EPIPE when the child died. */
-static void handoff_across_fork(int die_midway)
+static void test_handoff_across_fork(void **state)
 {
+    const int die_midway = shmb_test_arg(state);
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
@@ -272,26 +273,17 @@ static void handoff_across_fork(int die_midway)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-static void test_handoff_across_fork(void **state)
-{
-    handoff_across_fork(0);
-}
-
-static void test_handoff_borrower_dies(void **state)
-{
-    handoff_across_fork(1);
-}
-
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
+    static const int survives = 0, dies = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_handoff_verify, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_faults, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_lent_twice, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_bad_messages, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_across_fork, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_borrower_dies, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_handoff_across_fork", test_handoff_across_fork, &survives, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_handoff_borrower_dies", test_handoff_across_fork, &dies, shmb_test_remove_leftovers),
     };
     if (!shmb_test_shm_writable())
         return 77;

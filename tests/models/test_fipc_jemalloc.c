@@ -83,8 +83,9 @@ static void check_inside_a_pool(shmb_fipc_jemalloc_t *j, const block_t *b)
     assert_true(last_off == off + b->size - 1);
 }
 
-static void blocks_are_disjoint_pooled_and_writable(int tcache)
+static void test_blocks(void **state)
 {
+    const int tcache = shmb_test_arg(state);
     enum { N = 2000 };
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
@@ -121,18 +122,9 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
-static void test_blocks_no_tcache(void **state)
+static void test_reuse(void **state)
 {
-    blocks_are_disjoint_pooled_and_writable(0);
-}
-
-static void test_blocks_tcache(void **state)
-{
-    blocks_are_disjoint_pooled_and_writable(1);
-}
-
-static void blocks_are_reused(int tcache)
-{
+    const int tcache = shmb_test_arg(state);
     enum { N = 64, ROUNDS = 50 };
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
@@ -166,16 +158,6 @@ static void blocks_are_reused(int tcache)
         assert_true(bytes == first_bytes);
     }
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-}
-
-static void test_reuse_no_tcache(void **state)
-{
-    blocks_are_reused(0);
-}
-
-static void test_reuse_tcache(void **state)
-{
-    blocks_are_reused(1);
 }
 
 /* ---- several threads ---- */
@@ -222,8 +204,9 @@ static void *run_thread(void *arg)
  * cache would hand it over, LIFO), without, a freed block goes back to the
  * arena for anyone; blocks allocated at once by both are disjoint and in
  * the pools. */
-static void two_threads(int tcache)
+static void test_two_threads(void **state)
 {
+    const int tcache = shmb_test_arg(state);
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
@@ -264,16 +247,6 @@ static void two_threads(int tcache)
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
     assert_int_equal(shmb_test_ours(), 0);
     assert_int_equal(shmb_segment_registered(), before);
-}
-
-static void test_two_threads_no_tcache(void **state)
-{
-    two_threads(0);
-}
-
-static void test_two_threads_tcache(void **state)
-{
-    two_threads(1);
 }
 
 static void test_destroy_keeps_pools(void **state)
@@ -476,16 +449,17 @@ static void test_create_filled(void **state)
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
+    static const int off = 0, on = 1;
     const struct CMUnitTest everywhere[] = {
         cmocka_unit_test(test_malloc_stays_glibcs),
     };
     const struct CMUnitTest with_shm[] = {
-        cmocka_unit_test_teardown(test_blocks_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_blocks_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_tcache, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_blocks_no_tcache", test_blocks, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_blocks_tcache", test_blocks, &on, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_reuse_no_tcache", test_reuse, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_reuse_tcache", test_reuse, &on, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_two_threads_no_tcache", test_two_threads, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_two_threads_tcache", test_two_threads, &on, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_destroy_keeps_pools, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_bad_arguments, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_create_filled, shmb_test_remove_leftovers),
