@@ -32,6 +32,16 @@ static int run(const shmb_alloc_config_t *c, const shmb_alloc_hook_t *hook, shmb
     return shmb_alloc_bench_run_hooked(c, hook, rows, &kept, why, sizeof(why));
 }
 
+/* The rows of a run of c that must succeed (else the case fails naming why); kept and why afresh. */
+static shmb_rows_t run_ok(const shmb_alloc_config_t *c)
+{
+    shmb_rows_t rows = {0};
+    const int ret = run(c, NULL, &rows);
+    if (ret != 0)
+        fail_msg("run: %d: %s", ret, why);
+    return rows;
+}
+
 /* base with `change` made is refused, and makes no row. */
 #define REFUSED(base, change)                                                                                     \
     do {                                                                                                          \
@@ -159,8 +169,7 @@ static void test_default_rows(void **state)
 {
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_true(kept == 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
@@ -203,15 +212,14 @@ static void test_touch_and_single_allocator(void **state)
     shmb_alloc_config_t c = small_config();
     c.touch = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_true(has_row(&rows, "posix", "touch", 8));
     assert_false(has_row(&rows, "arena", "alloc", 8));
     shmb_rows_free(&rows);
 
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_ARENA] = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_true(has_row(&rows, "arena", "touch", 8));
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
@@ -225,8 +233,7 @@ static void test_mmap_only(void **state)
     shmb_alloc_config_t c = small_config();
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 2);
     assert_true(has_row(&rows, "posix", "mmap", 4));
     assert_true(has_row(&rows, "posix", "cleanup", 4));
@@ -240,8 +247,7 @@ static void test_no_cleanup_keeps_segments(void **state)
 {
     shmb_alloc_config_t c = small_config();
     c.cleanup = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
     assert_int_equal(shmb_test_remove_ours(), 3 * 8 + 3);
@@ -264,8 +270,7 @@ static void test_pool_allocators(void **state)
         const char *like = k < 3 ? "offset_bare" : "offset";
         c.run[kinds[k]] = 1;
         c.touch = 1;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         const char *name = shmb_alloc_kind_name(kinds[k]);
         static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
         for (int i = 0; i < 6; i++) {
@@ -330,8 +335,7 @@ static void test_system_rows(void **state)
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         for (int a = 0; a < SHMB_ALLOC_KINDS; a++)
             c.run[a] = (cases[k].runs >> a) & 1;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         assert_int_equal(rows.n, 3 * SYSTEM_STEPS);
         for (size_t i = 0; i < rows.n; i++) {
             const shmb_row_t *r = &rows.v[i];
@@ -367,8 +371,7 @@ static void test_threads_rows(void **state)
     c.threads = 2;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         c.run[k] = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2 * (6 + 8 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
@@ -412,8 +415,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     shmb_alloc_config_t c = small_config(); /* posix and arena, sizes 4, 8, 12 */
     c.threads = 2;
     c.touch = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     const shmb_row_t *touch = shmb_rows_find(&rows, "posix", "touch", 12, 0);
     assert_true(touch->iterations == 16 && touch->items_per_second > 0);
     touch = shmb_rows_find(&rows, "arena", "touch", 12, 0);
@@ -424,7 +426,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.touch = 0;
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 2);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
@@ -434,7 +436,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
 
     c.measure_mmap_only = 0;
     c.cleanup = 0; /* every thread's segments stay, and are counted */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_true(kept == 3 * 2 * 8);
     assert_int_equal(shmb_test_remove_ours(), 3 * 2 * 8);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -517,8 +519,7 @@ static void test_working_set(void **state)
     assert_true(shmb_alloc_bench_working_set(&c) == SHMB_ALLOC_ARENA_MIN_BATCH);
     c.working_set = 8;
     assert_true(shmb_alloc_bench_working_set(&c) == 8);
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
     for (int i = 0; i < 3; i++) {
         const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
@@ -563,8 +564,7 @@ static void test_min_ops(void **state)
         c.max_size_kb = 4;
         c.num_iterations = cases[i].num_iterations;
         c.min_ops = cases[i].min_ops;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
         static const char *steps[] = {"alloc", "free", "alloc_reuse"};
         for (int k = 0; k < 3; k++) {
@@ -590,8 +590,7 @@ static void test_peer_posix(void **state)
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.peer = &peer;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 8);
     for (uint64_t kb = 4; kb <= 12; kb += 4) {
         const shmb_row_t *attach = shmb_rows_find(&rows, "posix", "attach", kb, 0);
@@ -606,7 +605,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the peer's control segment */
 
     c.system_rows = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 11);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].step, peer_steps[i % 11]);
@@ -651,8 +650,7 @@ static void test_peer_pools(void **state)
     c.max_size_kb = 4;
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_JEMALLOC] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
     c.peer = &peer;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
     const uint64_t rounds = (c.min_ops + n - 1) / n;
     const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
@@ -674,7 +672,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
     c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, peer_steps[i]);
@@ -683,7 +681,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < 6; i++)
         assert_true(rows.v[i].iterations > 0);
@@ -733,8 +731,7 @@ static void test_paired_rows(void **state)
     shmb_alloc_bench_paired_rounds(&c, &block, reg);
     assert_true(reg[0] == 102 && reg[1] == 12 && reg[2] == 12); /* 9 at least: SHMB_ALLOC_REGISTER_MIN_ROUNDS */
     c = paired_config();
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, SYSTEM_STEPS * 5);
     for (size_t q = 0; q < SYSTEM_STEPS; q++)
         for (size_t i = 0; i < 5; i++) {
