@@ -58,12 +58,20 @@ static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char
     assert_true(row->ns.p50 > 0 && row->ns.p50 <= row->ns.p99 && row->ns.p99 <= row->ns.max);
 }
 
+/* Appends the rows of a run of c that must succeed (else the case fails naming why). */
+static void run_ok(const shmb_handoff_bench_config_t *c, shmb_rows_t *rows)
+{
+    char why[256] = "";
+    const int ret = shmb_handoff_bench_run(c, rows, why, sizeof(why));
+    if (ret != 0)
+        fail_msg("run: %d: %s", ret, why);
+}
+
 static void test_rows_one_process(void **state)
 {
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     assert_int_equal(rows.n, 3);
     assert_string_equal(rows.v[0].variant, "flowipc_classic");
     assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
@@ -90,8 +98,7 @@ static void test_speedup_vs_mooncake(void **state)
     base.iterations = 1;
     double sample = 1000.0;
     assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     const shmb_row_t *row = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
     assert_non_null(row);
     assert_true(row->speedup > 0);
@@ -109,8 +116,7 @@ static void test_system_rows(void **state)
         c.run_system[s] = 1;
         c.system_rows = 1;
         shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        run_ok(&c, &rows);
         assert_int_equal(rows.n, 2);
         assert_string_equal(rows.v[0].variant, "");
         assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
@@ -134,8 +140,7 @@ static void test_rows_peer(void **state)
     shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
     double sample = 1000.0;
     assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     assert_int_equal(rows.n, 4);
     const shmb_row_t *classic = find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP);
     const shmb_row_t *jemalloc = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
@@ -157,8 +162,7 @@ static void test_one_handoff(void **state)
         c.count = 1;
         c.peer_process = peer;
         shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        run_ok(&c, &rows);
         const uint64_t want = peer ? 1 : shmb_handoff_bench_batch(4);
         assert_int_equal(find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP)->iterations, want);
         assert_int_equal(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP)->iterations, want);
