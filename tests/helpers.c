@@ -2,22 +2,15 @@
 #include "helpers.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "shmbench/backing.h"
+#include "shmbench/segment.h"
 #include "shmbench/sysinfo.h"
 
 static char prefix[128];
@@ -74,6 +67,12 @@ int shmb_test_remove_leftovers(void **state)
     (void)state;
     shmb_test_remove_ours();
     return 0;
+}
+
+void shmb_test_assert_clean(void)
+{
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    assert_int_equal(shmb_segment_registered(), 0);
 }
 
 int shmb_test_shm_exists(const char *name)
@@ -338,4 +337,65 @@ shmb_report_t shmb_test_fresh_report(void)
     for (size_t i = 0; i < sizeof(r.notes) / sizeof(r.notes[0]); i++)
         r.notes[i] = shmb_test_sentinel;
     return r;
+}
+
+void shmb_test_assert_notes(const shmb_report_t *r, int ret, int n)
+{
+    assert_int_equal(ret, n);
+    for (int i = 0; i < n; i++) {
+        assert_non_null(r->notes[i]);
+        assert_true(r->notes[i] != shmb_test_sentinel && r->notes[i][0] != '\0');
+    }
+    assert_null(r->notes[n]);
+}
+
+int shmb_test_has_note(const shmb_report_t *r, const char *start)
+{
+    for (size_t i = 0; i < SHMB_TEST_NOTES_CAP && r->notes[i]; i++)
+        if (strncmp(r->notes[i], start, strlen(start)) == 0)
+            return 1;
+    return 0;
+}
+
+int shmb_test_note_says(const shmb_report_t *r, const char *part)
+{
+    for (size_t i = 0; i < SHMB_TEST_NOTES_CAP && r->notes[i]; i++)
+        if (strstr(r->notes[i], part))
+            return 1;
+    return 0;
+}
+
+void shmb_test_assert_untouched(const shmb_report_t *r)
+{
+    for (size_t i = 0; i <= SHMB_TEST_NOTES_CAP; i++)
+        assert_ptr_equal(r->notes[i], shmb_test_sentinel);
+}
+
+void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap)
+{
+    int cpus[8];
+    int pinned = shmb_sysinfo_plan_cpus(cpu, threads, cpus);
+    assert_true(pinned >= 0);
+    size_t len = (size_t)snprintf(out, cap, "%s", pinned ? "pinned to CPUs " : "not pinned (more threads than allowed CPUs)");
+    for (int i = 0; pinned && i < threads; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%d", i ? "," : "", cpus[i]);
+}
+
+void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int n)
+{
+    shmb_notes_t store = {0};
+    shmb_report_t first = shmb_test_fresh_report();
+    shmb_test_assert_notes(&first, compose(&first, &store, cfg), n);
+    char kept[256];
+    snprintf(kept, sizeof(kept), "%s", first.notes[0]);
+    const size_t used = store.used;
+    assert_true(used > 0);
+    store.used = SHMB_NOTES_TEXT_BYTES - 10;
+    shmb_report_t r = shmb_test_fresh_report();
+    assert_int_equal(compose(&r, &store, cfg), -EOVERFLOW);
+    shmb_test_assert_untouched(&r);
+    assert_int_equal(store.used, SHMB_NOTES_TEXT_BYTES - 10);
+    store.used = used;
+    shmb_test_assert_notes(&r, compose(&r, &store, cfg), n);
+    assert_string_equal(first.notes[0], kept);
 }

@@ -1,30 +1,32 @@
-/* What the unit tests share: this test process's own /dev/shm prefix and
- * its count, the names of a process and their removal, the no-child check,
- * a channel pair split across a fork, the count of open descriptors, of free
- * huge pages and of those a process holds, the machine's huge page lock, a
- * case run over a small private tmpfs, and a runner under which a skipped
- * case reads as skipped, never as passed. */
+/* What the unit tests share: their prelude, this process's /dev/shm prefix and names, children,
+ * descriptors, huge pages, a private tmpfs, notes' checks, and a runner that counts skips. */
 #ifndef SHMB_TESTS_HELPERS_H
 #define SHMB_TESTS_HELPERS_H
 
-#include <stddef.h>
-#include <sys/types.h>
-
-/* cmocka.h needs these before it. */
+/* What every test includes; cmocka.h needs setjmp, stdarg, stddef and stdint before it. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "shmbench/lookup_bench.h"
 #include "shmbench/channel.h"
 #include "shmbench/report.h"
+#include "shmbench/notes.h"
 
-/* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"):
- * everything this test and the children it forks create is under it, so
- * another build's run of the same test at the same time is never counted
- * nor removed. */
+/* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"): all it and its
+ * children create is under it, so another build's run of the same test is never counted. */
 const char *shmb_test_prefix_init(const char *base);
 
 /* The prefix set by shmb_test_prefix_init. */
@@ -50,6 +52,9 @@ static inline size_t shmb_test_ours(void)
     return (size_t)shmb_test_count_ours(NULL, 0);
 }
 
+/* Asserts nothing of this test's is in /dev/shm and no segment is registered for the signal clean-up. */
+void shmb_test_assert_clean(void);
+
 /* Whether /dev/shm holds name ("/x" or "x"). */
 int shmb_test_shm_exists(const char *name);
 
@@ -66,10 +71,8 @@ void shmb_test_assert_no_child(void);
 /* Reaps child pid and asserts that it exited with status 0. */
 void shmb_test_reap_ok(pid_t pid);
 
-/* Pairs two channel ends and forks: the child keeps child_end (its copy of
- * parent_end closed) and gets 0; the parent keeps parent_end (its copy of
- * child_end closed) and gets the child's pid. Each side holding only its
- * own end is what lets the other's death be seen as -EPIPE. */
+/* Pairs two channel ends and forks: the child keeps child_end (gets 0), the parent parent_end (gets
+ * the pid), each the other closed, so that either's death reads as -EPIPE. */
 pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end);
 
 /* The descriptors this process has open (among the first 1024). */
@@ -80,11 +83,8 @@ int shmb_test_open_fds(void);
  * counts. */
 int64_t shmb_test_huge_free(void);
 
-/* Bytes of huge pages process pid (0: this one) holds: the size of its
- * hugetlb mappings (a shared one reserves its pages at mmap, touched or not)
- * and of the hugetlbfs files among its descriptors (MFD_HUGETLB memfds),
- * whose pages stay while one is open. What a case counts as its own; -1 when
- * /proc cannot be read. */
+/* Bytes of huge pages process pid (0: this one) holds: its hugetlb mappings and hugetlbfs files
+ * among its descriptors (what a case counts as its own); -1 when /proc cannot be read. */
 int64_t shmb_test_huge_held(pid_t pid);
 
 /* Pages of 2 MiB more than the pool can give (its size and its overcommit,
@@ -92,18 +92,13 @@ int64_t shmb_test_huge_held(pid_t pid);
  * short of growing it. -1 when the pool cannot be read. */
 int64_t shmb_test_huge_beyond(void);
 
-/* 1 when this process may use, exhaust or change the machine's huge page
- * pool and shmem_enabled: it took the machine-wide lock that shmbench
- * suites share (file $SHMB_HUGEPAGES_LOCK, else
- * /run/lock/shmbench-hugepages.lock; tests/cli/cli_lib.sh) within `seconds`,
- * held until it exits, or its parent holds it (SHMB_HUGEPAGES_LOCKED set).
- * 0 when another suite held it that long or it cannot be opened. */
+/* 1 when this process may change the machine's huge page pool: it took the shmbench suites' lock
+ * ($SHMB_HUGEPAGES_LOCK, else /run/lock/shmbench-hugepages.lock) within `seconds`, held until exit, or
+ * its parent holds it (SHMB_HUGEPAGES_LOCKED); 0 otherwise. */
 int shmb_test_pool_lock(int seconds);
 
-/* Runs run(arg) in a forked child, inside a private mount namespace with a
- * tmpfs of kb KiB over /dev/shm; run returns 0 when its checks held, else
- * the number of the step that failed. Skips the case (naming what) when the
- * namespace cannot be made; fails it on a non-zero exit or a signal. */
+/* Runs run(arg) in a child over a private tmpfs of kb KiB on /dev/shm; run returns 0 or the failed
+ * step's number. Skips the case (naming what) without a namespace; fails it on non-zero or a signal. */
 void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char *what);
 
 /* skip() that says why: the runner prints "SKIPPED: case (why)". */
@@ -141,7 +136,44 @@ extern const char shmb_test_sentinel[];
 /* A report whose note slots (and their NULL) all hold shmb_test_sentinel. */
 shmb_report_t shmb_test_fresh_report(void);
 
+/* Notes report->notes holds before its NULL. */
+#define SHMB_TEST_NOTES_CAP (sizeof(((shmb_report_t *)0)->notes) / sizeof(const char *) - 1)
+
+/* Asserts ret == n and n notes set, each non-empty and not the sentinel, then NULL. */
+void shmb_test_assert_notes(const shmb_report_t *r, int ret, int n);
+
+/* Whether some note starts with `start`. */
+int shmb_test_has_note(const shmb_report_t *r, const char *start);
+
+/* Whether some note has `part` anywhere in it. */
+int shmb_test_note_says(const shmb_report_t *r, const char *part);
+
+/* Asserts every note slot (and the NULL) still holds the sentinel. */
+void shmb_test_assert_untouched(const shmb_report_t *r);
+
+/* A benchmark's notes of one config, as its shmb_notes_* function makes them. */
+typedef int (*shmb_test_notes_fn)(shmb_report_t *r, shmb_notes_t *store, const void *cfg);
+
+/* compose makes n notes; with 10 bytes left in the store it is refused (-EOVERFLOW), the report and
+ * store untouched, the notes before still valid; with the room back it makes n again. */
+void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int n);
+
+/* The threads note's CPU part: "pinned to CPUs a,b" or not pinned, as planned. */
+void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
+
+/* A case that runs f with *state = (void *)arg from the start, under its own name (a parameter
+ * instead of a wrapper per value); with teardown td (NULL: none). */
+#define shmb_test_case_with(name, f, arg, td) {name, f, NULL, td, (void *)(arg)}
+
+/* The int a shmb_test_case_with case was given. */
+#define shmb_test_arg(state) (*(const int *)*(state))
+
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
+
+/* main's result for a test of /dev/shm: 77 when it is not writable, else the
+ * prefix set from base and one group run. */
+#define shmb_test_run_shm(base, tests, setup, teardown)                                                          \
+    (shmb_test_shm_writable() ? (shmb_test_prefix_init(base), shmb_test_run(tests, setup, teardown)) : 77)
 
 #endif

@@ -1,18 +1,7 @@
-/* alloc_bench: the allocation benchmark's contract through
- * shmb_alloc_bench_run (sizes, space, rows of posix and the pools, threads,
- * the peer, the check of every block); the pool table's own contract, entry
- * by entry, is test_alloc_pool.c's. */
+/* alloc_bench through shmb_alloc_bench_run: sizes, space, rows, threads, the peer, every block
+ * checked (the pool table entry by entry: test_alloc_pool.c). */
 #include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -43,6 +32,16 @@ static int run(const shmb_alloc_config_t *c, const shmb_alloc_hook_t *hook, shmb
     return shmb_alloc_bench_run_hooked(c, hook, rows, &kept, why, sizeof(why));
 }
 
+/* The rows of a run of c that must succeed (else the case fails naming why); kept and why afresh. */
+static shmb_rows_t run_ok(const shmb_alloc_config_t *c)
+{
+    shmb_rows_t rows = {0};
+    const int ret = run(c, NULL, &rows);
+    if (ret != 0)
+        fail_msg("run: %d: %s", ret, why);
+    return rows;
+}
+
 /* base with `change` made is refused, and makes no row. */
 #define REFUSED(base, change)                                                                                     \
     do {                                                                                                          \
@@ -71,7 +70,6 @@ static shmb_alloc_config_t small_config(void)
 
 static void test_sizes(void **state)
 {
-    (void)state;
     uint64_t s[SHMB_ALLOC_MAX_SIZES];
     assert_int_equal(shmb_alloc_bench_sizes(4, 1024, s, SHMB_ALLOC_MAX_SIZES), 9);
     assert_true(s[0] == 4 && s[1] == 8 && s[8] == 1024);
@@ -90,7 +88,6 @@ static void test_sizes(void **state)
 
 static void test_arena_blocks_and_space(void **state)
 {
-    (void)state;
     assert_true(shmb_alloc_bench_arena_blocks(1) == SHMB_ALLOC_ARENA_MIN_BATCH);
     assert_true(shmb_alloc_bench_arena_blocks(5000) == 5000);
     shmb_alloc_config_t c = small_config();
@@ -111,7 +108,6 @@ static void test_arena_blocks_and_space(void **state)
 /* --system's allocators: each system's, by name; nothing else is a system. */
 static void test_system_kind(void **state)
 {
-    (void)state;
     assert_string_equal(shmb_alloc_system_allocators("mooncake"), "posix,offset,offset_bare");
     assert_string_equal(shmb_alloc_system_allocators("flowipc_classic"), "bipc_object,bipc");
     assert_string_equal(shmb_alloc_system_allocators("flowipc_jemalloc"), "jemalloc_object,jemalloc");
@@ -123,7 +119,6 @@ static void test_system_kind(void **state)
 
 static void test_space_counts_what_is_kept(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* sizes 4, 8, 12 KB; 8 allocations each */
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.touch = 1;
@@ -172,11 +167,9 @@ static int has_row(const shmb_rows_t *rows, const char *variant, const char *ste
 
 static void test_default_rows(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_OFFSET_BARE] = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_true(kept == 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     /* sizes 4, 8, 12; posix 6 steps, offset, offset_bare and arena 4 steps each */
@@ -216,19 +209,17 @@ static void test_default_rows(void **state)
 
 static void test_touch_and_single_allocator(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.touch = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_true(has_row(&rows, "posix", "touch", 8));
     assert_false(has_row(&rows, "arena", "alloc", 8));
     shmb_rows_free(&rows);
 
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_ARENA] = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_true(has_row(&rows, "arena", "touch", 8));
     assert_true(has_row(&rows, "arena", "touch_reuse", 8));
     assert_false(has_row(&rows, "posix", "total", 8));
@@ -239,12 +230,10 @@ static void test_touch_and_single_allocator(void **state)
 
 static void test_mmap_only(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 2);
     assert_true(has_row(&rows, "posix", "mmap", 4));
     assert_true(has_row(&rows, "posix", "cleanup", 4));
@@ -256,11 +245,9 @@ static void test_mmap_only(void **state)
 
 static void test_no_cleanup_keeps_segments(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.cleanup = 0;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     /* 3 sizes x 8 posix segments + 3 arena pools, every one in /dev/shm */
     assert_true(kept == 3 * 8 + 3);
     assert_int_equal(shmb_test_remove_ours(), 3 * 8 + 3);
@@ -274,7 +261,6 @@ static void test_no_cleanup_keeps_segments(void **state)
  * Mooncake's offset per block and posix total per pool, nothing left behind. */
 static void test_pool_allocators(void **state)
 {
-    (void)state;
     static const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_BIPC, SHMB_ALLOC_JEMALLOC, SHMB_ALLOC_JEMALLOC_TCACHE,
                                               SHMB_ALLOC_BIPC_OBJECT, SHMB_ALLOC_JEMALLOC_OBJECT};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -284,8 +270,7 @@ static void test_pool_allocators(void **state)
         const char *like = k < 3 ? "offset_bare" : "offset";
         c.run[kinds[k]] = 1;
         c.touch = 1;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         const char *name = shmb_alloc_kind_name(kinds[k]);
         static const char *steps[] = {"register", "alloc", "free", "alloc_reuse", "touch", "touch_reuse"};
         for (int i = 0; i < 6; i++) {
@@ -313,8 +298,7 @@ static void test_pool_allocators(void **state)
         }
         const shmb_row_t *alloc = shmb_rows_find(&rows, name, "alloc", 12, 0);
         assert_true(alloc->iterations == ROUNDS * SHMB_ALLOC_ARENA_MIN_BATCH && alloc->ns.count == ROUNDS);
-        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-        assert_int_equal(shmb_segment_registered(), 0);
+        shmb_test_assert_clean();
         shmb_rows_free(&rows);
     }
 }
@@ -331,7 +315,6 @@ static const char *const system_steps[] = {"register", "register", "register", "
  * '?' either. A system is posix and its own two layers at most. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     static const uint64_t sizes[] = {4, 8, 12};
     static const char *const buffers[] = {"10", "100", "1000"};
     static const struct {
@@ -352,8 +335,7 @@ static void test_system_rows(void **state)
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
         for (int a = 0; a < SHMB_ALLOC_KINDS; a++)
             c.run[a] = (cases[k].runs >> a) & 1;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         assert_int_equal(rows.n, 3 * SYSTEM_STEPS);
         for (size_t i = 0; i < rows.n; i++) {
             const shmb_row_t *r = &rows.v[i];
@@ -384,14 +366,12 @@ static void test_system_rows(void **state)
  * higher than two threads at their mean could reach; nothing left behind. */
 static void test_threads_rows(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.max_size_kb = 8; /* sizes 4 and 8 */
     c.threads = 2;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         c.run[k] = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 2 * (6 + 8 * 4));
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, 2);
@@ -426,19 +406,16 @@ static void test_threads_rows(void **state)
     alloc = shmb_rows_find(&rows, "bipc_object", "alloc", 4, 0);
     assert_float_equal(alloc->speedup, shmb_rows_find(&rows, "offset", "alloc", 4, 0)->ns.p50 / alloc->ns.p50, 1e-9);
     assert_true(kept == 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
 static void test_threads_touch_mmap_only_and_kept(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* posix and arena, sizes 4, 8, 12 */
     c.threads = 2;
     c.touch = 1;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     const shmb_row_t *touch = shmb_rows_find(&rows, "posix", "touch", 12, 0);
     assert_true(touch->iterations == 16 && touch->items_per_second > 0);
     touch = shmb_rows_find(&rows, "arena", "touch", 12, 0);
@@ -449,7 +426,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
     c.touch = 0;
     c.measure_mmap_only = 1;
     c.run[SHMB_ALLOC_ARENA] = 0;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 2);
     for (size_t i = 0; i < rows.n; i++)
         assert_true(rows.v[i].iterations == 16 && rows.v[i].threads == 2 &&
@@ -459,7 +436,7 @@ static void test_threads_touch_mmap_only_and_kept(void **state)
 
     c.measure_mmap_only = 0;
     c.cleanup = 0; /* every thread's segments stay, and are counted */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_true(kept == 3 * 2 * 8);
     assert_int_equal(shmb_test_remove_ours(), 3 * 2 * 8);
     assert_int_equal(shmb_segment_registered(), 0);
@@ -481,7 +458,6 @@ static void plant_outside(void **blocks, uint64_t per_thread, int threads, void 
 
 static void test_threads_verification(void **state)
 {
-    (void)state;
     static unsigned char not_shm[1 << 20];
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         shmb_alloc_config_t c = small_config();
@@ -504,14 +480,12 @@ static void test_threads_verification(void **state)
         assert_int_equal(run(&c, &hook, &rows), -EPROTO);
         assert_non_null(strstr(why, "outside its SHM"));
         assert_int_equal(rows.n, 0);
-        assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-        assert_int_equal(shmb_segment_registered(), 0);
+        shmb_test_assert_clean();
     }
 }
 
 static void test_threads_space_and_bad(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config(); /* posix and arena, sizes up to 12 KB */
     c.touch = 1;
     c.threads = 3;
@@ -538,7 +512,6 @@ static void test_threads_space_and_bad(void **state)
  * at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds; out of range refused. */
 static void test_working_set(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_POSIX] = 0;
     c.run[SHMB_ALLOC_OFFSET] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
@@ -546,8 +519,7 @@ static void test_working_set(void **state)
     assert_true(shmb_alloc_bench_working_set(&c) == SHMB_ALLOC_ARENA_MIN_BATCH);
     c.working_set = 8;
     assert_true(shmb_alloc_bench_working_set(&c) == 8);
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     static const char *pools[] = {"offset", "arena", "jemalloc_tcache"};
     for (int i = 0; i < 3; i++) {
         const shmb_row_t *r = shmb_rows_find(&rows, pools[i], "alloc", 4, 0);
@@ -569,7 +541,6 @@ static void test_working_set(void **state)
 
 static void test_bad_config(void **state)
 {
-    (void)state;
     REFUSED(small_config(), c_.num_iterations = 0);
     REFUSED(small_config(), c_.min_size_kb = 16);
     REFUSED(small_config(), c_.run[SHMB_ALLOC_POSIX] = c_.run[SHMB_ALLOC_ARENA] = 0); /* no allocator */
@@ -582,7 +553,6 @@ static void test_bad_config(void **state)
  * today's 100000; the most keeps the peer's batches within its limit. */
 static void test_min_ops(void **state)
 {
-    (void)state;
     assert_true(SHMB_ALLOC_MIN_OPS == 100000);
     assert_true(SHMB_ALLOC_MAX_MIN_OPS / SHMB_ALLOC_ARENA_MIN_BATCH <= SHMB_ALLOC_PEER_MAX_ROUNDS);
     const struct {
@@ -594,8 +564,7 @@ static void test_min_ops(void **state)
         c.max_size_kb = 4;
         c.num_iterations = cases[i].num_iterations;
         c.min_ops = cases[i].min_ops;
-        shmb_rows_t rows = {0};
-        assert_int_equal(run(&c, NULL, &rows), 0);
+        shmb_rows_t rows = run_ok(&c);
         const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
         static const char *steps[] = {"alloc", "free", "alloc_reuse"};
         for (int k = 0; k < 3; k++) {
@@ -609,23 +578,19 @@ static void test_min_ops(void **state)
     }
 }
 
-/* A peer attaches and detaches every posix segment: rows attach and detach,
- * one sample per allocation; the other rows as without it; with system
- * rows, attach, detach and translate (a dash) follow the others; the space counts the tags and
+/* A peer attaches and detaches every posix segment (a sample each); the space counts the tags and
  * the control segment; a peer with threads or measure_mmap_only is refused. */
 static const char *const peer_steps[] = {"register",  "register", "register", "alloc",  "free",     "alloc_reuse",
                                          "alloc_bare", "free_bare", "attach",   "detach", "translate"};
 
 static void test_peer_posix(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_ARENA] = 0;
     c.peer = &peer;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 8);
     for (uint64_t kb = 4; kb <= 12; kb += 4) {
         const shmb_row_t *attach = shmb_rows_find(&rows, "posix", "attach", kb, 0);
@@ -640,7 +605,7 @@ static void test_peer_posix(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the peer's control segment */
 
     c.system_rows = 1;
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 3 * 11);
     for (size_t i = 0; i < rows.n; i++)
         assert_string_equal(rows.v[i].step, peer_steps[i % 11]);
@@ -672,25 +637,20 @@ static void test_peer_posix(void **state)
     assert_int_equal(run(&c, NULL, &rows), -EPIPE);
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
-/* A peer attaches bipc's and jemalloc's pools and translates round 0's
- * handles: rows attach (one sample per pool) and translate (one batch per
- * round, a speedup against posix attach); none for the arena; with system
- * rows, pools have a dash for detach and posix one for translate. */
+/* A peer attaches bipc's and jemalloc's pools (a sample each) and translates round 0's handles (a
+ * batch per round); none for the arena; system rows dash what a kind lacks. */
 static void test_peer_pools(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_alloc_config_t c = small_config();
     c.max_size_kb = 4;
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_JEMALLOC] = c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 1;
     c.peer = &peer;
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     const uint64_t n = shmb_alloc_bench_arena_blocks(c.num_iterations);
     const uint64_t rounds = (c.min_ops + n - 1) / n;
     const char *pools[] = {"bipc", "jemalloc", "jemalloc_tcache"};
@@ -712,7 +672,7 @@ static void test_peer_pools(void **state)
     c.run[SHMB_ALLOC_JEMALLOC_TCACHE] = 0;
     c.system_rows = 1;
     c.run[SHMB_ALLOC_BIPC_OBJECT] = 1; /* flowipc_classic: the peer takes the object layer's blocks */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < rows.n; i++) {
         assert_string_equal(rows.v[i].step, peer_steps[i]);
@@ -721,7 +681,7 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
     c.run[SHMB_ALLOC_BIPC] = c.run[SHMB_ALLOC_BIPC_OBJECT] = 0;
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_OFFSET] = 1; /* mooncake: posix's attach, offset's blocks */
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    rows = run_ok(&c);
     assert_int_equal(rows.n, 11);
     for (size_t i = 0; i < 6; i++)
         assert_true(rows.v[i].iterations > 0);
@@ -730,13 +690,11 @@ static void test_peer_pools(void **state)
     shmb_rows_free(&rows);
 
     assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
 static void test_bad_prefix_fails_cleanly(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0};
     shmb_alloc_config_t c = small_config();
     c.shm_prefix = "no_slash";
@@ -745,11 +703,8 @@ static void test_bad_prefix_fails_cleanly(void **state)
     shmb_rows_free(&rows);
 }
 
-/* A paired run of mooncake and flowipc_classic with mooncake's control at
- * one size: per question (register per N, alloc, free, alloc_reuse at the
- * object layer, alloc_bare, free_bare at the bare allocator's) a row per
- * system under the --system row's step, then a ratio row per system against
- * mooncake (the control's included), every pool checked, nothing left. */
+/* A paired run of mooncake, flowipc_classic and the control: per question a row per system, then a
+ * ratio row per system against mooncake; every pool checked, nothing left. */
 static shmb_alloc_config_t paired_config(void)
 {
     shmb_alloc_config_t c = small_config();
@@ -762,7 +717,6 @@ static shmb_alloc_config_t paired_config(void)
 
 static void test_paired_rows(void **state)
 {
-    (void)state;
     static const char *systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
     shmb_alloc_config_t c = paired_config();
     uint64_t block = 0, reg[SHMB_ALLOC_REGISTER_COUNTS] = {0};
@@ -777,8 +731,7 @@ static void test_paired_rows(void **state)
     shmb_alloc_bench_paired_rounds(&c, &block, reg);
     assert_true(reg[0] == 102 && reg[1] == 12 && reg[2] == 12); /* 9 at least: SHMB_ALLOC_REGISTER_MIN_ROUNDS */
     c = paired_config();
-    shmb_rows_t rows = {0};
-    assert_int_equal(run(&c, NULL, &rows), 0);
+    shmb_rows_t rows = run_ok(&c);
     assert_int_equal(rows.n, SYSTEM_STEPS * 5);
     for (size_t q = 0; q < SYSTEM_STEPS; q++)
         for (size_t i = 0; i < 5; i++) {
@@ -810,15 +763,13 @@ static void test_paired_rows(void **state)
     shmb_report_row_name(&report, &rows.v[6 * 5 + 1], name, sizeof(name));
     assert_string_equal(name, "shm_alloc/alloc_bare/size_kb:4/system:flowipc_classic");
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 }
 
 /* A paired run checks every system's blocks before any figure counts, and
  * refuses what it cannot pair. */
 static void test_paired_verification_and_bad(void **state)
 {
-    (void)state;
     static unsigned char not_shm[1 << 20];
     shmb_alloc_config_t c = paired_config();
     shmb_alloc_hook_t hook = {.check = plant_outside, .arg = not_shm};
@@ -826,8 +777,7 @@ static void test_paired_verification_and_bad(void **state)
     assert_int_equal(run(&c, &hook, &rows), -EPROTO);
     assert_non_null(strstr(why, "outside its SHM"));
     assert_int_equal(rows.n, 0);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 
     REFUSED(c, c_.threads = 2);
     REFUSED(c, c_.touch = 1);
@@ -841,7 +791,6 @@ static void test_paired_verification_and_bad(void **state)
  * tests/models/test_upstream.c runs its rows.) */
 static void test_upstream_refused(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = small_config();
     c.run[SHMB_ALLOC_POSIX] = c.run[SHMB_ALLOC_ARENA] = 0;
     c.system_rows = c.upstream = 1;

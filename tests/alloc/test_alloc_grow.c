@@ -1,8 +1,4 @@
 /* alloc_grow: one segment against jemalloc's pools, counted. */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -13,14 +9,12 @@
 
 static int remove_leftovers(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_test_remove_ours(), 0);
     return 0;
 }
 
 static void test_names(void **state)
 {
-    (void)state;
     assert_string_equal(shmb_alloc_grow_system_name(SHMB_ALLOC_GROW_MOONCAKE), "mooncake");
     assert_string_equal(shmb_alloc_grow_system_name(SHMB_ALLOC_GROW_FLOWIPC_JEMALLOC), "flowipc_jemalloc");
     assert_null(shmb_alloc_grow_system_name(SHMB_ALLOC_GROW_SYSTEMS));
@@ -28,7 +22,6 @@ static void test_names(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     shmb_alloc_grow_t g = {.pools = 77};
     const char *p = shmb_test_prefix();
     assert_int_equal(shmb_alloc_grow_run(SHMB_ALLOC_GROW_SYSTEMS, MIB, 4096, p, &g), -EINVAL);
@@ -43,7 +36,6 @@ static void test_bad_arguments(void **state)
 /* Mooncake: one segment, one mapping, a fault per page at least, nothing left. */
 static void test_mooncake_one_segment(void **state)
 {
-    (void)state;
     shmb_alloc_grow_t g;
     assert_int_equal(shmb_alloc_grow_run(SHMB_ALLOC_GROW_MOONCAKE, 8 * MIB + 1, 64 << 10, shmb_test_prefix(), &g),
                      0);
@@ -61,7 +53,6 @@ static void test_mooncake_one_segment(void **state)
  * left. */
 static void test_jemalloc_pools(void **state)
 {
-    (void)state;
     shmb_alloc_grow_t g;
     assert_int_equal(
         shmb_alloc_grow_run(SHMB_ALLOC_GROW_FLOWIPC_JEMALLOC, 8 * MIB, 64 << 10, shmb_test_prefix(), &g), 0);
@@ -76,7 +67,6 @@ static void test_jemalloc_pools(void **state)
 /* A row per system, in order, named and noted from what was counted. */
 static void test_rows(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0};
     assert_int_equal(shmb_alloc_grow_rows(4 * MIB, 64 << 10, shmb_test_prefix(), 2, &rows), 0);
     assert_int_equal(rows.n, 2);
@@ -109,7 +99,6 @@ static int full_mooncake(void *arg)
 
 static void test_full_shm(void **state)
 {
-    (void)state;
     shmb_test_in_tmpfs(1024, full_mooncake, NULL, "a private 1 MiB /dev/shm");
 }
 

@@ -1,15 +1,5 @@
 #include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -48,7 +38,6 @@ static int lend(shmb_peer_t *peer, const shmb_alloc_peer_pools_t *in, double *at
 
 static void test_tag(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(1, 0));
     assert_int_not_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(1, 1));
     assert_int_not_equal(shmb_alloc_peer_tag(1, 0), shmb_alloc_peer_tag(2, 0));
@@ -58,7 +47,6 @@ static void test_tag(void **state)
 
 static void test_posix_attach_detach(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     const uint64_t tag = shmb_alloc_peer_tag(7, 3);
@@ -102,7 +90,6 @@ static void test_posix_attach_detach(void **state)
 
 static void test_posix_peer_died(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     const uint64_t tag = shmb_alloc_peer_tag(1, 1);
@@ -122,7 +109,6 @@ static void test_posix_peer_died(void **state)
  * a wrong tag, a handle outside the pool and one naming no pool are found. */
 static void test_pools_classic(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_fipc_classic_t *pool;
@@ -185,7 +171,6 @@ static void test_pools_classic(void **state)
  * through the peer's repository; a wrong tag is found. */
 static void test_pools_jemalloc(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     assert_int_equal(shmb_alloc_peer_start(&peer, PREFIX), 0);
     shmb_fipc_jemalloc_t *j;
@@ -236,9 +221,6 @@ static void test_pools_jemalloc(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_apeer_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tag),
         cmocka_unit_test(test_posix_attach_detach),
@@ -246,5 +228,5 @@ int main(void)
         cmocka_unit_test(test_pools_classic),
         cmocka_unit_test(test_pools_jemalloc),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_apeer_", tests, NULL, NULL);
 }

@@ -1,15 +1,6 @@
 /* alloc_pool: the contract of every entry of the pool table
  * (src/alloc/alloc_internal.h), checked entry by entry, so that a new allocator
  * is tested by being in the table. The rows built on it are test_alloc_bench's. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -25,7 +16,6 @@
 
 static void test_table(void **state)
 {
-    (void)state;
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_POSIX));
     assert_null(shmb_alloc_pool_ops(SHMB_ALLOC_KINDS));
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
@@ -54,7 +44,6 @@ static void test_table(void **state)
  * every block inside the pool, none overlapping; destroyed, nothing stays. */
 static void test_each_pool(void **state)
 {
-    (void)state;
     static unsigned char not_shm[BYTES * 2];
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
@@ -118,14 +107,10 @@ static void test_each_pool(void **state)
     }
 }
 
-/* The layers that keep a handle per block (offset_bare, bipc_object,
- * jemalloc_object): a block that is not its handle's object fails the
- * check; an object layer's handle that is not what construct made (another
- * owner) fails it; a drop whose deleter never runs, or whose free counts
- * twice, fails the check of the frees. */
+/* The layers with a handle per block: a block that is not its handle's object, a handle construct did
+ * not make, a drop whose deleter never runs or whose free counts twice each fail their check. */
 static void test_handles_and_frees(void **state)
 {
-    (void)state;
     int objects = 0;
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
@@ -190,7 +175,6 @@ static void test_handles_and_frees(void **state)
  * overlapping), and a live block left out of the list. */
 static void test_own_verify(void **state)
 {
-    (void)state;
     int checked = 0;
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
@@ -232,7 +216,6 @@ static void test_own_verify(void **state)
 /* A failed run leaves blocks live: destroy gives them back and unlinks. */
 static void test_destroy_with_live_blocks(void **state)
 {
-    (void)state;
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
@@ -251,7 +234,6 @@ static void test_destroy_with_live_blocks(void **state)
 /* A pool that cannot be created (a prefix without its slash) leaves nothing. */
 static void test_create_fails_cleanly(void **state)
 {
-    (void)state;
     for (int k = SHMB_ALLOC_FIRST_POOL; k < SHMB_ALLOC_KINDS; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops((shmb_alloc_kind_t)k);
         shmb_alloc_pool_t pool = {.ops = ops};
@@ -273,7 +255,6 @@ static void test_create_fails_cleanly(void **state)
  * it nothing. */
 static void test_tcache_reach(void **state)
 {
-    (void)state;
     int64_t v = -1;
     assert_int_equal(shmb_fipc_jemalloc_setting("no.such.setting", &v), -ENOENT);
     assert_int_equal(shmb_fipc_jemalloc_setting(NULL, &v), -EINVAL);
@@ -297,7 +278,6 @@ static void test_tcache_reach(void **state)
 /* A failed assertion jumps over the destroy: its pool is unlinked here. */
 static int unlink_left(void **state)
 {
-    (void)state;
     shmb_segment_unlink_all();
     return 0;
 }

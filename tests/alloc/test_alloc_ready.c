@@ -1,10 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -26,7 +19,6 @@ static shmb_alloc_ready_config_t config(void)
 /* Bad configurations are refused before anything is made, rows untouched. */
 static void test_bad_config(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0};
     char why[128] = "";
     shmb_alloc_ready_config_t cfg = config();
@@ -59,7 +51,6 @@ static void test_bad_config(void **state)
  * with the threads. */
 static void test_pool_bytes_and_mappings(void **state)
 {
-    (void)state;
     shmb_alloc_ready_config_t cfg = config();
     cfg.pool_bytes = 3 * MB;
     uint64_t bytes = 0;
@@ -84,7 +75,6 @@ static void test_pool_bytes_and_mappings(void **state)
  * per second and a note read back from the kernel; nothing left. */
 static void test_rows(void **state)
 {
-    (void)state;
     shmb_alloc_ready_config_t cfg = config();
     cfg.backing[SHMB_BACKING_TMPFS] = cfg.backing[SHMB_BACKING_MEMFD] = 1;
     cfg.prefault[SHMB_PREFAULT_NONE] = cfg.prefault[SHMB_PREFAULT_TOUCH] = 1;
@@ -120,14 +110,10 @@ static void test_rows(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* A failed pool stops the run with its error, the rows before it kept and
- * nothing left: hugetlb with a pool one page larger than the whole pool, so
- * that it fails however others use it meanwhile; not prefaulted, it fails
- * at mmap's reservation, taking no page from anyone. Nothing left: no huge
- * page in this process's mappings or descriptors. */
+/* A failed pool (hugetlb one page beyond the whole pool, failing at mmap's reservation) stops the run
+ * with its error, the rows before kept, no huge page of this process's left. */
 static void test_failure_stops(void **state)
 {
-    (void)state;
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
     if (pages < 0)
         shmb_test_skip("no 2 MiB huge page pool");

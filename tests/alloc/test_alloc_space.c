@@ -1,13 +1,5 @@
 /* alloc_space: utilization at the first failure and fragmentation, on
  * pools whose answers are known by hand. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -17,7 +9,6 @@
 
 static int remove_leftovers(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_test_remove_ours(), 0);
     return 0;
 }
@@ -31,7 +22,6 @@ static shmb_alloc_space_config_t config(uint64_t pool_mb, const shmb_alloc_space
 
 static void test_draw_and_fragmentation(void **state)
 {
-    (void)state;
     for (uint64_t r = 0; r < 200; r++) {
         const uint64_t want = r % 100 < 70 ? 4096 : r % 100 < 90 ? 262144 : 3274752;
         assert_int_equal(shmb_alloc_space_draw(NULL, 0, r), want);
@@ -45,7 +35,6 @@ static void test_draw_and_fragmentation(void **state)
 
 static void test_bad_config(void **state)
 {
-    (void)state;
     shmb_alloc_space_t r = {.fill_blocks = 77};
     char why[256] = "";
     shmb_alloc_space_config_t cfg = config(64, NULL, 0);
@@ -63,7 +52,6 @@ static void test_bad_config(void **state)
  * nothing free; in 66 MiB, still 16 (util 64/66), 2 MiB free in one piece. */
 static void test_offset_first_failure(void **state)
 {
-    (void)state;
     const shmb_alloc_space_class_t four = {4 * MIB, 100};
     char why[256] = "";
     shmb_alloc_space_t r;
@@ -87,7 +75,6 @@ static void test_offset_first_failure(void **state)
  * free block (offset: exactly; bipc: but for the block's header). */
 static void test_empty_pool_unfragmented(void **state)
 {
-    (void)state;
     const shmb_alloc_space_class_t huge = {128 * MIB, 100};
     char why[256] = "";
     shmb_alloc_space_t r;
@@ -109,7 +96,6 @@ static void test_empty_pool_unfragmented(void **state)
  * byte more does not). */
 static void test_planted_holes(void **state)
 {
-    (void)state;
     const shmb_alloc_kind_t kinds[] = {SHMB_ALLOC_OFFSET, SHMB_ALLOC_BIPC};
     for (size_t k = 0; k < 2; k++) {
         const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(kinds[k]);
@@ -148,7 +134,6 @@ static void test_planted_holes(void **state)
  * utilization and fragmentation in the note ('-' for jemalloc). */
 static void test_kv_mix_rows(void **state)
 {
-    (void)state;
     char why[256] = "";
     shmb_alloc_space_t a, b;
     shmb_alloc_space_config_t cfg = config(128, NULL, 3);

@@ -1,14 +1,4 @@
-#include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -61,7 +51,6 @@ static int holds(const void *addr, size_t size, uint64_t seed)
 
 static void test_names(void **state)
 {
-    (void)state;
     for (int k = 0; k < SHMB_BACKING_KINDS; k++) {
         shmb_backing_kind_t got = SHMB_BACKING_KINDS;
         assert_int_equal(shmb_backing_parse(shmb_backing_name((shmb_backing_kind_t)k), &got), 0);
@@ -87,7 +76,6 @@ static void test_names(void **state)
  * page size refused. */
 static void test_page_size_and_round(void **state)
 {
-    (void)state;
     const struct {
         shmb_backing_kind_t kind;
         uint64_t huge, page;
@@ -122,10 +110,8 @@ static void test_page_size_and_round(void **state)
     assert_int_equal(shmb_backing_page_size(NULL, &page), -EINVAL);
 }
 
-/* Every backing with every prefault method: ready, what it holds, contents
- * written through the pool read back through a second mapping, and nothing
- * left afterwards (no name in /dev/shm, no huge page of this process's:
- * counted in its own mappings and descriptors, not the machine's pool). */
+/* Every backing with every prefault: ready, what it holds, contents read back through a second
+ * mapping, nothing left (no name, no huge page of this process's). */
 static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads)
 {
     shmb_backing_config_t cfg = config(kind);
@@ -198,13 +184,10 @@ static long long vmstat(const char *name)
     return got;
 }
 
-/* thp: what the kernel granted is read back. Under shmem_enabled "advise"
- * (or "always", "within_size") a touched, advised pool is all huge, unless
- * the kernel found no free 2 MiB block and says so (thp_file_fallback
- * grew); under "never" or "deny" none of it. */
+/* thp: what the kernel granted is read back: all huge under "advise", "always", "within_size" (unless
+ * thp_file_fallback grew), none under "never" or "deny". */
 static void test_thp_granted_is_read_back(void **state)
 {
-    (void)state;
     shmb_sysinfo_t sys;
     shmb_sysinfo_read(&sys);
     int allowed = strcmp(sys.thp_shmem, "advise") == 0 || strcmp(sys.thp_shmem, "always") == 0 ||
@@ -237,7 +220,6 @@ static void test_thp_granted_is_read_back(void **state)
 /* Refused before anything exists: bad sizes, configs and call orders. */
 static void test_errors(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
     shmb_backing_t b;
     memset(&b, 0x5a, sizeof(b));
@@ -302,7 +284,6 @@ static int full_tmpfs(void *arg)
 
 static void test_full_tmpfs(void **state)
 {
-    (void)state;
     shmb_test_in_tmpfs(4096, full_tmpfs, NULL, "an 8 MiB pool in a 4 MiB /dev/shm");
 }
 
@@ -311,7 +292,6 @@ static void test_full_tmpfs(void **state)
  * before it fails: the pool must be this test's for that moment. */
 static void test_exhausted_huge_pages(void **state)
 {
-    (void)state;
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
     if (pages < 0)
         shmb_test_skip("no 2 MiB huge page pool");
@@ -330,10 +310,8 @@ static void test_exhausted_huge_pages(void **state)
 
 /* ---- signals and peers ---- */
 
-/* A child makes a pool of the case's backing ready, then a SIGTERM ends it
- * midway: the segment module's handler unlinks the tmpfs name; the memfd
- * kinds had none, and their pages (huge ones too) go back with the
- * process. */
+/* A SIGTERM ends a child midway through making a pool ready: the tmpfs name is unlinked; the memfd
+ * kinds' pages go back with the process. */
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
@@ -369,10 +347,8 @@ static void test_signal_midway(void **state)
     assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
-/* The owner sends the case's backing to a forked peer, which maps it, reads what
- * the owner wrote, writes its answer and dies midway (SIGKILL, before it
- * cleans up): the owner reads the answer, its next receive is -EPIPE, and
- * destroying leaves nothing. */
+/* A forked peer maps the sent backing, answers and is SIGKILLed: the owner reads the answer, then
+ * -EPIPE, and destroying leaves nothing. */
 static void peer_round(shmb_backing_kind_t kind)
 {
     shmb_backing_config_t cfg = config(kind);
@@ -422,7 +398,6 @@ static void test_peer_dies_midway(void **state)
  * owner dies before sending: -EPIPE. */
 static void test_owner_dies(void **state)
 {
-    (void)state;
     for (int sends = 0; sends <= 1; sends++) {
         shmb_channel_t mine, theirs;
         pid_t pid = shmb_test_fork_pair(&theirs, &mine);
@@ -456,7 +431,6 @@ static void test_owner_dies(void **state)
  * name with one, a size that is not whole pages. */
 static void test_malformed_messages(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);
     shmb_backing_t b;
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);
@@ -491,7 +465,6 @@ static void test_malformed_messages(void **state)
 /* tmpfs crosses by name: the receiver opens it, never unlinks it. */
 static void test_tmpfs_by_name(void **state)
 {
-    (void)state;
     shmb_backing_config_t cfg = config(SHMB_BACKING_TMPFS);
     shmb_backing_t b, got;
     assert_int_equal(shmb_backing_create(&b, &cfg, MB, NULL), 0);

@@ -1,20 +1,8 @@
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-#include <setjmp.h>
 
 #include "helpers.h"
 
@@ -41,7 +29,6 @@ static void sleep_ms(long ms)
 
 static void test_one_message(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     char buf[64];
@@ -61,7 +48,6 @@ static void test_one_message(void **state)
 /* Messages queued back to back come out one by one, boundaries kept. */
 static void test_boundaries_kept(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     for (uint32_t i = 1; i <= 20; i++) {
@@ -82,7 +68,6 @@ static void test_boundaries_kept(void **state)
 
 static void test_sizes(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     static unsigned char big[SHMB_CHANNEL_MSG_MAX + 1], got[SHMB_CHANNEL_MSG_MAX];
@@ -106,7 +91,6 @@ static void test_sizes(void **state)
 /* A stream out of step: a length of 0 or above the maximum. */
 static void test_bad_length(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     uint32_t bad[2] = {0, SHMB_CHANNEL_MSG_MAX + 1};
@@ -121,7 +105,6 @@ static void test_bad_length(void **state)
 
 static void test_closed_end(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     char buf[8];
@@ -141,7 +124,6 @@ static void test_closed_end(void **state)
 /* The peer wrote half a message (its length and 3 of 8 bytes) and closed. */
 static void test_peer_closes_midway(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     uint32_t prefix = 8;
@@ -164,7 +146,6 @@ static void test_peer_closes_midway(void **state)
 /* Short reads: the child writes a message a byte at a time. */
 static void test_short_reads(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {
@@ -199,7 +180,6 @@ static void on_alarm(int sig)
  * times before the child's message arrives. */
 static void test_eintr(void **state)
 {
-    (void)state;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_alarm;
@@ -232,7 +212,6 @@ static void test_eintr(void **state)
  * parent's next receive is -EPIPE. */
 static void test_fork_round_trip(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pid_t pid = shmb_test_fork_pair(&b, &a);
     if (pid == 0) {
@@ -260,7 +239,6 @@ static void test_fork_round_trip(void **state)
  * own descriptor reads what the sender wrote, and is close-on-exec. */
 static void test_fd_passing(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     int fd = memfd_create("channel_test", MFD_CLOEXEC);
@@ -293,7 +271,6 @@ static void test_fd_passing(void **state)
  * and one read by plain shmb_channel_recv (the kernel drops it). */
 static void test_fd_never_leaks(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pair(&a, &b);
     int fd = memfd_create("channel_test", MFD_CLOEXEC);
@@ -343,7 +320,6 @@ static void test_fd_never_leaks(void **state)
  * and after it the parent reads -EPIPE. */
 static void test_fd_from_dying_peer(void **state)
 {
-    (void)state;
     shmb_channel_t a, b;
     pid_t pid = shmb_test_fork_pair(&a, &b);
     if (pid == 0) {

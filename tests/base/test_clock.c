@@ -1,8 +1,3 @@
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -10,7 +5,6 @@
 
 static void test_monotonic(void **state)
 {
-    (void)state;
     uint64_t prev = shmb_clock_now_ns();
     for (int i = 0; i < 100000; i++) {
         uint64_t now = shmb_clock_now_ns();
@@ -21,7 +15,6 @@ static void test_monotonic(void **state)
 
 static void test_measures_a_sleep(void **state)
 {
-    (void)state;
     uint64_t t0 = shmb_clock_now_ns();
     usleep(20000);
     uint64_t elapsed = shmb_clock_now_ns() - t0;
@@ -31,7 +24,6 @@ static void test_measures_a_sleep(void **state)
 
 static void test_overhead_is_plausible(void **state)
 {
-    (void)state;
     double ns = shmb_clock_overhead_ns();
     assert_true(ns >= 1.0);
     assert_true(ns < 100000.0);
@@ -39,7 +31,6 @@ static void test_overhead_is_plausible(void **state)
 
 static void test_resolution(void **state)
 {
-    (void)state;
     uint64_t res = 0;
     assert_int_equal(shmb_clock_resolution_ns(&res), 0);
     assert_true(res >= 1 && res <= 1000000);
@@ -47,7 +38,6 @@ static void test_resolution(void **state)
 
 static void test_escape_keeps_stores(void **state)
 {
-    (void)state;
     unsigned char buf[64];
     for (int i = 0; i < 64; i++)
         buf[i] = (unsigned char)i;

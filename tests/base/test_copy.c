@@ -1,14 +1,5 @@
-#include <errno.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -23,7 +14,6 @@ static unsigned char *src, *dst;
 
 static int setup(void **state)
 {
-    (void)state;
     src = aligned_alloc(4096, BUF + 4096);
     dst = aligned_alloc(4096, BUF + 4096);
     if (!src || !dst)
@@ -34,7 +24,6 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    (void)state;
     free(src);
     free(dst);
     return 0;
@@ -42,7 +31,6 @@ static int teardown(void **state)
 
 static void test_pattern_detects_corruption(void **state)
 {
-    (void)state;
     size_t bad = 12345;
     assert_int_equal(shmb_copy_verify(src, BUF, &bad), 0);
     assert_int_equal(bad, 12345); /* untouched on a match */
@@ -58,7 +46,6 @@ static void test_pattern_detects_corruption(void **state)
 
 static void test_pattern_detects_shift_and_stale(void **state)
 {
-    (void)state;
     size_t bad;
     memcpy(dst, src + 1, 4096); /* shifted by one byte */
     assert_int_equal(shmb_copy_verify(dst, 4096, &bad), 1);
@@ -80,7 +67,6 @@ static void test_pattern_detects_shift_and_stale(void **state)
 /* Every kernel, at awkward sizes and misalignments, copies exactly [0, n). */
 static void test_kernels_copy_exactly(void **state)
 {
-    (void)state;
     static const size_t sizes[] = {0, 1, 7, 8, 15, 63, 64, 65, 255, 256, 257, 4095, 4096, 100003, BUF};
     static const size_t offsets[] = {0, 1, 13, 64};
     for (int m = 0; m < SHMB_COPY_METHODS; m++) {
@@ -107,7 +93,6 @@ static void test_kernels_copy_exactly(void **state)
 
 static void test_methods(void **state)
 {
-    (void)state;
     shmb_copy_method_t m;
     assert_int_equal(shmb_copy_parse_method("nt", &m), 0);
     assert_int_equal(m, SHMB_COPY_NT);
@@ -125,7 +110,6 @@ static void test_methods(void **state)
 
 static void test_crew_splits_and_joins(void **state)
 {
-    (void)state;
     for (int threads = 1; threads <= 5; threads++) {
         shmb_copy_crew_t *crew = NULL;
         assert_int_equal(shmb_copy_crew_start(&crew, threads, -1), 0);
@@ -155,7 +139,6 @@ static void test_crew_splits_and_joins(void **state)
  * case restricts. */
 static void test_crew_pins_within_allowed_set(void **state)
 {
-    (void)state;
     /* every CPU the process may use, though an earlier crew pinned this thread */
     int cpus[CPU_SETSIZE];
     int n = shmb_sysinfo_allowed_cpus(cpus, CPU_SETSIZE);
@@ -215,7 +198,6 @@ static void test_crew_pins_within_allowed_set(void **state)
  * with every kernel. */
 static void test_first_write_copies(void **state)
 {
-    (void)state;
     for (int threads = 0; threads <= 3; threads++) {
         shmb_copy_crew_t *crew = NULL;
         if (threads)
@@ -234,10 +216,8 @@ static void test_first_write_copies(void **state)
     }
 }
 
-/* Into an SHM segment that /dev/shm has no room for (a 256 KiB tmpfs over it
- * in a private mount namespace of a child): -ENOSPC on the caller's thread,
- * recorded there, whichever thread's chunk found no page; never a SIGBUS.
- * Then a segment that fits is copied whole by the same crew. */
+/* Into a segment a 256 KiB /dev/shm has no room for: -ENOSPC recorded on the caller's thread,
+ * whichever chunk found no page, never a SIGBUS; then one that fits is copied whole. */
 static int first_write_full(void *arg)
 {
     const int threads = *(const int *)arg;
@@ -270,7 +250,6 @@ static int first_write_full(void *arg)
 
 static void test_first_write_in_full_shm(void **state)
 {
-    (void)state;
     static const char *const what[] = {"0 threads", "1 thread", "2 threads", "3 threads"};
     for (int threads = 0; threads <= 3; threads++)
         shmb_test_in_tmpfs(256, first_write_full, &threads, what[threads]);

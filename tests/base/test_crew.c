@@ -1,13 +1,7 @@
 /* crew: the thread harness (src/base/crew_internal.h). */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -69,7 +63,6 @@ static shmb_crew_t *start(int threads, int cpu, shmb_crew_pin_t pin, int caller_
  * every member has arrived at it. */
 static void test_start_together(void **state)
 {
-    (void)state;
     for (int joins = 0; joins <= 1; joins++) {
         for (int threads = 1; threads <= 4; threads++) {
             shmb_crew_t *crew = start(threads, -1, SHMB_CREW_PIN_NONE, joins);
@@ -99,7 +92,6 @@ static void test_start_together(void **state)
  * thread of its own. */
 static void test_one_thread(void **state)
 {
-    (void)state;
     static record_t r;
     memset(&r, 0, sizeof(r));
     shmb_crew_t *crew = start(1, -1, SHMB_CREW_PIN_NONE, 1);
@@ -118,7 +110,6 @@ static void test_one_thread(void **state)
  * the caller or a thread; later failures of others change nothing. */
 static void test_first_error_wins(void **state)
 {
-    (void)state;
     for (int joins = 0; joins <= 1; joins++) {
         for (int late = 0; late <= 1; late++) {
             const int threads = 4, members[] = {0, threads - 1};
@@ -155,13 +146,10 @@ static int only_cpu(const cpu_set_t *set)
     return -1;
 }
 
-/* Each member runs on the CPU the plan gives it (shmb_sysinfo_plan_cpus),
- * the caller too when it joins, and gets its affinity back at stop; with
- * more members than CPUs, PIN_OWN pins none and lets each run on every
- * allowed CPU, PIN_ALWAYS wraps. */
+/* Each member (and a joining caller) runs on its planned CPU, its affinity back at stop; with more
+ * members than CPUs PIN_OWN pins none, PIN_ALWAYS wraps. */
 static void test_pinning(void **state)
 {
-    (void)state;
     int allowed[CPU_SETSIZE];
     const int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
     assert_true(n >= 1);
@@ -202,7 +190,6 @@ static void test_pinning(void **state)
 
 static void test_bad_config_and_wall(void **state)
 {
-    (void)state;
     shmb_crew_t *crew = NULL;
     shmb_crew_config_t cfg = {.threads = 0, .cpu = -1};
     assert_int_equal(shmb_crew_start(&crew, &cfg), -EINVAL);

@@ -1,9 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -11,7 +5,6 @@
 
 static void test_record_and_read(void **state)
 {
-    (void)state;
     shmb_error_clear();
     assert_null(shmb_error_last()->call);
     assert_int_equal(shmb_error_record("shm_open", EACCES, "/x"), -EACCES);
@@ -27,7 +20,6 @@ static void test_record_and_read(void **state)
 
 static void test_long_object_is_truncated(void **state)
 {
-    (void)state;
     char big[1000];
     memset(big, 'a', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
@@ -39,7 +31,6 @@ static void test_long_object_is_truncated(void **state)
  * to clean_shm.sh rather than an rm glob. */
 static void test_hints(void **state)
 {
-    (void)state;
     const struct {
         const char *call;
         int err;
@@ -84,7 +75,6 @@ static void test_hints(void **state)
  * for memfd and thp; anything else the call's own hint. */
 static void test_backing_hints(void **state)
 {
-    (void)state;
     const struct {
         const char *call;
         int err;
@@ -119,7 +109,6 @@ static void test_backing_hints(void **state)
 /* One word for a shell, whatever the prefix holds; the default without one. */
 static void test_clean_command(void **state)
 {
-    (void)state;
     char out[128];
     shmb_error_clean_command("/it's a*run_", out, sizeof(out));
     assert_string_equal(out, "scripts/clean_shm.sh --prefix '/it'\\''s a*run_'");

@@ -1,17 +1,6 @@
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -22,14 +11,12 @@ static char dir[64];
 
 static int make_dir(void **state)
 {
-    (void)state;
     snprintf(dir, sizeof(dir), "/tmp/shmb_test_file_XXXXXX");
     return mkdtemp(dir) ? 0 : -1;
 }
 
 static int remove_dir(void **state)
 {
-    (void)state;
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : -1;
@@ -77,7 +64,6 @@ static int entries(void)
 
 static void test_new_and_replaced(void **state)
 {
-    (void)state;
     shmb_file_out_t out;
     assert_int_equal(shmb_file_out_open(at("new"), &out), 0);
     assert_int_equal(out.replace, 1);
@@ -112,7 +98,6 @@ static void test_new_and_replaced(void **state)
  * elsewhere), to nothing, or a planted temporary name of the old scheme. */
 static void test_links_refused(void **state)
 {
-    (void)state;
     shmb_file_out_t out;
     put("target", "keep\n");
     assert_int_equal(symlink(at("target"), at("link")), 0);
@@ -137,7 +122,6 @@ static void test_links_refused(void **state)
 /* Neither a file, a device nor a FIFO: refused. */
 static void test_other_kinds_refused(void **state)
 {
-    (void)state;
     shmb_file_out_t out;
     assert_int_equal(mkdir(at("d"), 0700), 0);
     assert_int_equal(shmb_file_out_open(at("d"), &out), -EISDIR);
@@ -158,7 +142,6 @@ static void test_other_kinds_refused(void **state)
  * (/dev/stdout); a full one fails at commit with its errno. */
 static void test_devices_written_through(void **state)
 {
-    (void)state;
     shmb_file_out_t out;
     assert_int_equal(shmb_file_out_open("/dev/null", &out), 0);
     assert_int_equal(out.replace, 0);
@@ -185,7 +168,6 @@ static void test_devices_written_through(void **state)
 /* A FIFO: its reader gets the bytes, the FIFO stays. */
 static void test_fifo(void **state)
 {
-    (void)state;
     assert_int_equal(mkfifo(at("fifo"), 0600), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -208,7 +190,6 @@ static void test_fifo(void **state)
 /* The name turned into something else while written: not renamed over. */
 static void test_changed_before_commit(void **state)
 {
-    (void)state;
     shmb_file_out_t out;
     put("target", "keep\n");
     assert_int_equal(shmb_file_out_open(at("out"), &out), 0);
@@ -224,7 +205,6 @@ static void test_changed_before_commit(void **state)
 
 static void test_read_line(void **state)
 {
-    (void)state;
     char text[] = "ab\n\ncd\0e\nfghij\nklmnop\nlast";
     FILE *in = fmemopen(text, sizeof(text) - 1, "r");
     assert_non_null(in);

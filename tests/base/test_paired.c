@@ -1,11 +1,4 @@
-#include <errno.h>
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -85,7 +78,6 @@ static double unpaired(const double *costs)
 
 static void test_order_rotates(void **state)
 {
-    (void)state;
     /* every system at every position once over nsys rounds, never twice in a round */
     for (size_t nsys = 1; nsys <= SHMB_PAIRED_MAX_SYSTEMS; nsys++)
         for (size_t k = 0; k < nsys; k++) {
@@ -120,7 +112,6 @@ static void test_order_rotates(void **state)
 
 static void test_run_alternates_slice_by_slice(void **state)
 {
-    (void)state;
     const double costs[] = {100, 100, 100};
     machine_t m = machine(costs, 3);
     double v[3][ROUNDS];
@@ -141,7 +132,6 @@ static int failing_slice(void *ctx, size_t which, double *ns)
 
 static void test_run_errors(void **state)
 {
-    (void)state;
     double v[2][4];
     double *samples[] = {v[0], v[1]};
     int calls = 0;
@@ -156,7 +146,6 @@ static void test_run_errors(void **state)
  * drift to the second system, the paired run says it is noise. */
 static void test_drift_is_noise_when_paired(void **state)
 {
-    (void)state;
     const double costs[] = {100, 100, 100}; /* baseline, the same code, the control */
     shmb_paired_ratio_t p[3];
     paired(costs, 3, p);
@@ -172,7 +161,6 @@ static void test_drift_is_noise_when_paired(void **state)
 /* A real 10% difference under the same drift is found, inside its interval. */
 static void test_real_difference_found(void **state)
 {
-    (void)state;
     const double costs[] = {100, 100.0 / 1.10, 100}; /* the second system 1.10x faster */
     shmb_paired_ratio_t p[3];
     paired(costs, 3, p);
@@ -192,7 +180,6 @@ static void test_real_difference_found(void **state)
 
 static void test_median_ranks(void **state)
 {
-    (void)state;
     size_t lo = 0, hi = 0;
     assert_int_equal(shmb_paired_median_ranks(0, 0.05, &lo, &hi), -EDOM);
     assert_int_equal(shmb_paired_median_ranks(5, 0.05, &lo, &hi), -EDOM); /* 2 * 2^-5 > 0.05 */
@@ -211,7 +198,6 @@ static void test_median_ranks(void **state)
 
 static void test_sign_p(void **state)
 {
-    (void)state;
     assert_float_equal(shmb_paired_sign_p(0, 0), 1.0, 1e-12);
     assert_float_equal(shmb_paired_sign_p(3, 3), 1.0, 1e-12);
     assert_float_equal(shmb_paired_sign_p(0, 6), 2.0 / 64, 1e-12);
@@ -221,7 +207,6 @@ static void test_sign_p(void **state)
 
 static void test_ratio_edges(void **state)
 {
-    (void)state;
     shmb_paired_ratio_t p;
     const double one[] = {10}, two[] = {5};
     assert_int_equal(shmb_paired_ratio(one, two, 0, &p), -EINVAL);
@@ -239,7 +224,6 @@ static void test_ratio_edges(void **state)
 
 static void test_too_noisy_control(void **state)
 {
-    (void)state;
     shmb_paired_ratio_t control = {.rounds = 20, .ratio = 1.2, .ratio_lo = 1.1, .ratio_hi = 1.3};
     shmb_paired_ratio_t pair = {.rounds = 20, .ratio = 2, .ratio_lo = 1.9, .ratio_hi = 2.1};
     assert_int_equal(shmb_paired_verdict(&pair, &control), SHMB_PAIRED_TOO_NOISY);
@@ -258,7 +242,6 @@ static void test_too_noisy_control(void **state)
 
 static void test_push_rows(void **state)
 {
-    (void)state;
     double a[ROUNDS], b[ROUNDS], c[ROUNDS];
     for (size_t k = 0; k < ROUNDS; k++) {
         a[k] = 200 + (double)(k % 3);

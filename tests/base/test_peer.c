@@ -1,21 +1,9 @@
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -217,6 +205,14 @@ static void assert_nothing_left(pid_t pid, pid_t owner)
     assert_int_equal(shmb_test_names_of(PREFIX, owner, 0), 0);
 }
 
+/* Stops the peer (stop returns want) and asserts nothing of it is left. */
+static void stop_and_check(shmb_peer_t *peer, int want)
+{
+    const pid_t pid = peer->pid;
+    assert_int_equal(shmb_peer_stop(peer), want);
+    assert_nothing_left(pid, getpid());
+}
+
 /* Waits (polling; this is a test, not the protocol) until pid ends: returns
  * its status and the time it was seen gone, or -1 after 5 s. */
 static int wait_gone(pid_t pid, uint64_t *t_ns)
@@ -238,7 +234,6 @@ static int wait_gone(pid_t pid, uint64_t *t_ns)
 
 static void test_start_rejects_bad_input(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     size_t before = shmb_segment_registered();
     const shmb_peer_commands_t none = {NULL, 0, NULL};
@@ -267,7 +262,6 @@ static SHMB_PEER_COMMAND(answer_befores)
 
 static void test_commands_table(void **state)
 {
-    (void)state;
     static const shmb_peer_handler_t table[] = {[1] = answer_befores, [2] = NULL, [3] = answer_befores};
     const shmb_peer_commands_t cmds = {table, 3, count_before}; /* op 3 is past n */
     shmb_peer_t peer;
@@ -281,14 +275,11 @@ static void test_commands_table(void **state)
     assert_true(r[0] == 2); /* no before for what is not a command */
     assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), 0);
     assert_int_equal(shmb_peer_command(&peer, 1, 0, 0, 0, 0, NULL, r), -EDOM); /* before's error */
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 static void test_round_trips(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, 0);
     assert_null(peer.data);
@@ -321,14 +312,11 @@ static void test_round_trips(void **state)
     memset(long_name, 'n', sizeof(long_name) - 1);
     long_name[sizeof(long_name) - 1] = '\0';
     assert_int_equal(shmb_peer_command(&peer, OP_ECHO, 0, 0, 0, 0, long_name, r), -ENAMETOOLONG);
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 static void test_name_and_data_travel(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     const size_t bytes = 3 * 4096 + 17;
     start(&peer, bytes);
@@ -362,7 +350,6 @@ static void test_name_and_data_travel(void **state)
 
 static void test_errors_travel_back(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, 0);
     uint64_t r[SHMB_PEER_RESULTS] = {42, 42, 42, 42};
@@ -395,16 +382,13 @@ static void test_errors_travel_back(void **state)
     cmd.arg[1] = 3;
     assert_int_equal(shmb_peer_call(&peer, &cmd, r), 0);
     assert_true(r[0] == 5);
-    pid_t pid = peer.pid;
-    assert_int_equal(shmb_peer_stop(&peer), 0);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, 0);
 }
 
 /* A third process SIGKILLs the peer while it runs a command the owner waits
  * for; the owner must say so within the limit. */
 static void test_peer_killed_mid_wait(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     start(&peer, sizeof(sync_area_t));
     sync_area_t *sync = peer.data;
@@ -440,44 +424,37 @@ static void test_peer_killed_mid_wait(void **state)
 
 static void test_peer_ends_between_calls(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     /* Killed while idle: the next call notices. */
     start(&peer, 0);
-    pid_t pid = peer.pid;
     assert_int_equal(kill(peer.pid, SIGKILL), 0);
     shmb_peer_cmd_t cmd = command(OP_ECHO, NULL);
     uint64_t t0 = shmb_clock_now_ns();
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     assert_true(shmb_clock_now_ns() - t0 < NOTICE_LIMIT_NS);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 
     /* Exits by itself inside a command. */
     start(&peer, 0);
-    pid = peer.pid;
     cmd = command(OP_EXIT, NULL);
     cmd.arg[0] = 7;
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     char expect[64];
-    snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)pid);
+    snprintf(expect, sizeof(expect), "pid %ld exited with status 7", (long)peer.pid);
     assert_string_equal(shmb_error_last()->object, expect);
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 
     /* Out of shared memory outside a guard: its fault line said so, and the
      * record says it did (ENOSPC), so the owner need not say it again. */
     start(&peer, 0);
-    pid = peer.pid;
     cmd = command(OP_FAULT, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
     assert_string_equal(shmb_error_last()->call, "peer process");
     assert_int_equal(shmb_error_last()->err, ENOSPC);
     assert_non_null(strstr(shmb_error_last()->object, "(SIGBUS)"));
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == SHMB_SEGMENT_FAULT_EXIT);
-    assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_nothing_left(pid, getpid());
+    stop_and_check(&peer, -EPIPE);
 }
 
 /* The peer forgets the owner's registry: neither shmb_segment_unlink_all()
@@ -485,7 +462,6 @@ static void test_peer_ends_between_calls(void **state)
  * peer's own segments are unlinked when it dies or quits. */
 static void test_peer_has_its_own_registry(void **state)
 {
-    (void)state;
     shmb_segment_t mine;
     assert_int_equal(shmb_segment_create(&mine, PREFIX, 4096, NULL, NULL), 0);
     shmb_peer_t peer;
@@ -562,7 +538,6 @@ static void on_child(int sig)
 
 static void test_inherited_sigchld(void **state)
 {
-    (void)state;
     const struct {
         int flags;
         void (*disposition)(int);
@@ -583,7 +558,6 @@ static void test_inherited_sigchld(void **state)
 
 static void test_clean_quit(void **state)
 {
-    (void)state;
     int fds = shmb_test_open_fds();
     size_t registered = shmb_segment_registered();
     shmb_peer_t peer;
@@ -609,7 +583,6 @@ static void test_clean_quit(void **state)
  * stop closes the owner's end. */
 static void test_channel_carries_a_descriptor(void **state)
 {
-    (void)state;
     int fds = shmb_test_open_fds();
     shmb_peer_t peer;
     channel_peer = &peer;
@@ -638,7 +611,6 @@ static void test_channel_carries_a_descriptor(void **state)
  * error comes back from await, and QUIT cannot be posted. */
 static void test_post_then_await(void **state)
 {
-    (void)state;
     shmb_peer_t peer;
     channel_peer = &peer;
     start(&peer, 0);
@@ -686,8 +658,9 @@ static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
     fail_msg("the middle owner or its peer did not behave; both killed");
 }
 
-static void owner_dies(int busy)
+static void test_owner_dies(void **state)
 {
+    const int busy = shmb_test_arg(state);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     atomic_store(&shared_sync->flag, 0);
     atomic_store(&shared_sync->pid, 0);
@@ -758,21 +731,8 @@ static void owner_dies(int busy)
     assert_int_equal(shmb_test_names_of(PREFIX, peer_pid, 0), 0);
 }
 
-static void test_owner_dies_while_peer_is_busy(void **state)
-{
-    (void)state;
-    owner_dies(1);
-}
-
-static void test_owner_dies_while_peer_waits(void **state)
-{
-    (void)state;
-    owner_dies(0);
-}
-
 static int setup(void **state)
 {
-    (void)state;
     if (access("/dev/shm", W_OK) != 0)
         return -1;
     shared_sync = mmap(NULL, sizeof(*shared_sync), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -786,6 +746,7 @@ int main(void)
     /* As the binaries do: a fatal signal unlinks what is registered. */
     if (shmb_segment_install_signal_cleanup() != 0)
         return 1;
+    static const int busy = 1, waits = 0;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_rejects_bad_input),
         cmocka_unit_test(test_commands_table), cmocka_unit_test(test_round_trips),
@@ -798,8 +759,8 @@ int main(void)
         cmocka_unit_test(test_channel_carries_a_descriptor),
         cmocka_unit_test(test_post_then_await),
         cmocka_unit_test(test_inherited_sigchld),
-        cmocka_unit_test(test_owner_dies_while_peer_is_busy),
-        cmocka_unit_test(test_owner_dies_while_peer_waits),
+        shmb_test_case_with("test_owner_dies_while_peer_is_busy", test_owner_dies, &busy, NULL),
+        shmb_test_case_with("test_owner_dies_while_peer_waits", test_owner_dies, &waits, NULL),
     };
     return shmb_test_run(tests, setup, NULL);
 }

@@ -1,11 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -15,7 +7,6 @@
 
 static void test_share(void **state)
 {
-    (void)state;
     assert_true(shmb_progress_share(0, 1, 0, 0) == 0);
     assert_true(shmb_progress_share(0, 1, 1, 4) == 0.25);
     assert_true(shmb_progress_share(1, 2, 1, 2) == 0.75); /* the second repetition, half done */
@@ -25,7 +16,6 @@ static void test_share(void **state)
 
 static void test_left(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_progress_left_ns(0, 10 * S), -1);          /* nothing done */
     assert_int_equal(shmb_progress_left_ns(0.5, S / 2), -1);         /* too early to tell */
     assert_int_equal(shmb_progress_left_ns(0.25, 10 * S), 30 * S);   /* a quarter in 10 s: 30 s left */
@@ -34,7 +24,6 @@ static void test_left(void **state)
 
 static void test_format(void **state)
 {
-    (void)state;
     char b[SHMB_PROGRESS_WIDTH + 1];
     const int n42 = shmb_progress_format(b, sizeof(b), "shm_transfer_bench", "memcpy 64 KB", 0.42, -1);
     assert_int_equal(n42, (int)strlen(b));
@@ -67,7 +56,6 @@ static void test_format(void **state)
  * without a stream. */
 static void test_stream(void **state)
 {
-    (void)state;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);

@@ -1,11 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -74,7 +66,6 @@ static int count_lines(const char *text, const char *prefix)
 
 static void test_parse_format(void **state)
 {
-    (void)state;
     const struct { const char *text; int ret; shmb_format_t f; } cases[] = {
         {"csv", 0, SHMB_FORMAT_CSV},          {"json", 0, SHMB_FORMAT_JSON}, {"table", 0, SHMB_FORMAT_TABLE},
         {"xml", -EINVAL, SHMB_FORMAT_TABLE}, {"", -EINVAL, SHMB_FORMAT_TABLE}, {NULL, -EINVAL, SHMB_FORMAT_TABLE},
@@ -88,7 +79,6 @@ static void test_parse_format(void **state)
 
 static void test_row_names(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     char name[128];
     shmb_row_t row = make_row("posix", "total", 4, 10, 0);
@@ -108,7 +98,6 @@ static void test_row_names(void **state)
 
 static void test_push_samples_and_find(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0};
     shmb_row_t row = make_row("arena", "alloc", 8, 1, 0);
     double samples[] = {4, 2};
@@ -126,7 +115,6 @@ static void test_push_samples_and_find(void **state)
 
 static void test_aggregates(void **state)
 {
-    (void)state;
     shmb_rows_t rows = {0}, aggs = {0};
     for (int rep = 0; rep < 3; rep++) {
         shmb_row_t a = make_row("posix", "total", 4, 10.0 * (rep + 1), rep);
@@ -164,7 +152,6 @@ static void test_aggregates(void **state)
 
 static void test_table(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     shmb_rows_t rows = {0};
     shmb_row_t a = make_row("posix", "shm_open", 4, 4491.4, 0);
@@ -216,7 +203,6 @@ static void test_table(void **state)
 
 static void test_csv(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     shmb_rows_t rows = {0};
     shmb_row_t a = make_row("posix", "total", 4, 100, 0);
@@ -234,7 +220,6 @@ static void test_csv(void **state)
 
 static void test_json(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(2);
     shmb_rows_t rows = {0};
     for (int rep = 0; rep < 2; rep++) {
@@ -268,7 +253,6 @@ static void test_json(void **state)
  * and is left out of JSON. */
 static void test_system_and_dash_rows(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     r.variant_label = NULL;
     r.system = "flowipc_jemalloc";
@@ -313,7 +297,6 @@ static void test_system_and_dash_rows(void **state)
  * two runs match, and each figure starts at the same place. */
 static void test_fixed_widths(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     char *tables[2];
     const double means[2] = {2.5, 12345678};
@@ -350,7 +333,6 @@ static void test_fixed_widths(void **state)
  * give the note back. A word longer than a line stays whole. */
 static void test_long_notes_wrap(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     char note[400], word[160];
     size_t len = 0;
@@ -423,14 +405,10 @@ static void assert_rows_under_header(const char *table)
     free(head);
 }
 
-/* The columns never depend on the flags: one repetition or three (with
- * aggregates), one thread or two, rows with a speedup, a step and a note or
- * rows with none (--allocator=posix), a --system run (no variant): the same
- * columns in the header (a key column as wide as its cells), every figure
- * under its column, so two runs pair line by line. */
+/* The columns never depend on the flags (repetitions, threads, speedup, step, note, --system): the
+ * same header and every figure under its column, so two runs pair line by line. */
 static void test_columns_do_not_depend_on_flags(void **state)
 {
-    (void)state;
     enum { PLAIN, REPEATED, THREADS, SYSTEM, RUNS };
     char *tables[RUNS];
     for (int t = 0; t < RUNS; t++) {
@@ -465,13 +443,10 @@ static void test_columns_do_not_depend_on_flags(void **state)
     free(plain);
 }
 
-/* A note that would take its row past 120 characters shows "v" there and
- * follows the table, "# note NAME: NOTE" in the rows' order (" rep K" with
- * repetitions); a short one stays on its row. A figure wider than its column
- * is shortened: a decimal less, then a power of ten. */
+/* A note past 120 characters shows "v" and follows the table ("# note NAME: NOTE", " rep K"); a
+ * figure wider than its column loses a decimal, then a power of ten. */
 static void test_notes_after_table(void **state)
 {
-    (void)state;
     for (int reps = 1; reps <= 2; reps++) {
         shmb_report_t r = make_report(reps);
         shmb_rows_t rows = {0};
@@ -515,7 +490,6 @@ static void test_notes_after_table(void **state)
 
 static void test_row_make(void **state)
 {
-    (void)state;
     shmb_row_t row = shmb_row_make("bipc", "size_kb", 64, 2);
     assert_string_equal(row.variant, "bipc");
     assert_string_equal(row.step, "");
@@ -526,7 +500,6 @@ static void test_row_make(void **state)
 
 static void test_write_error_is_reported(void **state)
 {
-    (void)state;
     shmb_report_t r = make_report(1);
     shmb_rows_t rows = {0};
     shmb_row_t a = make_row("posix", "total", 4, 100, 0);

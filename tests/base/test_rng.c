@@ -1,8 +1,3 @@
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -10,7 +5,6 @@
 
 static void test_same_seed_same_sequence(void **state)
 {
-    (void)state;
     shmb_rng_t a, b, c;
     shmb_rng_seed(&a, 42);
     shmb_rng_seed(&b, 42);
@@ -26,7 +20,6 @@ static void test_same_seed_same_sequence(void **state)
 
 static void test_below_stays_below(void **state)
 {
-    (void)state;
     shmb_rng_t r;
     shmb_rng_seed(&r, 1);
     int seen[7] = {0};
@@ -43,7 +36,6 @@ static void test_below_stays_below(void **state)
 
 static void test_shuffle_is_permutation(void **state)
 {
-    (void)state;
     enum { N = 1000 };
     uint64_t v[N];
     int seen[N];

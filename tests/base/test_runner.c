@@ -1,9 +1,4 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "helpers.h"
 
@@ -41,88 +36,51 @@ static int probe_fn(void *ctx, uint64_t count)
     return 0;
 }
 
-static void test_batches_split_ops_evenly(void **state)
-{
-    (void)state;
-    probe_t p = {0};
-    shmb_samples_t s = {0};
-    uint64_t done = 0;
-    const shmb_runner_plan_t plan = {.ops = 7, .batches = 3, .budget_ns = UINT64_MAX};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, &done), 0);
-    assert_int_equal(p.calls, 3);
-    assert_int_equal(p.counts[0], 3);
-    assert_int_equal(p.counts[1], 2);
-    assert_int_equal(p.counts[2], 2);
-    assert_int_equal(s.n, 3);
-    assert_int_equal(done, 7);
-    shmb_stats_release(&s);
-}
+#define ANY SIZE_MAX /* a figure a row does not check */
 
-static void test_more_batches_than_ops_runs_one_op_each(void **state)
+/* Plans that differ only in values: what ran (calls, each call's count while nonzero in counts,
+ * samples, ops done: NULL asked when done is ANY) and what the run returned. */
+static void test_plans(void **state)
 {
-    (void)state;
-    probe_t p = {0};
-    shmb_samples_t s = {0};
-    uint64_t done = 0;
-    const shmb_runner_plan_t plan = {.ops = 2, .batches = 5, .budget_ns = UINT64_MAX};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, &done), 0);
-    assert_int_equal(p.calls, 2);
-    assert_int_equal(p.counts[0], 1);
-    assert_int_equal(p.counts[1], 1);
-    assert_int_equal(done, 2);
-    shmb_stats_release(&s);
-}
-
-static void test_budget_stops_after_min_batches(void **state)
-{
-    (void)state;
-    probe_t p = {0};
-    shmb_samples_t s = {0};
-    /* A zero budget is spent by the first batch: only min_batches run. */
-    const shmb_runner_plan_t plan = {.ops = 4, .budget_ns = 0, .min_batches = 5};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, NULL), 0);
-    assert_int_equal(p.calls, 5);
-    assert_int_equal(s.n, 5);
-    for (size_t i = 0; i < 5; i++)
-        assert_int_equal(p.counts[i], 4);
-    shmb_stats_release(&s);
-}
-
-static void test_first_batch_runs_whatever_the_budget(void **state)
-{
-    (void)state;
-    probe_t p = {0};
-    shmb_samples_t s = {0};
-    const shmb_runner_plan_t plan = {.ops = 3, .batches = 10, .budget_ns = 0};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, NULL), 0);
-    assert_int_equal(p.calls, 1);
-    shmb_stats_release(&s);
-}
-
-static void test_stop_flag_ends_the_run(void **state)
-{
-    (void)state;
-    atomic_int stop = 0;
-    probe_t p = {.stop = &stop, .stop_after = 3};
-    shmb_samples_t s = {0};
-    const shmb_runner_plan_t plan = {.ops = 1, .budget_ns = UINT64_MAX, .stop = &stop};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, NULL), 0);
-    assert_int_equal(p.calls, 3);
-    shmb_stats_release(&s);
-}
-
-static void test_failure_stops_and_is_returned(void **state)
-{
-    (void)state;
-    probe_t p = {.fail_at = 2};
-    shmb_samples_t s = {0};
-    uint64_t done = 0;
-    const shmb_runner_plan_t plan = {.ops = 6, .batches = 3, .budget_ns = UINT64_MAX};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, &done), -EPROTO);
-    assert_int_equal(p.calls, 2);
-    assert_int_equal(s.n, 1);
-    assert_int_equal(done, 2);
-    shmb_stats_release(&s);
+    static atomic_int stop;
+    static const struct {
+        const char *what;
+        shmb_runner_plan_t plan;
+        size_t fail_at, stop_after;
+        int ret;
+        size_t calls, samples, done;
+        uint64_t counts[5];
+    } rows[] = {
+        {"7 ops in 3 batches split evenly", {.ops = 7, .batches = 3, .budget_ns = UINT64_MAX}, 0, 0, 0, 3, 3, 7,
+         {3, 2, 2}},
+        {"more batches than ops: one op each", {.ops = 2, .batches = 5, .budget_ns = UINT64_MAX}, 0, 0, 0, 2, ANY, 2,
+         {1, 1}},
+        {"a zero budget, spent by the first batch: min_batches run", {.ops = 4, .budget_ns = 0, .min_batches = 5},
+         0, 0, 0, 5, 5, ANY, {4, 4, 4, 4, 4}},
+        {"the first batch runs whatever the budget", {.ops = 3, .batches = 10, .budget_ns = 0}, 0, 0, 0, 1, ANY, ANY,
+         {0}},
+        {"the stop flag ends the run", {.ops = 1, .budget_ns = UINT64_MAX, .stop = &stop}, 0, 3, 0, 3, ANY, ANY, {0}},
+        {"a failure stops and is returned", {.ops = 6, .batches = 3, .budget_ns = UINT64_MAX}, 2, 0, -EPROTO, 2, 1, 2,
+         {0}},
+        {"no ops is refused", {.ops = 0, .batches = 1}, 0, 0, -EINVAL, 0, ANY, ANY, {0}},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        atomic_store(&stop, 0);
+        probe_t p = {.fail_at = rows[i].fail_at, .stop_after = rows[i].stop_after,
+                     .stop = rows[i].stop_after ? &stop : NULL};
+        shmb_samples_t s = {0};
+        uint64_t done = 0;
+        const int ret = shmb_runner_run(&rows[i].plan, probe_fn, &p, &s, rows[i].done == ANY ? NULL : &done);
+        int ok = ret == rows[i].ret && p.calls == rows[i].calls && (rows[i].samples == ANY || s.n == rows[i].samples) &&
+                 (rows[i].done == ANY || done == rows[i].done);
+        for (size_t k = 0; k < 5 && rows[i].counts[k]; k++)
+            ok = ok && p.counts[k] == rows[i].counts[k];
+        const size_t samples = s.n;
+        shmb_stats_release(&s);
+        if (!ok)
+            fail_msg("%s: returned %d after %zu calls, %zu samples, %llu done", rows[i].what, ret, p.calls, samples,
+                     (unsigned long long)done);
+    }
 }
 
 /* before and after run untimed around each batch, with its count, in
@@ -157,7 +115,6 @@ static int hook_after(void *ctx, uint64_t count)
 
 static void test_hooks_around_each_batch_untimed(void **state)
 {
-    (void)state;
     /* the hooks spin 10 ms per operation each, the batch nothing: timed with them a sample would be
      * 20 ms per operation at least, so under that it is the batch alone (a stall of 40 ms or more
      * in an empty batch would fail it) */
@@ -195,19 +152,8 @@ static void test_hooks_around_each_batch_untimed(void **state)
     shmb_stats_release(&s);
 }
 
-static void test_no_ops_is_refused(void **state)
-{
-    (void)state;
-    probe_t p = {0};
-    shmb_samples_t s = {0};
-    const shmb_runner_plan_t plan = {.ops = 0, .batches = 1};
-    assert_int_equal(shmb_runner_run(&plan, probe_fn, &p, &s, NULL), -EINVAL);
-    assert_int_equal(p.calls, 0);
-}
-
 static void test_samples_are_ns_per_op(void **state)
 {
-    (void)state;
     probe_t p = {.ns_per_op = 20000};
     shmb_samples_t s = {0};
     const shmb_runner_plan_t plan = {.ops = 10, .batches = 2, .budget_ns = UINT64_MAX};
@@ -218,54 +164,40 @@ static void test_samples_are_ns_per_op(void **state)
     shmb_stats_release(&s);
 }
 
-static void test_batch_doubles_until_min_ns(void **state)
+/* The batch size: doubling until a batch lasts min_ns (batches of 1, 2, 4 return at once, one of 8
+ * spins 300 ms: a busy machine would have to stall an empty batch 200 ms to stop early), or up to
+ * the cap; a failure returns 0 with its error. */
+static void test_batch_sizes(void **state)
 {
-    (void)state;
-    int err = 1;
-    /* Batches of 1, 2 and 4 return at once, one of 8 spins 300 ms: the
-     * 200 ms floor is first met at 8 (a busy machine would have to stall a
-     * batch of nothing for 200 ms to stop the doubling early). */
-    probe_t p = {.slow_from = 8, .slow_ns = 300000000};
-    assert_int_equal(shmb_runner_batch(probe_fn, &p, 200e6, 1u << 20, &err), 8);
-    assert_int_equal(err, 0);
-    assert_int_equal(p.calls, 4);
-    assert_int_equal(p.counts[3], 8);
-}
-
-static void test_batch_stops_at_cap(void **state)
-{
-    (void)state;
-    int err = 1;
-    probe_t p = {0};
-    assert_int_equal(shmb_runner_batch(probe_fn, &p, 1e12, 16, &err), 16);
-    assert_int_equal(err, 0);
-    assert_int_equal(p.calls, 5);
-}
-
-static void test_batch_failure_returns_zero(void **state)
-{
-    (void)state;
-    int err = 0;
-    probe_t p = {.fail_at = 2};
-    assert_int_equal(shmb_runner_batch(probe_fn, &p, 1e12, 1u << 20, &err), 0);
-    assert_int_equal(err, -EPROTO);
+    static const struct {
+        const char *what;
+        probe_t probe;
+        double min_ns;
+        uint64_t cap, want;
+        int err;
+        size_t calls;
+    } rows[] = {
+        {"doubles until min_ns", {.slow_from = 8, .slow_ns = 300000000}, 200e6, 1u << 20, 8, 0, 4},
+        {"stops at the cap", {.calls = 0}, 1e12, 16, 16, 0, 5},
+        {"a failure returns 0", {.fail_at = 2}, 1e12, 1u << 20, 0, -EPROTO, 2},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        probe_t p = rows[i].probe;
+        int err = 7;
+        const uint64_t got = shmb_runner_batch(probe_fn, &p, rows[i].min_ns, rows[i].cap, &err);
+        if (got != rows[i].want || err != rows[i].err || p.calls != rows[i].calls ||
+            (got && p.counts[p.calls - 1] != got))
+            fail_msg("%s: %llu after %zu calls, err %d", rows[i].what, (unsigned long long)got, p.calls, err);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batches_split_ops_evenly),
-        cmocka_unit_test(test_more_batches_than_ops_runs_one_op_each),
-        cmocka_unit_test(test_budget_stops_after_min_batches),
-        cmocka_unit_test(test_first_batch_runs_whatever_the_budget),
-        cmocka_unit_test(test_stop_flag_ends_the_run),
-        cmocka_unit_test(test_failure_stops_and_is_returned),
+        cmocka_unit_test(test_plans),
         cmocka_unit_test(test_hooks_around_each_batch_untimed),
-        cmocka_unit_test(test_no_ops_is_refused),
         cmocka_unit_test(test_samples_are_ns_per_op),
-        cmocka_unit_test(test_batch_doubles_until_min_ns),
-        cmocka_unit_test(test_batch_stops_at_cap),
-        cmocka_unit_test(test_batch_failure_returns_zero),
+        cmocka_unit_test(test_batch_sizes),
     };
     return shmb_test_run(tests, NULL, NULL);
 }

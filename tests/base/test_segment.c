@@ -1,25 +1,13 @@
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <stdlib.h>
 #include <sys/mount.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -85,16 +73,13 @@ static void force_random(const uint64_t *values, int n)
     forced_next = 0;
 }
 
-
 static int shm_writable(void **state)
 {
-    (void)state;
     return access("/dev/shm", W_OK) == 0 ? 0 : -1;
 }
 
 static void test_prefix_rules(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_segment_check_prefix("/mooncake_bench_"), 0);
     assert_int_equal(shmb_segment_check_prefix("mooncake"), -EINVAL);
     assert_int_equal(shmb_segment_check_prefix("/a/b"), -EINVAL);
@@ -109,7 +94,6 @@ static void test_prefix_rules(void **state)
 
 static void test_names_are_unique_and_shaped(void **state)
 {
-    (void)state;
     char a[SHMB_SEGMENT_NAME_MAX + 1], b[SHMB_SEGMENT_NAME_MAX + 1];
     assert_int_equal(shmb_segment_make_name(a, sizeof(a), PREFIX), 0);
     assert_int_equal(shmb_segment_make_name(b, sizeof(b), PREFIX), 0);
@@ -127,7 +111,6 @@ static void test_names_are_unique_and_shaped(void **state)
 
 static void test_create_map_destroy(void **state)
 {
-    (void)state;
     shmb_segment_t seg;
     uint64_t t_open = 0, t_trunc = 0, t_map = 0, t_destroy = 0;
     size_t before = shmb_segment_registered();
@@ -166,7 +149,6 @@ static void copy_bytes(void *dst, const void *src, size_t n)
  * one holds them all before any write. */
 static void test_first_write_copy_allocates(void **state)
 {
-    (void)state;
     const size_t size = 64 * 1024;
     unsigned char *src = malloc(size);
     assert_non_null(src);
@@ -199,7 +181,6 @@ static void test_first_write_copy_allocates(void **state)
 
 static void test_exclusive_create(void **state)
 {
-    (void)state;
     /* A name that exists already is never opened: O_EXCL. */
     shmb_segment_t seg;
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL), 0);
@@ -211,7 +192,6 @@ static void test_exclusive_create(void **state)
 
 static void test_map_failure_is_recorded(void **state)
 {
-    (void)state;
     shmb_segment_t seg;
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 0, NULL, NULL), 0);
     shmb_error_clear();
@@ -226,7 +206,6 @@ static void test_map_failure_is_recorded(void **state)
 
 static void test_release_keeps_the_name(void **state)
 {
-    (void)state;
     shmb_segment_t seg;
     size_t before = shmb_segment_registered();
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 4096, NULL, NULL), 0);
@@ -239,7 +218,6 @@ static void test_release_keeps_the_name(void **state)
 
 static void test_unlink_all(void **state)
 {
-    (void)state;
     shmb_segment_t a, b;
     assert_int_equal(shmb_segment_create(&a, PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(shmb_segment_create(&b, PREFIX, 4096, NULL, NULL), 0);
@@ -255,7 +233,6 @@ static void test_unlink_all(void **state)
  * slots are reused. */
 static void test_registry_holds_many(void **state)
 {
-    (void)state;
     enum { N = 3000 };
     assert_true(SHMB_SEGMENT_REGISTRY_SLOTS >= 100000);
     static shmb_segment_t segs[N];
@@ -305,7 +282,6 @@ static void check_signal_cleans_up(int sig)
 /* A receiver opens another process's segment by name, its size checked. */
 static void test_open_existing(void **state)
 {
-    (void)state;
     shmb_segment_t seg;
     assert_int_equal(shmb_segment_create(&seg, PREFIX, 8192, NULL, NULL), 0);
     size_t registered = shmb_segment_registered();
@@ -330,14 +306,12 @@ static void test_open_existing(void **state)
 /* Every signal whose default action ends the process cleans up. */
 static void test_fatal_signals_clean_up(void **state)
 {
-    (void)state;
     const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE,
                            SIGVTALRM, SIGPROF, SIGXCPU, SIGBUS, SIGSEGV, SIGABRT, SIGSYS,
                            SIGTRAP, SIGPWR, SIGIO, SIGSTKFLT, SIGRTMIN, SIGRTMAX};
     for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
         check_signal_cleans_up(signals[i]);
 }
-
 
 static void *create_forever(void *arg)
 {
@@ -355,7 +329,6 @@ static void *create_forever(void *arg)
  * (the handler waits for creations in flight), so nothing is left. */
 static void test_signal_while_threads_create(void **state)
 {
-    (void)state;
     for (int round = 0; round < 30; round++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -425,7 +398,6 @@ static int refused_run(void)
 
 static void test_refused_signals_are_skipped(void **state)
 {
-    (void)state;
     assert_int_equal(in_child(refused_run), 0);
 }
 
@@ -459,7 +431,6 @@ static int inherited_ignored_run(void)
 
 static void test_inherited_ignored_signals_stay_ignored(void **state)
 {
-    (void)state;
     assert_int_equal(in_child(inherited_ignored_run), 0);
 }
 
@@ -511,7 +482,6 @@ static int pid1_middle(struct pid1_area *a)
 
 static void test_sigterm_ends_pid_1(void **state)
 {
-    (void)state;
     struct pid1_area *a = mmap(NULL, sizeof(*a), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(a != MAP_FAILED);
     memset(a, 0, sizeof(*a));
@@ -563,7 +533,6 @@ static void chmod_name(const char *name, mode_t mode)
 
 static void test_unlink_inherited(void **state)
 {
-    (void)state;
     enum { KEPT, REPLACED, CHMODDED, RELEASED, AFTER_FORK, N };
     shmb_segment_t seg[N];
     for (int i = 0; i < AFTER_FORK; i++)
@@ -608,7 +577,6 @@ static void test_unlink_inherited(void **state)
  * fatal by default keeps its default. */
 static void test_signal_dispositions(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_segment_install_signal_cleanup(), 0);
     const struct {
         int sig;
@@ -641,13 +609,11 @@ static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long 
              *counter + (unsigned long long)k);
 }
 
-
 /* A squatter who created the names we will try: we retry with fresh names a
  * bounded number of times, and never unlink, open or register theirs, even
  * when a signal comes in the middle of shm_open. */
 static void test_squatters(void **state)
 {
-    (void)state;
     const uint64_t A = 0xa11ce, B = 0xb0b;
     const struct {
         const char *what;
@@ -899,7 +865,6 @@ static int fw_child(void *arg)
 
 static void test_first_write_in_full_shm(void **state)
 {
-    (void)state;
     const fw_case_t cases[] = {
         {"fits", FW_ONE, 512, 0, 256, 0},
         {"full from the start", FW_ONE, 64, 0, 1024, -ENOSPC},

@@ -1,9 +1,4 @@
-#include <errno.h>
 #include <math.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "helpers.h"
 
@@ -11,7 +6,6 @@
 
 static void test_one_sample(void **state)
 {
-    (void)state;
     double v[] = {7.0};
     shmb_stats_t s;
     assert_int_equal(shmb_stats_compute(v, 1, &s), 0);
@@ -28,7 +22,6 @@ static void test_one_sample(void **state)
 /* Odd count, given unsorted: {5, 1, 4, 2, 3}. */
 static void test_odd_count(void **state)
 {
-    (void)state;
     double v[] = {5, 1, 4, 2, 3};
     shmb_stats_t s;
     assert_int_equal(shmb_stats_compute(v, 5, &s), 0);
@@ -52,7 +45,6 @@ static void test_odd_count(void **state)
 /* Even count: the median lies between the two middle samples. */
 static void test_even_count(void **state)
 {
-    (void)state;
     double v[] = {4, 1, 3, 2};
     shmb_stats_t s;
     assert_int_equal(shmb_stats_compute(v, 4, &s), 0);
@@ -66,7 +58,6 @@ static void test_even_count(void **state)
 
 static void test_ties(void **state)
 {
-    (void)state;
     double v[] = {2, 2, 2, 9, 2, 2};
     shmb_stats_t s;
     assert_int_equal(shmb_stats_compute(v, 6, &s), 0);
@@ -80,7 +71,6 @@ static void test_ties(void **state)
 
 static void test_percentile_bounds(void **state)
 {
-    (void)state;
     const double v[] = {10, 20, 30};
     assert_float_equal(shmb_stats_percentile(v, 3, 0.0), 10.0, 1e-12);
     assert_float_equal(shmb_stats_percentile(v, 3, 100.0), 30.0, 1e-12);
@@ -89,7 +79,6 @@ static void test_percentile_bounds(void **state)
 
 static void test_empty_and_null(void **state)
 {
-    (void)state;
     double v[] = {1};
     shmb_stats_t s = {.count = 99};
     assert_int_equal(shmb_stats_compute(v, 0, &s), -EINVAL);
@@ -100,7 +89,6 @@ static void test_empty_and_null(void **state)
 
 static void test_append_grows_and_keeps_order(void **state)
 {
-    (void)state;
     shmb_samples_t set = {0};
     for (int i = 0; i < 1000; i++) /* past several doublings */
         assert_int_equal(shmb_stats_append(&set, (double)i), 0);

@@ -1,15 +1,5 @@
-#include <errno.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -36,7 +26,6 @@ static void put(const char *root, const char *path, const char *text)
 
 static void test_reads_a_fake_tree(void **state)
 {
-    (void)state;
     char root[] = "/tmp/shmb_sysinfo_XXXXXX";
     assert_non_null(mkdtemp(root));
     put(root, "/proc/cpuinfo",
@@ -92,7 +81,6 @@ static void test_reads_a_fake_tree(void **state)
 
 static void test_missing_sources_are_unknown(void **state)
 {
-    (void)state;
     shmb_sysinfo_t s;
     shmb_sysinfo_read_at("/nonexistent_shmb_root", &s);
     assert_string_equal(s.cpu_model, "unknown");
@@ -114,7 +102,6 @@ static void test_missing_sources_are_unknown(void **state)
 
 static void test_this_machine(void **state)
 {
-    (void)state;
     shmb_sysinfo_t s;
     shmb_sysinfo_read(&s);
     assert_true(s.num_cpus >= 1);
@@ -127,7 +114,6 @@ static void test_this_machine(void **state)
 
 static void test_parse_mode(void **state)
 {
-    (void)state;
     const struct { const char *line, *mode; } cases[] = {
         {"always [madvise] never", "madvise"}, {"[always] never", "always"}, {"always never", "unknown"},
         {"broken [open", "unknown"},           {NULL, "unknown"},
@@ -141,7 +127,6 @@ static void test_parse_mode(void **state)
 
 static void test_parse_tunable(void **state)
 {
-    (void)state;
     const char *text =
         "glibc.cpu.x86_rep_movsb_threshold: 0x840 (min: 0x200, max: 0xffffffffffffffff)\n"
         "glibc.cpu.x86_non_temporal_threshold: 0xf000000 (min: 0x4040, max: 0xfffffffffffffff)\n"
@@ -156,7 +141,6 @@ static void test_parse_tunable(void **state)
 
 static void test_format_bytes(void **state)
 {
-    (void)state;
     const struct { int64_t bytes; const char *text; } cases[] = {
         {12, "12 B"}, {768 * 1024, "768 KiB"}, {0x840, "2.1 KiB"}, {24LL << 30, "24 GiB"},
     };
@@ -169,7 +153,6 @@ static void test_format_bytes(void **state)
 
 static void test_pin_cpu(void **state)
 {
-    (void)state;
     int cpus[CPU_SETSIZE];
     int n = shmb_sysinfo_allowed_cpus(cpus, CPU_SETSIZE);
     assert_true(n >= 1);
@@ -198,7 +181,6 @@ static void test_pin_cpu(void **state)
  * 0 (still filled, wrapping) when there are more threads than CPUs. */
 static void test_plan_cpus(void **state)
 {
-    (void)state;
     int allowed[CPU_SETSIZE];
     int n = shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE);
     assert_true(n >= 1);
@@ -230,7 +212,6 @@ static void test_plan_cpus(void **state)
 
 static void test_format_cpu_list(void **state)
 {
-    (void)state;
     const struct {
         int cpus[8];
         int n;
@@ -253,7 +234,6 @@ static void test_format_cpu_list(void **state)
 /* limit - usage (v2 and v1), the least over the cgroup and its parents. */
 static void test_cgroup_memory(void **state)
 {
-    (void)state;
     const struct {
         const char *what;
         const char *self_cgroup;   /* /proc/self/cgroup; NULL: absent */
@@ -311,7 +291,6 @@ static void test_cgroup_memory(void **state)
  * that is not a number. */
 static void test_hugepages(void **state)
 {
-    (void)state;
     char root[] = "/tmp/shmb_sysinfo_XXXXXX";
     assert_non_null(mkdtemp(root));
     const char *pool = "/sys/kernel/mm/hugepages/hugepages-2048kB";
@@ -345,7 +324,6 @@ static void test_hugepages(void **state)
 /* This process's mappings: a new one counts, and the limit is above them. */
 static void test_map_count(void **state)
 {
-    (void)state;
     int64_t before = shmb_sysinfo_map_count();
     assert_true(before > 0);
     void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

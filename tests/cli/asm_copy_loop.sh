@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# The loop copy kernel must be what copy.h says it is, in the machine code:
-# a loop of 8-byte words (then the tail byte by byte), neither a call to
-# memcpy or memmove that the compiler put back nor a vector loop that it made
-# of the words (gcc -O3 turns it into 16-byte SSE2 moves if let).
+# The loop copy kernel in the machine code is a loop of 8-byte words, neither a memcpy/memmove call
+# nor a vector loop the compiler made of it.
 #   asm_copy_loop.sh LIBSHMBENCH.a
 set -u
 lib=$1

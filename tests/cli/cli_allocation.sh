@@ -207,10 +207,8 @@ rc=$?
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "needs .* only .* is free" "$work/s.err" && ok || fail "no space: exit $rc: $(cat "$work/s.err")"
 
-# /dev/shm filling up during a run (another process takes every page that
-# frees up): a timed first write that finds no page is one clean line and
-# exit 1, never a bare SIGBUS, and nothing is left; and a run that cannot fit
-# is refused before it starts. In a 16 MiB tmpfs of a private mount namespace.
+# /dev/shm filling up mid-run (a 16 MiB private tmpfs, another process taking every freed page): one
+# line, exit 1, no SIGBUS, nothing left; a run that cannot fit is refused before it starts.
 if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77
@@ -259,10 +257,8 @@ grep -q "^# peer_process: attach, detach and translate were measured in a second
 "$bin" "${quick[@]}" --system=mooncake --peer_process --format=csv >"$work/ps.csv" 2>/dev/null || fail "peer --system run"
 tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/attach/size_kb:16,' && tr -d '\r' <"$work/ps.csv" | grep -q '^shm_alloc/detach/size_kb:4,' \
   && ok || fail "peer --system rows: $(cut -d, -f1 "$work/ps.csv" | tr '\n' ' ')"
-# pools: the peer attaches bipc's one pool and jemalloc's pools on the first
-# handle naming each (attach: a sample per pool), then translates every
-# handle (translate: batch means, a speedup against posix attach); the arena
-# has no peer rows
+# pools: the peer attaches each pool on its first handle (a sample per pool), then translates every
+# handle (batches, a speedup against posix attach); the arena has no peer rows
 "$bin" "${quick[@]}" --max_size_kb=4 --peer_process --format=json >"$work/pp.json" 2>"$work/pp.err" \
   || fail "peer pools run: $(cat "$work/pp.err")"
 "$python" -c '

@@ -1,15 +1,7 @@
 #!/usr/bin/env bash
-# shm_allocation_bench --allocator=ready: the time-to-ready rows of each
-# backing and prefault method, their flags, the limits checked up front, and
-# a signal midway. With a third argument, the backing that needs the
-# machine's settings, made for the test and given back afterwards, even on
-# failure, under the machine's huge page lock (root and the lock; else exit
-# 77 with the reason):
-#   hugetlb  adds the huge pages it needs to the pool, runs the hugetlb rows
-#            and test_backing (passed as the second argument) on them,
-#            exhausts what is available, and checks nothing of its runs is
-#            left (their own pages, never the machine's count);
-#   thp      sets shmem_enabled to advise and checks what the kernel granted.
+# --allocator=ready: each backing's and prefault's rows, flags, limits and a signal midway. A third
+# argument (root and the machine's huge page lock, else 77): hugetlb adds the pages it needs, runs
+# its rows and test_backing (2nd argument) and exhausts the pool; thp sets shmem_enabled=advise.
 bindir=$1
 test_backing=$2
 mode=${3:-}
@@ -115,10 +107,7 @@ keep() {
   trap "echo '$value' > '$file'; rm -rf '$work'" EXIT
 }
 
-# hugetlb: under the machine's lock (cli_lib.sh), the pages needed added to
-# the pool and only those given back on exit, whatever happens; what is
-# counted is this test's own: the runs' processes and their smaps, and the
-# pages this test holds, never the machine's free count before and after.
+# hugetlb: under the machine's lock, only the pages added given back; only this test's own pages counted.
 give_back() {
   give_back_hugepages
   rm -rf "$work"
@@ -183,11 +172,8 @@ hugetlb() {
   signal_midway TERM 143
   # and Ctrl-C (SIGINT, which a shell's background job would otherwise ignore): 130, nothing left
   signal_midway INT 130
-  # pages another mapping has reserved (mapped, not yet touched) count in
-  # free_hugepages but are not free: with this test holding every page
-  # available, refused up front (exit 2, fewer than 8 free, even if another
-  # program gives a few back meanwhile), not an mmap failing midway (a count
-  # that took the held ones for free would say 16 or more, and run)
+  # reserved-but-untouched pages are not free: with every available page held, refused up front
+  # (exit 2, fewer than 8 free), not an mmap failing midway
   if hold_hugepages all "$work/held"; then
     ready --backing=hugetlb --pool_mb=16
     rc=$?

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# The seed's CI-sized counts bound the work of a run: --num_iterations=100,
-# --num_lookups=1000 and --num_transfers=100 time about that many operations
-# per row, or one '# count:' note says why a row timed more (a batch never
-# shorter than 100x the timer overhead; a paired run 6 rounds at least).
-# No timing is asserted.
+# The seed's CI-sized counts (--num_iterations=100, --num_lookups=1000, --num_transfers=100) time about
+# that many operations per row, or a '# count:' note says why more. No timing is asserted.
 #   cli_counts.sh BIN_DIR PYTHON
 bindir=$1
 source "$(dirname "$0")/cli_lib.sh"

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# The binaries against a hostile user (issue 9): every way in to gflags,
-# control characters, signals, lost output, advice under limits, and
-# scripts/clean_shm.sh. Cases that need root or a mount namespace are
-# skipped (and said) where they cannot run.
+# The binaries against a hostile user (issue 9): gflags, control characters, signals, lost output,
+# limits, clean_shm.sh; cases needing root or a mount namespace are skipped where they cannot run.
 #   cli_hardening.sh BIN_DIR [PYTHON]
 bindir=$1
 python=${2:-/usr/bin/python3}
@@ -186,10 +184,8 @@ if [ "$(id -u)" -eq 0 ] && private_tmpfs; then
     "$alloc" "/$prefix" >/dev/null 2>"$work/space.err"
   rc=$?
   [ "$rc" -eq 1 ] && [ "$(error_lines "$work/space.err")" -eq 1 ] && ok || fail "no space: exit $rc, $(cat "$work/space.err")"
-  # issue 19: /dev/shm filled by another process mid-run, under boost.interprocess's own
-  # headers (no guard there, nothing reserved): the no-space line, exit 1, nothing left.
-  # Where the filler wins the race to the next pool, that pool's reservation fails first
-  # (posix_fallocate): the same line from there, equally right
+  # issue 19: /dev/shm filled mid-run under boost.interprocess (nothing reserved there): the no-space
+  # line, exit 1, nothing left; from the next pool's posix_fallocate when the filler wins the race
   unshare -m bash -c 'mount --make-rprivate / && mount -t tmpfs -o size=300m tmpfs /dev/shm || exit 77
     "$0" --shm_prefix="$1" --num_iterations=2000 --min_size_kb=64 --max_size_kb=64 --allocator=bipc \
       --repetitions=300 >/dev/null 2>"$2" &
@@ -215,9 +211,7 @@ else
 fi
 
 # --- issue 19: inherited process state --------------------------------------
-# PID 1 of a PID namespace (a container's init) discards a re-raised default
-# action: SIGTERM must still end the run, 143, nothing left (lookup with its
-# peer waited in pause() for ever)
+# PID 1 of a PID namespace discards a re-raised default action: SIGTERM still ends the run, 143
 if [ "$(id -u)" -eq 0 ] && unshare --pid --fork true 2>/dev/null; then
   # binary | flags of a long --peer_process run
   while IFS='|' read -r bin args; do

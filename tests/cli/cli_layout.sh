@@ -1,10 +1,6 @@
 #!/usr/bin/env bash
-# The output's layout, held against a committed reference: for each binary's
-# default run, a --system run and a --peer_process run, the header lines (the
-# machine's facts as keys only), the column header, every row's key columns
-# and the shape of its values (a number is N, a '-' stays), every note, and
-# the JSON row names. Figures and counts are free to change; anything else a
-# user diffs or a script pairs on is not.
+# The output's layout (header keys, columns, row keys and value shapes, notes, JSON names) of each
+# binary's default, --system and --peer_process runs, held against a committed reference.
 #   cli_layout.sh BIN_DIR SOURCE_DIR [--update]  (--update rewrites the reference)
 bindir=$1
 srcdir=$2

@@ -6,9 +6,7 @@ passed=0
 failed=0
 skipped=0
 work=$(mktemp -d)
-# At exit the test's own segments go too (its $prefix, when it sets one): a
-# binary that ran on when a case expected a refusal (a stale build, a
-# regression) must not leave thousands in /dev/shm; the case itself failed.
+# At exit the test's own segments ($prefix) go too: a run that should have been refused leaves none.
 trap 'rm -rf "$work"; [ -z "${prefix:-}" ] || rm -f /dev/shm/"$prefix"*' EXIT
 
 fail() {
@@ -26,8 +24,7 @@ skip_case() {
   skipped=$((skipped + 1))
 }
 
-# A private mount namespace with a tmpfs mounted over /dev/shm in it can be
-# made here (unshare(1) makes its mounts private: nothing shows outside).
+# A private mount namespace with a tmpfs over /dev/shm can be made here.
 private_tmpfs() {
   unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /dev/shm' 2>/dev/null
 }
@@ -37,21 +34,18 @@ leftovers() {
   ls /dev/shm 2>/dev/null | grep -c "^$1" || true
 }
 
-# A table (file $1, or stdin) with its wrapped '#' lines joined: a line
-# starting "#   " continues the one before, after one space.
+# A table (file $1, or stdin) with its wrapped '#' lines ("#   ...") joined to the one before.
 unwrap() {
   awk 'NR > 1 && /^#   / { prev = prev " " substr($0, 5); next }
        NR > 1 { print prev } { prev = $0 } END { if (NR) print prev }' "${1:-/dev/stdin}"
 }
 
-# Lines of a stderr file other than warnings (the load-average warning comes
-# and goes with the host's load; a usage error is printed before it).
+# Lines of a stderr file other than warnings (the load-average warning comes and goes).
 error_lines() {
   grep -vc ": warning: " "$1" || true
 }
 
-# Processes of a run with --shm_prefix=/PREFIX still there (a peer is a fork:
-# its command line is the owner's).
+# Processes of a run with --shm_prefix=/PREFIX still there (a peer's command line is the owner's).
 peer_left() {
   pgrep -f -- "--shm_prefix=/$1" | grep -vx "$$" | wc -l
 }
@@ -63,16 +57,9 @@ alive() {
   [ -n "$st" ] && [ "$st" != Z ]
 }
 
-# start_peer_run SEGMENTS PREFIX BIN ARGS...: starts BIN ARGS... (a
-# --peer_process run long enough to be killed midway) in the background:
-# $owner, and $peer_pid once more than SEGMENTS segments are under PREFIX
-# (the control segment alone, on a backing without names; a buffer too, on
-# tmpfs) and the owner has forked the peer; $peer_pid is empty if it never
-# did. The segments are counted first and the child must be a fork of the
-# owner (the same program): a child asked for before the count could be the
-# shell of sysinfo's popen at start, gone by then, so that the test's kill
-# missed the peer and the run went on until ctest's timeout killed both
-# (SIGKILL, nothing unlinked: the control segment was left in /dev/shm).
+# start_peer_run SEGMENTS PREFIX BIN ARGS...: BIN ARGS... (a --peer_process run) in the background:
+# $owner, and $peer_pid (empty if never) once more than SEGMENTS segments are under PREFIX and the
+# owner has forked a child of its own program (not sysinfo's popen shell, which comes and goes).
 start_peer_run() {
   local segments=$1 prefix=$2 bin=$3 child
   shift 3
@@ -92,12 +79,8 @@ start_peer_run() {
   sleep 0.3 # measuring by then
 }
 
-# wait_run PID SECONDS: the exit status of PID, a run of ours started in the
-# background, once it ends; one still running after SECONDS (it missed its
-# cue) is ended with SIGTERM, whose cleanup unlinks its segments (its peer,
-# orphaned, unlinks them too), and then 124: a test never waits for a long
-# run until ctest's timeout SIGKILLs the run and its peer, which nothing
-# survives to clean up after.
+# wait_run PID SECONDS: the exit status of PID once it ends; still running after SECONDS, it is
+# ended with SIGTERM (its cleanup unlinks its segments) and 124: never left to ctest's SIGKILL.
 wait_run() {
   local pid=$1 deadline=$(($(date +%s) + $2))
   while alive "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.02; done
@@ -111,10 +94,8 @@ wait_run() {
   wait "$pid"
 }
 
-# check_peer_deaths PREFIX BIN ARGS...: the peer SIGKILLed, the owner exits 1
-# within 1.5 s with one line naming the peer (warnings aside) and leaves
-# nothing; the owner SIGKILLed, the peer ends within 1.5 s and unlinks the
-# owner's segments.
+# check_peer_deaths PREFIX BIN ARGS...: the peer SIGKILLed, the owner exits 1 within 1.5 s naming it,
+# nothing left; the owner SIGKILLed, the peer ends within 1.5 s and unlinks the owner's segments.
 check_peer_deaths() {
   local prefix=$1 bin=$2 name rc t0 ms
   name=$(basename "$bin")
@@ -167,10 +148,8 @@ expect_usage_error() {
   fi
 }
 
-# Data rows of a table (lines after the header, which follows the # lines).
+# Data rows of a table (after the header); a note cell "v" gets its "# note NAME: NOTE" line back.
 table_rows() {
-  # a row whose note cell is "v" gets its note back from the "# note NAME: NOTE"
-  # lines after the table (one each, in the rows' order; wrapped ones joined)
   unwrap "$1" | awk '
     /^# note [^ ]*( rep [0-9]+)?: / { notes[++n] = substr($0, index($0, ": ") + 2); next }
     /^#/ { next }
@@ -182,11 +161,8 @@ table_rows() {
             print rows[i] } }'
 }
 
-# expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: starts COMMAND with
-# SIGNAL's default action (whoever started this test may ignore SIGINT, as a
-# shell does for its background jobs, and an ignored signal stays ignored),
-# sends SIGNAL once a PREFIX segment of it exists (the run is under way; DELAY
-# seconds at most); it must die of it within 5 s and leave no PREFIX segment.
+# expect_signal_cleanup SIGNAL DELAY PREFIX COMMAND...: COMMAND (SIGNAL's default action restored) gets
+# SIGNAL once a PREFIX segment exists (DELAY s at most); it must die of it within 5 s, leaving none.
 expect_signal_cleanup() {
   local sig=$1 delay=$2 pfx=$3 deadline
   shift 3
@@ -208,23 +184,13 @@ expect_signal_cleanup() {
   [ "$(leftovers "$pfx")" -eq 0 ] && ok || fail "SIG$sig left $(leftovers "$pfx") segments"
 }
 
-# The machine's huge page pool (and shmem_enabled) is shared with every other
-# program, another checkout's suite among them: a test counts only what it
-# made itself, never machine-wide totals. What it counts:
-#   - /dev/shm names under its own prefix (leftovers);
-#   - the huge pages of its own processes while they run (hugetlb_kb, from
-#     their smaps); once they are gone nothing of theirs can hold a page:
-#     every hugetlb pool of the binaries is a memfd (no name anywhere), whose
-#     pages live only while a process of the run (peer_left) keeps its
-#     descriptor or a mapping;
-#   - the pages it added to the pool (added), which it alone gives back.
-# 2 MiB pages, sysfs: the default size's files would change meaning elsewhere.
+# The huge page pool is shared with every other program: a test counts only its own names
+# (leftovers), its processes' huge pages (hugetlb_kb) and the pages it added (added). 2 MiB pages.
 hpool=/sys/kernel/mm/hugepages/hugepages-2048kB
 nr_file=$hpool/nr_hugepages
 added=0
 
-# Free pages a new mapping can have: free less those reserved by mappings not
-# yet touched (which free_hugepages still counts).
+# Free pages a new mapping can have: free less those reserved by untouched mappings.
 hugepages_avail() {
   local f r
   f=$(cat "$hpool/free_hugepages" 2>/dev/null) || f=0
@@ -232,8 +198,7 @@ hugepages_avail() {
   echo $((f - r))
 }
 
-# hugetlb_kb PID...: KiB of hugetlb mappings of these processes, reserved at
-# mmap (shared) whether touched or not; 0 for a process that is gone.
+# hugetlb_kb PID...: KiB of hugetlb mappings of these processes (0 for one that is gone).
 hugetlb_kb() {
   local pid sum=0 kb
   for pid in "$@"; do
@@ -244,13 +209,9 @@ hugetlb_kb() {
   echo "$sum"
 }
 
-# hugepages_lock SECONDS: this test alone among shmbench suites on this
-# machine may change or exhaust the huge page pool and shmem_enabled until it
-# exits (flock on $SHMB_HUGEPAGES_LOCK; two checkouts' suites serialise);
-# false when another holds it that long. The lock is held by a small process
-# that ends once this shell has, so that no run this test starts (a peer
-# left behind) inherits it. Its children see SHMB_HUGEPAGES_LOCKED and do not
-# wait for a lock their parent holds (tests/helpers.c).
+# hugepages_lock SECONDS: this test alone among shmbench suites may change the huge page pool until
+# it exits (flock on $SHMB_HUGEPAGES_LOCK, held by a process that no run inherits); false when
+# another holds it that long. Children see SHMB_HUGEPAGES_LOCKED (tests/helpers.c).
 hugepages_lock_file=${SHMB_HUGEPAGES_LOCK:-/run/lock/shmbench-hugepages.lock}
 hugepages_lock() {
   [ -n "${SHMB_HUGEPAGES_LOCKED:-}" ] && return 0
@@ -270,12 +231,8 @@ hugepages_lock() {
   export SHMB_HUGEPAGES_LOCKED=$$
 }
 
-# reserve_hugepages N: at least N pages available to this test: when fewer
-# than N + 8 are (8 for what other programs may take meanwhile) and the pool
-# can be resized (root), what is missing is added to its current size,
-# whatever others made it meanwhile, and counted in $added. True when N are
-# available. Call under hugepages_lock, and again before a run that needs
-# them if others may have taken some since.
+# reserve_hugepages N: true when N pages are available; below N + 8 (root) the pool grows by what is
+# missing, counted in $added. Call under hugepages_lock.
 reserve_hugepages() {
   local have cur want=$(($1 + 8))
   have=$(hugepages_avail)
@@ -287,9 +244,7 @@ reserve_hugepages() {
   [ "$(hugepages_avail)" -ge "$1" ]
 }
 
-# give_back_hugepages: the pool's current size less what this test added
-# (others may have resized it meanwhile); the kernel never shrinks it below
-# the pages in use or reserved, so what others hold stays theirs.
+# give_back_hugepages: the pool's current size less what this test added (never below what is in use).
 give_back_hugepages() {
   [ "$added" -gt 0 ] || return 0
   local cur
@@ -298,12 +253,8 @@ give_back_hugepages() {
   added=0
 }
 
-# hold_hugepages N|all FILE [greedy]: a process of this test reserves N
-# pages, or all those available (a hugetlb memfd mapped shared, untouched),
-# and holds them until killed; greedy, it also takes every page that comes
-# free meanwhile (another program's, or the run's own), so that whatever
-# others give back, fewer pages than a buffer of a run are free. $holder its
-# pid. False when it could not (FILE says "held" once it does).
+# hold_hugepages N|all FILE [greedy]: process $holder reserves N pages (or all available) until
+# killed; greedy, it takes every page that comes free too. False when it could not ("held" in FILE).
 hold_hugepages() {
   python3 -c 'import mmap, os, sys, time
 pool = "/sys/kernel/mm/hugepages/hugepages-2048kB/"
@@ -342,8 +293,7 @@ while time.time() < end:
   return 1
 }
 
-# The summary line; exit status 1 on a failure, 77 (ctest's skip) when every
-# case was skipped, else 0.
+# The summary line; exit 1 on a failure, 77 (ctest's skip) when every case was skipped, else 0.
 finish() {
   echo "$passed passed, $failed failed$([ "$skipped" -eq 0 ] || echo ", $skipped skipped")"
   [ "$failed" -eq 0 ] || return 1

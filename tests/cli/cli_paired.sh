@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# Paired runs (--systems) of shm_allocation_bench and shm_address_lookup_bench
-# as a user runs them: the rows of each system and each ratio in table and
-# JSON, the refusals of what cannot be paired, nothing left in /dev/shm (also
-# after Ctrl-C). Never a timing: only names, fields and counts.
+# Paired runs (--systems) of the allocation and lookup binaries: each system's and ratio rows in table
+# and JSON, refusals, nothing left (also after Ctrl-C). Names, fields and counts only.
 #   cli_paired.sh BIN_DIR PYTHON
 bindir=$1
 python=${2:-/usr/bin/python3}

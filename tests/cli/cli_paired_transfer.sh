@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
-# shm_transfer_bench --systems as a user runs it: a paired sweep at 4 and
-# 8 KB as a table and as JSON (one run, --json_out), its rows by name (each
-# system's, each ratio to the baseline, the control's, the copy once), the
-# ratio rows' fields, the header's lines; a paired KV-cache replay;
-# SHM-jemalloc's write path and the zero-copy rows; descriptors per submit; submitters; the refusals, one line
-# each; nothing left in /dev/shm. Figures are never
-# checked: they are the machine's.
+# shm_transfer_bench --systems: a paired sweep (table and JSON) by row name and field, a paired replay,
+# SHM-jemalloc's write path, zero-copy, descriptors per submit, submitters, refusals; nothing left.
 #   cli_paired_transfer.sh BIN_DIR PYTHON
 bindir=$1
 python=${2:-/usr/bin/python3}
@@ -94,10 +89,8 @@ assert any(n.startswith("rounds: the requests: every system replays each request
 EOF
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "paired replay left segments under /$prefix"
 
-# SHM-jemalloc: its request is its write path (a hand-off to a borrower
-# process), its to_address translate row is marked not possible upstream,
-# copy_out follows the request once; its --system run has mooncake's rows
-# (and copy_out, unmeasured in mooncake's run).
+# SHM-jemalloc: its request is its write path, translate marked not possible upstream, copy_out after
+# the request; its --system run has mooncake's rows (and an unmeasured copy_out).
 jq=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --num_transfers=20 --time_per_size_ms=20
     --num_segments=10)
 "$bin" "${jq[@]}" --systems=mooncake,flowipc_jemalloc --format=json >"$work/j.json" 2>"$work/j.err" \
@@ -146,10 +139,8 @@ expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --system=mooncake --ze
 expect_usage_error "$bin" zero_copy --shm_prefix=/$prefix --systems=mooncake,flowipc_classic --workload=synthetic \
   --zero_copy
 
-# --descriptors_per_submit=32: request_path and request submit 32 descriptors
-# in one batch, rows per descriptor named .../per_submit:32/..., paired and
-# verified (--verify_data); translate and memcpy as without it; a --system
-# run too; refused without a system, with a peer, zero_copy or a replay.
+# --descriptors_per_submit=32: request_path and request rows per descriptor (.../per_submit:32/...),
+# paired and verified; refused without a system, with a peer, zero_copy or a replay.
 "$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --descriptors_per_submit=32 --verify_data \
   --format=json >"$work/d.json" 2>"$work/d.err" || fail "--descriptors_per_submit: exit $?: $(cat "$work/d.err")"
 "$bin" "${jq[@]}" --system=flowipc_classic --descriptors_per_submit=32 --format=json >"$work/ds.json" \
@@ -180,13 +171,8 @@ expect_usage_error "$bin" descriptors_per_submit "${quick[@]}" --descriptors_per
 expect_usage_error "$bin" descriptors_per_submit "${small[@]}" --systems=mooncake,flowipc_classic --workload=synthetic \
   --descriptors_per_submit=2
 
-# --submitters=2: each system's batch run by 2 threads at once over its one
-# registrations, engine and translation, each into its own part of dst: the
-# rows .../threads:2/..., each system's and each ratio, the control's too,
-# verified (--verify_data), the copy row once at 1 thread; SHM-jemalloc (a
-# borrower process per submitter) measured with 4 CPUs allowed, else left out
-# with one line why; refused at 0, above the CPUs allowed, in the --system
-# sweep, with --threads or --zero_copy, jemalloc as the baseline, a replay.
+# --submitters=2: rows .../threads:2/... (each system's, each ratio, the control's), verified; the copy
+# row once; SHM-jemalloc only with 4 CPUs allowed, else one line why; refusals one line each.
 cpus=$(nproc)
 if [ "$cpus" -ge 2 ]; then
   "$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --submitters=2 --verify_data \

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The progress line: on stderr when it is a terminal (run under script(1),
-# which gives the binary a pty), rewritten with '\r' and cleared at the end;
-# nothing of it when stderr is a pipe or a file. No timing is asserted.
+# The progress line: on a terminal's stderr (script(1)), rewritten with '\r' and cleared at the end;
+# nothing of it on a pipe or a file. No timing is asserted.
 #   cli_progress.sh BIN_DIR PYTHON
 bindir=$1
 source "$(dirname "$0")/cli_lib.sh"

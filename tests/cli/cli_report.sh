@@ -1,14 +1,7 @@
 #!/usr/bin/env bash
-# report.sh: the verdict report's sections; every figure in report.md read back and
-# checked against the JSON it came from (an independent reading: medians, ratios,
-# savings, shares, the U-test with Holm's correction, break-evens, the run's facts);
-# a planted 2x change reads as significant and large, identical inputs as no
-# practical difference; one repetition is said to be one; a folder without the
-# workload says it was not run; bad folders get one line and exit 2. Fixtures:
-# tests/fixtures/runs/verdict (make_verdict.sh), from which the flavours are
-# planted (the per-system files of older folders and of --per-system); then one
-# short real run_all.sh --system, whose report is of its paired runs
-# (scripts_paired checks that report's figures on planted folders).
+# report.sh: every figure of report.md checked against its JSON by an independent reading; a planted
+# 2x change significant, identical inputs no difference; bad folders exit 2; fixtures from
+# tests/fixtures/runs/verdict, then one short real run_all.sh --system.
 #   cli_report.sh BIN_DIR SOURCE_DIR
 bindir=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -21,12 +14,8 @@ if ! "$py" -c 'import scipy' 2>/dev/null; then
   finish
 fi
 
-# plant DIR REPS CLASSIC_SPEC [workload]: DIR with the fixture's mooncake files in REPS
-# repetitions (each p50, p99, p999 scaled by 1 + 1% x (k - REPS/2): a spread well under
-# 2x), SHM-jemalloc an identical copy, SHM-classic the same with every row's times
-# scaled per step: CLASSIC_SPEC "request=0.5 alloc=2 ..." (step = the name's second
-# part, 'workload' for the workload rows; unnamed steps: 1); with 'workload', KV-cache
-# workload rows added to the transfer files.
+# plant DIR REPS CLASSIC_SPEC [workload]: the fixture's mooncake files in REPS repetitions (spread 1%),
+# SHM-jemalloc identical, SHM-classic scaled per step ("request=0.5 alloc=2"); workload rows too.
 plant() {
   mkdir -p "$1"
   "$py" - "$fixture" "$@" <<'EOF'

@@ -1,16 +1,7 @@
 #!/usr/bin/env bash
-# run_all.sh's options on tiny runs of the built binaries (--bin-dir: no build):
-# per-binary flags reach only their binary, common flags reach all, a bad flag
-# leaves no folder (and an unknown one runs nothing), an existing label is
-# refused without --force and replaced with it, every run is pinned (the last
-# allowed CPU, or --cpu) and its load average recorded in run.json, --system runs
-# each binary once paired (--systems, mooncake first) and the axes' points (a paired transfer
-# run each) and writes the report, whose
-# verdict sentences end it on stderr, --per-system adds the three systems' files,
-# their repetitions interleaved and merged; flags that print instead of measuring (help, version; from a --flagfile
-# too) are refused; stdout carries the folder alone. Every run is as small as the binaries allow:
-# one size, one posix allocator, a few lookups and transfers. Progress only on a
-# terminal (run under script(1)), the load warning once, nothing else on a pipe.
+# run_all.sh on tiny runs of the built binaries: flags reach their binaries, bad flags leave no folder,
+# labels and --force, pinning, load averages, --system and --per-system runs and report, progress on
+# a terminal only; stdout carries the folder alone.
 #   cli_run_all.sh BIN_DIR SOURCE_DIR
 real=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -82,10 +73,8 @@ assert all(len(r["load_before"]) == 3 and len(r["load_after"]) == 3 for r in d["
 EOF
 "$src/scripts/run_all.sh" --help | grep -q -- "--cpu=N .*pin" && ok || fail "--help does not say how to pin"
 
-# Progress on a terminal only: '[k/N] bench system', short, with the time left from the
-# second run on; the binaries' load-average warning once for the whole run_all.sh (here
-# planted: each wrapper says it, as a busy machine makes every binary say it), on a
-# terminal and on a pipe alike, and nothing else on a pipe.
+# Progress on a terminal only ('[k/N] bench system'); the load warning once per run_all.sh (planted
+# here), on a terminal and on a pipe alike; nothing else on a pipe.
 loud=$work/loud
 mkdir "$loud"
 for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
@@ -205,10 +194,8 @@ for f in allocation lookup transfer workload zero_copy; do
 done
 [ "$(ls "$results/sys" | grep -c 'mooncake\|flowipc')" -eq 0 ] && [ ! -e "$results/sys/reps" ] && ok \
   || fail "--system: per-system files without --per-system: $(ls "$results/sys" | tr '\n' ' ')"
-# thirteen runs, one per binary and question set (zero_copy the fifth), then one per point of the axes
-# (the 4 KB request at 10 to 10000 buffers, the 1 KB request, 32 to 2048 descriptors per submit),
-# and one per count of 2, 4, 8 submitters the CPUs allow, each pinned, the lookup with
-# --peer_process; and the allocators' space (--allocator=space), pinned
+# thirteen runs (zero_copy the fifth), one per point of the axes, one per count of submitters the
+# CPUs allow, each pinned, the lookup with --peer_process; and the allocators' space
 subs=(); for n in 2 4 8; do [ "$n" -le "$(nproc)" ] && subs+=("$n"); done
 runs=$((13 + ${#subs[@]}))
 grep -q -- "^shm_allocation_bench --allocator=space --pool_mb=1024 --cpu=$last " "$work/ran" && ok \

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# The original README's workflow, literally: a baseline run with
-# --system=mooncake and a Flow-IPC run of the same binary, redirected to two
-# files. The files must have the same header layout and the same row keys in
-# the same order, so that diff -u pairs every row as -/+ and compare.sh
-# prints the gain per row.
+# The original README's workflow: --system=mooncake and a Flow-IPC run into two files, with the same
+# header layout and row keys in order, so that diff -u and compare.sh pair every row.
 #   cli_system.sh BIN_DIR SOURCE_DIR
 bindir=$1
 srcdir=$2
@@ -64,11 +61,7 @@ for bench in "${!args[@]}"; do
   [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "$bench: segments left"
 done
 
-# allocation: each system answers the same questions under the same steps;
-# mooncake's register is N buffers' createSharedMemory, its objects offset's
-# and its bare blocks offset_bare's, each Flow-IPC flavour registers its
-# pool(s) for N blocks, constructs its objects and allocates its bare
-# blocks: no dash in any of them
+# allocation: each system answers the same questions under the same steps: no dash in any of them
 for system in mooncake flowipc_classic flowipc_jemalloc; do
   "$bindir/shm_allocation_bench" "${common[@]}" ${args[shm_allocation_bench]} --system=$system \
     >"$work/a_$system.txt" 2>"$work/err" || fail "allocation --system=$system: $(cat "$work/err")"

@@ -134,10 +134,8 @@ table_rows "$work/c.txt" | awk '$3 == "-" {warm[$1] = $11} $3 == "cold" {
   END {exit bad}' && ok || fail "cold speedup is not against the warm memcpy"
 [ "$(leftovers "$prefix")" -eq 0 ] && ok || fail "segments left after runs"
 
-# /dev/shm filling up during a cold run (another process takes every page
-# that frees up, after the up-front check passed): one line naming the
-# first write and the lack of space, exit 1, never a bare SIGBUS, nothing
-# left. In a 16 MiB tmpfs of a private mount namespace.
+# /dev/shm filling up during a cold run (a 16 MiB private tmpfs): one line naming the first write,
+# exit 1, no SIGBUS, nothing left.
 if private_tmpfs; then
   unshare -m bash -c '
     mount -t tmpfs -o size=16m tmpfs /dev/shm || exit 77

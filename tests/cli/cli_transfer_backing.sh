@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# shm_transfer_bench --backing: verified copies on each backing, in process
-# and with a peer that receives descriptors, nothing left in /dev/shm or in
-# the huge page pool, SIGTERM midway, a full backing, the peer killed midway.
+# shm_transfer_bench --backing: verified copies on each backing, here and in a peer, nothing left,
+# SIGTERM midway, a full backing, the peer killed midway.
 #   cli_transfer_backing.sh BIN_DIR
 bindir=$1
 source "$(dirname "$0")/cli_lib.sh"
@@ -12,10 +11,8 @@ quick=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=4 --num
 long=(--shm_prefix=/$prefix --transfer_size_kb=4 --max_transfer_size_mb=16 --num_transfers=1000000
       --time_per_size_ms=100000)
 
-# thp: shmem_enabled=advise while this runs, then as it was; hugetlb: the
-# pages needed added to the pool when fewer are available (root), and only
-# those given back. Both under the machine's lock (cli_lib.sh): without it,
-# memfd alone.
+# thp and hugetlb under the machine's lock (cli_lib.sh), only what was changed given back; without
+# the lock, memfd alone.
 thp_file=/sys/kernel/mm/transparent_hugepage/shmem_enabled
 old_thp=$(grep -o '\[[a-z_]*\]' "$thp_file" 2>/dev/null | tr -d '[]')
 locked=
@@ -130,14 +127,8 @@ rc=$?
 [ "$rc" -eq 2 ] && [ "$(error_lines "$work/err")" -eq 1 ] && grep -q "free huge pages .*nr_hugepages" "$work/err" && \
   [ ! -s "$work/out" ] && ok || fail "exhausted huge pages: exit $rc: $(cat "$work/err")"
 
-# The huge page pool exhausted midway: once src and dst of 16 MiB are in
-# (the run's own mappings), this test holds every page available, and every
-# page that comes free after, so a cold buffer cannot be had: a MAP_SHARED
-# hugetlb mapping reserves its pages at mmap, so the run ends there with one
-# line and exit 1, nothing left (never a SIGBUS in a copy). For that second
-# the machine's pool is this case's: another program that gives back a
-# cold buffer's worth of pages at once lets the run go on; one that wants a
-# page meanwhile has none (the lock keeps other shmbench suites off).
+# The huge page pool exhausted midway (this test holding every page that comes free once src and
+# dst are in): a cold buffer's mmap fails, one line, exit 1, nothing left, never a SIGBUS.
 if [[ " ${backings[*]} " == *" hugetlb "* ]] && reserve_hugepages 24; then
   "$bin" --shm_prefix=/$prefix --backing=hugetlb --cold --transfer_size_kb=4 --max_transfer_size_mb=16 \
     --num_transfers=50 --time_per_size_ms=50 >"$work/out" 2>"$work/err" &

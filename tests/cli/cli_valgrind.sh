@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# One short run of each binary under valgrind's memcheck (issue 19): no
-# invalid access, no use of uninitialised memory, no definite leak, in the
-# owner and in its peer process (a fork runs under valgrind too, and a peer
-# that fails makes its owner fail). Skipped (77) without valgrind.
+# One short run of each binary (and its peer) under memcheck: no invalid access, no uninitialised
+# use, no definite leak. Skipped (77) without valgrind.
 #   cli_valgrind.sh BIN_DIR
 bindir=$1
 source "$(dirname "$0")/cli_lib.sh"

@@ -1,14 +1,7 @@
 #!/usr/bin/env bash
-# The output fits a terminal, and help is plain: each binary's default table,
-# and its --system=mooncake table, has every line within 120 characters ('#'
-# lines wrapped at 100, continuations start "#   "; a note that would pass
-# 120 shows "v" in its row and follows the table, "# note NAME: NOTE", one
-# line per "v" in the rows' order); so do the workload replay's (every
-# system in turn, and --system). With --systems the '#' lines fit and every
-# note that would pass 120 follows the table too; the columns before the
-# note are wider there (the system column holds NAME/vs:BASELINE), so no row
-# is longer than the column header. -h is --help; --help names no path of
-# the source tree.
+# Every table line within 120 characters ('#' lines wrapped at 100; a longer note shows "v" and
+# follows the table as "# note NAME: NOTE"), paired runs' rows no longer than their header;
+# -h is --help, which names no source path.
 bindir=$1
 srcdir=$(cd "$2" && pwd)
 source "$(dirname "$0")/cli_lib.sh"
@@ -16,10 +9,8 @@ prefix=shmb_cli_width_$$_
 max=120
 runs=0
 
-# Lines of table $1 over $max characters that its kind ($2: all or paired)
-# must keep within: all, every line; paired, the '#' lines, and rows longer
-# than the column header (a note left on its row). Either way as many
-# "# note" lines as rows whose note is "v".
+# Lines of table $1 over $max that its kind ($2: all or paired) must keep within, and as many
+# "# note" lines as "v" notes.
 too_wide() {
   awk -v max="$max" -v kind="$2" '
     /^# note / { notes++ }

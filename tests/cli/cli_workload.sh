@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
-# shm_transfer_bench --workload as a user runs it: the shipped sample trace
-# and a synthetic stream through each system (rows, counts, verification),
-# the engines' layouts (vllm, sglang) through each system and paired,
-# the sample trace made again by the command that made it, a malformed
-# trace (exit 2 with the file and line), bad flags, src and dst on memfd
-# and hugetlb, a /dev/shm too small, clean-up. Small requests (DeepSeek-V3 in 16-token blocks, 4 MB at most),
-# so that it runs in seconds.
+# shm_transfer_bench --workload: the sample trace and a synthetic stream through each system, the
+# engines' layouts, the sample made again, bad traces and flags, memfd and hugetlb, clean-up.
 #   cli_workload.sh BIN_DIR SOURCE_DIR
 bindir=$1
 srcdir=$2
@@ -68,12 +63,8 @@ done
 [ "$(rows_of "$work/all.json" | awk '{print $1}' | grep -c '^shm_transfer/workload/[a-z_]*/\(mooncake\|flowipc_classic\|flowipc_jemalloc\)/model:deepseek_v3$')" -eq 12 ] \
   && ok || fail "all systems: $(rows_of "$work/all.json")"
 
-# The engines' layouts (Llama-3-8B, 2 TP ranks: 4 of 8 KV heads, 16 KiB per
-# 16-token descriptor): each through each system, its four rows, verified
-# (a failed check exits 1), the header's fan-out and descriptor sizes; then
-# paired (--systems): each system's rows and its ratio to the baseline, the
-# header saying how descriptors were submitted (sglang: a request's in one
-# submit; vllm: each alone).
+# The engines' layouts (Llama-3-8B, 2 TP ranks, 16 KiB descriptors) through each system and paired,
+# verified, the header's fan-out and how descriptors were submitted.
 engine=(--shm_prefix=/$prefix --model=llama3_8b --tp=2 --max_request_mb=4 --workload=synthetic --format=json)
 for layout in vllm sglang; do
   lines=("fan-out: layout=$layout block_tokens=16 tp=2: a descriptor per (layer, K|V, [a-z_ ]*), one TP rank's KV heads (4 of 8)"
@@ -106,10 +97,8 @@ done
   && [ "$(table_rows "$work/sglang.open.txt" | awk '{print $2, $6}' | tr '\n' ' ')" = "request 5 latency 5 " ] \
   && ok || fail "sglang, --arrivals=trace: $(cat "$work/sglang.open.txt" "$work/sglang.open.err")"
 
-# Prefix reuse: the sample with shared hash ids (traces/sample_reuse.jsonl,
-# made again by its script) replays only its missed blocks: the header's
-# hits (3650 of 7036, 51.9%), the request row's note, a sample per request
-# moving something; without --reuse every block moves, no reuse line.
+# Prefix reuse (traces/sample_reuse.jsonl): only missed blocks replayed (3650 of 7036 hits, 51.9%);
+# without --reuse every block moves.
 /usr/bin/python3 "$srcdir/traces/make_sample_reuse.py" "$sample" "$work/reuse.jsonl" 2>/dev/null \
   && cmp -s "$work/reuse.jsonl" "$srcdir/traces/sample_reuse.jsonl" && ok \
   || fail "traces/sample_reuse.jsonl is not what traces/make_sample_reuse.py writes"
@@ -201,13 +190,8 @@ expect_usage_error "$bin" max_request_mb "${sweep[@]}" --max_request_mb=4
 expect_usage_error "$bin" write_trace "${sweep[@]}" --write_trace="$work/never.jsonl"
 [ ! -e "$work/never.jsonl" ] && ok || fail "--write_trace without --workload wrote a file"
 
-# --backing: the sample's first 50 requests through Mooncake with src and
-# dst on memfd (no name in /dev/shm), and on hugetlb when huge pages can be
-# had (root, under the machine's lock: the pages needed added to the pool,
-# only those given back on any exit); every descriptor verified (a failed
-# check exits 1), the header names the backing and what the kernel granted
-# (the run's own smaps), nothing left behind: no name of ours, and the run
-# is over, so its memfds' pages are back (cli_lib.sh).
+# --backing: 50 requests through Mooncake on memfd (no name) and, where huge pages can be had, on
+# hugetlb; every descriptor verified, the header naming the backing, nothing left.
 restore() {
   give_back_hugepages
   rm -rf "$work"

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# The README stays a page a newcomer reads (at most 160 lines), and no link of
-# the README or of docs/*.md leads nowhere: every relative link (a Markdown
-# [text](target), images included, outside fenced code) must name a file or
-# folder that exists, relative to the file that holds it. A missing target
-# fails; web addresses and in-page anchors (#...) are not checked.
+# The README stays at most 160 lines, and every relative link of it and docs/*.md (outside fenced
+# code) names a file or folder that exists.
 #   docs_links.sh SOURCE_DIR
 set -u
 src=${1:?usage: docs_links.sh SOURCE_DIR}

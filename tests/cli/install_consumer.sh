@@ -1,7 +1,5 @@
 #!/usr/bin/env bash
-# cmake --install puts the binaries, the library, the headers and a CMake
-# package into a prefix; a small C project then finds it with
-# find_package(shmbench), links shmbench::shmbench, and runs.
+# cmake --install, then a small C project finds shmbench (find_package), links it and runs.
 #   install_consumer.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# scripts/layers.py, the source tree's layers held against the built library:
-# no circle, no call up a layer or sideways between benchmarks (exit 0); and
-# on a small archive made here with one of each planted (a circle in alloc/,
-# base calling models, lookup calling alloc), all three found, exit 1; bad
-# usage exits 2.
+# scripts/layers.py: the tree's layers hold (exit 0); a planted circle, call up and call sideways are
+# all found (exit 1); bad usage exits 2.
 #   layers.sh LIBRARY SOURCE_DIR
 lib=$1
 src=$(cd "$2" && pwd)

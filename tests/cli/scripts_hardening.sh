@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
-# The scripts on hostile input: names that would run commands in gnuplot or a
-# shell, truncated or mismatched results files, and what clean_shm.sh must
-# leave alone. No benchmark runs here (saved results under tests/fixtures).
+# The scripts on hostile input (gnuplot or shell injection, bad results files) and what
+# clean_shm.sh must leave alone; saved results only.
 #   scripts_hardening.sh BIN_DIR SOURCE_DIR
 src=$(cd "$2" && pwd)
 source "$src/tests/cli/cli_lib.sh"
 fixtures=$src/tests/fixtures/runs
 
 # --- plot.sh: no string of a results folder reaches gnuplot as a command ----
-# A folder someone sent: its name, its context (a --shm_prefix, a CPU model) and its row
-# names carry backquotes, macros and quotes; gnuplot substitutes backquotes inside double
-# quotes, which ran the command when the folder was plotted.
+# (gnuplot substitutes backquotes inside double quotes)
 export PWNED=$work/pwned
 mkdir "$work/ctx"
 /usr/bin/python3 - "$work/ctx" "$PWNED" <<'EOF'

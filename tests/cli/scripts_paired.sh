@@ -1,18 +1,6 @@
 #!/usr/bin/env bash
-# report.sh and compare.sh on folders of paired runs (--systems), planted by
-# tests/fixtures/make_paired.py: report.md opens with the verdict sentences, each
-# figure one of the tables', a block counted as alloc + free; a drift between two identical systems that their
-# per-system files read as 30% faster reads "within the noise" paired; a real 10%
-# difference is found with its interval; Holm's correction per section turns a row
-# that passes alone into "within the noise"; a whole-request saving far beyond the
-# translation's plus the control's noise is "unexplained by the design" and
-# the design is credited with the translation's; a control off by more than 5% makes
-# its section say it is too noisy and how to get a quieter run; the zero-copy section
-# and sentence, and a step not possible upstream never credited; where the answer changes
-# along the axes (rows, intervals, break-even or never); compare.sh on one
-# paired folder and on two (before, after); its gate (--fail-above: exit 0, 1 with
-# the rows first, 2 on a bad percentage) and its warning on differing flags; bad
-# paired files: one line, exit 2.
+# report.sh and compare.sh on planted paired folders (tests/fixtures/make_paired.py): verdicts, noise,
+# Holm's correction, credit, the zero-copy and axes sections, compare.sh's gate; bad files exit 2.
 #   scripts_paired.sh SOURCE_DIR
 src=$(cd "$1" && pwd)
 source "$src/tests/cli/cli_lib.sh"
@@ -157,11 +145,8 @@ grep "^SHM-classic against Mooncake: " "$work/zerocopy/report.md" \
   && grep -q "its translate row (to_address) is not possible upstream and reaches no verdict" "$work/zerocopy/report.md" \
   && ok || fail "zerocopy: SHM-jemalloc's request credited with a step not possible upstream: $(grep "4 KB request |" "$work/zerocopy/report.md")"
 
-# (g) Where the answer changes (tests/fixtures/axes/make_axes.py): per axis each point's rows,
-# each flavour and the A/A control with their intervals; the break-even sentence where the
-# lower end of the saving reaches 5% of Mooncake's request from one point on (up to one, by
-# size), and "never" where it does not; a noisy control's point undecided; axes.png in the
-# section, not again under Plots; a folder without the axes says so.
+# (g) Along the axes (tests/fixtures/axes/make_axes.py): each point's rows and intervals, the
+# break-even sentence or "never", a noisy control's point undecided, axes.png once.
 axes() { "$py" "$src/tests/fixtures/axes/make_axes.py" "$work/axes_$1" "$1" || fail "make_axes.py $1"; }
 # section DIR: report.md's "Where the answer changes", alone
 section() { awk '/^## Where the answer changes$/ {on = 1} on && /^## / && !/Where the answer/ {exit} on' "$work/$1/report.md"; }

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# compare.sh, results.py and plot.sh on saved runs of the three binaries
-# (tests/fixtures/runs, see make_results.sh there), on copies of them with
-# figures changed on purpose, and on one small live run of the built binaries
-# (so that a change of their output cannot pass unseen).
+# compare.sh, results.py and plot.sh on saved runs (tests/fixtures/runs), changed copies of them, and
+# one small live run of the built binaries.
 #   scripts_results.sh BIN_DIR SOURCE_DIR
 bindir=$1
 src=$2

@@ -1,31 +1,16 @@
-/* handoff_bench: the rows of each flavour and of one system, verified
- * counts, planted faults (the models' and a wrong tag), a borrower process
- * that dies, one hand-off, configurations refused, and the configuration
- * derived from a lookup's. */
+/* handoff_bench: each flavour's and one system's rows, planted faults, a borrower that dies,
+ * refused configurations, and the configuration derived from a lookup's. */
 #include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cmocka.h>
+#include "helpers.h"
 
 #include "models/fipc_internal.h"
-#include "helpers.h"
 #include "models/handoff_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/handoff_bench.h"
 
 static int cleanup(void **state)
 {
-    (void)state;
     shmb_fipc_fault = SHMB_FIPC_FAULT_NONE;
     shmb_handoff_bench_wrong_tag = 0;
     shmb_handoff_bench_peer_dies_at = 0;
@@ -73,13 +58,20 @@ static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char
     assert_true(row->ns.p50 > 0 && row->ns.p50 <= row->ns.p99 && row->ns.p99 <= row->ns.max);
 }
 
+/* Appends the rows of a run of c that must succeed (else the case fails naming why). */
+static void run_ok(const shmb_handoff_bench_config_t *c, shmb_rows_t *rows)
+{
+    char why[256] = "";
+    const int ret = shmb_handoff_bench_run(c, rows, why, sizeof(why));
+    if (ret != 0)
+        fail_msg("run: %d: %s", ret, why);
+}
+
 static void test_rows_one_process(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     assert_int_equal(rows.n, 3);
     assert_string_equal(rows.v[0].variant, "flowipc_classic");
     assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
@@ -100,15 +92,13 @@ static void test_rows_one_process(void **state)
 /* Against mooncake's translation row already there: its p50 / the row's. */
 static void test_speedup_vs_mooncake(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(0, 1);
     shmb_rows_t rows = {0};
     shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
     base.iterations = 1;
     double sample = 1000.0;
     assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     const shmb_row_t *row = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
     assert_non_null(row);
     assert_true(row->speedup > 0);
@@ -121,14 +111,12 @@ static void test_speedup_vs_mooncake(void **state)
  * unmeasured, so that the runs of two systems pair row by row. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_handoff_bench_config_t c = config(0, 0);
         c.run_system[s] = 1;
         c.system_rows = 1;
         shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        run_ok(&c, &rows);
         assert_int_equal(rows.n, 2);
         assert_string_equal(rows.v[0].variant, "");
         assert_string_equal(rows.v[0].step, SHMB_HANDOFF_STEP);
@@ -145,7 +133,6 @@ static void test_system_rows(void **state)
  * messages crossing, no speedup; the process reaped. */
 static void test_rows_peer(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     c.peer_process = 1;
     c.count = 200;
@@ -153,8 +140,7 @@ static void test_rows_peer(void **state)
     shmb_row_t base = shmb_row_make("mooncake", "segments", 100, 0);
     double sample = 1000.0;
     assert_int_equal(shmb_rows_push_samples(&rows, &base, &sample, 1), 0);
-    char why[256] = "";
-    assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+    run_ok(&c, &rows);
     assert_int_equal(rows.n, 4);
     const shmb_row_t *classic = find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP);
     const shmb_row_t *jemalloc = find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP);
@@ -171,14 +157,12 @@ static void test_rows_peer(void **state)
 /* count 1: exactly one hand-off timed with a peer, one batch without. */
 static void test_one_handoff(void **state)
 {
-    (void)state;
     for (int peer = 0; peer < 2; peer++) {
         shmb_handoff_bench_config_t c = config(1, 1);
         c.count = 1;
         c.peer_process = peer;
         shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_handoff_bench_run(&c, &rows, why, sizeof(why)), 0);
+        run_ok(&c, &rows);
         const uint64_t want = peer ? 1 : shmb_handoff_bench_batch(4);
         assert_int_equal(find(&rows, "flowipc_classic", SHMB_HANDOFF_STEP)->iterations, want);
         assert_int_equal(find(&rows, "flowipc_jemalloc", SHMB_HANDOFF_STEP)->iterations, want);
@@ -209,7 +193,6 @@ static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
  * process and in the borrower process. */
 static void test_faults_refused(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t c = config(1, 1);
     shmb_fipc_fault = SHMB_FIPC_FAULT_BORROW_ADDR;
     assert_refused(&c, "step-by-step hand-off check failed");
@@ -224,7 +207,6 @@ static void test_faults_refused(void **state)
  * "peer process" with how it ended; nothing left behind. */
 static void test_peer_dies(void **state)
 {
-    (void)state;
     for (int f = SHMB_SYSTEM_FLOWIPC_CLASSIC; f <= SHMB_SYSTEM_FLOWIPC_JEMALLOC; f++) {
         shmb_handoff_bench_config_t c = config(f == SHMB_SYSTEM_FLOWIPC_CLASSIC, f == SHMB_SYSTEM_FLOWIPC_JEMALLOC);
         c.peer_process = 1;
@@ -244,7 +226,6 @@ static void test_peer_dies(void **state)
 
 static void test_bad_config(void **state)
 {
-    (void)state;
     shmb_handoff_bench_config_t good = config(1, 1);
     assert_int_equal(shmb_handoff_bench_check(&good), 0);
     shmb_handoff_bench_config_t bad[8];
@@ -301,7 +282,6 @@ static shmb_handoff_bench_config_t untouched(void)
 /* The lookup's Flow-IPC systems and its fields; mooncake only with system_rows. */
 static void test_config_from_lookup(void **state)
 {
-    (void)state;
     shmb_lookup_config_t l = lookup_config(1, 0, 1);
     l.peer_process = 1;
     shmb_handoff_bench_config_t c = untouched();
@@ -338,7 +318,6 @@ static void test_config_from_lookup(void **state)
  * there is something to run; the largest object is accepted. */
 static void test_config_from_lookup_none_and_limits(void **state)
 {
-    (void)state;
     const shmb_lookup_config_t none[3] = {lookup_config(1, 1, 1), lookup_config(1, 0, 0), lookup_config(0, 0, 0)};
     for (int i = 0; i < 3; i++) {
         shmb_handoff_bench_config_t c = untouched();
@@ -362,9 +341,6 @@ static void test_config_from_lookup_none_and_limits(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_handoff_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_rows_one_process, cleanup),
         cmocka_unit_test_teardown(test_speedup_vs_mooncake, cleanup),
@@ -377,5 +353,5 @@ int main(void)
         cmocka_unit_test(test_config_from_lookup),
         cmocka_unit_test(test_config_from_lookup_none_and_limits),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_handoff_", tests, NULL, NULL);
 }

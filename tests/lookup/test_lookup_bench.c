@@ -1,19 +1,8 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
 #include <dirent.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "lookup/lookup_internal.h"
 
@@ -29,8 +18,7 @@
  * registered for the signal clean-up, no child. */
 static void assert_peer_run_left_nothing(void)
 {
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_test_assert_no_child();
 }
 
@@ -65,7 +53,6 @@ static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
 
 static void test_check(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     assert_int_equal(shmb_lookup_bench_check(&c), 0);
     c.num_segments = 0;
@@ -92,7 +79,6 @@ static void test_check(void **state)
  * config); a run in one process and in two is verified request by request. */
 static void test_mooncake_run(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     shmb_lookup_setup_t s;
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
@@ -128,7 +114,6 @@ static void test_mooncake_run(void **state)
  * from a pool of 32 batches, speedup against linear. */
 static void test_kernel_rows(void **state)
 {
-    (void)state;
     for (int sequential = 0; sequential < 2; sequential++) {
         shmb_lookup_config_t c = small();
         c.sequential = sequential;
@@ -154,7 +139,6 @@ static void test_kernel_rows(void **state)
 
 static void test_subset_without_linear_has_no_speedup(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.run[SHMB_LOOKUP_LINEAR] = 0;
     c.run[SHMB_LOOKUP_TREE] = 0;
@@ -171,7 +155,6 @@ static void test_subset_without_linear_has_no_speedup(void **state)
 
 static void test_large_batches_make_the_pool(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.num_lookups = 100000; /* two windows of 100000 >= the minimum pool */
     c.run[SHMB_LOOKUP_LINEAR] = c.run[SHMB_LOOKUP_TREE] = c.run[SHMB_LOOKUP_LOWER_BOUND] = 0;
@@ -185,7 +168,6 @@ static void test_large_batches_make_the_pool(void **state)
  * against mooncake; mooncake's real segments gone afterwards. */
 static void test_systems_beside_kernels(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         c.run_system[s] = 1;
@@ -206,8 +188,7 @@ static void test_systems_beside_kernels(void **state)
     assert_float_equal(rows.v[0].speedup, 1.0, 1e-12);
     for (int i = 2; i < 8; i++)
         assert_float_equal(rows.v[i].speedup, rows.v[0].ns.p50 / rows.v[i].ns.p50, 1e-9);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -215,7 +196,6 @@ static void test_systems_beside_kernels(void **state)
  * the speedup against the baseline's row of the same kind. */
 static void test_both_modes(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.run_system[SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1;
@@ -248,7 +228,6 @@ static void test_both_modes(void **state)
  * ascending or random; the same seed places the same way. */
 static void test_placement(void **state)
 {
-    (void)state;
     enum { N = 50 };
     shmb_lookup_segment_t seg[N], again[N];
     shmb_lookup_config_t c = small();
@@ -292,7 +271,6 @@ static void test_placement(void **state)
  * timed at least the minimum of batches, every batch checked. */
 static void test_two_threads(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     for (int p = 0; p < SHMB_SYSTEMS; p++)
         c.run_system[p] = 1;
@@ -315,8 +293,7 @@ static void test_two_threads(void **state)
         assert_non_null(base);
         assert_float_equal(r->speedup, base->ns.p50 / r->ns.p50, 1e-9);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -324,7 +301,6 @@ static void test_two_threads(void **state)
  * and why is that thread's (thread 1 starts at the planted window). */
 static void test_thread_checksum_fails_the_crew(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.threads = 2;
     shmb_lookup_setup_t s;
@@ -347,7 +323,6 @@ static void test_thread_checksum_fails_the_crew(void **state)
  * the pool (or every page, when the segments have fewer) and 4 MiB. */
 static void test_shm_bytes(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     uint64_t bytes = 1;
     assert_int_equal(shmb_lookup_bench_shm_bytes(&c, &bytes), 0);
@@ -385,7 +360,6 @@ static shmb_lookup_config_t peer_config(void)
  * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
 static void test_check_table(void **state)
 {
-    (void)state;
     static const struct {
         int peer, threads, mode, placement;
         uint64_t segment_size_mb;
@@ -416,13 +390,10 @@ static void test_check_table(void **state)
     }
 }
 
-/* Two processes: every path's rows under one process's names, in one
- * process's order, each verified in the peer (address and tag); first_use
- * per buffer, the classic pool attached once, each jemalloc pool once; the
- * peer gone and nothing left in /dev/shm. */
+/* Two processes: every path's rows as in one, verified in the peer; first_use per buffer, each pool
+ * attached once; the peer gone, nothing left. */
 static void test_peer_process_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     c.placement = SHMB_LOOKUP_PLACE_RANDOM;
@@ -466,7 +437,6 @@ static void test_peer_process_rows(void **state)
  * mooncake's attach is its first use of each buffer. A kernel is no system. */
 static void test_system_rows(void **state)
 {
-    (void)state;
     static const struct {
         int peer;
         shmb_lookup_mode_t mode;
@@ -511,7 +481,6 @@ static void test_system_rows(void **state)
 /* Kernels alone run in the peer, over segments it attaches itself. */
 static void test_peer_process_kernels(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     memset(c.run_system, 0, sizeof(c.run_system));
     shmb_rows_t rows = run_ok(&c);
@@ -554,7 +523,6 @@ static pid_t child_of(pid_t parent, pid_t not)
  * -EPIPE within a slice or so, the death recorded, nothing left. */
 static void test_peer_process_peer_killed(void **state)
 {
-    (void)state;
     _Atomic uint64_t *killed_at = mmap(NULL, sizeof(*killed_at), PROT_READ | PROT_WRITE,
                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(killed_at != MAP_FAILED);
@@ -597,7 +565,6 @@ static void test_peer_process_peer_killed(void **state)
  * the path and the request, and a teardown leaves no path set up. */
 static void test_verify_catches_a_wrong_translation(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     shmb_lookup_setup_t s;
     assert_int_equal(shmb_lookup_bench_prepare(&c, &s), 0);
@@ -635,7 +602,6 @@ static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
  * against mooncake, the control's included; balanced rounds; nothing left. */
 static void test_paired_translation_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = small();
     c.mode = SHMB_LOOKUP_MODE_BOTH;
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
@@ -665,8 +631,7 @@ static void test_paired_translation_rows(void **state)
     shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
     assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
     shmb_rows_free(&rows);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
 
     c.threads = 2; /* what cannot be paired */
     char why[256];
@@ -682,7 +647,6 @@ static void test_paired_translation_rows(void **state)
  * pool), its count in the system row's note; the peer gone, nothing left. */
 static void test_paired_attach_rows(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     pair_with(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     c.nsystems = 4;
@@ -706,14 +670,10 @@ static void test_paired_attach_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* SHM-jemalloc's first attach is its session's lend of every pool, in the
- * paired run and in the --system run alike: each is refused when the owner
- * leaves a pool unlent (a block the peer cannot borrow, or a LendPool the
- * peer never answered) or tells a tag the peer does not read through the
- * lent pool; the peer gone and nothing left either way. */
+/* SHM-jemalloc's first attach lends every pool (paired and --system): an unlent pool, an unanswered
+ * LendPool or a wrong tag each refuse the run; the peer gone, nothing left. */
 static void test_lend_planted_faults(void **state)
 {
-    (void)state;
     for (int paired = 0; paired < 2; paired++) {
         shmb_lookup_config_t c = peer_config();
         memset(c.run, 0, sizeof(c.run));
@@ -751,7 +711,6 @@ static void test_lend_planted_faults(void **state)
  * mapping: a pool whose block holds another tag fails, naming it. */
 static void test_paired_attach_checks_tags(void **state)
 {
-    (void)state;
     shmb_lookup_config_t c = peer_config();
     c.num_segments = 2;
     shmb_fipc_classic_t *pool = NULL;
@@ -792,9 +751,6 @@ static void test_paired_attach_checks_tags(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_lookup_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_mooncake_run),
@@ -818,5 +774,5 @@ int main(void)
         cmocka_unit_test(test_peer_process_kernels),
         cmocka_unit_test(test_peer_process_peer_killed),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_lookup_", tests, NULL, NULL);
 }

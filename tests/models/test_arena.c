@@ -1,11 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 
 #include "helpers.h"
 
@@ -50,7 +42,6 @@ static void test_init_rejects_bad_regions(void **state)
 
 static void test_block_bytes(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_arena_block_bytes(0), 0);
     assert_int_equal(shmb_arena_block_bytes(1), 4096);
     assert_int_equal(shmb_arena_block_bytes(4096), 4096);

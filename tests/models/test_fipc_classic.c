@@ -1,20 +1,8 @@
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -56,7 +44,6 @@ static void check_blocks(const shmb_fipc_classic_t *pool, block_t *blocks, size_
 
 static void test_blocks_inside_and_disjoint(void **state)
 {
-    (void)state;
     enum { N = 2000 };
     static block_t blocks[N];
     shmb_fipc_classic_t *pool = NULL;
@@ -131,7 +118,6 @@ static void *classic_thread(void *arg)
 
 static void test_two_threads(void **state)
 {
-    (void)state;
     static block_t blocks[2 * PER_THREAD];
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 64u << 20, &pool), 0);
@@ -156,7 +142,6 @@ static void test_two_threads(void **state)
 
 static void test_blocks_are_reused(void **state)
 {
-    (void)state;
     enum { N = 256, ROUNDS = 300 };
     static block_t blocks[N];
     size_t sizes[N], working_set = 0;
@@ -202,7 +187,6 @@ static void test_blocks_are_reused(void **state)
 
 static void test_full_pool(void **state)
 {
-    (void)state;
     enum { MAX = 1024 };
     static void *blocks[MAX];
     shmb_fipc_classic_t *pool = NULL;
@@ -231,7 +215,6 @@ static void test_full_pool(void **state)
 
 static void test_invalid(void **state)
 {
-    (void)state;
     size_t before = shmb_segment_registered();
     shmb_fipc_classic_t *sentinel = (shmb_fipc_classic_t *)&before, *pool = sentinel;
     assert_int_equal(shmb_fipc_classic_create(prefix, 64, &pool), -EINVAL); /* too small */
@@ -259,7 +242,6 @@ static void test_invalid(void **state)
 
 static void test_destroy_unlinks(void **state)
 {
-    (void)state;
     size_t before = shmb_segment_registered();
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 8u << 20, &pool), 0);
@@ -282,7 +264,6 @@ static void test_destroy_unlinks(void **state)
  * bytes at its base + handle, read-write both ways; its size from fstat. */
 static void test_borrower_attach(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 8u << 20, &pool), 0);
     char name[300];
@@ -317,7 +298,6 @@ static void test_borrower_attach(void **state)
 
 static void test_destroy_keeps(void **state)
 {
-    (void)state;
     size_t before = shmb_segment_registered();
     shmb_fipc_classic_t *pool = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, 1u << 20, &pool), 0);
@@ -354,7 +334,6 @@ static unsigned char local[0x10000];
 
 static void test_to_address_edges(void **state)
 {
-    (void)state;
     const size_t size = sizeof(local);
     /* blocks back to back in the pool, as the lookup bench lays them out */
     static const struct { uint64_t offset, len; } cases[] = {
@@ -391,7 +370,6 @@ static void test_to_address_edges(void **state)
 
 static void test_translate_batch_against_reference(void **state)
 {
-    (void)state;
     enum { N = 20000 };
     static shmb_lookup_request_t req[N];
     const size_t size = sizeof(local);
@@ -416,7 +394,6 @@ static void test_translate_batch_against_reference(void **state)
  * request 1 is translated at its offset + d: the chain is dependent. */
 static void test_translate_chain_is_dependent(void **state)
 {
-    (void)state;
     const size_t size = sizeof(local);
     const shmb_lookup_request_t r[3] = {
         {.pool_offset = 100, .len = 8}, {.pool_offset = 0x4000, .len = 16}, {.pool_offset = 0x5000, .len = 1}};
@@ -431,10 +408,8 @@ static void test_translate_chain_is_dependent(void **state)
     assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 2) == t[0]);
 }
 
-/* /dev/shm full when a pool is made (a 1 MiB tmpfs over it, filled, in a
- * private mount namespace; in a child): the pages the manager writes are
- * reserved first, so create is -ENOSPC, never a SIGBUS inside boost, and
- * nothing is left. */
+/* A full /dev/shm at create: the manager's pages are reserved first, so -ENOSPC, never a SIGBUS
+ * inside boost, nothing left. */
 static int full_shm_run(void *arg)
 {
     (void)arg;
@@ -450,13 +425,10 @@ static int full_shm_run(void *arg)
     return shmb_test_count_ours(NULL, 0) == 0 ? 0 : 12;
 }
 
-/* boost's lock of the pool's mutex throwing (the mutex broken through the
- * test hook, as a broken mutex would be) reaches no caller as an exception:
- * alloc, free and construct return -EIO, a last release records it and
- * frees nothing; once the mutex is mended the same block frees. */
+/* A throwing lock (the mutex broken by the test hook) reaches no caller as an exception: -EIO, a last
+ * release records it and frees nothing; once mended the same block frees. */
 static void test_boost_throw_is_errno(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *arena;
     shmb_fipc_classic_object_t obj = {0}, other = {0};
@@ -491,7 +463,6 @@ static void test_boost_throw_is_errno(void **state)
 
 static void test_full_shm(void **state)
 {
-    (void)state;
     shmb_test_in_tmpfs(1024, full_shm_run, NULL, "a full /dev/shm at create");
 }
 

@@ -1,17 +1,5 @@
 /* SHM-classic's object hand-off: lend, borrow and the last owner's free, in
  * one process and across a fork, its planted faults and bad input. */
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -27,7 +15,6 @@ static const char *prefix; /* "/shmb_test_bipc_<pid>_" (helpers.h) */
 
 static void test_handoff_verify(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
     assert_int_equal(shmb_fipc_classic_handoff_verify(pool, 4096), 0);
@@ -44,7 +31,6 @@ static void test_handoff_verify(void **state)
  * next clean run passes again (the pool is whole). */
 static void test_handoff_faults(void **state)
 {
-    (void)state;
     static const struct {
         int fault, err;
     } cases[] = {
@@ -70,7 +56,6 @@ static void test_handoff_faults(void **state)
  * and borrowed twice, the count follows. */
 static void test_handoff_orders(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender, *borrower;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -105,7 +90,6 @@ static void test_handoff_orders(void **state)
 
 static void test_handoff_bad_input(void **state)
 {
-    (void)state;
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender, *out = NULL;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -168,8 +152,9 @@ static int borrower_child(shmb_channel_t *ch, const char *name, int die_midway)
     return 0;
 }
 
-static void handoff_across_fork(int die_midway)
+static void test_handoff_across_fork(void **state)
 {
+    const int die_midway = shmb_test_arg(state);
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *lender;
     assert_int_equal(shmb_fipc_classic_create(prefix, HANDOFF_POOL, &pool), 0);
@@ -207,38 +192,24 @@ static void handoff_across_fork(int die_midway)
         assert_ptr_equal(again.addr, count_at);
         shmb_fipc_classic_release(&again);
     }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&here);
     shmb_fipc_classic_arena_destroy(lender);
     assert_int_equal(shmb_fipc_classic_destroy(pool, 1), 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-static void test_handoff_across_fork(void **state)
-{
-    (void)state;
-    handoff_across_fork(0);
-}
-
-static void test_handoff_borrower_dies(void **state)
-{
-    (void)state;
-    handoff_across_fork(1);
-}
-
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_bipc_");
+    static const int survives = 0, dies = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handoff_verify),
         cmocka_unit_test(test_handoff_faults),
         cmocka_unit_test(test_handoff_orders),
         cmocka_unit_test(test_handoff_bad_input),
-        cmocka_unit_test(test_handoff_across_fork),
-        cmocka_unit_test(test_handoff_borrower_dies),
+        shmb_test_case_with("test_handoff_across_fork", test_handoff_across_fork, &survives, NULL),
+        shmb_test_case_with("test_handoff_borrower_dies", test_handoff_across_fork, &dies, NULL),
     };
     if (access("/dev/shm", W_OK) != 0) {
         fprintf(stderr, "/dev/shm is not writable: skipping the pool tests\n");

@@ -1,17 +1,5 @@
 /* SHM-jemalloc's object hand-off: lend, borrow, return, in one process and
  * across a fork, its planted faults and its malformed messages. */
-#include <errno.h>
-#include <fcntl.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -25,7 +13,6 @@ static const char *prefix; /* "/shmb_test_jem_<pid>_" (helpers.h) */
 
 static void test_handoff_verify(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
     assert_int_equal(shmb_fipc_handoff_verify(j, 4096), 0);
@@ -41,7 +28,6 @@ static void test_handoff_verify(void **state)
  * next clean run passes again. */
 static void test_handoff_faults(void **state)
 {
-    (void)state;
     static const struct {
         int fault, err;
     } cases[] = {
@@ -87,7 +73,6 @@ static void lend_pools_in_process(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t *l
  * both returns, and frees it once. Then a disconnected session. */
 static void test_handoff_lent_twice(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     shmb_fipc_borrower_t *b;
@@ -151,7 +136,6 @@ static void test_handoff_lent_twice(void **state)
 
 static void test_handoff_bad_messages(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     shmb_fipc_borrower_t *b;
@@ -241,8 +225,9 @@ static int borrower_child(shmb_channel_t *ch, int die_midway)
 /* The lender's side of one hand-off to a forked borrower: pools lent by
  * round trips, the object lent and dropped here; then the return, or
  * -EPIPE when the child died. */
-static void handoff_across_fork(int die_midway)
+static void test_handoff_across_fork(void **state)
 {
+    const int die_midway = shmb_test_arg(state);
     shmb_fipc_jemalloc_t *j;
     shmb_fipc_lender_t *l;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
@@ -281,38 +266,24 @@ static void handoff_across_fork(int die_midway)
         assert_int_equal(shmb_fipc_lender_frees(l), 1);
         assert_int_equal(shmb_fipc_lender_lent(l), 0);
     }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    shmb_test_reap_ok(pid);
     shmb_channel_close(&here);
     shmb_fipc_lender_destroy(l); /* a dead borrower's object goes with the session */
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-static void test_handoff_across_fork(void **state)
-{
-    (void)state;
-    handoff_across_fork(0);
-}
-
-static void test_handoff_borrower_dies(void **state)
-{
-    (void)state;
-    handoff_across_fork(1);
-}
-
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
+    static const int survives = 0, dies = 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_handoff_verify, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_faults, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_lent_twice, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_handoff_bad_messages, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_across_fork, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_handoff_borrower_dies, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_handoff_across_fork", test_handoff_across_fork, &survives, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_handoff_borrower_dies", test_handoff_across_fork, &dies, shmb_test_remove_leftovers),
     };
     if (!shmb_test_shm_writable())
         return 77;

@@ -1,19 +1,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -48,7 +37,6 @@ static int glibc_or_sanitizer(const char *object)
 
 static void test_malloc_stays_glibcs(void **state)
 {
-    (void)state;
     const char *malloc_from = object_of("malloc");
     const char *free_from = object_of("free");
     const char *mallocx_from = object_of("mallocx");
@@ -95,8 +83,9 @@ static void check_inside_a_pool(shmb_fipc_jemalloc_t *j, const block_t *b)
     assert_true(last_off == off + b->size - 1);
 }
 
-static void blocks_are_disjoint_pooled_and_writable(int tcache)
+static void test_blocks(void **state)
 {
+    const int tcache = shmb_test_arg(state);
     enum { N = 2000 };
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
@@ -133,20 +122,9 @@ static void blocks_are_disjoint_pooled_and_writable(int tcache)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
-static void test_blocks_no_tcache(void **state)
+static void test_reuse(void **state)
 {
-    (void)state;
-    blocks_are_disjoint_pooled_and_writable(0);
-}
-
-static void test_blocks_tcache(void **state)
-{
-    (void)state;
-    blocks_are_disjoint_pooled_and_writable(1);
-}
-
-static void blocks_are_reused(int tcache)
-{
+    const int tcache = shmb_test_arg(state);
     enum { N = 64, ROUNDS = 50 };
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
@@ -180,18 +158,6 @@ static void blocks_are_reused(int tcache)
         assert_true(bytes == first_bytes);
     }
     assert_int_equal(shmb_fipc_jemalloc_destroy(j, 1, NULL), 0);
-}
-
-static void test_reuse_no_tcache(void **state)
-{
-    (void)state;
-    blocks_are_reused(0);
-}
-
-static void test_reuse_tcache(void **state)
-{
-    (void)state;
-    blocks_are_reused(1);
 }
 
 /* ---- several threads ---- */
@@ -238,8 +204,9 @@ static void *run_thread(void *arg)
  * cache would hand it over, LIFO), without, a freed block goes back to the
  * arena for anyone; blocks allocated at once by both are disjoint and in
  * the pools. */
-static void two_threads(int tcache)
+static void test_two_threads(void **state)
 {
+    const int tcache = shmb_test_arg(state);
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, tcache, &j), 0);
@@ -282,21 +249,8 @@ static void two_threads(int tcache)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
-static void test_two_threads_no_tcache(void **state)
-{
-    (void)state;
-    two_threads(0);
-}
-
-static void test_two_threads_tcache(void **state)
-{
-    (void)state;
-    two_threads(1);
-}
-
 static void test_destroy_keeps_pools(void **state)
 {
-    (void)state;
     size_t before = shmb_segment_registered();
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
@@ -336,7 +290,6 @@ static void perms_of(const void *addr, char *perms)
  * own and finds the lender's bytes at (pool id, offset). */
 static void test_pool_list_and_borrower_attach(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j;
     assert_int_equal(shmb_fipc_jemalloc_create(prefix, 0, &j), 0);
     static const size_t sizes[] = {1 << 20, 3 << 20, 64 << 10};
@@ -404,7 +357,6 @@ static void test_pool_list_and_borrower_attach(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     shmb_fipc_jemalloc_t *j = (shmb_fipc_jemalloc_t *)&j;
     assert_int_equal(shmb_fipc_jemalloc_create("no_slash", 0, &j), -EINVAL);
     assert_ptr_equal(j, (shmb_fipc_jemalloc_t *)&j);
@@ -435,13 +387,8 @@ static int fill_shm(void)
     return fd;
 }
 
-/* /dev/shm full: a 4 MiB tmpfs over it in a private mount namespace (in a
- * child), filled before the create (full_at_create) or right after it.
- * jemalloc's metadata pool is reserved, so a create that finds no room is
- * -ENOSPC, never a SIGBUS inside jemalloc (which writes its arena there);
- * blocks (unreserved, written by nobody but their user) may outgrow
- * /dev/shm until their first write, which the guard turns into -ENOSPC.
- * Nothing is left. */
+/* A full 4 MiB /dev/shm, before the create (-ENOSPC: the metadata pool is reserved, never a SIGBUS
+ * in jemalloc) or after it (each block's guarded first write -ENOSPC); nothing left. */
 static int full_shm_run(void *arg)
 {
     const int full_at_create = *(const int *)arg;
@@ -471,7 +418,6 @@ static int full_shm_run(void *arg)
 
 static void test_full_shm(void **state)
 {
-    (void)state;
     for (int full_at_create = 1; full_at_create >= 0; full_at_create--)
         shmb_test_in_tmpfs(4096, full_shm_run, &full_at_create,
                            full_at_create ? "/dev/shm full at the create" : "/dev/shm full after the create");
@@ -482,7 +428,6 @@ static void test_full_shm(void **state)
  * (0 bytes) leaves no arena and nothing in /dev/shm. */
 static void test_create_filled(void **state)
 {
-    (void)state;
     size_t pools[2];
     const uint64_t n[2] = {1, 64};
     for (int i = 0; i < 2; i++) {
@@ -504,16 +449,17 @@ static void test_create_filled(void **state)
 int main(void)
 {
     prefix = shmb_test_prefix_init("/shmb_test_jem_");
+    static const int off = 0, on = 1;
     const struct CMUnitTest everywhere[] = {
         cmocka_unit_test(test_malloc_stays_glibcs),
     };
     const struct CMUnitTest with_shm[] = {
-        cmocka_unit_test_teardown(test_blocks_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_blocks_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_reuse_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_no_tcache, shmb_test_remove_leftovers),
-        cmocka_unit_test_teardown(test_two_threads_tcache, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_blocks_no_tcache", test_blocks, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_blocks_tcache", test_blocks, &on, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_reuse_no_tcache", test_reuse, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_reuse_tcache", test_reuse, &on, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_two_threads_no_tcache", test_two_threads, &off, shmb_test_remove_leftovers),
+        shmb_test_case_with("test_two_threads_tcache", test_two_threads, &on, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_destroy_keeps_pools, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_bad_arguments, shmb_test_remove_leftovers),
         cmocka_unit_test_teardown(test_create_filled, shmb_test_remove_leftovers),

@@ -1,10 +1,3 @@
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -116,7 +109,6 @@ static void test_arithmetic_edges(void **state)
 
 static void test_one_segment(void **state)
 {
-    (void)state;
     shmb_lookup_segment_t seg = {0x1000, 0x1000, local};
     shmb_lookup_table_t t;
     assert_int_equal(shmb_lookup_init(&t, &seg, 1), 0);
@@ -129,7 +121,6 @@ static void test_one_segment(void **state)
 
 static void test_random_against_reference(void **state)
 {
-    (void)state;
     enum { N = 1000, REQUESTS = 50000 };
     static shmb_lookup_segment_t segs[N];
     shmb_rng_t rng;
@@ -171,7 +162,6 @@ static void test_random_against_reference(void **state)
 
 static void test_bad_tables(void **state)
 {
-    (void)state;
     shmb_lookup_table_t t;
     shmb_lookup_segment_t s[2] = {{0x1000, 0x1000, local}, {0x1800, 0x1000, local}};
     assert_int_equal(shmb_lookup_init(&t, s, 0), -EINVAL);
@@ -234,7 +224,6 @@ static void test_chain_is_dependent(void **state)
  * with some expected addresses wrong, so that wrong turns propagate. */
 static void test_chain_against_reference(void **state)
 {
-    (void)state;
     enum { N = 200, REQUESTS = 20000 };
     static shmb_lookup_segment_t segs[N];
     static shmb_lookup_request_t req[REQUESTS];
@@ -278,7 +267,6 @@ static void test_chain_against_reference(void **state)
 
 static void test_names(void **state)
 {
-    (void)state;
     shmb_lookup_strategy_t s;
     for (int i = 0; i < SHMB_LOOKUP_STRATEGIES; i++) {
         assert_int_equal(shmb_lookup_parse_strategy(shmb_lookup_strategy_name((shmb_lookup_strategy_t)i), &s), 0);

@@ -1,13 +1,5 @@
 /* Mooncake's relocate path (TENT's ShmTransport) against a reference, on edge
  * cases, random buffers and every byte, with attach and detach counted. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -141,7 +133,6 @@ static void test_unknown_target(void **state)
 
 static void test_attach_once_and_detach_all(void **state)
 {
-    (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
     assert_int_equal(shmb_mooncake_create(edges, NEDGES, TARGET, 3, &ops, &m), 0);
@@ -189,7 +180,6 @@ static void test_attach_failure_is_retried(void **state)
 
 static void test_bad_create(void **state)
 {
-    (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *sentinel = (shmb_mooncake_t *)&fake, *m = sentinel;
     assert_int_equal(shmb_mooncake_create(edges, 0, TARGET, 0, &ops, &m), -EINVAL);
@@ -240,7 +230,6 @@ static uint64_t build_random(shmb_rng_t *rng)
 
 static void test_random_against_reference(void **state)
 {
-    (void)state;
     shmb_rng_t rng;
     shmb_rng_seed(&rng, 1234);
     uint64_t end = build_random(&rng);
@@ -263,7 +252,6 @@ static void test_random_against_reference(void **state)
 
 static void test_batch_sums_relocations(void **state)
 {
-    (void)state;
     shmb_rng_t rng;
     shmb_rng_seed(&rng, 5);
     uint64_t end = build_random(&rng);
@@ -357,7 +345,6 @@ static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, siz
  * fault (buffer 2 mapped 64 bytes off) is seen on each of its bytes. */
 static void test_every_address(void **state)
 {
-    (void)state;
     for (int lie = 0; lie < 2; lie++) {
         shmb_mooncake_ops_t ops = fake_ops();
         fake.lie_index = lie ? 2 : -1;
@@ -373,7 +360,6 @@ static void test_every_address(void **state)
  * buffer's end into the next, the buffer without SHM. */
 static void test_outside_every_buffer(void **state)
 {
-    (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
     assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
@@ -396,7 +382,6 @@ static void test_outside_every_buffer(void **state)
  * registered in random order, with gaps and some without SHM. */
 static void test_random_every_buffer(void **state)
 {
-    (void)state;
     shmb_rng_t rng;
     shmb_rng_seed(&rng, 99);
     build_random(&rng);

@@ -1,13 +1,5 @@
 /* Mooncake's request path: TENT's submitTransfer over the model's engine,
  * with and without the translation and copy hooks. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "helpers.h"
 
@@ -41,7 +33,6 @@ static shmb_mooncake_request_t request(shmb_mooncake_opcode_t op, uint64_t targe
  * buffer counts one; unknown segments and no engine count 0. */
 static void test_engine_buffers(void **state)
 {
-    (void)state;
     shmb_mooncake_engine_t *e = make_engine();
     assert_int_equal(shmb_mooncake_engine_buffers(e, 77), NPLAIN);
     assert_int_equal(shmb_mooncake_engine_buffers(e, 1), 1); /* one of the other segments */
@@ -57,7 +48,6 @@ static void test_engine_buffers(void **state)
  * the target; the task carries the peer's address. */
 static void test_engine_finds_buffer(void **state)
 {
-    (void)state;
     shmb_mooncake_engine_t *e = make_engine();
     for (size_t i = 0; i < NPLAIN; i++) {
         const uint64_t offs[] = {0, plain[i].length / 2, plain[i].length - 1};
@@ -90,7 +80,6 @@ static void test_engine_finds_buffer(void **state)
  * of the right buffer, both ways. */
 static void test_engine_translates_and_copies(void **state)
 {
-    (void)state;
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
     assert_int_equal(shmb_mooncake_create(plain, NPLAIN, 77, 5, &ops, &m), 0);
@@ -143,7 +132,6 @@ static void counting_copy(void *ctx, void *dst, const void *src, uint64_t len)
  * descriptor refuse the batch. */
 static void test_engine_submit_n(void **state)
 {
-    (void)state;
     enum { N = 32, LEN = 64 };
     shmb_mooncake_ops_t ops = fake_ops();
     shmb_mooncake_t *m = NULL;
@@ -191,7 +179,6 @@ static void test_engine_submit_n(void **state)
 
 static void test_engine_refuses(void **state)
 {
-    (void)state;
     shmb_mooncake_engine_t *e = make_engine();
     shmb_mooncake_submitted_t done = {(void *)&fake, 1, 2};
     shmb_mooncake_request_t r = request(SHMB_MOONCAKE_WRITE, 999, 0x10000, 16);
@@ -228,7 +215,6 @@ static void test_engine_refuses(void **state)
  * (128), so batches and sub-batches are recycled through it. */
 static void test_engine_deterministic(void **state)
 {
-    (void)state;
     enum { N = 3000 };
     static shmb_mooncake_request_t req[N];
     shmb_rng_t rng;

@@ -1,16 +1,6 @@
 /* The OffsetBufferAllocator model over PROT_NONE ranges and a real SHM
  * segment, from placement and merging to planted faults and two threads. */
-#include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "helpers.h"
 
@@ -76,7 +66,6 @@ static void free_all(shmb_offset_block_t **blocks, size_t n)
  * base + its offset. */
 static void test_in_range_and_aligned(void **state)
 {
-    (void)state;
     enum { N = 200 };
     const size_t bytes = 64u << 20;
     unsigned char *base;
@@ -107,7 +96,6 @@ static void test_in_range_and_aligned(void **state)
  * blocks ever overlap, and the counters follow. */
 static void test_random_no_overlap(void **state)
 {
-    (void)state;
     enum { N = 3000 };
     const size_t bytes = 256u << 20;
     unsigned char *base;
@@ -140,7 +128,6 @@ static void test_random_no_overlap(void **state)
  * then it takes the freed place. */
 static void test_full_then_free(void **state)
 {
-    (void)state;
     enum { N = 16 };
     const size_t bytes = N * 4096;
     unsigned char *base;
@@ -165,7 +152,6 @@ static void test_full_then_free(void **state)
  * whole range is one block again. */
 static void test_merging(void **state)
 {
-    (void)state;
     enum { N = 256 };
     const size_t bytes = 1u << 20;
     unsigned char *base;
@@ -195,7 +181,6 @@ static void test_merging(void **state)
 /* Sizes below 8 are their own bins: 1-byte blocks sit one byte apart. */
 static void test_one_byte(void **state)
 {
-    (void)state;
     const size_t bytes = 4096;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 0, &base);
@@ -214,7 +199,6 @@ static void test_one_byte(void **state)
  * 8 steps per power of two (at most 12.5% more). */
 static void test_footprint(void **state)
 {
-    (void)state;
     static const struct { uint64_t bytes, footprint; } cases[] = {
         {0, 0}, {1, 1}, {7, 7}, {8, 8}, {9, 9}, {15, 15}, {16, 16}, {17, 18}, {4096, 4096},
         {4097, 4608}, {4608, 4608}, {5000, 5120}, {65536, 65536}, {65537, 73728}, {1u << 20, 1u << 20},
@@ -236,7 +220,6 @@ static void test_footprint(void **state)
 
 static void test_bad_arguments(void **state)
 {
-    (void)state;
     const size_t bytes = 1u << 20;
     unsigned char *base = untouchable(bytes);
     shmb_offset_t *a = NULL;
@@ -267,7 +250,6 @@ static void test_bad_arguments(void **state)
  * 1 MiB + 4 KiB serves 1 MiB and nothing larger. */
 static void test_largest_size(void **state)
 {
-    (void)state;
     const size_t bytes = (1u << 20) + 4096;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 0, &base);
@@ -287,7 +269,6 @@ static void test_largest_size(void **state)
  * units), and the whole range is still one block. */
 static void test_beyond_32_bits(void **state)
 {
-    (void)state;
     const size_t bytes = (size_t)8 << 30;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 1024, &base);
@@ -311,7 +292,6 @@ static void test_beyond_32_bits(void **state)
  * rest gives a node back. */
 static void test_node_pool_exhausted(void **state)
 {
-    (void)state;
     const size_t bytes = 1u << 20;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 8, &base);
@@ -334,7 +314,6 @@ static void test_node_pool_exhausted(void **state)
  * below the range, a block of another range, a block missing from the list. */
 static void test_verify_catches_faults(void **state)
 {
-    (void)state;
     const size_t bytes = 1u << 20;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 0, &base);
@@ -371,7 +350,6 @@ static void test_verify_catches_faults(void **state)
 /* Blocks outliving their allocator are inert, and still freed. */
 static void test_destroy_with_live_blocks(void **state)
 {
-    (void)state;
     const size_t bytes = 1u << 20;
     unsigned char *base;
     shmb_offset_t *a = open_range(bytes, 0, &base);
@@ -408,7 +386,6 @@ static void *work(void *arg)
 
 static void test_two_threads(void **state)
 {
-    (void)state;
     const size_t bytes = 64u << 20;
     static worker_t w[2];
     static shmb_offset_block_t *all[2 * PER_THREAD];
@@ -435,7 +412,6 @@ static void test_two_threads(void **state)
 /* Over a real SHM segment: every block holds what was written to it. */
 static void test_in_shm_segment(void **state)
 {
-    (void)state;
     enum { N = 500 };
     shmb_segment_t seg;
     assert_int_equal(shmb_segment_create(&seg, prefix, 16u << 20, NULL, NULL), 0);

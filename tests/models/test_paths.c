@@ -1,16 +1,8 @@
 /* The table of translation paths: its names by kind, its order, and every
  * path set up over one small placement, translating each request where it
  * was made from, alone, in a batch and in a chain. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "helpers.h"
-#include <stdio.h>
-#include <sys/mman.h>
 
 #include "models/paths_internal.h"
 
@@ -24,7 +16,6 @@ static const char *const kernels = "linear,lower_bound,tree,arithmetic";
 
 static void test_names_by_kind(void **state)
 {
-    (void)state;
     char buf[128];
     assert_int_equal(shmb_path_names(SHMB_PATH_SYSTEM, buf, sizeof(buf)), (int)strlen(systems));
     assert_string_equal(buf, systems);
@@ -39,7 +30,6 @@ static void test_names_by_kind(void **state)
 /* Exactly the room it needs, one byte less (untouched), no kind, no buffer. */
 static void test_names_errors(void **state)
 {
-    (void)state;
     const size_t need = strlen(systems) + 1;
     char buf[64];
     assert_int_equal(shmb_path_names(SHMB_PATH_SYSTEM, buf, need), (int)need - 1);
@@ -55,7 +45,6 @@ static void test_names_errors(void **state)
 
 static void test_kind_of(void **state)
 {
-    (void)state;
     assert_int_equal(shmb_path_kind_of("mooncake"), SHMB_PATH_SYSTEM);
     assert_int_equal(shmb_path_kind_of("flowipc_jemalloc"), SHMB_PATH_SYSTEM);
     assert_int_equal(shmb_path_kind_of("tree"), SHMB_PATH_KERNEL);
@@ -69,7 +58,6 @@ static void test_kind_of(void **state)
 /* A system's name gives its shmb_system_t; a kernel's does not. */
 static void test_system(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++)
         assert_int_equal(shmb_path_system(shmb_system_name((shmb_system_t)s)), s);
     assert_int_equal(shmb_path_system("flowipc_classic"), SHMB_SYSTEM_FLOWIPC_CLASSIC);
@@ -83,7 +71,6 @@ static void test_system(void **state)
  * shmb_lookup_strategy_t order, each row complete. */
 static void test_table_order(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         const shmb_path_t *p = &shmb_path_table[s];
         assert_string_equal(p->name, shmb_system_name((shmb_system_t)s));
@@ -159,7 +146,6 @@ static shmb_path_view_t view_of(placement_t *pl)
  * first translation is expected elsewhere derails and its sum shows it. */
 static void test_every_path_translates(void **state)
 {
-    (void)state;
     placement_t pl;
     place(&pl);
     const shmb_path_view_t view = view_of(&pl);
@@ -201,7 +187,6 @@ static void test_every_path_translates(void **state)
  * down. */
 static void test_kernels_share_the_table(void **state)
 {
-    (void)state;
     placement_t pl;
     place(&pl);
     const shmb_path_view_t view = view_of(&pl);
@@ -224,7 +209,6 @@ static void test_kernels_share_the_table(void **state)
  * and leaves nothing set up. */
 static void test_setup_refuses(void **state)
 {
-    (void)state;
     placement_t pl;
     place(&pl);
     shmb_path_state_t st;
@@ -265,7 +249,6 @@ static void test_setup_refuses(void **state)
 /* flowipc_jemalloc under the pool ids the view gives, not the indexes. */
 static void test_jemalloc_pool_ids(void **state)
 {
-    (void)state;
     placement_t pl;
     place(&pl);
     const uint32_t ids[N] = {40, 30, 20, 10};
@@ -305,7 +288,6 @@ static int attach_dst(void *ctx, size_t index, const char *shm_path, uint64_t le
 
 static void test_one_destination(void **state)
 {
-    (void)state;
     static unsigned char dst[SIZE];
     transfer_view_t t = {dst, N / 2, 0};
     shmb_lookup_segment_t segments[N];

@@ -1,25 +1,10 @@
-/*
- * Tests of the transfer driver: the run and its rows in one process, then
- * the same run with the copies in a peer, and the peer's protocol itself
- * (src/transfer/transfer_peer.c). The private header gives the sizes
- * helper, the protocol's commands and its data-area size.
- */
+/* transfer driver: the run and its rows in one process, then in a peer, and
+ * the peer's protocol (src/transfer/transfer_peer.c). */
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <signal.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "copier_fixture.h"
@@ -69,17 +54,9 @@ int shm_open(const char *name, int oflag, mode_t mode)
 
 static shmb_transfer_config_t small(void)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = 4;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.max_transfer_size_kb = 1024;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
     c.time_per_size_ms = 50;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
     return c;
 }
 
@@ -88,7 +65,6 @@ static shmb_transfer_config_t small(void)
  * The space a run takes: src and dst, a cold segment more. */
 static void test_sizes(void **state)
 {
-    (void)state;
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
         {4, 1024, 9, {0, 8}, {4096, 1048576}},        {1024, 1024, 1, {0, 0}, {1048576, 1048576}},
         {3, 1024, 10, {8, 9}, {768 * 1024, 1048576}}, /* the maximum is added */
@@ -134,16 +110,13 @@ static void check_rates(const shmb_rows_t *rows)
 
 static void test_rows_and_cleanup(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.run[SHMB_COPY_LOOP] = 1;
     c.cold = 1;
     c.verify = 1;
     c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
     fallocate_calls = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x warm, cold */
     /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
      * each allocated their pages inside the timed copy (the run also checks
@@ -163,8 +136,7 @@ static void test_rows_and_cleanup(void **state)
             fail_msg("cold memcpy at %llu KB: speedup %g, not below the warm copy", (unsigned long long)kb,
                      cold->speedup);
     }
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     shmb_rows_free(&rows);
 }
 
@@ -172,7 +144,6 @@ static void test_rows_and_cleanup(void **state)
  * and cold, when the time budget does not end first. */
 static void test_exact_transfers(void **state)
 {
-    (void)state;
     static const uint64_t counts[] = {1, 7, 20, 1000, 1001};
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         shmb_transfer_config_t c = small();
@@ -180,9 +151,7 @@ static void test_exact_transfers(void **state)
         c.max_transfer_size_kb = 64;
         c.time_per_size_ms = 100000; /* the count ends it, not the budget */
         c.cold = counts[i] <= 20;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         assert_int_equal(rows.n, c.cold ? 10 : 5);
         for (size_t k = 0; k < rows.n; k++)
             if (rows.v[k].iterations != counts[i])
@@ -197,9 +166,7 @@ static void test_exact_transfers(void **state)
     c.num_transfers = 100000000;
     c.max_transfer_size_kb = 4;
     c.time_per_size_ms = 5;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_true(rows.v[0].iterations >= 1 && rows.v[0].iterations < 100000000);
     shmb_rows_free(&rows);
 }
@@ -207,14 +174,11 @@ static void test_exact_transfers(void **state)
 /* One size below 1 MB, alone. */
 static void test_one_small_size(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.transfer_size_kb = 4;
     c.max_transfer_size_kb = 4;
     c.cold = 1;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 2);
     assert_int_equal(rows.v[0].arg, 4);
     assert_string_equal(rows.v[1].step, "cold");
@@ -222,11 +186,8 @@ static void test_one_small_size(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* /dev/shm fills up before a cold copy is over (a tmpfs over it in a private
- * mount namespace of a child, with room for src and dst only, and the
- * peer's control segment): -ENOSPC recorded as "first write", no SIGBUS,
- * nothing left; on one thread and split across two, here and in the peer
- * (*arg, 0..3: 1 + k % 2 threads, in the peer from 2 on). */
+/* A full /dev/shm (a private tmpfs with room for src, dst and the peer's control) during a cold
+ * copy: -ENOSPC as "first write", no SIGBUS, nothing left. *arg 0..3: 1 + k % 2 threads, peer from 2. */
 static int cold_full(void *arg)
 {
     const int threads = 1 + *(const int *)arg % 2, in_peer = *(const int *)arg / 2;
@@ -257,7 +218,6 @@ static int cold_full(void *arg)
 
 static void test_cold_in_full_shm(void **state)
 {
-    (void)state;
     static const char *const what[] = {"1 thread", "2 threads", "1 thread in the peer", "2 threads in the peer"};
     for (int k = 0; k < 4; k++)
         shmb_test_in_tmpfs(k / 2 ? 2820 : 2560, cold_full, &k, what[k]);
@@ -265,27 +225,19 @@ static void test_cold_in_full_shm(void **state)
 
 static void test_threads(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.threads = 2;
     c.max_transfer_size_kb = 2048;
     c.transfer_size_kb = 2048;
     c.verify = 1;
-    shmb_rows_t rows = {0};
-    char why[256];
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 1);
     assert_int_equal(rows.v[0].threads, 2);
     shmb_rows_free(&rows);
 }
 
-/* The rows of one size with a system, in order: the request path, the
- * translation, the copy, the whole request; each part's note its share of
- * the request's p50 (printed with two decimals), the request's its copy and
- * what the parts add up to (one decimal); bytes only where bytes move. */
-/* Rows per size of a --system run: the request's four, then copy_out
- * (measured for SHM-jemalloc, whose reader needs it; unmeasured for the
- * others, so that the runs pair row by row). */
+/* Rows per size of a --system run: request_path, translate, memcpy, request (each part's note its
+ * share of the request's p50), then copy_out (measured for SHM-jemalloc only, so that runs pair). */
 #define PER_SIZE 5
 
 /* SHM-jemalloc's request is its write path: its notes say so, its
@@ -340,17 +292,13 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
  * every system. */
 static void test_translated(void **state)
 {
-    (void)state;
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
         c.translate = 1;
         c.system = (shmb_system_t)s;
         c.num_segments = 100;
         c.verify = 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 9 * n); /* 4 KB .. 1 MB */
         for (size_t i = 0; i < 9; i++)
@@ -365,16 +313,10 @@ static void test_translated(void **state)
     }
 }
 
-/* A paired run (cfg->nsystems): two systems and the baseline's control at
- * one size; per paired part each system's row then each one's ratio row to
- * the baseline, by the names a reader pairs on; the copy row once, without
- * a system; every system verified (a miss would have failed the run); the
- * control's ratio near 1 (the same code: a bound no load reaches, not a
- * timing); nothing left in /dev/shm. Refused: one system, a last one that
- * is not the baseline, cold, a peer, translate. */
+/* A paired run: per part each system's row, then its ratio row to the baseline (the control's near 1:
+ * the same code); the copy row once. Refused: one system, a last not the baseline, cold, peer, translate. */
 static void test_paired(void **state)
 {
-    (void)state;
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
     static const char *const systems[] = {"mooncake", "flowipc_classic", "mooncake_control"};
     shmb_transfer_config_t c = small();
@@ -384,10 +326,7 @@ static void test_paired(void **state)
     c.nsystems = 3;
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired run: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
     const shmb_report_t report = {.bench = "shm_transfer"};
     size_t i = 0;
@@ -439,8 +378,7 @@ static void test_paired(void **state)
     bad[3].peer = &never_started; /* refused before it is used */
     bad[4].translate = 1;
     for (int k = 0; k < 5; k++)
-        assert_int_equal(shmb_transfer_bench_run(&bad[k], &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+        shmb_test_transfer_refused(&bad[k], -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
@@ -448,12 +386,9 @@ static void test_paired(void **state)
  * system, cold rows (a fresh segment is no registered buffer) or no segments. */
 static void test_bad_config(void **state)
 {
-    (void)state;
     static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
                           uint64_t num_segments; } bad[] = {
         {0, 1, 4, 0, 0, 0}, {20, 0, 4, 0, 0, 0}, {20, 1, 2048, 0, 0, 0}, {20, 1, 4, 1, 1, 10}, {20, 1, 4, 1, 0, 0}};
-    shmb_rows_t rows = {0};
-    char why[256];
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         shmb_transfer_config_t c = small();
         c.num_transfers = bad[i].num_transfers;
@@ -462,16 +397,14 @@ static void test_bad_config(void **state)
         c.translate = bad[i].translate;
         c.cold = bad[i].cold;
         c.num_segments = bad[i].num_segments;
-        assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+        shmb_test_transfer_refused(&c, -EINVAL);
     }
-    assert_int_equal(rows.n, 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
 /* Mooncake's translation attaches each buffer at set-up and misses none. */
 static void test_mooncake_set_up(void **state)
 {
-    (void)state;
     char why[256] = "";
     shmb_transfer_config_t c = small();
     c.translate = 1;
@@ -499,7 +432,6 @@ static size_t jemalloc_pools(uint64_t n, uint64_t size)
  * the N blocks (fewer than N); every part still finds dst. */
 static void test_engine_per_design(void **state)
 {
-    (void)state;
     char why[256] = "";
     size_t want[SHMB_SYSTEMS] = {[SHMB_SYSTEM_MOONCAKE] = 10, [SHMB_SYSTEM_FLOWIPC_CLASSIC] = 1,
                                         [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = jemalloc_pools(10, 65536)};
@@ -540,16 +472,10 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
     return got == want;
 }
 
-/* A planted fault in each part is seen, for every system: the request path
- * told dst's registration starts 64 bytes further than it does (the buffer
- * its task found is not that), mooncake's translation asked for 64 bytes
- * further into dst (it, and the request through it, land there), the
- * translation expected 64 bytes into dst (it, and the request through it,
- * land on dst itself); the copy has no translation. Without a system only
- * the copy runs. */
+/* A fault planted 64 bytes off (dst's registration, mooncake's remote address, dst itself) is seen
+ * by exactly the parts that go through it, for every system; without a system only the copy runs. */
 static void test_parts_planted_fault(void **state)
 {
-    (void)state;
     char why[256] = "";
     /* without a hand-off link, zero_copy is the whole request (mooncake's side of it); submit is
      * the request path calling the translation, no copy: it misses where the request does */
@@ -618,15 +544,10 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* SHM-jemalloc's write path, checked before timing: a wrong tag on the
- * first object, a byte of its payload wrong (the borrower reads every byte
- * of the checked hand-off), a return the lender never takes (the object
- * is not freed exactly once), a return naming another object each fail the
- * run; so does a wrong byte in
- * copy_out's object (dst is checked after the reader's copy). */
+/* SHM-jemalloc's write path, checked before timing: a wrong tag, payload byte, lost or wrong return
+ * each fail the run; so does a wrong byte in copy_out's object. */
 static void test_write_path_planted_faults(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = small();
     c.max_transfer_size_kb = 4;
     c.translate = 1;
@@ -647,13 +568,10 @@ static void test_write_path_planted_faults(void **state)
     fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
-/* --zero_copy: per size, Mooncake's whole request against each flavour's
- * hand-off, paired (rows zero_copy/size_kb:N/system:NAME and the ratio
- * rows), sizes x4; refused without --systems. A wrong tag (each flavour's
- * first hand-off) or a lost return fails the run. */
+/* --zero_copy: Mooncake's whole request against each flavour's hand-off, paired, sizes x4; refused
+ * without --systems; a wrong tag or a lost return fails the run. */
 static void test_zero_copy(void **state)
 {
-    (void)state;
     static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
     shmb_transfer_config_t c = small();
     c.max_transfer_size_kb = 64;
@@ -663,10 +581,7 @@ static void test_zero_copy(void **state)
     c.systems[0] = c.systems[3] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("zero copy: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
     const shmb_report_t report = {.bench = "shm_transfer"};
     for (size_t i = 0; i < rows.n; i++) {
@@ -693,7 +608,7 @@ static void test_zero_copy(void **state)
     shmb_handoff_bench_wrong_return = 1;
     fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
     c.nsystems = 0;
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_transfer_refused(&c, -EINVAL);
 }
 
 /* ---- with a peer (src/transfer/transfer_peer.c) ---- */
@@ -717,7 +632,6 @@ static void stop_peer(shmb_peer_t *peer)
  * serves a second run (a repetition). */
 static void test_peer_rows(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.run[SHMB_COPY_LOOP] = 1;
@@ -759,22 +673,16 @@ static uint64_t transfers_per_batch(void)
     c.num_transfers = 1 << 14;
     c.timer_overhead_ns = 0;
     c.time_per_size_ms = 1e6;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     const uint64_t per_batch = c.num_transfers / rows.v[0].ns.count;
     shmb_rows_free(&rows);
     return per_batch ? per_batch : 1;
 }
 
-/* More samples than one reply of the data area holds come back whole: 2.5
- * replies' worth of batches as this process makes them. The peer sizes its
- * own batches, which on a busy machine can be several times larger: then
- * the count is raised (x4, three times at most) until the samples need more
- * than one reply. */
+/* More samples than one reply holds come back whole; the peer sizes its own batches (larger on a busy
+ * machine), so the count is raised x4, three times at most, until they need more than one reply. */
 static void test_peer_many_samples(void **state)
 {
-    (void)state;
     const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
@@ -803,7 +711,6 @@ static void test_peer_many_samples(void **state)
 /* The peer's team, and the request and its parts in the peer, through each system. */
 static void test_peer_threads_and_systems(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small();
@@ -813,10 +720,7 @@ static void test_peer_threads_and_systems(void **state)
         c.system = (shmb_system_t)s;
         c.num_segments = 10;
         c.max_transfer_size_kb = 64;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_transfer_rows(&c);
         const size_t n = PER_SIZE;
         assert_int_equal(rows.n, 5 * n);
         for (size_t i = 0; i < 5; i++)
@@ -826,13 +730,10 @@ static void test_peer_threads_and_systems(void **state)
     stop_peer(&peer);
 }
 
-/* What the peer wrote is checked here: a peer whose dst is another segment
- * of the same size (its shm_open redirected) copies nowhere we look, and
- * the run fails before any row; one of another size fails its size check,
- * the peer's error carried back. Nothing is left either way. */
+/* What the peer wrote is checked here: a dst redirected to a decoy of the same size fails the run
+ * before any row, one of another size fails the peer's size check; nothing left either way. */
 static void test_peer_checked(void **state)
 {
-    (void)state;
     static const size_t decoy_kb[] = {64, 32};
     for (int k = 0; k < 2; k++) {
         int fd = shm_open(DECOY, O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -868,7 +769,6 @@ static void test_peer_checked(void **state)
  * the run checks), checked here; slower than the warm copy. */
 static void test_peer_cold(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;
@@ -876,9 +776,7 @@ static void test_peer_cold(void **state)
     c.verify = 1;
     c.max_transfer_size_kb = 256;
     c.time_per_size_ms = 600000; /* every transfer, also on a slow (sanitized) build */
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 7 * 2);
     assert_int_equal(opens->attaches, 2 + 7 * 20); /* src, dst, then each fresh segment */
     check_rates(&rows);
@@ -894,7 +792,6 @@ static void test_peer_cold(void **state)
  * serves a run afterwards: nothing of a refused command stays. */
 static void test_peer_bad_commands(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     uint64_t res[SHMB_PEER_RESULTS];
     struct { uint32_t op; uint64_t a0, a1, a2; const char *name; int want; } bad[] = {
@@ -951,9 +848,7 @@ static void test_peer_bad_commands(void **state)
     c = small();
     c.peer = &peer;
     c.max_transfer_size_kb = 8;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), 0);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 2);
     stop_peer(&peer);
     shmb_rows_free(&rows);
@@ -962,7 +857,6 @@ static void test_peer_bad_commands(void **state)
 /* A peer that died: -EPIPE (recorded as the peer process), nothing left. */
 static void test_peer_dead(void **state)
 {
-    (void)state;
     shmb_peer_t peer = start_peer();
     shmb_transfer_config_t c = small();
     c.peer = &peer;
@@ -975,8 +869,7 @@ static void test_peer_dead(void **state)
     assert_int_equal(rows.n, 0);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 1); /* the control segment, until stop */
     assert_int_equal(shmb_peer_stop(&peer), -EPIPE);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-    assert_int_equal(shmb_segment_registered(), 0);
+    shmb_test_assert_clean();
     /* the control segment (a head page and the data area) is in the space a run needs */
     uint64_t with = 0, without = 0;
     assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &with), 0);

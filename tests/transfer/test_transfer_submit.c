@@ -1,15 +1,5 @@
-/* Descriptors per submit (cfg->descriptors_per_submit): the request and
- * request_path of every system submit N descriptors in one batch, each
- * translated and copied into its own place in dst, the rows per descriptor
- * and named with per_submit; refused where it does not apply. */
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
+/* Descriptors per submit: request and request_path submit N descriptors in one batch, each into its
+ * own place in dst, rows per descriptor named per_submit; refused where it does not apply. */
 
 #include "helpers.h"
 #include "copier_fixture.h"
@@ -23,16 +13,7 @@
 
 static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = c.max_transfer_size_kb = 4;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
-    c.time_per_size_ms = 20;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.translate = 1;
     c.system = system;
     c.num_segments = 10;
@@ -40,14 +21,10 @@ static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
     return c;
 }
 
-/* One request of N descriptors (Mooncake, SHM-classic: the request path's
- * translation and copy; SHM-jemalloc without a hand-off link: the same
- * path over its pools) fills exactly N places of dst, each src's first 4
- * KB, the place after them untouched; the request path alone copies
- * nothing; the translate and copy parts stay one per operation. */
+/* One request of N descriptors fills exactly N places of dst (the next untouched), for every system;
+ * the request path alone copies nothing; translate and copy stay one per operation. */
 static void test_request_fills_n(void **state)
 {
-    (void)state;
     char why[256] = "";
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
@@ -84,7 +61,6 @@ static void test_request_fills_n(void **state)
  * of N), the others as without it; every byte checked (verify). */
 static void test_rows_per_descriptor(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
@@ -130,7 +106,6 @@ static void test_rows_per_descriptor(void **state)
  * a size times N above SHMB_TRANSFER_MAX_KB; 1 and 0 are one descriptor. */
 static void test_refused(void **state)
 {
-    (void)state;
     shmb_peer_t never_started;
     memset(&never_started, 0, sizeof(never_started));
     shmb_transfer_config_t bad[5];
@@ -155,13 +130,10 @@ static void test_refused(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_submit_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_request_fills_n),
         cmocka_unit_test(test_rows_per_descriptor),
         cmocka_unit_test(test_refused),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_submit_", tests, NULL, NULL);
 }

@@ -1,24 +1,10 @@
-/* Submitters (cfg->submitters): each submitter of a system writes its own
- * part of dst over the system's one translation and engine, and a wrong
- * destination of submitter 1 fails its check; a paired run with two gives
- * the rows threads:2 of the systems it measures (SHM-jemalloc only where
- * the CPUs allowed fit a borrower process per submitter, each checked);
- * refused where it does not apply. */
+/* Submitters (cfg->submitters): each writes its own part of dst over the system's one translation
+ * and engine; paired runs give rows threads:N; refused where it does not apply. */
 #include <dirent.h>
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <stdatomic.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "copier_fixture.h"
@@ -36,16 +22,7 @@
 
 static shmb_transfer_config_t small(void)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = c.max_transfer_size_kb = 4;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
-    c.time_per_size_ms = 20;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.num_segments = 10;
     return c;
 }
@@ -58,13 +35,10 @@ static void holds_src(const unsigned char *dst, size_t at)
     assert_int_equal(dst[at + 4096], SHMB_TRANSFER_POISON);
 }
 
-/* Mooncake and SHM-classic: submitter 0 (the view) and submitter 1 (a
- * STRIDE further) each translate and write their own part, no miss; a
- * submitter 1 whose requests name submitter 0's part, or that expects
- * submitter 0's bytes, fails its check (-EPROTO). */
+/* Mooncake, SHM-classic: submitters 0 and 1 (a STRIDE further) write their own parts, no miss;
+ * a submitter 1 naming or expecting submitter 0's part fails its check (-EPROTO). */
 static void test_own_destinations(void **state)
 {
-    (void)state;
     const shmb_system_t systems[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC};
     char why[256] = "";
     for (size_t k = 0; k < sizeof(systems) / sizeof(systems[0]); k++) {
@@ -103,14 +77,10 @@ static void test_own_destinations(void **state)
     }
 }
 
-/* A paired run of mooncake, SHM-classic, SHM-jemalloc and the control with
- * two submitters, every byte checked (verify): request_path, translate and
- * request of mooncake, SHM-classic and the control named .../threads:2/...,
- * threads 2, with their ratio rows; the copy row at 1; no SHM-jemalloc row
- * (the CPUs allowed not known: never enough for its borrowers). */
+/* A paired run with two submitters, verified: rows .../threads:2/... with their ratio rows, the copy
+ * row at 1, no SHM-jemalloc row (the CPUs allowed not known: never enough for its borrowers). */
 static void test_paired_rows(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
@@ -238,15 +208,10 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
     return ret;
 }
 
-/* With the CPU rule told 4 CPUs are allowed (the timing meaningless on
- * fewer, the checks not): SHM-jemalloc's rows at threads:2, paired, each
- * submitter's hand-offs through a borrower process of its own (two seen at
- * once: the view's and submitter 1's, both reaped); a wrong tag on submitter
- * 1's link alone fails the run in the check before timing (its hand-off 0)
- * and in the one after (hand-off 2, timed), nothing left either way. */
+/* Told 4 CPUs are allowed: SHM-jemalloc's rows at threads:2, a borrower process per submitter (both
+ * reaped); a wrong tag on submitter 1's link fails the run before and after timing, nothing left. */
 static void test_jemalloc_links(void **state)
 {
-    (void)state;
     char why[256] = "", name[160];
     const shmb_transfer_config_t c = jemalloc_pair(4);
     shmb_rows_t rows = {0};
@@ -290,13 +255,10 @@ static void test_jemalloc_links(void **state)
     }
 }
 
-/* The rule: one submitter always; N > 1 only with 2N CPUs allowed (0: not
- * known). At 2 CPUs SHM-jemalloc is left out of the run (no borrower
- * process started) and its note says it needs 4 and 2 are allowed; at 4
- * the note says how its submitters hand over. */
+/* The rule: N > 1 submitters only with 2N CPUs allowed (0: not known); at 2 CPUs SHM-jemalloc is left
+ * out, its note saying so; at 4 the note says how its submitters hand over. */
 static void test_jemalloc_cpu_rule(void **state)
 {
-    (void)state;
     static const int rule[][3] = {{1, 0, 1}, {2, 0, 0}, {2, 3, 0}, {2, 4, 1}, {3, 5, 0}, {3, 6, 1}};
     for (size_t k = 0; k < sizeof(rule) / sizeof(rule[0]); k++)
         assert_int_equal(shmb_transfer_jemalloc_fits(rule[k][0], rule[k][1]), rule[k][2]);
@@ -335,7 +297,6 @@ static void test_jemalloc_cpu_rule(void **state)
  * 1 are one submitter. */
 static void test_refused(void **state)
 {
-    (void)state;
     shmb_transfer_config_t bad[6];
     for (int k = 0; k < 6; k++) {
         bad[k] = small();
@@ -363,9 +324,6 @@ static void test_refused(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_submitters_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_destinations),
         cmocka_unit_test(test_paired_rows),
@@ -373,5 +331,5 @@ int main(void)
         cmocka_unit_test(test_jemalloc_cpu_rule),
         cmocka_unit_test(test_refused),
     };
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_test_submitters_", tests, NULL, NULL);
 }

@@ -1,17 +1,9 @@
-/*
- * Tests of the workload module: the presets' bytes, a request's fan-out,
- * the synthetic stream, the trace reader's every error with its line, and
- * the replay through each system (rows, verification, a planted fault, no
- * segment left).
- */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* workload: the presets' bytes, a request's fan-out, the synthetic stream, the trace reader's
+ * errors, and the replay through each system. */
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "helpers.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
@@ -29,7 +21,6 @@ static const shmb_workload_model_t *model(const char *name)
 /* 2 * kv_heads * head_dim * dtype per token and layer; MLA one latent. */
 static void test_presets(void **state)
 {
-    (void)state;
     static const struct { const char *name; uint64_t bytes, layers; } want[] = {
         {"llama3_8b", 2 * 8 * 128 * 2, 32}, {"llama31_70b", 2 * 8 * 128 * 2, 80}, {"qwen3_8b", 2 * 8 * 128 * 2, 36},
         {"deepseek_v3", (512 + 64) * 2, 61}, {"deepseek_v3_fp8", (512 + 64) * 1, 61}};
@@ -92,7 +83,6 @@ static void check_tiling(const shmb_workload_fanout_t *f)
  *   = 589824 B and 488 x 1152 = 562176 B; 61 x 1000 x 1152 = 70272000 B. */
 static void test_fanout_layouts(void **state)
 {
-    (void)state;
     static const struct {
         const char *model;
         shmb_workload_layout_t layout;
@@ -151,7 +141,6 @@ static void test_fanout_layouts(void **state)
  * 8 * 32 descriptors per layer or 8 per block. */
 static void test_fanout_counts(void **state)
 {
-    (void)state;
     shmb_workload_fanout_t f;
     shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 1ull << 40);
     assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
@@ -179,7 +168,6 @@ static void test_fanout_counts(void **state)
 /* The cap keeps whole blocks; one block over it is -E2BIG. */
 static void test_fanout_cap_and_errors(void **state)
 {
-    (void)state;
     shmb_workload_fanout_t f = {0};
     shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 200 * MIB);
     assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
@@ -215,7 +203,6 @@ static void test_fanout_cap_and_errors(void **state)
  * are the trace's: input mean near 12035, arrivals near 3.4 per second. */
 static void test_synthetic(void **state)
 {
-    (void)state;
     shmb_workload_stream_t a = {0}, b = {0}, c = {0};
     assert_int_equal(shmb_workload_synthetic(7, 0, &a), -EINVAL);
     assert_int_equal(shmb_workload_synthetic(7, 20000, &a), 0);
@@ -252,7 +239,6 @@ static int parse(const char *line, shmb_workload_request_t *r, char *what, size_
 /* Any order, spaces, a trailing CR, an empty id list. */
 static void test_parse_good(void **state)
 {
-    (void)state;
     shmb_workload_request_t r;
     char what[160];
     assert_int_equal(parse("{\"timestamp\": 27482, \"input_length\": 6955, \"output_length\": 52, "
@@ -270,7 +256,6 @@ static void test_parse_good(void **state)
 /* Each malformed line is -EINVAL and says what is wrong. */
 static void test_parse_errors(void **state)
 {
-    (void)state;
     static const struct {
         const char *line, *says;
     } cases[] = {
@@ -333,7 +318,6 @@ static void expect_line_error(const char *text, size_t len, uint64_t line, const
  * back, input_length 0, a NUL, a line too long; an empty file is line 0. */
 static void test_read_errors(void **state)
 {
-    (void)state;
     char text[512];
     snprintf(text, sizeof(text), GOOD GOOD "{\"timestamp\": 3}\n", 1, 2);
     expect_line_error(text, strlen(text), 3, "missing field \"input_length\"");
@@ -362,7 +346,6 @@ static void test_read_errors(void **state)
  * (a read of the whole line failed there with ENOMEM, said as "no request"). */
 static void test_read_endless_line(void **state)
 {
-    (void)state;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -389,7 +372,6 @@ static void test_read_endless_line(void **state)
  * without a newline counts; write_line's output reads back the same. */
 static void test_read_good_and_round_trip(void **state)
 {
-    (void)state;
     char text[512];
     snprintf(text, sizeof(text), GOOD GOOD "{\"timestamp\": 9, \"input_length\": 1, \"output_length\": 1, "
              "\"hash_ids\": [7]}", 1, 1);
@@ -419,7 +401,6 @@ static void test_read_good_and_round_trip(void **state)
 /* Totals: clipped requests, the largest, the means, the arrivals' span. */
 static void test_totals(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     shmb_workload_totals_t t;
     shmb_workload_shape_t sh = shape("deepseek_v3", 16, SHMB_WORKLOAD_BLOCK, 16 * 61 * 1152 * 3);
@@ -447,17 +428,7 @@ static void test_totals(void **state)
 
 static shmb_workload_config_t replay_config(shmb_system_t system)
 {
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB);
-    c.system = system;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    return c;
+    return shmb_test_workload_config(shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB), system);
 }
 
 /* What a row's note holds: SHM-jemalloc's request is its write path, its
@@ -475,7 +446,6 @@ static const char *note_of(int system, int part)
  * per request, shares in the notes; nothing left in /dev/shm. */
 static void test_replay_rows(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 6, &s), 0);
     for (int run = 0; run < SHMB_SYSTEMS * SHMB_WORKLOAD_LAYOUTS; run++) {
@@ -484,10 +454,7 @@ static void test_replay_rows(void **state)
         c.shape.layout = (shmb_workload_layout_t)(run / SHMB_SYSTEMS); /* each layout verified on each system */
         c.shape.tp = c.shape.layout == SHMB_WORKLOAD_LAYOUT_VLLM ? 2 : 1;
         c.name_system = sys == 1;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
         shmb_report_t report = {.bench = "shm_transfer/workload"};
         char name[128];
@@ -513,7 +480,6 @@ static void test_replay_rows(void **state)
  * a timed one, fails the run; nothing left. */
 static void test_replay_handoff_planted_faults(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     assert_int_equal(shmb_workload_synthetic(3, 2, &s), 0);
     shmb_workload_config_t c = replay_config(SHMB_SYSTEM_FLOWIPC_JEMALLOC);
@@ -534,14 +500,10 @@ static void test_replay_handoff_planted_faults(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* Paired (nsystems): the three systems and the baseline's control replay
- * each request in turn over one src and dst; per part each system's row
- * (a sample per request, its share of its own request's p50) then each
- * one's ratio row to the baseline (a round per request); nothing left.
- * Refused: one system, a last one that is not the baseline. */
+/* Paired: per part each system's row (a sample per request), then its ratio row to the baseline (a
+ * round per request); nothing left. Refused: one system, a last one that is not the baseline. */
 static void test_replay_paired(void **state)
 {
-    (void)state;
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
     static const int systems[] = {SHMB_SYSTEM_FLOWIPC_JEMALLOC, SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC,
                                   SHMB_SYSTEM_FLOWIPC_JEMALLOC};
@@ -552,10 +514,7 @@ static void test_replay_paired(void **state)
     c.systems[0] = c.systems[3] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.systems[1] = SHMB_SYSTEM_MOONCAKE;
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired: %s", why);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS * (4 + 3));
     const shmb_report_t report = {.bench = "shm_transfer/workload"};
     size_t i = 0;
@@ -583,10 +542,9 @@ static void test_replay_paired(void **state)
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     c.nsystems = 1;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c.nsystems = 3; /* its last is flowipc_classic, not the baseline */
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_workload_stream_free(&s);
 }
@@ -610,7 +568,6 @@ static int replay_one(shmb_workload_replay_t *w, shmb_workload_config_t *c, char
  * seen 64 bytes off (the translation misses). */
 static void test_replay_planted_fault(void **state)
 {
-    (void)state;
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
         shmb_workload_config_t c = replay_config((shmb_system_t)sys);
         shmb_workload_replay_t w;
@@ -638,7 +595,6 @@ static void test_replay_planted_fault(void **state)
  * same and the residency read back covers both. */
 static void test_replay_backing(void **state)
 {
-    (void)state;
     for (int kind = SHMB_BACKING_TMPFS; kind <= SHMB_BACKING_MEMFD; kind++) {
         shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
         shmb_backing_residency_t granted = {0, 0, 0};
@@ -655,13 +611,10 @@ static void test_replay_backing(void **state)
         assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     }
     shmb_workload_stream_t s = {0};
-    shmb_rows_t rows = {0};
-    char why[256] = "";
     assert_int_equal(shmb_workload_synthetic(5, 3, &s), 0);
     shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.backing.kind = SHMB_BACKING_MEMFD;
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("%s", why);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
     assert_int_equal(rows.v[SHMB_WORKLOAD_REQUEST].iterations, 3);
     shmb_rows_free(&rows);
@@ -672,30 +625,23 @@ static void test_replay_backing(void **state)
 /* Bad configs are refused before anything is made. */
 static void test_replay_bad_config(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
-    shmb_rows_t rows = {0};
-    char why[64];
     shmb_workload_config_t c = replay_config(SHMB_SYSTEM_MOONCAKE);
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL); /* no request */
     assert_int_equal(shmb_workload_synthetic(1, 2, &s), 0);
     c.num_segments = 0;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c = replay_config(SHMB_SYSTEMS);
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     c = replay_config(SHMB_SYSTEM_MOONCAKE);
     c.shape.max_request_bytes = 1;
-    assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
-    assert_int_equal(rows.n, 0);
+    shmb_test_workload_refused(&c, &s, -EINVAL);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     shmb_workload_stream_free(&s);
 }
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_workload_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_fanout_counts),
@@ -715,5 +661,5 @@ int main(void)
         cmocka_unit_test(test_replay_backing),
         cmocka_unit_test(test_replay_bad_config),
     };
-    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    return shmb_test_run_shm("/shmb_test_workload_", tests, NULL, shmb_test_remove_leftovers);
 }

@@ -1,20 +1,10 @@
-/*
- * sglang's request in one submit (workload_batch.c). The submits are
- * counted where the replay calls the engine: this test is linked with
- * --wrap for shmb_mooncake_engine_submit and shmb_mooncake_engine_submit_n
- * (tests/CMakeLists.txt), so each call the library makes passes through
- * the wrappers below. With sglang a request of K descriptors is one submit
- * of K whose every destination holds its descriptor's bytes (SHM-jemalloc's
- * request: K write paths of one), with vllm K submits of one; a request of
- * more than SHMB_TRANSFER_MAX_PER_SUBMIT takes two; a wrong destination
- * planted in the batch, and a batch TENT would fold, fail the replay.
- */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
+/* sglang's request in one submit (workload_batch.c), counted by the engine's --wrap wrappers below
+ * (tests/CMakeLists.txt): sglang K descriptors in one submit, vllm K of one, more than
+ * SHMB_TRANSFER_MAX_PER_SUBMIT in two; a wrong destination in the batch fails the replay. */
 
 #include "helpers.h"
 #include "copier_fixture.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
@@ -78,18 +68,9 @@ static void count_afresh(void)
 static shmb_workload_config_t config(shmb_system_t system, shmb_workload_layout_t layout, uint64_t block_tokens,
                                      uint32_t tp)
 {
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = (shmb_workload_shape_t){shmb_workload_model_find("llama3_8b"), block_tokens, SHMB_WORKLOAD_LAYER,
-                                      32 * MIB, layout, tp, 0};
-    c.system = system;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    return c;
+    return shmb_test_workload_config((shmb_workload_shape_t){shmb_workload_model_find("llama3_8b"), block_tokens,
+                                                             SHMB_WORKLOAD_LAYER, 32 * MIB, layout, tp, 0},
+                                     system);
 }
 
 /* One pass of the request (the open-loop's prepare and once), counted. */
@@ -109,7 +90,6 @@ static int request_once(shmb_workload_replay_t *w, shmb_workload_config_t *c, ui
  * in each of 64 streams (32 layers x K, V): K = 448 descriptors. */
 static void test_one_submit_per_request(void **state)
 {
-    (void)state;
     enum { K = 448 };
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
         for (int l = SHMB_WORKLOAD_LAYOUT_VLLM; l <= SHMB_WORKLOAD_LAYOUT_SGLANG; l++) {
@@ -157,7 +137,6 @@ static void test_one_submit_per_request(void **state)
  * two submits, 65536 and 64. */
 static void test_more_than_a_submit(void **state)
 {
-    (void)state;
     shmb_workload_config_t c = config(SHMB_SYSTEM_MOONCAKE, SHMB_WORKLOAD_LAYOUT_SGLANG, 1, 8);
     shmb_workload_replay_t w;
     shmb_workload_fanout_t f;
@@ -178,7 +157,6 @@ static void test_more_than_a_submit(void **state)
  * request, naming it; nothing left. */
 static void test_planted_in_the_batch(void **state)
 {
-    (void)state;
     for (int sys = SHMB_SYSTEM_MOONCAKE; sys <= SHMB_SYSTEM_FLOWIPC_CLASSIC; sys++)
         for (int plant = PLANT_WRONG_TARGET; plant <= PLANT_SIDE_BY_SIDE; plant++) {
             shmb_workload_config_t c = config((shmb_system_t)sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
@@ -202,16 +180,7 @@ static void test_planted_in_the_batch(void **state)
  * borrower, every hand-off verified; none submitted alone. */
 static void test_sweep_handoff_per_submit(void **state)
 {
-    (void)state;
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = c.max_transfer_size_kb = 4;
-    c.num_transfers = 3;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
-    c.time_per_size_ms = 20;
-    c.shm_prefix = PREFIX;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.translate = 1;
     c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.num_segments = 10;
@@ -239,16 +208,13 @@ static void test_sweep_handoff_per_submit(void **state)
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_wlbatch_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_submit_per_request),
         cmocka_unit_test(test_more_than_a_submit),
         cmocka_unit_test(test_planted_in_the_batch),
         cmocka_unit_test(test_sweep_handoff_per_submit),
     };
-    const int ret = shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    const int ret = shmb_test_run_shm("/shmb_test_wlbatch_", tests, NULL, shmb_test_remove_leftovers);
     free(seen.last);
     return ret;
 }

@@ -1,23 +1,15 @@
-/*
- * Tests of the replay's trace-driven modes: prefix reuse (--reuse=on) on a
- * hand-made trace whose hits and moved bytes are known; the open-loop
- * scheduler (--arrivals=trace) on a synthetic trace whose intended starts
- * are known, and a request served late counting its wait.
- */
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+/* The replay's trace-driven modes: prefix reuse on a hand-made trace of known hits, and the open-loop
+ * scheduler on known intended starts, a late request counting its wait. */
 #include <time.h>
-#include <unistd.h>
 
 #include "shmbench/clock.h"
 
 #include "helpers.h"
+#include "workload_fixture.h"
 
 #include "shmbench/workload.h"
 #include "transfer/workload_internal.h"
 
-#define PREFIX shmb_test_prefix()
 #define MIB (1ull << 20)
 
 /* Five requests, ids one per 512-token block:
@@ -55,7 +47,6 @@ static shmb_workload_shape_t reuse_shape(int reuse)
 
 static void test_reuse_hits_and_tokens(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     const uint64_t hits[] = {0, 2, 1, 1, 0}, moved[] = {1024, 476, 0, 512, 1024};
@@ -97,23 +88,10 @@ static void test_reuse_hits_and_tokens(void **state)
  * moved exactly the missed blocks' bytes, the request's note has the share. */
 static void test_reuse_replay(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
-    shmb_workload_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.shape = reuse_shape(1);
-    c.system = SHMB_SYSTEM_MOONCAKE;
-    c.num_segments = 10;
-    c.method = SHMB_COPY_MEMCPY;
-    c.threads = 1;
-    c.cpu = -1;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = PREFIX;
-    shmb_rows_t rows = {0};
-    char why[256] = "";
-    if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-        fail_msg("%s", why);
+    shmb_workload_config_t c = shmb_test_workload_config(reuse_shape(1), SHMB_SYSTEM_MOONCAKE);
+    shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++)
         assert_int_equal(rows.v[p].iterations, 4);
@@ -157,7 +135,6 @@ static int fail_second(void *ctx, size_t i, uint64_t *start, uint64_t *done)
 
 static void test_open_loop_schedule(void **state)
 {
-    (void)state;
     /* timestamps 100, 110, 120, 140, 200 ms at speed 2: due 0, 5, 10, 20, 50 ms after the first */
     shmb_workload_request_t v[5] = {{100, 512, 1, 1, 0}, {110, 512, 1, 1, 0}, {120, 512, 1, 1, 0},
                                     {140, 512, 1, 1, 0}, {200, 512, 1, 1, 0}};
@@ -197,26 +174,13 @@ static void test_open_loop_schedule(void **state)
  * a sample per request that moves, latency at least the service, verified. */
 static void test_open_loop_replay(void **state)
 {
-    (void)state;
     shmb_workload_stream_t s = {0};
     read_trace(&s);
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
-        shmb_workload_config_t c;
-        memset(&c, 0, sizeof(c));
-        c.shape = reuse_shape(1);
-        c.system = (shmb_system_t)sys;
-        c.num_segments = 10;
-        c.method = SHMB_COPY_MEMCPY;
-        c.threads = 1;
-        c.cpu = -1;
-        c.timer_overhead_ns = 20;
-        c.shm_prefix = PREFIX;
+        shmb_workload_config_t c = shmb_test_workload_config(reuse_shape(1), (shmb_system_t)sys);
         c.open_loop = 1;
         c.speed = 4.0;
-        shmb_rows_t rows = {0};
-        char why[256] = "";
-        if (shmb_workload_run(&c, &s, &rows, why, sizeof(why)) != 0)
-            fail_msg("%s: %s", shmb_system_name(c.system), why);
+        shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, 2);
         assert_string_equal(rows.v[0].variant, "request");
         assert_string_equal(rows.v[1].variant, "latency");
@@ -227,21 +191,18 @@ static void test_open_loop_replay(void **state)
         shmb_rows_free(&rows);
         assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
         c.nsystems = 2; /* paired open-loop: refused */
-        assert_int_equal(shmb_workload_run(&c, &s, &rows, why, sizeof(why)), -EINVAL);
+        shmb_test_workload_refused(&c, &s, -EINVAL);
     }
     shmb_workload_stream_free(&s);
 }
 
 int main(void)
 {
-    if (!shmb_test_shm_writable())
-        return 77;
-    shmb_test_prefix_init("/shmb_test_wlreplay_");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reuse_hits_and_tokens),
         cmocka_unit_test(test_reuse_replay),
         cmocka_unit_test(test_open_loop_schedule),
         cmocka_unit_test(test_open_loop_replay),
     };
-    return shmb_test_run(tests, NULL, shmb_test_remove_leftovers);
+    return shmb_test_run_shm("/shmb_test_wlreplay_", tests, NULL, shmb_test_remove_leftovers);
 }
