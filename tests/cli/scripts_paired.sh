@@ -385,28 +385,21 @@ expect_bad "report.sh, a bad run.json" "$src/scripts/report.sh" "$work/real"
 # make_axes.py's even axes, the space fixture; worse: the same with SHM-classic's threads:2
 # request planted from 1.07 [1.06, 1.09] to 0.50 [0.48, 0.52] and bipc's utilization from
 # 96.51% to 50.81%. Main read neither: it printed no axis row and its gate passed.
-axes_whole() {  # axes_whole DIR: demo + the even axes + the space run
-  "$py" "$src/tests/fixtures/make_paired.py" "$work/$1" demo || fail "make_paired.py demo"
-  "$py" "$src/tests/fixtures/axes/make_axes.py" "$work/$1.axes" even || fail "make_axes.py even"
-  cp "$work/$1.axes"/transfer_axis_*.json "$src/tests/fixtures/space/allocation_space.json" "$work/$1/"
-}
-axes_whole full
-cp -r "$work/full" "$work/worse"
-"$py" - "$work/worse" <<'EOF2'
-import json, os, sys
-p = os.path.join(sys.argv[1], "transfer_axis_threads_2.json")
-d = json.load(open(p))
+set_ratio() {  # set_ratio FILE ROW RATIO LO HI: a ratio row's ratio and interval planted
+  "$py" - "$@" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
 for b in d["benchmarks"]:
-    if b["name"] == "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake":
-        b["ratio"], b["ratio_lo"], b["ratio_hi"] = 0.50, 0.48, 0.52
-json.dump(d, open(p, "w"))
-p = os.path.join(sys.argv[1], "allocation_space.json")
-d = json.load(open(p))
-for b in d["benchmarks"]:
-    if b["name"].startswith("shm_alloc/bipc/space_alloc/"):
-        b["label"] = b["label"].replace("util 0.9651", "util 0.5081")
-json.dump(d, open(p, "w"))
+    if b["name"] == sys.argv[2]:
+        b["ratio"], b["ratio_lo"], b["ratio_hi"] = (float(v) for v in sys.argv[3:6])
+json.dump(d, open(sys.argv[1], "w"))
 EOF2
+}
+"$py" "$src/tests/fixtures/make_paired.py" "$work/full" demo && "$py" "$src/tests/fixtures/axes/make_axes.py" "$work/full.axes" even \
+  && cp "$work/full.axes"/transfer_axis_*.json "$src/tests/fixtures/space/allocation_space.json" "$work/full/" || fail "full: not planted"
+cp -r "$work/full" "$work/worse"
+set_ratio "$work/worse/transfer_axis_threads_2.json" shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake 0.50 0.48 0.52
+sed -i 's/util 0.9651 frag 0.4097/util 0.5081 frag 0.4097/' "$work/worse/allocation_space.json"
 "$src/scripts/compare.sh" "$work/full" >"$work/full.cmp" 2>&1 && ok || fail "compare.sh full: exit $?: $(tail -3 "$work/full.cmp")"
 grep -q "^== axis threads: paired, against mooncake (transfer_axis_threads_N.json, a run per point: threads:2)$" "$work/full.cmp" \
   && grep -q "^threads:2  *shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake  *1.07 \[1.06, 1.09\] " "$work/full.cmp" \
@@ -456,19 +449,9 @@ grep -qx -- "- Measured: 2026-11-27T04:00:00+00:00 to 2026-11-27T10:51:23+00:00,
 # 1.12 [1.08, 1.17]: main said SHM-classic "never" saves 5% along the buffers, its table "yes" at
 # 1000 (the last point undecided), and "up to about 1 submitter (not at 2, ...)" drew "not at 2"
 # from an undecided point.
-noisy_control() {  # noisy_control FILE QUESTION RATIO LO HI
-  "$py" - "$@" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-for b in d["benchmarks"]:
-    if b["name"] == sys.argv[2] + "/system:mooncake_control/vs:mooncake":
-        b["ratio"], b["ratio_lo"], b["ratio_hi"] = (float(v) for v in sys.argv[3:6])
-json.dump(d, open(sys.argv[1], "w"))
-EOF2
-}
 axes even
 mv "$work/axes_even" "$work/axes_undecided"
-noisy_control "$work/axes_undecided/transfer_axis_buffers_10000.json" shm_transfer/request/size_kb:4 0.93 0.90 0.96
+set_ratio "$work/axes_undecided/transfer_axis_buffers_10000.json" shm_transfer/request/size_kb:4/system:mooncake_control/vs:mooncake 0.93 0.90 0.96
 report axes_undecided
 section axes_undecided >"$work/axes.md"
 grep -qx "| 1000 | SHM-classic | 3.60 µs | 1.00 µs | 3.60 \[3.27, 4.00\] | 2.60 µs \[2.50 µs, 2.70 µs\] | 69% | yes |" "$work/axes.md" \
@@ -478,7 +461,8 @@ grep -qx "| 1000 | SHM-classic | 3.60 µs | 1.00 µs | 3.60 \[3.27, 4.00\] | 2.6
   && grep -q "is undecided: neither yes nor no, the rule runs over the decided points" "$work/axes.md" \
   && ok || fail "axes undecided at 10000: $(grep "^- \|^| 10000 | SHM" "$work/axes.md")"
 axes threads
-noisy_control "$work/axes_threads/transfer_axis_threads_2.json" shm_transfer/request/size_kb:4/threads:2 1.12 1.08 1.17
+set_ratio "$work/axes_threads/transfer_axis_threads_2.json" shm_transfer/request/size_kb:4/threads:2/system:mooncake_control/vs:mooncake \
+  1.12 1.08 1.17
 report axes_threads
 section axes_threads >"$work/axes.md"
 grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request at every decided point (1 to 2 submitters); decided at 1; undecided at 2 (the A/A control off by 5.0% or more)." "$work/axes.md" \
