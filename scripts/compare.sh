@@ -12,13 +12,18 @@
 #   ./scripts/compare.sh results/SYSTEMS
 #       one folder of run_all.sh --system: per ratio row of its paired runs
 #       (BENCH_paired.json) the ratio, its 95% interval, the saved time and the
-#       verdict; a folder of per-system files only (older, or --per-system
-#       alone): the gain per row of each Flow-IPC flavour over Mooncake
+#       verdict; then per axis the ratio rows of its runs (transfer_axis_*.json),
+#       each after its point (buffers:10), and the space table
+#       (allocation_space.json); a folder of per-system files only (older, or
+#       --per-system alone): the gain per row of each Flow-IPC flavour over Mooncake
 #   ./scripts/compare.sh results/BEFORE results/AFTER   (two paired folders)
 #       or two paired JSON files of one binary: each system row's time before
 #       and after, each ratio row's interval before and after: "changed" only
 #       when the intervals do not overlap and the ratio moved by more than
-#       either run's A/A control interval, else "within the noise"
+#       either run's A/A control interval, else "within the noise"; the axes'
+#       runs alike, a section per point; the space run per allocator: utilization
+#       and fragmentation (deterministic for a seed) "changed" beyond 0.5 points,
+#       the ns before and after unpaired, never judged
 #   ./scripts/compare.sh [--verbose] baseline_allocation.txt flow_ipc_allocation.txt
 #       two output files of one binary, both tables or both JSON (e.g. a
 #       --system=mooncake run and a --system=flowipc_jemalloc run): the gain per
@@ -31,7 +36,9 @@
 #       folders or files): a system row whose p50 grew by more than PCT (separate
 #       runs: drift included, so PCT above the machine's drift), or a ratio row
 #       that changed (as above) and fell by more than PCT (the flavour slower
-#       against the baseline); the A/A control's rows aside. Other runs: a row
+#       against the baseline); the A/A control's rows aside; the axes' rows
+#       alike; an allocator's space utilization that changed and fell by more
+#       than PCT percent (relative). Other runs: a row
 #       whose p50 grew by more than PCT and, when both runs have 9 or more
 #       repetitions, that the U-test (Holm over the table) finds significant;
 #       with fewer, the change alone (untested).
@@ -52,8 +59,9 @@ usage: compare.sh [--verbose] [--fail-above=PCT] A B
                                     two folders written by run_all.sh, or two output files
                                     of one binary (both tables or both JSON)
        compare.sh [--verbose] DIR   a folder written by run_all.sh --system
-  Paired runs (BENCH_paired.json, or two paired JSON files) are compared by their ratio
-  rows' intervals and their A/A controls.
+  Paired runs (BENCH_paired.json, the axes' transfer_axis_*.json, or two paired JSON files)
+  are compared by their ratio rows' intervals and their A/A controls; a folder's
+  allocation_space.json by its utilization and fragmentation.
   --verbose          also Google Benchmark's compare.py on each pair of JSON files (every row)
   --fail-above=PCT   exit 1 when a row of B is slower than A by more than PCT percent
                      (significantly where the runs can tell), listed first; else 0
@@ -154,6 +162,9 @@ if paired "$1" || paired "$2"; then
       for bench in allocation lookup transfer workload; do
         [ ! -f "$1/${bench}_paired.json" ] || [ ! -f "$2/${bench}_paired.json" ] \
           || comparepy "$1/${bench}_paired.json" "$2/${bench}_paired.json"
+      done
+      for a in "$1"/transfer_axis_*.json; do  # the axes' runs both folders hold
+        [ ! -f "$a" ] || [ ! -f "$2/${a##*/}" ] || comparepy "$a" "$2/${a##*/}"
       done
     fi
   fi

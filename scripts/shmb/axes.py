@@ -67,11 +67,15 @@ class Axis:
         """A point as a sentence says it: '1000', '64 KB'."""
         return "%d" % x if self.key != "sizes" else fmt_size(x)
 
+    def decided(self, system):
+        """The points whose rule says YES or NO for system (an undecided point is neither)."""
+        return [p for p in self.points if p.saves_enough(system) != UNDECIDED]
+
     def reach(self, system):
-        """The break-even: rising, the index of the first point from which every point says
-        YES; falling, the index of the last point up to which every point does; None when no
-        point qualifies (the first point fails a rising axis, the last a falling one)."""
-        said = [p.saves_enough(system) for p in self.points]
+        """The break-even over the points the rule decides (decided): rising, the index in them of
+        the first from which every one says YES; falling, of the last up to which every one does;
+        None when none qualifies (the last decided point fails a rising axis, the first a falling one)."""
+        said = [p.saves_enough(system) for p in self.decided(system)]
         order = range(len(said) - 1, -1, -1) if self.rising else range(len(said))
         found = None
         for i in order:

@@ -59,22 +59,35 @@ def sentence(axis, f):
     else:
         what = "Mooncake's request"
         span = "%s to %s" % (axis.name(pts[0].x), axis.name(pts[-1].x))
+    said = dict((p.x, p.saves_enough(f)) for p in pts)
+    dec = axis.decided(f)
     i = axis.reach(f)
     if i is None and axis.key == "threads":  # no direction known: from N on, else up to N
         axis = Axis(axis.key, pts, False)
         i = axis.reach(f)
     enough = "saves at least %s of %s" % (fmt_pct(PRACTICAL_CHANGE), what)
-    if i is None:
-        text = "%s never %s within the range (%s)" % (who(f), enough, span)
-    elif i == (0 if axis.rising else len(axis.points) - 1):
-        text = "%s %s at every point measured (%s)" % (who(f), enough, span)
+    unit = " " + UNIT[axis.key] if axis.key in UNIT else ""
+    names = lambda ps: ", ".join(axis.name(p.x) for p in ps)  # noqa: E731
+    if not dec:
+        text = "%s %s or not: undecided at every point measured (%s)" % (who(f), enough, span)
+    elif YES not in [said[p.x] for p in dec]:
+        text = "%s never %s %s" % (who(f), enough, "within the range (%s)" % span if len(dec) == len(pts) else
+                                   "at a decided point (%s)" % span)
+    elif i is None:
+        text = "%s %s at %s%s, not at %s: no break-even within the range (%s)" % (
+            who(f), enough, names([p for p in dec if said[p.x] == YES]), unit,
+            names([p for p in dec if said[p.x] == NO]), span)
+    elif i == (0 if axis.rising else len(dec) - 1):
+        text = "%s %s %s" % (who(f), enough, "at every point measured (%s)" % span if len(dec) == len(pts) else
+                             "at every decided point (%s)" % span)
     else:
-        p, q = axis.points[i], axis.points[i - 1 if axis.rising else i + 1]
-        where = ("from about %s (not at %s, the count before it)" % (counted(axis, p.x), axis.name(q.x))
+        p, q = dec[i], dec[i - 1 if axis.rising else i + 1]
+        near = "" if abs(pts.index(p) - pts.index(q)) == 1 else "decided "
+        where = ("from about %s (not at %s, the %scount before it)" % (counted(axis, p.x), axis.name(q.x), near)
                  if axis.rising else
-                 "up to about %s (not at %s, the count after it)" % (counted(axis, p.x), axis.name(q.x))
+                 "up to about %s (not at %s, the %scount after it)" % (counted(axis, p.x), axis.name(q.x), near)
                  if axis.key in UNIT else
-                 "up to about %s requests (not at %s, the size after it)" % (axis.name(p.x), axis.name(q.x)))
+                 "up to about %s requests (not at %s, the %ssize after it)" % (axis.name(p.x), axis.name(q.x), near))
         pair = p.pairs[f]
         text = "%s %s %s; at %s it saves %s of Mooncake's %s (lower end %s)" % (
             who(f), enough, where, axis.name(p.x), saved_text(pair), fmt_time(p.base),
@@ -83,8 +96,8 @@ def sentence(axis, f):
                           if p.control is not None and p.control.has_interval and control_noisy(p.control)
                           else "no interval")
              for p in pts if p.saves_enough(f) == UNDECIDED]
-    if open_:
-        text += "; undecided at %s" % ", ".join(open_)
+    if open_:  # the points the sentence rests on, then the others
+        text += "; %sundecided at %s" % ("decided at %s; " % names(dec) if dec else "", ", ".join(open_))
     if absent:
         text += "; not measured at %s %s (the run's note says why)" % (", ".join(absent), UNIT.get(axis.key, ""))
     return text + "."
@@ -153,7 +166,8 @@ def axes_section(folder):
             "that interval's lower end as a share of Mooncake's request (its p50). The break-even rule: along "
             "the buffers and the descriptors per submit, %s; along the sizes, %s; along the submitters, the "
             "first rule, else the second. A point without an interval, or whose A/A control is off by "
-            "%s or more, is undecided and counts as not saving enough. Along the buffers, Mooncake's "
+            "%s or more, is undecided: neither yes nor no, the rule runs over the decided points and the "
+            "sentence names the undecided ones. Along the buffers, Mooncake's "
             "relocation walks its mapped buffers in its hash map's order until one holds the range: each point "
             "is one destination (the middle buffer) at its place in that walk, not a mean over destinations, "
             "and at 1000 buffers that place differed between the model and TENT's own code "

@@ -9,11 +9,12 @@ from collections import OrderedDict
 from . import files
 from .files import BadInput, benchmark_json, read
 from .fmt import fmt, fmt_change, fmt_p, fmt_ratio
-from .paired import is_paired_file, load_paired, paired_files, ratio_change
+from .paired import AXIS_FILE, is_paired_file, load_paired, paired_files, ratio_change
 from .pairing import folder_pairs, pairing_of
 from .runs import is_json, unique
 from .stats import TOO_FEW
-from .tables import gain_rows
+from .space_report import gate_space
+from .tables import extra_pairs, gain_rows
 
 
 # Flags that differ between runs compared on purpose (a --system run against another) or
@@ -35,12 +36,14 @@ def file_flags(path):
 
 def compared_files(a, b):
     """[(label, A's file, B's file)] that compare.sh A B reads: two files, or two folders'
-    paired files, else their per-system or plain files."""
+    paired files, their axes' runs (label: the point, 'buffers:10') and space run (label
+    'space'), else their per-system or plain files."""
     if os.path.isfile(a):
         return [("", a, b)]
     pa, pb = paired_files(a), paired_files(b)
     if pa and pb:
-        return [(bench, pa[bench], pb[bench]) for bench in pa if bench in pb]
+        return [(bench, pa[bench], pb[bench]) for bench in pa if bench in pb] + \
+            [(point, fa, fb) for point, fa, fb in extra_pairs(a, b, quiet=True)]
     return folder_pairs(a, b)
 
 
@@ -60,24 +63,26 @@ def flags_differ(a, b):
     return 0
 
 
-def gate_paired(a_path, b_path, limit):
+def gate_paired(a_path, b_path, limit, point=""):
     """[(row, before, after, why)] of two paired runs of one binary: a system row whose
     p50 grew by more than limit (separate runs: drift included), a ratio row that changed
     (ratio_change) and fell by more than limit (the flavour slower against the baseline);
-    the control's rows aside (the baseline's own code)."""
+    the control's rows aside (the baseline's own code); an axis's row after its point."""
     a, b = load_paired(a_path), load_paired(b_path)
+    lead = point + " " if point else ""
     out = []
     for q, by in a.questions.items():
         for s, ra in by.items():
             rb = b.questions.get(q, {}).get(s)
             if rb and s != a.control and rb["p50"] > ra["p50"] * (1 + limit):
-                out.append(("%s/system:%s" % (q, s), fmt(ra["p50"]), fmt(rb["p50"]),
+                out.append(("%s%s/system:%s" % (lead, q, s), fmt(ra["p50"]), fmt(rb["p50"]),
                             "p50 ns %s" % fmt_change(ra["p50"], rb["p50"])))
     for q, by in a.pairs.items():
         for s, pa in by.items():
             pb = b.pairs.get(q, {}).get(s)
             if pb and s != a.control and ratio_change(a, b, q, pa, pb) == "changed" and pb.ratio * (1 + limit) < pa.ratio:
-                out.append((pa.name, fmt_ratio(pa), fmt_ratio(pb), "ratio %s, changed" % fmt_change(pa.ratio, pb.ratio)))
+                out.append((lead + pa.name, fmt_ratio(pa), fmt_ratio(pb),
+                            "ratio %s, changed" % fmt_change(pa.ratio, pb.ratio)))
     return out
 
 
@@ -103,9 +108,15 @@ def gate(pct, a, b):
     if not (math.isfinite(limit) and limit >= 0):
         raise BadInput("--fail-above=%s: a percentage, a number 0 or more (e.g. 10)" % pct)
     rows = []
-    for _, fa, fb in compared_files(a, b):
-        paired = is_paired_file(fa) and is_paired_file(fb)
-        rows += (gate_paired if paired else gate_rows)(fa, fb, limit)
+    for label, fa, fb in compared_files(a, b):
+        if label == "space" and os.path.isdir(a):
+            rows += gate_space(fa, fb, limit)
+        elif AXIS_FILE.match(os.path.basename(fa)) and os.path.isdir(a):
+            rows += gate_paired(fa, fb, limit, label)
+        elif is_paired_file(fa) and is_paired_file(fb):
+            rows += gate_paired(fa, fb, limit)
+        else:
+            rows += gate_rows(fa, fb, limit)
     if not rows:
         print("== pass: no row of B slower than A by more than %s%% (--fail-above)" % pct)
         return 0

@@ -127,6 +127,23 @@ def paired_files(folder):
     return out
 
 
+# run_all.sh --system's axes: each point a paired run of shm_transfer_bench of its own
+AXIS_FILE = re.compile(r"^transfer_axis_(buffers|size|submit|threads)_(\d+)\.json$")
+AXIS_POINT = OrderedDict((("buffers", "buffers"), ("size", "size_kb"), ("submit", "per_submit"),
+                          ("threads", "threads")))  # an axis -> its point as a row's name says it
+
+
+def axis_files(folder):
+    """[(axis, point, path)] of a results folder's transfer_axis_AXIS_N.json, by axis (AXIS_POINT's
+    order) and N; point as a row's name says it: 'buffers:10', 'size_kb:1', 'per_submit:32'."""
+    found = []
+    for name in os.listdir(folder):
+        m = AXIS_FILE.match(name)
+        if m and os.path.isfile(os.path.join(folder, name)):
+            found.append((list(AXIS_POINT).index(m.group(1)), int(m.group(2)), m.group(1), name))
+    return [(axis, "%s:%d" % (AXIS_POINT[axis], n), os.path.join(folder, name)) for _, n, axis, name in sorted(found)]
+
+
 def is_paired_file(path):
     """Does a results file hold a paired run's rows (a name with /system:...)?"""
     return os.path.isfile(path) and re.search(r'"name": *"[^"]*/system:[^"/]+/vs:', read(path)) is not None

@@ -4,10 +4,10 @@ import os
 from collections import OrderedDict
 
 from .axes_report import axes_section
-from .space_report import space_section
-from .files import number
+from .space_report import FILE as SPACE_FILE, space_section
+from .files import benchmark_json, number, read
 from .fmt import fmt_pct, md_row
-from .paired import MIN_ROUNDS, model_upstream_lines
+from .paired import MIN_ROUNDS, axis_files, model_upstream_lines
 from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
 from .paired_sentences import block_lines, blocks_of, verdict_sentences
@@ -56,8 +56,57 @@ def paired_break_evens(register, attach, block, request):
     return out + (lines or ["No one-off cost measured paired."]) + [""]
 
 
+def extra_runs(folder):
+    """[(point, file name, context)] of the other runs the report reads: the axes' (point
+    'buffers:10') and the space run (point 'space')."""
+    out = [(point, os.path.basename(path), benchmark_json(path, read(path))[1])
+           for _, point, path in axis_files(folder.path)]
+    space = os.path.join(folder.path, SPACE_FILE)
+    if os.path.isfile(space):
+        out.append(("space", SPACE_FILE, benchmark_json(space, read(space))[1]))
+    return out
+
+
+def flag_lines(extra):
+    """The axes' flags (those common to every axis run once, then per point the others) and the
+    space run's, as sub-items of the run's flags."""
+    def flags(ctx):
+        return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in str(ctx.get("flags", "")).split())
+    quote = lambda text: "`%s`" % text.replace("`", "'")  # noqa: E731
+    axes = [(point, flags(ctx)) for point, _, ctx in extra if point != "space"]
+    out = []
+    if axes:
+        common = OrderedDict((k, v) for k, v in axes[0][1].items() if all(f.get(k) == v for _, f in axes))
+        out.append("  - the axes (transfer_axis_*.json, shm_transfer_bench), common to all: %s"
+                   % quote(" ".join("%s=%s" % kv for kv in common.items())))
+        for point, f in axes:
+            out.append("    - %s: %s" % (point, quote(" ".join("%s=%s" % kv for kv in f.items() if kv[0] not in common)
+                                                     or "-")))
+    out += ["  - space (%s): %s" % (name, quote(str(ctx.get("flags", "")))) for point, name, ctx in extra
+            if point == "space"]
+    return out
+
+
+def extra_files(folder):
+    """', the axes' transfer_axis_*.json, the space run's allocation_space.json' (what the folder
+    holds), or ''."""
+    said = (["the axes' transfer_axis_*.json"] if axis_files(folder.path) else []) + \
+        (["the space run's " + SPACE_FILE] if os.path.isfile(os.path.join(folder.path, SPACE_FILE)) else [])
+    return "".join(", " + x for x in said)
+
+
+def then_runs(extra):
+    """'; then the axes, a paired run per point, and the space run' (what extra holds), or ''."""
+    said = (["the axes, a paired run per point"] if any(p != "space" for p, _, _ in extra) else []) + \
+        (["the space run"] if any(p == "space" for p, _, _ in extra) else [])
+    return "; then " + " and ".join(said) if said else ""
+
+
 def paired_run_section(folder):
-    ctxs = [(bench, "paired", run.ctx) for bench, run in folder.runs.items()]
+    extra = extra_runs(folder)
+    ctxs = [(bench, "paired", run.ctx) for bench, run in folder.runs.items()] + \
+        [(name[:-len(".json")].rpartition("_")[0], name[:-len(".json")].rpartition("_")[2], ctx)
+         for _, name, ctx in extra]
     out = ["## The run", ""]
     out += machine_lines(ctxs)
     pinned = one_or_each(ctxs, "pinned_cpu")
@@ -65,9 +114,11 @@ def paired_run_section(folder):
                                  if pinned == "-1" else "the measuring thread on CPU %s" % pinned))
     dates = sorted(str(c["date"]) for _, _, c in ctxs if c.get("date"))
     out.append("- Measured: %s to %s, each binary once, its systems in turn round by round (order balanced "
-               "over the rounds)" % (dates[0] if dates else "?", dates[-1] if dates else "?"))
-    # the paired runs' and the axes' (with --per-system, run.json has every per-system run too)
-    loads = [r for r in folder.loads if r[0].endswith("_paired") or r[0].startswith("transfer_axis_")] or folder.loads
+               "over the rounds)%s" % (dates[0] if dates else "?", dates[-1] if dates else "?",
+                                       then_runs(extra)))
+    # the paired runs', the axes' and the space run's (with --per-system, run.json has every per-system run too)
+    loads = [r for r in folder.loads if r[0].endswith("_paired") or r[0].startswith("transfer_axis_")
+             or r[0] == "allocation_space"] or folder.loads
     if loads:
         out.append("- Load average (1, 5, 15 min) before and after each run: %s" % "; ".join(
             "%s %s -> %s" % (name, " ".join("%g" % x for x in before), " ".join("%g" % x for x in after))
@@ -84,13 +135,13 @@ def paired_run_section(folder):
     out.append("- Flags (each binary):")
     for bench, run in folder.runs.items():
         out.append("  - %s: `%s`" % (bench, str(run.ctx.get("flags", "")).replace("`", "'")))
-    return out + [""]
+    return out + flag_lines(extra) + [""]
 
 
 def paired_intro(folder):
     return ["# shmbench verdict: Mooncake against Flow-IPC (%s), paired runs"
             % ", ".join(TITLE[f] for f in folder.flavours), "",
-            "Generated by scripts/report.sh from the paired runs (BENCH_paired.json) of `%s`: every figure "
+            "Generated by scripts/report.sh from the paired runs (BENCH_paired.json%s) of `%s`: every figure "
             "below comes from them. Each binary ran once with --systems: Mooncake, each flavour and "
             "Mooncake again as its A/A control (%s, identical code) in one process, over the same buffers "
             "and requests, slice by slice in turn, the order balanced round by round (a Williams square). ratio = the median over "
@@ -104,7 +155,7 @@ def paired_intro(folder):
             "interval holds 1 or lies inside the control's, or the row is not significant after the "
             "correction; **too noisy**: the control itself is off by more than %s; **not assessed**: "
             "fewer than %d rounds; **unexplained by the design**: see per request."
-            % (os.path.basename(os.path.abspath(folder.path)), folder.control, fmt_pct(PRACTICAL_CHANGE),
+            % (extra_files(folder), os.path.basename(os.path.abspath(folder.path)), folder.control, fmt_pct(PRACTICAL_CHANGE),
                ALPHA, fmt_pct(PRACTICAL_CHANGE), fmt_pct(PRACTICAL_CHANGE), MIN_ROUNDS), ""]
 
 

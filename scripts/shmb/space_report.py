@@ -4,8 +4,10 @@ beside the same run's ns per alloc and free."""
 import json
 import os
 import re
+from collections import OrderedDict
 
-from .fmt import fmt_time, md_head, md_row
+from .files import BadInput, benchmark_json, check_name, number, read
+from .fmt import fmt, fmt_change, fmt_time, md_head, md_row
 
 TITLE_SPACE = "Space: what each allocator can hold"
 FILE = "allocation_space.json"
@@ -70,3 +72,111 @@ def space_section(folder):
                 "refills up to the live bytes of its fill (the extent the failed allocation mapped stays "
                 "with the arena)."]
     return out + [""]
+
+
+SPACE_CHANGE = 0.5  # percentage points: utilization and fragmentation are deterministic for a seed
+ORDER = ("offset", "bipc", "jemalloc")
+
+
+class Space:
+    """An allocator's figures of allocation_space.json: util and frag in percent (frag None:
+    '-'), alloc_ns and free_ns the p50s (None when absent)."""
+
+    def __init__(self, util, frag, alloc_ns, free_ns):
+        self.util, self.frag, self.alloc_ns, self.free_ns = util, frag, alloc_ns, free_ns
+
+
+def load_space(path):
+    """(OrderedDict allocator -> Space of the first repetition's rows, its pool MB), every
+    figure compare.sh reads checked (BadInput naming path)."""
+    data, _ = benchmark_json(path, read(path))
+    got, mb = {}, None
+    for i, b in enumerate(data["benchmarks"]):
+        check_name(path, i, b)
+        m = NAME.match(b["name"])
+        if not m or b.get("run_type", "iteration") != "iteration" or b.get("repetition_index", 0) != 0:
+            continue
+        if "p50" in b and not (number(b["p50"]) and b["p50"] > 0):
+            raise BadInput("%s: benchmark %s: p50 %r is not a time" % (path, b["name"], b["p50"]))
+        mb = int(m.group("mb"))
+        got.setdefault(m.group("alloc"), {})[m.group("step")] = b
+    out = OrderedDict()
+    for alloc in sorted(got, key=lambda a: (ORDER.index(a) if a in ORDER else len(ORDER), a)):
+        steps = got[alloc]
+        if "alloc" not in steps:
+            continue
+        m = LABEL.match(str(steps["alloc"].get("label", "")))
+        if not m:
+            raise BadInput("%s: benchmark %s: label %r is not 'util U frag F (L of T MiB)'"
+                           % (path, steps["alloc"]["name"], steps["alloc"].get("label")))
+        out[alloc] = Space(100 * float(m.group("util")), 100 * float(m.group("frag")) if m.group("frag") else None,
+                           steps["alloc"].get("p50"), steps.get("free", {}).get("p50"))
+    if not out:
+        raise BadInput("%s: no space_alloc row (shm_alloc/ALLOCATOR/space_alloc/pool_mb:N): not a "
+                       "--allocator=space run" % path)
+    return out, mb
+
+
+def space_change(a, b):
+    """'changed' when two percentages differ by more than SPACE_CHANGE points, else 'unchanged'
+    ('-' when either is missing)."""
+    if a is None or b is None:
+        return "-"
+    return "changed" if abs(b - a) > SPACE_CHANGE else "unchanged"
+
+
+def pct_cell(v):
+    return "-" if v is None else "%.2f%%" % v
+
+
+SPACE_NOTE = "utilization at first failure and fragmentation after churn are deterministic for a seed (--seed)%s; %s"
+
+
+def space_summary(path):
+    """compare.sh DIR: allocation_space.json's figures, one row per allocator."""
+    rows, mb = load_space(path)
+    row_fmt = "%-10s %12s %14s %9s %9s"
+    print("== space: %s (one pool of %s MiB per allocator)" % (os.path.basename(path), mb))
+    print(row_fmt % ("allocator", "utilization", "fragmentation", "alloc_ns", "free_ns"))
+    for alloc, s in rows.items():
+        print(row_fmt % (alloc, pct_cell(s.util), pct_cell(s.frag), fmt(s.alloc_ns), fmt(s.free_ns)))
+    print(SPACE_NOTE % ("", "ns: the p50 of each allocation and of each round's frees per free, each allocator "
+                              "timed on its own, not paired"))
+    return 0
+
+
+def space_before_after(a_path, b_path):
+    """compare.sh A B: each allocator's utilization and fragmentation before and after, changed or
+    not; its ns before and after, unpaired, never judged."""
+    a, _ = load_space(a_path)
+    b, _ = load_space(b_path)
+    both = [x for x in a if x in b]
+    if not both:
+        raise BadInput("%s and %s have no allocator in common" % (a_path, b_path))
+    row_fmt = "%-10s %9s %9s  %-9s  %9s %9s  %-9s  %9s %9s %9s %9s"
+    print("== space: %s against %s" % (a_path, b_path))
+    print(row_fmt % ("allocator", "util A", "util B", "verdict", "frag A", "frag B", "verdict", "alloc_ns A",
+                     "alloc_ns B", "free_ns A", "free_ns B"))
+    for x in both:
+        sa, sb = a[x], b[x]
+        print(row_fmt % (x, pct_cell(sa.util), pct_cell(sb.util), space_change(sa.util, sb.util), pct_cell(sa.frag),
+                         pct_cell(sb.frag), space_change(sa.frag, sb.frag), fmt(sa.alloc_ns), fmt(sb.alloc_ns),
+                         fmt(sa.free_ns), fmt(sb.free_ns)))
+    print(SPACE_NOTE % (": changed when A and B differ by more than %g percentage points, else unchanged"
+                        % SPACE_CHANGE, "ns per alloc and per free (p50) are of separate runs, unpaired (drift "
+                        "included): shown, never judged nor gated"))
+    return 0
+
+
+def gate_space(a_path, b_path, limit):
+    """[(row, before, after, why)]: an allocator whose utilization changed (space_change) and fell
+    by more than limit, relative; fragmentation and the ns never gate."""
+    a, _ = load_space(a_path)
+    b, _ = load_space(b_path)
+    out = []
+    for x, sa in a.items():
+        sb = b.get(x)
+        if sb and space_change(sa.util, sb.util) == "changed" and sb.util < sa.util * (1 - limit):
+            out.append(("space/%s utilization at first failure" % x, pct_cell(sa.util), pct_cell(sb.util),
+                        "utilization %s, changed" % fmt_change(sa.util, sb.util)))
+    return out

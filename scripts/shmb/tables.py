@@ -7,9 +7,10 @@ from collections import OrderedDict
 
 from .files import BadInput
 from .fmt import fmt, fmt_change, fmt_p, fmt_ratio, fmt_saved
-from .paired import load_paired, model_upstream_lines, paired_files, ratio_change
+from .paired import axis_files, load_paired, model_upstream_lines, paired_files, ratio_change
 from .pairing import check, folder_pairs, merged_keys, pair_runs, pairing_of, system_pairs, unpaired
 from .runs import load_run, parts, same, split_key, unique
+from .space_report import FILE as SPACE_FILE, load_space, space_before_after, space_summary
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, paired_verdict, verdict, verdicts
 
 
@@ -167,16 +168,50 @@ def paired_rows(run):
 
 
 def paired_table(run):
-    rows = paired_rows(run)
+    return ratio_table(paired_rows(run), run.baseline, run.control)
+
+
+def ratio_table(rows, baseline, control, points=None):
+    """The ratio rows [(name, Pair, verdict)], each after its axis point when points (a list
+    beside rows) is given."""
     width = max(len(n) for n, _, _ in rows) + 2
     row_fmt = "%-*s %24s %26s %7s %7s  %s"
-    print(row_fmt % (width, "row (system/vs:baseline)", "ratio [95%]", "saved_ns [95%]", "p", "rounds", "verdict"))
-    for name, pair, word in rows:
-        print(row_fmt % (width, name, fmt_ratio(pair), fmt_saved(pair), fmt_p(pair.p), pair.rounds, word))
+    lead = "%-*s " % (max(len(p) for p in points + ["point"]), "point") if points else ""
+    print(lead + row_fmt % (width, "row (system/vs:baseline)", "ratio [95%]", "saved_ns [95%]", "p", "rounds",
+                            "verdict"))
+    for i, (name, pair, word) in enumerate(rows):
+        lead = "%-*s " % (max(len(p) for p in points + ["point"]), points[i]) if points else ""
+        print(lead + row_fmt % (width, name, fmt_ratio(pair), fmt_saved(pair), fmt_p(pair.p), pair.rounds, word))
     print("ratio = median over rounds of %s / system (above 1: the system is faster), 95%% interval "
           "distribution-free; saved = %s - system, ns per operation; p: sign test, per row (report.md "
-          "corrects per question); %s: the A/A control, the run's noise" % (run.baseline, run.baseline, run.control))
+          "corrects per question); %s: the A/A control, the run's noise" % (baseline, baseline, control))
     return 0
+
+
+def axis_groups(folder):
+    """OrderedDict axis -> [(point, path)] of a folder's transfer_axis_*.json (axis_files)."""
+    out = OrderedDict()
+    for axis, point, path in axis_files(folder):
+        out.setdefault(axis, []).append((point, path))
+    return out
+
+
+def axes_summary(folder):
+    """One paired folder's axes: per axis every ratio row of its runs, each after its point."""
+    for axis, files in axis_groups(folder).items():
+        runs = [(point, load_paired(path)) for point, path in files]
+        baselines = unique(r.baseline for _, r in runs)
+        if len(baselines) != 1:
+            raise BadInput("%s: transfer_axis_%s_*.json paired against %s: one baseline per axis"
+                           % (folder, axis, ", ".join(baselines)))
+        rows, points = [], []
+        for point, run in runs:
+            rows += paired_rows(run)
+            points += [point] * (len(rows) - len(points))
+        print("== axis %s: paired, against %s (transfer_axis_%s_N.json, a run per point: %s)"
+              % (axis, baselines[0], axis, ", ".join(p for p, _ in runs)))
+        ratio_table(rows, baselines[0], runs[0][1].control, points)
+        print()
 
 
 def paired_summary(folder):
@@ -191,7 +226,19 @@ def paired_summary(folder):
         lines = model_upstream_lines(run)
         if lines:
             print("\n".join(["== %s: model against upstream" % bench] + lines))
+    if os.path.isdir(folder):
+        extras(folder)
     return 0
+
+
+def extras(folder):
+    """What a run_all.sh --system folder holds beside its paired files: the axes' ratio rows and
+    the space table."""
+    axes_summary(folder)
+    space = os.path.join(folder, SPACE_FILE)
+    if os.path.isfile(space):
+        space_summary(space)
+        print()
 
 
 def paired_before_after(a_path, b_path, label=None):
@@ -237,7 +284,27 @@ def paired_compare(a_dir, b_dir):
     for bench in both:
         paired_before_after(a_files[bench], b_files[bench], bench)
         print()
+    for point, a_path, b_path in extra_pairs(a_dir, b_dir):
+        if point == "space":
+            space_before_after(a_path, b_path)
+        else:
+            paired_before_after(a_path, b_path, "axis " + point)
+        print()
     return 0
+
+
+def extra_pairs(a_dir, b_dir, quiet=False):
+    """[(point or 'space', A's file, B's file)] of the axes' runs and the space run both folders
+    hold, by axis and point, the space run last; each held by one folder alone is named on stderr
+    (unless quiet)."""
+    a = OrderedDict((p, path) for _, p, path in axis_files(a_dir))
+    b = OrderedDict((p, path) for _, p, path in axis_files(b_dir))
+    for d, files in ((a_dir, a), (b_dir, b)):
+        if os.path.isfile(os.path.join(d, SPACE_FILE)):
+            files["space"] = os.path.join(d, SPACE_FILE)
+    for p in [x for x in list(a) + [y for y in b if y not in a] if not quiet and (x not in a or x not in b)]:
+        sys.stderr.write("== %s: skipped, not in both folders\n" % os.path.basename((a.get(p) or b[p])))
+    return [(p, a[p], b[p]) for p in a if p in b]
 
 
 def paired_check(paths):
@@ -245,4 +312,9 @@ def paired_check(paths):
     for p in paths:
         for path in (paired_files(p).values() if os.path.isdir(p) else [p]):
             load_paired(path)
+        if os.path.isdir(p):
+            for _, _, path in axis_files(p):
+                load_paired(path)
+            if os.path.isfile(os.path.join(p, SPACE_FILE)):
+                load_space(os.path.join(p, SPACE_FILE))
     return 0

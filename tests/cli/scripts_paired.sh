@@ -199,7 +199,7 @@ grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffe
 axes never
 report axes_never
 section axes_never >"$work/axes.md"
-grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request within the range (10 to 10000 registered buffers); undecided at 10000 (the A/A control off by 5.0% or more)." "$work/axes.md" \
+grep -qx "\- SHM-classic never saves at least 5.0% of a 4 KB request at a decided point (10 to 10000 registered buffers); decided at 10, 100, 1000; undecided at 10000 (the A/A control off by 5.0% or more)." "$work/axes.md" \
   && grep -qx "| 10000 | SHM-classic | 25.0 µs | 25.0 µs | 1.001 \[1.000, 1.001\] | 20.0 ns \[5.00 ns, 35.0 ns\] | 0.0% | undecided |" "$work/axes.md" \
   && grep -qx "\- SHM-classic saves at least 5.0% of Mooncake's request at every point measured (8 KB to 16 MB)." "$work/axes.md" \
   && grep -q "; not measured in this run: 1 KB\.$" "$work/axes.md" && ! grep -q "^| 1 KB |" "$work/axes.md" \
@@ -365,4 +365,107 @@ expect_bad "report.sh, a truncated paired file" "$src/scripts/report.sh" "$work/
 grep -q "allocation_paired.json" "$work/bad.err" && ok || fail "a truncated paired file is not named"
 echo '{"runs": 3}' >"$work/real/run.json"
 expect_bad "report.sh, a bad run.json" "$src/scripts/report.sh" "$work/real"
+# (A) compare.sh reads a run_all.sh --system folder whole: the axes' runs (transfer_axis_*.json)
+# and the space run (allocation_space.json) beside the paired files. full: demo's paired files,
+# make_axes.py's even axes, the space fixture; worse: the same with SHM-classic's threads:2
+# request planted from 1.07 [1.06, 1.09] to 0.50 [0.48, 0.52] and bipc's utilization from
+# 96.51% to 50.81%. Main read neither: it printed no axis row and its gate passed.
+set_ratio() {  # set_ratio FILE ROW RATIO LO HI: a ratio row's ratio and interval planted
+  "$py" - "$@" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for b in d["benchmarks"]:
+    if b["name"] == sys.argv[2]:
+        b["ratio"], b["ratio_lo"], b["ratio_hi"] = (float(v) for v in sys.argv[3:6])
+json.dump(d, open(sys.argv[1], "w"))
+EOF2
+}
+"$py" "$src/tests/fixtures/make_paired.py" "$work/full" demo && "$py" "$src/tests/fixtures/axes/make_axes.py" "$work/full.axes" even \
+  && cp "$work/full.axes"/transfer_axis_*.json "$src/tests/fixtures/space/allocation_space.json" "$work/full/" || fail "full: not planted"
+cp -r "$work/full" "$work/worse"
+set_ratio "$work/worse/transfer_axis_threads_2.json" shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake 0.50 0.48 0.52
+sed -i 's/util 0.9651 frag 0.4097/util 0.5081 frag 0.4097/' "$work/worse/allocation_space.json"
+"$src/scripts/compare.sh" "$work/full" >"$work/full.cmp" 2>&1 && ok || fail "compare.sh full: exit $?: $(tail -3 "$work/full.cmp")"
+grep -q "^== axis threads: paired, against mooncake (transfer_axis_threads_N.json, a run per point: threads:2)$" "$work/full.cmp" \
+  && grep -q "^threads:2  *shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake  *1.07 \[1.06, 1.09\] " "$work/full.cmp" \
+  && grep -q "^per_submit:256  *shm_transfer/request/size_kb:4/per_submit:256/system:flowipc_classic/vs:mooncake  *1.09 \[1.08, 1.10\] " "$work/full.cmp" \
+  && [ "$(grep -c "^buffers:[0-9]*  *shm_transfer/request/size_kb:4/system:" "$work/full.cmp")" -eq 12 ] \
+  && grep -q "^size_kb:1  *shm_transfer/request/size_kb:1/system:flowipc_classic/vs:mooncake " "$work/full.cmp" \
+  && grep -q "^bipc  *96.51%  *40.97% " "$work/full.cmp" && grep -q "^jemalloc  *64.31%  *- " "$work/full.cmp" \
+  && ok || fail "compare.sh DIR: the axes' and space rows: $(grep -c "" "$work/full.cmp") lines: $(grep "^== " "$work/full.cmp")"
+"$src/scripts/compare.sh" "$work/demo" 2>&1 | grep -q "^== axis\|^== space" && fail "compare.sh on paired files alone: an axis or space section" || ok
+"$src/scripts/compare.sh" "$work/full" "$work/worse" >"$work/worse.cmp" 2>"$work/worse.err" && [ ! -s "$work/worse.err" ] \
+  && grep -q "^== axis threads:2: $work/full/transfer_axis_threads_2.json against $work/worse/transfer_axis_threads_2.json$" "$work/worse.cmp" \
+  && grep -q "^shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake  *1.07 \[1.06, 1.09\]  *0.50 \[0.48, 0.52\]  changed$" "$work/worse.cmp" \
+  && [ "$(grep -c " changed$" "$work/worse.cmp")" -eq 1 ] && grep -q "^== axis buffers:10000: " "$work/worse.cmp" \
+  && grep -q "^bipc  *96.51%  *50.81%  changed  *40.97%  *40.97%  unchanged " "$work/worse.cmp" \
+  && grep -q "^offset  *96.51%  *96.51%  unchanged " "$work/worse.cmp" && grep -q "unpaired .*never judged nor gated" "$work/worse.cmp" \
+  && ok || fail "compare.sh A B: the axes and space before and after: $(grep -A3 "threads:2:\|== space" "$work/worse.cmp")"
+"$src/scripts/compare.sh" --fail-above=10 "$work/full" "$work/worse" >"$work/gate.out" 2>"$work/gate.err"
+rc=$?
+[ "$rc" -eq 1 ] && [ "$(sed -n 1p "$work/gate.out")" = "== FAIL: 2 rows of B slower than A by more than 10% (--fail-above)" ] \
+  && sed -n 2p "$work/gate.out" | grep -q "^threads:2 shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake  *1.07 \[1.06, 1.09\]  *0.50 \[0.48, 0.52\]  ratio -53.3%, changed$" \
+  && sed -n 3p "$work/gate.out" | grep -q "^space/bipc utilization at first failure  *96.51%  *50.81%  utilization -47.4%, changed$" \
+  && ok || fail "gate: the axes and space: exit $rc: $(head -4 "$work/gate.out") $(cat "$work/gate.err")"
+# a ratio falls by PCT when A / B > 1 + PCT (1.07 / 0.50: 114%), a utilization when B < A (1 - PCT)
+"$src/scripts/compare.sh" --fail-above=120 "$work/full" "$work/worse" >/dev/null 2>&1 && ok || fail "gate: 120% tripped on a ratio 114% lower"
+"$src/scripts/compare.sh" --fail-above=10 "$work/worse" "$work/full" >"$work/gate.out" 2>&1 \
+  && head -1 "$work/gate.out" | grep -q "^== pass" && ok || fail "gate: a better B tripped it: $(head -3 "$work/gate.out")"
+rm "$work/worse/transfer_axis_size_1.json"
+"$src/scripts/compare.sh" "$work/full" "$work/worse" >/dev/null 2>"$work/worse.err" \
+  && grep -qx "== transfer_axis_size_1.json: skipped, not in both folders" "$work/worse.err" && ok || fail "an axis file in one folder: $(cat "$work/worse.err")"
+sed -i 's/util 0.5081/util x/' "$work/worse/allocation_space.json"
+expect_bad "compare.sh, a bad space label" "$src/scripts/compare.sh" "$work/full" "$work/worse"
+
+# (B) report.md's The run covers every file it reads: Measured from the paired runs' date to the
+# space run's (the fixture's 10:51), the axes' flags (those common to all once, then per point)
+# and the space run's. Main gave the paired runs' range alone and none of those flags.
+report full
+grep -qx -- "- Measured: 2026-11-27T04:00:00+00:00 to 2026-11-27T10:51:23+00:00, each binary once, its systems in turn round by round (order balanced over the rounds); then the axes, a paired run per point and the space run" "$work/full/report.md" \
+  && grep -qx "  - the axes (transfer_axis_\*.json, shm_transfer_bench), common to all: \`cpu=1 repetitions=1\`" "$work/full/report.md" \
+  && grep -qx "    - buffers:10: \`systems=mooncake,flowipc_classic,flowipc_jemalloc num_segments=10\`" "$work/full/report.md" \
+  && grep -qx "    - threads:2: \`systems=mooncake,flowipc_classic num_segments=100 submitters=2\`" "$work/full/report.md" \
+  && grep -q "^  - space (allocation_space.json): \`allocator=space .*pool_mb=64 .*seed=42 " "$work/full/report.md" \
+  && grep -q "^- Machine: DIFFERS: " "$work/full/report.md" \
+  && ok || fail "the run: not every file: $(sed -n '/^## The run/,/^## Per/p' "$work/full/report.md" | grep -v "^  - [a-z_]*: \`")"
+
+# (C) An undecided point is neither yes nor no (the break-even rule over the decided points).
+# even's control at 10000 buffers planted at 0.93 [0.90, 0.96], and threads' at 2 submitters at
+# 1.12 [1.08, 1.17]: main said SHM-classic "never" saves 5% along the buffers, its table "yes" at
+# 1000 (the last point undecided), and "up to about 1 submitter (not at 2, ...)" drew "not at 2"
+# from an undecided point.
+axes even
+mv "$work/axes_even" "$work/axes_undecided"
+set_ratio "$work/axes_undecided/transfer_axis_buffers_10000.json" shm_transfer/request/size_kb:4/system:mooncake_control/vs:mooncake 0.93 0.90 0.96
+report axes_undecided
+section axes_undecided >"$work/axes.md"
+grep -qx "| 1000 | SHM-classic | 3.60 µs | 1.00 µs | 3.60 \[3.27, 4.00\] | 2.60 µs \[2.50 µs, 2.70 µs\] | 69% | yes |" "$work/axes.md" \
+  && grep -qE "^\| 10000 \| SHM-classic \| .* \| undecided \|$" "$work/axes.md" \
+  && grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request from about 1000 registered buffers (not at 100, the count before it); at 1000 it saves 2.60 µs \[2.50 µs, 2.70 µs\] of Mooncake's 3.60 µs (lower end 69%); decided at 10, 100, 1000; undecided at 10000 (the A/A control off by 5.0% or more)." "$work/axes.md" \
+  && grep -qx "\- SHM-jemalloc (its write path) never saves at least 5.0% of a 4 KB request at a decided point (10 to 10000 registered buffers); decided at 10, 100, 1000; undecided at 10000 (the A/A control off by 5.0% or more)." "$work/axes.md" \
+  && grep -q "is undecided: neither yes nor no, the rule runs over the decided points" "$work/axes.md" \
+  && ok || fail "axes undecided at 10000: $(grep "^- \|^| 10000 | SHM" "$work/axes.md")"
+axes threads
+set_ratio "$work/axes_threads/transfer_axis_threads_2.json" shm_transfer/request/size_kb:4/threads:2/system:mooncake_control/vs:mooncake \
+  1.12 1.08 1.17
+report axes_threads
+section axes_threads >"$work/axes.md"
+grep -qx "\- SHM-classic saves at least 5.0% of a 4 KB request at every decided point (1 to 2 submitters); decided at 1; undecided at 2 (the A/A control off by 5.0% or more)." "$work/axes.md" \
+  && ok || fail "axes threads undecided at 2: $(grep -A9 "^### Threads" "$work/axes.md")"
+# every "not at N" of a sentence names a point its table decided (yes or no), for its system
+for d in axes_undecided axes_threads; do
+  section "$d" | "$py" -c '
+import re, sys
+rows, bad = {}, []
+for line in sys.stdin:
+    if line.startswith("### "):
+        rows = {}
+    m = re.match(r"^\| ([^|]+) \| (SHM-\w+) \| .* \| (yes|no|undecided) \|$", line)
+    if m:
+        rows[(m.group(1), m.group(2))] = m.group(3)
+    m = re.match(r"^- (SHM-\w+).* \(not at ([^,]+),", line)
+    if m and rows.get((m.group(2), m.group(1))) not in ("yes", "no"):
+        bad.append(line.strip())
+sys.exit("\n".join(bad) or None)' && ok || fail "$d: a \"not at\" drawn from an undecided point"
+done
 finish
