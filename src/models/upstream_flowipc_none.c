@@ -1,0 +1,47 @@
+/* upstream_flowipc_none: shmbench/upstream_flowipc.h without
+ * -DSHMB_FLOWIPC_SOURCE: every call says there is no upstream code. */
+#include "shmbench/upstream_flowipc.h"
+
+#include <errno.h>
+
+int shmb_upstream_flowipc_available(void) { return 0; }
+
+const char *shmb_upstream_flowipc_commits(void) { return ""; }
+
+int shmb_upstream_classic_create(const char *name, size_t bytes, shmb_upstream_classic_t **out)
+{
+    (void)name, (void)bytes, (void)out;
+    return -ENOTSUP;
+}
+
+int shmb_upstream_classic_destroy(shmb_upstream_classic_t *c) { return c ? -ENOTSUP : 0; }
+
+void *shmb_upstream_classic_base(const shmb_upstream_classic_t *c)
+{
+    (void)c;
+    return NULL;
+}
+
+size_t shmb_upstream_classic_size(const shmb_upstream_classic_t *c)
+{
+    (void)c;
+    return 0;
+}
+
+int shmb_upstream_classic_alloc(shmb_upstream_classic_t *c, size_t bytes, void **addr)
+{
+    (void)c, (void)bytes, (void)addr;
+    return -ENOTSUP;
+}
+
+int shmb_upstream_classic_free(shmb_upstream_classic_t *c, void *addr)
+{
+    (void)c, (void)addr;
+    return -ENOTSUP;
+}
+
+int shmb_upstream_classic_check(const shmb_upstream_classic_t *c, void *const *addr, uint32_t n)
+{
+    (void)c, (void)addr, (void)n;
+    return -ENOTSUP;
+}
