@@ -1,0 +1,216 @@
+/* upstream_flowipc: Flow-IPC's own Pool_arena, compiled from the user's
+ * source (built only with -DSHMB_FLOWIPC_SOURCE, docs/upstream.md): the C
+ * API (blocks inside the pool upstream created and disjoint, the commits
+ * named, the check against a planted wrong block and a block left live, a
+ * taken name refused, nothing left in /dev/shm), and the allocation
+ * benchmark's flowipc_classic_upstream rows paired beside flowipc_classic:
+ * the bare rows only, a planted wrong block or a block not freed failing the
+ * run, never the baseline. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "alloc/alloc_internal.h"
+#include "shmbench/upstream_flowipc.h"
+
+static char prefix[64];
+
+static int our_segments(void)
+{
+    int n = 0;
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix + 1, strlen(prefix) - 1) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_classic_api(void **state)
+{
+    (void)state;
+    enum { N = 256, BYTES = 4096 };
+    assert_int_equal(shmb_upstream_flowipc_available(), 1);
+    const char *commits = shmb_upstream_flowipc_commits();
+    assert_non_null(strstr(commits, "flow "));
+    assert_non_null(strstr(commits, "ipc_shm "));
+    char name[96];
+    snprintf(name, sizeof(name), "%sapi", prefix);
+    shmb_upstream_classic_t *c = NULL;
+    assert_int_equal(shmb_upstream_classic_create(name, 4u << 20, &c), 0);
+    assert_int_equal(our_segments(), 1);
+    shmb_upstream_classic_t *again = NULL;
+    assert_int_equal(shmb_upstream_classic_create(name, 4u << 20, &again), -EEXIST);
+    assert_int_equal(shmb_upstream_classic_create("no-slash", 4u << 20, &again), -EINVAL);
+    const unsigned char *base = shmb_upstream_classic_base(c);
+    const size_t size = shmb_upstream_classic_size(c);
+    assert_true(base != NULL && size >= (4u << 20));
+    static void *blocks[N];
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(shmb_upstream_classic_alloc(c, BYTES, &blocks[i]), 0);
+        const unsigned char *b = blocks[i];
+        assert_true(b >= base && b + BYTES <= base + size);
+        memset(blocks[i], i, BYTES); /* upstream's own metadata must survive the writes */
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++) {
+            const unsigned char *a = blocks[i], *b = blocks[j];
+            assert_true(a + BYTES <= b || b + BYTES <= a);
+        }
+    assert_int_equal(shmb_upstream_classic_check(c, blocks, N), 0);
+    assert_int_equal(shmb_upstream_classic_check(c, NULL, 0), -EBUSY); /* blocks live */
+    /* planted: a block past the pool, and none */
+    void *saved = blocks[7];
+    blocks[7] = (unsigned char *)base + size + 64;
+    assert_int_equal(shmb_upstream_classic_check(c, blocks, N), -EFAULT);
+    blocks[7] = NULL;
+    assert_int_equal(shmb_upstream_classic_check(c, blocks, N), -EFAULT);
+    blocks[7] = saved;
+    assert_int_equal(shmb_upstream_classic_alloc(c, size * 2, &saved), -ENOMEM);
+    for (int i = N - 1; i >= 0; i--)
+        assert_int_equal(shmb_upstream_classic_free(c, blocks[i]), 0);
+    assert_int_equal(shmb_upstream_classic_check(c, NULL, 0), 0);
+    assert_int_equal(shmb_upstream_classic_free(c, NULL), -EINVAL);
+    assert_int_equal(shmb_upstream_classic_destroy(c), 0);
+    assert_int_equal(shmb_upstream_classic_destroy(NULL), 0);
+    assert_int_equal(our_segments(), 0);
+}
+
+static shmb_alloc_config_t paired_config(int upstream_at)
+{
+    shmb_alloc_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.num_iterations = 64;
+    c.min_size_kb = 4;
+    c.max_size_kb = 8;
+    c.min_ops = 256;
+    c.working_set = 64;
+    c.count_given = 1;
+    c.cleanup = 1;
+    c.seed = 1;
+    c.threads = 1;
+    c.shm_prefix = prefix;
+    c.nsystems = 3;
+    static const char *const names[] = {"flowipc_classic", SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME,
+                                        "flowipc_classic_control"};
+    for (int s = 0; s < 3; s++) {
+        c.systems[s] = s == upstream_at ? SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM : SHMB_SYSTEM_FLOWIPC_CLASSIC;
+        c.system_names[s] = names[s];
+    }
+    const char *kinds = shmb_alloc_system_allocators("flowipc_classic");
+    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
+        c.run[k] = strstr(kinds, shmb_alloc_kind_name((shmb_alloc_kind_t)k)) != NULL;
+    return c;
+}
+
+static size_t rows_of(const shmb_rows_t *rows, const char *step, const char *system, int ratio)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rows->n; i++)
+        n += strcmp(rows->v[i].step, step) == 0 && strcmp(rows->v[i].system, system) == 0 &&
+             (rows->v[i].vs[0] != '\0') == ratio;
+    return n;
+}
+
+/* Moves the first block past the end of its pool. */
+static void plant_outside(void **blocks, uint64_t per_thread, int threads, void *arg)
+{
+    (void)per_thread, (void)threads, (void)arg;
+    blocks[0] = (unsigned char *)blocks[0] + (1ull << 32);
+}
+
+static void test_classic_rows(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = paired_config(1);
+    shmb_rows_t rows = {0};
+    uint64_t kept = 0;
+    char why[256] = "";
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), 0);
+    const char *up = SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME;
+    for (const char *const *step = (const char *const[]){"alloc_bare", "free_bare", NULL}; *step; step++) {
+        assert_int_equal(rows_of(&rows, *step, up, 0), 2); /* 4 and 8 KB */
+        assert_int_equal(rows_of(&rows, *step, up, 1), 2);
+        assert_int_equal(rows_of(&rows, *step, "flowipc_classic", 0), 2);
+    }
+    for (const char *const *step = (const char *const[]){"alloc", "free", "alloc_reuse", "register", NULL}; *step;
+         step++) {
+        assert_int_equal(rows_of(&rows, *step, up, 0), 0);
+        assert_int_equal(rows_of(&rows, *step, up, 1), 0);
+        assert_int_equal(rows_of(&rows, *step, "flowipc_classic_control", 1), *step[0] == 'r' ? 6 : 2);
+    }
+    for (size_t i = 0; i < rows.n; i++)
+        if (rows.v[i].vs[0])
+            assert_int_equal(rows.v[i].iterations % 12, 0); /* balanced over 3 systems and over 2 */
+    shmb_rows_free(&rows);
+    assert_int_equal(our_segments(), 0);
+
+    /* a planted wrong block fails the run before any figure counts */
+    shmb_alloc_hook_t hook = {.check = plant_outside};
+    c = paired_config(1);
+    c.max_size_kb = 4;
+    assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
+    assert_int_equal(rows.n, 0);
+    assert_int_equal(our_segments(), 0);
+
+    /* never the baseline, nor beside another model */
+    c = paired_config(0);
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    c = paired_config(1);
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
+    assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
+    assert_int_equal(our_segments(), 0);
+}
+
+/* The frees' check, straight on the pool: a block left live fails it. */
+static void test_classic_freed(void **state)
+{
+    (void)state;
+    shmb_alloc_config_t c = paired_config(1);
+    const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(SHMB_ALLOC_UPSTREAM_CLASSIC_BARE);
+    assert_non_null(ops);
+    assert_string_equal(shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_CLASSIC_BARE), "upstream_bipc_bare");
+    shmb_alloc_pool_t p = {0};
+    double ns;
+    enum { N = 16 };
+    void *blocks[N];
+    uint64_t order[N];
+    char why[256] = "";
+    for (uint64_t i = 0; i < N; i++)
+        order[i] = N - 1 - i;
+    assert_int_equal(shmb_alloc_pool_create(&c, &p, ops, 4096, N, &ns), 0);
+    assert_int_equal(our_segments(), 1);
+    assert_int_equal(ops->alloc(&p, 4096, blocks, NULL, N), 0);
+    for (int i = 0; i < N; i++)
+        assert_true(ops->holds(&p, blocks[i], 4096));
+    assert_int_equal(ops->verify(&p, blocks, NULL, N, 4096, why, sizeof(why)), 0);
+    assert_int_equal(ops->free(&p, blocks, NULL, order, N - 1), 0); /* block 0 stays */
+    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), -EPROTO);
+    assert_non_null(strstr(why, "a block not freed"));
+    assert_int_equal(ops->free(&p, blocks, NULL, order + N - 1, 1), 0);
+    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), 0);
+    uint64_t none = 0;
+    assert_int_equal(ops->destroy(&p, 1, &none), 0);
+    assert_int_equal(our_segments(), 0);
+}
+
+int main(void)
+{
+    snprintf(prefix, sizeof(prefix), "/shmb_tfu_%ld_", (long)getpid());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classic_api),
+        cmocka_unit_test(test_classic_rows),
+        cmocka_unit_test(test_classic_freed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
