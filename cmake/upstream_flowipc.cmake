@@ -32,9 +32,10 @@ endif()
 # What is compiled from upstream, by repository (relative to its root).
 set(_fipc_files_flow src/flow/error/error.cpp src/flow/util/uniq_id_holder.cpp)
 set(_fipc_files_ipc_core src/ipc/util/shared_name.cpp src/ipc/util/util.cpp src/ipc/util/detail/util.cpp
-                         src/ipc/util/native_handle.cpp)
+                         src/ipc/util/native_handle.cpp src/ipc/util/use_counted_object.cpp)
 set(_fipc_files_ipc_shm src/ipc/shm/classic/pool_arena.cpp src/ipc/shm/classic/error.cpp)
-set(_fipc_files_ipc_shm_arena_lend "")
+set(_fipc_files_ipc_shm_arena_lend src/ipc/shm/arena_lend/shm_pool.cpp
+                                   src/ipc/shm/arena_lend/borrower_shm_pool_repository.cpp)
 
 get_filename_component(_fipc_src "${SHMB_FLOWIPC_SOURCE}" ABSOLUTE)
 find_package(Git REQUIRED)
@@ -96,7 +97,7 @@ if(_rc)
 endif()
 
 add_library(shmb_flowipc_upstream SHARED ${_fipc_sources}
-  upstream/stubs/flowipc/log_standin.cc src/models/upstream_flowipc.cc)
+  upstream/stubs/flowipc/log_standin.cc src/models/upstream_flowipc.cc src/models/upstream_flowipc_jemalloc.cc)
 set_target_properties(shmb_flowipc_upstream PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
                       OUTPUT_NAME shmb_flowipc_upstream LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/models/upstream_flowipc.map)
@@ -108,7 +109,8 @@ target_include_directories(shmb_flowipc_upstream PRIVATE ${CMAKE_CURRENT_SOURCE_
 target_link_options(shmb_flowipc_upstream PRIVATE -Wl,--no-undefined -Wl,-Bsymbolic
                     -Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/src/models/upstream_flowipc.map)
 target_link_libraries(shmb_flowipc_upstream PRIVATE Threads::Threads rt)
-set_source_files_properties(src/models/upstream_flowipc.cc upstream/stubs/flowipc/log_standin.cc PROPERTIES
+set_source_files_properties(src/models/upstream_flowipc.cc src/models/upstream_flowipc_jemalloc.cc
+                            upstream/stubs/flowipc/log_standin.cc PROPERTIES
   COMPILE_OPTIONS "${SHMB_WARNINGS}")
 set_source_files_properties(src/models/upstream_flowipc.cc PROPERTIES
   COMPILE_DEFINITIONS "SHMB_FLOWIPC_COMMITS=\"${SHMB_FLOWIPC_COMMITS}\"")

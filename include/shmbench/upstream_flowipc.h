@@ -49,6 +49,33 @@ int shmb_upstream_classic_free(shmb_upstream_classic_t *c, void *addr) SHMB_NOEX
  * free bytes as at creation), else -EBUSY. */
 int shmb_upstream_classic_check(const shmb_upstream_classic_t *c, void *const *addr, uint32_t n) SHMB_NOEXCEPT;
 
+/* SHM-jemalloc: upstream's Borrower_shm_pool_repository (ipc_shm_arena_lend
+ * borrower_shm_pool_repository.hpp over shm_pool_repository.hpp): the pools
+ * a borrower was lent, by id, for to_address. */
+typedef struct shmb_upstream_jemalloc_repo shmb_upstream_jemalloc_repo_t;
+
+/* An empty repository. -ENOMEM. */
+int shmb_upstream_jemalloc_repo_create(shmb_upstream_jemalloc_repo_t **out) SHMB_NOEXCEPT;
+
+/* The repository and its Shm_pool records (the memory is the caller's). NULL: a no-op. */
+void shmb_upstream_jemalloc_repo_destroy(shmb_upstream_jemalloc_repo_t *r) SHMB_NOEXCEPT;
+
+/* insert(Shm_pool(id, name, base, bytes, fd)): the record only, nothing
+ * mapped or read. -EEXIST: upstream refused it (the id or base is taken);
+ * -EINVAL: bytes 0 or above upstream's 32-bit offsets. */
+int shmb_upstream_jemalloc_repo_insert(shmb_upstream_jemalloc_repo_t *r, uint32_t id, const char *name, void *base,
+                                       size_t bytes, int fd) SHMB_NOEXCEPT;
+
+/* Shm_pool_repository::to_address(id, offset): base + offset (upstream
+ * checks no bound), NULL when no pool has the id. */
+void *shmb_upstream_jemalloc_to_address(const shmb_upstream_jemalloc_repo_t *r, uint32_t id,
+                                        uint32_t offset) SHMB_NOEXCEPT;
+
+/* from_address: the pool and offset upstream finds for addr (the check of a
+ * to_address); -ENOENT: in no pool. */
+int shmb_upstream_jemalloc_from_address(const shmb_upstream_jemalloc_repo_t *r, const void *addr, uint32_t *id,
+                                        uint32_t *offset) SHMB_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,3 +45,31 @@ int shmb_upstream_classic_check(const shmb_upstream_classic_t *c, void *const *a
     (void)c, (void)addr, (void)n;
     return -ENOTSUP;
 }
+
+int shmb_upstream_jemalloc_repo_create(shmb_upstream_jemalloc_repo_t **out)
+{
+    (void)out;
+    return -ENOTSUP;
+}
+
+void shmb_upstream_jemalloc_repo_destroy(shmb_upstream_jemalloc_repo_t *r) { (void)r; }
+
+int shmb_upstream_jemalloc_repo_insert(shmb_upstream_jemalloc_repo_t *r, uint32_t id, const char *name, void *base,
+                                       size_t bytes, int fd)
+{
+    (void)r, (void)id, (void)name, (void)base, (void)bytes, (void)fd;
+    return -ENOTSUP;
+}
+
+void *shmb_upstream_jemalloc_to_address(const shmb_upstream_jemalloc_repo_t *r, uint32_t id, uint32_t offset)
+{
+    (void)r, (void)id, (void)offset;
+    return NULL;
+}
+
+int shmb_upstream_jemalloc_from_address(const shmb_upstream_jemalloc_repo_t *r, const void *addr, uint32_t *id,
+                                        uint32_t *offset)
+{
+    (void)r, (void)addr, (void)id, (void)offset;
+    return -ENOTSUP;
+}
