@@ -21,9 +21,10 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
         return 0;
     for (size_t s = 0; s < cfg->nsystems; s++) {
         const int upstream = shmb_system_is_upstream(cfg->systems[s]);
-        const int built = cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM
-                              ? shmb_upstream_available()
-                              : shmb_upstream_flowipc_available() && cfg->systems[0] == SHMB_SYSTEM_FLOWIPC_CLASSIC;
+        const int built = cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM ? shmb_upstream_available()
+                          : cfg->systems[s] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM
+                              ? shmb_upstream_flowipc_available() && cfg->systems[0] == SHMB_SYSTEM_FLOWIPC_CLASSIC
+                              : 0; /* flowipc_jemalloc_upstream: no allocator rows */
         if (upstream && (s == 0 || s + 1 == cfg->nsystems || !built))
             return 0; /* neither the baseline nor its control, and only where it was built (Flow-IPC's: beside its model) */
         if (cfg->systems[s] < 0 || (cfg->systems[s] >= SHMB_SYSTEMS && !upstream) || !cfg->system_names[s])
