@@ -152,7 +152,8 @@ def ratio_change(a_run, b_run, q, a, b):
 
 MODEL, UPSTREAM = "mooncake", "mooncake_upstream"
 # Each upstream system and the model it is held against (its run's baseline, docs/upstream.md).
-UPSTREAMS = OrderedDict([(UPSTREAM, MODEL), ("flowipc_classic_upstream", "flowipc_classic")])
+UPSTREAMS = OrderedDict([(UPSTREAM, MODEL), ("flowipc_classic_upstream", "flowipc_classic"),
+                         ("flowipc_jemalloc_upstream", "flowipc_jemalloc")])
 MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share gets a line
 
 
