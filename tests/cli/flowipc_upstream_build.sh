@@ -4,7 +4,8 @@
 # ipc_shm, ipc_shm_arena_lend: checkouts or git directories), configures a
 # build of this tree with -DSHMB_FLOWIPC_SOURCE in a temporary folder, checks
 # that its shared library exports the C API alone, runs the unit test, then a
-# short paired allocation run with flowipc_classic_upstream and the refusals
+# short paired allocation run with flowipc_classic_upstream, a paired transfer
+# run with flowipc_jemalloc_upstream and the refusals
 # (exit 2, one line) where it does not run.
 # Without the variable: skipped (77), and the reason said.
 #   flowipc_upstream_build.sh SOURCE_DIR
@@ -52,10 +53,29 @@ done
   || result "FAIL: a row of $up where upstream code does not run" fail
 grep -q "$up: .*compiled from flow [0-9a-f]*, ipc_core [0-9a-f]*, ipc_shm [0-9a-f]*" "$work/alloc.json" \
   || result "FAIL: the run's notes do not name the Flow-IPC commits" fail
-refused=0
+# SHM-jemalloc's to_address beside the model's translate, its landing checked before
+# and after timing (a wrong one fails the run: exit 1); no other row of it.
 transfer=$work/build/benchmark/shm/shm_transfer_bench
+jup=flowipc_jemalloc_upstream
+"$transfer" --systems=flowipc_jemalloc,$jup --max_transfer_size_mb=0.0078125 --num_segments=10 --time_per_size_ms=20 \
+  --shm_prefix="$prefix" --format=json >"$work/t.json" 2>"$work/t.err"
+rc=$?
+[ "$rc" -eq 0 ] || result "FAIL: the paired transfer run with $jup: exit $rc: $(tail -3 "$work/t.err")" fail
+for kb in 4 8; do
+  for row in translate/size_kb:$kb/system:$jup translate/size_kb:$kb/system:$jup/vs:flowipc_jemalloc \
+             translate/size_kb:$kb/system:flowipc_jemalloc_control/vs:flowipc_jemalloc; do
+    grep -q "\"name\": *\"shm_transfer/$row\"" "$work/t.json" || result "FAIL: no row shm_transfer/$row" fail
+  done
+done
+! grep -q "\"name\": *\"shm_transfer/\(request\|request_path\|submit\)/[^\"]*system:$jup" "$work/t.json" \
+  || result "FAIL: a transfer row of $jup where upstream code does not run" fail
+grep -q "$jup: .*compiled from flow [0-9a-f]*" "$work/t.json" \
+  || result "FAIL: the transfer run's notes do not name the Flow-IPC commits" fail
+refused=0
 for bad in "$bench --system=$up" "$bench --systems=$up,flowipc_classic" "$bench --systems=mooncake,$up" \
-           "$bench --systems=mooncake,flowipc_classic,$up" "$transfer --systems=flowipc_classic,$up"; do
+           "$bench --systems=mooncake,flowipc_classic,$up" "$transfer --systems=flowipc_classic,$up" \
+           "$transfer --system=$jup" "$transfer --systems=mooncake,$jup" \
+           "$transfer --systems=flowipc_jemalloc,$jup --zero_copy" "$bench --systems=flowipc_jemalloc,$jup"; do
   # shellcheck disable=SC2086
   $bad --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
   rc=$?
@@ -63,4 +83,4 @@ for bad in "$bench --system=$up" "$bench --systems=$up,flowipc_classic" "$bench 
   refused=$((refused + 1))
 done
 [ -z "$(ls /dev/shm | grep -e "^${prefix#/}")" ] || result "FAIL: SHM left: $(ls /dev/shm | grep -e "^${prefix#/}" | head)" fail
-result "PASS: upstream Flow-IPC built from $SHMB_FLOWIPC_SOURCE (C API alone exported), its unit test passed, its Pool_arena alloc_bare / free_bare rows ran paired and verified, $refused refusals" pass
+result "PASS: upstream Flow-IPC built from $SHMB_FLOWIPC_SOURCE (C API alone exported), its unit test passed, its Pool_arena alloc_bare / free_bare rows and its repository's translate ran paired and verified, $refused refusals" pass

@@ -5,7 +5,11 @@
  * taken name refused, nothing left in /dev/shm), and the allocation
  * benchmark's flowipc_classic_upstream rows paired beside flowipc_classic:
  * the bare rows only, a planted wrong block or a block not freed failing the
- * run, never the baseline. */
+ * run, never the baseline. SHM-jemalloc's borrower repository: to_address
+ * and from_address over pools it was told of, refusals; the transfer
+ * benchmark's flowipc_jemalloc_upstream view landing on dst, and paired
+ * beside flowipc_jemalloc (translate only), a planted wrong landing failing
+ * the run. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +25,7 @@
 
 #include "alloc/alloc_internal.h"
 #include "shmbench/upstream_flowipc.h"
+#include "transfer/transfer_internal.h"
 
 static char prefix[64];
 
@@ -204,6 +209,126 @@ static void test_classic_freed(void **state)
     assert_int_equal(our_segments(), 0);
 }
 
+static void test_jemalloc_repo(void **state)
+{
+    (void)state;
+    static unsigned char pools[3][8192];
+    shmb_upstream_jemalloc_repo_t *r = NULL;
+    assert_int_equal(shmb_upstream_jemalloc_repo_create(&r), 0);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(shmb_upstream_jemalloc_repo_insert(r, 10 + i, "/pool", pools[i], sizeof(pools[i]), -1), 0);
+    assert_int_equal(shmb_upstream_jemalloc_repo_insert(r, 11, "/again", pools[0] + 1, 64, -1), -EEXIST);
+    assert_int_equal(shmb_upstream_jemalloc_repo_insert(r, 20, "/zero", pools[0], 0, -1), -EINVAL);
+    assert_ptr_equal(shmb_upstream_jemalloc_to_address(r, 11, 100), pools[1] + 100);
+    assert_null(shmb_upstream_jemalloc_to_address(r, 13, 0));
+    uint32_t id = 0, off = 0;
+    assert_int_equal(shmb_upstream_jemalloc_from_address(r, pools[2] + 4000, &id, &off), 0);
+    assert_int_equal(id, 12);
+    assert_int_equal(off, 4000);
+    assert_int_equal(shmb_upstream_jemalloc_from_address(r, pools[2] + 9000, &id, &off), -ENOENT);
+    shmb_upstream_jemalloc_repo_destroy(r);
+    shmb_upstream_jemalloc_repo_destroy(NULL);
+}
+
+/* The view alone: to_address lands on dst and upstream's from_address
+ * agrees; planted, a landing 64 bytes off is a miss and fails the check; a
+ * part upstream does not run is a miss. */
+static void test_jemalloc_view(void **state)
+{
+    (void)state;
+    char why[256] = "";
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.translate = 1;
+    c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
+    c.num_segments = 10;
+    c.threads = 1;
+    shmb_transfer_run_t r;
+    shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
+    assert_int_equal(shmb_segment_create(&r.src, prefix, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_create(&r.dst, prefix, 65536, NULL, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
+    assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
+    assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
+    assert_int_equal(r.translation.index, 5);
+    shmb_transfer_fipcup_part(&r, SHMB_TRANSFER_TRANSLATE, 4096, 3);
+    assert_int_equal(r.translation.missed, 0);
+    assert_int_equal(shmb_transfer_fipcup_check(&r, SHMB_TRANSFER_TRANSLATE), 0);
+    shmb_transfer_bench_wrong_landing = r.translation.index + 1;
+    shmb_transfer_fipcup_part(&r, SHMB_TRANSFER_TRANSLATE, 4096, 1);
+    shmb_transfer_bench_wrong_landing = 0;
+    assert_int_equal(r.translation.missed, 1);
+    assert_int_equal(shmb_transfer_fipcup_check(&r, SHMB_TRANSFER_TRANSLATE), -EPROTO);
+    assert_non_null(strstr(why, "flowipc_jemalloc_upstream"));
+    shmb_transfer_fipcup_part(&r, SHMB_TRANSFER_REQUEST, 4096, 1);
+    assert_int_equal(r.translation.missed, 2);
+    assert_int_equal(shmb_transfer_bench_verify_translations(&r), -EPROTO);
+    shmb_transfer_bench_copier_stop(&r);
+    assert_null(r.translation.fipcup);
+    assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
+    assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
+    assert_int_equal(our_segments(), 0);
+}
+
+static shmb_transfer_config_t jemalloc_paired(void)
+{
+    shmb_transfer_config_t c;
+    memset(&c, 0, sizeof(c));
+    c.transfer_size_kb = c.max_transfer_size_kb = 4;
+    c.num_transfers = 20;
+    c.run[SHMB_COPY_MEMCPY] = 1;
+    c.threads = 1;
+    c.cpu = -1;
+    c.time_per_size_ms = 20;
+    c.timer_overhead_ns = 20;
+    c.shm_prefix = prefix;
+    c.num_segments = 10;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
+    return c;
+}
+
+/* Paired: upstream's translate row and its ratio, no other row of it; a
+ * wrong landing planted fails the run; never the baseline, nor beside another model. */
+static void test_jemalloc_rows(void **state)
+{
+    (void)state;
+    shmb_transfer_config_t c = jemalloc_paired();
+    shmb_rows_t rows = {0};
+    char why[256] = "";
+    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
+        fail_msg("paired run: %s", why);
+    const char *up = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME;
+    const shmb_report_t report = {.bench = "shm_transfer"};
+    size_t translate = 0, other = 0;
+    for (size_t i = 0; i < rows.n; i++)
+        if (strcmp(rows.v[i].system, up) == 0) {
+            char name[160];
+            shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
+            const int t = strncmp(name, "shm_transfer/translate/", 23) == 0;
+            translate += t;
+            other += !t;
+            if (t && !rows.v[i].vs[0])
+                assert_non_null(strstr(rows.v[i].note, "not possible upstream"));
+        }
+    assert_int_equal(translate, 2); /* its row and its ratio row */
+    assert_int_equal(other, 0);
+    shmb_rows_free(&rows);
+    shmb_transfer_bench_wrong_landing = 5 + 1; /* dst, the middle of 10 */
+    assert_int_equal(shmb_transfer_bench_run(&c, &rows, why, sizeof(why)), -EPROTO);
+    shmb_transfer_bench_wrong_landing = 0;
+    assert_non_null(strstr(why, "flowipc_jemalloc_upstream"));
+    shmb_rows_free(&rows);
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    assert_int_equal(shmb_transfer_bench_config_check(&c), -EINVAL);
+    c = jemalloc_paired();
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
+    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    assert_int_equal(shmb_transfer_bench_config_check(&c), -EINVAL);
+    assert_int_equal(our_segments(), 0);
+}
+
 int main(void)
 {
     snprintf(prefix, sizeof(prefix), "/shmb_tfu_%ld_", (long)getpid());
@@ -211,6 +336,9 @@ int main(void)
         cmocka_unit_test(test_classic_api),
         cmocka_unit_test(test_classic_rows),
         cmocka_unit_test(test_classic_freed),
+        cmocka_unit_test(test_jemalloc_repo),
+        cmocka_unit_test(test_jemalloc_view),
+        cmocka_unit_test(test_jemalloc_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
