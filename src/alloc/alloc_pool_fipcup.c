@@ -29,6 +29,8 @@ static int fipcup_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
     fipcup_pool_t *o = calloc(1, sizeof(*o));
     char name[SHMB_SEGMENT_NAME_MAX + 1], path[SHMB_SEGMENT_NAME_MAX + 16];
     int ret = o ? shmb_segment_make_name(name, sizeof(name), prefix) : shmb_error_record("malloc", ENOMEM, NULL);
+    if (o)
+        o->tracked = -1;
     if (ret == 0) {
         snprintf(path, sizeof(path), "/dev/shm%s", name);
         o->tracked = shmb_segment_track_file(path); /* before it exists: a signal meanwhile removes it */
