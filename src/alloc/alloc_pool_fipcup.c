@@ -18,10 +18,15 @@ typedef struct fipcup_pool {
     int tracked; /* shmb_segment_track_file's id */
 } fipcup_pool_t;
 
-/* What bipc's pool maps for the same blocks: the pools are the same size. */
+/* What bipc's pool maps for the same blocks: the pools are the same size
+ * (read from the Flow-IPC table, not through shmb_alloc_pool_ops, which
+ * calls this file: no circle). */
 static uint64_t fipcup_shm_bytes(uint64_t bytes, uint64_t blocks)
 {
-    return shmb_alloc_pool_ops(SHMB_ALLOC_BIPC)->shm_bytes(bytes, blocks);
+    size_t i = 0;
+    while (shmb_alloc_fipc_pools[i].kind != SHMB_ALLOC_BIPC)
+        i++;
+    return shmb_alloc_fipc_pools[i].shm_bytes(bytes, blocks);
 }
 
 static int fipcup_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
