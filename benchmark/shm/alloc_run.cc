@@ -55,8 +55,8 @@ void PairedConfig(shmb_alloc_config_t* cfg)
         return;
     std::fill(cfg->run, cfg->run + SHMB_ALLOC_KINDS, 0);
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
-            continue;  // upstream's OffsetAllocator: no kind of run[], it maps what offset_bare maps
+        if (shmb_system_is_upstream(cfg->systems[s]))
+            continue;  // upstream's allocators: no kind of run[], each maps what its model's pool maps
         const std::string kinds = shmb_alloc_system_allocators(shmb_system_name(static_cast<shmb_system_t>(cfg->systems[s])));
         for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
             cfg->run[k] |= InList(kinds, KindName(k));

@@ -14,6 +14,7 @@
 #include "bench_common.h"
 #include "bench_internal.h"
 #include "shmbench/upstream.h"
+#include "shmbench/upstream_flowipc.h"
 
 namespace shmb {
 
@@ -242,6 +243,26 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
 // translate and submit, with TENT built); else one line, exit 2.
 bool UpstreamSystem(const char* flag, const std::string& value, const std::string& name)
 {
+    if (name == SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME) {
+        if (!shmb_upstream_flowipc_available())
+            FlagError(flag, value, name + " not built: configure with -DSHMB_FLOWIPC_SOURCE=DIR, see docs/upstream.md");
+        if (g_run.main_file.find("shm_allocation_bench") == std::string::npos || std::string(flag) != "systems")
+            FlagError(flag, value,
+                      name + " is not covered by " + g_run.program + (std::string(flag) == "system" ? " alone" : "") +
+                          ": upstream code answers shm_allocation_bench's alloc_bare and free_bare with "
+                          "--systems=flowipc_classic," + name + " (docs/upstream.md)");
+        return true;
+    }
+    if (name == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME) {
+        if (!shmb_upstream_flowipc_available())
+            FlagError(flag, value, name + " not built: configure with -DSHMB_FLOWIPC_SOURCE=DIR, see docs/upstream.md");
+        if (g_run.main_file.find("shm_transfer_bench") == std::string::npos || std::string(flag) != "systems")
+            FlagError(flag, value,
+                      name + " is not covered by " + g_run.program + (std::string(flag) == "system" ? " alone" : "") +
+                          ": upstream code answers shm_transfer_bench's translate (to_address) with "
+                          "--systems=flowipc_jemalloc," + name + " (docs/upstream.md)");
+        return true;
+    }
     if (name != SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME)
         return false;
     if (!shmb_upstream_available())
@@ -310,10 +331,19 @@ std::vector<shmb_system_t> PairedSystems(std::vector<std::string>* names)
     for (size_t at = 0, comma; (comma = list.find(',', at)) != std::string::npos; at = comma + 1) {
         const std::string name = list.substr(at, comma - at);
         const bool upstream = internal::UpstreamSystem("systems", FLAGS_systems, name);
+        const bool fipc_classic = name == SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME;
+        const bool fipc_jemalloc = name == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME;
+        const shmb_system_t model = fipc_classic ? SHMB_SYSTEM_FLOWIPC_CLASSIC : SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+        if ((fipc_classic || fipc_jemalloc) && (systems.empty() || systems[0] != model))
+            FlagError("systems", FLAGS_systems, "with " + name + " the baseline (first) must be " +
+                                                    shmb_system_name(model) + ", the model it is held against");
         if (upstream && systems.empty())
             FlagError("systems", FLAGS_systems, "the baseline (first) must be a model: mooncake_upstream pairs "
                                                 "against one (--systems=mooncake,mooncake_upstream)");
-        const int s = upstream ? static_cast<int>(SHMB_SYSTEM_MOONCAKE_UPSTREAM) : shmb_path_system(name.c_str());
+        const int s = !upstream                                  ? shmb_path_system(name.c_str())
+                      : name == SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME ? static_cast<int>(SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+                      : fipc_classic ? static_cast<int>(SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM)
+                                     : static_cast<int>(SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM);
         if (s < 0)
             FlagError("systems", FLAGS_systems, "'" + Printable(name) + "' is not one of " +
                                                     PathNames(SHMB_PATH_SYSTEM));

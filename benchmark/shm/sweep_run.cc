@@ -10,6 +10,7 @@
 #include "bench_common.h"
 #include "runs.h"
 #include "shmbench/upstream.h"
+#include "shmbench/upstream_flowipc.h"
 
 DEFINE_int64(transfer_size_kb, 4, "Transfer size in KB: the first size of the sweep");
 DEFINE_double(max_transfer_size_mb, 64,
@@ -164,6 +165,10 @@ int RunSweep()
     if (upstream && cfg.systems[0] != SHMB_SYSTEM_MOONCAKE)
         FlagError("systems", FLAGS_systems, "with mooncake_upstream the baseline (first) must be mooncake, the model "
                                             "it is held against");
+    const bool fipc_upstream = std::find(cfg.systems, cfg.systems + cfg.nsystems,
+                                         SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM) != cfg.systems + cfg.nsystems;
+    if (fipc_upstream && cfg.zero_copy)
+        FlagError("zero_copy", "true", "not with flowipc_jemalloc_upstream (upstream code covers translate)");
     cfg.descriptors_per_submit = static_cast<uint64_t>(
         CheckRange("descriptors_per_submit", FLAGS_descriptors_per_submit, 1, SHMB_TRANSFER_MAX_PER_SUBMIT));
     if (cfg.descriptors_per_submit > 1 && !cfg.translate && !cfg.nsystems)
@@ -218,6 +223,15 @@ int RunSweep()
             ", so that each row is the mean over every buffer's place in the hit path's walk of the mapped buffers, "
             "an unordered_map whose order the addresses decide), compiled from commit " +
             shmb_upstream_commit() + " (docs/upstream.md)");
+    if (fipc_upstream)
+        upstream_note.push_back(
+            "flowipc_jemalloc_upstream: Flow-IPC's own borrower pool repository (translate: "
+            "Borrower_shm_pool_repository::to_address of dst's pool and offset, over the " +
+            std::to_string(cfg.num_segments) +
+            " pools the model's repository holds; its other rows not covered; labelled as the model's translate: a "
+            "borrower maps a lent pool read-only, so to_address is no write path upstream; Boost 1.81, Flow's "
+            "logging stood in for by a logger that never logs), compiled from " +
+            std::string(shmb_upstream_flowipc_commits()) + " (docs/upstream.md)");
     AddNotes(&report, upstream_note);
     WriteReport(&report, &rows);
     return 0;

@@ -131,6 +131,9 @@ int RunWorkload()
         if (wc.systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             shmb::FlagError("systems", FLAGS_systems, "mooncake_upstream is not covered by the workload replay "
                                                       "(upstream code answers the sweep's translate and submit)");
+        else if (wc.systems[s] == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM)
+            shmb::FlagError("systems", FLAGS_systems, "flowipc_jemalloc_upstream is not covered by the workload "
+                                                      "replay (upstream code answers the sweep's translate)");
     if (!(wc.shape.model = shmb_workload_model_find(FLAGS_model.c_str())))
         shmb::FlagError("model", FLAGS_model, "llama3_8b, llama31_70b, qwen3_8b, deepseek_v3 or deepseek_v3_fp8");
     const int layout = shmb_workload_layout_parse(FLAGS_layout.c_str());

@@ -22,6 +22,22 @@ typedef enum shmb_system {
  * no path, only a paired allocation run's alloc_bare / free_bare rows. */
 #define SHMB_SYSTEM_MOONCAKE_UPSTREAM ((shmb_system_t)SHMB_SYSTEMS)
 #define SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME "mooncake_upstream"
+/* Flow-IPC's own Pool_arena built against the user's source
+ * (shmbench/upstream_flowipc.h): a paired allocation run's alloc_bare /
+ * free_bare rows, beside flowipc_classic as the baseline. */
+#define SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM ((shmb_system_t)(SHMB_SYSTEMS + 1))
+#define SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME "flowipc_classic_upstream"
+/* Flow-IPC's own borrower pool repository (shmbench/upstream_flowipc.h): a
+ * paired transfer run's translate row (to_address), beside flowipc_jemalloc. */
+#define SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM ((shmb_system_t)(SHMB_SYSTEMS + 2))
+#define SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME "flowipc_jemalloc_upstream"
+
+/* 1 for a system that runs upstream's own code rather than a model. */
+static inline int shmb_system_is_upstream(int system)
+{
+    return system == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM || system == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM ||
+           system == (int)SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
+}
 
 /* The system's name in the table ("unknown" for any other value). */
 const char *shmb_system_name(shmb_system_t system);

@@ -1,5 +1,5 @@
 """Paired runs (--systems, BENCH_paired.json): their system and ratio rows read and checked,
-and the model against Mooncake's upstream code."""
+and the models against upstream code (Mooncake's, Flow-IPC's)."""
 import os
 import re
 from collections import OrderedDict
@@ -168,28 +168,45 @@ def ratio_change(a_run, b_run, q, a, b):
 
 
 MODEL, UPSTREAM = "mooncake", "mooncake_upstream"
+# Each upstream system and the model it is held against (its run's baseline, docs/upstream.md).
+UPSTREAMS = OrderedDict([(UPSTREAM, MODEL), ("flowipc_classic_upstream", "flowipc_classic"),
+                         ("flowipc_jemalloc_upstream", "flowipc_jemalloc")])
 MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share gets a line
 
 
-def upstream_commit(run):
-    """The Mooncake commit the run's mooncake_upstream rows ran (its note), or None."""
+def upstream_commit(run, upstream=UPSTREAM):
+    """The commit(s) the run's upstream rows ran (its note), or None: Mooncake's one commit,
+    Flow-IPC's "flow HEX, ipc_core HEX, ..."."""
+    pattern = r"^mooncake_upstream: .* commit (\S+)" if upstream == UPSTREAM else \
+        r"^%s: .* compiled from (flow .*) \(docs/upstream\.md\)" % re.escape(upstream)
     for note in run.ctx.get("notes") or []:
-        m = re.match(r"^mooncake_upstream: .* commit (\S+)", str(note))
+        m = re.match(pattern, str(note))
         if m:
             return m.group(1)
     return None
 
 
+def upstream_of(run):
+    """The upstream system held against the run's baseline (None: the baseline is no model
+    of one, or the run did not hold it)."""
+    for upstream, model in UPSTREAMS.items():
+        if run.baseline == model and any(upstream in by for by in run.pairs.values()):
+            return upstream
+    return None
+
+
 def model_upstream(run):
     """[(question, model's p50, upstream's p50, Pair, control Pair)] of the questions where a
-    run against mooncake also ran mooncake_upstream (docs/upstream.md); the Pair, read as it
-    is, is model / upstream (above 1: the model is slower than upstream's code)."""
-    if run.baseline != MODEL:
+    run against a model (its baseline) also ran that model's upstream code (docs/upstream.md);
+    the Pair, read as it is, is model / upstream (above 1: the model is slower than upstream's
+    code)."""
+    upstream = upstream_of(run)
+    if upstream is None:
         return []
     out = []
     for q, by in run.pairs.items():
-        if UPSTREAM in by:
-            out.append((q, run.p50(q, MODEL), run.p50(q, UPSTREAM), by[UPSTREAM], run.control_of(q)))
+        if upstream in by:
+            out.append((q, run.p50(q, run.baseline), run.p50(q, upstream), by[upstream], run.control_of(q)))
     return out
 
 
@@ -208,12 +225,15 @@ def model_upstream_lines(run):
     rows = model_upstream(run)
     if not rows:
         return []
-    commit = upstream_commit(run)
-    out = ["Each covered row of the model (mooncake) against Mooncake's own code (mooncake_upstream%s, "
+    upstream = upstream_of(run)
+    commit = upstream_commit(run, upstream)
+    whose = "Mooncake's own code (mooncake_upstream%s, " % (", commit " + commit if commit else "") \
+        if upstream == UPSTREAM else "Flow-IPC's own code (%s%s, " % (upstream, ", " + commit if commit else "")
+    out = ["Each covered row of the model (%s) against %s"
            "docs/upstream.md), measured paired in one process: model / upstream is the ratio row "
            "QUESTION/system:%s/vs:%s as it is (the median over rounds of the model's time / upstream's, "
            "95%% interval); above 1 the model is slower than upstream's code, below 1 faster. The A/A "
-           "control's ratio is the run's noise.%s" % (", commit " + commit if commit else "", UPSTREAM, MODEL,
+           "control's ratio is the run's noise.%s" % (run.baseline, whose, upstream, run.baseline,
                                                      buffers_said(run)),
            ""] + md_head(["row", "model", "upstream", "model / upstream [95%]", "control [95%]"])
     off = []

@@ -7,7 +7,7 @@ from collections import OrderedDict
 
 from .files import BadInput, read
 from .fmt import change_text, ends_text, fmt_p, fmt_pct, fmt_ratio, fmt_time, md_head, md_row
-from .paired import CONTROL_SUFFIX, load_paired, model_upstream, paired_files
+from .paired import CONTROL_SUFFIX, UPSTREAMS, load_paired, model_upstream, paired_files
 from .stats import ALPHA, PRACTICAL_CHANGE, holm, paired_verdict
 from .verdict_base import BASE, FLAVOURS, TITLE, question_sizes
 
@@ -80,7 +80,10 @@ class PairedFolder:
         self.path = path
         self.runs = OrderedDict((b, load_paired(f)) for b, f in paired_files(path).items())
         bases = set(r.baseline for r in self.runs.values())
-        if bases != {BASE}:
+        # runs that each hold a model against its upstream code alone (flowipc_classic_upstream
+        # against flowipc_classic) give the model-against-upstream tables alone
+        upstream_only = self.runs and all(set(r.flavours()) <= set(UPSTREAMS) for r in self.runs.values())
+        if bases != {BASE} and not upstream_only:
             raise BadInput("%s: paired runs against %s: the report compares against %s"
                              % (path, ", ".join(sorted(bases)), BASE))
         self.flavours = [f for f in FLAVOURS if any(f in r.flavours() for r in self.runs.values())]

@@ -180,7 +180,9 @@ def paired_glance(folder, sections, blocks):
 def paired_report(path):
     folder = PairedFolder(path)
     if not folder.flavours:  # the model against upstream's own code alone: no Flow-IPC verdict to give
-        return write_report(path, ["# shmbench: Mooncake's model against its upstream code, paired runs", ""] +
+        title = "Mooncake's model against its upstream code" if any(
+            r.baseline == "mooncake" for r in folder.runs.values()) else "The models against upstream code"
+        return write_report(path, ["# shmbench: %s, paired runs" % title, ""] +
                             model_against_upstream(folder) + paired_run_section(folder))
     sections = [paired_block(folder), paired_registration(folder), paired_attach(folder), paired_request(folder),
                 paired_workload(folder)]
@@ -201,7 +203,7 @@ def paired_report(path):
 
 
 def model_against_upstream(folder):
-    """'Model against upstream': per paired file that ran mooncake_upstream beside mooncake,
+    """'Model against upstream': per paired file that ran a model's upstream code beside it,
     each covered row's model / upstream with its interval, and a line per row off by more
     than 25% (results.model_upstream_lines); nothing when no file did."""
     out = []

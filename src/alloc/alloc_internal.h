@@ -22,6 +22,9 @@
  * mooncake_upstream: a pool outside shmb_alloc_kind_t, so that no allocator
  * list holds code only some builds have. */
 #define SHMB_ALLOC_UPSTREAM_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 1))
+/* Flow-IPC's own Pool_arena, the bare layer of flowipc_classic_upstream
+ * (alloc_pool_fipcup.c). */
+#define SHMB_ALLOC_UPSTREAM_CLASSIC_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 2))
 #define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
 /* A touch row's note: "N/M " this; N > 0: no first touch. */
 #define SHMB_ALLOC_PAGES_BEFORE "pages in memory before"
@@ -178,6 +181,8 @@ const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
 /* The Flow-IPC entries of the table (alloc_pool_fipc.c). */
 extern const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[];
 extern const size_t shmb_alloc_fipc_npools;
+/* Flow-IPC's own Pool_arena (alloc_pool_fipcup.c). */
+extern const shmb_alloc_pool_ops_t shmb_alloc_fipcup_pool;
 
 /* What jemalloc's thread cache holds, read through mallctl: *max_bytes its
  * largest cached size, *slots the blocks it keeps of the size class of

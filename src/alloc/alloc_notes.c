@@ -10,6 +10,7 @@
 #include "shmbench/paired.h"
 #include "shmbench/sysinfo.h"
 #include "shmbench/upstream.h"
+#include "shmbench/upstream_flowipc.h"
 
 _Static_assert(SHMB_ALLOC_MAX_THREADS <= SHMB_NOTES_MAX_THREADS, "alloc threads exceed the CPU list");
 
@@ -281,6 +282,22 @@ static void alloc_upstream(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_al
     shmb_notes_add(l, shmb_notes_end(s, at));
 }
 
+/* The Flow-IPC commits whose Pool_arena the flowipc_classic_upstream rows ran. */
+static void alloc_upstream_flowipc(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
+{
+    int ran = 0;
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        ran |= cfg->systems[i] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM;
+    if (!ran)
+        return;
+    const size_t at = s->used;
+    shmb_notes_put(s, "flowipc_classic_upstream: Flow-IPC's own ipc::shm::classic::Pool_arena (alloc_bare: allocate, "
+                      "free_bare: deallocate, over the SHM pool it creates, the size of bipc's; its other rows not "
+                      "covered; Boost 1.81, Flow's logging stood in for by a logger that never logs), compiled from "
+                      "%s (docs/upstream.md)", shmb_upstream_flowipc_commits());
+    shmb_notes_add(l, shmb_notes_end(s, at));
+}
+
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg)
 {
     shmb_notes_lines_t l = {0};
@@ -289,6 +306,7 @@ int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_allo
         alloc_paired(&l, store, cfg);
         alloc_count(&l, store, cfg);
         alloc_upstream(&l, store, cfg);
+        alloc_upstream_flowipc(&l, store, cfg);
         return shmb_notes_publish(report, &l, store, start);
     }
     if (cfg->peer)

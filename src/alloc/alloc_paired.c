@@ -8,6 +8,7 @@
 #include "shmbench/error.h"
 #include "shmbench/paired.h"
 #include "shmbench/upstream.h"
+#include "shmbench/upstream_flowipc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,9 +20,13 @@ int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg)
     if (cfg->nsystems < 2 || cfg->nsystems > SHMB_PAIRED_MAX_SYSTEMS)
         return 0;
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        const int upstream = cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM;
-        if (upstream && (s == 0 || s + 1 == cfg->nsystems || !shmb_upstream_available()))
-            return 0; /* neither the baseline nor its control, and only where it was built */
+        const int upstream = shmb_system_is_upstream(cfg->systems[s]);
+        const int built = cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM ? shmb_upstream_available()
+                          : cfg->systems[s] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM
+                              ? shmb_upstream_flowipc_available() && cfg->systems[0] == SHMB_SYSTEM_FLOWIPC_CLASSIC
+                              : 0; /* flowipc_jemalloc_upstream: no allocator rows */
+        if (upstream && (s == 0 || s + 1 == cfg->nsystems || !built))
+            return 0; /* neither the baseline nor its control, and only where it was built (Flow-IPC's: beside its model) */
         if (cfg->systems[s] < 0 || (cfg->systems[s] >= SHMB_SYSTEMS && !upstream) || !cfg->system_names[s])
             return 0;
     }
@@ -172,7 +177,7 @@ static int pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t *kin
 
 /* The systems that answer a question: all of them for the bare
  * allocator's (model = 0), those with a model of their own for register and
- * the object layer (mooncake_upstream covers neither). The question's
+ * the object layer (no upstream system covers either). The question's
  * config (its systems and names) into *q, their indices in the run into
  * idx; returns how many. */
 static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_alloc_config_t *q,
@@ -181,7 +186,7 @@ static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_a
     *q = *cfg;
     size_t m = 0;
     for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (model && cfg->systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM)
+        if (model && shmb_system_is_upstream(cfg->systems[s]))
             continue;
         q->systems[m] = cfg->systems[s];
         q->system_names[m] = cfg->system_names[s];
@@ -211,8 +216,9 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
         kinds[0][s] = shmb_alloc_system_layers[q[0].systems[s]].object;
     }
     for (size_t s = 0; s < nq[1]; s++)
-        kinds[1][s] = q[1].systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM
-                          ? SHMB_ALLOC_UPSTREAM_BARE
+        kinds[1][s] = q[1].systems[s] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_ALLOC_UPSTREAM_BARE
+                      : q[1].systems[s] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM
+                          ? SHMB_ALLOC_UPSTREAM_CLASSIC_BARE
                           : shmb_alloc_system_layers[q[1].systems[s]].bare;
     paired_store_t st;
     store_split(store, run->cfg->nsystems, reg_rounds, block_rounds, &st);

@@ -69,15 +69,15 @@ int shmb_alloc_counts_ok(const shmb_alloc_config_t *cfg)
 
 /* want rounds, at least `least` (and SHMB_ALLOC_PAIRED_MIN_ROUNDS, or
  * SHMB_PAIRED_MIN_ROUNDS with a count asked for), up to whole blocks of
- * shmb_paired_order's balanced order: 2 x systems (with mooncake_upstream
- * also 2 x the others, who answer the questions it does not). */
+ * shmb_paired_order's balanced order: 2 x systems (with upstream systems
+ * also 2 x the others, who answer the questions they do not). */
 static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t least)
 {
-    uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1);
-    for (size_t s = 0; s < cfg->nsystems; s++) {
-        if (cfg->systems[s] != (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM)
-            continue;
-        const uint64_t m = block - 2; /* lcm(block, m) */
+    uint64_t block = 2 * (cfg->nsystems ? cfg->nsystems : 1), upstream = 0;
+    for (size_t s = 0; s < cfg->nsystems; s++)
+        upstream += (uint64_t)shmb_system_is_upstream(cfg->systems[s]);
+    if (upstream) {
+        const uint64_t m = block - 2 * upstream; /* lcm(block, m) */
         uint64_t a = block, b = m;
         while (b) {
             const uint64_t t = a % b;
@@ -85,7 +85,6 @@ static uint64_t balanced(const shmb_alloc_config_t *cfg, uint64_t want, uint64_t
             b = t;
         }
         block = block / a * m;
-        break;
     }
     const uint64_t floor = cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_ALLOC_PAIRED_MIN_ROUNDS;
     least = least > floor ? least : floor;

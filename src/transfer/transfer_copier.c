@@ -127,6 +127,10 @@ void shmb_transfer_copier_part(run_t *r, shmb_transfer_part_t part, shmb_copy_fn
         shmb_transfer_upstream_part(r, part, size, count);
         return;
     }
+    if (t->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM) {
+        shmb_transfer_fipcup_part(r, part, size, count);
+        return;
+    }
     if (part == SHMB_TRANSFER_ZERO_COPY) /* mooncake's side of it: the whole request */
         part = SHMB_TRANSFER_REQUEST;
     if (t->spread && (part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT)) {
@@ -280,6 +284,8 @@ int shmb_transfer_bench_translation_start(run_t *r)
     shmb_transfer_translation_t *t = &r->translation;
     if (t->system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
         return shmb_transfer_upstream_start(r);
+    if (t->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM)
+        return shmb_transfer_fipcup_start(r);
     shmb_lookup_segment_t *segments;
     const char **names;
     shmb_mooncake_buffer_t *buffers, *pools = NULL;
@@ -329,6 +335,7 @@ void shmb_transfer_bench_translation_stop(run_t *r)
     t->path_set_up = 0;
     t->engine = NULL;
     shmb_transfer_upstream_stop(r);
+    shmb_transfer_fipcup_stop(r);
 }
 
 int shmb_transfer_view_start(run_t *v, const run_t *owner)

@@ -77,6 +77,7 @@ typedef struct shmb_transfer_translation {
     shmb_mooncake_request_t *reqs;   /* a submit's descriptors (cfg's descriptors_per_submit, 1 at least) */
     shmb_mooncake_submitted_t *outs; /* what each did */
     struct shmb_transfer_upstream *upstream; /* mooncake_upstream: TENT's engines (transfer_upstream.c) */
+    struct shmb_transfer_fipcup *fipcup;     /* flowipc_jemalloc_upstream: its repository (transfer_upstream_fipc.c) */
     uint64_t spread; /* beside mooncake_upstream: translate and submit go round all num_segments buffers (0: dst's) */
     uint64_t next;   /* spread: the buffer the next request goes to (request i: buffer i mod num_segments) */
 } shmb_transfer_translation_t;
@@ -165,7 +166,7 @@ const char *shmb_transfer_system_name(shmb_system_t system);
 
 /* The row names of a paired run's systems, the last with SHMB_PAIRED_CONTROL_SUFFIX. */
 typedef struct shmb_transfer_paired_names {
-    char text[SHMB_PAIRED_MAX_SYSTEMS][32];
+    char text[SHMB_PAIRED_MAX_SYSTEMS][48]; /* a name and the control suffix */
     const char *v[SHMB_PAIRED_MAX_SYSTEMS];
 } shmb_transfer_paired_names_t;
 
@@ -245,6 +246,20 @@ int shmb_transfer_upstream_sweep(shmb_transfer_run_t *r, shmb_transfer_part_t pa
 /* Test hook (transfer_upstream.c), 0 in a real run: b + 1 makes spread buffer
  * b land 64 bytes off (the model's mapped there, upstream's taken there). */
 extern uint64_t shmb_transfer_bench_wrong_landing;
+
+/* ---- transfer_upstream_fipc.c: flowipc_jemalloc_upstream, Flow-IPC's own repository ---- */
+
+/* Upstream's Borrower_shm_pool_repository with the model's pools (dst the
+ * middle one), dst's to_address checked; stop frees it (none: a no-op). */
+int shmb_transfer_fipcup_start(shmb_transfer_run_t *r);
+void shmb_transfer_fipcup_stop(shmb_transfer_run_t *r);
+
+/* count to_address of dst's pool and offset (translate); one that lands
+ * elsewhere counts in missed, as does any other part (not covered). */
+void shmb_transfer_fipcup_part(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size, uint64_t count);
+
+/* The last landing dst's, and upstream's from_address says so; -EPROTO with why if not. */
+int shmb_transfer_fipcup_check(shmb_transfer_run_t *r, shmb_transfer_part_t part);
 
 /* ---- transfer_handoff.c: the object hand-off ---- */
 

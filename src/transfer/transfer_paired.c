@@ -158,11 +158,13 @@ static int push_part(paired_t *p, shmb_rows_t *rows, size_t rounds, size_t *firs
 
 /* The skip rule: mooncake_upstream runs translate and submit only, and
  * submit (the model's slice of upstream's steps) runs only beside it, with
- * mooncake and its control. */
+ * mooncake and its control; flowipc_jemalloc_upstream runs translate only. */
 static int covers(shmb_system_t s, shmb_transfer_part_t part)
 {
     if (s == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
         return part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT;
+    if (s == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM) /* to_address alone */
+        return part == SHMB_TRANSFER_TRANSLATE;
     return part != SHMB_TRANSFER_SUBMIT || s == SHMB_SYSTEM_MOONCAKE;
 }
 
@@ -227,7 +229,8 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
         for (int j = 0; j < p->k && ret == 0; j++) {
             shmb_transfer_run_t *v = view_of(p, p->on[k], j);
             ret = shmb_transfer_bench_verify_translations(v);
-            if (ret == 0 && ((cfg->verify && part == SHMB_TRANSFER_REQUEST) || v->translation.upstream))
+            if (ret == 0 && ((cfg->verify && part == SHMB_TRANSFER_REQUEST) || v->translation.upstream ||
+                             v->translation.fipcup))
                 ret = shmb_transfer_bench_recheck(v, part, m, size);
         }
     return ret < 0 ? ret : push_part(p, rows, rounds, first);
@@ -239,6 +242,9 @@ static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t par
 static void shares(const paired_t *p, shmb_rows_t *rows, const size_t first[3], const shmb_row_t *copy)
 {
     for (size_t s = 0; s < p->n; s++) {
+        if (p->systems[s] == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM) /* labelled as the model's translate */
+            snprintf(rows->v[first[1] + place(p, SHMB_TRANSFER_TRANSLATE, s)].note, sizeof(rows->v[0].note), "%s",
+                     SHMB_TRANSFER_NOT_UPSTREAM);
         if (!covers(p->systems[s], SHMB_TRANSFER_REQUEST))
             continue;
         shmb_row_t *parts[2] = {&rows->v[first[0] + place(p, SHMB_TRANSFER_REQUEST_PATH, s)],
@@ -301,7 +307,7 @@ static int hands_over(const shmb_transfer_config_t *cfg, shmb_system_t s)
 static int views_start(paired_t *p, uint64_t max, char *why, size_t why_cap)
 {
     const shmb_transfer_config_t *cfg = p->base.cfg;
-    int flavour[SHMB_SYSTEMS + 1] = {0}, any = 0; /* + 1: mooncake_upstream, which hands nothing over */
+    int flavour[SHMB_SYSTEMS + 3] = {0}, any = 0; /* + 3: the upstream systems, which hand nothing over */
     for (size_t s = 0; s < p->n; s++)
         any |= flavour[p->systems[s]] = hands_over(cfg, p->systems[s]);
     int ret = any ? shmb_transfer_handoff_open(cfg, flavour, max, &p->link, why, why_cap) : 0;

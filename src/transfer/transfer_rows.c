@@ -261,6 +261,8 @@ static int check(run_t *r, shmb_transfer_part_t part, shmb_copy_method_t m, uint
         ret = shmb_transfer_bench_verify_translations(r); /* a missed translation copied nothing */
     if (ret == 0 && r->translation.system == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
         ret = shmb_transfer_upstream_check(r, part);
+    if (ret == 0 && r->translation.system == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM)
+        ret = shmb_transfer_fipcup_check(r, part);
     if (ret == 0 && r->translation.spread && (part == SHMB_TRANSFER_TRANSLATE || part == SHMB_TRANSFER_SUBMIT))
         ret = shmb_transfer_spread_check(r, part, size); /* every buffer's landing */
     if (ret == 0 && r->translation.spread)

@@ -3,6 +3,7 @@
 
 #include "shmbench/error.h"
 #include "shmbench/upstream.h"
+#include "shmbench/upstream_flowipc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,7 +82,7 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
                                     SHMB_TRANSFER_MAX_KB / (uint64_t)cfg->submitters))
         return -EINVAL;
     for (size_t s = 0; cfg->submitters > 1 && s < cfg->nsystems; s++)
-        if (cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM) /* its engines serve one thread here */
+        if (shmb_system_is_upstream(cfg->systems[s])) /* TENT's engines serve one thread here; Flow-IPC's: one view */
             return -EINVAL;
     if (cfg->nsystems == 0)
         return cfg->zero_copy ? -EINVAL : 0;
@@ -94,7 +95,11 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         const int up = cfg->systems[s] == SHMB_SYSTEM_MOONCAKE_UPSTREAM;
         if (up && (cfg->systems[0] != SHMB_SYSTEM_MOONCAKE || cfg->zero_copy || !shmb_upstream_tent_available()))
             return -EINVAL;
-        models[s] = up ? SHMB_SYSTEM_MOONCAKE : cfg->systems[s];
+        const int fup = cfg->systems[s] == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM; /* beside its model, translate only */
+        if (fup && (cfg->systems[0] != SHMB_SYSTEM_FLOWIPC_JEMALLOC || cfg->zero_copy ||
+                    !shmb_upstream_flowipc_available()))
+            return -EINVAL;
+        models[s] = up ? SHMB_SYSTEM_MOONCAKE : fup ? SHMB_SYSTEM_FLOWIPC_JEMALLOC : cfg->systems[s];
     }
     return shmb_transfer_systems_check(models, cfg->nsystems);
 }
@@ -291,7 +296,9 @@ void shmb_transfer_bench_speedups(shmb_rows_t *rows, size_t first)
 
 const char *shmb_transfer_system_name(shmb_system_t system)
 {
-    return system == SHMB_SYSTEM_MOONCAKE_UPSTREAM ? SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME : shmb_system_name(system);
+    return system == SHMB_SYSTEM_MOONCAKE_UPSTREAM            ? SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME
+           : system == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM ? SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME
+                                                             : shmb_system_name(system);
 }
 
 void shmb_transfer_paired_names(const shmb_system_t *systems, size_t n, shmb_transfer_paired_names_t *out)
