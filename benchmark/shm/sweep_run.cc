@@ -54,8 +54,7 @@ DEFINE_int32(submitters, 1,
              "With --systems: threads submitting at once: each round, each system's batch is run by this many "
              "threads (pinned from --cpu on) over its one registrations, engine and translation, each into its "
              "own part of dst; rows per request one submitter sees, named .../threads:N/... when above 1; at "
-             "most the CPUs allowed; above 1, flowipc_jemalloc (a borrower process per submitter) only with 2N CPUs "
-             "allowed, else left out with a note");
+             "most the CPUs allowed; flowipc_jemalloc: a borrower process per submitter, on its CPU");
 DEFINE_int64(hugepage_kb, 2048, "Huge page size of the hugetlb backing in KB: 2048 or 1048576");
 
 namespace shmb {
@@ -83,16 +82,14 @@ uint64_t MaxSizeKb()
     return static_cast<uint64_t>(kb);
 }
 
-// --submitters, checked against the CPUs this process may use (into
-// cfg.cpus_allowed: the library's rule for SHM-jemalloc reads them there) and
-// the flags it cannot be combined with (the mode's list refuses it elsewhere).
+// --submitters, checked against the CPUs this process may use and the flags
+// it cannot be combined with (the mode's list refuses it elsewhere).
 int Submitters(shmb_transfer_config_t& cfg)
 {
     const int n = static_cast<int>(CheckRange("submitters", FLAGS_submitters, 1, SHMB_TRANSFER_MAX_THREADS));
     std::vector<int> cpus(CPU_SETSIZE);
     const int allowed = shmb_sysinfo_allowed_cpus(cpus.data(), CPU_SETSIZE);
     const std::string value = std::to_string(FLAGS_submitters);
-    cfg.cpus_allowed = allowed > 0 ? allowed : 0;
     if (allowed > 0 && n > allowed)
         FlagError("submitters", value,
                   "at most the " + std::to_string(allowed) +
@@ -101,8 +98,7 @@ int Submitters(shmb_transfer_config_t& cfg)
         FlagError("submitters", value, "cannot be combined with --threads above 1 or --zero_copy");
     if (n > 1 && cfg.systems[0] == SHMB_SYSTEM_FLOWIPC_JEMALLOC)
         FlagError("submitters", value,
-                  "flowipc_jemalloc cannot be the baseline with submitters above 1 (left out where fewer than 2N "
-                  "CPUs are allowed): put another system first");
+                  "flowipc_jemalloc cannot be the baseline with submitters above 1: put another system first");
     for (size_t i = 0; n > 1 && i < cfg.nsystems; i++)
         if (cfg.systems[i] == SHMB_SYSTEM_MOONCAKE_UPSTREAM)
             FlagError("submitters", value,

@@ -68,9 +68,6 @@ typedef struct shmb_transfer_config {
                                     * (pinned from cpu on) over the same registrations, engine and
                                     * translation, each into its own part of dst; rows per request one
                                     * submitter sees, threads = this; no zero_copy, threads 1 (0, 1: one) */
-    int cpus_allowed;              /* with submitters > 1: the CPUs this process may use, as the caller read
-                                    * them (0: not known); SHM-jemalloc is measured only when they are at
-                                    * least 2 x submitters (a submitter and its borrower process each) */
 } shmb_transfer_config_t;
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs

@@ -132,8 +132,8 @@ def axis_lines(folder, axis):
                  "its one registrations, engine and translation, each into its own destination; times per request "
                  "as one submitter sees it (the batch's wall span / its requests, not divided by N); the rows "
                  "shm_transfer/request/size_kb:N/threads:M/system:S/vs:mooncake (size_kb:N alone at 1)%s"
-                 % (SUBMIT_BUFFERS, "; SHM-jemalloc's write path where 2N CPUs are allowed (a borrower process "
-                    "per submitter; a run's note says when it was left out)" if "flowipc_jemalloc" in folder.flavours else ""))
+                 % (SUBMIT_BUFFERS, "; SHM-jemalloc's write path with a borrower process per submitter, on its "
+                    "CPU" if "flowipc_jemalloc" in folder.flavours else ""))
         missing = ", ".join("%d" % w for w in missing) + (" (more submitters than CPUs allowed are refused)"
                                                           if missing else "")
     else:

@@ -103,14 +103,6 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
 /* -EINVAL unless cfg's sizes, transfers, threads and translation can run. */
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg);
 
-/* The CPU rule of --submitters: SHM-jemalloc's submitters each hand over to
- * a borrower process of their own, so it is measured only with one
- * submitter or cpus_allowed >= 2 x submitters (0: not known, never enough). */
-int shmb_transfer_jemalloc_fits(int submitters, int cpus_allowed);
-
-/* The systems a paired run measures into out: cfg's, less flowipc_jemalloc
- * where shmb_transfer_jemalloc_fits(cfg's submitters, cpus_allowed) is 0; how many. */
-size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out);
 
 /* -EINVAL unless systems[0..n) can pair: 2 to SHMB_PAIRED_MAX_SYSTEMS, the last the first. */
 int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n);

@@ -95,12 +95,11 @@ int shmb_notes_transfer_paired(shmb_report_t *report, shmb_notes_t *store, const
 }
 
 /* --submitters: what a threads:N row is, where the submitters run, and
- * SHM-jemalloc's borrower per submitter, or its rows left out where the
- * CPUs allowed cannot run a submitter and a borrower each. */
+ * SHM-jemalloc's link and borrower per submitter. */
 static void submitters_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_transfer_config_t *cfg)
 {
     const int k = cfg->submitters;
-    size_t at = s->used;
+    const size_t at = s->used;
     shmb_notes_put(s, "threads:%d: each round, each system's batch run by %d threads at once over its one "
                       "registrations, engine and translation, each into its own part of dst with its own "
                       "descriptors; a sample is the batch's wall span / its requests, the latency per request one "
@@ -113,20 +112,10 @@ static void submitters_lines(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_
         any |= cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     if (!any)
         return;
-    const int allowed = cfg->cpus_allowed;
-    at = s->used;
-    if (shmb_transfer_jemalloc_fits(k, allowed))
-        shmb_notes_put(s, "flowipc_jemalloc: each submitter hands over through a link of its own (its arena, "
-                          "session and borrower process, as a Flow-IPC process with a session per peer), each "
-                          "checked before and after the rounds; %d CPUs allowed, %d needed (a submitter and its "
-                          "borrower each)", allowed, 2 * k);
-    else if (allowed > 0)
-        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: needs %d CPUs (a submitter and its "
-                          "borrower process each), %d allowed", k, 2 * k, allowed);
-    else
-        shmb_notes_put(s, "flowipc_jemalloc: not measured with %d submitters: needs %d CPUs (a submitter and its "
-                          "borrower process each), the CPUs allowed not known", k, 2 * k);
-    shmb_notes_add(l, shmb_notes_end(s, at));
+    shmb_notes_add(l, "flowipc_jemalloc: each submitter hands over through a link of its own (its arena, session and "
+                      "borrower process, as a Flow-IPC process with a session per peer), each checked before and "
+                      "after the rounds; each borrower on its submitter's CPU, as at 1 submitter the borrower "
+                      "shares the measuring CPU (the writer waits for each return message: the two take turns)");
 }
 
 int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_transfer_config_t *cfg)
@@ -186,9 +175,7 @@ int shmb_notes_transfer(shmb_report_t *report, shmb_notes_t *store, const shmb_t
             cfg->count_given ? SHMB_PAIRED_MIN_ROUNDS : SHMB_TRANSFER_MIN_PART_BATCHES,
             cfg->count_given ? " (the fewest with a 95% interval, where num_transfers asks fewer)" : "",
             cfg->nsystems);
-        shmb_system_t measured[SHMB_PAIRED_MAX_SYSTEMS];
-        const size_t n = shmb_transfer_measured_systems(cfg, measured);
-        transfer_paired_lines(&l, store, measured, n, shmb_notes_end(store, at),
+        transfer_paired_lines(&l, store, cfg->systems, cfg->nsystems, shmb_notes_end(store, at),
                      "copy rows: the same code for every system, measured once, unpaired; the design changes the "
                      "translate row's time, and a request's saved time beyond it and the control's interval is "
                      "noise");

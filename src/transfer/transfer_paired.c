@@ -342,16 +342,17 @@ static int own_link(shmb_transfer_run_t *sub, int m, uint64_t max)
     return ret;
 }
 
-/* Each borrower on a CPU of its own: the crew's plan of k submitters from
- * cfg->cpu on, extended to 2k, gives submitter m's borrower CPU k + m (a
- * forked borrower had its parent's, --cpu's, which submitter 0 runs on). */
+/* Each borrower on its submitter's CPU (the crew's plan from cfg->cpu on),
+ * as the one borrower shares the measuring CPU with one submitter: the
+ * writer waits for each return message, so the two take turns. A forked
+ * borrower had its parent's affinity, --cpu's. */
 static int pin_borrowers(paired_t *p)
 {
-    int cpus[2 * SHMB_TRANSFER_MAX_THREADS];
-    int ret = shmb_sysinfo_plan_cpus(p->base.cfg->cpu, 2 * p->k, cpus);
+    int cpus[SHMB_TRANSFER_MAX_THREADS];
+    int ret = shmb_sysinfo_plan_cpus(p->base.cfg->cpu, p->k, cpus);
     for (size_t s = 0; s < p->n && ret >= 0; s++)
         for (int m = 0; m < p->k && ret >= 0 && p->views[s].translation.handoff; m++)
-            ret = shmb_handoff_link_pin_peer(view_of(p, s, m)->translation.handoff, cpus[p->k + m]);
+            ret = shmb_handoff_link_pin_peer(view_of(p, s, m)->translation.handoff, cpus[m]);
     return ret < 0 ? ret : 0;
 }
 
@@ -406,7 +407,8 @@ int shmb_transfer_bench_paired(const shmb_transfer_config_t *cfg, const uint64_t
     paired_t *p = calloc(1, sizeof(*p));
     if (!p)
         return shmb_error_record("malloc", ENOMEM, NULL);
-    p->n = shmb_transfer_measured_systems(cfg, p->systems);
+    p->n = cfg->nsystems;
+    memcpy(p->systems, cfg->systems, p->n * sizeof(*p->systems));
     p->k = 1;
     shmb_transfer_paired_names(p->systems, p->n, &p->names);
     shmb_transfer_bench_run_init(&p->base, cfg, why, why_cap);

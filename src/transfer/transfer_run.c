@@ -36,9 +36,8 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * (1 + dsts) + (cfg->cold ? max : 0) : 0;
     const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     /* each hand-off flavour: a pool or arena per link (SHM-jemalloc's a link per submitter), two objects' room */
-    const uint64_t links = shmb_transfer_jemalloc_fits(cfg->submitters, cfg->cpus_allowed) ? dsts : 1;
     for (size_t i = 0; i < cfg->nsystems; i++)
-        *bytes += cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? 2 * max * links
+        *bytes += cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? 2 * max * dsts
                   : cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && cfg->zero_copy ? 2 * max : 0;
     *bytes += jemalloc ? 2 * max : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
@@ -102,21 +101,6 @@ int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
         models[s] = up ? SHMB_SYSTEM_MOONCAKE : fup ? SHMB_SYSTEM_FLOWIPC_JEMALLOC : cfg->systems[s];
     }
     return shmb_transfer_systems_check(models, cfg->nsystems);
-}
-
-int shmb_transfer_jemalloc_fits(int submitters, int cpus_allowed)
-{
-    return submitters <= 1 || cpus_allowed >= 2 * submitters;
-}
-
-size_t shmb_transfer_measured_systems(const shmb_transfer_config_t *cfg, shmb_system_t *out)
-{
-    const int jemalloc = shmb_transfer_jemalloc_fits(cfg->submitters, cfg->cpus_allowed);
-    size_t n = 0;
-    for (size_t s = 0; s < cfg->nsystems; s++)
-        if (jemalloc || cfg->systems[s] != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
-            out[n++] = cfg->systems[s];
-    return n;
 }
 
 int shmb_transfer_systems_check(const shmb_system_t *systems, size_t n)

@@ -172,7 +172,7 @@ expect_usage_error "$bin" descriptors_per_submit "${small[@]}" --systems=mooncak
   --descriptors_per_submit=2
 
 # --submitters=2: rows .../threads:2/... (each system's, each ratio, the control's), verified; the copy
-# row once; SHM-jemalloc only with 4 CPUs allowed, else one line why; refusals one line each.
+# row once; SHM-jemalloc's a borrower per submitter (its note says so); refusals one line each.
 cpus=$(nproc)
 if [ "$cpus" -ge 2 ]; then
   "$bin" "${jq[@]}" --systems=mooncake,flowipc_classic,flowipc_jemalloc --submitters=2 --verify_data \
@@ -181,7 +181,7 @@ if [ "$cpus" -ge 2 ]; then
 import json, sys
 rows = json.load(open(sys.argv[1]))["benchmarks"]
 names = [r["name"] for r in rows]
-systems = ("mooncake", "flowipc_classic") + (("flowipc_jemalloc",) if int(sys.argv[2]) >= 4 else ())
+systems = ("mooncake", "flowipc_classic", "flowipc_jemalloc")
 want = []
 for part in ("request_path", "translate", "request"):
     base = "shm_transfer/%s/size_kb:4/threads:2/system:" % part
@@ -189,21 +189,15 @@ for part in ("request_path", "translate", "request"):
     want += [base + s + "/vs:mooncake" for s in systems[1:] + ("mooncake_control",)]
     if part == "translate":
         want.append("shm_transfer/memcpy/size_kb:4")
-if len(systems) == 3:
-    want.append("shm_transfer/copy_out/size_kb:4")
+want.append("shm_transfer/copy_out/size_kb:4")
 assert names == want, names
 for r in rows:
     assert r["threads"] == (1 if "memcpy" in r["name"] or "copy_out" in r["name"] else 2), r
     if "/vs:" in r["name"]:
         assert "ratio" in r and "ratio_lo" in r and r["rounds"] >= 6, r
 EOF
-  if [ "$cpus" -ge 4 ]; then
-    jemalloc="^# flowipc_jemalloc: each submitter hands over through a link of its own"
-    measured="mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control"
-  else
-    jemalloc="^# flowipc_jemalloc: not measured with 2 submitters: needs 4 CPUs"
-    measured="mooncake, flowipc_classic, mooncake_control"
-  fi
+  jemalloc="^# flowipc_jemalloc: each submitter hands over through a link of its own"
+  measured="mooncake, flowipc_classic, flowipc_jemalloc, mooncake_control"
   grep -qF "# threads:2: each round, each system's batch run by 2 threads at once" "$work/s.txt" \
     && grep -qE "$jemalloc" "$work/s.txt" \
     && grep -qF "# paired run (--systems): $measured measured" "$work/s.txt" \

@@ -224,20 +224,19 @@ for n in 32 256 2048; do
 done
 grep -q "^### Descriptors per submit (the 4 KB request per descriptor, 100 registered buffers)" "$results/sys/report.md" \
   && [ "$(grep -c "^| 1 | " "$results/sys/report.md")" -eq $((${#subs[@]} ? 6 : 3)) ] && ok || fail "--system: no descriptors-per-submit table"
-# threads submitting at once: mooncake, SHM-classic and the control at N; SHM-jemalloc too where
-# 2N CPUs are allowed (a borrower process per submitter), else left out
+# threads submitting at once: mooncake, SHM-classic, SHM-jemalloc (a borrower process per submitter)
+# and the control at N
 for n in "${subs[@]}"; do
-  jem=$(( 2 * n <= $(nproc) ))
-  /usr/bin/python3 - "$results/sys/transfer_axis_threads_$n.json" "$n" "$jem" <<'EOF' \
-    && grep -cE "^\| $n \| (SHM-classic|SHM-jemalloc|mooncake_control \(A/A control\)) \| " "$results/sys/report.md" | grep -qx $((2 + jem)) \
+  /usr/bin/python3 - "$results/sys/transfer_axis_threads_$n.json" "$n" <<'EOF' \
+    && grep -cE "^\| $n \| (SHM-classic|SHM-jemalloc|mooncake_control \(A/A control\)) \| " "$results/sys/report.md" | grep -qx 3 \
     && ok || fail "--system: the axis point of $n submitters: $(grep "^| $n |" "$results/sys/report.md")"
 import json, sys
-d, n, jem = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "1"
+d, n = json.load(open(sys.argv[1])), sys.argv[2]
 assert " submitters=%s " % n in " " + d["context"]["flags"] + " " and " num_segments=100 " in " " + d["context"]["flags"] + " "
 names = [b["name"] for b in d["benchmarks"]]
-for s in ("mooncake", "flowipc_classic", "mooncake_control", "flowipc_classic/vs:mooncake", "mooncake_control/vs:mooncake"):
+for s in ("mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control", "flowipc_classic/vs:mooncake",
+          "flowipc_jemalloc/vs:mooncake", "mooncake_control/vs:mooncake"):
     assert "shm_transfer/request/size_kb:4/threads:%s/system:%s" % (n, s) in names, s
-assert any("/threads:%s/system:flowipc_jemalloc/vs:mooncake" % n in x for x in names) == jem, names
 EOF
 done
 [ ${#subs[@]} -eq 0 ] || grep -q "^### Threads submitting at once (the 4 KB request, 100 registered buffers)" "$results/sys/report.md" \

@@ -78,17 +78,16 @@ static void test_own_destinations(void **state)
 }
 
 /* A paired run with two submitters, verified: rows .../threads:2/... with their ratio rows, the copy
- * row at 1, no SHM-jemalloc row (the CPUs allowed not known: never enough for its borrowers). */
+ * row at 1 (SHM-jemalloc's rows: test_jemalloc_links). */
 static void test_paired_rows(void **state)
 {
     char why[256] = "", name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
-    c.nsystems = 4;
-    c.systems[0] = c.systems[3] = SHMB_SYSTEM_MOONCAKE;
+    c.nsystems = 3;
+    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
-    c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     shmb_rows_t rows = {0};
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
         fail_msg("paired: %s", why);
@@ -176,12 +175,11 @@ static void *watching(void *arg)
 }
 
 /* mooncake, SHM-jemalloc and the control, 2 submitters, every byte checked. */
-static shmb_transfer_config_t jemalloc_pair(int cpus_allowed)
+static shmb_transfer_config_t jemalloc_pair(void)
 {
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
-    c.cpus_allowed = cpus_allowed;
     c.nsystems = 3;
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
@@ -208,22 +206,22 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
     return ret;
 }
 
-/* Told 4 CPUs are allowed: SHM-jemalloc's rows at threads:2, a borrower process per submitter (both
+/* SHM-jemalloc's rows at threads:2, a borrower process per submitter on that submitter's CPU (both
  * reaped); a wrong tag on submitter 1's link fails the run before and after timing, nothing left. */
 static void test_jemalloc_links(void **state)
 {
     char why[256] = "", name[160];
-    const shmb_transfer_config_t c = jemalloc_pair(4);
+    const shmb_transfer_config_t c = jemalloc_pair();
     shmb_rows_t rows = {0};
     watch_t seen;
     if (watched_run(&c, &rows, why, sizeof(why), 2, &seen) != 0)
         fail_msg("paired: %s", why);
-    /* each borrower moved off --cpu's CPU onto one of its own (the plan of 4 over the CPUs allowed) */
+    /* the borrowers pinned, one each to the submitters' CPUs (the crew's plan), not both on --cpu's */
+    int plan[2];
+    assert_true(shmb_sysinfo_plan_cpus(c.cpu, 2, plan) >= 0);
     assert_int_equal(seen.seen, 2);
-    assert_true(seen.cpu[0] >= 0 && seen.cpu[1] >= 0);
-    int allowed[CPU_SETSIZE];
-    if (shmb_sysinfo_allowed_cpus(allowed, CPU_SETSIZE) >= 2)
-        assert_int_not_equal(seen.cpu[0], seen.cpu[1]);
+    assert_true((seen.cpu[0] == plan[0] && seen.cpu[1] == plan[1]) ||
+                (seen.cpu[0] == plan[1] && seen.cpu[1] == plan[0]));
     assert_int_equal(rows.n, 5 + 5 + 1 + 5 + 1);
     static const char *const parts[] = {"request_path", "translate", "request"};
     for (size_t k = 0; k < 3; k++) {
@@ -255,41 +253,19 @@ static void test_jemalloc_links(void **state)
     }
 }
 
-/* The rule: N > 1 submitters only with 2N CPUs allowed (0: not known); at 2 CPUs SHM-jemalloc is left
- * out, its note saying so; at 4 the note says how its submitters hand over. */
-static void test_jemalloc_cpu_rule(void **state)
+/* The header says how SHM-jemalloc's submitters hand over and where their borrowers run. */
+static void test_jemalloc_note(void **state)
 {
-    static const int rule[][3] = {{1, 0, 1}, {2, 0, 0}, {2, 3, 0}, {2, 4, 1}, {3, 5, 0}, {3, 6, 1}};
-    for (size_t k = 0; k < sizeof(rule) / sizeof(rule[0]); k++)
-        assert_int_equal(shmb_transfer_jemalloc_fits(rule[k][0], rule[k][1]), rule[k][2]);
-    shmb_system_t measured[SHMB_PAIRED_MAX_SYSTEMS];
-    shmb_transfer_config_t c = jemalloc_pair(2);
-    assert_int_equal(shmb_transfer_measured_systems(&c, measured), 2);
-    assert_int_equal(measured[1], SHMB_SYSTEM_MOONCAKE);
-    char why[256] = "";
-    shmb_rows_t rows = {0};
-    if (watched_run(&c, &rows, why, sizeof(why), 0, NULL) != 0)
-        fail_msg("paired: %s", why);
-    for (size_t i = 0; i < rows.n; i++)
-        assert_null(strstr(rows.v[i].system, "jemalloc"));
-    shmb_rows_free(&rows);
-    static const char *const want[] = {
-        "flowipc_jemalloc: not measured with 2 submitters: needs 4 CPUs (a submitter and its borrower process "
-        "each), 2 allowed",
-        "flowipc_jemalloc: each submitter hands over through a link of its own",
-    };
-    for (int k = 0; k < 2; k++) {
-        c.cpus_allowed = k == 0 ? 2 : 4;
-        assert_int_equal(shmb_transfer_measured_systems(&c, measured), k == 0 ? 2 : 3);
-        shmb_report_t report = {.bench = "shm_transfer"};
-        shmb_notes_t store = {0};
-        assert_true(shmb_notes_transfer(&report, &store, &c) > 0);
-        int found = 0;
-        for (size_t i = 0; report.notes[i]; i++)
-            found |= strncmp(report.notes[i], want[k], strlen(want[k])) == 0;
-        if (!found)
-            fail_msg("no note \"%s\"", want[k]);
-    }
+    const shmb_transfer_config_t c = jemalloc_pair();
+    shmb_report_t report = {.bench = "shm_transfer"};
+    shmb_notes_t store = {0};
+    assert_true(shmb_notes_transfer(&report, &store, &c) > 0);
+    const char *want = "flowipc_jemalloc: each submitter hands over through a link of its own";
+    const char *found = NULL;
+    for (size_t i = 0; report.notes[i] && !found; i++)
+        found = strncmp(report.notes[i], want, strlen(want)) == 0 ? report.notes[i] : NULL;
+    if (!found || !strstr(found, "each borrower on its submitter's CPU"))
+        fail_msg("no note \"%s ... each borrower on its submitter's CPU\"", want);
 }
 
 /* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
@@ -328,7 +304,7 @@ int main(void)
         cmocka_unit_test(test_own_destinations),
         cmocka_unit_test(test_paired_rows),
         cmocka_unit_test(test_jemalloc_links),
-        cmocka_unit_test(test_jemalloc_cpu_rule),
+        cmocka_unit_test(test_jemalloc_note),
         cmocka_unit_test(test_refused),
     };
     return shmb_test_run_shm("/shmb_test_submitters_", tests, NULL, NULL);
