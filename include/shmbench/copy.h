@@ -43,6 +43,9 @@ void shmb_copy_fill_pattern(void *buf, size_t len);
 /* 0 if buf holds the pattern, else 1 and the first differing offset in *first_bad. */
 int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad);
 
+/* The same for bytes copied from offset `from` of a filled buffer. */
+int shmb_copy_verify_from(const void *buf, size_t len, size_t from, size_t *first_bad);
+
 /* The caller (thread 0) and threads - 1 waiting workers; with cpu >= 0 each is
  * pinned as shmb_sysinfo_plan_cpus plans. */
 typedef struct shmb_copy_crew shmb_copy_crew_t;

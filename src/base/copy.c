@@ -193,22 +193,27 @@ void shmb_copy_fill_pattern(void *buf, size_t len)
     memcpy(b + words * 8, &last, len % 8);
 }
 
-int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
+int shmb_copy_verify_from(const void *buf, size_t len, size_t from, size_t *first_bad)
 {
     const unsigned char *b = buf;
-    for (size_t off = 0; off < len; off += 8) {
-        uint64_t want = pattern_word(off / 8);
-        size_t k = len - off < 8 ? len - off : 8;
-        if (memcmp(b + off, &want, k) == 0)
-            continue;
-        for (size_t i = 0; i < k; i++) {
-            if (b[off + i] != ((const unsigned char *)&want)[i]) {
-                *first_bad = off + i;
-                return 1;
-            }
-        }
+    for (size_t off = 0; off < len;) {
+        const uint64_t want = pattern_word((from + off) / 8);
+        const size_t in = (from + off) % 8, k = len - off < 8 - in ? len - off : 8 - in;
+        const unsigned char *w = (const unsigned char *)&want + in;
+        if (memcmp(b + off, w, k) != 0)
+            for (size_t i = 0; i < k; i++)
+                if (b[off + i] != w[i]) {
+                    *first_bad = off + i;
+                    return 1;
+                }
+        off += k;
     }
     return 0;
+}
+
+int shmb_copy_verify(const void *buf, size_t len, size_t *first_bad)
+{
+    return shmb_copy_verify_from(buf, len, 0, first_bad);
 }
 
 /* ---- the copy crew: a crew (src/crew_internal.h) whose caller is thread 0 ---- */

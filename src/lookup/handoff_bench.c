@@ -50,7 +50,7 @@ static int give(void *ctx, uint64_t count)
     batch_t *b = ctx;
     int ret = 0;
     for (uint64_t i = 0; i < count && ret == 0; i++)
-        ret = shmb_handoff_link_give(&b->r->link, b->f, &b->objs[i], b->r->bytes, 0);
+        ret = shmb_handoff_link_give(&b->r->link, b->f, &b->objs[i], b->r->bytes, 0, 0);
     b->failed = ret < 0;
     return ret;
 }

@@ -72,6 +72,7 @@ static inline uint64_t handoff_tag(uint64_t seed, int flavour, uint64_t k)
 typedef struct shmb_handoff_head {
     uint64_t bytes;
     uint64_t payload;
+    uint64_t from; /* the payload: the pattern from this offset of its filled source */
 } shmb_handoff_head_t;
 
 #define SHMB_HANDOFF_PAYLOAD_AT 64u /* where an object's payload starts: after its first tag, aligned */
@@ -188,7 +189,8 @@ void shmb_handoff_link_drop(int f, shmb_handoff_object_t *o);
  * and SHM-jemalloc's return back to the lender, which frees the object.
  * Returns 0, -EPROTO (a check failed, why set), -EPIPE (the peer died) or
  * -errno. */
-int shmb_handoff_link_give(shmb_handoff_link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload);
+int shmb_handoff_link_give(shmb_handoff_link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload,
+                           size_t from);
 
 /* Every object of f made so far freed exactly once, none still lent; else
  * -EPROTO with why set. */

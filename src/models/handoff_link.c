@@ -222,9 +222,9 @@ static int give_local(link_t *l, int f, shmb_handoff_object_t *o, const shmb_han
     return ret < 0 ? ret : take_return(l, k, msg, n);
 }
 
-int shmb_handoff_link_give(link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload)
+int shmb_handoff_link_give(link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload, size_t from)
 {
-    const shmb_handoff_head_t head = {bytes, payload};
+    const shmb_handoff_head_t head = {bytes, payload, from};
     return l->pid > 0 ? give_peer(l, f, o, &head) : give_local(l, f, o, &head);
 }
 

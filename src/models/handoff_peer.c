@@ -36,7 +36,8 @@ static int check_object(const void *addr, const shmb_handoff_head_t *head, uint6
     }
     size_t bad = 0;
     if (head->payload == 0 ||
-        !shmb_copy_verify((const char *)addr + SHMB_HANDOFF_PAYLOAD_AT, (size_t)head->payload, &bad))
+        !shmb_copy_verify_from((const char *)addr + SHMB_HANDOFF_PAYLOAD_AT, (size_t)head->payload,
+                               (size_t)head->from, &bad))
         return 0;
     snprintf(why, cap, "%s: hand-off %llu: the borrowed object's payload of %llu bytes differs at offset %zu",
              handoff_flavour_name(flavour), (unsigned long long)k, (unsigned long long)head->payload, bad);
@@ -119,7 +120,7 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
 {
     *kind = HANDOFF_DONE;
     *out_len = 0;
-    shmb_handoff_head_t head = {0, 0};
+    shmb_handoff_head_t head = {0, 0, 0};
     const size_t at = 1 + sizeof(head); /* a handle message's blob */
     if ((msg[0] == HANDOFF_JBLOB || msg[0] == HANDOFF_CBLOB) && len > at)
         memcpy(&head, msg + 1, sizeof(head));

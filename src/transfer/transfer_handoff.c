@@ -89,15 +89,17 @@ static int construct_object(void *ctx, uint64_t target_id, uint64_t addr, uint64
 }
 
 /* The write path's copy (hooks->copy): the bytes written into the object,
- * which is then handed over and, once returned, freed. */
+ * which is then handed over and, once returned, freed. Checked, the
+ * borrower reads them against src's pattern at their place in src. */
 static void write_and_hand_over(void *ctx, void *dst, const void *src, uint64_t len)
 {
     run_t *r = ctx;
     shmb_transfer_translation_t *t = &r->translation;
     (void)dst;
     shmb_handoff_link_fill(t->handoff, HANDOFF_JEMALLOC, &t->obj, t->copy, src, (size_t)len);
+    const size_t from = (size_t)((const unsigned char *)src - (const unsigned char *)r->src.addr);
     int ret = shmb_handoff_link_give(t->handoff, HANDOFF_JEMALLOC, &t->obj, (size_t)len + SHMB_HANDOFF_PAYLOAD_SLACK,
-                                     t->check_payload ? (size_t)len : 0);
+                                     t->check_payload ? (size_t)len : 0, from);
     shmb_handoff_link_drop(HANDOFF_JEMALLOC, &t->obj);
     if (ret < 0)
         failed(r, ret);
@@ -148,7 +150,7 @@ static void zero_copy(run_t *r, int f, uint64_t size, uint64_t count)
         memset(&o, 0, sizeof(o));
         int ret = shmb_handoff_link_construct(r->translation.handoff, f, (size_t)size, &o);
         if (ret == 0)
-            ret = shmb_handoff_link_give(r->translation.handoff, f, &o, (size_t)size, 0);
+            ret = shmb_handoff_link_give(r->translation.handoff, f, &o, (size_t)size, 0, 0);
         shmb_handoff_link_drop(f, &o);
         if (ret < 0)
             failed(r, ret);
@@ -197,7 +199,7 @@ int shmb_transfer_handoff_object(run_t *r, uint64_t size, shmb_handoff_object_t 
 int shmb_transfer_handoff_release(run_t *r, shmb_handoff_object_t *o, uint64_t size, int ret)
 {
     int rc = shmb_handoff_link_give(r->translation.handoff, HANDOFF_JEMALLOC, o,
-                                    (size_t)size + SHMB_HANDOFF_PAYLOAD_SLACK, ret == 0 ? (size_t)size : 0);
+                                    (size_t)size + SHMB_HANDOFF_PAYLOAD_SLACK, ret == 0 ? (size_t)size : 0, 0);
     shmb_handoff_link_drop(HANDOFF_JEMALLOC, o);
     if (ret == 0 && rc < 0)
         failed(r, rc);

@@ -194,16 +194,14 @@ static int check(replay_t *w, shmb_workload_part_t part, const shmb_workload_fan
     return -EPROTO;
 }
 
-/* Before SHM-jemalloc's request is timed: its first descriptor handed over
- * untimed, the borrower reading back every byte of it. */
+/* Before SHM-jemalloc's request is timed: the request handed over untimed
+ * as the timed passes submit it (batched or not), the borrower reading back
+ * every byte of every descriptor. */
 static int checked_handoff(replay_t *w, const shmb_workload_fanout_t *f)
 {
     shmb_transfer_translation_t *t = &w->r.translation;
-    t->copy = w->copy;
     t->check_payload = 1;
-    uint64_t at;
-    const uint64_t d = shmb_workload_descriptor(f, 0, &at);
-    t->missed += !shmb_transfer_handoff_write(&w->r, (unsigned char *)w->r.src.addr + at, t->remote_addr + at, d);
+    pass(w, SHMB_WORKLOAD_REQUEST, f);
     t->check_payload = 0;
     return check(w, SHMB_WORKLOAD_REQUEST_PATH, f);
 }

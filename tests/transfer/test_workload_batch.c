@@ -119,13 +119,13 @@ static void test_one_submit_per_request(void **state)
             count_afresh();
             if (shmb_workload_replay_request(&w, &f) != 0)
                 fail_msg("%s: %s", shmb_system_name(c.system), why);
-            const int jemalloc = sys == SHMB_SYSTEM_FLOWIPC_JEMALLOC; /* and its checked hand-off before */
+            /* (SHM-jemalloc's checked hand-off before its request: the request's pass, as timed) */
             if (l == SHMB_WORKLOAD_LAYOUT_SGLANG)
                 assert_true(seen.batches >= 1 && seen.max_n == K && seen.in_batches == K * seen.batches &&
-                            seen.singles == (size_t)jemalloc);
+                            seen.singles == 0);
             else
                 assert_int_equal(seen.batches, 0);
-            assert_int_equal(seen.singles % K, jemalloc);
+            assert_int_equal(seen.singles % K, 0);
             shmb_workload_replay_stop(&w);
             assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
         }
@@ -174,6 +174,25 @@ static void test_planted_in_the_batch(void **state)
         }
 }
 
+/* SHM-jemalloc's sglang request is checked as it is timed, one submit of all its descriptors, the
+ * borrower reading every payload at its place in src: a byte flipped in the third hand-off (not
+ * the first descriptor's) fails the replay before timing, naming the payload; nothing left. */
+static void test_handoff_batch_checked(void **state)
+{
+    shmb_workload_config_t c = config(SHMB_SYSTEM_FLOWIPC_JEMALLOC, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
+    shmb_workload_replay_t w;
+    shmb_workload_fanout_t f;
+    char why[256] = "";
+    shmb_handoff_bench_wrong_byte = 3;
+    const int ret = request_once(&w, &c, 100, &f, why, sizeof(why));
+    shmb_handoff_bench_wrong_byte = 0;
+    assert_int_equal(ret, -EPROTO);
+    if (!strstr(why, "hand-off 2: the borrowed object's payload"))
+        fail_msg("%s", why);
+    shmb_workload_replay_stop(&w);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
 /* The transfer sweep's SHM-jemalloc request with 4 descriptors per submit:
  * each of 3 requests is one submit of the 4 (the request path paid once,
  * as Mooncake's), each descriptor an object written and handed over to the
@@ -212,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_one_submit_per_request),
         cmocka_unit_test(test_more_than_a_submit),
         cmocka_unit_test(test_planted_in_the_batch),
+        cmocka_unit_test(test_handoff_batch_checked),
         cmocka_unit_test(test_sweep_handoff_per_submit),
     };
     const int ret = shmb_test_run_shm("/shmb_test_wlbatch_", tests, NULL, shmb_test_remove_leftovers);
