@@ -184,7 +184,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 
 /* One part paired over the systems that run it: each checked, one batch
  * size for all, the rounds, the misses and (with verify, for the request;
- * mooncake_upstream's landing always) each one checked again after them,
+ * an upstream system's landing always) each one checked again after them,
  * the rows. */
 static int measure_part(paired_t *p, shmb_rows_t *rows, shmb_transfer_part_t part, shmb_copy_method_t m,
                         uint64_t size, size_t *first)
@@ -251,7 +251,7 @@ static void shares(const paired_t *p, shmb_rows_t *rows, const size_t first[3], 
                                 &rows->v[first[1] + place(p, SHMB_TRANSFER_TRANSLATE, s)]};
         shmb_row_t *req = &rows->v[first[2] + place(p, SHMB_TRANSFER_REQUEST, s)];
         shmb_transfer_share_notes(req, parts, 2, copy->ns.p50, copy->variant);
-        if (strcmp(req->system, shmb_system_name(SHMB_SYSTEM_FLOWIPC_JEMALLOC)) == 0)
+        if (p->systems[s] == SHMB_SYSTEM_FLOWIPC_JEMALLOC) /* its control too, when it is the baseline */
             shmb_transfer_handoff_notes(req, parts[1], SHMB_TRANSFER_WRITE_PATH);
     }
 }
