@@ -72,14 +72,9 @@ typedef struct shmb_transfer_config {
 
 /* /dev/shm space the run reserves at once, in bytes: src and dst (tmpfs
  * backing only), for cold rows one more segment of the largest size, with a peer (cfg->peer not NULL,
- * started or not) its control segment. -EOVERFLOW if too large. */
+ * started or not) its control segment, with mooncake_upstream TENT's buffers (all written when
+ * registered). -EOVERFLOW if too large. */
 int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes);
-
-/* Of those, what mooncake_upstream's TENT maps in /dev/shm under its own
- * names: num_segments buffers of dst's size and a source of src's, every
- * page written when registered (its memory probe prefaults); 0 when it is
- * not listed. Resident memory as well as /dev/shm space. */
-uint64_t shmb_transfer_bench_upstream_bytes(const shmb_transfer_config_t *cfg);
 
 /* Appends the sweep's rows (shmb_row_t: variant the method or part, step
  * "" or "cold", arg size_kb; rates from p50; speedup against the warm

@@ -26,6 +26,20 @@ int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes
     return (int)n;
 }
 
+/* What mooncake_upstream's TENT maps in /dev/shm under its own names:
+ * num_segments buffers of dst's size and a source of src's, every page
+ * written when registered (its CPU probe prefaults); 0 when not listed. */
+static uint64_t upstream_bytes(const shmb_transfer_config_t *cfg)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        if (cfg->systems[i] == SHMB_SYSTEM_MOONCAKE_UPSTREAM && /* one submitter: src as large as dst */
+            (__builtin_mul_overflow(cfg->num_segments + 1, cfg->max_transfer_size_kb << 10, &bytes) ||
+             __builtin_mul_overflow(bytes, shmb_transfer_descriptors(cfg, SHMB_TRANSFER_REQUEST), &bytes)))
+            return UINT64_MAX;
+    return bytes;
+}
+
 int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *bytes)
 {
     if (cfg->max_transfer_size_kb > SHMB_TRANSFER_MAX_KB)
@@ -42,23 +56,13 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     *bytes += jemalloc ? 2 * max : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
-    const uint64_t tent = shmb_transfer_bench_upstream_bytes(cfg);
+    const uint64_t tent = upstream_bytes(cfg);
     if (tent > UINT64_MAX - *bytes)
         return -EOVERFLOW;
     *bytes += tent;
     return 0;
 }
 
-uint64_t shmb_transfer_bench_upstream_bytes(const shmb_transfer_config_t *cfg)
-{
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < cfg->nsystems; i++)
-        if (cfg->systems[i] == SHMB_SYSTEM_MOONCAKE_UPSTREAM && /* one submitter: src as large as dst */
-            (__builtin_mul_overflow(cfg->num_segments + 1, cfg->max_transfer_size_kb << 10, &bytes) ||
-             __builtin_mul_overflow(bytes, shmb_transfer_descriptors(cfg, SHMB_TRANSFER_REQUEST), &bytes)))
-            return UINT64_MAX;
-    return bytes;
-}
 
 int shmb_transfer_bench_config_check(const shmb_transfer_config_t *cfg)
 {

@@ -94,7 +94,7 @@ done
 # run stopped by a signal leaves none of them (they are in the segment registry).
 "$transfer" --systems=mooncake,mooncake_upstream --num_segments=100000 --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
 rc=$?
-[ "$rc" -eq 2 ] && [ "$(grep -vc 'warning: the load average' "$work/bad.err")" -eq 1 ] && grep -q "num_segments needs .* of memory for mooncake_upstream" "$work/bad.err" \
+[ "$rc" -eq 2 ] && [ "$(grep -vc 'warning: the load average' "$work/bad.err")" -eq 1 ] && grep -q "num_segments needs .* of memory with mooncake_upstream" "$work/bad.err" \
   || result "FAIL: 100000 TENT buffers of 64 MiB not refused: exit $rc: $(cat "$work/bad.err")" fail
 "$transfer" --systems=mooncake,mooncake_upstream --num_segments=400 --max_transfer_size_mb=1 --shm_prefix="$prefix" \
   >/dev/null 2>"$work/term.err" &
