@@ -6,7 +6,6 @@
 #ifndef SHMBENCH_SEGMENT_H
 #define SHMBENCH_SEGMENT_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,10 +107,11 @@ int shmb_segment_track_file(const char *path);
 /* Forgets a tracked file (renamed into place); -1 is fine. */
 void shmb_segment_untrack_file(int id);
 
-/* Blocks the cleanup signals on this thread, the old mask into *old (faults
- * stay deliverable: blocking them would turn a fault into a silent kill);
- * pthread_sigmask(SIG_SETMASK, old, NULL) restores it. */
-void shmb_segment_block_signals(sigset_t *old);
+/* Holds the cleanup signals on this thread (faults stay deliverable) until
+ * shmb_segment_release_signals, which restores the mask from before; not
+ * nested. For code that creates segments itself, then adopts them. */
+void shmb_segment_hold_signals(void);
+void shmb_segment_release_signals(void);
 
 /* Registers a segment that other code of this process created (its name as
  * given to shm_open, with or without the leading '/'), so that a fatal

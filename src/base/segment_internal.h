@@ -15,6 +15,10 @@
 void shmb_segment_creation_begin(sigset_t *old);
 void shmb_segment_creation_end(const sigset_t *old);
 
+/* Blocks the cleanup signals on this thread, the old mask into *old (faults
+ * stay deliverable: blocking them would turn a fault into a silent kill). */
+void shmb_segment_block_signals(sigset_t *old);
+
 /* The signals whose default action ends the process, which the cleanup catches. */
 const sigset_t *shmb_segment_fatal_signals(void);
 

@@ -263,6 +263,18 @@ int shmb_segment_adopt(const char *name)
     return slot;
 }
 
+static _Thread_local sigset_t held;
+
+void shmb_segment_hold_signals(void)
+{
+    shmb_segment_block_signals(&held);
+}
+
+void shmb_segment_release_signals(void)
+{
+    pthread_sigmask(SIG_SETMASK, &held, NULL);
+}
+
 void shmb_segment_disown(int slot)
 {
     if (slot >= 0)

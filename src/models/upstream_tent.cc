@@ -5,7 +5,6 @@
 #include "shmbench/upstream.h"
 
 #include <cerrno>
-#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -103,11 +102,10 @@ static int shm_buffer(mt::TransferEngineImpl &e, size_t bytes, void **addr, std:
     options.location = "cpu:0";
     // Created and adopted with the cleanup signals held, as the suite's own
     // segments are: no signal between TENT's shm_open and the registry.
-    sigset_t old;
-    shmb_segment_block_signals(&old);
+    shmb_segment_hold_signals();
     const bool made = e.allocateLocalMemory(addr, bytes, options).ok();
     const int slot = made ? shmb_segment_adopt(options.shm_path.c_str()) : -ENOMEM;
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    shmb_segment_release_signals();
     if (!made)
         return -ENOMEM;
     if (slot < 0) {

@@ -229,6 +229,60 @@ static void test_unlink_all(void **state)
     close(b.fd);
 }
 
+/* A name another library of this process made with shm_open (here: with
+ * and without its '/'), adopted: unlink_all removes it; disowned, it is left
+ * alone. Too long, or not there: refused, nothing registered. A forked child
+ * that adopts a name and takes SIGTERM leaves nothing. */
+static void test_adopt_and_disown(void **state)
+{
+    char name[2][64];
+    for (int i = 0; i < 2; i++) {
+        snprintf(name[i], sizeof(name[i]), "%sadopt_%d_%d", PREFIX, (int)getpid(), i);
+        const int fd = shm_open(name[i], O_CREAT | O_EXCL | O_RDWR, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    const int kept = shmb_segment_adopt(name[0] + 1); /* as TENT names them: no '/' */
+    const int gone = shmb_segment_adopt(name[1]);
+    assert_true(kept >= 0 && gone >= 0 && kept != gone);
+    assert_int_equal(shmb_segment_registered(), 2);
+    shmb_segment_disown(kept);
+    shmb_segment_disown(-1);
+    assert_int_equal(shmb_segment_registered(), 1);
+    assert_int_equal(shmb_segment_unlink_all(), 1);
+    assert_true(shmb_test_shm_exists(name[0]));
+    assert_false(shmb_test_shm_exists(name[1]));
+    assert_int_equal(shm_unlink(name[0]), 0);
+    char lengthy[SHMB_SEGMENT_NAME_MAX + 2];
+    memset(lengthy, 'x', sizeof(lengthy) - 1);
+    lengthy[sizeof(lengthy) - 1] = '\0';
+    assert_int_equal(shmb_segment_adopt(lengthy), -ENAMETOOLONG);
+    assert_int_equal(shmb_segment_adopt(name[1]), -ENOENT);
+    assert_int_equal(shmb_segment_registered(), 0);
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (shmb_segment_install_signal_cleanup() != 0)
+            _exit(2);
+        shmb_segment_hold_signals(); /* a name made and adopted with the signals held, as TENT's */
+        const int fd = shm_open(name[0], O_CREAT | O_EXCL | O_RDWR, 0600);
+        const int slot = fd >= 0 ? shmb_segment_adopt(name[0]) : -1;
+        shmb_segment_release_signals();
+        if (slot < 0)
+            _exit(3);
+        for (;;)
+            pause();
+    }
+    for (int i = 0; i < 5000 && !shmb_test_shm_exists(name[0]); i++)
+        usleep(1000);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    assert_false(shmb_test_shm_exists(name[0]));
+}
+
 /* Far more live names than the old 64 slots, across registry chunks; freed
  * slots are reused. */
 static void test_registry_holds_many(void **state)
@@ -891,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_map_failure_is_recorded),
         cmocka_unit_test(test_release_keeps_the_name),
         cmocka_unit_test(test_unlink_all),
+        cmocka_unit_test(test_adopt_and_disown),
         cmocka_unit_test(test_open_existing),
         cmocka_unit_test(test_registry_holds_many),
         cmocka_unit_test(test_fatal_signals_clean_up),
