@@ -4,6 +4,7 @@ beside the same run's ns per alloc and free."""
 import json
 import os
 import re
+import sys
 from collections import OrderedDict
 
 from .files import BadInput, benchmark_json, check_name, number, read
@@ -153,6 +154,9 @@ def space_before_after(a_path, b_path):
     both = [x for x in a if x in b]
     if not both:
         raise BadInput("%s and %s have no allocator in common" % (a_path, b_path))
+    for x in [x for x in a if x not in b] + [x for x in b if x not in a]:
+        print("compare.sh: space: %s is in %s only, not compared" % (x, a_path if x in a else b_path),
+              file=sys.stderr)
     row_fmt = "%-10s %9s %9s  %-9s  %9s %9s  %-9s  %9s %9s %9s %9s"
     print("== space: %s against %s" % (a_path, b_path))
     print(row_fmt % ("allocator", "util A", "util B", "verdict", "frag A", "frag B", "verdict", "alloc_ns A",
@@ -176,7 +180,10 @@ def gate_space(a_path, b_path, limit):
     out = []
     for x, sa in a.items():
         sb = b.get(x)
-        if sb and space_change(sa.util, sb.util) == "changed" and sb.util < sa.util * (1 - limit):
+        if not sb:
+            out.append(("space/%s utilization at first failure" % x, pct_cell(sa.util), "-",
+                        "the allocator is missing from %s" % b_path))
+        elif space_change(sa.util, sb.util) == "changed" and sb.util < sa.util * (1 - limit):
             out.append(("space/%s utilization at first failure" % x, pct_cell(sa.util), pct_cell(sb.util),
                         "utilization %s, changed" % fmt_change(sa.util, sb.util)))
     return out

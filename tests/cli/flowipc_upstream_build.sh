@@ -75,7 +75,9 @@ refused=0
 for bad in "$bench --system=$up" "$bench --systems=$up,flowipc_classic" "$bench --systems=mooncake,$up" \
            "$bench --systems=mooncake,flowipc_classic,$up" "$transfer --systems=flowipc_classic,$up" \
            "$transfer --system=$jup" "$transfer --systems=mooncake,$jup" \
-           "$transfer --systems=flowipc_jemalloc,$jup --zero_copy" "$bench --systems=flowipc_jemalloc,$jup"; do
+           "$transfer --systems=flowipc_jemalloc,$jup --zero_copy" "$bench --systems=flowipc_jemalloc,$jup" \
+           "$transfer --systems=flowipc_jemalloc,$jup --workload=synthetic" \
+           "$transfer --systems=mooncake,flowipc_jemalloc,$jup --submitters=2"; do
   # shellcheck disable=SC2086
   $bad --shm_prefix="$prefix" >/dev/null 2>"$work/bad.err"
   rc=$?

@@ -416,6 +416,14 @@ rm "$work/worse/transfer_axis_size_1.json"
   && grep -qx "== transfer_axis_size_1.json: skipped, not in both folders" "$work/worse.err" && ok || fail "an axis file in one folder: $(cat "$work/worse.err")"
 sed -i 's/util 0.5081/util x/' "$work/worse/allocation_space.json"
 expect_bad "compare.sh, a bad space label" "$src/scripts/compare.sh" "$work/full" "$work/worse"
+# an allocator missing from B's space run: named on stderr, and the gate trips on it
+"$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); d["benchmarks"] = [b for b in d["benchmarks"] if "/bipc/" not in b["name"]]; json.dump(d, open(sys.argv[2], "w"))' \
+  "$work/full/allocation_space.json" "$work/worse/allocation_space.json"
+"$src/scripts/compare.sh" --fail-above=10 "$work/full" "$work/worse" >"$work/gate.out" 2>"$work/gate.err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "^space/bipc utilization at first failure  *96.51%  *-  *the allocator is missing from " "$work/gate.out" \
+  && grep -q "space: bipc is in $work/full/allocation_space.json only, not compared" "$work/gate.err" \
+  && ok || fail "gate: an allocator missing from B: exit $rc: $(head -4 "$work/gate.out") $(cat "$work/gate.err")"
 
 # (B) report.md's The run covers every file it reads: Measured from the paired runs' date to the
 # space run's (the fixture's 10:51), the axes' flags (those common to all once, then per point)
