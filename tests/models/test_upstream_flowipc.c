@@ -10,40 +10,17 @@
  * benchmark's flowipc_jemalloc_upstream view landing on dst, and paired
  * beside flowipc_jemalloc (translate only), a planted wrong landing failing
  * the run. */
-#include <dirent.h>
-#include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <cmocka.h>
+#include "helpers.h"
+#include "transfer/copier_fixture.h"
 
 #include "alloc/alloc_internal.h"
 #include "shmbench/upstream_flowipc.h"
-#include "transfer/transfer_internal.h"
 
-static char prefix[64];
-
-static int our_segments(void)
-{
-    int n = 0;
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        n += strncmp(e->d_name, prefix + 1, strlen(prefix) - 1) == 0;
-    if (d)
-        closedir(d);
-    return n;
-}
+#define prefix shmb_test_prefix()
+#define our_segments shmb_test_count_ours
 
 static void test_classic_api(void **state)
 {
-    (void)state;
     enum { N = 256, BYTES = 4096 };
     assert_int_equal(shmb_upstream_flowipc_available(), 1);
     const char *commits = shmb_upstream_flowipc_commits();
@@ -53,7 +30,7 @@ static void test_classic_api(void **state)
     snprintf(name, sizeof(name), "%sapi", prefix);
     shmb_upstream_classic_t *c = NULL;
     assert_int_equal(shmb_upstream_classic_create(name, 4u << 20, &c), 0);
-    assert_int_equal(our_segments(), 1);
+    assert_int_equal(our_segments(NULL, 0), 1);
     shmb_upstream_classic_t *again = NULL;
     assert_int_equal(shmb_upstream_classic_create(name, 4u << 20, &again), -EEXIST);
     assert_int_equal(shmb_upstream_classic_create("no-slash", 4u << 20, &again), -EINVAL);
@@ -88,7 +65,7 @@ static void test_classic_api(void **state)
     assert_int_equal(shmb_upstream_classic_free(c, NULL), -EINVAL);
     assert_int_equal(shmb_upstream_classic_destroy(c), 0);
     assert_int_equal(shmb_upstream_classic_destroy(NULL), 0);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 }
 
 static shmb_alloc_config_t paired_config(int upstream_at)
@@ -136,7 +113,6 @@ static void plant_outside(void **blocks, uint64_t per_thread, int threads, void 
 
 static void test_classic_rows(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = paired_config(1);
     shmb_rows_t rows = {0};
     uint64_t kept = 0;
@@ -158,7 +134,7 @@ static void test_classic_rows(void **state)
         if (rows.v[i].vs[0])
             assert_int_equal(rows.v[i].iterations % 12, 0); /* balanced over 3 systems and over 2 */
     shmb_rows_free(&rows);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 
     /* a planted wrong block fails the run before any figure counts */
     shmb_alloc_hook_t hook = {.check = plant_outside};
@@ -166,7 +142,7 @@ static void test_classic_rows(void **state)
     c.max_size_kb = 4;
     assert_int_equal(shmb_alloc_bench_run_hooked(&c, &hook, &rows, &kept, why, sizeof(why)), -EPROTO);
     assert_int_equal(rows.n, 0);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 
     /* never the baseline, nor beside another model */
     c = paired_config(0);
@@ -174,13 +150,12 @@ static void test_classic_rows(void **state)
     c = paired_config(1);
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
     assert_int_equal(shmb_alloc_bench_run(&c, &rows, &kept, why, sizeof(why)), -EINVAL);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 }
 
 /* The frees' check, straight on the pool: a block left live fails it. */
 static void test_classic_freed(void **state)
 {
-    (void)state;
     shmb_alloc_config_t c = paired_config(1);
     const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(SHMB_ALLOC_UPSTREAM_CLASSIC_BARE);
     assert_non_null(ops);
@@ -194,7 +169,7 @@ static void test_classic_freed(void **state)
     for (uint64_t i = 0; i < N; i++)
         order[i] = N - 1 - i;
     assert_int_equal(shmb_alloc_pool_create(&c, &p, ops, 4096, N, &ns), 0);
-    assert_int_equal(our_segments(), 1);
+    assert_int_equal(our_segments(NULL, 0), 1);
     assert_int_equal(ops->alloc(&p, 4096, blocks, NULL, N), 0);
     for (int i = 0; i < N; i++)
         assert_true(ops->holds(&p, blocks[i], 4096));
@@ -206,12 +181,11 @@ static void test_classic_freed(void **state)
     assert_int_equal(ops->freed(&p, N, why, sizeof(why)), 0);
     uint64_t none = 0;
     assert_int_equal(ops->destroy(&p, 1, &none), 0);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 }
 
 static void test_jemalloc_repo(void **state)
 {
-    (void)state;
     static unsigned char pools[3][8192];
     shmb_upstream_jemalloc_repo_t *r = NULL;
     assert_int_equal(shmb_upstream_jemalloc_repo_create(&r), 0);
@@ -235,21 +209,13 @@ static void test_jemalloc_repo(void **state)
  * part upstream does not run is a miss. */
 static void test_jemalloc_view(void **state)
 {
-    (void)state;
     char why[256] = "";
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.translate = 1;
     c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
     c.num_segments = 10;
-    c.threads = 1;
     shmb_transfer_run_t r;
-    shmb_transfer_bench_run_init(&r, &c, why, sizeof(why));
-    assert_int_equal(shmb_segment_create(&r.src, prefix, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_create(&r.dst, prefix, 65536, NULL, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r.src, NULL), 0);
-    assert_int_equal(shmb_segment_map(&r.dst, NULL), 0);
-    assert_int_equal(shmb_transfer_bench_copier_start(&r), 0);
+    shmb_test_copier_up(&r, &c, 65536, 65536, why, sizeof(why));
     assert_int_equal(r.translation.index, 5);
     shmb_transfer_fipcup_part(&r, SHMB_TRANSFER_TRANSLATE, 4096, 3);
     assert_int_equal(r.translation.missed, 0);
@@ -263,25 +229,14 @@ static void test_jemalloc_view(void **state)
     shmb_transfer_fipcup_part(&r, SHMB_TRANSFER_REQUEST, 4096, 1);
     assert_int_equal(r.translation.missed, 2);
     assert_int_equal(shmb_transfer_bench_verify_translations(&r), -EPROTO);
-    shmb_transfer_bench_copier_stop(&r);
+    shmb_test_copier_down(&r);
     assert_null(r.translation.fipcup);
-    assert_int_equal(shmb_segment_destroy(&r.dst, NULL), 0);
-    assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
-    assert_int_equal(our_segments(), 0);
+    shmb_test_assert_clean();
 }
 
 static shmb_transfer_config_t jemalloc_paired(void)
 {
-    shmb_transfer_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.transfer_size_kb = c.max_transfer_size_kb = 4;
-    c.num_transfers = 20;
-    c.run[SHMB_COPY_MEMCPY] = 1;
-    c.threads = 1;
-    c.cpu = -1;
-    c.time_per_size_ms = 20;
-    c.timer_overhead_ns = 20;
-    c.shm_prefix = prefix;
+    shmb_transfer_config_t c = shmb_test_transfer_config();
     c.num_segments = 10;
     c.nsystems = 3;
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
@@ -293,7 +248,6 @@ static shmb_transfer_config_t jemalloc_paired(void)
  * wrong landing planted fails the run; never the baseline, nor beside another model. */
 static void test_jemalloc_rows(void **state)
 {
-    (void)state;
     shmb_transfer_config_t c = jemalloc_paired();
     shmb_rows_t rows = {0};
     char why[256] = "";
@@ -326,12 +280,11 @@ static void test_jemalloc_rows(void **state)
     c.systems[0] = c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM;
     c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     assert_int_equal(shmb_transfer_bench_config_check(&c), -EINVAL);
-    assert_int_equal(our_segments(), 0);
+    assert_int_equal(our_segments(NULL, 0), 0);
 }
 
 int main(void)
 {
-    snprintf(prefix, sizeof(prefix), "/shmb_tfu_%ld_", (long)getpid());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classic_api),
         cmocka_unit_test(test_classic_rows),
@@ -340,5 +293,5 @@ int main(void)
         cmocka_unit_test(test_jemalloc_view),
         cmocka_unit_test(test_jemalloc_rows),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return shmb_test_run_shm("/shmb_tfu_", tests, NULL, shmb_test_remove_leftovers);
 }
