@@ -235,7 +235,7 @@ int shmb_transfer_upstream_check(shmb_transfer_run_t *r, shmb_transfer_part_t pa
 int shmb_transfer_spread_check(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size);
 int shmb_transfer_upstream_sweep(shmb_transfer_run_t *r, shmb_transfer_part_t part, uint64_t size);
 
-/* Test hook (transfer_upstream.c), 0 in a real run: b + 1 makes spread buffer
+/* Test hook (transfer_run.c, read by both upstreams' views), 0 in a real run: b + 1 makes spread buffer
  * b land 64 bytes off (the model's mapped there, upstream's taken there). */
 extern uint64_t shmb_transfer_bench_wrong_landing;
 

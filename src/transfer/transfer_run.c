@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+uint64_t shmb_transfer_bench_wrong_landing;
+
 int shmb_transfer_bench_sizes(const shmb_transfer_config_t *cfg, uint64_t *sizes, size_t cap)
 {
     uint64_t first = cfg->transfer_size_kb, last_kb = cfg->max_transfer_size_kb;

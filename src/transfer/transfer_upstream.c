@@ -14,8 +14,6 @@
 
 typedef shmb_transfer_run_t run_t;
 
-uint64_t shmb_transfer_bench_wrong_landing;
-
 struct shmb_transfer_upstream {
     shmb_upstream_tent_t *tent;
     char **at[2];        /* [part][b]: where a relocation [0] and a submit [1] land on buffer b's byte 0, checked */
