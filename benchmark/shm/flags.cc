@@ -243,24 +243,24 @@ void ParseFlags(int* argc, char*** argv, const char* usage)
 // translate and submit, with TENT built); else one line, exit 2.
 bool UpstreamSystem(const char* flag, const std::string& value, const std::string& name)
 {
-    if (name == SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME) {
+    // Flow-IPC's: the binary and the rows each answers, beside its model.
+    static const struct {
+        const char *name, *binary, *answers;
+    } flowipc[] = {
+        {SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME, "shm_allocation_bench",
+         "shm_allocation_bench's alloc_bare and free_bare with --systems=flowipc_classic,"},
+        {SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME, "shm_transfer_bench",
+         "shm_transfer_bench's translate (to_address) with --systems=flowipc_jemalloc,"},
+    };
+    for (const auto& up : flowipc) {
+        if (name != up.name)
+            continue;
         if (!shmb_upstream_flowipc_available())
             FlagError(flag, value, name + " not built: configure with -DSHMB_FLOWIPC_SOURCE=DIR, see docs/upstream.md");
-        if (g_run.main_file.find("shm_allocation_bench") == std::string::npos || std::string(flag) != "systems")
+        if (g_run.main_file.find(up.binary) == std::string::npos || std::string(flag) != "systems")
             FlagError(flag, value,
                       name + " is not covered by " + g_run.program + (std::string(flag) == "system" ? " alone" : "") +
-                          ": upstream code answers shm_allocation_bench's alloc_bare and free_bare with "
-                          "--systems=flowipc_classic," + name + " (docs/upstream.md)");
-        return true;
-    }
-    if (name == SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME) {
-        if (!shmb_upstream_flowipc_available())
-            FlagError(flag, value, name + " not built: configure with -DSHMB_FLOWIPC_SOURCE=DIR, see docs/upstream.md");
-        if (g_run.main_file.find("shm_transfer_bench") == std::string::npos || std::string(flag) != "systems")
-            FlagError(flag, value,
-                      name + " is not covered by " + g_run.program + (std::string(flag) == "system" ? " alone" : "") +
-                          ": upstream code answers shm_transfer_bench's translate (to_address) with "
-                          "--systems=flowipc_jemalloc," + name + " (docs/upstream.md)");
+                          ": upstream code answers " + up.answers + name + " (docs/upstream.md)");
         return true;
     }
     if (name != SHMB_SYSTEM_MOONCAKE_UPSTREAM_NAME)
