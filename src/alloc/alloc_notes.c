@@ -268,13 +268,19 @@ static void alloc_count(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc
         shmb_notes_add(l, shmb_notes_end(s, at));
 }
 
+/* Whether the paired run lists system. */
+static int lists(const shmb_alloc_config_t *cfg, int system)
+{
+    for (size_t i = 0; i < cfg->nsystems; i++)
+        if (cfg->systems[i] == system)
+            return 1;
+    return 0;
+}
+
 /* The Mooncake commit whose code the mooncake_upstream rows ran; none when none ran. */
 static void alloc_upstream(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
 {
-    int ran = cfg->upstream;
-    for (size_t i = 0; i < cfg->nsystems; i++)
-        ran |= cfg->systems[i] == (int)SHMB_SYSTEM_MOONCAKE_UPSTREAM;
-    if (!ran)
+    if (!cfg->upstream && !lists(cfg, SHMB_SYSTEM_MOONCAKE_UPSTREAM))
         return;
     const size_t at = s->used;
     shmb_notes_put(s, "mooncake_upstream: Mooncake's own OffsetAllocator (alloc_bare, free_bare; its other rows not "
@@ -285,10 +291,7 @@ static void alloc_upstream(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_al
 /* The Flow-IPC commits whose Pool_arena the flowipc_classic_upstream rows ran. */
 static void alloc_upstream_flowipc(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc_config_t *cfg)
 {
-    int ran = 0;
-    for (size_t i = 0; i < cfg->nsystems; i++)
-        ran |= cfg->systems[i] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM;
-    if (!ran)
+    if (!lists(cfg, SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM))
         return;
     const size_t at = s->used;
     shmb_notes_put(s, "flowipc_classic_upstream: Flow-IPC's own ipc::shm::classic::Pool_arena (alloc_bare: allocate, "
