@@ -22,6 +22,14 @@ static inline shmb_transfer_config_t shmb_test_transfer_config(void)
     return c;
 }
 
+/* A paired run of mooncake, `other` and mooncake's control (--systems=mooncake,OTHER). */
+static inline void shmb_test_transfer_pair(shmb_transfer_config_t *c, shmb_system_t other)
+{
+    c->nsystems = 3;
+    c->systems[0] = c->systems[2] = SHMB_SYSTEM_MOONCAKE;
+    c->systems[1] = other;
+}
+
 /* A copier over fresh src and dst of these sizes (mapped, not filled),
  * named from the test's prefix. */
 static inline void shmb_test_copier_up(shmb_transfer_run_t *r, const shmb_transfer_config_t *c, size_t src_bytes,

@@ -323,9 +323,7 @@ static void test_paired(void **state)
     c.max_transfer_size_kb = 4;
     c.num_segments = 10;
     c.verify = 1;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
-    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
     const shmb_report_t report = {.bench = "shm_transfer"};

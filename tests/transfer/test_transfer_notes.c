@@ -4,6 +4,7 @@
 
 #include "shmbench/notes.h"
 #include "shmbench/transfer_bench.h"
+#include "copier_fixture.h"
 
 static shmb_peer_t peer; /* only its address is used: "a peer runs" */
 
@@ -77,9 +78,7 @@ static void test_transfer_paired(void **state)
     shmb_notes_t store = {0};
     shmb_transfer_config_t c = transfer_cfg();
     c.num_segments = 100;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
-    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
     shmb_report_t r = shmb_test_fresh_report();
     shmb_test_assert_notes(&r, shmb_notes_transfer(&r, &store, &c), 4 + 8);
     assert_true(shmb_test_has_note(&r, "request_path: TENT's submit path"));

@@ -83,9 +83,7 @@ static void test_rows_per_descriptor(void **state)
     shmb_transfer_config_t c = small(SHMB_SYSTEM_MOONCAKE, N);
     c.translate = 0;
     c.verify = 1;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
-    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = {0};
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
         fail_msg("paired: %s", why);

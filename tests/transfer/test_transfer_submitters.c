@@ -85,9 +85,7 @@ static void test_paired_rows(void **state)
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
-    c.systems[1] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
+    shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = {0};
     if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
         fail_msg("paired: %s", why);
@@ -180,9 +178,7 @@ static shmb_transfer_config_t jemalloc_pair(void)
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
-    c.nsystems = 3;
-    c.systems[0] = c.systems[2] = SHMB_SYSTEM_MOONCAKE;
-    c.systems[1] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_JEMALLOC);
     return c;
 }
 
