@@ -25,7 +25,7 @@ enum { PLANT_NONE, PLANT_WRONG_TARGET, PLANT_SIDE_BY_SIDE };
 
 static struct {
     uint64_t singles, batches, in_batches, max_n; /* submits of one, of n (their descriptors, the largest n) */
-    int plant;
+    uint64_t plant; /* a PLANT_ value */
     shmb_mooncake_request_t *last; /* the last batch as submitted */
     size_t last_n;
 } seen;
@@ -152,26 +152,33 @@ static void test_more_than_a_submit(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
+/* One sglang request of 100 tokens at TP 2 through sys, with a fault
+ * planted (set before, cleared after): it must fail, why holding want
+ * (and also, unless NULL); nothing left. */
+static void fails_once(shmb_system_t sys, uint64_t *hook, uint64_t value, const char *want, const char *also)
+{
+    shmb_workload_config_t c = config(sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
+    shmb_workload_replay_t w;
+    shmb_workload_fanout_t f;
+    char why[256] = "";
+    *hook = value;
+    const int ret = request_once(&w, &c, 100, &f, why, sizeof(why));
+    *hook = 0;
+    assert_int_equal(ret, -EPROTO);
+    if (!strstr(why, want) || (also && !strstr(why, also)))
+        fail_msg("%s, fault %llu: %s", shmb_system_name(sys), (unsigned long long)value, why);
+    shmb_workload_replay_stop(&w);
+    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+}
+
 /* A wrong destination in the batch (descriptor 5 written 64 bytes on), and
  * sources side by side that TENT folds into one task: each fails the
  * request, naming it; nothing left. */
 static void test_planted_in_the_batch(void **state)
 {
     for (int sys = SHMB_SYSTEM_MOONCAKE; sys <= SHMB_SYSTEM_FLOWIPC_CLASSIC; sys++)
-        for (int plant = PLANT_WRONG_TARGET; plant <= PLANT_SIDE_BY_SIDE; plant++) {
-            shmb_workload_config_t c = config((shmb_system_t)sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
-            shmb_workload_replay_t w;
-            shmb_workload_fanout_t f;
-            char why[256] = "";
-            seen.plant = plant;
-            const int ret = request_once(&w, &c, 100, &f, why, sizeof(why));
-            seen.plant = PLANT_NONE;
-            assert_int_equal(ret, -EPROTO);
-            if (!strstr(why, "request: ") || !strstr(why, "did not reach their place in dst"))
-                fail_msg("%s, plant %d: %s", shmb_system_name(c.system), plant, why);
-            shmb_workload_replay_stop(&w);
-            assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
-        }
+        for (uint64_t plant = PLANT_WRONG_TARGET; plant <= PLANT_SIDE_BY_SIDE; plant++)
+            fails_once((shmb_system_t)sys, &seen.plant, plant, "request: ", "did not reach their place in dst");
 }
 
 /* SHM-jemalloc's sglang request is checked as it is timed, one submit of all its descriptors, the
@@ -179,18 +186,8 @@ static void test_planted_in_the_batch(void **state)
  * the first descriptor's) fails the replay before timing, naming the payload; nothing left. */
 static void test_handoff_batch_checked(void **state)
 {
-    shmb_workload_config_t c = config(SHMB_SYSTEM_FLOWIPC_JEMALLOC, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
-    shmb_workload_replay_t w;
-    shmb_workload_fanout_t f;
-    char why[256] = "";
-    shmb_handoff_bench_wrong_byte = 3;
-    const int ret = request_once(&w, &c, 100, &f, why, sizeof(why));
-    shmb_handoff_bench_wrong_byte = 0;
-    assert_int_equal(ret, -EPROTO);
-    if (!strstr(why, "hand-off 2: the borrowed object's payload"))
-        fail_msg("%s", why);
-    shmb_workload_replay_stop(&w);
-    assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
+    fails_once(SHMB_SYSTEM_FLOWIPC_JEMALLOC, &shmb_handoff_bench_wrong_byte, 3,
+               "hand-off 2: the borrowed object's payload", NULL);
 }
 
 /* The transfer sweep's SHM-jemalloc request with 4 descriptors per submit:
