@@ -30,7 +30,7 @@
 
 #include <cmocka.h>
 
-#include "alloc/alloc_internal.h"
+#include "alloc/alloc_fixture.h"
 #include "shmbench/lookup_bench.h"
 #include "shmbench/upstream.h"
 
@@ -289,19 +289,7 @@ static int our_alloc_segments(void)
 static shmb_alloc_config_t alloc_config(void)
 {
     snprintf(alloc_prefix, sizeof(alloc_prefix), "/shmb_tu_%ld_", (long)getpid());
-    shmb_alloc_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.num_iterations = 64;
-    c.min_size_kb = 4;
-    c.max_size_kb = 8;
-    c.min_ops = 256;
-    c.working_set = 64;
-    c.count_given = 1;
-    c.cleanup = 1;
-    c.seed = 1;
-    c.threads = 1;
-    c.shm_prefix = alloc_prefix;
-    return c;
+    return shmb_test_alloc_small(alloc_prefix);
 }
 
 static size_t rows_of(const shmb_rows_t *rows, const char *step, const char *system, int ratio)

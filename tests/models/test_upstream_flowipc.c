@@ -13,7 +13,7 @@
 #include "helpers.h"
 #include "transfer/copier_fixture.h"
 
-#include "alloc/alloc_internal.h"
+#include "alloc/alloc_fixture.h"
 #include "shmbench/upstream_flowipc.h"
 
 #define prefix shmb_test_prefix()
@@ -70,18 +70,7 @@ static void test_classic_api(void **state)
 
 static shmb_alloc_config_t paired_config(int upstream_at)
 {
-    shmb_alloc_config_t c;
-    memset(&c, 0, sizeof(c));
-    c.num_iterations = 64;
-    c.min_size_kb = 4;
-    c.max_size_kb = 8;
-    c.min_ops = 256;
-    c.working_set = 64;
-    c.count_given = 1;
-    c.cleanup = 1;
-    c.seed = 1;
-    c.threads = 1;
-    c.shm_prefix = prefix;
+    shmb_alloc_config_t c = shmb_test_alloc_small(prefix);
     c.nsystems = 3;
     static const char *const names[] = {"flowipc_classic", SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM_NAME,
                                         "flowipc_classic_control"};
