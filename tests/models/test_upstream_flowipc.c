@@ -238,10 +238,8 @@ static shmb_transfer_config_t jemalloc_paired(void)
 static void test_jemalloc_rows(void **state)
 {
     shmb_transfer_config_t c = jemalloc_paired();
-    shmb_rows_t rows = {0};
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     char why[256] = "";
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired run: %s", why);
     const char *up = SHMB_SYSTEM_FLOWIPC_JEMALLOC_UPSTREAM_NAME;
     const shmb_report_t report = {.bench = "shm_transfer"};
     size_t translate = 0, other = 0;

@@ -84,9 +84,7 @@ static void test_rows_per_descriptor(void **state)
     c.translate = 0;
     c.verify = 1;
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
-    shmb_rows_t rows = {0};
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
     shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");

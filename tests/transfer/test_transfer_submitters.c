@@ -81,14 +81,12 @@ static void test_own_destinations(void **state)
  * row at 1 (SHM-jemalloc's rows: test_jemalloc_links). */
 static void test_paired_rows(void **state)
 {
-    char why[256] = "", name[160];
+    char name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
-    shmb_rows_t rows = {0};
-    if (shmb_transfer_bench_run(&c, &rows, why, sizeof(why)) != 0)
-        fail_msg("paired: %s", why);
+    shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
     shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
     assert_string_equal(name, "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
