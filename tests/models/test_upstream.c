@@ -373,27 +373,8 @@ static void test_alloc_rows_system_and_faults(void **state)
     assert_int_equal(our_alloc_segments(), 0);
 
     /* the frees' check, straight on the pool: one block left live fails it */
-    const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(SHMB_ALLOC_UPSTREAM_BARE);
-    assert_non_null(ops);
-    assert_string_equal(shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_BARE), "upstream_offset_bare");
-    shmb_alloc_pool_t p = {0};
-    double ns;
-    enum { N = 16 };
-    void *blocks[N];
-    uint64_t order[N];
-    for (uint64_t i = 0; i < N; i++)
-        order[i] = N - 1 - i;
-    assert_int_equal(shmb_alloc_pool_create(&c, &p, ops, 4096, N, &ns), 0);
-    assert_int_equal(ops->alloc(&p, 4096, blocks, NULL, N), 0);
-    assert_int_equal(ops->verify(&p, blocks, NULL, N, 4096, why, sizeof(why)), 0);
-    assert_int_equal(ops->free(&p, blocks, NULL, order, N - 1), 0); /* block 0 stays */
-    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), -EPROTO);
-    assert_non_null(strstr(why, "freed not once"));
-    assert_int_equal(ops->free(&p, blocks, NULL, order + N - 1, 1), 0);
-    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), 0);
-    assert_int_equal(ops->free(&p, blocks, NULL, order, 1), -ENOENT); /* a second free */
-    uint64_t none = 0;
-    assert_int_equal(ops->destroy(&p, 1, &none), 0);
+    shmb_test_pool_frees_checked(&c, SHMB_ALLOC_UPSTREAM_BARE, "upstream_offset_bare", our_alloc_segments,
+                                 "freed not once", 1);
     assert_int_equal(our_alloc_segments(), 0);
 }
 

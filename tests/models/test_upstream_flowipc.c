@@ -142,34 +142,17 @@ static void test_classic_rows(void **state)
     assert_int_equal(our_segments(NULL, 0), 0);
 }
 
+static int count_ours(void)
+{
+    return our_segments(NULL, 0);
+}
+
 /* The frees' check, straight on the pool: a block left live fails it. */
 static void test_classic_freed(void **state)
 {
-    shmb_alloc_config_t c = paired_config(1);
-    const shmb_alloc_pool_ops_t *ops = shmb_alloc_pool_ops(SHMB_ALLOC_UPSTREAM_CLASSIC_BARE);
-    assert_non_null(ops);
-    assert_string_equal(shmb_alloc_kind_name(SHMB_ALLOC_UPSTREAM_CLASSIC_BARE), "upstream_bipc_bare");
-    shmb_alloc_pool_t p = {0};
-    double ns;
-    enum { N = 16 };
-    void *blocks[N];
-    uint64_t order[N];
-    char why[256] = "";
-    for (uint64_t i = 0; i < N; i++)
-        order[i] = N - 1 - i;
-    assert_int_equal(shmb_alloc_pool_create(&c, &p, ops, 4096, N, &ns), 0);
-    assert_int_equal(our_segments(NULL, 0), 1);
-    assert_int_equal(ops->alloc(&p, 4096, blocks, NULL, N), 0);
-    for (int i = 0; i < N; i++)
-        assert_true(ops->holds(&p, blocks[i], 4096));
-    assert_int_equal(ops->verify(&p, blocks, NULL, N, 4096, why, sizeof(why)), 0);
-    assert_int_equal(ops->free(&p, blocks, NULL, order, N - 1), 0); /* block 0 stays */
-    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), -EPROTO);
-    assert_non_null(strstr(why, "a block not freed"));
-    assert_int_equal(ops->free(&p, blocks, NULL, order + N - 1, 1), 0);
-    assert_int_equal(ops->freed(&p, N, why, sizeof(why)), 0);
-    uint64_t none = 0;
-    assert_int_equal(ops->destroy(&p, 1, &none), 0);
+    const shmb_alloc_config_t c = paired_config(1);
+    shmb_test_pool_frees_checked(&c, SHMB_ALLOC_UPSTREAM_CLASSIC_BARE, "upstream_bipc_bare", count_ours,
+                                 "a block not freed", 0);
     assert_int_equal(our_segments(NULL, 0), 0);
 }
 
