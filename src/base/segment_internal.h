@@ -15,6 +15,10 @@
 void shmb_segment_creation_begin(sigset_t *old);
 void shmb_segment_creation_end(const sigset_t *old);
 
+/* A cleanup handler's unlinking: no creation starts from now on, those in
+ * flight on other threads are waited for, then every name is unlinked. */
+size_t shmb_segment_unlink_dying(void);
+
 /* Blocks the cleanup signals on this thread, the old mask into *old (faults
  * stay deliverable: blocking them would turn a fault into a silent kill). */
 void shmb_segment_block_signals(sigset_t *old);

@@ -1,6 +1,6 @@
 /* segment_registry: this process's live segment names and tracked files,
- * which a fatal signal's handler (segment_signals.c) unlinks, and the set of
- * signals that handler catches. */
+ * which a fatal signal's handler (segment_signals.c) unlinks, the creations
+ * in flight it waits for, and the set of signals it catches. */
 #include "shmbench/segment.h"
 
 #include "segment_internal.h"
@@ -98,6 +98,44 @@ void shmb_segment_block_signals(sigset_t *old)
     sigdelset(&set, SIGFPE);
     sigdelset(&set, SIGILL);
     pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* Creations between shm_open and the registry, of every thread, and whether a
+ * cleanup signal has begun ending the process. Signals blocked on the
+ * creating thread do not stop another thread from taking a process-wide
+ * one: its handler waits until no creation is in flight before it unlinks,
+ * and a creation that starts once the process is dying does not create. */
+static atomic_int creating;
+static atomic_int dying;
+static _Thread_local int t_creating;
+
+void shmb_segment_creation_begin(sigset_t *old)
+{
+    shmb_segment_block_signals(old);
+    atomic_fetch_add(&creating, 1);
+    t_creating = 1;
+    if (atomic_load(&dying)) { /* another thread's handler is ending the process */
+        t_creating = 0;
+        atomic_fetch_sub(&creating, 1);
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+        for (;;)
+            pause();
+    }
+}
+
+void shmb_segment_creation_end(const sigset_t *old)
+{
+    t_creating = 0;
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+size_t shmb_segment_unlink_dying(void)
+{
+    atomic_store(&dying, 1);
+    while (atomic_load(&creating) > t_creating) /* another thread's name not yet registered */
+        sched_yield();
+    return shmb_segment_unlink_all();
 }
 
 static slot_t *slot_at(int i)

@@ -8,7 +8,6 @@
 #include "shmbench/error.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,36 +16,6 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-/* Creations between shm_open and the registry, of every thread, and whether a
- * cleanup signal has begun ending the process. Signals blocked on the
- * creating thread do not stop another thread from taking a process-wide
- * one: its handler waits until no creation is in flight before it unlinks,
- * and a creation that starts once the process is dying does not create. */
-static atomic_int creating;
-static atomic_int dying;
-static _Thread_local int t_creating;
-
-void shmb_segment_creation_begin(sigset_t *old)
-{
-    shmb_segment_block_signals(old);
-    atomic_fetch_add(&creating, 1);
-    t_creating = 1;
-    if (atomic_load(&dying)) { /* another thread's handler is ending the process */
-        t_creating = 0;
-        atomic_fetch_sub(&creating, 1);
-        pthread_sigmask(SIG_SETMASK, old, NULL);
-        for (;;)
-            pause();
-    }
-}
-
-void shmb_segment_creation_end(const sigset_t *old)
-{
-    t_creating = 0;
-    atomic_fetch_sub(&creating, 1);
-    pthread_sigmask(SIG_SETMASK, old, NULL);
-}
 
 /* The first write armed on this thread: where to jump on SIGBUS, the range it
  * writes, and the signal mask to restore after the jump. */
@@ -71,10 +40,7 @@ static void cleanup_and_reraise(int sig, siginfo_t *info, void *ctx)
         armed.lo = armed.hi = NULL;
         siglongjmp(armed.env, 1);
     }
-    atomic_store(&dying, 1);
-    while (atomic_load(&creating) > t_creating) /* another thread's name not yet registered */
-        sched_yield();
-    shmb_segment_unlink_all();
+    shmb_segment_unlink_dying();
     if (sig == SIGBUS && info && info->si_code == BUS_ADRERR && fault_line_len) {
         /* An unreserved page tmpfs could not give, written outside a guard
          * (an allocator's own headers): a full /dev/shm, said as such. */
