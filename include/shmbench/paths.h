@@ -1,5 +1,5 @@
 /* paths: the translation paths' names and the system enum, from the one
- * table that defines them (src/models/paths.c): the systems first, in
+ * table that names them (src/models/path_names.c): the systems first, in
  * shmb_system_t order, then the kernels, in shmb_lookup_strategy_t order. */
 #ifndef SHMBENCH_PATHS_H
 #define SHMBENCH_PATHS_H

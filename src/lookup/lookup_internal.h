@@ -23,7 +23,7 @@
 
 static inline const char *lookup_path_name(int path)
 {
-    return shmb_path_table[path].name;
+    return shmb_path_name(path);
 }
 
 /* 1 when cfg selects path (an index of shmb_path_table). */

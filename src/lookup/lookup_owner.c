@@ -60,7 +60,7 @@ static int run_group(owner_t *o, int group, char *why, size_t cap)
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = fetch(o, p, LOOKUP_LATENCY);
         /* flowipc_jemalloc's attach is the owner's lend, timed here */
-        if (ret == 0 && shmb_path_table[p].kind == SHMB_PATH_SYSTEM && p != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
+        if (ret == 0 && shmb_path_kind(p) == SHMB_PATH_SYSTEM && p != SHMB_SYSTEM_FLOWIPC_JEMALLOC)
             ret = fetch(o, p, LOOKUP_SETUP);
     }
     if (ret != -EPIPE) {
@@ -173,7 +173,7 @@ static int peer_rows(const shmb_lookup_config_t *cfg, owner_t *o, shmb_rows_t *r
         if (!lookup_path_runs(cfg, p))
             continue;
         shmb_samples_t *got = o->got[p];
-        const int system = shmb_path_table[p].kind == SHMB_PATH_SYSTEM;
+        const int system = shmb_path_kind(p) == SHMB_PATH_SYSTEM;
         if (cfg->mode != SHMB_LOOKUP_MODE_LATENCY)
             ret = shmb_lookup_bench_timed_row(cfg, p, 0, 1, got[LOOKUP_THROUGHPUT].v, got[LOOKUP_THROUGHPUT].n,
                                               window, pool, rows);

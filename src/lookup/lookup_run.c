@@ -37,7 +37,7 @@ static int run_paths(const shmb_lookup_config_t *cfg, shmb_lookup_setup_t *s, sh
             ret = shmb_lookup_bench_measure(cfg, s, p, 0, rows, NULL, why, cap);
         if (ret == 0 && cfg->mode != SHMB_LOOKUP_MODE_THROUGHPUT)
             ret = shmb_lookup_bench_measure(cfg, s, p, 1, rows, NULL, why, cap);
-        const int system = shmb_path_table[p].kind == SHMB_PATH_SYSTEM;
+        const int system = shmb_path_kind(p) == SHMB_PATH_SYSTEM;
         if (ret == 0 && (p == SHMB_SYSTEM_MOONCAKE || (cfg->system_rows && system))) /* none: a dash row */
             ret = shmb_lookup_bench_setup_row(cfg, p, shmb_lookup_bench_first_use_step(cfg), SHMB_LOOKUP_FIRST_USE_NOTE,
                                               p == SHMB_SYSTEM_MOONCAKE ? &s->first_use : NULL, rows);

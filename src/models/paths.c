@@ -188,66 +188,17 @@ static void kernel_teardown(const shmb_path_t *path, shmb_path_state_t *state)
 }
 
 /* The kernels differ only by the shmb_lookup_strategy_t their shared functions pass on. */
-#define KERNEL(name, kernel) \
-    {name, SHMB_PATH_KERNEL, kernel, kernel_setup, kernel_translate, kernel_batch, kernel_chain, kernel_teardown}
+#define KERNEL(kernel) {kernel, kernel_setup, kernel_translate, kernel_batch, kernel_chain, kernel_teardown}
 
 const shmb_path_t shmb_path_table[SHMB_PATHS] = {
-    [SHMB_SYSTEM_MOONCAKE] = {"mooncake", SHMB_PATH_SYSTEM, -1, mooncake_setup, mooncake_translate,
-                              mooncake_batch, mooncake_chain, mooncake_teardown},
-    [SHMB_SYSTEM_FLOWIPC_CLASSIC] = {"flowipc_classic", SHMB_PATH_SYSTEM, -1, classic_setup, classic_translate,
-                                     classic_batch, classic_chain, classic_teardown},
-    [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = {"flowipc_jemalloc", SHMB_PATH_SYSTEM, -1, jemalloc_setup,
-                                      jemalloc_translate, jemalloc_batch, jemalloc_chain, jemalloc_teardown},
-    [SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR] = KERNEL("linear", SHMB_LOOKUP_LINEAR),
-    [SHMB_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND] = KERNEL("lower_bound", SHMB_LOOKUP_LOWER_BOUND),
-    [SHMB_SYSTEMS + SHMB_LOOKUP_TREE] = KERNEL("tree", SHMB_LOOKUP_TREE),
-    [SHMB_SYSTEMS + SHMB_LOOKUP_ARITHMETIC] = KERNEL("arithmetic", SHMB_LOOKUP_ARITHMETIC),
+    [SHMB_SYSTEM_MOONCAKE] = {-1, mooncake_setup, mooncake_translate, mooncake_batch, mooncake_chain,
+                              mooncake_teardown},
+    [SHMB_SYSTEM_FLOWIPC_CLASSIC] = {-1, classic_setup, classic_translate, classic_batch, classic_chain,
+                                     classic_teardown},
+    [SHMB_SYSTEM_FLOWIPC_JEMALLOC] = {-1, jemalloc_setup, jemalloc_translate, jemalloc_batch, jemalloc_chain,
+                                      jemalloc_teardown},
+    [SHMB_SYSTEMS + SHMB_LOOKUP_LINEAR] = KERNEL(SHMB_LOOKUP_LINEAR),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_LOWER_BOUND] = KERNEL(SHMB_LOOKUP_LOWER_BOUND),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_TREE] = KERNEL(SHMB_LOOKUP_TREE),
+    [SHMB_SYSTEMS + SHMB_LOOKUP_ARITHMETIC] = KERNEL(SHMB_LOOKUP_ARITHMETIC),
 };
-
-int shmb_path_names(unsigned kinds, char *buf, size_t cap)
-{
-    if (!buf || (kinds & (SHMB_PATH_SYSTEM | SHMB_PATH_KERNEL)) == 0)
-        return -EINVAL;
-    size_t len = 0;
-    for (int i = 0; i < SHMB_PATHS; i++)
-        if (kinds & shmb_path_table[i].kind)
-            len += (len ? 1 : 0) + strlen(shmb_path_table[i].name);
-    if (len >= cap)
-        return -ENOSPC;
-    buf[0] = '\0';
-    for (int i = 0; i < SHMB_PATHS; i++) {
-        if (!(kinds & shmb_path_table[i].kind))
-            continue;
-        if (buf[0])
-            strcat(buf, ",");
-        strcat(buf, shmb_path_table[i].name);
-    }
-    return (int)len;
-}
-
-/* The index of the path called name, or -EINVAL. */
-static int path_index(const char *name)
-{
-    for (int i = 0; name && i < SHMB_PATHS; i++)
-        if (strcmp(name, shmb_path_table[i].name) == 0)
-            return i;
-    return -EINVAL;
-}
-
-int shmb_path_kind_of(const char *name)
-{
-    const int i = path_index(name);
-    return i < 0 ? i : (int)shmb_path_table[i].kind;
-}
-
-int shmb_path_system(const char *name)
-{
-    const int i = path_index(name);
-    return i >= 0 && i < SHMB_SYSTEMS ? i : -EINVAL;
-}
-
-/* The systems' names are the table's. */
-const char *shmb_system_name(shmb_system_t system)
-{
-    return (unsigned)system < SHMB_SYSTEMS ? shmb_path_table[system].name : "unknown";
-}

@@ -49,8 +49,6 @@ typedef struct shmb_path shmb_path_t;
 /* One row of the table. Every function gets its own row (kernels share
  * their functions and differ by `kernel`). */
 struct shmb_path {
-    const char *name;      /* as in flags and rows */
-    shmb_path_kind_t kind;
     int kernel;            /* kernels: their shmb_lookup_strategy_t; systems: -1 */
     /* Builds the path's objects over view. Returns 0, -EINVAL (the view
      * lacks what the path needs; for the address kernels also segments that
@@ -71,5 +69,9 @@ struct shmb_path {
 };
 
 extern const shmb_path_t shmb_path_table[SHMB_PATHS];
+
+/* Path `path`'s (an index of the table) name, as in flags and rows, and kind. */
+const char *shmb_path_name(int path);
+shmb_path_kind_t shmb_path_kind(int path);
 
 #endif

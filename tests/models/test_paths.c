@@ -72,16 +72,14 @@ static void test_system(void **state)
 static void test_table_order(void **state)
 {
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
-        const shmb_path_t *p = &shmb_path_table[s];
-        assert_string_equal(p->name, shmb_system_name((shmb_system_t)s));
-        assert_int_equal(p->kind, SHMB_PATH_SYSTEM);
-        assert_int_equal(p->kernel, -1);
+        assert_string_equal(shmb_path_name(s), shmb_system_name((shmb_system_t)s));
+        assert_int_equal(shmb_path_kind(s), SHMB_PATH_SYSTEM);
+        assert_int_equal(shmb_path_table[s].kernel, -1);
     }
     for (int k = 0; k < SHMB_LOOKUP_STRATEGIES; k++) {
-        const shmb_path_t *p = &shmb_path_table[SHMB_SYSTEMS + k];
-        assert_string_equal(p->name, shmb_lookup_strategy_name((shmb_lookup_strategy_t)k));
-        assert_int_equal(p->kind, SHMB_PATH_KERNEL);
-        assert_int_equal(p->kernel, k);
+        assert_string_equal(shmb_path_name(SHMB_SYSTEMS + k), shmb_lookup_strategy_name((shmb_lookup_strategy_t)k));
+        assert_int_equal(shmb_path_kind(SHMB_SYSTEMS + k), SHMB_PATH_KERNEL);
+        assert_int_equal(shmb_path_table[SHMB_SYSTEMS + k].kernel, k);
     }
     for (int i = 0; i < SHMB_PATHS; i++) {
         const shmb_path_t *p = &shmb_path_table[i];
@@ -157,7 +155,7 @@ static void test_every_path_translates(void **state)
         for (int k = 0; k < REQUESTS; k++) {
             void *got = p->translate(p, &st, &pl.requests[k]);
             if (got != (void *)(uintptr_t)pl.expected[k])
-                fail_msg("%s: request %d translated to %p, expected 0x%llx", p->name, k, got,
+                fail_msg("%s: request %d translated to %p, expected 0x%llx", shmb_path_name(i), k, got,
                          (unsigned long long)pl.expected[k]);
         }
         shmb_lookup_request_t beyond = pl.requests[REQUESTS - 1]; /* the last bytes of segment N - 1 */
