@@ -10,8 +10,6 @@
 #include <boost/shared_ptr.hpp>
 
 #include <pthread.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 
 #include <atomic>
 #include <cerrno>
@@ -112,45 +110,6 @@ size_t shmb_fipc_classic_free_bytes(const shmb_fipc_classic_t *pool) noexcept
 const char *shmb_fipc_classic_name(const shmb_fipc_classic_t *pool) noexcept
 {
     return pool ? pool->segment.name() : "";
-}
-
-// The borrower's Pool_arena(open_only): basic_managed_shared_memory opens the
-// object read-write, learns its size with fstat (shared_memory_object::
-// get_size), maps all of it and closes the descriptor (a managed shared
-// memory keeps only its mapped_region). The segment manager is already in
-// the pool: a borrower only adds offsets to its base.
-int shmb_fipc_classic_attach(const char *name, void **base, size_t *bytes) noexcept
-{
-    if (!name || !base || !bytes)
-        return -EINVAL;
-    int fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0)
-        return shmb_error_record("shm_open", errno, name);
-    struct stat st;
-    int rc = 0;
-    if (fstat(fd, &st) != 0)
-        rc = shmb_error_record("fstat", errno, name);
-    else if (st.st_size <= 0)
-        rc = -EINVAL;
-    void *p = MAP_FAILED;
-    if (rc == 0) {
-        p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-            rc = shmb_error_record("mmap", errno, name);
-    }
-    close(fd);
-    if (rc < 0)
-        return rc;
-    *base = p;
-    *bytes = static_cast<size_t>(st.st_size);
-    return 0;
-}
-
-int shmb_fipc_classic_detach(void *base, size_t bytes) noexcept
-{
-    if (munmap(base, bytes) != 0)
-        return shmb_error_record("munmap", errno, "a borrowed pool");
-    return 0;
 }
 
 // Pool_arena::borrow_object's arithmetic: the pool's base plus the offset
