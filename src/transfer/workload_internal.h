@@ -62,7 +62,7 @@ void shmb_workload_batch_pass(shmb_workload_replay_t *w, const shmb_workload_fan
  * is not its descriptor's source's, or 0. */
 int shmb_workload_batch_differs(const shmb_workload_replay_t *w, const shmb_workload_fanout_t *f, size_t *bad);
 
-/* The closed-loop replays shmb_workload_run (workload_mode.c) picks: one
+/* The closed-loop replays shmb_workload_run (workload_open.c) picks: one
  * system's, requests back to back; the paired one, request by request. */
 int shmb_workload_closed_replay(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream,
                                 const shmb_workload_totals_t *totals, shmb_rows_t *rows, char *why, size_t why_cap);

@@ -1,4 +1,6 @@
-/* Open-loop arrivals (--arrivals=trace, docs/workload.md): an issuing thread
+/* The replay's entry, its mode picked once (shmb_workload_run: open loop
+ * here, paired or one system's closed loop in transfer_workload.c), and
+ * open-loop arrivals (--arrivals=trace, docs/workload.md): an issuing thread
  * releases each request at its trace timestamp / speed, a worker (the
  * caller) serves them in order, and a request's latency runs from its
  * intended start, so a request that waited behind a slow one counts its
@@ -193,4 +195,20 @@ int shmb_workload_open_replay(const shmb_workload_config_t *cfg, const shmb_work
     shmb_workload_replay_stop(&o.w);
     free(all);
     return ret;
+}
+
+int shmb_workload_run(const shmb_workload_config_t *cfg, const shmb_workload_stream_t *stream, shmb_rows_t *rows,
+                      char *why, size_t why_cap)
+{
+    shmb_workload_totals_t totals;
+    if (shmb_workload_totals(&cfg->shape, stream, &totals) < 0)
+        return -EINVAL;
+    if (cfg->open_loop)
+        return cfg->nsystems ? -EINVAL
+                             : shmb_workload_open_replay(cfg, stream, totals.max_bytes, rows, why, why_cap);
+    if (cfg->nsystems)
+        return shmb_transfer_systems_check(cfg->systems, cfg->nsystems) < 0
+                   ? -EINVAL
+                   : shmb_workload_paired_replay(cfg, stream, &totals, rows, why, why_cap);
+    return shmb_workload_closed_replay(cfg, stream, &totals, rows, why, why_cap);
 }
