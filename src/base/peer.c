@@ -1,7 +1,9 @@
 /* peer: the forked second process that runs the owner's commands over a
  * shared control block with futex waits, and its start, calls and stop
- * (shmbench/peer.h). */
+ * (shmbench/peer.h); how any peer ends is peer_end.c. */
 #include "shmbench/peer.h"
+
+#include "peer_internal.h"
 
 #include "shmbench/error.h"
 
@@ -11,7 +13,6 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,47 +56,6 @@ static int futex_wake(atomic_uint *word)
 
 /* ---- the peer process ---- */
 
-static pid_t orphan_owner; /* set in the peer only */
-
-/* The owner is gone: nothing of it or of ours may stay, and nothing else
- * goes (the names the owner registered, still naming the files it created:
- * never another run's whose prefix extends ours). Async-signal-safe. */
-static _Noreturn void orphan_exit(void)
-{
-    shmb_segment_unlink_inherited();
-    shmb_segment_unlink_all();
-    _exit(SHMB_PEER_EXIT_ORPHANED);
-}
-
-static void on_owner_death(int sig)
-{
-    (void)sig;
-    /* PR_SET_PDEATHSIG also fires when the forking thread ends while the
-     * owner lives on (its other threads); the owner is then still our
-     * parent. */
-    if (getppid() != orphan_owner)
-        orphan_exit();
-}
-
-int shmb_peer_watch_owner(pid_t owner)
-{
-    orphan_owner = owner;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_owner_death;
-    sigfillset(&sa.sa_mask);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SHMB_PEER_DEATH_SIGNAL);
-    if (sigaction(SHMB_PEER_DEATH_SIGNAL, &sa, NULL) != 0 ||
-        sigprocmask(SIG_UNBLOCK, &set, NULL) != 0 ||
-        prctl(PR_SET_PDEATHSIG, SHMB_PEER_DEATH_SIGNAL) != 0)
-        return -errno;
-    if (getppid() != orphan_owner)
-        orphan_exit();
-    return 0;
-}
-
 /* Waits until the command number differs from seen; returns it. */
 static unsigned wait_command(control_t *c, unsigned seen)
 {
@@ -105,8 +65,7 @@ static unsigned wait_command(control_t *c, unsigned seen)
             return n;
         int ret = futex_wait(&c->cmd_seq, seen);
         if (ret == -ETIMEDOUT || ret == -EINTR) {
-            if (getppid() != orphan_owner)
-                orphan_exit();
+            shmb_peer_exit_if_orphaned();
         } else if (ret != 0 && ret != -EAGAIN) {
             _exit(SHMB_PEER_EXIT_FAILED);
         }
@@ -274,25 +233,6 @@ static int reap(shmb_peer_t *peer, int flags)
     peer->reaped = 1;
     peer->wait_status = status;
     return 1;
-}
-
-int shmb_peer_record_end(pid_t pid, int status)
-{
-    char what[SHMB_ERROR_OBJECT_MAX];
-    int err = EPIPE;
-    if (status == -1) {
-        snprintf(what, sizeof(what), "pid %ld reaped elsewhere", (long)pid);
-    } else if (WIFSIGNALED(status)) {
-        snprintf(what, sizeof(what), "pid %ld killed by signal %d (%s)", (long)pid, WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
-    } else if (WEXITSTATUS(status) == SHMB_SEGMENT_FAULT_EXIT) {
-        snprintf(what, sizeof(what), "pid %ld: a write into shared memory failed (SIGBUS), said on stderr", (long)pid);
-        err = ENOSPC;
-    } else {
-        snprintf(what, sizeof(what), "pid %ld exited with status %d", (long)pid, WEXITSTATUS(status));
-    }
-    shmb_error_record("peer process", err, what);
-    return -EPIPE;
 }
 
 /* Records how the reaped peer ended, as -EPIPE. */
