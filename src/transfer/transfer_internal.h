@@ -1,9 +1,10 @@
 /* transfer_internal: the transfer driver's files and what its tests reach;
  * not installed. Calls go down: transfer_bench.c (the sweep) -> the modes
  * (transfer_paired.c, transfer_workload.c, transfer_peer.c: the peer's
- * side) -> transfer_rows.c -> transfer_run.c, transfer_copier.c,
- * transfer_handoff.c -> models/ and base/. docs/transfer.md says what a
- * run measures. */
+ * side) -> transfer_rows.c -> the parts (transfer_copier.c,
+ * transfer_handoff.c, transfer_upstream*.c) -> transfer_config.c,
+ * transfer_run.c, transfer_buffers.c -> models/ and base/.
+ * docs/transfer.md says what a run measures. */
 #ifndef SHMBENCH_TRANSFER_INTERNAL_H
 #define SHMBENCH_TRANSFER_INTERNAL_H
 
@@ -94,7 +95,8 @@ typedef struct shmb_transfer_run {
     size_t why_cap;
 } shmb_transfer_run_t;
 
-/* ---- transfer_run.c: the run's state, buffers and rows ---- */
+/* ---- transfer_config.c, transfer_run.c, transfer_buffers.c: the
+ * configuration, the run's state and rows, its buffers ---- */
 
 /* The sizes in bytes: transfer_size_kb KB, doubling (x4 for zero_copy), then
  * max_transfer_size_kb KB. How many, or -EINVAL (none, first above last, over cap). */
