@@ -67,7 +67,7 @@ static int drop(void *ctx, uint64_t count)
  * min_time_ms spent in them; *done: the hand-offs timed. */
 static int measure(run_t *r, int f, uint64_t *done)
 {
-    const uint64_t n = r->link.pid > 0 ? 1 : r->batch;
+    const uint64_t n = r->link.peer.pid > 0 ? 1 : r->batch;
     batch_t b = {r, f, malloc(n * sizeof(*b.objs)), 0};
     if (!b.objs)
         return shmb_error_record("malloc", ENOMEM, NULL);
@@ -113,12 +113,12 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
     const shmb_handoff_bench_config_t *cfg = r->cfg;
     shmb_row_t row = make_row(cfg, f, SHMB_HANDOFF_STEP);
     row.iterations = done;
-    const char *how = r->link.pid <= 0           ? "no crossing"
+    const char *how = r->link.peer.pid <= 0           ? "no crossing"
                       : f == HANDOFF_JEMALLOC ? "2 msgs crossed"
                                               : "blob + ack crossed";
     snprintf(row.note, sizeof(row.note), "verified %llu/%llu, %s", (unsigned long long)done,
              (unsigned long long)done, how);
-    const double base = cfg->system_rows || r->link.pid > 0 ? 0 : mooncake_p50(cfg, rows);
+    const double base = cfg->system_rows || r->link.peer.pid > 0 ? 0 : mooncake_p50(cfg, rows);
     int ret = shmb_rows_push_samples(rows, &row, r->samples.v, r->samples.n);
     if (ret == 0 && base > 0)
         rows->v[rows->n - 1].speedup = base / rows->v[rows->n - 1].ns.p50;
@@ -129,7 +129,7 @@ static int push_rows(run_t *r, int f, uint64_t done, shmb_rows_t *rows)
         return shmb_rows_push(rows, &row);
     row.iterations = r->link.pool_lends.n;
     snprintf(row.note, sizeof(row.note), "lend round trip per pool, %s",
-             r->link.pid <= 0 ? "no crossing" : "crossed");
+             r->link.peer.pid <= 0 ? "no crossing" : "crossed");
     return shmb_rows_push_samples(rows, &row, r->link.pool_lends.v, r->link.pool_lends.n);
 }
 
@@ -203,7 +203,7 @@ int shmb_handoff_bench_run(const shmb_handoff_bench_config_t *cfg, shmb_rows_t *
     r.batch = shmb_handoff_bench_batch(cfg->object_kb);
     const int flowipc = cfg->run_system[HANDOFF_CLASSIC] || cfg->run_system[HANDOFF_JEMALLOC];
     if (cfg->peer_process && flowipc)
-        ret = shmb_handoff_link_start_peer(&r.link);
+        ret = shmb_handoff_link_start_peer(&r.link, cfg->shm_prefix);
     for (int f = 0; f < SHMB_SYSTEMS && ret == 0; f++) {
         if (!cfg->run_system[f])
             continue;

@@ -18,6 +18,7 @@
 #include "shmbench/fipc_classic.h"
 #include "shmbench/fipc_jemalloc.h"
 #include "shmbench/paths.h"
+#include "shmbench/peer.h"
 #include "shmbench/stats.h"
 
 #ifdef __cplusplus
@@ -106,15 +107,15 @@ int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, si
 /* Lets what the borrower opened go; b may be used again. */
 void shmb_handoff_borrower_close(shmb_handoff_borrower_t *b);
 
-/* Forks the borrower process for objects tagged from seed, joined to this
- * one by *ch (this process's end). */
-int shmb_handoff_peer_start(uint64_t seed, shmb_channel_t *ch, pid_t *pid);
+/* Starts the borrower process (its control segment under prefix) for
+ * objects tagged from seed; the hand-off's messages cross peer->channel. */
+int shmb_handoff_peer_start(uint64_t seed, const char *prefix, shmb_peer_t *peer);
 
-/* QUIT (unless run_ret is -EPIPE: the run found it dead), *ch closed, the
- * process reaped, *pid 0. Returns 0, or -EPIPE recorded as the call "peer
- * process" (with how it ended) when it had died or did not exit 0. Nothing
- * to do when *pid <= 0. */
-int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret);
+/* QUIT (unless run_ret is -EPIPE: the run found it dead or its channel
+ * broken), the peer stopped (shmb_peer_stop), pid 0. Returns 0, -EPIPE
+ * when run_ret was (a dead borrower recorded as the call "peer process",
+ * with how it ended), or the stop's -errno. Nothing to do when pid is 0. */
+int shmb_handoff_peer_stop(shmb_peer_t *peer, int run_ret);
 
 /* ---- the lender's end (handoff_link.c) ---- */
 
@@ -124,11 +125,10 @@ typedef union shmb_handoff_object {
 } shmb_handoff_object_t;
 
 /* One lender, for one flavour at a time, and the borrower it talks to: a
- * forked process (pid > 0, over ch), or `local` in this process. */
+ * process (peer.pid > 0, over peer.channel), or `local` in this process. */
 typedef struct shmb_handoff_link {
     uint64_t seed;
-    shmb_channel_t ch; /* to the borrower process; fd -1 without one */
-    pid_t pid;
+    shmb_peer_t peer; /* the borrower process (pid 0 without one), its channel */
     shmb_handoff_borrower_t local; /* the borrower without a peer */
     shmb_fipc_classic_t *pool;
     shmb_fipc_classic_arena_t *arena;
@@ -149,7 +149,7 @@ void shmb_handoff_link_init(shmb_handoff_link_t *l, uint64_t seed, char *why, si
 /* The borrower process (shmb_handoff_peer_start), before any open; stop
  * it with the run's result (shmb_handoff_peer_stop's rules; the run's own
  * error is kept when there is one). */
-int shmb_handoff_link_start_peer(shmb_handoff_link_t *l);
+int shmb_handoff_link_start_peer(shmb_handoff_link_t *l, const char *prefix);
 int shmb_handoff_link_stop_peer(shmb_handoff_link_t *l, int run_ret);
 
 /* Moves the borrower process onto CPU `cpu` alone (it was forked with its

@@ -24,7 +24,7 @@ typedef shmb_handoff_link_t link_t;
 void shmb_handoff_link_init(link_t *l, uint64_t seed, char *why, size_t why_cap)
 {
     memset(l, 0, sizeof(*l));
-    l->ch.fd = -1;
+    l->peer.channel.fd = -1;
     l->seed = seed;
     l->local.seed = seed;
     l->why = why;
@@ -39,7 +39,7 @@ static int post(link_t *l, unsigned char kind, const void *head, size_t hn, cons
     msg[0] = kind;
     memcpy(msg + 1, head, hn);
     memcpy(msg + 1 + hn, payload, n);
-    return shmb_channel_send(&l->ch, msg, 1 + hn + n);
+    return shmb_channel_send(&l->peer.channel, msg, 1 + hn + n);
 }
 
 /* The borrower's reply, which must be of kind want; its payload into out. */
@@ -47,7 +47,7 @@ static int await(link_t *l, unsigned char want, void *out, size_t cap, size_t *o
 {
     unsigned char msg[SHMB_CHANNEL_MSG_MAX];
     size_t len = 0;
-    int ret = shmb_channel_recv(&l->ch, msg, sizeof(msg), &len);
+    int ret = shmb_channel_recv(&l->peer.channel, msg, sizeof(msg), &len);
     if (ret < 0)
         return ret;
     if (msg[0] == HANDOFF_FAIL && len > sizeof(int32_t)) {
@@ -73,7 +73,7 @@ static int session_round_trip(link_t *l, const void *msg, size_t len)
     unsigned char reply[SHMB_CHANNEL_MSG_MAX];
     size_t n = 0;
     int ret;
-    if (l->pid > 0) {
+    if (l->peer.pid > 0) {
         ret = post(l, HANDOFF_SESSION, msg, len, NULL, 0);
         if (ret == 0)
             ret = await(l, HANDOFF_DONE, reply, sizeof(reply), &n);
@@ -225,7 +225,7 @@ static int give_local(link_t *l, int f, shmb_handoff_object_t *o, const shmb_han
 int shmb_handoff_link_give(link_t *l, int f, shmb_handoff_object_t *o, size_t bytes, size_t payload, size_t from)
 {
     const shmb_handoff_head_t head = {bytes, payload, from};
-    return l->pid > 0 ? give_peer(l, f, o, &head) : give_local(l, f, o, &head);
+    return l->peer.pid > 0 ? give_peer(l, f, o, &head) : give_local(l, f, o, &head);
 }
 
 int shmb_handoff_link_check_freed(link_t *l, int f)
@@ -237,7 +237,7 @@ int shmb_handoff_link_check_freed(link_t *l, int f)
         lent = shmb_fipc_lender_lent(l->lender);
     } else {
         freed = shmb_fipc_classic_frees(l->arena) +
-                (l->pid > 0 ? l->peer_frees : shmb_fipc_classic_frees(l->local.classic));
+                (l->peer.pid > 0 ? l->peer_frees : shmb_fipc_classic_frees(l->local.classic));
     }
     if (freed == l->next[f] && lent == 0)
         return 0;
@@ -270,7 +270,7 @@ static int open_classic(link_t *l, const char *prefix, size_t pool_bytes, size_t
     if (ret < 0)
         return ret;
     const char *name = shmb_fipc_classic_name(l->pool);
-    if (l->pid <= 0)
+    if (l->peer.pid <= 0)
         return shmb_fipc_classic_arena_open(name, &l->local.classic);
     unsigned char none[8];
     size_t n = 0;
@@ -287,7 +287,7 @@ static int open_jemalloc(link_t *l, const char *prefix, size_t check_bytes)
         ret = verified(l, HANDOFF_JEMALLOC, shmb_fipc_handoff_verify(l->j, check_bytes));
     if (ret == 0)
         ret = shmb_fipc_lender_create(l->j, &l->lender);
-    if (ret == 0 && l->pid <= 0)
+    if (ret == 0 && l->peer.pid <= 0)
         ret = shmb_fipc_borrower_create(&l->local.jemalloc);
     unsigned char msg[SHMB_FIPC_MSG_MAX];
     size_t len = 0;
@@ -331,9 +331,9 @@ void shmb_handoff_link_close(link_t *l, int f, int failed)
     l->pool = NULL;
 }
 
-int shmb_handoff_link_start_peer(link_t *l)
+int shmb_handoff_link_start_peer(link_t *l, const char *prefix)
 {
-    return shmb_handoff_peer_start(l->seed, &l->ch, &l->pid);
+    return shmb_handoff_peer_start(l->seed, prefix, &l->peer);
 }
 
 int shmb_handoff_link_pin_peer(link_t *l, int cpu)
@@ -341,7 +341,7 @@ int shmb_handoff_link_pin_peer(link_t *l, int cpu)
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    if (sched_setaffinity(l->pid, sizeof(set), &set) != 0)
+    if (sched_setaffinity(l->peer.pid, sizeof(set), &set) != 0)
         return shmb_error_record("sched_setaffinity", errno, "the borrower process");
     return 0;
 }
@@ -349,7 +349,7 @@ int shmb_handoff_link_pin_peer(link_t *l, int cpu)
 int shmb_handoff_link_stop_peer(link_t *l, int run_ret)
 {
     const shmb_error_t saved = *shmb_error_last();
-    int stopped = shmb_handoff_peer_stop(&l->ch, &l->pid, run_ret);
+    int stopped = shmb_handoff_peer_stop(&l->peer, run_ret);
     if (run_ret == 0 || run_ret == -EPIPE)
         return stopped < 0 ? stopped : run_ret;
     shmb_error_clear();

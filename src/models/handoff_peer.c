@@ -1,5 +1,6 @@
 /* handoff_peer: the borrower's side of Flow-IPC's object hand-off (borrow,
- * check the tags, release) and the forked borrower process that runs it. */
+ * check the tags, release) and the borrower process that runs it, a peer
+ * (base/peer.c) serving one command: the hand-off's messages. */
 #include "handoff_internal.h"
 
 #include "shmbench/copy.h"
@@ -7,12 +8,12 @@
 #include "shmbench/peer.h"
 #include "shmbench/segment.h"
 
+#include "base/peer_internal.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 uint64_t shmb_handoff_bench_peer_dies_at;
 
@@ -155,19 +156,18 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
     }
 }
 
-/* The borrower process: answers each message until QUIT or the owner's end closes. */
-static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed)
+/* The borrower process's one command: answers each message on its channel
+ * until QUIT or the owner's end closes; arg[0] is the seed of the tags. */
+static SHMB_PEER_COMMAND(serve)
 {
-    shmb_segment_forget_all();
-    if (shmb_peer_watch_owner(owner) < 0)
-        _exit(SHMB_PEER_EXIT_FAILED);
-    shmb_handoff_borrower_t b = {.seed = seed};
+    shmb_channel_t *ch = &((shmb_peer_t *)ctx)->channel; /* the peer's end, in the peer */
+    shmb_handoff_borrower_t b = {.seed = cmd->arg[0]};
     unsigned char msg[SHMB_CHANNEL_MSG_MAX], reply[SHMB_CHANNEL_MSG_MAX];
     for (;;) {
         size_t len = 0, n = 0;
         int ret = shmb_channel_recv(ch, msg, sizeof(msg), &len);
-        if (ret < 0 && getppid() != owner)
-            shmb_peer_watch_owner(owner); /* the owner is gone (its end closed first): clean up, exit */
+        if (ret < 0)
+            shmb_peer_exit_if_orphaned(); /* the owner is gone (its end closed first): clean up, exit */
         if (ret < 0 || msg[0] == HANDOFF_QUIT)
             break;
         char why[WHY_MAX] = "";
@@ -183,49 +183,36 @@ static _Noreturn void peer_main(shmb_channel_t *ch, pid_t owner, uint64_t seed)
             break;
     }
     shmb_handoff_borrower_close(&b);
-    _exit(0);
-}
-
-int shmb_handoff_peer_start(uint64_t seed, shmb_channel_t *ch, pid_t *pid)
-{
-    shmb_channel_t mine, theirs;
-    int ret = shmb_channel_pair(&mine, &theirs);
-    if (ret < 0)
-        return ret;
-    const pid_t owner = getpid();
-    pid_t child = fork();
-    if (child < 0) {
-        ret = shmb_error_record("fork", errno, "the borrower process");
-        shmb_channel_close(&mine);
-        shmb_channel_close(&theirs);
-        return ret;
-    }
-    if (child == 0) {
-        shmb_channel_close(&mine);
-        peer_main(&theirs, owner, seed);
-    }
-    shmb_channel_close(&theirs);
-    *ch = mine;
-    *pid = child;
     return 0;
 }
 
-int shmb_handoff_peer_stop(shmb_channel_t *ch, pid_t *pid, int run_ret)
+enum { HANDOFF_OP_SERVE = 1 };
+static const shmb_peer_handler_t handoff_run[] = {[HANDOFF_OP_SERVE] = serve};
+static const shmb_peer_commands_t handoff_commands = {handoff_run, sizeof(handoff_run) / sizeof(*handoff_run), NULL};
+
+int shmb_handoff_peer_start(uint64_t seed, const char *prefix, shmb_peer_t *peer)
 {
-    if (*pid <= 0)
+    int ret = shmb_peer_start(peer, prefix, 0, &handoff_commands, peer);
+    if (ret < 0)
+        return ret;
+    const shmb_peer_cmd_t cmd = {.op = HANDOFF_OP_SERVE, .arg = {seed}};
+    if ((ret = shmb_peer_post(peer, &cmd)) < 0)
+        shmb_peer_stop(peer);
+    return ret;
+}
+
+int shmb_handoff_peer_stop(shmb_peer_t *peer, int run_ret)
+{
+    if (peer->pid <= 0)
         return 0;
     const unsigned char quit = HANDOFF_QUIT;
-    if (run_ret != -EPIPE && shmb_channel_send(ch, &quit, 1) < 0)
+    if (run_ret == -EPIPE || shmb_channel_send(&peer->channel, &quit, 1) < 0) {
         run_ret = -EPIPE;
-    shmb_channel_close(ch);
-    int st = 0;
-    pid_t got;
-    do
-        got = waitpid(*pid, &st, 0);
-    while (got < 0 && errno == EINTR);
-    const pid_t child = *pid;
-    *pid = 0;
-    if (got < 0)
-        return shmb_error_record("waitpid", errno, "the borrower process");
-    return run_ret == -EPIPE || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ? shmb_peer_record_end(child, st) : 0;
+        shmb_channel_close(&peer->channel); /* its serve ends on the closed channel */
+    }
+    int ret = shmb_peer_await(peer, NULL);
+    const int stopped = shmb_peer_stop(peer);
+    if (ret == 0)
+        ret = stopped;
+    return ret < 0 ? ret : run_ret == -EPIPE ? -EPIPE : 0;
 }

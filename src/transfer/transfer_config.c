@@ -52,11 +52,13 @@ int shmb_transfer_bench_shm_bytes(const shmb_transfer_config_t *cfg, uint64_t *b
     const uint64_t dsts = cfg->submitters > 1 ? (uint64_t)cfg->submitters : 1; /* dst: a part per submitter */
     *bytes = cfg->backing.kind == SHMB_BACKING_TMPFS ? max * per * (1 + dsts) + (cfg->cold ? max : 0) : 0;
     const int jemalloc = cfg->translate && cfg->system == SHMB_SYSTEM_FLOWIPC_JEMALLOC;
-    /* each hand-off flavour: a pool or arena per link (SHM-jemalloc's a link per submitter), two objects' room */
+    /* each hand-off flavour: a pool or arena per link (SHM-jemalloc's a link per submitter), two objects'
+     * room, and the control page of the link's borrower process */
+    const uint64_t link = 2 * max + (uint64_t)sysconf(_SC_PAGESIZE);
     for (size_t i = 0; i < cfg->nsystems; i++)
-        *bytes += cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? 2 * max * dsts
-                  : cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && cfg->zero_copy ? 2 * max : 0;
-    *bytes += jemalloc ? 2 * max : 0;
+        *bytes += cfg->systems[i] == SHMB_SYSTEM_FLOWIPC_JEMALLOC ? link * dsts
+                  : cfg->systems[i] != SHMB_SYSTEM_MOONCAKE && cfg->zero_copy ? link : 0;
+    *bytes += jemalloc ? link : 0;
     if (cfg->peer) /* the control segment: a head of at most a page, then the data area */
         *bytes += (uint64_t)sysconf(_SC_PAGESIZE) + SHMB_TRANSFER_PEER_DATA_BYTES;
     const uint64_t tent = upstream_bytes(cfg);

@@ -21,7 +21,7 @@ int shmb_transfer_handoff_open(const shmb_transfer_config_t *cfg, const int flav
         return shmb_error_record("malloc", ENOMEM, NULL);
     shmb_handoff_link_init(l, 0x5eed ^ max, why, why_cap); /* any seed: tags need only differ per hand-off */
     const size_t bytes = (size_t)max + SHMB_HANDOFF_PAYLOAD_SLACK;
-    int ret = shmb_handoff_link_start_peer(l);
+    int ret = shmb_handoff_link_start_peer(l, cfg->shm_prefix);
     for (int f = HANDOFF_CLASSIC; f <= HANDOFF_JEMALLOC && ret == 0; f++)
         if (flavour[f])
             ret = shmb_handoff_link_open(l, f, cfg->shm_prefix, bytes + bytes / 8 + (4u << 20), 4096);

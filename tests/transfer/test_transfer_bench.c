@@ -62,7 +62,8 @@ static shmb_transfer_config_t small(void)
 
 /* The sizes: doubling from the first, the last added when doubling skips
  * it; refused: none, a first above the last, above SHMB_TRANSFER_MAX_KB.
- * The space a run takes: src and dst, a cold segment more. */
+ * The space a run takes: src and dst, a cold segment more, a hand-off
+ * link's room. */
 static void test_sizes(void **state)
 {
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
@@ -91,6 +92,15 @@ static void test_sizes(void **state)
         assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &bytes), 0);
         assert_int_equal(bytes, space[i].bytes);
     }
+    /* SHM-jemalloc's write path: its link's arena room and its borrower's control page */
+    uint64_t with = 0, without = 0;
+    shmb_transfer_config_t c = small();
+    c.translate = 1;
+    c.system = SHMB_SYSTEM_MOONCAKE;
+    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &without), 0);
+    c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
+    assert_int_equal(shmb_transfer_bench_shm_bytes(&c, &with), 0);
+    assert_true(with - without == (2u << 20) + (uint64_t)sysconf(_SC_PAGESIZE));
 }
 
 /* GB/s and speedups of medians: bytes_per_second = size / p50 on every row,
