@@ -218,6 +218,9 @@ grep -qx "# system: mooncake" "$work/tent.txt" && ok || fail "mooncake: $(grep '
 # the peer killed mid-run, then the owner: nothing left either way
 long=(--shm_prefix=/$prefix --max_transfer_size_mb=4 --num_transfers=1000000000 --time_per_size_ms=3000 --peer_process)
 check_peer_deaths "$prefix" "$bin" "${long[@]}"
+# the same for SHM-jemalloc's borrower process, a peer that serves the hand-off's messages
+check_peer_deaths "$prefix" "$bin" --shm_prefix=/$prefix --systems=mooncake,flowipc_jemalloc --max_transfer_size_mb=4 \
+  --time_per_size_ms=30000
 
 # Ctrl-C of the owner of a peer run (measuring by 0.4 s): nothing left, no
 # peer within 0.3 s
