@@ -23,7 +23,7 @@
  * list holds code only some builds have. */
 #define SHMB_ALLOC_UPSTREAM_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 1))
 /* Flow-IPC's own Pool_arena, the bare layer of flowipc_classic_upstream
- * (alloc_pool_fipcup.c). */
+ * (alloc_pool_fipc.c). */
 #define SHMB_ALLOC_UPSTREAM_CLASSIC_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 2))
 #define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
 /* A touch row's note: "N/M " this; N > 0: no first touch. */
@@ -178,15 +178,12 @@ static inline int shmb_alloc_inside(const void *base, size_t size, const void *p
 /* The operations of a pool allocator; NULL for posix. */
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
 
-/* The Flow-IPC entries of the table (alloc_pool_fipc.c). */
+/* The Flow-IPC entries of the table, upstream's Pool_arena included (alloc_pool_fipc.c). */
 extern const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[];
 extern const size_t shmb_alloc_fipc_npools;
-/* Flow-IPC's own Pool_arena (alloc_pool_fipcup.c). */
-extern const shmb_alloc_pool_ops_t shmb_alloc_fipcup_pool;
 
-/* What jemalloc's thread cache holds, read through mallctl: *max_bytes its
- * largest cached size, *slots the blocks it keeps of the size class of
- * `bytes` (0: not cached). 0 or -errno (recorded). */
+/* alloc_notes.c: jemalloc's thread cache read through mallctl: *max_bytes its largest cached
+ * size, *slots the blocks it keeps of the size class of `bytes` (0: none). 0 or -errno. */
 int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots);
 
 /* ---- a pool's round (alloc_round.c) ---- */

@@ -457,7 +457,7 @@ const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind)
     for (size_t i = 0; i < shmb_alloc_fipc_npools; i++)
         if (shmb_alloc_fipc_pools[i].kind == kind)
             return &shmb_alloc_fipc_pools[i];
-    return kind == SHMB_ALLOC_UPSTREAM_CLASSIC_BARE ? &shmb_alloc_fipcup_pool : NULL;
+    return NULL;
 }
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)
