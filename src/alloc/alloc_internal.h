@@ -203,11 +203,13 @@ typedef struct shmb_alloc_round {
     double *touch_ns;                /* n: the first write of each fresh block */
     uint64_t touch_pages;            /* pages the touch wrote */
     uint64_t touch_resident;         /* of those, in memory before it: no first touch */
+    /* NULL, or called after round 0's alloc, its check and touch (the peer's lending) */
+    int (*lend)(void *arg, struct shmb_alloc_round *a);
+    void *lend_arg;
+    const shmb_alloc_run_t *run; /* the walk's state (shmb_alloc_round_run) */
+    int step, failed;
+    uint64_t r, touched;
 } shmb_alloc_round_t;
-
-/* The first write of a fresh block (a byte per page, guarded against a full
- * /dev/shm), timed into *ns. */
-int shmb_alloc_touch(void *addr, size_t bytes, double *ns);
 
 /* Writes tag at ptr, untimed, guarded as a first write (a full /dev/shm is
  * -ENOSPC, not a SIGBUS). */
@@ -216,12 +218,17 @@ int shmb_alloc_write_tag(void *ptr, uint64_t tag);
 /* The free order of a working set: a permutation of 0..n fixed by seed. */
 void shmb_alloc_shuffle(uint64_t seed, uint64_t *order, uint64_t n);
 
-/* One timed batch of round r over the working set: step SHMB_ALLOC_ALLOC,
- * _FREE, _REUSE or _TOUCH_REUSE; its clocks into span (may be NULL). */
+/* One batch of `step` (SHMB_ALLOC_ALLOC, _FREE, _REUSE, _TOUCH_REUSE) over the working set on
+ * the runner, into a->batch[step][r]; its clocks into span (may be NULL): a crew's phase. */
 int shmb_alloc_round_batch(shmb_alloc_round_t *a, int step, uint64_t r, uint64_t span[2]);
 
-/* The first write of each fresh block, timed one by one; the pages already
- * in memory counted (mincore, untimed). */
+/* Rounds r0.. r0 + rounds - 1 on the runner: alloc, free, alloc_reuse, [touch_reuse] batches into
+ * a->batch[step][r], round 0 checked after each (touched and lent after alloc), the pool emptied
+ * untimed after each round. */
+int shmb_alloc_round_run(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r0, uint64_t rounds);
+
+/* The first write of each fresh block on the runner, one sample each; the pages already in
+ * memory counted (mincore) untimed before each. */
 int shmb_alloc_round_touch(shmb_alloc_round_t *a);
 
 /* Round 0's check of a pass ("alloc", "alloc_reuse") over every thread's
@@ -233,13 +240,6 @@ int shmb_alloc_round_check(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const
  * when shared, else each thread's pool its own per_thread). */
 int shmb_alloc_round_freed(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, uint64_t per_thread,
                            int threads);
-
-/* A round's first part: alloc, and in round 0 its check and the touch. */
-int shmb_alloc_round_fill(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r);
-
-/* The rest: free in the shuffled order, alloc again, [touch_reuse], empty
- * the pool untimed; round 0's blocks checked after each batch. */
-int shmb_alloc_round_drain(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r);
 
 /* Every live block inside its pool's SHM, no two overlapping, and each
  * pool's own check: blocks[i] (handle at handles + i x handle_bytes) comes

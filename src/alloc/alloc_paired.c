@@ -109,9 +109,7 @@ static int paired_slice(void *ctx, size_t which, double *ns)
     paired_pools_t *c = ctx;
     shmb_alloc_round_t *a = &c->a[which];
     const uint64_t r = c->next[which]++;
-    int ret = shmb_alloc_round_fill(c->run, a, r);
-    if (ret == 0)
-        ret = shmb_alloc_round_drain(c->run, a, r);
+    const int ret = shmb_alloc_round_run(c->run, a, r, 1);
     *ns = a->batch[SHMB_ALLOC_ALLOC][r];
     return ret;
 }

@@ -23,8 +23,10 @@ typedef struct lending {
     double *translate_ns;
 } lending_t;
 
-static int pool_lend(const shmb_alloc_run_t *run, const shmb_alloc_round_t *a, lending_t *l)
+static int pool_lend(void *arg, shmb_alloc_round_t *a)
 {
+    lending_t *l = arg;
+    const shmb_alloc_run_t *run = a->run;
     shmb_alloc_pool_t *p = a->pool;
     shmb_lookup_request_t *handles = malloc((size_t)a->n * sizeof(*handles));
     shmb_fipc_pool_t *list = NULL;
@@ -224,21 +226,6 @@ static void assign(const shmb_alloc_config_t *cfg, pool_store_t *s, int t, int p
     shmb_alloc_shuffle(cfg->seed ^ size_kb ^ ((uint64_t)t << 40), a->order, n);
 }
 
-/* One thread: round by round, round 0's blocks lent to the peer between
- * its fill and its drain. */
-static int rounds_one(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t rounds, lending_t *lending)
-{
-    int ret = 0;
-    for (uint64_t r = 0; r < rounds && ret == 0; r++) {
-        ret = shmb_alloc_round_fill(run, a, r);
-        if (ret == 0 && r == 0 && lending)
-            ret = pool_lend(run, a, lending);
-        if (ret == 0)
-            ret = shmb_alloc_round_drain(run, a, r);
-    }
-    return ret;
-}
-
 int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
 {
     const shmb_alloc_config_t *cfg = run->cfg;
@@ -263,8 +250,11 @@ int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     pool_crew_t c = {.run = run, .pools = s.of, .runs = s.runs, .rounds = rounds, .start = s.start,
                      .end = s.end};
     shmb_crew_t *crew = NULL;
-    if (ret == 0 && threads == 1)
-        ret = rounds_one(run, &s.runs[0], rounds, peer ? &lending : NULL);
+    if (ret == 0 && threads == 1) {
+        s.runs[0].lend = peer ? pool_lend : NULL;
+        s.runs[0].lend_arg = &lending;
+        ret = shmb_alloc_round_run(run, &s.runs[0], 0, rounds);
+    }
     else if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
         ret = shmb_crew_run(crew, pool_member, &c);
     shmb_crew_stop(crew);
