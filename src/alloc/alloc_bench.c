@@ -1,7 +1,5 @@
-/* alloc_bench: the allocation benchmark's driver: the configuration, the
- * /dev/shm space, each allocator per size (its mode), the speedups against
- * Mooncake's answer to each question, and a system's rows under step names
- * (docs/allocation.md). */
+/* alloc_bench: the driver: config, /dev/shm space, each allocator per size, the speedups
+ * against Mooncake's answer, a system's rows under step names (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"

@@ -1,8 +1,5 @@
-/* alloc_paired: a paired run (--systems): per size, each question's
- * systems round by round in shmbench/paired.h's order (register per N, the
- * object layer's and the bare allocator's blocks), then their rows
- * (docs/allocation.md). The control is a second instance of the baseline's
- * allocator: its own buffers, its own pool. */
+/* alloc_paired: a paired run (--systems): per size, each question's systems round by round in
+ * shmbench/paired.h's order, then their rows; the control is a second baseline instance. */
 #include "alloc_internal.h"
 
 #include "shmbench/error.h"

@@ -1,7 +1,5 @@
-/* alloc_pool: the pools over one segment made as createSharedMemory makes
- * it (Mooncake Store's OffsetBufferAllocator (offset) and OffsetAllocator
- * alone (offset_bare), upstream's own OffsetAllocator, the reference arena)
- * and the table of every pool (alloc_internal.h; docs/allocation.md). */
+/* alloc_pool: the pools over one createSharedMemory segment (offset, offset_bare, upstream's
+ * OffsetAllocator, the arena) and the table of every pool (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/arena.h"

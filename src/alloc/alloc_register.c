@@ -1,7 +1,5 @@
-/* alloc_register: what registering SHM costs each design: a buffer's
- * createSharedMemory, a pool's create, and the deployment totals of the
- * register rows (docs/allocation.md). Registration writes no page: N x size
- * of /dev/shm is mapped, not used, and undone untimed. */
+/* alloc_register: what registering SHM costs: createSharedMemory, a pool's create, the
+ * register rows' deployment totals (mapped, never written, undone untimed). */
 #include "alloc_internal.h"
 
 #include "shmbench/clock.h"

@@ -1,6 +1,5 @@
-/* alloc_rounds: the pools' rows, their rounds on one thread or on a crew
- * sharing one pool (every batch a phase from the crew's barrier), and the
- * hand-off of round 0's blocks to a peer (docs/allocation.md). */
+/* alloc_rounds: a pool's rows at one size, its rounds on one thread or a lockstep crew, and
+ * round 0's blocks lent to a peer (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
