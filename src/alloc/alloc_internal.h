@@ -99,6 +99,9 @@ int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew);
  * into ns[0..3]. Nothing is left on error. */
 int shmb_alloc_posix_create(const char *prefix, size_t bytes, shmb_segment_t *seg, uint64_t ns[4]);
 
+/* Unlinks seg (cleanup timed into *ns, when ns), or with unlink 0 leaves it, counted in *kept. */
+int shmb_alloc_segment_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept);
+
 typedef struct shmb_alloc_pool_ops shmb_alloc_pool_ops_t;
 
 /* One pool of an allocator: its operations and their state. */

@@ -33,14 +33,7 @@ static int seg_open(size_t impl_bytes, const char *prefix, size_t size, void **o
 /* Unlinks the segment, or leaves it counted in *kept; frees the impl. */
 static int seg_close(void *impl, int unlink_shm, uint64_t *kept)
 {
-    shmb_segment_t *seg = impl;
-    int ret;
-    if (unlink_shm) {
-        ret = shmb_segment_destroy(seg, NULL);
-    } else {
-        ret = shmb_segment_release(seg);
-        *kept += ret == 0;
-    }
+    const int ret = shmb_alloc_segment_end(impl, unlink_shm, NULL, kept);
     free(impl);
     return ret;
 }

@@ -38,22 +38,6 @@ static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segme
     return 0;
 }
 
-/* Unlinks the segment (cleanup timed into *ns, when ns), or leaves it on
- * purpose and counts it in *kept. */
-static int posix_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
-{
-    if (unlink) {
-        uint64_t t_cleanup = 0;
-        int ret = shmb_segment_destroy(seg, &t_cleanup);
-        if (ns)
-            *ns = (double)t_cleanup;
-        return ret;
-    }
-    int ret = shmb_segment_release(seg);
-    *kept += ret == 0;
-    return ret;
-}
-
 /* The peer attaches and detaches the segment of allocation i of this size,
  * which must hold its tag. */
 static int posix_peer(const shmb_alloc_config_t *cfg, shmb_segment_t *seg, uint64_t size_kb,
@@ -86,7 +70,7 @@ static int posix_once(const shmb_alloc_config_t *cfg, uint64_t size_kb, double *
         shmb_segment_destroy(&seg, NULL);
         return ret;
     }
-    return posix_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
+    return shmb_alloc_segment_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
 }
 
 /* --measure_mmap_only: one segment, created untimed; mmap, [touch], munmap. */
@@ -109,7 +93,7 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
     }
     if (ret < 0 && seg.fd < 0)
         return ret;
-    int r = posix_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
+    int r = shmb_alloc_segment_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
     return ret < 0 ? ret : r;
 }
 
@@ -200,7 +184,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
         ret = shmb_segment_unmap(&m->seg, &ns);
         m->s[S_CLEANUP][i] = (double)ns;
     } else {
-        ret = posix_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
+        ret = shmb_alloc_segment_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
         m->live = 0;
     }
     m->mapped = 0;
@@ -213,7 +197,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
 static void member_end(member_t *m)
 {
     if (m->live)
-        member_check(m, posix_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
+        member_check(m, shmb_alloc_segment_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
                                   &m->c->kept[m->me]));
 }
 
@@ -239,7 +223,7 @@ static void posix_member(shmb_crew_t *crew, int me, void *arg)
             if (shmb_crew_sync(crew) && m.mapped)
                 phase_cleanup(&m, i, at);
         } else if (m.live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
-            member_check(&m, posix_end(&m.seg, 0, NULL, &c->kept[me]));
+            member_check(&m, shmb_alloc_segment_end(&m.seg, 0, NULL, &c->kept[me]));
             m.live = m.mapped = 0;
         }
         if (m.live && !cfg->measure_mmap_only) { /* another thread failed mid-way */

@@ -21,6 +21,20 @@ int shmb_alloc_posix_create(const char *prefix, size_t bytes, shmb_segment_t *se
     return ret;
 }
 
+int shmb_alloc_segment_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
+{
+    if (unlink) {
+        uint64_t t = 0;
+        const int ret = shmb_segment_destroy(seg, &t);
+        if (ns)
+            *ns = (double)t;
+        return ret;
+    }
+    int ret = shmb_segment_release(seg);
+    *kept += ret == 0;
+    return ret;
+}
+
 int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
                            size_t bytes, uint64_t blocks, double *register_ns)
 {
