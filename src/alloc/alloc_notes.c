@@ -208,11 +208,9 @@ static void alloc_pools(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc
 #undef POOLS_STEPS
 }
 
-/* jemalloc's thread cache for blocks of `bytes`, as jemalloc 5.3 sizes it
- * (jemalloc/jemalloc src/tcache.c, tcache_ncached_max_compute): a small
- * class caches its slab's regions << opt.lg_tcache_nslots_mul, even, within
- * [opt.tcache_nslots_small_min, opt.tcache_nslots_small_max]; a large class
- * up to arenas.tcache_max caches opt.tcache_nslots_large; above, none. */
+/* jemalloc 5.3's thread cache sizing (src/tcache.c, tcache_ncached_max_compute): a small class
+ * caches nregs << lg_tcache_nslots_mul, even, clamped to [nslots_small_min, nslots_small_max]; a
+ * large one up to arenas.tcache_max opt.tcache_nslots_large; above, none. */
 static int tcache_setting(const char *name, uint64_t *out)
 {
     int64_t v;

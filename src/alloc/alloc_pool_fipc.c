@@ -348,9 +348,8 @@ static int objects_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes,
     return b->pool.ops->handle(&b->pool, block, bytes, h);
 }
 
-/* ---- upstream_bipc_bare: SHM-classic's own Pool_arena, compiled from the user's source
- * (docs/upstream.md); upstream names its pool itself, under the run's prefix, tracked so
- * that a fatal signal removes it ---- */
+/* ---- upstream_bipc_bare: SHM-classic's own Pool_arena (docs/upstream.md), its pool named by
+ * upstream under the run's prefix, tracked so that a fatal signal removes it ---- */
 
 typedef struct fipcup_pool {
     shmb_upstream_classic_t *arena;
@@ -361,9 +360,10 @@ static int fipcup_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
 {
     fipcup_pool_t *o = calloc(1, sizeof(*o));
     char name[SHMB_SEGMENT_NAME_MAX + 1], path[SHMB_SEGMENT_NAME_MAX + 16];
-    int ret = o ? shmb_segment_make_name(name, sizeof(name), prefix) : shmb_error_record("malloc", ENOMEM, NULL);
-    if (o)
-        o->tracked = -1;
+    if (!o)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    o->tracked = -1;
+    int ret = shmb_segment_make_name(name, sizeof(name), prefix);
     if (ret == 0) {
         snprintf(path, sizeof(path), "/dev/shm%s", name);
         o->tracked = shmb_segment_track_file(path); /* before it exists: a signal meanwhile removes it */
@@ -373,8 +373,7 @@ static int fipcup_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
     if (ret == 0 && (ret = shmb_upstream_classic_create(name, size, &o->arena)) < 0)
         shmb_error_record("upstream Pool_arena", -ret, name);
     if (ret < 0) {
-        if (o)
-            shmb_segment_untrack_file(o->tracked);
+        shmb_segment_untrack_file(o->tracked);
         free(o);
         return ret;
     }
