@@ -145,8 +145,7 @@ static int offset_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
 static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n, size_t bytes,
                          char *why, size_t cap)
 {
-    (void)handles;
-    (void)bytes;
+    (void)handles, (void)bytes;
     offset_pool_t *o = p->impl;
     shmb_offset_block_t **live = malloc((size_t)(n ? n : 1) * sizeof(*live));
     if (!live)
@@ -227,10 +226,7 @@ static int arena_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const 
 /* The arena forgets its blocks at once. */
 static int arena_empty(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)blocks;
-    (void)handles;
-    (void)order;
-    (void)n;
+    (void)blocks, (void)handles, (void)order, (void)n;
     shmb_arena_reset(&((arena_pool_t *)p->impl)->arena);
     return 0;
 }
@@ -288,8 +284,7 @@ static int offset_bare_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, 
 
 static int offset_bare_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)p;
-    (void)blocks;
+    (void)p, (void)blocks;
     shmb_offset_bare_handle_t *h = handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
@@ -312,8 +307,7 @@ static int offset_bare_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t
 static int offset_bare_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
                               size_t bytes, char *why, size_t cap)
 {
-    (void)p;
-    (void)bytes;
+    (void)p, (void)bytes;
     const shmb_offset_bare_handle_t *h = handles;
     for (uint64_t i = 0; i < n; i++) {
         if (blocks[i] != h[i].addr) {
@@ -370,8 +364,7 @@ static int upstream_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, voi
 /* A block freed twice is -ENOENT: the run fails. */
 static int upstream_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)blocks;
-    (void)handles;
+    (void)blocks, (void)handles;
     shmb_upstream_offset_t *a = ((upstream_pool_t *)p->impl)->alloc;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)

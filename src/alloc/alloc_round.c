@@ -32,33 +32,26 @@ void shmb_alloc_shuffle(uint64_t seed, uint64_t *order, uint64_t n)
     shmb_rng_shuffle(&rng, order, (size_t)n);
 }
 
-/* Adds to *resident how many of the pages a touch of [addr, addr + bytes)
- * writes are in memory already: a header the allocator wrote, or a
- * neighbour's touch, faulted them, so their touch is no first one. */
-static int count_resident(void *addr, size_t bytes, uint64_t *pages, uint64_t *resident)
+/* Before each block of the touch's walk, untimed: how many of the pages its touch writes are in
+ * memory already (a header the allocator wrote, or a neighbour's touch: no first touch). */
+static int touch_resident(void *ctx, uint64_t count)
 {
+    (void)count;
+    shmb_alloc_round_t *a = ctx;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t start = (uintptr_t)addr & ~(page - 1);
-    const uint64_t n = (bytes + page - 1) / page;
+    const uintptr_t start = (uintptr_t)a->blocks[a->touched] & ~(page - 1);
+    const uint64_t n = (a->bytes + page - 1) / page;
     unsigned char vec[256];
     for (uint64_t done = 0; done < n;) {
         const uint64_t k = n - done < sizeof(vec) ? n - done : sizeof(vec);
         if (mincore((void *)(start + done * page), (size_t)(k * page), vec) != 0)
             return shmb_error_record("mincore", errno, NULL);
         for (uint64_t i = 0; i < k; i++)
-            *resident += vec[i] & 1;
+            a->touch_resident += vec[i] & 1;
         done += k;
     }
-    *pages += n;
+    a->touch_pages += n;
     return 0;
-}
-
-/* The touch's walk: before each block, untimed, how many of its pages are in memory. */
-static int touch_resident(void *ctx, uint64_t count)
-{
-    (void)count;
-    shmb_alloc_round_t *a = ctx;
-    return count_resident(a->blocks[a->touched], a->bytes, &a->touch_pages, &a->touch_resident);
 }
 
 static int touch_block(void *ctx, uint64_t count)
