@@ -160,21 +160,22 @@ static int step_after(void *ctx, uint64_t count)
 
 int shmb_alloc_round_run(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r0, uint64_t rounds)
 {
+    enum { CHUNK = 256 }; /* rounds a runner run takes at most: their samples fit on the stack */
     const uint64_t steps = run->cfg->touch ? SHMB_ALLOC_STEPS : SHMB_ALLOC_BLOCK_STEPS;
-    double one[SHMB_ALLOC_STEPS], *v = rounds == 1 ? one : malloc((size_t)(rounds * steps) * sizeof(*v));
-    if (!v)
-        return shmb_error_record("malloc", ENOMEM, NULL);
-    shmb_samples_t out = {.v = v, .cap = (size_t)(rounds * steps)}; /* exactly one sample a batch */
-    const shmb_runner_plan_t plan = {.ops = rounds * steps * a->n, .batches = rounds * steps,
-                                     .budget_ns = UINT64_MAX, .after = step_after};
+    double v[CHUNK * SHMB_ALLOC_STEPS];
     a->run = run;
     a->step = SHMB_ALLOC_ALLOC;
     a->r = r0;
-    const int ret = shmb_runner_run(&plan, step_batch, a, &out, NULL);
-    for (size_t j = 0; j < out.n; j++)
-        a->batch[j % steps][r0 + j / steps] = v[j];
-    if (v != one)
-        free(v);
+    int ret = 0;
+    for (uint64_t done = 0; done < rounds && ret == 0; done += CHUNK) {
+        const uint64_t k = rounds - done < CHUNK ? rounds - done : CHUNK;
+        shmb_samples_t out = {.v = v, .cap = (size_t)(k * steps)}; /* one sample a batch, never grown */
+        const shmb_runner_plan_t plan = {.ops = k * steps * a->n, .batches = k * steps, .budget_ns = UINT64_MAX,
+                                         .after = step_after};
+        ret = shmb_runner_run(&plan, step_batch, a, &out, NULL);
+        for (size_t j = 0; j < out.n; j++)
+            a->batch[j % steps][r0 + done + j / steps] = v[j];
+    }
     return ret;
 }
 
