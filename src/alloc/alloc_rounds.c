@@ -169,42 +169,40 @@ typedef struct pool_store {
     double *touch_ns, *register_ns;
     uint64_t *start, *end;
     double *batch[SHMB_ALLOC_STEPS];
+    void *mem[10 + SHMB_ALLOC_STEPS]; /* every array above, for store_free */
+    int nmem, failed;
 } pool_store_t;
+
+/* A zeroed array of n (>= 1) items, freed by store_free. */
+static void *take(pool_store_t *s, size_t n, size_t size)
+{
+    void *p = s->mem[s->nmem++] = calloc(n ? n : 1, size ? size : 1);
+    s->failed |= p == NULL;
+    return p;
+}
 
 static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uint64_t rounds, size_t handle_bytes)
 {
     const size_t per_all = (size_t)n * (size_t)threads, clocks = (size_t)(SHMB_ALLOC_STEPS + 1) * rounds * threads;
-    s->pools = calloc((size_t)npools, sizeof(*s->pools));
-    s->of = calloc((size_t)threads, sizeof(*s->of));
-    s->runs = calloc((size_t)threads, sizeof(*s->runs));
-    s->blocks = calloc(per_all, sizeof(*s->blocks));
-    s->handles = calloc(per_all, handle_bytes ? handle_bytes : 1);
-    s->order = calloc(per_all, sizeof(*s->order));
-    s->touch_ns = calloc(per_all, sizeof(double));
-    s->register_ns = calloc((size_t)npools, sizeof(double));
-    s->start = calloc(clocks, sizeof(uint64_t));
-    s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->handles && s->order && s->touch_ns && s->register_ns &&
-             s->start && s->end;
-    for (int k = 0; k < SHMB_ALLOC_STEPS && ok; k++)
-        ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
-    return ok ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    s->pools = take(s, (size_t)npools, sizeof(*s->pools));
+    s->of = take(s, (size_t)threads, sizeof(*s->of));
+    s->runs = take(s, (size_t)threads, sizeof(*s->runs));
+    s->blocks = take(s, per_all, sizeof(*s->blocks));
+    s->handles = take(s, per_all, handle_bytes);
+    s->order = take(s, per_all, sizeof(*s->order));
+    s->touch_ns = take(s, per_all, sizeof(double));
+    s->register_ns = take(s, (size_t)npools, sizeof(double));
+    s->start = take(s, clocks, sizeof(uint64_t));
+    s->end = take(s, clocks, sizeof(uint64_t));
+    for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
+        s->batch[k] = take(s, (size_t)rounds * (size_t)threads, sizeof(double));
+    return s->failed ? shmb_error_record("malloc", ENOMEM, NULL) : 0;
 }
 
 static void store_free(pool_store_t *s)
 {
-    for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
-        free(s->batch[k]);
-    free(s->pools);
-    free(s->of);
-    free(s->runs);
-    free(s->blocks);
-    free(s->handles);
-    free(s->order);
-    free(s->touch_ns);
-    free(s->register_ns);
-    free(s->start);
-    free(s->end);
+    for (int i = 0; i < s->nmem; i++)
+        free(s->mem[i]);
 }
 
 /* Thread t's working set, samples and free order. */
