@@ -1,7 +1,5 @@
-/* alloc_bench: what one SHM allocation costs, Mooncake's createSharedMemory
- * per buffer against Flow-IPC's pool allocators and a reference arena: its
- * rows, steps and speedups are docs/allocation.md's. Functions return 0 or
- * -errno; a failed system call is recorded (shmbench/error.h). */
+/* alloc_bench: what one SHM allocation costs, createSharedMemory per buffer against Flow-IPC's
+ * pools and a reference arena (docs/allocation.md). Functions return 0 or -errno. */
 #ifndef SHMBENCH_ALLOC_BENCH_H
 #define SHMBENCH_ALLOC_BENCH_H
 
@@ -19,11 +17,9 @@ extern "C" {
 #endif
 
 #define SHMB_ALLOC_MAX_SIZES 64
-#define SHMB_ALLOC_ARENA_MIN_BATCH 2048   /* blocks in the working set, at least: a batch of
-                                          * 2048 allocs lasts > 100 timer overheads */
+#define SHMB_ALLOC_ARENA_MIN_BATCH 2048   /* working set, at least: > 100 timer overheads a batch */
 #define SHMB_ALLOC_MIN_OPS 100000         /* default of min_ops */
-#define SHMB_ALLOC_MAX_MIN_OPS (SHMB_ALLOC_ARENA_MIN_BATCH * 4096ull) /* the peer times at most
-                                          * 4096 batches (SHMB_ALLOC_PEER_MAX_ROUNDS) */
+#define SHMB_ALLOC_MAX_MIN_OPS (SHMB_ALLOC_ARENA_MIN_BATCH * 4096ull) /* SHMB_ALLOC_PEER_MAX_ROUNDS */
 #define SHMB_ALLOC_MAX_ITERATIONS 100000000
 #define SHMB_ALLOC_MAX_SIZE_KB (1ull << 30) /* 1 TiB */
 #define SHMB_ALLOC_MAX_THREADS 256
@@ -45,85 +41,64 @@ typedef struct shmb_alloc_config {
     uint64_t num_iterations; /* allocations per size (=1000) */
     uint64_t min_size_kb;    /* first size (=4) */
     uint64_t max_size_kb;    /* last size, included (=1024) */
-    uint64_t min_ops;        /* pools: operations timed per step, at least (rounds of the working
-                              * set; one at least), 1..SHMB_ALLOC_MAX_MIN_OPS (=SHMB_ALLOC_MIN_OPS) */
+    uint64_t min_ops;        /* pools: operations timed per step, at least, in whole rounds
+                              * (1..SHMB_ALLOC_MAX_MIN_OPS, =SHMB_ALLOC_MIN_OPS) */
     int count_given;         /* 1: --num_iterations given: paired rounds go down to SHMB_PAIRED_MIN_ROUNDS */
-    uint64_t working_set;    /* pools: live blocks per round, 1..SHMB_ALLOC_MAX_ITERATIONS (with a
-                              * peer: at most SHMB_ALLOC_PEER_MAX_ROUNDS rounds); 0: arena_blocks */
+    uint64_t working_set;    /* pools: live blocks per round, ..SHMB_ALLOC_MAX_ITERATIONS; 0: arena_blocks */
     int measure_mmap_only;   /* posix: time mmap and munmap of one segment per size (=0) */
     int cleanup;             /* unlink segments after use (=1) */
     int touch;               /* time first touch of every page (=0) */
     int run[SHMB_ALLOC_KINDS]; /* 1: run this allocator */
     int system_rows;         /* 1: exactly one allocator runs; rows named by step only */
-    int upstream;            /* with system_rows and no run[]: mooncake_upstream, upstream's own
-                              * OffsetAllocator as alloc_bare / free_bare, the other rows unmeasured */
+    int upstream;            /* system_rows, no run[]: upstream's OffsetAllocator's bare rows alone */
     uint64_t seed;           /* random free order */
     const char *shm_prefix;  /* "/mooncake_bench_" */
     int repetition;          /* stamped into the rows */
     int threads;             /* threads running each allocator at once; 0 or 1: this one (=1) */
-    shmb_progress_t *progress; /* NULL: none; else told each step between timed phases (shmbench/progress.h) */
-    int cpu;                 /* threads > 1: the first CPU of the threads' plan (shmb_sysinfo_plan_cpus),
-                              * -1: the first allowed */
-    shmb_peer_t *peer;       /* NULL: no peer; else the peer of shmb_alloc_peer_start, which
-                              * attaches what is allocated (threads 1, no measure_mmap_only) */
-    /* A paired run (--systems, shmbench/paired.h): nsystems > 0 measures these systems
-     * instead of run[] (which only sizes the space), the baseline first, its control last. */
+    shmb_progress_t *progress; /* NULL, or told each step between timed phases */
+    int cpu;                 /* threads > 1: the plan's first CPU (shmb_sysinfo_plan_cpus); -1: the first allowed */
+    shmb_peer_t *peer;       /* NULL, or shmb_alloc_peer_start's peer (threads 1, no measure_mmap_only) */
+    /* Paired (--systems): nsystems > 0 measures these instead of run[], baseline first, control last. */
     size_t nsystems;         /* 0: not paired; else 3..SHMB_PAIRED_MAX_SYSTEMS */
-    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t of each, or (not the baseline)
-                                                        * SHMB_SYSTEM_MOONCAKE_UPSTREAM: bare rows only */
+    int systems[SHMB_PAIRED_MAX_SYSTEMS];              /* shmb_system_t; an upstream one: bare rows only */
     const char *system_names[SHMB_PAIRED_MAX_SYSTEMS]; /* "mooncake", ..., "mooncake_control" */
 } shmb_alloc_config_t;
 
 /* The rows' variant of kind: "posix", "offset", ...; "unknown" out of range. */
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind);
 
-/* The allocators of system `system` (--system) as a comma-separated list of
- * kind names (mooncake "posix,offset,offset_bare"); NULL for no system. */
+/* --system's allocators as kind names ("posix,offset,offset_bare"); NULL for no system. */
 const char *shmb_alloc_system_allocators(const char *system);
 
-/* The sizes of a run in KB: min, doubling, then max if doubling skips it.
- * How many (<= cap), or -EINVAL (not 0 < min <= max, or more than cap). */
+/* A run's sizes in KB: min, doubling, then max if skipped. How many, or -EINVAL (bad range, > cap). */
 int shmb_alloc_bench_sizes(uint64_t min_kb, uint64_t max_kb, uint64_t *sizes, size_t cap);
 
-/* A pool's working set for num_iterations: max(num_iterations,
- * SHMB_ALLOC_ARENA_MIN_BATCH) blocks. */
+/* max(num_iterations, SHMB_ALLOC_ARENA_MIN_BATCH) blocks. */
 uint64_t shmb_alloc_bench_arena_blocks(uint64_t num_iterations);
 
-/* A pool's working set: cfg->working_set, or when 0
- * shmb_alloc_bench_arena_blocks(cfg->num_iterations). */
+/* A pool's working set: cfg->working_set, or when 0 arena_blocks(num_iterations). */
 uint64_t shmb_alloc_bench_working_set(const shmb_alloc_config_t *cfg);
 
-/* The most /dev/shm space the run holds at once over `repetitions`: the
- * pages it writes (touch, tags, the peer's control segment) by all threads;
- * with cleanup = 0 everything kept adds up. 0, -EINVAL (a bad config, or the
- * arena cannot hold the largest size's working set) or -EOVERFLOW. */
+/* The most /dev/shm the run holds at once over `repetitions` (what it writes; with cleanup = 0
+ * all it keeps). 0, -EINVAL (bad config, arena too small) or -EOVERFLOW. */
 int shmb_alloc_bench_shm_bytes(const shmb_alloc_config_t *cfg, int repetitions, uint64_t *bytes);
 
-/* Runs the benchmark and appends its rows; *kept_segments counts the
- * segments left on purpose (cleanup = 0). 0, -errno, -EINVAL (a bad config,
- * as the fields say), -EPROTO (a block outside its SHM or overlapping
- * another, or a wrong tag the peer read: why says which), -EPIPE (the peer
- * died). Nothing is left behind on error. Paired (nsystems > 0): every
- * question round by round over every system (shmbench/paired.h), rows of
- * shmb_paired_push_rows; -EINVAL unless threads <= 1, no peer, touch,
- * measure_mmap_only or system_rows, and cleanup = 1. */
+/* Runs the benchmark, appending its rows; *kept_segments: left on purpose (cleanup = 0).
+ * 0, -errno, -EINVAL (bad config; paired: threads <= 1, no peer, touch, measure_mmap_only or
+ * system_rows, cleanup 1), -EPROTO (a bad block or tag: why says which), -EPIPE (peer died). */
 int shmb_alloc_bench_run(const shmb_alloc_config_t *cfg, shmb_rows_t *rows,
                          uint64_t *kept_segments, char *why, size_t why_cap);
 
-/* A paired run's rounds (with nsystems 0: a --system run's register rows'):
- * *block those of the block steps, reg[i] those of register with
- * shmb_alloc_register_buffers[i] buffers (ceil(num_iterations / buffers), at
- * least SHMB_ALLOC_REGISTER_MIN_ROUNDS); each at least
- * SHMB_ALLOC_PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with count_given),
- * rounded up to whole blocks of shmb_paired_order (2 x nsystems). */
+/* A paired run's rounds (nsystems 0: a --system run's register rows'): *block the block steps',
+ * reg[i] register's with 10^(i+1) buffers (ceil(num_iterations / buffers), >= REGISTER_MIN_ROUNDS);
+ * each >= PAIRED_MIN_ROUNDS (SHMB_PAIRED_MIN_ROUNDS with count_given), whole 2 x nsystems blocks. */
 #define SHMB_ALLOC_PAIRED_MIN_ROUNDS 20
 #define SHMB_ALLOC_REGISTER_MIN_ROUNDS 9 /* samples of a register row, at least */
 #define SHMB_ALLOC_REGISTER_COUNTS 3     /* the N of the register rows: 10, 100, 1000 */
 void shmb_alloc_bench_paired_rounds(const shmb_alloc_config_t *cfg, uint64_t *block,
                                     uint64_t reg[SHMB_ALLOC_REGISTER_COUNTS]);
 
-/* ---- space (--allocator=space): what each allocator holds of one pool
- * (docs/allocation.md, "Space"). ---- */
+/* ---- space (--allocator=space, docs/allocation.md "Space") ---- */
 
 typedef struct shmb_alloc_space_class {
     uint64_t bytes;
@@ -159,28 +134,23 @@ typedef struct shmb_alloc_space {
 /* 1 - largest / total; 0 when total is 0. */
 double shmb_alloc_space_fragmentation(uint64_t largest, uint64_t total);
 
-/* The size of the next block of mix (cumulative percents against
- * rng % 100); mix NULL: the KV mix. */
+/* The next block's size of mix (cumulative percents against rnd % 100); NULL: the KV mix. */
 uint64_t shmb_alloc_space_draw(const shmb_alloc_space_class_t *mix, size_t nmix, uint64_t rnd);
 
-/* Fills a pool of kind (offset, bipc or jemalloc: pools with no handles)
- * from the mix until an allocation fails, then churns: each round frees
- * free_percent of the live blocks (a seeded shuffle) and allocates until a
- * failure again; every live set is checked (inside, disjoint, the pool's own
- * check) before it counts. Two rows (space_alloc, space_free) go to rows
- * when not NULL. 0, -EINVAL, -errno, -EPROTO (why says which). */
+/* Fills a pool of kind (offset, bipc, jemalloc) from the mix until an allocation fails, then
+ * churns (each round frees free_percent, refills); every live set checked. Rows space_alloc,
+ * space_free into rows (may be NULL). 0, -EINVAL, -errno, -EPROTO (why). */
 int shmb_alloc_space_run(const shmb_alloc_space_config_t *cfg, shmb_alloc_kind_t kind, shmb_alloc_space_t *out,
                          shmb_rows_t *rows, char *why, size_t why_cap);
 
 /* The notes of shm_allocation_bench's table for cfg's run. */
 int shmb_notes_alloc(shmb_report_t *report, shmb_notes_t *store, const shmb_alloc_config_t *cfg);
 
-/* The notes of --allocator=space: the mix, the churn, how each allocator's
- * largest free block is found, what a row times. */
+/* The notes of --allocator=space. */
 int shmb_notes_alloc_space(shmb_report_t *report, shmb_notes_t *store);
 
-/* The notes of --allocator=ready: what a pool row is, then the caller's
- * limits lines in order, then with grow_block_kb (> 0) what a grow row is. */
+/* The notes of --allocator=ready: the pool row, the caller's limits lines, then with
+ * grow_block_kb > 0 the grow row. */
 int shmb_notes_alloc_ready(shmb_report_t *report, shmb_notes_t *store, uint64_t grow_block_kb,
                            const char *const *limits, size_t nlimits);
 

@@ -1,7 +1,5 @@
-/* alloc_bench: the allocation benchmark's driver: the configuration, the
- * /dev/shm space, each allocator per size (its mode), the speedups against
- * Mooncake's answer to each question, and a system's rows under step names
- * (docs/allocation.md). */
+/* alloc_bench: the driver: config, /dev/shm space, each allocator per size, the speedups
+ * against Mooncake's answer, a system's rows under step names (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
@@ -283,12 +281,19 @@ static int run_size(const shmb_alloc_run_t *run, uint64_t size_kb, uint64_t *at)
     return ret;
 }
 
-/* Is the configuration one shmb_alloc_bench_run accepts? */
-static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
+/* How many allocators run[] asks for. */
+static int run_kinds(const shmb_alloc_config_t *cfg)
 {
     int kinds = 0;
     for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
         kinds += cfg->run[k] != 0;
+    return kinds;
+}
+
+/* Is the configuration one shmb_alloc_bench_run accepts? */
+static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
+{
+    const int kinds = run_kinds(cfg);
     return nsizes >= 0 && shmb_alloc_counts_ok(cfg) &&
            (cfg->upstream ? cfg->system_rows && kinds == 0 && shmb_upstream_available()
                           : kinds > 0 &&
@@ -301,25 +306,20 @@ static int config_ok(const shmb_alloc_config_t *cfg, int nsizes)
 int shmb_alloc_bench_run_hooked(const shmb_alloc_config_t *cfg, const shmb_alloc_hook_t *hook,
                                 shmb_rows_t *rows, uint64_t *kept, char *why, size_t why_cap)
 {
-    if (cfg->nsystems) {
-        const shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
-                                      .why_cap = why_cap};
+    shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why, .why_cap = why_cap};
+    if (cfg->nsystems)
         return shmb_alloc_paired_run(&run);
-    }
     uint64_t sizes[SHMB_ALLOC_MAX_SIZES];
     int nsizes = shmb_alloc_bench_sizes(cfg->min_size_kb, cfg->max_size_kb, sizes, SHMB_ALLOC_MAX_SIZES);
     if (!config_ok(cfg, nsizes))
         return -EINVAL;
-    int ret = 0, kinds = 0;
-    for (int k = 0; k < SHMB_ALLOC_KINDS; k++)
-        kinds += cfg->run[k] != 0;
-    kinds -= cfg->run[SHMB_ALLOC_POSIX] && cfg->system_rows && !cfg->peer; /* run_size skips it */
-    kinds += cfg->upstream != 0;
+    int ret = 0;
+    const int kinds = run_kinds(cfg) + (cfg->upstream != 0) -
+                      (cfg->run[SHMB_ALLOC_POSIX] && cfg->system_rows && !cfg->peer); /* run_size skips it */
     shmb_progress_plan(cfg->progress, (uint64_t)nsizes * (uint64_t)kinds);
     uint64_t at = 0;
     for (int i = 0; i < nsizes && ret == 0; i++) {
-        shmb_alloc_run_t run = {.cfg = cfg, .hook = hook, .rows = rows, .kept = kept, .why = why,
-                                .why_cap = why_cap};
+        run.rows = rows;
         if (!cfg->system_rows) {
             ret = run_size(&run, sizes[i], &at);
             continue;

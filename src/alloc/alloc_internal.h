@@ -1,9 +1,4 @@
-/* alloc_internal: what the allocation benchmark's files share, and the
- * test hook. Calls go down: the driver (alloc_bench.c) -> the modes
- * (alloc_posix.c, alloc_rounds.c, alloc_paired.c; alloc_space.c, called from
- * benchmark/) -> the helpers
- * (alloc_rows.c, alloc_round.c, alloc_register.c, alloc_pool*.c,
- * alloc_peer.c), which call none of each other; alloc_notes.c calls helpers. */
+/* alloc_internal: what the allocation benchmark's files share (their order: README.md). */
 #ifndef SHMBENCH_ALLOC_INTERNAL_H
 #define SHMBENCH_ALLOC_INTERNAL_H
 
@@ -18,12 +13,9 @@
 #include "shmbench/segment.h"
 
 #define SHMB_ALLOC_PAGE 4096ull
-/* Upstream's own OffsetAllocator (docs/upstream.md), the bare layer of
- * mooncake_upstream: a pool outside shmb_alloc_kind_t, so that no allocator
- * list holds code only some builds have. */
+/* Upstream's own pools (docs/upstream.md), bare layers of mooncake_upstream and
+ * flowipc_classic_upstream: outside shmb_alloc_kind_t, as only some builds have them. */
 #define SHMB_ALLOC_UPSTREAM_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 1))
-/* Flow-IPC's own Pool_arena, the bare layer of flowipc_classic_upstream
- * (alloc_pool_fipcup.c). */
 #define SHMB_ALLOC_UPSTREAM_CLASSIC_BARE ((shmb_alloc_kind_t)(SHMB_ALLOC_KINDS + 2))
 #define SHMB_ALLOC_FIRST_POOL SHMB_ALLOC_OFFSET /* the pools are the kinds from here on */
 /* A touch row's note: "N/M " this; N > 0: no first touch. */
@@ -31,9 +23,8 @@
 /* A pool maps at most its blocks' pages x 5/4 and this much. */
 #define SHMB_ALLOC_POOL_META_BYTES (8ull << 20)
 
-/* For tests: called after round 0's alloc and alloc_reuse of a pool, before
- * the blocks are checked, with every thread's blocks (thread t's at
- * blocks[t * per_thread]); a test plants a wrong one. */
+/* For tests: sees every thread's blocks (thread t's at blocks[t * per_thread]) after round 0's
+ * alloc and alloc_reuse, before their check; a test plants a wrong one. */
 typedef struct shmb_alloc_hook {
     void (*check)(void **blocks, uint64_t per_thread, int threads, void *arg);
     void *arg;
@@ -58,28 +49,26 @@ typedef struct shmb_alloc_run {
 /* alloc_posix.c: every posix row of one size, on cfg->threads threads. */
 int shmb_alloc_posix_size(const shmb_alloc_run_t *run, uint64_t size_kb);
 
-/* alloc_rounds.c: every row of one pool allocator at one size, on
- * cfg->threads threads. */
+/* alloc_rounds.c: every row of one pool allocator at one size, on cfg->threads threads. */
 int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb);
 
 /* alloc_paired.c: is cfg a paired run shmb_alloc_paired_run accepts? */
 int shmb_alloc_paired_ok(const shmb_alloc_config_t *cfg);
 
-/* alloc_paired.c: every size of a paired run (cfg->nsystems > 0), its rows
- * into run->rows. 0, -EINVAL (shmb_alloc_paired_ok says no), -errno or -EPROTO. */
+/* alloc_paired.c: every size of a paired run into run->rows. 0, -EINVAL (not paired_ok),
+ * -errno or -EPROTO. */
 int shmb_alloc_paired_run(const shmb_alloc_run_t *run);
 
 /* ---- rows, names, sizes (alloc_rows.c) ---- */
 
-/* A system's layers, by shmb_system_t: its object layer (the alloc / free
- * rows), its bare allocator (alloc_bare / free_bare) and what registers. */
+/* A system's layers, by shmb_system_t: object (alloc / free rows), bare (alloc_bare /
+ * free_bare), and what registers. */
 typedef struct shmb_alloc_layers {
     shmb_alloc_kind_t object, bare, reg;
 } shmb_alloc_layers_t;
 extern const shmb_alloc_layers_t shmb_alloc_system_layers[SHMB_SYSTEMS];
 
-/* A pool's rounds: ceil(min_ops / the working set), so that each step times
- * at least min_ops operations. */
+/* A pool's rounds: ceil(min_ops / working set): each step times min_ops operations at least. */
 uint64_t shmb_alloc_rounds(const shmb_alloc_config_t *cfg);
 
 /* Are num_iterations, min_ops, working_set and max_size_kb in range? */
@@ -101,15 +90,17 @@ int shmb_alloc_push_step(shmb_rows_t *rows, shmb_row_t row, const char *step, do
 /* Sets the aggregate rate of the row just pushed: ops over the wall time. */
 void shmb_alloc_set_rate(shmb_rows_t *rows, uint64_t ops, double wall_ns);
 
-/* A crew of cfg->threads threads, each pinned to its own planned CPU when
- * there are enough, else on every allowed CPU. */
+/* A crew of cfg->threads threads, each on its own planned CPU when there are enough. */
 int shmb_alloc_crew_start(const shmb_alloc_config_t *cfg, shmb_crew_t **crew);
 
 /* ---- registration (alloc_register.c) ---- */
 
-/* Mooncake's createSharedMemory of one buffer: shm_open + ftruncate, mmap,
- * close, each timed into ns[0..3]. Nothing is left on error. */
+/* Mooncake's createSharedMemory of one buffer: shm_open + ftruncate, mmap, close, each timed
+ * into ns[0..3]. Nothing is left on error. */
 int shmb_alloc_posix_create(const char *prefix, size_t bytes, shmb_segment_t *seg, uint64_t ns[4]);
+
+/* Unlinks seg (cleanup timed into *ns, when ns), or with unlink 0 leaves it, counted in *kept. */
+int shmb_alloc_segment_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept);
 
 typedef struct shmb_alloc_pool_ops shmb_alloc_pool_ops_t;
 
@@ -120,22 +111,18 @@ typedef struct shmb_alloc_pool {
     uint64_t blocks; /* the blocks it is made for (set before create) */
 } shmb_alloc_pool_t;
 
-/* Creates a pool of `ops` for `blocks` blocks of `bytes` under
- * cfg->shm_prefix, timed into *register_ns (the register row). */
+/* A pool of `ops` for `blocks` blocks of `bytes`, its create timed into *register_ns. */
 int shmb_alloc_pool_create(const shmb_alloc_config_t *cfg, shmb_alloc_pool_t *p, const shmb_alloc_pool_ops_t *ops,
                            size_t bytes, uint64_t blocks, double *register_ns);
 
-/* One deployment registration of `buffers` blocks of `bytes`, timed whole
- * into *ns, then undone untimed: ops NULL, that many createSharedMemory;
- * bipc's ops, one pool holding them; jemalloc's, the arena and that many
- * mallocx. 0, -EINVAL (other ops, 0 buffers) or -errno. */
+/* One registration of `buffers` blocks of `bytes` timed into *ns, undone untimed: ops NULL,
+ * that many createSharedMemory; bipc, one pool; jemalloc, the arena and that many mallocx. */
 int shmb_alloc_register_total(const shmb_alloc_config_t *cfg, const shmb_alloc_pool_ops_t *ops, size_t bytes,
                               uint64_t buffers, double *ns);
 
 /* ---- the pools (alloc_pool.c, alloc_pool_fipc.c) ---- */
 
-/* An allocator that hands out blocks inside SHM. alloc and free are the
- * timed loops: one per allocator, so that no indirect call sits inside. */
+/* An allocator of blocks inside SHM; alloc and free are its timed loops (no indirect call inside). */
 struct shmb_alloc_pool_ops {
     shmb_alloc_kind_t kind;
     const char *name;    /* shmb_alloc_kind_name */
@@ -155,14 +142,13 @@ struct shmb_alloc_pool_ops {
                   char *why, size_t why_cap);
     /* NULL, or the check after round 0's free batch: n freed, each once, none live. */
     int (*freed)(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t why_cap);
-    /* NULL when a peer cannot take the blocks; else the pools a borrower is
-     * told (*out malloc'ed) and a block's handle as the lender makes it. */
+    /* NULL when no peer can take the blocks; else the pools a borrower is told (*out malloc'ed)
+     * and a block's handle as the lender makes it. */
     int (*lend)(shmb_alloc_pool_t *p, shmb_fipc_pool_t **out, size_t *n);
     int (*handle)(shmb_alloc_pool_t *p, const void *block, size_t bytes, shmb_lookup_request_t *h);
     int peer_kind; /* shmb_alloc_peer_pool_kind_t of lend's pools */
-    /* NULL when it cannot say (space rows print '-'); else *total_free, the
-     * free bytes, and *largest, the largest free block, as the allocator
-     * reports or a probe finds them (docs/allocation.md, "Space"). */
+    /* NULL when it cannot say (space rows print '-'); else the free bytes and the largest free
+     * block, as the allocator reports or a probe finds them. */
     int (*space)(shmb_alloc_pool_t *p, uint64_t *total_free, uint64_t *largest);
     /* NULL for a pool of fixed size; else the SHM bytes it has mapped now. */
     uint64_t (*mapped)(shmb_alloc_pool_t *p);
@@ -178,15 +164,12 @@ static inline int shmb_alloc_inside(const void *base, size_t size, const void *p
 /* The operations of a pool allocator; NULL for posix. */
 const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind);
 
-/* The Flow-IPC entries of the table (alloc_pool_fipc.c). */
+/* The Flow-IPC entries of the table, upstream's Pool_arena included (alloc_pool_fipc.c). */
 extern const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[];
 extern const size_t shmb_alloc_fipc_npools;
-/* Flow-IPC's own Pool_arena (alloc_pool_fipcup.c). */
-extern const shmb_alloc_pool_ops_t shmb_alloc_fipcup_pool;
 
-/* What jemalloc's thread cache holds, read through mallctl: *max_bytes its
- * largest cached size, *slots the blocks it keeps of the size class of
- * `bytes` (0: not cached). 0 or -errno (recorded). */
+/* alloc_notes.c: jemalloc's thread cache read through mallctl: *max_bytes its largest cached
+ * size, *slots the blocks it keeps of the size class of `bytes` (0: none). 0 or -errno. */
 int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots);
 
 /* ---- a pool's round (alloc_round.c) ---- */
@@ -206,47 +189,43 @@ typedef struct shmb_alloc_round {
     double *touch_ns;                /* n: the first write of each fresh block */
     uint64_t touch_pages;            /* pages the touch wrote */
     uint64_t touch_resident;         /* of those, in memory before it: no first touch */
+    /* NULL, or called after round 0's alloc, its check and touch (the peer's lending) */
+    int (*lend)(void *arg, struct shmb_alloc_round *a);
+    void *lend_arg;
+    const shmb_alloc_run_t *run; /* the walk's state (shmb_alloc_round_run) */
+    int step, failed;
+    uint64_t r, touched;
 } shmb_alloc_round_t;
 
-/* The first write of a fresh block (a byte per page, guarded against a full
- * /dev/shm), timed into *ns. */
-int shmb_alloc_touch(void *addr, size_t bytes, double *ns);
-
-/* Writes tag at ptr, untimed, guarded as a first write (a full /dev/shm is
- * -ENOSPC, not a SIGBUS). */
+/* Writes tag at ptr, untimed, guarded as a first write (a full /dev/shm: -ENOSPC, no SIGBUS). */
 int shmb_alloc_write_tag(void *ptr, uint64_t tag);
 
 /* The free order of a working set: a permutation of 0..n fixed by seed. */
 void shmb_alloc_shuffle(uint64_t seed, uint64_t *order, uint64_t n);
 
-/* One timed batch of round r over the working set: step SHMB_ALLOC_ALLOC,
- * _FREE, _REUSE or _TOUCH_REUSE; its clocks into span (may be NULL). */
+/* One batch of `step` (SHMB_ALLOC_ALLOC, _FREE, _REUSE, _TOUCH_REUSE) over the working set on
+ * the runner, into a->batch[step][r]; its clocks into span (may be NULL): a crew's phase. */
 int shmb_alloc_round_batch(shmb_alloc_round_t *a, int step, uint64_t r, uint64_t span[2]);
 
-/* The first write of each fresh block, timed one by one; the pages already
- * in memory counted (mincore, untimed). */
+/* Rounds r0.. r0 + rounds - 1 on the runner: alloc, free, alloc_reuse, [touch_reuse] batches into
+ * a->batch[step][r], round 0 checked after each (touched and lent after alloc), the pool emptied
+ * untimed after each round. */
+int shmb_alloc_round_run(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r0, uint64_t rounds);
+
+/* The first write of each fresh block on the runner, one sample each; the pages already in
+ * memory counted (mincore) untimed before each. */
 int shmb_alloc_round_touch(shmb_alloc_round_t *a);
 
-/* Round 0's check of a pass ("alloc", "alloc_reuse") over every thread's
- * blocks: blocks[t * per_thread ...] (and handles) come from pools[t]. */
+/* Round 0's check of a pass ("alloc", "alloc_reuse"): blocks[t * per_thread ...] from pools[t]. */
 int shmb_alloc_round_check(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, void **blocks,
                            const void *handles, uint64_t per_thread, int threads, size_t bytes, const char *pass);
 
-/* Round 0's check after the free batch: each block freed once (pools[0]
- * when shared, else each thread's pool its own per_thread). */
+/* Round 0's check after the free batch: each block freed once, by each pool's own count. */
 int shmb_alloc_round_freed(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, uint64_t per_thread,
                            int threads);
 
-/* A round's first part: alloc, and in round 0 its check and the touch. */
-int shmb_alloc_round_fill(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r);
-
-/* The rest: free in the shuffled order, alloc again, [touch_reuse], empty
- * the pool untimed; round 0's blocks checked after each batch. */
-int shmb_alloc_round_drain(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r);
-
-/* Every live block inside its pool's SHM, no two overlapping, and each
- * pool's own check: blocks[i] (handle at handles + i x handle_bytes) comes
- * from pools[i / per_pool]. 0, -EPROTO (why says which, in `pass`) or -ENOMEM. */
+/* Every live block blocks[i] inside pools[i / per_pool]'s SHM, none overlapping, and each pool's
+ * own check. 0, -EPROTO (why names `pass`) or -ENOMEM. */
 int shmb_alloc_pool_verify(shmb_alloc_pool_t *const *pools, uint64_t per_pool, void **blocks, const void *handles,
                            uint64_t n, size_t bytes, const char *pass, char *why, size_t why_cap);
 

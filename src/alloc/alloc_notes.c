@@ -208,6 +208,68 @@ static void alloc_pools(shmb_notes_lines_t *l, shmb_notes_t *s, const shmb_alloc
 #undef POOLS_STEPS
 }
 
+/* jemalloc 5.3's thread cache sizing (src/tcache.c, tcache_ncached_max_compute): a small class
+ * caches nregs << lg_tcache_nslots_mul, even, clamped to [nslots_small_min, nslots_small_max]; a
+ * large one up to arenas.tcache_max opt.tcache_nslots_large; above, none. */
+static int tcache_setting(const char *name, uint64_t *out)
+{
+    int64_t v;
+    int ret = shmb_fipc_jemalloc_setting(name, &v);
+    if (ret < 0)
+        return shmb_error_record("mallctl", -ret, name);
+    *out = v < 0 ? 0 : (uint64_t)v;
+    return 0;
+}
+
+static uint64_t even_up(uint64_t n)
+{
+    return n + n % 2;
+}
+
+/* The small class's slots: nregs scaled, clamped as jemalloc clamps it. */
+static int tcache_small_slots(uint64_t nregs, uint64_t *slots)
+{
+    uint64_t lo = 0, hi = 0;
+    int64_t mul = 0;
+    int ret = tcache_setting("opt.tcache_nslots_small_min", &lo);
+    if (ret == 0)
+        ret = tcache_setting("opt.tcache_nslots_small_max", &hi);
+    if (ret == 0 && (ret = shmb_fipc_jemalloc_setting("opt.lg_tcache_nslots_mul", &mul)) < 0)
+        return shmb_error_record("mallctl", -ret, "opt.lg_tcache_nslots_mul");
+    if (ret < 0)
+        return ret;
+    lo = even_up(lo) < 2 ? 2 : even_up(lo);
+    hi = hi - hi % 2 < 2 ? 2 : hi - hi % 2;
+    lo = lo > hi ? hi : lo;
+    const uint64_t want = even_up(mul < 0 ? nregs >> (-mul < 63 ? -mul : 63) : nregs << (mul < 32 ? mul : 32));
+    *slots = want <= lo ? lo : want <= hi ? want : hi;
+    return 0;
+}
+
+int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots)
+{
+    uint64_t max = 0, nbins = 0, size = 0, nregs = 0;
+    int ret = tcache_setting("arenas.tcache_max", &max);
+    if (ret == 0)
+        ret = tcache_setting("arenas.nbins", &nbins);
+    char name[64];
+    for (uint64_t i = 0; ret == 0 && i < nbins && size < bytes; i++) {
+        snprintf(name, sizeof(name), "arenas.bin.%llu.size", (unsigned long long)i);
+        if ((ret = tcache_setting(name, &size)) == 0 && size >= bytes) {
+            snprintf(name, sizeof(name), "arenas.bin.%llu.nregs", (unsigned long long)i);
+            ret = tcache_setting(name, &nregs);
+        }
+    }
+    uint64_t n = 0;
+    if (ret == 0 && bytes <= max)
+        ret = nregs ? tcache_small_slots(nregs, &n) : tcache_setting("opt.tcache_nslots_large", &n);
+    if (ret < 0)
+        return ret;
+    *max_bytes = max;
+    *slots = n;
+    return 0;
+}
+
 /* When jemalloc's thread cache can serve: its limits read at run time, per
  * size of the run, against the working set. Returns 0 or -errno (mallctl). */
 static int alloc_tcache(shmb_notes_lines_t *l, shmb_notes_t *store, const shmb_alloc_config_t *cfg)

@@ -1,8 +1,5 @@
-/* alloc_paired: a paired run (--systems): per size, each question's
- * systems round by round in shmbench/paired.h's order (register per N, the
- * object layer's and the bare allocator's blocks), then their rows
- * (docs/allocation.md). The control is a second instance of the baseline's
- * allocator: its own buffers, its own pool. */
+/* alloc_paired: a paired run (--systems): per size, each question's systems round by round in
+ * shmbench/paired.h's order, then their rows; the control is a second baseline instance. */
 #include "alloc_internal.h"
 
 #include "shmbench/error.h"
@@ -64,13 +61,7 @@ static int push_question(const shmb_alloc_config_t *cfg, shmb_rows_t *rows, uint
     return shmb_paired_push_rows(rows, &tmpl, cfg->system_names, cfg->nsystems, samples, (size_t)rounds, &first);
 }
 
-/* Where a size's samples go: per system, each register question's
- * rounds, then each layer's steps' rounds. */
-typedef struct paired_store {
-    double *reg[SHMB_ALLOC_REGISTER_COUNTS][SHMB_PAIRED_MAX_SYSTEMS];
-    double *blk[2][SHMB_ALLOC_BLOCK_STEPS][SHMB_PAIRED_MAX_SYSTEMS]; /* [0]: object layer, [1]: bare */
-} paired_store_t;
-
+/* The doubles a size's samples take at most: every system's rounds of every question. */
 static size_t store_doubles(size_t nsys, const uint64_t reg_rounds[SHMB_ALLOC_REGISTER_COUNTS],
                             uint64_t block_rounds)
 {
@@ -78,22 +69,6 @@ static size_t store_doubles(size_t nsys, const uint64_t reg_rounds[SHMB_ALLOC_RE
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++)
         per += (size_t)reg_rounds[i];
     return nsys * per;
-}
-
-static void store_split(double *at, size_t nsys, const uint64_t reg_rounds[SHMB_ALLOC_REGISTER_COUNTS],
-                        uint64_t block_rounds, paired_store_t *st)
-{
-    for (size_t s = 0; s < nsys; s++) {
-        for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
-            st->reg[i][s] = at;
-            at += reg_rounds[i];
-        }
-        for (int l = 0; l < 2; l++)
-            for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++) {
-                st->blk[l][k][s] = at;
-                at += block_rounds;
-            }
-    }
 }
 
 typedef struct paired_pools {
@@ -109,9 +84,7 @@ static int paired_slice(void *ctx, size_t which, double *ns)
     paired_pools_t *c = ctx;
     shmb_alloc_round_t *a = &c->a[which];
     const uint64_t r = c->next[which]++;
-    int ret = shmb_alloc_round_fill(c->run, a, r);
-    if (ret == 0)
-        ret = shmb_alloc_round_drain(c->run, a, r);
+    const int ret = shmb_alloc_round_run(c->run, a, r, 1);
     *ns = a->batch[SHMB_ALLOC_ALLOC][r];
     return ret;
 }
@@ -175,13 +148,9 @@ static int pool_paired(const shmb_alloc_run_t *run, const shmb_alloc_kind_t *kin
     return ret;
 }
 
-/* The systems that answer a question: all of them for the bare
- * allocator's (model = 0), those with a model of their own for register and
- * the object layer (no upstream system covers either). The question's
- * config (its systems and names) into *q, their indices in the run into
- * idx; returns how many. */
-static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_alloc_config_t *q,
-                               size_t idx[SHMB_PAIRED_MAX_SYSTEMS])
+/* The systems that answer a question: all for the bare allocator's (model 0), those with a
+ * model of their own for register and the object layer. The question's config into *q; how many. */
+static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_alloc_config_t *q)
 {
     *q = *cfg;
     size_t m = 0;
@@ -189,8 +158,7 @@ static size_t question_systems(const shmb_alloc_config_t *cfg, int model, shmb_a
         if (model && shmb_system_is_upstream(cfg->systems[s]))
             continue;
         q->systems[m] = cfg->systems[s];
-        q->system_names[m] = cfg->system_names[s];
-        idx[m++] = s;
+        q->system_names[m++] = cfg->system_names[s];
     }
     q->nsystems = m;
     return m;
@@ -206,9 +174,9 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
     static const char *const steps[2][SHMB_ALLOC_BLOCK_STEPS] = {{"alloc", "free", "alloc_reuse"},
                                                                  {"alloc_bare", "free_bare", NULL}};
     shmb_alloc_config_t q[2]; /* [0]: the models' questions (register, object layer), [1]: the bare */
-    size_t idx[2][SHMB_PAIRED_MAX_SYSTEMS], nq[2];
+    size_t nq[2];
     for (int l = 0; l < 2; l++)
-        nq[l] = question_systems(run->cfg, l == 0, &q[l], idx[l]);
+        nq[l] = question_systems(run->cfg, l == 0, &q[l]);
     const shmb_alloc_pool_ops_t *reg_ops[SHMB_PAIRED_MAX_SYSTEMS];
     shmb_alloc_kind_t kinds[2][SHMB_PAIRED_MAX_SYSTEMS];
     for (size_t s = 0; s < nq[0]; s++) {
@@ -220,18 +188,20 @@ static int paired_size(const shmb_alloc_run_t *run, uint64_t size_kb, double *st
                       : q[1].systems[s] == (int)SHMB_SYSTEM_FLOWIPC_CLASSIC_UPSTREAM
                           ? SHMB_ALLOC_UPSTREAM_CLASSIC_BARE
                           : shmb_alloc_system_layers[q[1].systems[s]].bare;
-    paired_store_t st;
-    store_split(store, run->cfg->nsystems, reg_rounds, block_rounds, &st);
-    /* each question's samples, by its own systems */
+    /* each question's samples, by its own systems, carved from the store */
     double *reg[SHMB_ALLOC_REGISTER_COUNTS][SHMB_PAIRED_MAX_SYSTEMS];
     double *blk[2][SHMB_ALLOC_BLOCK_STEPS][SHMB_PAIRED_MAX_SYSTEMS];
     for (size_t s = 0; s < nq[0]; s++)
-        for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++)
-            reg[i][s] = st.reg[i][idx[0][s]];
+        for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS; i++) {
+            reg[i][s] = store;
+            store += reg_rounds[i];
+        }
     for (int l = 0; l < 2; l++)
         for (size_t s = 0; s < nq[l]; s++)
-            for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++)
-                blk[l][k][s] = st.blk[l][k][idx[l][s]];
+            for (int k = 0; k < SHMB_ALLOC_BLOCK_STEPS; k++) {
+                blk[l][k][s] = store;
+                store += block_rounds;
+            }
     int ret = 0;
     for (int i = 0; i < SHMB_ALLOC_REGISTER_COUNTS && ret == 0; i++) {
         paired_register_t rc = {.cfg = &q[0], .ops = reg_ops, .bytes = (size_t)size_kb * 1024,

@@ -1,7 +1,5 @@
-/* alloc_pool: the pools over one segment made as createSharedMemory makes
- * it (Mooncake Store's OffsetBufferAllocator (offset) and OffsetAllocator
- * alone (offset_bare), upstream's own OffsetAllocator, the reference arena)
- * and the table of every pool (alloc_internal.h; docs/allocation.md). */
+/* alloc_pool: the pools over one createSharedMemory segment (offset, offset_bare, upstream's
+ * OffsetAllocator, the arena) and the table of every pool (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/arena.h"
@@ -35,14 +33,7 @@ static int seg_open(size_t impl_bytes, const char *prefix, size_t size, void **o
 /* Unlinks the segment, or leaves it counted in *kept; frees the impl. */
 static int seg_close(void *impl, int unlink_shm, uint64_t *kept)
 {
-    shmb_segment_t *seg = impl;
-    int ret;
-    if (unlink_shm) {
-        ret = shmb_segment_destroy(seg, NULL);
-    } else {
-        ret = shmb_segment_release(seg);
-        *kept += ret == 0;
-    }
+    const int ret = shmb_alloc_segment_end(impl, unlink_shm, NULL, kept);
     free(impl);
     return ret;
 }
@@ -154,8 +145,7 @@ static int offset_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
 static int offset_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n, size_t bytes,
                          char *why, size_t cap)
 {
-    (void)handles;
-    (void)bytes;
+    (void)handles, (void)bytes;
     offset_pool_t *o = p->impl;
     shmb_offset_block_t **live = malloc((size_t)(n ? n : 1) * sizeof(*live));
     if (!live)
@@ -236,10 +226,7 @@ static int arena_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const 
 /* The arena forgets its blocks at once. */
 static int arena_empty(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)blocks;
-    (void)handles;
-    (void)order;
-    (void)n;
+    (void)blocks, (void)handles, (void)order, (void)n;
     shmb_arena_reset(&((arena_pool_t *)p->impl)->arena);
     return 0;
 }
@@ -297,8 +284,7 @@ static int offset_bare_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, 
 
 static int offset_bare_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)p;
-    (void)blocks;
+    (void)p, (void)blocks;
     shmb_offset_bare_handle_t *h = handles;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
@@ -321,8 +307,7 @@ static int offset_bare_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t
 static int offset_bare_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n,
                               size_t bytes, char *why, size_t cap)
 {
-    (void)p;
-    (void)bytes;
+    (void)p, (void)bytes;
     const shmb_offset_bare_handle_t *h = handles;
     for (uint64_t i = 0; i < n; i++) {
         if (blocks[i] != h[i].addr) {
@@ -379,8 +364,7 @@ static int upstream_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, voi
 /* A block freed twice is -ENOENT: the run fails. */
 static int upstream_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
 {
-    (void)blocks;
-    (void)handles;
+    (void)blocks, (void)handles;
     shmb_upstream_offset_t *a = ((upstream_pool_t *)p->impl)->alloc;
     int ret = 0;
     for (uint64_t i = 0; i < n && ret == 0; i++)
@@ -457,7 +441,7 @@ const shmb_alloc_pool_ops_t *shmb_alloc_pool_ops(shmb_alloc_kind_t kind)
     for (size_t i = 0; i < shmb_alloc_fipc_npools; i++)
         if (shmb_alloc_fipc_pools[i].kind == kind)
             return &shmb_alloc_fipc_pools[i];
-    return kind == SHMB_ALLOC_UPSTREAM_CLASSIC_BARE ? &shmb_alloc_fipcup_pool : NULL;
+    return NULL;
 }
 
 const char *shmb_alloc_kind_name(shmb_alloc_kind_t kind)

@@ -1,13 +1,11 @@
-/* alloc_pool_fipc: Flow-IPC's pools behind the table (alloc_internal.h):
- * SHM-classic's boost.interprocess pool (bipc) and SHM-jemalloc's arena
- * over SHM pools (jemalloc, jemalloc_tcache), each with its object layer
- * (bipc_object: Pool_arena::construct, jemalloc_object: Ipc_arena::construct;
- * docs/allocation.md). */
+/* alloc_pool_fipc: Flow-IPC's pools behind the table: bipc, jemalloc(_tcache), their object
+ * layers, and upstream's own Pool_arena (docs/allocation.md, docs/upstream.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
 #include "shmbench/error.h"
 #include "shmbench/fipc_classic.h"
+#include "shmbench/upstream_flowipc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +15,7 @@
 #define BIPC_BLOCK_OVERHEAD 64     /* bytes per block the pool is given beyond the block */
 #define BIPC_POOL_SLACK (1u << 20) /* bytes for the segment manager and rounding */
 
-enum { F_BIPC, F_JEMALLOC, F_JEMALLOC_TCACHE, F_BIPC_OBJECT, F_JEMALLOC_OBJECT, F_COUNT };
+enum { F_BIPC, F_JEMALLOC, F_JEMALLOC_TCACHE, F_BIPC_OBJECT, F_JEMALLOC_OBJECT, F_UPSTREAM_BIPC, F_COUNT };
 
 /* ---- bipc: Flow-IPC SHM-classic ---- */
 
@@ -192,70 +190,6 @@ static int jemalloc_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes
     return shmb_fipc_repo_from_address(shmb_fipc_jemalloc_repo(p->impl), block, &h->id, &h->offset);
 }
 
-/* jemalloc's thread cache for blocks of `bytes`, as jemalloc 5.3 sizes it
- * (jemalloc/jemalloc src/tcache.c, tcache_ncached_max_compute): a small
- * class caches its slab's regions << opt.lg_tcache_nslots_mul, even, within
- * [opt.tcache_nslots_small_min, opt.tcache_nslots_small_max]; a large class
- * up to arenas.tcache_max caches opt.tcache_nslots_large; above, none. */
-static int tcache_setting(const char *name, uint64_t *out)
-{
-    int64_t v;
-    int ret = shmb_fipc_jemalloc_setting(name, &v);
-    if (ret < 0)
-        return shmb_error_record("mallctl", -ret, name);
-    *out = v < 0 ? 0 : (uint64_t)v;
-    return 0;
-}
-
-static uint64_t even_up(uint64_t n)
-{
-    return n + n % 2;
-}
-
-/* The small class's slots: nregs scaled, clamped as jemalloc clamps it. */
-static int tcache_small_slots(uint64_t nregs, uint64_t *slots)
-{
-    uint64_t lo = 0, hi = 0;
-    int64_t mul = 0;
-    int ret = tcache_setting("opt.tcache_nslots_small_min", &lo);
-    if (ret == 0)
-        ret = tcache_setting("opt.tcache_nslots_small_max", &hi);
-    if (ret == 0 && (ret = shmb_fipc_jemalloc_setting("opt.lg_tcache_nslots_mul", &mul)) < 0)
-        return shmb_error_record("mallctl", -ret, "opt.lg_tcache_nslots_mul");
-    if (ret < 0)
-        return ret;
-    lo = even_up(lo) < 2 ? 2 : even_up(lo);
-    hi = hi - hi % 2 < 2 ? 2 : hi - hi % 2;
-    lo = lo > hi ? hi : lo;
-    const uint64_t want = even_up(mul < 0 ? nregs >> (-mul < 63 ? -mul : 63) : nregs << (mul < 32 ? mul : 32));
-    *slots = want <= lo ? lo : want <= hi ? want : hi;
-    return 0;
-}
-
-int shmb_alloc_tcache_reach(uint64_t bytes, uint64_t *max_bytes, uint64_t *slots)
-{
-    uint64_t max = 0, nbins = 0, size = 0, nregs = 0;
-    int ret = tcache_setting("arenas.tcache_max", &max);
-    if (ret == 0)
-        ret = tcache_setting("arenas.nbins", &nbins);
-    char name[64];
-    for (uint64_t i = 0; ret == 0 && i < nbins && size < bytes; i++) {
-        snprintf(name, sizeof(name), "arenas.bin.%llu.size", (unsigned long long)i);
-        if ((ret = tcache_setting(name, &size)) == 0 && size >= bytes) {
-            snprintf(name, sizeof(name), "arenas.bin.%llu.nregs", (unsigned long long)i);
-            ret = tcache_setting(name, &nregs);
-        }
-    }
-    uint64_t n = 0;
-    if (ret == 0 && bytes <= max)
-        ret = nregs ? tcache_small_slots(nregs, &n) : tcache_setting("opt.tcache_nslots_large", &n);
-    if (ret < 0)
-        return ret;
-    *max_bytes = max;
-    *slots = n;
-    return 0;
-}
-
 /* ---- bipc_object, jemalloc_object: the object layers over their pools ---- */
 
 typedef struct objects {
@@ -414,6 +348,108 @@ static int objects_handle(shmb_alloc_pool_t *p, const void *block, size_t bytes,
     return b->pool.ops->handle(&b->pool, block, bytes, h);
 }
 
+/* ---- upstream_bipc_bare: SHM-classic's own Pool_arena (docs/upstream.md), its pool named by
+ * upstream under the run's prefix, tracked so that a fatal signal removes it ---- */
+
+typedef struct fipcup_pool {
+    shmb_upstream_classic_t *arena;
+    int tracked; /* shmb_segment_track_file's id */
+} fipcup_pool_t;
+
+static int fipcup_create(shmb_alloc_pool_t *p, const char *prefix, size_t size)
+{
+    fipcup_pool_t *o = calloc(1, sizeof(*o));
+    char name[SHMB_SEGMENT_NAME_MAX + 1], path[SHMB_SEGMENT_NAME_MAX + 16];
+    if (!o)
+        return shmb_error_record("malloc", ENOMEM, NULL);
+    o->tracked = -1;
+    int ret = shmb_segment_make_name(name, sizeof(name), prefix);
+    if (ret == 0) {
+        snprintf(path, sizeof(path), "/dev/shm%s", name);
+        o->tracked = shmb_segment_track_file(path); /* before it exists: a signal meanwhile removes it */
+        if (o->tracked < 0)
+            ret = shmb_error_record("shmb_segment_track_file", -o->tracked, path);
+    }
+    if (ret == 0 && (ret = shmb_upstream_classic_create(name, size, &o->arena)) < 0)
+        shmb_error_record("upstream Pool_arena", -ret, name);
+    if (ret < 0) {
+        shmb_segment_untrack_file(o->tracked);
+        free(o);
+        return ret;
+    }
+    p->impl = o;
+    return 0;
+}
+
+/* Upstream's pool is always removed: it is not the suite's segment to keep. */
+static int fipcup_destroy(shmb_alloc_pool_t *p, int unlink_shm, uint64_t *kept)
+{
+    (void)unlink_shm, (void)kept;
+    fipcup_pool_t *o = p->impl;
+    int ret = shmb_upstream_classic_destroy(o->arena);
+    if (ret < 0)
+        shmb_error_record("Pool_arena::remove_persistent", -ret, NULL);
+    shmb_segment_untrack_file(o->tracked);
+    free(o);
+    return ret;
+}
+
+static int fipcup_alloc(shmb_alloc_pool_t *p, size_t bytes, void **blocks, void *handles, uint64_t n)
+{
+    (void)handles;
+    shmb_upstream_classic_t *a = ((fipcup_pool_t *)p->impl)->arena;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_upstream_classic_alloc(a, bytes, &blocks[i]);
+    return ret;
+}
+
+static int fipcup_free(shmb_alloc_pool_t *p, void **blocks, void *handles, const uint64_t *order, uint64_t n)
+{
+    (void)handles;
+    shmb_upstream_classic_t *a = ((fipcup_pool_t *)p->impl)->arena;
+    int ret = 0;
+    for (uint64_t i = 0; i < n && ret == 0; i++)
+        ret = shmb_upstream_classic_free(a, blocks[order[i]]);
+    return ret;
+}
+
+static int fipcup_holds(shmb_alloc_pool_t *p, const void *ptr, size_t bytes)
+{
+    const shmb_upstream_classic_t *a = ((fipcup_pool_t *)p->impl)->arena;
+    return shmb_alloc_inside(shmb_upstream_classic_base(a), shmb_upstream_classic_size(a), ptr, bytes);
+}
+
+/* blocks NULL: every block freed (the pool's free bytes as at creation);
+ * else each block in the pool by upstream's own test. */
+static int fipcup_check(shmb_alloc_pool_t *p, void *const *blocks, uint64_t n, char *why, size_t cap)
+{
+    if (n > UINT32_MAX)
+        return -EINVAL;
+    const int ret = shmb_upstream_classic_check(((fipcup_pool_t *)p->impl)->arena, blocks, blocks ? (uint32_t)n : 0);
+    if (ret == -EFAULT || ret == -EBUSY) {
+        snprintf(why, cap, "upstream_bipc_bare: %s",
+                 ret == -EFAULT ? "(alloc) a block upstream's Pool_arena says is not in its pool"
+                                : "(free) the pool's free bytes are not what they were before the blocks: "
+                                  "a block not freed, or freed twice");
+        return -EPROTO;
+    }
+    return ret;
+}
+
+static int fipcup_verify(shmb_alloc_pool_t *p, void *const *blocks, const void *handles, uint64_t n, size_t bytes,
+                         char *why, size_t cap)
+{
+    (void)handles, (void)bytes;
+    return fipcup_check(p, blocks, n, why, cap);
+}
+
+static int fipcup_freed(shmb_alloc_pool_t *p, uint64_t n, char *why, size_t cap)
+{
+    (void)n;
+    return fipcup_check(p, NULL, 0, why, cap);
+}
+
 /* ---- the table's Flow-IPC entries ---- */
 
 const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[F_COUNT] = {
@@ -444,5 +480,9 @@ const shmb_alloc_pool_ops_t shmb_alloc_fipc_pools[F_COUNT] = {
                            .free = jemalloc_object_free, .empty = jemalloc_object_free, .holds = objects_holds,
                            .verify = objects_verify, .freed = objects_freed, .lend = objects_lend,
                            .handle = objects_handle, .peer_kind = SHMB_ALLOC_PEER_JEMALLOC},
+    [F_UPSTREAM_BIPC] = {.kind = SHMB_ALLOC_UPSTREAM_CLASSIC_BARE, .name = "upstream_bipc_bare", .per_thread = 1,
+                         .shm_bytes = bipc_shm_bytes, .create = fipcup_create, .destroy = fipcup_destroy,
+                         .alloc = fipcup_alloc, .free = fipcup_free, .empty = fipcup_free, .holds = fipcup_holds,
+                         .verify = fipcup_verify, .freed = fipcup_freed},
 };
 const size_t shmb_alloc_fipc_npools = F_COUNT;

@@ -13,6 +13,16 @@ enum { S_OPEN, S_TRUNCATE, S_MMAP, S_CLOSE, S_TOTAL, S_CLEANUP, S_TOUCH, S_ATTAC
 static const char *const steps[S_COUNT] = {"shm_open", "ftruncate", "mmap",   "close", "total",
                                            "cleanup",  "touch",     "attach", "detach"};
 
+/* The first write of the fresh segment (a byte per page, guarded against a full /dev/shm),
+ * timed into *ns. */
+static int posix_touch(void *addr, size_t bytes, double *ns)
+{
+    const uint64_t t0 = shmb_clock_now_ns();
+    int ret = shmb_segment_first_write(addr, bytes);
+    *ns = (double)(shmb_clock_now_ns() - t0);
+    return ret;
+}
+
 /* createSharedMemory, each step timed into s[step][i], their sum into
  * s[S_TOTAL][i]. Nothing is left on error. */
 static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segment_t *seg,
@@ -26,22 +36,6 @@ static int posix_create(const shmb_alloc_config_t *cfg, size_t bytes, shmb_segme
         s[k][i] = (double)ns[k];
     s[S_TOTAL][i] = (double)(ns[0] + ns[1] + ns[2] + ns[3]);
     return 0;
-}
-
-/* Unlinks the segment (cleanup timed into *ns, when ns), or leaves it on
- * purpose and counts it in *kept. */
-static int posix_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
-{
-    if (unlink) {
-        uint64_t t_cleanup = 0;
-        int ret = shmb_segment_destroy(seg, &t_cleanup);
-        if (ns)
-            *ns = (double)t_cleanup;
-        return ret;
-    }
-    int ret = shmb_segment_release(seg);
-    *kept += ret == 0;
-    return ret;
 }
 
 /* The peer attaches and detaches the segment of allocation i of this size,
@@ -69,14 +63,14 @@ static int posix_once(const shmb_alloc_config_t *cfg, uint64_t size_kb, double *
     if (ret < 0)
         return ret;
     if (cfg->touch)
-        ret = shmb_alloc_touch(seg.addr, bytes, &s[S_TOUCH][i]);
+        ret = posix_touch(seg.addr, bytes, &s[S_TOUCH][i]);
     if (ret == 0 && cfg->peer)
         ret = posix_peer(cfg, &seg, size_kb, s, i, why, why_cap);
     if (ret < 0) {
         shmb_segment_destroy(&seg, NULL);
         return ret;
     }
-    return posix_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
+    return shmb_alloc_segment_end(&seg, cfg->cleanup, &s[S_CLEANUP][i], kept);
 }
 
 /* --measure_mmap_only: one segment, created untimed; mmap, [touch], munmap. */
@@ -91,7 +85,7 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
         if (ret < 0)
             break;
         if (cfg->touch)
-            ret = shmb_alloc_touch(seg.addr, bytes, &s[S_TOUCH][i]);
+            ret = posix_touch(seg.addr, bytes, &s[S_TOUCH][i]);
         int r = shmb_segment_unmap(&seg, &t_unmap);
         ret = ret < 0 ? ret : r;
         s[S_MMAP][i] = (double)t_mmap;
@@ -99,7 +93,7 @@ static int posix_mmap_only(const shmb_alloc_config_t *cfg, size_t bytes, double 
     }
     if (ret < 0 && seg.fd < 0)
         return ret;
-    int r = posix_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
+    int r = shmb_alloc_segment_end(&seg, ret < 0 || cfg->cleanup, NULL, kept);
     return ret < 0 ? ret : r;
 }
 
@@ -174,7 +168,7 @@ static void phase_touch(member_t *m, uint64_t i, uint64_t at)
 {
     posix_crew_t *c = m->c;
     c->start[P_TOUCH][at] = shmb_clock_now_ns();
-    int ret = shmb_alloc_touch(m->seg.addr, c->bytes, &m->s[S_TOUCH][i]);
+    int ret = posix_touch(m->seg.addr, c->bytes, &m->s[S_TOUCH][i]);
     c->end[P_TOUCH][at] = shmb_clock_now_ns();
     member_check(m, ret);
 }
@@ -190,7 +184,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
         ret = shmb_segment_unmap(&m->seg, &ns);
         m->s[S_CLEANUP][i] = (double)ns;
     } else {
-        ret = posix_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
+        ret = shmb_alloc_segment_end(&m->seg, c->cfg->cleanup, &m->s[S_CLEANUP][i], &c->kept[m->me]);
         m->live = 0;
     }
     m->mapped = 0;
@@ -203,7 +197,7 @@ static void phase_cleanup(member_t *m, uint64_t i, uint64_t at)
 static void member_end(member_t *m)
 {
     if (m->live)
-        member_check(m, posix_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
+        member_check(m, shmb_alloc_segment_end(&m->seg, m->c->cfg->cleanup || !shmb_crew_ok(m->crew), NULL,
                                   &m->c->kept[m->me]));
 }
 
@@ -229,7 +223,7 @@ static void posix_member(shmb_crew_t *crew, int me, void *arg)
             if (shmb_crew_sync(crew) && m.mapped)
                 phase_cleanup(&m, i, at);
         } else if (m.live && shmb_crew_ok(crew)) { /* --cleanup=false: left on purpose */
-            member_check(&m, posix_end(&m.seg, 0, NULL, &c->kept[me]));
+            member_check(&m, shmb_alloc_segment_end(&m.seg, 0, NULL, &c->kept[me]));
             m.live = m.mapped = 0;
         }
         if (m.live && !cfg->measure_mmap_only) { /* another thread failed mid-way */

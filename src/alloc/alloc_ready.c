@@ -1,6 +1,5 @@
-/* alloc_ready: the time-to-ready rows (shmbench/alloc_ready.h): each backing
- * x prefault made ready a few times, its first pool verified through a
- * second mapping. */
+/* alloc_ready: the time-to-ready rows (shmbench/alloc_ready.h), each first pool verified
+ * through a second mapping. */
 #include "shmbench/alloc_ready.h"
 
 #include "shmbench/error.h"

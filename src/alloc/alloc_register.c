@@ -1,7 +1,5 @@
-/* alloc_register: what registering SHM costs each design: a buffer's
- * createSharedMemory, a pool's create, and the deployment totals of the
- * register rows (docs/allocation.md). Registration writes no page: N x size
- * of /dev/shm is mapped, not used, and undone untimed. */
+/* alloc_register: what registering SHM costs: createSharedMemory, a pool's create, the
+ * register rows' deployment totals (mapped, never written, undone untimed). */
 #include "alloc_internal.h"
 
 #include "shmbench/clock.h"
@@ -20,6 +18,20 @@ int shmb_alloc_posix_create(const char *prefix, size_t bytes, shmb_segment_t *se
         ret = shmb_segment_close(seg, &ns[3]);
     if (ret < 0)
         shmb_segment_destroy(seg, NULL);
+    return ret;
+}
+
+int shmb_alloc_segment_end(shmb_segment_t *seg, int unlink, double *ns, uint64_t *kept)
+{
+    if (unlink) {
+        uint64_t t = 0;
+        const int ret = shmb_segment_destroy(seg, &t);
+        if (ns)
+            *ns = (double)t;
+        return ret;
+    }
+    int ret = shmb_segment_release(seg);
+    *kept += ret == 0;
     return ret;
 }
 

@@ -1,10 +1,8 @@
-/* alloc_round: one round of a pool (alloc, free, alloc_reuse as timed
- * batches over the working set), the first writes and the check of the
- * blocks (alloc_internal.h). The pools' operations are called through their
- * table only. */
+/* alloc_round: a pool's rounds on the runner (alloc, free, alloc_reuse batches over the
+ * working set), the first writes and the blocks' checks; pools only through their table. */
 #include "alloc_internal.h"
 
-#include "shmbench/clock.h"
+#include "base/runner_internal.h"
 #include "shmbench/error.h"
 #include "shmbench/rng.h"
 
@@ -14,14 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-int shmb_alloc_touch(void *addr, size_t bytes, double *ns)
-{
-    uint64_t t0 = shmb_clock_now_ns();
-    int ret = shmb_segment_first_write(addr, bytes);
-    *ns = (double)(shmb_clock_now_ns() - t0);
-    return ret;
-}
 
 static void copy_bytes(void *dst, const void *src, size_t n)
 {
@@ -42,63 +32,79 @@ void shmb_alloc_shuffle(uint64_t seed, uint64_t *order, uint64_t n)
     shmb_rng_shuffle(&rng, order, (size_t)n);
 }
 
-/* Adds to *resident how many of the pages a touch of [addr, addr + bytes)
- * writes are in memory already: a header the allocator wrote, or a
- * neighbour's touch, faulted them, so their touch is no first one. */
-static int count_resident(void *addr, size_t bytes, uint64_t *pages, uint64_t *resident)
+/* Before each block of the touch's walk, untimed: how many of the pages its touch writes are in
+ * memory already (a header the allocator wrote, or a neighbour's touch: no first touch). */
+static int touch_resident(void *ctx, uint64_t count)
 {
+    (void)count;
+    shmb_alloc_round_t *a = ctx;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    const uintptr_t start = (uintptr_t)addr & ~(page - 1);
-    const uint64_t n = (bytes + page - 1) / page;
+    const uintptr_t start = (uintptr_t)a->blocks[a->touched] & ~(page - 1);
+    const uint64_t n = (a->bytes + page - 1) / page;
     unsigned char vec[256];
     for (uint64_t done = 0; done < n;) {
         const uint64_t k = n - done < sizeof(vec) ? n - done : sizeof(vec);
         if (mincore((void *)(start + done * page), (size_t)(k * page), vec) != 0)
             return shmb_error_record("mincore", errno, NULL);
         for (uint64_t i = 0; i < k; i++)
-            *resident += vec[i] & 1;
+            a->touch_resident += vec[i] & 1;
         done += k;
     }
-    *pages += n;
+    a->touch_pages += n;
+    return 0;
+}
+
+static int touch_block(void *ctx, uint64_t count)
+{
+    (void)count;
+    shmb_alloc_round_t *a = ctx;
+    return shmb_segment_first_write(a->blocks[a->touched], a->bytes);
+}
+
+static int touch_next(void *ctx, uint64_t count)
+{
+    (void)count;
+    ((shmb_alloc_round_t *)ctx)->touched++;
     return 0;
 }
 
 int shmb_alloc_round_touch(shmb_alloc_round_t *a)
 {
+    shmb_samples_t out = {.v = a->touch_ns, .cap = (size_t)a->n}; /* exactly n samples */
+    const shmb_runner_plan_t plan = {.ops = a->n, .batches = a->n, .budget_ns = UINT64_MAX,
+                                     .before = touch_resident, .after = touch_next};
+    a->touched = 0;
+    return shmb_runner_run(&plan, touch_block, a, &out, NULL);
+}
+
+/* The timed batch of a->step over the working set, one operation per block. */
+static int step_batch(void *ctx, uint64_t count)
+{
+    shmb_alloc_round_t *a = ctx;
+    shmb_alloc_pool_t *p = a->pool;
     int ret = 0;
-    for (uint64_t i = 0; i < a->n && ret == 0; i++) {
-        ret = count_resident(a->blocks[i], a->bytes, &a->touch_pages, &a->touch_resident);
-        if (ret == 0)
-            ret = shmb_alloc_touch(a->blocks[i], a->bytes, &a->touch_ns[i]);
+    switch (a->step) {
+    case SHMB_ALLOC_FREE:
+        ret = p->ops->free(p, a->blocks, a->handles, a->order, count);
+        break;
+    case SHMB_ALLOC_TOUCH_REUSE: /* a purged block is faulted in again: guarded too */
+        for (uint64_t i = 0; i < count && ret == 0; i++)
+            ret = shmb_segment_first_write(a->blocks[i], a->bytes);
+        break;
+    default:
+        ret = p->ops->alloc(p, a->bytes, a->blocks, a->handles, count);
+        break;
     }
+    a->failed = ret < 0;
     return ret;
 }
 
 int shmb_alloc_round_batch(shmb_alloc_round_t *a, int step, uint64_t r, uint64_t span[2])
 {
-    const uint64_t w = a->n;
-    shmb_alloc_pool_t *p = a->pool;
-    int ret = 0;
-    const uint64_t t0 = shmb_clock_now_ns();
-    switch (step) {
-    case SHMB_ALLOC_FREE:
-        ret = p->ops->free(p, a->blocks, a->handles, a->order, w);
-        break;
-    case SHMB_ALLOC_TOUCH_REUSE: /* a purged block is faulted in again: guarded too */
-        for (uint64_t i = 0; i < w && ret == 0; i++)
-            ret = shmb_segment_first_write(a->blocks[i], a->bytes);
-        break;
-    default:
-        ret = p->ops->alloc(p, a->bytes, a->blocks, a->handles, w);
-        break;
-    }
-    const uint64_t t1 = shmb_clock_now_ns();
-    a->batch[step][r] = (double)(t1 - t0) / (double)w;
-    if (span) {
-        span[0] = t0;
-        span[1] = t1;
-    }
-    return ret;
+    shmb_samples_t out = {.v = &a->batch[step][r], .cap = 1};
+    const shmb_runner_plan_t plan = {.ops = a->n, .batches = 1, .budget_ns = UINT64_MAX, .clocks = span};
+    a->step = step;
+    return shmb_runner_run(&plan, step_batch, a, &out, NULL);
 }
 
 int shmb_alloc_round_check(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const *pools, void **blocks,
@@ -124,29 +130,52 @@ int shmb_alloc_round_freed(const shmb_alloc_run_t *run, shmb_alloc_pool_t *const
     return ret;
 }
 
-int shmb_alloc_round_fill(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r)
+/* After each batch of a walk, untimed: round 0's check of it (after alloc, the touch and the
+ * lending too), the pool emptied after a round's last step; then the next step. */
+static int step_after(void *ctx, uint64_t count)
 {
-    int ret = shmb_alloc_round_batch(a, SHMB_ALLOC_ALLOC, r, NULL);
-    if (ret == 0 && r == 0)
-        ret = shmb_alloc_round_check(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc");
-    if (ret == 0 && r == 0 && run->cfg->touch)
+    (void)count;
+    shmb_alloc_round_t *a = ctx;
+    const shmb_alloc_run_t *run = a->run;
+    const int step = a->step, first = a->r == 0,
+              last = step == (run->cfg->touch ? SHMB_ALLOC_TOUCH_REUSE : SHMB_ALLOC_REUSE);
+    int ret = 0;
+    if (a->failed)
+        return 0;
+    if (first && step == SHMB_ALLOC_FREE)
+        ret = shmb_alloc_round_freed(run, &a->pool, a->n, 1);
+    else if (first && step != SHMB_ALLOC_TOUCH_REUSE)
+        ret = shmb_alloc_round_check(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes,
+                                     step == SHMB_ALLOC_ALLOC ? "alloc" : "alloc_reuse");
+    if (ret == 0 && first && step == SHMB_ALLOC_ALLOC && run->cfg->touch)
         ret = shmb_alloc_round_touch(a);
+    if (ret == 0 && first && step == SHMB_ALLOC_ALLOC && a->lend)
+        ret = a->lend(a->lend_arg, a);
+    if (ret == 0 && last)
+        ret = a->pool->ops->empty(a->pool, a->blocks, a->handles, a->order, a->n);
+    a->step = last ? SHMB_ALLOC_ALLOC : step + 1;
+    a->r += last;
     return ret;
 }
 
-int shmb_alloc_round_drain(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r)
+int shmb_alloc_round_run(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t r0, uint64_t rounds)
 {
-    int ret = shmb_alloc_round_batch(a, SHMB_ALLOC_FREE, r, NULL);
-    if (ret == 0 && r == 0)
-        ret = shmb_alloc_round_freed(run, &a->pool, a->n, 1);
-    if (ret == 0)
-        ret = shmb_alloc_round_batch(a, SHMB_ALLOC_REUSE, r, NULL);
-    if (ret == 0 && r == 0)
-        ret = shmb_alloc_round_check(run, &a->pool, a->blocks, a->handles, a->n, 1, a->bytes, "alloc_reuse");
-    if (ret == 0 && run->cfg->touch)
-        ret = shmb_alloc_round_batch(a, SHMB_ALLOC_TOUCH_REUSE, r, NULL);
-    if (ret == 0)
-        ret = a->pool->ops->empty(a->pool, a->blocks, a->handles, a->order, a->n);
+    enum { CHUNK = 256 }; /* rounds a runner run takes at most: their samples fit on the stack */
+    const uint64_t steps = run->cfg->touch ? SHMB_ALLOC_STEPS : SHMB_ALLOC_BLOCK_STEPS;
+    double v[CHUNK * SHMB_ALLOC_STEPS];
+    a->run = run;
+    a->step = SHMB_ALLOC_ALLOC;
+    a->r = r0;
+    int ret = 0;
+    for (uint64_t done = 0; done < rounds && ret == 0; done += CHUNK) {
+        const uint64_t k = rounds - done < CHUNK ? rounds - done : CHUNK;
+        shmb_samples_t out = {.v = v, .cap = (size_t)(k * steps)}; /* one sample a batch, never grown */
+        const shmb_runner_plan_t plan = {.ops = k * steps * a->n, .batches = k * steps, .budget_ns = UINT64_MAX,
+                                         .after = step_after};
+        ret = shmb_runner_run(&plan, step_batch, a, &out, NULL);
+        for (size_t j = 0; j < out.n; j++)
+            a->batch[j % steps][r0 + done + j / steps] = v[j];
+    }
     return ret;
 }
 

@@ -1,6 +1,5 @@
-/* alloc_rounds: the pools' rows, their rounds on one thread or on a crew
- * sharing one pool (every batch a phase from the crew's barrier), and the
- * hand-off of round 0's blocks to a peer (docs/allocation.md). */
+/* alloc_rounds: a pool's rows at one size, its rounds on one thread or a lockstep crew, and
+ * round 0's blocks lent to a peer (docs/allocation.md). */
 #include "alloc_internal.h"
 
 #include "shmbench/alloc_peer.h"
@@ -23,8 +22,10 @@ typedef struct lending {
     double *translate_ns;
 } lending_t;
 
-static int pool_lend(const shmb_alloc_run_t *run, const shmb_alloc_round_t *a, lending_t *l)
+static int pool_lend(void *arg, shmb_alloc_round_t *a)
 {
+    lending_t *l = arg;
+    const shmb_alloc_run_t *run = a->run;
     shmb_alloc_pool_t *p = a->pool;
     shmb_lookup_request_t *handles = malloc((size_t)a->n * sizeof(*handles));
     shmb_fipc_pool_t *list = NULL;
@@ -168,42 +169,40 @@ typedef struct pool_store {
     double *touch_ns, *register_ns;
     uint64_t *start, *end;
     double *batch[SHMB_ALLOC_STEPS];
+    void *mem[10 + SHMB_ALLOC_STEPS]; /* every array above, for store_free */
+    int nmem, failed;
 } pool_store_t;
+
+/* A zeroed array of n (>= 1) items, freed by store_free. */
+static void *take(pool_store_t *s, size_t n, size_t size)
+{
+    void *p = s->mem[s->nmem++] = calloc(n ? n : 1, size ? size : 1);
+    s->failed |= p == NULL;
+    return p;
+}
 
 static int store_alloc(pool_store_t *s, int threads, int npools, uint64_t n, uint64_t rounds, size_t handle_bytes)
 {
     const size_t per_all = (size_t)n * (size_t)threads, clocks = (size_t)(SHMB_ALLOC_STEPS + 1) * rounds * threads;
-    s->pools = calloc((size_t)npools, sizeof(*s->pools));
-    s->of = calloc((size_t)threads, sizeof(*s->of));
-    s->runs = calloc((size_t)threads, sizeof(*s->runs));
-    s->blocks = calloc(per_all, sizeof(*s->blocks));
-    s->handles = calloc(per_all, handle_bytes ? handle_bytes : 1);
-    s->order = calloc(per_all, sizeof(*s->order));
-    s->touch_ns = calloc(per_all, sizeof(double));
-    s->register_ns = calloc((size_t)npools, sizeof(double));
-    s->start = calloc(clocks, sizeof(uint64_t));
-    s->end = calloc(clocks, sizeof(uint64_t));
-    int ok = s->pools && s->of && s->runs && s->blocks && s->handles && s->order && s->touch_ns && s->register_ns &&
-             s->start && s->end;
-    for (int k = 0; k < SHMB_ALLOC_STEPS && ok; k++)
-        ok = (s->batch[k] = calloc((size_t)rounds * (size_t)threads, sizeof(double))) != NULL;
-    return ok ? 0 : shmb_error_record("malloc", ENOMEM, NULL);
+    s->pools = take(s, (size_t)npools, sizeof(*s->pools));
+    s->of = take(s, (size_t)threads, sizeof(*s->of));
+    s->runs = take(s, (size_t)threads, sizeof(*s->runs));
+    s->blocks = take(s, per_all, sizeof(*s->blocks));
+    s->handles = take(s, per_all, handle_bytes);
+    s->order = take(s, per_all, sizeof(*s->order));
+    s->touch_ns = take(s, per_all, sizeof(double));
+    s->register_ns = take(s, (size_t)npools, sizeof(double));
+    s->start = take(s, clocks, sizeof(uint64_t));
+    s->end = take(s, clocks, sizeof(uint64_t));
+    for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
+        s->batch[k] = take(s, (size_t)rounds * (size_t)threads, sizeof(double));
+    return s->failed ? shmb_error_record("malloc", ENOMEM, NULL) : 0;
 }
 
 static void store_free(pool_store_t *s)
 {
-    for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
-        free(s->batch[k]);
-    free(s->pools);
-    free(s->of);
-    free(s->runs);
-    free(s->blocks);
-    free(s->handles);
-    free(s->order);
-    free(s->touch_ns);
-    free(s->register_ns);
-    free(s->start);
-    free(s->end);
+    for (int i = 0; i < s->nmem; i++)
+        free(s->mem[i]);
 }
 
 /* Thread t's working set, samples and free order. */
@@ -222,21 +221,6 @@ static void assign(const shmb_alloc_config_t *cfg, pool_store_t *s, int t, int p
     for (int k = 0; k < SHMB_ALLOC_STEPS; k++)
         a->batch[k] = s->batch[k] + (size_t)t * rounds;
     shmb_alloc_shuffle(cfg->seed ^ size_kb ^ ((uint64_t)t << 40), a->order, n);
-}
-
-/* One thread: round by round, round 0's blocks lent to the peer between
- * its fill and its drain. */
-static int rounds_one(const shmb_alloc_run_t *run, shmb_alloc_round_t *a, uint64_t rounds, lending_t *lending)
-{
-    int ret = 0;
-    for (uint64_t r = 0; r < rounds && ret == 0; r++) {
-        ret = shmb_alloc_round_fill(run, a, r);
-        if (ret == 0 && r == 0 && lending)
-            ret = pool_lend(run, a, lending);
-        if (ret == 0)
-            ret = shmb_alloc_round_drain(run, a, r);
-    }
-    return ret;
 }
 
 int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, uint64_t size_kb)
@@ -263,8 +247,11 @@ int shmb_alloc_pool_size(const shmb_alloc_run_t *run, shmb_alloc_kind_t kind, ui
     pool_crew_t c = {.run = run, .pools = s.of, .runs = s.runs, .rounds = rounds, .start = s.start,
                      .end = s.end};
     shmb_crew_t *crew = NULL;
-    if (ret == 0 && threads == 1)
-        ret = rounds_one(run, &s.runs[0], rounds, peer ? &lending : NULL);
+    if (ret == 0 && threads == 1) {
+        s.runs[0].lend = peer ? pool_lend : NULL;
+        s.runs[0].lend_arg = &lending;
+        ret = shmb_alloc_round_run(run, &s.runs[0], 0, rounds);
+    }
     else if (ret == 0 && (ret = shmb_alloc_crew_start(cfg, &crew)) == 0)
         ret = shmb_crew_run(crew, pool_member, &c);
     shmb_crew_stop(crew);

@@ -1,7 +1,5 @@
-/* alloc_space: what each allocator holds of one pool under Mooncake Store's
- * KV mix (alloc_bench.h; docs/allocation.md, "Space"): utilization at the
- * first failed allocation, fragmentation after a seeded churn, and the ns
- * of the same run's allocs and frees. */
+/* alloc_space: what each allocator holds of one pool under the KV mix: utilization at the
+ * first refusal, fragmentation after a seeded churn (docs/allocation.md, "Space"). */
 #include "alloc_internal.h"
 
 #include "shmbench/clock.h"

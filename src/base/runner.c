@@ -28,14 +28,17 @@ int shmb_runner_run(const shmb_runner_plan_t *plan, shmb_runner_fn fn, void *ctx
         if (b > 0 && ((spent >= plan->budget_ns && b >= plan->min_batches) ||
                       (plan->stop && atomic_load_explicit(plan->stop, memory_order_relaxed))))
             break;
-        const uint64_t count =
-plan->batches ? plan->ops / batches + (b < plan->ops % batches) : plan->ops;
+        const uint64_t count = plan->batches ? plan->ops / batches + (b < plan->ops % batches) : plan->ops;
         int ret = plan->before ? plan->before(ctx, count) : 0;
         if (ret < 0)
             return ret;
         const uint64_t t0 = shmb_clock_now_ns();
         ret = fn(ctx, count);
         const uint64_t t1 = shmb_clock_now_ns();
+        if (plan->clocks) {
+            plan->clocks[0] = t0;
+            plan->clocks[1] = t1;
+        }
         if (plan->after) {
             const int late = plan->after(ctx, count);
             ret = ret < 0 ? ret : late;

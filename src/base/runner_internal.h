@@ -22,6 +22,7 @@ typedef struct shmb_runner_plan {
     atomic_int *stop;     /* NULL, or set by another thread: no further batch starts */
     shmb_runner_fn before, after; /* NULL, or untimed around each batch, with its count (set-up,
                                    * what is left to let go and check): a failure ends the run */
+    uint64_t *clocks;     /* NULL, or the last batch's start and end ([0], [1]), set before after runs */
 } shmb_runner_plan_t;
 
 /* The fewest operations, doubling from 1 up to `cap`, whose one batch lasts

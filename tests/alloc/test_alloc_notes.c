@@ -125,6 +125,31 @@ static void test_alloc_threads(void **state)
     assert_int_equal(store.used, strlen(want) + 1 + strlen(r.notes[4]) + 1); /* + the pools' steps */
 }
 
+/* jemalloc's settings, read at each width they have, and the thread cache's
+ * reach built on them: a class up to tcache_max keeps an even count, above
+ * it nothing. */
+static void test_tcache_reach(void **state)
+{
+    int64_t v = -1;
+    assert_int_equal(shmb_fipc_jemalloc_setting("no.such.setting", &v), -ENOENT);
+    assert_int_equal(shmb_fipc_jemalloc_setting(NULL, &v), -EINVAL);
+    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", NULL), -EINVAL);
+    assert_true(v == -1);
+    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", &v), 0); /* bool */
+    assert_true(v == 0 || v == 1);
+    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.bin.0.nregs", &v), 0); /* uint32_t */
+    assert_true(v > 1);
+    int64_t max = 0;
+    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.tcache_max", &max), 0); /* size_t */
+    uint64_t got_max = 0, slots = 0;
+    assert_int_equal(shmb_alloc_tcache_reach(1, &got_max, &slots), 0);
+    assert_true(got_max == (uint64_t)max && slots >= 2 && slots % 2 == 0);
+    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max, &got_max, &slots), 0);
+    assert_true(slots >= 1);
+    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max + 1, &got_max, &slots), 0);
+    assert_true(slots == 0);
+}
+
 /* jemalloc_tcache: the cache's limits, read from jemalloc, per size of the
  * run, against the working set. */
 static void test_alloc_tcache(void **state)
@@ -138,8 +163,6 @@ static void test_alloc_tcache(void **state)
     uint64_t max = 0, slots = 0;
     assert_int_equal(shmb_alloc_tcache_reach(4096, &max, &slots), 0);
     assert_true(max >= 4096 && slots >= 2); /* jemalloc caches a page-sized class, an even count */
-    assert_int_equal(shmb_alloc_tcache_reach(max + 1, &max, &slots), 0);
-    assert_true(slots == 0); /* above tcache_max: nothing cached */
     shmb_report_t r = shmb_test_fresh_report();
     shmb_test_assert_notes(&r, shmb_notes_alloc(&r, &store, &c), 5);
     char want[128];
@@ -327,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_alloc_default),
         cmocka_unit_test(test_alloc_modes),
         cmocka_unit_test(test_alloc_threads),
+        cmocka_unit_test(test_tcache_reach),
         cmocka_unit_test(test_alloc_tcache),
         cmocka_unit_test(test_alloc_peer_and_threads),
         cmocka_unit_test(test_alloc_ready),

@@ -250,31 +250,6 @@ static void test_create_fails_cleanly(void **state)
     }
 }
 
-/* jemalloc's settings, read at each width they have, and the thread cache's
- * reach built on them: a class up to tcache_max keeps an even count, above
- * it nothing. */
-static void test_tcache_reach(void **state)
-{
-    int64_t v = -1;
-    assert_int_equal(shmb_fipc_jemalloc_setting("no.such.setting", &v), -ENOENT);
-    assert_int_equal(shmb_fipc_jemalloc_setting(NULL, &v), -EINVAL);
-    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", NULL), -EINVAL);
-    assert_true(v == -1);
-    assert_int_equal(shmb_fipc_jemalloc_setting("opt.tcache", &v), 0); /* bool */
-    assert_true(v == 0 || v == 1);
-    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.bin.0.nregs", &v), 0); /* uint32_t */
-    assert_true(v > 1);
-    int64_t max = 0;
-    assert_int_equal(shmb_fipc_jemalloc_setting("arenas.tcache_max", &max), 0); /* size_t */
-    uint64_t got_max = 0, slots = 0;
-    assert_int_equal(shmb_alloc_tcache_reach(1, &got_max, &slots), 0);
-    assert_true(got_max == (uint64_t)max && slots >= 2 && slots % 2 == 0);
-    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max, &got_max, &slots), 0);
-    assert_true(slots >= 1);
-    assert_int_equal(shmb_alloc_tcache_reach((uint64_t)max + 1, &got_max, &slots), 0);
-    assert_true(slots == 0);
-}
-
 /* A failed assertion jumps over the destroy: its pool is unlinked here. */
 static int unlink_left(void **state)
 {
@@ -288,7 +263,6 @@ int main(void)
         return 77;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
-        cmocka_unit_test(test_tcache_reach),
         cmocka_unit_test_teardown(test_each_pool, unlink_left),
         cmocka_unit_test_teardown(test_create_fails_cleanly, unlink_left),
         cmocka_unit_test_teardown(test_own_verify, unlink_left),

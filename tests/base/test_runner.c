@@ -164,6 +164,46 @@ static void test_samples_are_ns_per_op(void **state)
     shmb_stats_release(&s);
 }
 
+/* clocks: each batch's start and end bracket the batch, and are set when after runs. */
+typedef struct clocked {
+    uint64_t clocks[2], inside[2], seen[2][2];
+    int calls;
+} clocked_t;
+
+static int clocked_batch(void *ctx, uint64_t count)
+{
+    (void)count;
+    clocked_t *c = ctx;
+    c->inside[c->calls] = shmb_clock_now_ns();
+    return 0;
+}
+
+static int clocked_after(void *ctx, uint64_t count)
+{
+    (void)count;
+    clocked_t *c = ctx;
+    c->seen[c->calls][0] = c->clocks[0];
+    c->seen[c->calls][1] = c->clocks[1];
+    c->calls++;
+    return 0;
+}
+
+static void test_clocks_bracket_each_batch(void **state)
+{
+    clocked_t c = {0};
+    shmb_samples_t s = {0};
+    const shmb_runner_plan_t plan = {.ops = 2, .batches = 2, .budget_ns = UINT64_MAX, .after = clocked_after,
+                                     .clocks = c.clocks};
+    assert_int_equal(shmb_runner_run(&plan, clocked_batch, &c, &s, NULL), 0);
+    assert_int_equal(c.calls, 2);
+    for (int b = 0; b < 2; b++) {
+        assert_true(c.seen[b][0] <= c.inside[b] && c.inside[b] <= c.seen[b][1]);
+        assert_true(s.v[b] == (double)(c.seen[b][1] - c.seen[b][0]));
+    }
+    assert_true(c.seen[0][1] <= c.seen[1][0]);
+    shmb_stats_release(&s);
+}
+
 /* The batch size: doubling until a batch lasts min_ns (batches of 1, 2, 4 return at once, one of 8
  * spins 300 ms: a busy machine would have to stall an empty batch 200 ms to stop early), or up to
  * the cap; a failure returns 0 with its error. */
@@ -197,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_plans),
         cmocka_unit_test(test_hooks_around_each_batch_untimed),
         cmocka_unit_test(test_samples_are_ns_per_op),
+        cmocka_unit_test(test_clocks_bracket_each_batch),
         cmocka_unit_test(test_batch_sizes),
     };
     return shmb_test_run(tests, NULL, NULL);
