@@ -1,11 +1,11 @@
 /* handoff (library-internal): what the hand-off's lender end (handoff_link.c,
- * used by the hand-off and transfer benchmarks) and borrower
- * (handoff_peer.c) share, and its test hooks. Every message is an envelope
- * of one kind byte over shmbench/channel.h: lender -> borrower OPEN,
- * SESSION, JBLOB / CBLOB (a head, then the handle), QUIT; borrower -> lender
- * DONE, RETURN, FAIL (errno, then the reason). Both sides count hand-offs,
- * so the borrower knows hand-off k's tag. 0 or -errno; -EPROTO: a failed
- * check, described in why. */
+ * used by the hand-off and transfer benchmarks), borrower (handoff_borrow.c)
+ * and borrower process (handoff_peer.c) share, and its test hooks. Every
+ * message is an envelope of one kind byte over shmbench/channel.h: lender ->
+ * borrower OPEN, SESSION, JBLOB / CBLOB (a head, then the handle), QUIT;
+ * borrower -> lender DONE, RETURN, FAIL (errno, then the reason). Both sides
+ * count hand-offs, so the borrower knows hand-off k's tag. 0 or -errno;
+ * -EPROTO: a failed check, described in why. */
 #ifndef SHMBENCH_HANDOFF_INTERNAL_H
 #define SHMBENCH_HANDOFF_INTERNAL_H
 
@@ -107,16 +107,6 @@ int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, si
 /* Lets what the borrower opened go; b may be used again. */
 void shmb_handoff_borrower_close(shmb_handoff_borrower_t *b);
 
-/* Starts the borrower process (its control segment under prefix) for
- * objects tagged from seed; the hand-off's messages cross peer->channel. */
-int shmb_handoff_peer_start(uint64_t seed, const char *prefix, shmb_peer_t *peer);
-
-/* QUIT (unless run_ret is -EPIPE: the run found it dead or its channel
- * broken), the peer stopped (shmb_peer_stop), pid 0. Returns 0, -EPIPE
- * when run_ret was (a dead borrower recorded as the call "peer process",
- * with how it ended), or the stop's -errno. Nothing to do when pid is 0. */
-int shmb_handoff_peer_stop(shmb_peer_t *peer, int run_ret);
-
 /* ---- the lender's end (handoff_link.c) ---- */
 
 typedef union shmb_handoff_object {
@@ -146,15 +136,23 @@ typedef struct shmb_handoff_link {
 /* l empty: no peer, nothing open, tags from seed, reasons into why. */
 void shmb_handoff_link_init(shmb_handoff_link_t *l, uint64_t seed, char *why, size_t why_cap);
 
-/* The borrower process (shmb_handoff_peer_start), before any open; stop
- * it with the run's result (shmb_handoff_peer_stop's rules; the run's own
- * error is kept when there is one). */
+/* ---- the borrower process (handoff_peer.c) ---- */
+
+/* Starts l's borrower process (its control segment under prefix), before
+ * any open; the hand-off's messages cross l->peer.channel. */
 int shmb_handoff_link_start_peer(shmb_handoff_link_t *l, const char *prefix);
+
+/* QUIT (unless run_ret is -EPIPE: the run found it dead or its channel
+ * broken) and the peer stopped. Returns run_ret when it is an error (its
+ * record kept), else 0 or -EPIPE (a dead borrower recorded as the call
+ * "peer process", with how it ended) or the stop's -errno. */
 int shmb_handoff_link_stop_peer(shmb_handoff_link_t *l, int run_ret);
 
 /* Moves the borrower process onto CPU `cpu` alone (it was forked with its
  * parent's affinity). 0 or -errno (sched_setaffinity's, recorded). */
 int shmb_handoff_link_pin_peer(shmb_handoff_link_t *l, int cpu);
+
+/* ---- the lender's end, continued ---- */
 
 /* Flavour f's lender and its borrower: SHM-classic a pool of pool_bytes
  * opened by the borrower; SHM-jemalloc an arena lent, its pools lent (each

@@ -9,7 +9,6 @@
 #include "shmbench/stats.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,31 +328,4 @@ void shmb_handoff_link_close(link_t *l, int f, int failed)
     l->local.classic = NULL;
     l->arena = NULL;
     l->pool = NULL;
-}
-
-int shmb_handoff_link_start_peer(link_t *l, const char *prefix)
-{
-    return shmb_handoff_peer_start(l->seed, prefix, &l->peer);
-}
-
-int shmb_handoff_link_pin_peer(link_t *l, int cpu)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(l->peer.pid, sizeof(set), &set) != 0)
-        return shmb_error_record("sched_setaffinity", errno, "the borrower process");
-    return 0;
-}
-
-int shmb_handoff_link_stop_peer(link_t *l, int run_ret)
-{
-    const shmb_error_t saved = *shmb_error_last();
-    int stopped = shmb_handoff_peer_stop(&l->peer, run_ret);
-    if (run_ret == 0 || run_ret == -EPIPE)
-        return stopped < 0 ? stopped : run_ret;
-    shmb_error_clear();
-    if (saved.call)
-        shmb_error_record(saved.call, saved.err, saved.object);
-    return run_ret;
 }

@@ -1,9 +1,9 @@
-/* handoff_peer: the borrower's side of Flow-IPC's object hand-off (borrow,
- * check the tags, release) and the borrower process that runs it, a peer
- * (base/peer.c) serving one command: the hand-off's messages. */
+/* handoff_peer: the borrower process of Flow-IPC's object hand-off, a peer
+ * (base/peer.c) serving one command: the hand-off's messages over its
+ * channel, each answered by the borrower's side (handoff_borrow.c); and the
+ * lender's start, pinning and stop of it. */
 #include "handoff_internal.h"
 
-#include "shmbench/copy.h"
 #include "shmbench/error.h"
 #include "shmbench/peer.h"
 #include "shmbench/segment.h"
@@ -11,6 +11,7 @@
 #include "base/peer_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,95 +19,6 @@
 uint64_t shmb_handoff_bench_peer_dies_at;
 
 #define WHY_MAX 200
-
-/* Hand-off k's object, read through the borrower's pointer: its tags, and
- * its payload when the head names one. */
-static int check_object(const void *addr, const shmb_handoff_head_t *head, uint64_t tag, int flavour, uint64_t k,
-                        char *why, size_t cap)
-{
-    uint64_t first, last;
-    const size_t bytes = (size_t)head->bytes;
-    memcpy(&first, addr, sizeof(first));
-    memcpy(&last, (const char *)addr + bytes - sizeof(last), sizeof(last));
-    if (first != tag || last != tag) {
-        snprintf(why, cap,
-                 "%s: hand-off %llu: the borrowed object at %p reads 0x%llx / 0x%llx, not the lender's tag 0x%llx",
-                 handoff_flavour_name(flavour), (unsigned long long)k, addr, (unsigned long long)first,
-                 (unsigned long long)last, (unsigned long long)tag);
-        return -EPROTO;
-    }
-    size_t bad = 0;
-    if (head->payload == 0 ||
-        !shmb_copy_verify_from((const char *)addr + SHMB_HANDOFF_PAYLOAD_AT, (size_t)head->payload,
-                               (size_t)head->from, &bad))
-        return 0;
-    snprintf(why, cap, "%s: hand-off %llu: the borrowed object's payload of %llu bytes differs at offset %zu",
-             handoff_flavour_name(flavour), (unsigned long long)k, (unsigned long long)head->payload, bad);
-    return -EPROTO;
-}
-
-/* A head the object can hold: its tags, and its payload inside it. */
-static int head_fits(const shmb_handoff_head_t *head)
-{
-    return head->bytes >= 2 * sizeof(uint64_t) &&
-           (head->payload == 0 || head->payload <= head->bytes - SHMB_HANDOFF_PAYLOAD_SLACK);
-}
-
-int shmb_handoff_refused(int ret, int flavour, const char *call, uint64_t k, char *why, size_t cap)
-{
-    if (ret == -ENOMEM)
-        return ret;
-    snprintf(why, cap, "%s: hand-off %llu: %s failed: %s", handoff_flavour_name(flavour), (unsigned long long)k,
-             call, strerror(-ret));
-    return -EPROTO;
-}
-
-/* ---- the borrower's side (the lender's process or the peer) ---- */
-
-int shmb_handoff_borrow_jemalloc(shmb_handoff_borrower_t *b, const void *blob, size_t len,
-                                 const shmb_handoff_head_t *head, void *msg, size_t cap, size_t *msg_len, char *why,
-                                 size_t wcap)
-{
-    const uint64_t k = b->next[HANDOFF_JEMALLOC]++;
-    shmb_fipc_object_t obj = {0};
-    int ret = head_fits(head) ? shmb_fipc_borrower_borrow(b->jemalloc, blob, len, &obj) : -EBADMSG;
-    if (ret < 0)
-        return shmb_handoff_refused(ret, HANDOFF_JEMALLOC, "borrow", k, why, wcap);
-    int checked = check_object(obj.addr, head, handoff_tag(b->seed, HANDOFF_JEMALLOC, k), HANDOFF_JEMALLOC, k,
-                               why, wcap);
-    ret = shmb_fipc_object_release(&obj, msg, cap, msg_len);
-    if (ret < 0 || checked < 0)
-        return checked < 0 ? checked : ret;
-    if (*msg_len == 0) {
-        snprintf(why, wcap, "flowipc_jemalloc: hand-off %llu: the borrower's release wrote no return message",
-                 (unsigned long long)k);
-        return -EPROTO;
-    }
-    return 0;
-}
-
-int shmb_handoff_borrow_classic(shmb_handoff_borrower_t *b, const void *blob, size_t len,
-                                const shmb_handoff_head_t *head, char *why, size_t wcap)
-{
-    const uint64_t k = b->next[HANDOFF_CLASSIC]++;
-    shmb_fipc_classic_object_t obj = {0};
-    int ret = head_fits(head) ? shmb_fipc_classic_borrow(b->classic, blob, len, &obj) : -EBADMSG;
-    if (ret < 0)
-        return shmb_handoff_refused(ret, HANDOFF_CLASSIC, "borrow", k, why, wcap);
-    ret = check_object(obj.addr, head, handoff_tag(b->seed, HANDOFF_CLASSIC, k), HANDOFF_CLASSIC, k, why, wcap);
-    shmb_fipc_classic_release(&obj);
-    return ret;
-}
-
-void shmb_handoff_borrower_close(shmb_handoff_borrower_t *b)
-{
-    shmb_fipc_classic_arena_destroy(b->classic);
-    shmb_fipc_borrower_destroy(b->jemalloc);
-    b->classic = NULL;
-    b->jemalloc = NULL;
-}
-
-/* ---- the borrower process ---- */
 
 /* The test hook: this process dies on the handle of hand-off next. */
 static void maybe_die(uint64_t next)
@@ -190,21 +102,34 @@ enum { HANDOFF_OP_SERVE = 1 };
 static const shmb_peer_handler_t handoff_run[] = {[HANDOFF_OP_SERVE] = serve};
 static const shmb_peer_commands_t handoff_commands = {handoff_run, sizeof(handoff_run) / sizeof(*handoff_run), NULL};
 
-int shmb_handoff_peer_start(uint64_t seed, const char *prefix, shmb_peer_t *peer)
+/* ---- the lender's hold on it ---- */
+
+int shmb_handoff_link_start_peer(shmb_handoff_link_t *l, const char *prefix)
 {
-    int ret = shmb_peer_start(peer, prefix, 0, &handoff_commands, peer);
+    int ret = shmb_peer_start(&l->peer, prefix, 0, &handoff_commands, &l->peer);
     if (ret < 0)
         return ret;
-    const shmb_peer_cmd_t cmd = {.op = HANDOFF_OP_SERVE, .arg = {seed}};
-    if ((ret = shmb_peer_post(peer, &cmd)) < 0)
-        shmb_peer_stop(peer);
+    const shmb_peer_cmd_t cmd = {.op = HANDOFF_OP_SERVE, .arg = {l->seed}};
+    if ((ret = shmb_peer_post(&l->peer, &cmd)) < 0)
+        shmb_peer_stop(&l->peer);
     return ret;
 }
 
-int shmb_handoff_peer_stop(shmb_peer_t *peer, int run_ret)
+int shmb_handoff_link_pin_peer(shmb_handoff_link_t *l, int cpu)
 {
-    if (peer->pid <= 0)
-        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(l->peer.pid, sizeof(set), &set) != 0)
+        return shmb_error_record("sched_setaffinity", errno, "the borrower process");
+    return 0;
+}
+
+/* QUIT (unless run_ret is -EPIPE: the run found it dead or its channel
+ * broken), the peer stopped; 0, -EPIPE when run_ret was, or the stop's
+ * -errno (a dead borrower recorded as "peer process" with how it ended). */
+static int stop(shmb_peer_t *peer, int run_ret)
+{
     const unsigned char quit = HANDOFF_QUIT;
     if (run_ret == -EPIPE || shmb_channel_send(&peer->channel, &quit, 1) < 0) {
         run_ret = -EPIPE;
@@ -215,4 +140,18 @@ int shmb_handoff_peer_stop(shmb_peer_t *peer, int run_ret)
     if (ret == 0)
         ret = stopped;
     return ret < 0 ? ret : run_ret == -EPIPE ? -EPIPE : 0;
+}
+
+int shmb_handoff_link_stop_peer(shmb_handoff_link_t *l, int run_ret)
+{
+    if (l->peer.pid <= 0)
+        return run_ret;
+    const shmb_error_t saved = *shmb_error_last();
+    int stopped = stop(&l->peer, run_ret);
+    if (run_ret == 0 || run_ret == -EPIPE)
+        return stopped < 0 ? stopped : run_ret;
+    shmb_error_clear();
+    if (saved.call)
+        shmb_error_record(saved.call, saved.err, saved.object);
+    return run_ret;
 }
