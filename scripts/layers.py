@@ -3,11 +3,11 @@
 symbols (nm), checked against the layers src/ is built in: base (1) <
 models (2) < alloc, lookup, transfer (3, never calling each other).
 
-  layers.py LIBRARY.a SRC_DIR   prints the circles (files that call each
-                                other in a loop), the calls that go up a
-                                layer or sideways between benchmarks, and
-                                the depth of the file graph; exits 1 if any
-                                circle, upward or sideways call is found.
+  layers.py [--max-layers N] LIBRARY.a SRC_DIR
+      prints the circles (files that call each other in a loop), the calls
+      that go up a layer or sideways between benchmarks, and the depth of the
+      file graph with its longest chain; exits 1 if any circle, upward or
+      sideways call is found, or the depth exceeds N.
 """
 import collections
 import os
@@ -87,25 +87,31 @@ def circles(edges):
     return found
 
 
-def depth(edges, loops):
-    """Files on the longest chain of calls, a circle counted as one."""
+def longest(edges, loops):
+    """The longest chain of calls, a circle counted as one file."""
     comp = {v: v for v in edges}
     for c in loops:
         for v in c:
             comp[v] = c[0]
+    down = collections.defaultdict(set)
+    for u in edges:
+        down[comp[u]].update(comp[w] for w in edges[u] if comp[w] != comp[u])
     memo = {}
 
-    def d(v):
-        v = comp[v]
+    def chain(v):
         if v not in memo:
-            memo[v] = 0
-            memo[v] = 1 + max([d(w) for u in edges if comp[u] == v for w in edges[u] if comp[w] != v] or [0])
+            memo[v] = []
+            memo[v] = [v] + max((chain(w) for w in sorted(down[v])), key=len, default=[])
         return memo[v]
 
-    return max([d(v) for v in edges] or [0])
+    return max((chain(comp[v]) for v in sorted(edges)), key=len, default=[])
 
 
 def main(argv):
+    limit = None
+    if len(argv) > 2 and argv[1] == '--max-layers' and argv[2].isdigit():
+        limit = int(argv[2])
+        argv = argv[:1] + argv[3:]
     if len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
@@ -125,8 +131,10 @@ def main(argv):
     print('sideways calls %d' % len(side))
     for a, b in sorted(side):
         print('  sideways: %s -> %s' % (a, b))
-    print('layers %d' % depth(edges, loops))
-    return 1 if loops or up or side else 0
+    chain = longest(edges, loops)
+    print('layers %d' % len(chain))
+    print('  longest: ' + ' > '.join(chain))
+    return 1 if loops or up or side or (limit is not None and len(chain) > limit) else 0
 
 
 if __name__ == '__main__':
