@@ -176,8 +176,7 @@ static void on_alarm(int sig)
     alarms++;
 }
 
-/* EINTR: a timer without SA_RESTART interrupts the waiting read several
- * times before the child's message arrives. */
+/* EINTR: a timer without SA_RESTART interrupts the waiting read several times before the child's message arrives. */
 static void test_eintr(void **state)
 {
     struct sigaction sa, old;
@@ -208,8 +207,7 @@ static void test_eintr(void **state)
     shmb_channel_close(&b);
 }
 
-/* A request and its reply across a fork; then the child dies and the
- * parent's next receive is -EPIPE. */
+/* A request and its reply across a fork; then the child dies and the parent's next receive is -EPIPE. */
 static void test_fork_round_trip(void **state)
 {
     shmb_channel_t a, b;
@@ -266,9 +264,7 @@ static void test_fd_passing(void **state)
     unpair(&a, &b);
 }
 
-/* Descriptors that cannot be kept are closed, never leaked: a message
- * too long for the buffer (-EMSGSIZE), one with two descriptors (-EPROTO),
- * and one read by plain shmb_channel_recv (the kernel drops it). */
+/* Descriptors that cannot be kept are closed: too long (-EMSGSIZE), two (-EPROTO), read by plain recv. */
 static void test_fd_never_leaks(void **state)
 {
     shmb_channel_t a, b;
@@ -316,8 +312,7 @@ static void test_fd_never_leaks(void **state)
     unpair(&a, &b);
 }
 
-/* The child sends its memfd and dies; the descriptor outlives the sender,
- * and after it the parent reads -EPIPE. */
+/* The child sends its memfd and dies; the descriptor outlives the sender, and after it the parent reads -EPIPE. */
 static void test_fd_from_dying_peer(void **state)
 {
     shmb_channel_t a, b;

@@ -93,9 +93,7 @@ static void test_new_and_replaced(void **state)
     assert_int_equal(entries(), 1);
 }
 
-/* A link at the name is refused and stays, and so does its target: a link
- * to a file (renaming would drop the link, writing through it would write
- * elsewhere), to nothing, or a planted temporary name of the old scheme. */
+/* A link at the name is refused and kept with its target: to a file, to nothing, an old temporary name. */
 static void test_links_refused(void **state)
 {
     shmb_file_out_t out;

@@ -248,9 +248,8 @@ static void test_json(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --system rows: no variant in the name, "-" in the variant column, the
- * system in the header; a dash row shows "-" in the table, nothing in CSV,
- * and is left out of JSON. */
+/* --system rows: no variant in the name, "-" in the variant column, the system in the header; a dash row
+ * is "-" in the table, empty in CSV, absent from JSON. */
 static void test_system_and_dash_rows(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -328,9 +327,8 @@ static void test_fixed_widths(void **state)
     free(tables[1]);
 }
 
-/* A '#' line longer than 100 characters is broken at spaces into lines of at
- * most 100, each continuation starting "#   "; joined with one space they
- * give the note back. A word longer than a line stays whole. */
+/* A '#' line over 100 characters breaks at spaces into lines of at most 100 ("#   " continuations) that
+ * join back into the note; a longer word stays whole. */
 static void test_long_notes_wrap(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -386,8 +384,7 @@ static void squeeze(char *s)
     *to = '\0';
 }
 
-/* Every column of the header starts a cell at the same offset in each row of
- * the table (the note, free text, last). */
+/* Every column of the header starts a cell at the same offset in each row of the table (the note, free text, last). */
 static void assert_rows_under_header(const char *table)
 {
     char *head = table_header(table);

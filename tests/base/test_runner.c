@@ -5,10 +5,8 @@
 #include "base/runner_internal.h"
 #include "shmbench/clock.h"
 
-/* A batch function that records the counts it was given, spins ns_per_op
- * per operation (a batch of slow_from operations or more: slow_ns in all),
- * fails at call fail_at (1-based; 0: never) and may set a stop flag after
- * stop_after calls. */
+/* A batch that records its counts, spins ns_per_op per operation (slow_ns in all from slow_from on),
+ * fails at call fail_at (1-based; 0: never) and sets a stop flag after stop_after calls. */
 typedef struct probe {
     uint64_t counts[64];
     size_t calls;
@@ -83,9 +81,8 @@ static void test_plans(void **state)
     }
 }
 
-/* before and after run untimed around each batch, with its count, in
- * order; a failure of either ends the run with it, after's even when the
- * batch failed first (the batch's error wins). */
+/* before and after run untimed around each batch, with its count, in order; either's failure ends the run,
+ * after's even when the batch failed first (the batch's error wins). */
 typedef struct hooked {
     probe_t batch, before, after;
     char order[64];
@@ -164,8 +161,7 @@ static void test_samples_are_ns_per_op(void **state)
     shmb_stats_release(&s);
 }
 
-/* The batch size: doubling until a batch lasts min_ns (batches of 1, 2, 4 return at once, one of 8
- * spins 300 ms: a busy machine would have to stall an empty batch 200 ms to stop early), or up to
+/* The batch size doubles until a batch lasts min_ns (8 spins 300 ms; 1, 2, 4 return at once) or reaches
  * the cap; a failure returns 0 with its error. */
 static void test_batch_sizes(void **state)
 {

@@ -286,9 +286,7 @@ static void test_cgroup_memory(void **state)
     assert_true(shmb_sysinfo_cgroup_memory_free() >= -1);
 }
 
-/* The huge page pool of a size, from a fake tree: counts as written, the
- * reserved pages taken off the free ones, a size without a pool, and a file
- * that is not a number. */
+/* The pool of a size from a fake tree: counts as written, reserved taken off free, no pool, not a number. */
 static void test_hugepages(void **state)
 {
     char root[] = "/tmp/shmb_sysinfo_XXXXXX";

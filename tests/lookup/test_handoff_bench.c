@@ -45,8 +45,7 @@ static const shmb_row_t *find(const shmb_rows_t *rows, const char *variant, cons
     return shmb_rows_find(rows, variant, step, 100, 0);
 }
 
-/* A measured hand-off row: at least count hand-offs, all verified, and
- * whether messages crossed. */
+/* A measured hand-off row: at least count hand-offs, all verified, and whether messages crossed. */
 static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char *how)
 {
     assert_non_null(row);
@@ -188,9 +187,7 @@ static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
     assert_nothing_left();
 }
 
-/* Refused before any timing: a model's fault (its step-by-step check);
- * and a wrong tag in a timed hand-off, by the borrower's read, in this
- * process and in the borrower process. */
+/* Refused before timing: a model's fault; a wrong tag in a timed hand-off, in this process and the borrower. */
 static void test_faults_refused(void **state)
 {
     shmb_handoff_bench_config_t c = config(1, 1);

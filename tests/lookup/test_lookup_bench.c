@@ -14,8 +14,7 @@
 
 #define PREFIX shmb_test_prefix()
 
-/* A run across two processes left nothing: no segment of ours, none
- * registered for the signal clean-up, no child. */
+/* A run across two processes left nothing: no segment of ours, none registered for the signal clean-up, no child. */
 static void assert_peer_run_left_nothing(void)
 {
     shmb_test_assert_clean();
@@ -355,8 +354,7 @@ static shmb_lookup_config_t peer_config(void)
     return c;
 }
 
-/* Configurations checked before anything runs: refused by the check and by
- * a run, which appends nothing and leaves no child; threads
+/* Configurations refused by the check and by a run (nothing appended, no child left); threads
  * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
 static void test_check_table(void **state)
 {
@@ -431,10 +429,8 @@ static void test_peer_process_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* With one system, rows are named by step alone and every system has the
- * same keys, in one process or two, throughput or both kinds: a dash row
- * where a system has no such step (in one process, Flow-IPC's attach);
- * mooncake's attach is its first use of each buffer. A kernel is no system. */
+/* One system: rows named by step, the same keys for every system, one or two processes, a dash row where a
+ * system has no such step; mooncake's attach is its first use of each buffer; a kernel is no system. */
 static void test_system_rows(void **state)
 {
     static const struct {
@@ -597,9 +593,8 @@ static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
     shmb_test_pair_with(&c->nsystems, c->systems, c->system_names, other);
 }
 
-/* Paired translation in one process: per kind (throughput, latency) a row
- * per system under the --system row's name, then a ratio row per system
- * against mooncake, the control's included; balanced rounds; nothing left. */
+/* Paired translation in one process: per kind a row per system, then a ratio row per system against
+ * mooncake (the control's too); balanced rounds; nothing left. */
 static void test_paired_translation_rows(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -642,9 +637,8 @@ static void test_paired_translation_rows(void **state)
     assert_int_equal(rows.n, 0);
 }
 
-/* Paired first attach across two processes: one total per system and
- * round, the receiver's whole first attach (each buffer, the pool, each
- * pool), its count in the system row's note; the peer gone, nothing left. */
+/* Paired first attach across two processes: one total per system and round, its count in the note; the
+ * peer gone, nothing left. */
 static void test_paired_attach_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();

@@ -178,8 +178,7 @@ static void test_handoff(void **state)
     assert_int_equal(store.used, used);
 }
 
-/* A count below what a batch or a paired run needs: one note says what
- * was run instead (--num_lookups). */
+/* A count below what a batch or a paired run needs: one note says what was run instead (--num_lookups). */
 static void test_lookup_counts(void **state)
 {
     shmb_notes_t store = {0};
@@ -209,8 +208,7 @@ static void test_lookup_counts(void **state)
     assert_false(shmb_test_has_note(&r, "count:"));
 }
 
-/* Every combination of the modes: at most what report->notes holds, then
- * its NULL. */
+/* Every combination of the modes: at most what report->notes holds, then its NULL. */
 static void test_lookup_never_overflows(void **state)
 {
     for (unsigned m = 0; m < 64; m++) {

@@ -320,8 +320,7 @@ static void test_destroy_keeps(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The reference: [offset, offset + len) inside [0, pool_bytes), in 128-bit
- * arithmetic so nothing wraps. */
+/* The reference: [offset, offset + len) inside [0, pool_bytes), in 128-bit arithmetic so nothing wraps. */
 static void *reference(unsigned char *base, size_t pool_bytes, uint64_t offset, uint64_t len)
 {
     __extension__ typedef unsigned __int128 u128;
@@ -389,9 +388,7 @@ static void test_translate_batch_against_reference(void **state)
     assert_true(shmb_fipc_classic_translate_batch(local, size, req, N) == want);
 }
 
-/* The latency chain: with the right expected addresses it sums the
- * translations; when translation 0 lands d bytes off what was expected,
- * request 1 is translated at its offset + d: the chain is dependent. */
+/* The latency chain sums the translations; translation 0 landing d bytes off makes request 1 land d off. */
 static void test_translate_chain_is_dependent(void **state)
 {
     const size_t size = sizeof(local);

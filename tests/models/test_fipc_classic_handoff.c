@@ -52,8 +52,7 @@ static void test_handoff_faults(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The lender's handle outlives the borrower's: the lender frees; lent twice
- * and borrowed twice, the count follows. */
+/* The lender's handle outlives the borrower's: the lender frees; lent twice and borrowed twice, the count follows. */
 static void test_handoff_orders(void **state)
 {
     shmb_fipc_classic_t *pool;
@@ -124,9 +123,8 @@ static void test_handoff_bad_input(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The borrower in a forked child: opens the pool by name, borrows the blob
- * (checking the pattern), releases (the last owner: it frees) and says so
- * with a one-byte ack, unless die_midway: then it exits holding it. */
+/* A forked borrower: opens the pool, borrows the blob (pattern checked), releases it and acks with a byte;
+ * die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, const char *name, int die_midway)
 {
     shmb_fipc_classic_arena_t *a;

@@ -24,8 +24,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* Each planted fault fails the verification with its own error, and the
- * next clean run passes again. */
+/* Each planted fault fails the verification with its own error, and the next clean run passes again. */
 static void test_handoff_faults(void **state)
 {
     static const struct {
@@ -186,9 +185,8 @@ static void test_handoff_bad_messages(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* The borrower in a forked child: it answers the lender's requests and, for
- * a blob, borrows (checking the pattern), then releases and sends the
- * return back, unless die_midway: then it exits holding the object. */
+/* A forked borrower: answers the lender, borrows a blob (pattern checked), releases and returns it;
+ * die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, int die_midway)
 {
     shmb_fipc_borrower_t *b;
@@ -222,9 +220,8 @@ static int borrower_child(shmb_channel_t *ch, int die_midway)
     }
 }
 
-/* The lender's side of one hand-off to a forked borrower: pools lent by
- * round trips, the object lent and dropped here; then the return, or
- * -EPIPE when the child died. */
+/* The lender's side of one hand-off to a forked borrower: pools lent, the object lent and dropped, then
+ * the return, or -EPIPE when the child died. */
 static void test_handoff_across_fork(void **state)
 {
     const int die_midway = shmb_test_arg(state);

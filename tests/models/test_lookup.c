@@ -193,9 +193,7 @@ static void test_batch_sums_translations(void **state)
     }
 }
 
-/* The chain: with the right expected addresses, it sums the translations;
- * when translation 0 lands d bytes off what was expected, request 1 is
- * translated with its keys shifted by d: the chain is dependent. */
+/* The chain sums the translations; translation 0 landing d bytes off shifts request 1's keys by d. */
 static void test_chain_is_dependent(void **state)
 {
     shmb_lookup_table_t *t = *state;

@@ -15,10 +15,8 @@ static int holds(const shmb_mooncake_buffer_t *b, uint64_t addr, uint64_t len)
     return addr >= b->addr && (u128)addr + len <= (u128)b->addr + b->length;
 }
 
-/* The reference, with 128-bit arithmetic so nothing wraps: a buffer mapped
- * so far that holds [addr, addr + len) (tryResolve), else the first buffer
- * in registration order that holds it (findBuffer), if it has an SHM path.
- * Returns the buffer's index or -1. */
+/* The reference (128-bit, nothing wraps): the mapped buffer holding [addr, addr + len) (tryResolve), else
+ * the first registered one with an SHM path (findBuffer); its index or -1. */
 static int reference(const shmb_mooncake_buffer_t *b, size_t n, uint64_t addr, uint64_t len)
 {
     if (len == 0)
@@ -285,9 +283,7 @@ static void test_batch_sums_relocations(void **state)
     shmb_mooncake_destroy(m);
 }
 
-/* The latency chain: with the right expected addresses it sums the
- * relocations; when relocation 0 lands d bytes off what was expected,
- * request 1 is relocated at its address + d: the chain is dependent. */
+/* The latency chain sums the relocations; relocation 0 landing d bytes off moves request 1 by d. */
 static void test_chain_is_dependent(void **state)
 {
     shmb_mooncake_t *m = *state;
@@ -308,9 +304,7 @@ static void test_chain_is_dependent(void **state)
     assert_true(shmb_mooncake_relocate_chain(m, 12345, r, expected, 2) == 0);   /* unknown target */
 }
 
-/* Whether b[i].addr + off, alone and to the buffer's end, translates other
- * than to the fake's mapping of that buffer (or, for a buffer without SHM,
- * does not fail): 0, 1 or 2 wrong answers. */
+/* Wrong answers (0..2) for b[i].addr + off alone and to the buffer's end, against the fake's mapping. */
 static long wrong_at(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t i, uint64_t off)
 {
     long wrong = 0;
@@ -327,8 +321,7 @@ static long wrong_at(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t
     return wrong;
 }
 
-/* wrong_at summed over the offsets 0, step, 2 * step, ... and the last byte
- * of each buffer. */
+/* wrong_at summed over the offsets 0, step, 2 * step, ... and the last byte of each buffer. */
 static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t n, uint64_t step)
 {
     long wrong = 0;

@@ -62,8 +62,7 @@ static void free_all(shmb_offset_block_t **blocks, size_t n)
         assert_int_equal(shmb_offset_free(blocks[i]), 0);
 }
 
-/* Page-multiple requests get page-aligned blocks inside the range, each at
- * base + its offset. */
+/* Page-multiple requests get page-aligned blocks inside the range, each at base + its offset. */
 static void test_in_range_and_aligned(void **state)
 {
     enum { N = 200 };
@@ -92,8 +91,7 @@ static void test_in_range_and_aligned(void **state)
     release_range(a, base, bytes);
 }
 
-/* Random sizes, frees in random order, allocations again: no two live
- * blocks ever overlap, and the counters follow. */
+/* Random sizes, frees in random order, allocations again: no two live blocks ever overlap, and the counters follow. */
 static void test_random_no_overlap(void **state)
 {
     enum { N = 3000 };
@@ -124,8 +122,7 @@ static void test_random_no_overlap(void **state)
     release_range(a, base, bytes);
 }
 
-/* A range holding exactly 16 blocks: the 17th is refused until one goes,
- * then it takes the freed place. */
+/* A range holding exactly 16 blocks: the 17th is refused until one goes, then it takes the freed place. */
 static void test_full_then_free(void **state)
 {
     enum { N = 16 };
@@ -148,8 +145,7 @@ static void test_full_then_free(void **state)
     release_range(a, base, bytes);
 }
 
-/* Freed neighbours merge: after every block goes, in random order, the
- * whole range is one block again. */
+/* Freed neighbours merge: after every block goes, in random order, the whole range is one block again. */
 static void test_merging(void **state)
 {
     enum { N = 256 };
@@ -286,10 +282,8 @@ static void test_beyond_32_bits(void **state)
     release_range(a, base, bytes);
 }
 
-/* A pool of 8 nodes: 7 blocks and the free rest. The 8th block is refused
- * though space is left; a free that merges nothing keeps every node in use
- * (the hole is a node), so it is still refused; a free that merges into the
- * rest gives a node back. */
+/* A pool of 8 nodes: the 8th block is refused with space left, still after a free that merges nothing
+ * (the hole is a node), not after one that merges into the rest. */
 static void test_node_pool_exhausted(void **state)
 {
     const size_t bytes = 1u << 20;

@@ -26,8 +26,7 @@ int posix_fallocate(int fd, off_t offset, off_t len)
     return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
 }
 
-/* What this executable's shm_open saw, shared with the peers it forks
- * (MAP_SHARED, mapped in main before any fork). */
+/* What this executable's shm_open saw, shared with the peers it forks (MAP_SHARED, mapped in main before any fork). */
 typedef struct opens {
     pid_t test_pid;     /* the test process: the owner */
     int attaches;       /* shm_open without O_CREAT in another process: a peer's attach by name */
@@ -60,10 +59,8 @@ static shmb_transfer_config_t small(void)
     return c;
 }
 
-/* The sizes: doubling from the first, the last added when doubling skips
- * it; refused: none, a first above the last, above SHMB_TRANSFER_MAX_KB.
- * The space a run takes: src and dst, a cold segment more, a hand-off
- * link's room. */
+/* The sizes double from the first, the last added; refused: none, first above last, above MAX_KB. The
+ * space a run takes: src and dst, a cold segment more, a hand-off link's room. */
 static void test_sizes(void **state)
 {
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
@@ -250,9 +247,7 @@ static void test_threads(void **state)
  * share of the request's p50), then copy_out (measured for SHM-jemalloc only, so that runs pair). */
 #define PER_SIZE 5
 
-/* SHM-jemalloc's request is its write path: its notes say so, its
- * to_address translation is not possible upstream, the reader's copy_out
- * follows (a copy: verified, with a rate). */
+/* SHM-jemalloc's request is its write path (so its notes say), to_address not upstream; copy_out follows. */
 static void check_jemalloc_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb)
 {
     assert_string_equal(rows->v[first + 1].note, SHMB_TRANSFER_NOT_UPSTREAM);
@@ -297,9 +292,7 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
     assert_true(req->ns.p50 > rows->v[first + 1].ns.p50);
 }
 
-/* With a system, each size's rows are the whole request and its parts,
- * every one verified (the copies' bytes with verify after timing too), for
- * every system. */
+/* With a system, each size's rows are the request and its parts, every one verified, for every system. */
 static void test_translated(void **state)
 {
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
@@ -435,9 +428,7 @@ static size_t jemalloc_pools(uint64_t n, uint64_t size)
     return pools;
 }
 
-/* Each design's engine registers what a TENT that adopted it would: N
- * buffers, SHM-classic's one pool, the pools SHM-jemalloc's arena makes for
- * the N blocks (fewer than N); every part still finds dst. */
+/* Each design's engine registers N buffers, SHM-classic's pool, or SHM-jemalloc's pools; all find dst. */
 static void test_engine_per_design(void **state)
 {
     char why[256] = "";
@@ -461,8 +452,7 @@ static void test_engine_per_design(void **state)
     }
 }
 
-/* Runs one operation of each part; true when exactly those in `want` (a
- * bit per part) counted a miss. */
+/* Runs one operation of each part; true when exactly those in `want` (a bit per part) counted a miss. */
 static int misses_are(shmb_transfer_run_t *r, unsigned want)
 {
     unsigned got = 0;
@@ -635,9 +625,7 @@ static void stop_peer(shmb_peer_t *peer)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The peer attaches src and dst by name, copies and times; the rows are the
- * in-process rows (names, exact counts, rates), verified here; one peer
- * serves a second run (a repetition). */
+/* The peer attaches src and dst by name and copies: the in-process rows, verified; a second run reuses it. */
 static void test_peer_rows(void **state)
 {
     shmb_peer_t peer = start_peer();
@@ -772,9 +760,7 @@ static void test_peer_checked(void **state)
     }
 }
 
-/* Cold rows in the peer: each fresh segment attached by name in the peer
- * (untouched: its pages are allocated inside the peer's timed write, which
- * the run checks), checked here; slower than the warm copy. */
+/* Cold rows in the peer: each fresh segment attached by name there, checked here; slower than warm. */
 static void test_peer_cold(void **state)
 {
     shmb_peer_t peer = start_peer();

@@ -56,12 +56,11 @@ static void test_request_fills_n(void **state)
     }
 }
 
-/* A --system run and a paired one: the request_path and request rows named
- * .../size_kb:4/per_submit:N/..., their operations descriptors (a multiple
- * of N), the others as without it; every byte checked (verify). */
+/* A --system and a paired run: request_path and request rows named .../per_submit:N/..., their operations a
+ * multiple of N, the others as without it; every byte verified. */
 static void test_rows_per_descriptor(void **state)
 {
-    char why[256] = "", name[160];
+    char why[256] = "";
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
         c.verify = 1;
@@ -72,8 +71,7 @@ static void test_rows_per_descriptor(void **state)
                                            "shm_transfer/translate/size_kb:4", "shm_transfer/memcpy/size_kb:4",
                                            "shm_transfer/request/size_kb:4/per_submit:8"};
         for (size_t i = 0; i < 4; i++) {
-            shmb_test_row_name("shm_transfer", &rows, i, name, sizeof(name));
-            assert_string_equal(name, want[i]);
+            shmb_test_assert_row_name("shm_transfer", &rows, i, want[i]);
             assert_true(rows.v[i].iterations > 0 && rows.v[i].ns.p50 > 0);
             if (i == 0 || i == 3)
                 assert_int_equal(rows.v[i].iterations % N, 0);
@@ -86,12 +84,11 @@ static void test_rows_per_descriptor(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 5, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/translate/size_kb:4/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows, 0,
+                              "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows, 14,
+                              "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows, 5, "shm_transfer/translate/size_kb:4/system:mooncake");
     for (size_t i = 11; i < 14; i++)
         assert_int_equal(rows.v[i].iterations % N, 0);
     shmb_rows_free(&rows);

@@ -81,21 +81,19 @@ static void test_own_destinations(void **state)
  * row at 1 (SHM-jemalloc's rows: test_jemalloc_links). */
 static void test_paired_rows(void **state)
 {
-    char name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 7, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
-    shmb_test_row_name("shm_transfer", &rows, 10, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
-    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows, 0,
+                              "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows, 7,
+                              "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
+    shmb_test_assert_row_name("shm_transfer", &rows, 10, "shm_transfer/memcpy/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows, 14,
+                              "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
     for (size_t i = 0; i < rows.n; i++) {
         assert_int_equal(rows.v[i].threads, i == 10 ? 1 : 2);
         assert_null(strstr(rows.v[i].system, "jemalloc"));
@@ -128,9 +126,7 @@ static int children(pid_t *pids, int cap)
     return n;
 }
 
-/* A thread that keeps the most children seen at once, and the CPU each of
- * the first few was last seen pinned to (-1: more than one allowed), until
- * told to stop. */
+/* A thread that keeps the most children seen at once and the CPU each was pinned to (-1: several). */
 enum { WATCHED = 8 };
 typedef struct watch {
     pthread_t thread;
@@ -204,7 +200,7 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
  * reaped); a wrong tag on submitter 1's link fails the run before and after timing, nothing left. */
 static void test_jemalloc_links(void **state)
 {
-    char why[256] = "", name[160];
+    char why[256] = "";
     const shmb_transfer_config_t c = jemalloc_pair();
     shmb_rows_t rows = {0};
     watch_t seen;
@@ -222,15 +218,12 @@ static void test_jemalloc_links(void **state)
         const size_t at = 5 * k + (k == 2); /* the copy row after translate's */
         char want[160];
         snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/threads:2/system:flowipc_jemalloc", parts[k]);
-        shmb_test_row_name("shm_transfer", &rows, at + 1, name, sizeof(name));
-        assert_string_equal(name, want);
-        shmb_test_row_name("shm_transfer", &rows, at + 3, name, sizeof(name));
-        assert_string_equal(name, strcat(want, "/vs:mooncake"));
+        shmb_test_assert_row_name("shm_transfer", &rows, at + 1, want);
+        shmb_test_assert_row_name("shm_transfer", &rows, at + 3, strcat(want, "/vs:mooncake"));
         assert_true(rows.v[at + 1].iterations > 0 && rows.v[at + 3].ratio_lo > 0);
     }
     assert_non_null(strstr(rows.v[12].note, "write path: "));
-    shmb_test_row_name("shm_transfer", &rows, 16, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/copy_out/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows, 16, "shm_transfer/copy_out/size_kb:4");
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, i == 10 || i == 16 ? 1 : 2);
     shmb_rows_free(&rows);
@@ -262,9 +255,8 @@ static void test_jemalloc_note(void **state)
         fail_msg("no note \"%s ... each borrower on its submitter's CPU\"", want);
 }
 
-/* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
- * baseline, above SHMB_TRANSFER_MAX_THREADS, beside mooncake_upstream; 0 and
- * 1 are one submitter. */
+/* Refused: no systems, zero_copy, threads, SHM-jemalloc the baseline, above MAX_THREADS, beside
+ * mooncake_upstream; 0 and 1 are one submitter. */
 static void test_refused(void **state)
 {
     shmb_transfer_config_t bad[6];

@@ -341,9 +341,7 @@ static void test_read_errors(void **state)
     free(huge);
 }
 
-/* A file of one endless line (/dev/zero) is refused once the line passes
- * the limit, in bounded memory: in a child whose address space is capped
- * (a read of the whole line failed there with ENOMEM, said as "no request"). */
+/* An endless line (/dev/zero) is refused past the limit in bounded memory (a child with capped memory). */
 static void test_read_endless_line(void **state)
 {
     pid_t pid = fork();
@@ -475,9 +473,7 @@ static void test_replay_rows(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* SHM-jemalloc's replay hands each descriptor over: a wrong payload byte
- * in the checked hand-off before a request is timed, or a wrong tag inside
- * a timed one, fails the run; nothing left. */
+/* SHM-jemalloc's replay fails on a wrong payload byte before timing or a wrong tag in a timed hand-off. */
 static void test_replay_handoff_planted_faults(void **state)
 {
     shmb_workload_stream_t s = {0};
@@ -563,9 +559,7 @@ static int replay_one(shmb_workload_replay_t *w, shmb_workload_config_t *c, char
     return shmb_workload_replay_request(w, &f);
 }
 
-/* A planted fault fails the replay, for every system: a copy that drops a
- * byte (the copy's and the request's check name the descriptor), a pool
- * seen 64 bytes off (the translation misses). */
+/* A planted fault fails the replay for every system: a dropped byte (the descriptor named), a pool 64 off. */
 static void test_replay_planted_fault(void **state)
 {
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
@@ -590,9 +584,7 @@ static void test_replay_planted_fault(void **state)
     }
 }
 
-/* The backing reaches src and dst: on tmpfs both are named in /dev/shm
- * while the replay runs, on memfd neither is, its rows are made all the
- * same and the residency read back covers both. */
+/* The backing reaches src and dst: named in /dev/shm on tmpfs, not on memfd; rows and residency alike. */
 static void test_replay_backing(void **state)
 {
     for (int kind = SHMB_BACKING_TMPFS; kind <= SHMB_BACKING_MEMFD; kind++) {

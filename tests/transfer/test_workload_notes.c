@@ -143,8 +143,7 @@ static void test_sglang_and_reuse(void **state)
     assert_string_equal(tail, SUBMITS);
 }
 
-/* Open loop: the speed in the workload line, a request's service and its
- * latency in the rows. */
+/* Open loop: the speed in the workload line, a request's service and its latency in the rows. */
 static void test_open_loop(void **state)
 {
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_LAYER);
