@@ -271,8 +271,7 @@ void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char 
                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
-/* The runner's record: the cases of the running group (their own setups),
- * the one running, and every skip with its reason. */
+/* The runner's record: the running group's cases (their own setups), the one running, each skip's reason. */
 static const struct CMUnitTest *group;
 static size_t next_case, cases_run;
 static const char *running;

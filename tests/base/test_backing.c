@@ -241,8 +241,7 @@ static void test_errors(void **state)
 
 /* ---- a full backing ---- */
 
-/* In a 4 MiB tmpfs over /dev/shm, an 8 MiB tmpfs pool with each method:
- * the kernel's answer, never a crash, and nothing left. */
+/* An 8 MiB tmpfs pool in a 4 MiB tmpfs, each method: the kernel's answer, never a crash, nothing left. */
 static int full_tmpfs(void *arg)
 {
     (void)arg;
@@ -339,8 +338,7 @@ static void test_signal_midway(void **state)
     assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
-/* A forked peer maps the sent backing, answers and is SIGKILLed: the owner reads the answer, then
- * -EPIPE, and destroying leaves nothing. */
+/* A forked peer maps the sent backing, answers, is SIGKILLed: the answer, then -EPIPE; nothing left. */
 static void peer_round(shmb_backing_kind_t kind)
 {
     shmb_backing_config_t cfg = config(kind);

@@ -136,8 +136,7 @@ static void test_other_kinds_refused(void **state)
     assert_int_equal(entries(), 2);
 }
 
-/* A device is written through and stays one, also through a link to it
- * (/dev/stdout); a full one fails at commit with its errno. */
+/* A device is written through and stays one, also via a link (/dev/stdout); a full one fails at commit. */
 static void test_devices_written_through(void **state)
 {
     shmb_file_out_t out;

@@ -41,8 +41,7 @@ static machine_t machine(const double *costs, size_t nsys)
     return m;
 }
 
-/* The paired run of nsys systems (the last the baseline's control) on the
- * drifting machine: each one's pair against system 0. */
+/* The paired run of nsys systems (the last the control) on the drifting machine: each one against system 0. */
 static void paired(const double *costs, size_t nsys, shmb_paired_ratio_t *pairs)
 {
     machine_t m = machine(costs, nsys);

@@ -210,8 +210,7 @@ static void stop_and_check(shmb_peer_t *peer, int want)
     assert_nothing_left(pid, getpid());
 }
 
-/* Waits (polling; this is a test, not the protocol) until pid ends: returns
- * its status and the time it was seen gone, or -1 after 5 s. */
+/* Polls until pid ends: its status and the time it was seen gone, or -1 after 5 s. */
 static int wait_gone(pid_t pid, uint64_t *t_ns)
 {
     uint64_t deadline = shmb_clock_now_ns() + 5000000000ull;
@@ -243,8 +242,7 @@ static void test_start_rejects_bad_input(void **state)
     shmb_test_assert_no_child();
 }
 
-/* A table's peer: command 1 answers how often `before` ran (in the peer);
- * before fails with -EDOM from its fourth call on. */
+/* A table's peer: command 1 answers how often `before` ran; before fails with -EDOM from its fourth call. */
 static uint64_t befores;
 static int count_before(void *ctx)
 {
@@ -382,8 +380,7 @@ static void test_errors_travel_back(void **state)
     stop_and_check(&peer, 0);
 }
 
-/* A third process SIGKILLs the peer while it runs a command the owner waits
- * for; the owner must say so within the limit. */
+/* A third process SIGKILLs the peer mid-command: the waiting owner says so within the limit. */
 static void test_peer_killed_mid_wait(void **state)
 {
     shmb_peer_t peer;

@@ -292,8 +292,7 @@ static void test_system_and_dash_rows(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Column widths depend on the columns, not the figures: the header lines of
- * two runs match, and each figure starts at the same place. */
+/* Column widths depend on the columns, not the figures: two runs' headers match, figures start alike. */
 static void test_fixed_widths(void **state)
 {
     shmb_report_t r = make_report(1);

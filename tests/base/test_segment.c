@@ -407,8 +407,7 @@ static int handler_is_ours(int sig)
     return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction != NULL;
 }
 
-/* A signal the system refuses with EINVAL (valgrind's own) is skipped
- * without a word; any other refusal fails the install. */
+/* A signal refused with EINVAL (valgrind's own) is skipped silently; any other refusal fails the install. */
 static int refused_run(void)
 {
     sigemptyset(&refused);
@@ -622,8 +621,7 @@ static void test_signal_dispositions(void **state)
         signal(cases[i].sig, SIG_DFL);
 }
 
-/* The name the k-th next create of this process tries with random part r:
- * one name is made (and spent) to learn the counter. */
+/* The name the k-th next create tries with random part r (one name is spent to learn the counter). */
 static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long long *counter)
 {
     char probe[SHMB_SEGMENT_NAME_MAX + 1];

@@ -109,8 +109,7 @@ static void test_mooncake_run(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Every kernel's row, random and sequential: batches of the minimum 4096
- * from a pool of 32 batches, speedup against linear. */
+/* Every kernel's row, random and sequential: 4096-lookup batches from a pool of 32, speedup vs linear. */
 static void test_kernel_rows(void **state)
 {
     for (int sequential = 0; sequential < 2; sequential++) {
@@ -163,8 +162,7 @@ static void test_large_batches_make_the_pool(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Systems first (mooncake with its first_use row), then kernels; speedup
- * against mooncake; mooncake's real segments gone afterwards. */
+/* Systems (mooncake with first_use) before kernels; speedup vs mooncake; its real segments gone after. */
 static void test_systems_beside_kernels(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -191,8 +189,7 @@ static void test_systems_beside_kernels(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Both kinds: per path its throughput row, then its latency row, each with
- * the speedup against the baseline's row of the same kind. */
+/* Both kinds: per path its throughput row then its latency row, speedup vs the baseline of that kind. */
 static void test_both_modes(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -223,8 +220,7 @@ static void test_both_modes(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The placement decides the registration order by address: descending,
- * ascending or random; the same seed places the same way. */
+/* The placement orders registrations by address: descending, ascending or random; a seed places alike. */
 static void test_placement(void **state)
 {
     enum { N = 50 };
@@ -266,8 +262,7 @@ static void test_placement(void **state)
     assert_int_equal(shmb_lookup_bench_place(&c, seg), -EINVAL);
 }
 
-/* Two threads at once on every path: rows carry threads = 2, both threads
- * timed at least the minimum of batches, every batch checked. */
+/* Two threads on every path: rows carry threads = 2, each thread timed the minimum batches, all checked. */
 static void test_two_threads(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -515,8 +510,7 @@ static pid_t child_of(pid_t parent, pid_t not)
     return found;
 }
 
-/* A killer process SIGKILLs the peer while it measures: the run returns
- * -EPIPE within a slice or so, the death recorded, nothing left. */
+/* The peer SIGKILLed while it measures: -EPIPE within a slice or so, the death recorded, nothing left. */
 static void test_peer_process_peer_killed(void **state)
 {
     _Atomic uint64_t *killed_at = mmap(NULL, sizeof(*killed_at), PROT_READ | PROT_WRITE,
@@ -637,8 +631,7 @@ static void test_paired_translation_rows(void **state)
     assert_int_equal(rows.n, 0);
 }
 
-/* Paired first attach across two processes: one total per system and round, its count in the note; the
- * peer gone, nothing left. */
+/* Paired first attach in two processes: a total per system and round, its count noted; nothing left. */
 static void test_paired_attach_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();
@@ -701,8 +694,7 @@ static void test_lend_planted_faults(void **state)
     }
 }
 
-/* The peer's side of a paired attach reads the owner's tag through its
- * mapping: a pool whose block holds another tag fails, naming it. */
+/* The peer of a paired attach reads the owner's tag: a pool block holding another tag fails, naming it. */
 static void test_paired_attach_checks_tags(void **state)
 {
     shmb_lookup_config_t c = peer_config();

@@ -143,8 +143,7 @@ static void test_lookup_store_full(void **state)
     shmb_test_notes_store_full(compose, &c, 6);
 }
 
-/* The hand-off's two notes come after the lookup's, worded for a peer or
- * not; a report with no room left refuses them, untouched. */
+/* The hand-off's two notes follow the lookup's, worded for a peer or not; no room: refused, untouched. */
 static void test_handoff(void **state)
 {
     shmb_notes_t store = {0};

@@ -405,8 +405,7 @@ static void test_translate_chain_is_dependent(void **state)
     assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 2) == t[0]);
 }
 
-/* A full /dev/shm at create: the manager's pages are reserved first, so -ENOSPC, never a SIGBUS
- * inside boost, nothing left. */
+/* A full /dev/shm at create: the manager's pages reserved first, so -ENOSPC, no SIGBUS, nothing left. */
 static int full_shm_run(void *arg)
 {
     (void)arg;

@@ -27,8 +27,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Each planted fault fails the verification with its own error, and the
- * next clean run passes again (the pool is whole). */
+/* Each planted fault fails the verification with its own error; the next clean run passes (pool whole). */
 static void test_handoff_faults(void **state)
 {
     static const struct {
@@ -123,8 +122,7 @@ static void test_handoff_bad_input(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* A forked borrower: opens the pool, borrows the blob (pattern checked), releases it and acks with a byte;
- * die_midway: exits holding it. */
+/* A forked borrower: opens the pool, borrows (pattern checked), releases, acks; die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, const char *name, int die_midway)
 {
     shmb_fipc_classic_arena_t *a;

@@ -1,5 +1,4 @@
-/* SHM-jemalloc's object hand-off: lend, borrow, return, in one process and
- * across a fork, its planted faults and its malformed messages. */
+/* SHM-jemalloc's object hand-off: lend, borrow, return, in process and across a fork; faults, bad messages. */
 
 #include "helpers.h"
 
@@ -68,8 +67,7 @@ static void lend_pools_in_process(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t *l
     assert_int_equal(shmb_fipc_lender_lend_pool(l, 999999, msg, sizeof(msg), &len), -ENOENT);
 }
 
-/* One object lent twice and borrowed twice: the lender keeps it until
- * both returns, and frees it once. Then a disconnected session. */
+/* An object lent and borrowed twice is kept until both returns, freed once; then a disconnected session. */
 static void test_handoff_lent_twice(void **state)
 {
     shmb_fipc_jemalloc_t *j;
@@ -185,8 +183,7 @@ static void test_handoff_bad_messages(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* A forked borrower: answers the lender, borrows a blob (pattern checked), releases and returns it;
- * die_midway: exits holding it. */
+/* A forked borrower: answers, borrows (pattern checked), releases and returns; die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, int die_midway)
 {
     shmb_fipc_borrower_t *b;

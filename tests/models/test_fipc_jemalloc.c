@@ -24,8 +24,7 @@ static const char *object_of(const char *symbol)
     return info.dli_fname;
 }
 
-/* glibc's, or the Address- or ThreadSanitizer's that wraps it (libasan or
- * libtsan with gcc, linked into this program with clang). */
+/* glibc's, or a sanitizer's wrapping it (libasan/libtsan with gcc, linked into this program with clang). */
 static int glibc_or_sanitizer(const char *object)
 {
     Dl_info self;

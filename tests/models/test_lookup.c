@@ -6,8 +6,7 @@
 
 static unsigned char local[1 << 20];
 
-/* The reference: any segment that holds all of [addr, addr + len), found the
- * obvious way, with 128-bit arithmetic so nothing wraps. */
+/* The reference: any segment holding all of [addr, addr + len), found plainly in 128-bit arithmetic. */
 static void *reference(const shmb_lookup_segment_t *segs, size_t n, uint64_t addr, uint64_t len)
 {
     for (size_t i = 0; i < n; i++) {

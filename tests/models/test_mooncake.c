@@ -49,8 +49,7 @@ static void check(shmb_mooncake_t *m, uint64_t id, const shmb_mooncake_buffer_t 
                  local ? (void *)(local + (addr - b[want].addr)) : NULL);
 }
 
-/* Registered out of address order: C, A, B, then E (no SHM path) and F,
- * which overlaps E's end. A and B touch; C stands apart. */
+/* Registered out of order: C, A, B, then E (no SHM path) and F over E's end; A and B touch, C apart. */
 static const uint64_t A = 0x10000, B = 0x11000, C = 0x20000, E = 0x30000, F = 0x30800;
 static const uint64_t TARGET = 7;
 static const shmb_mooncake_buffer_t edges[] = {
@@ -334,8 +333,7 @@ static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, siz
     return wrong;
 }
 
-/* Every byte of every registered buffer; and the planted
- * fault (buffer 2 mapped 64 bytes off) is seen on each of its bytes. */
+/* Every byte of every registered buffer; the planted fault (buffer 2 mapped 64 off) seen on each of its. */
 static void test_every_address(void **state)
 {
     for (int lie = 0; lie < 2; lie++) {
@@ -349,8 +347,7 @@ static void test_every_address(void **state)
     }
 }
 
-/* Outside every buffer: the gaps, either side, a range that runs past a
- * buffer's end into the next, the buffer without SHM. */
+/* Outside every buffer: gaps, either side, a range running into the next buffer, the buffer without SHM. */
 static void test_outside_every_buffer(void **state)
 {
     shmb_mooncake_ops_t ops = fake_ops();
@@ -371,8 +368,7 @@ static void test_outside_every_buffer(void **state)
     shmb_mooncake_destroy(m);
 }
 
-/* The first and last bytes and the whole of each of 1000 buffers
- * registered in random order, with gaps and some without SHM. */
+/* First, last and all bytes of each of 1000 buffers in random order, with gaps and some without SHM. */
 static void test_random_every_buffer(void **state)
 {
     shmb_rng_t rng;

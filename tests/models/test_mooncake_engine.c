@@ -1,5 +1,4 @@
-/* Mooncake's request path: TENT's submitTransfer over the model's engine,
- * with and without the translation and copy hooks. */
+/* Mooncake's request path: TENT's submitTransfer over the model's engine, with and without the hooks. */
 
 #include "helpers.h"
 
@@ -42,8 +41,7 @@ static void test_engine_buffers(void **state)
     assert_int_equal(shmb_mooncake_engine_buffers(NULL, 77), 0);
 }
 
-/* With no hooks, the path alone: the selection finds the buffer that holds
- * the target; the task carries the peer's address. */
+/* No hooks, the path alone: the selection finds the target's buffer; the task carries the peer's address. */
 static void test_engine_finds_buffer(void **state)
 {
     shmb_mooncake_engine_t *e = make_engine();

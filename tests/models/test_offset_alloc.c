@@ -11,8 +11,7 @@
 
 static const char *prefix; /* "/shmb_test_offset_<pid>_" (helpers.h) */
 
-/* A range nobody may touch: PROT_NONE, so that the allocator's promise to
- * keep its metadata out of the segment is checked by the MMU. */
+/* A PROT_NONE range: the MMU checks the allocator's promise to keep its metadata out of the segment. */
 static void *untouchable(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -191,8 +190,7 @@ static void test_one_byte(void **state)
     release_range(a, base, bytes);
 }
 
-/* The bins' rounding: exact below 8 and on bin sizes, else up to the next of
- * 8 steps per power of two (at most 12.5% more). */
+/* Bin rounding: exact below 8 and on bin sizes, else up to the next of 8 steps per power of two (<= 12.5%). */
 static void test_footprint(void **state)
 {
     static const struct { uint64_t bytes, footprint; } cases[] = {
@@ -242,8 +240,7 @@ static void test_bad_arguments(void **state)
     munmap(base, bytes);
 }
 
-/* The largest request is the range's size rounded down to a bin: a range of
- * 1 MiB + 4 KiB serves 1 MiB and nothing larger. */
+/* The largest request is the range rounded down to a bin: 1 MiB + 4 KiB serves 1 MiB, nothing larger. */
 static void test_largest_size(void **state)
 {
     const size_t bytes = (1u << 20) + 4096;
@@ -261,8 +258,7 @@ static void test_largest_size(void **state)
     release_range(a, base, bytes);
 }
 
-/* Above 3.75 GiB the allocator counts in units of 2^k bytes (8 GiB: 4-byte
- * units), and the whole range is still one block. */
+/* Above 3.75 GiB the allocator counts in 2^k-byte units (8 GiB: 4 bytes); the range is still one block. */
 static void test_beyond_32_bits(void **state)
 {
     const size_t bytes = (size_t)8 << 30;

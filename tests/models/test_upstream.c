@@ -60,8 +60,7 @@ static void test_commit_named(void **state)
     assert_true(strlen(shmb_upstream_commit()) >= 7);
 }
 
-/* The working set of each size the allocation rows time, in range and
- * disjoint, then freed in a scattered order and allocated again. */
+/* Each size's working set in range and disjoint, freed in a scattered order and allocated again. */
 static void test_in_range_disjoint_reusable(void **state)
 {
     (void)state;
@@ -164,8 +163,7 @@ static void test_check_catches_faults(void **state)
     free(f);
 }
 
-/* TENT's SHM buffers in /dev/shm made by this process (upstream names them
- * mooncake_<pid>_...: ShmTransport::allocateLocalMemory). */
+/* TENT's SHM buffers this process made in /dev/shm (mooncake_<pid>_...: allocateLocalMemory). */
 int our_tent_buffers(void); /* test_upstream_transfer.c's too */
 int our_tent_buffers(void)
 {

@@ -1,5 +1,4 @@
-/* transfer driver: the run and its rows in one process, then in a peer, and
- * the peer's protocol (src/transfer/transfer_peer.c). */
+/* transfer driver: the run and its rows in one process, then in a peer, and the peer's protocol. */
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,8 +37,7 @@ static opens_t *opens;
 static char decoy[128]; /* "<prefix>decoy", set in main */
 #define DECOY decoy
 
-/* shm_open as glibc's: open(2) of /dev/shm/<name>; counts the peers'
- * attaches and, when asked, sends a peer's dst to the decoy. */
+/* shm_open as glibc's; counts the peers' attaches and, when asked, sends a peer's dst to the decoy. */
 int shm_open(const char *name, int oflag, mode_t mode)
 {
     char path[300];
@@ -147,8 +145,7 @@ static void test_rows_and_cleanup(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --num_transfers=N does N transfers, warm (in batches: 1000 was 1024 once)
- * and cold, when the time budget does not end first. */
+/* --num_transfers=N does N transfers, warm (batched: 1000 was 1024 once) and cold, unless time runs out. */
 static void test_exact_transfers(void **state)
 {
     static const uint64_t counts[] = {1, 7, 20, 1000, 1001};
@@ -527,8 +524,7 @@ static void hooks_off(void)
     shmb_handoff_bench_wrong_return = 0;
 }
 
-/* A run (with a hook set) that must fail its hand-off check: -EPROTO, why
- * naming what, and nothing left behind; the hooks off again. */
+/* Runs c (a hook set), which must fail its hand-off check: -EPROTO, why naming what, nothing left. */
 static void fails_with(const shmb_transfer_config_t *c, const char *what)
 {
     shmb_rows_t rows = {0};
@@ -660,8 +656,7 @@ static void test_peer_rows(void **state)
     shmb_rows_free(&local);
 }
 
-/* How many 4 KB transfers make a batch here (a sample is a batch of at
- * least 2 us): about 128 in a release build, 1 in a sanitized one. */
+/* 4 KB transfers per batch (a sample lasts 2 us at least): about 128 in a release build, 1 sanitized. */
 static uint64_t transfers_per_batch(void)
 {
     shmb_transfer_config_t c = small();
@@ -782,8 +777,7 @@ static void test_peer_cold(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The peer's handler refuses commands out of order or out of range, and
- * serves a run afterwards: nothing of a refused command stays. */
+/* The peer's handler refuses commands out of order or range, then serves a run: nothing of them stays. */
 static void test_peer_bad_commands(void **state)
 {
     shmb_peer_t peer = start_peer();

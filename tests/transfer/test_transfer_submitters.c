@@ -176,8 +176,7 @@ static shmb_transfer_config_t jemalloc_pair(void)
     return c;
 }
 
-/* The run of c (its result), watched: at most `most` children at once, none
- * left after it, nothing left in /dev/shm; why into why. */
+/* Runs c watched: at most `most` children at once, none after, nothing in /dev/shm; its result. */
 static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char *why, size_t cap, int most,
                        watch_t *seen)
 {

@@ -47,8 +47,7 @@ static shmb_workload_shape_t engine(const char *name, shmb_workload_layout_t l, 
     return s;
 }
 
-/* Every descriptor: its offset and length from the fan-out, back to its
- * index from any of its bytes; they tile the request's bytes. */
+/* Every descriptor: offset and length from the fan-out, its index from any of its bytes; they tile it. */
 static void check_tiling(const shmb_workload_fanout_t *f)
 {
     uint64_t next = 0, at;
@@ -137,8 +136,7 @@ static void test_fanout_layouts(void **state)
     assert_null(shmb_workload_layout_name(SHMB_WORKLOAD_LAYOUTS));
 }
 
-/* A 4k-token llama3_8b request is 512 MiB of KV: 8 blocks of 512 tokens,
- * 8 * 32 descriptors per layer or 8 per block. */
+/* A 4k-token llama3_8b request: 512 MiB, 8 blocks of 512 tokens, 8 * 32 descriptors a layer, 8 a block. */
 static void test_fanout_counts(void **state)
 {
     shmb_workload_fanout_t f;
@@ -366,8 +364,7 @@ static void test_read_endless_line(void **state)
     shmb_test_reap_ok(pid);
 }
 
-/* Good lines are read in order; max_requests stops early; a last line
- * without a newline counts; write_line's output reads back the same. */
+/* Good lines in order; max_requests stops early; a last line without newline counts; write_line round-trips. */
 static void test_read_good_and_round_trip(void **state)
 {
     char text[512];
@@ -429,8 +426,7 @@ static shmb_workload_config_t replay_config(shmb_system_t system)
     return shmb_test_workload_config(shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB), system);
 }
 
-/* What a row's note holds: SHM-jemalloc's request is its write path, its
- * to_address translation not possible upstream; else shares. */
+/* A row's note: SHM-jemalloc's request is its write path, its to_address not upstream; else shares. */
 static const char *note_of(int system, int part)
 {
     if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_REQUEST)
@@ -440,8 +436,7 @@ static const char *note_of(int system, int part)
     return part == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50";
 }
 
-/* Every system, each layout: four rows named by part and model, a sample
- * per request, shares in the notes; nothing left in /dev/shm. */
+/* Every system and layout: four rows by part and model, a sample per request, shares noted; nothing left. */
 static void test_replay_rows(void **state)
 {
     shmb_workload_stream_t s = {0};

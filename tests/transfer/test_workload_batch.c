@@ -82,8 +82,7 @@ static int request_once(shmb_workload_replay_t *w, shmb_workload_config_t *c, ui
     return ret == 0 ? shmb_workload_replay_once(w, f, &start, &done) : ret;
 }
 
-/* 100 tokens at TP 2: 7 blocks (the last of 4 tokens: 4 KiB, else 16 KiB)
- * in each of 64 streams (32 layers x K, V): K = 448 descriptors. */
+/* 100 tokens at TP 2: 7 blocks (the last 4 KiB, else 16 KiB) in each of 64 streams: K = 448 descriptors. */
 static void test_one_submit_per_request(void **state)
 {
     enum { K = 448 };

@@ -105,8 +105,7 @@ static void test_reuse_replay(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* A server whose request 0 takes 30 ms: request 1, due 5 ms after it,
- * waits about 25 ms, and its latency must say so. */
+/* Request 0 takes 30 ms: request 1, due 5 ms after it, waits about 25 ms, and its latency says so. */
 static int no_prepare(void *ctx, size_t i)
 {
     (void)ctx;
