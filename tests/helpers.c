@@ -335,11 +335,11 @@ void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shm
     names[2] = "mooncake_control";
 }
 
-void shmb_test_assert_row_name(const char *bench, const shmb_rows_t *rows, size_t i, const char *want)
+void shmb_test_assert_row_name(const char *bench, const shmb_row_t *row, const char *want)
 {
     char name[256];
     const shmb_report_t report = {.bench = bench};
-    shmb_report_row_name(&report, &rows->v[i], name, sizeof(name));
+    shmb_report_row_name(&report, row, name, sizeof(name));
     assert_string_equal(name, want);
 }
 

@@ -117,8 +117,8 @@ int shmb_test_exit(int failed);
 /* A paired run's systems (--systems=mooncake,OTHER): mooncake, other, mooncake's control. */
 void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_system_t other);
 
-/* Asserts that a reader sees rows->v[i] of a report of bench named want. */
-void shmb_test_assert_row_name(const char *bench, const shmb_rows_t *rows, size_t i, const char *want);
+/* Asserts that a reader sees row, in a report of bench, named want. */
+void shmb_test_assert_row_name(const char *bench, const shmb_row_t *row, const char *want);
 
 /* What every note slot of shmb_test_fresh_report holds: a failed notes function leaves them all. */
 extern const char shmb_test_sentinel[];

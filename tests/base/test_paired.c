@@ -275,12 +275,9 @@ static void test_push_rows(void **state)
     assert_string_equal(rows.v[5].system, "mooncake_control");
     assert_string_equal(rows.v[5].verdict, "within the noise");
 
-    shmb_report_t r = {.bench = "shm_transfer", .repetitions = 1};
-    char name[256];
-    shmb_report_row_name(&r, &rows.v[2], name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/system:flowipc_classic");
-    shmb_report_row_name(&r, vs, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[2], "shm_transfer/request/size_kb:4/system:flowipc_classic");
+    shmb_test_assert_row_name("shm_transfer", vs,
+                              "shm_transfer/request/size_kb:4/system:flowipc_classic/vs:mooncake");
 
     /* fewer than two systems, no round: refused, nothing pushed */
     assert_int_equal(shmb_paired_push_rows(&rows, &tmpl, names, 1, samples, ROUNDS, &first), -EINVAL);

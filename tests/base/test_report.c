@@ -79,21 +79,15 @@ static void test_parse_format(void **state)
 
 static void test_row_names(void **state)
 {
-    shmb_report_t r = make_report(1);
-    char name[128];
     shmb_row_t row = make_row("posix", "total", 4, 10, 0);
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/total/size_kb:4");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/total/size_kb:4");
     row.step[0] = '\0';
     snprintf(row.arg_name, sizeof(row.arg_name), "segments");
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4");
     row.threads = 2;
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4/threads:2");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4/threads:2");
     snprintf(row.aggregate, sizeof(row.aggregate), "mean");
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4/threads:2_mean");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4/threads:2_mean");
 }
 
 static void test_push_samples_and_find(void **state)
@@ -263,9 +257,7 @@ static void test_system_and_dash_rows(void **state)
     setup.items_per_second = 0;
     assert_int_equal(shmb_rows_push(&rows, &setup), 0);
     assert_int_equal(shmb_rows_push(&rows, &alloc), 0);
-    char name[128];
-    shmb_report_row_name(&r, &alloc, name, sizeof(name));
-    assert_string_equal(name, "shm_test/alloc/size_kb:4");
+    shmb_test_assert_row_name("shm_test", &alloc, "shm_test/alloc/size_kb:4");
 
     char *table = render(SHMB_FORMAT_TABLE, &r, &rows);
     assert_non_null(strstr(table, "# system: flowipc_jemalloc\n"));

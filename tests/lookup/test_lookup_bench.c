@@ -615,10 +615,7 @@ static void test_paired_translation_rows(void **state)
             assert_true(r->ratio_lo <= r->speedup && r->speedup <= r->ratio_hi);
         }
     }
-    char name[256];
-    shmb_report_t report = {.bench = "shm_lookup"};
-    shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
-    assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
+    shmb_test_assert_row_name("shm_lookup", &rows.v[4], "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
     shmb_rows_free(&rows);
     shmb_test_assert_clean();
 

@@ -326,13 +326,11 @@ static void test_paired(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    const shmb_report_t report = {.bench = "shm_transfer"};
     size_t i = 0;
     for (int k = 0; k < 4; k++) {
-        char want[160], name[160];
+        char want[160];
         if (k == 2) { /* the copy: once, the same code for every system */
-            shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
-            assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
+            shmb_test_assert_row_name("shm_transfer", &rows.v[i], "shm_transfer/memcpy/size_kb:4");
             assert_true(rows.v[i++].bytes_per_second > 0);
             continue;
         }
@@ -340,8 +338,7 @@ static void test_paired(void **state)
         for (int s = 0; s < 3; s++, i++) {
             const shmb_row_t *row = &rows.v[i];
             snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s", parts[k], systems[s]);
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer", row, want);
             assert_true(row->iterations >= 31 && row->ns.p50 > 0 && !row->vs[0]);
             assert_int_equal(row->bytes_per_second > 0, k == 3);
             assert_int_equal(row->speedup > 0, k == 3); /* against memcpy, as a --system row */
@@ -351,8 +348,7 @@ static void test_paired(void **state)
         for (int s = 1; s < 3; s++, i++) {
             const shmb_row_t *row = &rows.v[i];
             snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s/vs:mooncake", parts[k], systems[s]);
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer", row, want);
             assert_true(row->iterations >= 31); /* rounds */
             assert_int_equal(req->iterations % row->iterations, 0); /* a system's: batch x rounds */
             assert_true(row->speedup > 0 && row->ratio_lo <= row->speedup && row->speedup <= row->ratio_hi);
@@ -577,9 +573,8 @@ static void test_zero_copy(void **state)
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
-    const shmb_report_t report = {.bench = "shm_transfer"};
     for (size_t i = 0; i < rows.n; i++) {
-        char want[160], name[160];
+        char want[160];
         const uint64_t kb = 4u << (2 * (i / 7));
         const size_t k = i % 7;
         if (k < 4)
@@ -588,8 +583,7 @@ static void test_zero_copy(void **state)
         else
             snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s/vs:mooncake",
                      (unsigned long long)kb, systems[k - 3]);
-        shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
-        assert_string_equal(name, want);
+        shmb_test_assert_row_name("shm_transfer", &rows.v[i], want);
         assert_true(rows.v[i].iterations > 0);
     }
     shmb_rows_free(&rows);

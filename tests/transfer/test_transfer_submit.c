@@ -71,7 +71,7 @@ static void test_rows_per_descriptor(void **state)
                                            "shm_transfer/translate/size_kb:4", "shm_transfer/memcpy/size_kb:4",
                                            "shm_transfer/request/size_kb:4/per_submit:8"};
         for (size_t i = 0; i < 4; i++) {
-            shmb_test_assert_row_name("shm_transfer", &rows, i, want[i]);
+            shmb_test_assert_row_name("shm_transfer", &rows.v[i], want[i]);
             assert_true(rows.v[i].iterations > 0 && rows.v[i].ns.p50 > 0);
             if (i == 0 || i == 3)
                 assert_int_equal(rows.v[i].iterations % N, 0);
@@ -84,11 +84,11 @@ static void test_rows_per_descriptor(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_assert_row_name("shm_transfer", &rows, 0,
+    shmb_test_assert_row_name("shm_transfer", &rows.v[0],
                               "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
-    shmb_test_assert_row_name("shm_transfer", &rows, 14,
+    shmb_test_assert_row_name("shm_transfer", &rows.v[14],
                               "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
-    shmb_test_assert_row_name("shm_transfer", &rows, 5, "shm_transfer/translate/size_kb:4/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[5], "shm_transfer/translate/size_kb:4/system:mooncake");
     for (size_t i = 11; i < 14; i++)
         assert_int_equal(rows.v[i].iterations % N, 0);
     shmb_rows_free(&rows);

@@ -87,12 +87,12 @@ static void test_paired_rows(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_assert_row_name("shm_transfer", &rows, 0,
+    shmb_test_assert_row_name("shm_transfer", &rows.v[0],
                               "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
-    shmb_test_assert_row_name("shm_transfer", &rows, 7,
+    shmb_test_assert_row_name("shm_transfer", &rows.v[7],
                               "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
-    shmb_test_assert_row_name("shm_transfer", &rows, 10, "shm_transfer/memcpy/size_kb:4");
-    shmb_test_assert_row_name("shm_transfer", &rows, 14,
+    shmb_test_assert_row_name("shm_transfer", &rows.v[10], "shm_transfer/memcpy/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[14],
                               "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
     for (size_t i = 0; i < rows.n; i++) {
         assert_int_equal(rows.v[i].threads, i == 10 ? 1 : 2);
@@ -217,12 +217,12 @@ static void test_jemalloc_links(void **state)
         const size_t at = 5 * k + (k == 2); /* the copy row after translate's */
         char want[160];
         snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/threads:2/system:flowipc_jemalloc", parts[k]);
-        shmb_test_assert_row_name("shm_transfer", &rows, at + 1, want);
-        shmb_test_assert_row_name("shm_transfer", &rows, at + 3, strcat(want, "/vs:mooncake"));
+        shmb_test_assert_row_name("shm_transfer", &rows.v[at + 1], want);
+        shmb_test_assert_row_name("shm_transfer", &rows.v[at + 3], strcat(want, "/vs:mooncake"));
         assert_true(rows.v[at + 1].iterations > 0 && rows.v[at + 3].ratio_lo > 0);
     }
     assert_non_null(strstr(rows.v[12].note, "write path: "));
-    shmb_test_assert_row_name("shm_transfer", &rows, 16, "shm_transfer/copy_out/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[16], "shm_transfer/copy_out/size_kb:4");
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, i == 10 || i == 16 ? 1 : 2);
     shmb_rows_free(&rows);

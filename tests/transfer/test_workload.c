@@ -449,10 +449,8 @@ static void test_replay_rows(void **state)
         c.name_system = sys == 1;
         shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
-        shmb_report_t report = {.bench = "shm_transfer/workload"};
-        char name[128];
-        shmb_report_row_name(&report, &rows.v[SHMB_WORKLOAD_REQUEST], name, sizeof(name));
-        assert_string_equal(name, sys == 1 ? "shm_transfer/workload/request/flowipc_classic/model:deepseek_v3"
+        shmb_test_assert_row_name("shm_transfer/workload", &rows.v[SHMB_WORKLOAD_REQUEST],
+                                  sys == 1 ? "shm_transfer/workload/request/flowipc_classic/model:deepseek_v3"
                                            : "shm_transfer/workload/request/model:deepseek_v3");
         for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
             assert_string_equal(rows.v[p].variant, shmb_workload_part_name((shmb_workload_part_t)p));
@@ -507,18 +505,16 @@ static void test_replay_paired(void **state)
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS * (4 + 3));
-    const shmb_report_t report = {.bench = "shm_transfer/workload"};
     size_t i = 0;
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
         const char *part = shmb_workload_part_name((shmb_workload_part_t)p);
         const int moves = p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST;
         for (int k = 0; k < 4 + 3; k++, i++) {
             const shmb_row_t *row = &rows.v[i];
-            char want[160], name[160];
+            char want[160];
             snprintf(want, sizeof(want), "shm_transfer/workload/%s/model:deepseek_v3/system:%s%s", part,
                      names[k < 4 ? k : k - 3], k < 4 ? "" : "/vs:flowipc_jemalloc");
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer/workload", row, want);
             assert_int_equal(row->iterations, 6);
             if (k < 4) {
                 assert_true(row->ns.p50 > 0 && !row->verdict);
