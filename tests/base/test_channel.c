@@ -27,21 +27,24 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* Receives one message on ch and asserts it is the n bytes of want. */
+static void recv_is(shmb_channel_t *ch, const char *want, size_t n)
+{
+    char buf[64];
+    size_t len = 0;
+    assert_int_equal(shmb_channel_recv(ch, buf, sizeof(buf), &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, want, n);
+}
+
 static void test_one_message(void **state)
 {
     shmb_channel_t a, b;
     pair(&a, &b);
-    char buf[64];
-    size_t len = 0;
     assert_int_equal(shmb_channel_send(&a, "hello", 5), 0);
-    assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 5);
-    assert_memory_equal(buf, "hello", 5);
-    /* and back the other way */
-    assert_int_equal(shmb_channel_send(&b, "x", 1), 0);
-    assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 1);
-    assert_int_equal(buf[0], 'x');
+    recv_is(&b, "hello", 5);
+    assert_int_equal(shmb_channel_send(&b, "x", 1), 0); /* and back the other way */
+    recv_is(&a, "x", 1);
     unpair(&a, &b);
 }
 
@@ -160,11 +163,7 @@ static void test_short_reads(void **state)
         }
         _exit(0);
     }
-    char buf[16];
-    size_t len = 0;
-    assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 6);
-    assert_memory_equal(buf, "pieces", 6);
+    recv_is(&b, "pieces", 6);
     shmb_test_reap_ok(pid);
     shmb_channel_close(&b);
 }
@@ -221,13 +220,11 @@ static void test_fork_round_trip(void **state)
             buf[i] = (char)(buf[i] ^ 0x20);
         _exit(shmb_channel_send(&b, buf, len) == 0 ? 0 : 1);
     }
+    assert_int_equal(shmb_channel_send(&a, "request", 7), 0);
+    recv_is(&a, "REQUEST", 7);
+    shmb_test_reap_ok(pid);
     char buf[64];
     size_t len = 0;
-    assert_int_equal(shmb_channel_send(&a, "request", 7), 0);
-    assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 7);
-    assert_memory_equal(buf, "REQUEST", 7);
-    shmb_test_reap_ok(pid);
     assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), -EPIPE);
     assert_int_equal(shmb_channel_send(&a, "x", 1), -EPIPE);
     shmb_channel_close(&a);

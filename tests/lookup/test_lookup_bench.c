@@ -50,28 +50,29 @@ static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
     return rows;
 }
 
+/* The check: a lookup up to a whole segment, segments up to 64 TiB in all; nothing empty. */
 static void test_check(void **state)
 {
-    shmb_lookup_config_t c = small();
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c.num_segments = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.num_lookups = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.lookup_len_kb = 64 * 1024 + 1; /* longer than a segment */
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c.lookup_len_kb = 64 * 1024;     /* exactly a segment */
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c = small();
-    c.num_segments = 1048577;        /* x 64 MB > 64 TiB */
-    assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
-    c.num_segments = 1048576;        /* exactly 64 TiB */
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c = small();
-    c.segment_size_mb = UINT64_MAX / 2;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
+    static const struct { uint64_t segments, lookups, segment_mb, len_kb; int want; } cases[] = {
+        {50, 1000, 64, 4, 0},
+        {0, 1000, 64, 4, -EINVAL},
+        {50, 0, 64, 4, -EINVAL},
+        {50, 1000, 64, 64 * 1024 + 1, -EINVAL}, /* longer than a segment */
+        {50, 1000, 64, 64 * 1024, 0},           /* exactly a segment */
+        {1048577, 1000, 64, 4, -EOVERFLOW},     /* x 64 MB > 64 TiB */
+        {1048576, 1000, 64, 4, 0},              /* exactly 64 TiB */
+        {50, 1000, UINT64_MAX / 2, 4, -EOVERFLOW},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmb_lookup_config_t c = small();
+        c.num_segments = cases[i].segments;
+        c.num_lookups = cases[i].lookups;
+        c.segment_size_mb = cases[i].segment_mb;
+        c.lookup_len_kb = cases[i].len_kb;
+        const int ret = shmb_lookup_bench_check(&c);
+        if (ret != cases[i].want)
+            fail_msg("case %zu: %d, expected %d", i, ret, cases[i].want);
+    }
 }
 
 /* TENT's model through the view both sides build (the peer from its forked
