@@ -179,8 +179,7 @@ static long long vmstat(const char *name)
     return got;
 }
 
-/* thp: what the kernel granted is read back: all huge under "advise", "always", "within_size" (unless
- * thp_file_fallback grew), none under "never" or "deny". */
+/* thp: the grant read back: all huge under advise, always, within_size (unless fallback grew), none else. */
 static void test_thp_granted_is_read_back(void **state)
 {
     shmb_sysinfo_t sys;
@@ -281,8 +280,7 @@ static void test_full_tmpfs(void **state)
     shmb_test_in_tmpfs(4096, full_tmpfs, NULL, "an 8 MiB pool in a 4 MiB /dev/shm");
 }
 
-/* hugetlb: a pool larger than the whole pool fails at mmap (-ENOMEM) or fallocate (-ENOSPC), keeping no
- * page; fallocate takes every free page first, so the pool must be this test's for that moment. */
+/* hugetlb beyond the whole pool fails at mmap (-ENOMEM) or fallocate (-ENOSPC), keeping no page. */
 static void test_exhausted_huge_pages(void **state)
 {
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
@@ -303,8 +301,7 @@ static void test_exhausted_huge_pages(void **state)
 
 /* ---- signals and peers ---- */
 
-/* A SIGTERM ends a child midway through making a pool ready: the tmpfs name is unlinked; the memfd
- * kinds' pages go back with the process. */
+/* SIGTERM midway through making a pool ready: the tmpfs name unlinked, memfd pages gone with the process. */
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
@@ -381,8 +378,7 @@ static void test_peer_dies_midway(void **state)
     assert_int_equal(shmb_test_huge_held(0), before);
 }
 
-/* The owner dies with its memfd in flight: the receiver still gets it and its pages, freed when it lets go;
- * the owner dies before sending: -EPIPE. */
+/* Owner dead with its memfd in flight: the receiver gets it and its pages; dead before sending: -EPIPE. */
 static void test_owner_dies(void **state)
 {
     for (int sends = 0; sends <= 1; sends++) {

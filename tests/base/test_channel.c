@@ -230,8 +230,7 @@ static void test_fork_round_trip(void **state)
     shmb_channel_close(&a);
 }
 
-/* The descriptor of an open file crosses with its message: the receiver's
- * own descriptor reads what the sender wrote, and is close-on-exec. */
+/* A file's descriptor crosses with its message: the receiver reads what was written; close-on-exec. */
 static void test_fd_passing(void **state)
 {
     shmb_channel_t a, b;

@@ -103,8 +103,7 @@ static void test_one_thread(void **state)
     shmb_crew_stop(crew);
 }
 
-/* The first failure wins (returned, its member named, its error record handed over), whichever member or
- * thread fails; later failures change nothing. */
+/* The first failure wins (returned, member named, error record handed over); later ones change nothing. */
 static void test_first_error_wins(void **state)
 {
     for (int joins = 0; joins <= 1; joins++) {
@@ -143,8 +142,7 @@ static int only_cpu(const cpu_set_t *set)
     return -1;
 }
 
-/* Each member (and a joining caller) runs on its planned CPU, its affinity back at stop; with more
- * members than CPUs PIN_OWN pins none, PIN_ALWAYS wraps. */
+/* Members run on their planned CPUs, affinity restored at stop; more members than CPUs: OWN none, ALWAYS wraps. */
 static void test_pinning(void **state)
 {
     int allowed[CPU_SETSIZE];

@@ -69,8 +69,7 @@ static void test_hints(void **state)
     assert_int_equal(strlen(tiny), 7);
 }
 
-/* A backing without a /dev/shm name gets the limit it hit: the huge page pool for hugetlb, memory for memfd
- * and thp; anything else the call's own hint. */
+/* A nameless backing's hint is the limit it hit: huge page pool (hugetlb), memory (memfd, thp), else the call's. */
 static void test_backing_hints(void **state)
 {
     const struct {

@@ -4,8 +4,7 @@
 
 #include "base/notes_internal.h"
 
-/* A note the store cannot hold: NULL, the store back at its start; full lines refused by publish, the report
- * untouched; notes composed before stay. */
+/* A note the store cannot hold: NULL, store rewound; full lines refused by publish; earlier notes stay. */
 static void test_store_full(void **state)
 {
     shmb_notes_t store = {0};

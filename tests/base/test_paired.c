@@ -141,8 +141,7 @@ static void test_run_errors(void **state)
     assert_int_equal(shmb_paired_run(SHMB_PAIRED_MAX_SYSTEMS + 1, 4, failing_slice, &calls, samples), -EINVAL);
 }
 
-/* Two identical systems and a drift of 30% halfway: separate runs credit the
- * drift to the second system, the paired run says it is noise. */
+/* Identical systems, 30% drift halfway: separate runs blame the second system, the paired run says noise. */
 static void test_drift_is_noise_when_paired(void **state)
 {
     const double costs[] = {100, 100, 100}; /* baseline, the same code, the control */

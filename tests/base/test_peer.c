@@ -451,8 +451,7 @@ static void test_peer_ends_between_calls(void **state)
     stop_and_check(&peer, -EPIPE);
 }
 
-/* The peer forgets the owner's registry: unlink_all or a fatal signal in it spares the owner's segments,
- * while its own are unlinked when it dies or quits. */
+/* The peer's unlink_all or fatal signal spares the owner's segments; its own go when it dies or quits. */
 static void test_peer_has_its_own_registry(void **state)
 {
     shmb_segment_t mine;
@@ -594,8 +593,7 @@ static void test_channel_carries_a_descriptor(void **state)
     assert_nothing_left(pid, getpid());
 }
 
-/* post and await apart: owner and peer talk on the channel during the command, then the reply; a failing
- * command's error comes back from await; QUIT cannot be posted. */
+/* post and await apart: talk on the channel mid-command, then the reply or its error; QUIT cannot be posted. */
 static void test_post_then_await(void **state)
 {
     shmb_peer_t peer;

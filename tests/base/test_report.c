@@ -242,8 +242,7 @@ static void test_json(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --system rows: no variant in the name, "-" in the variant column, the system in the header; a dash row
- * is "-" in the table, empty in CSV, absent from JSON. */
+/* --system rows: no variant in name, "-" variant column, system in header; dash rows: "-", empty CSV, no JSON. */
 static void test_system_and_dash_rows(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -318,8 +317,7 @@ static void test_fixed_widths(void **state)
     free(tables[1]);
 }
 
-/* A '#' line over 100 characters breaks at spaces into lines of at most 100 ("#   " continuations) that
- * join back into the note; a longer word stays whole. */
+/* A '#' line over 100 characters wraps at spaces ("#   " continuations) and joins back; long words stay. */
 static void test_long_notes_wrap(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -393,8 +391,7 @@ static void assert_rows_under_header(const char *table)
     free(head);
 }
 
-/* The columns never depend on the flags (repetitions, threads, speedup, step, note, --system): the
- * same header and every figure under its column, so two runs pair line by line. */
+/* Columns never depend on flags: the same header and every figure under its column, so runs pair by line. */
 static void test_columns_do_not_depend_on_flags(void **state)
 {
     enum { PLAIN, REPEATED, THREADS, SYSTEM, RUNS };
@@ -431,8 +428,7 @@ static void test_columns_do_not_depend_on_flags(void **state)
     free(plain);
 }
 
-/* A note past 120 characters shows "v" and follows the table ("# note NAME: NOTE", " rep K"); a
- * figure wider than its column loses a decimal, then a power of ten. */
+/* A note past 120 characters shows "v" and follows the table; a too-wide figure loses a decimal, then 10^k. */
 static void test_notes_after_table(void **state)
 {
     for (int reps = 1; reps <= 2; reps++) {

@@ -36,8 +36,7 @@ static int probe_fn(void *ctx, uint64_t count)
 
 #define ANY SIZE_MAX /* a figure a row does not check */
 
-/* Plans that differ only in values: what ran (calls, each call's count while nonzero in counts,
- * samples, ops done: NULL asked when done is ANY) and what the run returned. */
+/* Plans differing in values: calls, per-call counts, samples, ops done (NULL when ANY), and the result. */
 static void test_plans(void **state)
 {
     static atomic_int stop;
@@ -161,8 +160,7 @@ static void test_samples_are_ns_per_op(void **state)
     shmb_stats_release(&s);
 }
 
-/* The batch size doubles until a batch lasts min_ns (8 spins 300 ms; 1, 2, 4 return at once) or reaches
- * the cap; a failure returns 0 with its error. */
+/* The batch doubles until it lasts min_ns (8 spins 300 ms) or hits the cap; a failure returns 0 and its error. */
 static void test_batch_sizes(void **state)
 {
     static const struct {

@@ -219,8 +219,7 @@ static void test_unlink_all(void **state)
     close(b.fd);
 }
 
-/* An adopted name (with or without '/') is unlinked by unlink_all, a disowned one left; too long or absent:
- * refused; a forked child that adopts a name and takes SIGTERM leaves nothing. */
+/* Adopted names (with or without '/') are unlinked, disowned ones left; bad names refused; SIGTERM cleans. */
 static void test_adopt_and_disown(void **state)
 {
     char name[2][64];
@@ -633,8 +632,7 @@ static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long 
              *counter + (unsigned long long)k);
 }
 
-/* Names squatted ahead: create retries with fresh names a bounded number of times and never unlinks, opens
- * or registers theirs, even with a signal inside shm_open. */
+/* Squatted names: bounded retries with fresh names, theirs never unlinked, opened or registered, signal or not. */
 static void test_squatters(void **state)
 {
     const uint64_t A = 0xa11ce, B = 0xb0b;

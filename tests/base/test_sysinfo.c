@@ -177,8 +177,7 @@ static void test_pin_cpu(void **state)
     assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
-/* Thread i on the i-th allowed CPU from the first at or after cpu, wrapping;
- * 0 (still filled, wrapping) when there are more threads than CPUs. */
+/* Thread i on the i-th allowed CPU from the first at or after cpu, wrapping; 0 when threads outnumber CPUs. */
 static void test_plan_cpus(void **state)
 {
     int allowed[CPU_SETSIZE];

@@ -75,8 +75,7 @@ static void test_check(void **state)
     }
 }
 
-/* TENT's model through the view both sides build (the peer from its forked
- * config); a run in one process and in two is verified request by request. */
+/* TENT's model through the view both sides build; runs in one and in two processes verified per request. */
 static void test_mooncake_run(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -292,8 +291,7 @@ static void test_two_threads(void **state)
     shmb_rows_free(&rows);
 }
 
-/* A thread whose timed batch sums wrong stops the crew: -EPROTO, no row,
- * and why is that thread's (thread 1 starts at the planted window). */
+/* A thread's wrong batch sum stops the crew: -EPROTO, no row, why names that thread. */
 static void test_thread_checksum_fails_the_crew(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -314,8 +312,7 @@ static void test_thread_checksum_fails_the_crew(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* /dev/shm space: none in one process; with a peer, a page per request of
- * the pool (or every page, when the segments have fewer) and 4 MiB. */
+/* /dev/shm space: none alone; with a peer, a page per pooled request (at most every page) and 4 MiB. */
 static void test_shm_bytes(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -350,8 +347,7 @@ static shmb_lookup_config_t peer_config(void)
     return c;
 }
 
-/* Configurations refused by the check and by a run (nothing appended, no child left); threads
- * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
+/* Refused by check and by run (nothing appended, no child); threads 1..MAX_THREADS, one with a peer. */
 static void test_check_table(void **state)
 {
     static const struct {
@@ -384,8 +380,7 @@ static void test_check_table(void **state)
     }
 }
 
-/* Two processes: every path's rows as in one, verified in the peer; first_use per buffer, each pool
- * attached once; the peer gone, nothing left. */
+/* Two processes: every path's rows, verified in the peer; first_use per buffer, pools once; nothing left. */
 static void test_peer_process_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();
@@ -425,8 +420,7 @@ static void test_peer_process_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* One system: rows named by step, the same keys for every system, one or two processes, a dash row where a
- * system has no such step; mooncake's attach is its first use of each buffer; a kernel is no system. */
+/* One system: rows by step, same keys for every system, one or two processes, dash rows; a kernel is refused. */
 static void test_system_rows(void **state)
 {
     static const struct {
@@ -552,8 +546,7 @@ static void test_peer_process_peer_killed(void **state)
     munmap((void *)killed_at, sizeof(*killed_at));
 }
 
-/* Verification catches one wrong expected address among the pool's, names
- * the path and the request, and a teardown leaves no path set up. */
+/* Verification names the path and request of one wrong expected address; teardown leaves no path set up. */
 static void test_verify_catches_a_wrong_translation(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -588,8 +581,7 @@ static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
     shmb_test_pair_with(&c->nsystems, c->systems, c->system_names, other);
 }
 
-/* Paired translation in one process: per kind a row per system, then a ratio row per system against
- * mooncake (the control's too); balanced rounds; nothing left. */
+/* Paired translation in one process: per kind a row per system, then ratio rows vs mooncake; nothing left. */
 static void test_paired_translation_rows(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -655,8 +647,7 @@ static void test_paired_attach_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* SHM-jemalloc's first attach lends every pool (paired and --system): an unlent pool, an unanswered
- * LendPool or a wrong tag each refuse the run; the peer gone, nothing left. */
+/* SHM-jemalloc's first attach lends every pool: unlent pool, unanswered LendPool, wrong tag each refuse. */
 static void test_lend_planted_faults(void **state)
 {
     for (int paired = 0; paired < 2; paired++) {

@@ -83,8 +83,7 @@ static void test_lookup_modes(void **state)
     shmb_test_assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
 }
 
-/* Kernels are reference points, not bounds: flowipc_classic translates in
- * less than arithmetic does (one pool, no table), and the notes say why. */
+/* Kernels are reference points, not bounds: flowipc_classic beats arithmetic, and the notes say why. */
 static void test_lookup_kernels_are_no_bounds(void **state)
 {
     shmb_notes_t store = {0};

@@ -260,8 +260,7 @@ static void test_destroy_unlinks(void **state)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
-/* A borrower opens the pool by name in a mapping of its own: the same
- * bytes at its base + handle, read-write both ways; its size from fstat. */
+/* A borrower maps the pool by name: the same bytes at base + handle, both ways; its size from fstat. */
 static void test_borrower_attach(void **state)
 {
     shmb_fipc_classic_t *pool = NULL;
@@ -421,8 +420,7 @@ static int full_shm_run(void *arg)
     return shmb_test_count_ours(NULL, 0) == 0 ? 0 : 12;
 }
 
-/* A throwing lock (the mutex broken by the test hook) reaches no caller as an exception: -EIO, a last
- * release records it and frees nothing; once mended the same block frees. */
+/* A throwing lock is -EIO to callers, a last release records it and frees nothing; mended, the block frees. */
 static void test_boost_throw_is_errno(void **state)
 {
     shmb_fipc_classic_t *pool;

@@ -217,8 +217,7 @@ static int borrower_child(shmb_channel_t *ch, int die_midway)
     }
 }
 
-/* The lender's side of one hand-off to a forked borrower: pools lent, the object lent and dropped, then
- * the return, or -EPIPE when the child died. */
+/* The lender's side of a hand-off to a forked borrower: pools and object lent, then the return or -EPIPE. */
 static void test_handoff_across_fork(void **state)
 {
     const int die_midway = shmb_test_arg(state);

@@ -198,8 +198,7 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* Two threads on one allocator: with tcache a freed block stays in its thread's cache, without it goes
- * back to the arena; blocks allocated by both at once are disjoint and in the pools. */
+/* Two threads, one allocator: tcache keeps a freed block per thread, else back to the arena; blocks disjoint. */
 static void test_two_threads(void **state)
 {
     const int tcache = shmb_test_arg(state);
@@ -280,8 +279,7 @@ static void perms_of(const void *addr, char *perms)
     fclose(f);
 }
 
-/* The lender lists its pools (ascending ids, their bytes); a borrower opens each read-only by name and
- * finds the lender's bytes at (pool id, offset). */
+/* The lender lists its pools (ascending ids, bytes); a borrower maps each and finds its bytes at (id, offset). */
 static void test_pool_list_and_borrower_attach(void **state)
 {
     shmb_fipc_jemalloc_t *j;

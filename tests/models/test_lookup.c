@@ -217,8 +217,7 @@ static void test_chain_is_dependent(void **state)
     }
 }
 
-/* The chain against a reference chain built from the obvious translation,
- * with some expected addresses wrong, so that wrong turns propagate. */
+/* The chain against a reference chain, with some expected addresses wrong so wrong turns propagate. */
 static void test_chain_against_reference(void **state)
 {
     enum { N = 200, REQUESTS = 20000 };

@@ -120,8 +120,7 @@ static void counting_copy(void *ctx, void *dst, const void *src, uint64_t len)
     copy_bytes(ctx, dst, src, len);
 }
 
-/* n descriptors in one submit (batch_transfer_sync): each translated and copied once into place; side-by-side
- * runs merged into fewer tasks, one source for all not; n = 0 and one bad descriptor refuse the batch. */
+/* n descriptors in one submit: each copied once into place, runs merged into tasks; n = 0 or a bad one refused. */
 static void test_engine_submit_n(void **state)
 {
     enum { N = 32, LEN = 64 };
@@ -202,8 +201,7 @@ static void test_engine_refuses(void **state)
     assert_null(bad);
 }
 
-/* Deterministic: the same requests give the same answers, twice and in a second engine, past the Slab
- * ring's 128 so batches and sub-batches are recycled. */
+/* Deterministic: the same answers twice and in a second engine, past the Slab ring's 128 entries. */
 static void test_engine_deterministic(void **state)
 {
     enum { N = 3000 };

@@ -278,8 +278,7 @@ static void test_beyond_32_bits(void **state)
     release_range(a, base, bytes);
 }
 
-/* A pool of 8 nodes: the 8th block is refused with space left, still after a free that merges nothing
- * (the hole is a node), not after one that merges into the rest. */
+/* 8 nodes: the 8th block refused with space left, also after a non-merging free, not after a merging one. */
 static void test_node_pool_exhausted(void **state)
 {
     const size_t bytes = 1u << 20;
@@ -300,8 +299,7 @@ static void test_node_pool_exhausted(void **state)
     release_range(a, base, bytes);
 }
 
-/* The planted faults the driver's check must catch: an overlap, a block
- * below the range, a block of another range, a block missing from the list. */
+/* The check catches an overlap, a block below the range, one of another range, one missing from the list. */
 static void test_verify_catches_faults(void **state)
 {
     const size_t bytes = 1u << 20;

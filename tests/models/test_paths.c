@@ -136,8 +136,7 @@ static shmb_path_view_t view_of(placement_t *pl)
                               .pool_bytes = N * SIZE};
 }
 
-/* Every path over the placement: each request alone, batched and chained; no segment gives NULL; a chain
- * whose first translation is expected elsewhere derails its sum. */
+/* Every path: each request alone, batched and chained; no segment: NULL; a skewed chain derails its sum. */
 static void test_every_path_translates(void **state)
 {
     placement_t pl;

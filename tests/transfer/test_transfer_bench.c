@@ -57,8 +57,7 @@ static shmb_transfer_config_t small(void)
     return c;
 }
 
-/* The sizes double from the first, the last added; refused: none, first above last, above MAX_KB. The
- * space a run takes: src and dst, a cold segment more, a hand-off link's room. */
+/* Sizes double from the first, the last added; bad bounds refused. Space: src, dst, cold, a link's room. */
 static void test_sizes(void **state)
 {
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
@@ -313,8 +312,7 @@ static void test_translated(void **state)
     }
 }
 
-/* A paired run: per part each system's row, then its ratio row to the baseline (the control's near 1:
- * the same code); the copy row once. Refused: one system, a last not the baseline, cold, peer, translate. */
+/* Paired: per part each system's row then its ratio row (control near 1), the copy once; bad pairings refused. */
 static void test_paired(void **state)
 {
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
@@ -376,8 +374,7 @@ static void test_paired(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Refused: no transfers, no thread, a first size above the last; with a
- * system, cold rows (a fresh segment is no registered buffer) or no segments. */
+/* Refused: no transfers, no thread, first size above last; with a system, cold rows or no segments. */
 static void test_bad_config(void **state)
 {
     static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
@@ -463,8 +460,7 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
     return got == want;
 }
 
-/* A fault planted 64 bytes off (dst's registration, mooncake's remote address, dst itself) is seen
- * by exactly the parts that go through it, for every system; without a system only the copy runs. */
+/* A fault planted 64 bytes off is seen by exactly the parts through it, every system; no system: copy only. */
 static void test_parts_planted_fault(void **state)
 {
     char why[256] = "";
@@ -534,8 +530,7 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* SHM-jemalloc's write path, checked before timing: a wrong tag, payload byte, lost or wrong return
- * each fail the run; so does a wrong byte in copy_out's object. */
+/* SHM-jemalloc's write path fails on a wrong tag, payload byte, lost or wrong return, or copy_out byte. */
 static void test_write_path_planted_faults(void **state)
 {
     shmb_transfer_config_t c = small();
@@ -558,8 +553,7 @@ static void test_write_path_planted_faults(void **state)
     fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
-/* --zero_copy: Mooncake's whole request against each flavour's hand-off, paired, sizes x4; refused
- * without --systems; a wrong tag or a lost return fails the run. */
+/* --zero_copy: paired rows at sizes x4; refused without --systems; a wrong tag or lost return fails the run. */
 static void test_zero_copy(void **state)
 {
     static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
@@ -664,8 +658,7 @@ static uint64_t transfers_per_batch(void)
     return per_batch ? per_batch : 1;
 }
 
-/* More samples than one reply holds come back whole; the peer sizes its own batches (larger on a busy
- * machine), so the count is raised x4, three times at most, until they need more than one reply. */
+/* More samples than a reply holds come back whole (the count raised x4, at most thrice, until they do). */
 static void test_peer_many_samples(void **state)
 {
     const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
@@ -715,8 +708,7 @@ static void test_peer_threads_and_systems(void **state)
     stop_peer(&peer);
 }
 
-/* What the peer wrote is checked here: a dst redirected to a decoy of the same size fails the run
- * before any row, one of another size fails the peer's size check; nothing left either way. */
+/* The peer's writes are checked here: a decoy dst of the same size fails the run, one of another size too. */
 static void test_peer_checked(void **state)
 {
     static const size_t decoy_kb[] = {64, 32};

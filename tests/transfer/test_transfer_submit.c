@@ -21,8 +21,7 @@ static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
     return c;
 }
 
-/* One request of N descriptors fills exactly N places of dst (the next untouched), for every system;
- * the request path alone copies nothing; translate and copy stay one per operation. */
+/* A request of N descriptors fills exactly N places, every system; request_path copies nothing. */
 static void test_request_fills_n(void **state)
 {
     char why[256] = "";
@@ -56,8 +55,7 @@ static void test_request_fills_n(void **state)
     }
 }
 
-/* A --system and a paired run: request_path and request rows named .../per_submit:N/..., their operations a
- * multiple of N, the others as without it; every byte verified. */
+/* --system and paired runs: request rows named per_submit:N, operations a multiple of N; all verified. */
 static void test_rows_per_descriptor(void **state)
 {
     char why[256] = "";
@@ -95,8 +93,7 @@ static void test_rows_per_descriptor(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Refused: without a system, with a peer, with zero_copy, above the cap,
- * a size times N above SHMB_TRANSFER_MAX_KB; 1 and 0 are one descriptor. */
+/* Refused: no system, a peer, zero_copy, above the cap, size x N above MAX_KB; 1 and 0 are one descriptor. */
 static void test_refused(void **state)
 {
     shmb_peer_t never_started;

@@ -35,8 +35,7 @@ static void holds_src(const unsigned char *dst, size_t at)
     assert_int_equal(dst[at + 4096], SHMB_TRANSFER_POISON);
 }
 
-/* Mooncake, SHM-classic: submitters 0 and 1 (a STRIDE further) write their own parts, no miss;
- * a submitter 1 naming or expecting submitter 0's part fails its check (-EPROTO). */
+/* Submitters 0 and 1 write their own parts, no miss; naming or expecting another's part fails (-EPROTO). */
 static void test_own_destinations(void **state)
 {
     const shmb_system_t systems[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC};
@@ -77,8 +76,7 @@ static void test_own_destinations(void **state)
     }
 }
 
-/* A paired run with two submitters, verified: rows .../threads:2/... with their ratio rows, the copy
- * row at 1 (SHM-jemalloc's rows: test_jemalloc_links). */
+/* Paired with two submitters: rows .../threads:2/... with ratio rows, the copy row at 1; all verified. */
 static void test_paired_rows(void **state)
 {
     shmb_transfer_config_t c = small();
@@ -195,8 +193,7 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
     return ret;
 }
 
-/* SHM-jemalloc's rows at threads:2, a borrower process per submitter on that submitter's CPU (both
- * reaped); a wrong tag on submitter 1's link fails the run before and after timing, nothing left. */
+/* SHM-jemalloc at threads:2: a borrower per submitter on its CPU; a wrong tag fails before and after timing. */
 static void test_jemalloc_links(void **state)
 {
     char why[256] = "";
@@ -254,8 +251,7 @@ static void test_jemalloc_note(void **state)
         fail_msg("no note \"%s ... each borrower on its submitter's CPU\"", want);
 }
 
-/* Refused: no systems, zero_copy, threads, SHM-jemalloc the baseline, above MAX_THREADS, beside
- * mooncake_upstream; 0 and 1 are one submitter. */
+/* Refused: no systems, zero_copy, threads, jemalloc baseline, above MAX_THREADS, upstream; 0 and 1 are one. */
 static void test_refused(void **state)
 {
     shmb_transfer_config_t bad[6];

@@ -197,8 +197,7 @@ static void test_fanout_cap_and_errors(void **state)
     assert_null(shmb_workload_part_name(SHMB_WORKLOAD_PARTS));
 }
 
-/* The same seed gives the same stream; another seed another; the figures
- * are the trace's: input mean near 12035, arrivals near 3.4 per second. */
+/* A seed gives one stream, another another; input mean near 12035, arrivals near 3.4/s, as the trace. */
 static void test_synthetic(void **state)
 {
     shmb_workload_stream_t a = {0}, b = {0}, c = {0};
@@ -312,8 +311,7 @@ static void expect_line_error(const char *text, size_t len, uint64_t line, const
     shmb_workload_stream_free(&s);
 }
 
-/* Each error names its line: a bad line, a blank line, a timestamp that goes
- * back, input_length 0, a NUL, a line too long; an empty file is line 0. */
+/* Each read error names its line (bad, blank, time going back, input 0, NUL, too long); empty file: line 0. */
 static void test_read_errors(void **state)
 {
     char text[512];
@@ -489,8 +487,7 @@ static void test_replay_handoff_planted_faults(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* Paired: per part each system's row (a sample per request), then its ratio row to the baseline (a
- * round per request); nothing left. Refused: one system, a last one that is not the baseline. */
+/* Paired: per part each system's row, then ratio rows (a round per request); a bad pairing refused. */
 static void test_replay_paired(void **state)
 {
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};

@@ -170,16 +170,14 @@ static void test_planted_in_the_batch(void **state)
             fails_once((shmb_system_t)sys, &seen.plant, plant, "request: ", "did not reach their place in dst");
 }
 
-/* SHM-jemalloc's sglang request, one submit, each payload read at its place: a byte flipped in the third
- * hand-off fails before timing, naming the payload; nothing left. */
+/* SHM-jemalloc's sglang submit: a byte flipped in the third hand-off fails before timing, naming it. */
 static void test_handoff_batch_checked(void **state)
 {
     fails_once(SHMB_SYSTEM_FLOWIPC_JEMALLOC, &shmb_handoff_bench_wrong_byte, 3,
                "hand-off 2: the borrowed object's payload", NULL);
 }
 
-/* SHM-jemalloc's request of 4 descriptors per submit: each of 3 requests one submit (the request path paid
- * once), each descriptor an object handed over and verified; none submitted alone. */
+/* SHM-jemalloc at 4 descriptors per submit: 3 requests, one submit each, every hand-off verified. */
 static void test_sweep_handoff_per_submit(void **state)
 {
     shmb_transfer_config_t c = shmb_test_transfer_config();

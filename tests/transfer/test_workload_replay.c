@@ -84,8 +84,7 @@ static void test_reuse_hits_and_tokens(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* The replay under reuse: the wholly hit request is not replayed, the copy
- * moved exactly the missed blocks' bytes, the request's note has the share. */
+/* Under reuse: the wholly hit request not replayed, only missed blocks copied, the share in the note. */
 static void test_reuse_replay(void **state)
 {
     shmb_workload_stream_t s = {0};
@@ -169,8 +168,7 @@ static void test_open_loop_schedule(void **state)
     assert_int_equal(shmb_workload_open_run(&o, &s, 0.0, &server), -EINVAL);
 }
 
-/* The open-loop replay through each system: two rows (request, latency),
- * a sample per request that moves, latency at least the service, verified. */
+/* Open loop through each system: request and latency rows, latency at least the service, verified. */
 static void test_open_loop_replay(void **state)
 {
     shmb_workload_stream_t s = {0};
