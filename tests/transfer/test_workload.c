@@ -82,32 +82,45 @@ static void check_tiling(const shmb_workload_fanout_t *f)
  *   = 589824 B and 488 x 1152 = 562176 B; 61 x 1000 x 1152 = 70272000 B. */
 static void test_fanout_layouts(void **state)
 {
+    enum { LAYER = SHMB_WORKLOAD_LAYOUT_LAYER, VLLM = SHMB_WORKLOAD_LAYOUT_VLLM, SGLANG = SHMB_WORKLOAD_LAYOUT_SGLANG,
+           BLOCK = SHMB_WORKLOAD_BLOCK };
     static const struct {
         const char *model;
-        shmb_workload_layout_t layout;
-        uint64_t block_tokens, tp, input, descriptors, d, last, bytes;
+        int layout, granularity;
+        uint64_t block_tokens, tp, input, blocks, descriptors, d, last, bytes;
     } want[] = {
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 4032, 32768, 32768, 132120576},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 1000, 4032, 8192, 8192, 4032 * 8192},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 16, 1000, 4032, 4096, 4096, 4032 * 4096},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1024, 4096, 32768, 32768, 128 * MIB},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 8192, 32768, 32768, 32768, 1024 * MIB},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 10016, 40064, 8192, 8192, 313 * MIB},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 18432, 18432, 3843 * 18432},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 8, 1000, 3843, 18432, 18432, 3843 * 18432},
-        {"deepseek_v3_fp8", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 9216, 9216, 3843 * 9216},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 128, 1048576, 999424, 131072000},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 122, 589824, 562176, 70272000},
+        {"llama3_8b", VLLM, 0, 16, 1, 1000, 63, 4032, 32768, 32768, 132120576},
+        {"llama3_8b", VLLM, 0, 16, 4, 1000, 63, 4032, 8192, 8192, 4032 * 8192},
+        {"llama3_8b", VLLM, 0, 16, 16, 1000, 63, 4032, 4096, 4096, 4032 * 4096},
+        {"llama3_8b", VLLM, 0, 16, 1, 1024, 64, 4096, 32768, 32768, 128 * MIB},
+        {"llama3_8b", VLLM, 0, 16, 1, 8192, 512, 32768, 32768, 32768, 1024 * MIB},
+        {"llama3_8b", VLLM, 0, 16, 4, 10016, 626, 40064, 8192, 8192, 313 * MIB},
+        {"deepseek_v3", VLLM, 0, 16, 1, 1000, 63, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3", VLLM, 0, 16, 8, 1000, 63, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3_fp8", VLLM, 0, 16, 1, 1000, 63, 3843, 9216, 9216, 3843 * 9216},
+        {"llama3_8b", SGLANG, 0, 512, 1, 1000, 2, 128, 1048576, 999424, 131072000},
+        {"deepseek_v3", SGLANG, 0, 512, 1, 1000, 2, 122, 589824, 562176, 70272000},
+        /* a 4k-token llama3_8b request: 512 MiB, 8 blocks of 512 tokens, 8 * 32 descriptors a layer, 8 a block */
+        {"llama3_8b", LAYER, 0, 512, 1, 4096, 8, 8 * 32, 2 * MIB, 2 * MIB, 512 * MIB},
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 4096, 8, 8, 64 * MIB, 64 * MIB, 512 * MIB},
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 4097, 9, 9, 64 * MIB, 64 * MIB, 576 * MIB}, /* a whole block more */
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 1, 1, 1, 64 * MIB, 64 * MIB, 64 * MIB},      /* one token, one block */
+        {"deepseek_v3", LAYER, 0, 16, 1, 100, 7, 7 * 61, 16 * 1152, 16 * 1152, 7 * 61 * 16 * 1152},
     };
     shmb_workload_fanout_t f;
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-        shmb_workload_shape_t s = engine(want[i].model, want[i].layout, want[i].block_tokens, (uint32_t)want[i].tp);
+        shmb_workload_shape_t s = engine(want[i].model, (shmb_workload_layout_t)want[i].layout, want[i].block_tokens,
+                                         (uint32_t)want[i].tp);
+        s.granularity = (shmb_workload_granularity_t)want[i].granularity;
         assert_int_equal(shmb_workload_fanout(&s, want[i].input, &f), 0);
-        assert_int_equal(f.descriptors, want[i].descriptors);
-        assert_int_equal(f.descriptor_bytes, want[i].d);
-        assert_int_equal(f.last_bytes, want[i].last);
-        assert_int_equal(f.bytes, want[i].bytes);
-        assert_int_equal(f.clipped, 0);
+        const uint64_t got[] = {f.blocks, f.descriptors, f.descriptor_bytes, f.last_bytes, f.bytes, f.clipped};
+        const uint64_t exp[] = {want[i].blocks, want[i].descriptors, want[i].d, want[i].last, want[i].bytes, 0};
+        static const char *const field[] = {"blocks", "descriptors", "descriptor bytes", "last", "bytes", "clipped"};
+        for (int k = 0; k < 6; k++)
+            if (got[k] != exp[k])
+                fail_msg("row %zu (%s, %llu tokens): %s %llu, expected %llu", i, want[i].model,
+                         (unsigned long long)want[i].input, field[k], (unsigned long long)got[k],
+                         (unsigned long long)exp[k]);
         if (f.descriptors < 5000)
             check_tiling(&f);
     }
@@ -134,33 +147,6 @@ static void test_fanout_layouts(void **state)
     assert_int_equal(shmb_workload_layout_parse("sglang"), SHMB_WORKLOAD_LAYOUT_SGLANG);
     assert_int_equal(shmb_workload_layout_parse("trtllm"), -EINVAL);
     assert_null(shmb_workload_layout_name(SHMB_WORKLOAD_LAYOUTS));
-}
-
-/* A 4k-token llama3_8b request: 512 MiB, 8 blocks of 512 tokens, 8 * 32 descriptors a layer, 8 a block. */
-static void test_fanout_counts(void **state)
-{
-    shmb_workload_fanout_t f;
-    shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 1ull << 40);
-    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
-    assert_int_equal(f.bytes, 512 * MIB);
-    assert_int_equal(f.blocks, 8);
-    assert_int_equal(f.descriptors, 8 * 32);
-    assert_int_equal(f.descriptor_bytes, 2 * MIB);
-    assert_int_equal(f.clipped, 0);
-    s.granularity = SHMB_WORKLOAD_BLOCK;
-    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
-    assert_int_equal(f.descriptors, 8);
-    assert_int_equal(f.descriptor_bytes, 64 * MIB);
-    /* one token more is one whole block more; one token is one block */
-    assert_int_equal(shmb_workload_fanout(&s, 4097, &f), 0);
-    assert_int_equal(f.blocks, 9);
-    assert_int_equal(shmb_workload_fanout(&s, 1, &f), 0);
-    assert_int_equal(f.blocks, 1);
-    s = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 1ull << 40);
-    assert_int_equal(shmb_workload_fanout(&s, 100, &f), 0);
-    assert_int_equal(f.blocks, 7);
-    assert_int_equal(f.descriptors, 7 * 61);
-    assert_int_equal(f.descriptor_bytes, 16 * 1152);
 }
 
 /* The cap keeps whole blocks; one block over it is -E2BIG. */
@@ -624,7 +610,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
-        cmocka_unit_test(test_fanout_counts),
         cmocka_unit_test(test_fanout_cap_and_errors),
         cmocka_unit_test(test_fanout_layouts),
         cmocka_unit_test(test_synthetic),
