@@ -516,10 +516,11 @@ static void hooks_off(void)
     shmb_handoff_bench_wrong_return = 0;
 }
 
-/* Runs c (a hook set), which must fail its hand-off check: -EPROTO, why naming what, nothing left. */
-static void fails_with(const shmb_transfer_config_t *c, const char *what)
+/* Runs c with *hook = at, which must fail its hand-off check: -EPROTO, why naming what, nothing left. */
+static void fails_with(const shmb_transfer_config_t *c, uint64_t *hook, uint64_t at, const char *what)
 {
     shmb_rows_t rows = {0};
+    *hook = at;
     char why[256] = "";
     const int ret = shmb_transfer_bench_run(c, &rows, why, sizeof(why));
     hooks_off();
@@ -538,19 +539,14 @@ static void test_write_path_planted_faults(void **state)
     c.translate = 1;
     c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.num_segments = 10;
-    shmb_handoff_bench_wrong_tag = 1;
-    fails_with(&c, "not the lender's tag");
-    shmb_handoff_bench_wrong_byte = 1;
-    fails_with(&c, "payload of 4096 bytes differs at offset 2048");
-    shmb_handoff_bench_lost_return = 1;
-    fails_with(&c, "objects were freed and");
-    shmb_handoff_bench_wrong_return = 1;
-    fails_with(&c, "hand-off 0: the return failed");
-    /* copy_out's object comes after the request's: its check, its batch of
-     * one (a hand-off dwarfs the timer) and the 20 timed, then copy_out's */
+    fails_with(&c, &shmb_handoff_bench_wrong_tag, 1, "not the lender's tag");
+    fails_with(&c, &shmb_handoff_bench_wrong_byte, 1, "payload of 4096 bytes differs at offset 2048");
+    fails_with(&c, &shmb_handoff_bench_lost_return, 1, "objects were freed and");
+    fails_with(&c, &shmb_handoff_bench_wrong_return, 1, "hand-off 0: the return failed");
+    /* copy_out's object follows the request's check, its batch of one and the 20 timed */
     c.count_given = 1;
-    shmb_handoff_bench_wrong_byte = 1 + 1 + 20 + 1;
-    fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
+    fails_with(&c, &shmb_handoff_bench_wrong_byte, 1 + 1 + 20 + 1,
+               "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
 /* --zero_copy: paired rows at sizes x4; refused without --systems; a wrong tag or lost return fails the run. */
@@ -583,12 +579,9 @@ static void test_zero_copy(void **state)
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     c.max_transfer_size_kb = 4;
-    shmb_handoff_bench_wrong_tag = 1;
-    fails_with(&c, "not the lender's tag");
-    shmb_handoff_bench_lost_return = 1;
-    fails_with(&c, "flowipc_jemalloc: after");
-    shmb_handoff_bench_wrong_return = 1;
-    fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
+    fails_with(&c, &shmb_handoff_bench_wrong_tag, 1, "not the lender's tag");
+    fails_with(&c, &shmb_handoff_bench_lost_return, 1, "flowipc_jemalloc: after");
+    fails_with(&c, &shmb_handoff_bench_wrong_return, 1, "flowipc_jemalloc: hand-off 0: the return failed");
     c.nsystems = 0;
     shmb_test_transfer_refused(&c, -EINVAL);
 }
