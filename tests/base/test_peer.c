@@ -439,8 +439,7 @@ static void test_peer_ends_between_calls(void **state)
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
     stop_and_check(&peer, -EPIPE);
 
-    /* Out of shared memory outside a guard: its fault line said so, and the
-     * record says it did (ENOSPC), so the owner need not say it again. */
+    /* Out of shared memory outside a guard: the fault line said so, recorded as ENOSPC for the owner. */
     start(&peer, 0);
     cmd = command(OP_FAULT, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
@@ -673,9 +672,8 @@ static void test_owner_dies(void **state)
     pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
     if (shmb_test_names_of(PREFIX, middle, 0) != 3)
         abandon(middle, 1, peer_pid);
-    /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run
-     * whose --shm_prefix extends ours, another program's file, and the name
-     * of a middle's segment that now names another file. */
+    /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run with a longer prefix, another
+     * program's file, a middle's name that now names another file. */
     char prefix_b[64], other[128], replaced[SHMB_SEGMENT_NAME_MAX + 1];
     snprintf(prefix_b, sizeof(prefix_b), "%s%ld_", PREFIX, (long)middle);
     shmb_segment_t run_b;

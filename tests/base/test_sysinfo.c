@@ -159,8 +159,7 @@ static void test_pin_cpu(void **state)
     assert_int_equal(shmb_sysinfo_pin_cpu(-1), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(100000), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(cpus[n - 1]), 0);
-    /* pinned: this thread runs on that one CPU, yet the process may still use
-     * every CPU it could before (what threads planned after --cpu must see) */
+    /* pinned: this thread on that CPU, the process still allowed every CPU (as threads after --cpu see) */
     cpu_set_t mine;
     assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
     assert_int_equal(CPU_COUNT(&mine), 1);

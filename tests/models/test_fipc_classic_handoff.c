@@ -170,8 +170,7 @@ static void test_handoff_across_fork(void **state)
     assert_int_equal(shmb_fipc_classic_lend(lender, &obj, blob, sizeof(blob), &len), 0);
     const unsigned char *count_at = (const unsigned char *)obj.addr;
     shmb_fipc_classic_object_t view = obj; /* to read the count after our release */
-    /* ours dropped before the blob leaves: the lent reference keeps the object,
-     * and the borrower is its last owner however the two processes are scheduled */
+    /* ours dropped first: the lent reference keeps it, the borrower its last owner whatever the schedule */
     shmb_fipc_classic_release(&obj);
     assert_int_equal(shmb_channel_send(&here, blob, len), 0);
     char ack;

@@ -109,9 +109,8 @@ static void test_handoff_lent_twice(void **state)
     assert_int_equal(shmb_fipc_lender_lent(l), 0);
     assert_int_equal(shmb_fipc_lender_on_return(l, ret[1], ret_len[1]), -ENOENT); /* returned already */
 
-    /* an object still borrowed when the caller lets the borrower go (its
-     * deleter keeps the session); then both sides disconnected: the lender
-     * lends no more, the release returns nothing, the object stays lent */
+    /* an object borrowed when the borrower goes (its deleter keeps the session); both sides disconnected:
+     * no more lending, the release returns nothing, the object stays lent */
     assert_int_equal(shmb_fipc_lender_construct(l, 100, &obj), 0);
     assert_int_equal(shmb_fipc_lender_lend(l, &obj, blob[0], sizeof(blob[0]), &len), 0);
     assert_int_equal(shmb_fipc_borrower_borrow(b, blob[0], SHMB_FIPC_HANDLE_BYTES, &got[0]), 0);

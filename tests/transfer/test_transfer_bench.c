@@ -122,9 +122,7 @@ static void test_rows_and_cleanup(void **state)
     fallocate_calls = 0;
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x warm, cold */
-    /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
-     * each allocated their pages inside the timed copy (the run also checks
-     * that each held none before it, all after) */
+    /* src and dst are reserved, no cold segment: the 9 x 2 x 20 cold copies allocated inside the timing */
     assert_int_equal(fallocate_calls, 2);
     check_rates(&rows);
     const shmb_row_t *r = shmb_rows_find(&rows, "memcpy", "", 1024, 0);

@@ -395,8 +395,7 @@ static void test_totals(void **state)
     assert_true(t.descriptors_mean == 2.0);
     assert_int_equal(t.span_ms, 20);
     assert_int_equal(shmb_workload_shm_bytes(&t), 2 * ((3 * 16 * 61 * 1152 + 4095) / 4096 * 4096));
-    /* sglang's sizes: 64 streams of a 16-token run (32768 B, 2^15) and of
-     * a 100-token one (204800 B, in (2^17, 2^18]) */
+    /* sglang: 64 streams of a 16-token run (32768 B, 2^15) and of a 100-token one (204800 B, <= 2^18) */
     shmb_workload_shape_t sg = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1);
     assert_int_equal(shmb_workload_totals(&sg, &s, &t), 0);
     assert_true(t.descriptors_min == 64 && t.descriptors_max == 64 && t.sizes[15] == 64 && t.sizes[18] == 64);

@@ -151,8 +151,7 @@ static void test_open_loop_schedule(void **state)
         assert_true(o.start_ns[i] >= o.issued_ns[i]);
         assert_true(o.done_ns[i] >= o.start_ns[i]);
     }
-    /* request 0 took 30 ms: 1 and 2 (due at 5 and 10 ms) started after it and their latency
-     * (done - intended) holds the wait, though each one's service took next to nothing */
+    /* request 0 took 30 ms: the latency of 1 and 2 (due at 5 and 10 ms) holds their wait for it */
     assert_true(o.done_ns[0] >= 30000000);
     assert_true(o.start_ns[1] >= o.done_ns[0] && o.start_ns[2] >= o.done_ns[1]);
     assert_true(o.done_ns[1] - o.intended_ns[1] >= 25000000);
