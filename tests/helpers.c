@@ -116,9 +116,23 @@ void shmb_test_assert_no_child(void)
 
 void shmb_test_reap_ok(pid_t pid)
 {
+    const int status = shmb_test_reap(pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int shmb_test_reap(pid_t pid)
+{
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return status;
+}
+
+void shmb_test_reap_signaled(pid_t pid, int sig)
+{
+    const int status = shmb_test_reap(pid);
+    assert_true(WIFSIGNALED(status));
+    if (sig)
+        assert_int_equal(WTERMSIG(status), sig);
 }
 
 pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end)
@@ -257,8 +271,7 @@ void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char 
                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
-/* The runner's record: the cases of the running group (their own setups),
- * the one running, and every skip with its reason. */
+/* The runner's record: the running group's cases (their own setups), the one running, each skip's reason. */
 static const struct CMUnitTest *group;
 static size_t next_case, cases_run;
 static const char *running;
@@ -322,10 +335,12 @@ void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shm
     names[2] = "mooncake_control";
 }
 
-void shmb_test_row_name(const char *bench, const shmb_rows_t *rows, size_t i, char *name, size_t cap)
+void shmb_test_assert_row_name(const char *bench, const shmb_row_t *row, const char *want)
 {
+    char name[256];
     const shmb_report_t report = {.bench = bench};
-    shmb_report_row_name(&report, &rows->v[i], name, cap);
+    shmb_report_row_name(&report, row, name, sizeof(name));
+    assert_string_equal(name, want);
 }
 
 const char shmb_test_sentinel[] = "untouched";

@@ -25,19 +25,16 @@
 #include "shmbench/report.h"
 #include "shmbench/notes.h"
 
-/* Sets and returns this process's prefix, "<base><pid>_" (base as "/name_"): all it and its
- * children create is under it, so another build's run of the same test is never counted. */
+/* Sets and returns this process's prefix "<base><pid>_" (base "/name_"): another run's names never count. */
 const char *shmb_test_prefix_init(const char *base);
 
 /* The prefix set by shmb_test_prefix_init. */
 const char *shmb_test_prefix(void);
 
-/* /dev/shm entries under our prefix (-1 if /dev/shm cannot be read); the
- * last one seen, as "/name", in name when name is not NULL. */
+/* /dev/shm entries under our prefix (-1: unreadable); the last seen, as "/name", in name if not NULL. */
 int shmb_test_count_ours(char *name, size_t cap);
 
-/* Whether /dev/shm is writable; if not, says "skip: /dev/shm is not
- * writable" on stderr (the test binary then exits 77). */
+/* Whether /dev/shm is writable; if not, says "skip: /dev/shm is not writable" (the binary exits 77). */
 int shmb_test_shm_writable(void);
 
 /* Unlinks what a failed case left under our prefix; returns how many. */
@@ -61,8 +58,7 @@ int shmb_test_shm_exists(const char *name);
 /* Creates /dev/shm/name, empty, as another program would (O_EXCL, 0600): 0 or -1. */
 int shmb_test_shm_squat(const char *name);
 
-/* /dev/shm entries of process pid under prefix ("<prefix><pid>_*", prefix as
- * "/name_"), unlinked when remove is 1; returns how many. */
+/* How many /dev/shm entries "<prefix><pid>_*" (prefix "/name_") there are; unlinked when remove is 1. */
 int shmb_test_names_of(const char *prefix, pid_t pid, int remove);
 
 /* Asserts that no child of this process is left, not even a zombie. */
@@ -71,34 +67,33 @@ void shmb_test_assert_no_child(void);
 /* Reaps child pid and asserts that it exited with status 0. */
 void shmb_test_reap_ok(pid_t pid);
 
-/* Pairs two channel ends and forks: the child keeps child_end (gets 0), the parent parent_end (gets
- * the pid), each the other closed, so that either's death reads as -EPIPE. */
+/* Reaps child pid (asserting waitpid found it) and returns its wait status. */
+int shmb_test_reap(pid_t pid);
+
+/* Reaps child pid and asserts that signal sig (0: any signal) ended it. */
+void shmb_test_reap_signaled(pid_t pid, int sig);
+
+/* Pairs two channel ends and forks; the child keeps child_end, the parent parent_end (either's death: -EPIPE). */
 pid_t shmb_test_fork_pair(shmb_channel_t *child_end, shmb_channel_t *parent_end);
 
 /* The descriptors this process has open (among the first 1024). */
 int shmb_test_open_fds(void);
 
-/* Free 2 MiB huge pages; -1 when the pool cannot be read. Every other
- * program on the host moves it: whether a case can run, never what it
- * counts. */
+/* Free 2 MiB huge pages (-1: unreadable); others move it: whether a case can run, never what it counts. */
 int64_t shmb_test_huge_free(void);
 
-/* Bytes of huge pages process pid (0: this one) holds: its hugetlb mappings and hugetlbfs files
- * among its descriptors (what a case counts as its own); -1 when /proc cannot be read. */
+/* Bytes of huge pages pid (0: this one) holds in hugetlb mappings and hugetlbfs descriptors; -1: unreadable. */
 int64_t shmb_test_huge_held(pid_t pid);
 
-/* Pages of 2 MiB more than the pool can give (its size and its overcommit,
- * and one): a pool that large fails however others use the pool meanwhile,
- * short of growing it. -1 when the pool cannot be read. */
+/* 2 MiB pages more than the pool can give (size + overcommit + 1), whoever uses it; -1: unreadable. */
 int64_t shmb_test_huge_beyond(void);
 
-/* 1 when this process may change the machine's huge page pool: it took the shmbench suites' lock
- * ($SHMB_HUGEPAGES_LOCK, else /run/lock/shmbench-hugepages.lock) within `seconds`, held until exit, or
- * its parent holds it (SHMB_HUGEPAGES_LOCKED); 0 otherwise. */
+/* 1 when this process may change the huge page pool: it took $SHMB_HUGEPAGES_LOCK (else
+ * /run/lock/shmbench-hugepages.lock) within `seconds`, until exit, or SHMB_HUGEPAGES_LOCKED is set. */
 int shmb_test_pool_lock(int seconds);
 
-/* Runs run(arg) in a child over a private tmpfs of kb KiB on /dev/shm; run returns 0 or the failed
- * step's number. Skips the case (naming what) without a namespace; fails it on non-zero or a signal. */
+/* Runs run(arg) (0 or a failed step's number) in a child over a private kb KiB tmpfs on /dev/shm;
+ * skips the case without a namespace, fails it (naming what) on non-zero or a signal. */
 void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char *what);
 
 /* skip() that says why: the runner prints "SKIPPED: case (why)". */
@@ -109,28 +104,23 @@ void shmb_test_in_tmpfs(size_t kb, int (*run)(void *arg), void *arg, const char 
     } while (0)
 void shmb_test_skipped_(const char *why);
 
-/* Runs a group of cases (cmocka_run_group_tests, which it replaces) and
- * counts the skipped ones; returns the number of failed cases. */
+/* cmocka_run_group_tests that counts the skipped cases; returns how many failed. */
 int shmb_test_group_(const char *name, const struct CMUnitTest *tests, size_t n,
                      CMFixtureFunction setup, CMFixtureFunction teardown);
 #define shmb_test_group(name, tests, setup, teardown)                                              \
     shmb_test_group_(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 
-/* The exit status of a test binary whose groups failed `failed` cases: 77
- * (ctest's skip) when every case that ran was skipped, else failed (at most
- * 76), after one "SKIPPED: case (why)" line on stderr per skipped case. */
+/* A binary's exit status: 77 when every case run was skipped, else failed (at most 76); prints
+ * "SKIPPED: case (why)" per skip. */
 int shmb_test_exit(int failed);
 
-/* A paired run's systems, as the allocation and lookup configs hold them
- * (nsystems, systems, system_names): mooncake, `other`, mooncake's control
- * (--systems=mooncake,OTHER). */
+/* A paired run's systems (--systems=mooncake,OTHER): mooncake, other, mooncake's control. */
 void shmb_test_pair_with(size_t *nsystems, int *systems, const char **names, shmb_system_t other);
 
-/* The name a reader sees of rows->v[i] in a report of bench. */
-void shmb_test_row_name(const char *bench, const shmb_rows_t *rows, size_t i, char *name, size_t cap);
+/* Asserts that a reader sees row, in a report of bench, named want. */
+void shmb_test_assert_row_name(const char *bench, const shmb_row_t *row, const char *want);
 
-/* The sentinel every note slot of shmb_test_fresh_report holds: a notes
- * function that fails must leave them all. */
+/* What every note slot of shmb_test_fresh_report holds: a failed notes function leaves them all. */
 extern const char shmb_test_sentinel[];
 
 /* A report whose note slots (and their NULL) all hold shmb_test_sentinel. */
@@ -154,15 +144,13 @@ void shmb_test_assert_untouched(const shmb_report_t *r);
 /* A benchmark's notes of one config, as its shmb_notes_* function makes them. */
 typedef int (*shmb_test_notes_fn)(shmb_report_t *r, shmb_notes_t *store, const void *cfg);
 
-/* compose makes n notes; with 10 bytes left in the store it is refused (-EOVERFLOW), the report and
- * store untouched, the notes before still valid; with the room back it makes n again. */
+/* compose makes n notes; with 10 bytes left it is refused (-EOVERFLOW), nothing touched; then n again. */
 void shmb_test_notes_store_full(shmb_test_notes_fn compose, const void *cfg, int n);
 
 /* The threads note's CPU part: "pinned to CPUs a,b" or not pinned, as planned. */
 void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
 
-/* A case that runs f with *state = (void *)arg from the start, under its own name (a parameter
- * instead of a wrapper per value); with teardown td (NULL: none). */
+/* A case named name running f with *state = (void *)arg and teardown td (NULL: none). */
 #define shmb_test_case_with(name, f, arg, td) {name, f, NULL, td, (void *)(arg)}
 
 /* The int a shmb_test_case_with case was given. */
@@ -171,8 +159,7 @@ void shmb_test_expected_cpus(int threads, int cpu, char *out, size_t cap);
 /* One group, then the exit status: main's return. */
 #define shmb_test_run(tests, setup, teardown) shmb_test_exit(shmb_test_group(#tests, tests, setup, teardown))
 
-/* main's result for a test of /dev/shm: 77 when it is not writable, else the
- * prefix set from base and one group run. */
+/* main's result for a test of /dev/shm: 77 when not writable, else the prefix set and one group run. */
 #define shmb_test_run_shm(base, tests, setup, teardown)                                                          \
     (shmb_test_shm_writable() ? (shmb_test_prefix_init(base), shmb_test_run(tests, setup, teardown)) : 77)
 

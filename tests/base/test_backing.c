@@ -16,13 +16,10 @@ static shmb_backing_config_t config(shmb_backing_kind_t kind)
 
 #define NOT_OURS "the machine's huge page lock is not ours (another suite holds it, or it cannot be opened)"
 
-/* Whether this test may use the machine's huge page pool and rely on
- * shmem_enabled (shmb_test_pool_lock, taken in main): another suite may
- * exhaust the pool or flip the setting otherwise. */
+/* Whether this test may use the huge page pool and shmem_enabled (shmb_test_pool_lock, taken in main). */
 static int pool_ours;
 
-/* Whether this kind can run here: hugetlb needs the pool and `pages` free
- * huge pages. */
+/* Whether this kind can run here: hugetlb needs the pool and `pages` free huge pages. */
 static int available(shmb_backing_kind_t kind, int64_t pages)
 {
     return kind != SHMB_BACKING_HUGETLB || (pool_ours && shmb_test_huge_free() >= pages);
@@ -72,8 +69,7 @@ static void test_names(void **state)
     assert_null(shmb_prefault_name(SHMB_PREFAULT_KINDS));
 }
 
-/* Each backing's page; sizes rounded up to it; 0, overflow and a bad huge
- * page size refused. */
+/* Each backing's page; sizes rounded up to it; 0, overflow and a bad huge page size refused. */
 static void test_page_size_and_round(void **state)
 {
     const struct {
@@ -150,8 +146,7 @@ static void ready_one(shmb_backing_kind_t kind, shmb_prefault_t how, int threads
 static const shmb_backing_kind_t kinds[SHMB_BACKING_KINDS] = {SHMB_BACKING_TMPFS, SHMB_BACKING_MEMFD,
                                                              SHMB_BACKING_THP, SHMB_BACKING_HUGETLB};
 
-/* The case's backing (its prestate), or a skip saying why it cannot run:
- * hugetlb needs `pages` free huge pages. */
+/* The case's backing (its prestate), or a skip saying why it cannot run: hugetlb needs `pages` free huge pages. */
 static shmb_backing_kind_t kind_of(void **state, int64_t pages)
 {
     shmb_backing_kind_t kind = *(const shmb_backing_kind_t *)*state;
@@ -184,8 +179,7 @@ static long long vmstat(const char *name)
     return got;
 }
 
-/* thp: what the kernel granted is read back: all huge under "advise", "always", "within_size" (unless
- * thp_file_fallback grew), none under "never" or "deny". */
+/* thp: the grant read back: all huge under advise, always, within_size (unless fallback grew), none else. */
 static void test_thp_granted_is_read_back(void **state)
 {
     shmb_sysinfo_t sys;
@@ -246,8 +240,7 @@ static void test_errors(void **state)
 
 /* ---- a full backing ---- */
 
-/* In a 4 MiB tmpfs over /dev/shm, an 8 MiB tmpfs pool with each method:
- * the kernel's answer, never a crash, and nothing left. */
+/* An 8 MiB tmpfs pool in a 4 MiB tmpfs, each method: the kernel's answer, never a crash, nothing left. */
 static int full_tmpfs(void *arg)
 {
     (void)arg;
@@ -287,9 +280,7 @@ static void test_full_tmpfs(void **state)
     shmb_test_in_tmpfs(4096, full_tmpfs, NULL, "an 8 MiB pool in a 4 MiB /dev/shm");
 }
 
-/* hugetlb: a pool larger than the whole pool fails at mmap (-ENOMEM) or at
- * fallocate (-ENOSPC), and keeps no page. fallocate takes every free page
- * before it fails: the pool must be this test's for that moment. */
+/* hugetlb beyond the whole pool fails at mmap (-ENOMEM) or fallocate (-ENOSPC), keeping no page. */
 static void test_exhausted_huge_pages(void **state)
 {
     int64_t pages = shmb_test_huge_beyond(), before = shmb_test_huge_held(0);
@@ -310,8 +301,7 @@ static void test_exhausted_huge_pages(void **state)
 
 /* ---- signals and peers ---- */
 
-/* A SIGTERM ends a child midway through making a pool ready: the tmpfs name is unlinked; the memfd
- * kinds' pages go back with the process. */
+/* SIGTERM midway through making a pool ready: the tmpfs name unlinked, memfd pages gone with the process. */
 static void test_signal_midway(void **state)
 {
     shmb_backing_kind_t k = kind_of(state, 2);
@@ -340,15 +330,12 @@ static void test_signal_midway(void **state)
     /* the child's pool in its own mappings and descriptors */
     assert_int_equal(shmb_test_huge_held(pid), k == SHMB_BACKING_HUGETLB ? 8 * (int64_t)MB : 0);
     kill(pid, SIGTERM);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    shmb_test_reap_signaled(pid, SIGTERM);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     assert_int_equal(shmb_test_huge_held(0), huge_before);
 }
 
-/* A forked peer maps the sent backing, answers and is SIGKILLed: the owner reads the answer, then
- * -EPIPE, and destroying leaves nothing. */
+/* A forked peer maps the sent backing, answers, is SIGKILLed: the answer, then -EPIPE; nothing left. */
 static void peer_round(shmb_backing_kind_t kind)
 {
     shmb_backing_config_t cfg = config(kind);
@@ -374,9 +361,7 @@ static void peer_round(shmb_backing_kind_t kind)
     char buf[8];
     size_t len = 0;
     assert_int_equal(shmb_channel_recv(&mine, buf, sizeof(buf), &len), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    shmb_test_reap_signaled(pid, SIGKILL);
     assert_int_equal(shmb_channel_recv(&mine, buf, sizeof(buf), &len), -EPIPE);
     assert_true(holds(b.seg.addr, b.seg.size, 2));
     assert_int_equal(shmb_backing_send(&b, &mine), -EPIPE);
@@ -393,9 +378,7 @@ static void test_peer_dies_midway(void **state)
     assert_int_equal(shmb_test_huge_held(0), before);
 }
 
-/* The owner dies with its memfd in flight: the receiver still gets it and
- * the pages the owner wrote, and they go when the receiver lets go. The
- * owner dies before sending: -EPIPE. */
+/* Owner dead with its memfd in flight: the receiver gets it and its pages; dead before sending: -EPIPE. */
 static void test_owner_dies(void **state)
 {
     for (int sends = 0; sends <= 1; sends++) {
@@ -410,9 +393,7 @@ static void test_owner_dies(void **state)
                 _exit(1);
             raise(SIGKILL);
         }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFSIGNALED(status));
+        shmb_test_reap_signaled(pid, 0);
         shmb_backing_t got;
         if (!sends) {
             assert_int_equal(shmb_backing_receive(&got, &mine), -EPIPE);
@@ -426,9 +407,7 @@ static void test_owner_dies(void **state)
     }
 }
 
-/* What is not a backing is refused (-EPROTO), and a descriptor that came
- * with it is closed: junk, a memfd kind without its descriptor, a tmpfs
- * name with one, a size that is not whole pages. */
+/* Not a backing: -EPROTO, its descriptor closed (junk, memfd without descriptor, tmpfs with one, odd size). */
 static void test_malformed_messages(void **state)
 {
     shmb_backing_config_t cfg = config(SHMB_BACKING_MEMFD);

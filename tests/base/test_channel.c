@@ -27,21 +27,24 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* Receives one message on ch and asserts it is the n bytes of want. */
+static void recv_is(shmb_channel_t *ch, const char *want, size_t n)
+{
+    char buf[64];
+    size_t len = 0;
+    assert_int_equal(shmb_channel_recv(ch, buf, sizeof(buf), &len), 0);
+    assert_int_equal(len, n);
+    assert_memory_equal(buf, want, n);
+}
+
 static void test_one_message(void **state)
 {
     shmb_channel_t a, b;
     pair(&a, &b);
-    char buf[64];
-    size_t len = 0;
     assert_int_equal(shmb_channel_send(&a, "hello", 5), 0);
-    assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 5);
-    assert_memory_equal(buf, "hello", 5);
-    /* and back the other way */
-    assert_int_equal(shmb_channel_send(&b, "x", 1), 0);
-    assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 1);
-    assert_int_equal(buf[0], 'x');
+    recv_is(&b, "hello", 5);
+    assert_int_equal(shmb_channel_send(&b, "x", 1), 0); /* and back the other way */
+    recv_is(&a, "x", 1);
     unpair(&a, &b);
 }
 
@@ -160,11 +163,7 @@ static void test_short_reads(void **state)
         }
         _exit(0);
     }
-    char buf[16];
-    size_t len = 0;
-    assert_int_equal(shmb_channel_recv(&b, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 6);
-    assert_memory_equal(buf, "pieces", 6);
+    recv_is(&b, "pieces", 6);
     shmb_test_reap_ok(pid);
     shmb_channel_close(&b);
 }
@@ -176,8 +175,7 @@ static void on_alarm(int sig)
     alarms++;
 }
 
-/* EINTR: a timer without SA_RESTART interrupts the waiting read several
- * times before the child's message arrives. */
+/* EINTR: a timer without SA_RESTART interrupts the waiting read several times before the child's message arrives. */
 static void test_eintr(void **state)
 {
     struct sigaction sa, old;
@@ -208,8 +206,7 @@ static void test_eintr(void **state)
     shmb_channel_close(&b);
 }
 
-/* A request and its reply across a fork; then the child dies and the
- * parent's next receive is -EPIPE. */
+/* A request and its reply across a fork; then the child dies and the parent's next receive is -EPIPE. */
 static void test_fork_round_trip(void **state)
 {
     shmb_channel_t a, b;
@@ -223,20 +220,17 @@ static void test_fork_round_trip(void **state)
             buf[i] = (char)(buf[i] ^ 0x20);
         _exit(shmb_channel_send(&b, buf, len) == 0 ? 0 : 1);
     }
+    assert_int_equal(shmb_channel_send(&a, "request", 7), 0);
+    recv_is(&a, "REQUEST", 7);
+    shmb_test_reap_ok(pid);
     char buf[64];
     size_t len = 0;
-    assert_int_equal(shmb_channel_send(&a, "request", 7), 0);
-    assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), 0);
-    assert_int_equal(len, 7);
-    assert_memory_equal(buf, "REQUEST", 7);
-    shmb_test_reap_ok(pid);
     assert_int_equal(shmb_channel_recv(&a, buf, sizeof(buf), &len), -EPIPE);
     assert_int_equal(shmb_channel_send(&a, "x", 1), -EPIPE);
     shmb_channel_close(&a);
 }
 
-/* The descriptor of an open file crosses with its message: the receiver's
- * own descriptor reads what the sender wrote, and is close-on-exec. */
+/* A file's descriptor crosses with its message: the receiver reads what was written; close-on-exec. */
 static void test_fd_passing(void **state)
 {
     shmb_channel_t a, b;
@@ -266,9 +260,7 @@ static void test_fd_passing(void **state)
     unpair(&a, &b);
 }
 
-/* Descriptors that cannot be kept are closed, never leaked: a message
- * too long for the buffer (-EMSGSIZE), one with two descriptors (-EPROTO),
- * and one read by plain shmb_channel_recv (the kernel drops it). */
+/* Descriptors that cannot be kept are closed: too long (-EMSGSIZE), two (-EPROTO), read by plain recv. */
 static void test_fd_never_leaks(void **state)
 {
     shmb_channel_t a, b;
@@ -316,8 +308,7 @@ static void test_fd_never_leaks(void **state)
     unpair(&a, &b);
 }
 
-/* The child sends its memfd and dies; the descriptor outlives the sender,
- * and after it the parent reads -EPIPE. */
+/* The child sends its memfd and dies; the descriptor outlives the sender, and after it the parent reads -EPIPE. */
 static void test_fd_from_dying_peer(void **state)
 {
     shmb_channel_t a, b;

@@ -134,9 +134,7 @@ static void test_crew_splits_and_joins(void **state)
     shmb_copy_crew_stop(NULL);
 }
 
-/* Threads pin within the allowed CPUs, whatever --cpu asks, counting from
- * the first allowed CPU at or after it. Runs in a child whose affinity each
- * case restricts. */
+/* Threads pin within the allowed CPUs from the first at or after --cpu; in a child, affinity per case. */
 static void test_crew_pins_within_allowed_set(void **state)
 {
     /* every CPU the process may use, though an earlier crew pinned this thread */
@@ -194,8 +192,7 @@ static void test_crew_pins_within_allowed_set(void **state)
     }
 }
 
-/* A first write copies like a plain one, on this thread or through a crew,
- * with every kernel. */
+/* A first write copies like a plain one, on this thread or through a crew, with every kernel. */
 static void test_first_write_copies(void **state)
 {
     for (int threads = 0; threads <= 3; threads++) {

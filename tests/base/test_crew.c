@@ -59,8 +59,7 @@ static shmb_crew_t *start(int threads, int cpu, shmb_crew_pin_t pin, int caller_
     return crew;
 }
 
-/* Every member runs once per run, and no member leaves a barrier before
- * every member has arrived at it. */
+/* Every member runs once per run, and no member leaves a barrier before every member has arrived at it. */
 static void test_start_together(void **state)
 {
     for (int joins = 0; joins <= 1; joins++) {
@@ -88,8 +87,7 @@ static void test_start_together(void **state)
     }
 }
 
-/* One member: with the caller joining it is the caller itself; else a
- * thread of its own. */
+/* One member: with the caller joining it is the caller itself; else a thread of its own. */
 static void test_one_thread(void **state)
 {
     static record_t r;
@@ -105,9 +103,7 @@ static void test_one_thread(void **state)
     shmb_crew_stop(crew);
 }
 
-/* The first failure wins: the run returns it, names its member and hands
- * its error record to the caller, whether it is member 0 or the last one,
- * the caller or a thread; later failures of others change nothing. */
+/* The first failure wins (returned, member named, error record handed over); later ones change nothing. */
 static void test_first_error_wins(void **state)
 {
     for (int joins = 0; joins <= 1; joins++) {
@@ -146,8 +142,7 @@ static int only_cpu(const cpu_set_t *set)
     return -1;
 }
 
-/* Each member (and a joining caller) runs on its planned CPU, its affinity back at stop; with more
- * members than CPUs PIN_OWN pins none, PIN_ALWAYS wraps. */
+/* Members run on their planned CPUs, affinity restored at stop; more members than CPUs: OWN none, ALWAYS wraps. */
 static void test_pinning(void **state)
 {
     int allowed[CPU_SETSIZE];

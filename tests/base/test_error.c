@@ -27,8 +27,7 @@ static void test_long_object_is_truncated(void **state)
     assert_int_equal(strlen(shmb_error_last()->object), SHMB_ERROR_OBJECT_MAX - 1);
 }
 
-/* The hint depends on the call, names the prefix in use, quoted, and points
- * to clean_shm.sh rather than an rm glob. */
+/* The hint depends on the call, names the prefix in use, quoted, and points to clean_shm.sh rather than an rm glob. */
 static void test_hints(void **state)
 {
     const struct {
@@ -70,9 +69,7 @@ static void test_hints(void **state)
     assert_int_equal(strlen(tiny), 7);
 }
 
-/* A backing without a name in /dev/shm gets the limit it really hit: the
- * huge page pool for hugetlb (mmap reserves, fallocate allocates), memory
- * for memfd and thp; anything else the call's own hint. */
+/* A nameless backing's hint is the limit it hit: huge page pool (hugetlb), memory (memfd, thp), else the call's. */
 static void test_backing_hints(void **state)
 {
     const struct {

@@ -93,9 +93,7 @@ static void test_new_and_replaced(void **state)
     assert_int_equal(entries(), 1);
 }
 
-/* A link at the name is refused and stays, and so does its target: a link
- * to a file (renaming would drop the link, writing through it would write
- * elsewhere), to nothing, or a planted temporary name of the old scheme. */
+/* A link at the name is refused and kept with its target: to a file, to nothing, an old temporary name. */
 static void test_links_refused(void **state)
 {
     shmb_file_out_t out;
@@ -138,8 +136,7 @@ static void test_other_kinds_refused(void **state)
     assert_int_equal(entries(), 2);
 }
 
-/* A device is written through and stays one, also through a link to it
- * (/dev/stdout); a full one fails at commit with its errno. */
+/* A device is written through and stays one, also via a link (/dev/stdout); a full one fails at commit. */
 static void test_devices_written_through(void **state)
 {
     shmb_file_out_t out;

@@ -1,14 +1,10 @@
-/* notes' shared parts (src/base/notes.c): the store's bound, the report's
- * bound and the threads' CPU list; each benchmark's notes are tested in its
- * folder (alloc/test_alloc_notes.c, ...). */
+/* notes' shared parts (src/base/notes.c): the store's and the report's bounds, the threads' CPU list. */
 
 #include "helpers.h"
 
 #include "base/notes_internal.h"
 
-/* A note that does not fit in what the store has left: NULL, the store back
- * at its start; the lines are full and publish refuses them, the report
- * untouched; notes composed before stay. */
+/* A note the store cannot hold: NULL, store rewound; full lines refused by publish; earlier notes stay. */
 static void test_store_full(void **state)
 {
     shmb_notes_t store = {0};
@@ -49,8 +45,7 @@ static void test_report_full(void **state)
     shmb_test_assert_untouched(&out);
 }
 
-/* The CPU list of the most threads a binary allows fits in a fresh store;
- * more are refused. */
+/* The CPU list of the most threads a binary allows fits in a fresh store; more are refused. */
 static void test_cpus(void **state)
 {
     char want[256];

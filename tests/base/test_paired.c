@@ -41,8 +41,7 @@ static machine_t machine(const double *costs, size_t nsys)
     return m;
 }
 
-/* The paired run of nsys systems (the last the baseline's control) on the
- * drifting machine: each one's pair against system 0. */
+/* The paired run of nsys systems (the last the control) on the drifting machine: each one against system 0. */
 static void paired(const double *costs, size_t nsys, shmb_paired_ratio_t *pairs)
 {
     machine_t m = machine(costs, nsys);
@@ -142,8 +141,7 @@ static void test_run_errors(void **state)
     assert_int_equal(shmb_paired_run(SHMB_PAIRED_MAX_SYSTEMS + 1, 4, failing_slice, &calls, samples), -EINVAL);
 }
 
-/* Two identical systems and a drift of 30% halfway: separate runs credit the
- * drift to the second system, the paired run says it is noise. */
+/* Identical systems, 30% drift halfway: separate runs blame the second system, the paired run says noise. */
 static void test_drift_is_noise_when_paired(void **state)
 {
     const double costs[] = {100, 100, 100}; /* baseline, the same code, the control */
@@ -276,12 +274,9 @@ static void test_push_rows(void **state)
     assert_string_equal(rows.v[5].system, "mooncake_control");
     assert_string_equal(rows.v[5].verdict, "within the noise");
 
-    shmb_report_t r = {.bench = "shm_transfer", .repetitions = 1};
-    char name[256];
-    shmb_report_row_name(&r, &rows.v[2], name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/system:flowipc_classic");
-    shmb_report_row_name(&r, vs, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[2], "shm_transfer/request/size_kb:4/system:flowipc_classic");
+    shmb_test_assert_row_name("shm_transfer", vs,
+                              "shm_transfer/request/size_kb:4/system:flowipc_classic/vs:mooncake");
 
     /* fewer than two systems, no round: refused, nothing pushed */
     assert_int_equal(shmb_paired_push_rows(&rows, &tmpl, names, 1, samples, ROUNDS, &first), -EINVAL);

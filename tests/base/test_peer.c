@@ -48,8 +48,7 @@ typedef struct sync_area {
     char names[2][SHMB_SEGMENT_NAME_MAX + 1]; /* the middle owner's two segments */
 } sync_area_t;
 
-/* Shared by the test, a middle owner and its peer (MAP_SHARED anonymous,
- * mapped before the forks). */
+/* Shared by the test, a middle owner and its peer (MAP_SHARED anonymous, mapped before the forks). */
 static sync_area_t *shared_sync;
 
 static uint64_t hash_name(const char *s)
@@ -60,8 +59,7 @@ static uint64_t hash_name(const char *s)
     return h;
 }
 
-/* OP_TALK's work in the peer: a round trip on the channel while the owner
- * waits for no reply to the command. */
+/* OP_TALK's work in the peer: a round trip on the channel while the owner waits for no reply to the command. */
 static int talk(uint64_t result[SHMB_PEER_RESULTS])
 {
     unsigned char msg[8];
@@ -195,8 +193,7 @@ static void start(shmb_peer_t *peer, size_t data_bytes)
     assert_true(peer->pid > 0);
 }
 
-/* The peer is gone and reaped, and nothing of it or of its control segment
- * is left. */
+/* The peer is gone and reaped, and nothing of it or of its control segment is left. */
 static void assert_nothing_left(pid_t pid, pid_t owner)
 {
     assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
@@ -213,8 +210,7 @@ static void stop_and_check(shmb_peer_t *peer, int want)
     assert_nothing_left(pid, getpid());
 }
 
-/* Waits (polling; this is a test, not the protocol) until pid ends: returns
- * its status and the time it was seen gone, or -1 after 5 s. */
+/* Polls until pid ends: its status and the time it was seen gone, or -1 after 5 s. */
 static int wait_gone(pid_t pid, uint64_t *t_ns)
 {
     uint64_t deadline = shmb_clock_now_ns() + 5000000000ull;
@@ -246,8 +242,7 @@ static void test_start_rejects_bad_input(void **state)
     shmb_test_assert_no_child();
 }
 
-/* A table's peer: command 1 answers how often `before` ran (in the peer);
- * before fails with -EDOM from its fourth call on. */
+/* A table's peer: command 1 answers how often `before` ran; before fails with -EDOM from its fourth call. */
 static uint64_t befores;
 static int count_before(void *ctx)
 {
@@ -385,8 +380,7 @@ static void test_errors_travel_back(void **state)
     stop_and_check(&peer, 0);
 }
 
-/* A third process SIGKILLs the peer while it runs a command the owner waits
- * for; the owner must say so within the limit. */
+/* A third process SIGKILLs the peer mid-command: the waiting owner says so within the limit. */
 static void test_peer_killed_mid_wait(void **state)
 {
     shmb_peer_t peer;
@@ -445,8 +439,7 @@ static void test_peer_ends_between_calls(void **state)
     assert_true(WIFEXITED(peer.wait_status) && WEXITSTATUS(peer.wait_status) == 7);
     stop_and_check(&peer, -EPIPE);
 
-    /* Out of shared memory outside a guard: its fault line said so, and the
-     * record says it did (ENOSPC), so the owner need not say it again. */
+    /* Out of shared memory outside a guard: the fault line said so, recorded as ENOSPC for the owner. */
     start(&peer, 0);
     cmd = command(OP_FAULT, NULL);
     assert_int_equal(shmb_peer_call(&peer, &cmd, NULL), -EPIPE);
@@ -457,9 +450,7 @@ static void test_peer_ends_between_calls(void **state)
     stop_and_check(&peer, -EPIPE);
 }
 
-/* The peer forgets the owner's registry: neither shmb_segment_unlink_all()
- * nor a fatal signal in the peer touches the owner's segments, while the
- * peer's own segments are unlinked when it dies or quits. */
+/* The peer's unlink_all or fatal signal spares the owner's segments; its own go when it dies or quits. */
 static void test_peer_has_its_own_registry(void **state)
 {
     shmb_segment_t mine;
@@ -507,9 +498,7 @@ static void test_peer_has_its_own_registry(void **state)
     assert_nothing_left(pid, getpid());
 }
 
-/* SIGCHLD ignored, or SA_NOCLDWAIT, inherited from a supervisor: the peer
- * is still reaped by its owner, and its clean end is not taken for a
- * death. In a child, whose dispositions the test may spoil. */
+/* SIGCHLD ignored or SA_NOCLDWAIT inherited: the peer is still reaped, its clean end no death (in a child). */
 static int inherited_sigchld_run(int flags, void (*disposition)(int))
 {
     struct sigaction sa;
@@ -547,8 +536,7 @@ static void test_inherited_sigchld(void **state)
         assert_true(pid >= 0);
         if (pid == 0)
             _exit(inherited_sigchld_run(cases[i].flags, cases[i].disposition));
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
+        int status = shmb_test_reap(pid);
         assert_true(WIFEXITED(status));
         if (WEXITSTATUS(status) != 0)
             fail_msg("case %zu: step %d failed", i, WEXITSTATUS(status));
@@ -578,9 +566,7 @@ static void test_clean_quit(void **state)
     assert_int_equal(shmb_peer_stop(&peer), 0); /* a second stop has nothing to do */
 }
 
-/* A descriptor crosses the peer's channel (SCM_RIGHTS) beside a command:
- * the peer sees the same file (its size, and its write lands here), and
- * stop closes the owner's end. */
+/* A descriptor crosses the peer's channel beside a command: the peer sees the same file; stop closes it. */
 static void test_channel_carries_a_descriptor(void **state)
 {
     int fds = shmb_test_open_fds();
@@ -606,9 +592,7 @@ static void test_channel_carries_a_descriptor(void **state)
     assert_nothing_left(pid, getpid());
 }
 
-/* post and await apart: the owner talks with the peer on the channel while
- * the peer runs the command, then gets its reply; a failing command's
- * error comes back from await, and QUIT cannot be posted. */
+/* post and await apart: talk on the channel mid-command, then the reply or its error; QUIT cannot be posted. */
 static void test_post_then_await(void **state)
 {
     shmb_peer_t peer;
@@ -633,15 +617,9 @@ static void test_post_then_await(void **state)
     assert_int_equal(shmb_peer_stop(&peer), 0);
 }
 
-/* A middle process owns a peer and two more segments, and is SIGKILLed (no
- * cleanup of its own runs). This process is the subreaper that inherits the
- * peer, which must end with SHMB_PEER_EXIT_ORPHANED within the limit, the
- * middle's segments unlinked. busy: the peer is inside a command (the death
- * signal wakes it); else it idles with the death signal blocked (its
- * getppid() check alone notices). */
-/* A failed check must leave no orphan and no segment: kills and reaps the
- * middle (if still alive) and the peer (this process is their reaper),
- * unlinks both their names, and fails. */
+/* A middle owner with a peer and two segments is SIGKILLed: the peer (inherited by this subreaper) ends
+ * ORPHANED within the limit and unlinks the middle's segments, busy in a command or idle (getppid() only). */
+/* On a failed check: kills and reaps the middle and the peer, unlinks their names, and fails. */
 static void abandon(pid_t middle, int middle_alive, pid_t peer_pid)
 {
     if (middle_alive) {
@@ -694,9 +672,8 @@ static void test_owner_dies(void **state)
     pid_t peer_pid = (pid_t)atomic_load(&shared_sync->pid);
     if (shmb_test_names_of(PREFIX, middle, 0) != 3)
         abandon(middle, 1, peer_pid);
-    /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run
-     * whose --shm_prefix extends ours, another program's file, and the name
-     * of a middle's segment that now names another file. */
+    /* Not the middle's, though named "<PREFIX><middle pid>_*": a live run with a longer prefix, another
+     * program's file, a middle's name that now names another file. */
     char prefix_b[64], other[128], replaced[SHMB_SEGMENT_NAME_MAX + 1];
     snprintf(prefix_b, sizeof(prefix_b), "%s%ld_", PREFIX, (long)middle);
     shmb_segment_t run_b;
@@ -708,11 +685,9 @@ static void test_owner_dies(void **state)
     assert_int_equal(shmb_test_shm_squat(replaced), 0);
     assert_int_equal(kill(middle, SIGKILL), 0);
     uint64_t t_kill = shmb_clock_now_ns();
-    int status;
-    assert_int_equal(waitpid(middle, &status, 0), middle);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    shmb_test_reap_signaled(middle, SIGKILL);
     uint64_t t_gone = 0;
-    status = wait_gone(peer_pid, &t_gone);
+    int status = wait_gone(peer_pid, &t_gone);
     if (status == -1)
         abandon(middle, 0, peer_pid);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);

@@ -52,8 +52,7 @@ static void test_format(void **state)
     assert_int_equal(shmb_progress_format(b, sizeof(b), NULL, "x", 0, -1), -EINVAL);
 }
 
-/* The line on a stream: drawn, rewritten with '\r', cleared; nothing at all
- * without a stream. */
+/* The line on a stream: drawn, rewritten with '\r', cleared; nothing at all without a stream. */
 static void test_stream(void **state)
 {
     char *text = NULL;

@@ -79,21 +79,15 @@ static void test_parse_format(void **state)
 
 static void test_row_names(void **state)
 {
-    shmb_report_t r = make_report(1);
-    char name[128];
     shmb_row_t row = make_row("posix", "total", 4, 10, 0);
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/total/size_kb:4");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/total/size_kb:4");
     row.step[0] = '\0';
     snprintf(row.arg_name, sizeof(row.arg_name), "segments");
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4");
     row.threads = 2;
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4/threads:2");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4/threads:2");
     snprintf(row.aggregate, sizeof(row.aggregate), "mean");
-    shmb_report_row_name(&r, &row, name, sizeof(name));
-    assert_string_equal(name, "shm_test/posix/segments:4/threads:2_mean");
+    shmb_test_assert_row_name("shm_test", &row, "shm_test/posix/segments:4/threads:2_mean");
 }
 
 static void test_push_samples_and_find(void **state)
@@ -248,9 +242,7 @@ static void test_json(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --system rows: no variant in the name, "-" in the variant column, the
- * system in the header; a dash row shows "-" in the table, nothing in CSV,
- * and is left out of JSON. */
+/* --system rows: no variant in name, "-" variant column, system in header; dash rows: "-", empty CSV, no JSON. */
 static void test_system_and_dash_rows(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -264,9 +256,7 @@ static void test_system_and_dash_rows(void **state)
     setup.items_per_second = 0;
     assert_int_equal(shmb_rows_push(&rows, &setup), 0);
     assert_int_equal(shmb_rows_push(&rows, &alloc), 0);
-    char name[128];
-    shmb_report_row_name(&r, &alloc, name, sizeof(name));
-    assert_string_equal(name, "shm_test/alloc/size_kb:4");
+    shmb_test_assert_row_name("shm_test", &alloc, "shm_test/alloc/size_kb:4");
 
     char *table = render(SHMB_FORMAT_TABLE, &r, &rows);
     assert_non_null(strstr(table, "# system: flowipc_jemalloc\n"));
@@ -293,8 +283,7 @@ static void test_system_and_dash_rows(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Column widths depend on the columns, not the figures: the header lines of
- * two runs match, and each figure starts at the same place. */
+/* Column widths depend on the columns, not the figures: two runs' headers match, figures start alike. */
 static void test_fixed_widths(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -328,9 +317,7 @@ static void test_fixed_widths(void **state)
     free(tables[1]);
 }
 
-/* A '#' line longer than 100 characters is broken at spaces into lines of at
- * most 100, each continuation starting "#   "; joined with one space they
- * give the note back. A word longer than a line stays whole. */
+/* A '#' line over 100 characters wraps at spaces ("#   " continuations) and joins back; long words stay. */
 static void test_long_notes_wrap(void **state)
 {
     shmb_report_t r = make_report(1);
@@ -386,8 +373,7 @@ static void squeeze(char *s)
     *to = '\0';
 }
 
-/* Every column of the header starts a cell at the same offset in each row of
- * the table (the note, free text, last). */
+/* Every column of the header starts a cell at the same offset in each row of the table (the note, free text, last). */
 static void assert_rows_under_header(const char *table)
 {
     char *head = table_header(table);
@@ -405,8 +391,7 @@ static void assert_rows_under_header(const char *table)
     free(head);
 }
 
-/* The columns never depend on the flags (repetitions, threads, speedup, step, note, --system): the
- * same header and every figure under its column, so two runs pair line by line. */
+/* Columns never depend on flags: the same header and every figure under its column, so runs pair by line. */
 static void test_columns_do_not_depend_on_flags(void **state)
 {
     enum { PLAIN, REPEATED, THREADS, SYSTEM, RUNS };
@@ -443,8 +428,7 @@ static void test_columns_do_not_depend_on_flags(void **state)
     free(plain);
 }
 
-/* A note past 120 characters shows "v" and follows the table ("# note NAME: NOTE", " rep K"); a
- * figure wider than its column loses a decimal, then a power of ten. */
+/* A note past 120 characters shows "v" and follows the table; a too-wide figure loses a decimal, then 10^k. */
 static void test_notes_after_table(void **state)
 {
     for (int reps = 1; reps <= 2; reps++) {

@@ -5,10 +5,8 @@
 #include "base/runner_internal.h"
 #include "shmbench/clock.h"
 
-/* A batch function that records the counts it was given, spins ns_per_op
- * per operation (a batch of slow_from operations or more: slow_ns in all),
- * fails at call fail_at (1-based; 0: never) and may set a stop flag after
- * stop_after calls. */
+/* A batch that records its counts, spins ns_per_op per operation (slow_ns in all from slow_from on),
+ * fails at call fail_at (1-based; 0: never) and sets a stop flag after stop_after calls. */
 typedef struct probe {
     uint64_t counts[64];
     size_t calls;
@@ -38,8 +36,7 @@ static int probe_fn(void *ctx, uint64_t count)
 
 #define ANY SIZE_MAX /* a figure a row does not check */
 
-/* Plans that differ only in values: what ran (calls, each call's count while nonzero in counts,
- * samples, ops done: NULL asked when done is ANY) and what the run returned. */
+/* Plans differing in values: calls, per-call counts, samples, ops done (NULL when ANY), and the result. */
 static void test_plans(void **state)
 {
     static atomic_int stop;
@@ -83,9 +80,8 @@ static void test_plans(void **state)
     }
 }
 
-/* before and after run untimed around each batch, with its count, in
- * order; a failure of either ends the run with it, after's even when the
- * batch failed first (the batch's error wins). */
+/* before and after run untimed around each batch, with its count, in order; either's failure ends the run,
+ * after's even when the batch failed first (the batch's error wins). */
 typedef struct hooked {
     probe_t batch, before, after;
     char order[64];
@@ -115,9 +111,7 @@ static int hook_after(void *ctx, uint64_t count)
 
 static void test_hooks_around_each_batch_untimed(void **state)
 {
-    /* the hooks spin 10 ms per operation each, the batch nothing: timed with them a sample would be
-     * 20 ms per operation at least, so under that it is the batch alone (a stall of 40 ms or more
-     * in an empty batch would fail it) */
+    /* the hooks spin 10 ms per operation each: a sample under 20 ms per operation timed the batch alone */
     hooked_t h = {.before = {.ns_per_op = 10000000}, .after = {.ns_per_op = 10000000}};
     shmb_samples_t s = {0};
     uint64_t done = 0;
@@ -204,9 +198,7 @@ static void test_clocks_bracket_each_batch(void **state)
     shmb_stats_release(&s);
 }
 
-/* The batch size: doubling until a batch lasts min_ns (batches of 1, 2, 4 return at once, one of 8
- * spins 300 ms: a busy machine would have to stall an empty batch 200 ms to stop early), or up to
- * the cap; a failure returns 0 with its error. */
+/* The batch doubles until it lasts min_ns (8 spins 300 ms) or hits the cap; a failure returns 0 and its error. */
 static void test_batch_sizes(void **state)
 {
     static const struct {

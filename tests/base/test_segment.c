@@ -16,9 +16,8 @@
 
 #define PREFIX "/shmb_test_segment_"
 
-/* ---- hostile seams: this executable's getrandom and shm_open stand in for
- * glibc's (the static library resolves to them), so a test can choose the
- * random part of the next names and send a signal from inside shm_open. */
+/* ---- hostile seams: this executable's getrandom and shm_open stand in for glibc's, to choose the next
+ * names' random part and raise a signal inside shm_open. */
 
 static uint64_t forced_random[32]; /* values getrandom returns, in order */
 static int forced_count, forced_next;
@@ -48,9 +47,7 @@ int shm_open(const char *name, int oflag, mode_t mode)
     return open(path, oflag | O_NOFOLLOW | O_CLOEXEC, mode);
 }
 
-/* sigaction fails with refused_errno for the signals in refused (valgrind
- * refuses some real-time signals with EINVAL); the next one does the rest
- * (glibc's, or a sanitizer's that must see every handler). */
+/* sigaction fails with refused_errno for the signals in refused (as valgrind's EINVAL), else the next. */
 static sigset_t refused;
 static int refused_errno;
 
@@ -71,11 +68,6 @@ static void force_random(const uint64_t *values, int n)
     memcpy(forced_random, values, sizeof(*values) * (size_t)n);
     forced_count = n;
     forced_next = 0;
-}
-
-static int shm_writable(void **state)
-{
-    return access("/dev/shm", W_OK) == 0 ? 0 : -1;
 }
 
 static void test_prefix_rules(void **state)
@@ -144,9 +136,7 @@ static void copy_bytes(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 
-/* An ftruncated segment holds no page until its first write, which the
- * guarded copy makes: st_blocks 0 before, the whole size after; a reserved
- * one holds them all before any write. */
+/* A segment holds no page until the guarded copy's first write, then all; a reserved one all before. */
 static void test_first_write_copy_allocates(void **state)
 {
     const size_t size = 64 * 1024;
@@ -229,10 +219,7 @@ static void test_unlink_all(void **state)
     close(b.fd);
 }
 
-/* A name another library of this process made with shm_open (here: with
- * and without its '/'), adopted: unlink_all removes it; disowned, it is left
- * alone. Too long, or not there: refused, nothing registered. A forked child
- * that adopts a name and takes SIGTERM leaves nothing. */
+/* Adopted names (with or without '/') are unlinked, disowned ones left; bad names refused; SIGTERM cleans. */
 static void test_adopt_and_disown(void **state)
 {
     char name[2][64];
@@ -277,14 +264,11 @@ static void test_adopt_and_disown(void **state)
     for (int i = 0; i < 5000 && !shmb_test_shm_exists(name[0]); i++)
         usleep(1000);
     assert_int_equal(kill(pid, SIGTERM), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    shmb_test_reap_signaled(pid, SIGTERM);
     assert_false(shmb_test_shm_exists(name[0]));
 }
 
-/* Far more live names than the old 64 slots, across registry chunks; freed
- * slots are reused. */
+/* Far more live names than the old 64 slots, across registry chunks; freed slots are reused. */
 static void test_registry_holds_many(void **state)
 {
     enum { N = 3000 };
@@ -324,10 +308,7 @@ static void check_signal_cleans_up(int sig)
     assert_int_equal(read(pipefd[0], name, sizeof(name)), sizeof(name));
     assert_true(shmb_test_shm_exists(name));
     assert_int_equal(kill(pid, sig), 0);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
-    assert_int_equal(WTERMSIG(status), sig);
+    shmb_test_reap_signaled(pid, sig);
     assert_false(shmb_test_shm_exists(name));
     close(pipefd[0]);
     close(pipefd[1]);
@@ -378,9 +359,7 @@ static void *create_forever(void *arg)
     return NULL;
 }
 
-/* A process-wide signal taken by one thread while others create segments:
- * a name another thread has created but not registered yet is still unlinked
- * (the handler waits for creations in flight), so nothing is left. */
+/* A signal while threads create segments: a name created but not yet registered is unlinked too. */
 static void test_signal_while_threads_create(void **state)
 {
     for (int round = 0; round < 30; round++) {
@@ -399,9 +378,7 @@ static void test_signal_while_threads_create(void **state)
         struct timespec ts = {0, 2000000 + 300000 * round};
         nanosleep(&ts, NULL);
         assert_int_equal(kill(pid, SIGTERM), 0);
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        shmb_test_reap_signaled(pid, SIGTERM);
         int left = shmb_test_names_of(PREFIX, pid, 0);
         if (left) {
             char cmd[128];
@@ -419,8 +396,7 @@ static int in_child(int (*fn)(void))
     assert_true(pid >= 0);
     if (pid == 0)
         _exit(fn());
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    int status = shmb_test_reap(pid);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -430,8 +406,7 @@ static int handler_is_ours(int sig)
     return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction != NULL;
 }
 
-/* A signal the system refuses with EINVAL (valgrind's own) is skipped
- * without a word; any other refusal fails the install. */
+/* A signal refused with EINVAL (valgrind's own) is skipped silently; any other refusal fails the install. */
 static int refused_run(void)
 {
     sigemptyset(&refused);
@@ -488,9 +463,8 @@ static void test_inherited_ignored_signals_stay_ignored(void **state)
     assert_int_equal(in_child(inherited_ignored_run), 0);
 }
 
-/* As PID 1 of a PID namespace (a container's init, `unshare --pid --fork`)
- * the re-raised default action is discarded: the handler must still end the
- * process, with the status a shell gives a death by that signal. */
+/* As PID 1 of a PID namespace the re-raised default action is discarded: SIGTERM must still end it,
+ * with the status a shell gives a death by that signal. */
 struct pid1_area {
     atomic_int pid;                       /* init's pid, seen from here */
     atomic_int ready;
@@ -509,9 +483,8 @@ static int pid1_init(struct pid1_area *a)
         pause();
 }
 
-/* The middle: a new PID namespace whose init it forks, then waits for (5 s
- * at most). Exits with init's exit status, 77 without a namespace, 98 when
- * init was killed by a signal, 99 when it hung. */
+/* Forks init in a new PID namespace and waits 5 s at most: init's exit status, 77 without a namespace,
+ * 98 when a signal killed it, 99 when it hung. */
 static int pid1_middle(struct pid1_area *a)
 {
     if (unshare(CLONE_NEWPID) != 0)
@@ -565,9 +538,8 @@ static void test_sigterm_ends_pid_1(void **state)
     assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
 }
 
-/* A forked child starts with a registry of its own, and once its parent is
- * gone unlinks exactly the names the parent registered (also after the
- * fork) that still name the files it created. */
+/* A forked child has a registry of its own and, its parent gone, unlinks exactly the parent's names
+ * (also registered after the fork) that still name the files it created. */
 static int inherited_child(int go)
 {
     char byte;
@@ -606,8 +578,7 @@ static void test_unlink_inherited(void **state)
         _exit(inherited_child(go[0]));
     assert_int_equal(shmb_segment_create(&seg[AFTER_FORK], PREFIX, 4096, NULL, NULL), 0);
     assert_int_equal(write(go[1], "g", 1), 1);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    int status = shmb_test_reap(pid);
     close(go[0]);
     close(go[1]);
     const int kept_gone = !shmb_test_shm_exists(seg[KEPT].name);
@@ -627,8 +598,7 @@ static void test_unlink_inherited(void **state)
     assert_int_equal(shmb_segment_unlink_inherited(), 0); /* this process has no parent's registry */
 }
 
-/* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not
- * fatal by default keeps its default. */
+/* SIGXFSZ stays ignored (a too-large segment fails with EFBIG); what is not fatal by default keeps its default. */
 static void test_signal_dispositions(void **state)
 {
     assert_int_equal(shmb_segment_install_signal_cleanup(), 0);
@@ -650,8 +620,7 @@ static void test_signal_dispositions(void **state)
         signal(cases[i].sig, SIG_DFL);
 }
 
-/* The name the k-th next create of this process tries with random part r:
- * one name is made (and spent) to learn the counter. */
+/* The name the k-th next create tries with random part r (one name is spent to learn the counter). */
 static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long long *counter)
 {
     char probe[SHMB_SEGMENT_NAME_MAX + 1];
@@ -663,9 +632,7 @@ static void future_name(char *out, size_t cap, uint64_t r, int k, unsigned long 
              *counter + (unsigned long long)k);
 }
 
-/* A squatter who created the names we will try: we retry with fresh names a
- * bounded number of times, and never unlink, open or register theirs, even
- * when a signal comes in the middle of shm_open. */
+/* Squatted names: bounded retries with fresh names, theirs never unlinked, opened or registered, signal or not. */
 static void test_squatters(void **state)
 {
     const uint64_t A = 0xa11ce, B = 0xb0b;
@@ -693,8 +660,7 @@ static void test_squatters(void **state)
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-            /* The squatter knows the pid and the counter; it is handed the
-             * random parts (as if it could guess them). */
+            /* The squatter knows the pid and the counter; it is handed the random parts (as if it could guess them). */
             unsigned long long counter = 0;
             for (int k = 0; k < cases[i].squatted; k++) {
                 future_name(names->theirs[k], sizeof(names->theirs[k]), A, k + 1, &counter);
@@ -721,8 +687,7 @@ static void test_squatters(void **state)
                 _exit(14);
             _exit(0);
         }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
+        int status = shmb_test_reap(pid);
         int ok = cases[i].sig ? WIFSIGNALED(status) && WTERMSIG(status) == cases[i].sig
                               : WIFEXITED(status) && WEXITSTATUS(status) == 0;
         int theirs_kept = 1;
@@ -778,10 +743,8 @@ static int same_mask(const sigset_t *a)
     return 1;
 }
 
-/* One guarded first write into a fresh segment, a touch or (copy) a copy of
- * a source: 0 or -ENOSPC as expected, the caller's mask as before (one of its
- * own survives), the error recorded, the data there when it fit, the segment
- * registered, then removed with nothing left. */
+/* One guarded first write (touch or copy) into a fresh segment: want as result, the caller's mask kept,
+ * the error recorded, the data there when it fit, then nothing left. */
 static int fw_one(size_t seg_kb, int want, int copy)
 {
     sigset_t before;
@@ -958,9 +921,5 @@ int main(void)
         cmocka_unit_test(test_unlink_inherited),
         cmocka_unit_test(test_first_write_in_full_shm),
     };
-    if (shm_writable(NULL) != 0) {
-        fprintf(stderr, "skip: /dev/shm is not writable\n");
-        return 77;
-    }
-    return shmb_test_run(tests, NULL, NULL);
+    return shmb_test_shm_writable() ? shmb_test_run(tests, NULL, NULL) : 77;
 }

@@ -4,69 +4,48 @@
 
 #include "shmbench/stats.h"
 
-static void test_one_sample(void **state)
+static int ascending(const void *a, const void *b)
 {
-    double v[] = {7.0};
-    shmb_stats_t s;
-    assert_int_equal(shmb_stats_compute(v, 1, &s), 0);
-    assert_int_equal(s.count, 1);
-    assert_float_equal(s.min, 7.0, 1e-12);
-    assert_float_equal(s.max, 7.0, 1e-12);
-    assert_float_equal(s.mean, 7.0, 1e-12);
-    assert_float_equal(s.stddev, 0.0, 1e-12);
-    assert_float_equal(s.p50, 7.0, 1e-12);
-    assert_float_equal(s.p99, 7.0, 1e-12);
-    assert_float_equal(s.p999, 7.0, 1e-12);
+    return (*(const double *)a > *(const double *)b) - (*(const double *)a < *(const double *)b);
 }
 
-/* Odd count, given unsorted: {5, 1, 4, 2, 3}. */
-static void test_odd_count(void **state)
+/* count, min, max, mean, sample stddev and interpolated percentiles (rank (n-1)p) of each set, sorted in place. */
+static void test_samples(void **state)
 {
-    double v[] = {5, 1, 4, 2, 3};
-    shmb_stats_t s;
-    assert_int_equal(shmb_stats_compute(v, 5, &s), 0);
-    assert_float_equal(s.min, 1.0, 1e-12);
-    assert_float_equal(s.max, 5.0, 1e-12);
-    assert_float_equal(s.mean, 3.0, 1e-12);
-    /* sum of squares 4+1+0+1+4 = 10, / (n-1) = 2.5 */
-    assert_float_equal(s.stddev, sqrt(2.5), 1e-12);
-    assert_float_equal(s.p50, 3.0, 1e-12);
-    /* rank (n-1)*0.9 = 3.6: 4 + 0.6 * (5 - 4) */
-    assert_float_equal(s.p90, 4.6, 1e-12);
-    /* rank 3.96 */
-    assert_float_equal(s.p99, 4.96, 1e-12);
-    /* rank 3.996 */
-    assert_float_equal(s.p999, 4.996, 1e-12);
-    /* sorted in place */
-    for (int i = 0; i < 5; i++)
-        assert_float_equal(v[i], (double)(i + 1), 1e-12);
-}
-
-/* Even count: the median lies between the two middle samples. */
-static void test_even_count(void **state)
-{
-    double v[] = {4, 1, 3, 2};
-    shmb_stats_t s;
-    assert_int_equal(shmb_stats_compute(v, 4, &s), 0);
-    assert_float_equal(s.mean, 2.5, 1e-12);
-    assert_float_equal(s.p50, 2.5, 1e-12);
-    /* rank 3 * 0.9 = 2.7: 3 + 0.7 */
-    assert_float_equal(s.p90, 3.7, 1e-12);
-    /* sum of squares 2.25+0.25+0.25+2.25 = 5, / 3 */
-    assert_float_equal(s.stddev, sqrt(5.0 / 3.0), 1e-12);
-}
-
-static void test_ties(void **state)
-{
-    double v[] = {2, 2, 2, 9, 2, 2};
-    shmb_stats_t s;
-    assert_int_equal(shmb_stats_compute(v, 6, &s), 0);
-    assert_float_equal(s.min, 2.0, 1e-12);
-    assert_float_equal(s.p50, 2.0, 1e-12);
-    assert_float_equal(s.max, 9.0, 1e-12);
-    assert_float_equal(s.mean, 19.0 / 6.0, 1e-12);
-    /* rank 5 * 0.9 = 4.5: 2 + 0.5 * 7 */
-    assert_float_equal(s.p90, 5.5, 1e-12);
+    static const struct {
+        const char *what;
+        double v[6];
+        size_t n;
+        double min, max, mean, stddev, p50, p90, p99, p999;
+    } cases[] = {
+        {"one sample", {7}, 1, 7, 7, 7, 0, 7, 7, 7, 7},
+        /* sum of squares 4+1+0+1+4 = 10, / (n-1); p90: rank 3.6, 4 + 0.6 * (5 - 4) */
+        {"odd count, unsorted", {5, 1, 4, 2, 3}, 5, 1, 5, 3, 1.5811388300841898, 3, 4.6, 4.96, 4.996},
+        /* the median between the two middle samples; squares 2.25+0.25+0.25+2.25 = 5, / 3; p90: rank 2.7 */
+        {"even count", {4, 1, 3, 2}, 4, 1, 4, 2.5, 1.2909944487358056, 2.5, 3.7, 3.97, 3.997},
+        /* squares 101 - 6 * (19/6)^2 = 245/6, / 5; p90: rank 4.5, 2 + 0.5 * 7 */
+        {"ties", {2, 2, 2, 9, 2, 2}, 6, 2, 9, 19.0 / 6, 2.8577380332470415, 2, 5.5, 8.65, 8.965},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double v[6];
+        memcpy(v, cases[i].v, sizeof(v));
+        shmb_stats_t s;
+        assert_int_equal(shmb_stats_compute(v, cases[i].n, &s), 0);
+        const double got[] = {s.min, s.max, s.mean, s.stddev, s.p50, s.p90, s.p99, s.p999};
+        const double want[] = {cases[i].min, cases[i].max, cases[i].mean, cases[i].stddev,
+                               cases[i].p50, cases[i].p90, cases[i].p99, cases[i].p999};
+        static const char *const field[] = {"min", "max", "mean", "stddev", "p50", "p90", "p99", "p999"};
+        for (size_t k = 0; k < 8; k++)
+            if (fabs(got[k] - want[k]) > 1e-12)
+                fail_msg("%s: %s %.15g, expected %.15g", cases[i].what, field[k], got[k], want[k]);
+        if (s.count != cases[i].n)
+            fail_msg("%s: count %llu", cases[i].what, (unsigned long long)s.count);
+        double sorted[6];
+        memcpy(sorted, cases[i].v, sizeof(sorted));
+        qsort(sorted, cases[i].n, sizeof(double), ascending);
+        if (memcmp(v, sorted, cases[i].n * sizeof(double)) != 0)
+            fail_msg("%s: not sorted in place", cases[i].what);
+    }
 }
 
 static void test_percentile_bounds(void **state)
@@ -108,8 +87,7 @@ static void test_append_grows_and_keeps_order(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_sample),      cmocka_unit_test(test_odd_count),
-        cmocka_unit_test(test_even_count),      cmocka_unit_test(test_ties),
+        cmocka_unit_test(test_samples),
         cmocka_unit_test(test_percentile_bounds), cmocka_unit_test(test_empty_and_null),
         cmocka_unit_test(test_append_grows_and_keeps_order),
     };

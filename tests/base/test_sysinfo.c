@@ -159,8 +159,7 @@ static void test_pin_cpu(void **state)
     assert_int_equal(shmb_sysinfo_pin_cpu(-1), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(100000), -EINVAL);
     assert_int_equal(shmb_sysinfo_pin_cpu(cpus[n - 1]), 0);
-    /* pinned: this thread runs on that one CPU, yet the process may still use
-     * every CPU it could before (what threads planned after --cpu must see) */
+    /* pinned: this thread on that CPU, the process still allowed every CPU (as threads after --cpu see) */
     cpu_set_t mine;
     assert_int_equal(sched_getaffinity(0, sizeof(mine), &mine), 0);
     assert_int_equal(CPU_COUNT(&mine), 1);
@@ -177,8 +176,7 @@ static void test_pin_cpu(void **state)
     assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 
-/* Thread i on the i-th allowed CPU from the first at or after cpu, wrapping;
- * 0 (still filled, wrapping) when there are more threads than CPUs. */
+/* Thread i on the i-th allowed CPU from the first at or after cpu, wrapping; 0 when threads outnumber CPUs. */
 static void test_plan_cpus(void **state)
 {
     int allowed[CPU_SETSIZE];
@@ -286,9 +284,7 @@ static void test_cgroup_memory(void **state)
     assert_true(shmb_sysinfo_cgroup_memory_free() >= -1);
 }
 
-/* The huge page pool of a size, from a fake tree: counts as written, the
- * reserved pages taken off the free ones, a size without a pool, and a file
- * that is not a number. */
+/* The pool of a size from a fake tree: counts as written, reserved taken off free, no pool, not a number. */
 static void test_hugepages(void **state)
 {
     char root[] = "/tmp/shmb_sysinfo_XXXXXX";

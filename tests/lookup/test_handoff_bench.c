@@ -45,8 +45,7 @@ static const shmb_row_t *find(const shmb_rows_t *rows, const char *variant, cons
     return shmb_rows_find(rows, variant, step, 100, 0);
 }
 
-/* A measured hand-off row: at least count hand-offs, all verified, and
- * whether messages crossed. */
+/* A measured hand-off row: at least count hand-offs, all verified, and whether messages crossed. */
 static void assert_handoff_row(const shmb_row_t *row, uint64_t count, const char *how)
 {
     assert_non_null(row);
@@ -107,8 +106,7 @@ static void test_speedup_vs_mooncake(void **state)
     shmb_rows_free(&rows);
 }
 
-/* One system: rows named by step, a step the system does not have
- * unmeasured, so that the runs of two systems pair row by row. */
+/* One system: rows named by step, a step it does not have unmeasured, so two systems' runs pair by row. */
 static void test_system_rows(void **state)
 {
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
@@ -129,8 +127,7 @@ static void test_system_rows(void **state)
     assert_nothing_left();
 }
 
-/* With a borrower process: both flavours, each hand-off timed alone, the
- * messages crossing, no speedup; the process reaped. */
+/* With a borrower process: both flavours, each hand-off timed alone, no speedup; the process reaped. */
 static void test_rows_peer(void **state)
 {
     shmb_handoff_bench_config_t c = config(1, 1);
@@ -188,9 +185,7 @@ static void assert_refused(shmb_handoff_bench_config_t *c, const char *reason)
     assert_nothing_left();
 }
 
-/* Refused before any timing: a model's fault (its step-by-step check);
- * and a wrong tag in a timed hand-off, by the borrower's read, in this
- * process and in the borrower process. */
+/* Refused before timing: a model's fault; a wrong tag in a timed hand-off, in this process and the borrower. */
 static void test_faults_refused(void **state)
 {
     shmb_handoff_bench_config_t c = config(1, 1);
@@ -203,8 +198,7 @@ static void test_faults_refused(void **state)
         assert_refused(&c, "hand-off 399: the borrowed object");
 }
 
-/* The borrower process dies in the middle: -EPIPE, recorded as the call
- * "peer process" with how it ended; nothing left behind. */
+/* The borrower dies midway: -EPIPE, recorded as "peer process" with how it ended; nothing left. */
 static void test_peer_dies(void **state)
 {
     for (int f = SHMB_SYSTEM_FLOWIPC_CLASSIC; f <= SHMB_SYSTEM_FLOWIPC_JEMALLOC; f++) {
@@ -314,8 +308,7 @@ static void test_config_from_lookup(void **state)
     }
 }
 
-/* Nothing to run: out untouched; too large an object: -EINVAL, only when
- * there is something to run; the largest object is accepted. */
+/* Nothing to run: out untouched; an object too large: -EINVAL if anything runs; the largest accepted. */
 static void test_config_from_lookup_none_and_limits(void **state)
 {
     const shmb_lookup_config_t none[3] = {lookup_config(1, 1, 1), lookup_config(1, 0, 0), lookup_config(0, 0, 0)};

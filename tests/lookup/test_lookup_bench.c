@@ -14,8 +14,7 @@
 
 #define PREFIX shmb_test_prefix()
 
-/* A run across two processes left nothing: no segment of ours, none
- * registered for the signal clean-up, no child. */
+/* A run across two processes left nothing: no segment of ours, none registered for the signal clean-up, no child. */
 static void assert_peer_run_left_nothing(void)
 {
     shmb_test_assert_clean();
@@ -51,32 +50,32 @@ static shmb_rows_t run_ok(const shmb_lookup_config_t *c)
     return rows;
 }
 
+/* The check: a lookup up to a whole segment, segments up to 64 TiB in all; nothing empty. */
 static void test_check(void **state)
 {
-    shmb_lookup_config_t c = small();
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c.num_segments = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.num_lookups = 0;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c = small();
-    c.lookup_len_kb = 64 * 1024 + 1; /* longer than a segment */
-    assert_int_equal(shmb_lookup_bench_check(&c), -EINVAL);
-    c.lookup_len_kb = 64 * 1024;     /* exactly a segment */
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c = small();
-    c.num_segments = 1048577;        /* x 64 MB > 64 TiB */
-    assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
-    c.num_segments = 1048576;        /* exactly 64 TiB */
-    assert_int_equal(shmb_lookup_bench_check(&c), 0);
-    c = small();
-    c.segment_size_mb = UINT64_MAX / 2;
-    assert_int_equal(shmb_lookup_bench_check(&c), -EOVERFLOW);
+    static const struct { uint64_t segments, lookups, segment_mb, len_kb; int want; } cases[] = {
+        {50, 1000, 64, 4, 0},
+        {0, 1000, 64, 4, -EINVAL},
+        {50, 0, 64, 4, -EINVAL},
+        {50, 1000, 64, 64 * 1024 + 1, -EINVAL}, /* longer than a segment */
+        {50, 1000, 64, 64 * 1024, 0},           /* exactly a segment */
+        {1048577, 1000, 64, 4, -EOVERFLOW},     /* x 64 MB > 64 TiB */
+        {1048576, 1000, 64, 4, 0},              /* exactly 64 TiB */
+        {50, 1000, UINT64_MAX / 2, 4, -EOVERFLOW},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        shmb_lookup_config_t c = small();
+        c.num_segments = cases[i].segments;
+        c.num_lookups = cases[i].lookups;
+        c.segment_size_mb = cases[i].segment_mb;
+        c.lookup_len_kb = cases[i].len_kb;
+        const int ret = shmb_lookup_bench_check(&c);
+        if (ret != cases[i].want)
+            fail_msg("case %zu: %d, expected %d", i, ret, cases[i].want);
+    }
 }
 
-/* TENT's model through the view both sides build (the peer from its forked
- * config); a run in one process and in two is verified request by request. */
+/* TENT's model through the view both sides build; runs in one and in two processes verified per request. */
 static void test_mooncake_run(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -110,8 +109,7 @@ static void test_mooncake_run(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Every kernel's row, random and sequential: batches of the minimum 4096
- * from a pool of 32 batches, speedup against linear. */
+/* Every kernel's row, random and sequential: 4096-lookup batches from a pool of 32, speedup vs linear. */
 static void test_kernel_rows(void **state)
 {
     for (int sequential = 0; sequential < 2; sequential++) {
@@ -164,8 +162,7 @@ static void test_large_batches_make_the_pool(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Systems first (mooncake with its first_use row), then kernels; speedup
- * against mooncake; mooncake's real segments gone afterwards. */
+/* Systems (mooncake with first_use) before kernels; speedup vs mooncake; its real segments gone after. */
 static void test_systems_beside_kernels(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -192,8 +189,7 @@ static void test_systems_beside_kernels(void **state)
     shmb_rows_free(&rows);
 }
 
-/* Both kinds: per path its throughput row, then its latency row, each with
- * the speedup against the baseline's row of the same kind. */
+/* Both kinds: per path its throughput row then its latency row, speedup vs the baseline of that kind. */
 static void test_both_modes(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -224,8 +220,7 @@ static void test_both_modes(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The placement decides the registration order by address: descending,
- * ascending or random; the same seed places the same way. */
+/* The placement orders registrations by address: descending, ascending or random; a seed places alike. */
 static void test_placement(void **state)
 {
     enum { N = 50 };
@@ -267,8 +262,7 @@ static void test_placement(void **state)
     assert_int_equal(shmb_lookup_bench_place(&c, seg), -EINVAL);
 }
 
-/* Two threads at once on every path: rows carry threads = 2, both threads
- * timed at least the minimum of batches, every batch checked. */
+/* Two threads on every path: rows carry threads = 2, each thread timed the minimum batches, all checked. */
 static void test_two_threads(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -297,8 +291,7 @@ static void test_two_threads(void **state)
     shmb_rows_free(&rows);
 }
 
-/* A thread whose timed batch sums wrong stops the crew: -EPROTO, no row,
- * and why is that thread's (thread 1 starts at the planted window). */
+/* A thread's wrong batch sum stops the crew: -EPROTO, no row, why names that thread. */
 static void test_thread_checksum_fails_the_crew(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -319,8 +312,7 @@ static void test_thread_checksum_fails_the_crew(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* /dev/shm space: none in one process; with a peer, a page per request of
- * the pool (or every page, when the segments have fewer) and 4 MiB. */
+/* /dev/shm space: none alone; with a peer, a page per pooled request (at most every page) and 4 MiB. */
 static void test_shm_bytes(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -355,9 +347,7 @@ static shmb_lookup_config_t peer_config(void)
     return c;
 }
 
-/* Configurations checked before anything runs: refused by the check and by
- * a run, which appends nothing and leaves no child; threads
- * 1..SHMB_LOOKUP_MAX_THREADS, one with a peer. */
+/* Refused by check and by run (nothing appended, no child); threads 1..MAX_THREADS, one with a peer. */
 static void test_check_table(void **state)
 {
     static const struct {
@@ -390,8 +380,7 @@ static void test_check_table(void **state)
     }
 }
 
-/* Two processes: every path's rows as in one, verified in the peer; first_use per buffer, each pool
- * attached once; the peer gone, nothing left. */
+/* Two processes: every path's rows, verified in the peer; first_use per buffer, pools once; nothing left. */
 static void test_peer_process_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();
@@ -431,10 +420,7 @@ static void test_peer_process_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* With one system, rows are named by step alone and every system has the
- * same keys, in one process or two, throughput or both kinds: a dash row
- * where a system has no such step (in one process, Flow-IPC's attach);
- * mooncake's attach is its first use of each buffer. A kernel is no system. */
+/* One system: rows by step, same keys for every system, one or two processes, dash rows; a kernel is refused. */
 static void test_system_rows(void **state)
 {
     static const struct {
@@ -519,8 +505,7 @@ static pid_t child_of(pid_t parent, pid_t not)
     return found;
 }
 
-/* A killer process SIGKILLs the peer while it measures: the run returns
- * -EPIPE within a slice or so, the death recorded, nothing left. */
+/* The peer SIGKILLed while it measures: -EPIPE within a slice or so, the death recorded, nothing left. */
 static void test_peer_process_peer_killed(void **state)
 {
     _Atomic uint64_t *killed_at = mmap(NULL, sizeof(*killed_at), PROT_READ | PROT_WRITE,
@@ -561,8 +546,7 @@ static void test_peer_process_peer_killed(void **state)
     munmap((void *)killed_at, sizeof(*killed_at));
 }
 
-/* Verification catches one wrong expected address among the pool's, names
- * the path and the request, and a teardown leaves no path set up. */
+/* Verification names the path and request of one wrong expected address; teardown leaves no path set up. */
 static void test_verify_catches_a_wrong_translation(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -597,9 +581,7 @@ static void pair_with(shmb_lookup_config_t *c, shmb_system_t other)
     shmb_test_pair_with(&c->nsystems, c->systems, c->system_names, other);
 }
 
-/* Paired translation in one process: per kind (throughput, latency) a row
- * per system under the --system row's name, then a ratio row per system
- * against mooncake, the control's included; balanced rounds; nothing left. */
+/* Paired translation in one process: per kind a row per system, then ratio rows vs mooncake; nothing left. */
 static void test_paired_translation_rows(void **state)
 {
     shmb_lookup_config_t c = small();
@@ -626,10 +608,7 @@ static void test_paired_translation_rows(void **state)
             assert_true(r->ratio_lo <= r->speedup && r->speedup <= r->ratio_hi);
         }
     }
-    char name[256];
-    shmb_report_t report = {.bench = "shm_lookup"};
-    shmb_report_row_name(&report, &rows.v[4], name, sizeof(name));
-    assert_string_equal(name, "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
+    shmb_test_assert_row_name("shm_lookup", &rows.v[4], "shm_lookup/segments:50/system:mooncake_control/vs:mooncake");
     shmb_rows_free(&rows);
     shmb_test_assert_clean();
 
@@ -642,9 +621,7 @@ static void test_paired_translation_rows(void **state)
     assert_int_equal(rows.n, 0);
 }
 
-/* Paired first attach across two processes: one total per system and
- * round, the receiver's whole first attach (each buffer, the pool, each
- * pool), its count in the system row's note; the peer gone, nothing left. */
+/* Paired first attach in two processes: a total per system and round, its count noted; nothing left. */
 static void test_paired_attach_rows(void **state)
 {
     shmb_lookup_config_t c = peer_config();
@@ -670,8 +647,7 @@ static void test_paired_attach_rows(void **state)
     assert_peer_run_left_nothing();
 }
 
-/* SHM-jemalloc's first attach lends every pool (paired and --system): an unlent pool, an unanswered
- * LendPool or a wrong tag each refuse the run; the peer gone, nothing left. */
+/* SHM-jemalloc's first attach lends every pool: unlent pool, unanswered LendPool, wrong tag each refuse. */
 static void test_lend_planted_faults(void **state)
 {
     for (int paired = 0; paired < 2; paired++) {
@@ -707,8 +683,7 @@ static void test_lend_planted_faults(void **state)
     }
 }
 
-/* The peer's side of a paired attach reads the owner's tag through its
- * mapping: a pool whose block holds another tag fails, naming it. */
+/* The peer of a paired attach reads the owner's tag: a pool block holding another tag fails, naming it. */
 static void test_paired_attach_checks_tags(void **state)
 {
     shmb_lookup_config_t c = peer_config();

@@ -83,8 +83,7 @@ static void test_lookup_modes(void **state)
     shmb_test_assert_notes(&r, shmb_notes_lookup(&r, &store, &c), 6);
 }
 
-/* Kernels are reference points, not bounds: flowipc_classic translates in
- * less than arithmetic does (one pool, no table), and the notes say why. */
+/* Kernels are reference points, not bounds: flowipc_classic beats arithmetic, and the notes say why. */
 static void test_lookup_kernels_are_no_bounds(void **state)
 {
     shmb_notes_t store = {0};
@@ -143,8 +142,7 @@ static void test_lookup_store_full(void **state)
     shmb_test_notes_store_full(compose, &c, 6);
 }
 
-/* The hand-off's two notes come after the lookup's, worded for a peer or
- * not; a report with no room left refuses them, untouched. */
+/* The hand-off's two notes follow the lookup's, worded for a peer or not; no room: refused, untouched. */
 static void test_handoff(void **state)
 {
     shmb_notes_t store = {0};
@@ -178,8 +176,7 @@ static void test_handoff(void **state)
     assert_int_equal(store.used, used);
 }
 
-/* A count below what a batch or a paired run needs: one note says what
- * was run instead (--num_lookups). */
+/* A count below what a batch or a paired run needs: one note says what was run instead (--num_lookups). */
 static void test_lookup_counts(void **state)
 {
     shmb_notes_t store = {0};
@@ -209,8 +206,7 @@ static void test_lookup_counts(void **state)
     assert_false(shmb_test_has_note(&r, "count:"));
 }
 
-/* Every combination of the modes: at most what report->notes holds, then
- * its NULL. */
+/* Every combination of the modes: at most what report->notes holds, then its NULL. */
 static void test_lookup_never_overflows(void **state)
 {
     for (unsigned m = 0; m < 64; m++) {

@@ -75,9 +75,7 @@ static inline void fake_detach(void *ctx, void *local, uint64_t length)
     fail_msg("detach of %p, which was never attached", local);
 }
 
-/* Where the fake mapped buffer `index` (NULL if it did not), checking that
- * attach was told the right path: the allocation, not a planted fault's
- * answer. */
+/* Where the fake mapped buffer `index` (NULL if not), asserting attach was given the allocation's path. */
 static inline unsigned char *fake_local(const fake_t *f, size_t index, const char *path)
 {
     for (size_t i = 0; i < f->n; i++) {

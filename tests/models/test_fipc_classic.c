@@ -260,8 +260,7 @@ static void test_destroy_unlinks(void **state)
     assert_int_equal(shmb_segment_registered(), before);
 }
 
-/* A borrower opens the pool by name in a mapping of its own: the same
- * bytes at its base + handle, read-write both ways; its size from fstat. */
+/* A borrower maps the pool by name: the same bytes at base + handle, both ways; its size from fstat. */
 static void test_borrower_attach(void **state)
 {
     shmb_fipc_classic_t *pool = NULL;
@@ -320,8 +319,7 @@ static void test_destroy_keeps(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The reference: [offset, offset + len) inside [0, pool_bytes), in 128-bit
- * arithmetic so nothing wraps. */
+/* The reference: [offset, offset + len) inside [0, pool_bytes), in 128-bit arithmetic so nothing wraps. */
 static void *reference(unsigned char *base, size_t pool_bytes, uint64_t offset, uint64_t len)
 {
     __extension__ typedef unsigned __int128 u128;
@@ -389,9 +387,7 @@ static void test_translate_batch_against_reference(void **state)
     assert_true(shmb_fipc_classic_translate_batch(local, size, req, N) == want);
 }
 
-/* The latency chain: with the right expected addresses it sums the
- * translations; when translation 0 lands d bytes off what was expected,
- * request 1 is translated at its offset + d: the chain is dependent. */
+/* The latency chain sums the translations; translation 0 landing d bytes off makes request 1 land d off. */
 static void test_translate_chain_is_dependent(void **state)
 {
     const size_t size = sizeof(local);
@@ -408,8 +404,7 @@ static void test_translate_chain_is_dependent(void **state)
     assert_true(shmb_fipc_classic_translate_chain(local, size, r, expected, 2) == t[0]);
 }
 
-/* A full /dev/shm at create: the manager's pages are reserved first, so -ENOSPC, never a SIGBUS
- * inside boost, nothing left. */
+/* A full /dev/shm at create: the manager's pages reserved first, so -ENOSPC, no SIGBUS, nothing left. */
 static int full_shm_run(void *arg)
 {
     (void)arg;
@@ -425,8 +420,7 @@ static int full_shm_run(void *arg)
     return shmb_test_count_ours(NULL, 0) == 0 ? 0 : 12;
 }
 
-/* A throwing lock (the mutex broken by the test hook) reaches no caller as an exception: -EIO, a last
- * release records it and frees nothing; once mended the same block frees. */
+/* A throwing lock is -EIO to callers, a last release records it and frees nothing; mended, the block frees. */
 static void test_boost_throw_is_errno(void **state)
 {
     shmb_fipc_classic_t *pool;

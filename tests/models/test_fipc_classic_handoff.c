@@ -27,8 +27,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Each planted fault fails the verification with its own error, and the
- * next clean run passes again (the pool is whole). */
+/* Each planted fault fails the verification with its own error; the next clean run passes (pool whole). */
 static void test_handoff_faults(void **state)
 {
     static const struct {
@@ -52,8 +51,7 @@ static void test_handoff_faults(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The lender's handle outlives the borrower's: the lender frees; lent twice
- * and borrowed twice, the count follows. */
+/* The lender's handle outlives the borrower's: the lender frees; lent twice and borrowed twice, the count follows. */
 static void test_handoff_orders(void **state)
 {
     shmb_fipc_classic_t *pool;
@@ -124,9 +122,7 @@ static void test_handoff_bad_input(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The borrower in a forked child: opens the pool by name, borrows the blob
- * (checking the pattern), releases (the last owner: it frees) and says so
- * with a one-byte ack, unless die_midway: then it exits holding it. */
+/* A forked borrower: opens the pool, borrows (pattern checked), releases, acks; die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, const char *name, int die_midway)
 {
     shmb_fipc_classic_arena_t *a;
@@ -174,8 +170,7 @@ static void test_handoff_across_fork(void **state)
     assert_int_equal(shmb_fipc_classic_lend(lender, &obj, blob, sizeof(blob), &len), 0);
     const unsigned char *count_at = (const unsigned char *)obj.addr;
     shmb_fipc_classic_object_t view = obj; /* to read the count after our release */
-    /* ours dropped before the blob leaves: the lent reference keeps the object,
-     * and the borrower is its last owner however the two processes are scheduled */
+    /* ours dropped first: the lent reference keeps it, the borrower its last owner whatever the schedule */
     shmb_fipc_classic_release(&obj);
     assert_int_equal(shmb_channel_send(&here, blob, len), 0);
     char ack;

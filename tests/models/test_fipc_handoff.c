@@ -1,5 +1,4 @@
-/* SHM-jemalloc's object hand-off: lend, borrow, return, in one process and
- * across a fork, its planted faults and its malformed messages. */
+/* SHM-jemalloc's object hand-off: lend, borrow, return, in process and across a fork; faults, bad messages. */
 
 #include "helpers.h"
 
@@ -24,8 +23,7 @@ static void test_handoff_verify(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* Each planted fault fails the verification with its own error, and the
- * next clean run passes again. */
+/* Each planted fault fails the verification with its own error, and the next clean run passes again. */
 static void test_handoff_faults(void **state)
 {
     static const struct {
@@ -69,8 +67,7 @@ static void lend_pools_in_process(shmb_fipc_jemalloc_t *j, shmb_fipc_lender_t *l
     assert_int_equal(shmb_fipc_lender_lend_pool(l, 999999, msg, sizeof(msg), &len), -ENOENT);
 }
 
-/* One object lent twice and borrowed twice: the lender keeps it until
- * both returns, and frees it once. Then a disconnected session. */
+/* An object lent and borrowed twice is kept until both returns, freed once; then a disconnected session. */
 static void test_handoff_lent_twice(void **state)
 {
     shmb_fipc_jemalloc_t *j;
@@ -112,9 +109,8 @@ static void test_handoff_lent_twice(void **state)
     assert_int_equal(shmb_fipc_lender_lent(l), 0);
     assert_int_equal(shmb_fipc_lender_on_return(l, ret[1], ret_len[1]), -ENOENT); /* returned already */
 
-    /* an object still borrowed when the caller lets the borrower go (its
-     * deleter keeps the session); then both sides disconnected: the lender
-     * lends no more, the release returns nothing, the object stays lent */
+    /* an object borrowed when the borrower goes (its deleter keeps the session); both sides disconnected:
+     * no more lending, the release returns nothing, the object stays lent */
     assert_int_equal(shmb_fipc_lender_construct(l, 100, &obj), 0);
     assert_int_equal(shmb_fipc_lender_lend(l, &obj, blob[0], sizeof(blob[0]), &len), 0);
     assert_int_equal(shmb_fipc_borrower_borrow(b, blob[0], SHMB_FIPC_HANDLE_BYTES, &got[0]), 0);
@@ -186,9 +182,7 @@ static void test_handoff_bad_messages(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* The borrower in a forked child: it answers the lender's requests and, for
- * a blob, borrows (checking the pattern), then releases and sends the
- * return back, unless die_midway: then it exits holding the object. */
+/* A forked borrower: answers, borrows (pattern checked), releases and returns; die_midway: exits holding it. */
 static int borrower_child(shmb_channel_t *ch, int die_midway)
 {
     shmb_fipc_borrower_t *b;
@@ -222,9 +216,7 @@ static int borrower_child(shmb_channel_t *ch, int die_midway)
     }
 }
 
-/* The lender's side of one hand-off to a forked borrower: pools lent by
- * round trips, the object lent and dropped here; then the return, or
- * -EPIPE when the child died. */
+/* The lender's side of a hand-off to a forked borrower: pools and object lent, then the return or -EPIPE. */
 static void test_handoff_across_fork(void **state)
 {
     const int die_midway = shmb_test_arg(state);

@@ -24,8 +24,7 @@ static const char *object_of(const char *symbol)
     return info.dli_fname;
 }
 
-/* glibc's, or the Address- or ThreadSanitizer's that wraps it (libasan or
- * libtsan with gcc, linked into this program with clang). */
+/* glibc's, or a sanitizer's wrapping it (libasan/libtsan with gcc, linked into this program with clang). */
 static int glibc_or_sanitizer(const char *object)
 {
     Dl_info self;
@@ -199,11 +198,7 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
-/* Two threads on one allocator: with tcache, each has its own cache (the
- * block one freed stays in its cache, the other does not get it; one shared
- * cache would hand it over, LIFO), without, a freed block goes back to the
- * arena for anyone; blocks allocated at once by both are disjoint and in
- * the pools. */
+/* Two threads, one allocator: tcache keeps a freed block per thread, else back to the arena; blocks disjoint. */
 static void test_two_threads(void **state)
 {
     const int tcache = shmb_test_arg(state);
@@ -268,8 +263,7 @@ static void test_destroy_keeps_pools(void **state)
     assert_int_equal(shmb_test_ours(), 0);
 }
 
-/* The protection of the mapping holding addr, from /proc/self/maps
- * ("r--s"), into perms[5]. */
+/* The protection of the mapping holding addr, from /proc/self/maps ("r--s"), into perms[5]. */
 static void perms_of(const void *addr, char *perms)
 {
     FILE *f = fopen("/proc/self/maps", "r");
@@ -285,9 +279,7 @@ static void perms_of(const void *addr, char *perms)
     fclose(f);
 }
 
-/* The lender lists its pools (ascending ids, all of them, their bytes as
- * counted); a borrower opens each by name read-only in a mapping of its
- * own and finds the lender's bytes at (pool id, offset). */
+/* The lender lists its pools (ascending ids, bytes); a borrower maps each and finds its bytes at (id, offset). */
 static void test_pool_list_and_borrower_attach(void **state)
 {
     shmb_fipc_jemalloc_t *j;
@@ -423,9 +415,7 @@ static void test_full_shm(void **state)
                            full_at_create ? "/dev/shm full at the create" : "/dev/shm full after the create");
 }
 
-/* create_filled: n untouched blocks make the arena's pools (more blocks,
- * more pools; 64 blocks of 1 MB more than one pool); a failing allocation
- * (0 bytes) leaves no arena and nothing in /dev/shm. */
+/* create_filled: n untouched blocks make the pools (64 x 1 MB: more than one); a failure leaves nothing. */
 static void test_create_filled(void **state)
 {
     size_t pools[2];

@@ -150,9 +150,7 @@ static void test_repo_batch_matches_reference(void **state)
     assert_true(shmb_fipc_repo_translate_batch(repo, req, N) == expect);
 }
 
-/* The latency chain: with the right expected addresses it sums the
- * translations; when translation 0 lands d off what was expected, request
- * 1's id and offset are both shifted by d: the chain is dependent. */
+/* The latency chain sums the translations; translation 0 landing d off shifts request 1's id and offset. */
 static void test_repo_chain_is_dependent(void **state)
 {
     shmb_fipc_repo_t *repo = *state;

@@ -6,8 +6,7 @@
 
 static unsigned char local[1 << 20];
 
-/* The reference: any segment that holds all of [addr, addr + len), found the
- * obvious way, with 128-bit arithmetic so nothing wraps. */
+/* The reference: any segment holding all of [addr, addr + len), found plainly in 128-bit arithmetic. */
 static void *reference(const shmb_lookup_segment_t *segs, size_t n, uint64_t addr, uint64_t len)
 {
     for (size_t i = 0; i < n; i++) {
@@ -193,9 +192,7 @@ static void test_batch_sums_translations(void **state)
     }
 }
 
-/* The chain: with the right expected addresses, it sums the translations;
- * when translation 0 lands d bytes off what was expected, request 1 is
- * translated with its keys shifted by d: the chain is dependent. */
+/* The chain sums the translations; translation 0 landing d bytes off shifts request 1's keys by d. */
 static void test_chain_is_dependent(void **state)
 {
     shmb_lookup_table_t *t = *state;
@@ -220,8 +217,7 @@ static void test_chain_is_dependent(void **state)
     }
 }
 
-/* The chain against a reference chain built from the obvious translation,
- * with some expected addresses wrong, so that wrong turns propagate. */
+/* The chain against a reference chain, with some expected addresses wrong so wrong turns propagate. */
 static void test_chain_against_reference(void **state)
 {
     enum { N = 200, REQUESTS = 20000 };

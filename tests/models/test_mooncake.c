@@ -15,10 +15,8 @@ static int holds(const shmb_mooncake_buffer_t *b, uint64_t addr, uint64_t len)
     return addr >= b->addr && (u128)addr + len <= (u128)b->addr + b->length;
 }
 
-/* The reference, with 128-bit arithmetic so nothing wraps: a buffer mapped
- * so far that holds [addr, addr + len) (tryResolve), else the first buffer
- * in registration order that holds it (findBuffer), if it has an SHM path.
- * Returns the buffer's index or -1. */
+/* The reference (128-bit, nothing wraps): the mapped buffer holding [addr, addr + len) (tryResolve), else
+ * the first registered one with an SHM path (findBuffer); its index or -1. */
 static int reference(const shmb_mooncake_buffer_t *b, size_t n, uint64_t addr, uint64_t len)
 {
     if (len == 0)
@@ -51,8 +49,7 @@ static void check(shmb_mooncake_t *m, uint64_t id, const shmb_mooncake_buffer_t 
                  local ? (void *)(local + (addr - b[want].addr)) : NULL);
 }
 
-/* Registered out of address order: C, A, B, then E (no SHM path) and F,
- * which overlaps E's end. A and B touch; C stands apart. */
+/* Registered out of order: C, A, B, then E (no SHM path) and F over E's end; A and B touch, C apart. */
 static const uint64_t A = 0x10000, B = 0x11000, C = 0x20000, E = 0x30000, F = 0x30800;
 static const uint64_t TARGET = 7;
 static const shmb_mooncake_buffer_t edges[] = {
@@ -285,9 +282,7 @@ static void test_batch_sums_relocations(void **state)
     shmb_mooncake_destroy(m);
 }
 
-/* The latency chain: with the right expected addresses it sums the
- * relocations; when relocation 0 lands d bytes off what was expected,
- * request 1 is relocated at its address + d: the chain is dependent. */
+/* The latency chain sums the relocations; relocation 0 landing d bytes off moves request 1 by d. */
 static void test_chain_is_dependent(void **state)
 {
     shmb_mooncake_t *m = *state;
@@ -308,9 +303,7 @@ static void test_chain_is_dependent(void **state)
     assert_true(shmb_mooncake_relocate_chain(m, 12345, r, expected, 2) == 0);   /* unknown target */
 }
 
-/* Whether b[i].addr + off, alone and to the buffer's end, translates other
- * than to the fake's mapping of that buffer (or, for a buffer without SHM,
- * does not fail): 0, 1 or 2 wrong answers. */
+/* Wrong answers (0..2) for b[i].addr + off alone and to the buffer's end, against the fake's mapping. */
 static long wrong_at(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t i, uint64_t off)
 {
     long wrong = 0;
@@ -327,8 +320,7 @@ static long wrong_at(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t
     return wrong;
 }
 
-/* wrong_at summed over the offsets 0, step, 2 * step, ... and the last byte
- * of each buffer. */
+/* wrong_at summed over the offsets 0, step, 2 * step, ... and the last byte of each buffer. */
 static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, size_t n, uint64_t step)
 {
     long wrong = 0;
@@ -341,8 +333,7 @@ static long count_wrong(shmb_mooncake_t *m, const shmb_mooncake_buffer_t *b, siz
     return wrong;
 }
 
-/* Every byte of every registered buffer; and the planted
- * fault (buffer 2 mapped 64 bytes off) is seen on each of its bytes. */
+/* Every byte of every registered buffer; the planted fault (buffer 2 mapped 64 off) seen on each of its. */
 static void test_every_address(void **state)
 {
     for (int lie = 0; lie < 2; lie++) {
@@ -356,8 +347,7 @@ static void test_every_address(void **state)
     }
 }
 
-/* Outside every buffer: the gaps, either side, a range that runs past a
- * buffer's end into the next, the buffer without SHM. */
+/* Outside every buffer: gaps, either side, a range running into the next buffer, the buffer without SHM. */
 static void test_outside_every_buffer(void **state)
 {
     shmb_mooncake_ops_t ops = fake_ops();
@@ -378,8 +368,7 @@ static void test_outside_every_buffer(void **state)
     shmb_mooncake_destroy(m);
 }
 
-/* The first and last bytes and the whole of each of 1000 buffers
- * registered in random order, with gaps and some without SHM. */
+/* First, last and all bytes of each of 1000 buffers in random order, with gaps and some without SHM. */
 static void test_random_every_buffer(void **state)
 {
     shmb_rng_t rng;

@@ -1,5 +1,4 @@
-/* Mooncake's request path: TENT's submitTransfer over the model's engine,
- * with and without the translation and copy hooks. */
+/* Mooncake's request path: TENT's submitTransfer over the model's engine, with and without the hooks. */
 
 #include "helpers.h"
 
@@ -28,9 +27,7 @@ static shmb_mooncake_request_t request(shmb_mooncake_opcode_t op, uint64_t targe
     return (shmb_mooncake_request_t){op, source, target_id, addr, len};
 }
 
-/* The count of registered buffers is the target segment's (what findBuffer
- * walks), not another segment's nor the local one's; an engine with one
- * buffer counts one; unknown segments and no engine count 0. */
+/* Registered buffers are counted per target segment (what findBuffer walks); unknown or no engine: 0. */
 static void test_engine_buffers(void **state)
 {
     shmb_mooncake_engine_t *e = make_engine();
@@ -44,8 +41,7 @@ static void test_engine_buffers(void **state)
     assert_int_equal(shmb_mooncake_engine_buffers(NULL, 77), 0);
 }
 
-/* With no hooks, the path alone: the selection finds the buffer that holds
- * the target; the task carries the peer's address. */
+/* No hooks, the path alone: the selection finds the target's buffer; the task carries the peer's address. */
 static void test_engine_finds_buffer(void **state)
 {
     shmb_mooncake_engine_t *e = make_engine();
@@ -76,8 +72,7 @@ static void test_engine_finds_buffer(void **state)
     shmb_mooncake_engine_destroy(e);
 }
 
-/* With the system's translation and a copy: the bytes land in the mapping
- * of the right buffer, both ways. */
+/* With the system's translation and a copy: the bytes land in the mapping of the right buffer, both ways. */
 static void test_engine_translates_and_copies(void **state)
 {
     shmb_mooncake_ops_t ops = fake_ops();
@@ -125,11 +120,7 @@ static void counting_copy(void *ctx, void *dst, const void *src, uint64_t len)
     copy_bytes(ctx, dst, src, len);
 }
 
-/* n descriptors in one submit (SGLang's batch_transfer_sync): every one
- * translated and copied once, each target a descriptor's, the bytes in
- * place; sources side by side with targets side by side are merged by
- * TENT into fewer tasks, one source for all is not; n = 0 and one bad
- * descriptor refuse the batch. */
+/* n descriptors in one submit: each copied once into place, runs merged into tasks; n = 0 or a bad one refused. */
 static void test_engine_submit_n(void **state)
 {
     enum { N = 32, LEN = 64 };
@@ -210,9 +201,7 @@ static void test_engine_refuses(void **state)
     assert_null(bad);
 }
 
-/* Deterministic: the same requests give the same answers, twice in one
- * engine and in a second engine; far more requests than a Slab ring holds
- * (128), so batches and sub-batches are recycled through it. */
+/* Deterministic: the same answers twice and in a second engine, past the Slab ring's 128 entries. */
 static void test_engine_deterministic(void **state)
 {
     enum { N = 3000 };

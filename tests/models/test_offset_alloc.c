@@ -11,8 +11,7 @@
 
 static const char *prefix; /* "/shmb_test_offset_<pid>_" (helpers.h) */
 
-/* A range nobody may touch: PROT_NONE, so that the allocator's promise to
- * keep its metadata out of the segment is checked by the MMU. */
+/* A PROT_NONE range: the MMU checks the allocator's promise to keep its metadata out of the segment. */
 static void *untouchable(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -62,8 +61,7 @@ static void free_all(shmb_offset_block_t **blocks, size_t n)
         assert_int_equal(shmb_offset_free(blocks[i]), 0);
 }
 
-/* Page-multiple requests get page-aligned blocks inside the range, each at
- * base + its offset. */
+/* Page-multiple requests get page-aligned blocks inside the range, each at base + its offset. */
 static void test_in_range_and_aligned(void **state)
 {
     enum { N = 200 };
@@ -92,8 +90,7 @@ static void test_in_range_and_aligned(void **state)
     release_range(a, base, bytes);
 }
 
-/* Random sizes, frees in random order, allocations again: no two live
- * blocks ever overlap, and the counters follow. */
+/* Random sizes, frees in random order, allocations again: no two live blocks ever overlap, and the counters follow. */
 static void test_random_no_overlap(void **state)
 {
     enum { N = 3000 };
@@ -124,8 +121,7 @@ static void test_random_no_overlap(void **state)
     release_range(a, base, bytes);
 }
 
-/* A range holding exactly 16 blocks: the 17th is refused until one goes,
- * then it takes the freed place. */
+/* A range holding exactly 16 blocks: the 17th is refused until one goes, then it takes the freed place. */
 static void test_full_then_free(void **state)
 {
     enum { N = 16 };
@@ -148,8 +144,7 @@ static void test_full_then_free(void **state)
     release_range(a, base, bytes);
 }
 
-/* Freed neighbours merge: after every block goes, in random order, the
- * whole range is one block again. */
+/* Freed neighbours merge: after every block goes, in random order, the whole range is one block again. */
 static void test_merging(void **state)
 {
     enum { N = 256 };
@@ -195,8 +190,7 @@ static void test_one_byte(void **state)
     release_range(a, base, bytes);
 }
 
-/* The bins' rounding: exact below 8 and on bin sizes, else up to the next of
- * 8 steps per power of two (at most 12.5% more). */
+/* Bin rounding: exact below 8 and on bin sizes, else up to the next of 8 steps per power of two (<= 12.5%). */
 static void test_footprint(void **state)
 {
     static const struct { uint64_t bytes, footprint; } cases[] = {
@@ -246,8 +240,7 @@ static void test_bad_arguments(void **state)
     munmap(base, bytes);
 }
 
-/* The largest request is the range's size rounded down to a bin: a range of
- * 1 MiB + 4 KiB serves 1 MiB and nothing larger. */
+/* The largest request is the range rounded down to a bin: 1 MiB + 4 KiB serves 1 MiB, nothing larger. */
 static void test_largest_size(void **state)
 {
     const size_t bytes = (1u << 20) + 4096;
@@ -265,8 +258,7 @@ static void test_largest_size(void **state)
     release_range(a, base, bytes);
 }
 
-/* Above 3.75 GiB the allocator counts in units of 2^k bytes (8 GiB: 4-byte
- * units), and the whole range is still one block. */
+/* Above 3.75 GiB the allocator counts in 2^k-byte units (8 GiB: 4 bytes); the range is still one block. */
 static void test_beyond_32_bits(void **state)
 {
     const size_t bytes = (size_t)8 << 30;
@@ -286,10 +278,7 @@ static void test_beyond_32_bits(void **state)
     release_range(a, base, bytes);
 }
 
-/* A pool of 8 nodes: 7 blocks and the free rest. The 8th block is refused
- * though space is left; a free that merges nothing keeps every node in use
- * (the hole is a node), so it is still refused; a free that merges into the
- * rest gives a node back. */
+/* 8 nodes: the 8th block refused with space left, also after a non-merging free, not after a merging one. */
 static void test_node_pool_exhausted(void **state)
 {
     const size_t bytes = 1u << 20;
@@ -310,8 +299,7 @@ static void test_node_pool_exhausted(void **state)
     release_range(a, base, bytes);
 }
 
-/* The planted faults the driver's check must catch: an overlap, a block
- * below the range, a block of another range, a block missing from the list. */
+/* The check catches an overlap, a block below the range, one of another range, one missing from the list. */
 static void test_verify_catches_faults(void **state)
 {
     const size_t bytes = 1u << 20;

@@ -1,6 +1,4 @@
-/* The table of translation paths: its names by kind, its order, and every
- * path set up over one small placement, translating each request where it
- * was made from, alone, in a batch and in a chain. */
+/* The translation paths: names by kind, order, and each path over one placement, alone, batched, chained. */
 
 #include "helpers.h"
 
@@ -67,8 +65,7 @@ static void test_system(void **state)
     assert_int_equal(shmb_path_system(NULL), -EINVAL);
 }
 
-/* Systems in shmb_system_t order, then kernels in
- * shmb_lookup_strategy_t order, each row complete. */
+/* Systems in shmb_system_t order, then kernels in shmb_lookup_strategy_t order, each row complete. */
 static void test_table_order(void **state)
 {
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
@@ -139,9 +136,7 @@ static shmb_path_view_t view_of(placement_t *pl)
                               .pool_bytes = N * SIZE};
 }
 
-/* Every path, set up over the placement: each request alone, then all in a
- * batch and in a chain; a request in no segment gives NULL; a chain whose
- * first translation is expected elsewhere derails and its sum shows it. */
+/* Every path: each request alone, batched and chained; no segment: NULL; a skewed chain derails its sum. */
 static void test_every_path_translates(void **state)
 {
     placement_t pl;
@@ -181,8 +176,7 @@ static void test_every_path_translates(void **state)
     munmap(pl.local, N * SIZE);
 }
 
-/* The kernels share one table: it lives until the last of them is torn
- * down. */
+/* The kernels share one table: it lives until the last of them is torn down. */
 static void test_kernels_share_the_table(void **state)
 {
     placement_t pl;
@@ -203,8 +197,7 @@ static void test_kernels_share_the_table(void **state)
     munmap(pl.local, N * SIZE);
 }
 
-/* A view lacking what a path needs, or contradicting itself, is refused
- * and leaves nothing set up. */
+/* A view lacking what a path needs, or contradicting itself, is refused and leaves nothing set up. */
 static void test_setup_refuses(void **state)
 {
     placement_t pl;
@@ -264,9 +257,7 @@ static void test_jemalloc_pool_ids(void **state)
     munmap(pl.local, N * SIZE);
 }
 
-/* A transfer's use: one destination among N registrations, the others
- * never mapped (their local bases are placeholders, their names cannot be
- * opened); each system set up once, then one translation per request. */
+/* A transfer's use: one destination among N registrations, the others never mapped; one translation each. */
 typedef struct transfer_view {
     unsigned char *dst;
     size_t index;

@@ -1,21 +1,5 @@
-/* upstream: Mooncake's own OffsetAllocator, compiled from the user's
- * Mooncake source (built only with -DSHMB_MOONCAKE_SOURCE, docs/upstream.md),
- * over a range nobody may touch (PROT_NONE: upstream keeps its metadata out
- * of it): blocks in range and disjoint at 4 KB, 64 KB and 1 MB, freed blocks
- * reusable up to the whole range, slots misused (double free, busy slot,
- * bad arguments), the commit named, and the check against planted faults (a
- * moved address, a block outside the range, two overlapping blocks, a slot
- * the caller thinks empty). And TENT's engine, when built: every request
- * lands on the byte of the buffer that holds it, one by one and in a batch,
- * and so does a relocation alone; the landing check fails on another
- * buffer's or another offset's address;
- * ranges past a buffer fail; no SHM buffer is left behind. And the
- * allocation benchmark's mooncake_upstream rows (alloc_bare, free_bare):
- * paired beside the model and alone (--system), verified like offset_bare's:
- * a block swapped with its neighbour (in range, disjoint, but not its
- * handle's) fails the run, and so does a block not freed. And the transfer
- * benchmark's mooncake_upstream view (translate, submit): landings checked,
- * a wrong one or an uncovered part failing the run. */
+/* upstream (-DSHMB_MOONCAKE_SOURCE, docs/upstream.md): Mooncake's OffsetAllocator and TENT's engine against
+ * the models and planted faults, and the alloc and transfer benchmarks' mooncake_upstream rows. */
 #include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -76,8 +60,7 @@ static void test_commit_named(void **state)
     assert_true(strlen(shmb_upstream_commit()) >= 7);
 }
 
-/* The working set of each size the allocation rows time, in range and
- * disjoint, then freed in a scattered order and allocated again. */
+/* Each size's working set in range and disjoint, freed in a scattered order and allocated again. */
 static void test_in_range_disjoint_reusable(void **state)
 {
     (void)state;
@@ -180,8 +163,7 @@ static void test_check_catches_faults(void **state)
     free(f);
 }
 
-/* TENT's SHM buffers in /dev/shm made by this process (upstream names them
- * mooncake_<pid>_...: ShmTransport::allocateLocalMemory). */
+/* TENT's SHM buffers this process made in /dev/shm (mooncake_<pid>_...: allocateLocalMemory). */
 int our_tent_buffers(void); /* test_upstream_transfer.c's too */
 int our_tent_buffers(void)
 {
@@ -378,12 +360,8 @@ static void test_alloc_rows_system_and_faults(void **state)
     assert_int_equal(our_alloc_segments(), 0);
 }
 
-/* The transfer benchmark's view of TENT (src/transfer/transfer_upstream.c),
- * 10 buffers, 4 descriptors per submit: translate and submit land where its
- * start checked, and pass the landing check; planted: the relocation's
- * landing checked as a submit's (another mapping: -EPROTO), a part upstream
- * code does not run and a submit past the buffers each count a miss, which
- * fails the run (-EPROTO, why naming mooncake_upstream). */
+/* TENT's transfer view (transfer_upstream.c): translate and submit land and pass the landing check; a
+ * landing checked as another's, a part upstream does not run, a submit past the buffers fail (-EPROTO). */
 void test_transfer_view(void **state);   /* test_upstream_transfer.c */
 void test_transfer_spread(void **state);
 

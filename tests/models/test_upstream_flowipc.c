@@ -1,15 +1,5 @@
-/* upstream_flowipc: Flow-IPC's own Pool_arena, compiled from the user's
- * source (built only with -DSHMB_FLOWIPC_SOURCE, docs/upstream.md): the C
- * API (blocks inside the pool upstream created and disjoint, the commits
- * named, the check against a planted wrong block and a block left live, a
- * taken name refused, nothing left in /dev/shm), and the allocation
- * benchmark's flowipc_classic_upstream rows paired beside flowipc_classic:
- * the bare rows only, a planted wrong block or a block not freed failing the
- * run, never the baseline. SHM-jemalloc's borrower repository: to_address
- * and from_address over pools it was told of, refusals; the transfer
- * benchmark's flowipc_jemalloc_upstream view landing on dst, and paired
- * beside flowipc_jemalloc (translate only), a planted wrong landing failing
- * the run. */
+/* upstream_flowipc (-DSHMB_FLOWIPC_SOURCE, docs/upstream.md): Flow-IPC's Pool_arena and SHM-jemalloc's
+ * borrower repository against planted faults, and the benchmarks' *_upstream rows beside the models. */
 #include "helpers.h"
 #include "transfer/copier_fixture.h"
 
@@ -176,9 +166,7 @@ static void test_jemalloc_repo(void **state)
     shmb_upstream_jemalloc_repo_destroy(NULL);
 }
 
-/* The view alone: to_address lands on dst and upstream's from_address
- * agrees; planted, a landing 64 bytes off is a miss and fails the check; a
- * part upstream does not run is a miss. */
+/* The view alone: to_address lands on dst, from_address agrees; 64 bytes off or a part not run: a miss. */
 static void test_jemalloc_view(void **state)
 {
     char why[256] = "";

@@ -1,6 +1,4 @@
-/* The transfer benchmark's view of TENT (transfer_upstream.c) and, beside
- * mooncake_upstream, the spread of the model's and upstream's requests over
- * every buffer (docs/upstream.md); cases of test_upstream. */
+/* TENT's transfer view and the model's and upstream's spread of requests over every buffer (test_upstream). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,9 +63,8 @@ void test_transfer_view(void **state)
     assert_int_equal(shmb_segment_destroy(&r.src, NULL), 0);
 }
 
-/* Beside mooncake_upstream, the model's view and upstream's go round all
- * 10 buffers: the check before timing (translate, submit) passes, and fails
- * with a wrong landing planted at any one buffer; request i to buffer i mod 10. */
+/* Beside mooncake_upstream, requests go round all 10 buffers (i mod 10): the check before timing passes,
+ * and fails with a wrong landing planted at any one. */
 void test_transfer_spread(void **state)
 {
     (void)state;

@@ -1,16 +1,5 @@
-/* upstream_measure: upstream OffsetAllocator's allocate and free, ns per
- * call, timed as the allocation benchmark times its pools
- * (src/alloc/alloc_rounds.c): a round allocates a working set of blocks into the
- * empty allocator as one timed batch, checks them, then frees them in a
- * shuffled order as another; the figure per call is batch time / working
- * set, over rounds. And, when TENT is built, its submit path per 4 KB
- * WRITE request (allocateBatch, submitTransfer with the SHM transport's
- * relocation, getTransferStatus, freeBatch; the copy a no-op) at 10, 100 and
- * 1000 registered buffers, to buffers and offsets drawn at random, one
- * request per submit and in batches of 32, timed in slices of 1000 requests;
- * every buffer is requested once and its landing checked before timing.
- * Built only with -DSHMB_MOONCAKE_SOURCE, until the benchmarks'
- * --system=mooncake_upstream rows replace it.
+/* upstream_measure: ns per call of upstream OffsetAllocator's allocate and free, and of TENT's submit path
+ * when built (docs/upstream.md). Built only with -DSHMB_MOONCAKE_SOURCE.
  *   upstream_measure [WORKING_SET [MIN_OPS]]   (pin it: taskset -c CPU) */
 #include <errno.h>
 #include <stdint.h>
@@ -51,8 +40,7 @@ static int one_size(size_t bytes, uint32_t n, uint64_t rounds)
         uint64_t t1 = shmb_clock_now_ns();
         for (uint32_t i = 0; i < n; i++)
             size[i] = bytes;
-        /* Verified every round (outside the timing): the blocks are the
-         * handles', in range and disjoint. */
+        /* Verified every round (outside the timing): the blocks are the handles', in range and disjoint. */
         if (!ret)
             ret = shmb_upstream_offset_check(a, addr, size, n);
         for (uint32_t i = 0; i < n; i++)
@@ -116,8 +104,7 @@ static int tent_one(uint32_t buffers, uint32_t per_submit, uint64_t requests)
             ret = shmb_upstream_tent_submit(t, buf + i, off + i, per_submit, BYTES, NULL);
         ns[s] = (double)(shmb_clock_now_ns() - t0) / SLICE;
     }
-    /* Relocation alone, once per buffer drawn (its hit path: each buffer
-     * mapped and checked first, as above). */
+    /* Relocation alone, once per buffer drawn (its hit path: each buffer mapped and checked first, as above). */
     double *rel = per_submit == 1 ? calloc(slices, sizeof(double)) : NULL;
     for (uint32_t b = 0; !ret && rel && b < buffers; b++) {
         uint64_t o = (uint64_t)(b % 16) * BYTES;

@@ -1,6 +1,4 @@
-/* The transfer tests' copier over real segments: what the side that copies
- * holds (transfer_internal.h), set up and taken down with every step
- * asserted. Include after helpers.h. */
+/* The transfer tests' copier over real segments (transfer_internal.h), every step asserted; after helpers.h. */
 #ifndef SHMB_TEST_COPIER_FIXTURE_H
 #define SHMB_TEST_COPIER_FIXTURE_H
 
@@ -30,8 +28,7 @@ static inline void shmb_test_transfer_pair(shmb_transfer_config_t *c, shmb_syste
     c->systems[1] = other;
 }
 
-/* A copier over fresh src and dst of these sizes (mapped, not filled),
- * named from the test's prefix. */
+/* A copier over fresh src and dst of these sizes (mapped, not filled), named from the test's prefix. */
 static inline void shmb_test_copier_up(shmb_transfer_run_t *r, const shmb_transfer_config_t *c, size_t src_bytes,
                                        size_t dst_bytes, char *why, size_t cap)
 {

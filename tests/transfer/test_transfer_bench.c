@@ -1,5 +1,4 @@
-/* transfer driver: the run and its rows in one process, then in a peer, and
- * the peer's protocol (src/transfer/transfer_peer.c). */
+/* transfer driver: the run and its rows in one process, then in a peer, and the peer's protocol. */
 #include <dirent.h>
 #include <sched.h>
 #include <signal.h>
@@ -26,8 +25,7 @@ int posix_fallocate(int fd, off_t offset, off_t len)
     return fallocate(fd, 0, offset, len) == 0 ? 0 : errno;
 }
 
-/* What this executable's shm_open saw, shared with the peers it forks
- * (MAP_SHARED, mapped in main before any fork). */
+/* What this executable's shm_open saw, shared with the peers it forks (MAP_SHARED, mapped in main before any fork). */
 typedef struct opens {
     pid_t test_pid;     /* the test process: the owner */
     int attaches;       /* shm_open without O_CREAT in another process: a peer's attach by name */
@@ -39,8 +37,7 @@ static opens_t *opens;
 static char decoy[128]; /* "<prefix>decoy", set in main */
 #define DECOY decoy
 
-/* shm_open as glibc's: open(2) of /dev/shm/<name>; counts the peers'
- * attaches and, when asked, sends a peer's dst to the decoy. */
+/* shm_open as glibc's; counts the peers' attaches and, when asked, sends a peer's dst to the decoy. */
 int shm_open(const char *name, int oflag, mode_t mode)
 {
     char path[300];
@@ -60,10 +57,7 @@ static shmb_transfer_config_t small(void)
     return c;
 }
 
-/* The sizes: doubling from the first, the last added when doubling skips
- * it; refused: none, a first above the last, above SHMB_TRANSFER_MAX_KB.
- * The space a run takes: src and dst, a cold segment more, a hand-off
- * link's room. */
+/* Sizes double from the first, the last added; bad bounds refused. Space: src, dst, cold, a link's room. */
 static void test_sizes(void **state)
 {
     static const struct { uint64_t first_kb, last_kb; int n, at[2]; uint64_t bytes[2]; } cases[] = {
@@ -128,9 +122,7 @@ static void test_rows_and_cleanup(void **state)
     fallocate_calls = 0;
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 9 * 4); /* 9 sizes x 2 methods x warm, cold */
-    /* src and dst are reserved, no cold segment is: 9 x 2 x 20 cold copies
-     * each allocated their pages inside the timed copy (the run also checks
-     * that each held none before it, all after) */
+    /* src and dst are reserved, no cold segment: the 9 x 2 x 20 cold copies allocated inside the timing */
     assert_int_equal(fallocate_calls, 2);
     check_rates(&rows);
     const shmb_row_t *r = shmb_rows_find(&rows, "memcpy", "", 1024, 0);
@@ -150,8 +142,7 @@ static void test_rows_and_cleanup(void **state)
     shmb_rows_free(&rows);
 }
 
-/* --num_transfers=N does N transfers, warm (in batches: 1000 was 1024 once)
- * and cold, when the time budget does not end first. */
+/* --num_transfers=N does N transfers, warm (batched: 1000 was 1024 once) and cold, unless time runs out. */
 static void test_exact_transfers(void **state)
 {
     static const uint64_t counts[] = {1, 7, 20, 1000, 1001};
@@ -250,9 +241,7 @@ static void test_threads(void **state)
  * share of the request's p50), then copy_out (measured for SHM-jemalloc only, so that runs pair). */
 #define PER_SIZE 5
 
-/* SHM-jemalloc's request is its write path: its notes say so, its
- * to_address translation is not possible upstream, the reader's copy_out
- * follows (a copy: verified, with a rate). */
+/* SHM-jemalloc's request is its write path (so its notes say), to_address not upstream; copy_out follows. */
 static void check_jemalloc_rows(const shmb_rows_t *rows, size_t first, uint64_t size_kb)
 {
     assert_string_equal(rows->v[first + 1].note, SHMB_TRANSFER_NOT_UPSTREAM);
@@ -297,9 +286,7 @@ static void check_request_rows(const shmb_rows_t *rows, size_t first, uint64_t s
     assert_true(req->ns.p50 > rows->v[first + 1].ns.p50);
 }
 
-/* With a system, each size's rows are the whole request and its parts,
- * every one verified (the copies' bytes with verify after timing too), for
- * every system. */
+/* With a system, each size's rows are the request and its parts, every one verified, for every system. */
 static void test_translated(void **state)
 {
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
@@ -323,8 +310,7 @@ static void test_translated(void **state)
     }
 }
 
-/* A paired run: per part each system's row, then its ratio row to the baseline (the control's near 1:
- * the same code); the copy row once. Refused: one system, a last not the baseline, cold, peer, translate. */
+/* Paired: per part each system's row then its ratio row (control near 1), the copy once; bad pairings refused. */
 static void test_paired(void **state)
 {
     static const char *const parts[] = {"request_path", "translate", "memcpy", "request"};
@@ -336,13 +322,11 @@ static void test_paired(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    const shmb_report_t report = {.bench = "shm_transfer"};
     size_t i = 0;
     for (int k = 0; k < 4; k++) {
-        char want[160], name[160];
+        char want[160];
         if (k == 2) { /* the copy: once, the same code for every system */
-            shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
-            assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
+            shmb_test_assert_row_name("shm_transfer", &rows.v[i], "shm_transfer/memcpy/size_kb:4");
             assert_true(rows.v[i++].bytes_per_second > 0);
             continue;
         }
@@ -350,8 +334,7 @@ static void test_paired(void **state)
         for (int s = 0; s < 3; s++, i++) {
             const shmb_row_t *row = &rows.v[i];
             snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s", parts[k], systems[s]);
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer", row, want);
             assert_true(row->iterations >= 31 && row->ns.p50 > 0 && !row->vs[0]);
             assert_int_equal(row->bytes_per_second > 0, k == 3);
             assert_int_equal(row->speedup > 0, k == 3); /* against memcpy, as a --system row */
@@ -361,8 +344,7 @@ static void test_paired(void **state)
         for (int s = 1; s < 3; s++, i++) {
             const shmb_row_t *row = &rows.v[i];
             snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/system:%s/vs:mooncake", parts[k], systems[s]);
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer", row, want);
             assert_true(row->iterations >= 31); /* rounds */
             assert_int_equal(req->iterations % row->iterations, 0); /* a system's: batch x rounds */
             assert_true(row->speedup > 0 && row->ratio_lo <= row->speedup && row->speedup <= row->ratio_hi);
@@ -390,8 +372,7 @@ static void test_paired(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Refused: no transfers, no thread, a first size above the last; with a
- * system, cold rows (a fresh segment is no registered buffer) or no segments. */
+/* Refused: no transfers, no thread, first size above last; with a system, cold rows or no segments. */
 static void test_bad_config(void **state)
 {
     static const struct { uint64_t num_transfers; int threads; uint64_t first_kb; int translate, cold;
@@ -435,9 +416,7 @@ static size_t jemalloc_pools(uint64_t n, uint64_t size)
     return pools;
 }
 
-/* Each design's engine registers what a TENT that adopted it would: N
- * buffers, SHM-classic's one pool, the pools SHM-jemalloc's arena makes for
- * the N blocks (fewer than N); every part still finds dst. */
+/* Each design's engine registers N buffers, SHM-classic's pool, or SHM-jemalloc's pools; all find dst. */
 static void test_engine_per_design(void **state)
 {
     char why[256] = "";
@@ -461,8 +440,7 @@ static void test_engine_per_design(void **state)
     }
 }
 
-/* Runs one operation of each part; true when exactly those in `want` (a
- * bit per part) counted a miss. */
+/* Runs one operation of each part; true when exactly those in `want` (a bit per part) counted a miss. */
 static int misses_are(shmb_transfer_run_t *r, unsigned want)
 {
     unsigned got = 0;
@@ -480,8 +458,7 @@ static int misses_are(shmb_transfer_run_t *r, unsigned want)
     return got == want;
 }
 
-/* A fault planted 64 bytes off (dst's registration, mooncake's remote address, dst itself) is seen
- * by exactly the parts that go through it, for every system; without a system only the copy runs. */
+/* A fault planted 64 bytes off is seen by exactly the parts through it, every system; no system: copy only. */
 static void test_parts_planted_fault(void **state)
 {
     char why[256] = "";
@@ -537,11 +514,11 @@ static void hooks_off(void)
     shmb_handoff_bench_wrong_return = 0;
 }
 
-/* A run (with a hook set) that must fail its hand-off check: -EPROTO, why
- * naming what, and nothing left behind; the hooks off again. */
-static void fails_with(const shmb_transfer_config_t *c, const char *what)
+/* Runs c with *hook = at, which must fail its hand-off check: -EPROTO, why naming what, nothing left. */
+static void fails_with(const shmb_transfer_config_t *c, uint64_t *hook, uint64_t at, const char *what)
 {
     shmb_rows_t rows = {0};
+    *hook = at;
     char why[256] = "";
     const int ret = shmb_transfer_bench_run(c, &rows, why, sizeof(why));
     hooks_off();
@@ -552,8 +529,7 @@ static void fails_with(const shmb_transfer_config_t *c, const char *what)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* SHM-jemalloc's write path, checked before timing: a wrong tag, payload byte, lost or wrong return
- * each fail the run; so does a wrong byte in copy_out's object. */
+/* SHM-jemalloc's write path fails on a wrong tag, payload byte, lost or wrong return, or copy_out byte. */
 static void test_write_path_planted_faults(void **state)
 {
     shmb_transfer_config_t c = small();
@@ -561,23 +537,17 @@ static void test_write_path_planted_faults(void **state)
     c.translate = 1;
     c.system = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     c.num_segments = 10;
-    shmb_handoff_bench_wrong_tag = 1;
-    fails_with(&c, "not the lender's tag");
-    shmb_handoff_bench_wrong_byte = 1;
-    fails_with(&c, "payload of 4096 bytes differs at offset 2048");
-    shmb_handoff_bench_lost_return = 1;
-    fails_with(&c, "objects were freed and");
-    shmb_handoff_bench_wrong_return = 1;
-    fails_with(&c, "hand-off 0: the return failed");
-    /* copy_out's object comes after the request's: its check, its batch of
-     * one (a hand-off dwarfs the timer) and the 20 timed, then copy_out's */
+    fails_with(&c, &shmb_handoff_bench_wrong_tag, 1, "not the lender's tag");
+    fails_with(&c, &shmb_handoff_bench_wrong_byte, 1, "payload of 4096 bytes differs at offset 2048");
+    fails_with(&c, &shmb_handoff_bench_lost_return, 1, "objects were freed and");
+    fails_with(&c, &shmb_handoff_bench_wrong_return, 1, "hand-off 0: the return failed");
+    /* copy_out's object follows the request's check, its batch of one and the 20 timed */
     c.count_given = 1;
-    shmb_handoff_bench_wrong_byte = 1 + 1 + 20 + 1;
-    fails_with(&c, "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
+    fails_with(&c, &shmb_handoff_bench_wrong_byte, 1 + 1 + 20 + 1,
+               "memcpy copy of 4096 bytes (before timing): first differing byte at offset 2048");
 }
 
-/* --zero_copy: Mooncake's whole request against each flavour's hand-off, paired, sizes x4; refused
- * without --systems; a wrong tag or a lost return fails the run. */
+/* --zero_copy: paired rows at sizes x4; refused without --systems; a wrong tag or lost return fails the run. */
 static void test_zero_copy(void **state)
 {
     static const char *const systems[] = {"mooncake", "flowipc_classic", "flowipc_jemalloc", "mooncake_control"};
@@ -591,9 +561,8 @@ static void test_zero_copy(void **state)
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_JEMALLOC;
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 3 * (4 + 3)); /* 4, 16, 64 KB */
-    const shmb_report_t report = {.bench = "shm_transfer"};
     for (size_t i = 0; i < rows.n; i++) {
-        char want[160], name[160];
+        char want[160];
         const uint64_t kb = 4u << (2 * (i / 7));
         const size_t k = i % 7;
         if (k < 4)
@@ -602,19 +571,15 @@ static void test_zero_copy(void **state)
         else
             snprintf(want, sizeof(want), "shm_transfer/zero_copy/size_kb:%llu/system:%s/vs:mooncake",
                      (unsigned long long)kb, systems[k - 3]);
-        shmb_report_row_name(&report, &rows.v[i], name, sizeof(name));
-        assert_string_equal(name, want);
+        shmb_test_assert_row_name("shm_transfer", &rows.v[i], want);
         assert_true(rows.v[i].iterations > 0);
     }
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
     c.max_transfer_size_kb = 4;
-    shmb_handoff_bench_wrong_tag = 1;
-    fails_with(&c, "not the lender's tag");
-    shmb_handoff_bench_lost_return = 1;
-    fails_with(&c, "flowipc_jemalloc: after");
-    shmb_handoff_bench_wrong_return = 1;
-    fails_with(&c, "flowipc_jemalloc: hand-off 0: the return failed");
+    fails_with(&c, &shmb_handoff_bench_wrong_tag, 1, "not the lender's tag");
+    fails_with(&c, &shmb_handoff_bench_lost_return, 1, "flowipc_jemalloc: after");
+    fails_with(&c, &shmb_handoff_bench_wrong_return, 1, "flowipc_jemalloc: hand-off 0: the return failed");
     c.nsystems = 0;
     shmb_test_transfer_refused(&c, -EINVAL);
 }
@@ -635,9 +600,7 @@ static void stop_peer(shmb_peer_t *peer)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* The peer attaches src and dst by name, copies and times; the rows are the
- * in-process rows (names, exact counts, rates), verified here; one peer
- * serves a second run (a repetition). */
+/* The peer attaches src and dst by name and copies: the in-process rows, verified; a second run reuses it. */
 static void test_peer_rows(void **state)
 {
     shmb_peer_t peer = start_peer();
@@ -672,8 +635,7 @@ static void test_peer_rows(void **state)
     shmb_rows_free(&local);
 }
 
-/* How many 4 KB transfers make a batch here (a sample is a batch of at
- * least 2 us): about 128 in a release build, 1 in a sanitized one. */
+/* 4 KB transfers per batch (a sample lasts 2 us at least): about 128 in a release build, 1 sanitized. */
 static uint64_t transfers_per_batch(void)
 {
     shmb_transfer_config_t c = small();
@@ -687,8 +649,7 @@ static uint64_t transfers_per_batch(void)
     return per_batch ? per_batch : 1;
 }
 
-/* More samples than one reply holds come back whole; the peer sizes its own batches (larger on a busy
- * machine), so the count is raised x4, three times at most, until they need more than one reply. */
+/* More samples than a reply holds come back whole (the count raised x4, at most thrice, until they do). */
 static void test_peer_many_samples(void **state)
 {
     const uint64_t per_reply = SHMB_TRANSFER_PEER_DATA_BYTES / sizeof(double);
@@ -738,8 +699,7 @@ static void test_peer_threads_and_systems(void **state)
     stop_peer(&peer);
 }
 
-/* What the peer wrote is checked here: a dst redirected to a decoy of the same size fails the run
- * before any row, one of another size fails the peer's size check; nothing left either way. */
+/* The peer's writes are checked here: a decoy dst of the same size fails the run, one of another size too. */
 static void test_peer_checked(void **state)
 {
     static const size_t decoy_kb[] = {64, 32};
@@ -772,9 +732,7 @@ static void test_peer_checked(void **state)
     }
 }
 
-/* Cold rows in the peer: each fresh segment attached by name in the peer
- * (untouched: its pages are allocated inside the peer's timed write, which
- * the run checks), checked here; slower than the warm copy. */
+/* Cold rows in the peer: each fresh segment attached by name there, checked here; slower than warm. */
 static void test_peer_cold(void **state)
 {
     shmb_peer_t peer = start_peer();
@@ -796,8 +754,7 @@ static void test_peer_cold(void **state)
     shmb_rows_free(&rows);
 }
 
-/* The peer's handler refuses commands out of order or out of range, and
- * serves a run afterwards: nothing of a refused command stays. */
+/* The peer's handler refuses commands out of order or range, then serves a run: nothing of them stays. */
 static void test_peer_bad_commands(void **state)
 {
     shmb_peer_t peer = start_peer();

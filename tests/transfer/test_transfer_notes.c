@@ -70,9 +70,7 @@ static void test_transfer_modes(void **state)
     assert_non_null(strstr(r.notes[4], "of each size and method; cold: this process created each fresh segment"));
 }
 
-/* A paired run: its systems with the control, the baseline, the rounds,
- * the ratio rows, the verdicts and the credit, one line each, after the
- * sweep's (the request path's too); the replay's appended to its own. */
+/* A paired run: systems, baseline, rounds, ratio rows, verdicts and credit, a line each after the sweep's. */
 static void test_transfer_paired(void **state)
 {
     shmb_notes_t store = {0};
@@ -122,8 +120,7 @@ static void test_transfer_store_full(void **state)
     shmb_test_notes_store_full(compose, &c, 6);
 }
 
-/* A count below what a batch or a paired run needs: one note says what
- * was run instead (--num_transfers). */
+/* A count below what a batch or a paired run needs: one note says what was run instead (--num_transfers). */
 static void test_transfer_counts(void **state)
 {
     shmb_notes_t store = {0};
@@ -142,8 +139,7 @@ static void test_transfer_counts(void **state)
     assert_false(shmb_test_has_note(&r, "count:"));
 }
 
-/* Every combination of the modes: at most what report->notes holds, then
- * its NULL. */
+/* Every combination of the modes: at most what report->notes holds, then its NULL. */
 static void test_transfer_never_overflows(void **state)
 {
     for (unsigned m = 0; m < 64; m++) {

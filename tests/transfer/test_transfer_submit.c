@@ -21,8 +21,7 @@ static shmb_transfer_config_t small(shmb_system_t system, uint64_t per)
     return c;
 }
 
-/* One request of N descriptors fills exactly N places of dst (the next untouched), for every system;
- * the request path alone copies nothing; translate and copy stay one per operation. */
+/* A request of N descriptors fills exactly N places, every system; request_path copies nothing. */
 static void test_request_fills_n(void **state)
 {
     char why[256] = "";
@@ -56,12 +55,10 @@ static void test_request_fills_n(void **state)
     }
 }
 
-/* A --system run and a paired one: the request_path and request rows named
- * .../size_kb:4/per_submit:N/..., their operations descriptors (a multiple
- * of N), the others as without it; every byte checked (verify). */
+/* --system and paired runs: request rows named per_submit:N, operations a multiple of N; all verified. */
 static void test_rows_per_descriptor(void **state)
 {
-    char why[256] = "", name[160];
+    char why[256] = "";
     for (int s = 0; s < SHMB_SYSTEMS; s++) {
         shmb_transfer_config_t c = small((shmb_system_t)s, N);
         c.verify = 1;
@@ -72,8 +69,7 @@ static void test_rows_per_descriptor(void **state)
                                            "shm_transfer/translate/size_kb:4", "shm_transfer/memcpy/size_kb:4",
                                            "shm_transfer/request/size_kb:4/per_submit:8"};
         for (size_t i = 0; i < 4; i++) {
-            shmb_test_row_name("shm_transfer", &rows, i, name, sizeof(name));
-            assert_string_equal(name, want[i]);
+            shmb_test_assert_row_name("shm_transfer", &rows.v[i], want[i]);
             assert_true(rows.v[i].iterations > 0 && rows.v[i].ns.p50 > 0);
             if (i == 0 || i == 3)
                 assert_int_equal(rows.v[i].iterations % N, 0);
@@ -86,20 +82,18 @@ static void test_rows_per_descriptor(void **state)
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 5, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/translate/size_kb:4/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[0],
+                              "shm_transfer/request_path/size_kb:4/per_submit:8/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[14],
+                              "shm_transfer/request/size_kb:4/per_submit:8/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[5], "shm_transfer/translate/size_kb:4/system:mooncake");
     for (size_t i = 11; i < 14; i++)
         assert_int_equal(rows.v[i].iterations % N, 0);
     shmb_rows_free(&rows);
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* Refused: without a system, with a peer, with zero_copy, above the cap,
- * a size times N above SHMB_TRANSFER_MAX_KB; 1 and 0 are one descriptor. */
+/* Refused: no system, a peer, zero_copy, above the cap, size x N above MAX_KB; 1 and 0 are one descriptor. */
 static void test_refused(void **state)
 {
     shmb_peer_t never_started;

@@ -35,8 +35,7 @@ static void holds_src(const unsigned char *dst, size_t at)
     assert_int_equal(dst[at + 4096], SHMB_TRANSFER_POISON);
 }
 
-/* Mooncake, SHM-classic: submitters 0 and 1 (a STRIDE further) write their own parts, no miss;
- * a submitter 1 naming or expecting submitter 0's part fails its check (-EPROTO). */
+/* Submitters 0 and 1 write their own parts, no miss; naming or expecting another's part fails (-EPROTO). */
 static void test_own_destinations(void **state)
 {
     const shmb_system_t systems[] = {SHMB_SYSTEM_MOONCAKE, SHMB_SYSTEM_FLOWIPC_CLASSIC};
@@ -77,25 +76,22 @@ static void test_own_destinations(void **state)
     }
 }
 
-/* A paired run with two submitters, verified: rows .../threads:2/... with their ratio rows, the copy
- * row at 1 (SHM-jemalloc's rows: test_jemalloc_links). */
+/* Paired with two submitters: rows .../threads:2/... with ratio rows, the copy row at 1; all verified. */
 static void test_paired_rows(void **state)
 {
-    char name[160];
     shmb_transfer_config_t c = small();
     c.verify = 1;
     c.submitters = 2;
     shmb_test_transfer_pair(&c, SHMB_SYSTEM_FLOWIPC_CLASSIC);
     shmb_rows_t rows = shmb_test_transfer_rows(&c);
     assert_int_equal(rows.n, 5 + 5 + 1 + 5);
-    shmb_test_row_name("shm_transfer", &rows, 0, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
-    shmb_test_row_name("shm_transfer", &rows, 7, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
-    shmb_test_row_name("shm_transfer", &rows, 10, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/memcpy/size_kb:4");
-    shmb_test_row_name("shm_transfer", &rows, 14, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[0],
+                              "shm_transfer/request_path/size_kb:4/threads:2/system:mooncake");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[7],
+                              "shm_transfer/translate/size_kb:4/threads:2/system:mooncake_control");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[10], "shm_transfer/memcpy/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[14],
+                              "shm_transfer/request/size_kb:4/threads:2/system:flowipc_classic/vs:mooncake");
     for (size_t i = 0; i < rows.n; i++) {
         assert_int_equal(rows.v[i].threads, i == 10 ? 1 : 2);
         assert_null(strstr(rows.v[i].system, "jemalloc"));
@@ -128,9 +124,7 @@ static int children(pid_t *pids, int cap)
     return n;
 }
 
-/* A thread that keeps the most children seen at once, and the CPU each of
- * the first few was last seen pinned to (-1: more than one allowed), until
- * told to stop. */
+/* A thread that keeps the most children seen at once and the CPU each was pinned to (-1: several). */
 enum { WATCHED = 8 };
 typedef struct watch {
     pthread_t thread;
@@ -180,8 +174,7 @@ static shmb_transfer_config_t jemalloc_pair(void)
     return c;
 }
 
-/* The run of c (its result), watched: at most `most` children at once, none
- * left after it, nothing left in /dev/shm; why into why. */
+/* Runs c watched: at most `most` children at once, none after, nothing in /dev/shm; its result. */
 static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char *why, size_t cap, int most,
                        watch_t *seen)
 {
@@ -200,11 +193,10 @@ static int watched_run(const shmb_transfer_config_t *c, shmb_rows_t *rows, char 
     return ret;
 }
 
-/* SHM-jemalloc's rows at threads:2, a borrower process per submitter on that submitter's CPU (both
- * reaped); a wrong tag on submitter 1's link fails the run before and after timing, nothing left. */
+/* SHM-jemalloc at threads:2: a borrower per submitter on its CPU; a wrong tag fails before and after timing. */
 static void test_jemalloc_links(void **state)
 {
-    char why[256] = "", name[160];
+    char why[256] = "";
     const shmb_transfer_config_t c = jemalloc_pair();
     shmb_rows_t rows = {0};
     watch_t seen;
@@ -222,15 +214,12 @@ static void test_jemalloc_links(void **state)
         const size_t at = 5 * k + (k == 2); /* the copy row after translate's */
         char want[160];
         snprintf(want, sizeof(want), "shm_transfer/%s/size_kb:4/threads:2/system:flowipc_jemalloc", parts[k]);
-        shmb_test_row_name("shm_transfer", &rows, at + 1, name, sizeof(name));
-        assert_string_equal(name, want);
-        shmb_test_row_name("shm_transfer", &rows, at + 3, name, sizeof(name));
-        assert_string_equal(name, strcat(want, "/vs:mooncake"));
+        shmb_test_assert_row_name("shm_transfer", &rows.v[at + 1], want);
+        shmb_test_assert_row_name("shm_transfer", &rows.v[at + 3], strcat(want, "/vs:mooncake"));
         assert_true(rows.v[at + 1].iterations > 0 && rows.v[at + 3].ratio_lo > 0);
     }
     assert_non_null(strstr(rows.v[12].note, "write path: "));
-    shmb_test_row_name("shm_transfer", &rows, 16, name, sizeof(name));
-    assert_string_equal(name, "shm_transfer/copy_out/size_kb:4");
+    shmb_test_assert_row_name("shm_transfer", &rows.v[16], "shm_transfer/copy_out/size_kb:4");
     for (size_t i = 0; i < rows.n; i++)
         assert_int_equal(rows.v[i].threads, i == 10 || i == 16 ? 1 : 2);
     shmb_rows_free(&rows);
@@ -262,9 +251,7 @@ static void test_jemalloc_note(void **state)
         fail_msg("no note \"%s ... each borrower on its submitter's CPU\"", want);
 }
 
-/* Refused: without systems, with zero_copy, with threads, SHM-jemalloc the
- * baseline, above SHMB_TRANSFER_MAX_THREADS, beside mooncake_upstream; 0 and
- * 1 are one submitter. */
+/* Refused: no systems, zero_copy, threads, jemalloc baseline, above MAX_THREADS, upstream; 0 and 1 are one. */
 static void test_refused(void **state)
 {
     shmb_transfer_config_t bad[6];

@@ -47,8 +47,7 @@ static shmb_workload_shape_t engine(const char *name, shmb_workload_layout_t l, 
     return s;
 }
 
-/* Every descriptor: its offset and length from the fan-out, back to its
- * index from any of its bytes; they tile the request's bytes. */
+/* Every descriptor: offset and length from the fan-out, its index from any of its bytes; they tile it. */
 static void check_tiling(const shmb_workload_fanout_t *f)
 {
     uint64_t next = 0, at;
@@ -83,32 +82,45 @@ static void check_tiling(const shmb_workload_fanout_t *f)
  *   = 589824 B and 488 x 1152 = 562176 B; 61 x 1000 x 1152 = 70272000 B. */
 static void test_fanout_layouts(void **state)
 {
+    enum { LAYER = SHMB_WORKLOAD_LAYOUT_LAYER, VLLM = SHMB_WORKLOAD_LAYOUT_VLLM, SGLANG = SHMB_WORKLOAD_LAYOUT_SGLANG,
+           BLOCK = SHMB_WORKLOAD_BLOCK };
     static const struct {
         const char *model;
-        shmb_workload_layout_t layout;
-        uint64_t block_tokens, tp, input, descriptors, d, last, bytes;
+        int layout, granularity;
+        uint64_t block_tokens, tp, input, blocks, descriptors, d, last, bytes;
     } want[] = {
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 4032, 32768, 32768, 132120576},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 1000, 4032, 8192, 8192, 4032 * 8192},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 16, 1000, 4032, 4096, 4096, 4032 * 4096},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1024, 4096, 32768, 32768, 128 * MIB},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 8192, 32768, 32768, 32768, 1024 * MIB},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 4, 10016, 40064, 8192, 8192, 313 * MIB},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 18432, 18432, 3843 * 18432},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 8, 1000, 3843, 18432, 18432, 3843 * 18432},
-        {"deepseek_v3_fp8", SHMB_WORKLOAD_LAYOUT_VLLM, 16, 1, 1000, 3843, 9216, 9216, 3843 * 9216},
-        {"llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 128, 1048576, 999424, 131072000},
-        {"deepseek_v3", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1, 1000, 122, 589824, 562176, 70272000},
+        {"llama3_8b", VLLM, 0, 16, 1, 1000, 63, 4032, 32768, 32768, 132120576},
+        {"llama3_8b", VLLM, 0, 16, 4, 1000, 63, 4032, 8192, 8192, 4032 * 8192},
+        {"llama3_8b", VLLM, 0, 16, 16, 1000, 63, 4032, 4096, 4096, 4032 * 4096},
+        {"llama3_8b", VLLM, 0, 16, 1, 1024, 64, 4096, 32768, 32768, 128 * MIB},
+        {"llama3_8b", VLLM, 0, 16, 1, 8192, 512, 32768, 32768, 32768, 1024 * MIB},
+        {"llama3_8b", VLLM, 0, 16, 4, 10016, 626, 40064, 8192, 8192, 313 * MIB},
+        {"deepseek_v3", VLLM, 0, 16, 1, 1000, 63, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3", VLLM, 0, 16, 8, 1000, 63, 3843, 18432, 18432, 3843 * 18432},
+        {"deepseek_v3_fp8", VLLM, 0, 16, 1, 1000, 63, 3843, 9216, 9216, 3843 * 9216},
+        {"llama3_8b", SGLANG, 0, 512, 1, 1000, 2, 128, 1048576, 999424, 131072000},
+        {"deepseek_v3", SGLANG, 0, 512, 1, 1000, 2, 122, 589824, 562176, 70272000},
+        /* a 4k-token llama3_8b request: 512 MiB, 8 blocks of 512 tokens, 8 * 32 descriptors a layer, 8 a block */
+        {"llama3_8b", LAYER, 0, 512, 1, 4096, 8, 8 * 32, 2 * MIB, 2 * MIB, 512 * MIB},
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 4096, 8, 8, 64 * MIB, 64 * MIB, 512 * MIB},
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 4097, 9, 9, 64 * MIB, 64 * MIB, 576 * MIB}, /* a whole block more */
+        {"llama3_8b", LAYER, BLOCK, 512, 1, 1, 1, 1, 64 * MIB, 64 * MIB, 64 * MIB},      /* one token, one block */
+        {"deepseek_v3", LAYER, 0, 16, 1, 100, 7, 7 * 61, 16 * 1152, 16 * 1152, 7 * 61 * 16 * 1152},
     };
     shmb_workload_fanout_t f;
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-        shmb_workload_shape_t s = engine(want[i].model, want[i].layout, want[i].block_tokens, (uint32_t)want[i].tp);
+        shmb_workload_shape_t s = engine(want[i].model, (shmb_workload_layout_t)want[i].layout, want[i].block_tokens,
+                                         (uint32_t)want[i].tp);
+        s.granularity = (shmb_workload_granularity_t)want[i].granularity;
         assert_int_equal(shmb_workload_fanout(&s, want[i].input, &f), 0);
-        assert_int_equal(f.descriptors, want[i].descriptors);
-        assert_int_equal(f.descriptor_bytes, want[i].d);
-        assert_int_equal(f.last_bytes, want[i].last);
-        assert_int_equal(f.bytes, want[i].bytes);
-        assert_int_equal(f.clipped, 0);
+        const uint64_t got[] = {f.blocks, f.descriptors, f.descriptor_bytes, f.last_bytes, f.bytes, f.clipped};
+        const uint64_t exp[] = {want[i].blocks, want[i].descriptors, want[i].d, want[i].last, want[i].bytes, 0};
+        static const char *const field[] = {"blocks", "descriptors", "descriptor bytes", "last", "bytes", "clipped"};
+        for (int k = 0; k < 6; k++)
+            if (got[k] != exp[k])
+                fail_msg("row %zu (%s, %llu tokens): %s %llu, expected %llu", i, want[i].model,
+                         (unsigned long long)want[i].input, field[k], (unsigned long long)got[k],
+                         (unsigned long long)exp[k]);
         if (f.descriptors < 5000)
             check_tiling(&f);
     }
@@ -135,34 +147,6 @@ static void test_fanout_layouts(void **state)
     assert_int_equal(shmb_workload_layout_parse("sglang"), SHMB_WORKLOAD_LAYOUT_SGLANG);
     assert_int_equal(shmb_workload_layout_parse("trtllm"), -EINVAL);
     assert_null(shmb_workload_layout_name(SHMB_WORKLOAD_LAYOUTS));
-}
-
-/* A 4k-token llama3_8b request is 512 MiB of KV: 8 blocks of 512 tokens,
- * 8 * 32 descriptors per layer or 8 per block. */
-static void test_fanout_counts(void **state)
-{
-    shmb_workload_fanout_t f;
-    shmb_workload_shape_t s = shape("llama3_8b", 512, SHMB_WORKLOAD_LAYER, 1ull << 40);
-    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
-    assert_int_equal(f.bytes, 512 * MIB);
-    assert_int_equal(f.blocks, 8);
-    assert_int_equal(f.descriptors, 8 * 32);
-    assert_int_equal(f.descriptor_bytes, 2 * MIB);
-    assert_int_equal(f.clipped, 0);
-    s.granularity = SHMB_WORKLOAD_BLOCK;
-    assert_int_equal(shmb_workload_fanout(&s, 4096, &f), 0);
-    assert_int_equal(f.descriptors, 8);
-    assert_int_equal(f.descriptor_bytes, 64 * MIB);
-    /* one token more is one whole block more; one token is one block */
-    assert_int_equal(shmb_workload_fanout(&s, 4097, &f), 0);
-    assert_int_equal(f.blocks, 9);
-    assert_int_equal(shmb_workload_fanout(&s, 1, &f), 0);
-    assert_int_equal(f.blocks, 1);
-    s = shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 1ull << 40);
-    assert_int_equal(shmb_workload_fanout(&s, 100, &f), 0);
-    assert_int_equal(f.blocks, 7);
-    assert_int_equal(f.descriptors, 7 * 61);
-    assert_int_equal(f.descriptor_bytes, 16 * 1152);
 }
 
 /* The cap keeps whole blocks; one block over it is -E2BIG. */
@@ -199,8 +183,7 @@ static void test_fanout_cap_and_errors(void **state)
     assert_null(shmb_workload_part_name(SHMB_WORKLOAD_PARTS));
 }
 
-/* The same seed gives the same stream; another seed another; the figures
- * are the trace's: input mean near 12035, arrivals near 3.4 per second. */
+/* A seed gives one stream, another another; input mean near 12035, arrivals near 3.4/s, as the trace. */
 static void test_synthetic(void **state)
 {
     shmb_workload_stream_t a = {0}, b = {0}, c = {0};
@@ -314,8 +297,7 @@ static void expect_line_error(const char *text, size_t len, uint64_t line, const
     shmb_workload_stream_free(&s);
 }
 
-/* Each error names its line: a bad line, a blank line, a timestamp that goes
- * back, input_length 0, a NUL, a line too long; an empty file is line 0. */
+/* Each read error names its line (bad, blank, time going back, input 0, NUL, too long); empty file: line 0. */
 static void test_read_errors(void **state)
 {
     char text[512];
@@ -341,9 +323,7 @@ static void test_read_errors(void **state)
     free(huge);
 }
 
-/* A file of one endless line (/dev/zero) is refused once the line passes
- * the limit, in bounded memory: in a child whose address space is capped
- * (a read of the whole line failed there with ENOMEM, said as "no request"). */
+/* An endless line (/dev/zero) is refused past the limit in bounded memory (a child with capped memory). */
 static void test_read_endless_line(void **state)
 {
     pid_t pid = fork();
@@ -368,8 +348,7 @@ static void test_read_endless_line(void **state)
     shmb_test_reap_ok(pid);
 }
 
-/* Good lines are read in order; max_requests stops early; a last line
- * without a newline counts; write_line's output reads back the same. */
+/* Good lines in order; max_requests stops early; a last line without newline counts; write_line round-trips. */
 static void test_read_good_and_round_trip(void **state)
 {
     char text[512];
@@ -416,8 +395,7 @@ static void test_totals(void **state)
     assert_true(t.descriptors_mean == 2.0);
     assert_int_equal(t.span_ms, 20);
     assert_int_equal(shmb_workload_shm_bytes(&t), 2 * ((3 * 16 * 61 * 1152 + 4095) / 4096 * 4096));
-    /* sglang's sizes: 64 streams of a 16-token run (32768 B, 2^15) and of
-     * a 100-token one (204800 B, in (2^17, 2^18]) */
+    /* sglang: 64 streams of a 16-token run (32768 B, 2^15) and of a 100-token one (204800 B, <= 2^18) */
     shmb_workload_shape_t sg = engine("llama3_8b", SHMB_WORKLOAD_LAYOUT_SGLANG, 512, 1);
     assert_int_equal(shmb_workload_totals(&sg, &s, &t), 0);
     assert_true(t.descriptors_min == 64 && t.descriptors_max == 64 && t.sizes[15] == 64 && t.sizes[18] == 64);
@@ -431,8 +409,7 @@ static shmb_workload_config_t replay_config(shmb_system_t system)
     return shmb_test_workload_config(shape("deepseek_v3", 16, SHMB_WORKLOAD_LAYER, 4 * MIB), system);
 }
 
-/* What a row's note holds: SHM-jemalloc's request is its write path, its
- * to_address translation not possible upstream; else shares. */
+/* A row's note: SHM-jemalloc's request is its write path, its to_address not upstream; else shares. */
 static const char *note_of(int system, int part)
 {
     if (system == SHMB_SYSTEM_FLOWIPC_JEMALLOC && part == SHMB_WORKLOAD_REQUEST)
@@ -442,8 +419,7 @@ static const char *note_of(int system, int part)
     return part == SHMB_WORKLOAD_REQUEST ? "parts add up to" : "of request p50";
 }
 
-/* Every system, each layout: four rows named by part and model, a sample
- * per request, shares in the notes; nothing left in /dev/shm. */
+/* Every system and layout: four rows by part and model, a sample per request, shares noted; nothing left. */
 static void test_replay_rows(void **state)
 {
     shmb_workload_stream_t s = {0};
@@ -456,10 +432,8 @@ static void test_replay_rows(void **state)
         c.name_system = sys == 1;
         shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
         assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS);
-        shmb_report_t report = {.bench = "shm_transfer/workload"};
-        char name[128];
-        shmb_report_row_name(&report, &rows.v[SHMB_WORKLOAD_REQUEST], name, sizeof(name));
-        assert_string_equal(name, sys == 1 ? "shm_transfer/workload/request/flowipc_classic/model:deepseek_v3"
+        shmb_test_assert_row_name("shm_transfer/workload", &rows.v[SHMB_WORKLOAD_REQUEST],
+                                  sys == 1 ? "shm_transfer/workload/request/flowipc_classic/model:deepseek_v3"
                                            : "shm_transfer/workload/request/model:deepseek_v3");
         for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
             assert_string_equal(rows.v[p].variant, shmb_workload_part_name((shmb_workload_part_t)p));
@@ -475,9 +449,7 @@ static void test_replay_rows(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* SHM-jemalloc's replay hands each descriptor over: a wrong payload byte
- * in the checked hand-off before a request is timed, or a wrong tag inside
- * a timed one, fails the run; nothing left. */
+/* SHM-jemalloc's replay fails on a wrong payload byte before timing or a wrong tag in a timed hand-off. */
 static void test_replay_handoff_planted_faults(void **state)
 {
     shmb_workload_stream_t s = {0};
@@ -500,8 +472,7 @@ static void test_replay_handoff_planted_faults(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* Paired: per part each system's row (a sample per request), then its ratio row to the baseline (a
- * round per request); nothing left. Refused: one system, a last one that is not the baseline. */
+/* Paired: per part each system's row, then ratio rows (a round per request); a bad pairing refused. */
 static void test_replay_paired(void **state)
 {
     static const char *const names[] = {"flowipc_jemalloc", "mooncake", "flowipc_classic", "flowipc_jemalloc_control"};
@@ -516,18 +487,16 @@ static void test_replay_paired(void **state)
     c.systems[2] = SHMB_SYSTEM_FLOWIPC_CLASSIC;
     shmb_rows_t rows = shmb_test_workload_rows(&c, &s);
     assert_int_equal(rows.n, SHMB_WORKLOAD_PARTS * (4 + 3));
-    const shmb_report_t report = {.bench = "shm_transfer/workload"};
     size_t i = 0;
     for (int p = 0; p < SHMB_WORKLOAD_PARTS; p++) {
         const char *part = shmb_workload_part_name((shmb_workload_part_t)p);
         const int moves = p == SHMB_WORKLOAD_COPY || p == SHMB_WORKLOAD_REQUEST;
         for (int k = 0; k < 4 + 3; k++, i++) {
             const shmb_row_t *row = &rows.v[i];
-            char want[160], name[160];
+            char want[160];
             snprintf(want, sizeof(want), "shm_transfer/workload/%s/model:deepseek_v3/system:%s%s", part,
                      names[k < 4 ? k : k - 3], k < 4 ? "" : "/vs:flowipc_jemalloc");
-            shmb_report_row_name(&report, row, name, sizeof(name));
-            assert_string_equal(name, want);
+            shmb_test_assert_row_name("shm_transfer/workload", row, want);
             assert_int_equal(row->iterations, 6);
             if (k < 4) {
                 assert_true(row->ns.p50 > 0 && !row->verdict);
@@ -563,9 +532,7 @@ static int replay_one(shmb_workload_replay_t *w, shmb_workload_config_t *c, char
     return shmb_workload_replay_request(w, &f);
 }
 
-/* A planted fault fails the replay, for every system: a copy that drops a
- * byte (the copy's and the request's check name the descriptor), a pool
- * seen 64 bytes off (the translation misses). */
+/* A planted fault fails the replay for every system: a dropped byte (the descriptor named), a pool 64 off. */
 static void test_replay_planted_fault(void **state)
 {
     for (int sys = 0; sys < SHMB_SYSTEMS; sys++) {
@@ -590,9 +557,7 @@ static void test_replay_planted_fault(void **state)
     }
 }
 
-/* The backing reaches src and dst: on tmpfs both are named in /dev/shm
- * while the replay runs, on memfd neither is, its rows are made all the
- * same and the residency read back covers both. */
+/* The backing reaches src and dst: named in /dev/shm on tmpfs, not on memfd; rows and residency alike. */
 static void test_replay_backing(void **state)
 {
     for (int kind = SHMB_BACKING_TMPFS; kind <= SHMB_BACKING_MEMFD; kind++) {
@@ -644,7 +609,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
-        cmocka_unit_test(test_fanout_counts),
         cmocka_unit_test(test_fanout_cap_and_errors),
         cmocka_unit_test(test_fanout_layouts),
         cmocka_unit_test(test_synthetic),

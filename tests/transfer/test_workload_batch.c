@@ -1,6 +1,5 @@
-/* sglang's request in one submit (workload_batch.c), counted by the engine's --wrap wrappers below
- * (tests/CMakeLists.txt): sglang K descriptors in one submit, vllm K of one, more than
- * SHMB_TRANSFER_MAX_PER_SUBMIT in two; a wrong destination in the batch fails the replay. */
+/* sglang's request in one submit (workload_batch.c), counted by --wrap wrappers (tests/CMakeLists.txt):
+ * K descriptors per submit, more than MAX_PER_SUBMIT in two; a wrong destination fails the replay. */
 
 #include "helpers.h"
 #include "copier_fixture.h"
@@ -37,9 +36,7 @@ int __wrap_shmb_mooncake_engine_submit(shmb_mooncake_engine_t *e, const shmb_moo
     return __real_shmb_mooncake_engine_submit(e, req, hooks, out);
 }
 
-/* Counts the batch, keeps it, and plants what seen.plant asks: descriptor
- * 5's target 64 bytes on (still inside dst), or every source side by side
- * (with the targets side by side too, TENT merges them into one task). */
+/* Counts the batch, keeps it, and plants seen.plant: descriptor 5's target 64 on, or side-by-side sources. */
 int __wrap_shmb_mooncake_engine_submit_n(shmb_mooncake_engine_t *e, const shmb_mooncake_request_t *reqs, size_t n,
                                          const shmb_mooncake_hooks_t *hooks, shmb_mooncake_submitted_t *out)
 {
@@ -63,8 +60,7 @@ static void count_afresh(void)
     seen.singles = seen.batches = seen.in_batches = seen.max_n = 0;
 }
 
-/* llama3_8b, one TP rank's heads of tp: 16-token blocks of 128 x 2 x
- * (8 / tp) heads bytes per (layer, K|V). */
+/* llama3_8b, one TP rank's heads of tp: 16-token blocks of 128 x 2 x (8 / tp) heads bytes per (layer, K|V). */
 static shmb_workload_config_t config(shmb_system_t system, shmb_workload_layout_t layout, uint64_t block_tokens,
                                      uint32_t tp)
 {
@@ -86,8 +82,7 @@ static int request_once(shmb_workload_replay_t *w, shmb_workload_config_t *c, ui
     return ret == 0 ? shmb_workload_replay_once(w, f, &start, &done) : ret;
 }
 
-/* 100 tokens at TP 2: 7 blocks (the last of 4 tokens: 4 KiB, else 16 KiB)
- * in each of 64 streams (32 layers x K, V): K = 448 descriptors. */
+/* 100 tokens at TP 2: 7 blocks (the last 4 KiB, else 16 KiB) in each of 64 streams: K = 448 descriptors. */
 static void test_one_submit_per_request(void **state)
 {
     enum { K = 448 };
@@ -132,9 +127,7 @@ static void test_one_submit_per_request(void **state)
     }
 }
 
-/* A request of more descriptors than a submit takes: TP 8 (one head, 256 B
- * per token), 1-token runs, 1025 tokens: 64 x 1025 = 65600 descriptors in
- * two submits, 65536 and 64. */
+/* TP 8, 1-token runs, 1025 tokens: 64 x 1025 = 65600 descriptors, in two submits of 65536 and 64. */
 static void test_more_than_a_submit(void **state)
 {
     shmb_workload_config_t c = config(SHMB_SYSTEM_MOONCAKE, SHMB_WORKLOAD_LAYOUT_SGLANG, 1, 8);
@@ -152,9 +145,7 @@ static void test_more_than_a_submit(void **state)
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* One sglang request of 100 tokens at TP 2 through sys, with a fault
- * planted (set before, cleared after): it must fail, why holding want
- * (and also, unless NULL); nothing left. */
+/* One sglang request of 100 tokens at TP 2 through sys with a fault planted: fails, why holding want. */
 static void fails_once(shmb_system_t sys, uint64_t *hook, uint64_t value, const char *want, const char *also)
 {
     shmb_workload_config_t c = config(sys, SHMB_WORKLOAD_LAYOUT_SGLANG, 16, 2);
@@ -171,9 +162,7 @@ static void fails_once(shmb_system_t sys, uint64_t *hook, uint64_t value, const 
     assert_int_equal(shmb_test_count_ours(NULL, 0), 0);
 }
 
-/* A wrong destination in the batch (descriptor 5 written 64 bytes on), and
- * sources side by side that TENT folds into one task: each fails the
- * request, naming it; nothing left. */
+/* A wrong destination in the batch, and side-by-side sources TENT folds: each fails, naming the request. */
 static void test_planted_in_the_batch(void **state)
 {
     for (int sys = SHMB_SYSTEM_MOONCAKE; sys <= SHMB_SYSTEM_FLOWIPC_CLASSIC; sys++)
@@ -181,19 +170,14 @@ static void test_planted_in_the_batch(void **state)
             fails_once((shmb_system_t)sys, &seen.plant, plant, "request: ", "did not reach their place in dst");
 }
 
-/* SHM-jemalloc's sglang request is checked as it is timed, one submit of all its descriptors, the
- * borrower reading every payload at its place in src: a byte flipped in the third hand-off (not
- * the first descriptor's) fails the replay before timing, naming the payload; nothing left. */
+/* SHM-jemalloc's sglang submit: a byte flipped in the third hand-off fails before timing, naming it. */
 static void test_handoff_batch_checked(void **state)
 {
     fails_once(SHMB_SYSTEM_FLOWIPC_JEMALLOC, &shmb_handoff_bench_wrong_byte, 3,
                "hand-off 2: the borrowed object's payload", NULL);
 }
 
-/* The transfer sweep's SHM-jemalloc request with 4 descriptors per submit:
- * each of 3 requests is one submit of the 4 (the request path paid once,
- * as Mooncake's), each descriptor an object written and handed over to the
- * borrower, every hand-off verified; none submitted alone. */
+/* SHM-jemalloc at 4 descriptors per submit: 3 requests, one submit each, every hand-off verified. */
 static void test_sweep_handoff_per_submit(void **state)
 {
     shmb_transfer_config_t c = shmb_test_transfer_config();

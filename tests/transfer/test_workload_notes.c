@@ -114,8 +114,7 @@ static void test_vllm(void **state)
     expect(&c, &t, "traces/x.jsonl", want);
 }
 
-/* sglang: MLA's latent, a request's descriptors in one submit (two past
- * SHMB_TRANSFER_MAX_PER_SUBMIT), and the reuse line after the fan-out. */
+/* sglang: MLA's latent, descriptors in one submit (two past MAX_PER_SUBMIT), the reuse line after. */
 static void test_sglang_and_reuse(void **state)
 {
     shmb_workload_config_t c = config(&mla, SHMB_WORKLOAD_LAYOUT_SGLANG);
@@ -143,8 +142,7 @@ static void test_sglang_and_reuse(void **state)
     assert_string_equal(tail, SUBMITS);
 }
 
-/* Open loop: the speed in the workload line, a request's service and its
- * latency in the rows. */
+/* Open loop: the speed in the workload line, a request's service and its latency in the rows. */
 static void test_open_loop(void **state)
 {
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_LAYER);
@@ -166,8 +164,7 @@ static void test_open_loop(void **state)
                         "request and every descriptor's bytes verified after it, every translation checked (untimed)");
 }
 
-/* Another backing: the transfer benchmark's note with the replay's copies
- * (sglang's odd descriptors); a kind it has no note for: the value as typed. */
+/* Another backing: its note with the replay's copies; a kind without a note: the value as typed. */
 static void test_backing(void **state)
 {
     shmb_workload_config_t c = config(&toy, SHMB_WORKLOAD_LAYOUT_SGLANG);

@@ -84,8 +84,7 @@ static void test_reuse_hits_and_tokens(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* The replay under reuse: the wholly hit request is not replayed, the copy
- * moved exactly the missed blocks' bytes, the request's note has the share. */
+/* Under reuse: the wholly hit request not replayed, only missed blocks copied, the share in the note. */
 static void test_reuse_replay(void **state)
 {
     shmb_workload_stream_t s = {0};
@@ -105,8 +104,7 @@ static void test_reuse_replay(void **state)
     shmb_workload_stream_free(&s);
 }
 
-/* A server whose request 0 takes 30 ms: request 1, due 5 ms after it,
- * waits about 25 ms, and its latency must say so. */
+/* Request 0 takes 30 ms: request 1, due 5 ms after it, waits about 25 ms, and its latency says so. */
 static int no_prepare(void *ctx, size_t i)
 {
     (void)ctx;
@@ -153,8 +151,7 @@ static void test_open_loop_schedule(void **state)
         assert_true(o.start_ns[i] >= o.issued_ns[i]);
         assert_true(o.done_ns[i] >= o.start_ns[i]);
     }
-    /* request 0 took 30 ms: 1 and 2 (due at 5 and 10 ms) started after it and their latency
-     * (done - intended) holds the wait, though each one's service took next to nothing */
+    /* request 0 took 30 ms: the latency of 1 and 2 (due at 5 and 10 ms) holds their wait for it */
     assert_true(o.done_ns[0] >= 30000000);
     assert_true(o.start_ns[1] >= o.done_ns[0] && o.start_ns[2] >= o.done_ns[1]);
     assert_true(o.done_ns[1] - o.intended_ns[1] >= 25000000);
@@ -170,8 +167,7 @@ static void test_open_loop_schedule(void **state)
     assert_int_equal(shmb_workload_open_run(&o, &s, 0.0, &server), -EINVAL);
 }
 
-/* The open-loop replay through each system: two rows (request, latency),
- * a sample per request that moves, latency at least the service, verified. */
+/* Open loop through each system: request and latency rows, latency at least the service, verified. */
 static void test_open_loop_replay(void **state)
 {
     shmb_workload_stream_t s = {0};

@@ -1,5 +1,4 @@
-/* The workload tests' replay: a config of one shape and system, and runs
- * that must succeed or be refused. Include after helpers.h. */
+/* The workload tests' replay: one shape and system's config, runs that succeed or are refused; after helpers.h. */
 #ifndef SHMB_TEST_WORKLOAD_FIXTURE_H
 #define SHMB_TEST_WORKLOAD_FIXTURE_H
 
