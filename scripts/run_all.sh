@@ -180,11 +180,11 @@ done
 # pinned as --cpu says.
 reps=()
 [ -z "$system" ] || reps=(--repetitions=9)
-alloc_flags=(--cpu="$cpu")
+allocation_flags=(--cpu="$cpu")
 lookup_flags=(--cpu="$cpu")
 transfer_flags=(--cpu="$cpu")
 if [ "$quick" -eq 1 ]; then
-  alloc_flags+=(--num_iterations=100)
+  allocation_flags+=(--num_iterations=100)
   lookup_flags+=(--num_lookups=1000)
   sweep=${sweep:-1,10,100,1000}
   transfer_flags+=(--num_transfers=100 --time_per_size_ms=200)
@@ -192,7 +192,7 @@ elif [ -z "$sweep" ]; then
   sweep=1,10,100,1000,10000
   [ -z "$system" ] || sweep=1,10,100,1000  # with --per-system it runs 3 x 9 times
 fi
-sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
+lookup_sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
 systems=("")
 if [ -n "$system" ]; then
   systems=(mooncake "${flavours[@]}")
@@ -210,7 +210,7 @@ zero_copy_flags=(--cpu="$cpu" --zero_copy --transfer_size_kb=4 --time_per_size_m
 [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || zero_copy_flags+=(--max_transfer_size_mb=256)
 [ "$quick" -eq 0 ] || zero_copy_flags+=(--time_per_size_ms=100)  # 31 rounds a size still: an interval Holm can pass
 zero_copy_flags+=("${common[@]}" "${transfer_user[@]}")
-alloc_flags+=("${common[@]}" "${alloc_user[@]}")
+allocation_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 
@@ -218,65 +218,51 @@ transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 # per-system passes (BENCH_SYSTEM, with --per-system) or the plain runs (BENCH).
 paired_runs=()
 runs=()
-plan() { runs+=("$(printf '%q ' "$@")"); }
+declare -A bin_of=([allocation]=shm_allocation_bench [lookup]=shm_address_lookup_bench
+                   [lookup_sweep]=shm_address_lookup_bench [transfer]=shm_transfer_bench
+                   [workload]=shm_transfer_bench [zero_copy]=shm_transfer_bench)
+# cmd BENCH: its binary, then its flags (BENCH_flags), into $cmd
+cmd() { local -n f=${1}_flags; cmd=("$bindir/${bin_of[$1]}" "${f[@]}"); }
 if [ -n "$system" ]; then
   list=$(IFS=,; echo "${systems[*]}")
   # --per-system's --repetitions is not theirs: a paired run takes one
   one=()
   [ "$per_system" -eq 0 ] || one=(--repetitions=1)
   for bench in allocation lookup transfer workload zero_copy; do
-    case $bench in
-      allocation) set -- shm_allocation_bench "${alloc_flags[@]}" ;;
-      lookup) set -- shm_address_lookup_bench "${lookup_flags[@]}" ;;
-      transfer) set -- shm_transfer_bench "${transfer_flags[@]}" ;;
-      workload) set -- shm_transfer_bench "${workload_flags[@]}" ;;
-      zero_copy) set -- shm_transfer_bench "${zero_copy_flags[@]}" ;;
-    esac
+    cmd $bench
     blist=$list
     # a binary built against the user's Mooncake says so in its --help (docs/upstream.md):
     # its allocation run adds upstream's own OffsetAllocator beside the models
-    if [ "$bench" = allocation ] && "$bindir/$1" --help 2>/dev/null | grep -q '^upstream: built against Mooncake'; then
+    if [ "$bench" = allocation ] && "${cmd[0]}" --help 2>/dev/null | grep -q '^upstream: built against Mooncake'; then
       blist+=,mooncake_upstream
     fi
-    paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$blist" "${@:2}" "${one[@]}")")
+    paired_runs+=("$(printf '%q ' "${bench}_paired" "${cmd[0]}" --systems="$blist" "${cmd[@]:1}" "${one[@]}")")
   done
   # the axes (issue 27), each point after the transfer's flags, which it overrides
   axis() { paired_runs+=("$(printf '%q ' "transfer_axis_$1" "$bindir/shm_transfer_bench" --systems="$list" \
                                         "${transfer_flags[@]}" "${@:2}" "${one[@]}")"); }
-  for n in 10 100 1000 10000; do
-    axis "buffers_$n" --num_segments="$n" --transfer_size_kb=4 --max_transfer_size_mb=0.00390625
-  done
+  at4k=(--transfer_size_kb=4 --max_transfer_size_mb=0.00390625)
+  for n in 10 100 1000 10000; do axis "buffers_$n" --num_segments="$n" "${at4k[@]}"; done
   axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
-  # descriptors per submit: N = 1 is buffers_100 (the same flags); each request per descriptor
-  for n in 32 256 2048; do
-    axis "submit_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 \
-      --descriptors_per_submit="$n"
-  done
-  # threads submitting at once: N = 1 is buffers_100; the others up to the CPUs this shell may use
+  # descriptors per submit and threads submitting at once: N = 1 is buffers_100 (the same
+  # flags); threads up to the CPUs this shell may use
+  for n in 32 256 2048; do axis "submit_$n" --num_segments=100 "${at4k[@]}" --descriptors_per_submit="$n"; done
   for n in 2 4 8; do
     [ "$n" -le "$(nproc)" ] || break
-    axis "threads_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --submitters="$n"
+    axis "threads_$n" --num_segments=100 "${at4k[@]}" --submitters="$n"
   done
 fi
 # With --system, what each allocator can hold of one 1 GiB pool (report.md's "Space", issue 27)
 space_runs=()
 [ -z "$system" ] || space_runs+=("$(printf '%q ' allocation_space "$bindir/shm_allocation_bench" --allocator=space \
                                           --pool_mb=1024 --cpu="$cpu" "${common[@]}")")
-sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)
 [ -z "$system" ] || benches+=(workload)
 [ -z "$system" ] || [ "$per_system" -eq 1 ] || benches=()
 for bench in "${benches[@]}"; do
   for s in "${systems[@]}"; do  # the systems of a binary one after the other
-    mapfile -t sflag < <(sf "$s")
-    name=$bench${s:+_$s}
-    case $bench in
-      allocation) plan "$name" "$bindir/shm_allocation_bench" "${sflag[@]}" "${reps[@]}" "${alloc_flags[@]}" ;;
-      lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${lookup_flags[@]}" ;;
-      lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${sweep_flags[@]}" ;;
-      transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${transfer_flags[@]}" ;;
-      workload) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${workload_flags[@]}" ;;
-    esac
+    cmd $bench
+    runs+=("$(printf '%q ' "$bench${s:+_$s}" "${cmd[0]}" ${s:+"--system=$s"} "${reps[@]}" "${cmd[@]:1}")")
   done
 done
 
@@ -402,23 +388,16 @@ measure() {
     exit "$rc"
   fi
 }
-for r in "${paired_runs[@]}"; do
+plain=("${runs[@]}")  # the runs of one repetition each, one after the other
+[ -z "$system" ] || plain=()
+for r in "${paired_runs[@]}" "${space_runs[@]}" "${plain[@]}"; do
   eval "set -- $r"
   measure "$1" "$tmp/$1" "" "${@:2}"
   # a binary that does not run --systems yet measures as without it: no ratio row
-  grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
+  [[ $1 != *_paired && $1 != transfer_axis_* ]] || grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
     || die "$(basename "$2") wrote no paired rows (NAME/system:S/vs:mooncake): it does not run --systems; nothing kept, $out not written"
 done
-for r in "${space_runs[@]}"; do
-  eval "set -- $r"
-  measure "$1" "$tmp/$1" "" "${@:2}"
-done
-if [ -z "$system" ]; then
-  for r in "${runs[@]}"; do
-    eval "set -- $r"
-    measure "$1" "$tmp/$1" "" "${@:2}"
-  done
-elif [ "$per_system" -eq 1 ]; then
+if [ -n "$system" ] && [ "$per_system" -eq 1 ]; then
   # Round K runs the K-th repetition of every binary, the systems in turn: A B C A B C ...
   mkdir "$tmp/reps"
   max=1
