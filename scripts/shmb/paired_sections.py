@@ -1,5 +1,4 @@
-"""report.md's sections of paired runs: per block, registration, first attach, per request,
-per KV-cache workload."""
+"""report.md's sections of paired runs."""
 import re
 
 from .files import number
@@ -10,8 +9,7 @@ from .verdict_base import (BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PA
 
 
 def allocation_section(folder, title, pattern, label, legend, unit, sizes):
-    """A section of allocation_paired.json's questions (pattern: their names, its group the
-    size in KB)."""
+    """A section of allocation_paired.json's questions matching pattern (group 1: KB)."""
     if "allocation" not in folder.runs:
         return not_run(title, "no allocation_paired.json in this folder"), []
     groups = paired_questions(folder, "allocation", pattern, label, sizes(pattern))

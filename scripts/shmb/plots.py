@@ -1,5 +1,4 @@
-"""plot.sh's figures of each binary (transfer, lookup, allocation), and plotdata, which
-writes every figure of a folder."""
+"""plot.sh's figures of each binary, and plotdata, which writes every figure of a folder."""
 import os
 from collections import OrderedDict
 
@@ -65,9 +64,7 @@ def caches_marks(ctx, xs):
 
 
 def bench_figure(files, keys, out_dir, name, head, specs, draw, panel_height=400):
-    """One bench's figure: a panel for each spec whose point function (spec[0]) finds rows,
-    its series written to out_dir as NAME<i>.dat, drawn by draw(spec, data, series, xs,
-    with_bars, runs); None when no spec found any."""
+    """A panel per spec whose point function finds rows, its data NAME<i>.dat; None when none."""
     panels, reps, runs = [], set(), None
     for i, spec in enumerate(specs):
         series, r, got = series_of(files, keys, spec[0])

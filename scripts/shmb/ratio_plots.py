@@ -1,5 +1,4 @@
-"""gain.png (Mooncake against each Flow-IPC flavour, per-system files) and paired.png (the
-paired runs' ratios)."""
+"""gain.png (per-system files) and paired.png (paired runs)."""
 import os
 from collections import OrderedDict
 
@@ -20,10 +19,7 @@ FILLS = (("yes", "lc rgb \"%s\" fs solid 0.85 border", "solid: significant (U-te
 
 
 def gain_bars(folder):
-    """OrderedDict (bench, 'per operation'|'one-off') -> OrderedDict row label ->
-    {flavour: (gain, significant, interval)} of a --system folder: Mooncake's p50 / each
-    Flow-IPC flavour's, with compare.sh's verdicts (one U-test family per binary and
-    flavour) and gain_interval's (lo, hi) or None."""
+    """(bench, kind) -> row label -> flavour -> (gain, significant, interval) of a --system folder."""
     pairs, files = system_pairs(folder)
     out = OrderedDict()
     for bench, a_key, b_key in pairs:
@@ -46,9 +42,7 @@ def gain_bars(folder):
 
 
 def write_gain_data(path, bars, flavours):
-    """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
-    gain, left and right edges, its interval's ends (NaN without one), where its figure
-    goes and the figure; returns the blocks' (flavour, verdict)."""
+    """Writes a gain panel's data, a block per flavour and fill; returns the blocks."""
     width = 0.8 / len(flavours)
     blocks, out = [], []
     for j, flavour in enumerate(flavours):
@@ -87,8 +81,7 @@ def gain_legend(flavours):
 
 
 def gain_panel(out_dir, index, title, bars, flavours, first):
-    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
-    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
+    """One gain panel: a bar per flavour from 1 to its gain, filled as FILLS says."""
     data = "gain%d.dat" % index
     blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
     ys = [y for by in bars.values() for v, _, ci in by.values() for y in (v,) + (ci or ())]
@@ -112,9 +105,7 @@ def gain_panel(out_dir, index, title, bars, flavours, first):
 
 
 def gain_panels(groups):
-    """[(title, bars)] of gain.png: first the rows that decide (the whole request per size,
-    the workload request), then each binary's other rows (translation alone, the sweep,
-    per block) and one-off costs on their own scale; at most PANEL_QUESTIONS rows a panel."""
+    """[(title, bars)] of gain.png: the rows that decide first, then each binary's on its own scale."""
     decide, rest = OrderedDict(), []
     for bench, kind in [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]:
         bars = groups[(bench, kind)]
@@ -149,8 +140,7 @@ def plot_gain(folder, out_dir):
 
 
 def row_label(name, middle=None):
-    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name (a workload's
-    model) as it is; middle: other middle parts."""
+    """'shm_transfer/request/size_kb:4' -> 'request 4K'; middle: other middle parts."""
     own, arg_name, arg, threads = parts(name)
     x = size_label(arg) if arg_name.startswith("size") and arg is not None else \
         "%s segs" % arg if arg_name == "segments" else name.rsplit(":", 1)[-1]
@@ -158,10 +148,7 @@ def row_label(name, middle=None):
 
 
 def paired_panel(out_dir, index, title, questions, baseline, control, first):
-    """The gnuplot commands of one panel of paired.png: per question (questions: [(question,
-    OrderedDict system -> Pair)]), each system's ratio to the baseline (log scale) with its
-    95% interval as an error bar, a grey band where a change is under PRACTICAL_CHANGE; the
-    control in grey."""
+    """One panel of paired.png: each system's ratio per question with its interval, the control grey."""
     systems = unique(s for _, by in questions for s in by)
     data = "paired%d.dat" % index
     width = 0.8 / len(systems)
@@ -198,10 +185,7 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
 
 
 def paired_panels(runs):
-    """[(title, [(question, pairs)])] of paired.png: first the rows that decide (the whole
-    request per size and per workload request: what a user waits for), then each run's
-    other questions (per block, one-off, translation alone, the request's parts) on their
-    own scale; a panel holds at most PANEL_QUESTIONS questions."""
+    """[(title, questions)] of paired.png: the rows that decide first, then a panel per run."""
     decide, rest = [], OrderedDict()
     for bench, run in runs:
         for q, by in run.pairs.items():
@@ -217,8 +201,7 @@ def paired_panels(runs):
 
 
 def plot_paired(folder, out_dir):
-    """paired.png of a folder's paired runs: the deciding rows first, then a panel per run
-    (None without one)."""
+    """paired.png's script of a folder's paired runs, or None."""
     runs = [(bench, load_paired(path)) for bench, path in paired_files(folder).items()]
     if not runs:
         return None

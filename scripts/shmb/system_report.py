@@ -1,5 +1,4 @@
-"""report.md of a folder of per-system files (older folders, --per-system): medians, the
-U-test over repetitions with Holm's correction per table, break-evens."""
+"""report.md of a folder of per-system files (older folders, --per-system)."""
 import math
 import os
 import re
@@ -19,8 +18,7 @@ WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+
 
 
 class Cmp:
-    """Mooncake's row against one flavour's for one question: a and b are Rows
-    (b None: the flavour has no such row); kb: the question's size, if it has one."""
+    """Mooncake's Row against one flavour's (b None: not measured) on one question."""
 
     def __init__(self, label, flavour, a, b, kb=None):
         self.label, self.flavour, self.a, self.b, self.kb = label, flavour, a, b, kb
@@ -119,8 +117,7 @@ def counter_row(row, counter):
 
 
 class Folder:
-    """The JSON files of a run_all.sh --system folder, each read and checked (runs.load):
-    files[bench][system] = (rows, context)."""
+    """files[bench][system] = (rows, context) of a --system folder, each checked."""
 
     def __init__(self, path):
         self.path = path
@@ -249,8 +246,7 @@ def per_request(folder):
 
 
 def workload_rows(folder, system):
-    """OrderedDict workload -> {part: Row} of a system's workload rows (transfer file or a
-    workload file of their own)."""
+    """workload -> {part: Row} of a system's workload rows (transfer or workload file)."""
     out = OrderedDict()
     for bench in ("transfer", "workload"):
         for name, row in folder.rows(bench, system).items():
@@ -317,8 +313,7 @@ def saving_note(c):
 
 
 def buffers_line(c):
-    """Mooncake pays its registration per buffer, Flow-IPC per pool: the flavour's one-off in
-    Mooncake registrations, so a deployment can set it against the buffers it registers."""
+    """The flavour's one-off in Mooncake registrations: Mooncake pays per buffer, Flow-IPC per pool."""
     if c.saved >= 0 or c.base <= 0 or getattr(c, "buffers", None):  # a deployment total: no unit to convert
         return ""
     return ("\n  - in Mooncake's unit: one %s registration costs as much as {:,} Mooncake registrations of a "

@@ -1,5 +1,4 @@
-"""What report.md of paired runs and of per-system files share: the systems, the legends,
-the break-even line, the machine, the plots."""
+"""What report.md of paired runs and of per-system files share."""
 import math
 import os
 import re
@@ -131,8 +130,7 @@ def one_or_each(ctxs, key):
 
 
 def listed(ctx, each, one):
-    """A context's list of each repetition's value (merged runs), else its one value; a
-    list of another type is no list (a crafted file must not stop the report)."""
+    """A context's list of each repetition's values, else its one value (a crafted list ignored)."""
     values = ctx.get(each)
     return values if isinstance(values, list) and values else [ctx.get(one)]
 
