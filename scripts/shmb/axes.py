@@ -3,7 +3,6 @@ import os
 import re
 from collections import OrderedDict
 
-from .files import write_output
 from .fmt import fmt_size, size_label
 from .gnuplot import PALETTE, Series, context_lines, log_ytics, panel, script, ticks, write_data
 from .paired import load_paired, paired_files
@@ -183,11 +182,3 @@ def plot_axes(folder, out_dir):
              "(one run per point); grey: the A/A control; dashed: a saving of %g%% of Mooncake's request"
              % (PRACTICAL_CHANGE * 100)] + context_lines(runs, flags=False)
     return script(title, panels, size=(1100, 420 * len(panels) + 160))
-
-
-def write_axes_plot(folder, out_dir, made):
-    """Writes axes.gp into out_dir when the folder has axes, and names it in made."""
-    text = plot_axes(folder, out_dir)
-    if text:
-        write_output(os.path.join(out_dir, "axes.gp"), text)
-        made.append("axes")

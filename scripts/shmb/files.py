@@ -4,6 +4,7 @@ import json
 import math
 import os
 import re
+import signal
 import stat
 import sys
 import tempfile
@@ -151,6 +152,8 @@ def main_of(run, prog, argv):
     """run(argv)'s exit status: --as=NAME starts error lines; bad input one line, exit 2; a failed write
     (a file, stdout) one line, exit 1."""
     global PROG
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: end quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: no traceback
     if len(argv) > 1 and argv[1].startswith("--as="):
         prog = argv.pop(1)[len("--as="):]
     PROG = prog

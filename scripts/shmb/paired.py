@@ -5,7 +5,7 @@ from collections import OrderedDict
 
 from .files import BadInput, benchmark_json, check_name, number, read
 from .fmt import fmt, fmt_ratio, md_head, md_row
-from .runs import unique
+from .runs import existing, unique
 
 
 # A paired run (--systems=LIST) measures its systems in one process, round by round,
@@ -113,12 +113,7 @@ def load_paired(path):
 
 def paired_files(folder):
     """OrderedDict bench -> path of BENCH_paired.json in a results folder."""
-    out = OrderedDict()
-    for bench in PAIRED_BENCHES:
-        path = os.path.join(folder, bench + "_paired.json")
-        if os.path.isfile(path):
-            out[bench] = path
-    return out
+    return existing(folder, PAIRED_BENCHES, "_paired.json")
 
 
 # run_all.sh --system's axes: each point a paired run of shm_transfer_bench of its own

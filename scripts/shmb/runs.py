@@ -171,13 +171,13 @@ def load_run(path):
 
 def folder_files(folder):
     """key -> JSON path of a results folder: 'transfer', 'transfer_mooncake', ..."""
-    out = OrderedDict()
-    for bench in BENCHES:
-        for key in [bench] + ["%s_%s" % (bench, s) for s in SYSTEMS]:
-            path = os.path.join(folder, key + ".json")
-            if os.path.isfile(path):
-                out[key] = path
-    return out
+    keys = [k for bench in BENCHES for k in [bench] + ["%s_%s" % (bench, s) for s in SYSTEMS]]
+    return existing(folder, keys, ".json")
+
+
+def existing(folder, keys, suffix):
+    """key -> folder/KEY+suffix of the keys whose file is there, in keys' order."""
+    return OrderedDict((k, p) for k in keys for p in [os.path.join(folder, k + suffix)] if os.path.isfile(p))
 
 
 def split_key(key):
