@@ -11,8 +11,8 @@ from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
 from .paired_sentences import block_lines, blocks_of, verdict_sentences
 from .stats import ALPHA, PRACTICAL_CHANGE
-from .verdict_base import (FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line, one_or_each,
-                           plots_section, write_report)
+from .verdict_base import (BREAK_EVEN_HEAD, FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line,
+                           one_or_each, plots_section, write_report)
 from .zero_copy import paired_zero_copy
 
 
@@ -25,7 +25,7 @@ def credited_saving(v):
 
 def paired_break_evens(register, attach, block, request):
     """How many blocks or requests pay back a flavour's extra one-off, by median savings."""
-    out = ["## Break-even of the one-off costs", "",
+    out = [BREAK_EVEN_HEAD, "",
            "When a flavour's one-off cost exceeds Mooncake's (its saved time is negative), the number of "
            "operations whose saving pays the difference back (the difference / the saving per operation, "
            "rounded up; medians over rounds); never when that operation saves nothing.", ""]

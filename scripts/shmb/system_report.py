@@ -8,7 +8,8 @@ from .files import BadInput, number
 from .fmt import change_text, fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time, md_head, md_row
 from .runs import Row, attach_total, folder_files, load, parts, split_key, unique
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdicts
-from .verdict_base import (BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, counted,
+from .verdict_base import (ATTACH_TITLE, BARE_STEPS, BASE, BLOCK_STEPS, BLOCK_TITLE, BREAK_EVEN_HEAD, FLAVOURS,
+                           QUESTION_SIZES_KB, REGISTRATION_TITLE, REQUEST_TITLE, TITLE, WORKLOAD_PARTS, counted,
                            glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, parts_line,
                            plots_section, question_sizes, register_label, registration_legend, who, write_report)
 
@@ -170,7 +171,7 @@ def render(title, legend, cmps, what, unit="per operation"):
 
 
 def per_block(folder):
-    title = "Per block: an object inside registered memory (object layer), and the bare allocator under it"
+    title = BLOCK_TITLE
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
     sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "alloc", "shm_alloc"))
@@ -183,7 +184,7 @@ def per_block(folder):
 
 
 def registration(folder):
-    title = "Registration: making N blocks usable, deployment totals (one-off)"
+    title = REGISTRATION_TITLE
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
     found = sorted(set((int(m.group(1)), int(m.group(2))) for m in
@@ -201,7 +202,7 @@ def registration(folder):
 
 
 def first_attach(folder):
-    title = "First attach: what the receiver pays before its first request (one-off)"
+    title = ATTACH_TITLE
     if not folder.ran("lookup"):
         return not_run(title, "no lookup_mooncake.json in this folder"), []
     cmps = []
@@ -227,7 +228,7 @@ def first_attach(folder):
 
 
 def per_request(folder):
-    title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+    title = REQUEST_TITLE
     if not folder.ran("transfer"):
         return not_run(title, "no transfer_mooncake.json in this folder"), []
     measured = sizes_of(folder.rows("transfer", BASE), "request", "shm_transfer")
@@ -322,7 +323,7 @@ def buffers_line(c):
 
 
 def break_evens(folder, register, attach, request):
-    out = ["## Break-even of the one-off costs", "",
+    out = [BREAK_EVEN_HEAD, "",
            "When a flavour's one-off cost exceeds Mooncake's, the number of operations whose saving "
            "pays the difference back (the difference / the saving per operation, rounded up); never "
            "when that operation saves nothing.", ""]

@@ -31,6 +31,12 @@ DEPLOYMENT = {"mooncake": "N buffers, each createSharedMemory (shm_open + ftrunc
               "flowipc_classic": "one pool of N blocks",
               "flowipc_jemalloc": "its arena and N mallocx, with the SHM pools its extent hooks create"}
 PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
+# The sections both reports have, titled alike.
+BLOCK_TITLE = "Per block: an object inside registered memory (object layer), and the bare allocator under it"
+REGISTRATION_TITLE = "Registration: making N blocks usable, deployment totals (one-off)"
+ATTACH_TITLE = "First attach: what the receiver pays before its first request (one-off)"
+REQUEST_TITLE = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+BREAK_EVEN_HEAD = "## Break-even of the one-off costs"
 
 
 def question_sizes(measured):
