@@ -162,10 +162,6 @@ def paired_rows(run):
             for q, by in run.pairs.items() for pair in by.values()]
 
 
-def paired_table(run):
-    return ratio_table(paired_rows(run), run.baseline, run.control)
-
-
 def ratio_table(rows, baseline, control, points=None):
     """The ratio rows [(name, Pair, verdict)], each after its axis point when points is given."""
     width = max(len(n) for n, _, _ in rows) + 2
@@ -182,18 +178,12 @@ def ratio_table(rows, baseline, control, points=None):
     return 0
 
 
-def axis_groups(folder):
-    """OrderedDict axis -> [(point, path)] of a folder's transfer_axis_*.json (axis_files)."""
-    out = OrderedDict()
-    for axis, point, path in axis_files(folder):
-        out.setdefault(axis, []).append((point, path))
-    return out
-
-
 def axes_summary(folder):
     """One paired folder's axes: per axis every ratio row of its runs, each after its point."""
-    for axis, files in axis_groups(folder).items():
-        runs = [(point, load_paired(path)) for point, path in files]
+    groups = OrderedDict()  # axis -> [(point, its run)]
+    for axis, point, path in axis_files(folder):
+        groups.setdefault(axis, []).append((point, load_paired(path)))
+    for axis, runs in groups.items():
         baselines = unique(r.baseline for _, r in runs)
         if len(baselines) != 1:
             raise BadInput("%s: transfer_axis_%s_*.json paired against %s: one baseline per axis"
@@ -214,7 +204,7 @@ def paired_summary(folder):
     runs = [(bench, load_paired(path)) for bench, path in files.items()]
     for bench, run in runs:
         print("== %s: paired, against %s (%s)" % (bench, run.baseline, os.path.basename(run.path)))
-        paired_table(run)
+        ratio_table(paired_rows(run), run.baseline, run.control)
         print()
         lines = model_upstream_lines(run)
         if lines:
