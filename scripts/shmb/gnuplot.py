@@ -145,14 +145,15 @@ def series_of(files, keys, point):
     return out, reps, runs
 
 
+def write_blocks(path, blocks, empty=""):
+    """Writes a data file of [(header, lines)], an index each (empty: the line of a block without any)."""
+    write_output(path, "".join("# %s\n%s\n\n" % (head, "".join(lines) or empty) for head, lines in blocks))
+
+
 def write_data(out_dir, name, series):
     """Writes NAME.dat into out_dir and returns its name."""
-    text = []
-    for s in series:
-        text.append("# %s\n" % dat_string(s.label))
-        text.extend("%s %r %r %r\n" % p for p in sorted(s.points))
-        text.append("\n\n")
-    write_output(os.path.join(out_dir, name + ".dat"), "".join(text))
+    write_blocks(os.path.join(out_dir, name + ".dat"),
+                 [(dat_string(s.label), ["%s %r %r %r\n" % p for p in sorted(s.points)]) for s in series])
     return name + ".dat"
 
 

@@ -2,9 +2,9 @@
 import os
 from collections import OrderedDict
 
-from .files import write_output
 from .fmt import size_label
-from .gnuplot import FLAVOUR_COLOURS, PALETTE, chunked, context_lines, dat_string, gp_string, ratio_axes, script
+from .gnuplot import (FLAVOUR_COLOURS, PALETTE, chunked, context_lines, dat_string, gp_string, ratio_axes, script,
+                      write_blocks)
 from .paired import load_paired, paired_files
 from .pairing import one_off, pair_runs, system_pairs
 from .runs import BENCHES, load, load_run, parts, run_system, split_key, unique
@@ -47,8 +47,7 @@ def write_gain_data(path, bars, flavours):
     blocks, out = [], []
     for j, flavour in enumerate(flavours):
         for sig, _, _ in FILLS:
-            out.append("# %s %s\n" % (flavour, dat_string(sig)))
-            n = 0
+            lines = []
             for g, by in enumerate(bars.values()):
                 if flavour in by and by[flavour][1] == sig:
                     x, (v, _, ci) = g - 0.4 + width * (j + 0.5), by[flavour]
@@ -57,14 +56,11 @@ def write_gain_data(path, bars, flavours):
                     lo, hi = ci or (float("nan"), float("nan"))
                     # the figure beyond the bar's end and its interval's
                     at = min(v, lo if ci else v) / 1.12 if v < 1 else max(v, hi if ci else v) * 1.12
-                    out.append("%r %r %r %r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, lo, hi, at,
-                                                             dat_string(text)))
-                    n += 1
-            if not n:
-                out.append("nan nan nan nan nan nan nan \"\"\n")
-            out.append("\n\n")
+                    lines.append("%r %r %r %r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, lo, hi, at,
+                                                               dat_string(text)))
+            out.append(("%s %s" % (flavour, dat_string(sig)), lines))
             blocks.append((flavour, sig))
-    write_output(path, "".join(out))
+    write_blocks(path, out, "nan nan nan nan nan nan nan \"\"\n")
     return blocks
 
 
@@ -153,10 +149,9 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
     data = "paired%d.dat" % index
     width = 0.8 / len(systems)
     ys = [1.0]
-    lines = []
+    blocks = []
     for j, s in enumerate(systems):
-        lines.append("# %s\n" % dat_string(s))
-        n = 0
+        lines = []
         for x, (q, by) in enumerate(questions):
             p = by.get(s)
             if p is None:
@@ -164,11 +159,8 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
             lo, hi = (p.lo, p.hi) if p.has_interval and p.lo > 0 else (p.ratio, p.ratio)
             lines.append("%r %r %r %r\n" % (x - 0.4 + width * (j + 0.5), p.ratio, lo, hi))
             ys += [p.ratio, lo, hi]
-            n += 1
-        if not n:
-            lines.append("nan nan nan nan\n")
-        lines.append("\n\n")
-    write_output(os.path.join(out_dir, data), "".join(lines))
+        blocks.append((dat_string(s), lines))
+    write_blocks(os.path.join(out_dir, data), blocks, "nan nan nan nan\n")
     lo, hi = min(ys) / 1.3, max(ys) * 1.3
     cmds = ratio_axes(title, "ratio", lo, hi, [row_label(q) for q, _ in questions], "rotate by 30 right font \",9\"",
                       (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE), first)
