@@ -10,7 +10,7 @@ from .files import BadInput, benchmark_json, read
 from .fmt import fmt, fmt_change, fmt_p, fmt_ratio
 from .paired import AXIS_FILE, is_paired_file, load_paired, paired_files, ratio_change
 from .pairing import folder_pairs, pairing_of
-from .runs import is_json, unique
+from .runs import flag_dict, is_json, unique
 from .stats import TOO_FEW
 from .space_report import gate_space
 from .tables import extra_pairs, gain_rows
@@ -25,11 +25,9 @@ def file_flags(path):
     """OrderedDict flag -> value of a results file (JSON context's flags, a table's '# flags:')."""
     text = read(path)
     if is_json(text):
-        flags = str(benchmark_json(path, text)[1].get("flags", ""))
-    else:
-        m = re.search(r"^# flags: (.*)$", text, re.M)
-        flags = m.group(1) if m else ""
-    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in flags.split())
+        return flag_dict(benchmark_json(path, text)[1].get("flags", ""))
+    m = re.search(r"^# flags: (.*)$", text, re.M)
+    return flag_dict(m.group(1) if m else "")
 
 
 def compared_files(a, b):

@@ -10,6 +10,7 @@ from .paired import MIN_ROUNDS, axis_files, model_upstream_lines
 from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
 from .paired_sentences import block_lines, blocks_of, verdict_sentences
+from .runs import flag_dict
 from .stats import ALPHA, PRACTICAL_CHANGE
 from .verdict_base import (BREAK_EVEN_HEAD, FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line,
                            one_or_each, plots_section, write_report)
@@ -64,10 +65,8 @@ def extra_runs(folder):
 
 def flag_lines(extra):
     """The axes' flags (common, then per point) and the space run's, as sub-items."""
-    def flags(ctx):
-        return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in str(ctx.get("flags", "")).split())
     quote = lambda text: "`%s`" % text.replace("`", "'")  # noqa: E731
-    axes = [(point, flags(ctx)) for point, _, ctx in extra if point != "space"]
+    axes = [(point, flag_dict(ctx.get("flags", ""))) for point, _, ctx in extra if point != "space"]
     out = []
     if axes:
         common = OrderedDict((k, v) for k, v in axes[0][1].items() if all(f.get(k) == v for _, f in axes))

@@ -216,5 +216,10 @@ def same(ns):
     return ns
 
 
+def flag_dict(flags):
+    """OrderedDict flag -> value of a context's "flags" text ('' for a flag without '=')."""
+    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in str(flags).split())
+
+
 def unique(xs):
     return list(OrderedDict.fromkeys(xs))
