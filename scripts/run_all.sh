@@ -174,10 +174,7 @@ for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
   [ -x "$bindir/$b" ] || die "no $bindir/$b: build it, or point --bin-dir at the folder that holds it"
 done
 
-# With --system, what the report's questions need in a few minutes (before the
-# user's flags, which win): the receiver's attach, requests to 16 MB; 9 repetitions
-# for the per-system passes (a paired run's rounds are its repetitions). Every run
-# pinned as --cpu says.
+# What the report's questions need in a few minutes, before the user's flags, which win.
 reps=()
 [ -z "$system" ] || reps=(--repetitions=9)
 allocation_flags=(--cpu="$cpu")
@@ -266,10 +263,8 @@ for bench in "${benches[@]}"; do
   done
 done
 
-# Flag names and syntax of every run, before anything is measured: each binary
-# checks its arguments (exit 2 on a bad one), then --helpxml prints the value
-# every flag ends up with, whether it came from the command line, a --flagfile
-# or --fromenv. A help flag prints help instead of that XML.
+# Every run's flags, before anything is measured: --helpxml checks them (exit 2 on a bad one) and
+# prints the value each ends up with, from the command line, a --flagfile or --fromenv.
 check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
 declare -A current  # flag name -> its value, of the XML in $check/xml
@@ -363,9 +358,8 @@ relay() {
   done <"$1"
   rm -f "$1"
 }
-# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
-# repetition, for the progress line); a failure ends it all. Its stderr is relayed
-# once it ends (the binaries print there only warnings and errors under run_all.sh).
+# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its repetition,
+# for the progress line), its stderr relayed once it ends; a failure ends it all.
 measure() {
   local name=$1 stem=$2 which=$3 rc
   shift 3
