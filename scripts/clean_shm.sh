@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
-# Removes the SHM segments that shmbench runs left in /dev/shm: only names of
-# its scheme, <prefix><pid>_<16 hex>_<n>, and only when process <pid> no
-# longer exists, so a live run's segments are never touched. Says what it
-# removed (or would remove, with --dry-run) and what it skipped: a name of the
-# scheme that is not a regular file owned by us (a directory, a symlink, a
-# FIFO, another user's file) is left alone, said, and is no failure. Run it in
-# the PID namespace of the runs (a container's runs: inside that container),
-# where their pids mean what they meant to them.
-#   clean_shm.sh [--prefix P] [--dry-run]     P: --shm_prefix of the runs
-#                                             (default /mooncake_bench_)
+# Removes the SHM segments of shmbench runs that are gone: names <prefix><pid>_<16 hex>_<n>
+# whose <pid> no longer exists (run it in the runs' PID namespace), regular files of ours only;
+# says what it removed (with --dry-run, would remove) and what it skipped.
+#   clean_shm.sh [--prefix P] [--dry-run]     P: the runs' --shm_prefix (default /mooncake_bench_)
 # SHMB_SHM_DIR overrides /dev/shm (for tests).
 set -u
 prefix=/mooncake_bench_

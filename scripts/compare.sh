@@ -1,53 +1,7 @@
 #!/usr/bin/env bash
-# Compares runs. Every figure it prints is a median (a row's p50; with
-# --repetitions, the median of the repetitions' p50s), every row is named as its
-# JSON file names it (a table's rows too), and every change carries a verdict:
-# the two-sided Mann-Whitney U-test on the repetitions' p50s when both runs have
-# 9 or more repetitions (compare.py's threshold), and an effect size: a change
-# under 5% is no practical difference, significant or not.
-#
-#   ./scripts/compare.sh [--verbose] results/BEFORE results/AFTER
-#       two folders of run_all.sh (plain or --system): the headline figures side
-#       by side; --verbose adds Google Benchmark's compare.py on each JSON both hold
-#   ./scripts/compare.sh results/SYSTEMS
-#       one folder of run_all.sh --system: per ratio row of its paired runs
-#       (BENCH_paired.json) the ratio, its 95% interval, the saved time and the
-#       verdict; then per axis the ratio rows of its runs (transfer_axis_*.json),
-#       each after its point (buffers:10), and the space table
-#       (allocation_space.json); a folder of per-system files only (older, or
-#       --per-system alone): the gain per row of each Flow-IPC flavour over Mooncake
-#   ./scripts/compare.sh results/BEFORE results/AFTER   (two paired folders)
-#       or two paired JSON files of one binary: each system row's time before
-#       and after, each ratio row's interval before and after: "changed" only
-#       when the intervals do not overlap and the ratio moved by more than
-#       either run's A/A control interval, else "within the noise"; the axes'
-#       runs alike, a section per point; the space run per allocator: utilization
-#       and fragmentation (deterministic for a seed) "changed" beyond 0.5 points,
-#       the ns before and after unpaired, never judged
-#   ./scripts/compare.sh [--verbose] baseline_allocation.txt flow_ipc_allocation.txt
-#       two output files of one binary, both tables or both JSON (e.g. a
-#       --system=mooncake run and a --system=flowipc_jemalloc run): the gain per
-#       row (A p50 / B p50); --verbose adds compare.py first when both are JSON
-#
-#   ./scripts/compare.sh --fail-above=PCT A B
-#       the gate for CI: exit 1 when any row of B is slower than A by more than
-#       PCT percent, 0 otherwise, 2 on bad input; the rows that tripped it are
-#       listed first, then the comparison as without it. Paired runs (two paired
-#       folders or files): a system row whose p50 grew by more than PCT (separate
-#       runs: drift included, so PCT above the machine's drift), or a ratio row
-#       that changed (as above) and fell by more than PCT (the flavour slower
-#       against the baseline); the A/A control's rows aside; the axes' rows
-#       alike; an allocator's space utilization that changed and fell by more
-#       than PCT percent (relative). Other runs: a row
-#       whose p50 grew by more than PCT and, when both runs have 9 or more
-#       repetitions, that the U-test (Holm over the table) finds significant;
-#       with fewer, the change alone (untested).
-#
-# Two runs with different flags (the JSON context's "flags", a table's "# flags:"
-# line; --system, --json_out, --format and --shm_prefix aside) get one warning
-# line on stderr naming each differing flag. A run without --system against a
-# --system run: the former's rows of that system are paired with the latter's
-# (first_use with attach, setup with register: the one-off steps' older names).
+# Compares two runs (folders or files of run_all.sh and the binaries) or one paired folder:
+# medians, a verdict per row, --fail-above=PCT the CI gate (docs/methodology.md, "Paired
+# runs" and "A CI job", says what each figure means).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # usage [0]: on stderr, exit 2 (a wrong call); with 0, on stdout, exit 0 (--help)
@@ -111,10 +65,10 @@ if { [ "$verbose" -eq 1 ] && [ ! -f "$compare" ]; } || ! "$python" -c 'import im
   exit 1
 fi
 
-# compare.py FILE_A FILE_B: Google Benchmark's table of every row (pairs rows by name);
-# captured first, so that a stdout that cannot be written (a full disk) is one line of
-# printf's, not compare.py's traceback
+# compare.py FILE_A FILE_B, when both exist: Google Benchmark's table of every row, captured
+# first so that a stdout that cannot be written is one line of printf's, not a traceback
 comparepy() {
+  [ -f "$1" ] && [ -f "$2" ] || return 0
   local table
   table=$("$python" "$compare" --no-color benchmarks "$1" "$2")
   printf '== compare.py benchmarks %s %s\n%s\n\n' "$1" "$2" "$table"
@@ -159,12 +113,8 @@ if paired "$1" || paired "$2"; then
     if [ -f "$1" ]; then
       comparepy "$1" "$2"
     else
-      for bench in allocation lookup transfer workload; do
-        [ ! -f "$1/${bench}_paired.json" ] || [ ! -f "$2/${bench}_paired.json" ] \
-          || comparepy "$1/${bench}_paired.json" "$2/${bench}_paired.json"
-      done
-      for a in "$1"/transfer_axis_*.json; do  # the axes' runs both folders hold
-        [ ! -f "$a" ] || [ ! -f "$2/${a##*/}" ] || comparepy "$a" "$2/${a##*/}"
+      for a in "$1"/{allocation,lookup,transfer,workload}_paired.json "$1"/transfer_axis_*.json; do
+        comparepy "$a" "$2/${a##*/}"
       done
     fi
   fi
@@ -189,13 +139,7 @@ if [ "$verbose" -eq 0 ]; then
   exit "$gated"
 fi
 echo
-for bench in allocation lookup lookup_sweep transfer; do
-  for system in "" _mooncake _flowipc_classic _flowipc_jemalloc; do
-    a=$1/$bench$system.json
-    b=$2/$bench$system.json
-    if [ -f "$a" ] && [ -f "$b" ]; then
-      comparepy "$a" "$b"
-    fi
-  done
+for a in "$1"/{allocation,lookup,lookup_sweep,transfer}{,_mooncake,_flowipc_classic,_flowipc_jemalloc}.json; do
+  comparepy "$a" "$2/${a##*/}"
 done
 exit "$gated"

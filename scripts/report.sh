@@ -1,15 +1,6 @@
 #!/usr/bin/env bash
-# Writes the verdict report of a folder of run_all.sh --system, DIR/report.md, and
-# prints its path: per question (per block, per registration, first attach, per
-# request at 4 KB, 64 KB, 1 MB and 16 MB, per KV-cache workload, along the axes of
-# run_all.sh --system with their break-even) Mooncake's time,
-# each Flow-IPC flavour's, and from the paired runs (BENCH_paired.json) the ratio
-# and the time saved with their 95% intervals, the A/A control's line, and the
-# verdict (faster, slower, no practical difference, within the noise, too noisy;
-# Holm's correction per section; a request saving its translation does not explain
-# is noise); the machine, commit, pinned CPU, flags, rounds and the load average
-# before and after each run. A folder of per-system files only (older ones) gets
-# the per-system report: medians, the U-test over repetitions, break-evens.
+# Writes DIR/report.md, the verdict of a folder of run_all.sh --system, and prints its path
+# (verdict.py report; docs/methodology.md says what it holds).
 #
 #   ./scripts/report.sh results/NAME
 set -euo pipefail

@@ -34,7 +34,6 @@ Mann-Whitney U-test on the repetitions' p50s, when both runs have at least MIN_R
 repetitions (compare.py's threshold; below that it says there are too few repetitions to
 tell), and a change under PRACTICAL_CHANGE is no practical difference, significant or not."""
 import os
-import signal
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in a source tree
@@ -75,6 +74,4 @@ def run(argv):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: end quietly
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: no traceback
     sys.exit(main_of(run, "results.py", sys.argv))

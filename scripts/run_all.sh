@@ -174,17 +174,14 @@ for b in shm_allocation_bench shm_address_lookup_bench shm_transfer_bench; do
   [ -x "$bindir/$b" ] || die "no $bindir/$b: build it, or point --bin-dir at the folder that holds it"
 done
 
-# With --system, what the report's questions need in a few minutes (before the
-# user's flags, which win): the receiver's attach, requests to 16 MB; 9 repetitions
-# for the per-system passes (a paired run's rounds are its repetitions). Every run
-# pinned as --cpu says.
+# What the report's questions need in a few minutes, before the user's flags, which win.
 reps=()
 [ -z "$system" ] || reps=(--repetitions=9)
-alloc_flags=(--cpu="$cpu")
+allocation_flags=(--cpu="$cpu")
 lookup_flags=(--cpu="$cpu")
 transfer_flags=(--cpu="$cpu")
 if [ "$quick" -eq 1 ]; then
-  alloc_flags+=(--num_iterations=100)
+  allocation_flags+=(--num_iterations=100)
   lookup_flags+=(--num_lookups=1000)
   sweep=${sweep:-1,10,100,1000}
   transfer_flags+=(--num_transfers=100 --time_per_size_ms=200)
@@ -192,7 +189,7 @@ elif [ -z "$sweep" ]; then
   sweep=1,10,100,1000,10000
   [ -z "$system" ] || sweep=1,10,100,1000  # with --per-system it runs 3 x 9 times
 fi
-sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
+lookup_sweep_flags=(--sweep_segments="$sweep" "${lookup_flags[@]}" "${common[@]}" "${lookup_user[@]}")
 systems=("")
 if [ -n "$system" ]; then
   systems=(mooncake "${flavours[@]}")
@@ -210,7 +207,7 @@ zero_copy_flags=(--cpu="$cpu" --zero_copy --transfer_size_kb=4 --time_per_size_m
 [[ " ${common[*]} ${transfer_user[*]}" == *max_transfer_size_* ]] || zero_copy_flags+=(--max_transfer_size_mb=256)
 [ "$quick" -eq 0 ] || zero_copy_flags+=(--time_per_size_ms=100)  # 31 rounds a size still: an interval Holm can pass
 zero_copy_flags+=("${common[@]}" "${transfer_user[@]}")
-alloc_flags+=("${common[@]}" "${alloc_user[@]}")
+allocation_flags+=("${common[@]}" "${alloc_user[@]}")
 lookup_flags+=("${common[@]}" "${lookup_user[@]}")
 transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 
@@ -218,72 +215,56 @@ transfer_flags+=("${common[@]}" "${transfer_user[@]}")
 # per-system passes (BENCH_SYSTEM, with --per-system) or the plain runs (BENCH).
 paired_runs=()
 runs=()
-plan() { runs+=("$(printf '%q ' "$@")"); }
+declare -A bin_of=([allocation]=shm_allocation_bench [lookup]=shm_address_lookup_bench
+                   [lookup_sweep]=shm_address_lookup_bench [transfer]=shm_transfer_bench
+                   [workload]=shm_transfer_bench [zero_copy]=shm_transfer_bench)
+# cmd BENCH: its binary, then its flags (BENCH_flags), into $cmd
+cmd() { local -n f=${1}_flags; cmd=("$bindir/${bin_of[$1]}" "${f[@]}"); }
 if [ -n "$system" ]; then
   list=$(IFS=,; echo "${systems[*]}")
   # --per-system's --repetitions is not theirs: a paired run takes one
   one=()
   [ "$per_system" -eq 0 ] || one=(--repetitions=1)
   for bench in allocation lookup transfer workload zero_copy; do
-    case $bench in
-      allocation) set -- shm_allocation_bench "${alloc_flags[@]}" ;;
-      lookup) set -- shm_address_lookup_bench "${lookup_flags[@]}" ;;
-      transfer) set -- shm_transfer_bench "${transfer_flags[@]}" ;;
-      workload) set -- shm_transfer_bench "${workload_flags[@]}" ;;
-      zero_copy) set -- shm_transfer_bench "${zero_copy_flags[@]}" ;;
-    esac
+    cmd $bench
     blist=$list
     # a binary built against the user's Mooncake says so in its --help (docs/upstream.md):
     # its allocation run adds upstream's own OffsetAllocator beside the models
-    if [ "$bench" = allocation ] && "$bindir/$1" --help 2>/dev/null | grep -q '^upstream: built against Mooncake'; then
+    if [ "$bench" = allocation ] && "${cmd[0]}" --help 2>/dev/null | grep -q '^upstream: built against Mooncake'; then
       blist+=,mooncake_upstream
     fi
-    paired_runs+=("$(printf '%q ' "${bench}_paired" "$bindir/$1" --systems="$blist" "${@:2}" "${one[@]}")")
+    paired_runs+=("$(printf '%q ' "${bench}_paired" "${cmd[0]}" --systems="$blist" "${cmd[@]:1}" "${one[@]}")")
   done
   # the axes (issue 27), each point after the transfer's flags, which it overrides
   axis() { paired_runs+=("$(printf '%q ' "transfer_axis_$1" "$bindir/shm_transfer_bench" --systems="$list" \
                                         "${transfer_flags[@]}" "${@:2}" "${one[@]}")"); }
-  for n in 10 100 1000 10000; do
-    axis "buffers_$n" --num_segments="$n" --transfer_size_kb=4 --max_transfer_size_mb=0.00390625
-  done
+  at4k=(--transfer_size_kb=4 --max_transfer_size_mb=0.00390625)
+  for n in 10 100 1000 10000; do axis "buffers_$n" --num_segments="$n" "${at4k[@]}"; done
   axis size_1 --transfer_size_kb=1 --max_transfer_size_mb=0.0009765625
-  # descriptors per submit: N = 1 is buffers_100 (the same flags); each request per descriptor
-  for n in 32 256 2048; do
-    axis "submit_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 \
-      --descriptors_per_submit="$n"
-  done
-  # threads submitting at once: N = 1 is buffers_100; the others up to the CPUs this shell may use
+  # descriptors per submit and threads submitting at once: N = 1 is buffers_100 (the same
+  # flags); threads up to the CPUs this shell may use
+  for n in 32 256 2048; do axis "submit_$n" --num_segments=100 "${at4k[@]}" --descriptors_per_submit="$n"; done
   for n in 2 4 8; do
     [ "$n" -le "$(nproc)" ] || break
-    axis "threads_$n" --num_segments=100 --transfer_size_kb=4 --max_transfer_size_mb=0.00390625 --submitters="$n"
+    axis "threads_$n" --num_segments=100 "${at4k[@]}" --submitters="$n"
   done
 fi
 # With --system, what each allocator can hold of one 1 GiB pool (report.md's "Space", issue 27)
 space_runs=()
 [ -z "$system" ] || space_runs+=("$(printf '%q ' allocation_space "$bindir/shm_allocation_bench" --allocator=space \
                                           --pool_mb=1024 --cpu="$cpu" "${common[@]}")")
-sf() { [ -z "$1" ] || printf '%s\n' --system="$1"; }
 benches=(allocation lookup lookup_sweep transfer)
 [ -z "$system" ] || benches+=(workload)
 [ -z "$system" ] || [ "$per_system" -eq 1 ] || benches=()
 for bench in "${benches[@]}"; do
   for s in "${systems[@]}"; do  # the systems of a binary one after the other
-    mapfile -t sflag < <(sf "$s")
-    name=$bench${s:+_$s}
-    case $bench in
-      allocation) plan "$name" "$bindir/shm_allocation_bench" "${sflag[@]}" "${reps[@]}" "${alloc_flags[@]}" ;;
-      lookup) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${lookup_flags[@]}" ;;
-      lookup_sweep) plan "$name" "$bindir/shm_address_lookup_bench" "${sflag[@]}" "${reps[@]}" "${sweep_flags[@]}" ;;
-      transfer) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${transfer_flags[@]}" ;;
-      workload) plan "$name" "$bindir/shm_transfer_bench" "${sflag[@]}" "${reps[@]}" "${workload_flags[@]}" ;;
-    esac
+    cmd $bench
+    runs+=("$(printf '%q ' "$bench${s:+_$s}" "${cmd[0]}" ${s:+"--system=$s"} "${reps[@]}" "${cmd[@]:1}")")
   done
 done
 
-# Flag names and syntax of every run, before anything is measured: each binary
-# checks its arguments (exit 2 on a bad one), then --helpxml prints the value
-# every flag ends up with, whether it came from the command line, a --flagfile
-# or --fromenv. A help flag prints help instead of that XML.
+# Every run's flags, before anything is measured: --helpxml checks them (exit 2 on a bad one) and
+# prints the value each ends up with, from the command line, a --flagfile or --fromenv.
 check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
 declare -A current  # flag name -> its value, of the XML in $check/xml
@@ -377,9 +358,8 @@ relay() {
   done <"$1"
   rm -f "$1"
 }
-# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its
-# repetition, for the progress line); a failure ends it all. Its stderr is relayed
-# once it ends (the binaries print there only warnings and errors under run_all.sh).
+# measure NAME STEM WHICH COMMAND...: STEM.json and STEM.txt of one run (WHICH: its repetition,
+# for the progress line), its stderr relayed once it ends; a failure ends it all.
 measure() {
   local name=$1 stem=$2 which=$3 rc
   shift 3
@@ -402,23 +382,16 @@ measure() {
     exit "$rc"
   fi
 }
-for r in "${paired_runs[@]}"; do
+plain=("${runs[@]}")  # the runs of one repetition each, one after the other
+[ -z "$system" ] || plain=()
+for r in "${paired_runs[@]}" "${space_runs[@]}" "${plain[@]}"; do
   eval "set -- $r"
   measure "$1" "$tmp/$1" "" "${@:2}"
   # a binary that does not run --systems yet measures as without it: no ratio row
-  grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
+  [[ $1 != *_paired && $1 != transfer_axis_* ]] || grep -Eq '"name": *"[^"]*/system:[^"/]+/vs:' "$tmp/$1.json" \
     || die "$(basename "$2") wrote no paired rows (NAME/system:S/vs:mooncake): it does not run --systems; nothing kept, $out not written"
 done
-for r in "${space_runs[@]}"; do
-  eval "set -- $r"
-  measure "$1" "$tmp/$1" "" "${@:2}"
-done
-if [ -z "$system" ]; then
-  for r in "${runs[@]}"; do
-    eval "set -- $r"
-    measure "$1" "$tmp/$1" "" "${@:2}"
-  done
-elif [ "$per_system" -eq 1 ]; then
+if [ -n "$system" ] && [ "$per_system" -eq 1 ]; then
   # Round K runs the K-th repetition of every binary, the systems in turn: A B C A B C ...
   mkdir "$tmp/reps"
   max=1

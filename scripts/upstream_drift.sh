@@ -1,24 +1,7 @@
 #!/usr/bin/env bash
-# Which upstream files a model follows have changed since the commit the model
-# was written against (docs/models.md names both), so that a maintainer knows
-# when a model is stale (docs/upstream.md).
-#
-#   scripts/upstream_drift.sh PATH [COMMIT]
-#     PATH    a checkout or git directory (bare or not) of Mooncake or of
-#             Flow-IPC's ipc_shm, ipc_shm_arena_lend, ipc_session or ipc_core;
-#             which one is told by the followed files it holds
-#     COMMIT  the revision to compare with (default: HEAD of PATH)
-#
-# One line per file on stdout:
-#   changed  MODELS  FILE  N commits since BASE[, M commits of BASE's history
-#            missing (COMMIT does not descend from BASE)], +ADDED -REMOVED (the diff)
-#   gone     MODELS  FILE  not in COMMIT (removed or renamed)
-#   same     MODELS  FILE  unchanged since BASE
-# and a summary on stderr. Exit status: 0 when no file changed, 1 when some
-# did, 2 on bad input (PATH not a git repository, none of the five, COMMIT or a
-# model's base commit not in it: a shallow clone lacks the base).
-# SHMB_DRIFT_SINCE=REV compares every file with REV instead of its model's
-# commit (a fork with its own history; the script's test).
+# Which upstream files a model follows changed since the commit it was written against: a line
+# per file (same, changed, gone), exit 0 none, 1 some, 2 bad input (docs/upstream.md, "Is a
+# model stale?"). SHMB_DRIFT_SINCE=REV compares with REV instead (a fork; the test).
 set -u
 
 usage() { echo "usage: upstream_drift.sh PATH [COMMIT]" >&2; exit 2; }
@@ -26,10 +9,8 @@ usage() { echo "usage: upstream_drift.sh PATH [COMMIT]" >&2; exit 2; }
 path=$1
 rev=${2:-HEAD}
 
-# The models' upstream files (docs/models.md), as "REPO MODEL BASE FILE".
-# Mooncake's PR #192 path (24893a21e) is left out: it was never merged, so
-# nothing upstream can drift from it. Flow-IPC's bases: each repository's last
-# main commit before the model was first written here (2026-11-21).
+# The models' upstream files (docs/models.md) as "REPO MODEL BASE FILE"; Flow-IPC's bases are
+# each repository's last main commit before its model was written (2026-11-21).
 tent=mooncake-transfer-engine/tent
 session=src/ipc/session/detail
 lend=src/ipc/shm/arena_lend

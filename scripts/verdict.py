@@ -17,7 +17,6 @@ the repetitions' p50s (p99 and p999 likewise); significance is its U-test with H
 correction over each table. Paired runs: the ratio rows' figures (docs/methodology.md,
 "Paired runs"), Holm's correction over each section."""
 import os
-import signal
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ beside the scripts in a source tree
@@ -41,6 +40,4 @@ def run(argv):
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.exit(main_of(run, "verdict.py", sys.argv))

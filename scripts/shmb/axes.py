@@ -1,10 +1,8 @@
-"""The axes of "Where the answer changes" (issue 27): each point the whole request of a paired
-run, the rule that finds where a flavour saves enough, and axes.png."""
+"""The axes of "Where the answer changes": their points, the break-even rule, axes.png."""
 import os
 import re
 from collections import OrderedDict
 
-from .files import write_output
 from .fmt import fmt_size, size_label
 from .gnuplot import PALETTE, Series, context_lines, log_ytics, panel, script, ticks, write_data
 from .paired import load_paired, paired_files
@@ -30,8 +28,7 @@ def num_segments(run):
 
 
 class Point:
-    """One point of an axis: the whole request of one size in one paired run (x: its
-    buffers or its size in KB); pairs: system -> Pair against Mooncake, the control among them."""
+    """The whole request of one size in one paired run: x its buffers, count or KB; pairs by system."""
 
     def __init__(self, x, run, question, kb):
         self.x, self.run, self.question, self.kb = x, run, question, kb
@@ -41,9 +38,8 @@ class Point:
         self.buffers = num_segments(run)
 
     def saves_enough(self, system):
-        """The rule: YES when the lower end of the saving's 95% interval is PRACTICAL_CHANGE of
-        Mooncake's request (its p50) or more; UNDECIDED without an interval or a quiet A/A
-        control (off by 5% or more); else NO."""
+        """YES when the saving's lower 95% end is PRACTICAL_CHANGE of Mooncake's request or more;
+        UNDECIDED without an interval or a quiet control; else NO."""
         p = self.pairs.get(system)
         c = self.control
         if p is None or not p.has_interval or p.saved_lo is None or c is None or not c.has_interval \
@@ -53,8 +49,7 @@ class Point:
 
 
 class Axis:
-    """points: [Point] by x; rising: a flavour's saving grows along it (buffers: the break-even
-    is where it starts to save enough), else it shrinks (sizes: where it stops)."""
+    """points by x; rising: a flavour's saving grows along it (break-even where it starts), else shrinks."""
 
     def __init__(self, key, points, rising):
         self.key, self.points, self.rising = key, sorted(points, key=lambda p: p.x), rising
@@ -72,9 +67,8 @@ class Axis:
         return [p for p in self.points if p.saves_enough(system) != UNDECIDED]
 
     def reach(self, system):
-        """The break-even over the points the rule decides (decided): rising, the index in them of
-        the first from which every one says YES; falling, of the last up to which every one does;
-        None when none qualifies (the last decided point fails a rising axis, the first a falling one)."""
+        """Index among the decided points of the break-even (rising: first of a YES run to the end;
+        falling: last of one from the start), None when none qualifies."""
         said = [p.saves_enough(system) for p in self.decided(system)]
         order = range(len(said) - 1, -1, -1) if self.rising else range(len(said))
         found = None
@@ -86,13 +80,8 @@ class Axis:
 
 
 def axes_of(folder):
-    """OrderedDict 'buffers' | 'sizes' | 'submit' | 'threads' -> Axis of a results folder: the 4 KB request
-    at each count of transfer_axis_buffers_N.json, the request at AXIS_SIZES_KB from
-    transfer_axis_size_N.json and transfer_paired.json (an axis file's point first), the 4 KB
-    request per descriptor at N descriptors per submit of transfer_axis_submit_N.json (N = 1:
-    transfer_axis_buffers_100.json's), the 4 KB request with N submitters at once of
-    transfer_axis_threads_N.json (N = 1 as submit's); an axis without points is left out, and all in a
-    folder without a transfer_axis_*.json."""
+    """OrderedDict axis -> Axis of a folder's transfer_axis_*.json (sizes also of transfer_paired.json);
+    none without an axis file, an axis without points left out."""
     runs = OrderedDict()
     for name in sorted(os.listdir(folder)):
         if AXIS_FILE.match(name):
@@ -126,9 +115,7 @@ def axes_of(folder):
 
 
 def counted(runs, prefix, pattern, buffers):
-    """The points of a counted axis (descriptors per submit, submitters): the runs named prefix
-    + N at SUBMIT_BUFFERS buffers, their request matching pattern (size, N); N = 1 the buffers
-    axis's SUBMIT_BUFFERS point (the same flags), when the sizes agree."""
+    """A counted axis's points (runs prefix + N at SUBMIT_BUFFERS); N = 1 is the buffers axis's point."""
     points = []
     for name, run in runs.items():
         found = sorted(((int(m.group(1)), int(m.group(2))), q) for q in run.pairs for m in [pattern.match(q)] if m) \
@@ -156,9 +143,7 @@ AXIS_TITLE = {"buffers": ("the 4 KB request by registered buffers per peer", "re
 
 
 def axes_panel(out_dir, index, axis, first):
-    """One panel of axes.png: per system (the control in grey) its request's ratio to
-    Mooncake's per point with its 95% interval, a line at 1 and one where the flavour saves
-    PRACTICAL_CHANGE of Mooncake's request (ratio 1 / (1 - PRACTICAL_CHANGE))."""
+    """One panel of axes.png: each system's ratio per point, a line at 1 and one at a 5% saving."""
     series = OrderedDict()
     systems = [s for p in axis.points for s in p.pairs]
     order = [s for i, s in enumerate(systems) if s not in systems[:i]]
@@ -197,11 +182,3 @@ def plot_axes(folder, out_dir):
              "(one run per point); grey: the A/A control; dashed: a saving of %g%% of Mooncake's request"
              % (PRACTICAL_CHANGE * 100)] + context_lines(runs, flags=False)
     return script(title, panels, size=(1100, 420 * len(panels) + 160))
-
-
-def write_axes_plot(folder, out_dir, made):
-    """Writes axes.gp into out_dir when the folder has axes, and names it in made."""
-    text = plot_axes(folder, out_dir)
-    if text:
-        write_output(os.path.join(out_dir, "axes.gp"), text)
-        made.append("axes")

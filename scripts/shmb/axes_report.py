@@ -1,5 +1,4 @@
-"""report.md's "Where the answer changes": per axis each flavour's paired saving on the whole
-request with its interval, the A/A control's, axes.png and the break-even sentences."""
+"""report.md's "Where the answer changes": per axis the savings, axes.png, the break-evens."""
 import os
 
 from .axes import AXIS_SIZES_KB, BUFFER_COUNTS, NO, PER_SUBMIT, SUBMIT_BUFFERS, SUBMITTERS, UNDECIDED, YES, Axis, \
@@ -44,8 +43,7 @@ def point_cells(axis, p, s):
 
 
 def sentence(axis, f):
-    """The break-even of flavour f along an axis, as the rule finds it (RULE), over the points
-    that measured it (the others named at the end)."""
+    """The break-even of flavour f along an axis (RULE), the unmeasured points named."""
     pts = [p for p in axis.points if f in p.pairs]
     if not pts:
         return None

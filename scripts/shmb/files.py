@@ -1,10 +1,10 @@
-"""Files as every script reads and writes them: a results file read whole and checked, an
-output written whole and never through a link (write_output); the scripts' error contract
-(main_of)."""
+"""Reading results files whole and checked, writing outputs whole and never through a link, and
+the scripts' error contract (main_of)."""
 import json
 import math
 import os
 import re
+import signal
 import stat
 import sys
 import tempfile
@@ -15,8 +15,7 @@ CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
 class BadInput(Exception):
-    """A results file that cannot be read as one: its message names the file and what is
-    wrong, in one line (main_of prints it, exit 2)."""
+    """A results file that cannot be read as one: a one-line message, exit 2."""
 
 
 def number(v):
@@ -39,8 +38,7 @@ def read(path):
 
 
 def benchmark_json(path, text):
-    """(the whole object, its context) of a benchmark JSON file's text: valid JSON, an object
-    with a "benchmarks" list and a context object, else BadInput naming path."""
+    """(data, context) of a benchmark JSON text with a "benchmarks" list, else BadInput."""
     try:
         data = json.loads(text)
     except ValueError as e:
@@ -54,8 +52,7 @@ def benchmark_json(path, text):
 
 
 def check_name(path, i, b):
-    """BadInput unless benchmark i (b) of path has a name free of control characters (it is
-    printed to a terminal and written into gnuplot's data)."""
+    """BadInput unless benchmark i has a name free of control characters (terminal, gnuplot data)."""
     if not isinstance(b, dict) or not isinstance(b.get("name"), str):
         raise BadInput("%s: benchmark %d has no name" % (path, i))
     if CONTROL.search(b["name"]) or "\n" in b["name"]:
@@ -63,14 +60,12 @@ def check_name(path, i, b):
 
 
 class WriteFailed(Exception):
-    """An output that could not be written: its message names the file (or stdout) and the
-    errno text, in one line (main_of prints it, exit 1)."""
+    """An output that could not be written: a one-line message, exit 1."""
 
 
 def output_kind(path, st):
-    """'replace' (a regular file, or none: st None), 'through' (a character device or a FIFO)
-    of path's lstat st; anything else is refused (BadInput): a link to a file would be lost
-    by a rename or lead the write elsewhere, a directory, socket or block device is no output."""
+    """'replace' (regular file or none) or 'through' (device, FIFO); a link to a file is refused: a
+    rename would lose it or the write go elsewhere."""
     if st is not None and stat.S_ISLNK(st.st_mode):
         try:
             target = os.stat(path)
@@ -89,12 +84,8 @@ def output_kind(path, st):
 
 
 def write_output(path, data):
-    """Writes data (str or bytes) to path, the one way every script writes a file: a
-    regular file (or none yet) through a private temporary file beside it (mkstemp: a
-    regular file of ours, checked), fsynced and renamed over it, so that a failed write
-    leaves the old file whole and nothing else, and of two writers at once the last rename
-    wins; a character device or FIFO written straight through. Raises BadInput for a path
-    that is no output (output_kind), WriteFailed naming path for a failed write."""
+    """Writes data through a checked private temporary file renamed over path (a failed write leaves
+    the old file whole), or straight through to a device or FIFO."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     try:
@@ -144,8 +135,7 @@ def write_output(path, data):
 
 
 def place(src, dest):
-    """Puts the file src (plot.sh's PNG, in its private folder) at dest as write_output
-    writes: whole or not at all, never through a link."""
+    """Puts src (plot.sh's PNG) at dest as write_output writes."""
     try:
         with open(src, "rb") as f:
             data = f.read()
@@ -159,10 +149,11 @@ PROG = "results.py"  # what starts a warning line: the script run (main_of sets 
 
 
 def main_of(run, prog, argv):
-    """run(argv)'s exit status, with the scripts' error contract: a first argument --as=NAME
-    starts error lines with NAME; a bad results file or output path is one line, exit 2; a
-    failed write, of a file or of stdout (a full disk, /dev/full), one line, exit 1."""
+    """run(argv)'s exit status: --as=NAME starts error lines; bad input one line, exit 2; a failed write
+    (a file, stdout) one line, exit 1."""
     global PROG
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head: end quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C: no traceback
     if len(argv) > 1 and argv[1].startswith("--as="):
         prog = argv.pop(1)[len("--as="):]
     PROG = prog

@@ -78,8 +78,7 @@ def fmt_gain(g):
 
 
 def ends_text(lo, hi, sign=1):
-    """' [3.93 ns, 6.90 ns]' of an interval of ns saved (sign -1: of the time it costs), ''
-    without one."""
+    """' [3.93 ns, 6.90 ns]' of an interval saved (sign -1: of the cost), '' without one."""
     if lo is None or hi is None:
         return ""
     return " [%s, %s]" % tuple(fmt_time(sign * v) for v in sorted((lo, hi), key=lambda v: sign * v))

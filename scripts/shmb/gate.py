@@ -1,5 +1,4 @@
-"""compare.sh --fail-above (the rows of B slower than A), and the warning when A and B ran
-with different flags."""
+"""compare.sh --fail-above, and the warning when A and B ran with different flags."""
 import math
 import os
 import re
@@ -11,7 +10,7 @@ from .files import BadInput, benchmark_json, read
 from .fmt import fmt, fmt_change, fmt_p, fmt_ratio
 from .paired import AXIS_FILE, is_paired_file, load_paired, paired_files, ratio_change
 from .pairing import folder_pairs, pairing_of
-from .runs import is_json, unique
+from .runs import flag_dict, is_json, unique
 from .stats import TOO_FEW
 from .space_report import gate_space
 from .tables import extra_pairs, gain_rows
@@ -23,21 +22,16 @@ FLAGS_ASIDE = ("system", "json_out", "format", "shm_prefix")
 
 
 def file_flags(path):
-    """OrderedDict flag -> value of a results file: its JSON context's "flags", or its
-    table's '# flags:' line."""
+    """OrderedDict flag -> value of a results file (JSON context's flags, a table's '# flags:')."""
     text = read(path)
     if is_json(text):
-        flags = str(benchmark_json(path, text)[1].get("flags", ""))
-    else:
-        m = re.search(r"^# flags: (.*)$", text, re.M)
-        flags = m.group(1) if m else ""
-    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in flags.split())
+        return flag_dict(benchmark_json(path, text)[1].get("flags", ""))
+    m = re.search(r"^# flags: (.*)$", text, re.M)
+    return flag_dict(m.group(1) if m else "")
 
 
 def compared_files(a, b):
-    """[(label, A's file, B's file)] that compare.sh A B reads: two files, or two folders'
-    paired files, their axes' runs (label: the point, 'buffers:10') and space run (label
-    'space'), else their per-system or plain files."""
+    """[(label, A's file, B's file)] that compare.sh A B reads (label: the axis point, 'space')."""
     if os.path.isfile(a):
         return [("", a, b)]
     pa, pb = paired_files(a), paired_files(b)
@@ -48,9 +42,7 @@ def compared_files(a, b):
 
 
 def flags_differ(a, b):
-    """One warning line on stderr when the runs compared ran with different flags (each
-    flag named with A's and B's value), so that a slower B is not read as a regression
-    when it ran with other flags."""
+    """One warning line when the runs ran with other flags: a slower B is then no regression."""
     seen = OrderedDict()  # flag -> (A's value, B's value), over every pair of files
     for _, fa, fb in compared_files(a, b):
         va, vb = file_flags(fa), file_flags(fb)
@@ -64,10 +56,8 @@ def flags_differ(a, b):
 
 
 def gate_paired(a_path, b_path, limit, point=""):
-    """[(row, before, after, why)] of two paired runs of one binary: a system row whose
-    p50 grew by more than limit (separate runs: drift included), a ratio row that changed
-    (ratio_change) and fell by more than limit (the flavour slower against the baseline);
-    the control's rows aside (the baseline's own code); an axis's row after its point."""
+    """[(row, before, after, why)] of two paired runs: a system row's p50 beyond limit, or a ratio row
+    that changed and fell beyond it; the control aside."""
     a, b = load_paired(a_path), load_paired(b_path)
     lead = point + " " if point else ""
     out = []
@@ -87,9 +77,7 @@ def gate_paired(a_path, b_path, limit, point=""):
 
 
 def gate_rows(a_path, b_path, limit):
-    """[(row, A p50, B p50, why)] of two per-system or plain runs of one binary: B's p50
-    above A's by more than limit, and significant by the U-test (Holm over the table) when
-    both runs have MIN_REPETITIONS repetitions; with fewer, the change alone (untested)."""
+    """[(row, A p50, B p50, why)]: B's p50 beyond limit, significant when the runs can tell."""
     out = []
     for name, ra, rb, p, sig, _ in gain_rows(pairing_of(a_path, b_path)):
         if ra and rb and rb.p50 > ra.p50 * (1 + limit) and sig in ("yes", TOO_FEW):
@@ -99,8 +87,7 @@ def gate_rows(a_path, b_path, limit):
 
 
 def gate(pct, a, b):
-    """compare.sh --fail-above=PCT A B: the rows of B slower than A by more than PCT
-    percent, listed first; 1 when any, else 0."""
+    """compare.sh --fail-above=PCT A B: the rows that tripped it, first; 1 when any."""
     try:
         limit = float(pct) / 100
     except ValueError:

@@ -45,23 +45,19 @@ def wrap(text, width=115):
 
 
 def gp_string(text):
-    """A gnuplot string expression that stays inert whatever text holds (a host name, a
-    flag value or a row name of a results file someone sent): single-quoted parts, where
-    gnuplot substitutes neither `backquotes` nor @macros and '' is a quote, joined by a
-    "\\n" constant at each line break; other control characters become '?'."""
+    """A gnuplot string that stays inert whatever text holds: single-quoted parts (no `` nor @macros)
+    joined by "\\n"; other control characters become '?'."""
     lines = CONTROL.sub("?", str(text)).split("\n")
     return '."\\n".'.join("'%s'" % l.replace("'", "''") for l in lines)
 
 
 def dat_string(text):
-    """A string column of a gnuplot data file (read as data, never run): one line, double
-    quotes, none inside."""
+    """A data file's string column: one line, double quotes, none inside."""
     return '"%s"' % re.sub(r"[\x00-\x1f\x7f]", "?", str(text)).replace('"', "'")
 
 
 def context_lines(runs, flags=True):
-    """Title lines of the runs (system, context) one plot shows, from their contexts: the
-    machine, the dates, the builds, the systems, and (flags) their flags_lines."""
+    """Title lines of the runs (system, context): machine, dates, builds, systems, and flags."""
     ctx = runs[0][1]
     cpu = "%s, %s cpus" % (ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"))
     if ctx.get("mhz_per_cpu"):
@@ -82,8 +78,7 @@ def context_lines(runs, flags=True):
 
 
 def flags_lines(runs, label="flags"):
-    """Title lines of the runs' flags: those every run shares, then each run's own (but
-    --system, which context_lines says)."""
+    """Title lines of the runs' flags: the common ones, then each run's own (--system aside)."""
     flags = [str(c.get("flags", "")).split() for _, c in runs]
     common = [f for f in flags[0] if all(f in other for other in flags)]
     lines = ["%s: %s" % (label, " ".join(common))] if common else []
@@ -101,8 +96,7 @@ class Series:
 
 
 def styles(series):
-    """gnuplot line styles: a colour and point type per primary name, a dash type per
-    secondary name, so that no two series look alike, in colour or in grey."""
+    """A colour and point per primary name, a dash per secondary: no two series alike, in grey too."""
     colours, taken = {}, set()
     primaries = unique(s.primary for s in series)
     for name in primaries:
@@ -126,10 +120,8 @@ def styles(series):
 
 
 def series_of(files, keys, point):
-    """(OrderedDict label -> Series, repetition counts, [(system, context)]) over the files
-    of keys; point(middle, arg, threads, row) -> (primary, secondary, x, p50 ns -> y) or
-    None to leave the row out (middle starts with the system of a --system file). y is
-    taken of the median of the repetitions' p50s, its bars of their p10 and p90."""
+    """(label -> Series, repetition counts, runs) of the files of keys, point() mapping each row to
+    (primary, secondary, x, to_y) or None; y the median, bars p10-p90."""
     out = OrderedDict()
     reps = set()
     runs = []
@@ -153,15 +145,15 @@ def series_of(files, keys, point):
     return out, reps, runs
 
 
+def write_blocks(path, blocks, empty=""):
+    """Writes a data file of [(header, lines)], an index each (empty: the line of a block without any)."""
+    write_output(path, "".join("# %s\n%s\n\n" % (head, "".join(lines) or empty) for head, lines in blocks))
+
+
 def write_data(out_dir, name, series):
-    """Writes NAME.dat into out_dir; returns its name, which the gnuplot script (run
-    there) reads."""
-    text = []
-    for s in series:
-        text.append("# %s\n" % dat_string(s.label))
-        text.extend("%s %r %r %r\n" % p for p in sorted(s.points))
-        text.append("\n\n")
-    write_output(os.path.join(out_dir, name + ".dat"), "".join(text))
+    """Writes NAME.dat into out_dir and returns its name."""
+    write_blocks(os.path.join(out_dir, name + ".dat"),
+                 [(dat_string(s.label), ["%s %r %r %r\n" % p for p in sorted(s.points)]) for s in series])
     return name + ".dat"
 
 
@@ -212,10 +204,7 @@ def panel(data, series, title, xlabel, ylabel, xtics, extra=(), logy=None, with_
 
 
 def script(title_lines, panels, size=(1100, 700), right=0.74):
-    """The gnuplot script of one PNG, written to stdout (plot.sh names the file: no path
-    of the user's enters the script). Its title is the canvas's, centred, each line
-    wrapped to the canvas's width (a line wider than the canvas loses both ends); the
-    panels are stacked, their legends at the right."""
+    """The gnuplot script of one PNG (to stdout: no path of the user's enters it), panels stacked."""
     lines = [part for line in title_lines for part in wrap(line, int(size[0] / 7.5))]
     head = ["set terminal pngcairo noenhanced size %d,%d font \"sans,10\"" % size,
             "set grid lc rgb \"#dddddd\"",
@@ -235,9 +224,7 @@ PANEL_QUESTIONS = 12
 
 
 def chunked(groups):
-    """[(title, chunk)] of [(title, xs)]: each xs in as few panels of at most PANEL_QUESTIONS
-    as hold it, alike in size (14 rows: 7 and 7, not 12 and 2), titled ' (k of n)' when more
-    than one."""
+    """Each group in as few panels of PANEL_QUESTIONS as hold it, alike in size, titled ' (k of n)'."""
     out = []
     for title, xs in groups:
         n = -(-len(xs) // PANEL_QUESTIONS)
@@ -249,8 +236,7 @@ def chunked(groups):
 
 
 def ratio_axes(title, ylabel, lo, hi, labels, xtics, band, first):
-    """The commands that open a panel of ratios per row (gain.png, paired.png): a log y axis
-    from lo to hi, a tick per label, a grey band from band[0] to band[1], a line at 1."""
+    """The commands that open a ratio panel: log y, a tick per label, a grey band, a line at 1."""
     xt = ", ".join("%s %d" % (gp_string(label), x) for x, label in enumerate(labels))
     return ["unset arrow", "unset label", "unset object", "set title %s" % gp_string(title),
             "unset xlabel", "set ylabel \"%s (log scale)\"" % ylabel, "unset logscale x", "set logscale y",

@@ -1,5 +1,4 @@
-"""verdict.py merge: one-repetition runs of one binary and system in one file, as
---repetitions=N writes it (run_all.sh --system runs each repetition on its own)."""
+"""verdict.py merge: one-repetition runs in one file, as --repetitions=N writes it."""
 import json
 import re
 import statistics
@@ -14,8 +13,7 @@ METRICS = ("real_time", "cpu_time", "min", "stddev", "p50", "p90", "p99", "p999"
 
 
 def aggregates(name, reps):
-    """Google Benchmark's mean, median, stddev, cv rows of one row's repetitions, the fields
-    the binaries aggregate (src/base/report.c)."""
+    """The mean, median, stddev, cv rows of one row's repetitions (src/base/report.c's fields)."""
     out = []
     for agg in ("mean", "median", "stddev", "cv"):
         b = OrderedDict((k, v) for k, v in reps[0].items() if k != "repetition_index")
@@ -55,8 +53,7 @@ def read_reps(paths):
 
 
 def merge(out, paths):
-    """Each row's repetitions in turn, then its aggregates, as a --repetitions=N run writes
-    them; a row some repetition lacks keeps the repetitions that have it."""
+    """Each row's repetitions, then its aggregates; a row some repetition lacks keeps the others."""
     docs = read_reps(paths)
     n = len(docs)
     ctx = OrderedDict(docs[0]["context"])

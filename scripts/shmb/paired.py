@@ -1,12 +1,11 @@
-"""Paired runs (--systems, BENCH_paired.json): their system and ratio rows read and checked,
-and the models against upstream code (Mooncake's, Flow-IPC's)."""
+"""Paired runs (--systems, BENCH_paired.json) read and checked, and models against upstream code."""
 import os
 import re
 from collections import OrderedDict
 
 from .files import BadInput, benchmark_json, check_name, number, read
 from .fmt import fmt, fmt_ratio, md_head, md_row
-from .runs import unique
+from .runs import existing, unique
 
 
 # A paired run (--systems=LIST) measures its systems in one process, round by round,
@@ -20,9 +19,7 @@ PAIRED_NAME = re.compile(r"^(?P<question>.+)/system:(?P<system>[^/]+)(?:/vs:(?P<
 
 
 class Pair:
-    """A ratio row of a paired run: ratio the rounds' median of baseline / system (above 1:
-    the system is faster), lo and hi its 95% interval; saved the median of baseline - system,
-    ns per operation, saved_lo and saved_hi its interval; p the sign test's (or None)."""
+    """A ratio row: ratio baseline / system (above 1: faster) and lo, hi; saved ns and its ends; p."""
 
     def __init__(self, name, question, system, vs, b):
         self.name, self.question, self.system, self.vs = name, question, system, vs
@@ -44,9 +41,7 @@ class Pair:
 
 
 class PairedRun:
-    """One BENCH_paired.json: questions (OrderedDict question -> OrderedDict system ->
-    its row's JSON object, the control among them), pairs (OrderedDict question ->
-    OrderedDict system -> Pair), baseline, context."""
+    """One BENCH_paired.json: questions -> system -> row, pairs -> system -> Pair, baseline, ctx."""
 
     def __init__(self, path, questions, pairs, baseline, ctx):
         self.path, self.questions, self.pairs, self.baseline, self.ctx = path, questions, pairs, baseline, ctx
@@ -79,8 +74,7 @@ def paired_field(path, b, key, check, what, optional=False):
 
 
 def parse_paired(path, text):
-    """The PairedRun of a paired run's JSON text, every field the scripts read checked
-    (a ratio row's times are savings: zero or negative is fine there)."""
+    """The PairedRun of a paired JSON text, every field read checked."""
     data, ctx = benchmark_json(path, text)
     questions, pairs, baselines = OrderedDict(), OrderedDict(), set()
     positive = lambda v: number(v) and v > 0  # noqa: E731
@@ -119,12 +113,7 @@ def load_paired(path):
 
 def paired_files(folder):
     """OrderedDict bench -> path of BENCH_paired.json in a results folder."""
-    out = OrderedDict()
-    for bench in PAIRED_BENCHES:
-        path = os.path.join(folder, bench + "_paired.json")
-        if os.path.isfile(path):
-            out[bench] = path
-    return out
+    return existing(folder, PAIRED_BENCHES, "_paired.json")
 
 
 # run_all.sh --system's axes: each point a paired run of shm_transfer_bench of its own
@@ -134,8 +123,7 @@ AXIS_POINT = OrderedDict((("buffers", "buffers"), ("size", "size_kb"), ("submit"
 
 
 def axis_files(folder):
-    """[(axis, point, path)] of a results folder's transfer_axis_AXIS_N.json, by axis (AXIS_POINT's
-    order) and N; point as a row's name says it: 'buffers:10', 'size_kb:1', 'per_submit:32'."""
+    """[(axis, point, path)] of a folder's axis files by axis and N; point as rows say: 'buffers:10'."""
     found = []
     for name in os.listdir(folder):
         m = AXIS_FILE.match(name)
@@ -156,8 +144,7 @@ def control_width(run, question):
 
 
 def ratio_change(a_run, b_run, q, a, b):
-    """'changed' when the two intervals do not overlap and the ratio moved by more than
-    either run's control noise (its interval's width), else 'within the noise'."""
+    """'changed' when the intervals are apart and the ratio moved beyond either control's width."""
     if not (a.has_interval and b.has_interval):
         return "not assessed"
     noise = [control_width(a_run, q), control_width(b_run, q)]
@@ -175,8 +162,7 @@ MODEL_OFF = 0.25  # a model whose time is off upstream's by more than this share
 
 
 def upstream_commit(run, upstream=UPSTREAM):
-    """The commit(s) the run's upstream rows ran (its note), or None: Mooncake's one commit,
-    Flow-IPC's "flow HEX, ipc_core HEX, ..."."""
+    """The commit(s) the run's upstream rows ran, from its notes, or None."""
     pattern = r"^mooncake_upstream: .* commit (\S+)" if upstream == UPSTREAM else \
         r"^%s: .* compiled from (flow .*) \(docs/upstream\.md\)" % re.escape(upstream)
     for note in run.ctx.get("notes") or []:
@@ -187,8 +173,7 @@ def upstream_commit(run, upstream=UPSTREAM):
 
 
 def upstream_of(run):
-    """The upstream system held against the run's baseline (None: the baseline is no model
-    of one, or the run did not hold it)."""
+    """The upstream system held against the run's baseline, or None."""
     for upstream, model in UPSTREAMS.items():
         if run.baseline == model and any(upstream in by for by in run.pairs.values()):
             return upstream
@@ -196,10 +181,8 @@ def upstream_of(run):
 
 
 def model_upstream(run):
-    """[(question, model's p50, upstream's p50, Pair, control Pair)] of the questions where a
-    run against a model (its baseline) also ran that model's upstream code (docs/upstream.md);
-    the Pair, read as it is, is model / upstream (above 1: the model is slower than upstream's
-    code)."""
+    """[(question, model p50, upstream p50, Pair, control)] where the run also ran the model's
+    upstream code; the Pair is model / upstream."""
     upstream = upstream_of(run)
     if upstream is None:
         return []
@@ -211,17 +194,14 @@ def model_upstream(run):
 
 
 def buffers_said(run):
-    """' Registered buffers: N (--num_segments).' for a transfer run, whose rows do not name
-    them; else ''."""
+    """' Registered buffers: N (--num_segments).' of a transfer run, else ''."""
     m = re.search(r"(?:^| )num_segments=(\d+)", str(run.ctx.get("flags", "")))
     exe = str(run.ctx.get("executable", ""))
     return " Registered buffers: %s (--num_segments)." % m.group(1) if m and "transfer" in exe else ""
 
 
 def model_upstream_lines(run):
-    """The "model against upstream" table of a paired run (markdown), then a line per row
-    whose model is off upstream's time by more than MODEL_OFF; [] when the run holds no
-    mooncake_upstream row."""
+    """The model-against-upstream table and a line per row off by more than MODEL_OFF; [] without."""
     rows = model_upstream(run)
     if not rows:
         return []

@@ -1,5 +1,5 @@
-"""A folder's paired runs as verdicts: each flavour against Mooncake per question, the design
-credited with the steps it changes, Holm's correction per section, a section's table."""
+"""A folder's paired runs as verdicts: the design credited with the steps it changes, Holm's
+correction per section, a section's table."""
 import json
 import os
 import re
@@ -13,9 +13,7 @@ from .verdict_base import BASE, FLAVOURS, TITLE, question_sizes
 
 
 class Verdict:
-    """One flavour against Mooncake on one question of a paired run: its Pair, the
-    question's control, Mooncake's and the flavour's times (their system rows' p50), the
-    binary's rule's verdict, then what the section makes of it (Holm, the design's credit)."""
+    """One flavour against Mooncake on one question: its Pair, control, times and verdict."""
 
     def __init__(self, label, flavour, pair, control, base, other):
         self.label, self.flavour, self.pair, self.control = label, flavour, pair, control
@@ -35,8 +33,7 @@ class Verdict:
 
     @property
     def tested(self):
-        """The Pair the verdict rests on: the credited step's where the request's saving is
-        its step's (credit), else the row's own."""
+        """The Pair the verdict rests on: the credited step's, else the row's own."""
         return self.credit[0] if self.credit and self.credit[1] else self.pair
 
     def cells(self, credit_column):
@@ -93,8 +90,7 @@ class PairedFolder:
         self.loads = read_run_json(path)
 
     def verdicts(self, bench, question, label):
-        """[Verdict] of each flavour on one question, then the control's own (None when the
-        question was not measured)."""
+        """[Verdict] of each flavour on one question, then the control's (None: not measured)."""
         run = self.runs.get(bench)
         if run is None or question not in run.pairs:
             return None
@@ -123,9 +119,7 @@ def read_run_json(path):
 
 
 class Summed:
-    """The steps a design changes (the translation, and the request path where it walks other
-    registrations and measurably differs) as one credited step: the sum of their medians and
-    of their intervals (at least 90%), p the largest of theirs."""
+    """The translation and the request path as one credited step: sums of medians and ends (90%+)."""
 
     what = "the translation's and the request path's"
 
@@ -145,9 +139,8 @@ def step_what(step):
 
 
 def differing_steps(folder, bench, translate, request_path):
-    """flavour -> the step(s) its design changes inside a request: its translation where
-    upstream allows it (upstream_steps), plus its request path when its saving's interval
-    excludes 0 (the engine walks the flavour's pools, not Mooncake's buffers)."""
+    """flavour -> the step(s) its design changes: its translation (upstream_steps), plus its request
+    path when that saving's interval excludes 0."""
     paths = step_pairs(folder, bench, request_path)
     out = OrderedDict()
     for f, t in upstream_steps(folder, bench, translate).items():
@@ -159,10 +152,8 @@ def differing_steps(folder, bench, translate, request_path):
 
 
 def credit(verdicts, steps):
-    """Credits the design with what differs, no more: a request's verdict rests on its
-    differing step's saving (steps: flavour -> Pair; step_word), unless the whole request
-    saved another amount beyond the control's noise: then 'unexplained by the design'
-    (not noise: a tight gap is more likely the step costing otherwise inside the request)."""
+    """A request's verdict rests on its differing step's saving unless the request saved another amount
+    beyond the control's noise: then 'unexplained by the design'."""
     for v in verdicts:
         step = steps.get(v.flavour)
         if v.flavour not in FLAVOURS or step is None or not v.counts:
@@ -176,9 +167,7 @@ def credit(verdicts, steps):
 
 
 def step_word(step, base):
-    """The verdict of a request whose saving its differing step explains: within the noise
-    when the step's saving interval holds 0; no practical difference under 5% of Mooncake's
-    request; else faster or slower by the step."""
+    """The verdict of a request its step explains, by the step's saving interval and share."""
     if step.saved_lo is None or step.saved_hi is None or step.saved_lo <= 0 <= step.saved_hi:
         return "within the noise"
     if not base or abs(step.saved / base) < PRACTICAL_CHANGE:
@@ -187,8 +176,7 @@ def step_word(step, base):
 
 
 def holm_section(verdicts):
-    """Holm's correction over the section's rows (the control's aside): a row that is not
-    significant after it reads within the noise, whatever its interval says alone."""
+    """Holm over the section's rows: a row not significant after it reads within the noise."""
     rows = [v for v in verdicts if v.flavour in FLAVOURS and v.counts and v.tested.p is not None]
     for v, adj in zip(rows, holm([v.tested.p for v in rows])):
         v.p_holm = adj
@@ -200,9 +188,7 @@ PAIRED_HEADER = ["question", "Mooncake", "system", "its time", "ratio [95%]", "s
 
 
 def paired_render(title, legend, groups, unit, credit_what=None):
-    """A section, Holm-corrected over its rows: its table (each question's flavours and control),
-    the control's line per question, what is too noisy and how to get a quieter run, a line per
-    question."""
+    """A section: its table, the controls' lines, what is too noisy, a line per question."""
     out = ["## " + title, "", legend, ""]
     rows = [v for g in groups for v in g]
     holm_section(rows)
@@ -240,9 +226,7 @@ def paired_render(title, legend, groups, unit, credit_what=None):
 
 
 def paired_questions(folder, bench, pattern, label, sizes=None):
-    """[Verdict groups] of the questions of bench whose name matches pattern (its first
-    group the size in KB or the count), labelled by label(match), in file order (sizes:
-    only those)."""
+    """[Verdict groups] of bench's questions matching pattern (group 1: size or count), file order."""
     run = folder.runs.get(bench)
     if run is None:
         return []
@@ -271,9 +255,7 @@ def not_upstream(row):
 
 
 def upstream_steps(folder, bench, question):
-    """step_pairs of the flavours whose step is possible upstream: a row labelled not possible
-    upstream (SHM-jemalloc's to_address: its borrowers map pools read-only) never reaches a
-    verdict, not even as a credited step."""
+    """step_pairs but rows labelled not possible upstream, which never reach a verdict."""
     run = folder.runs.get(bench)
     rows = run.questions.get(question, {}) if run else {}
     return OrderedDict((f, p) for f, p in step_pairs(folder, bench, question).items()

@@ -1,5 +1,4 @@
-"""report.md of paired runs: the verdict, how to read it, at a glance, the run, the sections,
-the break-evens, the model against upstream, the plots."""
+"""report.md of paired runs."""
 import os
 from collections import OrderedDict
 
@@ -11,25 +10,23 @@ from .paired import MIN_ROUNDS, axis_files, model_upstream_lines
 from .paired_folder import PairedFolder, step_what
 from .paired_sections import paired_attach, paired_block, paired_registration, paired_request, paired_workload
 from .paired_sentences import block_lines, blocks_of, verdict_sentences
+from .runs import flag_dict
 from .stats import ALPHA, PRACTICAL_CHANGE
-from .verdict_base import (FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line, one_or_each,
-                           plots_section, write_report)
+from .verdict_base import (BREAK_EVEN_HEAD, FLAVOURS, TITLE, counted, glance_head, machine_lines, one_off_line,
+                           one_or_each, plots_section, write_report)
 from .zero_copy import paired_zero_copy
 
 
 def credited_saving(v):
-    """The saving per operation a break-even may count on, and its note: the translation's
-    where the whole request's is noise, else the row's own; the verdict said beside it."""
+    """The saving a break-even counts on (the translation's where the request's is noise), its note."""
     if v.credit and not v.credit[1]:
         return v.credit[0].saved, ", %s: the request's own is unexplained" % step_what(v.credit[0])
     return v.pair.saved, ", %s" % v.word
 
 
 def paired_break_evens(register, attach, block, request):
-    """When a flavour's one-off (register, attach) costs more than Mooncake's, the number of
-    blocks (alloc + free) or requests whose saving pays it back; the savings are medians
-    over rounds, each with the verdict that qualifies it."""
-    out = ["## Break-even of the one-off costs", "",
+    """How many blocks or requests pay back a flavour's extra one-off, by median savings."""
+    out = [BREAK_EVEN_HEAD, "",
            "When a flavour's one-off cost exceeds Mooncake's (its saved time is negative), the number of "
            "operations whose saving pays the difference back (the difference / the saving per operation, "
            "rounded up; medians over rounds); never when that operation saves nothing.", ""]
@@ -57,8 +54,7 @@ def paired_break_evens(register, attach, block, request):
 
 
 def extra_runs(folder):
-    """[(point, file name, context)] of the other runs the report reads: the axes' (point
-    'buffers:10') and the space run (point 'space')."""
+    """[(point, file name, context)] of the axes' runs and the space run ('space')."""
     out = [(point, os.path.basename(path), benchmark_json(path, read(path))[1])
            for _, point, path in axis_files(folder.path)]
     space = os.path.join(folder.path, SPACE_FILE)
@@ -68,12 +64,9 @@ def extra_runs(folder):
 
 
 def flag_lines(extra):
-    """The axes' flags (those common to every axis run once, then per point the others) and the
-    space run's, as sub-items of the run's flags."""
-    def flags(ctx):
-        return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in str(ctx.get("flags", "")).split())
+    """The axes' flags (common, then per point) and the space run's, as sub-items."""
     quote = lambda text: "`%s`" % text.replace("`", "'")  # noqa: E731
-    axes = [(point, flags(ctx)) for point, _, ctx in extra if point != "space"]
+    axes = [(point, flag_dict(ctx.get("flags", ""))) for point, _, ctx in extra if point != "space"]
     out = []
     if axes:
         common = OrderedDict((k, v) for k, v in axes[0][1].items() if all(f.get(k) == v for _, f in axes))
@@ -88,8 +81,7 @@ def flag_lines(extra):
 
 
 def extra_files(folder):
-    """', the axes' transfer_axis_*.json, the space run's allocation_space.json' (what the folder
-    holds), or ''."""
+    """', the axes' transfer_axis_*.json, the space run's allocation_space.json' as held, or ''."""
     said = (["the axes' transfer_axis_*.json"] if axis_files(folder.path) else []) + \
         (["the space run's " + SPACE_FILE] if os.path.isfile(os.path.join(folder.path, SPACE_FILE)) else [])
     return "".join(", " + x for x in said)
@@ -160,8 +152,7 @@ def paired_intro(folder):
 
 
 def paired_glance(folder, sections, blocks):
-    """Each flavour's verdicts per section; per block one per size, alloc + free together
-    (what a block costs), not alloc and free apart."""
+    """Each flavour's verdicts per section; per block alloc + free together, one per size."""
     out = glance_head(folder, "Each flavour's verdicts per question, counted over the tables below; per block, "
                       "one verdict per size for alloc + free together at the object layer (alloc_reuse and the "
                       "bare allocator's rows are in its table).")
@@ -203,9 +194,7 @@ def paired_report(path):
 
 
 def model_against_upstream(folder):
-    """'Model against upstream': per paired file that ran a model's upstream code beside it,
-    each covered row's model / upstream with its interval, and a line per row off by more
-    than 25% (results.model_upstream_lines); nothing when no file did."""
+    """'Model against upstream': per file that ran upstream code, model / upstream per row."""
     out = []
     for bench, run in folder.runs.items():
         lines = model_upstream_lines(run)

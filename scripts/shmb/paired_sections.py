@@ -1,17 +1,16 @@
-"""report.md's sections of paired runs: per block, registration, first attach, per request,
-per KV-cache workload."""
+"""report.md's sections of paired runs."""
 import re
 
 from .files import number
 from .fmt import fmt_size, fmt_time
 from .paired_folder import credit, differing_steps, not_upstream, paired_questions, paired_render, paired_sizes
-from .verdict_base import (BASE, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, layers_legend, not_run,
-                           parts_line, register_label, registration_legend)
+from .verdict_base import (ATTACH_TITLE, BASE, BLOCK_TITLE, FLAVOURS, QUESTION_SIZES_KB, REGISTRATION_TITLE,
+                           REQUEST_TITLE, TITLE, WORKLOAD_PARTS, layers_legend, not_run, parts_line, register_label,
+                           registration_legend)
 
 
 def allocation_section(folder, title, pattern, label, legend, unit, sizes):
-    """A section of allocation_paired.json's questions (pattern: their names, its group the
-    size in KB)."""
+    """A section of allocation_paired.json's questions matching pattern (group 1: KB)."""
     if "allocation" not in folder.runs:
         return not_run(title, "no allocation_paired.json in this folder"), []
     groups = paired_questions(folder, "allocation", pattern, label, sizes(pattern))
@@ -20,7 +19,7 @@ def allocation_section(folder, title, pattern, label, legend, unit, sizes):
 
 def paired_block(folder):
     return allocation_section(
-        folder, "Per block: an object inside registered memory (object layer), and the bare allocator under it",
+        folder, BLOCK_TITLE,
         r"^shm_alloc/(?:alloc|free|alloc_reuse|alloc_bare|free_bare)/size_kb:(\d+)$",
         lambda m: "%s, %s" % (m.group(0).split("/")[1], fmt_size(int(m.group(1)))),
         layers_legend(folder) + " Per size, the verdict is a block's alloc + free at the object layer, the bare "
@@ -31,7 +30,7 @@ def paired_block(folder):
 
 def paired_registration(folder):
     return allocation_section(
-        folder, "Registration: making N blocks usable, deployment totals (one-off)",
+        folder, REGISTRATION_TITLE,
         r"^shm_alloc/register/size_kb:(\d+)/buffers:(\d+)$",
         lambda m: register_label(int(m.group(2)), int(m.group(1))),
         registration_legend(folder, " of allocation_paired.json"), "once",
@@ -39,7 +38,7 @@ def paired_registration(folder):
 
 
 def paired_attach(folder):
-    title = "First attach: what the receiver pays before its first request (one-off)"
+    title = ATTACH_TITLE
     if "lookup" not in folder.runs:
         return not_run(title, "no lookup_paired.json in this folder"), []
     groups = paired_questions(folder, "lookup", r"^shm_lookup/attach/segments:(\d+)$",
@@ -69,7 +68,7 @@ def write_path_legend(folder):
 
 
 def paired_request(folder):
-    title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+    title = REQUEST_TITLE
     if "transfer" not in folder.runs:
         return not_run(title, "no transfer_paired.json in this folder"), []
     groups, absent = [], []

@@ -10,10 +10,7 @@ from .zero_copy import ZERO_COPY_CONDITION, zero_copy_break_even
 
 
 class Block:
-    """One flavour's block at one size: its alloc and free Verdicts together, as a block
-    costs (alloc + free): the sum of their medians, its interval the sum of theirs (both
-    intervals hold their medians with 95% each, so their sum holds the sum's with at least
-    90%), and one verdict."""
+    """A flavour's alloc + free at one size: summed medians and ends (both 95%, so the sum 90%+)."""
 
     def __init__(self, size, alloc, free, bare=False):
         self.size, self.flavour, self.steps, self.bare = size, alloc.flavour, (alloc, free), bare
@@ -24,9 +21,8 @@ class Block:
         self.word = self.judge()
 
     def judge(self):
-        """A step that cannot be judged makes the block so; both steps within the noise,
-        or a summed interval that holds 0, leave it within the noise; else the summed
-        saving's share of Mooncake's block says no practical difference, faster or slower."""
+        """Unjudgeable steps, unjudgeable; within the noise both, or a sum holding 0, within the noise;
+        else by the summed share."""
         words = [v.word for v in self.steps]
         for w in ("too noisy", "not assessed"):
             if w in words:
@@ -50,9 +46,7 @@ class Block:
 
 
 def blocks_of(groups):
-    """[Block] of the per-block section's groups: each flavour's alloc and free at each size
-    (the object layer: the verdict), then its alloc_bare and free_bare (the bare allocator,
-    bare=True: stated beside it)."""
+    """[Block] per flavour and size: the object layer, then the bare allocator (bare=True)."""
     out = []
     for steps, bare in ((("alloc", "free"), False), (BARE_STEPS, True)):
         by = OrderedDict()
@@ -66,8 +60,7 @@ def blocks_of(groups):
 
 
 def block_lines(blocks):
-    """The per-block section's lines on blocks: per size, each flavour's alloc + free at the
-    object layer, then its bare allocator's alloc_bare + free_bare."""
+    """Per size, each flavour's alloc + free at the object layer, then its bare allocator's."""
     out = []
     for size in unique(b.size for b in blocks):
         for bare, what in ((False, "block (alloc + free, object layer)"),
@@ -94,10 +87,8 @@ def span(texts):
 
 
 def ranged(items):
-    """'saves 184 ns [180 ns, 188 ns] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's 6.19 µs
-    to 1.20 ms): no practical difference; ...' of items (change, (preposition, where),
-    share or None, Mooncake's time, verdict): consecutive ones that share a verdict said
-    together, so that a sentence stays short at any number of sizes."""
+    """Items (change, where, share, Mooncake's time, verdict) said as ranges, consecutive ones sharing
+    a verdict together, so that a sentence stays short at any number of sizes."""
     runs = []
     for it in items:
         if runs and runs[-1][-1][4] == it[4]:
@@ -115,8 +106,7 @@ def ranged(items):
 
 
 def ranged_one(run):
-    """'saves 184 ns [180 ns, 188 ns] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's 6.19 µs
-    to 1.20 ms)' of items with one change."""
+    """'saves 184 ns [...] at 64 KB to 16 MB (3.0% to 0.0% of Mooncake's ...)' of one change."""
     cols = list(zip(*run))
     wheres = [w for _, w in cols[1]]
     where = "%s %s" % (cols[1][0][0], wheres[0] if len(run) == 1 else
@@ -126,8 +116,7 @@ def ranged_one(run):
 
 
 def request_items(verdicts, where):
-    """ranged's items of request verdicts: the credited saving (the translation's where the
-    request's is its) and its share of Mooncake's request."""
+    """ranged's items of request verdicts: the credited saving and its share."""
     return [ranged_item(pair_change(p), where(v), p.saved, v.base, v.word)
             for v in verdicts for p in [v.credit[0] if v.credit else v.pair]]
 
@@ -138,11 +127,8 @@ def ranged_item(change, where, saved, base, word):
 
 
 def registration_text(reg):
-    """'costs 379 µs to 425 µs more for 10 blocks: slower; saves 217 µs to 395 µs for 100 and
-    8.60 ms to 9.42 ms for 1000: faster (blocks of 4 KB to 1 MB; ...)' of register verdicts
-    (labels 'register N buffers, SIZE'): per N, the range over the sizes of what it saves or
-    costs; consecutive Ns that share a verdict said together. An N whose sizes disagree on
-    the verdict or on the sign is said size by size."""
+    """Per N, the range over sizes of what registering N blocks saves or costs, Ns sharing a verdict
+    together; an N whose sizes disagree said size by size."""
     by, sizes = OrderedDict(), []
     for v in reg:
         count, size = v.label[len("register "):].split(", ", 1)
@@ -177,8 +163,7 @@ def registration_text(reg):
 
 
 def credited_words(verdicts, alone=""):
-    """Who saves, in a verdict sentence: 'it' (the whole request), 'its translation', or the
-    steps its design changes when the request path is credited beside it (Summed)."""
+    """Who saves: 'it', 'its translation', or the steps its design changes (Summed)."""
     steps = [v.credit[0] for v in verdicts if v.credit]
     if not steps:
         return "it"
@@ -228,10 +213,8 @@ def flavour_sentences(f, sections, blocks):
 
 
 def verdict_sentences(folder, sections, blocks, zero_copy=()):
-    """The answer first: per flavour, what it saves or costs per request, on the workload,
-    per block and once, from the sections' verdicts (Holm and the credit applied), with
-    their intervals and the conditions (sizes, buffers) they hold under; then where its
-    hand-off beats Mooncake's request (zero_copy: that section's groups)."""
+    """The answer first: per flavour, per request, workload, block and once, then where its hand-off
+    beats Mooncake's request."""
     out = ["## Verdict", ""]
     for f in folder.flavours:
         zero = zero_copy_break_even(f, zero_copy)

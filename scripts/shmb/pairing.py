@@ -1,5 +1,4 @@
-"""Two runs of one binary paired row by row: a run without --system against a --system
-run through that system's rows, a one-off step under its older name with today's."""
+"""Two runs of one binary paired row by row, across --system and the one-off steps' older names."""
 import os
 from collections import OrderedDict
 
@@ -25,7 +24,7 @@ SYSTEM_ALLOCATORS = {
 
 def split_name(name):
     """'shm_lookup/mooncake/first_use/segments:100' -> ('shm_lookup', ['mooncake', 'first_use'],
-    'segments:100'): the middle parts end where the argument (a part with ':') begins."""
+    'segments:100')."""
     fields = name.split("/")
     end = next((i for i, f in enumerate(fields) if ":" in f and i > 0), len(fields))
     return fields[0], fields[1:end], "/".join(fields[end:])
@@ -38,9 +37,7 @@ def canonical(name):
 
 
 def as_system(name, system):
-    """The name a --system=SYSTEM run gives the row NAME of a run without --system, or None
-    when that row is not one of SYSTEM's (lookup: the system's own rows; allocation: its
-    allocators' rows, as SYSTEM_ALLOCATORS says; transfer: the copy rows, named alike)."""
+    """The name a --system=SYSTEM run gives a row of a run without --system, or None if not SYSTEM's."""
     bench, middle, arg = split_name(name)
     if bench == "shm_transfer":
         return name
@@ -58,8 +55,7 @@ def as_system(name, system):
 
 
 def keyed(rows, system=None):
-    """OrderedDict canonical name -> (name, Row) of one run's rows; with system, a run
-    without --system's rows of that system under the names a --system run gives them."""
+    """canonical name -> (name, Row); with system, under the names a --system run gives them."""
     out = OrderedDict()
     for name, row in rows.items():
         key = as_system(name, system) if system else name
@@ -80,9 +76,7 @@ def merged_keys(a, b):
 
 
 class Pairing:
-    """Two runs of one binary, their rows keyed alike: a (and b): OrderedDict key -> Row;
-    names: key -> the row's JSON name in B (in A when only A has it); notes: what was
-    paired under another name, one sentence each."""
+    """Two runs' rows keyed alike: a, b (key -> Row), names (key -> JSON name), notes."""
 
     def __init__(self, a_rows, b_rows, a_system="", b_system="", a_label="A", b_label="B"):
         a_sys = b_system if b_system and not a_system else None
@@ -152,9 +146,7 @@ def pair_runs(a, b):
 
 
 def folder_pairs(a_dir, b_dir):
-    """[(key, A's file, B's file)] of two results folders: each file both hold, and a
-    file of a run without --system against each of the other folder's --system files of
-    that binary (e.g. lookup.json against lookup_mooncake.json)."""
+    """[(key, A's file, B's file)] of two folders, a run without --system against --system files."""
     a_files, b_files = folder_files(a_dir), folder_files(b_dir)
     out = []
     for bench in BENCHES:
@@ -192,8 +184,7 @@ def system_pairs(folder):
 
 
 def check(paths):
-    """Reads every results file that the command on these paths will read (two files,
-    two folders, or one --system folder), so that a bad one stops it before it prints."""
+    """Reads every file the command will read, so that a bad one stops it before it prints."""
     if len(paths) == 2 and all(os.path.isfile(p) for p in paths):
         pair_runs(load_run(paths[0]), load_run(paths[1]))
         return 0
@@ -212,6 +203,5 @@ def check(paths):
 
 
 def one_off(middle):
-    """Is a row of this name's middle parts a one-off cost (paid once per buffer, pool or
-    peer), not one per operation?"""
+    """Is a row of these middle parts a one-off cost (per buffer, pool or peer)?"""
     return any(m in ONE_OFF for m in middle)

@@ -1,9 +1,8 @@
-"""plot.sh's figures of each binary (transfer, lookup, allocation), and plotdata, which
-writes every figure of a folder."""
+"""plot.sh's figures of each binary, and plotdata, which writes every figure of a folder."""
 import os
 from collections import OrderedDict
 
-from .axes import write_axes_plot
+from .axes import plot_axes
 from .files import number, write_output
 from .fmt import size_label, time_label
 from .gnuplot import bars_note, context_lines, gp_string, panel, script, series_of, ticks, write_data
@@ -65,9 +64,7 @@ def caches_marks(ctx, xs):
 
 
 def bench_figure(files, keys, out_dir, name, head, specs, draw, panel_height=400):
-    """One bench's figure: a panel for each spec whose point function (spec[0]) finds rows,
-    its series written to out_dir as NAME<i>.dat, drawn by draw(spec, data, series, xs,
-    with_bars, runs); None when no spec found any."""
+    """A panel per spec whose point function finds rows, its data NAME<i>.dat; None when none."""
     panels, reps, runs = [], set(), None
     for i, spec in enumerate(specs):
         series, r, got = series_of(files, keys, spec[0])
@@ -153,21 +150,15 @@ def plotdata(folder, out_dir):
     made = []
     by_bench = OrderedDict((b, [k for k in files if split_key(k)[0] == b]) for b in BENCHES)
     lookup_keys = by_bench["lookup_sweep"] or by_bench["lookup"]
-    jobs = (("transfer", plot_transfer, by_bench["transfer"]),
-            ("lookup", plot_lookup, lookup_keys),
-            ("allocation", plot_allocation, by_bench["allocation"]))
-    for name, fn, keys in jobs:
-        if not keys:
-            continue
-        text = fn(files, keys, out_dir)
+    jobs = [(name, lambda fn=fn, keys=keys: keys and fn(files, keys, out_dir)) for name, fn, keys in (
+        ("transfer", plot_transfer, by_bench["transfer"]), ("lookup", plot_lookup, lookup_keys),
+        ("allocation", plot_allocation, by_bench["allocation"]))]
+    jobs += [(name, lambda fn=fn: fn(folder, out_dir)) for name, fn in (
+        ("gain", plot_gain), ("paired", plot_paired), ("axes", plot_axes))]
+    for name, make in jobs:
+        text = make()
         if text:
             write_output(os.path.join(out_dir, name + ".gp"), text)
             made.append(name)
-    for name, fn in (("gain", plot_gain), ("paired", plot_paired)):
-        text = fn(folder, out_dir)
-        if text:
-            write_output(os.path.join(out_dir, name + ".gp"), text)
-            made.append(name)
-    write_axes_plot(folder, out_dir, made)
     print(" ".join(made))
     return 0 if made else 1

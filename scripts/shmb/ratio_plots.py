@@ -1,11 +1,10 @@
-"""gain.png (Mooncake against each Flow-IPC flavour, per-system files) and paired.png (the
-paired runs' ratios)."""
+"""gain.png (per-system files) and paired.png (paired runs)."""
 import os
 from collections import OrderedDict
 
-from .files import write_output
 from .fmt import size_label
-from .gnuplot import FLAVOUR_COLOURS, PALETTE, chunked, context_lines, dat_string, gp_string, ratio_axes, script
+from .gnuplot import (FLAVOUR_COLOURS, PALETTE, chunked, context_lines, dat_string, gp_string, ratio_axes, script,
+                      write_blocks)
 from .paired import load_paired, paired_files
 from .pairing import one_off, pair_runs, system_pairs
 from .runs import BENCHES, load, load_run, parts, run_system, split_key, unique
@@ -20,10 +19,7 @@ FILLS = (("yes", "lc rgb \"%s\" fs solid 0.85 border", "solid: significant (U-te
 
 
 def gain_bars(folder):
-    """OrderedDict (bench, 'per operation'|'one-off') -> OrderedDict row label ->
-    {flavour: (gain, significant, interval)} of a --system folder: Mooncake's p50 / each
-    Flow-IPC flavour's, with compare.sh's verdicts (one U-test family per binary and
-    flavour) and gain_interval's (lo, hi) or None."""
+    """(bench, kind) -> row label -> flavour -> (gain, significant, interval) of a --system folder."""
     pairs, files = system_pairs(folder)
     out = OrderedDict()
     for bench, a_key, b_key in pairs:
@@ -46,15 +42,12 @@ def gain_bars(folder):
 
 
 def write_gain_data(path, bars, flavours):
-    """Writes a gain panel's data: a block per flavour and verdict (FILLS), each bar's x,
-    gain, left and right edges, its interval's ends (NaN without one), where its figure
-    goes and the figure; returns the blocks' (flavour, verdict)."""
+    """Writes a gain panel's data, a block per flavour and fill; returns the blocks."""
     width = 0.8 / len(flavours)
     blocks, out = [], []
     for j, flavour in enumerate(flavours):
         for sig, _, _ in FILLS:
-            out.append("# %s %s\n" % (flavour, dat_string(sig)))
-            n = 0
+            lines = []
             for g, by in enumerate(bars.values()):
                 if flavour in by and by[flavour][1] == sig:
                     x, (v, _, ci) = g - 0.4 + width * (j + 0.5), by[flavour]
@@ -63,14 +56,11 @@ def write_gain_data(path, bars, flavours):
                     lo, hi = ci or (float("nan"), float("nan"))
                     # the figure beyond the bar's end and its interval's
                     at = min(v, lo if ci else v) / 1.12 if v < 1 else max(v, hi if ci else v) * 1.12
-                    out.append("%r %r %r %r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, lo, hi, at,
-                                                             dat_string(text)))
-                    n += 1
-            if not n:
-                out.append("nan nan nan nan nan nan nan \"\"\n")
-            out.append("\n\n")
+                    lines.append("%r %r %r %r %r %r %r %s\n" % (x, v, x - width / 2, x + width / 2, lo, hi, at,
+                                                               dat_string(text)))
+            out.append(("%s %s" % (flavour, dat_string(sig)), lines))
             blocks.append((flavour, sig))
-    write_output(path, "".join(out))
+    write_blocks(path, out, "nan nan nan nan nan nan nan \"\"\n")
     return blocks
 
 
@@ -87,8 +77,7 @@ def gain_legend(flavours):
 
 
 def gain_panel(out_dir, index, title, bars, flavours, first):
-    """The gnuplot commands of one gain panel: a group of bars per row, one bar per flavour
-    from 1 to its gain (up: Flow-IPC faster), filled as FILLS says; the legend in the first."""
+    """One gain panel: a bar per flavour from 1 to its gain, filled as FILLS says."""
     data = "gain%d.dat" % index
     blocks = write_gain_data(os.path.join(out_dir, data), bars, flavours)
     ys = [y for by in bars.values() for v, _, ci in by.values() for y in (v,) + (ci or ())]
@@ -112,9 +101,7 @@ def gain_panel(out_dir, index, title, bars, flavours, first):
 
 
 def gain_panels(groups):
-    """[(title, bars)] of gain.png: first the rows that decide (the whole request per size,
-    the workload request), then each binary's other rows (translation alone, the sweep,
-    per block) and one-off costs on their own scale; at most PANEL_QUESTIONS rows a panel."""
+    """[(title, bars)] of gain.png: the rows that decide first, then each binary's on its own scale."""
     decide, rest = OrderedDict(), []
     for bench, kind in [(b, k) for b in BENCHES for k in ("per operation", "one-off") if (b, k) in groups]:
         bars = groups[(bench, kind)]
@@ -149,8 +136,7 @@ def plot_gain(folder, out_dir):
 
 
 def row_label(name, middle=None):
-    """'shm_transfer/request/size_kb:4' -> 'request 4K'; a count or a name (a workload's
-    model) as it is; middle: other middle parts."""
+    """'shm_transfer/request/size_kb:4' -> 'request 4K'; middle: other middle parts."""
     own, arg_name, arg, threads = parts(name)
     x = size_label(arg) if arg_name.startswith("size") and arg is not None else \
         "%s segs" % arg if arg_name == "segments" else name.rsplit(":", 1)[-1]
@@ -158,18 +144,14 @@ def row_label(name, middle=None):
 
 
 def paired_panel(out_dir, index, title, questions, baseline, control, first):
-    """The gnuplot commands of one panel of paired.png: per question (questions: [(question,
-    OrderedDict system -> Pair)]), each system's ratio to the baseline (log scale) with its
-    95% interval as an error bar, a grey band where a change is under PRACTICAL_CHANGE; the
-    control in grey."""
+    """One panel of paired.png: each system's ratio per question with its interval, the control grey."""
     systems = unique(s for _, by in questions for s in by)
     data = "paired%d.dat" % index
     width = 0.8 / len(systems)
     ys = [1.0]
-    lines = []
+    blocks = []
     for j, s in enumerate(systems):
-        lines.append("# %s\n" % dat_string(s))
-        n = 0
+        lines = []
         for x, (q, by) in enumerate(questions):
             p = by.get(s)
             if p is None:
@@ -177,11 +159,8 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
             lo, hi = (p.lo, p.hi) if p.has_interval and p.lo > 0 else (p.ratio, p.ratio)
             lines.append("%r %r %r %r\n" % (x - 0.4 + width * (j + 0.5), p.ratio, lo, hi))
             ys += [p.ratio, lo, hi]
-            n += 1
-        if not n:
-            lines.append("nan nan nan nan\n")
-        lines.append("\n\n")
-    write_output(os.path.join(out_dir, data), "".join(lines))
+        blocks.append((dat_string(s), lines))
+    write_blocks(os.path.join(out_dir, data), blocks, "nan nan nan nan\n")
     lo, hi = min(ys) / 1.3, max(ys) * 1.3
     cmds = ratio_axes(title, "ratio", lo, hi, [row_label(q) for q, _ in questions], "rotate by 30 right font \",9\"",
                       (1 / (1 + PRACTICAL_CHANGE), 1 + PRACTICAL_CHANGE), first)
@@ -198,10 +177,7 @@ def paired_panel(out_dir, index, title, questions, baseline, control, first):
 
 
 def paired_panels(runs):
-    """[(title, [(question, pairs)])] of paired.png: first the rows that decide (the whole
-    request per size and per workload request: what a user waits for), then each run's
-    other questions (per block, one-off, translation alone, the request's parts) on their
-    own scale; a panel holds at most PANEL_QUESTIONS questions."""
+    """[(title, questions)] of paired.png: the rows that decide first, then a panel per run."""
     decide, rest = [], OrderedDict()
     for bench, run in runs:
         for q, by in run.pairs.items():
@@ -217,8 +193,7 @@ def paired_panels(runs):
 
 
 def plot_paired(folder, out_dir):
-    """paired.png of a folder's paired runs: the deciding rows first, then a panel per run
-    (None without one)."""
+    """paired.png's script of a folder's paired runs, or None."""
     runs = [(bench, load_paired(path)) for bench, path in paired_files(folder).items()]
     if not runs:
         return None

@@ -1,5 +1,4 @@
-"""The binaries' results files, JSON or table, read into rows (Row: a row's p50s over its
-repetitions), and the files of a results folder."""
+"""The binaries' results files, JSON or table, read into rows, and a results folder's files."""
 import math
 import os
 import re
@@ -34,9 +33,8 @@ class Row:
 
 
 def attach_total(row):
-    """A Row whose samples are each repetition's total: attaches (iterations) x p50, the
-    receiver's whole first-use cost; None if a repetition lacks its count. Mooncake attaches
-    each buffer and Flow-IPC each pool, so only totals compare across the systems."""
+    """A Row of each repetition's attaches x p50 (None without counts): Mooncake attaches each
+    buffer, Flow-IPC each pool, so only totals compare."""
     out = Row(row.name + " total")
     out.samples = [float(b.get("iterations") or 0) * b["p50"] for b in row.runs]
     out.count = statistics.median(float(b.get("iterations") or 0) for b in row.runs) if row.runs else 0
@@ -44,8 +42,7 @@ def attach_total(row):
 
 
 def parse_json(path, text):
-    """(OrderedDict name -> Row, context) of a benchmark JSON file's text, every row checked
-    for what the scripts and compare.py read; aggregate rows left out (medians are taken here)."""
+    """(name -> Row, context) of a JSON text, every row checked; aggregate rows left out."""
     data, ctx = benchmark_json(path, text)
     rows = OrderedDict()
     for i, b in enumerate(data["benchmarks"]):
@@ -73,9 +70,7 @@ def load(path):
 
 
 def table_name(bench, arg_name, cells):
-    """The JSON name of a table row: bench/variant/step/arg_name:arg[/threads:T][/system:S
-    [/vs:B]], as the report writer builds it ('-' and an absent column: no part; threads
-    only above 1; the system column of a paired run's ratio row reads S/vs:B)."""
+    """A table row's JSON name, bench/variant/step/arg[/threads:T][/system:S], as the binary builds it."""
     middle = [cells[c] for c in ("variant", "step") if cells.get(c, "-") != "-"]
     name = "/".join([bench] + middle + ["%s:%s" % (arg_name, cells["arg"])])
     threads = cells.get("threads", "1")
@@ -85,10 +80,7 @@ def table_name(bench, arg_name, cells):
 
 
 def read_table(path, text):
-    """(OrderedDict JSON name -> Row, binary's name, its --system or '') of a table's text, its
-    rows named as its JSON file names them (table_name); the 'rep' and 'threads' columns may be
-    there or not (older tables); a row not measured ('-') has no samples; aggregate rows of
-    --repetitions are left out."""
+    """(JSON name -> Row, binary, --system or '') of a table's text; aggregate rows left out."""
     if not text.endswith("\n"):
         raise BadInput("%s: truncated (its last line has no end)" % path)
     first = text.split(None, 2)
@@ -136,16 +128,14 @@ def read_table(path, text):
 
 
 class Run:
-    """One output file of one binary: rows (OrderedDict JSON name -> Row), kind ('JSON'
-    or 'table'), binary (shm_allocation_bench, ...), system (its --system, or '')."""
+    """One output file: rows, kind ('JSON' or 'table'), binary, system ('' without --system)."""
 
     def __init__(self, path, rows, kind, binary, system):
         self.path, self.rows, self.kind, self.binary, self.system = path, rows, kind, binary, system
 
 
 def json_run_facts(path, rows, ctx):
-    """(binary, system) of a JSON file: the binary its row names say (each row of one),
-    the system its context says (older files: only in its flags)."""
+    """(binary, system) of a JSON file, by its row names and its context."""
     benches = set(name.split("/")[0] for name in rows)
     binaries = [b for b, prefix in BINARIES.items() if benches == {prefix}]
     if not binaries:
@@ -180,15 +170,14 @@ def load_run(path):
 
 
 def folder_files(folder):
-    """OrderedDict key -> JSON path of a results folder: 'transfer' for transfer.json,
-    'transfer_mooncake' for transfer_mooncake.json (run_all.sh --system)."""
-    out = OrderedDict()
-    for bench in BENCHES:
-        for key in [bench] + ["%s_%s" % (bench, s) for s in SYSTEMS]:
-            path = os.path.join(folder, key + ".json")
-            if os.path.isfile(path):
-                out[key] = path
-    return out
+    """key -> JSON path of a results folder: 'transfer', 'transfer_mooncake', ..."""
+    keys = [k for bench in BENCHES for k in [bench] + ["%s_%s" % (bench, s) for s in SYSTEMS]]
+    return existing(folder, keys, ".json")
+
+
+def existing(folder, keys, suffix):
+    """key -> folder/KEY+suffix of the keys whose file is there, in keys' order."""
+    return OrderedDict((k, p) for k in keys for p in [os.path.join(folder, k + suffix)] if os.path.isfile(p))
 
 
 def split_key(key):
@@ -200,9 +189,7 @@ def split_key(key):
 
 
 def parts(name):
-    """'shm_transfer/memcpy/cold/size_kb:4/threads:2' -> (['memcpy', 'cold'], 'size_kb', 4, 2).
-    The middle parts are whatever the row names hold (variant, step, mode: any of them
-    may be absent, e.g. with --system)."""
+    """'shm_transfer/memcpy/cold/size_kb:4/threads:2' -> (['memcpy', 'cold'], 'size_kb', 4, 2)."""
     fields = name.split("/")
     threads = 1
     if len(fields) > 2 and re.match(r"threads:\d+$", fields[-1]):
@@ -216,8 +203,7 @@ def parts(name):
 
 
 def run_system(path, key, ctx):
-    """The --system of a folder's file, as its context says, which must agree with the file's
-    name (lookup_mooncake.json: mooncake)."""
+    """A folder file's --system, which its context must not contradict."""
     named = split_key(key)[1]
     said = context_system(ctx)
     if said is not None and said != named:
@@ -228,6 +214,11 @@ def run_system(path, key, ctx):
 def same(ns):
     """A figure as it is (a time in ns)."""
     return ns
+
+
+def flag_dict(flags):
+    """OrderedDict flag -> value of a context's "flags" text ('' for a flag without '=')."""
+    return OrderedDict(f.split("=", 1) if "=" in f else (f, "") for f in str(flags).split())
 
 
 def unique(xs):

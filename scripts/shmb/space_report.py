@@ -1,6 +1,4 @@
-"""report.md's "Space: what each allocator can hold" (inside "Per block"): allocation_space.json (shm_allocation_bench
---allocator=space, run by run_all.sh --system) as one table per allocator, utilization and fragmentation
-beside the same run's ns per alloc and free."""
+"""allocation_space.json (--allocator=space): report.md's table, compare.sh's and the gate's."""
 import json
 import os
 import re
@@ -80,16 +78,14 @@ ORDER = ("offset", "bipc", "jemalloc")
 
 
 class Space:
-    """An allocator's figures of allocation_space.json: util and frag in percent (frag None:
-    '-'), alloc_ns and free_ns the p50s (None when absent)."""
+    """An allocator's util and frag (%, frag None: '-'), alloc_ns and free_ns p50s."""
 
     def __init__(self, util, frag, alloc_ns, free_ns):
         self.util, self.frag, self.alloc_ns, self.free_ns = util, frag, alloc_ns, free_ns
 
 
 def load_space(path):
-    """(OrderedDict allocator -> Space of the first repetition's rows, its pool MB), every
-    figure compare.sh reads checked (BadInput naming path)."""
+    """(allocator -> Space of the first repetition, pool MB), every figure read checked."""
     data, _ = benchmark_json(path, read(path))
     got, mb = {}, None
     for i, b in enumerate(data["benchmarks"]):
@@ -119,8 +115,7 @@ def load_space(path):
 
 
 def space_change(a, b):
-    """'changed' when two percentages differ by more than SPACE_CHANGE points, else 'unchanged'
-    ('-' when either is missing)."""
+    """'changed' beyond SPACE_CHANGE points, else 'unchanged'; '-' when either is missing."""
     if a is None or b is None:
         return "-"
     return "changed" if abs(b - a) > SPACE_CHANGE else "unchanged"
@@ -147,8 +142,7 @@ def space_summary(path):
 
 
 def space_before_after(a_path, b_path):
-    """compare.sh A B: each allocator's utilization and fragmentation before and after, changed or
-    not; its ns before and after, unpaired, never judged."""
+    """compare.sh A B: utilization and fragmentation judged, ns shown unpaired, never judged."""
     a, _ = load_space(a_path)
     b, _ = load_space(b_path)
     both = [x for x in a if x in b]
@@ -173,8 +167,7 @@ def space_before_after(a_path, b_path):
 
 
 def gate_space(a_path, b_path, limit):
-    """[(row, before, after, why)]: an allocator whose utilization changed (space_change) and fell
-    by more than limit, relative; fragmentation and the ns never gate."""
+    """An allocator whose utilization changed and fell beyond limit (relative) trips the gate."""
     a, _ = load_space(a_path)
     b, _ = load_space(b_path)
     out = []

@@ -1,5 +1,5 @@
-"""Statistics: the U-test with Holm's correction over a table, the verdict on a change, the
-bootstrap interval of a gain, and the paired runs' rule (src/base/paired.c)."""
+"""The U-test with Holm's correction, the verdict on a change, the gain's bootstrap interval and
+the paired runs' rule (src/base/paired.c)."""
 import math
 import random
 import statistics
@@ -24,8 +24,7 @@ def p_value(a, b):
 
 
 def holm(ps):
-    """Holm's step-down adjusted p-values of ps (None stays None): the chance that any
-    of the family's significant rows is a false alarm stays below ALPHA."""
+    """Holm's step-down adjusted p-values (None stays None)."""
     tested = sorted((p, i) for i, p in enumerate(ps) if p is not None)
     out, running = list(ps), 0.0
     for k, (p, i) in enumerate(tested):
@@ -35,8 +34,7 @@ def holm(ps):
 
 
 def verdicts(pairs):
-    """[(p, 'yes'|'no'|TOO_FEW|'-')] of [(row A, row B)] (a None row: '-'). The rows of one
-    table are one family: 'yes' when significant after Holm's correction over it."""
+    """[(p, 'yes'|'no'|TOO_FEW|'-')] of [(row A, row B)], Holm over the table."""
     ps = [p_value(a, b) if a and b else None for a, b in pairs]
     out = []
     for (a, b), p, adjusted in zip(pairs, ps, holm(ps)):
@@ -55,9 +53,8 @@ def change_of(a, b):
 
 
 def verdict(sig, a, b, lower_is_better=True):
-    """The verdict on a pair's figures (a, b: A's and B's medians) and their U-test's
-    (sig, of verdicts): a change under PRACTICAL_CHANGE is no practical difference, even
-    when significant; larger ones say which way, when the test backs them."""
+    """A change under PRACTICAL_CHANGE is no practical difference even if significant; larger ones
+    say which way, when the test backs them."""
     if sig == "-" or not (a and b):
         return "-"
     change = change_of(a, b)
@@ -94,17 +91,14 @@ def gain_interval(a, b):
 
 
 def control_noisy(c):
-    """The control differs from its own code: its interval wholly beyond [1/1.05, 1.05], or
-    off 1 with its median 5% or more away."""
+    """The control off its own code: interval beyond [1/1.05, 1.05], or off 1 by 5% or more."""
     return c.lo > 1 + PRACTICAL_CHANGE or c.hi < 1 / (1 + PRACTICAL_CHANGE) or \
         (not c.lo <= 1 <= c.hi and abs(c.ratio - 1) >= PRACTICAL_CHANGE)
 
 
 def paired_verdict(pair, control):
-    """The binary's rule (src/base/paired.c, shmb_paired_verdict): a control off by 5% or more
-    (control_noisy) makes every pair of its question too noisy; an interval that holds 1,
-    or lies inside the control's, is within the noise; a change under 5% is no practical
-    difference; else faster or slower."""
+    """src/base/paired.c's rule: a noisy control, too noisy; an interval holding 1 or inside the
+    control's, within the noise; under 5%, no practical difference."""
     if control is None or not (pair.has_interval and control.has_interval):
         return "not assessed"
     if control_noisy(control):

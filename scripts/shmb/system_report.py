@@ -1,5 +1,4 @@
-"""report.md of a folder of per-system files (older folders, --per-system): medians, the
-U-test over repetitions with Holm's correction per table, break-evens."""
+"""report.md of a folder of per-system files (older folders, --per-system)."""
 import math
 import os
 import re
@@ -9,7 +8,8 @@ from .files import BadInput, number
 from .fmt import change_text, fmt_gain, fmt_p, fmt_pct, fmt_size, fmt_time, md_head, md_row
 from .runs import Row, attach_total, folder_files, load, parts, split_key, unique
 from .stats import ALPHA, MIN_REPETITIONS, PRACTICAL_CHANGE, TOO_FEW, verdicts
-from .verdict_base import (BARE_STEPS, BASE, BLOCK_STEPS, FLAVOURS, QUESTION_SIZES_KB, TITLE, WORKLOAD_PARTS, counted,
+from .verdict_base import (ATTACH_TITLE, BARE_STEPS, BASE, BLOCK_STEPS, BLOCK_TITLE, BREAK_EVEN_HEAD, FLAVOURS,
+                           QUESTION_SIZES_KB, REGISTRATION_TITLE, REQUEST_TITLE, TITLE, WORKLOAD_PARTS, counted,
                            glance_head, layers_legend, listed, machine_lines, not_run, one_off_line, parts_line,
                            plots_section, question_sizes, register_label, registration_legend, who, write_report)
 
@@ -19,8 +19,7 @@ WORKLOAD = re.compile(r"^shm_transfer/workload/(?P<part>[^/]+)/(?P<what>model:.+
 
 
 class Cmp:
-    """Mooncake's row against one flavour's for one question: a and b are Rows
-    (b None: the flavour has no such row); kb: the question's size, if it has one."""
+    """Mooncake's Row against one flavour's (b None: not measured) on one question."""
 
     def __init__(self, label, flavour, a, b, kb=None):
         self.label, self.flavour, self.a, self.b, self.kb = label, flavour, a, b, kb
@@ -119,8 +118,7 @@ def counter_row(row, counter):
 
 
 class Folder:
-    """The JSON files of a run_all.sh --system folder, each read and checked (runs.load):
-    files[bench][system] = (rows, context)."""
+    """files[bench][system] = (rows, context) of a --system folder, each checked."""
 
     def __init__(self, path):
         self.path = path
@@ -173,7 +171,7 @@ def render(title, legend, cmps, what, unit="per operation"):
 
 
 def per_block(folder):
-    title = "Per block: an object inside registered memory (object layer), and the bare allocator under it"
+    title = BLOCK_TITLE
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
     sizes = question_sizes(sizes_of(folder.rows("allocation", BASE), "alloc", "shm_alloc"))
@@ -186,7 +184,7 @@ def per_block(folder):
 
 
 def registration(folder):
-    title = "Registration: making N blocks usable, deployment totals (one-off)"
+    title = REGISTRATION_TITLE
     if not folder.ran("allocation"):
         return not_run(title, "no allocation_mooncake.json in this folder"), []
     found = sorted(set((int(m.group(1)), int(m.group(2))) for m in
@@ -204,7 +202,7 @@ def registration(folder):
 
 
 def first_attach(folder):
-    title = "First attach: what the receiver pays before its first request (one-off)"
+    title = ATTACH_TITLE
     if not folder.ran("lookup"):
         return not_run(title, "no lookup_mooncake.json in this folder"), []
     cmps = []
@@ -230,7 +228,7 @@ def first_attach(folder):
 
 
 def per_request(folder):
-    title = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+    title = REQUEST_TITLE
     if not folder.ran("transfer"):
         return not_run(title, "no transfer_mooncake.json in this folder"), []
     measured = sizes_of(folder.rows("transfer", BASE), "request", "shm_transfer")
@@ -249,8 +247,7 @@ def per_request(folder):
 
 
 def workload_rows(folder, system):
-    """OrderedDict workload -> {part: Row} of a system's workload rows (transfer file or a
-    workload file of their own)."""
+    """workload -> {part: Row} of a system's workload rows (transfer or workload file)."""
     out = OrderedDict()
     for bench in ("transfer", "workload"):
         for name, row in folder.rows(bench, system).items():
@@ -317,8 +314,7 @@ def saving_note(c):
 
 
 def buffers_line(c):
-    """Mooncake pays its registration per buffer, Flow-IPC per pool: the flavour's one-off in
-    Mooncake registrations, so a deployment can set it against the buffers it registers."""
+    """The flavour's one-off in Mooncake registrations: Mooncake pays per buffer, Flow-IPC per pool."""
     if c.saved >= 0 or c.base <= 0 or getattr(c, "buffers", None):  # a deployment total: no unit to convert
         return ""
     return ("\n  - in Mooncake's unit: one %s registration costs as much as {:,} Mooncake registrations of a "
@@ -327,7 +323,7 @@ def buffers_line(c):
 
 
 def break_evens(folder, register, attach, request):
-    out = ["## Break-even of the one-off costs", "",
+    out = [BREAK_EVEN_HEAD, "",
            "When a flavour's one-off cost exceeds Mooncake's, the number of operations whose saving "
            "pays the difference back (the difference / the saving per operation, rounded up); never "
            "when that operation saves nothing.", ""]

@@ -1,6 +1,4 @@
-"""compare.sh's tables: of plain and --system runs, two folders' headlines, the gain per row,
-each Flow-IPC flavour's gain over Mooncake; of paired runs, one folder's ratio rows, two
-folders before and after."""
+"""compare.sh's tables: headlines, gains per row, ratio rows, before and after."""
 import os
 import sys
 from collections import OrderedDict
@@ -22,8 +20,7 @@ def reps_text(rows):
 
 
 def print_notes(what, pairs, notes):
-    """The lines under a table: what A, B and the figures are, the verdicts, the U-test over
-    pairs (the rows measured in both: [(Row A, Row B)]), then the pairing's notes."""
+    """The lines under a table: what A, B and the figures are, the verdicts, the U-test, notes."""
     print(what)
     print("change: B against A; verdict: B faster or B slower: significant and a change of %g%% or more; "
           "no practical difference: a change under %g%%, significant or not; not significant: %g%% or "
@@ -62,8 +59,7 @@ def headline_rows(key, rows):
 
 
 def headline_lines(key, pairing):
-    """[(label, unit, A, B, B/A, change, (Row A, Row B), (A's figure, B's, lower is better))]
-    of one pair of files' headline rows."""
+    """[(label, unit, A, B, B/A, change, rows, figures)] of one pair of files' headline rows."""
     # the sweep repeats lookup's rows at more counts: its rows say so
     bench, system = split_key(key)
     tag = " ".join(t for t in (system, "sweep" if bench == "lookup_sweep" else "") if t)
@@ -111,8 +107,7 @@ def summary(a_dir, b_dir):
 
 
 def gain_rows(pairing):
-    """[(JSON name, Row of A or None, Row of B or None, p, significant, verdict)] of a
-    Pairing, a row measured in one run only with None for the other."""
+    """[(name, Row A, Row B, p, significant, verdict)] of a Pairing (None: not in that run)."""
     pairs = []
     for k in pairing.names:
         ra, rb = pairing.a.get(k), pairing.b.get(k)
@@ -167,13 +162,8 @@ def paired_rows(run):
             for q, by in run.pairs.items() for pair in by.values()]
 
 
-def paired_table(run):
-    return ratio_table(paired_rows(run), run.baseline, run.control)
-
-
 def ratio_table(rows, baseline, control, points=None):
-    """The ratio rows [(name, Pair, verdict)], each after its axis point when points (a list
-    beside rows) is given."""
+    """The ratio rows [(name, Pair, verdict)], each after its axis point when points is given."""
     width = max(len(n) for n, _, _ in rows) + 2
     row_fmt = "%-*s %24s %26s %7s %7s  %s"
     lead = "%-*s " % (max(len(p) for p in points + ["point"]), "point") if points else ""
@@ -188,18 +178,12 @@ def ratio_table(rows, baseline, control, points=None):
     return 0
 
 
-def axis_groups(folder):
-    """OrderedDict axis -> [(point, path)] of a folder's transfer_axis_*.json (axis_files)."""
-    out = OrderedDict()
-    for axis, point, path in axis_files(folder):
-        out.setdefault(axis, []).append((point, path))
-    return out
-
-
 def axes_summary(folder):
     """One paired folder's axes: per axis every ratio row of its runs, each after its point."""
-    for axis, files in axis_groups(folder).items():
-        runs = [(point, load_paired(path)) for point, path in files]
+    groups = OrderedDict()  # axis -> [(point, its run)]
+    for axis, point, path in axis_files(folder):
+        groups.setdefault(axis, []).append((point, load_paired(path)))
+    for axis, runs in groups.items():
         baselines = unique(r.baseline for _, r in runs)
         if len(baselines) != 1:
             raise BadInput("%s: transfer_axis_%s_*.json paired against %s: one baseline per axis"
@@ -215,13 +199,12 @@ def axes_summary(folder):
 
 
 def paired_summary(folder):
-    """One paired folder: per file, every ratio row, and the model against upstream where
-    the file holds both."""
+    """One paired folder or file: every ratio row, and the model against upstream."""
     files = paired_files(folder) if os.path.isdir(folder) else OrderedDict([("paired", folder)])
     runs = [(bench, load_paired(path)) for bench, path in files.items()]
     for bench, run in runs:
         print("== %s: paired, against %s (%s)" % (bench, run.baseline, os.path.basename(run.path)))
-        paired_table(run)
+        ratio_table(paired_rows(run), run.baseline, run.control)
         print()
         lines = model_upstream_lines(run)
         if lines:
@@ -232,8 +215,7 @@ def paired_summary(folder):
 
 
 def extras(folder):
-    """What a run_all.sh --system folder holds beside its paired files: the axes' ratio rows and
-    the space table."""
+    """A --system folder's axes' ratio rows and space table."""
     axes_summary(folder)
     space = os.path.join(folder, SPACE_FILE)
     if os.path.isfile(space):
@@ -294,9 +276,7 @@ def paired_compare(a_dir, b_dir):
 
 
 def extra_pairs(a_dir, b_dir, quiet=False):
-    """[(point or 'space', A's file, B's file)] of the axes' runs and the space run both folders
-    hold, by axis and point, the space run last; each held by one folder alone is named on stderr
-    (unless quiet)."""
+    """[(point or 'space', A's file, B's file)] both folders hold; the others named on stderr."""
     a = OrderedDict((p, path) for _, p, path in axis_files(a_dir))
     b = OrderedDict((p, path) for _, p, path in axis_files(b_dir))
     for d, files in ((a_dir, a), (b_dir, b)):

@@ -1,5 +1,4 @@
-"""What report.md of paired runs and of per-system files share: the systems, the legends,
-the break-even line, the machine, the plots."""
+"""What report.md of paired runs and of per-system files share."""
 import math
 import os
 import re
@@ -32,6 +31,12 @@ DEPLOYMENT = {"mooncake": "N buffers, each createSharedMemory (shm_open + ftrunc
               "flowipc_classic": "one pool of N blocks",
               "flowipc_jemalloc": "its arena and N mallocx, with the SHM pools its extent hooks create"}
 PLOTS = ("paired", "gain", "transfer", "lookup", "allocation")
+# The sections both reports have, titled alike.
+BLOCK_TITLE = "Per block: an object inside registered memory (object layer), and the bare allocator under it"
+REGISTRATION_TITLE = "Registration: making N blocks usable, deployment totals (one-off)"
+ATTACH_TITLE = "First attach: what the receiver pays before its first request (one-off)"
+REQUEST_TITLE = "Per request at 4 KB, 64 KB, 1 MB, 16 MB"
+BREAK_EVEN_HEAD = "## Break-even of the one-off costs"
 
 
 def question_sizes(measured):
@@ -131,8 +136,7 @@ def one_or_each(ctxs, key):
 
 
 def listed(ctx, each, one):
-    """A context's list of each repetition's value (merged runs), else its one value; a
-    list of another type is no list (a crafted file must not stop the report)."""
+    """A context's list of each repetition's values, else its one value (a crafted list ignored)."""
     values = ctx.get(each)
     return values if isinstance(values, list) and values else [ctx.get(one)]
 

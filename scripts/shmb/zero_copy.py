@@ -11,9 +11,7 @@ ZERO_COPY_CONDITION = ("the reader must be able to use the object in place (read
 
 
 def paired_zero_copy(folder):
-    """The zero-copy question (rows shm_transfer/zero_copy/size_kb:N of zero_copy_paired.json):
-    its table, the size above which each flavour's hand-off is cheaper than Mooncake's whole
-    request, and the condition beside it. Returns (lines, groups)."""
+    """The zero-copy section: its table, where each hand-off beats Mooncake's request. (lines, groups)"""
     title = "Zero copy: Mooncake's whole request against each flavour's hand-off, per object size"
     bench = "zero_copy" if "zero_copy" in folder.runs else "transfer"
     groups = paired_questions(folder, bench, r"^shm_transfer/zero_copy/size_kb:(\d+)$",
@@ -39,10 +37,8 @@ def zero_copy_sizes(f, groups):
 
 
 def zero_copy_break_even(f, groups):
-    """'is cheaper than Mooncake's whole request from about 1 MB (not faster at 256 KB)', '...
-    at every size from 4 KB to 256 MB' or 'is never cheaper ... within 4 KB to 256 MB': from
-    the smallest size where the hand-off is faster and no larger size refutes it, the larger
-    sizes left undecided named; None when f was not measured."""
+    """From the smallest size where the hand-off is faster and no larger size refutes it, the text
+    of where it is cheaper than Mooncake's request; None when f was not measured."""
     sizes = zero_copy_sizes(f, groups)
     if not sizes:
         return None
@@ -62,8 +58,7 @@ def zero_copy_break_even(f, groups):
 
 
 def zero_copy_line(f, groups):
-    """'SHM-classic's hand-off is cheaper than Mooncake's whole request from about 1 MB (...);
-    the condition: ...'"""
+    """'SHM-classic's hand-off is cheaper than Mooncake's whole request from about 1 MB (...); ...'"""
     where = zero_copy_break_even(f, groups)
     if where is None:
         return None
