@@ -156,7 +156,7 @@ int shmb_backing_create(shmb_backing_t *b, const shmb_backing_config_t *cfg, uin
 /* mmap at a 2 MiB-aligned address (a PROT_NONE reservation 2 MiB larger,
  * the file mapped over its aligned part, the ends given back), so that
  * every 2 MiB of the file can be mapped by one PMD. */
-static void *map_aligned(shmb_backing_t *b, int flags)
+static void *map_pmd_aligned(shmb_backing_t *b, int flags)
 {
     size_t size = b->seg.size, align = SHMB_BACKING_HUGE_2MB;
     char *r = mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -189,7 +189,7 @@ int shmb_backing_map(shmb_backing_t *b, int populate, uint64_t *ns)
     int flags = populate ? MAP_POPULATE : 0;
     uint64_t t0 = shmb_clock_now_ns();
     void *p = b->kind == SHMB_BACKING_THP
-                  ? map_aligned(b, flags)
+                  ? map_pmd_aligned(b, flags)
                   : mmap(NULL, b->seg.size, PROT_READ | PROT_WRITE, MAP_SHARED | flags, b->seg.fd, 0);
     if (p == MAP_FAILED)
         return shmb_error_record("mmap", errno, shmb_backing_object(b));

@@ -70,7 +70,7 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
 
 /* The borrower process's one command: answers each message on its channel
  * until QUIT or the owner's end closes; arg[0] is the seed of the tags. */
-static SHMB_PEER_COMMAND(serve)
+static SHMB_PEER_COMMAND(serve_handoffs)
 {
     shmb_channel_t *ch = &((shmb_peer_t *)ctx)->channel; /* the peer's end, in the peer */
     shmb_handoff_borrower_t b = {.seed = cmd->arg[0]};
@@ -99,7 +99,7 @@ static SHMB_PEER_COMMAND(serve)
 }
 
 enum { HANDOFF_OP_SERVE = 1 };
-static const shmb_peer_handler_t handoff_run[] = {[HANDOFF_OP_SERVE] = serve};
+static const shmb_peer_handler_t handoff_run[] = {[HANDOFF_OP_SERVE] = serve_handoffs};
 static const shmb_peer_commands_t handoff_commands = {handoff_run, sizeof(handoff_run) / sizeof(*handoff_run), NULL};
 
 /* ---- the lender's hold on it ---- */
@@ -133,7 +133,7 @@ static int stop(shmb_peer_t *peer, int run_ret)
     const unsigned char quit = HANDOFF_QUIT;
     if (run_ret == -EPIPE || shmb_channel_send(&peer->channel, &quit, 1) < 0) {
         run_ret = -EPIPE;
-        shmb_channel_close(&peer->channel); /* its serve ends on the closed channel */
+        shmb_channel_close(&peer->channel); /* its serve_handoffs ends on the closed channel */
     }
     int ret = shmb_peer_await(peer, NULL);
     const int stopped = shmb_peer_stop(peer);
