@@ -189,7 +189,7 @@ done
 # --cleanup=false leaves the segments and says how to remove them
 "$bin" "${quick[@]}" --allocator=posix --cleanup=false >/dev/null 2>"$work/c.err"
 n=$(leftovers "$prefix")
-[ "$n" -eq 60 ] && ok || fail "--cleanup=false left $n segments, expected 60"
+[ "$n" -eq 60 ] && ok || fail "--cleanup=false left $n segments, expected 60 ($(leftover_owners "$prefix"))"
 grep -q "left 60 segments" "$work/c.err" && ok || fail "--cleanup=false message: $(cat "$work/c.err")"
 cmd=$(sed -n 's/.*remove them with: //p' "$work/c.err")
 (cd "$(dirname "$0")/../.." && eval "$cmd") >/dev/null
@@ -313,7 +313,7 @@ PY
 # --cleanup=false: the kept segments still hold their tags
 "$bin" "${quick[@]}" --allocator=posix --peer_process --cleanup=false >/dev/null 2>"$work/pk.err"
 n=$(leftovers "$prefix") # counted once: a second count read 60 after a first that did not (once, under ctest -j2)
-[ "$n" -eq 60 ] && ok || fail "peer --cleanup=false left $n, expected 60 (a moment later $(leftovers "$prefix"): $(ls /dev/shm | grep "^$prefix" | sort | head -3 | tr '\n' ' '))"
+[ "$n" -eq 60 ] && ok || fail "peer --cleanup=false left $n, expected 60 ($(leftover_owners "$prefix"))"
 (cd "$(dirname "$0")/../.." && eval "$(sed -n 's/.*remove them with: //p' "$work/pk.err")") >/dev/null
 
 # the peer killed mid-run, then the owner: nothing left either way

@@ -34,6 +34,13 @@ leftovers() {
   ls /dev/shm 2>/dev/null | grep -c "^$1" || true
 }
 
+# leftover_owners PREFIX: the segments under PREFIX by the pid that made them ("<pid>: <count>"), and
+# the count a moment later: what a failing count says, to tell another process's names from ours.
+leftover_owners() {
+  echo "by pid: $(ls /dev/shm 2>/dev/null | grep "^$1" | sed "s/^$1\([0-9]*\)_.*/\1/" | sort | uniq -c |
+    awk '{printf "%s%s: %s", (NR > 1 ? ", " : ""), $2, $1}'); a moment later $(sleep 0.2; leftovers "$1")"
+}
+
 # A table (file $1, or stdin) with its wrapped '#' lines ("#   ...") joined to the one before.
 unwrap() {
   awk 'NR > 1 && /^#   / { prev = prev " " substr($0, 5); next }
