@@ -150,6 +150,7 @@ static void forked(void)
 {
     inherited = atomic_load(&reg);
     atomic_store(&reg, NULL);
+    atomic_store(&creating, 0); /* other threads' creations in flight stayed in the parent */
     free_head = -1;
     pthread_mutex_init(&registry_lock, NULL);
     for (int i = 0; i < SHMB_SEGMENT_TRACKED_FILES; i++)

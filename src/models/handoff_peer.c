@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 uint64_t shmb_handoff_bench_peer_dies_at;
 
@@ -69,15 +70,19 @@ static int serve_one(shmb_handoff_borrower_t *b, const unsigned char *msg, size_
 }
 
 /* The borrower process's one command: answers each message on its channel
- * until QUIT or the owner's end closes; arg[0] is the seed of the tags. */
+ * until QUIT or the owner's end closes; arg[0] is the seed of the tags.
+ * Whatever ends it, its end of the channel closes, so an owner waiting on
+ * a reply learns at once (-EPIPE); a failure other than the owner's close
+ * is the command's error. */
 static SHMB_PEER_COMMAND(serve_handoffs)
 {
     shmb_channel_t *ch = &((shmb_peer_t *)ctx)->channel; /* the peer's end, in the peer */
     shmb_handoff_borrower_t b = {.seed = cmd->arg[0]};
     unsigned char msg[SHMB_CHANNEL_MSG_MAX], reply[SHMB_CHANNEL_MSG_MAX];
+    int ret;
     for (;;) {
         size_t len = 0, n = 0;
-        int ret = shmb_channel_recv(ch, msg, sizeof(msg), &len);
+        ret = shmb_channel_recv(ch, msg, sizeof(msg), &len);
         if (ret < 0)
             shmb_peer_exit_if_orphaned(); /* the owner is gone (its end closed first): clean up, exit */
         if (ret < 0 || msg[0] == HANDOFF_QUIT)
@@ -91,11 +96,12 @@ static SHMB_PEER_COMMAND(serve_handoffs)
             n = sizeof(err) + (size_t)snprintf((char *)reply + 1 + sizeof(err), sizeof(reply) - 1 - sizeof(err),
                                                "%s", why[0] ? why : strerror(err));
         }
-        if (shmb_channel_send(ch, reply, n + 1) < 0)
+        if ((ret = shmb_channel_send(ch, reply, n + 1)) < 0)
             break;
     }
     shmb_handoff_borrower_close(&b);
-    return 0;
+    shmb_channel_close(ch);
+    return ret == -EPIPE ? 0 : ret;
 }
 
 enum { HANDOFF_OP_SERVE = 1 };
@@ -133,7 +139,9 @@ static int stop(shmb_peer_t *peer, int run_ret)
     const unsigned char quit = HANDOFF_QUIT;
     if (run_ret == -EPIPE || shmb_channel_send(&peer->channel, &quit, 1) < 0) {
         run_ret = -EPIPE;
-        shmb_channel_close(&peer->channel); /* its serve_handoffs ends on the closed channel */
+        /* its serve_handoffs ends on the closed channel: shut down, as a borrower forked later holds a copy */
+        shutdown(peer->channel.fd, SHUT_RDWR);
+        shmb_channel_close(&peer->channel);
     }
     int ret = shmb_peer_await(peer, NULL);
     const int stopped = shmb_peer_stop(peer);

@@ -1,6 +1,7 @@
 /* handoff_bench: each flavour's and one system's rows, planted faults, a borrower that dies,
  * refused configurations, and the configuration derived from a lookup's. */
 #include <dirent.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -218,6 +219,25 @@ static void test_peer_dies(void **state)
     }
 }
 
+/* A link stopped after a broken run (-EPIPE) while its borrower lives and a later borrower holds a
+ * copy of its channel: the stop ends it (-EPIPE, no hang), then the other's, nothing left. */
+static void test_stop_after_broken_run(void **state)
+{
+    char why[256] = "";
+    shmb_handoff_link_t a, b;
+    shmb_handoff_link_init(&a, 1, why, sizeof(why));
+    shmb_handoff_link_init(&b, 2, why, sizeof(why));
+    assert_int_equal(shmb_handoff_link_start_peer(&a, shmb_test_prefix()), 0);
+    assert_int_equal(shmb_handoff_link_start_peer(&b, shmb_test_prefix()), 0);
+    alarm(20); /* a stop waiting for a borrower that never sees its channel end: killed, failed */
+    assert_int_equal(shmb_handoff_link_stop_peer(&a, -EPIPE), -EPIPE);
+    assert_int_equal(shmb_handoff_link_stop_peer(&b, 0), 0);
+    alarm(0);
+    assert_int_equal(a.peer.pid, 0);
+    assert_int_equal(b.peer.pid, 0);
+    assert_nothing_left();
+}
+
 static void test_bad_config(void **state)
 {
     shmb_handoff_bench_config_t good = config(1, 1);
@@ -342,6 +362,7 @@ int main(void)
         cmocka_unit_test_teardown(test_one_handoff, cleanup),
         cmocka_unit_test_teardown(test_faults_refused, cleanup),
         cmocka_unit_test_teardown(test_peer_dies, cleanup),
+        cmocka_unit_test_teardown(test_stop_after_broken_run, cleanup),
         cmocka_unit_test_teardown(test_bad_config, cleanup),
         cmocka_unit_test(test_config_from_lookup),
         cmocka_unit_test(test_config_from_lookup_none_and_limits),
