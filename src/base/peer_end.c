@@ -28,20 +28,19 @@ static _Noreturn void orphan_exit(void)
     _exit(SHMB_PEER_EXIT_ORPHANED);
 }
 
+void shmb_peer_exit_if_orphaned(void)
+{
+    if (getppid() != orphan_owner)
+        orphan_exit();
+}
+
 static void on_owner_death(int sig)
 {
     (void)sig;
     /* PR_SET_PDEATHSIG also fires when the forking thread ends while the
      * owner lives on (its other threads); the owner is then still our
      * parent. */
-    if (getppid() != orphan_owner)
-        orphan_exit();
-}
-
-void shmb_peer_exit_if_orphaned(void)
-{
-    if (getppid() != orphan_owner)
-        orphan_exit();
+    shmb_peer_exit_if_orphaned();
 }
 
 int shmb_peer_watch_owner(pid_t owner)
@@ -58,8 +57,7 @@ int shmb_peer_watch_owner(pid_t owner)
         sigprocmask(SIG_UNBLOCK, &set, NULL) != 0 ||
         prctl(PR_SET_PDEATHSIG, SHMB_PEER_DEATH_SIGNAL) != 0)
         return -errno;
-    if (getppid() != orphan_owner)
-        orphan_exit();
+    shmb_peer_exit_if_orphaned();
     return 0;
 }
 
